@@ -1,0 +1,151 @@
+"""Building KenLM models: training text, lmplz, build_binary and the metadata file.
+
+Shared by the embedded model's build script (scripts/default_model/build.py) and by
+`plexity train`, so that every model is tokenised by the same code that scores with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .models import ModelInfo
+from .sentences import split_sentences
+from .tokenizer import TOKENIZER_VERSION, to_lm_lines
+
+logger = logging.getLogger(__name__)
+
+REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
+
+
+class KenLMToolsMissing(RuntimeError):
+    pass
+
+
+def kenlm_bin_dir() -> Path:
+    env = os.environ.get("PLEXITY_KENLM_BIN")
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(cache) / "plexity_plugins" / "kenlm" / "bin"
+
+
+def find_tool(name: str) -> str:
+    """Path of KenLM's `lmplz` or `build_binary`: $PLEXITY_KENLM_BIN, the cache, then PATH."""
+    candidate = kenlm_bin_dir() / name
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    on_path = shutil.which(name)
+    if on_path:
+        return on_path
+    raise KenLMToolsMissing(
+        f"KenLM's `{name}` was not found in {kenlm_bin_dir()} nor on PATH. The kenlm pip "
+        f"package ships only the query module; build the tools with `bash {REPO_BUILD_SCRIPT}` "
+        f"(from the plexity_plugins repository; needs cmake, g++ and Boost: see the README)."
+    )
+
+
+@dataclass
+class CorpusStats:
+    documents: int = 0
+    sentences: int = 0
+    tokens: int = 0
+
+
+def write_training_text(documents: Iterable[str], out_path: Path, stats: CorpusStats | None = None) -> CorpusStats:
+    """Split documents into sentences and write them tokenised, one per line."""
+    stats = stats or CorpusStats()
+    with open(out_path, "w", encoding="utf-8") as out:
+        for doc in documents:
+            spans = split_sentences(doc)
+            if not spans:
+                continue
+            lines = [line for line in to_lm_lines([doc[a:b] for a, b in spans]) if line]
+            if not lines:
+                continue
+            stats.documents += 1
+            stats.sentences += len(lines)
+            stats.tokens += sum(line.count(" ") + 1 for line in lines)
+            out.write("\n".join(lines))
+            out.write("\n")
+    return stats
+
+
+def iter_sentences(documents: Iterable[str]) -> Iterator[str]:
+    """Sentences (verbatim text) of documents, as the scorer would see them."""
+    for doc in documents:
+        for a, b in split_sentences(doc):
+            yield doc[a:b]
+
+
+def run_lmplz(
+    text_path: Path,
+    arpa_path: Path,
+    order: int,
+    memory: str = "20%",
+    prune: list[int] | None = None,
+    temp_dir: Path | None = None,
+    discount_fallback: bool = False,
+) -> None:
+    cmd = [find_tool("lmplz"), "-o", str(order), "-S", memory, "--text", str(text_path), "--arpa", str(arpa_path)]
+    cmd += ["-T", str(temp_dir or arpa_path.parent)]
+    if prune:
+        cmd += ["--prune", *map(str, prune)]
+    if discount_fallback:
+        cmd.append("--discount_fallback")
+    _run(cmd)
+
+
+def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> None:
+    cmd = [find_tool("build_binary"), "-s"]
+    if quantize_bits:
+        cmd += ["-q", str(quantize_bits), "-b", str(quantize_bits)]
+    cmd += ["trie", str(arpa_path), str(bin_path)]
+    _run(cmd)
+
+
+def _run(cmd: list[str]) -> None:
+    logger.info("running %s", " ".join(cmd))
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+        raise RuntimeError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}")
+    logger.info("%s finished in %.1fs", Path(cmd[0]).name, time.perf_counter() - started)
+
+
+_NGRAM_COUNT = re.compile(r"^ngram (\d+)=(\d+)$")
+
+
+def arpa_counts(arpa_path: Path) -> dict[int, int]:
+    """n-gram counts from an ARPA header ({1: vocabulary size incl. <s>, </s>, <unk>, ...})."""
+    counts: dict[int, int] = {}
+    with open(arpa_path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            m = _NGRAM_COUNT.match(line)
+            if m:
+                counts[int(m.group(1))] = int(m.group(2))
+            elif line.startswith("\\1-grams:"):
+                break
+    return counts
+
+
+def make_info(name: str, order: int, stats: CorpusStats, counts: dict[int, int], **extra) -> ModelInfo:
+    return ModelInfo(
+        name=name,
+        order=order,
+        tokens=stats.tokens,
+        vocab_size=counts.get(1),
+        tokenizer_version=TOKENIZER_VERSION,
+        build={"documents": stats.documents, "sentences": stats.sentences,
+               "ngrams": {str(k): v for k, v in sorted(counts.items())}, **extra.pop("build", {})},
+        **extra,
+    )

@@ -1,0 +1,220 @@
+"""Model registry: resolve a model name or path to a KenLM file plus its metadata.
+
+A model is a directory holding ``model.bin`` (KenLM binary, or ``model.arpa``) and
+``model.json`` (its metadata, see `ModelInfo`).  Names are looked up in order:
+
+1. the embedded default model shipped inside this package (``en-default``, alias
+   ``default``);
+2. ``$PLEXITY_MODEL_DIR/<name>/`` if that variable is set, else the user's cache
+   directory (``~/.cache/plexity_plugins/models/<name>/`` on Linux).
+
+Anything else is taken as a path: a model directory, or a KenLM file (``.bin``,
+``.binary``, ``.klm``, ``.arpa``, ``.arpa.gz``) with optional metadata beside it in
+``<file>.json``.  A bare KenLM file without metadata loads with a warning (nothing
+says how it was tokenised) and needs an explicit threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .tokenizer import TOKENIZER_VERSION
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "en-default"
+_ALIASES = {"default": DEFAULT_MODEL}
+EMBEDDED_DIR = Path(__file__).parent / "data"
+MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
+KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")
+
+# The paper's models (Fernández-Pichel et al., 2023): known names that users build
+# from their own copies of the corpora.
+PAPER_MODELS = {
+    "bigrams-bnc": {"order": 2, "corpus": "bnc"},
+    "trigrams-bnc": {"order": 3, "corpus": "bnc"},
+    "bigrams-cord19": {"order": 2, "corpus": "cord19"},
+    "trigrams-cord19": {"order": 3, "corpus": "cord19"},
+}
+
+
+class ModelError(Exception):
+    """A model cannot be found, read or used; the message says why and what to do."""
+
+
+@dataclass
+class ModelInfo:
+    """Metadata stored with every model in ``model.json``."""
+
+    name: str
+    order: int | None = None
+    corpus: str = "unknown"
+    tokens: int | None = None
+    vocab_size: int | None = None
+    tokenizer_version: str | None = None
+    threshold: float | None = None
+    licence: str = "unknown"
+    attribution: str = ""
+    language: str = "en"
+    description: str = ""
+    threshold_procedure: str = ""
+    build: dict[str, Any] = field(default_factory=dict)
+    path: str = ""  # the KenLM file; filled in when resolved, not stored
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: Path) -> "ModelInfo":
+        known = {f.name for f in fields(cls)}
+        info = cls(**{k: v for k, v in data.items() if k in known and k != "path"})
+        info.path = str(path)
+        return info
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("path")
+        return data
+
+    def save(self, json_path: Path) -> None:
+        json_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def model_dir() -> Path:
+    """Where trained models are installed: ``$PLEXITY_MODEL_DIR`` or the user cache dir."""
+    env = os.environ.get("PLEXITY_MODEL_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("plexity_plugins")) / "models"
+
+
+def _model_file_in(directory: Path) -> Path | None:
+    for name in MODEL_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def _load_metadata(json_path: Path, model_path: Path) -> ModelInfo:
+    try:
+        data = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read model metadata {json_path}: {exc}") from exc
+    if not isinstance(data, dict) or "name" not in data:
+        raise ModelError(f"model metadata {json_path} is not a JSON object with a 'name'")
+    return ModelInfo.from_dict(data, model_path)
+
+
+def _from_directory(directory: Path) -> ModelInfo:
+    model_path = _model_file_in(directory)
+    if model_path is None:
+        raise ModelError(f"{directory} holds no model file (expected one of {', '.join(MODEL_FILES)})")
+    json_path = directory / "model.json"
+    if not json_path.is_file():
+        raise ModelError(f"{directory} has a model file but no model.json metadata")
+    return _load_metadata(json_path, model_path)
+
+
+def _from_file(path: Path) -> ModelInfo:
+    sidecar = Path(str(path) + ".json")
+    if sidecar.is_file():
+        return _load_metadata(sidecar, path)
+    if (path.parent / "model.json").is_file() and path.name in MODEL_FILES:
+        return _load_metadata(path.parent / "model.json", path)
+    logger.warning(
+        "model %s has no metadata (%s): its tokenizer is unknown, so perplexities are only "
+        "meaningful if its training text was tokenised with plexity_plugins' %s",
+        path, sidecar.name, TOKENIZER_VERSION,
+    )
+    return ModelInfo(name=path.name, path=str(path))
+
+
+def _missing_name_error(name: str) -> ModelError:
+    if name in PAPER_MODELS:
+        spec = PAPER_MODELS[name]
+        corpus = {"bnc": "the British National Corpus (XML edition, written part)",
+                  "cord19": "the CORD-19 metadata.csv (abstracts)"}[spec["corpus"]]
+        return ModelError(
+            f"model '{name}' is not installed in {model_dir()}. It is the paper's order-"
+            f"{spec['order']} model of {corpus}, which cannot be shipped: build it from your own "
+            f"copy with `plexity train --corpus {spec['corpus']} --order {spec['order']} "
+            f"--name {name} PATH` (needs KenLM's lmplz: run scripts/build_kenlm.sh first)."
+        )
+    available = ", ".join(info.name for info in list_models()) or "none"
+    return ModelError(
+        f"unknown model '{name}': not a file or directory, and not installed in {model_dir()} "
+        f"(available: {available}; set PLEXITY_MODEL_DIR to look elsewhere)"
+    )
+
+
+def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
+    """The metadata (with `.path` set) of a model given by name, path or None (default)."""
+    if model is None:
+        model = DEFAULT_MODEL
+    name = _ALIASES.get(str(model), str(model))
+    embedded = EMBEDDED_DIR / name
+    if os.sep not in name and embedded.is_dir():
+        return _from_directory(embedded)
+    installed = model_dir() / name
+    if os.sep not in name and installed.is_dir():
+        return _from_directory(installed)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return _from_directory(path)
+    if path.is_file():
+        return _from_file(path)
+    if os.sep in name or name.endswith(KENLM_SUFFIXES):
+        raise ModelError(f"model file {path} does not exist")
+    raise _missing_name_error(name)
+
+
+def list_models() -> list[ModelInfo]:
+    """Every model that a name resolves to: embedded first, then installed ones."""
+    found: list[ModelInfo] = []
+    for base in (EMBEDDED_DIR, model_dir()):
+        if not base.is_dir():
+            continue
+        for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+            try:
+                found.append(_from_directory(directory))
+            except ModelError as exc:
+                logger.warning("skipping %s: %s", directory, exc)
+    return found
+
+
+def check_tokenizer(info: ModelInfo, allow_mismatch: bool = False) -> None:
+    """Refuse a model whose training text was tokenised by another tokenizer version."""
+    if info.tokenizer_version is None or info.tokenizer_version == TOKENIZER_VERSION:
+        return
+    message = (
+        f"model '{info.name}' ({info.path}) was built with tokenizer {info.tokenizer_version!r}, "
+        f"but this plexity_plugins tokenises with {TOKENIZER_VERSION!r}: its perplexities would "
+        f"be meaningless. Rebuild the model with this version (plexity train), or pass "
+        f"allow_tokenizer_mismatch=True to use it anyway."
+    )
+    if not allow_mismatch:
+        raise ModelError(message)
+    logger.warning(message)
+
+
+def load_kenlm(info: ModelInfo):
+    """Open the KenLM model, memory-mapped so that worker processes share its pages."""
+    import kenlm
+
+    path = Path(info.path)
+    config = kenlm.Config()
+    # mmap the binary (shared page cache across processes); ARPA has to be parsed into RAM.
+    config.load_method = kenlm.LoadMethod.POPULATE_OR_LAZY
+    config.show_progress = False
+    try:
+        lm = kenlm.Model(str(path), config)
+    except Exception as exc:  # kenlm raises OSError/RuntimeError subclasses with C++ messages
+        detail = " ".join(str(exc).split())[:300]
+        raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {detail}") from exc
+    if info.order is not None and lm.order != info.order:
+        raise ModelError(f"model {path} has order {lm.order} but its metadata says {info.order}")
+    return lm

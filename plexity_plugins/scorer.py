@@ -1,0 +1,257 @@
+"""The shared perplexity scorer behind the CLI, the datatrove step and the Scrapy pipeline.
+
+Perplexity of one sentence
+--------------------------
+The sentence is tokenised by `plexity_plugins.tokenizer` into tokens ``w1 .. wn``.
+KenLM gives the base-10 log-probability of each token given the preceding ones
+within the sentence, starting from the sentence-start context ``<s>``, and of the
+end-of-sentence token ``</s>``::
+
+    log10 P(S) = sum_{i=1..n} log10 P(wi | <s> w1 .. w(i-1))  +  log10 P(</s> | <s> w1 .. wn)
+    perplexity(S) = 10 ** ( -log10 P(S) / (n + 1) )
+
+(context truncated to the model's order minus one).  ``</s>`` counts as a token,
+so the denominator is ``n + 1``.  A word outside the model's vocabulary (OOV) is
+scored as KenLM's ``<unk>`` token, with the probability lmplz gave ``<unk>``, and
+counts in ``n`` like any other token; `SentenceScore.oov` says how many there were.
+This is KenLM's own "perplexity including OOVs" (``kenlm.Model.perplexity``).
+
+A sentence is dropped when its perplexity is above the threshold (the model's
+calibrated default unless one is given).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Iterable
+
+from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, resolve
+from .sentences import DEFAULT_MAX_CHARS, split_sentences
+from .tokenizer import to_lm_line, to_lm_lines
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceScore:
+    """One scored sentence: ``text == source[start:end]``."""
+
+    start: int
+    end: int
+    text: str
+    perplexity: float
+    tokens: int
+    oov: int | None = None  # None where not computed (kept sentences in `clean`)
+
+
+@dataclass
+class CleanResult:
+    """What `PerplexityScorer.clean` kept and dropped."""
+
+    text: str
+    threshold: float
+    sentences_kept: int = 0
+    sentences_dropped: int = 0
+    chars_kept: int = 0
+    chars_dropped: int = 0
+    dropped: list[SentenceScore] = field(default_factory=list)
+    perplexities: list[float] = field(default_factory=list)  # every sentence, in order
+    replaced_chars: int = 0  # invalid UTF-8 bytes, NULs and lone surrogates replaced
+
+    @property
+    def sentences(self) -> int:
+        return self.sentences_kept + self.sentences_dropped
+
+
+def sanitize(text: str | bytes) -> tuple[str, int]:
+    """Text safe to split and score, and how many characters had to be replaced.
+
+    Bytes are decoded as UTF-8 (invalid sequences become U+FFFD); NUL becomes a space
+    and lone surrogates U+FFFD, so a `str` input keeps its length and offsets.
+    """
+    replaced = 0
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        raw = bytes(text)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            replaced += text.count("\ufffd") - raw.count("\ufffd".encode())
+    elif not isinstance(text, str):
+        raise TypeError(f"expected str or bytes, got {type(text).__name__}")
+    if "\x00" in text:
+        replaced += text.count("\x00")
+        text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text, n = _SURROGATE.subn("\ufffd", text)
+        replaced += n
+    return text, replaced
+
+
+def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str:
+    """Kept sentences verbatim; between two of them the original whitespace if they
+    were neighbours, else the strongest break (paragraph, line, space) in between."""
+    out: list[str] = []
+    prev_index = -1
+    for i, (start, end) in enumerate(spans):
+        if not keep[i]:
+            continue
+        if prev_index >= 0:
+            gap = text[spans[prev_index][1]:start]
+            if prev_index == i - 1 and gap.isspace():
+                out.append(gap)
+            elif _PARAGRAPH_BREAK.search(gap):
+                out.append("\n\n")
+            elif "\n" in gap:
+                out.append("\n")
+            else:
+                out.append(" ")
+        out.append(text[start:end])
+        prev_index = i
+    return "".join(out)
+
+
+def _annotate(text: str, spans: list[tuple[int, int]], keep: list[bool], ppl: list[float]) -> str:
+    """The whole text, with each would-be-dropped sentence wrapped in <ppl score="...">."""
+    out: list[str] = []
+    pos = 0
+    for (start, end), kept, value in zip(spans, keep, ppl):
+        if kept:
+            continue
+        out.append(text[pos:start])
+        out.append(f'<ppl score="{value:.1f}">{text[start:end]}</ppl>')
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+class PerplexityScorer:
+    """Scores sentences with a KenLM model and removes the high-perplexity ones.
+
+    Args:
+        model: model name, path, or None for the embedded default (see `plexity models`).
+        threshold: perplexity above which a sentence is dropped; None = the model's
+            calibrated default (stored in its metadata).
+        max_sentence_chars: longer "sentences" (text without sentence punctuation) are
+            cut at whitespace into pieces of at most this many characters.
+        allow_tokenizer_mismatch: use a model built with another tokenizer version
+            (with a warning) instead of refusing it.
+
+    The KenLM model is opened on first use, memory-mapped, so a scorer pickles cheaply
+    and worker processes share the model's pages.
+    """
+
+    def __init__(
+        self,
+        model: str | PathLike | None = None,
+        threshold: float | None = None,
+        max_sentence_chars: int = DEFAULT_MAX_CHARS,
+        allow_tokenizer_mismatch: bool = False,
+    ):
+        self.info: ModelInfo = resolve(model)
+        check_tokenizer(self.info, allow_tokenizer_mismatch)
+        if threshold is not None and not threshold > 0:
+            raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
+        self._threshold = threshold
+        self.max_sentence_chars = max_sentence_chars
+        self._lm = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_lm"] = None  # reopened lazily in the receiving process
+        return state
+
+    @property
+    def model_name(self) -> str:
+        return self.info.name
+
+    @property
+    def lm(self):
+        if self._lm is None:
+            self._lm = load_kenlm(self.info)
+        return self._lm
+
+    @property
+    def threshold(self) -> float:
+        if self._threshold is not None:
+            return self._threshold
+        if self.info.threshold is None:
+            raise ModelError(
+                f"model '{self.info.name}' has no default threshold in its metadata: pass "
+                f"threshold=... (or --threshold), or calibrate it with `plexity calibrate --write`"
+            )
+        return float(self.info.threshold)
+
+    # -- scoring -------------------------------------------------------------------
+
+    def perplexity(self, sentence: str) -> float:
+        """Perplexity of `sentence` taken as one sentence (no splitting)."""
+        line = to_lm_line(sanitize(sentence)[0])
+        n = line.count(" ") + 1 if line else 0
+        return 10.0 ** (-self.lm.score(line, bos=True, eos=True) / (n + 1))
+
+    def _full_score(self, line: str) -> tuple[float, int, int]:
+        """(log10 P, tokens, OOV tokens) of one tokenised sentence."""
+        logprob = 0.0
+        oov = 0
+        for prob, _ngram_length, is_oov in self.lm.full_scores(line, bos=True, eos=True):
+            logprob += prob
+            oov += is_oov
+        n = line.count(" ") + 1 if line else 0
+        return logprob, n, oov
+
+    def score(self, text: str | bytes) -> list[SentenceScore]:
+        """Every sentence of `text` with its span, perplexity, token and OOV counts."""
+        text, _ = sanitize(text)
+        spans = split_sentences(text, self.max_sentence_chars)
+        sentences = [text[a:b] for a, b in spans]
+        records = []
+        for (start, end), sentence, line in zip(spans, sentences, to_lm_lines(sentences)):
+            logprob, n, oov = self._full_score(line)
+            records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
+        return records
+
+    def _perplexities(self, sentences: list[str]) -> tuple[list[float], list[int]]:
+        score = self.lm.score
+        ppl, counts = [], []
+        for line in to_lm_lines(sentences):
+            n = line.count(" ") + 1 if line else 0
+            ppl.append(10.0 ** (-score(line, bos=True, eos=True) / (n + 1)))
+            counts.append(n)
+        return ppl, counts
+
+    def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False) -> CleanResult:
+        """Remove the sentences of `text` whose perplexity is above the threshold.
+
+        Kept sentences come out verbatim, with the original whitespace between
+        neighbours and line/paragraph breaks preserved.  With `annotate=True` nothing is
+        removed: each would-be-dropped sentence is wrapped in ``<ppl score="...">``.
+        """
+        limit = self.threshold if threshold is None else threshold
+        text, replaced = sanitize(text)
+        spans = split_sentences(text, self.max_sentence_chars)
+        sentences = [text[a:b] for a, b in spans]
+        ppl, counts = self._perplexities(sentences)
+        keep = [p <= limit for p in ppl]
+        result = CleanResult(text="", threshold=limit, perplexities=ppl, replaced_chars=replaced)
+        for (start, end), sentence, kept, value, n in zip(spans, sentences, keep, ppl, counts):
+            if kept:
+                result.sentences_kept += 1
+                result.chars_kept += end - start
+            else:
+                result.sentences_dropped += 1
+                result.chars_dropped += end - start
+                _, _, oov = self._full_score(to_lm_line(sentence))
+                result.dropped.append(SentenceScore(start, end, sentence, value, n, oov))
+        result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
+        return result
+
+    def clean_many(self, texts: Iterable[str | bytes], threshold: float | None = None,
+                   annotate: bool = False) -> Iterable[CleanResult]:
+        for text in texts:
+            yield self.clean(text, threshold=threshold, annotate=annotate)

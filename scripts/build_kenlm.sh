@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build KenLM's lmplz and build_binary from the kenlm sdist on PyPI (the PyPI wheel
+# ships only the query module). Reuses a previous build when both binaries exist.
+#
+#   scripts/build_kenlm.sh [BIN_DIR]
+#
+# BIN_DIR defaults to $PLEXITY_KENLM_BIN, else ~/.cache/plexity_plugins/kenlm/bin.
+# Needs: g++, cmake, Boost (program_options, system, thread, test), zlib, bz2, lzma
+# headers; scripts/install_system_deps.sh installs them on Debian.
+set -euo pipefail
+
+KENLM_VERSION="${KENLM_VERSION:-0.3.0}"
+BIN_DIR="${1:-${PLEXITY_KENLM_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/plexity_plugins/kenlm/bin}}"
+PYTHON="${PYTHON:-python3}"
+
+if [[ -x "$BIN_DIR/lmplz" && -x "$BIN_DIR/build_binary" ]]; then
+  echo "KenLM tools already built in $BIN_DIR"
+  exit 0
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+echo "Fetching kenlm==$KENLM_VERSION sdist ..."
+# --no-binary for kenlm only: its build requirements (cmake, setuptools) come as wheels.
+"$PYTHON" -m pip download -q --no-deps --no-binary kenlm "kenlm==$KENLM_VERSION" -d "$work" 2>&1 \
+  | grep -v -i '^warning' || true
+tar -xzf "$work/kenlm-$KENLM_VERSION.tar.gz" -C "$work"
+src="$work/kenlm-$KENLM_VERSION"
+
+echo "Building lmplz and build_binary (about a minute) ..."
+cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DKENLM_MAX_ORDER=6 >"$work/cmake.log" 2>&1 \
+  || { cat "$work/cmake.log"; exit 1; }
+cmake --build "$work/build" --target lmplz build_binary -j "$(nproc)" >"$work/build.log" 2>&1 \
+  || { tail -50 "$work/build.log"; exit 1; }
+
+mkdir -p "$BIN_DIR"
+install -m 0755 "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$BIN_DIR/"
+echo "KenLM tools installed in $BIN_DIR"

