@@ -139,13 +139,9 @@ def arpa_counts(arpa_path: Path) -> dict[int, int]:
 
 
 def make_info(name: str, order: int, stats: CorpusStats, counts: dict[int, int], **extra) -> ModelInfo:
-    return ModelInfo(
-        name=name,
-        order=order,
-        tokens=stats.tokens,
-        vocab_size=counts.get(1),
-        tokenizer_version=TOKENIZER_VERSION,
-        build={"documents": stats.documents, "sentences": stats.sentences,
-               "ngrams": {str(k): v for k, v in sorted(counts.items())}, **extra.pop("build", {})},
-        **extra,
-    )
+    """Metadata of a freshly built model; `extra` sets further ModelInfo fields."""
+    build = {"documents": stats.documents, "sentences": stats.sentences,
+             "ngrams": {str(k): v for k, v in sorted(counts.items())}, **extra.pop("build", {})}
+    fields = {"tokenizer_version": TOKENIZER_VERSION, **extra}
+    return ModelInfo(name=name, order=order, tokens=stats.tokens, vocab_size=counts.get(1),
+                     build=build, **fields)

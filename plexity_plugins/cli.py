@@ -1,0 +1,120 @@
+"""The `plexity` command line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from . import __version__
+from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from .models import ModelError
+
+# Further subcommands live in their own modules, each with `add_parser(subparsers)`.
+COMMAND_MODULES: list[str] = []
+
+
+def _add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:
+    parser.add_argument("--model", "-m", default=None,
+                        help="model name or path (default: the embedded model; see `plexity models`)")
+    if threshold:
+        parser.add_argument("--threshold", "-t", type=float, default=None,
+                            help="perplexity above which a sentence is dropped (default: the model's)")
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from .scorer import PerplexityScorer
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    scorer = PerplexityScorer(args.model)
+    if args.sentences:
+        for record in scorer.score(text):
+            print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text}")
+    print(f"{scorer.perplexity(text):.2f}")
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from .files import FileCleaner, collect_inputs
+    from .scorer import PerplexityScorer
+
+    scorer = PerplexityScorer(args.model, threshold=args.threshold)
+    inputs = collect_inputs(args.inputs)
+    if not inputs:
+        print("plexity clean: no input files found", file=sys.stderr)
+        return 2
+    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor,
+                          annotate=args.annotate, write_dropped=args.write_dropped)
+    stats = cleaner.run(inputs, progress=not args.quiet)
+    print(stats.summary())
+    print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from .models import PAPER_MODELS, list_models, model_dir
+
+    models = list_models()
+    print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':14} corpus / licence")
+    for info in models:
+        tokens = f"{info.tokens:,}" if info.tokens else "?"
+        threshold = f"{info.threshold:g}" if info.threshold else "-"
+        print(f"{info.name:22} {info.order or '?':>5} {tokens:>11} {threshold:>10}  "
+              f"{info.tokenizer_version or '?':14} {info.corpus[:60]} / {info.licence[:40]}")
+    installed = {info.name for info in models}
+    missing = [name for name in PAPER_MODELS if name not in installed]
+    if missing:
+        print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
+    print(f"model directory: {model_dir()}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="plexity", description="Perplexity-based boilerplate removal with KenLM.")
+    parser.add_argument("--version", action="version", version=f"plexity_plugins {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("score", help="perplexity of a sentence (last line of stdout)")
+    p.add_argument("text", help="the text, or - to read stdin")
+    p.add_argument("--sentences", action="store_true",
+                   help="first print each sentence: perplexity, tokens, OOV tokens, text (tab-separated)")
+    _add_model_args(p, threshold=False)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("clean", help="clean text, HTML and WARC files")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files or directories (recursive)")
+    p.add_argument("--output-dir", "-o", required=True, help="where cleaned files go")
+    _add_model_args(p)
+    p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
+                   help=f"HTML to text before filtering (default: {DEFAULT_EXTRACTOR})")
+    p.add_argument("--annotate", action="store_true",
+                   help='keep everything, wrap would-be-dropped sentences in <ppl score="...">')
+    p.add_argument("--write-dropped", action="store_true",
+                   help="write every dropped sentence/document with its reason to plexity-dropped.jsonl")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_clean)
+
+    p = sub.add_parser("models", help="list available models and their metadata")
+    p.set_defaults(func=cmd_models)
+
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args) or 0
+    except (ModelError, FileNotFoundError, ValueError) as exc:
+        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

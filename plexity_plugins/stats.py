@@ -1,0 +1,84 @@
+"""Counters of a cleaning run, shared by `plexity clean`, reports and benchmarks."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .scorer import CleanResult
+
+HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
+SAMPLES_PER_BAND = 5
+
+
+@dataclass
+class RunStats:
+    model: str = ""
+    threshold: float = 0.0
+    extractor: str = ""
+    annotate: bool = False
+    files: int = 0
+    files_skipped: int = 0
+    documents: int = 0
+    documents_skipped: int = 0
+    documents_empty: int = 0
+    sentences_kept: int = 0
+    sentences_dropped: int = 0
+    chars_kept: int = 0
+    chars_dropped: int = 0
+    replaced_chars: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    seconds: float = 0.0
+    skip_reasons: Counter = field(default_factory=Counter)
+    # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
+    histogram: Counter = field(default_factory=Counter)
+    # a few dropped sentences per decade of perplexity ("3" = 1e3..1e4)
+    dropped_samples: dict = field(default_factory=dict)
+
+    def skip(self, reason: str, documents: int = 1) -> None:
+        self.documents_skipped += documents
+        self.skip_reasons[reason] += documents
+
+    def add(self, result: CleanResult) -> None:
+        self.documents += 1
+        if not result.text.strip():
+            self.documents_empty += 1
+        self.sentences_kept += result.sentences_kept
+        self.sentences_dropped += result.sentences_dropped
+        self.chars_kept += result.chars_kept
+        self.chars_dropped += result.chars_dropped
+        self.replaced_chars += result.replaced_chars
+        for value in result.perplexities:
+            self.histogram[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
+        for sentence in result.dropped:
+            band = str(int(math.log10(max(sentence.perplexity, 1.0))))
+            samples = self.dropped_samples.setdefault(band, [])
+            if len(samples) < SAMPLES_PER_BAND:
+                samples.append({"perplexity": round(sentence.perplexity, 1), "text": sentence.text[:300]})
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["skip_reasons"] = dict(self.skip_reasons)
+        data["histogram"] = {
+            "bin_width_log10": HIST_BIN,
+            "counts": {str(k): v for k, v in sorted(self.histogram.items())},
+        }
+        return data
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+    def summary(self) -> str:
+        sentences = self.sentences_kept + self.sentences_dropped
+        share = 100.0 * self.sentences_dropped / sentences if sentences else 0.0
+        return (
+            f"{self.files} files ({self.files_skipped} skipped), {self.documents} documents "
+            f"({self.documents_skipped} skipped, {self.documents_empty} emptied), "
+            f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
+            f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
+            f"{self.seconds:.1f} s (model {self.model}, threshold {self.threshold:g}, extractor {self.extractor})"
+        )

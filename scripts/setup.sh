@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Set up plexity_plugins on a fresh Debian machine (run as root from the repo root).
+#
+#   bash scripts/setup.sh          # system packages, .venv, the package: enough to clean
+#   bash scripts/setup.sh --test   # + test dependencies, KenLM's lmplz/build_binary and
+#                                  #   every service the tests need (scripts/ci/*.sh)
+#
+# Idempotent: what is already there is reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_tests=0
+[[ "${1:-}" == "--test" ]] && want_tests=1
+PYTHON="${PYTHON:-python3}"
+
+# -- system packages ---------------------------------------------------------------
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: apt-get install ${missing[*]}"
+    if [[ ! -f /tmp/.plexity-apt-updated ]]; then
+      apt-get update -qq && touch /tmp/.plexity-apt-updated
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+export -f apt_install
+
+if command -v apt-get >/dev/null 2>&1; then
+  # A C++ compiler for the kenlm wheel (built from its sdist by pip).
+  apt_install g++ make zlib1g-dev
+  # Debian's own python3 needs venv and headers; a pyenv/other Python brings its own.
+  if [[ "$(command -v "$PYTHON")" == /usr/bin/* ]]; then
+    apt_install python3-venv python3-dev
+  fi
+  if ((want_tests)); then
+    # KenLM's lmplz and build_binary (scripts/build_kenlm.sh).
+    apt_install cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev \
+      libboost-test-dev libbz2-dev liblzma-dev
+  fi
+fi
+
+# -- Python environment -------------------------------------------------------------
+if [[ ! -x .venv/bin/python ]]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v -i '^warning' || true
+if ((want_tests)); then
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -i 'warning' || true
+else
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e . 2>&1 | grep -v -i 'warning' || true
+fi
+.venv/bin/python -c "import plexity_plugins, kenlm, blingfire" \
+  || { echo "setup: the Python install failed (see pip's messages above)" >&2; exit 1; }
+
+# -- test prerequisites ----------------------------------------------------------------
+if ((want_tests)); then
+  PYTHON=.venv/bin/python bash scripts/build_kenlm.sh
+  for hook in scripts/ci/*.sh; do
+    [[ -e "$hook" ]] || continue
+    echo "setup: $hook"
+    bash "$hook"
+  done
+fi
+echo "setup: done"

@@ -1,0 +1,61 @@
+"""Shared fixtures: real KenLM models built with KenLM's own lmplz/build_binary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins import lmbuild
+from plexity_plugins.models import ModelInfo
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+TINY_CORPUS = """\
+The cat sat on the mat. The dog sat on the rug. A cat and a dog sat together.
+The council approved the budget for the new library. The library opens in the spring.
+Residents asked the council about the new road. The mayor said the road would be finished soon.
+The weather was warm and the park was full of families. Children played near the river.
+Scientists measured the temperature of the river every morning. The results were published in a report.
+The report said that the river was cleaner than it had been for many years.
+"""
+
+
+def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, threshold: float | None = 500.0,
+                     corpus: str = TINY_CORPUS, binary: bool = True, **metadata) -> Path:
+    """A real KenLM model from `corpus`, built by lmplz (+ build_binary), with metadata."""
+    directory.mkdir(parents=True, exist_ok=True)
+    text_path = directory / "train.txt"
+    stats = lmbuild.write_training_text(corpus.split("\n"), text_path)
+    arpa = directory / "model.arpa"
+    lmbuild.run_lmplz(text_path, arpa, order, memory="64M", discount_fallback=True, temp_dir=directory)
+    counts = lmbuild.arpa_counts(arpa)
+    if binary:
+        lmbuild.run_build_binary(arpa, directory / "model.bin", quantize_bits=None)
+        arpa.unlink()
+    text_path.unlink()
+    info = lmbuild.make_info(name, order, stats, counts, corpus="tests", licence="CC0", **metadata)
+    info.threshold = threshold
+    info.save(directory / "model.json")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_arpa_model(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-arpa", name="tiny-arpa", binary=False)
+
+
+@pytest.fixture
+def model_dir(tmp_path, monkeypatch) -> Path:
+    """An empty $PLEXITY_MODEL_DIR for the test."""
+    directory = tmp_path / "model-dir"
+    directory.mkdir()
+    monkeypatch.setenv("PLEXITY_MODEL_DIR", str(directory))
+    return directory

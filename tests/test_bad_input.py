@@ -1,0 +1,106 @@
+"""Every kind of bad input gets a clear outcome: an error naming the problem, or a counted skip."""
+
+import time
+
+import pytest
+
+from plexity_plugins import ModelError, PerplexityScorer
+from plexity_plugins.models import resolve
+from plexity_plugins.tokenizer import TOKENIZER_VERSION
+
+from conftest import build_tiny_model
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return PerplexityScorer()
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n\t\n"])
+def test_empty_or_whitespace_text_gives_an_empty_result(scorer, text):
+    result = scorer.clean(text)
+    assert result.text == ""
+    assert result.sentences == 0 and result.dropped == []
+    assert scorer.score(text) == []
+
+
+def test_text_without_sentence_punctuation_is_scored_as_one_sentence(scorer):
+    records = scorer.score("the river was cleaner than it had been for many years")
+    assert len(records) == 1 and records[0].tokens == 11
+
+
+def test_nul_bytes_are_replaced_and_counted(scorer):
+    result = scorer.clean("The council met on Monday.\x00\x00 It approved the budget.", threshold=1e9)
+    assert "\x00" not in result.text
+    assert result.replaced_chars == 2
+
+
+def test_invalid_utf8_is_decoded_with_replacement_and_counted(scorer):
+    raw = "The council met on Monday. Caf".encode() + b"\xe9\xff" + " was open.".encode()
+    result = scorer.clean(raw, threshold=1e9)
+    assert "\ufffd" in result.text
+    assert result.replaced_chars == 2
+
+
+def test_lone_surrogates_are_replaced_and_counted(scorer):
+    result = scorer.clean("Broken \udce9 text here.", threshold=1e9)
+    assert result.replaced_chars == 1 and "\ufffd" in result.text
+
+
+def test_non_text_input_is_a_type_error(scorer):
+    with pytest.raises(TypeError, match="str or bytes"):
+        scorer.clean(42)
+
+
+def test_ten_megabyte_single_line_finishes_in_linear_time(scorer):
+    line = "the council met and the budget was approved " * 23_000  # ~1 MB, no punctuation
+    started = time.perf_counter()
+    small = scorer.clean(line)
+    t_small = time.perf_counter() - started
+    started = time.perf_counter()
+    big = scorer.clean(line * 10)  # ~10 MB
+    t_big = time.perf_counter() - started
+    assert big.sentences == pytest.approx(10 * small.sentences, rel=0.01)
+    assert t_big < 20 * t_small + 2.0
+
+
+def test_unknown_model_name_says_what_exists(model_dir):
+    with pytest.raises(ModelError, match=r"unknown model 'nope'.*available: en-default"):
+        PerplexityScorer("nope")
+
+
+def test_paper_model_names_say_how_to_build_them(model_dir):
+    with pytest.raises(ModelError, match=r"plexity train --corpus bnc --order 3 --name trigrams-bnc"):
+        PerplexityScorer("trigrams-bnc")
+
+
+def test_missing_model_file_is_named(tmp_path):
+    with pytest.raises(ModelError, match="does not exist"):
+        PerplexityScorer(str(tmp_path / "absent.bin"))
+
+
+def test_corrupt_model_file_is_reported_when_opened(tmp_path):
+    bad = tmp_path / "broken"
+    bad.mkdir()
+    (bad / "model.bin").write_bytes(b"this is not a KenLM model" * 100)
+    (bad / "model.json").write_text('{"name": "broken", "tokenizer_version": "%s", "threshold": 100}' % TOKENIZER_VERSION)
+    scorer = PerplexityScorer(bad)
+    with pytest.raises(ModelError, match=r"cannot load KenLM model .*model.bin"):
+        scorer.clean("Some text.")
+
+
+def test_model_of_another_tokenizer_version_is_refused(tmp_path, tiny_model):
+    old = build_tiny_model(tmp_path / "old", name="old", tokenizer_version="plexity-tok-0")
+    info = resolve(old)
+    assert info.tokenizer_version == "plexity-tok-0"
+    with pytest.raises(ModelError, match=r"tokenizer 'plexity-tok-0'.*meaningless"):
+        PerplexityScorer(old)
+    scorer = PerplexityScorer(old, allow_tokenizer_mismatch=True)  # explicit opt-in, with a warning
+    assert scorer.perplexity("The cat sat.") > 0
+
+
+def test_model_without_threshold_needs_one(tmp_path):
+    model = build_tiny_model(tmp_path / "nothreshold", name="nothreshold", threshold=None)
+    with pytest.raises(ModelError, match="no default threshold"):
+        PerplexityScorer(model).clean("The cat sat.")
+    assert PerplexityScorer(model, threshold=100).clean("The cat sat.").sentences == 1

@@ -1,0 +1,116 @@
+"""The shared scorer, with the embedded model and tiny lmplz-built models."""
+
+import math
+import pickle
+
+import kenlm
+import pytest
+
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.tokenizer import to_lm_line
+
+ARTICLE = (
+    "The city council approved the budget on Tuesday after a long debate.\n"
+    "Share on Facebook\n"
+    "The new plan increases spending on schools and public transport, the mayor said.\n\n"
+    "Accept all cookies\n"
+    "Residents will be able to comment on the proposals until the end of the month."
+)
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return PerplexityScorer()
+
+
+def test_embedded_model_is_the_default(scorer):
+    assert scorer.model_name == "en-default"
+    assert scorer.info.order == 3
+    assert scorer.threshold == scorer.info.threshold > 0
+
+
+def test_perplexity_follows_the_documented_formula(tiny_model):
+    scorer = PerplexityScorer(tiny_model)
+    record, = scorer.score("The cat sat on the zebra.")
+    line = to_lm_line(record.text)
+    lm = kenlm.Model(str(tiny_model / "model.bin"))
+    logprob = sum(prob for prob, _, _ in lm.full_scores(line, bos=True, eos=True))
+    n = len(line.split())
+    assert record.tokens == n == 7
+    assert record.oov == 1  # "zebra" is not in the tiny corpus
+    assert math.isclose(record.perplexity, 10 ** (-logprob / (n + 1)), rel_tol=1e-9)
+    assert math.isclose(record.perplexity, lm.perplexity(line), rel_tol=1e-6)  # float32 sums
+
+
+def test_score_gives_spans_into_the_input(scorer):
+    records = scorer.score(ARTICLE)
+    assert [r.text for r in records][:2] == [
+        "The city council approved the budget on Tuesday after a long debate.", "Share on Facebook"]
+    for r in records:
+        assert ARTICLE[r.start:r.end] == r.text
+        assert r.tokens > 0 and r.oov is not None
+
+
+def test_boilerplate_scores_far_above_prose(scorer):
+    prose = scorer.perplexity("this is normal text")
+    junk = scorer.perplexity("this is normal HTML PAGE BOI%& 678346 NOR text")
+    assert junk >= 10 * prose
+
+
+def test_clean_drops_boilerplate_and_keeps_prose_verbatim(scorer):
+    result = scorer.clean(ARTICLE)
+    assert "Share on Facebook" not in result.text
+    assert "Accept all cookies" not in result.text
+    assert result.text == (
+        "The city council approved the budget on Tuesday after a long debate.\n"
+        "The new plan increases spending on schools and public transport, the mayor said.\n\n"
+        "Residents will be able to comment on the proposals until the end of the month."
+    )
+    assert (result.sentences_kept, result.sentences_dropped) == (3, 2)
+    assert result.chars_dropped == len("Share on Facebook") + len("Accept all cookies")
+    assert result.chars_kept + result.chars_dropped == sum(len(s) for s in ARTICLE.split("\n"))
+    assert [d.text for d in result.dropped] == ["Share on Facebook", "Accept all cookies"]
+    assert all(d.perplexity > result.threshold and d.oov is not None for d in result.dropped)
+    assert len(result.perplexities) == 5
+
+
+def test_neighbouring_kept_sentences_keep_their_spacing(scorer):
+    text = "The council met on Monday.  It approved the budget."
+    assert scorer.clean(text, threshold=1e9).text == text
+
+
+def test_annotate_keeps_everything_and_marks_drops(scorer):
+    result = scorer.clean(ARTICLE, annotate=True)
+    for line in ARTICLE.replace("Share on Facebook", "").replace("Accept all cookies", "").split("\n"):
+        assert line in result.text
+    assert '<ppl score="' in result.text
+    assert result.text.count("<ppl ") == result.sentences_dropped == 2
+    marked = result.text.split('<ppl score="')[1]
+    assert float(marked.split('"')[0]) > result.threshold
+    assert marked.split(">", 1)[1].startswith("Share on Facebook</ppl>")
+
+
+def test_threshold_argument_overrides_the_model_default(scorer):
+    assert scorer.clean(ARTICLE, threshold=1e12).sentences_dropped == 0
+    assert scorer.clean(ARTICLE, threshold=1.0).sentences_kept == 0
+    assert PerplexityScorer(threshold=1.0).clean(ARTICLE).sentences_kept == 0
+
+
+def test_invalid_threshold_is_refused():
+    with pytest.raises(ValueError, match="positive"):
+        PerplexityScorer(threshold=-3)
+
+
+def test_scorer_pickles_without_the_model_and_reopens_it(scorer):
+    scorer.perplexity("warm up")  # opens the model
+    copy = pickle.loads(pickle.dumps(scorer))
+    assert copy._lm is None
+    assert copy.perplexity("The cat sat.") == scorer.perplexity("The cat sat.")
+
+
+def test_arpa_models_load_too(tiny_arpa_model, tiny_model):
+    arpa = PerplexityScorer(tiny_arpa_model)
+    binary = PerplexityScorer(tiny_model)
+    assert arpa.info.path.endswith("model.arpa")
+    assert math.isclose(arpa.perplexity("The cat sat on the mat."), binary.perplexity("The cat sat on the mat."),
+                        rel_tol=1e-4)
