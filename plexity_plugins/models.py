@@ -130,7 +130,7 @@ def _from_file(path: Path) -> ModelInfo:
         "meaningful if its training text was tokenised with plexity_plugins' %s",
         path, sidecar.name, TOKENIZER_VERSION,
     )
-    return ModelInfo(name=path.name, path=str(path))
+    return ModelInfo(name=path.name, path=str(path), language="")  # language unknown: no language check
 
 
 def _missing_name_error(name: str) -> ModelError:

@@ -18,6 +18,10 @@ This is KenLM's own "perplexity including OOVs" (``kenlm.Model.perplexity``).
 
 A sentence is dropped when its perplexity is above the threshold (the model's
 calibrated default unless one is given).
+
+Text in another language than the model's (see `plexity_plugins.language`) is passed
+through unfiltered and flagged, because an English model scores every sentence of,
+say, a German page as boilerplate.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Iterable
 
+from .language import other_language
 from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences
 from .tokenizer import to_lm_line, to_lm_lines
@@ -60,6 +65,8 @@ class CleanResult:
     dropped: list[SentenceScore] = field(default_factory=list)
     perplexities: list[float] = field(default_factory=list)  # every sentence, in order
     replaced_chars: int = 0  # invalid UTF-8 bytes, NULs and lone surrogates replaced
+    # Why the text was passed through unfiltered, e.g. "language:de"; None if it was filtered.
+    passthrough: str | None = None
 
     @property
     def sentences(self) -> int:
@@ -141,6 +148,8 @@ class PerplexityScorer:
             cut at whitespace into pieces of at most this many characters.
         allow_tokenizer_mismatch: use a model built with another tokenizer version
             (with a warning) instead of refusing it.
+        language_check: pass text through unfiltered (``CleanResult.passthrough``) when it
+            is confidently in another language than the model's (``ModelInfo.language``).
 
     The KenLM model is opened on first use, memory-mapped, so a scorer pickles cheaply
     and worker processes share the model's pages.
@@ -152,6 +161,7 @@ class PerplexityScorer:
         threshold: float | None = None,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
+        language_check: bool = True,
     ):
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
@@ -159,6 +169,7 @@ class PerplexityScorer:
             raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
         self._threshold = threshold
         self.max_sentence_chars = max_sentence_chars
+        self.language_check = language_check and bool(self.info.language)
         self._lm = None
 
     def __getstate__(self):
@@ -234,6 +245,12 @@ class PerplexityScorer:
         """
         limit = self.threshold if threshold is None else threshold
         text, replaced = sanitize(text)
+        if self.language_check:
+            language = other_language(text, self.info.language)
+            if language is not None:
+                stripped = text.strip()
+                return CleanResult(text=stripped, threshold=limit, chars_kept=len(stripped),
+                                   replaced_chars=replaced, passthrough=f"language:{language}")
         spans = split_sentences(text, self.max_sentence_chars)
         sentences = [text[a:b] for a, b in spans]
         ppl, counts = self._perplexities(sentences)

@@ -25,6 +25,7 @@ class RunStats:
     documents: int = 0
     documents_skipped: int = 0
     documents_empty: int = 0
+    documents_passthrough: int = 0  # passed through unfiltered (e.g. another language)
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -34,6 +35,7 @@ class RunStats:
     bytes_out: int = 0
     seconds: float = 0.0
     skip_reasons: Counter = field(default_factory=Counter)
+    passthrough_reasons: Counter = field(default_factory=Counter)
     # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
     histogram: Counter = field(default_factory=Counter)
     # a few dropped sentences per decade of perplexity ("3" = 1e3..1e4)
@@ -45,6 +47,9 @@ class RunStats:
 
     def add(self, result: CleanResult) -> None:
         self.documents += 1
+        if result.passthrough:
+            self.documents_passthrough += 1
+            self.passthrough_reasons[result.passthrough] += 1
         if not result.text.strip():
             self.documents_empty += 1
         self.sentences_kept += result.sentences_kept
@@ -63,6 +68,7 @@ class RunStats:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["skip_reasons"] = dict(self.skip_reasons)
+        data["passthrough_reasons"] = dict(self.passthrough_reasons)
         data["histogram"] = {
             "bin_width_log10": HIST_BIN,
             "counts": {str(k): v for k, v in sorted(self.histogram.items())},
@@ -77,7 +83,8 @@ class RunStats:
         share = 100.0 * self.sentences_dropped / sentences if sentences else 0.0
         return (
             f"{self.files} files ({self.files_skipped} skipped), {self.documents} documents "
-            f"({self.documents_skipped} skipped, {self.documents_empty} emptied), "
+            f"({self.documents_skipped} skipped, {self.documents_empty} emptied, "
+            f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s (model {self.model}, threshold {self.threshold:g}, extractor {self.extractor})"

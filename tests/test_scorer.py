@@ -114,3 +114,27 @@ def test_arpa_models_load_too(tiny_arpa_model, tiny_model):
     assert arpa.info.path.endswith("model.arpa")
     assert math.isclose(arpa.perplexity("The cat sat on the mat."), binary.perplexity("The cat sat on the mat."),
                         rel_tol=1e-4)
+
+
+GERMAN = (
+    "Der Gemeinderat hat am Dienstag nach einer langen Debatte den Haushalt beschlossen. "
+    "Der neue Plan erhöht die Ausgaben für Schulen und den öffentlichen Nahverkehr, sagte die Bürgermeisterin.\n"
+    "Teilen auf Facebook"
+)
+
+
+def test_text_in_another_language_passes_through_unfiltered(scorer):
+    result = scorer.clean(GERMAN)
+    assert result.passthrough == "language:de"
+    assert result.text == GERMAN
+    assert result.sentences_dropped == 0 and result.chars_kept == len(GERMAN)
+
+
+def test_language_check_can_be_turned_off():
+    result = PerplexityScorer(language_check=False).clean(GERMAN)
+    assert result.passthrough is None
+    assert result.sentences_dropped >= 2  # an English model finds German improbable
+
+
+def test_english_text_is_filtered_not_passed_through(scorer):
+    assert scorer.clean(ARTICLE).passthrough is None

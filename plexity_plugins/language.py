@@ -1,0 +1,55 @@
+"""Offline language identification, so that pages in another language than the model's
+are passed through instead of being gutted (every sentence of them looks like
+boilerplate to an English model).
+
+Uses py3langid (langid.py's maintained fork; its model ships inside the wheel).  Only a
+sample is classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content
+blocks are long while navigation, often in English on any site, is short; and because
+langid's cost grows faster than linearly on long inputs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+SAMPLE_CHARS = 2000
+MIN_CHARS = 40  # below this, identification is a guess: do not decide
+MIN_PROBABILITY = 0.8
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def sample_for_identification(text: str, limit: int = SAMPLE_CHARS) -> str:
+    """The longest lines of `text`, up to about `limit` characters."""
+    if len(text) <= limit:
+        return text
+    lines = sorted((line for line in text.split("\n") if line.strip()), key=len, reverse=True)
+    picked, size = [], 0
+    for line in lines:
+        picked.append(line[:limit])
+        size += len(picked[-1])
+        if size >= limit:
+            break
+    return "\n".join(picked)
+
+
+def identify(text: str) -> tuple[str | None, float]:
+    """(ISO 639-1 code, probability) of the text's language; (None, 0.0) if too short."""
+    sample = sample_for_identification(text)
+    if len(sample.strip()) < MIN_CHARS:
+        return None, 0.0
+    lang, prob = _identifier().classify(sample)
+    return lang, float(prob)
+
+
+def other_language(text: str, expected: str, min_probability: float = MIN_PROBABILITY) -> str | None:
+    """The detected language if it confidently differs from `expected`, else None."""
+    lang, prob = identify(text)
+    if lang is not None and lang != expected and prob >= min_probability:
+        return lang
+    return None

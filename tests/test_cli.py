@@ -1,0 +1,90 @@
+"""The `plexity` command line, run as a user runs it (a subprocess of the installed script)."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+
+
+def plexity(*args, check=True, env=None):
+    proc = subprocess.run([*PLEXITY, *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def last_number(stdout: str) -> float:
+    return float(stdout.strip().splitlines()[-1])
+
+
+def test_score_prints_the_perplexity_on_the_last_line():
+    normal = last_number(plexity("score", "this is normal text").stdout)
+    junk = last_number(plexity("score", "this is normal HTML PAGE BOI%& 678346 NOR text").stdout)
+    assert normal * 10 <= junk
+
+
+def test_score_sentences_lists_each_sentence_first():
+    lines = plexity("score", "--sentences", "The council met on Monday. Share on Facebook").stdout.splitlines()
+    assert [line.split("\t")[-1] for line in lines[:2]] == ["The council met on Monday.", "Share on Facebook"]
+    float(lines[-1])
+
+
+def test_score_reads_stdin():
+    proc = subprocess.run([*PLEXITY, "score", "-"], input="The council met on Monday.", capture_output=True, text=True)
+    assert proc.returncode == 0 and last_number(proc.stdout) > 0
+
+
+def test_models_lists_the_embedded_model_and_the_paper_names(model_dir):
+    out = plexity("models", env={"PLEXITY_MODEL_DIR": str(model_dir)}).stdout
+    assert "en-default" in out and "plexity-tok-1" in out
+    assert "bigrams-bnc" in out and "trigrams-cord19" in out
+
+
+def test_unknown_model_is_a_clear_error_not_a_traceback():
+    proc = plexity("score", "--model", "no-such-model", "text", check=False)
+    assert proc.returncode == 2
+    assert "unknown model 'no-such-model'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_clean_text_and_html_files_into_relative_paths(tmp_path):
+    src = tmp_path / "in"
+    (src / "a").mkdir(parents=True)
+    (src / "a" / "page.html").write_text(
+        "<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav>"
+        "<p>The city council approved the budget on Tuesday after a long debate.</p>"
+        "<div>Share on Facebook</div></body></html>")
+    with gzip.open(src / "a" / "notes.txt.gz", "wt") as f:
+        f.write("The library opens in the spring.\nAccept all cookies\n")
+    (src / "image.png").write_bytes(b"\x89PNG\r\n")
+    out = tmp_path / "out"
+    proc = plexity("clean", src, "--output-dir", out, "--extractor", "tags", "--write-dropped", "-q")
+    html_out = (out / "a" / "page.html.txt").read_text()
+    assert html_out == "The city council approved the budget on Tuesday after a long debate."
+    assert (out / "a" / "notes.txt.gz.txt").read_text() == "The library opens in the spring."
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["files"] == 2 and stats["files_skipped"] == 1  # the PNG
+    assert stats["documents"] == 2 and stats["sentences_dropped"] == 3
+    dropped = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert sorted(d["text"] for d in dropped) == ["Accept all cookies", "Home News", "Share on Facebook"]
+    assert all(d["reason"] == "perplexity_above_threshold" and d["perplexity"] > stats["threshold"] for d in dropped)
+    assert "3 dropped" in proc.stdout
+
+
+def test_clean_annotate_marks_instead_of_dropping(tmp_path):
+    (tmp_path / "t.txt").write_text("The library opens in the spring.\nAccept all cookies\n")
+    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "--annotate", "-q")
+    text = (tmp_path / "out" / "t.txt.txt").read_text()
+    assert text.startswith("The library opens in the spring.\n<ppl score=\"")
+    assert text.endswith('">Accept all cookies</ppl>\n')
+
+
+def test_missing_input_is_a_clear_error(tmp_path):
+    proc = plexity("clean", tmp_path / "nope.warc.gz", "--output-dir", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
