@@ -10,7 +10,9 @@ TP/(TP+FN) over pages with TP+FN > 0 (a page where both FP and FN are 0 scores 1
 F1 = 2PR/(P+R) of the two means.
 
 Variants: tags only; tags + perplexity filter; trafilatura alone; trafilatura +
-perplexity filter; jusText (English stop list) as the classic baseline.  English and
+perplexity filter (each with the method `plexity clean` uses for that extractor:
+"region" after tags, "trim" after trafilatura); tags + the paper's per-sentence rule
+("sentences"); jusText (English stop list) as the classic baseline.  English and
 non-English pages get separate rows; for non-English pages the share of the
 extractor's text that survives the filter is reported too.  The last line printed is
 one JSON object with all figures.
@@ -32,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from plexity_plugins import PerplexityScorer  # noqa: E402
+from plexity_plugins.decide import method_for_extractor  # noqa: E402
 from plexity_plugins.extract import decode_html, html_to_text_tags, html_to_text_trafilatura  # noqa: E402
 
 DEFAULT_BENCH = REPO.parent / "shared" / "bench" / "articles-dev"
@@ -86,10 +89,13 @@ def load_pages(bench: Path) -> list[dict]:
     return pages
 
 
-def run(bench: Path, scorer: PerplexityScorer) -> dict:
+def run(bench: Path, model: str | None = None, threshold: float | None = None) -> dict:
     pages = load_pages(bench)
-    outputs: dict[str, list[str]] = {name: [] for name in
-                                      ("tags", "tags+ppl", "trafilatura", "trafilatura+ppl", "justext")}
+    tags_scorer = PerplexityScorer(model, threshold=threshold, method=method_for_extractor("tags"))
+    traf_scorer = PerplexityScorer(model, threshold=threshold, method=method_for_extractor("trafilatura"))
+    paper_scorer = PerplexityScorer(model, threshold=threshold, method="sentences")
+    outputs: dict[str, list[str]] = {name: [] for name in ("tags", "tags+ppl", "trafilatura", "trafilatura+ppl",
+                                                           "tags+ppl-sentences", "justext")}
     seconds: Counter = Counter()
     for page in pages:
         started = time.perf_counter()
@@ -99,17 +105,22 @@ def run(bench: Path, scorer: PerplexityScorer) -> dict:
         traf = html_to_text_trafilatura(page["html"])
         seconds["trafilatura"] += time.perf_counter() - started
         started = time.perf_counter()
-        tags_clean = scorer.clean(tags).text
-        traf_clean = scorer.clean(traf).text
+        tags_clean = tags_scorer.clean(tags).text
+        traf_clean = traf_scorer.clean(traf).text
         seconds["ppl"] += time.perf_counter() - started
+        paper = paper_scorer.clean(tags).text
         started = time.perf_counter()
         jt = justext_text(page["raw"])
         seconds["justext"] += time.perf_counter() - started
         for name, text in (("tags", tags), ("tags+ppl", tags_clean), ("trafilatura", traf),
-                           ("trafilatura+ppl", traf_clean), ("justext", jt)):
+                           ("trafilatura+ppl", traf_clean), ("tags+ppl-sentences", paper), ("justext", jt)):
             outputs[name].append(text)
 
-    results: dict = {"threshold": scorer.threshold, "model": scorer.model_name, "variants": {}}
+    results: dict = {"model": tags_scorer.model_name, "variants": {},
+                     "methods": {"tags+ppl": tags_scorer.method, "trafilatura+ppl": traf_scorer.method,
+                                 "tags+ppl-sentences": paper_scorer.method},
+                     "thresholds": {"tags+ppl": tags_scorer.threshold, "trafilatura+ppl": traf_scorer.threshold,
+                                    "tags+ppl-sentences": paper_scorer.threshold}}
     for name, texts in outputs.items():
         row = {}
         for group, want in (("english", True), ("other", False)):
@@ -133,11 +144,10 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--json-only", action="store_true")
     args = parser.parse_args()
-    scorer = PerplexityScorer(args.model, threshold=args.threshold)
-    results = run(args.bench, scorer)
+    results = run(args.bench, args.model, args.threshold)
     if not args.json_only:
-        print(f"model {results['model']}, threshold {results['threshold']:g}; "
-              f"{results['pages']['english']} English pages, {results['pages']['other']} other")
+        print(f"model {results['model']}; {results['pages']['english']} English pages, "
+              f"{results['pages']['other']} other; methods {results['methods']}, thresholds {results['thresholds']}")
         print(f"{'variant':18} {'pages':8} {'F1':>6} {'P':>6} {'R':>6}")
         for name, row in results["variants"].items():
             for group in ("english", "other"):

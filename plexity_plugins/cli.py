@@ -8,6 +8,7 @@ import logging
 import sys
 
 from . import __version__
+from .decide import METHODS
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
 from .models import ModelError
 
@@ -36,10 +37,12 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    from .decide import method_for_extractor
     from .files import FileCleaner, collect_inputs
     from .scorer import PerplexityScorer
 
-    scorer = PerplexityScorer(args.model, threshold=args.threshold)
+    method = args.method or method_for_extractor(args.extractor)
+    scorer = PerplexityScorer(args.model, threshold=args.threshold, method=method)
     inputs = collect_inputs(args.inputs)
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
@@ -89,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(p)
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
                    help=f"HTML to text before filtering (default: {DEFAULT_EXTRACTOR})")
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help="region: best run of blocks (default for tags/none); trim: edges only (default "
+                        "for trafilatura); sentences: the paper's per-sentence rule")
     p.add_argument("--annotate", action="store_true",
                    help='keep everything, wrap would-be-dropped sentences in <ppl score="...">')
     p.add_argument("--write-dropped", action="store_true",

@@ -84,25 +84,30 @@ def html_to_text_tags(html: str | bytes) -> str:
         return ""
     parts: list[str] = []
 
-    def walk(element) -> None:
+    def inline(text: str, in_pre: bool) -> str:
+        # A newline in the HTML source is a space to a browser, except inside <pre>.
+        return text if in_pre else text.replace("\n", " ")
+
+    def walk(element, in_pre: bool) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
         tag = tag.lower()
         skip = tag in SKIP_TAGS or not tag or _is_hidden(element)
         if not skip:
             block = tag in BLOCK_TAGS
+            inner_pre = in_pre or tag == "pre"
             if block:
                 parts.append("\n")
             if element.text:
-                parts.append(element.text)
+                parts.append(inline(element.text, inner_pre))
             for child in element:
-                walk(child)
+                walk(child, inner_pre)
             if block:
                 parts.append("\n")
         # The tail is text after the element, inside the parent: always visible.
         if element.tail:
-            parts.append(element.tail)
+            parts.append(inline(element.tail, in_pre))
 
-    walk(root)
+    walk(root, False)
     text = _SPACES.sub(" ", "".join(parts))
     lines = (line.strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)

@@ -94,7 +94,7 @@ class FileCleaner:
         self.threshold = threshold
         self.annotate = annotate
         self.stats = RunStats(model=scorer.model_name, threshold=threshold or scorer.threshold,
-                              extractor=extractor, annotate=annotate)
+                              method=scorer.method, extractor=extractor, annotate=annotate)
         self._dropped = None
         if write_dropped:
             self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ class FileCleaner:
         result = self.scorer.clean(text, threshold=self.threshold, annotate=self.annotate)
         self.stats.add(result)
         for sentence in result.dropped:
-            self._record_drop(source, "perplexity_above_threshold", perplexity=round(sentence.perplexity, 1),
+            self._record_drop(source, sentence.reason, perplexity=round(sentence.perplexity, 1),
                               start=sentence.start, end=sentence.end, text=sentence.text)
         return result
 

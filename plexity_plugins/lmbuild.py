@@ -7,11 +7,15 @@ Shared by the embedded model's build script (scripts/default_model/build.py) and
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
+import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -27,6 +31,10 @@ REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
 
 class KenLMToolsMissing(RuntimeError):
     pass
+
+
+class KenLMToolFailed(RuntimeError):
+    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
 
 
 def kenlm_bin_dir() -> Path:
@@ -93,32 +101,50 @@ def run_lmplz(
     prune: list[int] | None = None,
     temp_dir: Path | None = None,
     discount_fallback: bool = False,
-) -> None:
+) -> ToolRun:
     cmd = [find_tool("lmplz"), "-o", str(order), "-S", memory, "--text", str(text_path), "--arpa", str(arpa_path)]
     cmd += ["-T", str(temp_dir or arpa_path.parent)]
     if prune:
         cmd += ["--prune", *map(str, prune)]
     if discount_fallback:
         cmd.append("--discount_fallback")
-    _run(cmd)
+    return _run(cmd)
 
 
-def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> None:
+def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> ToolRun:
     cmd = [find_tool("build_binary"), "-s"]
     if quantize_bits:
         cmd += ["-q", str(quantize_bits), "-b", str(quantize_bits)]
     cmd += ["trie", str(arpa_path), str(bin_path)]
-    _run(cmd)
+    return _run(cmd)
 
 
-def _run(cmd: list[str]) -> None:
+@dataclass
+class ToolRun:
+    """What a KenLM tool reported: its stderr (progress, statistics), peak memory, time."""
+
+    stderr: str
+    max_rss_mb: float
+    seconds: float
+
+
+def _run(cmd: list[str]) -> ToolRun:
+    """Run a KenLM tool; raise KenLMToolFailed with the tail of its stderr if it fails."""
     logger.info("running %s", " ".join(cmd))
     started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        # wait4 rather than wait: it also gives the child's own peak memory.
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read()
+    seconds = time.perf_counter() - started
     if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        raise RuntimeError(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}")
-    logger.info("%s finished in %.1fs", Path(cmd[0]).name, time.perf_counter() - started)
+        tail = "\n".join(stderr.strip().splitlines()[-15:])
+        raise KenLMToolFailed(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}")
+    logger.info("%s finished in %.1fs", Path(cmd[0]).name, seconds)
+    return ToolRun(stderr, round(usage.ru_maxrss / 1024, 1), round(seconds, 2))
 
 
 _NGRAM_COUNT = re.compile(r"^ngram (\d+)=(\d+)$")
@@ -145,3 +171,84 @@ def make_info(name: str, order: int, stats: CorpusStats, counts: dict[int, int],
     fields = {"tokenizer_version": TOKENIZER_VERSION, **extra}
     return ModelInfo(name=name, order=order, tokens=stats.tokens, vocab_size=counts.get(1),
                      build=build, **fields)
+
+
+# -- shared by `plexity train`, `plexity calibrate` and scripts/default_model/build.py ----------
+
+HOLDOUT_EVERY = 20  # 1 document in 20 is held out of training to set the threshold
+THRESHOLD_PERCENTILE = 99  # of held-out clean sentences: the default "threshold" (raw text)
+THRESHOLD_EXTRACTED_PERCENTILE = 99.9  # the default "threshold_extracted" (extractor output, method "trim")
+REPORT_PERCENTILES = (50, 75, 90, 95, 98, 99)
+
+
+def is_held_out(key: str, every: int = HOLDOUT_EVERY) -> bool:
+    """Whether the document with this stable key is held out of training.
+
+    CRC-32 of the key rather than a random draw: the same corpus always gives the same
+    split, whatever the order of the files, so a rebuild reproduces the model.
+    """
+    return every > 0 and zlib.crc32(key.encode("utf-8")) % every == 0
+
+
+def percentile_cuts(values: list[float]) -> list[float]:
+    """The 99 cut points (1st..99th percentile) of `values` (at least 2 of them)."""
+    if len(values) < 2:
+        raise ValueError(f"need at least 2 perplexities to take percentiles, got {len(values)}")
+    return statistics.quantiles(sorted(values), n=100)
+
+
+def _round_figure(value: float) -> float:
+    """To 0.1, or to 4 significant digits for small values (a toy model's perplexities are ~2-10)."""
+    digits = 1 if value <= 0 else max(1, 3 - math.floor(math.log10(value)))
+    return round(value, digits)
+
+
+def percentile_threshold(values: list[float], percentile: int = THRESHOLD_PERCENTILE) -> float:
+    """The threshold rule of every model: this percentile of clean sentences' perplexities."""
+    return _round_figure(percentile_cuts(values)[percentile - 1])
+
+
+def percentile_report(values: list[float], points: Iterable[int] = REPORT_PERCENTILES) -> dict[str, float]:
+    """{"50": ..., "95": ...}: the percentiles stored in model.json and printed by calibrate."""
+    cuts = percentile_cuts(values)
+    return {str(p): _round_figure(cuts[p - 1]) for p in points}
+
+
+def write_training_sentences(documents: Iterable[list[str]], out_path: Path,
+                             stats: CorpusStats | None = None) -> CorpusStats:
+    """Like `write_training_text`, for corpora that come already split into sentences
+    (the BNC's <s> elements): each item is one document's sentences, tokenised here."""
+    stats = stats or CorpusStats()
+    with open(out_path, "w", encoding="utf-8") as out:
+        for sentences in documents:
+            lines = [line for line in to_lm_lines(sentences) if line]
+            if not lines:
+                continue
+            stats.documents += 1
+            stats.sentences += len(lines)
+            stats.tokens += sum(line.count(" ") + 1 for line in lines)
+            out.write("\n".join(lines))
+            out.write("\n")
+    return stats
+
+
+def needs_discount_fallback(error: Exception) -> bool:
+    """lmplz refused to estimate Kneser-Ney discounts (a tiny or artificial corpus)."""
+    return "discount_fallback" in str(error)
+
+
+_RESOURCE_FIELD = re.compile(r"(\w+):([\d.]+)( kB)?")
+
+
+def kenlm_resources(stderr: str) -> dict[str, float]:
+    """The resource line KenLM tools print last ("RSSMax:26964 kB user:0.1 real:0.2"):
+    {"rss_max_mb": ..., "user_s": ..., "sys_s": ..., "real_s": ...} (empty if absent)."""
+    for line in reversed(stderr.splitlines()):
+        if "RSSMax:" in line:
+            values = {key: float(value) for key, value, _kb in _RESOURCE_FIELD.findall(line)}
+            out = {"rss_max_mb": round(values.get("RSSMax", 0) / 1024, 1)}
+            for key in ("user", "sys", "real"):
+                if key in values:
+                    out[f"{key}_s"] = round(values[key], 2)
+            return out
+    return {}

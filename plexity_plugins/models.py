@@ -57,7 +57,8 @@ class ModelInfo:
     tokens: int | None = None
     vocab_size: int | None = None
     tokenizer_version: str | None = None
-    threshold: float | None = None
+    threshold: float | None = None  # for raw text (methods "region", "sentences")
+    threshold_extracted: float | None = None  # for extractor output (method "trim")
     licence: str = "unknown"
     attribution: str = ""
     language: str = "en"

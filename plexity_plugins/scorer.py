@@ -16,8 +16,11 @@ scored as KenLM's ``<unk>`` token, with the probability lmplz gave ``<unk>``, an
 counts in ``n`` like any other token; `SentenceScore.oov` says how many there were.
 This is KenLM's own "perplexity including OOVs" (``kenlm.Model.perplexity``).
 
-A sentence is dropped when its perplexity is above the threshold (the model's
-calibrated default unless one is given).
+Which sentences are dropped is decided by a method (`plexity_plugins.decide`):
+``region`` (default) keeps the best contiguous run of blocks, ``trim`` drops junk at
+the edges of already-extracted text, ``sentences`` is the paper's per-sentence rule.
+The threshold is the model's calibrated default unless one is given: its
+``threshold`` for ``region`` and ``sentences``, its ``threshold_extracted`` for ``trim``.
 
 Text in another language than the model's (see `plexity_plugins.language`) is passed
 through unfiltered and flagged, because an English model scores every sentence of,
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Iterable
 
+from . import decide
 from .language import other_language
 from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences
@@ -50,6 +54,7 @@ class SentenceScore:
     perplexity: float
     tokens: int
     oov: int | None = None  # None where not computed (kept sentences in `clean`)
+    reason: str | None = None  # why `clean` dropped it
 
 
 @dataclass
@@ -58,6 +63,7 @@ class CleanResult:
 
     text: str
     threshold: float
+    method: str = decide.DEFAULT_METHOD
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -142,8 +148,10 @@ class PerplexityScorer:
 
     Args:
         model: model name, path, or None for the embedded default (see `plexity models`).
-        threshold: perplexity above which a sentence is dropped; None = the model's
-            calibrated default (stored in its metadata).
+        threshold: perplexity above which text counts as boilerplate; None = the model's
+            calibrated default for the method (stored in its metadata).
+        method: "region" (default), "trim" (for text a main-content extractor produced)
+            or "sentences" (the paper's per-sentence rule); see `plexity_plugins.decide`.
         max_sentence_chars: longer "sentences" (text without sentence punctuation) are
             cut at whitespace into pieces of at most this many characters.
         allow_tokenizer_mismatch: use a model built with another tokenizer version
@@ -159,6 +167,7 @@ class PerplexityScorer:
         self,
         model: str | PathLike | None = None,
         threshold: float | None = None,
+        method: str = decide.DEFAULT_METHOD,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
         language_check: bool = True,
@@ -167,6 +176,9 @@ class PerplexityScorer:
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         if threshold is not None and not threshold > 0:
             raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
+        if method not in decide.METHODS:
+            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(decide.METHODS)}")
+        self.method = method
         self._threshold = threshold
         self.max_sentence_chars = max_sentence_chars
         self.language_check = language_check and bool(self.info.language)
@@ -191,12 +203,15 @@ class PerplexityScorer:
     def threshold(self) -> float:
         if self._threshold is not None:
             return self._threshold
-        if self.info.threshold is None:
+        value = self.info.threshold
+        if self.method == "trim" and self.info.threshold_extracted is not None:
+            value = self.info.threshold_extracted
+        if value is None:
             raise ModelError(
                 f"model '{self.info.name}' has no default threshold in its metadata: pass "
                 f"threshold=... (or --threshold), or calibrate it with `plexity calibrate --write`"
             )
-        return float(self.info.threshold)
+        return float(value)
 
     # -- scoring -------------------------------------------------------------------
 
@@ -227,17 +242,17 @@ class PerplexityScorer:
             records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
         return records
 
-    def _perplexities(self, sentences: list[str]) -> tuple[list[float], list[int]]:
+    def _logprobs(self, sentences: list[str]) -> tuple[list[float], list[int]]:
+        """log10 P and token count of each sentence."""
         score = self.lm.score
-        ppl, counts = [], []
+        logprobs, counts = [], []
         for line in to_lm_lines(sentences):
-            n = line.count(" ") + 1 if line else 0
-            ppl.append(10.0 ** (-score(line, bos=True, eos=True) / (n + 1)))
-            counts.append(n)
-        return ppl, counts
+            counts.append(line.count(" ") + 1 if line else 0)
+            logprobs.append(score(line, bos=True, eos=True))
+        return logprobs, counts
 
     def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False) -> CleanResult:
-        """Remove the sentences of `text` whose perplexity is above the threshold.
+        """Remove the boilerplate sentences of `text` (by the scorer's method).
 
         Kept sentences come out verbatim, with the original whitespace between
         neighbours and line/paragraph breaks preserved.  With `annotate=True` nothing is
@@ -249,13 +264,21 @@ class PerplexityScorer:
             language = other_language(text, self.info.language)
             if language is not None:
                 stripped = text.strip()
-                return CleanResult(text=stripped, threshold=limit, chars_kept=len(stripped),
+                return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
                                    replaced_chars=replaced, passthrough=f"language:{language}")
         spans = split_sentences(text, self.max_sentence_chars)
         sentences = [text[a:b] for a, b in spans]
-        ppl, counts = self._perplexities(sentences)
-        keep = [p <= limit for p in ppl]
-        result = CleanResult(text="", threshold=limit, perplexities=ppl, replaced_chars=replaced)
+        logprobs, counts = self._logprobs(sentences)
+        ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]
+        if self.method == "sentences":
+            keep = decide.keep_sentences(ppl, limit)
+        elif self.method == "region":
+            keep = decide.keep_region(decide.block_ids(text, spans), logprobs, counts, limit)
+        else:
+            keep = decide.keep_trim(decide.block_ids(text, spans), logprobs, counts, limit)
+        reason = decide.REASONS[self.method]
+        result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
+                             replaced_chars=replaced)
         for (start, end), sentence, kept, value, n in zip(spans, sentences, keep, ppl, counts):
             if kept:
                 result.sentences_kept += 1
@@ -264,7 +287,7 @@ class PerplexityScorer:
                 result.sentences_dropped += 1
                 result.chars_dropped += end - start
                 _, _, oov = self._full_score(to_lm_line(sentence))
-                result.dropped.append(SentenceScore(start, end, sentence, value, n, oov))
+                result.dropped.append(SentenceScore(start, end, sentence, value, n, oov, reason))
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result
 

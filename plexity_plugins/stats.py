@@ -18,6 +18,7 @@ SAMPLES_PER_BAND = 5
 class RunStats:
     model: str = ""
     threshold: float = 0.0
+    method: str = ""
     extractor: str = ""
     annotate: bool = False
     files: int = 0
@@ -38,6 +39,9 @@ class RunStats:
     passthrough_reasons: Counter = field(default_factory=Counter)
     # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
     histogram: Counter = field(default_factory=Counter)
+    # the same for the dropped sentences only (which need not be the bins above the
+    # threshold: the region and trim methods decide per block)
+    histogram_dropped: Counter = field(default_factory=Counter)
     # a few dropped sentences per decade of perplexity ("3" = 1e3..1e4)
     dropped_samples: dict = field(default_factory=dict)
 
@@ -60,6 +64,7 @@ class RunStats:
         for value in result.perplexities:
             self.histogram[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
         for sentence in result.dropped:
+            self.histogram_dropped[int(math.log10(max(sentence.perplexity, 1.0)) / HIST_BIN)] += 1
             band = str(int(math.log10(max(sentence.perplexity, 1.0))))
             samples = self.dropped_samples.setdefault(band, [])
             if len(samples) < SAMPLES_PER_BAND:
@@ -72,7 +77,9 @@ class RunStats:
         data["histogram"] = {
             "bin_width_log10": HIST_BIN,
             "counts": {str(k): v for k, v in sorted(self.histogram.items())},
+            "dropped_counts": {str(k): v for k, v in sorted(self.histogram_dropped.items())},
         }
+        del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
         return data
 
     def write(self, path: Path) -> None:
@@ -87,5 +94,6 @@ class RunStats:
             f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
-            f"{self.seconds:.1f} s (model {self.model}, threshold {self.threshold:g}, extractor {self.extractor})"
+            f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {self.threshold:g}, "
+            f"extractor {self.extractor})"
         )

@@ -73,7 +73,8 @@ def test_clean_text_and_html_files_into_relative_paths(tmp_path):
     assert stats["documents"] == 2 and stats["sentences_dropped"] == 3
     dropped = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().splitlines()]
     assert sorted(d["text"] for d in dropped) == ["Accept all cookies", "Home News", "Share on Facebook"]
-    assert all(d["reason"] == "perplexity_above_threshold" and d["perplexity"] > stats["threshold"] for d in dropped)
+    assert {d["reason"] for d in dropped} == {"outside_main_content_region"}  # tags -> method "region"
+    assert stats["method"] == "region" and all(d["perplexity"] > 0 for d in dropped)
     assert "3 dropped" in proc.stdout
 
 

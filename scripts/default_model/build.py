@@ -7,9 +7,11 @@
 3. splits and tokenises the rest with plexity_plugins' own splitter and tokenizer;
 4. runs KenLM's lmplz (order 3, modified Kneser-Ney) and build_binary (trie, 8-bit
    quantised probabilities and backoffs);
-5. sets the default threshold to the 95th percentile of the perplexities of the
-   held-out sentences (so ~5 % of clean, unseen prose is dropped by construction),
-   and reports how much of the hand-written boilerplate.txt lies above it;
+5. sets the default thresholds from the perplexities of the held-out sentences:
+   `threshold` (raw page text: methods "region" and "sentences") is their 99th
+   percentile, `threshold_extracted` (text a main-content extractor already cut
+   down: method "trim") their 99.9th; and reports how much of the hand-written
+   boilerplate.txt lies above each;
 6. writes model.bin and model.json (metadata, licence, procedure and figures).
 
 Needs lmplz/build_binary (scripts/build_kenlm.sh).  Deterministic for the same
@@ -24,7 +26,6 @@ import statistics
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,13 +40,14 @@ from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
 
 NAME = "en-default"
 ORDER = 3
-PERCENTILE = 95
-HOLDOUT_MODULUS = 20
+PERCENTILE = lmbuild.THRESHOLD_PERCENTILE  # the rule shared with `plexity train` / `plexity calibrate`
+PERCENTILE_EXTRACTED = lmbuild.THRESHOLD_EXTRACTED_PERCENTILE
+HOLDOUT_MODULUS = lmbuild.HOLDOUT_EVERY
 LICENCE = "CC BY-SA 4.0 (derived from CC BY-SA Wikipedia text; other sources public domain, PSF, GPL-2+/CC BY-SA 3.0)"
 
 
 def held_out(source: str, index: int) -> bool:
-    return zlib.crc32(f"{source}:{index}".encode()) % HOLDOUT_MODULUS == 0
+    return lmbuild.is_held_out(f"{source}:{index}", HOLDOUT_MODULUS)
 
 
 def main() -> int:
@@ -95,27 +97,34 @@ def main() -> int:
     # Threshold: a percentile of held-out clean sentences, checked against boilerplate.
     scorer = PerplexityScorer(args.out)
     clean_ppl = sorted(s.perplexity for doc in heldout_docs for s in scorer.score(doc))
-    cuts = statistics.quantiles(clean_ppl, n=100)
-    threshold = round(cuts[PERCENTILE - 1], 1)
+    cuts = statistics.quantiles(clean_ppl, n=1000)  # cuts[k - 1] = the (k / 10)th percentile
+    threshold = round(cuts[int(PERCENTILE * 10) - 1], 1)
+    threshold_extracted = round(cuts[int(PERCENTILE_EXTRACTED * 10) - 1], 1)
     boiler_lines = [line.strip() for line in (HERE / "boilerplate.txt").read_text().splitlines()
                     if line.strip() and not line.startswith("#")]
     boiler_ppl = [scorer.perplexity(line) for line in boiler_lines]
     above = sum(p > threshold for p in boiler_ppl)
+    above_extracted = sum(p > threshold_extracted for p in boiler_ppl)
     info.threshold = threshold
+    info.threshold_extracted = threshold_extracted
     info.threshold_procedure = (
-        f"{PERCENTILE}th percentile of the perplexities of {len(clean_ppl)} held-out sentences "
-        f"({len(heldout_docs)} documents, 1 in {HOLDOUT_MODULUS} by CRC-32, never trained on); "
-        f"{above} of {len(boiler_lines)} hand-written boilerplate lines "
-        f"(scripts/default_model/boilerplate.txt) lie above it"
+        f"threshold: {PERCENTILE}th, threshold_extracted: {PERCENTILE_EXTRACTED}th percentile of the "
+        f"perplexities of {len(clean_ppl)} held-out sentences ({len(heldout_docs)} documents, 1 in "
+        f"{HOLDOUT_MODULUS} by CRC-32, never trained on); {above} and {above_extracted} of "
+        f"{len(boiler_lines)} hand-written boilerplate lines (scripts/default_model/boilerplate.txt) "
+        f"lie above them"
     )
-    info.build["heldout_percentiles"] = {str(p): round(cuts[p - 1], 1) for p in (50, 75, 90, 95, 98, 99)}
+    info.build["heldout_percentiles"] = {
+        str(p): round(cuts[int(p * 10) - 1], 1) for p in (50, 75, 90, 95, 98, 99, 99.5, 99.9)}
     info.build["boilerplate_above_threshold"] = f"{above}/{len(boiler_lines)}"
+    info.build["boilerplate_above_threshold_extracted"] = f"{above_extracted}/{len(boiler_lines)}"
     info.build["seconds"] = round(time.time() - started, 1)
     info.save(args.out / "model.json")
 
     size_mb = (args.out / "model.bin").stat().st_size / 1e6
     print(json.dumps(info.build["heldout_percentiles"]))
-    print(f"threshold {threshold}: {above}/{len(boiler_lines)} boilerplate lines above it")
+    print(f"threshold {threshold}: {above}/{len(boiler_lines)} boilerplate lines above it; "
+          f"threshold_extracted {threshold_extracted}: {above_extracted}")
     for line, p in sorted(zip(boiler_lines, boiler_ppl), key=lambda x: x[1])[:12]:
         print(f"  kept boilerplate? {p:10.1f}  {line}")
     print(f"wrote {args.out} ({size_mb:.1f} MB) in {time.time() - started:.0f}s")

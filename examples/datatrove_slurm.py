@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Remove boilerplate from a WARC collection with a datatrove pipeline on a Slurm cluster.
+
+    python examples/datatrove_slurm.py INPUT_DIR OUTPUT_DIR --partition P [--tasks N]
+        [--workers M] [--time 24:00:00] [--venv /path/to/.venv]
+
+Run it on the login node.  It submits one Slurm array job (one array task per datatrove
+task; each task reads its share of the WARC files) plus a small job that merges the stats
+once every task has succeeded, then returns.  INPUT_DIR and OUTPUT_DIR must be on a
+filesystem the compute nodes see.  Each task activates the virtualenv (--venv; default:
+the one running this script), so plexity_plugins and datatrove must be installed in it.
+
+    OUTPUT_DIR/documents/00000.warc.gz ...    cleaned pages as WARC response records
+    OUTPUT_DIR/excluded/00000.jsonl.gz ...    dropped documents, with metadata.filter_reason
+    OUTPUT_DIR/logs/                          per-task logs and stats, slurm_logs/,
+                                              completions/, stats.json (merged)
+
+If a task fails (node lost, time limit, killed), run the same command again: only the
+tasks without a completion marker in OUTPUT_DIR/logs/completions are submitted.
+Watch progress with `squeue` or datatrove's `jobs_status OUTPUT_DIR/logs`.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from datatrove.executor import SlurmPipelineExecutor
+from datatrove.pipeline.writers import JsonlWriter
+
+from plexity_plugins.datatrove import (HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader,
+                                       WarcResponseWriter)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("input_dir")
+    parser.add_argument("output_dir")
+    parser.add_argument("--partition", required=True)
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=-1, help="array tasks running at once (-1: no limit)")
+    parser.add_argument("--time", default="24:00:00", help="time limit per task")
+    parser.add_argument("--venv", default=str(Path(sys.prefix) / "bin" / "activate"),
+                        help="the venv's bin/activate script, sourced by every task")
+    parser.add_argument("--job-name", default="plexity-clean")
+    args = parser.parse_args()
+    out = Path(args.output_dir).resolve()  # absolute: the jobs do not run in this directory
+
+    executor = SlurmPipelineExecutor(
+        pipeline=[
+            WarcHtmlReader(str(Path(args.input_dir).resolve()), glob_pattern="**/*.warc*"),
+            HtmlTagsExtractor(),
+            # Loaded lazily: each array task opens the (memory-mapped) model once.
+            PerplexitySentenceFilter(
+                min_chars=50,
+                exclusion_writer=JsonlWriter(str(out / "excluded")),
+            ),
+            WarcResponseWriter(str(out / "documents")),
+        ],
+        tasks=args.tasks,
+        workers=args.workers,
+        job_name=args.job_name,
+        partition=args.partition,
+        time=args.time,
+        cpus_per_task=1,
+        mem_per_cpu_gb=2,
+        venv_path=args.venv,
+        logging_dir=str(out / "logs"),
+    )
+    executor.run()  # sbatch; returns once submitted
+    if executor.job_id == -1:
+        print("every task is already completed: nothing submitted")
+    else:
+        print(f"submitted Slurm job {executor.job_id}; logs in {out / 'logs'}")
+
+
+if __name__ == "__main__":
+    main()
