@@ -127,11 +127,18 @@ def run(bench: Path, model: str | None = None, threshold: float | None = None) -
             counts = [page_counts(p["truth"], t) for p, t in zip(pages, texts) if p["english"] == want]
             row[group] = {k: round(v, 4) for k, v in metrics(counts).items()}
         results["variants"][name] = row
-    # Non-English pages must not be gutted: share of the extractor's text that survives.
+    # Non-English pages must not be gutted: share of the extractor's text that survives,
+    # over the pages the benchmark labels non-English, and over those of them that the
+    # language check also finds non-English (two "non-English" pages are English).
+    from plexity_plugins.language import identify
+
     for extractor in ("tags", "trafilatura"):
-        before = sum(len(t) for p, t in zip(pages, outputs[extractor]) if not p["english"])
-        after = sum(len(t) for p, t in zip(pages, outputs[f"{extractor}+ppl"]) if not p["english"])
-        results[f"non_english_survival_{extractor}"] = round(after / before, 4) if before else 1.0
+        for suffix, want in (("", lambda p, t: True), ("_detected", lambda p, t: identify(t)[0] != "en")):
+            pairs = [(t, c) for p, t, c in zip(pages, outputs[extractor], outputs[f"{extractor}+ppl"])
+                     if not p["english"] and want(p, t)]
+            before, after = sum(len(t) for t, _ in pairs), sum(len(c) for _, c in pairs)
+            results[f"non_english_survival_{extractor}{suffix}"] = round(after / before, 4) if before else 1.0
+            results[f"non_english_pages_{extractor}{suffix}"] = len(pairs)
     results["pages"] = {"english": sum(p["english"] for p in pages), "other": sum(not p["english"] for p in pages)}
     results["seconds"] = {k: round(v, 2) for k, v in seconds.items()}
     return results
@@ -153,9 +160,12 @@ def main() -> int:
             for group in ("english", "other"):
                 m = row[group]
                 print(f"{name:18} {group:8} {m['f1']:6.3f} {m['precision']:6.3f} {m['recall']:6.3f}")
-        print(f"non-English pages, extractor text surviving the filter: "
-              f"tags {100 * results['non_english_survival_tags']:.1f} %, "
-              f"trafilatura {100 * results['non_english_survival_trafilatura']:.1f} %")
+        for suffix, label in (("", "labelled non-English"), ("_detected", "also detected non-English")):
+            print(f"pages {label}: extractor text surviving the filter: "
+                  f"tags {100 * results['non_english_survival_tags' + suffix]:.1f} % "
+                  f"({results['non_english_pages_tags' + suffix]} pages), "
+                  f"trafilatura {100 * results['non_english_survival_trafilatura' + suffix]:.1f} % "
+                  f"({results['non_english_pages_trafilatura' + suffix]} pages)")
     print(json.dumps(results))
     return 0
 
