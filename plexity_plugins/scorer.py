@@ -38,7 +38,7 @@ from . import decide
 from .language import other_language
 from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences
-from .tokenizer import to_lm_line, to_lm_lines
+from .tokenizer import spans_to_lm_lines, to_lm_line
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -53,7 +53,7 @@ class SentenceScore:
     text: str
     perplexity: float
     tokens: int
-    oov: int | None = None  # None where not computed (kept sentences in `clean`)
+    oov: int | None = None  # None where not computed (`clean` leaves it out: see `score`)
     reason: str | None = None  # why `clean` dropped it
 
 
@@ -237,19 +237,17 @@ class PerplexityScorer:
         spans = split_sentences(text, self.max_sentence_chars)
         sentences = [text[a:b] for a, b in spans]
         records = []
-        for (start, end), sentence, line in zip(spans, sentences, to_lm_lines(sentences)):
+        for (start, end), sentence, line in zip(spans, sentences, spans_to_lm_lines(text, spans)):
             logprob, n, oov = self._full_score(line)
             records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
         return records
 
-    def _logprobs(self, sentences: list[str]) -> tuple[list[float], list[int]]:
-        """log10 P and token count of each sentence."""
+    def _logprobs(self, text: str, spans: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
+        """log10 P and token count of each sentence span."""
         score = self.lm.score
-        logprobs, counts = [], []
-        for line in to_lm_lines(sentences):
-            counts.append(line.count(" ") + 1 if line else 0)
-            logprobs.append(score(line, bos=True, eos=True))
-        return logprobs, counts
+        lines = spans_to_lm_lines(text, spans)
+        counts = [line.count(" ") + 1 if line else 0 for line in lines]
+        return [score(line, bos=True, eos=True) for line in lines], counts
 
     def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False) -> CleanResult:
         """Remove the boilerplate sentences of `text` (by the scorer's method).
@@ -267,8 +265,7 @@ class PerplexityScorer:
                 return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
                                    replaced_chars=replaced, passthrough=f"language:{language}")
         spans = split_sentences(text, self.max_sentence_chars)
-        sentences = [text[a:b] for a, b in spans]
-        logprobs, counts = self._logprobs(sentences)
+        logprobs, counts = self._logprobs(text, spans)
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]
         if self.method == "sentences":
             keep = decide.keep_sentences(ppl, limit)
@@ -279,15 +276,15 @@ class PerplexityScorer:
         reason = decide.REASONS[self.method]
         result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
                              replaced_chars=replaced)
-        for (start, end), sentence, kept, value, n in zip(spans, sentences, keep, ppl, counts):
+        for (start, end), kept, value, n in zip(spans, keep, ppl, counts):
             if kept:
                 result.sentences_kept += 1
                 result.chars_kept += end - start
             else:
                 result.sentences_dropped += 1
                 result.chars_dropped += end - start
-                _, _, oov = self._full_score(to_lm_line(sentence))
-                result.dropped.append(SentenceScore(start, end, sentence, value, n, oov, reason))
+                # OOV counts need KenLM's slower per-token pass: `score()` has them.
+                result.dropped.append(SentenceScore(start, end, text[start:end], value, n, None, reason))
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result
 

@@ -70,7 +70,7 @@ def test_clean_drops_boilerplate_and_keeps_prose_verbatim(scorer):
     assert result.chars_dropped == len("Share on Facebook") + len("Accept all cookies")
     assert result.chars_kept + result.chars_dropped == sum(len(s) for s in ARTICLE.split("\n"))
     assert [d.text for d in result.dropped] == ["Share on Facebook", "Accept all cookies"]
-    assert all(d.perplexity > result.threshold and d.oov is not None for d in result.dropped)
+    assert all(d.perplexity > result.threshold and d.reason == "outside_main_content_region" for d in result.dropped)
     assert len(result.perplexities) == 5
 
 
