@@ -87,20 +87,24 @@ def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple
     spans: list[tuple[int, int]] = []
     if not text or text.isspace():
         return spans
+    append = spans.append
     for start, end in _blingfire_spans(text):
         chunk = text[start:end]
         if "\n" in chunk:
             pieces = [(start + m.start(), start + m.end()) for m in _LINE.finditer(chunk)]
         else:
-            pieces = [(start, end)]
+            pieces = ((start, end),)
         for p_start, p_end in pieces:
             # Trim surrounding whitespace so the span is the sentence verbatim.
-            piece = text[p_start:p_end]
+            piece = text[p_start:p_end] if len(pieces) > 1 else chunk
             stripped = piece.strip()
-            if not stripped:
-                continue
             if len(stripped) != len(piece):
+                if not stripped:
+                    continue
                 p_start += len(piece) - len(piece.lstrip())
                 p_end = p_start + len(stripped)
-            _cut_long(text, p_start, p_end, max_chars, spans)
+            if p_end - p_start <= max_chars:
+                append((p_start, p_end))
+            else:
+                _cut_long(text, p_start, p_end, max_chars, spans)
     return spans
