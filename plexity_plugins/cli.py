@@ -13,7 +13,8 @@ from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
 from .models import ModelError
 
 # Further subcommands live in their own modules, each with `add_parser(subparsers)`.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["plexity_plugins.cli_train", "plexity_plugins.cli_calibrate",
+                               "plexity_plugins.web.command", "plexity_plugins.report", "plexity_plugins.run_cmd"]
 
 
 def _add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:

@@ -178,7 +178,7 @@ def make_info(name: str, order: int, stats: CorpusStats, counts: dict[int, int],
 HOLDOUT_EVERY = 20  # 1 document in 20 is held out of training to set the threshold
 THRESHOLD_PERCENTILE = 99  # of held-out clean sentences: the default "threshold" (raw text)
 THRESHOLD_EXTRACTED_PERCENTILE = 99.9  # the default "threshold_extracted" (extractor output, method "trim")
-REPORT_PERCENTILES = (50, 75, 90, 95, 98, 99)
+REPORT_PERCENTILES = (50, 75, 90, 95, 98, 99, 99.5, 99.9)
 
 
 def is_held_out(key: str, every: int = HOLDOUT_EVERY) -> bool:
@@ -191,10 +191,17 @@ def is_held_out(key: str, every: int = HOLDOUT_EVERY) -> bool:
 
 
 def percentile_cuts(values: list[float]) -> list[float]:
-    """The 99 cut points (1st..99th percentile) of `values` (at least 2 of them)."""
+    """The 999 cut points of `values` (at least 2): cuts[k - 1] is the (k / 10)th percentile,
+    as scripts/default_model/build.py takes them (statistics.quantiles, n=1000)."""
     if len(values) < 2:
         raise ValueError(f"need at least 2 perplexities to take percentiles, got {len(values)}")
-    return statistics.quantiles(sorted(values), n=100)
+    return statistics.quantiles(sorted(values), n=1000)
+
+
+def _cut(cuts: list[float], percentile: float) -> float:
+    if not 0 < percentile < 100:
+        raise ValueError(f"a percentile is between 0 and 100 (exclusive), got {percentile}")
+    return cuts[round(percentile * 10) - 1]
 
 
 def _round_figure(value: float) -> float:
@@ -203,15 +210,15 @@ def _round_figure(value: float) -> float:
     return round(value, digits)
 
 
-def percentile_threshold(values: list[float], percentile: int = THRESHOLD_PERCENTILE) -> float:
-    """The threshold rule of every model: this percentile of clean sentences' perplexities."""
-    return _round_figure(percentile_cuts(values)[percentile - 1])
+def percentile_threshold(values: list[float], percentile: float = THRESHOLD_PERCENTILE) -> float:
+    """The threshold rule of every model: this percentile (steps of 0.1) of clean sentences' perplexities."""
+    return _round_figure(_cut(percentile_cuts(values), percentile))
 
 
-def percentile_report(values: list[float], points: Iterable[int] = REPORT_PERCENTILES) -> dict[str, float]:
-    """{"50": ..., "95": ...}: the percentiles stored in model.json and printed by calibrate."""
+def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERCENTILES) -> dict[str, float]:
+    """{"50": ..., "99.9": ...}: the percentiles stored in model.json and printed by calibrate."""
     cuts = percentile_cuts(values)
-    return {str(p): _round_figure(cuts[p - 1]) for p in points}
+    return {f"{p:g}": _round_figure(_cut(cuts, p)) for p in points}
 
 
 def write_training_sentences(documents: Iterable[list[str]], out_path: Path,

@@ -1,0 +1,88 @@
+"""`plexity calibrate`: a model's perplexities on clean (and boilerplate) text, and a threshold."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import lmbuild
+from .cli import _add_model_args
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "calibrate", help="suggest (and store) a model's default threshold from held-out clean text",
+        description=(
+            "Score every sentence of held-out clean text (one paragraph or sentence a line; not text the "
+            "model was trained on) and optionally boilerplate samples (one a line; '#' starts a comment), "
+            "print the perplexity percentiles and suggest a threshold: the given percentile of the clean "
+            "sentences, the rule every trained model's default follows."))
+    p.add_argument("clean", nargs="+", metavar="CLEAN_TEXT", help="held-out clean text files")
+    _add_model_args(p, threshold=False)
+    p.add_argument("--boilerplate", "-b", nargs="+", action="extend", default=[], metavar="FILE",
+                   help="boilerplate samples, one a line (e.g. scripts/default_model/boilerplate.txt)")
+    p.add_argument("--percentile", "-p", type=float, default=lmbuild.THRESHOLD_PERCENTILE,
+                   help="suggest this percentile of the clean sentences as the threshold "
+                        f"(default {lmbuild.THRESHOLD_PERCENTILE:g})")
+    p.add_argument("--percentile-extracted", type=float, default=lmbuild.THRESHOLD_EXTRACTED_PERCENTILE,
+                   help="... and this one as threshold_extracted, used by method trim "
+                        f"(default {lmbuild.THRESHOLD_EXTRACTED_PERCENTILE:g})")
+    p.add_argument("--write", action="store_true",
+                   help="store the suggested thresholds as the model's defaults in its model.json")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def _row(values: list[float]) -> dict[str, float] | None:
+    return lmbuild.percentile_report(values) if len(values) >= 2 else None
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .models import ModelError
+    from .scorer import PerplexityScorer
+    from .training import TrainError, calibrate, write_threshold
+
+    try:
+        scorer = PerplexityScorer(args.model)
+        result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
+    except (TrainError, ModelError) as exc:
+        print(f"plexity calibrate: error: {exc}", file=sys.stderr)
+        return 2
+    info = scorer.info
+    print(f"model {scorer.model_name} ({info.path}); current default threshold: {info.threshold}, "
+          f"threshold_extracted: {info.threshold_extracted}")
+    clean, boiler = _row(result.clean), _row(result.boilerplate)
+    print(f"{'percentile':>10} {'clean':>12}" + (f" {'boilerplate':>12}" if boiler else ""))
+    for point in clean:
+        print(f"{point:>10} {clean[point]:>12.1f}" + (f" {boiler[point]:>12.1f}" if boiler else ""))
+    print(f"{'sentences':>10} {len(result.clean):>12}" + (f" {len(result.boilerplate):>12}" if boiler else ""))
+    if len(result.clean) < 1000:
+        print(f"warning: only {len(result.clean)} clean sentences: high percentiles are rough estimates")
+
+    def effect(threshold: float) -> str:
+        text = f"keeps {100 * result.clean_kept(threshold):.1f}% of the clean sentences"
+        dropped = result.boilerplate_dropped(threshold)
+        if dropped is not None:
+            text += f", drops {100 * dropped:.1f}% of the boilerplate"
+        return text
+
+    print(f"suggested threshold: {result.threshold} ({result.percentile:g}th percentile of the clean "
+          f"sentences): {effect(result.threshold)}")
+    print(f"suggested threshold_extracted: {result.threshold_extracted} ({result.percentile_extracted:g}th "
+          f"percentile): {effect(result.threshold_extracted)}")
+    best = result.best_separating_threshold()
+    if best is not None:
+        print(f"for comparison, the threshold that best separates these samples: {best}: {effect(best)}")
+    if args.write:
+        procedure = result.procedure(args.clean, args.boilerplate)
+        details = {"clean_sentences": len(result.clean), "boilerplate_sentences": len(result.boilerplate),
+                   "clean_percentiles": clean, "boilerplate_percentiles": boiler}
+        try:
+            path = write_threshold(info, result.threshold, procedure, details, result.threshold_extracted)
+        except (ModelError, OSError) as exc:
+            print(f"plexity calibrate: error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote default threshold {result.threshold} and threshold_extracted "
+              f"{result.threshold_extracted} to {path}")
+    else:
+        print("(pass --write to store them as the model's defaults)")
+    return 0

@@ -1,0 +1,96 @@
+"""`plexity train`: build one of the paper's models (or any other) from a raw corpus."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import lmbuild
+from .models import PAPER_MODELS, ModelError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train", help="build a KenLM model from the BNC, CORD-19 or plain text and install it",
+        description=(
+            "Read a corpus, tokenise it with the scorer's tokenizer, build a KenLM model with lmplz and "
+            "build_binary, set its default threshold from held-out documents and install it so that "
+            f"--model NAME finds it. The paper's names ({', '.join(PAPER_MODELS)}) imply --corpus and "
+            "--order."))
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="corpus files or directories: the BNC's Texts/ tree (*.xml), CORD-19's metadata.csv, "
+                        "or text files (*.txt, one document or sentence a line)")
+    p.add_argument("--name", "-n", required=True, help="model name (e.g. trigrams-bnc)")
+    p.add_argument("--corpus", "-c", choices=("bnc", "cord19", "text"), default=None,
+                   help="corpus format (implied by the paper's model names)")
+    p.add_argument("--order", "-o", type=int, choices=range(2, 7), default=None, metavar="{2..6}",
+                   help="n-gram order (implied by the paper's model names)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--written-only", dest="written_only", action="store_const", const=True, default=None,
+                       help="BNC: written texts only (the paper's choice; the default)")
+    scope.add_argument("--all", dest="written_only", action="store_const", const=False,
+                       help="BNC: written and spoken texts")
+    p.add_argument("--prune", type=int, nargs="+", metavar="N", default=None,
+                   help="lmplz --prune: minimum counts per order, e.g. 0 1 1 (default: no pruning)")
+    p.add_argument("--memory", "-S", default="20%",
+                   help="lmplz sort memory (-S): a percentage of RAM or a size like 4G (default: 20%%)")
+    p.add_argument("--temp-dir", "-T", default=None,
+                   help="where the training text, the ARPA file and lmplz's temporary files go "
+                        "(default: beside the installed model)")
+    p.add_argument("--discount-fallback", action="store_const", const=True, default=None,
+                   help="always pass lmplz --discount_fallback (by default only when lmplz says the corpus "
+                        "is too small for Kneser-Ney discounts)")
+    p.add_argument("--quantize", type=int, default=8, metavar="BITS",
+                   help="build_binary: quantise probabilities and backoffs to BITS bits (default 8; 0: none)")
+    p.add_argument("--holdout-every", type=int, default=lmbuild.HOLDOUT_EVERY, metavar="N",
+                   help=f"hold out 1 document in N for the threshold (default {lmbuild.HOLDOUT_EVERY}; 0: none)")
+    p.add_argument("--percentile", type=float, default=lmbuild.THRESHOLD_PERCENTILE,
+                   help="default threshold: this percentile of the held-out sentences' perplexities "
+                        f"(default {lmbuild.THRESHOLD_PERCENTILE:g})")
+    p.add_argument("--percentile-extracted", type=float, default=lmbuild.THRESHOLD_EXTRACTED_PERCENTILE,
+                   help="default threshold_extracted (method trim): this percentile "
+                        f"(default {lmbuild.THRESHOLD_EXTRACTED_PERCENTILE:g})")
+    p.add_argument("--output-dir", default=None,
+                   help="install into this directory instead of $PLEXITY_MODEL_DIR / the cache dir")
+    p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
+    p.add_argument("--skip-bad-files", action="store_true",
+                   help="count and skip unreadable or malformed corpus files instead of stopping")
+    p.add_argument("--write-dropped", action="store_true",
+                   help="write every skipped document with its reason to train-dropped.jsonl in the model dir")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or step messages")
+    p.set_defaults(func=cmd_train)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .training import ModelTrainer, TrainError, paper_config
+
+    def report(message: str) -> None:
+        if not args.quiet:
+            print(f"plexity train: {message}", file=sys.stderr, flush=True)
+
+    try:
+        corpus, order = paper_config(args.name, args.corpus, args.order)
+        if corpus != "bnc" and args.written_only is not None:
+            raise TrainError("--written-only/--all apply to --corpus bnc only")
+        written_only = True if args.written_only is None else args.written_only
+        if args.name in PAPER_MODELS and corpus == "bnc" and not written_only:
+            report(f"warning: the paper's {args.name} used written texts only; --all deviates from it")
+        trainer = ModelTrainer(
+            corpus, args.inputs, args.name, order, written_only=written_only, memory=args.memory,
+            prune=args.prune, temp_dir=args.temp_dir, discount_fallback=args.discount_fallback,
+            quantize_bits=args.quantize or None, holdout_every=args.holdout_every, percentile=args.percentile,
+            percentile_extracted=args.percentile_extracted,
+            output_dir=args.output_dir, force=args.force, skip_bad_files=args.skip_bad_files,
+            write_dropped=args.write_dropped, progress=not args.quiet, report=report)
+        result = trainer.run()
+    except lmbuild.KenLMToolsMissing as exc:
+        print(f"plexity train: {exc}", file=sys.stderr)
+        return 2
+    except (TrainError, ModelError) as exc:
+        print(f"plexity train: error: {exc}", file=sys.stderr)
+        return 2
+    except lmbuild.KenLMToolFailed as exc:
+        print(f"plexity train: error: {exc}", file=sys.stderr)
+        return 1
+    print(result.summary())
+    return 0

@@ -1,0 +1,76 @@
+"""`WarcResponseWriter`: cleaned documents written back as WARC response records."""
+
+from __future__ import annotations
+
+from typing import IO, Callable
+
+from datatrove.io import DataFolderLike
+from datatrove.pipeline.writers.disk_base import DiskWriter
+
+from .. import __version__
+from ..warc import cleaned_response_record
+
+# Metadata written as WARC headers of each record (when present), as X-Plexity-<Name>.
+HEADER_FIELDS = {
+    "plexity_model": "X-Plexity-Model",
+    "plexity_threshold": "X-Plexity-Threshold",
+    "plexity_sentences": "X-Plexity-Sentences",
+    "plexity_sentences_dropped": "X-Plexity-Sentences-Dropped",
+    "plexity_chars_before": "X-Plexity-Chars-Before",
+    "plexity_chars_after": "X-Plexity-Chars-After",
+    "plexity_ppl_mean": "X-Plexity-Ppl-Mean",
+    "plexity_ppl_median": "X-Plexity-Ppl-Median",
+    "plexity_passthrough": "X-Plexity-Passthrough",
+}
+
+
+class WarcResponseWriter(DiskWriter):
+    """Writes each Document as a WARC ``response`` record whose HTTP payload is its text
+    (``text/plain; charset=utf-8``), as pyplexity's cleaned WARCs and ``plexity clean`` do.
+
+    The record keeps the document's URL (``metadata["url"]``, else its id) and date, refers
+    to the original record (``WARC-Refers-To``: the document id, a WARC-Record-ID when read
+    by `WarcHtmlReader`) and carries the filter's metadata as ``X-Plexity-*`` headers.  Each
+    output file starts with a ``warcinfo`` record.  With a ``.gz`` file name every record is
+    its own gzip member (the usual ``.warc.gz`` layout, readable record by record).
+
+    Args:
+        output_folder: a str, tuple or DataFolder where the WARC files go
+        output_filename: file name template (``${rank}`` is the task), default
+            ``${rank}.warc.gz``; a name without ``.gz`` writes uncompressed WARC
+        adapter: a function (self, Document) -> dict with ``text``, ``id``, ``metadata``
+        max_file_size: start a new file (000_, 001_ ...) beyond this many bytes (-1: never)
+    """
+
+    default_output_filename: str = "${rank}.warc.gz"
+    name = "🗄 WARC"
+    _requires_dependencies = ["warcio"]
+
+    def __init__(self, output_folder: DataFolderLike, output_filename: str = None, adapter: Callable = None,
+                 max_file_size: int = -1):
+        # warcio compresses record by record itself, so the file is opened uncompressed
+        super().__init__(output_folder, output_filename=output_filename, compression=None, adapter=adapter,
+                         mode="wb", max_file_size=max_file_size)
+        self.gzip = self.output_filename.template.endswith(".gz")
+        self._warc_writers: dict[int, object] = {}
+
+    def _writer_for(self, file_handler: IO, filename: str):
+        from warcio.warcwriter import WARCWriter
+
+        writer = self._warc_writers.get(id(file_handler))
+        if writer is None or writer.out is not file_handler:
+            writer = WARCWriter(file_handler, gzip=self.gzip)
+            writer.write_record(writer.create_warcinfo_record(
+                filename, {"software": f"plexity_plugins {__version__} (datatrove)",
+                     "format": "WARC File Format 1.1", "description": "boilerplate removed by perplexity"}))
+            self._warc_writers[id(file_handler)] = writer
+        return writer
+
+    def _write(self, document: dict, file_handler: IO, filename: str):
+        writer = self._writer_for(file_handler, filename)
+        metadata = document.get("metadata") or {}
+        extra = {header: metadata[key] for key, header in HEADER_FIELDS.items() if metadata.get(key) is not None}
+        doc_id = document.get("id")
+        writer.write_record(cleaned_response_record(
+            writer, document.get("text") or "", uri=metadata.get("url") or str(doc_id), date=metadata.get("date"),
+            source_record_id=doc_id if str(doc_id or "").startswith("<urn:") else None, extra_headers=extra))

@@ -1,0 +1,370 @@
+"""`plexity report`: a static, self-contained HTML report (and a PNG histogram) of a run.
+
+Input: the ``plexity-stats.json`` that `plexity clean` writes (`plexity_plugins.stats.RunStats`:
+counters, a histogram of log10 perplexity in bins of 0.1, a few dropped sentences per
+decade), or the output directory holding it; a ``plexity-dropped.jsonl`` beside it (from
+``--write-dropped``) adds more sample sentences, with their sources.  The output directory of
+`plexity run` (datatrove's merged ``logs/stats.json``) is read too, but its stats carry counts
+only, so that report has no histogram.
+
+The HTML has no scripts and loads nothing: the histogram is embedded as a PNG data URI and
+every piece of text from the data is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .files import DROPPED_FILE, STATS_FILE
+
+SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
+WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
+KEPT_COLOUR = "#1f5fbf"
+DROPPED_COLOUR = "#c62828"
+
+
+@dataclass
+class ReportData:
+    """What a report shows, whatever stats file it came from."""
+
+    source: Path
+    stats: dict
+    histogram: dict[int, int] = field(default_factory=dict)  # bin index -> sentences
+    dropped: dict[int, int] | None = None  # bin index -> dropped sentences, when recorded
+    bin_width: float = 0.1
+    samples: dict[str, list[dict]] = field(default_factory=dict)  # decade -> [{perplexity, text, source?}]
+
+    @property
+    def threshold(self) -> float | None:
+        value = self.stats.get("threshold")
+        return float(value) if value else None
+
+
+# -- reading -------------------------------------------------------------------------------
+
+def find_stats(path: str | Path) -> Path:
+    """The stats file given, or the one in (or, uniquely, under) the directory given."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path} does not exist")
+    for candidate in (path / STATS_FILE, path / "logs" / "stats.json", path / "stats.json"):
+        if candidate.is_file():
+            return candidate
+    found = sorted(path.rglob(STATS_FILE))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(f"{len(found)} {STATS_FILE} files under {path}: name one of them "
+                         f"({', '.join(str(f) for f in found[:5])})")
+    raise FileNotFoundError(f"no {STATS_FILE} (from `plexity clean`) or logs/stats.json (from `plexity run`) "
+                            f"in {path}")
+
+
+def _from_datatrove(merged: list) -> dict:
+    """Counts from datatrove's merged stats (a list of steps) in RunStats' field names."""
+    stats: dict = {}
+    for step in merged:
+        name = step.get("name", "")
+        values = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
+        if "Perplexity" in name:
+            for key in ("sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped", "replaced_chars"):
+                stats[key] = int(values.get(key, 0))
+            stats["documents"] = int(values.get("total", 0))
+            stats["skip_reasons"] = {k[len("dropped_"):]: int(v) for k, v in values.items()
+                                     if k.startswith("dropped_")}
+    stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
+    return stats
+
+
+def load_report_data(path: str | Path) -> ReportData:
+    """Read a run's stats (see the module docstring) into ReportData."""
+    stats_path = find_stats(path)
+    try:
+        raw = json.loads(stats_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{stats_path} is not a JSON stats file: {exc}") from None
+    if isinstance(raw, list):
+        stats = _from_datatrove(raw)
+    elif isinstance(raw, dict) and ("sentences_kept" in raw or "histogram" in raw):
+        stats = raw
+    else:
+        raise ValueError(f"{stats_path} is neither a {STATS_FILE} from `plexity clean` nor datatrove stats")
+    data = ReportData(source=stats_path, stats=stats)
+    hist = stats.get("histogram") or {}
+    data.bin_width = float(hist.get("bin_width_log10", 0.1))
+    data.histogram = {int(k): int(v) for k, v in (hist.get("counts") or {}).items()}
+    if "dropped_counts" in hist:
+        data.dropped = {int(k): int(v) for k, v in hist["dropped_counts"].items()}
+    for band, samples in (stats.get("dropped_samples") or {}).items():
+        data.samples[str(band)] = [dict(s) for s in samples]
+    _add_dropped_file_samples(data, stats_path.parent / DROPPED_FILE)
+    return data
+
+
+def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
+    """More samples per decade, with their source, from plexity-dropped.jsonl if present."""
+    if not path.is_file():
+        return
+    seen = {(s.get("text"), s.get("perplexity")) for samples in data.samples.values() for s in samples}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "perplexity" not in record or "text" not in record:
+                continue  # a skipped document, not a dropped sentence
+            band = str(int(math.log10(max(float(record["perplexity"]), 1.0))))
+            samples = data.samples.setdefault(band, [])
+            key = (record.get("text", "")[:300], round(float(record["perplexity"]), 1))
+            if len(samples) >= SAMPLES_PER_BAND or key in seen:
+                continue
+            seen.add(key)
+            samples.append({"perplexity": key[1], "text": key[0], "source": record.get("source", ""),
+                            "reason": record.get("reason", "")})
+            if all(len(s) >= SAMPLES_PER_BAND for s in data.samples.values()) and len(data.samples) >= 6:
+                break
+
+
+# -- the histogram ----------------------------------------------------------------------------
+
+def histogram_png(data: ReportData) -> bytes:
+    """The perplexity histogram: log x axis, kept sentences blue, dropped ones stacked in red,
+    the threshold line.  (Older stats without per-bin drop counts: red = above the threshold.)"""
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
+
+    fig = Figure(figsize=(9, 3.6), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    width = data.bin_width
+    bins = sorted(data.histogram)
+    threshold = data.threshold
+    lefts = [10 ** (b * width) for b in bins]
+    widths = [10 ** ((b + 1) * width) - 10 ** (b * width) for b in bins]
+    if data.dropped is not None:
+        dropped = [data.dropped.get(b, 0) for b in bins]
+        red_label = "dropped"
+    else:  # a bin counts as dropped when its centre lies above the threshold
+        above = [bool(threshold) and (b + 0.5) * width > math.log10(threshold) for b in bins]
+        dropped = [data.histogram[b] if a else 0 for b, a in zip(bins, above)]
+        red_label = "above the threshold"
+    kept = [data.histogram[b] - d for b, d in zip(bins, dropped)]
+    style = dict(width=widths, align="edge", edgecolor="white", linewidth=0.4)
+    ax.bar(lefts, kept, color=KEPT_COLOUR, label="kept", **style)
+    ax.bar(lefts, dropped, bottom=kept, color=DROPPED_COLOUR, label=red_label, **style)
+    ax.legend(loc="upper right", frameon=False, fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlabel("sentence perplexity (log scale)")
+    ax.set_ylabel("sentences")
+    if threshold:
+        ax.axvline(threshold, color="black", linewidth=1.5, linestyle="--")
+        ax.annotate(f"threshold {threshold:g}", xy=(threshold, 1), xycoords=("data", "axes fraction"),
+                    xytext=(4, -12), textcoords="offset points", fontsize=9, fontweight="bold")
+    kept, dropped = int(data.stats.get("sentences_kept", 0)), int(data.stats.get("sentences_dropped", 0))
+    total = kept + dropped
+    share = 100.0 * dropped / total if total else 0.0
+    method = f", method {data.stats['method']}" if data.stats.get("method") else ""
+    ax.set_title(f"{total:,} sentences: {kept:,} kept, {dropped:,} dropped ({share:.1f} %)"
+                 f" — model {data.stats.get('model', '?')}{method}", fontsize=10)
+    ax.spines[["top", "right"]].set_visible(False)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+# -- the HTML ---------------------------------------------------------------------------------
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.1f} %" if whole else "–"
+
+
+def _band_label(band: str) -> str:
+    low = int(band)
+    return f"{10 ** low:,} – {10 ** (low + 1):,}"
+
+
+def _what_if_rows(data: ReportData) -> list[tuple[float, int, int]]:
+    """(threshold at a bin edge, sentences above it, total) for a few round thresholds."""
+    total = sum(data.histogram.values())
+    rows = []
+    for edge in WHAT_IF_LOG10:
+        edge_bin = round(edge / data.bin_width)
+        above = sum(c for b, c in data.histogram.items() if b >= edge_bin)
+        rows.append((10 ** (edge_bin * data.bin_width), above, total))
+    return rows
+
+
+CSS = """
+body { font-family: "DejaVu Sans", system-ui, sans-serif; color: #1d2330; max-width: 1100px; margin: 1.5rem auto;
+       padding: 0 1rem; background: #fff; }
+h1 { font-size: 1.5rem; margin-bottom: 0.2rem; } h2 { font-size: 1.15rem; margin-top: 1.8rem; }
+.meta { color: #5b6475; margin-top: 0; }
+table { border-collapse: collapse; margin: 0.4rem 0; font-size: 0.92rem; }
+th, td { border-bottom: 1px solid #e1e4ea; padding: 0.25rem 0.8rem 0.25rem 0; text-align: left; vertical-align: top; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+.big { display: flex; gap: 2.5rem; flex-wrap: wrap; margin: 0.8rem 0; }
+.big div { font-size: 0.9rem; color: #5b6475; } .big b { display: block; font-size: 1.6rem; color: #1d2330; }
+.big .dropped b { color: #c62828; }
+img { max-width: 100%; border: 1px solid #e1e4ea; }
+tr.current td { font-weight: bold; }
+.samples td.text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.source { color: #5b6475; font-size: 0.8rem; overflow-wrap: anywhere; }
+.note { color: #5b6475; font-size: 0.9rem; }
+"""
+
+
+def render_html(data: ReportData, png: bytes | None, png_name: str | None = None) -> str:
+    s = data.stats
+    kept, dropped = int(s.get("sentences_kept", 0)), int(s.get("sentences_dropped", 0))
+    chars_kept, chars_dropped = int(s.get("chars_kept", 0)), int(s.get("chars_dropped", 0))
+    total, chars = kept + dropped, chars_kept + chars_dropped
+    threshold = data.threshold
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    method = f" · method {_e(s['method'])}" if s.get("method") else ""
+    out = [
+        "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>plexity report: {_e(data.source)}</title>",
+        # self-contained: nothing loaded from anywhere, no scripts
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+        "style-src 'unsafe-inline'\">",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>plexity report</h1>",
+        f'<p class="meta">{_e(data.source)} · model <b>{_e(s.get("model", "?"))}</b> · threshold '
+        f'<b id="threshold">{_e(f"{threshold:g}" if threshold else "?")}</b> · extractor '
+        f'{_e(s.get("extractor") or "?")}{method}{" · annotate" if s.get("annotate") else ""} · generated {generated}</p>',
+    ]
+    if s.get("format"):
+        out.append(f'<p class="note">{_e(s["format"])}</p>')
+    out += [
+        '<div class="big">',
+        f'<div>sentences<b id="sentences-total">{total:,}</b></div>',
+        f'<div>kept<b id="sentences-kept">{kept:,}</b>{_pct(kept, total)}</div>',
+        f'<div class="dropped">dropped<b id="sentences-dropped">{dropped:,}</b>{_pct(dropped, total)}</div>',
+        f'<div>characters dropped<b>{chars_dropped:,}</b>{_pct(chars_dropped, chars)} of {chars:,}</div>',
+        "</div>",
+        "<h2>Sentence perplexities</h2>",
+    ]
+    if png:
+        encoded = base64.b64encode(png).decode("ascii")
+        alt = f"histogram of {total} sentence perplexities, threshold {threshold:g}" if threshold else "histogram"
+        out.append(f'<img id="histogram" alt="{_e(alt)}" src="data:image/png;base64,{encoded}">')
+        note = f" (also saved as {_e(png_name)})" if png_name else ""
+        red = ("red: the dropped sentences" if data.dropped is not None
+               else "red: sentences above the threshold (these stats do not record which were dropped)")
+        out.append(f'<p class="note">Bins of {data.bin_width:g} in log<sub>10</sub> perplexity{note}; blue: kept, '
+                   f"{red}; dashed line: the threshold. The <i>region</i> and <i>trim</i> methods decide per line "
+                   "(block), so dropped sentences need not lie right of the line.</p>")
+        out += ["<h3>Sentences above other thresholds</h3>",
+                '<table id="what-if"><tr><th class="n">threshold</th><th class="n">sentences above it</th>'
+                '<th class="n">share</th></tr>']
+        for value, above, all_sentences in _what_if_rows(data):
+            out.append(f'<tr><td class="n">{value:,.0f}</td><td class="n">{above:,}</td>'
+                       f'<td class="n">{_pct(above, all_sentences)}</td></tr>')
+        out.append("</table><p class=\"note\">Counted from the histogram at its bin edges: what the "
+                   "<i>sentences</i> method would drop at each threshold.</p>")
+    else:
+        out.append('<p class="note" id="no-histogram">These stats have no perplexity histogram.</p>')
+
+    out += ["<h2>Counts</h2>", '<table id="counts">']
+    rows = [
+        ("files", s.get("files", 0)), ("files skipped", s.get("files_skipped", 0)),
+        ("documents", s.get("documents", 0)), ("documents skipped", s.get("documents_skipped", 0)),
+        ("documents emptied (every sentence dropped)", s.get("documents_empty", 0)),
+        ("documents passed through unfiltered (not the model's language)", s.get("documents_passthrough", 0)),
+        ("sentences kept", kept), ("sentences dropped", dropped),
+        ("characters kept", chars_kept), ("characters dropped", chars_dropped),
+        ("characters replaced (invalid UTF-8, NUL)", s.get("replaced_chars", 0)),
+        ("bytes in", s.get("bytes_in", 0)), ("bytes out", s.get("bytes_out", 0)),
+    ]
+    for label, value in rows:
+        out.append(f'<tr><td>{_e(label)}</td><td class="n">{int(value or 0):,}</td></tr>')
+    if s.get("seconds"):
+        out.append(f'<tr><td>seconds</td><td class="n">{float(s["seconds"]):,.1f}</td></tr>')
+    out.append("</table>")
+    for key, title in (("skip_reasons", "Skipped, by reason"), ("passthrough_reasons", "Passed through, by reason")):
+        reasons = s.get(key) or {}
+        if reasons:
+            out += [f"<h3>{title}</h3>", f'<table id="{key.replace("_", "-")}">']
+            for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+                out.append(f'<tr><td>{_e(reason)}</td><td class="n">{int(count):,}</td></tr>')
+            out.append("</table>")
+
+    out.append("<h2>Dropped sentences by perplexity band</h2>")
+    if data.samples:
+        per_band: dict[str, int] = {}
+        for b, c in data.histogram.items():
+            band = str(int(math.floor((b + 1e-9) * data.bin_width)))
+            per_band[band] = per_band.get(band, 0) + c
+        out.append('<table class="samples" id="samples"><tr><th>perplexity band</th><th class="n">perplexity</th>'
+                   "<th>sentence</th></tr>")
+        for band in sorted(data.samples, key=int):
+            samples = sorted(data.samples[band], key=lambda x: x.get("perplexity", 0))
+            in_band = f"<br><span class=\"source\">{per_band[band]:,} sentences in this band, kept or dropped</span>" \
+                if band in per_band else ""
+            for i, sample in enumerate(samples):
+                label = f"<td rowspan=\"{len(samples)}\">{_e(_band_label(band))}{in_band}</td>" if i == 0 else ""
+                where = " · ".join(_e(sample[k]) for k in ("reason", "source") if sample.get(k))
+                source = f'<div class="source">{where}</div>' if where else ""
+                out.append(f'<tr data-band="{_e(band)}">{label}<td class="n">{float(sample.get("perplexity", 0)):,.1f}'
+                           f'</td><td class="text">{_e(sample.get("text", ""))}{source}</td></tr>')
+        out.append("</table>")
+    else:
+        out.append('<p class="note">No dropped sentences were recorded.</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path | None = None
+                 ) -> tuple[Path, Path | None]:
+    """Write the HTML report and the histogram PNG (next to it, same stem, unless given).
+
+    Returns (html path, png path or None when the stats have no histogram)."""
+    data = load_report_data(stats)
+    html_path = Path(html_path)
+    png_path = Path(png_path) if png_path else html_path.with_suffix(".png")
+    png = histogram_png(data) if data.histogram else None
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    if png:
+        png_path.parent.mkdir(parents=True, exist_ok=True)
+        png_path.write_bytes(png)
+    html_path.write_text(render_html(data, png, png_path.name if png else None), encoding="utf-8")
+    return html_path, (png_path if png else None)
+
+
+# -- command ----------------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    html_path, png_path = build_report(args.stats, args.output, args.png)
+    print(f"report: {html_path}")
+    if png_path:
+        print(f"histogram: {png_path}")
+    else:
+        print("plexity report: these stats have no perplexity histogram: no PNG written", file=sys.stderr)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "report", help="static HTML report (and PNG histogram) of a `plexity clean` run",
+        description="A self-contained HTML report of a run: perplexity histogram with the threshold, kept and "
+                    "dropped counts, sample dropped sentences per perplexity band.")
+    p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
+                   help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it")
+    p.add_argument("--output", "-o", default="plexity-report.html", help="the HTML report (default: %(default)s)")
+    p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
+    p.set_defaults(func=cmd_report)

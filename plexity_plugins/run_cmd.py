@@ -1,0 +1,267 @@
+"""`plexity run`: clean WARC collections with a datatrove pipeline, locally or on Slurm.
+
+    WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> JsonlWriter | WarcResponseWriter
+
+Output layout (DIR = --output-dir):
+
+    DIR/documents/00000.jsonl.gz ...   cleaned documents, one file per task (or .warc.gz)
+    DIR/excluded/00000.jsonl.gz ...    dropped documents, with metadata.filter_reason
+    DIR/logs/                          datatrove's logging dir (--logging-dir): logs/, stats/,
+                                       completions/, slurm_logs/, and stats.json (all tasks merged)
+
+Re-running the same command resumes: tasks with a completion marker in DIR/logs/completions
+are skipped, the others start over (their output files are rewritten, never appended to).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob as globlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .extract import EXTRACTORS
+
+FORMATS = ("jsonl", "warc")
+EXECUTORS = ("local", "slurm")
+WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
+
+
+# -- pipeline -------------------------------------------------------------------------
+
+def resolve_input(spec: str) -> tuple[str, str]:
+    """(folder, glob pattern relative to it) for a directory, a file or a glob."""
+    path = Path(spec)
+    if path.is_dir():
+        return str(path.resolve()), WARC_GLOB
+    if path.is_file():
+        return str(path.resolve().parent), path.name
+    if globlib.has_magic(spec):
+        parts = path.parts
+        first_magic = next(i for i, part in enumerate(parts) if globlib.has_magic(part))
+        folder = Path(*parts[:first_magic]) if first_magic else Path(".")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"input folder {folder} does not exist")
+        return str(folder.resolve()), str(Path(*parts[first_magic:]))
+    raise FileNotFoundError(f"input {spec} does not exist (give a directory, a WARC file or a glob)")
+
+
+def list_inputs(folder: str, pattern: str) -> list[str]:
+    from datatrove.io import get_datafolder
+
+    return get_datafolder(folder).list_files(glob_pattern=pattern)
+
+
+def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = "trafilatura",
+                   model: str | None = None, threshold: float | None = None, fmt: str = "jsonl",
+                   annotate: bool = False, min_chars: int = 50, min_kept_fraction: float = 0.0,
+                   other_languages: str = "keep", extract_timeout: float = 30) -> list:
+    """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
+    from datatrove.pipeline.extractors import Trafilatura
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from .datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
+
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    output_dir = Path(output_dir).resolve()
+    folder, pattern = resolve_input(input_spec)
+    steps = [WarcHtmlReader(folder, glob_pattern=pattern)]
+    if extractor == "tags":
+        steps.append(HtmlTagsExtractor(timeout=extract_timeout))
+    elif extractor == "trafilatura":
+        # the settings of `plexity clean --extractor trafilatura`: keep tables, no deduplication
+        steps.append(Trafilatura(favour_precision=False, deduplicate=False, include_tables=True,
+                                 timeout=extract_timeout))
+    elif extractor != "none":
+        raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
+    steps.append(PerplexitySentenceFilter(
+        model=model, threshold=threshold, annotate=annotate, min_chars=min_chars,
+        min_kept_fraction=min_kept_fraction, other_languages=other_languages,
+        exclusion_writer=JsonlWriter(str(output_dir / "excluded")),
+    ))
+    if fmt == "warc":
+        steps.append(WarcResponseWriter(str(output_dir / "documents")))
+    else:
+        steps.append(JsonlWriter(str(output_dir / "documents")))
+    return steps
+
+
+def default_venv_activate() -> str | None:
+    """The activate script of the running virtual environment, if any."""
+    activate = Path(sys.prefix) / "bin" / "activate"
+    return str(activate) if sys.prefix != sys.base_prefix and activate.is_file() else None
+
+
+def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
+                  partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
+                  mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
+    if executor == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        return LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir,
+                                     workers=workers or min(tasks, os.cpu_count() or 1))
+    if executor == "slurm":
+        from datatrove.executor import SlurmPipelineExecutor
+
+        if not partition:
+            raise ValueError("--executor slurm needs --partition")
+        if venv and Path(venv).is_dir():
+            venv = str(Path(venv) / "bin" / "activate")
+        return SlurmPipelineExecutor(
+            pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
+            partition=partition, time=time_limit, cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb,
+            venv_path=venv or default_venv_activate(), job_name=job_name,
+        )
+    raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+
+
+# -- results --------------------------------------------------------------------------
+
+def merge_stats(logging_dir: str | os.PathLike) -> dict | None:
+    """Merge the per-task stats of every run so far into logging_dir/stats.json (datatrove's
+    format, as its merge_stats tool writes); returns the merged stats as a dict."""
+    from datatrove.utils.stats import PipelineStats
+
+    stats_dir = Path(logging_dir) / "stats"
+    files = sorted(stats_dir.glob("*.json"))
+    if not files:
+        return None
+    merged = sum((PipelineStats.from_json(json.loads(f.read_text())) for f in files), start=PipelineStats())
+    with open(Path(logging_dir) / "stats.json", "w") as f:
+        merged.save_to_disk(f)
+    return json.loads((Path(logging_dir) / "stats.json").read_text())
+
+
+def completed_tasks(logging_dir: str | os.PathLike) -> int:
+    directory = Path(logging_dir) / "completions"
+    return len(list(directory.iterdir())) if directory.is_dir() else 0
+
+
+def _step_stats(merged: dict, name_part: str) -> dict:
+    for step in merged:
+        if name_part in step.get("name", ""):
+            return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
+    return {}
+
+
+def summary(merged: dict | None) -> str:
+    if not merged:
+        return "no task has finished yet"
+    reader = _step_stats(merged, "WARC HTML")
+    filt = _step_stats(merged, "Perplexity")
+    reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
+    skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
+    return (f"{reader.get('records', 0)} WARC records read, {reader.get('documents', 0)} HTML documents "
+            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)}); "
+            f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
+            f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "
+            f"dropped; passed through (other language): {filt.get('passthrough', 0)}")
+
+
+def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
+    """Block until none of the jobs is pending or running any more."""
+    pending = [j for j in job_ids if j and str(j) != "-1"]
+    while pending:
+        out = subprocess.run(["squeue", "-h", "-o", "%A", "-j", ",".join(map(str, pending))],
+                             capture_output=True, text=True).stdout
+        if not out.strip():
+            return
+        time.sleep(poll)
+
+
+# -- command --------------------------------------------------------------------------
+
+def cmd_run(args: argparse.Namespace) -> int:
+    output_dir = Path(args.output_dir).resolve()
+    logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
+    folder, pattern = resolve_input(args.input)
+    inputs = list_inputs(folder, pattern)
+    if not inputs:
+        print(f"plexity run: no WARC files match {pattern} in {folder}", file=sys.stderr)
+        return 2
+    tasks = args.tasks or len(inputs)
+    pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
+                              threshold=args.threshold, fmt=args.format, annotate=args.annotate,
+                              min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
+                              other_languages=args.other_languages)
+    executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
+                             partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
+                             mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
+    done_before = completed_tasks(logging_dir)
+    print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
+          f"(executor {args.executor})")
+    failed = None
+    started = time.perf_counter()
+    try:
+        executor.run()
+    except Exception as exc:  # a task failed; the completed ones keep their markers
+        failed = exc
+    if args.executor == "slurm":
+        job_id = getattr(executor, "job_id", None)
+        if job_id in (None, -1):
+            print("all tasks were already completed: nothing launched")
+        else:
+            print(f"launched Slurm array job {job_id}; slurm logs in {logging_dir / 'slurm_logs'}")
+            if not args.wait:
+                print(f"outputs: {output_dir / 'documents'}; dropped documents: {output_dir / 'excluded'}; "
+                      f"merged stats: {logging_dir / 'stats.json'} (written when every task succeeded)")
+                return 0
+            wait_for_slurm([str(job_id)])
+    elapsed = time.perf_counter() - started
+    done = completed_tasks(logging_dir)
+    merged = merge_stats(logging_dir)
+    print(summary(merged))
+    print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
+    print(f"outputs: {output_dir / 'documents'}\ndropped documents: {output_dir / 'excluded'}\n"
+          f"logs: {logging_dir / 'logs'}\nmerged stats: {logging_dir / 'stats.json'}")
+    if failed is not None or done < tasks:
+        print(f"plexity run: {tasks - done} task(s) did not complete"
+              f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
+              f"re-run the same command to run only those", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    from .cli import _add_model_args
+
+    p = subparsers.add_parser(
+        "run", help="clean WARC files with a datatrove pipeline (local or Slurm), resumable",
+        description="WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> writer, as a datatrove "
+                    "pipeline. Re-running the same command resumes: completed tasks are skipped.")
+    p.add_argument("input", metavar="INPUT_GLOB_OR_DIR",
+                   help="a directory (every *.warc / *.warc.gz below it), a WARC file, or a glob (quote it)")
+    p.add_argument("--output-dir", "-o", required=True,
+                   help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
+    _add_model_args(p)
+    p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
+                   help="HTML to text: datatrove's Trafilatura (default), tags, or none")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
+    p.add_argument("--annotate", action="store_true",
+                   help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')
+    p.add_argument("--min-chars", type=int, default=50,
+                   help="drop documents with fewer characters left (default: 50)")
+    p.add_argument("--min-kept-fraction", type=float, default=0.0,
+                   help="drop documents that keep less than this share of their text (default: 0)")
+    p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
+                   help="documents in another language than the model's: keep unchanged or drop")
+    p.add_argument("--executor", choices=EXECUTORS, required=True)
+    p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="tasks running at once (default: local: CPU count; slurm: no limit)")
+    p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
+    slurm = p.add_argument_group("slurm")
+    slurm.add_argument("--partition", help="Slurm partition (required with --executor slurm)")
+    slurm.add_argument("--time", default="24:00:00", help="time limit per task (default: 24:00:00)")
+    slurm.add_argument("--cpus-per-task", type=int, default=1)
+    slurm.add_argument("--mem-per-cpu-gb", type=int, default=2)
+    slurm.add_argument("--venv", default=None,
+                       help="virtualenv (dir or its bin/activate) the jobs activate (default: the running one)")
+    slurm.add_argument("--job-name", default="plexity")
+    slurm.add_argument("--wait", action="store_true", help="wait for the Slurm job, then print the stats")
+    p.set_defaults(func=cmd_run)

@@ -1,0 +1,342 @@
+"""Scrapy item pipeline: perplexity filtering of crawled pages.
+
+Enable it in a project's ``settings.py``::
+
+    ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
+
+Every item whose ``PLEXITY_INPUT_FIELD`` holds a page gets the page's cleaned text in
+``PLEXITY_OUTPUT_FIELD`` and the counts in ``PLEXITY_STATS_FIELD``; an item with too
+little text left is dropped (``DropItem``, with the reason).  The scorer is the shared
+`PerplexityScorer`, so a crawl is cleaned exactly like ``plexity clean`` cleans files.
+
+Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
+
+- ``items_cleaned``: the page was filtered and enough text remained;
+- ``items_passthrough`` (and ``items_passthrough/<why>``, e.g. ``language:de``): the page
+  is in another language than the model's, so its text was kept unfiltered;
+- ``items_dropped`` (and ``items_dropped/<reason>``): ``too_little_text``,
+  ``no_text_extracted``, ``empty_input``, ``input_not_text``, ``extraction_failed``,
+  ``no_output_field``;
+- ``items_without_input``: no input field (or None): passed on untouched.
+
+The CPU work (extraction, scoring) runs in a worker thread (``PLEXITY_THREADS``), so a
+large page does not stall the reactor: downloads and other items go on meanwhile
+(measured by ``bench/scrapy_stall.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import statistics
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+# Absolute imports: this module's name does not shadow the real Scrapy.
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+
+from . import decide
+from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html, get_extractor
+from .scorer import CleanResult, PerplexityScorer
+
+logger = logging.getLogger(__name__)
+
+STATS_PREFIX = "plexity/"
+INPUT_FORMATS = ("html", "text")
+DEFAULT_MIN_CHARS = 200
+_REPLACEMENT = "\ufffd"
+
+
+@dataclass
+class _Outcome:
+    """What the worker thread returns: a result, or the reason there is none."""
+
+    result: CleanResult | None = None
+    reason: str | None = None
+    detail: str = ""
+    extracted_chars: int = 0
+    decode_replaced: int = 0  # U+FFFD introduced by decoding bytes
+    seconds: float = 0.0
+
+
+class PerplexityFilterPipeline:
+    """Removes high-perplexity sentences (boilerplate) from crawled pages.
+
+    Settings (all read in `from_crawler`):
+        PLEXITY_ENABLED: False disables the pipeline (NotConfigured). Default True.
+        PLEXITY_MODEL: model name or path; default: the embedded model.
+        PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
+            model's (for the method).
+        PLEXITY_METHOD: "region", "trim" or "sentences" (see `plexity_plugins.decide`);
+            default: "trim" after trafilatura, else "region" (as `plexity clean`).
+        PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
+        PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
+        PLEXITY_EXTRACTOR: "tags", "trafilatura" or "none", for HTML input; default as
+            `plexity clean` (trafilatura).
+        PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
+        PLEXITY_STATS_FIELD: field that receives the per-item counts (a dict: model,
+            method, threshold, sentences_kept, sentences_dropped, chars_kept, chars_dropped,
+            mean_perplexity, median_perplexity (of the page's sentences, before filtering),
+            replaced_chars, passthrough); "" for none. Default "plexity".
+        PLEXITY_ANNOTATE: keep everything, wrapping would-be-dropped sentences in
+            ``<ppl score="...">`` instead of removing them. Default False.
+        PLEXITY_MIN_CHARS: an item keeping fewer characters of text is dropped. Default 200.
+        PLEXITY_LANGUAGE_CHECK: pass pages in another language than the model's through
+            unfiltered (counted). Default True.
+        PLEXITY_THREADS: worker threads for the CPU work; 0 runs it on the reactor thread
+            (a large page then stalls the crawl). Default 1.
+        PLEXITY_DROPPED_FILE: path of a JSON-lines file receiving every dropped sentence
+            and every dropped item with its reason. Default None (not written).
+
+    The model is opened once per crawler, in `open_spider`.  Stats go to the crawler's
+    stats collector under ``plexity/``.
+    """
+
+    def __init__(self, scorer: PerplexityScorer, stats, *, input_field: str = "html",
+                 input_format: str = "html", extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
+                 stats_field: str | None = "plexity", annotate: bool = False,
+                 min_chars: int = DEFAULT_MIN_CHARS, threads: int = 1, dropped_file: str | None = None):
+        if input_format not in INPUT_FORMATS:
+            raise ValueError(f"PLEXITY_INPUT_FORMAT must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
+        if extractor not in EXTRACTORS:
+            raise ValueError(f"PLEXITY_EXTRACTOR must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
+        if threads < 0:
+            raise ValueError(f"PLEXITY_THREADS must be 0 or more, got {threads}")
+        self.scorer = scorer
+        self.stats = stats
+        self.input_field = input_field
+        self.input_format = input_format
+        self.extractor = extractor
+        self.extract = get_extractor(extractor)
+        self.output_field = output_field
+        self.stats_field = stats_field or None
+        self.annotate = annotate
+        self.min_chars = min_chars
+        self.threads = threads
+        self.dropped_file = dropped_file
+        self._executor: ThreadPoolExecutor | None = None
+        self._dropped = None
+        self._warned_classes: set[type] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("PLEXITY_ENABLED", True):
+            raise NotConfigured("PLEXITY_ENABLED is False")
+        input_format = settings.get("PLEXITY_INPUT_FORMAT", "html")
+        extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
+        # As `plexity clean`: trafilatura output is already the main content, so only
+        # its edges are trimmed; raw tag text and plain text get the region method.
+        method = settings.get("PLEXITY_METHOD") or decide.method_for_extractor(
+            extractor if input_format == "html" else None)
+        threshold = settings.get("PLEXITY_THRESHOLD")
+        scorer = PerplexityScorer(
+            settings.get("PLEXITY_MODEL") or None,
+            threshold=float(threshold) if threshold not in (None, "") else None,
+            method=method,
+            language_check=settings.getbool("PLEXITY_LANGUAGE_CHECK", True),
+        )
+        return cls(
+            scorer, crawler.stats,
+            input_field=settings.get("PLEXITY_INPUT_FIELD", "html"),
+            input_format=input_format,
+            extractor=extractor,
+            output_field=settings.get("PLEXITY_OUTPUT_FIELD", "text"),
+            stats_field=settings.get("PLEXITY_STATS_FIELD", "plexity"),
+            annotate=settings.getbool("PLEXITY_ANNOTATE", False),
+            min_chars=settings.getint("PLEXITY_MIN_CHARS", DEFAULT_MIN_CHARS),
+            threads=settings.getint("PLEXITY_THREADS", 1),
+            dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
+        )
+
+    # -- spider lifecycle ---------------------------------------------------------------
+
+    def open_spider(self, spider=None) -> None:
+        self.scorer.lm  # open the model now, once, not inside the first item
+        self.stats.set_value(STATS_PREFIX + "model", self.scorer.model_name)
+        self.stats.set_value(STATS_PREFIX + "method", self.scorer.method)
+        self.stats.set_value(STATS_PREFIX + "threshold", self.scorer.threshold)
+        if self.threads:
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
+        if self.dropped_file:
+            self._dropped = open(self.dropped_file, "w", encoding="utf-8")
+        logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
+                    self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
+
+    def close_spider(self, spider=None) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if self._dropped is not None:
+            self._dropped.close()
+            self._dropped = None
+
+    # -- items ------------------------------------------------------------------------
+
+    async def process_item(self, item: Any, spider=None) -> Any:
+        adapter = ItemAdapter(item)
+        self._inc("items_seen")
+        value = adapter.get(self.input_field)
+        if value is None:
+            self._inc("items_without_input")
+            logger.debug("plexity: item without %r passed on untouched", self.input_field)
+            return item
+        source = str(adapter.get("url") or type(item).__name__)
+        if isinstance(value, (bytearray, memoryview)):
+            value = bytes(value)
+        if not isinstance(value, (str, bytes)):
+            self._drop(source, "input_not_text",
+                       f"field {self.input_field!r} holds {type(value).__name__}, not str or bytes")
+        missing = self._missing_field(item, self.output_field)
+        if missing:
+            self._drop(source, "no_output_field", missing)
+
+        outcome = await self._in_worker(self._clean, value)
+
+        self._inc("clean_seconds", outcome.seconds)
+        if outcome.result is None:
+            self._drop(source, outcome.reason, outcome.detail)
+        result = outcome.result
+        self._count_result(result, outcome, source)
+        if result.chars_kept < self.min_chars:
+            if not value.strip():
+                reason = "empty_input"
+            elif not outcome.extracted_chars:
+                reason = "no_text_extracted"
+            else:
+                reason = "too_little_text"
+            self._drop(source, reason, f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}")
+
+        adapter[self.output_field] = result.text
+        if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
+            adapter[self.stats_field] = self._item_stats(result, outcome)
+        passthrough = getattr(result, "passthrough", None)
+        if passthrough:
+            self._inc("items_passthrough")
+            self._inc(f"items_passthrough/{passthrough}")
+            logger.debug("plexity: %s passed through unfiltered (%s)", source, passthrough)
+        else:
+            self._inc("items_cleaned")
+        return item
+
+    def _clean(self, value: str | bytes) -> _Outcome:
+        """Extraction and scoring: the CPU work, run in a worker thread."""
+        started = time.perf_counter()
+        outcome = _Outcome()
+        text: str | bytes = value
+        if self.input_format == "html":
+            if isinstance(value, bytes):
+                # No headers here: BOM, then <meta charset>, else UTF-8 with replacement.
+                html, _encoding = decode_html(value)
+                outcome.decode_replaced = max(0, html.count(_REPLACEMENT) - value.count(_REPLACEMENT.encode()))
+            else:
+                html = value
+            try:
+                text = self.extract(html)
+            except Exception as exc:  # ExtractionError, or whatever a third-party extractor raises on odd HTML
+                detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
+                outcome.reason, outcome.detail = "extraction_failed", detail
+                outcome.seconds = time.perf_counter() - started
+                return outcome
+        outcome.extracted_chars = len(text.strip())
+        outcome.result = self.scorer.clean(text, annotate=self.annotate)
+        outcome.seconds = time.perf_counter() - started
+        return outcome
+
+    async def _in_worker(self, function, *args):
+        """`function(*args)` in the worker thread, awaited without blocking the reactor."""
+        if self._executor is None:
+            return function(*args)
+        future = self._executor.submit(function, *args)
+        if _asyncio_available():
+            return await asyncio.wrap_future(future)
+        return await _deferred_from_future(future)  # a non-asyncio Twisted reactor
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _inc(self, key: str, count: float = 1) -> None:
+        self.stats.inc_value(STATS_PREFIX + key, count)
+
+    def _record(self, source: str, reason: str, **extra) -> None:
+        if self._dropped is not None:
+            self._dropped.write(json.dumps({"source": source, "reason": reason, **extra}, ensure_ascii=False) + "\n")
+
+    def _drop(self, source: str, reason: str, detail: str) -> NoReturn:
+        self._inc("items_dropped")
+        self._inc(f"items_dropped/{reason}")
+        self._record(source, reason, detail=detail)
+        raise DropItem(f"plexity: {reason}: {detail} ({source})")
+
+    def _count_result(self, result: CleanResult, outcome: _Outcome, source: str) -> None:
+        self._inc("sentences_kept", result.sentences_kept)
+        self._inc("sentences_dropped", result.sentences_dropped)
+        self._inc("chars_kept", result.chars_kept)
+        self._inc("chars_dropped", result.chars_dropped)
+        replaced = result.replaced_chars + outcome.decode_replaced
+        if replaced:
+            self._inc("replaced_chars", replaced)
+        for sentence in result.dropped:
+            self._record(source, getattr(sentence, "reason", None) or "perplexity_above_threshold",
+                         perplexity=round(sentence.perplexity, 1),
+                         start=sentence.start, end=sentence.end, text=sentence.text)
+
+    def _item_stats(self, result: CleanResult, outcome: _Outcome) -> dict:
+        ppl = result.perplexities
+        return {
+            "model": self.scorer.model_name,
+            "method": self.scorer.method,
+            "threshold": result.threshold,
+            "sentences_kept": result.sentences_kept,
+            "sentences_dropped": result.sentences_dropped,
+            "chars_kept": result.chars_kept,
+            "chars_dropped": result.chars_dropped,
+            "mean_perplexity": round(statistics.fmean(ppl), 1) if ppl else None,
+            "median_perplexity": round(statistics.median(ppl), 1) if ppl else None,
+            "replaced_chars": result.replaced_chars + outcome.decode_replaced,
+            "passthrough": getattr(result, "passthrough", None),
+        }
+
+    def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
+        """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that
+        does not declare it), or None if it can."""
+        names = ItemAdapter.get_field_names_from_class(type(item))
+        if names is None or field in names:
+            return None
+        message = (f"{type(item).__name__} has no field {field!r}: declare it in the item class, "
+                   f"or point the PLEXITY_*_FIELD setting to a field it has")
+        if warn and type(item) not in self._warned_classes:
+            self._warned_classes.add(type(item))
+            logger.warning("plexity: %s (per-item counts not stored)", message)
+        return message
+
+
+def _asyncio_available() -> bool:
+    """Whether coroutines here run on an asyncio loop (await Futures) or on a plain
+    Twisted reactor (await Deferreds)."""
+    try:
+        from scrapy.utils.asyncio import is_asyncio_available  # Scrapy >= 2.14
+    except ImportError:
+        from scrapy.utils.reactor import is_asyncio_reactor_installed as is_asyncio_available
+    return is_asyncio_available()
+
+
+def _deferred_from_future(future: Future):
+    """A Deferred fired in the reactor thread when a concurrent.futures Future completes."""
+    from twisted.internet import reactor
+    from twisted.internet.defer import Deferred
+
+    deferred = Deferred()
+
+    def fire(done: Future) -> None:
+        error = done.exception()
+        if error is not None:
+            deferred.errback(error)
+        else:
+            deferred.callback(done.result())
+
+    future.add_done_callback(lambda done: reactor.callFromThread(fire, done))
+    return deferred

@@ -1,0 +1,1 @@
+"""The `plexity serve` web demo (a Starlette app served by uvicorn)."""

@@ -1,0 +1,289 @@
+"""The `plexity serve` web demo: one page, and the JSON API behind it.
+
+    GET  /             the page (static/index.html; all JS/CSS served from this package)
+    GET  /api/models   the models a request may name, the extractors, the input size cap
+    POST /api/score    {"text", "format": "text"|"html", "threshold", "model", "extractor", "method"}
+                       -> every sentence with its span, perplexity, block and verdict, and the
+                          cleaned text (the page re-runs the method itself as the threshold moves)
+
+Security, because the page is fed pasted web pages:
+- nothing is ever fetched from a URL (pyplexity's demo fetched any URL it was given:
+  server-side request forgery); the page takes pasted text or a local file only;
+- request bodies above `max_bytes` are refused with 413 before they are read in full;
+- malformed JSON or fields -> 400 with a message, unknown model -> 404, never a traceback;
+- a request may name only listed models, not paths on the server's disk;
+- POST /api/score requires ``Content-Type: application/json`` (so a cross-site HTML form
+  cannot post to it) and, when bound to a loopback address, the Host header must be a
+  loopback name (DNS rebinding);
+- the page builds its DOM with textContent only, and a Content-Security-Policy allows
+  scripts, styles and connections to this origin only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .. import decide
+from ..extract import EXTRACTORS, ExtractionError, get_extractor
+from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
+from ..scorer import PerplexityScorer, sanitize
+from ..sentences import split_sentences
+from ..tokenizer import to_lm_lines
+
+STATIC_DIR = Path(__file__).parent / "static"
+DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+# The demo shows what perplexity filtering does to a whole page, so by default HTML is
+# turned into text by the tag remover (every visible block), not by trafilatura, which
+# already removes most boilerplate before the filter sees it.
+DEFAULT_WEB_EXTRACTOR = "tags"
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+class SecurityHeadersMiddleware:
+    """Adds SECURITY_HEADERS to every response (a plain ASGI middleware)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class ScorerCache:
+    """One PerplexityScorer per model name and method, opened on first use and kept.
+
+    Only models that `plexity models` lists (plus the server's own --model, which may be
+    a path) can be asked for: a request never names a file on the server's disk.
+    """
+
+    def __init__(self, default_model: str | None = None):
+        info = resolve(default_model)  # fails early, at start-up, for a bad --model
+        self.default_name = info.name
+        self._server_model = {info.name: default_model if default_model is not None else DEFAULT_MODEL}
+        self._scorers: dict[tuple[str, str], PerplexityScorer] = {}
+        self._lock = threading.Lock()
+
+    def available(self) -> dict[str, dict]:
+        models = {info.name: info for info in list_models()}
+        if self.default_name not in models:
+            models[self.default_name] = resolve(self._server_model[self.default_name])
+        return {
+            name: {"name": name, "threshold": info.threshold,
+                   "threshold_extracted": getattr(info, "threshold_extracted", None), "order": info.order,
+                   "corpus": info.corpus, "description": info.description}
+            for name, info in models.items()
+        }
+
+    def get(self, name: str | None, method: str = decide.DEFAULT_METHOD) -> PerplexityScorer:
+        name = self.default_name if name in (None, "", "default") else name
+        key = (name, method)
+        with self._lock:
+            scorer = self._scorers.get(key)
+            if scorer is not None:
+                return scorer
+        available = self.available()
+        if name not in available:
+            raise ApiError(404, f"unknown model {name!r}; available: {', '.join(sorted(available))}")
+        spec = self._server_model.get(name, name)
+        with self._lock:
+            if key not in self._scorers:
+                try:
+                    # (a binary model is memory-mapped: one per method costs no extra memory)
+                    scorer = PerplexityScorer(spec, method=method)
+                    scorer.lm  # open it now, under the lock, not in two threads at once
+                except ModelError as exc:
+                    raise ApiError(400, str(exc)) from exc
+                self._scorers[key] = scorer
+            return self._scorers[key]
+
+
+async def _read_body(request: Request, max_bytes: int) -> bytes:
+    too_large = ApiError(413, f"request body too large: the limit is {max_bytes:,} bytes "
+                              f"(start the server with a larger --max-bytes to raise it)")
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise ApiError(400, "invalid Content-Length header")
+        if int(length) > max_bytes:
+            raise too_large
+    body = bytearray()
+    async for chunk in request.stream():  # chunked uploads are counted as they arrive
+        body += chunk
+        if len(body) > max_bytes:
+            raise too_large
+    return bytes(body)
+
+
+def _parse_request(body: bytes) -> dict:
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, "malformed JSON: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request must be a JSON object")
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise ApiError(400, '"text" must be a string')
+    form = data.get("format") or "text"
+    if form not in ("text", "html"):
+        raise ApiError(400, '"format" must be "text" or "html"')
+    threshold = data.get("threshold")
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+                or not math.isfinite(threshold) or threshold <= 0:
+            raise ApiError(400, '"threshold" must be a positive number or null')
+        threshold = float(threshold)
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ApiError(400, '"model" must be a string or null')
+    extractor = data.get("extractor")
+    if extractor is not None and extractor not in EXTRACTORS:
+        raise ApiError(400, f'"extractor" must be one of {", ".join(EXTRACTORS)} or null')
+    method = data.get("method")
+    if method is not None and method not in decide.METHODS:
+        raise ApiError(400, f'"method" must be one of {", ".join(decide.METHODS)} or null')
+    return {"text": text, "format": form, "threshold": threshold, "model": model, "extractor": extractor,
+            "method": method}
+
+
+def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None) -> dict:
+    """Every sentence of `text` with its span, perplexity, block and verdict, and the cleaned text.
+
+    The verdicts and the cleaned text are `PerplexityScorer.clean`'s own.  One scoring
+    pass: `clean` scores the sentences of `split_sentences` in order, so its
+    `perplexities` line up with the spans split here with the same arguments.  Token
+    counts and block numbers let the page re-run the method (`decide`) as the threshold
+    moves; perplexities are sent unrounded so that it reaches the same verdicts.
+    """
+    text, _ = sanitize(text)
+    try:
+        result = scorer.clean(text, threshold=threshold)
+    except ModelError as exc:  # e.g. a model without a default threshold and none given
+        raise ApiError(400, str(exc)) from exc
+    spans = split_sentences(text, scorer.max_sentence_chars)
+    pieces = [text[start:end] for start, end in spans]
+    dropped = {(s.start, s.end) for s in result.dropped}
+    passthrough = getattr(result, "passthrough", None)
+    if len(result.perplexities) == len(spans):
+        tokens = [line.count(" ") + 1 if line else 0 for line in to_lm_lines(pieces)]
+        sentences = [
+            {"text": piece, "start": start, "end": end, "perplexity": value, "tokens": n, "block": block,
+             "kept": (start, end) not in dropped}
+            for (start, end), piece, value, n, block
+            in zip(spans, pieces, result.perplexities, tokens, decide.block_ids(text, spans))
+        ]
+    else:  # passed through unscored (e.g. not the model's language): everything kept
+        sentences = [{"text": piece, "start": start, "end": end, "perplexity": None, "tokens": None,
+                      "block": block, "kept": True}
+                     for (start, end), piece, block in zip(spans, pieces, decide.block_ids(text, spans))]
+    return {"sentences": sentences, "clean_text": result.text, "threshold": result.threshold,
+            "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": passthrough,
+            "method_params": {"negative_token_cap": decide.NEGATIVE_TOKEN_CAP,
+                              "short_block_tokens": decide.SHORT_BLOCK_TOKENS,
+                              "trim_max_tokens": decide.TRIM_MAX_TOKENS}}
+
+
+def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
+               max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None) -> Starlette:
+    """The demo's ASGI app.
+
+    Args:
+        model: the default model (name or path; None = the embedded model).
+        extractor: HTML-to-text extractor used when a request names none.
+        max_bytes: largest request body accepted; larger ones get 413.
+        allowed_hosts: Host header values accepted (None = any).
+    """
+    if extractor not in EXTRACTORS:
+        raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
+    scorers = ScorerCache(model)
+
+    def error(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status)
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+
+    async def api_models(request: Request) -> Response:
+        available = await run_in_threadpool(scorers.available)
+        return JSONResponse({"models": list(available.values()), "default": scorers.default_name,
+                             "extractors": list(EXTRACTORS), "default_extractor": extractor,
+                             "methods": list(decide.METHODS),
+                             "max_bytes": max_bytes})
+
+    async def api_score(request: Request) -> Response:
+        try:
+            content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if content_type != "application/json":
+                raise ApiError(415, "send the request as Content-Type: application/json")
+            query = _parse_request(await _read_body(request, max_bytes))
+            form_extractor = query["extractor"] or extractor
+            # as `plexity clean` does: trim trafilatura's output, find the region in anything else
+            method = query["method"] or (decide.method_for_extractor(form_extractor)
+                                         if query["format"] == "html" else decide.DEFAULT_METHOD)
+
+            def work() -> dict:
+                scorer = scorers.get(query["model"], method)
+                text = query["text"]
+                if query["format"] == "html":
+                    try:
+                        text = get_extractor(form_extractor)(text)
+                    except ExtractionError as exc:
+                        raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
+                return score_document(scorer, text, query["threshold"])
+
+            return JSONResponse(await run_in_threadpool(work))
+        except ApiError as exc:
+            return error(exc.status, exc.message)
+
+    routes = [
+        Route("/", index),
+        Route("/api/models", api_models),
+        Route("/api/score", api_score, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    middleware = [Middleware(SecurityHeadersMiddleware)]
+    if allowed_hosts:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
+    return Starlette(routes=routes, middleware=middleware)

@@ -1,0 +1,126 @@
+"""`plexity calibrate`: a model's perplexities on held-out clean text and boilerplate, a
+suggested threshold, and `--write` storing it as the model's default."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins import PerplexityScorer, lmbuild
+from plexity_plugins.cli import main
+from plexity_plugins.training import ModelTrainer
+
+from fixtures.training import synthetic_corpus as synth
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """A real order-3 model of 300 lines of template prose, installed in a private directory."""
+    root = tmp_path_factory.mktemp("calibrate")
+    rng = random.Random(7)
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(" ".join(synth.general_sentences(rng, 3)) for _ in range(300)))
+    ModelTrainer("text", [corpus], "news", 3, memory="64M", output_dir=root / "models").run()
+    return root / "models" / "news"
+
+
+@pytest.fixture
+def model(trained, model_dir) -> Path:
+    """A fresh copy of the trained model, installed in this test's $PLEXITY_MODEL_DIR."""
+    return Path(shutil.copytree(trained, model_dir / "news"))
+
+
+@pytest.fixture
+def samples(tmp_path) -> tuple[Path, Path]:
+    rng = random.Random(99)  # not the training seed: unseen sentences
+    clean = tmp_path / "clean.txt"
+    clean.write_text("\n".join(" ".join(synth.general_sentences(rng, 2)) for _ in range(100)) + "\n")
+    boilerplate = tmp_path / "boilerplate.txt"
+    boilerplate.write_text("# one sample a line; '#' starts a comment\n" + "\n".join(synth.BOILERPLATE) + "\n")
+    return clean, boilerplate
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main(["calibrate", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def suggested(out: str, field: str = "threshold") -> float:
+    line = next(line for line in out.splitlines() if line.startswith(f"suggested {field}:"))
+    return float(line.split()[2])
+
+
+def test_calibrate_prints_the_distribution_and_a_suggestion_without_writing(capsys, model, samples):
+    clean, boilerplate = samples
+    before = (model / "model.json").read_text()
+    code, out, _ = run(capsys, "--model", "news", clean, "--boilerplate", boilerplate)
+    assert code == 0
+    assert (model / "model.json").read_text() == before
+
+    scorer = PerplexityScorer("news")
+    clean_ppl = [s.perplexity for line in clean.read_text().splitlines() for s in scorer.score(line)]
+    assert suggested(out) == lmbuild.percentile_threshold(clean_ppl, 99)
+    assert suggested(out, "threshold_extracted") == lmbuild.percentile_threshold(clean_ppl, 99.9)
+    lines = out.splitlines()
+    assert lines[1].split() == ["percentile", "clean", "boilerplate"]
+    assert [line.split()[0] for line in lines[2:10]] == ["50", "75", "90", "95", "98", "99", "99.5", "99.9"]
+    assert lines[10].split() == ["sentences", str(len(clean_ppl)), str(len(synth.BOILERPLATE))]
+    assert "drops 100.0% of the boilerplate" in out  # every synthetic boilerplate line is far above
+    assert "pass --write" in out
+
+
+def test_calibrate_write_changes_the_models_default_threshold(capsys, model, samples):
+    clean, boilerplate = samples
+    old = PerplexityScorer("news").threshold
+    old_extracted = PerplexityScorer("news", method="trim").threshold
+    code, out, _ = run(capsys, "--model", "news", clean, "--boilerplate", boilerplate, "--percentile", "98",
+                       "--write")
+    assert code == 0
+    new, new_extracted = suggested(out), suggested(out, "threshold_extracted")
+    assert new != old and new_extracted != old_extracted
+    assert f"wrote default threshold {new} and threshold_extracted {new_extracted} to {model / 'model.json'}" in out
+
+    assert PerplexityScorer("news").threshold == new
+    assert PerplexityScorer("news", method="trim").threshold == new_extracted
+    meta = json.loads((model / "model.json").read_text())
+    assert meta["threshold_procedure"].startswith("threshold: 98th, threshold_extracted: 99.9th percentile of")
+    assert "by `plexity calibrate`" in meta["threshold_procedure"]
+    assert "6 and 6 of 6 boilerplate sentences (boilerplate.txt) lie above them" in meta["threshold_procedure"]
+    assert meta["build"]["calibration"]["previous_threshold"] == old
+    assert meta["build"]["calibration"]["previous_threshold_extracted"] == old_extracted
+    assert meta["build"]["calibration"]["clean_percentiles"]["98"] == new
+    assert meta["tokens"] > 0 and meta["build"]["heldout"]["documents"] > 0  # the rest is kept
+
+
+def test_a_higher_percentile_suggests_a_higher_threshold(capsys, model, samples):
+    clean, _ = samples
+    low = suggested(run(capsys, "--model", "news", clean, "--percentile", "50")[1])
+    high = suggested(run(capsys, "--model", "news", clean, "--percentile", "99")[1])
+    assert low < high
+
+
+def test_calibrate_can_give_a_model_without_a_threshold_its_first(capsys, model_dir, samples):
+    from conftest import build_tiny_model
+
+    build_tiny_model(model_dir / "bare", name="bare", threshold=None)
+    clean, _ = samples
+    assert run(capsys, "--model", "bare", clean, "--write")[0] == 0
+    assert PerplexityScorer("bare").threshold > 0
+
+
+def test_the_embedded_model_is_read_only(capsys, samples):
+    clean, _ = samples
+    code, out, err = run(capsys, clean, "--write")  # no --model: the embedded en-default
+    assert code == 2 and "embedded model, which is read-only" in err
+
+
+def test_too_little_clean_text_is_refused(capsys, model, tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("# a comment\nThe council approved the budget.\n")
+    code, _, err = run(capsys, "--model", "news", one)
+    assert code == 2 and "at least 2 clean sentences" in err and "one.txt" in err

@@ -1,0 +1,270 @@
+"""The datatrove steps and `plexity run` with the local executor, on real WARC files."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import dill
+import pytest
+from datatrove.data import Document
+from datatrove.pipeline.writers import JsonlWriter
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader
+from plexity_plugins.datatrove import filter as filter_module
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample.warc.gz"
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+
+ARTICLE = ("The council approved the budget for the new library on Tuesday. "
+           "The library will open in the spring and will stay open late on weekdays. "
+           "Residents asked the council about the road to the river, and the mayor said it would be finished soon.")
+BOILERPLATE = "Share on Facebook\nCookie settings | Accept all\nSubscribe ▸ Login ▸ Menu ▸ RSS ▸ Sitemap"
+GERMAN = ("Der Stadtrat hat am Dienstag den Haushalt für die neue Bibliothek beschlossen. Die Bibliothek soll im "
+          "Frühjahr öffnen und an Werktagen lange geöffnet bleiben. Die Anwohner fragten nach der Straße zum Fluss.")
+
+
+# -- helpers shared with test_datatrove_slurm.py ---------------------------------------
+
+def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
+    """Deal the response records of `source` round-robin into `shards` WARC files; their URIs."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    handles = [open(out_dir / f"shard-{i}.warc.gz", "wb") for i in range(shards)]
+    writers = [WARCWriter(h, gzip=True) for h in handles]
+    uris = []
+    with open(source, "rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_type == "response":
+                writers[len(uris) % shards].write_record(record)
+                uris.append(record.rec_headers.get_header("WARC-Target-URI"))
+    for h in handles:
+        h.close()
+    return uris
+
+
+def html_uris(warc_dir: Path) -> list[str]:
+    """URIs of the HTML responses in the WARC files of a directory."""
+    from plexity_plugins.warc import is_html_response
+
+    uris = []
+    for path in sorted(warc_dir.glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            uris += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if is_html_response(r)]
+    return uris
+
+
+def read_jsonl_dir(directory: Path) -> list[dict]:
+    docs = []
+    for path in sorted(directory.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            docs += [json.loads(line) for line in f]
+    return docs
+
+
+def read_warc_dir(directory: Path) -> dict[str, str]:
+    """{uri: payload text} of the response records written by WarcResponseWriter."""
+    docs = {}
+    for path in sorted(directory.glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type == "response":
+                    docs[record.rec_headers.get_header("WARC-Target-URI")] = \
+                        record.content_stream().read().decode("utf-8")
+    return docs
+
+
+def run_plexity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([*PLEXITY, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def _response(writer, uri: str, body: bytes, content_type: str | None, rec_type: str = "response"):
+    headers = StatusAndHeaders("200 OK", [("Content-Type", content_type)] if content_type else [],
+                               protocol="HTTP/1.1")
+    return writer.create_warc_record(uri, rec_type, payload=io.BytesIO(body), http_headers=headers)
+
+
+def page(*paragraphs: str) -> str:
+    return "<html><body>" + "".join(f"<p>{p}</p>\n" for p in paragraphs) + "</body></html>"
+
+
+# -- the filter step --------------------------------------------------------------------
+
+def test_filter_removes_boilerplate_sentences_and_describes_what_it_did():
+    step = PerplexitySentenceFilter()  # embedded model
+    doc = Document(text=ARTICLE + "\n" + BOILERPLATE, id="d1")
+    assert step.filter(doc) is True
+    assert "Share on Facebook" not in doc.text and "Cookie settings" not in doc.text
+    assert "The council approved the budget" in doc.text
+    meta = doc.metadata
+    assert meta["plexity_model"] == "en-default" and meta["plexity_threshold"] == step.threshold
+    assert meta["plexity_sentences"] == 6 and meta["plexity_sentences_dropped"] == 3
+    assert meta["plexity_chars_before"] == len(ARTICLE + "\n" + BOILERPLATE)
+    assert meta["plexity_chars_after"] == len(doc.text)
+    assert meta["plexity_ppl_median"] <= meta["plexity_ppl_mean"]
+    stats = step.stats
+    assert stats["sentences_kept"].total == 3 and stats["sentences_dropped"].total == 3
+    assert stats["chars_dropped"].total > 0 and stats["chars_kept"].total > stats["chars_dropped"].total
+
+
+def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_reason(tmp_path):
+    step = PerplexitySentenceFilter(min_chars=50, min_kept_fraction=0.6,
+                                    exclusion_writer=JsonlWriter(str(tmp_path / "excluded")))
+    docs = [Document(text=ARTICLE, id="article"),
+            Document(text=BOILERPLATE, id="menu"),                       # nothing left
+            Document(text=ARTICLE[:64] + "\n" + BOILERPLATE * 3, id="mostly-menu"),  # too little kept
+            Document(text="   ", id="blank")]
+    kept = list(step.run(iter(docs)))
+    assert [d.id for d in kept] == ["article"]
+    excluded = {d["id"]: d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")}
+    assert excluded == {"menu": "too_short", "mostly-menu": "too_little_kept", "blank": "no_text"}
+    assert step.stats["dropped"].total == 3 and step.stats["dropped_too_short"].total == 1
+
+
+def test_annotate_keeps_everything_and_marks_the_would_be_dropped_sentences():
+    step = PerplexitySentenceFilter(annotate=True)
+    doc = Document(text=BOILERPLATE, id="menu")
+    assert step.filter(doc) is True
+    assert '<ppl score="' in doc.text and "Share on Facebook" in doc.text
+    assert doc.metadata["plexity_would_drop"] == "too_short"
+
+
+def test_documents_in_another_language_pass_through_unchanged_and_are_counted():
+    kept = PerplexitySentenceFilter()
+    doc = Document(text=GERMAN, id="de")
+    assert kept.filter(doc) is True
+    assert doc.text == GERMAN and doc.metadata["plexity_passthrough"] == "language:de"
+    assert kept.stats["passthrough"].total == 1
+    dropped = PerplexitySentenceFilter(other_languages="drop")
+    assert dropped.filter(Document(text=GERMAN, id="de")) == (False, "other_language")
+    gutted = PerplexitySentenceFilter(language_check=False)  # an English model on German text
+    doc = Document(text=GERMAN, id="de")
+    gutted.filter(doc)
+    assert doc.metadata["plexity_sentences_dropped"] >= 2
+
+
+def test_the_step_pickles_without_the_model_and_opens_it_once_per_process():
+    step = PerplexitySentenceFilter()
+    assert len(pickle.dumps(step)) < 20_000 and len(dill.dumps(step)) < 20_000  # no KenLM model inside
+    filter_module._PROCESS_SCORERS.clear()
+    copies = [pickle.loads(pickle.dumps(step)) for _ in range(3)]  # what executors hand each task
+    for copy in copies:
+        copy.filter(Document(text=ARTICLE, id="x"))
+    assert len(filter_module._PROCESS_SCORERS) == 1
+    assert all(copy.scorer is copies[0].scorer for copy in copies)
+
+
+def test_a_wrong_model_fails_when_the_pipeline_is_built_not_in_a_worker(model_dir):
+    from plexity_plugins.models import ModelError
+
+    with pytest.raises(ModelError):
+        PerplexitySentenceFilter(model="no-such-model")
+
+
+# -- bad WARC input -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bad_warcs(tmp_path_factory) -> Path:
+    """WARC files with everything a crawl throws at a reader."""
+    directory = tmp_path_factory.mktemp("bad-warcs")
+    with open(directory / "mixed.warc.gz", "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        w.write_record(w.create_warcinfo_record("mixed.warc.gz", {"software": "tests"}))
+        w.write_record(_response(w, "http://t/latin1", page("Café society met in the old town hall. " + ARTICLE)
+                                 .encode("latin-1"), "text/html; charset=iso-8859-1"))
+        w.write_record(_response(w, "http://t/meta-charset", (
+            '<html><head><meta charset="windows-1252"></head><body><p>“Quoted” words in the report. '
+            + ARTICLE + "</p></body></html>").encode("cp1252"), "text/html"))
+        w.write_record(_response(w, "http://t/wrong-charset", page("Naïve résumé of the meeting. " + ARTICLE)
+                                 .encode("utf-8"), "text/html; charset=ascii"))
+        w.write_record(_response(w, "http://t/no-content-type", page(ARTICLE).encode(), None))
+        w.write_record(_response(w, "http://t/logo.png", b"\x89PNG\r\n\x1a\n" + bytes(200), "image/png"))
+        w.write_record(_response(w, "http://t/paper.pdf", b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF", "application/pdf"))
+        w.write_record(_response(w, "http://t/empty", b"", "text/html"))
+        w.write_record(_response(w, "http://t/latin1", b"GET / HTTP/1.1\r\n\r\n", None, rec_type="request"))
+        w.write_record(_response(w, "http://t/big", page(*[ARTICLE] * 42_000).encode(), "text/html; charset=utf-8"))
+    # a truncated gzip member: the last record is cut in the middle
+    with open(directory / "truncated.warc.gz", "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        w.write_record(_response(w, "http://t/before-the-cut", page(ARTICLE).encode(), "text/html"))
+        w.write_record(_response(w, "http://t/cut", page(*[ARTICLE] * 50).encode(), "text/html"))
+    data = (directory / "truncated.warc.gz").read_bytes()
+    (directory / "truncated.warc.gz").write_bytes(data[:-200])
+    # a gzip header followed by garbage (a corrupt download)
+    (directory / "garbage.warc.gz").write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00" + bytes(range(256)) * 4)
+    return directory
+
+
+def test_reader_decodes_charsets_and_counts_every_record_it_skips(bad_warcs):
+    reader = WarcHtmlReader(str(bad_warcs), glob_pattern="mixed.warc.gz")
+    docs = {d.metadata["url"]: d for d in reader()}
+    assert set(docs) == {"http://t/latin1", "http://t/meta-charset", "http://t/wrong-charset",
+                         "http://t/no-content-type", "http://t/big"}
+    assert "Café society" in docs["http://t/latin1"].text
+    assert "“Quoted”" in docs["http://t/meta-charset"].text
+    assert len(docs["http://t/big"].text) > 10_000_000
+    stats = reader.stats
+    assert stats["records"].total == 10
+    assert stats["skipped_not_response"].total == 2  # warcinfo, request
+    assert stats["skipped_not_html"].total == 2  # PNG, PDF
+    assert stats["skipped_empty_payload"].total == 1
+
+
+def test_reader_survives_truncated_and_corrupt_files(bad_warcs):
+    reader = WarcHtmlReader(str(bad_warcs), glob_pattern="[tg]*.warc.gz")
+    urls = [d.metadata["url"] for d in reader()]
+    assert urls == ["http://t/before-the-cut"]  # what precedes the cut is kept
+    assert reader.stats["corrupt_files"].total == 2
+
+
+def test_plexity_run_finishes_on_bad_input_and_reports_the_counts(bad_warcs, tmp_path):
+    result = run_plexity("run", str(bad_warcs), "--output-dir", str(tmp_path / "out"), "--executor", "local",
+                         "--extractor", "tags", "--workers", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
+    reader = next(s["stats"] for s in stats if "WARC HTML" in s["name"])
+    assert reader["corrupt_files"]["total"] == 2 and reader["skipped_not_html"]["total"] == 2
+    assert reader["skipped_empty_payload"]["total"] == 1 and reader["skipped_not_response"]["total"] == 2
+    kept = {d["metadata"]["url"] for d in read_jsonl_dir(tmp_path / "out" / "documents")}
+    assert {"http://t/big", "http://t/latin1", "http://t/before-the-cut"} <= kept
+    assert "2 task" not in result.stderr  # nothing left to resume
+    assert "merged stats:" in result.stdout
+
+
+# -- plexity run on the sample --------------------------------------------------------------
+
+def test_plexity_run_writes_cleaned_warcs_and_resumes_without_redoing_tasks(tmp_path):
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 3)
+    out = tmp_path / "out"
+    args = ("run", str(shards), "--output-dir", str(out), "--executor", "local", "--format", "warc",
+            "--extractor", "tags", "--workers", "2")
+    first = run_plexity(*args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "3/3 tasks completed (3 in this run" in first.stdout
+    cleaned = read_warc_dir(out / "documents")
+    excluded = {d["metadata"]["url"] for d in read_jsonl_dir(out / "excluded")}
+    assert sorted([*cleaned, *excluded]) == sorted(html_uris(shards))  # each page once, kept or excluded
+    truth = json.loads((REPO / "examples" / "sample_truth.json").read_text())
+    # most article paragraphs are kept, almost every boilerplate line is gone (measured: 69/86, 21/557)
+    article = [p[-40:] in cleaned[uri] for uri in cleaned for p in truth[uri]["article"]]
+    boilerplate = [line in cleaned[uri] for uri in cleaned for line in truth[uri]["boilerplate"]]
+    assert sum(article) / len(article) > 0.6 and sum(boilerplate) / len(boilerplate) < 0.15
+    with open(next((out / "documents").glob("*.warc.gz")), "rb") as f:
+        records = list(ArchiveIterator(f))
+    assert records[0].rec_type == "warcinfo"
+    assert records[1].rec_headers.get_header("WARC-Refers-To").startswith("<urn:")
+    assert records[1].rec_headers.get_header("X-Plexity-Model") == "en-default"
+
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir()}
+    second = run_plexity(*args)
+    assert second.returncode == 0 and "3/3 tasks completed (0 in this run" in second.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir()} == before

@@ -1,0 +1,154 @@
+"""The datatrove pipeline on a real single-node Slurm (scripts/slurm.sh), and resuming after a
+worker was killed, with the Slurm and the local executor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from test_datatrove import REPO, SAMPLE, html_uris, read_jsonl_dir, read_warc_dir, split_warc
+
+PARTITION = "debug"
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """A running single-node Slurm: started by scripts/slurm.sh (idempotent) if it is not up."""
+    result = subprocess.run(["bash", str(REPO / "scripts" / "slurm.sh"), "start"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
+    return PARTITION
+
+
+def wait_for_jobs(logging_dir: Path, timeout: float = 240) -> None:
+    """Wait until no job of ours is pending or running (jobs are named after the logging dir)."""
+    name = logging_dir.parent.name
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i %T"], capture_output=True, text=True).stdout
+        if not out.strip():
+            return
+        time.sleep(1)
+    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s:\n{out}")
+
+
+def completions(logging_dir: Path) -> list[str]:
+    directory = logging_dir / "completions"
+    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 4)
+    local_out, slurm_out = tmp_path / "local", tmp_path / "slurm"
+    local = subprocess.run([sys.executable, str(REPO / "examples" / "datatrove_local.py"), str(shards),
+                            str(local_out), "--tasks", "4", "--workers", "2"],
+                           capture_output=True, text=True, timeout=300)
+    assert local.returncode == 0, local.stderr[-3000:]
+    launch = subprocess.run([sys.executable, str(REPO / "examples" / "datatrove_slurm.py"), str(shards),
+                             str(slurm_out), "--partition", slurm, "--tasks", "4", "--job-name", "slurm"],
+                            capture_output=True, text=True, timeout=120)
+    assert launch.returncode == 0 and "submitted Slurm job" in launch.stdout, launch.stderr[-3000:]
+    wait_for_jobs(slurm_out / "logs")
+
+    assert completions(slurm_out / "logs") == ["00000", "00001", "00002", "00003"]
+    script = (slurm_out / "logs" / "launch_script.slurm").read_text()
+    assert "#SBATCH --array=0-3" in script and "source " in script  # one array job, venv activated
+    assert (slurm_out / "logs" / "stats.json").is_file()  # the merge job ran after the array
+    local_docs = {d["metadata"]["url"]: d["text"] for d in read_jsonl_dir(local_out / "documents")}
+    assert read_warc_dir(slurm_out / "documents") == local_docs
+    excluded = lambda out: sorted((d["id"], d["metadata"]["filter_reason"]) for d in read_jsonl_dir(out / "excluded"))
+    assert excluded(slurm_out) == excluded(local_out)
+    assert len(local_docs) + len(excluded(local_out)) == len(html_uris(shards))
+
+
+def run_in_own_group(command: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `command`; once it has exited, kill what it left behind (a killed run leaves its
+    helper processes, e.g. the multiprocessing manager, orphaned and holding its pipes)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    try:
+        process.wait(timeout=timeout)
+    finally:
+        try:
+            os.killpg(process.pid, 9)
+        except ProcessLookupError:
+            pass
+    output = process.stdout.read()
+    return subprocess.CompletedProcess(command, process.returncode, output, output)
+
+
+# A pipeline that SIGKILLs its own worker at the second document of task 2, the first time
+# only: a worker lost midway (OOM killer, node failure) after it had written some output.
+KILLER_SCRIPT = '''
+import os, signal, sys
+from pathlib import Path
+from datatrove.pipeline.base import PipelineStep
+from plexity_plugins.run_cmd import build_pipeline, make_executor
+
+shards, out, executor, flag = sys.argv[1:5]
+
+class KillWorkerOnce(PipelineStep):  # pickled by value for Slurm: self-contained
+    name = "kill once"
+    def __init__(self, flag):
+        super().__init__()
+        self.flag = flag
+    def run(self, data, rank=0, world_size=1):
+        import os, signal
+        for n, doc in enumerate(data):
+            if rank == 2 and n == 1 and not os.path.exists(self.flag):
+                open(self.flag, "w").close()
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield doc
+
+pipeline = build_pipeline(shards, out, extractor="tags")
+pipeline.insert(-1, KillWorkerOnce(flag))  # before the writer: task 2 has written one document
+make_executor(pipeline, executor, tasks=4, workers=1, logging_dir=str(Path(out) / "logs"),
+              partition="debug", job_name=Path(out).name).run()
+'''
+
+
+@pytest.mark.parametrize("executor", ["local", "slurm"])
+def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothing(executor, slurm, tmp_path):
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 4)
+    out = tmp_path / f"out-{executor}"
+    logs = out / "logs"
+    script = tmp_path / "pipeline.py"
+    script.write_text(textwrap.dedent(KILLER_SCRIPT))
+    command = [sys.executable, str(script), str(shards), str(out), executor, str(tmp_path / "killed")]
+
+    first = run_in_own_group(command)
+    if executor == "local":
+        assert first.returncode == -9  # the worker (here: the whole run) was killed
+        assert completions(logs) == ["00000", "00001"]  # task 3 never started
+    else:
+        assert first.returncode == 0, first.stderr[-3000:]
+        wait_for_jobs(logs)
+        assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
+        assert not (logs / "stats.json").exists()  # the merge job waits for a complete array
+    assert (tmp_path / "killed").exists() and (out / "documents" / "00002.jsonl.gz").exists()
+    done_before = {name: (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns for name in completions(logs)}
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-3000:]
+    if executor == "slurm":
+        assert json.loads((logs / "ranks_to_run.json").read_text()) == [2]  # only the missing task
+        wait_for_jobs(logs)
+        assert (logs / "stats.json").is_file()
+    assert completions(logs) == ["00000", "00001", "00002", "00003"]
+    for name, mtime in done_before.items():  # completed tasks were not run again
+        assert (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns == mtime
+
+    # every HTML record of the input is in the output exactly once: kept or excluded
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents")]
+    written += [d["metadata"]["url"] for d in read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(html_uris(shards))
+    assert len(written) == len(set(written)) == 12

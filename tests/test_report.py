@@ -1,0 +1,141 @@
+"""`plexity report`: the static HTML report and PNG histogram of a real `plexity clean` run."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from plexity_plugins.files import STATS_FILE
+from plexity_plugins.report import build_report
+from plexity_plugins.scorer import PerplexityScorer
+from plexity_plugins.stats import RunStats
+from test_web_browser import chromium
+
+EXAMPLE_WARC = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
+PLEXITY = str(Path(sys.executable).with_name("plexity"))
+
+
+def plexity(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PLEXITY, *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    """A real run: the sample WARC cleaned with the embedded model, every drop written out."""
+    out = tmp_path_factory.mktemp("run")
+    done = plexity("clean", str(EXAMPLE_WARC), "--output-dir", str(out), "--extractor", "tags",
+                   "--write-dropped", "--quiet")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(run) -> Path:
+    done = plexity("report", str(run), "-o", str(run / "report.html"))
+    assert done.returncode == 0, done.stderr
+    assert f"report: {run / 'report.html'}" in done.stdout
+    return run / "report.html"
+
+
+def text_of(page: str, element_id: str) -> str:
+    return html.unescape(re.search(rf'id="{element_id}"[^>]*>([^<]*)<', page).group(1))
+
+
+def test_the_report_shows_the_runs_counts_and_threshold(run, report):
+    stats = json.loads((run / STATS_FILE).read_text())
+    page = report.read_text()
+    assert text_of(page, "sentences-kept") == f"{stats['sentences_kept']:,}"
+    assert text_of(page, "sentences-dropped") == f"{stats['sentences_dropped']:,}"
+    assert text_of(page, "sentences-total") == f"{stats['sentences_kept'] + stats['sentences_dropped']:,}"
+    assert text_of(page, "threshold") == f"{stats['threshold']:g}"
+    assert stats["sentences_dropped"] > 0 and stats["sentences_kept"] > 0
+
+
+def test_the_histogram_counts_every_sentence_and_every_drop(run):
+    stats = json.loads((run / STATS_FILE).read_text())
+    histogram = stats["histogram"]
+    assert sum(histogram["counts"].values()) == stats["sentences_kept"] + stats["sentences_dropped"]
+    assert sum(histogram["dropped_counts"].values()) == stats["sentences_dropped"]
+    assert all(histogram["counts"][b] >= n for b, n in histogram["dropped_counts"].items())
+
+
+def test_the_histogram_png_is_written_and_embedded(report):
+    png = report.with_suffix(".png").read_bytes()
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG" and image.size == (900, 360)
+    # red (dropped) and blue (kept) bars are both there
+    colours = {colour for _, colour in image.convert("RGB").getcolors(maxcolors=1 << 16)}
+    assert (0xC6, 0x28, 0x28) in colours and (0x1F, 0x5F, 0xBF) in colours
+    embedded = re.search(r'id="histogram"[^>]* src="data:image/png;base64,([^"]+)"', report.read_text()).group(1)
+    assert base64.b64decode(embedded) == png
+
+
+def test_dropped_sentences_are_sampled_per_perplexity_band(run, report):
+    stats = json.loads((run / STATS_FILE).read_text())
+    page = report.read_text()
+    bands = set(re.findall(r'<tr data-band="(\d+)"', page))
+    assert bands == set(stats["dropped_samples"])
+    for samples in stats["dropped_samples"].values():
+        for sample in samples:
+            assert html.escape(sample["text"]) in page
+    # the dropped-sentence file adds samples with the reason and their source
+    assert re.search(r'class="source">[a-z_]+ · [^<]*sample\.warc\.gz#http://news\.example\.org/', page)
+
+
+def test_the_report_is_self_contained(report):
+    page = report.read_text()
+    assert "<script" not in page
+    assert not re.search(r'(src|href)="(?!data:)', page)  # nothing loaded from anywhere
+
+
+def test_the_report_renders_in_a_browser(report, tmp_path):
+    driver = chromium(tmp_path / "profile", width=1200, height=1900)
+    try:
+        driver.get(report.as_uri())
+        assert driver.execute_script("const img = document.getElementById('histogram');"
+                                     "return img.complete && img.naturalWidth") == 900
+        assert driver.title.startswith("plexity report")
+    finally:
+        driver.quit()
+
+
+def test_text_from_crawled_pages_is_escaped(tmp_path):
+    scorer = PerplexityScorer(method="sentences")
+    stats = RunStats(model=scorer.model_name, threshold=100.0)
+    stats.add(scorer.clean('The council met on Tuesday.\n<script>alert("x")</script> <img src=x onerror=alert(1)>',
+                           threshold=100.0))
+    stats.write(tmp_path / STATS_FILE)
+    html_path, png_path = build_report(tmp_path, tmp_path / "r.html")
+    page = html_path.read_text()
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert png_path.is_file()
+
+
+def test_plexity_run_stats_give_a_counts_only_report(tmp_path):
+    from datatrove.utils.stats import PipelineStats, Stats
+
+    step = Stats("🔻 - FILTER: 🧮 Perplexity sentences")
+    for key, value in {"total": 12, "sentences_kept": 240, "sentences_dropped": 600, "dropped_empty": 2}.items():
+        step[key] += value
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "stats.json").write_text(PipelineStats([step]).to_json())
+    html_path, png_path = build_report(tmp_path, tmp_path / "r.html")
+    page = html_path.read_text()
+    assert png_path is None and 'id="no-histogram"' in page
+    assert text_of(page, "sentences-dropped") == "600" and ">empty<" in page
+
+
+def test_a_directory_without_stats_is_a_clear_error(tmp_path):
+    done = plexity("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2
+    assert f"no {STATS_FILE}" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,316 @@
+"""PerplexityFilterPipeline, item by item: item types, settings and every kind of bad input.
+
+The pipeline runs on a real Crawler (its settings and stats collector) with the real
+embedded model; `process_item` is a coroutine, driven here by asyncio as Scrapy's
+asyncio reactor would.  Most tests use the `tags` extractor (every visible line, then
+the filter finds the article, method `region`), so that what is removed is removed by
+the perplexity filter.  The end-to-end crawl is in test_scrapy_crawl.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+
+import attrs
+import pytest
+import scrapy
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.test import get_crawler
+
+from plexity_plugins import ModelError
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+ARTICLE = [
+    "The city council approved the budget for the new public library on Monday evening.",
+    "The library will open in the spring, and it will have a large room for children and a garden for reading.",
+    "Residents asked the council whether the old building on the main street would be sold.",
+]
+HEADER = ["Home | News | Sport | Weather | Contact", "Accept all cookies", "Share on Facebook"]
+FOOTER = ["Related articles", "Advertisement"]
+BOILERPLATE = HEADER + FOOTER
+PAGE = ("<html><head><title>Library</title></head><body>"
+        + "".join(f"<div>{line}</div>" for line in HEADER)
+        + "<article>" + "".join(f"<p>{line}</p>" for line in ARTICLE) + "</article>"
+        + "".join(f"<div>{line}</div>" for line in FOOTER)
+        + "</body></html>")
+TEXT = "\n".join(HEADER + ARTICLE + FOOTER)
+
+
+def make_pipeline(**settings) -> PerplexityFilterPipeline:
+    settings = {"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", **settings}
+    crawler = get_crawler(settings_dict=settings)
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    return pipeline
+
+
+def run(pipeline, item):
+    return asyncio.run(pipeline.process_item(item))
+
+
+def stats(pipeline) -> dict:
+    return {k.removeprefix("plexity/"): v for k, v in pipeline.stats.get_stats().items() if k.startswith("plexity/")}
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    pipeline = make_pipeline()
+    yield pipeline
+    pipeline.close_spider()
+
+
+# -- item types -------------------------------------------------------------------------
+
+class PageItem(scrapy.Item):
+    url = scrapy.Field()
+    html = scrapy.Field()
+    text = scrapy.Field()
+    plexity = scrapy.Field()
+
+
+@dataclasses.dataclass
+class PageDataclass:
+    url: str
+    html: str
+    text: str | None = None
+    plexity: dict | None = None
+
+
+@attrs.define
+class PageAttrs:
+    url: str
+    html: str
+    text: str | None = None
+    plexity: dict | None = None
+
+
+@pytest.mark.parametrize("make_item", [
+    lambda: {"url": "u", "html": PAGE},
+    lambda: PageItem(url="u", html=PAGE),
+    lambda: PageDataclass(url="u", html=PAGE),
+    lambda: PageAttrs(url="u", html=PAGE),
+], ids=["dict", "scrapy.Item", "dataclass", "attrs"])
+def test_every_item_type_gets_the_cleaned_text_and_its_counts(pipeline, make_item):
+    from itemadapter import ItemAdapter
+
+    item = run(pipeline, make_item())
+    adapter = ItemAdapter(item)
+    text = adapter["text"]
+    assert all(line in text for line in ARTICLE)
+    assert not any(line in text for line in BOILERPLATE)
+    counts = adapter["plexity"]
+    assert counts["model"] == "en-default" and counts["method"] == "region"
+    assert counts["threshold"] == pipeline.scorer.threshold
+    assert counts["sentences_kept"] == 3 and counts["sentences_dropped"] == 5
+    assert counts["mean_perplexity"] > counts["median_perplexity"] > 0  # boilerplate is the long tail
+    assert counts["passthrough"] is None and counts["replaced_chars"] == 0
+
+
+def test_stats_count_items_sentences_and_characters():
+    pipeline = make_pipeline()
+    run(pipeline, {"html": PAGE})
+    run(pipeline, {"html": PAGE})
+    counts = stats(pipeline)
+    assert counts["items_seen"] == counts["items_cleaned"] == 2
+    assert counts["sentences_dropped"] == 10 and counts["sentences_kept"] == 6
+    assert counts["chars_kept"] == 2 * sum(map(len, ARTICLE))
+    assert counts["model"] == "en-default" and counts["clean_seconds"] > 0
+
+
+def test_an_item_class_without_the_output_field_is_dropped_with_the_reason(pipeline):
+    class Bare(scrapy.Item):
+        html = scrapy.Field()
+
+    with pytest.raises(DropItem, match="no_output_field: Bare has no field 'text'"):
+        run(pipeline, Bare(html=PAGE))
+
+
+def test_an_item_class_without_the_stats_field_is_cleaned_with_a_warning(pipeline, caplog):
+    class NoStats(scrapy.Item):
+        html = scrapy.Field()
+        text = scrapy.Field()
+
+    with caplog.at_level(logging.WARNING, logger="plexity_plugins.scrapy"):
+        item = run(pipeline, NoStats(html=PAGE))
+    assert ARTICLE[0] in item["text"] and "plexity" not in item
+    assert "NoStats has no field 'plexity'" in caplog.text
+
+
+# -- bad input -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("item", [{"url": "u"}, {"url": "u", "html": None}], ids=["missing", "None"])
+def test_items_without_the_input_field_pass_through_untouched_and_counted(item):
+    pipeline = make_pipeline()
+    before = dict(item)
+    assert run(pipeline, item) is item and item == before
+    assert stats(pipeline)["items_without_input"] == 1
+
+
+@pytest.mark.parametrize("value", [42, ["<p>a list</p>"], {"a": 1}], ids=["int", "list", "dict"])
+def test_a_non_text_input_field_drops_the_item_saying_what_it_held(value):
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match=rf"input_not_text: field 'html' holds {type(value).__name__}, not str or bytes"):
+        run(pipeline, {"url": "u", "html": value})
+    assert stats(pipeline)["items_dropped/input_not_text"] == 1
+
+
+def test_bytes_in_an_undeclared_encoding_are_decoded_with_replacement_and_counted():
+    pipeline = make_pipeline(PLEXITY_MIN_CHARS=0)
+    page = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
+    item = run(pipeline, {"html": page})  # no charset anywhere: UTF-8 with replacement
+    assert "Caf\ufffd Royal" in item["text"] and ARTICLE[1] in item["text"]
+    assert item["plexity"]["replaced_chars"] == 1 and stats(pipeline)["replaced_chars"] == 1
+
+
+def test_bytes_with_a_meta_charset_are_decoded_by_it():
+    pipeline = make_pipeline(PLEXITY_MIN_CHARS=0)
+    page = PAGE.replace("<head>", '<head><meta charset="iso-8859-1">').replace(
+        "Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
+    item = run(pipeline, {"html": page})
+    assert item["plexity"]["replaced_chars"] == 0 and "Caf\u00e9 Royal" in item["text"]
+
+
+@pytest.mark.parametrize("value", ["", "   \n ", b""], ids=["empty", "whitespace", "empty bytes"])
+def test_empty_input_drops_the_item_as_empty(value):
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match="empty_input"):
+        run(pipeline, {"html": value})
+    assert stats(pipeline)["items_dropped/empty_input"] == 1
+
+
+def test_empty_input_is_kept_as_empty_text_when_min_chars_is_zero():
+    item = run(make_pipeline(PLEXITY_MIN_CHARS=0), {"html": ""})
+    assert item["text"] == "" and item["plexity"]["sentences_kept"] == 0
+
+
+def test_a_page_without_visible_text_is_dropped_as_no_text_extracted():
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match="no_text_extracted"):
+        run(pipeline, {"html": "<html><body><script>var a = 1;</script><img src=x.png></body></html>"})
+
+
+def test_html_the_parser_refuses_is_dropped_as_extraction_failed():
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match="extraction_failed: unparsable HTML: Document is empty"):
+        run(pipeline, {"html": "<!-- only a comment -->"})
+    assert stats(pipeline)["items_dropped/extraction_failed"] == 1
+
+
+def test_a_page_of_boilerplate_only_is_dropped_as_too_little_text():
+    pipeline = make_pipeline()
+    html = "<html><body>" + "".join(f"<p>{line}</p>" for line in BOILERPLATE) + "</body></html>"
+    with pytest.raises(DropItem, match=r"too_little_text: 0 characters kept, PLEXITY_MIN_CHARS is 200 \(http://x\)"):
+        run(pipeline, {"url": "http://x", "html": html})
+    counts = stats(pipeline)
+    assert counts["items_dropped"] == counts["items_dropped/too_little_text"] == 1
+    assert counts["sentences_dropped"] == len(BOILERPLATE)
+
+
+def test_a_page_in_another_language_passes_through_unfiltered_and_counted():
+    pipeline = make_pipeline()
+    german = ("Der Stadtrat hat am Montagabend den Haushalt für die neue öffentliche Bibliothek beschlossen. "
+              "Die Bibliothek soll im Frühjahr eröffnen und einen großen Raum für Kinder sowie einen Lesegarten "
+              "haben. Die Entscheidung über das alte Gebäude fällt nach einer Versammlung im Herbst.")
+    item = run(pipeline, {"html": f"<html><body><p>{german}</p></body></html>"})
+    assert item["text"] == german and item["plexity"]["passthrough"] == "language:de"
+    counts = stats(pipeline)
+    assert counts["items_passthrough"] == counts["items_passthrough/language:de"] == 1
+    assert "items_cleaned" not in counts
+
+
+# -- settings ---------------------------------------------------------------------------
+
+def test_text_input_is_cleaned_without_extraction():
+    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text", PLEXITY_INPUT_FIELD="body",
+                             PLEXITY_OUTPUT_FIELD="clean", PLEXITY_STATS_FIELD=""), {"body": TEXT})
+    assert item["clean"] == "\n".join(ARTICLE) and set(item) == {"body", "clean"}
+
+
+def test_text_input_as_invalid_utf8_bytes_is_counted():
+    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + b"\ncaf\xe9 \xff"})
+    assert item["plexity"]["replaced_chars"] == 2
+
+
+def test_annotate_keeps_everything_and_marks_the_boilerplate():
+    item = run(make_pipeline(PLEXITY_ANNOTATE=True), {"html": PAGE})
+    for line in BOILERPLATE:
+        assert f'">{line}</ppl>' in item["text"]
+    for line in ARTICLE:
+        assert line in item["text"] and f">{line}</ppl>" not in item["text"]
+
+
+def test_the_threshold_setting_overrides_the_model_default():
+    item = run(make_pipeline(PLEXITY_THRESHOLD="1e9"), {"html": PAGE})
+    assert item["plexity"]["sentences_dropped"] == 0 and item["plexity"]["threshold"] == 1e9
+    assert all(line in item["text"] for line in BOILERPLATE)
+
+
+def test_the_extractor_is_trafilatura_unless_set():
+    html = ("<html><body><nav><ul><li><a href=/>Home</a></li><li><a href=/news>News</a></li></ul></nav>"
+            f"<main><article><h1>Library</h1>{''.join(f'<p>{line}</p>' for line in ARTICLE)}</article></main>"
+            "</body></html>")
+    default, tags = make_pipeline(PLEXITY_EXTRACTOR=None), make_pipeline(PLEXITY_EXTRACTOR="tags")
+    assert default.extractor == "trafilatura" and default.scorer.method == "trim"
+    assert run(default, {"html": html})["text"] == "\n".join(ARTICLE)  # the menu was never extracted
+    assert run(tags, {"html": html})["plexity"]["sentences_dropped"] >= 1  # extracted, then filtered out
+
+
+def test_a_model_given_by_path_is_used(tiny_model):
+    pipeline = make_pipeline(PLEXITY_MODEL=str(tiny_model), PLEXITY_INPUT_FORMAT="text", PLEXITY_MIN_CHARS=0)
+    assert pipeline.stats.get_value("plexity/threshold") == 500.0  # from the model's metadata
+    pipeline = make_pipeline(PLEXITY_MODEL=str(tiny_model), PLEXITY_THRESHOLD=10, PLEXITY_METHOD="sentences",
+                             PLEXITY_INPUT_FORMAT="text", PLEXITY_MIN_CHARS=0)
+    item = run(pipeline, {"html": "The cat sat on the mat. Share on Facebook"})
+    assert item["plexity"]["model"] == "tiny" and item["plexity"]["method"] == "sentences"
+    assert item["text"] == "The cat sat on the mat."
+
+
+def test_the_dropped_file_lists_every_dropped_sentence_and_item_with_its_reason(tmp_path):
+    path = tmp_path / "dropped.jsonl"
+    pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(path))
+    run(pipeline, {"url": "http://a", "html": PAGE})
+    with pytest.raises(DropItem):
+        run(pipeline, {"url": "http://b", "html": 7})
+    pipeline.close_spider()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    sentences = [r for r in records if r["reason"] == "outside_main_content_region"]  # method region
+    assert [r["text"] for r in sentences] == BOILERPLATE
+    assert all(r["source"] == "http://a" and r["perplexity"] > pipeline.scorer.threshold for r in sentences)
+    assert records[-1] == {"source": "http://b", "reason": "input_not_text",
+                           "detail": "field 'html' holds int, not str or bytes"}
+
+
+def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
+    inline = run(make_pipeline(), {"html": PAGE})
+    threaded_pipeline = make_pipeline(PLEXITY_THREADS=2)
+
+    async def many():
+        return await asyncio.gather(*(threaded_pipeline.process_item({"html": PAGE}) for _ in range(4)))
+
+    items = asyncio.run(many())
+    threaded_pipeline.close_spider()
+    assert all(item == inline for item in items)
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("PLEXITY_INPUT_FORMAT", "pdf", "PLEXITY_INPUT_FORMAT must be one of html, text, got 'pdf'"),
+    ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of tags, trafilatura, none, got 'magic'"),
+    ("PLEXITY_THREADS", -1, "PLEXITY_THREADS must be 0 or more"),
+    ("PLEXITY_THRESHOLD", -5, "threshold must be a positive perplexity"),
+])
+def test_invalid_settings_stop_the_crawl_with_a_message(setting, value, message):
+    with pytest.raises(ValueError, match=message):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={setting: value}))
+
+
+def test_an_unknown_model_stops_the_crawl_naming_it(model_dir):
+    with pytest.raises(ModelError, match="unknown model 'nope'"):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MODEL": "nope"}))
+
+
+def test_the_pipeline_can_be_switched_off_by_a_setting():
+    with pytest.raises(NotConfigured):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_ENABLED": False}))
