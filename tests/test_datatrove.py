@@ -8,6 +8,7 @@ import json
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import dill
@@ -83,7 +84,12 @@ def read_warc_dir(directory: Path) -> dict[str, str]:
 
 
 def run_plexity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*PLEXITY, *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    """Run `plexity ...`; output through files and waiting for the process itself, because
+    datatrove's extractor subprocesses may outlive it for a moment holding inherited pipes."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.run([*PLEXITY, *args], stdout=out, stderr=err, text=True, timeout=timeout, cwd=REPO)
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
 
 
 def _response(writer, uri: str, body: bytes, content_type: str | None, rec_type: str = "response"):

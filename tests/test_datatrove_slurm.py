@@ -27,9 +27,13 @@ def slurm():
     return PARTITION
 
 
-def wait_for_jobs(logging_dir: Path, timeout: float = 240) -> None:
-    """Wait until no job of ours is pending or running (jobs are named after the logging dir)."""
-    name = logging_dir.parent.name
+def job_name(label: str) -> str:
+    """A job name of this test session only (other sessions may share the cluster)."""
+    return f"plexity-test-{os.getpid()}-{label}"
+
+
+def wait_for_jobs(name: str, timeout: float = 240) -> None:
+    """Wait until no job called `name` is pending or running."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i %T"], capture_output=True, text=True).stdout
@@ -53,10 +57,10 @@ def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
                            capture_output=True, text=True, timeout=300)
     assert local.returncode == 0, local.stderr[-3000:]
     launch = subprocess.run([sys.executable, str(REPO / "examples" / "datatrove_slurm.py"), str(shards),
-                             str(slurm_out), "--partition", slurm, "--tasks", "4", "--job-name", "slurm"],
+                             str(slurm_out), "--partition", slurm, "--tasks", "4", "--job-name", job_name("equal")],
                             capture_output=True, text=True, timeout=120)
     assert launch.returncode == 0 and "submitted Slurm job" in launch.stdout, launch.stderr[-3000:]
-    wait_for_jobs(slurm_out / "logs")
+    wait_for_jobs(job_name("equal"))
 
     assert completions(slurm_out / "logs") == ["00000", "00001", "00002", "00003"]
     script = (slurm_out / "logs" / "launch_script.slurm").read_text()
@@ -93,7 +97,7 @@ from pathlib import Path
 from datatrove.pipeline.base import PipelineStep
 from plexity_plugins.run_cmd import build_pipeline, make_executor
 
-shards, out, executor, flag = sys.argv[1:5]
+shards, out, executor, flag, job_name = sys.argv[1:6]
 
 class KillWorkerOnce(PipelineStep):  # pickled by value for Slurm: self-contained
     name = "kill once"
@@ -105,13 +109,13 @@ class KillWorkerOnce(PipelineStep):  # pickled by value for Slurm: self-containe
         for n, doc in enumerate(data):
             if rank == 2 and n == 1 and not os.path.exists(self.flag):
                 open(self.flag, "w").close()
-                os.kill(os.getpid(), signal.SIGKILL)
+                os.killpg(os.getpgrp(), signal.SIGKILL)  # the task and its extractor process
             yield doc
 
 pipeline = build_pipeline(shards, out, extractor="tags")
 pipeline.insert(-1, KillWorkerOnce(flag))  # before the writer: task 2 has written one document
 make_executor(pipeline, executor, tasks=4, workers=1, logging_dir=str(Path(out) / "logs"),
-              partition="debug", job_name=Path(out).name).run()
+              partition="debug", job_name=job_name).run()
 '''
 
 
@@ -123,7 +127,8 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     logs = out / "logs"
     script = tmp_path / "pipeline.py"
     script.write_text(textwrap.dedent(KILLER_SCRIPT))
-    command = [sys.executable, str(script), str(shards), str(out), executor, str(tmp_path / "killed")]
+    command = [sys.executable, str(script), str(shards), str(out), executor, str(tmp_path / "killed"),
+               job_name("resume")]
 
     first = run_in_own_group(command)
     if executor == "local":
@@ -131,7 +136,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         assert completions(logs) == ["00000", "00001"]  # task 3 never started
     else:
         assert first.returncode == 0, first.stderr[-3000:]
-        wait_for_jobs(logs)
+        wait_for_jobs(job_name("resume"))
         assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
         assert not (logs / "stats.json").exists()  # the merge job waits for a complete array
     assert (tmp_path / "killed").exists() and (out / "documents" / "00002.jsonl.gz").exists()
@@ -141,7 +146,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     assert second.returncode == 0, second.stderr[-3000:]
     if executor == "slurm":
         assert json.loads((logs / "ranks_to_run.json").read_text()) == [2]  # only the missing task
-        wait_for_jobs(logs)
+        wait_for_jobs(job_name("resume"))
         assert (logs / "stats.json").is_file()
     assert completions(logs) == ["00000", "00001", "00002", "00003"]
     for name, mtime in done_before.items():  # completed tasks were not run again
