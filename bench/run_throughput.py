@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Throughput of `plexity run --executor local` at 1 and 2 workers on the sample data.
 
-    python bench/run_throughput.py [--copies 8] [--extractor tags] [--repeat 2]
+    python bench/run_throughput.py [--copies 48] [--extractor tags] [--repeat 2]
 
 The sample WARC (examples/sample.warc.gz) is copied into --copies shards, so that there
 are enough tasks to keep two workers busy; every run starts from an empty output
@@ -25,7 +25,7 @@ SAMPLE = REPO / "examples" / "sample.warc.gz"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--copies", type=int, default=48)
     parser.add_argument("--extractor", default="tags")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()

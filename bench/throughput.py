@@ -126,18 +126,18 @@ def stage_ours(input_path: Path) -> dict:
 
     def timed_clean(s):
         sentences = kept = passthrough = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for doc in docs:
             r = s.clean(doc)
             sentences += r.sentences
             kept += r.sentences_kept
             passthrough += r.passthrough is not None
-        return time.perf_counter() - t0, sentences, kept, passthrough
+        return time.perf_counter() - t0, time.process_time() - c0, sentences, kept, passthrough
 
-    clean_s, sentences, kept, passthrough = timed_clean(scorer)
+    clean_s, clean_cpu_s, sentences, kept, passthrough = timed_clean(scorer)
     no_lang = PerplexityScorer(language_check=False)
     no_lang.clean(docs[0])
-    clean_nolang_s, sentences_nolang, _, _ = timed_clean(no_lang)
+    clean_nolang_s, _, sentences_nolang, _, _ = timed_clean(no_lang)
     peak_clean = peak_rss_mb()  # before the pieces below, which hold every sentence at once
 
     # The pieces of clean(), each alone, over the same documents.
@@ -160,7 +160,7 @@ def stage_ours(input_path: Path) -> dict:
             score(line, bos=True, eos=True)
     kenlm_s = time.perf_counter() - t0
     return {
-        "clean_s": clean_s, "sentences": sentences, "sentences_kept": kept,
+        "clean_s": clean_s, "clean_cpu_s": clean_cpu_s, "sentences": sentences, "sentences_kept": kept,
         "passthrough_documents": passthrough,
         "clean_no_language_check_s": clean_nolang_s, "sentences_no_language_check": sentences_nolang,
         "pieces_s": {"language_identification": langid_s, "splitting": split_s,
@@ -185,12 +185,12 @@ def stage_kenlm(input_path: Path) -> dict:
     lm = load_kenlm(resolve(None))
     score = lm.score
     score("warm up", bos=True, eos=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for line in lines:
         score(line, bos=True, eos=True)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     tokens = sum(line.count(" ") + 1 for line in lines if line)
-    return {"score_s": seconds, "sentences": len(lines), "tokens": tokens,
+    return {"score_s": seconds, "score_cpu_s": cpu_seconds, "sentences": len(lines), "tokens": tokens,
             "rss_after_input_mb": rss_input, "peak_rss_mb": peak_rss_mb()}
 
 
@@ -276,17 +276,17 @@ def stage_pyplexity(input_path: Path, model_path: Path) -> dict:
     processor = PerplexityProcessor(model, PYPLEXITY_LIMIT)
     processor.process(docs[0])
     counted[0] = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for doc in docs:
         processor.process(doc)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     version = None
     try:
         from importlib.metadata import version as pkg_version
         version = pkg_version("pyplexity")
     except Exception:
         version = getattr(pyplexity, "__version__", None)
-    return {"process_s": seconds, "sentences": counted[0], "version": version,
+    return {"process_s": seconds, "process_cpu_s": cpu_seconds, "sentences": counted[0], "version": version,
             "sentence_splitter": "untrained nltk.tokenize.punkt.PunktSentenceTokenizer() (punkt data not downloadable)",
             "rss_after_input_mb": rss_input, "rss_after_model_mb": rss_model, "peak_rss_mb": peak_rss_mb()}
 
@@ -405,9 +405,14 @@ def main() -> int:
               f"{pyp['sentence_splitter']}")
         print(f"  {pmbps:7.2f} MB/s  {pyp['sentences'] / pyp['process_s']:9.0f} sentences/s  "
               f"{pyp['process_s']:.2f} s  peak RSS {pyp['peak_rss_mb']:.0f} MB "
-              f"(after loading its model: {pyp['rss_after_model_mb']:.0f} MB)")
+              f"(its model in memory: {pyp['rss_after_model_mb'] - pyp['rss_after_input_mb']:.0f} MB)")
         print(f"  ours = {mbps / pmbps:.1f}x pyplexity")
-    print(f"load average before/after: {load_before} / {load_after} (2 cores)")
+    cpu_line = f"CPU-time MB/s (less sensitive to other load): ours {input_mb / ours['clean_cpu_s']:.2f}, " \
+               f"KenLM limit {input_mb / kenlm['score_cpu_s']:.2f}"
+    if pyp:
+        cpu_line += f", pyplexity {input_mb / pyp['process_cpu_s']:.2f}"
+    print(cpu_line)
+    print(f"load average before/after: {load_before} / {load_after} ({os.cpu_count()} CPUs)")
 
     results = {
         "mb_per_s": round(mbps, 3),
@@ -418,11 +423,16 @@ def main() -> int:
         "sentences_per_s": round(ours["sentences"] / ours["clean_s"]),
         "pyplexity_sentences_per_s": round(pyp["sentences"] / pyp["process_s"]) if pyp else None,
         "kenlm_limit_sentences_per_s": round(kenlm["sentences"] / kenlm["score_s"]),
+        # The same figures from CPU time (time.process_time): less sensitive to other load.
+        "cpu_time_mb_per_s": round(input_mb / ours["clean_cpu_s"], 3),
+        "cpu_time_pyplexity_mb_per_s": round(input_mb / pyp["process_cpu_s"], 3) if pyp else None,
+        "cpu_time_kenlm_limit_mb_per_s": round(input_mb / kenlm["score_cpu_s"], 3),
         "mb_per_s_no_language_check": round(input_mb / ours["clean_no_language_check_s"], 3),
         "pieces_s": {k: round(v, 3) for k, v in pieces.items()},
         "peak_rss_mb": round(ours["peak_rss_mb"], 1),
         "rss_with_input_only_mb": round(ours["rss_after_input_mb"], 1),
         "pyplexity_peak_rss_mb": round(pyp["peak_rss_mb"], 1) if pyp else None,
+        "pyplexity_model_rss_mb": round(pyp["rss_after_model_mb"] - pyp["rss_after_input_mb"], 1) if pyp else None,
         "kenlm_limit_peak_rss_mb": round(kenlm["peak_rss_mb"], 1),
         "input_mb": round(input_mb, 3), "documents": documents, "dev_pages": len(texts),
         "sentences": ours["sentences"], "pyplexity_sentences": pyp["sentences"] if pyp else None,

@@ -51,6 +51,7 @@ def main() -> None:
             HtmlTagsExtractor(),
             # Loaded lazily: each array task opens the (memory-mapped) model once.
             PerplexitySentenceFilter(
+                method="region",  # after the tag remover: keep the main run of blocks
                 min_chars=50,
                 exclusion_writer=JsonlWriter(str(out / "excluded")),
             ),

@@ -57,7 +57,8 @@ def list_inputs(folder: str, pattern: str) -> list[str]:
 
 
 def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = "trafilatura",
-                   model: str | None = None, threshold: float | None = None, fmt: str = "jsonl",
+                   model: str | None = None, threshold: float | None = None, method: str | None = None,
+                   fmt: str = "jsonl",
                    annotate: bool = False, min_chars: int = 50, min_kept_fraction: float = 0.0,
                    other_languages: str = "keep", extract_timeout: float = 30) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
@@ -65,6 +66,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     from datatrove.pipeline.writers import JsonlWriter
 
     from .datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
+    from .decide import method_for_extractor
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -80,7 +82,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     elif extractor != "none":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     steps.append(PerplexitySentenceFilter(
-        model=model, threshold=threshold, annotate=annotate, min_chars=min_chars,
+        model=model, threshold=threshold, method=method or method_for_extractor(extractor),
+        annotate=annotate, min_chars=min_chars,
         min_kept_fraction=min_kept_fraction, other_languages=other_languages,
         exclusion_writer=JsonlWriter(str(output_dir / "excluded")),
     ))
@@ -186,7 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     tasks = args.tasks or len(inputs)
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
-                              threshold=args.threshold, fmt=args.format, annotate=args.annotate,
+                              threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
                               other_languages=args.other_languages)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
@@ -239,6 +242,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-dir", "-o", required=True,
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     _add_model_args(p)
+    p.add_argument("--method", choices=("region", "trim", "sentences"), default=None,
+                   help="default: trim after trafilatura, region after tags/none (as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
                    help="HTML to text: datatrove's Trafilatura (default), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")

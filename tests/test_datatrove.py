@@ -105,7 +105,7 @@ def page(*paragraphs: str) -> str:
 # -- the filter step --------------------------------------------------------------------
 
 def test_filter_removes_boilerplate_sentences_and_describes_what_it_did():
-    step = PerplexitySentenceFilter()  # embedded model
+    step = PerplexitySentenceFilter(method="region")  # embedded model; raw text: the "region" method
     doc = Document(text=ARTICLE + "\n" + BOILERPLATE, id="d1")
     assert step.filter(doc) is True
     assert "Share on Facebook" not in doc.text and "Cookie settings" not in doc.text
@@ -122,7 +122,7 @@ def test_filter_removes_boilerplate_sentences_and_describes_what_it_did():
 
 
 def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_reason(tmp_path):
-    step = PerplexitySentenceFilter(min_chars=50, min_kept_fraction=0.6,
+    step = PerplexitySentenceFilter(method="region", min_chars=50, min_kept_fraction=0.6,
                                     exclusion_writer=JsonlWriter(str(tmp_path / "excluded")))
     docs = [Document(text=ARTICLE, id="article"),
             Document(text=BOILERPLATE, id="menu"),                       # nothing left
@@ -151,10 +151,18 @@ def test_documents_in_another_language_pass_through_unchanged_and_are_counted():
     assert kept.stats["passthrough"].total == 1
     dropped = PerplexitySentenceFilter(other_languages="drop")
     assert dropped.filter(Document(text=GERMAN, id="de")) == (False, "other_language")
-    gutted = PerplexitySentenceFilter(language_check=False)  # an English model on German text
+    gutted = PerplexitySentenceFilter(method="region", language_check=False)  # English model, German text
     doc = Document(text=GERMAN, id="de")
     gutted.filter(doc)
     assert doc.metadata["plexity_sentences_dropped"] >= 2
+
+
+def test_the_default_method_suits_extractor_output_and_is_recorded():
+    step = PerplexitySentenceFilter()
+    assert step.method == "trim" and step.threshold == step.scorer.info.threshold_extracted
+    doc = Document(text="Share on Facebook\n" + ARTICLE, id="x")
+    assert step.filter(doc) is True
+    assert doc.text.startswith("The council") and doc.metadata["plexity_method"] == "trim"
 
 
 def test_the_step_pickles_without_the_model_and_opens_it_once_per_process():

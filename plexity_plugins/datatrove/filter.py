@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import statistics
 from os import PathLike
 
@@ -29,7 +28,12 @@ class PerplexitySentenceFilter(BaseFilter):
 
     Args:
         model: model name, path, or None for the embedded default model (`plexity models`).
-        threshold: perplexity above which a sentence is removed; None = the model's default.
+        method: how sentences are chosen (`plexity_plugins.decide`): "trim" (default; for text
+            from a main-content extractor such as datatrove's Trafilatura, the best variant on
+            our benchmark), "region" (after `HtmlTagsExtractor` or for raw text) or
+            "sentences" (the paper's per-sentence rule).
+        threshold: perplexity above which text counts as boilerplate; None = the model's
+            calibrated default for the method.
         annotate: remove nothing; wrap each would-be-removed sentence in
             ``<ppl score="...">``; documents are then never dropped (the would-be reason is in
             the metadata as ``plexity_would_drop``).
@@ -48,7 +52,7 @@ class PerplexitySentenceFilter(BaseFilter):
             ``metadata["filter_reason"]``.
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
 
-    Metadata added to every document: ``plexity_model``, ``plexity_threshold``,
+    Metadata added to every document: ``plexity_model``, ``plexity_threshold``, ``plexity_method``,
     ``plexity_sentences``, ``plexity_sentences_dropped``, ``plexity_chars_before``,
     ``plexity_chars_after``, ``plexity_ppl_mean``, ``plexity_ppl_median`` (None without
     sentences), and ``plexity_passthrough`` (e.g. "language:de") when it was passed through.
@@ -65,6 +69,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self,
         model: str | PathLike | None = None,
         threshold: float | None = None,
+        method: str = "trim",
         annotate: bool = False,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
@@ -81,17 +86,16 @@ class PerplexitySentenceFilter(BaseFilter):
             raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
         if not 0.0 <= min_kept_fraction <= 1.0:
             raise ValueError(f"min_kept_fraction must be between 0 and 1, got {min_kept_fraction!r}")
-        kwargs = {"threshold": threshold, "max_sentence_chars": max_sentence_chars,
-                  "allow_tokenizer_mismatch": allow_tokenizer_mismatch}
-        if "language_check" in inspect.signature(PerplexityScorer).parameters:
-            kwargs["language_check"] = language_check
+        kwargs = {"threshold": threshold, "method": method, "max_sentence_chars": max_sentence_chars,
+                  "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}
         # Resolved here, so that a wrong model name fails at pipeline construction, not in a
         # worker; KenLM itself is opened lazily (see `scorer`).
         self._scorer = PerplexityScorer(model, **kwargs)
         self.model_name = self._scorer.model_name
         self.threshold = self._scorer.threshold
-        self._scorer_key = (self._scorer.info.path, self.threshold, max_sentence_chars, allow_tokenizer_mismatch,
-                            language_check)
+        self.method = method
+        self._scorer_key = (self._scorer.info.path, self.threshold, method, max_sentence_chars,
+                            allow_tokenizer_mismatch, language_check)
         self.annotate = annotate
         self.min_chars = min_chars
         self.min_kept_fraction = min_kept_fraction
@@ -145,6 +149,7 @@ class PerplexitySentenceFilter(BaseFilter):
         meta = doc.metadata
         meta["plexity_model"] = self.model_name
         meta["plexity_threshold"] = self.threshold
+        meta["plexity_method"] = self.method
         meta["plexity_sentences"] = len(perplexities)
         meta["plexity_sentences_dropped"] = result.sentences_dropped if result is not None else 0
         meta["plexity_chars_before"] = chars_before
