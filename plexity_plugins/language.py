@@ -2,17 +2,28 @@
 are passed through instead of being gutted (every sentence of them looks like
 boilerplate to an English model).
 
-Uses py3langid (langid.py's maintained fork; its model ships inside the wheel).  Only a
-sample is classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content
+Uses py3langid (langid.py's maintained fork; its model ships inside the wheel).  For
+an English model, a cheap test runs first: English prose is 20-45 % function words
+("the", "of", "and" ...), other languages' text under 8 % (measured on the 76
+development pages, tag-remover and trafilatura text alike); text at or above
+`ENGLISH_FUNCTION_WORD_SHARE` is English without asking langid, which is slower than
+scoring itself and costs ~70 MB per process once loaded.  Only a sample is classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content
 blocks are long while navigation, often in English on any site, is short; and because
 langid's cost grows faster than linearly on long inputs.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 SAMPLE_CHARS = 2000
+ENGLISH_FUNCTION_WORD_SHARE = 0.12
+_ENGLISH_FUNCTION_WORDS = frozenset(
+    "the of and to a in is that for it was on with as be by at this are from or his her an they "
+    "which but not have has had were their been its he she we you i will would there all can one "
+    "more also who when what".split())
+_WORD = re.compile(r"[^\W\d_]+")
 MIN_CHARS = 40  # below this, identification is a guess: do not decide
 MIN_PROBABILITY = 0.8
 
@@ -47,8 +58,16 @@ def identify(text: str) -> tuple[str | None, float]:
     return lang, float(prob)
 
 
+def english_function_word_share(text: str) -> float:
+    """Share of the sample's words that are among the most frequent English words."""
+    words = _WORD.findall(sample_for_identification(text).lower())
+    return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+
+
 def other_language(text: str, expected: str, min_probability: float = MIN_PROBABILITY) -> str | None:
     """The detected language if it confidently differs from `expected`, else None."""
+    if expected == "en" and english_function_word_share(text) >= ENGLISH_FUNCTION_WORD_SHARE:
+        return None
     lang, prob = identify(text)
     if lang is not None and lang != expected and prob >= min_probability:
         return lang
