@@ -14,20 +14,7 @@ want_tests=0
 PYTHON="${PYTHON:-python3}"
 
 # -- system packages ---------------------------------------------------------------
-apt_install() {
-  local missing=()
-  for pkg in "$@"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-  done
-  if ((${#missing[@]})); then
-    echo "setup: apt-get install ${missing[*]}"
-    if [[ ! -f /tmp/.plexity-apt-updated ]]; then
-      apt-get update -qq && touch /tmp/.plexity-apt-updated
-    fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-}
-export -f apt_install
+source scripts/lib.sh
 
 if command -v apt-get >/dev/null 2>&1; then
   # A C++ compiler for the kenlm wheel (built from its sdist by pip).

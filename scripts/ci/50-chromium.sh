@@ -3,17 +3,9 @@
 # (tests/test_web_browser.py) and the README screenshots. Idempotent; fast when installed.
 set -euo pipefail
 
-missing=()
-for pkg in chromium chromium-driver fonts-dejavu-core; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  echo "ci/chromium: apt-get install ${missing[*]}"
-  if [[ ! -f /tmp/.plexity-apt-updated ]]; then
-    apt-get update -qq && touch /tmp/.plexity-apt-updated
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+apt_install chromium chromium-driver fonts-dejavu-core
 # Both must come from the same Chromium build, or chromedriver refuses to drive it.
 browser=$(/usr/bin/chromium --version 2>/dev/null | grep -oE '[0-9]+' | head -1)
 driver=$(/usr/bin/chromedriver --version | grep -oE '[0-9]+' | head -1)

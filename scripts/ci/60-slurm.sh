@@ -5,17 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-missing=()
-for pkg in slurmctld slurmd slurm-client munge; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  echo "ci/slurm: apt-get install ${missing[*]}"
-  if [[ ! -f /tmp/.plexity-apt-updated ]]; then
-    apt-get update -qq && touch /tmp/.plexity-apt-updated
-  fi
-  # the packages try to start their services; without systemd that is refused harmlessly
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
-    --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source scripts/lib.sh
+apt_install slurmctld slurmd slurm-client munge
 bash scripts/slurm.sh start

@@ -1,0 +1,17 @@
+# Shared by scripts/setup.sh and scripts/ci/*.sh (source it).
+
+# apt_install PKG...: install the Debian packages that are missing (apt-get update once).
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  echo "setup: apt-get install ${missing[*]}"
+  if [[ ! -f /tmp/.plexity-apt-updated ]]; then
+    apt-get update -qq && touch /tmp/.plexity-apt-updated
+  fi
+  # Packages that try to start services without systemd are refused that harmlessly.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+    --no-install-recommends "${missing[@]}" >/dev/null
+}
