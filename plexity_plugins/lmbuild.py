@@ -69,21 +69,8 @@ class CorpusStats:
 
 def write_training_text(documents: Iterable[str], out_path: Path, stats: CorpusStats | None = None) -> CorpusStats:
     """Split documents into sentences and write them tokenised, one per line."""
-    stats = stats or CorpusStats()
-    with open(out_path, "w", encoding="utf-8") as out:
-        for doc in documents:
-            spans = split_sentences(doc)
-            if not spans:
-                continue
-            lines = [line for line in to_lm_lines([doc[a:b] for a, b in spans]) if line]
-            if not lines:
-                continue
-            stats.documents += 1
-            stats.sentences += len(lines)
-            stats.tokens += sum(line.count(" ") + 1 for line in lines)
-            out.write("\n".join(lines))
-            out.write("\n")
-    return stats
+    sentences = ([doc[a:b] for a, b in split_sentences(doc)] for doc in documents)
+    return write_training_sentences(sentences, out_path, stats)
 
 
 def iter_sentences(documents: Iterable[str]) -> Iterator[str]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import Iterable
 
 from . import decide
 from .language import other_language
@@ -287,8 +286,3 @@ class PerplexityScorer:
                 result.dropped.append(SentenceScore(start, end, text[start:end], value, n, None, reason))
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result
-
-    def clean_many(self, texts: Iterable[str | bytes], threshold: float | None = None,
-                   annotate: bool = False) -> Iterable[CleanResult]:
-        for text in texts:
-            yield self.clean(text, threshold=threshold, annotate=annotate)
