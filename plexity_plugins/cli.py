@@ -44,12 +44,16 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
     method = args.method or method_for_extractor(args.extractor)
     scorer = PerplexityScorer(args.model, threshold=args.threshold, method=method)
-    inputs = collect_inputs(args.inputs)
+    # Text files skip the extractor, so by default they get the method for unextracted text.
+    text_method = args.method or method_for_extractor("none")
+    text_scorer = (scorer if text_method == method else
+                   PerplexityScorer(args.model, threshold=args.threshold, method=text_method))
+    inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
-    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor,
-                          annotate=args.annotate, write_dropped=args.write_dropped)
+    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
+                          write_dropped=args.write_dropped, text_scorer=text_scorer)
     stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
@@ -118,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args) or 0
-    except (ModelError, FileNotFoundError, ValueError) as exc:
+    except (ModelError, ValueError, OSError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

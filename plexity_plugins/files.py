@@ -44,18 +44,21 @@ class InputFile:
     kind: str | None
 
 
-def collect_inputs(inputs: list[str | os.PathLike]) -> list[InputFile]:
+def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLike | None = None) -> list[InputFile]:
     """Files named, and files found recursively in directories named, in a stable order.
 
-    Raises FileNotFoundError for an input that does not exist.  Files of unknown
+    Raises FileNotFoundError for an input that does not exist, and ValueError when two
+    inputs would write the same output or an input would be overwritten by its own
+    output.  The output directory itself is never searched for inputs.  Files of unknown
     kind inside a directory are returned with kind None (the caller counts the skip).
     """
+    out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []
     for item in inputs:
         root = Path(item)
         if root.is_dir():
             for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
+                dirnames[:] = sorted(d for d in dirnames if out is None or (Path(dirpath) / d).resolve() != out)
                 for filename in sorted(filenames):
                     path = Path(dirpath) / filename
                     found.append(InputFile(path, path.relative_to(root), kind_of(path)))
@@ -63,7 +66,24 @@ def collect_inputs(inputs: list[str | os.PathLike]) -> list[InputFile]:
             found.append(InputFile(root, Path(root.name), kind_of(root)))
         else:
             raise FileNotFoundError(f"input {root} does not exist")
+    if out is not None:
+        targets: dict[Path, Path] = {}
+        for f in found:
+            if f.kind is None:
+                continue
+            target = (out / output_name(f)).resolve()
+            if target == f.path.resolve():
+                raise ValueError(f"the output for {f.path} would overwrite it: choose another --output-dir")
+            if target in targets:
+                raise ValueError(f"{targets[target]} and {f.path} would both be written to {target}: "
+                                 f"give their common parent directory as the input instead")
+            targets[target] = f.path
     return found
+
+
+def output_name(item: "InputFile") -> Path:
+    """Where an input's output goes, relative to the output directory."""
+    return item.relative if item.kind == "warc" else Path(str(item.relative) + ".txt")
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -86,8 +106,11 @@ class FileCleaner:
     """
 
     def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = "trafilatura",
-                 threshold: float | None = None, annotate: bool = False, write_dropped: bool = False):
+                 threshold: float | None = None, annotate: bool = False, write_dropped: bool = False,
+                 text_scorer: PerplexityScorer | None = None):
         self.scorer = scorer
+        # Text inputs are not extracted, so they may want another method than extracted HTML.
+        self.text_scorer = text_scorer or scorer
         self.output_dir = Path(output_dir)
         self.extractor_name = extractor
         self.extract = get_extractor(extractor)
@@ -95,6 +118,9 @@ class FileCleaner:
         self.annotate = annotate
         self.stats = RunStats(model=scorer.model_name, threshold=threshold or scorer.threshold,
                               method=scorer.method, extractor=extractor, annotate=annotate)
+        if self.text_scorer is not scorer:
+            self.stats.text_method = self.text_scorer.method
+            self.stats.text_threshold = threshold or self.text_scorer.threshold
         self._dropped = None
         if write_dropped:
             self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -111,8 +137,8 @@ class FileCleaner:
         self.stats.skip(reason)
         self._record_drop(source, reason)
 
-    def _clean_text(self, text: str | bytes, source: str) -> CleanResult:
-        result = self.scorer.clean(text, threshold=self.threshold, annotate=self.annotate)
+    def _clean_text(self, text: str | bytes, source: str, scorer: PerplexityScorer | None = None) -> CleanResult:
+        result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate)
         self.stats.add(result)
         for sentence in result.dropped:
             self._record_drop(source, sentence.reason, perplexity=round(sentence.perplexity, 1),
@@ -120,18 +146,23 @@ class FileCleaner:
         return result
 
     def _to_text(self, raw: bytes, kind: str, content_type: str | None = None) -> str:
+        """Text to filter; characters that had to be replaced while decoding are counted."""
         if kind == "text" or self.extractor_name == "none":
-            text, _ = sanitize(raw)
-            return text
-        html, _ = decode_html(raw, content_type)
-        return self.extract(html)
+            text, replaced = sanitize(raw)
+        else:
+            html, _ = decode_html(raw, content_type)
+            replaced = max(0, html.count("\ufffd") - raw.count("\ufffd".encode()))
+            text = self.extract(html)
+        self.stats.replaced_chars += replaced
+        return text
 
     # -- files ------------------------------------------------------------------------
 
     def clean_file(self, item: InputFile) -> None:
         if item.kind is None:
-            self.stats.files_skipped += 1
             logger.warning("skipped %s: not a .txt, .html, .htm or .warc file (optionally .gz)", item.path)
+            self.stats.skip_file("unknown_file_type")
+            self._record_drop(str(item.path), "unknown_file_type")
             return
         try:
             if item.kind == "warc":
@@ -140,8 +171,9 @@ class FileCleaner:
                 self._clean_document_file(item)
             self.stats.files += 1
         except (OSError, EOFError, zlib.error) as exc:
-            self.stats.files_skipped += 1
-            self._skip(str(item.path), f"unreadable_file: {exc}")
+            logger.warning("skipped %s: unreadable file: %s", item.path, exc)
+            self.stats.skip_file("unreadable_file")
+            self._record_drop(str(item.path), f"unreadable_file: {exc}")
 
     def _clean_document_file(self, item: InputFile) -> None:
         raw = _read_bytes(item.path)
@@ -150,9 +182,10 @@ class FileCleaner:
             text = self._to_text(raw, item.kind)
         except ExtractionError as exc:
             self._skip(str(item.path), f"extraction_failed: {exc}")
-            text = ""
-        result = self._clean_text(text, str(item.path))
-        out_path = self.output_dir / (str(item.relative) + ".txt")
+            return
+        is_text = item.kind == "text" or self.extractor_name == "none"
+        result = self._clean_text(text, str(item.path), self.text_scorer if is_text else self.scorer)
+        out_path = self.output_dir / output_name(item)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         data = result.text.encode("utf-8")
         out_path.write_bytes(data)
@@ -183,20 +216,26 @@ class FileCleaner:
         source = f"{item.path}#{uri}"
         raw = record.content_stream().read()
         self.stats.bytes_in += len(raw)
+        headers: dict = {}
+        text = ""
         if not raw.strip():
             self._skip(source, "empty_payload")
-            return
-        try:
-            text = self._to_text(raw, "html", http_content_type(record))
-        except ExtractionError as exc:
-            self._skip(source, f"extraction_failed: {exc}")
-            return
-        result = self._clean_text(text, source)
+            headers["X-Plexity-Skipped"] = "empty_payload"
+        else:
+            try:
+                text = self._to_text(raw, "html", http_content_type(record))
+            except ExtractionError as exc:
+                self._skip(source, f"extraction_failed: {exc}")
+                headers["X-Plexity-Skipped"] = "extraction_failed"
+        if not headers:
+            result = self._clean_text(text, source)
+            headers = {"X-Plexity-Sentences-Kept": result.sentences_kept,
+                       "X-Plexity-Sentences-Dropped": result.sentences_dropped}
+            text = result.text
+        # Every HTML response gets its cleaned record (empty, with the reason, when skipped).
         writer.write_record(cleaned_response_record(
-            writer, result.text, uri=uri, date=record.rec_headers.get_header("WARC-Date"),
-            source_record_id=record.rec_headers.get_header("WARC-Record-ID"),
-            extra_headers={"X-Plexity-Sentences-Kept": result.sentences_kept,
-                           "X-Plexity-Sentences-Dropped": result.sentences_dropped},
+            writer, text, uri=uri, date=record.rec_headers.get_header("WARC-Date"),
+            source_record_id=record.rec_headers.get_header("WARC-Record-ID"), extra_headers=headers,
         ))
 
     def run(self, inputs: list[InputFile], progress: bool = True) -> RunStats:

@@ -73,6 +73,8 @@ def find_stats(path: str | Path) -> Path:
 
 def _from_datatrove(merged: list) -> dict:
     """Counts from datatrove's merged stats (a list of steps) in RunStats' field names."""
+    if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
+        raise ValueError("logs/stats.json is not datatrove's merged stats (a list of steps)")
     stats: dict = {}
     for step in merged:
         name = step.get("name", "")

@@ -19,6 +19,8 @@ class RunStats:
     model: str = ""
     threshold: float = 0.0
     method: str = ""
+    text_method: str | None = None  # for .txt inputs, when it differs from `method`
+    text_threshold: float | None = None
     extractor: str = ""
     annotate: bool = False
     files: int = 0
@@ -44,6 +46,10 @@ class RunStats:
     histogram_dropped: Counter = field(default_factory=Counter)
     # a few dropped sentences per decade of perplexity ("3" = 1e3..1e4)
     dropped_samples: dict = field(default_factory=dict)
+
+    def skip_file(self, reason: str) -> None:
+        self.files_skipped += 1
+        self.skip_reasons[reason] += 1
 
     def skip(self, reason: str, documents: int = 1) -> None:
         self.documents_skipped += documents

@@ -34,6 +34,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,8 +305,8 @@ class TextReader(CorpusReader):
                         yield Document(f"{path.name}:{lineno}", _split(line))
         except UnicodeDecodeError as exc:
             raise CorpusError(f"{path}: not UTF-8 (after line {lineno}): {exc}") from exc
-        except OSError as exc:
-            raise CorpusError(f"{path}: cannot read: {exc}") from exc
+        except (OSError, EOFError, zlib.error) as exc:  # gzip raises EOFError on a truncated file
+            raise CorpusError(f"{path}: cannot read (after line {lineno}): {exc}") from exc
 
 
 def make_reader(corpus: str, inputs, skips: SkipLog | None = None, skip_bad_files: bool = False,

@@ -71,7 +71,10 @@ def test_clean_text_and_html_files_into_relative_paths(tmp_path):
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["files"] == 2 and stats["files_skipped"] == 1  # the PNG
     assert stats["documents"] == 2 and stats["sentences_dropped"] == 3
-    dropped = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert stats["skip_reasons"] == {"unknown_file_type": 1}
+    records = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert [r["source"] for r in records if r["reason"] == "unknown_file_type"] == [str(src / "image.png")]
+    dropped = [r for r in records if "text" in r]
     assert sorted(d["text"] for d in dropped) == ["Accept all cookies", "Home News", "Share on Facebook"]
     assert {d["reason"] for d in dropped} == {"outside_main_content_region"}  # tags -> method "region"
     assert stats["method"] == "region" and all(d["perplexity"] > 0 for d in dropped)
@@ -84,6 +87,44 @@ def test_clean_annotate_marks_instead_of_dropping(tmp_path):
     text = (tmp_path / "out" / "t.txt.txt").read_text()
     assert text.startswith("The library opens in the spring.\n<ppl score=\"")
     assert text.endswith('">Accept all cookies</ppl>\n')
+
+
+def test_text_files_get_the_method_for_unextracted_text(tmp_path):
+    # With the default extractor (trafilatura, method "trim"), .txt input is not extracted,
+    # so it is filtered with "region": junk between paragraphs goes too.
+    (tmp_path / "t.txt").write_text("The library opens in the spring.\nShare on Facebook\n"
+                                    "The council approved the budget on Tuesday.\n")
+    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+    assert "Share on Facebook" not in (tmp_path / "out" / "t.txt.txt").read_text()
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert (stats["method"], stats["text_method"]) == ("trim", "region")
+
+
+def test_invalid_utf8_in_files_is_counted(tmp_path):
+    (tmp_path / "t.txt").write_bytes(b"The library opens in the spring. Caf\xe9 \xff open.\n")
+    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+    assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 2
+
+
+def test_outputs_never_overwrite_inputs_or_each_other(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x.txt").write_text("The library opens in the spring.")
+    (tmp_path / "b" / "x.txt").write_text("The council met on Monday.")
+    proc = plexity("clean", tmp_path / "a" / "x.txt", tmp_path / "b" / "x.txt", "-o", tmp_path / "out", check=False)
+    assert proc.returncode == 2 and "would both be written" in proc.stderr
+    sample = tmp_path / "s.warc.gz"
+    sample.write_bytes((Path(__file__).parent.parent / "examples" / "sample.warc.gz").read_bytes())
+    proc = plexity("clean", sample, "-o", tmp_path, check=False)
+    assert proc.returncode == 2 and "would overwrite it" in proc.stderr
+    assert sample.stat().st_size > 1000
+
+
+def test_output_path_that_is_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "t.txt").write_text("The library opens in the spring.")
+    (tmp_path / "taken").write_text("")
+    proc = plexity("clean", tmp_path / "t.txt", "-o", tmp_path / "taken", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
 def test_missing_input_is_a_clear_error(tmp_path):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ import corpora  # noqa: E402
 
 from plexity_plugins import lmbuild  # noqa: E402
 from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
+from plexity_plugins.training import read_sample_lines  # noqa: E402
 
 NAME = "en-default"
 ORDER = 3
@@ -97,11 +97,9 @@ def main() -> int:
     # Threshold: a percentile of held-out clean sentences, checked against boilerplate.
     scorer = PerplexityScorer(args.out)
     clean_ppl = sorted(s.perplexity for doc in heldout_docs for s in scorer.score(doc))
-    cuts = statistics.quantiles(clean_ppl, n=1000)  # cuts[k - 1] = the (k / 10)th percentile
-    threshold = round(cuts[int(PERCENTILE * 10) - 1], 1)
-    threshold_extracted = round(cuts[int(PERCENTILE_EXTRACTED * 10) - 1], 1)
-    boiler_lines = [line.strip() for line in (HERE / "boilerplate.txt").read_text().splitlines()
-                    if line.strip() and not line.startswith("#")]
+    threshold = lmbuild.percentile_threshold(clean_ppl, PERCENTILE)
+    threshold_extracted = lmbuild.percentile_threshold(clean_ppl, PERCENTILE_EXTRACTED)
+    boiler_lines = read_sample_lines(HERE / "boilerplate.txt")
     boiler_ppl = [scorer.perplexity(line) for line in boiler_lines]
     above = sum(p > threshold for p in boiler_ppl)
     above_extracted = sum(p > threshold_extracted for p in boiler_ppl)
@@ -114,8 +112,7 @@ def main() -> int:
         f"{len(boiler_lines)} hand-written boilerplate lines (scripts/default_model/boilerplate.txt) "
         f"lie above them"
     )
-    info.build["heldout_percentiles"] = {
-        str(p): round(cuts[int(p * 10) - 1], 1) for p in (50, 75, 90, 95, 98, 99, 99.5, 99.9)}
+    info.build["heldout_percentiles"] = lmbuild.percentile_report(clean_ppl)
     info.build["boilerplate_above_threshold"] = f"{above}/{len(boiler_lines)}"
     info.build["boilerplate_above_threshold_extracted"] = f"{above_extracted}/{len(boiler_lines)}"
     info.build["seconds"] = round(time.time() - started, 1)
