@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args) or 0
+    except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     except (ModelError, ValueError, OSError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -34,12 +34,18 @@ fi
 if [[ ! -x .venv/bin/python ]]; then
   "$PYTHON" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v -i '^warning' || true
-if ((want_tests)); then
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -i 'warning' || true
-else
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e . 2>&1 | grep -v -i 'warning' || true
+echo "setup: installing plexity_plugins and its dependencies into .venv (a few minutes the first time)"
+# pip's and setuptools' chatter goes to a log, shown only when the install fails.
+pip_log="$(mktemp)"
+target="."
+((want_tests)) && target=".[test]"
+if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip &&
+       .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"; } >"$pip_log" 2>&1; then
+  cat "$pip_log" >&2
+  echo "setup: pip install failed (output above)" >&2
+  exit 1
 fi
+rm -f "$pip_log"
 .venv/bin/python -c "import plexity_plugins, kenlm, blingfire" \
   || { echo "setup: the Python install failed (see pip's messages above)" >&2; exit 1; }
 

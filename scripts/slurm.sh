@@ -5,9 +5,10 @@
 #   bash scripts/slurm.sh status   # sinfo; exit 0 when the node accepts jobs
 #   bash scripts/slurm.sh stop     # stop the three daemons started by `start`
 #
-# Needs Debian's slurmctld, slurmd, slurm-client and munge packages (scripts/ci/50-slurm.sh
+# Needs Debian's slurmctld, slurmd, slurm-client and munge packages (scripts/ci/60-slurm.sh
 # installs them) and root.  Deliberately minimal: no accounting, ProctrackType=proctrack/linuxproc
-# and TaskPlugin=task/none (no cgroups, so it also runs in containers), one partition `debug`
+# and TaskPlugin=task/none (no cgroup plugins; Debian's slurmd still needs /sys/fs/cgroup mounted
+# to start, so a container or chroot must provide it), one partition `debug`
 # holding this machine with its real CPU count and memory (from `slurmd -C`).  Jobs run as the
 # submitting user; the "shared filesystem" is the local disk.
 #
@@ -93,13 +94,13 @@ start() {
   mkdir -p /run/munge && chown munge:munge /run/munge && chmod 0755 /run/munge
   [[ -s /etc/munge/munge.key ]] || { mungekey --create --force >/dev/null 2>&1 || /usr/sbin/create-munge-key -f; chown munge:munge /etc/munge/munge.key; chmod 0400 /etc/munge/munge.key; }
   if ! pid_alive /run/munge/munged.pid; then
-    runuser -u munge -- /usr/sbin/munged
+    runuser -u munge -- /usr/sbin/munged || die "munged failed to start; see /var/log/munge/munged.log"
   fi
   if ! pid_alive "$RUN/slurmctld.pid"; then
-    slurmctld
+    slurmctld || die "slurmctld failed to start; see $LOG/slurmctld.log"
   fi
   if ! pid_alive "$RUN/slurmd.pid"; then
-    slurmd
+    slurmd || die "slurmd failed to start; see $LOG/slurmd.log (it needs /sys/fs/cgroup mounted)"
   fi
   for _ in $(seq 60); do
     if node_ready; then
