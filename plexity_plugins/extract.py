@@ -53,6 +53,12 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
     return text, encoding
 
 
+def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:
+    """(text, characters replaced): `decode_html`, counting the U+FFFD it had to insert."""
+    text, _ = decode_html(body, content_type)
+    return text, max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
+
+
 def _is_hidden(element) -> bool:
     attrib = element.attrib
     if "hidden" in attrib or attrib.get("aria-hidden") == "true":

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .extract import ExtractionError, decode_html, get_extractor
+from .extract import ExtractionError, decode_html_counted, get_extractor
 from .scorer import CleanResult, PerplexityScorer, sanitize
 from .stats import RunStats
 from .warc import cleaned_response_record, http_content_type, is_html_response
@@ -150,8 +150,7 @@ class FileCleaner:
         if kind == "text" or self.extractor_name == "none":
             text, replaced = sanitize(raw)
         else:
-            html, _ = decode_html(raw, content_type)
-            replaced = max(0, html.count("\ufffd") - raw.count("\ufffd".encode()))
+            html, replaced = decode_html_counted(raw, content_type)
             text = self.extract(html)
         self.stats.replaced_chars += replaced
         return text

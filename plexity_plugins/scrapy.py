@@ -40,7 +40,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from . import decide
-from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html, get_extractor
+from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted, get_extractor
 from .scorer import CleanResult, PerplexityScorer
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,6 @@ logger = logging.getLogger(__name__)
 STATS_PREFIX = "plexity/"
 INPUT_FORMATS = ("html", "text")
 DEFAULT_MIN_CHARS = 200
-_REPLACEMENT = "\ufffd"
 
 
 @dataclass
@@ -231,8 +230,7 @@ class PerplexityFilterPipeline:
         if self.input_format == "html":
             if isinstance(value, bytes):
                 # No headers here: BOM, then <meta charset>, else UTF-8 with replacement.
-                html, _encoding = decode_html(value)
-                outcome.decode_replaced = max(0, html.count(_REPLACEMENT) - value.count(_REPLACEMENT.encode()))
+                html, outcome.decode_replaced = decode_html_counted(value)
             else:
                 html = value
             try:
