@@ -49,26 +49,34 @@ def sample_for_identification(text: str, limit: int = SAMPLE_CHARS) -> str:
     return "\n".join(picked)
 
 
-def identify(text: str) -> tuple[str | None, float]:
-    """(ISO 639-1 code, probability) of the text's language; (None, 0.0) if too short."""
-    sample = sample_for_identification(text)
+def _classify(sample: str) -> tuple[str | None, float]:
     if len(sample.strip()) < MIN_CHARS:
         return None, 0.0
     lang, prob = _identifier().classify(sample)
     return lang, float(prob)
 
 
+def _function_word_share(sample: str) -> float:
+    words = _WORD.findall(sample.lower())
+    return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+
+
+def identify(text: str) -> tuple[str | None, float]:
+    """(ISO 639-1 code, probability) of the text's language; (None, 0.0) if too short."""
+    return _classify(sample_for_identification(text))
+
+
 def english_function_word_share(text: str) -> float:
     """Share of the sample's words that are among the most frequent English words."""
-    words = _WORD.findall(sample_for_identification(text).lower())
-    return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+    return _function_word_share(sample_for_identification(text))
 
 
 def other_language(text: str, expected: str, min_probability: float = MIN_PROBABILITY) -> str | None:
     """The detected language if it confidently differs from `expected`, else None."""
-    if expected == "en" and english_function_word_share(text) >= ENGLISH_FUNCTION_WORD_SHARE:
+    sample = sample_for_identification(text)  # once, for both tests
+    if expected == "en" and _function_word_share(sample) >= ENGLISH_FUNCTION_WORD_SHARE:
         return None
-    lang, prob = identify(text)
+    lang, prob = _classify(sample)
     if lang is not None and lang != expected and prob >= min_probability:
         return lang
     return None
