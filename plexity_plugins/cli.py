@@ -75,6 +75,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     if missing:
         print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
     print(f"model directory: {model_dir()}")
+    from .native import status
+
+    print(f"scoring path: {status()}")
     return 0
 
 

@@ -219,3 +219,20 @@ def load_kenlm(info: ModelInfo):
     if info.order is not None and lm.order != info.order:
         raise ModelError(f"model {path} has order {lm.order} but its metadata says {info.order}")
     return lm
+
+
+def load_native(info: ModelInfo):
+    """The model opened by the compiled path (`plexity_plugins.native`), memory-mapped like
+    `load_kenlm`; False (with a warning) if that path cannot open it, e.g. a compressed
+    ARPA file, in which case the scorer uses the kenlm module instead."""
+    from . import native
+
+    try:
+        model = native.load_model(str(info.path))
+    except OSError as exc:
+        detail = " ".join(str(exc).split())[:300]
+        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
+        return False
+    if info.order is not None and model.order != info.order:
+        raise ModelError(f"model {info.path} has order {model.order} but its metadata says {info.order}")
+    return model

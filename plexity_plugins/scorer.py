@@ -33,19 +33,21 @@ import re
 from dataclasses import dataclass, field
 from os import PathLike
 
-from . import decide
+from . import decide, native
 from .language import other_language
-from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, resolve
-from .sentences import DEFAULT_MAX_CHARS, split_sentences
+from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, load_native, resolve
+from .sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 from .tokenizer import spans_to_lm_lines, to_lm_line
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SentenceScore:
-    """One scored sentence: ``text == source[start:end]``."""
+    """One scored sentence: ``text == source[start:end]``.  (Not frozen: a frozen
+    dataclass takes four times as long to create, and `clean` creates one per dropped
+    sentence.)"""
 
     start: int
     end: int
@@ -175,6 +177,8 @@ class PerplexityScorer:
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         if threshold is not None and not threshold > 0:
             raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
+        if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
+            raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
         if method not in decide.METHODS:
             raise ValueError(f"unknown method {method!r}: choose one of {', '.join(decide.METHODS)}")
         self.method = method
@@ -182,10 +186,11 @@ class PerplexityScorer:
         self.max_sentence_chars = max_sentence_chars
         self.language_check = language_check and bool(self.info.language)
         self._lm = None
+        self._native_lm = None  # False once the compiled path could not open the model
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_lm"] = None  # reopened lazily in the receiving process
+        state["_lm"] = state["_native_lm"] = None  # reopened lazily in the receiving process
         return state
 
     @property
@@ -241,8 +246,17 @@ class PerplexityScorer:
             records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
         return records
 
+    def _compiled_lm(self):
+        """The model opened by the compiled path, or None where that path is not used."""
+        if self._native_lm is None:
+            self._native_lm = load_native(self.info) if native.ENABLED else False
+        return self._native_lm or None
+
     def _logprobs(self, text: str, spans: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
         """log10 P and token count of each sentence span."""
+        compiled = self._compiled_lm()
+        if compiled is not None:
+            return native.score_spans(compiled, text, spans)
         score = self.lm.score
         lines = spans_to_lm_lines(text, spans)
         counts = [line.count(" ") + 1 if line else 0 for line in lines]
@@ -263,26 +277,23 @@ class PerplexityScorer:
                 stripped = text.strip()
                 return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
                                    replaced_chars=replaced, passthrough=f"language:{language}")
-        spans = split_sentences(text, self.max_sentence_chars)
+        spans, blocks = split_with_blocks(text, self.max_sentence_chars)
         logprobs, counts = self._logprobs(text, spans)
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]
         if self.method == "sentences":
             keep = decide.keep_sentences(ppl, limit)
         elif self.method == "region":
-            keep = decide.keep_region(decide.block_ids(text, spans), logprobs, counts, limit)
+            keep = decide.keep_region(blocks, logprobs, counts, limit)
         else:
-            keep = decide.keep_trim(decide.block_ids(text, spans), logprobs, counts, limit)
+            keep = decide.keep_trim(blocks, logprobs, counts, limit)
         reason = decide.REASONS[self.method]
+        # OOV counts need KenLM's slower per-token pass: `score()` has them.
+        dropped = [SentenceScore(a, b, text[a:b], ppl[i], counts[i], None, reason)
+                   for i, (a, b) in enumerate(spans) if not keep[i]]
+        chars_dropped = sum(s.end - s.start for s in dropped)
         result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
-                             replaced_chars=replaced)
-        for (start, end), kept, value, n in zip(spans, keep, ppl, counts):
-            if kept:
-                result.sentences_kept += 1
-                result.chars_kept += end - start
-            else:
-                result.sentences_dropped += 1
-                result.chars_dropped += end - start
-                # OOV counts need KenLM's slower per-token pass: `score()` has them.
-                result.dropped.append(SentenceScore(start, end, text[start:end], value, n, None, reason))
+                             replaced_chars=replaced, dropped=dropped,
+                             sentences_kept=len(spans) - len(dropped), sentences_dropped=len(dropped),
+                             chars_kept=sum(b - a for a, b in spans) - chars_dropped, chars_dropped=chars_dropped)
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result

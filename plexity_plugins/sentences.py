@@ -22,6 +22,8 @@ import re
 
 from blingfire import blingfire as _bf_lib
 
+from . import native
+
 DEFAULT_MAX_CHARS = 1000
 
 _bf_split = _bf_lib.TextToSentencesWithOffsets
@@ -84,6 +86,25 @@ def _cut_long(text: str, start: int, end: int, max_chars: int, out: list) -> Non
 
 def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[int, int]]:
     """Sentence spans of `text`: newline-bounded, whitespace-trimmed, at most `max_chars` long."""
+    if native.ENABLED:
+        return native.split(text, max_chars)[0]
+    return split_sentences_python(text, max_chars)
+
+
+def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[list[tuple[int, int]], list[int]]:
+    """`split_sentences` and the block (line) number of each span (`decide.block_ids`)."""
+    if native.ENABLED:
+        return native.split(text, max_chars)
+    from .decide import block_ids
+
+    spans = split_sentences_python(text, max_chars)
+    return spans, block_ids(text, spans)
+
+
+def split_sentences_python(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[int, int]]:
+    """`split_sentences` in pure Python: the reference for the compiled `native.split`."""
+    if max_chars < 1:
+        raise ValueError("max_chars must be positive")
     spans: list[tuple[int, int]] = []
     if not text or text.isspace():
         return spans

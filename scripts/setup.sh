@@ -40,7 +40,7 @@ pip_log="$(mktemp)"
 target="."
 ((want_tests)) && target=".[test]"
 if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip &&
-       .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"; } >"$pip_log" 2>&1; then
+       PLEXITY_REQUIRE_NATIVE=1 .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"; } >"$pip_log" 2>&1; then
   cat "$pip_log" >&2
   echo "setup: pip install failed (output above)" >&2
   exit 1

@@ -1,0 +1,837 @@
+// plexity_plugins._native: the scorer's hot path in one compiled module.
+//
+// Each function here is a port of a Python function in plexity_plugins and must give
+// exactly its result (tests/test_native.py compares them on the development pages and
+// on random Unicode text):
+//
+//   split(text, max_chars)        sentences.split_sentences + decide.block_ids
+//   Model.score_spans(text, spans) tokenizer.spans_to_lm_lines + kenlm.Model.score
+//   Model.score_texts(texts)       tokenizer.to_lm_lines + kenlm.Model.score
+//   LangidWalker.visit_counts(b)   py3langid.langid.visit_counts
+//   WordCounter.count(text)        language._function_word_share's counting
+//
+// Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
+// `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
+// KenLM is compiled in from its sources (native/kenlm, LGPL-2.1); scores are summed in
+// single precision like kenlm's Python module (lm::base::ScoreSentence).
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "lm/model.hh"
+#include "lm/state.hh"
+#include "lm/virtual_interface.hh"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Unicode text access
+
+struct UText {
+  int kind;
+  const void *data;
+  Py_ssize_t length;
+
+  explicit UText(PyObject *str)
+      : kind(PyUnicode_KIND(str)), data(PyUnicode_DATA(str)), length(PyUnicode_GET_LENGTH(str)) {}
+  inline Py_UCS4 operator[](Py_ssize_t i) const { return PyUnicode_READ(kind, data, i); }
+};
+
+// re's \w for str patterns (sre: SRE_UNI_IS_WORD), with a table for ASCII.
+struct AsciiWordTable {
+  bool word[128];
+  AsciiWordTable() {
+    for (int c = 0; c < 128; ++c) word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+  }
+};
+const AsciiWordTable kAscii;
+inline bool is_word(Py_UCS4 c) { return c < 128 ? kAscii.word[c] : (Py_UNICODE_ISALNUM(c) || c == '_'); }
+// re's \s and str.strip()/str.isspace() (Py_UNICODE_ISSPACE).
+inline bool is_space(Py_UCS4 c) { return Py_UNICODE_ISSPACE(c); }
+
+inline void append_utf8(std::string &out, Py_UCS4 c) {
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+bool parse_span(PyObject *item, Py_ssize_t length, Py_ssize_t *start, Py_ssize_t *end) {
+  if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+    PyErr_SetString(PyExc_TypeError, "spans must be (start, end) tuples");
+    return false;
+  }
+  *start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
+  *end = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
+  if (PyErr_Occurred()) return false;
+  if (*start < 0 || *end > length || *start > *end) {
+    PyErr_SetString(PyExc_ValueError, "span out of range");
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Sentence splitting (sentences.split_sentences) with block ids (decide.block_ids)
+
+typedef int (*SentenceBreaker)(const char *in, int in_size, char *out, int *starts, int *ends, int max_out);
+SentenceBreaker g_breaker = nullptr;
+
+PyObject *set_sentence_breaker(PyObject *, PyObject *arg) {
+  void *address = PyLong_AsVoidPtr(arg);
+  if (address == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "null function address");
+    return nullptr;
+  }
+  g_breaker = reinterpret_cast<SentenceBreaker>(address);
+  Py_RETURN_NONE;
+}
+
+struct SpanSink {
+  std::vector<std::pair<Py_ssize_t, Py_ssize_t>> spans;
+  void add(Py_ssize_t a, Py_ssize_t b) { spans.emplace_back(a, b); }
+};
+
+// sentences._cut_long: pieces of at most max_chars, cut at whitespace (runs of \S).
+void cut_long(const UText &t, Py_ssize_t start, Py_ssize_t end, Py_ssize_t max_chars, SpanSink &out) {
+  if (end - start <= max_chars) {
+    out.add(start, end);
+    return;
+  }
+  bool have_piece = false;
+  Py_ssize_t piece_start = 0, piece_end = 0;
+  Py_ssize_t i = start;
+  while (i < end) {
+    if (is_space(t[i])) {
+      ++i;
+      continue;
+    }
+    Py_ssize_t w_start = i;
+    while (i < end && !is_space(t[i])) ++i;
+    Py_ssize_t w_end = i;
+    if (!have_piece) {
+      have_piece = true;
+      piece_start = w_start;
+      piece_end = w_end;
+    } else if (w_end - piece_start > max_chars) {
+      out.add(piece_start, piece_end);
+      piece_start = w_start;
+      piece_end = w_end;
+    } else {
+      piece_end = w_end;
+    }
+    while (piece_end - piece_start > max_chars) {
+      out.add(piece_start, piece_start + max_chars);
+      piece_start += max_chars;
+    }
+  }
+  if (have_piece) out.add(piece_start, piece_end);
+}
+
+// One piece (no newline inside): trimmed of whitespace, then cut if too long.
+void add_piece(const UText &t, Py_ssize_t start, Py_ssize_t end, Py_ssize_t max_chars, SpanSink &out) {
+  while (start < end && is_space(t[start])) ++start;
+  while (end > start && is_space(t[end - 1])) --end;
+  if (start == end) return;
+  if (end - start <= max_chars) {
+    out.add(start, end);
+  } else {
+    cut_long(t, start, end, max_chars, out);
+  }
+}
+
+PyObject *split(PyObject *, PyObject *args) {
+  PyObject *text;
+  Py_ssize_t max_chars;
+  if (!PyArg_ParseTuple(args, "Un", &text, &max_chars)) return nullptr;
+  if (max_chars < 1) {
+    PyErr_SetString(PyExc_ValueError, "max_chars must be positive");
+    return nullptr;
+  }
+  if (g_breaker == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "set_sentence_breaker() was not called");
+    return nullptr;
+  }
+  const UText t(text);
+  bool all_space = true;
+  for (Py_ssize_t i = 0; i < t.length && all_space; ++i) all_space = is_space(t[i]);
+
+  SpanSink sink;
+  if (t.length > 0 && !all_space) {
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == nullptr) return nullptr;
+    if (size > (INT32_MAX - 16) / 2) {
+      PyErr_SetString(PyExc_ValueError, "text too long for the sentence breaker");
+      return nullptr;
+    }
+    // Buffer sizes as in BlingFire's own wrapper: the C code may write that far.
+    const int capacity = static_cast<int>(size * 2 + 16);
+    std::vector<char> out_buf(capacity);
+    std::vector<int> starts(capacity), ends(capacity);
+    int n_out = g_breaker(utf8, static_cast<int>(size), out_buf.data(), starts.data(), ends.data(), capacity);
+
+    std::vector<std::pair<Py_ssize_t, Py_ssize_t>> pieces;  // BlingFire spans, characters
+    if (n_out <= 0 || n_out > capacity) {
+      pieces.emplace_back(0, t.length);  // BlingFire declined: one piece
+    } else {
+      int count = 1;
+      for (int i = 0; i < n_out; ++i) count += out_buf[i] == '\n';
+      const bool ascii = PyUnicode_IS_ASCII(text);
+      // Byte offsets to character offsets: count UTF-8 lead bytes, left to right.
+      Py_ssize_t byte_pos = 0, char_pos = 0;
+      for (int k = 0; k < count; ++k) {
+        Py_ssize_t b_start = starts[k], b_end = static_cast<Py_ssize_t>(ends[k]) + 1;
+        if (ascii) {
+          pieces.emplace_back(b_start, b_end);
+          continue;
+        }
+        if (b_start < byte_pos || b_end < b_start || b_end > size) {
+          pieces.clear();
+          pieces.emplace_back(0, t.length);
+          break;
+        }
+        for (Py_ssize_t b = byte_pos; b < b_start; ++b) char_pos += (utf8[b] & 0xC0) != 0x80;
+        Py_ssize_t c_start = char_pos;
+        for (Py_ssize_t b = b_start; b < b_end; ++b) char_pos += (utf8[b] & 0xC0) != 0x80;
+        pieces.emplace_back(c_start, char_pos);
+        byte_pos = b_end;
+      }
+    }
+    for (const auto &piece : pieces) {
+      // Every newline is a hard boundary: cut the BlingFire span into its lines.
+      Py_ssize_t line_start = piece.first;
+      for (Py_ssize_t i = piece.first; i <= piece.second; ++i) {
+        if (i == piece.second || t[i] == '\n') {
+          if (i > line_start) add_piece(t, line_start, i, max_chars, sink);
+          line_start = i + 1;
+        }
+      }
+    }
+  }
+
+  PyObject *spans = PyList_New(static_cast<Py_ssize_t>(sink.spans.size()));
+  PyObject *blocks = PyList_New(static_cast<Py_ssize_t>(sink.spans.size()));
+  if (spans == nullptr || blocks == nullptr) {
+    Py_XDECREF(spans);
+    Py_XDECREF(blocks);
+    return nullptr;
+  }
+  long block = -1;
+  Py_ssize_t prev_end = 0;
+  for (size_t k = 0; k < sink.spans.size(); ++k) {
+    const Py_ssize_t start = sink.spans[k].first, end = sink.spans[k].second;
+    bool new_block = block < 0;
+    for (Py_ssize_t i = prev_end; i < start && !new_block; ++i) new_block = t[i] == '\n';
+    if (new_block) ++block;
+    prev_end = end;
+    PyObject *span = Py_BuildValue("(nn)", start, end);
+    PyObject *id = PyLong_FromLong(block);
+    if (span == nullptr || id == nullptr) {
+      Py_XDECREF(span);
+      Py_XDECREF(id);
+      Py_DECREF(spans);
+      Py_DECREF(blocks);
+      return nullptr;
+    }
+    PyList_SET_ITEM(spans, k, span);
+    PyList_SET_ITEM(blocks, k, id);
+  }
+  return Py_BuildValue("(NN)", spans, blocks);
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokenising and scoring (tokenizer rules plexity-tok-1, kenlm.Model.score)
+
+// str.istitle() of a token (CPython's unicode_istitle_impl).
+bool is_title(const std::u32string &token) {
+  bool cased = false, previous_is_cased = false;
+  for (Py_UCS4 c : token) {
+    if (Py_UNICODE_ISUPPER(c) || Py_UNICODE_ISTITLE(c)) {
+      if (previous_is_cased) return false;
+      previous_is_cased = true;
+      cased = true;
+    } else if (Py_UNICODE_ISLOWER(c)) {
+      if (!previous_is_cased) return false;
+      previous_is_cased = true;
+      cased = true;
+    } else {
+      previous_is_cased = false;
+    }
+  }
+  return cased;
+}
+
+// Tokenises one sentence and scores it with a model of type M (a concrete KenLM model
+// class, so that its lookups inline, or VirtualModel for any other model).
+class Scorer {
+ public:
+  virtual ~Scorer() {}
+  // log10 P(tokens of text[start:end] </s> | <s>) and the number of tokens; false with a
+  // Python error set if lower-casing the first token failed.
+  virtual bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *tokens) = 0;
+
+ protected:
+  // Calls word(utf8 token) for each token of text[start:end] (rules 2-4 of the tokenizer);
+  // false with a Python error set if lower-casing failed.
+  template <class OnWord>
+  bool tokens(const UText &t, Py_ssize_t start, Py_ssize_t end, OnWord word, long *count) {
+    long n = 0;
+    Py_ssize_t i = start;
+    while (i < end) {
+      Py_UCS4 c = t[i];
+      if (is_space(c)) {
+        ++i;
+        continue;
+      }
+      Py_ssize_t token_end = i + 1;
+      if (is_word(c)) {
+        while (token_end < end && is_word(t[token_end])) ++token_end;
+      }
+      word_.clear();
+      bool has_upper = false;
+      for (Py_ssize_t k = i; k < token_end; ++k) {
+        Py_UCS4 ch = t[k];
+        if (ch >= '1' && ch <= '9') ch = '0';  // rule 2: ASCII digits become 0
+        if (n == 0 && (Py_UNICODE_ISUPPER(ch) || Py_UNICODE_ISTITLE(ch))) has_upper = true;
+        append_utf8(word_, ch);
+      }
+      if (n == 0 && has_upper && !lower_if_title(i, token_end, t)) return false;
+      word(StringPiece(word_.data(), word_.size()));
+      ++n;
+      i = token_end;
+    }
+    *count = n;
+    return true;
+  }
+
+ private:
+  // Rule 4: a title-case first token is lower-cased, with str.lower() itself (full case
+  // mapping, final sigma), so the result is exactly Python's.
+  bool lower_if_title(Py_ssize_t start, Py_ssize_t end, const UText &t) {
+    chars_.clear();
+    for (Py_ssize_t k = start; k < end; ++k) {
+      Py_UCS4 ch = t[k];
+      chars_.push_back(ch >= '1' && ch <= '9' ? '0' : ch);
+    }
+    if (!is_title(chars_)) return true;
+    PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars_.data(),
+                                                static_cast<Py_ssize_t>(chars_.size()));
+    if (token == nullptr) return false;
+    PyObject *lowered = PyObject_CallMethod(token, "lower", nullptr);
+    Py_DECREF(token);
+    if (lowered == nullptr) return false;
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(lowered, &size);
+    if (utf8 == nullptr) {
+      Py_DECREF(lowered);
+      return false;
+    }
+    word_.assign(utf8, size);
+    Py_DECREF(lowered);
+    return true;
+  }
+
+  std::string word_;
+  std::u32string chars_;
+};
+
+// Sums in single precision, like kenlm's Python module (lm::base::ScoreSentence).
+template <class M>
+class TypedScorer : public Scorer {
+ public:
+  explicit TypedScorer(const M &model) : model_(model), vocab_(model.GetVocabulary()) {}
+
+  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
+    lm::ngram::State state_vec[2];
+    lm::ngram::State *state = &state_vec[0], *next = &state_vec[1];
+    *state = model_.BeginSentenceState();
+    float total = 0.0f;
+    auto on_word = [&](const StringPiece &word) {
+      total += model_.FullScore(*state, vocab_.Index(word), *next).prob;
+      std::swap(state, next);
+    };
+    if (!tokens(t, start, end, on_word, count)) return false;
+    total += model_.FullScore(*state, vocab_.EndSentence(), *next).prob;
+    *logprob = total;
+    return true;
+  }
+
+ private:
+  const M &model_;
+  const typename M::Vocabulary &vocab_;
+};
+
+class VirtualScorer : public Scorer {
+ public:
+  explicit VirtualScorer(const lm::base::Model &model) : model_(model), vocab_(model.BaseVocabulary()) {}
+
+  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
+    lm::ngram::State state_vec[2];
+    lm::ngram::State *state = &state_vec[0], *next = &state_vec[1];
+    model_.BeginSentenceWrite(state);
+    float total = 0.0f;
+    auto on_word = [&](const StringPiece &word) {
+      total += model_.BaseScore(state, vocab_.Index(word), next);
+      std::swap(state, next);
+    };
+    if (!tokens(t, start, end, on_word, count)) return false;
+    total += model_.BaseScore(state, vocab_.EndSentence(), next);
+    *logprob = total;
+    return true;
+  }
+
+ private:
+  const lm::base::Model &model_;
+  const lm::base::Vocabulary &vocab_;
+};
+
+template <class M>
+Scorer *typed_scorer(lm::base::Model *model) {
+  const M *typed = dynamic_cast<const M *>(model);
+  return typed == nullptr ? nullptr : new TypedScorer<M>(*typed);
+}
+
+Scorer *make_scorer(lm::base::Model *model) {
+  using namespace lm::ngram;
+  Scorer *scorer = nullptr;
+  if (!(scorer = typed_scorer<QuantTrieModel>(model)) && !(scorer = typed_scorer<TrieModel>(model)) &&
+      !(scorer = typed_scorer<ProbingModel>(model)) && !(scorer = typed_scorer<RestProbingModel>(model)) &&
+      !(scorer = typed_scorer<ArrayTrieModel>(model)) && !(scorer = typed_scorer<QuantArrayTrieModel>(model))) {
+    scorer = new VirtualScorer(*model);
+  }
+  return scorer;
+}
+
+struct ModelObject {
+  PyObject_HEAD
+  lm::base::Model *model;
+  Scorer *scorer;
+};
+
+void Model_dealloc(ModelObject *self) {
+  delete self->scorer;
+  delete self->model;
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+int Model_init(ModelObject *self, PyObject *args, PyObject *) {
+  const char *path;
+  if (!PyArg_ParseTuple(args, "s", &path)) return -1;
+  lm::ngram::Config config;
+  config.load_method = util::POPULATE_OR_LAZY;  // mmap: worker processes share the pages
+  config.messages = nullptr;
+  try {
+    lm::base::Model *model = lm::ngram::LoadVirtual(path, config);
+    delete self->scorer;
+    delete self->model;
+    self->model = model;
+    self->scorer = make_scorer(model);
+  } catch (const std::exception &e) {
+    PyErr_Format(PyExc_OSError, "Cannot read model '%s' (%s)", path, e.what());
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *results(const std::vector<float> &logprobs, const std::vector<long> &counts) {
+  const Py_ssize_t n = static_cast<Py_ssize_t>(logprobs.size());
+  PyObject *lp = PyList_New(n), *ct = PyList_New(n);
+  if (lp == nullptr || ct == nullptr) {
+    Py_XDECREF(lp);
+    Py_XDECREF(ct);
+    return nullptr;
+  }
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject *a = PyFloat_FromDouble(logprobs[k]), *b = PyLong_FromLong(counts[k]);
+    if (a == nullptr || b == nullptr) {
+      Py_XDECREF(a);
+      Py_XDECREF(b);
+      Py_DECREF(lp);
+      Py_DECREF(ct);
+      return nullptr;
+    }
+    PyList_SET_ITEM(lp, k, a);
+    PyList_SET_ITEM(ct, k, b);
+  }
+  return Py_BuildValue("(NN)", lp, ct);
+}
+
+// text[start:end] passed through `normalize` (tokenizer rule 1, NFKC) and scored; ASCII
+// spans skip the call (ASCII text is NFKC already).
+bool score_normalized(Scorer *scorer, PyObject *text, const UText &t, Py_ssize_t start, Py_ssize_t end,
+                      PyObject *normalize, float *logprob, long *tokens) {
+  bool ascii = true;
+  for (Py_ssize_t i = start; i < end && ascii; ++i) ascii = t[i] < 128;
+  if (ascii || normalize == nullptr) return scorer->score(t, start, end, logprob, tokens);
+  PyObject *piece = PyUnicode_Substring(text, start, end);
+  if (piece == nullptr) return false;
+  PyObject *normalized = PyObject_CallOneArg(normalize, piece);
+  Py_DECREF(piece);
+  if (normalized == nullptr) return false;
+  if (!PyUnicode_Check(normalized)) {
+    Py_DECREF(normalized);
+    PyErr_SetString(PyExc_TypeError, "normalize must return str");
+    return false;
+  }
+  const UText u(normalized);
+  const bool ok = scorer->score(u, 0, u.length, logprob, tokens);
+  Py_DECREF(normalized);
+  return ok;
+}
+
+PyObject *Model_score_spans(ModelObject *self, PyObject *args) {
+  PyObject *text, *spans, *normalize = Py_None;
+  if (!PyArg_ParseTuple(args, "UO!|O", &text, &PyList_Type, &spans, &normalize)) return nullptr;
+  if (self->scorer == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "model not loaded");
+    return nullptr;
+  }
+  if (normalize == Py_None) {
+    normalize = nullptr;
+  } else if (!PyCallable_Check(normalize)) {
+    PyErr_SetString(PyExc_TypeError, "normalize must be callable or None");
+    return nullptr;
+  }
+  const UText t(text);
+  const Py_ssize_t n = PyList_GET_SIZE(spans);
+  std::vector<float> logprobs(n);
+  std::vector<long> counts(n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    Py_ssize_t start, end;
+    if (!parse_span(PyList_GET_ITEM(spans, k), t.length, &start, &end)) return nullptr;
+    if (!score_normalized(self->scorer, text, t, start, end, normalize, &logprobs[k], &counts[k])) return nullptr;
+  }
+  return results(logprobs, counts);
+}
+
+PyObject *Model_score_texts(ModelObject *self, PyObject *args) {
+  PyObject *texts;
+  if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &texts)) return nullptr;
+  if (self->scorer == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "model not loaded");
+    return nullptr;
+  }
+  const Py_ssize_t n = PyList_GET_SIZE(texts);
+  std::vector<float> logprobs(n);
+  std::vector<long> counts(n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject *item = PyList_GET_ITEM(texts, k);
+    if (!PyUnicode_Check(item)) {
+      PyErr_SetString(PyExc_TypeError, "texts must be str");
+      return nullptr;
+    }
+    const UText t(item);
+    if (!self->scorer->score(t, 0, t.length, &logprobs[k], &counts[k])) return nullptr;
+  }
+  return results(logprobs, counts);
+}
+
+PyObject *Model_get_order(ModelObject *self, void *) {
+  if (self->model == nullptr) Py_RETURN_NONE;
+  return PyLong_FromLong(self->model->Order());
+}
+
+PyMethodDef Model_methods[] = {
+    {"score_spans", reinterpret_cast<PyCFunction>(Model_score_spans), METH_VARARGS,
+     "score_spans(text, spans, normalize=None) -> (log10 probabilities, token counts): each\n"
+     "span, passed through normalize(str) -> str unless it is ASCII (rule 1 of the tokenizer,\n"
+     "NFKC), tokenised (rules 2-4) and scored as a sentence."},
+    {"score_texts", reinterpret_cast<PyCFunction>(Model_score_texts), METH_VARARGS,
+     "score_texts(texts) -> (log10 probabilities, token counts): each NFKC str as a sentence."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef Model_getset[] = {{"order", reinterpret_cast<getter>(Model_get_order), nullptr, "n-gram order", nullptr},
+                              {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject ModelType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// ---------------------------------------------------------------------------------------
+// py3langid's feature extraction (visit_counts): a DFA walk over the UTF-8 bytes
+
+struct WalkerObject {
+  PyObject_HEAD
+  Py_buffer nextmove;
+  bool have_buffer;
+  std::vector<Py_ssize_t> *rowbase;
+  std::vector<long> *output;
+  std::vector<long> *counts;  // scratch, all zero between calls
+};
+
+void Walker_dealloc(WalkerObject *self) {
+  if (self->have_buffer) PyBuffer_Release(&self->nextmove);
+  delete self->rowbase;
+  delete self->output;
+  delete self->counts;
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+bool list_to_vector(PyObject *seq, std::vector<long> &out) {
+  PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
+  if (fast == nullptr) return false;
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  out.resize(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+    if (out[i] == -1 && PyErr_Occurred()) {
+      Py_DECREF(fast);
+      return false;
+    }
+  }
+  Py_DECREF(fast);
+  return true;
+}
+
+int Walker_init(WalkerObject *self, PyObject *args, PyObject *) {
+  PyObject *nextmove, *rowbase, *output;
+  if (!PyArg_ParseTuple(args, "OOO", &nextmove, &rowbase, &output)) return -1;
+  if (self->have_buffer) {
+    PyBuffer_Release(&self->nextmove);
+    self->have_buffer = false;
+  }
+  if (PyObject_GetBuffer(nextmove, &self->nextmove, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+  self->have_buffer = true;
+  if (self->nextmove.itemsize != 4 || self->nextmove.format == nullptr ||
+      (std::string(self->nextmove.format) != "I" && std::string(self->nextmove.format) != "=I")) {
+    PyErr_SetString(PyExc_TypeError, "nextmove must be an array of unsigned 32-bit ints");
+    return -1;
+  }
+  std::vector<long> rows, out;
+  if (!list_to_vector(rowbase, rows) || !list_to_vector(output, out)) return -1;
+  const Py_ssize_t n_moves = self->nextmove.len / 4;
+  const uint32_t *moves = static_cast<const uint32_t *>(self->nextmove.buf);
+  long max_feature = -1;
+  for (long f : out) max_feature = f > max_feature ? f : max_feature;
+  // Validate the tables once, so the walk needs no bounds checks.
+  for (long r : rows) {
+    if (r < 0 || r + 256 > n_moves) {
+      PyErr_SetString(PyExc_ValueError, "rowbase points outside nextmove");
+      return -1;
+    }
+  }
+  for (Py_ssize_t i = 0; i < n_moves; ++i) {
+    if (moves[i] >= rows.size() || moves[i] >= out.size()) {
+      PyErr_SetString(PyExc_ValueError, "nextmove names a state without a row or output");
+      return -1;
+    }
+  }
+  delete self->rowbase;
+  delete self->output;
+  delete self->counts;
+  self->rowbase = new std::vector<Py_ssize_t>(rows.begin(), rows.end());
+  self->output = new std::vector<long>(std::move(out));
+  self->counts = new std::vector<long>(static_cast<size_t>(max_feature + 1), 0);
+  return 0;
+}
+
+// {feature: count} in first-seen order (as collections.Counter builds it), or None.
+PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
+  if (self->rowbase == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "walker not initialised");
+    return nullptr;
+  }
+  Py_buffer data;
+  if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return nullptr;
+  const unsigned char *bytes = static_cast<const unsigned char *>(data.buf);
+  const uint32_t *moves = static_cast<const uint32_t *>(self->nextmove.buf);
+  const std::vector<Py_ssize_t> &rowbase = *self->rowbase;
+  const std::vector<long> &output = *self->output;
+  std::vector<long> &counts = *self->counts;
+  std::vector<long> order;
+  size_t state = 0;
+  for (Py_ssize_t i = 0; i < data.len; ++i) {
+    state = moves[rowbase[state] + bytes[i]];
+    const long f = output[state];
+    if (f >= 0) {
+      if (counts[f]++ == 0) order.push_back(f);
+    }
+  }
+  PyBuffer_Release(&data);
+  if (order.empty()) Py_RETURN_NONE;
+  PyObject *dict = PyDict_New();
+  if (dict == nullptr) return nullptr;
+  bool failed = false;
+  for (long f : order) {
+    if (!failed) {
+      PyObject *key = PyLong_FromLong(f), *value = PyLong_FromLong(counts[f]);
+      failed = key == nullptr || value == nullptr || PyDict_SetItem(dict, key, value) < 0;
+      Py_XDECREF(key);
+      Py_XDECREF(value);
+    }
+    counts[f] = 0;
+  }
+  if (failed) {
+    Py_DECREF(dict);
+    return nullptr;
+  }
+  return dict;
+}
+
+PyMethodDef Walker_methods[] = {
+    {"visit_counts", reinterpret_cast<PyCFunction>(Walker_visit_counts), METH_O,
+     "visit_counts(data: bytes) -> {feature: count} in first-seen order, or None"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject WalkerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// ---------------------------------------------------------------------------------------
+// Counting words of a set (language._function_word_share): runs of [^\W\d_]
+
+struct WordCounterObject {
+  PyObject_HEAD
+  std::unordered_set<std::string> *words;
+  size_t max_length;
+};
+
+void WordCounter_dealloc(WordCounterObject *self) {
+  delete self->words;
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+int WordCounter_init(WordCounterObject *self, PyObject *args, PyObject *) {
+  PyObject *words;
+  if (!PyArg_ParseTuple(args, "O", &words)) return -1;
+  PyObject *iter = PyObject_GetIter(words);
+  if (iter == nullptr) return -1;
+  auto *set = new std::unordered_set<std::string>();
+  size_t max_length = 0;
+  PyObject *item;
+  while ((item = PyIter_Next(iter)) != nullptr) {
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &size) : nullptr;
+    if (utf8 == nullptr) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "words must be str");
+      Py_DECREF(item);
+      Py_DECREF(iter);
+      delete set;
+      return -1;
+    }
+    set->emplace(utf8, size);
+    max_length = static_cast<size_t>(size) > max_length ? size : max_length;
+    Py_DECREF(item);
+  }
+  Py_DECREF(iter);
+  if (PyErr_Occurred()) {
+    delete set;
+    return -1;
+  }
+  delete self->words;
+  self->words = set;
+  self->max_length = max_length;
+  return 0;
+}
+
+// (words in the set, all words) of text; a word is a run of [^\W\d_] (re semantics).
+PyObject *WordCounter_count(WordCounterObject *self, PyObject *arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "expected str");
+    return nullptr;
+  }
+  if (self->words == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "counter not initialised");
+    return nullptr;
+  }
+  const UText t(arg);
+  long hits = 0, total = 0;
+  std::string word;
+  Py_ssize_t i = 0;
+  while (i < t.length) {
+    Py_UCS4 c = t[i];
+    if (!(Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c))) {
+      ++i;
+      continue;
+    }
+    word.clear();
+    bool fits = true;
+    while (i < t.length) {
+      c = t[i];
+      if (!(Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c))) break;
+      if (fits) {
+        append_utf8(word, c);
+        fits = word.size() <= self->max_length;
+      }
+      ++i;
+    }
+    ++total;
+    hits += fits && self->words->count(word) > 0;
+  }
+  return Py_BuildValue("(ll)", hits, total);
+}
+
+PyMethodDef WordCounter_methods[] = {
+    {"count", reinterpret_cast<PyCFunction>(WordCounter_count), METH_O,
+     "count(text) -> (words of text in the set, words of text)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject WordCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+// ---------------------------------------------------------------------------------------
+
+PyMethodDef module_methods[] = {
+    {"set_sentence_breaker", set_sentence_breaker, METH_O,
+     "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
+    {"split", split, METH_VARARGS,
+     "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and decide.block_ids"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",
+                          "Compiled hot path of plexity_plugins (see native/plexity_native.cpp).", -1,
+                          module_methods};
+
+bool add_type(PyObject *module, PyTypeObject *type, const char *name, const char *qualname, Py_ssize_t size,
+              destructor dealloc, initproc init, PyMethodDef *methods, PyGetSetDef *getset, const char *doc) {
+  type->tp_name = qualname;
+  type->tp_basicsize = size;
+  type->tp_flags = Py_TPFLAGS_DEFAULT;
+  type->tp_new = PyType_GenericNew;
+  type->tp_dealloc = dealloc;
+  type->tp_init = init;
+  type->tp_methods = methods;
+  type->tp_getset = getset;
+  type->tp_doc = doc;
+  if (PyType_Ready(type) < 0) return false;
+  Py_INCREF(type);
+  if (PyModule_AddObject(module, name, reinterpret_cast<PyObject *>(type)) < 0) {
+    Py_DECREF(type);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__native(void) {
+  PyObject *module = PyModule_Create(&module_def);
+  if (module == nullptr) return nullptr;
+  if (!add_type(module, &ModelType, "Model", "plexity_plugins._native.Model", sizeof(ModelObject),
+                reinterpret_cast<destructor>(Model_dealloc), reinterpret_cast<initproc>(Model_init),
+                Model_methods, Model_getset, "Model(path): a KenLM model (binary or ARPA), memory-mapped") ||
+      !add_type(module, &WalkerType, "LangidWalker", "plexity_plugins._native.LangidWalker", sizeof(WalkerObject),
+                reinterpret_cast<destructor>(Walker_dealloc), reinterpret_cast<initproc>(Walker_init),
+                Walker_methods, nullptr, "LangidWalker(nextmove, rowbase, output): py3langid's DFA tables") ||
+      !add_type(module, &WordCounterType, "WordCounter", "plexity_plugins._native.WordCounter",
+                sizeof(WordCounterObject), reinterpret_cast<destructor>(WordCounter_dealloc),
+                reinterpret_cast<initproc>(WordCounter_init), WordCounter_methods, nullptr,
+                "WordCounter(words): counts words of a set in text")) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
+}

@@ -1,0 +1,85 @@
+"""The compiled hot path (`plexity_plugins._native`, built from native/ at install time).
+
+Each compiled function is a port of a pure-Python function of this package and gives
+exactly its result; tests/test_native.py checks that on the development pages and on
+random Unicode text.  The Python functions stay the reference (and the fallback where
+the extension could not be built, or with ``PLEXITY_PURE_PYTHON=1``):
+
+=========================================  =============================================
+compiled                                    reference
+=========================================  =============================================
+``split(text, max_chars)``                  `sentences.split_sentences` + `decide.block_ids`
+``Model.score_spans(text, spans)``          `tokenizer.spans_to_lm_lines` + ``kenlm.Model.score``
+``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
+``WordCounter.count(text)``                 the counting in `language._function_word_share`
+=========================================  =============================================
+
+Why compiled: sentence splitting and tokenising in Python each cost as much as KenLM's
+own scoring (README, "Speed"); in C++ they cost a fraction of it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import logging
+import os
+import unicodedata
+
+logger = logging.getLogger(__name__)
+
+try:
+    from . import _native
+except ImportError as error:  # not built (no compiler at install time)
+    _native = None
+    _IMPORT_ERROR: str | None = str(error)
+else:
+    _IMPORT_ERROR = None
+    from blingfire import blingfire as _bf_lib
+
+    # BlingFire's sentence breaker, called from C++ without ctypes in between.
+    _native.set_sentence_breaker(ctypes.cast(_bf_lib.TextToSentencesWithOffsets, ctypes.c_void_p).value)
+
+ENABLED = _native is not None and os.environ.get("PLEXITY_PURE_PYTHON", "") in ("", "0")
+
+
+def status() -> str:
+    """One line for logs and `plexity models`: which path scores."""
+    if ENABLED:
+        return "compiled (plexity_plugins._native)"
+    if _native is not None:
+        return "pure Python (PLEXITY_PURE_PYTHON is set)"
+    return f"pure Python (plexity_plugins._native not built: {_IMPORT_ERROR})"
+
+
+def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """(sentence spans, block id of each): `sentences.split_sentences` and `decide.block_ids`."""
+    return _native.split(text, max_chars)
+
+
+def load_model(path: str):
+    """The KenLM model at `path` for `score_spans` (memory-mapped, like `models.load_kenlm`)."""
+    return _native.Model(str(path))
+
+
+_NFKC = functools.partial(unicodedata.normalize, "NFKC")
+
+
+def score_spans(model, text: str, spans: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
+    """(log10 P, token count) of each sentence span, as `kenlm.Model.score` gives for
+    `tokenizer.to_lm_line(text[a:b])` (= `tokenizer.spans_to_lm_lines(text, spans)`).
+
+    Rule 1 (NFKC) is applied per sentence, by `unicodedata.normalize` (which returns at
+    once when the sentence is NFKC already), and only to sentences with a non-ASCII
+    character; the compiled code applies rules 2-4.
+    """
+    return model.score_spans(text, spans, None if text.isascii() else _NFKC)
+
+
+def langid_walker(identifier):
+    """A compiled `visit_counts` over py3langid `identifier`'s tables."""
+    return _native.LangidWalker(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output)
+
+
+def word_counter(words):
+    return _native.WordCounter(words)

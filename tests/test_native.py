@@ -1,0 +1,187 @@
+"""The compiled hot path (plexity_plugins._native) gives exactly the pure-Python results.
+
+Each compiled function is compared with the Python function it replaces, on the text of
+every development page (tags extractor) and on random text built to hit the edge cases:
+non-ASCII letters and digits, combining marks, compatibility characters NFKC changes
+(ligatures, no-break spaces, full-width forms, "…"), title case, Greek capital sigma,
+underscores, control characters Python counts as whitespace, and runs longer than the
+sentence cap.  Scores are compared for equality, not approximately.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins import language, native
+from plexity_plugins.decide import block_ids
+from plexity_plugins.extract import html_to_text_tags
+from plexity_plugins.models import load_kenlm, load_native, resolve
+from plexity_plugins.sentences import split_sentences_python
+from plexity_plugins.tokenizer import to_lm_line
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not native.ENABLED and bool(os.environ.get("PLEXITY_PURE_PYTHON")),
+                                reason="PLEXITY_PURE_PYTHON is set: the compiled path is off on purpose")
+
+
+def _golden():
+    spec = importlib.util.spec_from_file_location("bench_golden", REPO / "bench" / "golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def dev_texts():
+    paths = _golden().page_paths()
+    assert len(paths) >= 50, "the shared dev benchmark pages are missing"
+    return [html_to_text_tags(gzip.open(p).read()) for p in paths]
+
+
+PIECES = [
+    "The", "cat", "sat", "Mr.", "Dr.", "U.S.", "e.g.", "NASA", "iPhone", "McDonald", "O'Neil", "don't",
+    "1984", "3.50", "$12", "x_y", "__init__", "Hello!", "Why?", "end.", "…", "...", "—", "–", "«", "»",
+    "“quoted”", "‘single’", "ﬁne", "ｆｕｌｌ", "①", "²", "Ⅻ", "ΣΟΦΙΑ", "Σ", "ΟΔΟΣ.", "İstanbul", "ǅemal",
+    "Ǆ", "straße", "e\u0301", "a\u0308", "\u0301", "日本語", "の文。", "テスト", "한국어", "עברית", "مرحبا",
+    "٣٤", "१२३", "😀", "🇩🇪", "\u00a0", "\u2009", "\u3000", "\u200b", "\ufeff", "\t", "\x0b", "\x0c",
+    "\x1c", "\x1d", "\x85", "\u2028", "\r", "\n", "\n\n", " ", " ", " ", "|", "»»", "#", "@", "&amp;",
+]
+
+
+def random_texts(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(0, 120)):
+            piece = rng.choice(PIECES)
+            if rng.random() < 0.02:
+                piece = "x" * rng.randint(1, 1500)  # runs over the sentence cap
+            parts.append(piece)
+            parts.append(rng.choice([" ", " ", " ", "", "\n"]))
+        texts.append("".join(parts))
+    return texts
+
+
+@pytest.fixture(scope="module")
+def models():
+    info = resolve(None)
+    return load_native(info), load_kenlm(info)
+
+
+def reference_scores(lm, text, spans):
+    """What the pure-Python path computes: each sentence tokenised and scored by kenlm."""
+    lines = [to_lm_line(text[a:b]) for a, b in spans]
+    return [lm.score(line, bos=True, eos=True) for line in lines], [len(line.split()) for line in lines]
+
+
+def test_the_compiled_path_is_built_and_used():
+    # CI builds the extension (scripts/setup.sh sets PLEXITY_REQUIRE_NATIVE=1): a silent
+    # fallback to pure Python would make every speed figure wrong.
+    assert native.ENABLED, native.status()
+    assert native.status().startswith("compiled")
+
+
+@pytest.mark.parametrize("max_chars", [1000, 30])
+def test_splitting_matches_the_python_splitter_on_dev_pages(dev_texts, max_chars):
+    for text in dev_texts:
+        spans = split_sentences_python(text, max_chars)
+        assert native.split(text, max_chars) == (spans, block_ids(text, spans))
+
+
+def test_splitting_matches_the_python_splitter_on_random_text():
+    for text in random_texts(400):
+        for max_chars in (1000, 7):
+            spans = split_sentences_python(text, max_chars)
+            assert native.split(text, max_chars) == (spans, block_ids(text, spans)), repr(text[:200])
+
+
+def test_scores_match_kenlm_on_dev_pages(dev_texts, models):
+    compiled, lm = models
+    for text in dev_texts:
+        spans = split_sentences_python(text)
+        assert native.score_spans(compiled, text, spans) == reference_scores(lm, text, spans)
+
+
+def test_scores_match_kenlm_on_random_text(models):
+    compiled, lm = models
+    for text in random_texts(400, seed=11):
+        spans = split_sentences_python(text, 200)
+        assert native.score_spans(compiled, text, spans) == reference_scores(lm, text, spans), repr(text[:200])
+
+
+def test_title_case_and_digits_follow_the_tokenizer_rules(models):
+    compiled, lm = models
+    for sentence in ["The cat", "NASA says", "iPhone sales", "Ǆemal went", "ΟΔΟΣ ends", "0Abc 1984",
+                     "İstanbul is big", "ﬁne print", "１２３ apples", "__init__ runs", "É\u0301t\u00e9"]:
+        expected = reference_scores(lm, sentence, [(0, len(sentence))])
+        assert native.score_spans(compiled, sentence, [(0, len(sentence))]) == expected, sentence
+
+
+def test_bad_spans_are_refused(models):
+    compiled, _ = models
+    with pytest.raises(ValueError):
+        compiled.score_spans("short", [(0, 99)])
+    with pytest.raises(TypeError):
+        compiled.score_spans("short", [[0, 2]])
+    with pytest.raises(ValueError):
+        native.split("text", 0)
+
+
+def test_a_model_the_compiled_path_cannot_open_is_a_clear_error(tmp_path):
+    broken = tmp_path / "broken.bin"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(OSError, match="broken.bin"):
+        native.load_model(str(broken))
+
+
+def test_language_feature_walk_matches_py3langid(dev_texts):
+    from py3langid.langid import visit_counts
+
+    identifier = language._identifier()
+    assert type(identifier).__name__ == "CompiledWalkIdentifier"
+    walker = native.langid_walker(identifier)
+    for text in dev_texts + random_texts(100, seed=3):
+        data = language.sample_for_identification(text).encode("utf-8")
+        expected = visit_counts(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output, data)
+        got = walker.visit_counts(data)
+        assert (got is None) == (expected is None)
+        if got is not None:
+            assert list(got.items()) == list(expected.items())  # same order: same float sums
+
+
+def test_language_decisions_match_py3langid(dev_texts):
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    compiled = language._identifier()
+    for text in dev_texts:
+        sample = language.sample_for_identification(text)
+        assert compiled.classify(sample) == stock.classify(sample)
+        assert language._function_word_share(sample) == language._function_word_share_python(sample)
+
+
+def test_function_word_share_matches_on_random_text():
+    for text in random_texts(200, seed=5):
+        assert language._function_word_share(text) == language._function_word_share_python(text)
+
+
+def test_pure_python_path_gives_the_golden_outputs_too():
+    """The fallback (no compiler, or PLEXITY_PURE_PYTHON=1) cleans the dev pages exactly as recorded."""
+    env = dict(os.environ, PLEXITY_PURE_PYTHON="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(REPO / "tests" / "test_golden.py")], env=env, capture_output=True, text=True,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    check = subprocess.run([sys.executable, "-c", "from plexity_plugins import native; print(native.status())"],
+                           env=env, capture_output=True, text=True)
+    assert check.stdout.startswith("pure Python"), check.stdout + check.stderr
