@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -44,14 +45,22 @@ struct UText {
 };
 
 // re's \w for str patterns (sre: SRE_UNI_IS_WORD), with a table for ASCII.
-struct AsciiWordTable {
-  bool word[128];
-  AsciiWordTable() {
-    for (int c = 0; c < 128; ++c) word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+struct AsciiTables {
+  bool word[128];    // \w
+  bool letter[128];  // [^\W\d_]
+  AsciiTables() {
+    for (int c = 0; c < 128; ++c) {
+      word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+      letter[c] = Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c);
+    }
   }
 };
-const AsciiWordTable kAscii;
+const AsciiTables kAscii;
 inline bool is_word(Py_UCS4 c) { return c < 128 ? kAscii.word[c] : (Py_UNICODE_ISALNUM(c) || c == '_'); }
+// re's [^\W\d_] (a word character that is not a digit or underscore).
+inline bool is_letter(Py_UCS4 c) {
+  return c < 128 ? kAscii.letter[c] : (Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c));
+}
 // re's \s and str.strip()/str.isspace() (Py_UNICODE_ISSPACE).
 inline bool is_space(Py_UCS4 c) { return Py_UNICODE_ISSPACE(c); }
 
@@ -183,10 +192,12 @@ PyObject *split(PyObject *, PyObject *args) {
       return nullptr;
     }
     // Buffer sizes as in BlingFire's own wrapper: the C code may write that far.
+    // Not zero-filled: only the part BlingFire writes is ever
+    // touched, about one byte per input byte, instead of 18 bytes per input byte.
     const int capacity = static_cast<int>(size * 2 + 16);
-    std::vector<char> out_buf(capacity);
-    std::vector<int> starts(capacity), ends(capacity);
-    int n_out = g_breaker(utf8, static_cast<int>(size), out_buf.data(), starts.data(), ends.data(), capacity);
+    std::unique_ptr<char[]> out_buf(new char[capacity]);
+    std::unique_ptr<int[]> starts(new int[capacity]), ends(new int[capacity]);
+    int n_out = g_breaker(utf8, static_cast<int>(size), out_buf.get(), starts.get(), ends.get(), capacity);
 
     std::vector<std::pair<Py_ssize_t, Py_ssize_t>> pieces;  // BlingFire spans, characters
     if (n_out <= 0 || n_out > capacity) {
@@ -564,6 +575,122 @@ PyGetSetDef Model_getset[] = {{"order", reinterpret_cast<getter>(Model_get_order
 PyTypeObject ModelType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // ---------------------------------------------------------------------------------------
+// Which sentences to keep (decide.keep_region, decide.keep_trim): same arithmetic, in the
+// same order, in double precision, with libm's pow/log10 as Python's float ** and math.log10
+
+struct Blocks {
+  std::vector<long> ids;
+  std::vector<double> ppl;
+  std::vector<long> count;
+};
+
+// decide._blocks: per block, pooled perplexity and token count (sentence ends included).
+bool read_blocks(PyObject *ids, PyObject *logprobs, PyObject *tokens, Blocks &out) {
+  if (!PyList_Check(ids) || !PyList_Check(logprobs) || !PyList_Check(tokens)) {
+    PyErr_SetString(PyExc_TypeError, "ids, logprobs and tokens must be lists");
+    return false;
+  }
+  const Py_ssize_t n = PyList_GET_SIZE(ids);
+  if (PyList_GET_SIZE(logprobs) != n || PyList_GET_SIZE(tokens) != n) {
+    PyErr_SetString(PyExc_ValueError, "ids, logprobs and tokens differ in length");
+    return false;
+  }
+  out.ids.resize(n);
+  const long n_blocks = n ? PyLong_AsLong(PyList_GET_ITEM(ids, n - 1)) + 1 : 0;
+  if (PyErr_Occurred()) return false;
+  std::vector<double> lp(n_blocks > 0 ? n_blocks : 0, 0.0);
+  out.count.assign(lp.size(), 0);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    const long block = PyLong_AsLong(PyList_GET_ITEM(ids, k));
+    const double logprob = PyFloat_AsDouble(PyList_GET_ITEM(logprobs, k));
+    const long tokens_k = PyLong_AsLong(PyList_GET_ITEM(tokens, k));
+    if (PyErr_Occurred()) return false;
+    if (block < 0 || block >= n_blocks) {
+      PyErr_SetString(PyExc_ValueError, "block ids must lie in [0, last id]");
+      return false;
+    }
+    out.ids[k] = block;
+    lp[block] += logprob;
+    out.count[block] += tokens_k + 1;
+  }
+  out.ppl.resize(lp.size());
+  for (size_t b = 0; b < lp.size(); ++b) {
+    if (out.count[b] == 0) {
+      PyErr_SetString(PyExc_ValueError, "a block without sentences");
+      return false;
+    }
+    out.ppl[b] = std::pow(10.0, -lp[b] / static_cast<double>(out.count[b]));
+  }
+  return true;
+}
+
+PyObject *keep_list(const Blocks &blocks, const std::vector<char> &kept_blocks) {
+  PyObject *keep = PyList_New(static_cast<Py_ssize_t>(blocks.ids.size()));
+  if (keep == nullptr) return nullptr;
+  for (size_t k = 0; k < blocks.ids.size(); ++k) {
+    PyObject *value = kept_blocks[blocks.ids[k]] ? Py_True : Py_False;
+    Py_INCREF(value);
+    PyList_SET_ITEM(keep, k, value);
+  }
+  return keep;
+}
+
+PyObject *keep_region(PyObject *, PyObject *args) {
+  PyObject *ids, *logprobs, *tokens;
+  double threshold;
+  long negative_cap, short_block;
+  if (!PyArg_ParseTuple(args, "OOOdll", &ids, &logprobs, &tokens, &threshold, &negative_cap, &short_block))
+    return nullptr;
+  Blocks blocks;
+  if (!read_blocks(ids, logprobs, tokens, blocks)) return nullptr;
+  const size_t n_blocks = blocks.ppl.size();
+  const double log_t = std::log10(threshold);
+  // decide._max_region: Kadane's maximum-sum run of block weights.
+  double best = 0.0, running = 0.0;
+  long first = -1, last = -1, start = 0;
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const double margin = log_t - std::log10(blocks.ppl[b]);
+    const long n = blocks.count[b];
+    const double w = margin > 0 ? static_cast<double>(n) * margin
+                                : static_cast<double>(n < negative_cap ? n : negative_cap) * margin;
+    if (running <= 0) {
+      running = w;
+      start = static_cast<long>(b);
+    } else {
+      running += w;
+    }
+    if (running > best) {
+      best = running;
+      first = start;
+      last = static_cast<long>(b);
+    }
+  }
+  std::vector<char> kept_blocks(n_blocks, 0);
+  for (long b = first; first >= 0 && b <= last; ++b) {
+    kept_blocks[b] = !(blocks.ppl[b] > threshold && blocks.count[b] < short_block);
+  }
+  return keep_list(blocks, kept_blocks);
+}
+
+PyObject *keep_trim(PyObject *, PyObject *args) {
+  PyObject *ids, *logprobs, *tokens;
+  double threshold;
+  long max_tokens;
+  if (!PyArg_ParseTuple(args, "OOOdl", &ids, &logprobs, &tokens, &threshold, &max_tokens)) return nullptr;
+  Blocks blocks;
+  if (!read_blocks(ids, logprobs, tokens, blocks)) return nullptr;
+  const long n_blocks = static_cast<long>(blocks.ppl.size());
+  auto junk = [&](long b) { return blocks.ppl[b] > threshold && blocks.count[b] < max_tokens; };
+  long first = 0;
+  while (first < n_blocks && junk(first)) ++first;
+  long last = n_blocks - 1;
+  while (last >= first && junk(last)) --last;
+  std::vector<char> kept_blocks(n_blocks, 0);
+  for (long b = first; b <= last; ++b) kept_blocks[b] = 1;
+  return keep_list(blocks, kept_blocks);
+}
+
+// ---------------------------------------------------------------------------------------
 // py3langid's feature extraction (visit_counts): a DFA walk over the UTF-8 bytes
 
 struct WalkerObject {
@@ -754,7 +881,7 @@ PyObject *WordCounter_count(WordCounterObject *self, PyObject *arg) {
   Py_ssize_t i = 0;
   while (i < t.length) {
     Py_UCS4 c = t[i];
-    if (!(Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c))) {
+    if (!is_letter(c)) {
       ++i;
       continue;
     }
@@ -762,7 +889,7 @@ PyObject *WordCounter_count(WordCounterObject *self, PyObject *arg) {
     bool fits = true;
     while (i < t.length) {
       c = t[i];
-      if (!(Py_UNICODE_ISALNUM(c) && !Py_UNICODE_ISDECIMAL(c))) break;
+      if (!is_letter(c)) break;
       if (fits) {
         append_utf8(word, c);
         fits = word.size() <= self->max_length;
@@ -787,6 +914,10 @@ PyTypeObject WordCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
+    {"keep_region", keep_region, METH_VARARGS,
+     "keep_region(ids, logprobs, tokens, threshold, negative_cap, short_block) -> [bool]: decide.keep_region"},
+    {"keep_trim", keep_trim, METH_VARARGS,
+     "keep_trim(ids, logprobs, tokens, threshold, max_tokens) -> [bool]: decide.keep_trim"},
     {"split", split, METH_VARARGS,
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and decide.block_ids"},
     {nullptr, nullptr, 0, nullptr}};

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 
+from . import native
+
 METHODS = ("region", "trim", "sentences")
 DEFAULT_METHOD = "region"
 NEGATIVE_TOKEN_CAP = 10
@@ -87,6 +89,21 @@ def _max_region(weights: list[float]) -> tuple[int, int] | None:
 
 
 def keep_region(ids, logprobs, tokens, threshold: float) -> list[bool]:
+    """Keep flag of each sentence by the ``region`` method (compiled when available)."""
+    if native.ENABLED:
+        return native.keep_region(ids, logprobs, tokens, threshold, NEGATIVE_TOKEN_CAP, SHORT_BLOCK_TOKENS)
+    return keep_region_python(ids, logprobs, tokens, threshold)
+
+
+def keep_trim(ids, logprobs, tokens, threshold: float) -> list[bool]:
+    """Keep flag of each sentence by the ``trim`` method (compiled when available)."""
+    if native.ENABLED:
+        return native.keep_trim(ids, logprobs, tokens, threshold, TRIM_MAX_TOKENS)
+    return keep_trim_python(ids, logprobs, tokens, threshold)
+
+
+def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
+    """`keep_region` in pure Python: the reference for the compiled one."""
     ppl, count = _blocks(ids, logprobs, tokens)
     log_t = math.log10(threshold)
     weights = []
@@ -102,7 +119,8 @@ def keep_region(ids, logprobs, tokens, threshold: float) -> list[bool]:
     return [kept_blocks[block] for block in ids]
 
 
-def keep_trim(ids, logprobs, tokens, threshold: float) -> list[bool]:
+def keep_trim_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
+    """`keep_trim` in pure Python: the reference for the compiled one."""
     ppl, count = _blocks(ids, logprobs, tokens)
     junk = [p > threshold and n < TRIM_MAX_TOKENS for p, n in zip(ppl, count)]
     first = 0

@@ -11,6 +11,7 @@ compiled                                    reference
 ``split(text, max_chars)``                  `sentences.split_sentences` + `decide.block_ids`
 ``Model.score_spans(text, spans)``          `tokenizer.spans_to_lm_lines` + ``kenlm.Model.score``
 ``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
+``keep_region(...)``, ``keep_trim(...)``    `decide.keep_region_python`, `decide.keep_trim_python`
 ``WordCounter.count(text)``                 the counting in `language._function_word_share`
 =========================================  =============================================
 
@@ -55,6 +56,14 @@ def status() -> str:
 def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     """(sentence spans, block id of each): `sentences.split_sentences` and `decide.block_ids`."""
     return _native.split(text, max_chars)
+
+
+def keep_region(ids, logprobs, tokens, threshold: float, negative_cap: int, short_block: int) -> list[bool]:
+    return _native.keep_region(ids, logprobs, tokens, float(threshold), negative_cap, short_block)
+
+
+def keep_trim(ids, logprobs, tokens, threshold: float, max_tokens: int) -> list[bool]:
+    return _native.keep_trim(ids, logprobs, tokens, float(threshold), max_tokens)
 
 
 def load_model(path: str):

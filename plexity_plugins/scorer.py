@@ -270,6 +270,8 @@ class PerplexityScorer:
         removed: each would-be-dropped sentence is wrapped in ``<ppl score="...">``.
         """
         limit = self.threshold if threshold is None else threshold
+        if not limit > 0:
+            raise ValueError(f"threshold must be a positive perplexity, got {limit!r}")
         text, replaced = sanitize(text)
         if self.language_check:
             language = other_language(text, self.info.language)

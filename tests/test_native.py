@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import language, native
+from plexity_plugins import decide
 from plexity_plugins.decide import block_ids
 from plexity_plugins.extract import html_to_text_tags
 from plexity_plugins.models import load_kenlm, load_native, resolve
@@ -127,6 +128,35 @@ def test_title_case_and_digits_follow_the_tokenizer_rules(models):
         assert native.score_spans(compiled, sentence, [(0, len(sentence))]) == expected, sentence
 
 
+def test_decisions_match_the_python_methods_on_dev_pages(dev_texts, models):
+    compiled, _ = models
+    for text in dev_texts:
+        spans, ids = native.split(text, 1000)
+        logprobs, tokens = native.score_spans(compiled, text, spans)
+        for threshold in (150.0, 1692.4, 5269.3, 1e6):
+            assert decide.keep_region(ids, logprobs, tokens, threshold) == \
+                decide.keep_region_python(ids, logprobs, tokens, threshold)
+            assert decide.keep_trim(ids, logprobs, tokens, threshold) == \
+                decide.keep_trim_python(ids, logprobs, tokens, threshold)
+
+
+def test_decisions_match_the_python_methods_on_random_blocks():
+    rng = random.Random(1)
+    for _ in range(3000):
+        n = rng.randint(0, 40)
+        ids, block = [], 0
+        for _ in range(n):
+            block += rng.random() < 0.5 and bool(ids)
+            ids.append(block)
+        tokens = [rng.choice([0, 1, 2, 3, 5, 9, 10, 19, 20, 40, 200]) for _ in range(n)]
+        logprobs = [-(t + 1) * rng.uniform(0.5, 5.0) for t in tokens]
+        threshold = rng.choice([10.0, 100.0, 1692.4, 5269.3])
+        assert decide.keep_region(ids, logprobs, tokens, threshold) == \
+            decide.keep_region_python(ids, logprobs, tokens, threshold)
+        assert decide.keep_trim(ids, logprobs, tokens, threshold) == \
+            decide.keep_trim_python(ids, logprobs, tokens, threshold)
+
+
 def test_bad_spans_are_refused(models):
     compiled, _ = models
     with pytest.raises(ValueError):
@@ -135,6 +165,8 @@ def test_bad_spans_are_refused(models):
         compiled.score_spans("short", [[0, 2]])
     with pytest.raises(ValueError):
         native.split("text", 0)
+    with pytest.raises(ValueError):
+        native.keep_region([0, 5], [-1.0, -2.0], [1, 1], 100.0, 10, 10)
 
 
 def test_a_model_the_compiled_path_cannot_open_is_a_clear_error(tmp_path):
