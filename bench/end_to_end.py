@@ -12,7 +12,7 @@
 3. Profiles a single-process run of the same pipeline steps (WarcHtmlReader -> extractor ->
    PerplexitySentenceFilter -> JsonlWriter, built by `plexity_plugins.run_cmd.build_pipeline`) on
    `--profile-pages` pages: wall time per step with plain timers, then the filter's internals
-   (language identification, splitting, tokenising, KenLM) from cProfile.
+   (language identification, splitting, tokenising and scoring, deciding) from cProfile.
 
 The last line of stdout is one JSON object with every figure.
 """
@@ -158,6 +158,8 @@ def profile_single_process(warc_dir: Path, pages: int, extractor: str, work: Pat
     stats = pstats.Stats(profiler)
     inner = {}
     wanted = {"other_language": "language identification", "split_sentences": "splitting",
+              "split_with_blocks": "splitting", "_logprobs": "tokenising and scoring",
+              "keep_region": "deciding", "keep_trim": "deciding",
               "to_lm_lines": "tokenising", "to_lm_line": "tokenising (dropped sentences, again)",
               "_full_score": "KenLM full_scores (dropped sentences)",
               "<method 'score' of 'kenlm.Model' objects>": "KenLM score", "_join_kept": "joining",

@@ -304,6 +304,9 @@ class Scorer {
   // false with a Python error set if lower-casing failed.
   template <class OnWord>
   bool tokens(const UText &t, Py_ssize_t start, Py_ssize_t end, OnWord word, long *count) {
+    // Scratch space per call, not per scorer: lower-casing calls into Python, where another
+    // thread may take the GIL and score with the same model.
+    std::string token_utf8;
     long n = 0;
     Py_ssize_t i = start;
     while (i < end) {
@@ -316,16 +319,16 @@ class Scorer {
       if (is_word(c)) {
         while (token_end < end && is_word(t[token_end])) ++token_end;
       }
-      word_.clear();
+      token_utf8.clear();
       bool has_upper = false;
       for (Py_ssize_t k = i; k < token_end; ++k) {
         Py_UCS4 ch = t[k];
         if (ch >= '1' && ch <= '9') ch = '0';  // rule 2: ASCII digits become 0
         if (n == 0 && (Py_UNICODE_ISUPPER(ch) || Py_UNICODE_ISTITLE(ch))) has_upper = true;
-        append_utf8(word_, ch);
+        append_utf8(token_utf8, ch);
       }
-      if (n == 0 && has_upper && !lower_if_title(i, token_end, t)) return false;
-      word(StringPiece(word_.data(), word_.size()));
+      if (n == 0 && has_upper && !lower_if_title(i, token_end, t, token_utf8)) return false;
+      word(StringPiece(token_utf8.data(), token_utf8.size()));
       ++n;
       i = token_end;
     }
@@ -336,15 +339,15 @@ class Scorer {
  private:
   // Rule 4: a title-case first token is lower-cased, with str.lower() itself (full case
   // mapping, final sigma), so the result is exactly Python's.
-  bool lower_if_title(Py_ssize_t start, Py_ssize_t end, const UText &t) {
-    chars_.clear();
+  static bool lower_if_title(Py_ssize_t start, Py_ssize_t end, const UText &t, std::string &token_utf8) {
+    std::u32string chars;
     for (Py_ssize_t k = start; k < end; ++k) {
       Py_UCS4 ch = t[k];
-      chars_.push_back(ch >= '1' && ch <= '9' ? '0' : ch);
+      chars.push_back(ch >= '1' && ch <= '9' ? '0' : ch);
     }
-    if (!is_title(chars_)) return true;
-    PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars_.data(),
-                                                static_cast<Py_ssize_t>(chars_.size()));
+    if (!is_title(chars)) return true;
+    PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars.data(),
+                                                static_cast<Py_ssize_t>(chars.size()));
     if (token == nullptr) return false;
     PyObject *lowered = PyObject_CallMethod(token, "lower", nullptr);
     Py_DECREF(token);
@@ -355,13 +358,10 @@ class Scorer {
       Py_DECREF(lowered);
       return false;
     }
-    word_.assign(utf8, size);
+    token_utf8.assign(utf8, size);
     Py_DECREF(lowered);
     return true;
   }
-
-  std::string word_;
-  std::u32string chars_;
 };
 
 // Sums in single precision, like kenlm's Python module (lm::base::ScoreSentence).
@@ -791,18 +791,24 @@ PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
     }
   }
   PyBuffer_Release(&data);
-  if (order.empty()) Py_RETURN_NONE;
+  // Read and reset the scratch counts before any Python object is made (which may let
+  // another thread in).
+  std::vector<std::pair<long, long>> visits;
+  visits.reserve(order.size());
+  for (long f : order) {
+    visits.emplace_back(f, counts[f]);
+    counts[f] = 0;
+  }
+  if (visits.empty()) Py_RETURN_NONE;
   PyObject *dict = PyDict_New();
   if (dict == nullptr) return nullptr;
   bool failed = false;
-  for (long f : order) {
-    if (!failed) {
-      PyObject *key = PyLong_FromLong(f), *value = PyLong_FromLong(counts[f]);
-      failed = key == nullptr || value == nullptr || PyDict_SetItem(dict, key, value) < 0;
-      Py_XDECREF(key);
-      Py_XDECREF(value);
-    }
-    counts[f] = 0;
+  for (const auto &visit : visits) {
+    PyObject *key = PyLong_FromLong(visit.first), *value = PyLong_FromLong(visit.second);
+    failed = key == nullptr || value == nullptr || PyDict_SetItem(dict, key, value) < 0;
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    if (failed) break;
   }
   if (failed) {
     Py_DECREF(dict);
