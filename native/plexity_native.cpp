@@ -205,19 +205,22 @@ PyObject *split(PyObject *, PyObject *args) {
     } else {
       int count = 1;
       for (int i = 0; i < n_out; ++i) count += out_buf[i] == '\n';
+      if (count > capacity) count = capacity;  // cannot happen (output ~ input size); bounds the reads
       const bool ascii = PyUnicode_IS_ASCII(text);
       // Byte offsets to character offsets: count UTF-8 lead bytes, left to right.
       Py_ssize_t byte_pos = 0, char_pos = 0;
       for (int k = 0; k < count; ++k) {
         Py_ssize_t b_start = starts[k], b_end = static_cast<Py_ssize_t>(ends[k]) + 1;
-        if (ascii) {
-          pieces.emplace_back(b_start, b_end);
-          continue;
-        }
         if (b_start < byte_pos || b_end < b_start || b_end > size) {
+          // Offsets out of order or range (not seen from BlingFire): never read past the text.
           pieces.clear();
           pieces.emplace_back(0, t.length);
           break;
+        }
+        if (ascii) {
+          pieces.emplace_back(b_start, b_end);
+          byte_pos = b_end;
+          continue;
         }
         for (Py_ssize_t b = byte_pos; b < b_start; ++b) char_pos += (utf8[b] & 0xC0) != 0x80;
         Py_ssize_t c_start = char_pos;
