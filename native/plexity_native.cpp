@@ -6,7 +6,7 @@
 //
 //   split(text, max_chars)        sentences.split_sentences + decide.block_ids
 //   Model.score_spans(text, spans) tokenizer.spans_to_lm_lines + kenlm.Model.score
-//   Model.score_texts(texts)       tokenizer.to_lm_lines + kenlm.Model.score
+//   keep_region / keep_trim        decide.keep_region_python / decide.keep_trim_python
 //   LangidWalker.visit_counts(b)   py3langid.langid.visit_counts
 //   WordCounter.count(text)        language._function_word_share's counting
 //
@@ -95,6 +95,31 @@ bool parse_span(PyObject *item, Py_ssize_t length, Py_ssize_t *start, Py_ssize_t
     return false;
   }
   return true;
+}
+
+// (list_a, list_b) of n items each, item k from make(k) -> {a, b} (new references, or
+// nullptr with a Python error set).
+template <class Make>
+PyObject *two_lists(Py_ssize_t n, Make make) {
+  PyObject *a = PyList_New(n), *b = PyList_New(n);
+  if (a == nullptr || b == nullptr) {
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return nullptr;
+  }
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    std::pair<PyObject *, PyObject *> items = make(k);
+    if (items.first == nullptr || items.second == nullptr) {
+      Py_XDECREF(items.first);
+      Py_XDECREF(items.second);
+      Py_DECREF(a);
+      Py_DECREF(b);
+      return nullptr;
+    }
+    PyList_SET_ITEM(a, k, items.first);
+    PyList_SET_ITEM(b, k, items.second);
+  }
+  return Py_BuildValue("(NN)", a, b);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -241,34 +266,21 @@ PyObject *split(PyObject *, PyObject *args) {
     }
   }
 
-  PyObject *spans = PyList_New(static_cast<Py_ssize_t>(sink.spans.size()));
-  PyObject *blocks = PyList_New(static_cast<Py_ssize_t>(sink.spans.size()));
-  if (spans == nullptr || blocks == nullptr) {
-    Py_XDECREF(spans);
-    Py_XDECREF(blocks);
-    return nullptr;
-  }
+  // decide.block_ids: a new block wherever a newline lies between two sentences.
+  std::vector<long> block_ids(sink.spans.size());
   long block = -1;
   Py_ssize_t prev_end = 0;
   for (size_t k = 0; k < sink.spans.size(); ++k) {
-    const Py_ssize_t start = sink.spans[k].first, end = sink.spans[k].second;
     bool new_block = block < 0;
-    for (Py_ssize_t i = prev_end; i < start && !new_block; ++i) new_block = t[i] == '\n';
+    for (Py_ssize_t i = prev_end; i < sink.spans[k].first && !new_block; ++i) new_block = t[i] == '\n';
     if (new_block) ++block;
-    prev_end = end;
-    PyObject *span = Py_BuildValue("(nn)", start, end);
-    PyObject *id = PyLong_FromLong(block);
-    if (span == nullptr || id == nullptr) {
-      Py_XDECREF(span);
-      Py_XDECREF(id);
-      Py_DECREF(spans);
-      Py_DECREF(blocks);
-      return nullptr;
-    }
-    PyList_SET_ITEM(spans, k, span);
-    PyList_SET_ITEM(blocks, k, id);
+    block_ids[k] = block;
+    prev_end = sink.spans[k].second;
   }
-  return Py_BuildValue("(NN)", spans, blocks);
+  return two_lists(static_cast<Py_ssize_t>(sink.spans.size()), [&](Py_ssize_t k) {
+    return std::make_pair(Py_BuildValue("(nn)", sink.spans[k].first, sink.spans[k].second),
+                          PyLong_FromLong(block_ids[k]));
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -466,26 +478,9 @@ int Model_init(ModelObject *self, PyObject *args, PyObject *) {
 }
 
 PyObject *results(const std::vector<float> &logprobs, const std::vector<long> &counts) {
-  const Py_ssize_t n = static_cast<Py_ssize_t>(logprobs.size());
-  PyObject *lp = PyList_New(n), *ct = PyList_New(n);
-  if (lp == nullptr || ct == nullptr) {
-    Py_XDECREF(lp);
-    Py_XDECREF(ct);
-    return nullptr;
-  }
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    PyObject *a = PyFloat_FromDouble(logprobs[k]), *b = PyLong_FromLong(counts[k]);
-    if (a == nullptr || b == nullptr) {
-      Py_XDECREF(a);
-      Py_XDECREF(b);
-      Py_DECREF(lp);
-      Py_DECREF(ct);
-      return nullptr;
-    }
-    PyList_SET_ITEM(lp, k, a);
-    PyList_SET_ITEM(ct, k, b);
-  }
-  return Py_BuildValue("(NN)", lp, ct);
+  return two_lists(static_cast<Py_ssize_t>(logprobs.size()), [&](Py_ssize_t k) {
+    return std::make_pair(PyFloat_FromDouble(logprobs[k]), PyLong_FromLong(counts[k]));
+  });
 }
 
 // text[start:end] passed through `normalize` (tokenizer rule 1, NFKC) and scored; ASCII
@@ -493,7 +488,7 @@ PyObject *results(const std::vector<float> &logprobs, const std::vector<long> &c
 bool score_normalized(Scorer *scorer, PyObject *text, const UText &t, Py_ssize_t start, Py_ssize_t end,
                       PyObject *normalize, float *logprob, long *tokens) {
   bool ascii = true;
-  for (Py_ssize_t i = start; i < end && ascii; ++i) ascii = t[i] < 128;
+  for (Py_ssize_t i = start; i < end && ascii && normalize != nullptr; ++i) ascii = t[i] < 128;
   if (ascii || normalize == nullptr) return scorer->score(t, start, end, logprob, tokens);
   PyObject *piece = PyUnicode_Substring(text, start, end);
   if (piece == nullptr) return false;
@@ -536,28 +531,6 @@ PyObject *Model_score_spans(ModelObject *self, PyObject *args) {
   return results(logprobs, counts);
 }
 
-PyObject *Model_score_texts(ModelObject *self, PyObject *args) {
-  PyObject *texts;
-  if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &texts)) return nullptr;
-  if (self->scorer == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "model not loaded");
-    return nullptr;
-  }
-  const Py_ssize_t n = PyList_GET_SIZE(texts);
-  std::vector<float> logprobs(n);
-  std::vector<long> counts(n);
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    PyObject *item = PyList_GET_ITEM(texts, k);
-    if (!PyUnicode_Check(item)) {
-      PyErr_SetString(PyExc_TypeError, "texts must be str");
-      return nullptr;
-    }
-    const UText t(item);
-    if (!self->scorer->score(t, 0, t.length, &logprobs[k], &counts[k])) return nullptr;
-  }
-  return results(logprobs, counts);
-}
-
 PyObject *Model_get_order(ModelObject *self, void *) {
   if (self->model == nullptr) Py_RETURN_NONE;
   return PyLong_FromLong(self->model->Order());
@@ -568,8 +541,6 @@ PyMethodDef Model_methods[] = {
      "score_spans(text, spans, normalize=None) -> (log10 probabilities, token counts): each\n"
      "span, passed through normalize(str) -> str unless it is ASCII (rule 1 of the tokenizer,\n"
      "NFKC), tokenised (rules 2-4) and scored as a sentence."},
-    {"score_texts", reinterpret_cast<PyCFunction>(Model_score_texts), METH_VARARGS,
-     "score_texts(texts) -> (log10 probabilities, token counts): each NFKC str as a sentence."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef Model_getset[] = {{"order", reinterpret_cast<getter>(Model_get_order), nullptr, "n-gram order", nullptr},

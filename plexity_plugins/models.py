@@ -216,8 +216,7 @@ def load_kenlm(info: ModelInfo):
     except Exception as exc:  # kenlm raises OSError/RuntimeError subclasses with C++ messages
         detail = " ".join(str(exc).split())[:300]
         raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {detail}") from exc
-    if info.order is not None and lm.order != info.order:
-        raise ModelError(f"model {path} has order {lm.order} but its metadata says {info.order}")
+    _check_order(info, lm.order)
     return lm
 
 
@@ -233,6 +232,10 @@ def load_native(info: ModelInfo):
         detail = " ".join(str(exc).split())[:300]
         logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
         return False
-    if info.order is not None and model.order != info.order:
-        raise ModelError(f"model {info.path} has order {model.order} but its metadata says {info.order}")
+    _check_order(info, model.order)
     return model
+
+
+def _check_order(info: ModelInfo, order: int) -> None:
+    if info.order is not None and order != info.order:
+        raise ModelError(f"model {info.path} has order {order} but its metadata says {info.order}")

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import logging
 import os
 import unicodedata
-
-logger = logging.getLogger(__name__)
 
 try:
     from . import _native
