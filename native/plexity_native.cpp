@@ -8,7 +8,9 @@
 //   Model.score_spans(text, spans) tokenizer.spans_to_lm_lines + kenlm.Model.score
 //   keep_region / keep_trim        decide.keep_region_python / decide.keep_trim_python
 //   LangidWalker.visit_counts(b)   py3langid.langid.visit_counts
+//   LangidWalker.features(b, t)    the inputs of py3langid's _sparse_score (half->float exact)
 //   WordCounter.count(text)        language._function_word_share's counting
+//   sample_lines(text, limit)      language.sample_for_identification
 //
 // Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
 // `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
@@ -18,7 +20,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -386,16 +390,22 @@ class TypedScorer : public Scorer {
   explicit TypedScorer(const M &model) : model_(model), vocab_(model.GetVocabulary()) {}
 
   bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
+    // Two passes: the vocabulary lookups of all tokens first (independent of each other,
+    // so the CPU overlaps their cache misses), then the n-gram lookups.  (thread_local:
+    // lower-casing may let another thread score meanwhile, never this one.)
+    thread_local std::vector<lm::WordIndex> ids;
+    ids.clear();
+    auto on_word = [&](const StringPiece &word) { ids.push_back(vocab_.Index(word)); };
+    if (!tokens(t, start, end, on_word, count)) return false;
+    ids.push_back(vocab_.EndSentence());
     lm::ngram::State state_vec[2];
     lm::ngram::State *state = &state_vec[0], *next = &state_vec[1];
     *state = model_.BeginSentenceState();
     float total = 0.0f;
-    auto on_word = [&](const StringPiece &word) {
-      total += model_.FullScore(*state, vocab_.Index(word), *next).prob;
+    for (lm::WordIndex id : ids) {
+      total += model_.FullScore(*state, id, *next).prob;
       std::swap(state, next);
-    };
-    if (!tokens(t, start, end, on_word, count)) return false;
-    total += model_.FullScore(*state, vocab_.EndSentence(), *next).prob;
+    }
     *logprob = total;
     return true;
   }
@@ -742,14 +752,17 @@ int Walker_init(WalkerObject *self, PyObject *args, PyObject *) {
   return 0;
 }
 
-// {feature: count} in first-seen order (as collections.Counter builds it), or None.
-PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
+// The DFA walk over `data`: the features seen, in first-seen order (as
+// collections.Counter builds them), each with its count.  The scratch counts are read and
+// reset before returning, i.e. before any Python object is made (which may let another
+// thread in).
+bool walk(WalkerObject *self, PyObject *arg, std::vector<std::pair<long, long>> &visits) {
   if (self->rowbase == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, "walker not initialised");
-    return nullptr;
+    return false;
   }
   Py_buffer data;
-  if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return nullptr;
+  if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return false;
   const unsigned char *bytes = static_cast<const unsigned char *>(data.buf);
   const uint32_t *moves = static_cast<const uint32_t *>(self->nextmove.buf);
   const std::vector<Py_ssize_t> &rowbase = *self->rowbase;
@@ -765,14 +778,19 @@ PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
     }
   }
   PyBuffer_Release(&data);
-  // Read and reset the scratch counts before any Python object is made (which may let
-  // another thread in).
-  std::vector<std::pair<long, long>> visits;
+  visits.clear();
   visits.reserve(order.size());
   for (long f : order) {
     visits.emplace_back(f, counts[f]);
     counts[f] = 0;
   }
+  return true;
+}
+
+// {feature: count} in first-seen order, or None.
+PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
+  std::vector<std::pair<long, long>> visits;
+  if (!walk(self, arg, visits)) return nullptr;
   if (visits.empty()) Py_RETURN_NONE;
   PyObject *dict = PyDict_New();
   if (dict == nullptr) return nullptr;
@@ -791,9 +809,88 @@ PyObject *Walker_visit_counts(WalkerObject *self, PyObject *arg) {
   return dict;
 }
 
+// IEEE half -> single precision, exact (every half value is a float value).
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
+  if (exponent == 0x1fu) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // infinity, NaN (payload kept)
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;  // signed zero
+  } else {  // subnormal half: a normal float
+    exponent = 113;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+const std::vector<float> &half_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = half_to_float(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
+// (counts, rows): py3langid's `_sparse_score` inputs, made without a dict and without
+// numpy's slow half-precision cast.  `counts` holds the float32 count of each feature
+// in first-seen order; `rows` the float32 copy of each feature's row of `table` (a
+// C-contiguous float16 matrix, py3langid's nb_ptc), in the same order.  Both are bytes
+// (empty when no feature was seen), for numpy.frombuffer.
+PyObject *Walker_features(WalkerObject *self, PyObject *args) {
+  PyObject *data, *table_obj;
+  if (!PyArg_ParseTuple(args, "OO", &data, &table_obj)) return nullptr;
+  Py_buffer table;
+  if (PyObject_GetBuffer(table_obj, &table, PyBUF_FORMAT | PyBUF_ND | PyBUF_C_CONTIGUOUS) < 0) return nullptr;
+  std::unique_ptr<Py_buffer, decltype(&PyBuffer_Release)> release(&table, PyBuffer_Release);
+  if (table.ndim != 2 || table.itemsize != 2 || table.format == nullptr ||
+      (std::string(table.format) != "e" && std::string(table.format) != "=e" &&
+       std::string(table.format) != "<e")) {
+    PyErr_SetString(PyExc_TypeError, "table must be a 2-D C-contiguous float16 array");
+    return nullptr;
+  }
+  const Py_ssize_t n_rows = table.shape[0], n_cols = table.shape[1];
+  std::vector<std::pair<long, long>> visits;
+  if (!walk(self, data, visits)) return nullptr;
+  for (const auto &visit : visits) {
+    if (visit.first >= n_rows) {
+      PyErr_SetString(PyExc_ValueError, "a feature has no row in the table");
+      return nullptr;
+    }
+  }
+  const Py_ssize_t n = static_cast<Py_ssize_t>(visits.size());
+  PyObject *counts = PyBytes_FromStringAndSize(nullptr, n * 4);
+  PyObject *rows = counts == nullptr ? nullptr : PyBytes_FromStringAndSize(nullptr, n * n_cols * 4);
+  if (rows == nullptr) {
+    Py_XDECREF(counts);
+    return nullptr;
+  }
+  float *count_out = reinterpret_cast<float *>(PyBytes_AS_STRING(counts));
+  float *row_out = reinterpret_cast<float *>(PyBytes_AS_STRING(rows));
+  const uint16_t *halves = static_cast<const uint16_t *>(table.buf);
+  const float *to_float = half_table().data();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    count_out[i] = static_cast<float>(visits[i].second);
+    const uint16_t *row = halves + visits[i].first * n_cols;
+    for (Py_ssize_t j = 0; j < n_cols; ++j) row_out[i * n_cols + j] = to_float[row[j]];
+  }
+  return Py_BuildValue("(NN)", counts, rows);
+}
+
 PyMethodDef Walker_methods[] = {
     {"visit_counts", reinterpret_cast<PyCFunction>(Walker_visit_counts), METH_O,
      "visit_counts(data: bytes) -> {feature: count} in first-seen order, or None"},
+    {"features", reinterpret_cast<PyCFunction>(Walker_features), METH_VARARGS,
+     "features(data: bytes, table: float16[n, k]) -> (float32 counts, float32 rows) as bytes"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyTypeObject WalkerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -891,6 +988,55 @@ PyTypeObject WordCounterType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // ---------------------------------------------------------------------------------------
 
+// language.sample_for_identification: the longest lines (stable order among equals, as
+// sorted(..., reverse=True)), each cut to `limit` characters, until `limit` characters are
+// reached, joined by newlines; the text itself when it is no longer than `limit`.
+PyObject *sample_lines(PyObject *, PyObject *args) {
+  PyObject *text;
+  Py_ssize_t limit;
+  if (!PyArg_ParseTuple(args, "Un", &text, &limit)) return nullptr;
+  const UText t(text);
+  if (t.length <= limit) {
+    Py_INCREF(text);
+    return text;
+  }
+  std::vector<std::pair<Py_ssize_t, Py_ssize_t>> lines;  // (start, end) of lines with a non-space
+  Py_ssize_t start = 0;
+  bool content = false;
+  for (Py_ssize_t i = 0; i <= t.length; ++i) {
+    if (i == t.length || t[i] == '\n') {
+      if (content) lines.emplace_back(start, i);
+      start = i + 1;
+      content = false;
+    } else if (!content && !is_space(t[i])) {
+      content = true;
+    }
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const auto &a, const auto &b) {
+    return a.second - a.first > b.second - b.first;
+  });
+  PyObject *picked = PyList_New(0);
+  if (picked == nullptr) return nullptr;
+  Py_ssize_t size = 0;
+  for (const auto &line : lines) {
+    const Py_ssize_t end = std::min(line.second, line.first + limit);
+    PyObject *piece = PyUnicode_Substring(text, line.first, end);
+    if (piece == nullptr || PyList_Append(picked, piece) < 0) {
+      Py_XDECREF(piece);
+      Py_DECREF(picked);
+      return nullptr;
+    }
+    Py_DECREF(piece);
+    size += end - line.first;
+    if (size >= limit) break;
+  }
+  PyObject *newline = PyUnicode_FromString("\n");
+  PyObject *sample = newline == nullptr ? nullptr : PyUnicode_Join(newline, picked);
+  Py_XDECREF(newline);
+  Py_DECREF(picked);
+  return sample;
+}
+
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
@@ -898,6 +1044,8 @@ PyMethodDef module_methods[] = {
      "keep_region(ids, logprobs, tokens, threshold, negative_cap, short_block) -> [bool]: decide.keep_region"},
     {"keep_trim", keep_trim, METH_VARARGS,
      "keep_trim(ids, logprobs, tokens, threshold, max_tokens) -> [bool]: decide.keep_trim"},
+    {"sample_lines", sample_lines, METH_VARARGS,
+     "sample_lines(text, limit) -> str: language.sample_for_identification"},
     {"split", split, METH_VARARGS,
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and decide.block_ids"},
     {nullptr, nullptr, 0, nullptr}};

@@ -140,7 +140,7 @@ class FileCleaner:
     def _clean_text(self, text: str | bytes, source: str, scorer: PerplexityScorer | None = None) -> CleanResult:
         result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate)
         self.stats.add(result)
-        for sentence in result.dropped:
+        for sentence in result.dropped if self._dropped is not None else ():
             self._record_drop(source, sentence.reason, perplexity=round(sentence.perplexity, 1),
                               start=sentence.start, end=sentence.end, text=sentence.text)
         return result

@@ -11,8 +11,10 @@ compiled                                    reference
 ``split(text, max_chars)``                  `sentences.split_sentences` + `decide.block_ids`
 ``Model.score_spans(text, spans)``          `tokenizer.spans_to_lm_lines` + ``kenlm.Model.score``
 ``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
+``LangidWalker.features(data, table)``      the float32 inputs of py3langid's ``_sparse_score``
 ``keep_region(...)``, ``keep_trim(...)``    `decide.keep_region_python`, `decide.keep_trim_python`
 ``WordCounter.count(text)``                 the counting in `language._function_word_share`
+``sample_lines(text, limit)``               `language.sample_for_identification_python`
 =========================================  =============================================
 
 Why compiled: sentence splitting and tokenising in Python each cost as much as KenLM's
@@ -53,6 +55,10 @@ def status() -> str:
 def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     """(sentence spans, block id of each): `sentences.split_sentences` and `decide.block_ids`."""
     return _native.split(text, max_chars)
+
+
+def sample_lines(text: str, limit: int) -> str:
+    return _native.sample_lines(text, limit)
 
 
 def keep_region(ids, logprobs, tokens, threshold: float, negative_cap: int, short_block: int) -> list[bool]:

@@ -60,7 +60,13 @@ class SentenceScore:
 
 @dataclass
 class CleanResult:
-    """What `PerplexityScorer.clean` kept and dropped."""
+    """What `PerplexityScorer.clean` kept and dropped.
+
+    `dropped` (one `SentenceScore` per dropped sentence, with its text and reason) is
+    built on first access: most pages lose most of their sentences, and a pipeline that
+    only counts them need not pay for an object per sentence.  `dropped_perplexities`
+    gives their perplexities alone, cheaply.
+    """
 
     text: str
     threshold: float
@@ -69,15 +75,38 @@ class CleanResult:
     sentences_dropped: int = 0
     chars_kept: int = 0
     chars_dropped: int = 0
-    dropped: list[SentenceScore] = field(default_factory=list)
     perplexities: list[float] = field(default_factory=list)  # every sentence, in order
     replaced_chars: int = 0  # invalid UTF-8 bytes, NULs and lone surrogates replaced
     # Why the text was passed through unfiltered, e.g. "language:de"; None if it was filtered.
     passthrough: str | None = None
+    # (source text, spans, keep flags, token counts, reason): what `dropped` is built from
+    _decisions: tuple | None = field(default=None, repr=False, compare=False)
+    _dropped: list[SentenceScore] | None = field(default=None, repr=False, compare=False)
 
     @property
     def sentences(self) -> int:
         return self.sentences_kept + self.sentences_dropped
+
+    @property
+    def dropped(self) -> list[SentenceScore]:
+        """The dropped sentences, in order (OOV counts are not computed: see `score`)."""
+        if self._dropped is None:
+            if self._decisions is None:
+                self._dropped = []
+            else:
+                text, spans, keep, counts, reason = self._decisions
+                ppl = self.perplexities
+                self._dropped = [SentenceScore(a, b, text[a:b], ppl[i], counts[i], None, reason)
+                                 for i, (a, b) in enumerate(spans) if not keep[i]]
+        return self._dropped
+
+    @property
+    def dropped_perplexities(self) -> list[float]:
+        """The perplexity of each dropped sentence, in order."""
+        if self._decisions is None:
+            return [s.perplexity for s in self.dropped]
+        keep = self._decisions[2]
+        return [p for p, kept in zip(self.perplexities, keep) if not kept]
 
 
 def sanitize(text: str | bytes) -> tuple[str, int]:
@@ -99,6 +128,8 @@ def sanitize(text: str | bytes) -> tuple[str, int]:
     if "\x00" in text:
         replaced += text.count("\x00")
         text = text.replace("\x00", " ")
+    if text.isascii():  # (a flag lookup in CPython: most web text needs no further check)
+        return text, replaced
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -269,18 +300,36 @@ class PerplexityScorer:
         neighbours and line/paragraph breaks preserved.  With `annotate=True` nothing is
         removed: each would-be-dropped sentence is wrapped in ``<ppl score="...">``.
         """
+        # (bench/throughput.py times these steps one by one: keep them in this order)
+        limit = self._limit(threshold)
+        text, replaced = sanitize(text)
+        passed = self._passthrough(text, limit, replaced)
+        if passed is not None:
+            return passed
+        spans, blocks = split_with_blocks(text, self.max_sentence_chars)
+        logprobs, counts = self._logprobs(text, spans)
+        return self._decide(text, replaced, limit, spans, blocks, logprobs, counts, annotate)
+
+    def _limit(self, threshold: float | None) -> float:
         limit = self.threshold if threshold is None else threshold
         if not limit > 0:
             raise ValueError(f"threshold must be a positive perplexity, got {limit!r}")
-        text, replaced = sanitize(text)
-        if self.language_check:
-            language = other_language(text, self.info.language)
-            if language is not None:
-                stripped = text.strip()
-                return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
-                                   replaced_chars=replaced, passthrough=f"language:{language}")
-        spans, blocks = split_with_blocks(text, self.max_sentence_chars)
-        logprobs, counts = self._logprobs(text, spans)
+        return limit
+
+    def _passthrough(self, text: str, limit: float, replaced: int) -> CleanResult | None:
+        """The unfiltered result for text in another language than the model's, else None."""
+        if not self.language_check:
+            return None
+        language = other_language(text, self.info.language)
+        if language is None:
+            return None
+        stripped = text.strip()
+        return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
+                           replaced_chars=replaced, passthrough=f"language:{language}")
+
+    def _decide(self, text: str, replaced: int, limit: float, spans: list[tuple[int, int]], blocks: list[int],
+                logprobs: list[float], counts: list[int], annotate: bool) -> CleanResult:
+        """Keep or drop each sentence by the scorer's method, and the result."""
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]
         if self.method == "sentences":
             keep = decide.keep_sentences(ppl, limit)
@@ -288,14 +337,12 @@ class PerplexityScorer:
             keep = decide.keep_region(blocks, logprobs, counts, limit)
         else:
             keep = decide.keep_trim(blocks, logprobs, counts, limit)
-        reason = decide.REASONS[self.method]
-        # OOV counts need KenLM's slower per-token pass: `score()` has them.
-        dropped = [SentenceScore(a, b, text[a:b], ppl[i], counts[i], None, reason)
-                   for i, (a, b) in enumerate(spans) if not keep[i]]
-        chars_dropped = sum(s.end - s.start for s in dropped)
+        n_dropped = keep.count(False)
+        chars_dropped = sum(b - a for (a, b), kept in zip(spans, keep) if not kept)
         result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
-                             replaced_chars=replaced, dropped=dropped,
-                             sentences_kept=len(spans) - len(dropped), sentences_dropped=len(dropped),
-                             chars_kept=sum(b - a for a, b in spans) - chars_dropped, chars_dropped=chars_dropped)
+                             replaced_chars=replaced, sentences_kept=len(spans) - n_dropped,
+                             sentences_dropped=n_dropped, chars_kept=sum(b - a for a, b in spans) - chars_dropped,
+                             chars_dropped=chars_dropped,
+                             _decisions=(text, spans, keep, counts, decide.REASONS[self.method]))
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result

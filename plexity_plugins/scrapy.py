@@ -277,7 +277,7 @@ class PerplexityFilterPipeline:
         replaced = result.replaced_chars + outcome.decode_replaced
         if replaced:
             self._inc("replaced_chars", replaced)
-        for sentence in result.dropped:
+        for sentence in result.dropped if self._dropped is not None else ():
             self._record(source, getattr(sentence, "reason", None) or "perplexity_above_threshold",
                          perplexity=round(sentence.perplexity, 1),
                          start=sentence.start, end=sentence.end, text=sentence.text)

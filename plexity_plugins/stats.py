@@ -69,12 +69,17 @@ class RunStats:
         self.replaced_chars += result.replaced_chars
         for value in result.perplexities:
             self.histogram[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
-        for sentence in result.dropped:
-            self.histogram_dropped[int(math.log10(max(sentence.perplexity, 1.0)) / HIST_BIN)] += 1
-            band = str(int(math.log10(max(sentence.perplexity, 1.0))))
-            samples = self.dropped_samples.setdefault(band, [])
-            if len(samples) < SAMPLES_PER_BAND:
-                samples.append({"perplexity": round(sentence.perplexity, 1), "text": sentence.text[:300]})
+        needs_samples = False
+        for value in result.dropped_perplexities:
+            self.histogram_dropped[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
+            band = str(int(math.log10(max(value, 1.0))))
+            needs_samples = needs_samples or len(self.dropped_samples.get(band, ())) < SAMPLES_PER_BAND
+        if needs_samples:  # (only then are the dropped sentences' texts needed)
+            for sentence in result.dropped:
+                band = str(int(math.log10(max(sentence.perplexity, 1.0))))
+                samples = self.dropped_samples.setdefault(band, [])
+                if len(samples) < SAMPLES_PER_BAND:
+                    samples.append({"perplexity": round(sentence.perplexity, 1), "text": sentence.text[:300]})
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -191,15 +191,48 @@ def test_language_feature_walk_matches_py3langid(dev_texts):
             assert list(got.items()) == list(expected.items())  # same order: same float sums
 
 
+def test_language_features_are_py3langids_float32_inputs(dev_texts):
+    """`features` gives the counts and table rows that py3langid's `_sparse_score` turns into
+    float32 (bit for bit: every half-precision pattern, NaNs and subnormals included)."""
+    import numpy as np
+    from py3langid.langid import visit_counts
+
+    identifier = language._identifier()
+    walker = native.langid_walker(identifier)
+    patterns = np.arange(identifier.nb_ptc.size, dtype=np.uint64) * 7919 % 65536
+    table = patterns.astype(np.uint16).view(np.float16).reshape(identifier.nb_ptc.shape)
+    seen = set()
+    for text in dev_texts + random_texts(50, seed=4):
+        data = language.sample_for_identification(text).encode("utf-8")
+        visits = visit_counts(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output, data) or {}
+        counts, rows = walker.features(data, table)
+        idx = np.fromiter(visits.keys(), dtype=np.intp, count=len(visits))
+        expected_counts = np.fromiter(visits.values(), dtype=np.float32, count=len(visits))
+        assert np.frombuffer(counts, dtype=np.float32).tobytes() == expected_counts.tobytes()
+        expected_rows = table[idx].astype(np.float32)
+        assert rows == expected_rows.tobytes()
+        seen.update(table[idx].view(np.uint16).ravel().tolist())
+    assert len(seen) == 65536
+    with pytest.raises(TypeError, match="float16"):
+        walker.features(b"abc", table.astype(np.float32))
+
+
 def test_language_decisions_match_py3langid(dev_texts):
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     compiled = language._identifier()
-    for text in dev_texts:
+    for text in dev_texts + random_texts(100, seed=6):
         sample = language.sample_for_identification(text)
         assert compiled.classify(sample) == stock.classify(sample)
         assert language._function_word_share(sample) == language._function_word_share_python(sample)
+
+
+def test_language_sample_matches_the_python_sampler(dev_texts):
+    """Same lines, same order (ties keep text order), same cut, for any limit."""
+    for text in dev_texts + random_texts(200, seed=8) + ["\n \n\u3000\n", "b\na\nc\n" * 40]:
+        for limit in (1, 7, 100, language.SAMPLE_CHARS):
+            assert native.sample_lines(text, limit) == language.sample_for_identification_python(text, limit)
 
 
 def test_function_word_share_matches_on_random_text():
