@@ -387,7 +387,8 @@ class Scorer {
 template <class M>
 class TypedScorer : public Scorer {
  public:
-  explicit TypedScorer(const M &model) : model_(model), vocab_(model.GetVocabulary()) {}
+  explicit TypedScorer(const M &model)
+      : model_(model), vocab_(model.GetVocabulary()), vocab_cache_(kVocabCacheSize) {}
 
   bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
     // Two passes: the vocabulary lookups of all tokens first (independent of each other,
@@ -395,7 +396,7 @@ class TypedScorer : public Scorer {
     // lower-casing may let another thread score meanwhile, never this one.)
     thread_local std::vector<lm::WordIndex> ids;
     ids.clear();
-    auto on_word = [&](const StringPiece &word) { ids.push_back(vocab_.Index(word)); };
+    auto on_word = [&](const StringPiece &word) { ids.push_back(index(word)); };
     if (!tokens(t, start, end, on_word, count)) return false;
     ids.push_back(vocab_.EndSentence());
     lm::ngram::State state_vec[2];
@@ -411,8 +412,31 @@ class TypedScorer : public Scorer {
   }
 
  private:
+  // KenLM's vocabularies map a word to its index through the word's 64-bit hash alone
+  // (lm::ngram::detail::HashForVocab, then a search of a sorted or probing table of
+  // hashes), so remembering hash -> index gives exactly their answer; frequent words
+  // ("the", "of") then skip the search and its cache misses.  Direct-mapped; only
+  // touched with the GIL held (see Scorer::tokens).
+  struct VocabSlot {
+    uint64_t hash = 0;
+    lm::WordIndex index = 0;
+    bool filled = false;
+  };
+  static constexpr size_t kVocabCacheSize = 4096;  // a power of two
+
+  lm::WordIndex index(const StringPiece &word) {
+    const uint64_t hash = lm::ngram::detail::HashForVocab(word);
+    VocabSlot &slot = vocab_cache_[hash & (kVocabCacheSize - 1)];
+    if (slot.filled && slot.hash == hash) return slot.index;
+    slot.index = vocab_.Index(word);
+    slot.hash = hash;
+    slot.filled = true;
+    return slot.index;
+  }
+
   const M &model_;
   const typename M::Vocabulary &vocab_;
+  std::vector<VocabSlot> vocab_cache_;
 };
 
 class VirtualScorer : public Scorer {
