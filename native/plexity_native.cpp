@@ -21,6 +21,7 @@
 #include <Python.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -46,6 +47,29 @@ struct UText {
   explicit UText(PyObject *str)
       : kind(PyUnicode_KIND(str)), data(PyUnicode_DATA(str)), length(PyUnicode_GET_LENGTH(str)) {}
   inline Py_UCS4 operator[](Py_ssize_t i) const { return PyUnicode_READ(kind, data, i); }
+};
+
+// The GIL released for the object's lifetime (scoring and splitting read only immutable
+// str buffers the caller holds, KenLM's const model and BlingFire), so that other Python
+// threads run meanwhile (e.g. Scrapy's reactor while its worker thread cleans a page);
+// `with_gil` takes it back for the few calls into Python.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  ~GilRelease() { PyEval_RestoreThread(state_); }
+  GilRelease(const GilRelease &) = delete;
+  GilRelease &operator=(const GilRelease &) = delete;
+
+  template <class F>
+  bool with_gil(F call) {
+    PyEval_RestoreThread(state_);
+    const bool ok = call();
+    state_ = PyEval_SaveThread();
+    return ok;
+  }
+
+ private:
+  PyThreadState *state_;
 };
 
 // re's \w for str patterns (sre: SRE_UNI_IS_WORD), with a table for ASCII.
@@ -226,6 +250,7 @@ PyObject *split(PyObject *, PyObject *args) {
     const int capacity = static_cast<int>(size * 2 + 16);
     std::unique_ptr<char[]> out_buf(new char[capacity]);
     std::unique_ptr<int[]> starts(new int[capacity]), ends(new int[capacity]);
+    GilRelease gil;  // until the end of this block: BlingFire and the spans read only buffers
     int n_out = g_breaker(utf8, static_cast<int>(size), out_buf.get(), starts.get(), ends.get(), capacity);
 
     std::vector<std::pair<Py_ssize_t, Py_ssize_t>> pieces;  // BlingFire spans, characters
@@ -315,16 +340,17 @@ class Scorer {
  public:
   virtual ~Scorer() {}
   // log10 P(tokens of text[start:end] </s> | <s>) and the number of tokens; false with a
-  // Python error set if lower-casing the first token failed.
-  virtual bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *tokens) = 0;
+  // Python error set if lower-casing the first token failed.  Called without the GIL:
+  // `gil` takes it back when Python must lower-case a token.
+  virtual bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *tokens,
+                     GilRelease &gil) = 0;
 
  protected:
   // Calls word(utf8 token) for each token of text[start:end] (rules 2-4 of the tokenizer);
   // false with a Python error set if lower-casing failed.
   template <class OnWord>
-  bool tokens(const UText &t, Py_ssize_t start, Py_ssize_t end, OnWord word, long *count) {
-    // Scratch space per call, not per scorer: lower-casing calls into Python, where another
-    // thread may take the GIL and score with the same model.
+  bool tokens(const UText &t, Py_ssize_t start, Py_ssize_t end, OnWord word, long *count, GilRelease &gil) {
+    // Scratch space per call, not per scorer: other threads score with the same model.
     std::string token_utf8;
     long n = 0;
     Py_ssize_t i = start;
@@ -346,7 +372,7 @@ class Scorer {
         if (n == 0 && (Py_UNICODE_ISUPPER(ch) || Py_UNICODE_ISTITLE(ch))) has_upper = true;
         append_utf8(token_utf8, ch);
       }
-      if (n == 0 && has_upper && !lower_if_title(i, token_end, t, token_utf8)) return false;
+      if (n == 0 && has_upper && !lower_if_title(i, token_end, t, token_utf8, gil)) return false;
       word(StringPiece(token_utf8.data(), token_utf8.size()));
       ++n;
       i = token_end;
@@ -356,15 +382,27 @@ class Scorer {
   }
 
  private:
-  // Rule 4: a title-case first token is lower-cased, with str.lower() itself (full case
-  // mapping, final sigma), so the result is exactly Python's.
-  static bool lower_if_title(Py_ssize_t start, Py_ssize_t end, const UText &t, std::string &token_utf8) {
+  // Rule 4: a title-case first token is lower-cased as str.lower() does: A-Z to a-z for an
+  // ASCII token, else by str.lower() itself (full case mapping, final sigma), so the
+  // result is exactly Python's.
+  static bool lower_if_title(Py_ssize_t start, Py_ssize_t end, const UText &t, std::string &token_utf8,
+                             GilRelease &gil) {
     std::u32string chars;
+    bool ascii = true;
     for (Py_ssize_t k = start; k < end; ++k) {
       Py_UCS4 ch = t[k];
       chars.push_back(ch >= '1' && ch <= '9' ? '0' : ch);
+      ascii = ascii && ch < 128;
     }
     if (!is_title(chars)) return true;
+    if (ascii) {
+      for (char &c : token_utf8) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+      return true;
+    }
+    return gil.with_gil([&] { return python_lower(chars, token_utf8); });
+  }
+
+  static bool python_lower(const std::u32string &chars, std::string &token_utf8) {
     PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars.data(),
                                                 static_cast<Py_ssize_t>(chars.size()));
     if (token == nullptr) return false;
@@ -387,17 +425,18 @@ class Scorer {
 template <class M>
 class TypedScorer : public Scorer {
  public:
-  explicit TypedScorer(const M &model)
-      : model_(model), vocab_(model.GetVocabulary()), vocab_cache_(kVocabCacheSize) {}
+  explicit TypedScorer(const M &model) : model_(model), vocab_(model.GetVocabulary()), id_(next_id()) {}
 
-  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
+  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count,
+             GilRelease &gil) override {
     // Two passes: the vocabulary lookups of all tokens first (independent of each other,
     // so the CPU overlaps their cache misses), then the n-gram lookups.  (thread_local:
     // lower-casing may let another thread score meanwhile, never this one.)
     thread_local std::vector<lm::WordIndex> ids;
     ids.clear();
-    auto on_word = [&](const StringPiece &word) { ids.push_back(index(word)); };
-    if (!tokens(t, start, end, on_word, count)) return false;
+    VocabSlot *cache = vocab_cache();
+    auto on_word = [&](const StringPiece &word) { ids.push_back(index(word, cache)); };
+    if (!tokens(t, start, end, on_word, count, gil)) return false;
     ids.push_back(vocab_.EndSentence());
     lm::ngram::State state_vec[2];
     lm::ngram::State *state = &state_vec[0], *next = &state_vec[1];
@@ -415,8 +454,8 @@ class TypedScorer : public Scorer {
   // KenLM's vocabularies map a word to its index through the word's 64-bit hash alone
   // (lm::ngram::detail::HashForVocab, then a search of a sorted or probing table of
   // hashes), so remembering hash -> index gives exactly their answer; frequent words
-  // ("the", "of") then skip the search and its cache misses.  Direct-mapped; only
-  // touched with the GIL held (see Scorer::tokens).
+  // ("the", "of") then skip the search and its cache misses.  Direct-mapped, one per
+  // thread (threads score without the GIL), for the scorer that used it last.
   struct VocabSlot {
     uint64_t hash = 0;
     lm::WordIndex index = 0;
@@ -424,9 +463,28 @@ class TypedScorer : public Scorer {
   };
   static constexpr size_t kVocabCacheSize = 4096;  // a power of two
 
-  lm::WordIndex index(const StringPiece &word) {
+  struct VocabCache {
+    uint64_t owner = 0;  // id_ of the scorer whose indices it holds (ids are never reused)
+    std::vector<VocabSlot> slots;
+  };
+
+  static uint64_t next_id() {
+    static std::atomic<uint64_t> counter{0};
+    return ++counter;
+  }
+
+  VocabSlot *vocab_cache() {
+    thread_local VocabCache cache;
+    if (cache.owner != id_) {
+      cache.slots.assign(kVocabCacheSize, VocabSlot());
+      cache.owner = id_;
+    }
+    return cache.slots.data();
+  }
+
+  lm::WordIndex index(const StringPiece &word, VocabSlot *cache) {
     const uint64_t hash = lm::ngram::detail::HashForVocab(word);
-    VocabSlot &slot = vocab_cache_[hash & (kVocabCacheSize - 1)];
+    VocabSlot &slot = cache[hash & (kVocabCacheSize - 1)];
     if (slot.filled && slot.hash == hash) return slot.index;
     slot.index = vocab_.Index(word);
     slot.hash = hash;
@@ -436,14 +494,15 @@ class TypedScorer : public Scorer {
 
   const M &model_;
   const typename M::Vocabulary &vocab_;
-  std::vector<VocabSlot> vocab_cache_;
+  const uint64_t id_;
 };
 
 class VirtualScorer : public Scorer {
  public:
   explicit VirtualScorer(const lm::base::Model &model) : model_(model), vocab_(model.BaseVocabulary()) {}
 
-  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count) override {
+  bool score(const UText &t, Py_ssize_t start, Py_ssize_t end, float *logprob, long *count,
+             GilRelease &gil) override {
     lm::ngram::State state_vec[2];
     lm::ngram::State *state = &state_vec[0], *next = &state_vec[1];
     model_.BeginSentenceWrite(state);
@@ -452,7 +511,7 @@ class VirtualScorer : public Scorer {
       total += model_.BaseScore(state, vocab_.Index(word), next);
       std::swap(state, next);
     };
-    if (!tokens(t, start, end, on_word, count)) return false;
+    if (!tokens(t, start, end, on_word, count, gil)) return false;
     total += model_.BaseScore(state, vocab_.EndSentence(), next);
     *logprob = total;
     return true;
@@ -517,27 +576,28 @@ PyObject *results(const std::vector<float> &logprobs, const std::vector<long> &c
   });
 }
 
-// text[start:end] passed through `normalize` (tokenizer rule 1, NFKC) and scored; ASCII
-// spans skip the call (ASCII text is NFKC already).
-bool score_normalized(Scorer *scorer, PyObject *text, const UText &t, Py_ssize_t start, Py_ssize_t end,
-                      PyObject *normalize, float *logprob, long *tokens) {
+// Tokenizer rule 1 (NFKC) for text[start:end]: a new reference to normalize(text[start:end])
+// in *normalized, or nullptr there when the span is ASCII (NFKC already) or normalize is
+// None; false with a Python error set if normalize failed.
+bool normalize_span(PyObject *text, const UText &t, Py_ssize_t start, Py_ssize_t end, PyObject *normalize,
+                    PyObject **normalized) {
+  *normalized = nullptr;
+  if (normalize == nullptr) return true;
   bool ascii = true;
-  for (Py_ssize_t i = start; i < end && ascii && normalize != nullptr; ++i) ascii = t[i] < 128;
-  if (ascii || normalize == nullptr) return scorer->score(t, start, end, logprob, tokens);
+  for (Py_ssize_t i = start; i < end && ascii; ++i) ascii = t[i] < 128;
+  if (ascii) return true;
   PyObject *piece = PyUnicode_Substring(text, start, end);
   if (piece == nullptr) return false;
-  PyObject *normalized = PyObject_CallOneArg(normalize, piece);
+  PyObject *result = PyObject_CallOneArg(normalize, piece);
   Py_DECREF(piece);
-  if (normalized == nullptr) return false;
-  if (!PyUnicode_Check(normalized)) {
-    Py_DECREF(normalized);
+  if (result == nullptr) return false;
+  if (!PyUnicode_Check(result)) {
+    Py_DECREF(result);
     PyErr_SetString(PyExc_TypeError, "normalize must return str");
     return false;
   }
-  const UText u(normalized);
-  const bool ok = scorer->score(u, 0, u.length, logprob, tokens);
-  Py_DECREF(normalized);
-  return ok;
+  *normalized = result;
+  return true;
 }
 
 PyObject *Model_score_spans(ModelObject *self, PyObject *args) {
@@ -555,13 +615,35 @@ PyObject *Model_score_spans(ModelObject *self, PyObject *args) {
   }
   const UText t(text);
   const Py_ssize_t n = PyList_GET_SIZE(spans);
+  std::vector<std::pair<Py_ssize_t, Py_ssize_t>> bounds(n);
+  // With the GIL: read the spans, and normalise the non-ASCII sentences (new references,
+  // released on every way out).
+  std::vector<PyObject *> normalized(n, nullptr);
+  struct Release {
+    std::vector<PyObject *> &objects;
+    ~Release() {
+      for (PyObject *o : objects) Py_XDECREF(o);
+    }
+  } release{normalized};
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    if (!parse_span(PyList_GET_ITEM(spans, k), t.length, &bounds[k].first, &bounds[k].second)) return nullptr;
+    if (!normalize_span(text, t, bounds[k].first, bounds[k].second, normalize, &normalized[k])) return nullptr;
+  }
   std::vector<float> logprobs(n);
   std::vector<long> counts(n);
-  for (Py_ssize_t k = 0; k < n; ++k) {
-    Py_ssize_t start, end;
-    if (!parse_span(PyList_GET_ITEM(spans, k), t.length, &start, &end)) return nullptr;
-    if (!score_normalized(self->scorer, text, t, start, end, normalize, &logprobs[k], &counts[k])) return nullptr;
+  bool ok = true;
+  {
+    GilRelease gil;
+    for (Py_ssize_t k = 0; k < n && ok; ++k) {
+      if (normalized[k] != nullptr) {
+        const UText u(normalized[k]);
+        ok = self->scorer->score(u, 0, u.length, &logprobs[k], &counts[k], gil);
+      } else {
+        ok = self->scorer->score(t, bounds[k].first, bounds[k].second, &logprobs[k], &counts[k], gil);
+      }
+    }
   }
+  if (!ok) return nullptr;
   return results(logprobs, counts);
 }
 

@@ -250,3 +250,53 @@ def test_pure_python_path_gives_the_golden_outputs_too():
     check = subprocess.run([sys.executable, "-c", "from plexity_plugins import native; print(native.status())"],
                            env=env, capture_output=True, text=True)
     assert check.stdout.startswith("pure Python"), check.stdout + check.stderr
+
+
+def test_threads_score_and_split_at_once_with_the_same_results(dev_texts, models):
+    """Splitting and scoring run without the GIL (Scrapy cleans in worker threads): four
+    threads sharing one model get exactly what one thread gets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    compiled, _ = models
+    texts = dev_texts + random_texts(60, seed=11)
+
+    def work(text):
+        spans, ids = native.split(text, 300)
+        return spans, ids, native.score_spans(compiled, text, spans)
+
+    expected = [work(text) for text in texts]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(2):
+            assert list(pool.map(work, texts)) == expected
+
+
+def test_the_gil_is_free_while_a_long_text_is_split_and_scored(models):
+    """Another Python thread keeps running while one 8 MB text is split and scored."""
+    import threading
+    import time
+
+    compiled, _ = models
+    text = ("The committee met on Tuesday and approved the plan. " * 20 + "\n") * 8000
+    ticks, done = [], threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    try:
+        time.sleep(0.05)
+        started = time.perf_counter()
+        spans, _ = native.split(text, 2000)
+        native.score_spans(compiled, text, spans)
+        finished = time.perf_counter()
+    finally:
+        done.set()
+        thread.join()
+    during = [t for t in ticks if started < t < finished]
+    gaps = [b - a for a, b in zip(during, during[1:])]
+    # Holding the GIL would leave one gap as long as the whole call (hundreds of ms).
+    assert finished - started > 0.1 and len(during) > 20
+    assert max(gaps) < (finished - started) / 4

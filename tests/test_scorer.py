@@ -74,6 +74,17 @@ def test_clean_drops_boilerplate_and_keeps_prose_verbatim(scorer):
     assert len(result.perplexities) == 5
 
 
+def test_dropped_sentences_are_built_when_first_asked_for(scorer):
+    """Counting needs no object per dropped sentence; asking for them gives them all, once."""
+    result = scorer.clean(ARTICLE)
+    assert result._dropped is None
+    assert result.dropped_perplexities == [p for p in result.perplexities if p > result.threshold]
+    assert result._dropped is None
+    assert result.dropped is result.dropped
+    assert [d.perplexity for d in result.dropped] == result.dropped_perplexities
+    assert [ARTICLE[d.start:d.end] for d in result.dropped] == [d.text for d in result.dropped]
+
+
 def test_neighbouring_kept_sentences_keep_their_spacing(scorer):
     text = "The council met on Monday.  It approved the budget."
     assert scorer.clean(text, threshold=1e9).text == text
