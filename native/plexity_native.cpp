@@ -874,16 +874,70 @@ bool walk(WalkerObject *self, PyObject *arg, std::vector<std::pair<long, long>> 
   const std::vector<Py_ssize_t> &rowbase = *self->rowbase;
   const std::vector<long> &output = *self->output;
   std::vector<long> &counts = *self->counts;
-  std::vector<long> order;
-  size_t state = 0;
-  for (Py_ssize_t i = 0; i < data.len; ++i) {
-    state = moves[rowbase[state] + bytes[i]];
-    const long f = output[state];
-    if (f >= 0) {
-      if (counts[f]++ == 0) order.push_back(f);
+  auto step = [&](size_t state, unsigned char byte) { return static_cast<size_t>(moves[rowbase[state] + byte]); };
+  // The features seen, in text order.  Each step of the walk waits for a read from the
+  // 39 MB table, so long inputs are walked as kChains segments at once, interleaved, which
+  // lets the CPU wait for several reads at a time.  A segment's walk starts kWarmUp bytes
+  // early in the start state: the automaton's state depends on the last few bytes only
+  // (its features are byte n-grams, n <= 4), so it is in the state the walk from the
+  // beginning reaches there; that is checked, and a segment where it does not hold is
+  // walked again from the right state, so the result is always the sequential walk's.
+  std::vector<long> emitted;
+  const Py_ssize_t n = data.len;
+  constexpr int kChains = 4;
+  constexpr Py_ssize_t kWarmUp = 16, kMinParallel = 1024;
+  if (n < kMinParallel) {
+    size_t state = 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      state = step(state, bytes[i]);
+      if (output[state] >= 0) emitted.push_back(output[state]);
+    }
+  } else {
+    Py_ssize_t bound[kChains + 1], pos[kChains];
+    size_t state[kChains], start_state[kChains];
+    std::vector<long> seen[kChains];
+    for (int k = 0; k <= kChains; ++k) bound[k] = n * k / kChains;
+    for (int k = 0; k < kChains; ++k) {
+      state[k] = 0;
+      pos[k] = k == 0 ? 0 : bound[k] - kWarmUp;
+    }
+    for (Py_ssize_t j = 0; j < kWarmUp; ++j) {
+      for (int k = 1; k < kChains; ++k) state[k] = step(state[k], bytes[pos[k]++]);
+    }
+    Py_ssize_t shortest = n;
+    for (int k = 0; k < kChains; ++k) {
+      start_state[k] = state[k];
+      shortest = std::min(shortest, bound[k + 1] - bound[k]);
+    }
+    for (Py_ssize_t j = 0; j < shortest; ++j) {
+      for (int k = 0; k < kChains; ++k) {
+        state[k] = step(state[k], bytes[pos[k]++]);
+        if (output[state[k]] >= 0) seen[k].push_back(output[state[k]]);
+      }
+    }
+    for (int k = 0; k < kChains; ++k) {
+      for (; pos[k] < bound[k + 1]; ++pos[k]) {
+        state[k] = step(state[k], bytes[pos[k]]);
+        if (output[state[k]] >= 0) seen[k].push_back(output[state[k]]);
+      }
+    }
+    for (int k = 0; k < kChains; ++k) {
+      if (k > 0 && start_state[k] != state[k - 1]) {  // walk this segment again, from the right state
+        seen[k].clear();
+        state[k] = state[k - 1];
+        for (Py_ssize_t i = bound[k]; i < bound[k + 1]; ++i) {
+          state[k] = step(state[k], bytes[i]);
+          if (output[state[k]] >= 0) seen[k].push_back(output[state[k]]);
+        }
+      }
+      emitted.insert(emitted.end(), seen[k].begin(), seen[k].end());
     }
   }
   PyBuffer_Release(&data);
+  std::vector<long> order;
+  for (long f : emitted) {
+    if (counts[f]++ == 0) order.push_back(f);
+  }
   visits.clear();
   visits.reserve(order.size());
   for (long f : order) {

@@ -191,6 +191,23 @@ def test_language_feature_walk_matches_py3langid(dev_texts):
             assert list(got.items()) == list(expected.items())  # same order: same float sums
 
 
+def test_language_feature_walk_matches_py3langid_on_long_and_binary_input(dev_texts):
+    """Long inputs are walked in interleaved segments: still py3langid's counts, in its order."""
+    from py3langid.langid import visit_counts
+
+    identifier = language._identifier()
+    walker = native.langid_walker(identifier)
+    rng = random.Random(12)
+    inputs = ["\n".join(dev_texts).encode("utf-8")[: 1 << 20],
+              "".join(random_texts(30, seed=13)).encode("utf-8")]
+    inputs += [bytes(rng.randrange(256) for _ in range(rng.randint(1000, 20000))) for _ in range(20)]
+    inputs += [b"a" * 1023, b"ab" * 512, bytes(range(256)) * 40]
+    for data in inputs:
+        expected = visit_counts(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output, data)
+        got = walker.visit_counts(data)
+        assert list((got or {}).items()) == list((expected or {}).items())
+
+
 def test_language_features_are_py3langids_float32_inputs(dev_texts):
     """`features` gives the counts and table rows that py3langid's `_sparse_score` turns into
     float32 (bit for bit: every half-precision pattern, NaNs and subnormals included)."""
