@@ -431,7 +431,7 @@ class TypedScorer : public Scorer {
              GilRelease &gil) override {
     // Two passes: the vocabulary lookups of all tokens first (independent of each other,
     // so the CPU overlaps their cache misses), then the n-gram lookups.  (thread_local:
-    // lower-casing may let another thread score meanwhile, never this one.)
+    // threads score at the same time, without the GIL.)
     thread_local std::vector<lm::WordIndex> ids;
     ids.clear();
     VocabSlot *cache = vocab_cache();
