@@ -282,3 +282,16 @@ def test_plexity_run_writes_cleaned_warcs_and_resumes_without_redoing_tasks(tmp_
     second = run_plexity(*args)
     assert second.returncode == 0 and "3/3 tasks completed (0 in this run" in second.stdout
     assert {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir()} == before
+
+
+def test_local_workers_are_forked_after_loading_the_language_identifier(tmp_path):
+    """Several local workers share the parent's language tables copy-on-write (forked after
+    loading them); one worker needs no start method of its own."""
+    from plexity_plugins import language
+    from plexity_plugins.run_cmd import build_pipeline, local_start_method
+
+    pipeline = build_pipeline(str(SAMPLE), tmp_path / "out", extractor="tags")
+    assert local_start_method(pipeline, workers=1) == "forkserver"
+    language._identifier.cache_clear()
+    assert local_start_method(pipeline, workers=2) == "fork"
+    assert language._identifier.cache_info().currsize == 1
