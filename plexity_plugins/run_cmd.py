@@ -106,8 +106,10 @@ def local_start_method(pipeline: list, workers: int) -> str:
     OS can, after loading what every worker would otherwise load for itself (Python's
     modules, the language identifier's ~70 MB of tables), which they then share
     copy-on-write: ~15 MB instead of ~93 MB added per extra worker, and no start-up
-    imports (README, "Throughput and memory").  Else datatrove's default, forkserver."""
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    imports (README, "Throughput and memory").  Else (one worker; not Linux, where forking a
+    process with system libraries loaded is not safe everywhere) datatrove's default."""
+    fork_safe = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    if workers <= 1 or not fork_safe:
         return "forkserver"
     from .datatrove.filter import PerplexitySentenceFilter
     from .language import _identifier
