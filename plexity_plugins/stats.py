@@ -71,9 +71,9 @@ class RunStats:
             self.histogram[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
         needs_samples = False
         for value in result.dropped_perplexities:
-            self.histogram_dropped[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
-            band = str(int(math.log10(max(value, 1.0))))
-            needs_samples = needs_samples or len(self.dropped_samples.get(band, ())) < SAMPLES_PER_BAND
+            log = math.log10(max(value, 1.0))
+            self.histogram_dropped[int(log / HIST_BIN)] += 1
+            needs_samples = needs_samples or len(self.dropped_samples.get(str(int(log)), ())) < SAMPLES_PER_BAND
         if needs_samples:  # (only then are the dropped sentences' texts needed)
             for sentence in result.dropped:
                 band = str(int(math.log10(max(sentence.perplexity, 1.0))))
