@@ -18,18 +18,37 @@ COMMAND_MODULES: list[str] = ["plexity_plugins.cli_train", "plexity_plugins.cli_
 
 
 def _add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:
-    parser.add_argument("--model", "-m", default=None,
-                        help="model name or path (default: the embedded model; see `plexity models`)")
+    # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.multilingual`);
+    # `main` turns the list into a name, a map or None.
+    parser.add_argument("--model", "-m", default=None, action="append",
+                        help="model name or path (default: the embedded model; see `plexity models`); repeat "
+                             "as LANG=MODEL (--model en=en-default --model de=ccnet-de) to clean each text "
+                             "with its language's model")
     if threshold:
         parser.add_argument("--threshold", "-t", type=float, default=None,
                             help="perplexity above which a sentence is dropped (default: the model's)")
 
 
+def _single_model(args: argparse.Namespace) -> str | None:
+    if isinstance(args.model, dict):
+        raise ValueError(f"`plexity {args.command}` takes one model, not a LANG=MODEL map")
+    return args.model
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    from .scorer import PerplexityScorer
+    from .multilingual import make_scorer
 
     text = sys.stdin.read() if args.text == "-" else args.text
-    scorer = PerplexityScorer(args.model)
+    if args.document:
+        # (one model scores whatever it is given; a map needs the language to pick the model)
+        scorer = make_scorer(args.model, language_check=isinstance(args.model, dict))
+        score, passthrough, _model = scorer.score_document(text)
+        if score is None:
+            print(f"not scored: {passthrough}", file=sys.stderr)
+            return 1
+        print(f"{score.perplexity:.2f}" if score.perplexity is not None else "nan")
+        return 0
+    scorer = make_scorer(_single_model(args))
     if args.sentences:
         for record in scorer.score(text):
             print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text}")
@@ -40,14 +59,15 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     from .decide import method_for_extractor
     from .files import FileCleaner, collect_inputs
-    from .scorer import PerplexityScorer
+    from .multilingual import make_scorer
 
     method = args.method or method_for_extractor(args.extractor)
-    scorer = PerplexityScorer(args.model, threshold=args.threshold, method=method)
+    language_check = not args.no_language_check
+    scorer = make_scorer(args.model, threshold=args.threshold, method=method, language_check=language_check)
     # Text files skip the extractor, so by default they get the method for unextracted text.
     text_method = args.method or method_for_extractor("none")
     text_scorer = (scorer if text_method == method else
-                   PerplexityScorer(args.model, threshold=args.threshold, method=text_method))
+                   make_scorer(args.model, threshold=args.threshold, method=text_method, language_check=language_check))
     inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
@@ -64,12 +84,12 @@ def cmd_models(args: argparse.Namespace) -> int:
     from .models import PAPER_MODELS, list_models, model_dir
 
     models = list_models()
-    print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':14} corpus / licence")
+    print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':15} {'lang':4} corpus / licence")
     for info in models:
         tokens = f"{info.tokens:,}" if info.tokens else "?"
         threshold = f"{info.threshold:g}" if info.threshold else "-"
         print(f"{info.name:22} {info.order or '?':>5} {tokens:>11} {threshold:>10}  "
-              f"{info.tokenizer_version or '?':14} {info.corpus[:60]} / {info.licence[:40]}")
+              f"{info.tokenizer_version or '?':15} {info.language or '?':4} {info.corpus[:60]} / {info.licence[:40]}")
     installed = {info.name for info in models}
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:
@@ -91,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", help="the text, or - to read stdin")
     p.add_argument("--sentences", action="store_true",
                    help="first print each sentence: perplexity, tokens, OOV tokens, text (tab-separated)")
+    p.add_argument("--document", action="store_true",
+                   help="the text's document perplexity (CCNet's for a CCNet model; for ours, its sentences "
+                        "pooled): 10 ** (-sum log10 P / sum (tokens + 1)) over its lines")
     _add_model_args(p, threshold=False)
     p.set_defaults(func=cmd_score)
 
@@ -108,10 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-dropped", action="store_true",
                    help="write every dropped sentence/document with its reason to plexity-dropped.jsonl")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--no-language-check", action="store_true",
+                   help="filter every text with the model, whatever its language (default: text in another "
+                        "language than the model's is passed through)")
     p.set_defaults(func=cmd_clean)
 
-    p = sub.add_parser("models", help="list available models and their metadata")
+    p = sub.add_parser("models", help="list available models and their metadata; `plexity models import` "
+                                      "installs a KenLM file you have")
     p.set_defaults(func=cmd_models)
+    from .model_import import add_parser as add_import_parser
+
+    add_import_parser(p.add_subparsers(dest="models_command", metavar="SUBCOMMAND"))
 
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).add_parser(sub)
@@ -121,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if isinstance(getattr(args, "model", None), list):
+        from .multilingual import parse_model_args
+
+        try:
+            args.model = parse_model_args(args.model)
+        except ValueError as exc:
+            parser.error(str(exc))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -42,7 +42,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from .training import TrainError, calibrate, write_threshold
 
     try:
-        scorer = PerplexityScorer(args.model)
+        from .cli import _single_model
+
+        scorer = PerplexityScorer(_single_model(args))
         result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
     except (TrainError, ModelError) as exc:
         print(f"plexity calibrate: error: {exc}", file=sys.stderr)

@@ -57,11 +57,19 @@ def add_parser(subparsers) -> None:
                    help="count and skip unreadable or malformed corpus files instead of stopping")
     p.add_argument("--write-dropped", action="store_true",
                    help="write every skipped document with its reason to train-dropped.jsonl in the model dir")
+    p.add_argument("--language", "-l", default=None,
+                   help="ISO 639-1 code of the corpus's language, stored in the model: text in other languages "
+                        "is passed through (default: identified from the training text)")
+    p.add_argument("--tokenizer", choices=("plexity-tok-1", "ccnet"), default="plexity-tok-1",
+                   help="tokenizer stored with the model (default plexity-tok-1; ccnet: CCNet normalisation + "
+                        "the SentencePiece model of --sp-model)")
+    p.add_argument("--sp-model", default=None, metavar="FILE", help="SentencePiece model for --tokenizer ccnet")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or step messages")
     p.set_defaults(func=cmd_train)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from .tokenizers import TokenizerError
     from .training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:
@@ -81,12 +89,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             quantize_bits=args.quantize or None, holdout_every=args.holdout_every, percentile=args.percentile,
             percentile_extracted=args.percentile_extracted,
             output_dir=args.output_dir, force=args.force, skip_bad_files=args.skip_bad_files,
-            write_dropped=args.write_dropped, progress=not args.quiet, report=report)
+            write_dropped=args.write_dropped, progress=not args.quiet, report=report,
+            language=args.language, tokenizer=args.tokenizer, sp_model=args.sp_model)
         result = trainer.run()
     except lmbuild.KenLMToolsMissing as exc:
         print(f"plexity train: {exc}", file=sys.stderr)
         return 2
-    except (TrainError, ModelError) as exc:
+    except (TrainError, ModelError, TokenizerError) as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 2
     except lmbuild.KenLMToolFailed as exc:

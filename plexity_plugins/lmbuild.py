@@ -209,18 +209,21 @@ def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERC
 
 
 def write_training_sentences(documents: Iterable[list[str]], out_path: Path,
-                             stats: CorpusStats | None = None) -> CorpusStats:
+                             stats: CorpusStats | None = None, tokenizer=None) -> CorpusStats:
     """Like `write_training_text`, for corpora that come already split into sentences
-    (the BNC's <s> elements): each item is one document's sentences, tokenised here."""
+    (the BNC's <s> elements): each item is one document's sentences, tokenised here by
+    `tokenizer` (`plexity_plugins.tokenizers`; default plexity-tok-1)."""
     stats = stats or CorpusStats()
+    tokenize = tokenizer.lines if tokenizer is not None else to_lm_lines
+    count = tokenizer.count if tokenizer is not None else (lambda line: line.count(" ") + 1)
     with open(out_path, "w", encoding="utf-8") as out:
         for sentences in documents:
-            lines = [line for line in to_lm_lines(sentences) if line]
+            lines = [line for line in tokenize(sentences) if line]
             if not lines:
                 continue
             stats.documents += 1
             stats.sentences += len(lines)
-            stats.tokens += sum(line.count(" ") + 1 for line in lines)
+            stats.tokens += sum(count(line) for line in lines)
             out.write("\n".join(lines))
             out.write("\n")
     return stats

@@ -9,9 +9,13 @@ A model is a directory holding ``model.bin`` (KenLM binary, or ``model.arpa``) a
    directory (``~/.cache/plexity_plugins/models/<name>/`` on Linux).
 
 Anything else is taken as a path: a model directory, or a KenLM file (``.bin``,
-``.binary``, ``.klm``, ``.arpa``, ``.arpa.gz``) with optional metadata beside it in
-``<file>.json``.  A bare KenLM file without metadata loads with a warning (nothing
-says how it was tokenised) and needs an explicit threshold.
+``.binary``, ``.klm``, ``.arpa``, ``.arpa.gz``) with its metadata beside it in
+``<file>.json``.  A bare KenLM file without metadata is refused: nothing says how its
+training text was tokenised, and with the wrong tokenizer every token is ``<unk>``.
+``plexity models import`` (`plexity_plugins.model_import`) turns one into a model.
+
+The metadata names the model's tokenizer (``tokenizer_version``: ``plexity-tok-1``, or
+``ccnet`` with its SentencePiece file in ``sp_model``; see `plexity_plugins.tokenizers`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ class ModelInfo:
     attribution: str = ""
     language: str = "en"
     description: str = ""
+    sp_model: str | None = None  # the SentencePiece model of a "ccnet" tokenizer, relative to the model's directory
+    document_threshold: float | None = None  # default max document perplexity (PerplexityDocumentFilter)
     threshold_procedure: str = ""
     build: dict[str, Any] = field(default_factory=dict)
     path: str = ""  # the KenLM file; filled in when resolved, not stored
@@ -126,12 +132,18 @@ def _from_file(path: Path) -> ModelInfo:
         return _load_metadata(sidecar, path)
     if (path.parent / "model.json").is_file() and path.name in MODEL_FILES:
         return _load_metadata(path.parent / "model.json", path)
-    logger.warning(
-        "model %s has no metadata (%s): its tokenizer is unknown, so perplexities are only "
-        "meaningful if its training text was tokenised with plexity_plugins' %s",
-        path, sidecar.name, TOKENIZER_VERSION,
+    raise ModelError(bare_kenlm_message(path))
+
+
+def bare_kenlm_message(path: Path) -> str:
+    return (
+        f"{path} is a bare KenLM file: nothing says how its training text was tokenised, and scored "
+        f"with the wrong tokenizer nearly every token is <unk> and its perplexities are meaningless. "
+        f"Import it once, declaring its tokenizer: `plexity models import NAME --kenlm {path} "
+        f"--tokenizer ccnet --sp-model xx.sp.model --language xx` for a CCNet / edugp model (its "
+        f".sp.model lies beside the .arpa.bin), or `--tokenizer {TOKENIZER_VERSION}` for a model "
+        f"built from this package's tokenised text; then use --model NAME."
     )
-    return ModelInfo(name=path.name, path=str(path), language="")  # language unknown: no language check
 
 
 def _missing_name_error(name: str) -> ModelError:
@@ -187,9 +199,33 @@ def list_models() -> list[ModelInfo]:
     return found
 
 
+def sp_model_path(info: ModelInfo) -> Path | None:
+    """The SentencePiece file a model declares (relative to its metadata's directory)."""
+    if not info.sp_model:
+        return None
+    path = Path(info.sp_model).expanduser()
+    return path if path.is_absolute() else Path(info.path).parent / path
+
+
+def get_tokenizer(info: ModelInfo):
+    """The tokenizer `info` declares (`plexity_plugins.tokenizers`), checked."""
+    from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TokenizerError, tokenizer_for
+
+    # Another plexity-tok version reaches here only through allow_tokenizer_mismatch (`check_tokenizer`).
+    name = info.tokenizer_version if info.tokenizer_version in SENTENCEPIECE_TOKENIZERS else PLEXITY
+    try:
+        return tokenizer_for(name, sp_model_path(info))
+    except TokenizerError as exc:
+        if isinstance(exc, ImportError):
+            raise
+        raise ModelError(f"model '{info.name}' ({info.path}): {exc}") from exc
+
+
 def check_tokenizer(info: ModelInfo, allow_mismatch: bool = False) -> None:
     """Refuse a model whose training text was tokenised by another tokenizer version."""
-    if info.tokenizer_version is None or info.tokenizer_version == TOKENIZER_VERSION:
+    from .tokenizers import SENTENCEPIECE_TOKENIZERS
+
+    if info.tokenizer_version in (None, TOKENIZER_VERSION, *SENTENCEPIECE_TOKENIZERS):
         return
     message = (
         f"model '{info.name}' ({info.path}) was built with tokenizer {info.tokenizer_version!r}, "

@@ -61,7 +61,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    model: str | None = None, threshold: float | None = None, method: str | None = None,
                    fmt: str = "jsonl",
                    annotate: bool = False, min_chars: int = 50, min_kept_fraction: float = 0.0,
-                   other_languages: str = "keep", extract_timeout: float = 30) -> list:
+                   other_languages: str = "keep", extract_timeout: float = 30, language_check: bool = True) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.writers import JsonlWriter
@@ -85,7 +85,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     steps.append(PerplexitySentenceFilter(
         model=model, threshold=threshold, method=method or method_for_extractor(extractor),
         annotate=annotate, min_chars=min_chars,
-        min_kept_fraction=min_kept_fraction, other_languages=other_languages,
+        min_kept_fraction=min_kept_fraction, other_languages=other_languages, language_check=language_check,
         exclusion_writer=JsonlWriter(str(output_dir / "excluded")),
     ))
     if fmt == "warc":
@@ -211,7 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
-                              other_languages=args.other_languages)
+                              other_languages=args.other_languages, language_check=not args.no_language_check)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -275,6 +275,8 @@ def add_parser(subparsers) -> None:
                    help="drop documents that keep less than this share of their text (default: 0)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
                    help="documents in another language than the model's: keep unchanged or drop")
+    p.add_argument("--no-language-check", action="store_true",
+                   help="filter every document with the model, whatever its language")
     p.add_argument("--executor", choices=EXECUTORS, required=True)
     p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=int, default=None,

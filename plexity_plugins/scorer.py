@@ -35,9 +35,8 @@ from os import PathLike
 
 from . import decide, native
 from .language import other_language
-from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, load_native, resolve
+from .models import ModelError, ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
-from .tokenizer import spans_to_lm_lines, to_lm_line
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -79,6 +78,9 @@ class CleanResult:
     replaced_chars: int = 0  # invalid UTF-8 bytes, NULs and lone surrogates replaced
     # Why the text was passed through unfiltered, e.g. "language:de"; None if it was filtered.
     passthrough: str | None = None
+    # The whole text's perplexity (`PerplexityScorer.document_perplexity`); None if passed through or empty.
+    document_perplexity: float | None = None
+    model: str | None = None  # the model that scored it (a language -> model map picks one per text)
     # (source text, spans, keep flags, token counts, reason): what `dropped` is built from
     _decisions: tuple | None = field(default=None, repr=False, compare=False)
     _dropped: list[SentenceScore] | None = field(default=None, repr=False, compare=False)
@@ -107,6 +109,34 @@ class CleanResult:
             return [s.perplexity for s in self.dropped]
         keep = self._decisions[2]
         return [p for p, kept in zip(self.perplexities, keep) if not kept]
+
+
+@dataclass(frozen=True)
+class DocumentScore:
+    """A document's perplexity, pooled over its lines like cc_net's ``DocLM``::
+
+        perplexity = 10 ** ( -sum(log10 P(line)) / sum(tokens(line) + 1) )
+
+    (each line scored from ``<s>`` to ``</s>``, which counts as a token).  `lines` lines,
+    `tokens` the denominator; `perplexity` is None for a document without lines."""
+
+    perplexity: float | None
+    logprob: float
+    tokens: int
+    lines: int
+
+    @classmethod
+    def pool(cls, logprobs: list[float], counts: list[int]) -> "DocumentScore":
+        tokens = sum(counts) + len(counts)
+        logprob = sum(logprobs)
+        return cls(10.0 ** (-logprob / tokens) if tokens else None, logprob, tokens, len(counts))
+
+
+def passthrough_result(text: str, threshold: float | None, method: str, replaced: int, why: str) -> CleanResult:
+    """The result for text passed through unfiltered (`why`, e.g. "language:de")."""
+    stripped = text.strip()
+    return CleanResult(text=stripped, threshold=threshold, method=method, chars_kept=len(stripped),
+                       replaced_chars=replaced, passthrough=why)
 
 
 def sanitize(text: str | bytes) -> tuple[str, int]:
@@ -206,6 +236,7 @@ class PerplexityScorer:
     ):
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
+        self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.tokenizers`)
         if threshold is not None and not threshold > 0:
             raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
         if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
@@ -252,9 +283,8 @@ class PerplexityScorer:
 
     def perplexity(self, sentence: str) -> float:
         """Perplexity of `sentence` taken as one sentence (no splitting)."""
-        line = to_lm_line(sanitize(sentence)[0])
-        n = line.count(" ") + 1 if line else 0
-        return 10.0 ** (-self.lm.score(line, bos=True, eos=True) / (n + 1))
+        line = self.tokenizer.line(sanitize(sentence)[0])
+        return 10.0 ** (-self.lm.score(line, bos=True, eos=True) / (self.tokenizer.count(line) + 1))
 
     def _full_score(self, line: str) -> tuple[float, int, int]:
         """(log10 P, tokens, OOV tokens) of one tokenised sentence."""
@@ -263,8 +293,7 @@ class PerplexityScorer:
         for prob, _ngram_length, is_oov in self.lm.full_scores(line, bos=True, eos=True):
             logprob += prob
             oov += is_oov
-        n = line.count(" ") + 1 if line else 0
-        return logprob, n, oov
+        return logprob, self.tokenizer.count(line), oov
 
     def score(self, text: str | bytes) -> list[SentenceScore]:
         """Every sentence of `text` with its span, perplexity, token and OOV counts."""
@@ -272,7 +301,7 @@ class PerplexityScorer:
         spans = split_sentences(text, self.max_sentence_chars)
         sentences = [text[a:b] for a, b in spans]
         records = []
-        for (start, end), sentence, line in zip(spans, sentences, spans_to_lm_lines(text, spans)):
+        for (start, end), sentence, line in zip(spans, sentences, self.tokenizer.span_lines(text, spans)):
             logprob, n, oov = self._full_score(line)
             records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
         return records
@@ -280,7 +309,8 @@ class PerplexityScorer:
     def _compiled_lm(self):
         """The model opened by the compiled path, or None where that path is not used."""
         if self._native_lm is None:
-            self._native_lm = load_native(self.info) if native.ENABLED else False
+            # (it tokenises with plexity-tok-1 only: other tokenizers score through the kenlm module)
+            self._native_lm = load_native(self.info) if native.ENABLED and self.tokenizer.compiled else False
         return self._native_lm or None
 
     def _logprobs(self, text: str, spans: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
@@ -288,27 +318,51 @@ class PerplexityScorer:
         compiled = self._compiled_lm()
         if compiled is not None:
             return native.score_spans(compiled, text, spans)
-        score = self.lm.score
-        lines = spans_to_lm_lines(text, spans)
-        counts = [line.count(" ") + 1 if line else 0 for line in lines]
-        return [score(line, bos=True, eos=True) for line in lines], counts
+        score, count = self.lm.score, self.tokenizer.count
+        lines = self.tokenizer.span_lines(text, spans)
+        return [score(line, bos=True, eos=True) for line in lines], [count(line) for line in lines]
 
-    def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False) -> CleanResult:
+    def document_score(self, text: str | bytes) -> DocumentScore:
+        """The perplexity of a whole document, pooled over its lines (see `DocumentScore`)."""
+        text, _ = sanitize(text)
+        if self.tokenizer.whole_document:
+            lines = self.tokenizer.document_lines(text)
+            logprobs = [self.lm.score(line, bos=True, eos=True) for line in lines]
+            counts = [self.tokenizer.count(line) for line in lines]
+        else:
+            logprobs, counts = self._logprobs(text, split_sentences(text, self.max_sentence_chars))
+        return DocumentScore.pool(logprobs, counts)
+
+    def document_perplexity(self, text: str | bytes) -> float | None:
+        """``10 ** (-sum(log10 P(line)) / sum(tokens(line) + 1))`` over the document's lines; None
+        for a document without any (see `DocumentScore`).  For a CCNet model this is cc_net's
+        and datatrove's ``KenlmModel.get_perplexity`` (before their rounding to 0.1)."""
+        return self.document_score(text).perplexity
+
+    def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False,
+              language: str | None = None) -> CleanResult:
         """Remove the boilerplate sentences of `text` (by the scorer's method).
 
         Kept sentences come out verbatim, with the original whitespace between
         neighbours and line/paragraph breaks preserved.  With `annotate=True` nothing is
         removed: each would-be-dropped sentence is wrapped in ``<ppl score="...">``.
+        `language`: the text's language if already known (e.g. datatrove's ``LanguageFilter``
+        set it); text in another language than the model's is passed through.
         """
         # (bench/throughput.py times these steps one by one: keep them in this order)
         limit = self._limit(threshold)
         text, replaced = sanitize(text)
-        passed = self._passthrough(text, limit, replaced)
+        passed = self._passthrough(text, limit, replaced, language)
         if passed is not None:
             return passed
         spans, blocks = split_with_blocks(text, self.max_sentence_chars)
         logprobs, counts = self._logprobs(text, spans)
-        return self._decide(text, replaced, limit, spans, blocks, logprobs, counts, annotate)
+        result = self._decide(text, replaced, limit, spans, blocks, logprobs, counts, annotate)
+        # The document's perplexity: its sentences' pooled (free), or the whole text as one
+        # line for tokenizers whose models were scored that way (CCNet's).
+        document = self.document_score(text) if self.tokenizer.whole_document else DocumentScore.pool(logprobs, counts)
+        result.document_perplexity = document.perplexity
+        return result
 
     def _limit(self, threshold: float | None) -> float:
         limit = self.threshold if threshold is None else threshold
@@ -316,16 +370,32 @@ class PerplexityScorer:
             raise ValueError(f"threshold must be a positive perplexity, got {limit!r}")
         return limit
 
-    def _passthrough(self, text: str, limit: float, replaced: int) -> CleanResult | None:
-        """The unfiltered result for text in another language than the model's, else None."""
-        if not self.language_check:
-            return None
-        language = other_language(text, self.info.language)
+    def _passthrough(self, text: str, limit: float, replaced: int, language: str | None = None) -> CleanResult | None:
+        """The unfiltered result for text in another language than the model's, else None.
+        `language`: the text's language as an upstream step declared it (not detected again)."""
+        language = self._other_language(text, language)
         if language is None:
             return None
-        stripped = text.strip()
-        return CleanResult(text=stripped, threshold=limit, method=self.method, chars_kept=len(stripped),
-                           replaced_chars=replaced, passthrough=f"language:{language}")
+        return passthrough_result(text, limit, self.method, replaced, f"language:{language}")
+
+    def _other_language(self, text: str, declared: str | None) -> str | None:
+        """The text's language if it is not the model's (`declared`: as an upstream step
+        labelled it, trusted; else identified), None if it is or the check is off."""
+        if not self.language_check:
+            return None
+        if declared:
+            return declared if declared != self.info.language else None
+        return other_language(text, self.info.language)
+
+    def score_document(self, text: str | bytes, language: str | None = None
+                       ) -> tuple[DocumentScore | None, str | None, str | None]:
+        """(score, None, model name), or (None, "language:xx", None) for text in another
+        language than the model's (as `clean` passes it through)."""
+        text, _ = sanitize(text)
+        other = self._other_language(text, language)
+        if other is not None:
+            return None, f"language:{other}", None
+        return self.document_score(text), None, self.info.name
 
     def _decide(self, text: str, replaced: int, limit: float, spans: list[tuple[int, int]], blocks: list[int],
                 logprobs: list[float], counts: list[int], annotate: bool) -> CleanResult:
@@ -339,7 +409,7 @@ class PerplexityScorer:
             keep = decide.keep_trim(blocks, logprobs, counts, limit)
         n_dropped = keep.count(False)
         chars_dropped = sum(b - a for (a, b), kept in zip(spans, keep) if not kept)
-        result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
+        result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl, model=self.info.name,
                              replaced_chars=replaced, sentences_kept=len(spans) - n_dropped,
                              sentences_dropped=n_dropped, chars_kept=sum(b - a for a, b in spans) - chars_dropped,
                              chars_dropped=chars_dropped,

@@ -41,6 +41,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from . import decide
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted, get_extractor
+from .multilingual import LanguageModels, make_scorer
 from .scorer import CleanResult, PerplexityScorer
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,12 @@ class PerplexityFilterPipeline:
 
     Settings (all read in `from_crawler`):
         PLEXITY_ENABLED: False disables the pipeline (NotConfigured). Default True.
-        PLEXITY_MODEL: model name or path; default: the embedded model.
+        PLEXITY_MODEL: model name or path; default: the embedded model.  Or a language -> model
+            map, ``{"en": "en-default", "de": "ccnet-de"}`` (a dict, or its JSON with ``-s``): each
+            page is cleaned with its language's model, pages in a language without one pass
+            through (``items_passthrough/language:xx``).
+        PLEXITY_LANGUAGE_FIELD: item field holding the page's language code, if the spider
+            knows it (used instead of identifying it). Default None.
         PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
             model's (for the method).
         PLEXITY_METHOD: "region", "trim" or "sentences" (see `plexity_plugins.decide`);
@@ -80,7 +86,13 @@ class PerplexityFilterPipeline:
         PLEXITY_STATS_FIELD: field that receives the per-item counts (a dict: model,
             method, threshold, sentences_kept, sentences_dropped, chars_kept, chars_dropped,
             mean_perplexity, median_perplexity (of the page's sentences, before filtering),
-            replaced_chars, passthrough); "" for none. Default "plexity".
+            replaced_chars, passthrough, doc_perplexity: the page's document perplexity before
+            filtering, `PerplexityScorer.document_perplexity`); "" for none. Default "plexity".
+        PLEXITY_DOC_PERPLEXITY_FIELD: item field that receives the document perplexity alone
+            (None when passed through); "" for none. Default "".
+        PLEXITY_MIN_DOC_PERPLEXITY, PLEXITY_MAX_DOC_PERPLEXITY: drop items whose document
+            perplexity lies outside these bounds (``doc_perplexity_below_min`` /
+            ``doc_perplexity_above_max``). Default: no bounds.
         PLEXITY_ANNOTATE: keep everything, wrapping would-be-dropped sentences in
             ``<ppl score="...">`` instead of removing them. Default False.
         PLEXITY_MIN_CHARS: an item keeping fewer characters of text is dropped. Default 200.
@@ -95,10 +107,12 @@ class PerplexityFilterPipeline:
     stats collector under ``plexity/``.
     """
 
-    def __init__(self, scorer: PerplexityScorer, stats, *, input_field: str = "html",
+    def __init__(self, scorer: PerplexityScorer | LanguageModels, stats, *, input_field: str = "html",
                  input_format: str = "html", extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
                  stats_field: str | None = "plexity", annotate: bool = False,
-                 min_chars: int = DEFAULT_MIN_CHARS, threads: int = 1, dropped_file: str | None = None):
+                 min_chars: int = DEFAULT_MIN_CHARS, threads: int = 1, dropped_file: str | None = None,
+                 language_field: str | None = None, doc_perplexity_field: str | None = None,
+                 min_doc_perplexity: float | None = None, max_doc_perplexity: float | None = None):
         if input_format not in INPUT_FORMATS:
             raise ValueError(f"PLEXITY_INPUT_FORMAT must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
         if extractor not in EXTRACTORS:
@@ -117,6 +131,10 @@ class PerplexityFilterPipeline:
         self.min_chars = min_chars
         self.threads = threads
         self.dropped_file = dropped_file
+        self.language_field = language_field or None
+        self.doc_perplexity_field = doc_perplexity_field or None
+        self.min_doc_perplexity = min_doc_perplexity
+        self.max_doc_perplexity = max_doc_perplexity
         self._executor: ThreadPoolExecutor | None = None
         self._dropped = None
         self._warned_classes: set[type] = set()
@@ -133,8 +151,8 @@ class PerplexityFilterPipeline:
         method = settings.get("PLEXITY_METHOD") or decide.method_for_extractor(
             extractor if input_format == "html" else None)
         threshold = settings.get("PLEXITY_THRESHOLD")
-        scorer = PerplexityScorer(
-            settings.get("PLEXITY_MODEL") or None,
+        scorer = make_scorer(
+            _model_setting(settings.get("PLEXITY_MODEL")),
             threshold=float(threshold) if threshold not in (None, "") else None,
             method=method,
             language_check=settings.getbool("PLEXITY_LANGUAGE_CHECK", True),
@@ -150,6 +168,10 @@ class PerplexityFilterPipeline:
             min_chars=settings.getint("PLEXITY_MIN_CHARS", DEFAULT_MIN_CHARS),
             threads=settings.getint("PLEXITY_THREADS", 1),
             dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
+            language_field=settings.get("PLEXITY_LANGUAGE_FIELD") or None,
+            doc_perplexity_field=settings.get("PLEXITY_DOC_PERPLEXITY_FIELD") or None,
+            min_doc_perplexity=_float_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY"),
+            max_doc_perplexity=_float_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY"),
         )
 
     # -- spider lifecycle ---------------------------------------------------------------
@@ -194,7 +216,8 @@ class PerplexityFilterPipeline:
         if missing:
             self._drop(source, "no_output_field", missing)
 
-        outcome = await self._in_worker(self._clean, value)
+        language = adapter.get(self.language_field) if self.language_field else None
+        outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None)
 
         self._inc("clean_seconds", outcome.seconds)
         if outcome.result is None:
@@ -209,10 +232,13 @@ class PerplexityFilterPipeline:
             else:
                 reason = "too_little_text"
             self._drop(source, reason, f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}")
+        self._check_doc_perplexity(result.document_perplexity, source)
 
         adapter[self.output_field] = result.text
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
             adapter[self.stats_field] = self._item_stats(result, outcome)
+        if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field, warn=True):
+            adapter[self.doc_perplexity_field] = result.document_perplexity
         passthrough = getattr(result, "passthrough", None)
         if passthrough:
             self._inc("items_passthrough")
@@ -222,7 +248,17 @@ class PerplexityFilterPipeline:
             self._inc("items_cleaned")
         return item
 
-    def _clean(self, value: str | bytes) -> _Outcome:
+    def _check_doc_perplexity(self, perplexity: float | None, source: str) -> None:
+        if perplexity is None:
+            return
+        if self.min_doc_perplexity is not None and perplexity < self.min_doc_perplexity:
+            self._drop(source, "doc_perplexity_below_min",
+                       f"document perplexity {perplexity:.1f} < PLEXITY_MIN_DOC_PERPLEXITY {self.min_doc_perplexity}")
+        if self.max_doc_perplexity is not None and perplexity > self.max_doc_perplexity:
+            self._drop(source, "doc_perplexity_above_max",
+                       f"document perplexity {perplexity:.1f} > PLEXITY_MAX_DOC_PERPLEXITY {self.max_doc_perplexity}")
+
+    def _clean(self, value: str | bytes, language: str | None = None) -> _Outcome:
         """Extraction and scoring: the CPU work, run in a worker thread."""
         started = time.perf_counter()
         outcome = _Outcome()
@@ -241,7 +277,7 @@ class PerplexityFilterPipeline:
                 outcome.seconds = time.perf_counter() - started
                 return outcome
         outcome.extracted_chars = len(text.strip())
-        outcome.result = self.scorer.clean(text, annotate=self.annotate)
+        outcome.result = self.scorer.clean(text, annotate=self.annotate, language=language)
         outcome.seconds = time.perf_counter() - started
         return outcome
 
@@ -285,7 +321,7 @@ class PerplexityFilterPipeline:
     def _item_stats(self, result: CleanResult, outcome: _Outcome) -> dict:
         ppl = result.perplexities
         return {
-            "model": self.scorer.model_name,
+            "model": result.model or self.scorer.model_name,
             "method": self.scorer.method,
             "threshold": result.threshold,
             "sentences_kept": result.sentences_kept,
@@ -296,6 +332,7 @@ class PerplexityFilterPipeline:
             "median_perplexity": round(statistics.median(ppl), 1) if ppl else None,
             "replaced_chars": result.replaced_chars + outcome.decode_replaced,
             "passthrough": getattr(result, "passthrough", None),
+            "doc_perplexity": result.document_perplexity,
         }
 
     def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
@@ -310,6 +347,20 @@ class PerplexityFilterPipeline:
             self._warned_classes.add(type(item))
             logger.warning("plexity: %s (per-item counts not stored)", message)
         return message
+
+
+def _model_setting(value):
+    """PLEXITY_MODEL: a name or path, a dict (language -> model), or that dict as JSON (``-s``)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        value = json.loads(value)
+    if hasattr(value, "copy_to_dict"):  # a scrapy BaseSettings given as a dict setting
+        value = value.copy_to_dict()
+    return value or None
+
+
+def _float_setting(settings, name: str) -> float | None:
+    value = settings.get(name)
+    return float(value) if value not in (None, "") else None
 
 
 def _asyncio_available() -> bool:

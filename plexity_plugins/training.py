@@ -417,8 +417,18 @@ class ModelTrainer:
                  percentile_extracted: float = lmbuild.THRESHOLD_EXTRACTED_PERCENTILE,
                  output_dir: str | Path | None = None,
                  force: bool = False, skip_bad_files: bool = False, write_dropped: bool = False,
-                 progress: bool = False, report: Callable[[str], None] | None = None):
+                 progress: bool = False, report: Callable[[str], None] | None = None,
+                 language: str | None = None, tokenizer: str | None = None, sp_model: str | Path | None = None):
+        from .tokenizers import tokenizer_for
+
         check_model_name(name)
+        # The model's own tokenizer (`plexity_plugins.tokenizers`): a clear error now for a
+        # missing or unreadable .sp.model, not after reading the corpus.
+        self.tokenizer = tokenizer_for(tokenizer, Path(sp_model).expanduser().resolve() if sp_model else None)
+        if sp_model:
+            self.tokenizer.sp  # noqa: B018 - loads (and checks) the SentencePiece model
+        self.language = language
+        self._language_sample: list[str] = []
         if corpus not in CORPORA:
             raise TrainError(f"unknown corpus format {corpus!r} (expected one of {', '.join(CORPORA)})")
         for value in (percentile, percentile_extracted):
@@ -477,7 +487,7 @@ class ModelTrainer:
                 t0 = time.perf_counter()
                 heldout = {"documents": 0, "sentences": 0}
                 stats = lmbuild.write_training_sentences(
-                    self._training_documents(reader, heldout_path, heldout), text_path)
+                    self._training_documents(reader, heldout_path, heldout), text_path, tokenizer=self.tokenizer)
                 steps["read"] = round(time.perf_counter() - t0, 1)
             finally:
                 skips.close()
@@ -503,6 +513,9 @@ class ModelTrainer:
             arpa_path.unlink()
 
             info = self._metadata(stats, counts, reader, skips, heldout, fallback, lmplz_run, binary_run)
+            if getattr(self.tokenizer, "sp_model", None):
+                shutil.copyfile(self.tokenizer.sp_model, staging / "model.sp.model")
+                info.sp_model = "model.sp.model"
             info.save(staging / "model.json")
             t0 = time.perf_counter()
             self._set_threshold(info, staging, heldout_path, heldout)
@@ -529,6 +542,8 @@ class ModelTrainer:
                      file=sys.stderr) as bar:
             for doc in reader:
                 bar.update(1)
+                if len(self._language_sample) < 50:
+                    self._language_sample.append(" ".join(doc.sentences)[:400])
                 if lmbuild.is_held_out(doc.key, self.holdout_every):
                     heldout["documents"] += 1
                     for sentence in doc.sentences:
@@ -590,8 +605,23 @@ class ModelTrainer:
         if paper:
             description += " (the configuration of Fernández-Pichel et al., 2023)"
         return lmbuild.make_info(self.name, self.order, stats, counts, corpus=corpus,
-                                 licence=CORPUS_LICENCES[self.corpus], attribution="", language="en",
-                                 description=description, build=build)
+                                 licence=CORPUS_LICENCES[self.corpus], attribution="", language=self._language(),
+                                 description=description, build=build, tokenizer_version=self.tokenizer.name)
+
+    def _language(self) -> str:
+        """--language, else the language identified on a sample of the training text ("" if unsure:
+        the model then filters text in any language)."""
+        if self.language is not None:
+            return self.language
+        from .language import MIN_PROBABILITY, identify
+
+        language, probability = identify("\n".join(self._language_sample))
+        if language is None or probability < MIN_PROBABILITY:
+            self.report("language: not identified from the training text (pass --language); no language check")
+            return ""
+        self.report(f"language: {language} (identified from the training text, p={probability:.2f}; "
+                    f"--language sets it)")
+        return language
 
     def _set_threshold(self, info: ModelInfo, staging: Path, heldout_path: Path, heldout: dict) -> None:
         from .scorer import PerplexityScorer

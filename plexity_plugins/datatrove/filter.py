@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from os import PathLike
 
 from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
+from ..multilingual import make_scorer
 from ..scorer import PerplexityScorer
 from ..sentences import DEFAULT_MAX_CHARS
 
@@ -19,6 +21,11 @@ _PROCESS_SCORERS: dict[tuple, PerplexityScorer] = {}
 OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 
 
+def threshold_is_per_model(threshold: float) -> bool:
+    """A language -> model map without a common threshold reports NaN: each model uses its own."""
+    return threshold != threshold
+
+
 class PerplexitySentenceFilter(BaseFilter):
     """Removes high-perplexity sentences (boilerplate) from each document's text.
 
@@ -27,7 +34,10 @@ class PerplexitySentenceFilter(BaseFilter):
     dropped, with a reason, when too little of it remains.
 
     Args:
-        model: model name, path, or None for the embedded default model (`plexity models`).
+        model: model name, path, or None for the embedded default model (`plexity models`); or a
+            language -> model map, ``{"en": "en-default", "de": "ccnet-de"}``: each document is
+            cleaned with its language's model, one without a model is passed through
+            (``passthrough_language:xx``; see `plexity_plugins.multilingual`).
         method: how sentences are chosen (`plexity_plugins.decide`): "trim" (default; for text
             from a main-content extractor such as datatrove's Trafilatura, the best variant on
             our benchmark), "region" (after `HtmlTagsExtractor` or for raw text) or
@@ -43,7 +53,8 @@ class PerplexitySentenceFilter(BaseFilter):
         min_kept_fraction: drop the document ("too_little_kept") when the kept share of its
             sentence characters is below this (0.0 to 1.0).
         language_check: detect documents in another language than the model's (passed
-            through by the scorer instead of being gutted).
+            through by the scorer instead of being gutted).  A language an upstream step set in
+            ``doc.metadata["language"]`` (datatrove's ``LanguageFilter``) is used as is.
         other_languages: what to do with those: "keep" them unchanged (counted as
             ``passthrough``) or "drop" them (reason "other_language").
         record_dropped_sentences: store the removed sentences, with their perplexity and
@@ -55,7 +66,9 @@ class PerplexitySentenceFilter(BaseFilter):
     Metadata added to every document: ``plexity_model``, ``plexity_threshold``, ``plexity_method``,
     ``plexity_sentences``, ``plexity_sentences_dropped``, ``plexity_chars_before``,
     ``plexity_chars_after``, ``plexity_ppl_mean``, ``plexity_ppl_median`` (None without
-    sentences), and ``plexity_passthrough`` (e.g. "language:de") when it was passed through.
+    sentences), ``plexity_doc_perplexity`` (the whole text's perplexity before cleaning,
+    `PerplexityScorer.document_perplexity`; None when passed through), and
+    ``plexity_passthrough`` (e.g. "language:de") when it was passed through.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
@@ -67,7 +80,7 @@ class PerplexitySentenceFilter(BaseFilter):
 
     def __init__(
         self,
-        model: str | PathLike | None = None,
+        model: str | PathLike | Mapping[str, str | PathLike | None] | None = None,
         threshold: float | None = None,
         method: str = "trim",
         annotate: bool = False,
@@ -90,11 +103,13 @@ class PerplexitySentenceFilter(BaseFilter):
                   "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}
         # Resolved here, so that a wrong model name fails at pipeline construction, not in a
         # worker; KenLM itself is opened lazily (see `scorer`).
-        self._scorer = PerplexityScorer(model, **kwargs)
+        self._scorer = make_scorer(model, **kwargs)
         self.model_name = self._scorer.model_name
         self.threshold = self._scorer.threshold
         self.method = method
-        self._scorer_key = (self._scorer.info.path, self.threshold, method, max_sentence_chars,
+        paths = (self._scorer.info.path if isinstance(self._scorer, PerplexityScorer)
+                 else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
+        self._scorer_key = (paths, self.threshold, method, max_sentence_chars,
                             allow_tokenizer_mismatch, language_check)
         self.annotate = annotate
         self.min_chars = min_chars
@@ -119,7 +134,9 @@ class PerplexitySentenceFilter(BaseFilter):
             self._annotate_metadata(doc, len(doc.text or ""), None)
             return False, "no_text"
         chars_before = len(doc.text)
-        result = self.scorer.clean(doc.text, threshold=self.threshold, annotate=self.annotate)
+        threshold = None if threshold_is_per_model(self.threshold) else self.threshold
+        result = self.scorer.clean(doc.text, threshold=threshold, annotate=self.annotate,
+                                   language=doc.metadata.get("language"))
         self.stat_update("replaced_chars", value=result.replaced_chars)
         passthrough = getattr(result, "passthrough", None)
         if passthrough:
@@ -147,8 +164,8 @@ class PerplexitySentenceFilter(BaseFilter):
     def _annotate_metadata(self, doc: Document, chars_before: int, result, passthrough: str | None = None) -> None:
         perplexities = result.perplexities if result is not None else []
         meta = doc.metadata
-        meta["plexity_model"] = self.model_name
-        meta["plexity_threshold"] = self.threshold
+        meta["plexity_model"] = (result.model if result is not None else None) or self.model_name
+        meta["plexity_threshold"] = result.threshold if result is not None else self.threshold
         meta["plexity_method"] = self.method
         meta["plexity_sentences"] = len(perplexities)
         meta["plexity_sentences_dropped"] = result.sentences_dropped if result is not None else 0
@@ -156,6 +173,7 @@ class PerplexitySentenceFilter(BaseFilter):
         meta["plexity_chars_after"] = len(doc.text or "")
         meta["plexity_ppl_mean"] = round(statistics.fmean(perplexities), 1) if perplexities else None
         meta["plexity_ppl_median"] = round(statistics.median(perplexities), 1) if perplexities else None
+        meta["plexity_doc_perplexity"] = result.document_perplexity if result is not None else None
         if passthrough:
             meta["plexity_passthrough"] = passthrough
         if self.record_dropped_sentences and result is not None:

@@ -1,0 +1,110 @@
+"""`PerplexityDocumentFilter`: keep documents by their whole-text perplexity (CCNet's score)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from os import PathLike
+
+from datatrove.data import Document
+from datatrove.pipeline.filters.base_filter import BaseFilter
+from datatrove.pipeline.writers.disk_base import DiskWriter
+
+from ..multilingual import LanguageModels, make_scorer
+from ..scorer import PerplexityScorer
+
+# One scorer per worker process and settings (as in filter.py): the model is opened once.
+_PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
+
+
+class PerplexityDocumentFilter(BaseFilter):
+    """Scores each document as a whole and keeps those whose perplexity lies within bounds.
+
+    The score is `PerplexityScorer.document_perplexity`: for a CCNet / edugp model what cc_net
+    and datatrove's ``KenlmModel.get_perplexity`` compute (so their published cut-offs apply),
+    for our own models the pooled perplexity of the document's sentences.  The text is never
+    changed; `PerplexitySentenceFilter` is the step that removes sentences.
+
+    Args:
+        model: model name or path, None for the embedded model, or a language -> model map
+            (``{"en": "ccnet-en", "de": "ccnet-de"}``, see `plexity_plugins.multilingual`).
+        min_perplexity: drop documents scoring below this ("doc_perplexity_below_min"):
+            near-duplicates of the model's training text, lists of common words.
+        max_perplexity: drop documents scoring above this ("doc_perplexity_above_max").
+            None: the model's ``document_threshold`` if its metadata has one (e.g. a CCNet
+            cut-off given to ``plexity models import``), else no upper bound.
+        label_only: drop nothing: only write the score into the metadata (FineWeb-style
+            pipelines that filter later); the would-be reason goes to
+            ``metadata["plexity_doc_would_drop"]``.
+        language_check: documents in another language than the model's (by
+            ``doc.metadata["language"]`` when an upstream step set it, else identified) are
+            not scored; with a map, languages without a model are not scored.
+        other_languages: "keep" such documents (counted as ``passthrough_language:xx``) or
+            "drop" them (reason "other_language").
+        exclusion_writer: a datatrove writer that receives every dropped document.
+
+    Metadata: ``plexity_doc_perplexity`` (None when not scored), ``plexity_doc_model``, and
+    ``plexity_passthrough`` when not scored.  Counters: ``scored``, ``passthrough`` and
+    ``passthrough_<why>``, ``no_text``, besides BaseFilter's.
+    """
+
+    name = "🧮 Perplexity document"
+    _requires_dependencies = ["kenlm"]
+
+    def __init__(
+        self,
+        model: str | PathLike | Mapping[str, str | PathLike | None] | None = None,
+        min_perplexity: float | None = None,
+        max_perplexity: float | None = None,
+        label_only: bool = False,
+        language_check: bool = True,
+        other_languages: str = "keep",
+        exclusion_writer: DiskWriter | None = None,
+    ):
+        super().__init__(exclusion_writer=exclusion_writer)
+        if other_languages not in ("keep", "drop"):
+            raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
+        # Resolved now, so that a wrong model fails at pipeline construction; KenLM opens lazily.
+        self._scorer = make_scorer(model, language_check=language_check)
+        if max_perplexity is None and isinstance(self._scorer, PerplexityScorer):
+            max_perplexity = self._scorer.info.document_threshold
+        if min_perplexity is not None and max_perplexity is not None and min_perplexity >= max_perplexity:
+            raise ValueError(f"min_perplexity ({min_perplexity}) must be below max_perplexity ({max_perplexity})")
+        self.min_perplexity = min_perplexity
+        self.max_perplexity = max_perplexity
+        self.label_only = label_only
+        self.other_languages = other_languages
+        models = (self._scorer.info.path if isinstance(self._scorer, PerplexityScorer)
+                  else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
+        self._scorer_key = (models, language_check)
+
+    @property
+    def scorer(self) -> PerplexityScorer | LanguageModels:
+        return _PROCESS_SCORERS.setdefault(self._scorer_key, self._scorer)
+
+    def _reason(self, perplexity: float) -> str | None:
+        if self.min_perplexity is not None and perplexity < self.min_perplexity:
+            return "doc_perplexity_below_min"
+        if self.max_perplexity is not None and perplexity > self.max_perplexity:
+            return "doc_perplexity_above_max"
+        return None
+
+    def filter(self, doc: Document) -> bool | tuple[bool, str]:
+        meta = doc.metadata
+        score, passthrough, model = (None, None, None)
+        if doc.text and doc.text.strip():
+            score, passthrough, model = self.scorer.score_document(doc.text, language=meta.get("language"))
+        meta["plexity_doc_perplexity"] = score.perplexity if score is not None else None
+        meta["plexity_doc_model"] = model
+        if passthrough:
+            meta["plexity_passthrough"] = passthrough
+            self.stat_update("passthrough", f"passthrough_{passthrough}")
+            return True if self.other_languages == "keep" or self.label_only else (False, "other_language")
+        if score is None or score.perplexity is None:
+            self.stat_update("no_text")
+            return True if self.label_only else (False, "no_text")
+        self.stat_update("scored")
+        reason = self._reason(score.perplexity)
+        if reason and self.label_only:
+            meta["plexity_doc_would_drop"] = reason
+            return True
+        return (False, reason) if reason else True

@@ -1,0 +1,259 @@
+"""`plexity models import`: turn a KenLM file you already have into a model directory.
+
+    plexity models import ccnet-en --kenlm en.arpa.bin --sp-model en.sp.model \\
+        --tokenizer ccnet --language en [--calibrate CLEAN_TEXT ...]
+
+writes ``<model dir>/ccnet-en/`` with the KenLM file (symlinked, or copied with
+``--copy``), the SentencePiece model (copied: it is small) and a ``model.json`` naming
+the tokenizer, so that ``--model ccnet-en`` scores with the right one.  Thresholds come
+from ``--calibrate`` (the percentile rule of `plexity calibrate`) or are given
+(``--threshold``, ``--document-threshold``, e.g. a CCNet per-language cut-off).
+
+A sanity check scores a few built-in sentences of the model's language: when more than
+`MAX_OOV_SHARE` of their tokens are unknown to the model, the declared tokenizer is
+likely wrong; when the vocabulary plainly belongs to the other kind of tokenizer
+(SentencePiece pieces, or none of them) the import is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import lmbuild
+from .models import ModelError, ModelInfo, model_dir, resolve
+from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, TokenizerError, load_sentencepiece
+
+logger = logging.getLogger(__name__)
+
+MAX_OOV_SHARE = 0.8
+SP_FILE = "model.sp.model"
+KENLM_BINARY_MAGIC = b"mmap lm "
+SPACE_PIECE = "\u2581"  # SentencePiece's word-start mark
+
+# A few plain sentences per language for the sanity check.
+CHECK_SENTENCES = {
+    "en": ["The council approved the budget for the new library.",
+           "Children played in the park near the river all afternoon.",
+           "Scientists published the results of their study in a report."],
+    "de": ["Der Gemeinderat hat den Haushalt für die neue Bibliothek beschlossen.",
+           "Die Kinder spielten den ganzen Nachmittag im Park am Fluss.",
+           "Die Wissenschaftler haben die Ergebnisse ihrer Studie veröffentlicht."],
+    "fr": ["Le conseil municipal a approuvé le budget de la nouvelle bibliothèque.",
+           "Les enfants ont joué tout l'après-midi dans le parc près de la rivière.",
+           "Les chercheurs ont publié les résultats de leur étude dans un rapport."],
+    "es": ["El ayuntamiento aprobó el presupuesto para la nueva biblioteca.",
+           "Los niños jugaron toda la tarde en el parque cerca del río.",
+           "Los científicos publicaron los resultados de su estudio en un informe."],
+    "it": ["Il consiglio comunale ha approvato il bilancio per la nuova biblioteca.",
+           "I bambini hanno giocato tutto il pomeriggio nel parco vicino al fiume.",
+           "Gli scienziati hanno pubblicato i risultati del loro studio in un rapporto."],
+    "nl": ["De gemeenteraad heeft de begroting voor de nieuwe bibliotheek goedgekeurd.",
+           "De kinderen speelden de hele middag in het park bij de rivier.",
+           "De wetenschappers hebben de resultaten van hun onderzoek gepubliceerd."],
+    "pt": ["A câmara municipal aprovou o orçamento para a nova biblioteca.",
+           "As crianças brincaram a tarde toda no parque perto do rio.",
+           "Os cientistas publicaram os resultados do seu estudo num relatório."],
+}
+
+
+@dataclass
+class ImportResult:
+    info: ModelInfo
+    directory: Path
+    oov_share: float | None
+    checked_sentences: int
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [f"model '{self.info.name}' (order {self.info.order}, tokenizer {self.info.tokenizer_version}, "
+                 f"language {self.info.language or '?'}) installed in {self.directory}"]
+        if self.oov_share is not None:
+            lines.append(f"  sanity check: {100 * self.oov_share:.1f}% unknown tokens in {self.checked_sentences} "
+                         f"sentences")
+        lines.append(f"  threshold {self.info.threshold}, threshold_extracted {self.info.threshold_extracted}, "
+                     f"document_threshold {self.info.document_threshold}")
+        lines.append(f"  use it with --model {self.info.name}")
+        return "\n".join(lines)
+
+
+def _kenlm_target_name(path: Path) -> str:
+    """model.bin for a KenLM binary, model.arpa(.gz) for ARPA text: the names `resolve` knows."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head.startswith(KENLM_BINARY_MAGIC):
+        return "model.bin"
+    if path.name.endswith(".gz"):
+        return "model.arpa.gz"
+    if head.lstrip().startswith(b"\\data\\"):
+        return "model.arpa"
+    raise ModelError(f"{path} is neither a KenLM binary nor an ARPA file")
+
+
+def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: str | Path | None = None,
+                 language: str = "", calibrate_files: list[str | Path] = (), threshold: float | None = None,
+                 threshold_extracted: float | None = None, document_threshold: float | None = None,
+                 copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
+                 licence: str = "unknown", report=lambda message: None) -> ImportResult:
+    """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring."""
+    from .training import TrainError, calibrate, check_model_name, write_threshold
+
+    check_model_name(name)
+    if tokenizer not in TOKENIZERS:
+        raise TokenizerError(f"unknown tokenizer {tokenizer!r} (choose one of {', '.join(TOKENIZERS)})")
+    if tokenizer in SENTENCEPIECE_TOKENIZERS and not sp_model:
+        raise TokenizerError(f"--tokenizer {tokenizer} needs --sp-model: the model's SentencePiece file "
+                             f"(xx.sp.model, beside xx.arpa.bin)")
+    if tokenizer == PLEXITY and sp_model:
+        raise TokenizerError(f"--sp-model was given with --tokenizer {PLEXITY}, which does not use one: a "
+                             f"CCNet / edugp model is imported with --tokenizer ccnet")
+    kenlm_path = Path(kenlm_path).expanduser().resolve()
+    if not kenlm_path.is_file():
+        raise ModelError(f"KenLM file {kenlm_path} does not exist")
+    if sp_model:
+        sp_model = Path(sp_model).expanduser().resolve()
+        load_sentencepiece(sp_model)  # a clear error now for a missing or non-SentencePiece file
+    for value in (threshold, threshold_extracted, document_threshold):
+        if value is not None and not value > 0:
+            raise ValueError(f"a threshold is a positive perplexity, got {value}")
+
+    base = Path(output_dir).expanduser() if output_dir else model_dir()
+    directory = base / name
+    if directory.exists():
+        if not force:
+            raise TrainError(f"model '{name}' already exists in {directory}: pass --force to replace it")
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    try:
+        return _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
+                        threshold_extracted, document_threshold, copy, directory, licence, report,
+                        calibrate, write_threshold)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)  # no half-imported model left behind
+        raise
+
+
+def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold, threshold_extracted,
+             document_threshold, copy, directory, licence, report, calibrate, write_threshold) -> ImportResult:
+    from .scorer import PerplexityScorer
+
+    target = directory / _kenlm_target_name(kenlm_path)
+    if copy:
+        report(f"copying {kenlm_path} ({kenlm_path.stat().st_size / 1e6:.0f} MB)")
+        shutil.copyfile(kenlm_path, target)
+    else:
+        target.symlink_to(kenlm_path)
+    if sp_model:
+        shutil.copyfile(sp_model, directory / SP_FILE)
+    info = ModelInfo(
+        name=name, corpus="imported", tokenizer_version=tokenizer, language=language, licence=licence,
+        sp_model=SP_FILE if sp_model else None, threshold=threshold, threshold_extracted=threshold_extracted,
+        document_threshold=document_threshold,
+        description=f"imported by `plexity models import` from {kenlm_path}",
+        build={"imported_from": str(kenlm_path), "linked": not copy,
+               **({"sp_model_from": str(sp_model)} if sp_model else {})})
+    info.save(directory / "model.json")
+    scorer = PerplexityScorer(directory, threshold=1.0, language_check=False)
+    info.order = scorer.lm.order  # opens the KenLM file: a clear error if it is not one
+    info.save(directory / "model.json")
+
+    warnings: list[str] = []
+    sentences = CHECK_SENTENCES.get(language, [])
+    if not sentences:
+        sentences = [line for f in calibrate_files for line in _read_lines(f)][:50]
+    oov_share = _check_vocabulary(scorer, tokenizer, sentences, warnings) if sentences else None
+    if not sentences:
+        warnings.append(f"no built-in sentences for language {language or '(none)'!r} and no --calibrate text: "
+                        f"the tokenizer could not be checked")
+    for message in warnings:
+        logger.warning("%s", message)
+        report(f"warning: {message}")
+
+    if calibrate_files:
+        result = calibrate(PerplexityScorer(directory, threshold=1.0, language_check=False), calibrate_files)
+        procedure = result.procedure(list(map(str, calibrate_files)), [])
+        if threshold is not None or threshold_extracted is not None:
+            report("--threshold/--threshold-extracted given: --calibrate only reports its suggestion "
+                   f"({result.threshold} / {result.threshold_extracted})")
+        else:
+            write_threshold(resolve(directory), result.threshold, procedure,
+                            {"clean_sentences": len(result.clean),
+                             "clean_percentiles": lmbuild.percentile_report(result.clean)},
+                            result.threshold_extracted)
+    info = resolve(directory)
+    return ImportResult(info, directory, oov_share, len(sentences), warnings)
+
+
+def _read_lines(path) -> list[str]:
+    from .training import read_sample_lines
+
+    return read_sample_lines(Path(path))
+
+
+def _check_vocabulary(scorer, tokenizer: str, sentences: list[str], warnings: list[str]) -> float:
+    """The share of unknown tokens in `sentences`; refuses a vocabulary of the other kind."""
+    lm = scorer.lm
+    words = {w.lower() for s in sentences for w in s.split()}
+    # SentencePiece marks a word start with U+2581: "▁the" in the vocabulary means pieces.
+    has_pieces = SPACE_PIECE in lm or any(SPACE_PIECE + w in lm for w in words)
+    if tokenizer == PLEXITY and has_pieces:
+        raise ModelError(f"the model's vocabulary holds SentencePiece pieces ({SPACE_PIECE}...) but the declared "
+                         f"tokenizer is {PLEXITY}. Import it with --tokenizer ccnet --sp-model xx.sp.model")
+    if tokenizer in SENTENCEPIECE_TOKENIZERS and not has_pieces:
+        raise ModelError(f"the declared tokenizer is {tokenizer}, but the model's vocabulary has no SentencePiece "
+                         f"pieces ({SPACE_PIECE}...): was it built from plexity-tok-1 text (--tokenizer {PLEXITY})?")
+    records = [r for s in sentences for r in scorer.score(s)]
+    tokens = sum(r.tokens for r in records)
+    share = sum(r.oov for r in records) / tokens if tokens else 0.0
+    if share > MAX_OOV_SHARE:
+        warnings.append(f"{100 * share:.0f}% of the tokens of {len(sentences)} check sentences are unknown to the "
+                        f"model (over {100 * MAX_OOV_SHARE:.0f}%): is the tokenizer ({tokenizer}), the .sp.model or "
+                        f"the language right? Its perplexities would be implausible")
+    return share
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "import", help="install a KenLM file you have (e.g. CCNet's xx.arpa.bin + xx.sp.model) as a model",
+        description=("Install a KenLM model with its declared tokenizer, so that --model NAME scores it right. "
+                     "For the CCNet / edugp Wikipedia models: --tokenizer ccnet --sp-model xx.sp.model "
+                     "(or ccnet-datatrove to reproduce datatrove's KenlmModel numbers, which turn a run of "
+                     "digits into a single 0)."))
+    p.add_argument("name", help="the model's name (then --model NAME)")
+    p.add_argument("--kenlm", required=True, metavar="FILE", help="KenLM binary or ARPA file (e.g. en.arpa.bin)")
+    p.add_argument("--tokenizer", required=True, choices=TOKENIZERS,
+                   help="how its training text was tokenised: ccnet for CCNet / edugp models")
+    p.add_argument("--sp-model", default=None, metavar="FILE", help="the SentencePiece model (e.g. en.sp.model)")
+    p.add_argument("--language", "-l", default="", help="ISO 639-1 code of the model's language (e.g. en, de)")
+    p.add_argument("--calibrate", nargs="+", default=[], metavar="CLEAN_TEXT",
+                   help="held-out clean text (one paragraph a line): set the sentence thresholds from it")
+    p.add_argument("--threshold", type=float, default=None, help="sentence threshold (methods region, sentences)")
+    p.add_argument("--threshold-extracted", type=float, default=None, help="sentence threshold for method trim")
+    p.add_argument("--document-threshold", type=float, default=None,
+                   help="default maximum document perplexity (e.g. CCNet's per-language tail cut-off)")
+    p.add_argument("--licence", default="unknown", help="the model's licence, recorded in its metadata")
+    p.add_argument("--copy", action="store_true", help="copy the KenLM file instead of linking to it")
+    p.add_argument("--output-dir", default=None, help="install here instead of $PLEXITY_MODEL_DIR / the cache dir")
+    p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .training import TrainError
+
+    def report(message: str) -> None:
+        print(f"plexity models import: {message}", file=sys.stderr, flush=True)
+
+    try:
+        result = import_model(args.name, args.kenlm, args.tokenizer, args.sp_model, args.language, args.calibrate,
+                              args.threshold, args.threshold_extracted, args.document_threshold, copy=args.copy,
+                              output_dir=args.output_dir, force=args.force, licence=args.licence, report=report)
+    except (ModelError, TrainError, TokenizerError, OSError) as exc:
+        print(f"plexity models import: error: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    return 0

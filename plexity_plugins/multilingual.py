@@ -1,0 +1,136 @@
+"""A language -> model map: each text is cleaned with its own language's model.
+
+    PerplexitySentenceFilter(model={"en": "en-default", "de": "ccnet-de"})   # datatrove
+    plexity clean --model en=en-default --model de=ccnet-de ...               # CLI
+    PLEXITY_MODEL = {"en": "en-default", "de": "ccnet-de"}                   # Scrapy
+
+A text's language is the one an upstream step declared (datatrove's ``LanguageFilter``
+sets ``doc.metadata["language"]``), else the one `plexity_plugins.language` identifies
+with at least `language.MIN_PROBABILITY`.  A text whose language has no model is passed
+through unfiltered with ``passthrough = "language:<code>"`` (``language:unknown`` when
+it could not be identified, e.g. too short), which the front ends count per language;
+the key ``"*"`` names a model for every other (or unidentified) language.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from os import PathLike
+
+from . import decide
+from .language import MIN_PROBABILITY, identify
+from .scorer import CleanResult, DocumentScore, PerplexityScorer, passthrough_result, sanitize
+from .sentences import DEFAULT_MAX_CHARS
+
+logger = logging.getLogger(__name__)
+
+ANY_LANGUAGE = "*"
+
+
+def parse_model_args(values: list[str] | str | None) -> str | dict[str, str] | None:
+    """``--model`` values: one name or path, or ``LANG=MODEL`` pairs (a map)."""
+    if values is None or isinstance(values, str):
+        return values
+    if len(values) == 1 and "=" not in values[0]:
+        return values[0]
+    mapping: dict[str, str] = {}
+    for value in values:
+        language, sep, model = value.partition("=")
+        if not sep or not language.strip() or not model.strip():
+            raise ValueError(f"--model {value!r}: with several models, each is LANG=MODEL (e.g. de=ccnet-de)")
+        if language.strip() in mapping:
+            raise ValueError(f"--model: language {language.strip()!r} given twice")
+        mapping[language.strip()] = model.strip()
+    return mapping
+
+
+def make_scorer(model, **kwargs):
+    """A `PerplexityScorer` for one model, a `LanguageModels` for a language -> model map."""
+    if isinstance(model, Mapping):
+        return LanguageModels(model, **kwargs)
+    return PerplexityScorer(model, **kwargs)
+
+
+class LanguageModels:
+    """Cleans each text with the model of its language (duck-types `PerplexityScorer.clean`).
+
+    Args:
+        models: language code (ISO 639-1, as py3langid and datatrove give them) -> model name
+            or path; ``"*"`` for any other language.
+        threshold, method, max_sentence_chars, allow_tokenizer_mismatch: as for
+            `PerplexityScorer`, for every model (threshold None: each model's own default).
+        language_check: identify the language of texts no upstream step labelled (without
+            it, such texts go to the ``"*"`` model, or pass through as ``language:unknown``).
+    """
+
+    def __init__(self, models: Mapping[str, str | PathLike | None], threshold: float | None = None,
+                 method: str = decide.DEFAULT_METHOD, max_sentence_chars: int = DEFAULT_MAX_CHARS,
+                 allow_tokenizer_mismatch: bool = False, language_check: bool = True):
+        if not models:
+            raise ValueError("a language -> model map needs at least one entry")
+        self.scorers: dict[str, PerplexityScorer] = {}
+        for language, model in models.items():
+            # The map already routes by language: each model's own check would only repeat it.
+            scorer = PerplexityScorer(model, threshold=threshold, method=method, max_sentence_chars=max_sentence_chars,
+                                      allow_tokenizer_mismatch=allow_tokenizer_mismatch, language_check=False)
+            declared = scorer.info.language
+            if language != ANY_LANGUAGE and declared and declared != language:
+                logger.warning("model %s is declared as language %r but mapped to %r", scorer.model_name, declared,
+                               language)
+            self.scorers[language] = scorer
+        self.method = method
+        self._threshold = threshold
+        self.language_check = language_check
+        self.max_sentence_chars = max_sentence_chars
+
+    @property
+    def model_name(self) -> str:
+        return ",".join(f"{language}={scorer.model_name}" for language, scorer in self.scorers.items())
+
+    @property
+    def threshold(self) -> float:
+        """The threshold given for all models; NaN when each model uses its own."""
+        return self._threshold if self._threshold is not None else math.nan
+
+    @property
+    def models(self) -> dict[str, str]:
+        return {language: scorer.model_name for language, scorer in self.scorers.items()}
+
+    def language_of(self, text: str) -> str | None:
+        if not self.language_check:
+            return None
+        language, probability = identify(text)
+        return language if language is not None and probability >= MIN_PROBABILITY else None
+
+    def scorer_for(self, text: str, language: str | None = None) -> tuple[str | None, PerplexityScorer | None]:
+        """(the text's language, the scorer of its model, or None)."""
+        language = language or self.language_of(text)
+        return language, self.scorers.get(language) or self.scorers.get(ANY_LANGUAGE)
+
+    def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False,
+              language: str | None = None) -> CleanResult:
+        text, replaced = sanitize(text)
+        language, scorer = self.scorer_for(text, language)
+        if scorer is None:
+            return passthrough_result(text, threshold if threshold is not None else self._threshold, self.method,
+                                      replaced, f"language:{language or 'unknown'}")
+        return scorer.clean(text, threshold=threshold, annotate=annotate)
+
+    def score_document(self, text: str | bytes, language: str | None = None
+                       ) -> tuple[DocumentScore | None, str | None, str | None]:
+        """As `PerplexityScorer.score_document`, under the text's language's model."""
+        text, _ = sanitize(text)
+        language, scorer = self.scorer_for(text, language)
+        if scorer is None:
+            return None, f"language:{language or 'unknown'}", None
+        return scorer.score_document(text)
+
+    @property
+    def lm(self):
+        """Opens every model (as `PerplexityScorer.lm` does its one)."""
+        return [scorer.lm for scorer in self.scorers.values()]
+
+
+__all__ = ["ANY_LANGUAGE", "LanguageModels", "make_scorer", "parse_model_args"]
