@@ -1,0 +1,180 @@
+"""Other languages: a model trained with `plexity train --language de` filters German text,
+and a language -> model map cleans each text with its own language's model, in every
+front end.  Real parts: a German KenLM model built by lmplz from text this file writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from datatrove.data import Document
+
+from plexity_plugins.cli import main
+from plexity_plugins.datatrove import PerplexitySentenceFilter
+from plexity_plugins.models import resolve
+from plexity_plugins.multilingual import LanguageModels, parse_model_args
+from plexity_plugins.scorer import PerplexityScorer
+
+GERMAN_CORPUS = [
+    "Der Stadtrat hat am Dienstag den Haushalt für die neue Bibliothek beschlossen.",
+    "Die Bibliothek soll im Frühjahr öffnen und an Werktagen lange geöffnet bleiben.",
+    "Die Anwohner fragten den Stadtrat nach der Straße zum Fluss und nach der alten Brücke.",
+    "Der Bürgermeister sagte, die Straße werde vor dem Ende des Jahres fertig sein.",
+    "Die Kinder spielten im Park am Fluss, während ihre Eltern sich unterhielten.",
+    "Die Forscher haben jeden Morgen die Temperatur des Wassers gemessen.",
+    "Die Ergebnisse der Studie wurden in einem Bericht der Universität veröffentlicht.",
+    "Der Bericht sagt, dass der Fluss sauberer ist als in den vergangenen Jahren.",
+    "Die Bauern im Tal bauen Äpfel, Birnen und Kirschen auf kleinen Höfen an.",
+    "Der Zug in die Stadt fährt tagsüber jede Stunde vom Bahnhof ab.",
+    "Im Sommer kommen viele Besucher in die Stadt, um in den Bergen zu wandern.",
+    "Das Museum zeigt Bilder und Fotografien aus der Geschichte der Region.",
+    "Die Lehrer der Schule haben ein neues Programm für das Lesen begonnen.",
+    "Das Krankenhaus hat einen neuen Flügel für Patienten eröffnet, die lange Pflege brauchen.",
+    "Die Arbeiter haben nach dem Sturm im Winter das Dach der Kirche repariert.",
+    "Die Firma hat eine Fabrik am Hafen gebaut und dreihundert Menschen eingestellt.",
+    "Der Stadtrat will im nächsten Jahr auch die Schule am Fluss erneuern.",
+    "Die Besucher des Museums können die Bilder an jedem Tag der Woche sehen.",
+    "Die Eltern der Kinder haben den Bürgermeister nach dem Park gefragt.",
+    "Die Universität will die Studie im nächsten Sommer fortsetzen.",
+]
+GERMAN_ARTICLE = " ".join(GERMAN_CORPUS[:4])
+GERMAN_BOILERPLATE = ["Impressum | Datenschutz | AGB | Kontakt", "Alle Cookies akzeptieren",
+                      "Warenkorb (0) · Anmelden · Registrieren · Newsletter"]
+GERMAN_PAGE = "\n".join(GERMAN_BOILERPLATE[:2] + [GERMAN_ARTICLE] + GERMAN_BOILERPLATE[2:])
+ENGLISH = ("The council approved the budget for the new library on Tuesday. The library will open in the spring "
+           "and will stay open late on weekdays. Residents asked the council about the road to the river.")
+FRENCH = ("Le conseil municipal a approuvé mardi le budget de la nouvelle bibliothèque. La bibliothèque ouvrira "
+          "au printemps et restera ouverte tard en semaine.")
+
+
+@pytest.fixture(scope="module")
+def german_model(tmp_path_factory) -> str:
+    """`plexity train --language de` on a German corpus, installed in its own model directory."""
+    root = tmp_path_factory.mktemp("german")
+    corpus = root / "de.txt"
+    corpus.write_text("\n".join(GERMAN_CORPUS * 2) + "\n", encoding="utf-8")
+    models = root / "models"
+    assert main(["train", "--name", "de-news", "--corpus", "text", "--order", "3", "--language", "de",
+                 "--holdout-every", "0", "--quiet", "--output-dir", str(models), str(corpus)]) == 0
+    return str(models / "de-news")
+
+
+def test_the_language_given_to_train_is_stored(german_model):
+    assert resolve(german_model).language == "de"
+
+
+def test_train_identifies_the_language_when_not_given(tmp_path, capsys):
+    corpus = tmp_path / "de.txt"
+    corpus.write_text("\n".join(GERMAN_CORPUS) + "\n", encoding="utf-8")
+    assert main(["train", "--name", "de-guess", "--corpus", "text", "--order", "2", "--holdout-every", "0",
+                 "--output-dir", str(tmp_path / "models"), str(corpus)]) == 0
+    assert resolve(str(tmp_path / "models" / "de-guess")).language == "de"
+    assert "language: de (identified" in capsys.readouterr().err
+
+
+def test_a_german_model_filters_german_boilerplate_and_passes_english_through(german_model):
+    scorer = PerplexityScorer(german_model, threshold=100.0, method="sentences")
+    result = scorer.clean(GERMAN_PAGE)
+    assert result.passthrough is None  # German is this model's language: filtered
+    assert GERMAN_ARTICLE in result.text
+    for line in GERMAN_BOILERPLATE:
+        assert line not in result.text
+    english = scorer.clean(ENGLISH)
+    assert english.passthrough == "language:en" and english.text == ENGLISH
+
+
+def test_the_boilerplate_lies_far_above_the_german_sentences(german_model):
+    scorer = PerplexityScorer(german_model, threshold=100.0)
+    article = max(scorer.perplexity(s) for s in GERMAN_CORPUS[:4])
+    boilerplate = min(scorer.perplexity(s) for s in GERMAN_BOILERPLATE)
+    assert article < 10 and boilerplate > 300  # (measured: 1.8-1.9 and 344-453; the tests use 100)
+
+
+def test_no_language_check_filters_everything_with_the_model(german_model, tmp_path, capsys):
+    source = tmp_path / "in" / "english.txt"
+    source.parent.mkdir()
+    source.write_text(ENGLISH)
+    out = tmp_path / "out"
+    assert main(["clean", "--model", german_model, "--threshold", "100", "--method", "sentences", "-q",
+                 "--no-language-check", str(source), "-o", str(out)]) == 0
+    # every English sentence is junk to a German model (perplexities measured: 167-181, all <unk>)
+    assert (out / "english.txt.txt").read_text().strip() == ""
+
+
+# -- a language -> model map --------------------------------------------------------------
+
+def test_model_arguments_make_a_map():
+    assert parse_model_args(None) is None
+    assert parse_model_args(["ccnet-en"]) == "ccnet-en"
+    assert parse_model_args(["en=en-default", "de=ccnet-de"]) == {"en": "en-default", "de": "ccnet-de"}
+    for bad in (["en=a", "ccnet-de"], ["en=a", "en=b"], ["=x", "de=y"]):
+        with pytest.raises(ValueError):
+            parse_model_args(bad)
+
+
+def test_each_text_is_cleaned_with_its_languages_model(german_model, tiny_model):
+    models = LanguageModels({"en": str(tiny_model), "de": german_model}, threshold=100.0, method="sentences")
+    german = models.clean(GERMAN_PAGE)
+    assert german.model == "de-news" and GERMAN_ARTICLE in german.text and german.sentences_dropped == 3
+    english = models.clean(ENGLISH)
+    assert english.model == "tiny" and english.passthrough is None
+    french = models.clean(FRENCH)
+    assert french.passthrough == "language:fr" and french.text == FRENCH  # no French model: untouched
+    # a language declared upstream is used as is
+    assert models.clean(GERMAN_PAGE, language="fr").passthrough == "language:fr"
+
+
+def test_datatrove_step_with_a_map_counts_languages_without_a_model(german_model, tiny_model):
+    step = PerplexitySentenceFilter(model={"en": str(tiny_model), "de": german_model}, threshold=100.0,
+                                    method="sentences", min_chars=0)
+    docs = {"de": Document(text=GERMAN_PAGE, id="de"), "en": Document(text=ENGLISH, id="en"),
+            "fr": Document(text=FRENCH, id="fr"), "fr2": Document(text=FRENCH, id="fr2")}
+    for doc in docs.values():
+        assert step.filter(doc) is True
+    assert docs["de"].metadata["plexity_model"] == "de-news" and "Impressum" not in docs["de"].text
+    assert docs["de"].metadata["plexity_doc_perplexity"] > 0
+    assert docs["en"].metadata["plexity_model"] == "tiny"
+    assert docs["fr"].metadata["plexity_passthrough"] == "language:fr" and docs["fr"].text == FRENCH
+    assert docs["fr"].metadata["plexity_doc_perplexity"] is None
+    assert step.stats["passthrough_language:fr"].total == 2
+
+
+def test_datatrove_step_uses_the_language_an_upstream_step_set(german_model):
+    step = PerplexitySentenceFilter(model=german_model, threshold=100.0, method="sentences", min_chars=0)
+    labelled = Document(text=GERMAN_PAGE, id="x", metadata={"language": "en"})  # e.g. LanguageFilter's verdict
+    step.filter(labelled)
+    assert labelled.metadata["plexity_passthrough"] == "language:en"
+    unlabelled = Document(text=GERMAN_PAGE, id="y")
+    step.filter(unlabelled)
+    assert "plexity_passthrough" not in unlabelled.metadata and "Impressum" not in unlabelled.text
+
+
+def test_cli_clean_with_a_model_per_language(german_model, tiny_model, tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "de.txt").write_text(GERMAN_PAGE)
+    (inputs / "fr.txt").write_text(FRENCH)
+    out = tmp_path / "out"
+    assert main(["clean", "--model", f"en={tiny_model}", "--model", f"de={german_model}", "--threshold", "100",
+                 "--method", "sentences", "-q", str(inputs), "-o", str(out)]) == 0
+    cleaned = (out / "de.txt.txt").read_text()
+    assert GERMAN_ARTICLE in cleaned and "Impressum" not in cleaned
+    assert (out / "fr.txt.txt").read_text().strip() == FRENCH
+
+
+def test_scrapy_model_map_setting(german_model, tiny_model):
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    crawler = get_crawler(settings_dict={
+        "PLEXITY_MODEL": json.dumps({"en": str(tiny_model), "de": german_model}), "PLEXITY_THRESHOLD": 100.0,
+        "PLEXITY_METHOD": "sentences", "PLEXITY_INPUT_FORMAT": "text", "PLEXITY_THREADS": 0, "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    german = asyncio.run(pipeline.process_item({"html": GERMAN_PAGE}))
+    assert german["plexity"]["model"] == "de-news" and "Impressum" not in german["text"]
+    french = asyncio.run(pipeline.process_item({"html": FRENCH}))
+    assert french["text"] == FRENCH
+    assert pipeline.stats.get_value("plexity/items_passthrough/language:fr") == 1
