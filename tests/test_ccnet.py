@@ -390,3 +390,12 @@ def test_train_with_the_ccnet_tokenizer_stores_it(ccnet_files, model_dir, tmp_pa
     lm = kenlm.Model(info.path)
     assert "\u2581the" in lm  # trained on pieces
     assert PerplexityScorer("sp-trained").score(CORPUS[0])[0].oov == 0
+
+
+def test_a_ccnet_scorer_pickles_for_worker_processes(ccnet_model):
+    import pickle
+
+    scorer = PerplexityScorer(ccnet_model, threshold=1e9)
+    before = scorer.document_perplexity(DOCUMENTS[1])
+    copy = pickle.loads(pickle.dumps(scorer))  # (the SentencePiece and KenLM models are reopened lazily)
+    assert copy.tokenizer._sp is None and copy.document_perplexity(DOCUMENTS[1]) == before

@@ -166,6 +166,8 @@ def test_a_listed_model_can_be_chosen_by_name(server):
 def test_the_model_list_names_every_model_and_the_limits(server):
     data = json.loads(urllib.request.urlopen(server + "/api/models").read())
     assert {m["name"] for m in data["models"]} == {"en-default", "tiny"}
+    default = next(m for m in data["models"] if m["name"] == "en-default")
+    assert default["language"] == "en" and default["tokenizer"] == "plexity-tok-1"
     assert data["default"] == "en-default" and data["default_extractor"] == "tags"
     assert data["max_bytes"] == MAX_BYTES
     assert data["methods"] == ["region", "trim", "sentences"]

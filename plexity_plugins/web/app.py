@@ -110,7 +110,8 @@ class ScorerCache:
         return {
             name: {"name": name, "threshold": info.threshold,
                    "threshold_extracted": getattr(info, "threshold_extracted", None), "order": info.order,
-                   "corpus": info.corpus, "description": info.description}
+                   "corpus": info.corpus, "description": info.description,
+                   "language": info.language or None, "tokenizer": info.tokenizer_version}
             for name, info in models.items()
         }
 

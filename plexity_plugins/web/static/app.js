@@ -333,7 +333,9 @@
       for (const m of data.models) {
         models[m.name] = m;
         const option = el("option", { value: m.name }, select);
-        option.textContent = m.threshold ? `${m.name} (threshold ${fmt(m.threshold)})` : m.name;
+        const about = [m.language, m.tokenizer].filter(Boolean).join(", ");  // e.g. "de, ccnet"
+        option.textContent = (m.threshold ? `${m.name} (threshold ${fmt(m.threshold)})` : m.name)
+          + (about ? ` [${about}]` : "");
         option.selected = m.name === data.default;
       }
       const extractors = $("extractor");
