@@ -10,6 +10,7 @@ import sys
 from . import __version__
 from .decide import METHODS
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from .extras import MissingExtraError
 from .models import ModelError
 
 # Further subcommands live in their own modules, each with `add_parser(subparsers)`.
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
+    except MissingExtraError as exc:  # the installation lacks an extra: say which
+        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except (ModelError, ValueError, OSError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -121,6 +121,38 @@ def html_to_text_tags(html: str | bytes) -> str:
 
 _TRAFILATURA_CONFIG = None
 
+# trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
+# expected on a crawl (an empty body, a page of nothing but scripts), harmless (the extractor
+# then returns no text, which the front ends count: no_text_extracted / emptied), and alarming
+# when shown as ERROR in a run that went fine.  They are logged at DEBUG by our logger instead
+# and counted in `TRAFILATURA_EMPTY_DOCUMENTS` (the front ends count the empty result itself).
+_TRAFILATURA_EMPTY_MESSAGES = ("lxml parsing failed", "lxml parser bytestring", "parsed tree length",
+                               "empty HTML tree", "too small/incorrect", "discarding data")
+_TRAFILATURA_LOGGERS = ("trafilatura.utils", "trafilatura.core", "trafilatura.htmlprocessing",
+                        "trafilatura.main_extractor", "trafilatura.baseline", "trafilatura.external")
+TRAFILATURA_EMPTY_DOCUMENTS = 0
+
+
+class _TrafilaturaEmptyDocumentFilter(logging.Filter):
+    """Turns trafilatura's ERROR messages about empty documents into our DEBUG messages."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        global TRAFILATURA_EMPTY_DOCUMENTS
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING and any(m in message for m in _TRAFILATURA_EMPTY_MESSAGES):
+            TRAFILATURA_EMPTY_DOCUMENTS += 1
+            logger.debug("trafilatura (empty document, no text extracted): %s", message)
+            return False
+        return True
+
+
+def _quiet_trafilatura_empty_documents() -> None:
+    # A filter works on the logger that emits, not on its parent: one per trafilatura module.
+    for name in _TRAFILATURA_LOGGERS:
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _TrafilaturaEmptyDocumentFilter) for f in target.filters):
+            target.addFilter(_TrafilaturaEmptyDocumentFilter())
+
 
 def html_to_text_trafilatura(html: str | bytes) -> str:
     """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
@@ -129,6 +161,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     from trafilatura.settings import DEFAULT_CONFIG
 
     if _TRAFILATURA_CONFIG is None:
+        _quiet_trafilatura_empty_documents()
         config = copy.deepcopy(DEFAULT_CONFIG)
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"

@@ -216,8 +216,6 @@ def get_tokenizer(info: ModelInfo):
     try:
         return tokenizer_for(name, sp_model_path(info))
     except TokenizerError as exc:
-        if isinstance(exc, ImportError):
-            raise
         raise ModelError(f"model '{info.name}' ({info.path}): {exc}") from exc
 
 

@@ -63,10 +63,10 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    annotate: bool = False, min_chars: int = 50, min_kept_fraction: float = 0.0,
                    other_languages: str = "keep", extract_timeout: float = 30, language_check: bool = True) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
-    from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
+    from .datatrove import (HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor, WarcHtmlReader,
+                            WarcResponseWriter)
     from .decide import method_for_extractor
 
     if fmt not in FORMATS:
@@ -77,9 +77,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     if extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
-        # the settings of `plexity clean --extractor trafilatura`: keep tables, no deduplication
-        steps.append(Trafilatura(favour_precision=False, deduplicate=False, include_tables=True,
-                                 timeout=extract_timeout))
+        steps.append(TrafilaturaExtractor(timeout=extract_timeout))
     elif extractor != "none":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     steps.append(PerplexitySentenceFilter(
@@ -200,6 +198,9 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 # -- command --------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .extras import require_extra
+
+    require_extra("datatrove", "plexity run")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
     folder, pattern = resolve_input(args.input)

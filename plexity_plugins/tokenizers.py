@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 
 from . import ccnet_normalizer
+from .extras import MissingExtraError
 from .tokenizer import TOKENIZER_VERSION, spans_to_lm_lines, to_lm_line, to_lm_lines
 
 PLEXITY = TOKENIZER_VERSION
@@ -43,8 +44,8 @@ class TokenizerError(ValueError):
     """A tokenizer cannot be set up from what the model declares (message says why)."""
 
 
-class MissingExtra(TokenizerError, ImportError):
-    """An optional dependency is not installed: a broken installation, not bad input."""
+class MissingExtra(MissingExtraError):
+    """sentencepiece is not installed: a broken installation, not bad input."""
 
 
 class PlexityTokenizer:
@@ -88,8 +89,8 @@ def load_sentencepiece(path: str | Path):
     try:
         import sentencepiece
     except ImportError as exc:
-        raise MissingExtra(f"CCNet models need the sentencepiece package: pip install "
-                           f"'plexity_plugins[{EXTRA}]' (or pip install sentencepiece)") from exc
+        raise MissingExtra(f"CCNet models (tokenizer ccnet) need sentencepiece, not installed: "
+                           f"pip install \"plexity_plugins[{EXTRA}]\"") from exc
     path = Path(path)
     if not path.is_file():
         raise TokenizerError(f"SentencePiece model {path} does not exist")

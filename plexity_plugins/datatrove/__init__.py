@@ -17,15 +17,20 @@
   document perplexity for CCNet / edugp models) and keeps those within min/max bounds, or
   only labels them (``label_only=True``).
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
-- `HtmlTagsExtractor`: the ``tags`` extractor of ``plexity clean`` as a datatrove extractor
-  (datatrove's own ``Trafilatura`` extractor is the other choice).
+- `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
+  ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 """
 
-from .extractors import HtmlTagsExtractor
-from .document_filter import PerplexityDocumentFilter
-from .filter import PerplexitySentenceFilter
-from .readers import WarcHtmlReader
-from .writers import WarcResponseWriter
+from ..extras import require_extra
 
-__all__ = ["HtmlTagsExtractor", "PerplexityDocumentFilter", "PerplexitySentenceFilter", "WarcHtmlReader", "WarcResponseWriter"]
+require_extra("datatrove", "plexity_plugins.datatrove")
+
+from .document_filter import PerplexityDocumentFilter  # noqa: E402
+from .extractors import HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .filter import PerplexitySentenceFilter  # noqa: E402
+from .readers import WarcHtmlReader  # noqa: E402
+from .writers import WarcResponseWriter  # noqa: E402
+
+__all__ = ["HtmlTagsExtractor", "PerplexityDocumentFilter", "PerplexitySentenceFilter", "TrafilaturaExtractor",
+           "WarcHtmlReader", "WarcResponseWriter"]

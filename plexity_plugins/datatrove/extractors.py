@@ -1,10 +1,10 @@
-"""`HtmlTagsExtractor`: the ``tags`` extractor of ``plexity clean`` as a datatrove extractor."""
+"""The extractors of ``plexity clean`` as datatrove extractor steps."""
 
 from __future__ import annotations
 
 from datatrove.pipeline.extractors.base import BaseExtractor
 
-from ..extract import html_to_text_tags
+from ..extract import html_to_text_tags, html_to_text_trafilatura
 
 
 class HtmlTagsExtractor(BaseExtractor):
@@ -32,3 +32,29 @@ class HtmlTagsExtractor(BaseExtractor):
 
     def extract(self, text: str) -> str:
         return html_to_text_tags(text)
+
+
+class TrafilaturaExtractor(BaseExtractor):
+    """trafilatura's main text, with the settings of ``plexity clean --extractor trafilatura``
+    (`plexity_plugins.extract.html_to_text_trafilatura`: tables kept, no deduplication, no
+    comments), so that ``plexity run`` and ``plexity clean`` extract the same text.
+
+    Unlike datatrove's ``Trafilatura`` step it does not log trafilatura's ERROR messages for
+    an empty document (datatrove's sandbox warms up on an empty string, which made every
+    successful run print two ERROR lines): such a document yields no text and is counted as
+    ``dropped`` by the step, like any document without text.  Works with trafilatura 1.8-1.11
+    (what ``datatrove[processing]`` pins) and 2.x.
+
+    Args:
+        timeout: seconds allowed per document (extraction runs in datatrove's sandboxed
+            subprocess; a document over time is dropped and counted as ``timeout``)
+    """
+
+    name = "⛏ Trafilatura (plexity)"
+    _requires_dependencies = ["trafilatura"]
+
+    def __init__(self, timeout: float = 30):
+        super().__init__(timeout)
+
+    def extract(self, text: str) -> str:
+        return html_to_text_trafilatura(text)
