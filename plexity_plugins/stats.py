@@ -91,6 +91,9 @@ class RunStats:
             "dropped_counts": {str(k): v for k, v in sorted(self.histogram_dropped.items())},
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
+        for key in ("threshold", "text_threshold"):  # NaN: a language -> model map, each model its own
+            if data[key] is not None and data[key] != data[key]:
+                data[key] = None
         return data
 
     def write(self, path: Path) -> None:
@@ -105,6 +108,10 @@ class RunStats:
             f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
-            f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {self.threshold:g}, "
+            f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
             f"extractor {self.extractor})"
         )
+
+
+def _threshold(value: float) -> str:
+    return "per model" if value != value else f"{value:g}"  # NaN: each model of a language map its own

@@ -408,3 +408,17 @@ def test_a_ccnet_scorer_pickles_for_worker_processes(ccnet_model):
     before = scorer.document_perplexity(DOCUMENTS[1])
     copy = pickle.loads(pickle.dumps(scorer))  # (the SentencePiece and KenLM models are reopened lazily)
     assert copy.tokenizer._sp is None and copy.document_perplexity(DOCUMENTS[1]) == before
+
+
+def test_import_with_calibration_text_sets_the_thresholds(ccnet_files, model_dir, tmp_path, capsys):
+    clean = tmp_path / "clean.txt"
+    clean.write_text("\n".join(CORPUS[8:]) + "\n")
+    code, out = run_cli(capsys, "models", "import", "cal", "--kenlm", str(ccnet_files[0]), "--sp-model",
+                        str(ccnet_files[1]), "--tokenizer", "ccnet", "--language", "en", "--calibrate", str(clean))
+    assert code == 0, out
+    info = resolve("cal")
+    scorer = PerplexityScorer("cal")
+    values = sorted(r.perplexity for line in CORPUS[8:] for r in scorer.score(line))
+    # the rule of `plexity calibrate`, on the sentences as the model's own tokenizer scores them
+    assert info.threshold == lmbuild.percentile_threshold(values, lmbuild.THRESHOLD_PERCENTILE)
+    assert "clean.txt" in info.threshold_procedure

@@ -178,3 +178,37 @@ def test_scrapy_model_map_setting(german_model, tiny_model):
     french = asyncio.run(pipeline.process_item({"html": FRENCH}))
     assert french["text"] == FRENCH
     assert pipeline.stats.get_value("plexity/items_passthrough/language:fr") == 1
+
+
+def test_a_map_without_a_common_threshold_reports_it_per_model(tiny_model, tmp_path, capsys):
+    source = tmp_path / "in" / "en.txt"
+    source.parent.mkdir()
+    source.write_text(ENGLISH)
+    out = tmp_path / "out"
+    assert main(["clean", "--model", f"en={tiny_model}", "--model", f"fr={tiny_model}", "-q", str(source),
+                 "-o", str(out)]) == 0
+    assert "threshold per model" in capsys.readouterr().out
+    stats = json.loads((out / "plexity-stats.json").read_text())  # strict JSON: no NaN
+    assert stats["threshold"] is None and stats["model"] == f"en=tiny,fr=tiny"
+
+
+def test_document_filter_with_a_map_labels_each_language(german_model, tiny_model):
+    from plexity_plugins.datatrove import PerplexityDocumentFilter
+
+    step = PerplexityDocumentFilter({"en": str(tiny_model), "de": german_model}, label_only=True)
+    docs = [Document(text=GERMAN_PAGE, id="de"), Document(text=ENGLISH, id="en"), Document(text=FRENCH, id="fr")]
+    assert all(step.filter(doc) is True for doc in docs)
+    assert [d.metadata["plexity_doc_model"] for d in docs] == ["de-news", "tiny", None]
+    assert docs[0].metadata["plexity_doc_perplexity"] == PerplexityScorer(german_model).document_perplexity(GERMAN_PAGE)
+    assert docs[2].metadata["plexity_passthrough"] == "language:fr"
+    assert step.stats["passthrough_language:fr"].total == 1 and step.stats["scored"].total == 2
+
+
+def test_steps_with_a_map_survive_the_executors_serialisation(german_model, tiny_model):
+    import dill
+
+    step = PerplexitySentenceFilter(model={"en": str(tiny_model), "de": german_model}, threshold=100.0,
+                                    method="sentences", min_chars=0)
+    copy = dill.loads(dill.dumps(step))
+    doc = Document(text=GERMAN_PAGE, id="de")
+    assert copy.filter(doc) is True and "Impressum" not in doc.text
