@@ -143,3 +143,26 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     if lang is not None and lang != expected and prob >= min_probability:
         return lang
     return None
+
+
+# ISO 639-3 -> 639-1 for the languages with CCNet / Wikipedia models, so that a label such as
+# GlotLID's "deu_Latn" (datatrove's LanguageFilter(backend="glotlid")) matches a model's "de".
+_ISO639_3_TO_1 = dict(pair.split(":") for pair in (
+    "afr:af amh:am ara:ar arb:ar asm:as aze:az bak:ba bel:be ben:bn bod:bo bre:br bul:bg cat:ca ces:cs "
+    "cym:cy dan:da deu:de div:dv ell:el eng:en epo:eo est:et eus:eu fao:fo fas:fa pes:fa fin:fi fra:fr "
+    "fry:fy gle:ga gla:gd glg:gl guj:gu heb:he hin:hi hrv:hr hun:hu hye:hy ido:io ina:ia ind:id isl:is "
+    "ita:it jav:jv jpn:ja kan:kn kat:ka kaz:kk khm:km kir:ky kor:ko kur:ku lao:lo lat:la lav:lv lit:lt "
+    "ltz:lb mal:ml mar:mr mkd:mk mlg:mg mlt:mt mon:mn msa:ms zsm:ms mya:my nep:ne npi:ne nld:nl nno:nn "
+    "nob:no nor:no oci:oc ori:or pan:pa pol:pl por:pt pus:ps ron:ro rus:ru san:sa sin:si slk:sk slv:sl "
+    "snd:sd som:so spa:es sqi:sq als:sq srp:sr sun:su swa:sw swh:sw swe:sv tam:ta tat:tt tel:te tgk:tg "
+    "tgl:tl tha:th tuk:tk tur:tr uig:ug ukr:uk urd:ur uzb:uz uzn:uz vie:vi yid:yi yor:yo zho:zh cmn:zh "
+    "wuu:zh yue:zh").split())
+
+
+def language_code(label: str | None) -> str | None:
+    """A language label as models store it (ISO 639-1 where there is one): "deu_Latn",
+    "de" and "DE" all give "de"; an unknown label is returned lower-cased."""
+    if not label:
+        return None
+    code = label.split("_")[0].split("-")[0].lower()
+    return _ISO639_3_TO_1.get(code, code)

@@ -5,7 +5,7 @@
     PLEXITY_MODEL = {"en": "en-default", "de": "ccnet-de"}                   # Scrapy
 
 A text's language is the one an upstream step declared (datatrove's ``LanguageFilter``
-sets ``doc.metadata["language"]``), else the one `plexity_plugins.language` identifies
+sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one `plexity_plugins.language` identifies
 with at least `language.MIN_PROBABILITY`.  A text whose language has no model is passed
 through unfiltered with ``passthrough = "language:<code>"`` (``language:unknown`` when
 it could not be identified, e.g. too short), which the front ends count per language;
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from os import PathLike
 
 from . import decide
-from .language import MIN_PROBABILITY, identify
+from .language import MIN_PROBABILITY, identify, language_code
 from .scorer import CleanResult, DocumentScore, PerplexityScorer, passthrough_result, sanitize
 from .sentences import DEFAULT_MAX_CHARS
 
@@ -76,10 +76,10 @@ class LanguageModels:
             scorer = PerplexityScorer(model, threshold=threshold, method=method, max_sentence_chars=max_sentence_chars,
                                       allow_tokenizer_mismatch=allow_tokenizer_mismatch, language_check=False)
             declared = scorer.info.language
-            if language != ANY_LANGUAGE and declared and declared != language:
+            if language != ANY_LANGUAGE and declared and language_code(declared) != language_code(language):
                 logger.warning("model %s is declared as language %r but mapped to %r", scorer.model_name, declared,
                                language)
-            self.scorers[language] = scorer
+            self.scorers[language if language == ANY_LANGUAGE else language_code(language)] = scorer
         self.method = method
         self._threshold = threshold
         self.language_check = language_check
@@ -106,7 +106,7 @@ class LanguageModels:
 
     def scorer_for(self, text: str, language: str | None = None) -> tuple[str | None, PerplexityScorer | None]:
         """(the text's language, the scorer of its model, or None)."""
-        language = language or self.language_of(text)
+        language = language_code(language) or self.language_of(text)
         return language, self.scorers.get(language) or self.scorers.get(ANY_LANGUAGE)
 
     def clean(self, text: str | bytes, threshold: float | None = None, annotate: bool = False,

@@ -2,7 +2,9 @@
 
 Perplexity of one sentence
 --------------------------
-The sentence is tokenised by `plexity_plugins.tokenizer` into tokens ``w1 .. wn``.
+The sentence is tokenised by the model's own tokenizer (`plexity_plugins.tokenizers`:
+``plexity-tok-1``, `plexity_plugins.tokenizer`, or CCNet's normaliser + SentencePiece)
+into tokens ``w1 .. wn``.
 KenLM gives the base-10 log-probability of each token given the preceding ones
 within the sentence, starting from the sentence-start context ``<s>``, and of the
 end-of-sentence token ``</s>``::
@@ -25,6 +27,10 @@ The threshold is the model's calibrated default unless one is given: its
 Text in another language than the model's (see `plexity_plugins.language`) is passed
 through unfiltered and flagged, because an English model scores every sentence of,
 say, a German page as boilerplate.
+
+A document's perplexity (`PerplexityScorer.document_perplexity`, `DocumentScore`) pools its
+lines the same way: ``10 ** (-sum(log10 P(line)) / sum(tokens(line) + 1))``; for a CCNet
+model the whole normalised document is one line, as in cc_net and datatrove.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from . import decide, native
-from .language import other_language
+from .language import language_code, other_language
 from .models import ModelError, ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
@@ -384,7 +390,8 @@ class PerplexityScorer:
         if not self.language_check:
             return None
         if declared:
-            return declared if declared != self.info.language else None
+            declared = language_code(declared)
+            return declared if declared != language_code(self.info.language) else None
         return other_language(text, self.info.language)
 
     def score_document(self, text: str | bytes, language: str | None = None

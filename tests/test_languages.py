@@ -212,3 +212,15 @@ def test_steps_with_a_map_survive_the_executors_serialisation(german_model, tiny
     copy = dill.loads(dill.dumps(step))
     doc = Document(text=GERMAN_PAGE, id="de")
     assert copy.filter(doc) is True and "Impressum" not in doc.text
+
+
+def test_glotlid_and_iso_639_3_labels_match_the_models_language(german_model, tiny_model):
+    from plexity_plugins.language import language_code
+
+    assert [language_code(x) for x in ("deu_Latn", "de", "DE", "eng", "xyz_Latn", None)] == \
+        ["de", "de", "de", "en", "xyz", None]
+    scorer = PerplexityScorer(german_model, threshold=100.0, method="sentences")
+    assert scorer.clean(GERMAN_PAGE, language="deu_Latn").passthrough is None  # GlotLID's label for German
+    assert scorer.clean(GERMAN_PAGE, language="eng_Latn").passthrough == "language:en"
+    models = LanguageModels({"eng": str(tiny_model), "de": german_model}, threshold=100.0)
+    assert models.clean(ENGLISH, language="eng_Latn").model == "tiny"
