@@ -422,3 +422,46 @@ def test_import_with_calibration_text_sets_the_thresholds(ccnet_files, model_dir
     # the rule of `plexity calibrate`, on the sentences as the model's own tokenizer scores them
     assert info.threshold == lmbuild.percentile_threshold(values, lmbuild.THRESHOLD_PERCENTILE)
     assert "clean.txt" in info.threshold_procedure
+
+
+def test_scrapy_language_field_and_document_bounds(ccnet_model, ccnet_files):
+    import asyncio
+
+    from scrapy.exceptions import DropItem
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    low, high = (independent_document_perplexity(*ccnet_files, d) for d in (DOCUMENTS[0], DOCUMENTS[2]))
+    crawler = get_crawler(settings_dict={
+        "PLEXITY_MODEL": ccnet_model, "PLEXITY_THRESHOLD": 1e9, "PLEXITY_INPUT_FORMAT": "text", "PLEXITY_THREADS": 0,
+        "PLEXITY_MIN_CHARS": 0, "PLEXITY_MAX_DOC_PERPLEXITY": (low * high) ** 0.5, "PLEXITY_LANGUAGE_FIELD": "lang"})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    assert asyncio.run(pipeline.process_item({"html": DOCUMENTS[0]}))["plexity"]["doc_perplexity"] > 0
+    with pytest.raises(DropItem, match="doc_perplexity_above_max"):
+        asyncio.run(pipeline.process_item({"html": DOCUMENTS[2]}))
+    # the spider's language label is used instead of identifying the page's language
+    german = asyncio.run(pipeline.process_item({"html": DOCUMENTS[2], "lang": "de"}))
+    assert german["plexity"]["passthrough"] == "language:de" and german["text"] == DOCUMENTS[2].strip()
+    assert pipeline.stats.get_value("plexity/items_dropped/doc_perplexity_above_max") == 1
+
+
+def test_plexity_run_with_an_imported_ccnet_model(ccnet_model, model_dir, tmp_path):
+    """`plexity run` (datatrove, a worker process) scores with the imported model and writes
+    every document's document perplexity."""
+    import gzip
+    import subprocess
+
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path / "out"
+    process = subprocess.run(
+        [sys.executable, "-m", "plexity_plugins.cli", "run", str(repo / "examples" / "sample.warc.gz"),
+         "--output-dir", str(out), "--executor", "local", "--extractor", "tags", "--model", ccnet_model,
+         "--threshold", "1e9", "--min-chars", "0", "--workers", "1", "--no-language-check"],
+        capture_output=True, text=True, timeout=300, cwd=repo)
+    assert process.returncode == 0, process.stderr[-3000:]
+    docs = [json.loads(line) for path in (out / "documents").glob("*.jsonl*")
+            for line in gzip.open(path, "rt")]
+    assert docs and all(d["metadata"]["plexity_model"] == ccnet_model for d in docs)
+    assert all(d["metadata"]["plexity_doc_perplexity"] > 1 for d in docs)
