@@ -99,6 +99,9 @@ def cmd_models(args: argparse.Namespace) -> int:
     from .native import status
 
     print(f"scoring path: {status()}")
+    others = sorted({info.tokenizer_version for info in models} - {None, "plexity-tok-1"})
+    if others:  # the compiled path implements plexity-tok-1 only
+        print(f"  (models with tokenizer {', '.join(others)}: the kenlm module)")
     return 0
 
 

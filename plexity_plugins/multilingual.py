@@ -121,8 +121,7 @@ class LanguageModels:
     def score_document(self, text: str | bytes, language: str | None = None
                        ) -> tuple[DocumentScore | None, str | None, str | None]:
         """As `PerplexityScorer.score_document`, under the text's language's model."""
-        text, _ = sanitize(text)
-        language, scorer = self.scorer_for(text, language)
+        language, scorer = self.scorer_for(sanitize(text)[0], language)
         if scorer is None:
             return None, f"language:{language or 'unknown'}", None
         return scorer.score_document(text)

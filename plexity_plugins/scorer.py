@@ -145,11 +145,12 @@ def passthrough_result(text: str, threshold: float | None, method: str, replaced
                        replaced_chars=replaced, passthrough=why)
 
 
-def sanitize(text: str | bytes) -> tuple[str, int]:
+def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
     Bytes are decoded as UTF-8 (invalid sequences become U+FFFD); NUL becomes a space
-    and lone surrogates U+FFFD, so a `str` input keeps its length and offsets.
+    (unless `keep_nul`: CCNet's normaliser deletes it) and lone surrogates U+FFFD, so a
+    `str` input keeps its length and offsets.
     """
     replaced = 0
     if isinstance(text, (bytes, bytearray, memoryview)):
@@ -161,7 +162,7 @@ def sanitize(text: str | bytes) -> tuple[str, int]:
             replaced += text.count("\ufffd") - raw.count("\ufffd".encode())
     elif not isinstance(text, str):
         raise TypeError(f"expected str or bytes, got {type(text).__name__}")
-    if "\x00" in text:
+    if not keep_nul and "\x00" in text:
         replaced += text.count("\x00")
         text = text.replace("\x00", " ")
     if text.isascii():  # (a flag lookup in CPython: most web text needs no further check)
@@ -330,7 +331,7 @@ class PerplexityScorer:
 
     def document_score(self, text: str | bytes) -> DocumentScore:
         """The perplexity of a whole document, pooled over its lines (see `DocumentScore`)."""
-        text, _ = sanitize(text)
+        text, _ = sanitize(text, keep_nul=self.tokenizer.whole_document)
         if self.tokenizer.whole_document:
             lines = self.tokenizer.document_lines(text)
             logprobs = [self.lm.score(line, bos=True, eos=True) for line in lines]
@@ -357,6 +358,7 @@ class PerplexityScorer:
         """
         # (bench/throughput.py times these steps one by one: keep them in this order)
         limit = self._limit(threshold)
+        source = text
         text, replaced = sanitize(text)
         passed = self._passthrough(text, limit, replaced, language)
         if passed is not None:
@@ -366,7 +368,8 @@ class PerplexityScorer:
         result = self._decide(text, replaced, limit, spans, blocks, logprobs, counts, annotate)
         # The document's perplexity: its sentences' pooled (free), or the whole text as one
         # line for tokenizers whose models were scored that way (CCNet's).
-        document = self.document_score(text) if self.tokenizer.whole_document else DocumentScore.pool(logprobs, counts)
+        document = (self.document_score(source) if self.tokenizer.whole_document
+                    else DocumentScore.pool(logprobs, counts))
         result.document_perplexity = document.perplexity
         return result
 
@@ -398,8 +401,7 @@ class PerplexityScorer:
                        ) -> tuple[DocumentScore | None, str | None, str | None]:
         """(score, None, model name), or (None, "language:xx", None) for text in another
         language than the model's (as `clean` passes it through)."""
-        text, _ = sanitize(text)
-        other = self._other_language(text, language)
+        other = self._other_language(sanitize(text)[0], language)
         if other is not None:
             return None, f"language:{other}", None
         return self.document_score(text), None, self.info.name

@@ -56,6 +56,7 @@ DOCUMENTS = [
     "Home | News | Sport | Weather | Contact\nAccept all cookies\nShare on Facebook",
     "  Scientists measured the temperature of the water.\n\n\tThe results were published.  ",
     "ＦＵＬＬ　ＷＩＤＴＨ：１２３，４５６。 «quoted» text ► next",
+    "A NUL\x00inside and a control\x1bcharacter: both deleted by the normaliser.",
 ]
 
 
