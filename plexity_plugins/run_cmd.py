@@ -278,7 +278,8 @@ def add_parser(subparsers) -> None:
                    help="documents in another language than the model's: keep unchanged or drop")
     p.add_argument("--no-language-check", action="store_true",
                    help="filter every document with the model, whatever its language")
-    p.add_argument("--executor", choices=EXECUTORS, required=True)
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: worker processes on this machine (default); slurm: an array job (needs --partition)")
     p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=int, default=None,
                    help="tasks running at once (default: local: CPU count; slurm: no limit)")

@@ -36,7 +36,7 @@ expect_extra() {  # expect_extra EXTRA LINES_ALLOWED COMMAND...
   local out status=0
   out="$("$@" 2>&1)" || status=$?
   if ((status == 0)) || ! tail -1 <<<"$out" | grep -qF "plexity_plugins[$extra]" \
-     || { ((lines == 1)) && (($(wc -l <<<"$out") > 1)); }; then
+     || { [[ "$lines" == 1 ]] && (($(wc -l <<<"$out") > 1)); }; then
     echo "env: '$*' should fail naming [$extra]; exit $status, said:" >&2; echo "$out" >&2; exit 1
   fi
   echo "missing extra [$extra]: $(tail -1 <<<"$out")"
@@ -44,7 +44,7 @@ expect_extra() {  # expect_extra EXTRA LINES_ALLOWED COMMAND...
 expect_extra scrapy any "$py" -c "import plexity_plugins.scrapy"
 expect_extra datatrove any "$py" -c "import plexity_plugins.datatrove"
 expect_extra web 1 "$work/venv/bin/plexity" serve --port 0
-expect_extra datatrove 1 "$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/run"
+expect_extra datatrove 1 "$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/run" --executor local
 
 rm -rf "$work/cleaned"
 (cd "$work" && "$work/venv/bin/plexity" clean "$repo/examples/sample.warc.gz" --output-dir "$work/cleaned" -q)
