@@ -609,10 +609,12 @@ class ModelTrainer:
                                  description=description, build=build, tokenizer_version=self.tokenizer.name)
 
     def _language(self) -> str:
-        """--language, else the language identified on a sample of the training text ("" if unsure:
-        the model then filters text in any language)."""
+        """--language, else English for the BNC and CORD-19, else the language identified on a
+        sample of the training text ("" if unsure: the model then filters text in any language)."""
         if self.language is not None:
             return self.language
+        if self.corpus in ("bnc", "cord19"):  # English corpora
+            return "en"
         from .language import MIN_PROBABILITY, identify
 
         language, probability = identify("\n".join(self._language_sample))

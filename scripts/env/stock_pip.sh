@@ -23,7 +23,7 @@ if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-chec
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
 fi
 "$py" -c "import lxml.html.clean, trafilatura; print('lxml.html.clean importable; trafilatura', trafilatura.__version__)"
-for module in scrapy datatrove starlette matplotlib; do
+for module in scrapy datatrove starlette matplotlib sentencepiece; do
   if "$py" -c "import $module" 2>/dev/null; then
     echo "env: $module came with the core install" >&2; exit 1
   fi
@@ -45,6 +45,8 @@ expect_extra scrapy any "$py" -c "import plexity_plugins.scrapy"
 expect_extra datatrove any "$py" -c "import plexity_plugins.datatrove"
 expect_extra web 1 "$work/venv/bin/plexity" serve --port 0
 expect_extra datatrove 1 "$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/run" --executor local
+expect_extra ccnet 1 "$work/venv/bin/plexity" models import x --tokenizer ccnet --sp-model "$repo/README.md" \
+  --kenlm "$repo/plexity_plugins/data/en-default/model.bin"
 
 rm -rf "$work/cleaned"
 (cd "$work" && "$work/venv/bin/plexity" clean "$repo/examples/sample.warc.gz" --output-dir "$work/cleaned" -q)
