@@ -121,11 +121,12 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
                   mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
-        from datatrove.executor import LocalPipelineExecutor
+        from .datatrove.executor import LocalTaskExecutor
 
         workers = workers or min(tasks, os.cpu_count() or 1)
-        return LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
-                                     start_method=local_start_method(pipeline, workers))
+        # (not datatrove's LocalPipelineExecutor: its pool hangs forever when a worker is killed)
+        return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
+                                 start_method=local_start_method(pipeline, workers))
     if executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
 

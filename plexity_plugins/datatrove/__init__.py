@@ -17,6 +17,8 @@
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
+- `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
+  the run (`TasksFailed`, naming the task) instead of hanging it.
 """
 
 from ..extras import require_extra
@@ -24,9 +26,10 @@ from ..extras import require_extra
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .extractors import HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import WarcResponseWriter  # noqa: E402
 
-__all__ = ["HtmlTagsExtractor", "PerplexitySentenceFilter", "TrafilaturaExtractor", "WarcHtmlReader",
-           "WarcResponseWriter"]
+__all__ = ["HtmlTagsExtractor", "LocalTaskExecutor", "PerplexitySentenceFilter", "TasksFailed",
+           "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]
