@@ -139,8 +139,8 @@ def sanitize(text: str | bytes) -> tuple[str, int]:
 
 
 def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str:
-    """Kept sentences verbatim; between two of them the original whitespace if they
-    were neighbours, else the strongest break (paragraph, line, space) in between."""
+    """Kept sentences verbatim; between two of them the original whitespace (or nothing) if
+    they were neighbours, else the strongest break (paragraph, line, space) in between."""
     out: list[str] = []
     prev_index = -1
     for i, (start, end) in enumerate(spans):
@@ -148,7 +148,7 @@ def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str
             continue
         if prev_index >= 0:
             gap = text[spans[prev_index][1]:start]
-            if prev_index == i - 1 and gap.isspace():
+            if prev_index == i - 1 and (not gap or gap.isspace()):  # (no gap: a cut inside a long run)
                 out.append(gap)
             elif _PARAGRAPH_BREAK.search(gap):
                 out.append("\n\n")

@@ -90,6 +90,16 @@ def test_neighbouring_kept_sentences_keep_their_spacing(scorer):
     assert scorer.clean(text, threshold=1e9).text == text
 
 
+def test_a_kept_run_longer_than_the_sentence_cap_comes_out_verbatim(scorer):
+    # 2,500 characters without whitespace are cut into pieces of at most 1,000 for scoring;
+    # kept, they are joined back without anything between them.
+    text = ("The council approved the budget for the library. " + "a" * 2500
+            + " The mayor said the road would be finished soon.")
+    result = scorer.clean(text, threshold=1e12)
+    assert result.sentences_kept == 4 and result.sentences_dropped == 0  # the run in three pieces, one with prose
+    assert result.text == text
+
+
 def test_annotate_keeps_everything_and_marks_drops(scorer):
     result = scorer.clean(ARTICLE, annotate=True)
     for line in ARTICLE.replace("Share on Facebook", "").replace("Accept all cookies", "").split("\n"):
