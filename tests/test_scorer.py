@@ -7,6 +7,7 @@ import kenlm
 import pytest
 
 from plexity_plugins import PerplexityScorer
+from plexity_plugins.scorer import sanitize
 from plexity_plugins.tokenizer import to_lm_line
 
 ARTICLE = (
@@ -159,3 +160,14 @@ def test_language_check_can_be_turned_off():
 
 def test_english_text_is_filtered_not_passed_through(scorer):
     assert scorer.clean(ARTICLE).passthrough is None
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_pattern(codec):
+    text = "The council approved the budget. Ünïcode ✓ 日本"
+    assert sanitize(text.encode(codec)) == (text, 0)
+
+
+def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
+    assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
+    assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
