@@ -16,7 +16,7 @@ from .extract import ExtractionError, decode_html_counted, get_extractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from .reading import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
-                      WarcFile, WarcRecord, read_document_file)
+                      WarcFile, WarcRecord, describe, read_document_file)
 from .scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from .warc import cleaned_response_record
@@ -164,7 +164,7 @@ class FileCleaner:
         except ENVIRONMENT_ERRORS:
             raise
         except Exception as exc:  # ExtractionError, or what a third-party extractor raises on odd HTML
-            detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
+            detail = str(exc) if isinstance(exc, ExtractionError) else describe(exc)
             self._skip(source, EXTRACTION_FAILED, detail)
             return None
         self.stats.replaced_chars += replaced
@@ -197,7 +197,7 @@ class FileCleaner:
             self._skip(source, TOO_LARGE, str(exc))
             return
         except (OSError, EOFError, zlib.error) as exc:  # unreadable, or a damaged gzip
-            self._skip_file(source, "unreadable_file", f"{type(exc).__name__}: {exc}")
+            self._skip_file(source, "unreadable_file", describe(exc))
             return
         self.stats.files += 1
         self.stats.bytes_in += len(raw)
@@ -215,7 +215,7 @@ class FileCleaner:
         try:
             src = open(item.path, "rb")
         except OSError as exc:
-            self._skip_file(str(item.path), "unreadable_file", f"{type(exc).__name__}: {exc}")
+            self._skip_file(str(item.path), "unreadable_file", describe(exc))
             return
         writer = None
         dst = None
@@ -260,7 +260,7 @@ class FileCleaner:
             except ENVIRONMENT_ERRORS:
                 raise
             except (EOFError, zlib.error, ValueError) as exc:
-                problem = f"unreadable payload: {type(exc).__name__}: {exc}"
+                problem = f"unreadable payload: {describe(exc)}"
             if problem:
                 writer.out.seek(start)
                 writer.out.truncate()

@@ -290,12 +290,12 @@ class WarcFile:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
                 if self.records == 0 and not iterator.truncated:
-                    self._stop(NOT_A_WARC, f"not a WARC file ({type(exc).__name__}: {exc})")
+                    self._stop(NOT_A_WARC, f"not a WARC file ({describe(exc)})")
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._stop(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
                 else:
                     self._stop(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
-                                             f"({type(exc).__name__}: {exc})")
+                                             f"({describe(exc)})")
                 return
             if record is None:
                 # (warcio has read the previous record to its end by now: its shortness is known)
@@ -319,7 +319,7 @@ class WarcFile:
                 raise
             except Exception as exc:  # the container is damaged inside this record's payload
                 item.payload, item.skip = None, TRUNCATED
-                item.detail = f"unreadable payload: {type(exc).__name__}: {exc}"
+                item.detail = f"unreadable payload: {describe(exc)}"
             previous = item
             yield item
 
@@ -366,6 +366,13 @@ class WarcFile:
             item.skip = EMPTY_PAYLOAD
             return
         item.payload = body
+
+
+def describe(exc: BaseException) -> str:
+    """An exception in one short printable line (warcio quotes the garbage it met)."""
+    message = str(exc)
+    message = message if len(message) <= 160 else message[:160] + "..."
+    return f"{type(exc).__name__}: " + message.encode("ascii", "backslashreplace").decode("ascii").replace("\n", " ")
 
 
 def _truncated(iterator) -> bool:
