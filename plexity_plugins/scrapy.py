@@ -290,10 +290,18 @@ class PerplexityFilterPipeline:
         message = policy.environment_message(exc)
         logger.error("plexity: %s: closing the spider", message)
         self.stats.set_value(STATS_PREFIX + "environment_error", message)
-        crawler = getattr(self, "crawler", None)
-        engine = getattr(crawler, "engine", None)
-        if engine is not None and getattr(crawler, "spider", None) is not None:
-            engine.close_spider(crawler.spider, "plexity_environment_error")
+        try:
+            engine = self.crawler.engine
+        except (AttributeError, RuntimeError):  # no crawl running (a pipeline used on its own)
+            return
+        if engine is None:
+            return
+        if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
+            from scrapy.utils.defer import deferred_from_coro
+
+            deferred_from_coro(engine.close_spider_async(reason="plexity_environment_error"))
+        else:
+            engine.close_spider(self.crawler.spider, "plexity_environment_error")
 
     def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
         """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that
