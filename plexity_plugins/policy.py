@@ -119,10 +119,9 @@ class DocumentPolicy:
                  other_languages: str = "keep"):
         if other_languages not in OTHER_LANGUAGE_ACTIONS:
             raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
-        if not 0.0 <= min_kept_fraction <= 1.0:
-            raise ValueError(f"min_kept_fraction must be between 0 and 1, got {min_kept_fraction!r}")
-        if min_chars < 0:
-            raise ValueError(f"min_chars must be 0 or more, got {min_chars!r}")
+        if not (0.0 <= min_kept_fraction <= 1.0 and min_chars >= 0):
+            raise ValueError(f"min_kept_fraction must be between 0 and 1 and min_chars 0 or more, "
+                             f"got {min_kept_fraction!r} and {min_chars!r}")
         self.scorer = scorer
         self.threshold = threshold
         self.annotate = annotate
