@@ -39,8 +39,25 @@ def test_perplexity_follows_the_documented_formula(tiny_model):
     n = len(line.split())
     assert record.tokens == n == 7
     assert record.oov == 1  # "zebra" is not in the tiny corpus
-    assert math.isclose(record.perplexity, 10 ** (-logprob / (n + 1)), rel_tol=1e-9)
-    assert math.isclose(record.perplexity, lm.perplexity(line), rel_tol=1e-6)  # float32 sums
+    # summed as KenLM sums (single precision: kenlm.Model.score), the same as clean() sums
+    assert record.perplexity == 10 ** (-lm.score(line, bos=True, eos=True) / (n + 1))
+    assert math.isclose(record.perplexity, 10 ** (-logprob / (n + 1)), rel_tol=1e-6)
+    assert math.isclose(record.perplexity, lm.perplexity(line), rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["sentences", "region", "trim"])
+def test_score_perplexity_and_clean_give_the_very_same_numbers(method):
+    """One summation of log-probabilities: `plexity calibrate` (which uses score) sets
+    thresholds on exactly the numbers clean() decides on.  (score() used to sum in double
+    precision and clean() in single: the last digits differed.)"""
+    scorer = PerplexityScorer(method=method, language_check=False)
+    text = ARTICLE * 3
+    scored = scorer.score(text)
+    result = scorer.clean(text)
+    assert [s.perplexity for s in scored] == result.perplexities
+    assert [(s.start, s.end) for s in scored] == result.spans
+    assert [s.tokens for s in scored] == result.token_counts
+    assert [scorer.perplexity(s.text) for s in scored] == result.perplexities
 
 
 def test_score_gives_spans_into_the_input(scorer):
@@ -171,3 +188,25 @@ def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_patte
 def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
     assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
     assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
+
+
+def test_clean_result_shows_its_decision_sentence_by_sentence(scorer):
+    result = scorer.clean(ARTICLE)
+    n = len(result.spans)
+    assert n == result.sentences == len(result.token_counts) == len(result.blocks) == len(result.keep) \
+        == len(result.perplexities)
+    assert result.source == ARTICLE
+    assert [ARTICLE[a:b] for (a, b), kept in zip(result.spans, result.keep) if not kept] == \
+        [s.text for s in result.dropped]
+    assert result.blocks == sorted(result.blocks) and result.blocks[0] == 0
+    assert sum(result.keep) == result.sentences_kept
+
+
+def test_open_opens_what_clean_uses(tiny_model):
+    from plexity_plugins import native
+
+    scorer = PerplexityScorer(tiny_model).open()
+    if native.ENABLED:  # the compiled model, and not the kenlm module's as well
+        assert scorer._native_lm and scorer._lm is None
+    else:
+        assert scorer._lm is not None

@@ -64,7 +64,8 @@
   // -- which sentences to keep: the methods of plexity_plugins/decide.py ----------------
   // The server sends each sentence's perplexity (unrounded), token count and block (line)
   // number, so the page reaches the same verdicts as PerplexityScorer.clean at any threshold.
-  // Keep in step with decide.py: tests/test_web_browser.py compares page and server verdicts.
+  // Keep in step with decide.py: the parity test
+  // tests/test_web_browser.py::test_parity_javascript_decision_port_matches_python compares them.
 
   function blockStats(sentences) {
     // per block: pooled perplexity (token-weighted, like one long sentence) and tokens
