@@ -126,10 +126,13 @@ class LanguageModels:
             return None, f"language:{language or 'unknown'}", None
         return scorer.score_document(text)
 
-    @property
-    def lm(self):
-        """Opens every model (as `PerplexityScorer.lm` does its one)."""
-        return [scorer.lm for scorer in self.scorers.values()]
+    def open(self) -> "LanguageModels":
+        """Opens every model now (`PerplexityScorer.open`), and the language identifier."""
+        for scorer in self.scorers.values():
+            scorer.open()
+        if self.language_check:
+            identify("The language identifier is loaded now, not with the first text.")
+        return self
 
 
 __all__ = ["ANY_LANGUAGE", "LanguageModels", "make_scorer", "parse_model_args"]

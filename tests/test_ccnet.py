@@ -310,7 +310,7 @@ def test_scrapy_items_get_the_document_perplexity(ccnet_model, ccnet_files):
     item = asyncio.run(pipeline.process_item({"html": DOCUMENTS[0]}))
     expected = independent_document_perplexity(*ccnet_files, DOCUMENTS[0])
     assert item["doc_perplexity"] == pytest.approx(expected, rel=1e-4)
-    assert item["plexity"]["doc_perplexity"] == item["doc_perplexity"]
+    assert item["plexity"]["plexity_doc_perplexity"] == item["doc_perplexity"]
 
 
 # -- bad input: each a clear error ------------------------------------------------------------
@@ -439,12 +439,12 @@ def test_scrapy_language_field_and_document_bounds(ccnet_model, ccnet_files):
         "PLEXITY_MIN_CHARS": 0, "PLEXITY_MAX_DOC_PERPLEXITY": (low * high) ** 0.5, "PLEXITY_LANGUAGE_FIELD": "lang"})
     pipeline = PerplexityFilterPipeline.from_crawler(crawler)
     pipeline.open_spider()
-    assert asyncio.run(pipeline.process_item({"html": DOCUMENTS[0]}))["plexity"]["doc_perplexity"] > 0
+    assert asyncio.run(pipeline.process_item({"html": DOCUMENTS[0]}))["plexity"]["plexity_doc_perplexity"] > 0
     with pytest.raises(DropItem, match="doc_perplexity_above_max"):
         asyncio.run(pipeline.process_item({"html": DOCUMENTS[2]}))
     # the spider's language label is used instead of identifying the page's language
     german = asyncio.run(pipeline.process_item({"html": DOCUMENTS[2], "lang": "de"}))
-    assert german["plexity"]["passthrough"] == "language:de" and german["text"] == DOCUMENTS[2].strip()
+    assert german["plexity"]["plexity_passthrough"] == "language:de" and german["text"] == DOCUMENTS[2].strip()
     assert pipeline.stats.get_value("plexity/items_dropped/doc_perplexity_above_max") == 1
 
 

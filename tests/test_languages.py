@@ -147,7 +147,7 @@ def test_datatrove_step_uses_the_language_an_upstream_step_set(german_model):
     assert labelled.metadata["plexity_passthrough"] == "language:en"
     unlabelled = Document(text=GERMAN_PAGE, id="y")
     step.filter(unlabelled)
-    assert "plexity_passthrough" not in unlabelled.metadata and "Impressum" not in unlabelled.text
+    assert unlabelled.metadata["plexity_passthrough"] is None and "Impressum" not in unlabelled.text
 
 
 def test_cli_clean_with_a_model_per_language(german_model, tiny_model, tmp_path):
@@ -174,7 +174,7 @@ def test_scrapy_model_map_setting(german_model, tiny_model):
     pipeline = PerplexityFilterPipeline.from_crawler(crawler)
     pipeline.open_spider()
     german = asyncio.run(pipeline.process_item({"html": GERMAN_PAGE}))
-    assert german["plexity"]["model"] == "de-news" and "Impressum" not in german["text"]
+    assert german["plexity"]["plexity_model"] == "de-news" and "Impressum" not in german["text"]
     french = asyncio.run(pipeline.process_item({"html": FRENCH}))
     assert french["text"] == FRENCH
     assert pipeline.stats.get_value("plexity/items_passthrough/language:fr") == 1

@@ -20,6 +20,8 @@
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
+- `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
+  the run (`TasksFailed`, naming the task) instead of hanging it.
 """
 
 from ..extras import require_extra
@@ -28,9 +30,10 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import WarcResponseWriter  # noqa: E402
 
-__all__ = ["HtmlTagsExtractor", "PerplexityDocumentFilter", "PerplexitySentenceFilter", "TrafilaturaExtractor",
-           "WarcHtmlReader", "WarcResponseWriter"]
+__all__ = ["HtmlTagsExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
+           "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]
