@@ -466,3 +466,15 @@ def test_plexity_run_with_an_imported_ccnet_model(ccnet_model, model_dir, tmp_pa
             for line in gzip.open(path, "rt")]
     assert docs and all(d["metadata"]["plexity_model"] == ccnet_model for d in docs)
     assert all(d["metadata"]["plexity_doc_perplexity"] > 1 for d in docs)
+
+
+def test_plexity_clean_writes_the_document_perplexity_into_warc_records(tmp_path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path / "out"
+    assert main(["clean", str(repo / "examples" / "sample.warc.gz"), "-o", str(out), "-q"]) == 0
+    with open(out / "sample.warc.gz", "rb") as f:
+        values = [float(r.rec_headers.get_header("X-Plexity-Doc-Perplexity")) for r in ArchiveIterator(f)
+                  if r.rec_headers.get_header("X-Plexity-Verdict") == "kept"]
+    assert values and all(v > 1 for v in values)
