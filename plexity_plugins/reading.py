@@ -25,7 +25,7 @@ import gzip
 import io
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .policy import ENVIRONMENT_ERRORS, InstallationError
@@ -218,6 +218,7 @@ class WarcRecord:
     payload: bytes | None = None
     skip: str | None = None
     detail: str = ""
+    _limit_reader: object = field(init=False, repr=False)
 
     def __post_init__(self):
         self._limit_reader = self.record.raw_stream  # (before any sniffing wraps it)
@@ -345,9 +346,7 @@ class WarcFile:
             item.skip = NOT_HTML
             return
         try:
-            body = head + read_capped(record.raw_stream, self.max_payload_bytes)
-            if len(body) > self.max_payload_bytes:
-                raise TooLarge(f"more than {self.max_payload_bytes:,} bytes")
+            body = read_capped(record.raw_stream, self.max_payload_bytes)  # (the sniffed head included)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
