@@ -11,6 +11,7 @@ import sys
 from . import __version__
 from .decide import METHODS
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from .extras import MissingExtraError
 from .models import ModelError
 from .policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, ENVIRONMENT_ERRORS, OTHER_LANGUAGE_ACTIONS, \
     InstallationError, environment_message
@@ -156,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
+    except MissingExtraError as exc:  # the installation lacks an extra: say which
+        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except (ModelError, ValueError, OSError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2

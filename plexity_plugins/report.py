@@ -144,6 +144,9 @@ def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
 def histogram_png(data: ReportData) -> bytes:
     """The perplexity histogram: log x axis, kept sentences blue, dropped ones stacked in red,
     the threshold line.  (Older stats without per-bin drop counts: red = above the threshold.)"""
+    from .extras import require_extra
+
+    require_extra("report", "plexity report's histogram")
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 
     fig = Figure(figsize=(9, 3.6), dpi=100, layout="constrained")

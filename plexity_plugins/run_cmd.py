@@ -68,8 +68,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
-    from .datatrove.extractors import TrafilaturaExtractor
+    from .datatrove import (HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor, WarcHtmlReader,
+                            WarcResponseWriter)
     from .decide import method_for_extractor
 
     if fmt not in FORMATS:
@@ -80,9 +80,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     if extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
-        # the settings of `plexity clean --extractor trafilatura`: keep tables, no deduplication
-        steps.append(TrafilaturaExtractor(favour_precision=False, deduplicate=False, include_tables=True,
-                                 timeout=extract_timeout))
+        steps.append(TrafilaturaExtractor(timeout=extract_timeout))
     elif extractor != "none":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     steps.append(PerplexitySentenceFilter(
@@ -126,11 +124,12 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
                   mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
-        from datatrove.executor import LocalPipelineExecutor
+        from .datatrove.executor import LocalTaskExecutor
 
         workers = workers or min(tasks, os.cpu_count() or 1)
-        return LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
-                                     start_method=local_start_method(pipeline, workers))
+        # (not datatrove's LocalPipelineExecutor: its pool hangs forever when a worker is killed)
+        return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
+                                 start_method=local_start_method(pipeline, workers))
     if executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
 
@@ -204,6 +203,9 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 # -- command --------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .extras import require_extra
+
+    require_extra("datatrove", "plexity run")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
     folder, pattern = resolve_input(args.input)
@@ -282,7 +284,8 @@ def add_parser(subparsers) -> None:
                         f"{MAX_DOCUMENT_BYTES // 10**6} MB, as plexity clean)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
                    help="documents in another language than the model's: keep unchanged or drop")
-    p.add_argument("--executor", choices=EXECUTORS, required=True)
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: worker processes on this machine (default); slurm: an array job (needs --partition)")
     p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=int, default=None,
                    help="tasks running at once (default: local: CPU count; slurm: no limit)")

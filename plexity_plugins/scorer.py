@@ -29,6 +29,7 @@ say, a German page as boilerplate.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from os import PathLike
@@ -121,20 +122,44 @@ class CleanResult:
         return [p for p, kept in zip(self.perplexities, self.keep) if not kept]
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # (UTF-32 LE's BOM starts as UTF-16 LE's)
+
+
+def text_codec(raw: bytes) -> str:
+    """The codec of a text file's bytes: its byte-order mark's; else UTF-16 when every other byte
+    of its start is NUL (UTF-16 without a BOM: ASCII-range text in it has that shape, which UTF-8
+    text never has); else UTF-8."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return codec
+    head = raw[:4096]
+    if len(head) >= 8:
+        half = len(head) // 2
+        odd_nuls, even_nuls = head[1::2].count(0), head[0::2].count(0)
+        if odd_nuls > 0.9 * half and even_nuls < 0.1 * half:
+            return "utf-16-le"
+        if even_nuls > 0.9 * half and odd_nuls < 0.1 * half:
+            return "utf-16-be"
+    return "utf-8"
+
+
 def sanitize(text: str | bytes) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
-    Bytes are decoded as UTF-8 (invalid sequences become U+FFFD); NUL becomes a space
+    Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
+    become U+FFFD); NUL becomes a space
     and lone surrogates U+FFFD, so a `str` input keeps its length and offsets.
     """
     replaced = 0
     if isinstance(text, (bytes, bytearray, memoryview)):
         raw = bytes(text)
+        codec = text_codec(raw)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode(codec)
         except UnicodeDecodeError:
-            text = raw.decode("utf-8", "replace")
-            replaced += text.count("\ufffd") - raw.count("\ufffd".encode())
+            text = raw.decode(codec, "replace")
+            replaced += text.count("\ufffd") - raw.decode(codec, "ignore").count("\ufffd")
     elif not isinstance(text, str):
         raise TypeError(f"expected str or bytes, got {type(text).__name__}")
     if "\x00" in text:
@@ -151,8 +176,8 @@ def sanitize(text: str | bytes) -> tuple[str, int]:
 
 
 def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str:
-    """Kept sentences verbatim; between two of them the original whitespace if they
-    were neighbours, else the strongest break (paragraph, line, space) in between."""
+    """Kept sentences verbatim; between two of them the original whitespace (or nothing) if
+    they were neighbours, else the strongest break (paragraph, line, space) in between."""
     out: list[str] = []
     prev_index = -1
     for i, (start, end) in enumerate(spans):
@@ -160,7 +185,7 @@ def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str
             continue
         if prev_index >= 0:
             gap = text[spans[prev_index][1]:start]
-            if prev_index == i - 1 and gap.isspace():
+            if prev_index == i - 1 and (not gap or gap.isspace()):  # (no gap: a cut inside a long run)
                 out.append(gap)
             elif _PARAGRAPH_BREAK.search(gap):
                 out.append("\n\n")

@@ -1,6 +1,10 @@
 """Scrapy item pipeline: perplexity filtering of crawled pages.
 
-Enable it in a project's ``settings.py``::
+Enable it in a project's ``settings.py``, with Scrapy's add-on (Scrapy >= 2.10)::
+
+    ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
+
+or as an item pipeline::
 
     ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
 
@@ -34,9 +38,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from .extras import require_extra
+
+require_extra("scrapy", "plexity_plugins.scrapy")
+
 # Absolute imports: this module's name does not shadow the real Scrapy.
-from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from itemadapter import ItemAdapter  # noqa: E402
+from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from . import decide, policy
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted, get_extractor
@@ -46,6 +54,8 @@ from .scorer import PerplexityScorer
 logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "plexity/"
+PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
+DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 
 
@@ -315,6 +325,27 @@ class PerplexityFilterPipeline:
             self._warned_classes.add(type(item))
             logger.warning("plexity: %s (per-item counts not stored)", message)
         return message
+
+
+class PlexityAddon:
+    """Scrapy add-on (Scrapy >= 2.10) that enables `PerplexityFilterPipeline`.
+
+    In ``settings.py``::
+
+        ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
+
+    It adds the pipeline to ``ITEM_PIPELINES`` at ``PLEXITY_PIPELINE_PRIORITY`` (default 300:
+    after pipelines that build the item, before exporters and storage pipelines, which by
+    convention sit at 800 and above).  A priority the project already gave the pipeline in
+    ``ITEM_PIPELINES`` is kept.  Every other setting is the pipeline's own ``PLEXITY_*``.
+    """
+
+    def update_settings(self, settings) -> None:
+        priority = settings.getint("PLEXITY_PIPELINE_PRIORITY", DEFAULT_PIPELINE_PRIORITY)
+        pipelines = settings.getdict("ITEM_PIPELINES")
+        if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
+            return
+        settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
 
 
 def _asyncio_available() -> bool:

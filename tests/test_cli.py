@@ -106,6 +106,15 @@ def test_invalid_utf8_in_files_is_counted(tmp_path):
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 2
 
 
+def test_a_utf_16_text_file_is_cleaned_as_text_not_as_replacement_characters(tmp_path):
+    text = ("The council approved the budget for the new library on Tuesday evening. "
+            "The library will open in the spring, the mayor said.\n")
+    (tmp_path / "t.txt").write_bytes(text.encode("utf-16"))
+    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+    assert (tmp_path / "out" / "t.txt.txt").read_text(encoding="utf-8") == text.strip()
+    assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 0
+
+
 def test_outputs_never_overwrite_inputs_or_each_other(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

@@ -7,6 +7,7 @@ import kenlm
 import pytest
 
 from plexity_plugins import PerplexityScorer
+from plexity_plugins.scorer import sanitize
 from plexity_plugins.tokenizer import to_lm_line
 
 ARTICLE = (
@@ -107,6 +108,16 @@ def test_neighbouring_kept_sentences_keep_their_spacing(scorer):
     assert scorer.clean(text, threshold=1e9).text == text
 
 
+def test_a_kept_run_longer_than_the_sentence_cap_comes_out_verbatim(scorer):
+    # 2,500 characters without whitespace are cut into pieces of at most 1,000 for scoring;
+    # kept, they are joined back without anything between them.
+    text = ("The council approved the budget for the library. " + "a" * 2500
+            + " The mayor said the road would be finished soon.")
+    result = scorer.clean(text, threshold=1e12)
+    assert result.sentences_kept == 4 and result.sentences_dropped == 0  # the run in three pieces, one with prose
+    assert result.text == text
+
+
 def test_annotate_keeps_everything_and_marks_drops(scorer):
     result = scorer.clean(ARTICLE, annotate=True)
     for line in ARTICLE.replace("Share on Facebook", "").replace("Accept all cookies", "").split("\n"):
@@ -166,6 +177,17 @@ def test_language_check_can_be_turned_off():
 
 def test_english_text_is_filtered_not_passed_through(scorer):
     assert scorer.clean(ARTICLE).passthrough is None
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_pattern(codec):
+    text = "The council approved the budget. Ünïcode ✓ 日本"
+    assert sanitize(text.encode(codec)) == (text, 0)
+
+
+def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
+    assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
+    assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
 
 
 def test_clean_result_shows_its_decision_sentence_by_sentence(scorer):

@@ -62,6 +62,7 @@ def crawl(tmp_path_factory) -> Crawl:
 
 
 def test_the_crawl_finishes_without_errors(crawl):
+    # (the project enables the filter through its add-on alone: ADDONS in settings.py)
     assert crawl.stats["finish_reason"] == "finished"
     assert "log_count/ERROR" not in crawl.stats, crawl.log[-5000:]
     assert crawl.plexity("model") == "en-default"
@@ -141,3 +142,12 @@ def test_a_non_asyncio_reactor_crawls_the_same(tmp_path, crawl):
     assert "SelectReactor" in other.log
     for path in ARTICLES:
         assert other.items[path]["text"] == crawl.items[path]["text"]
+
+
+def test_the_pipeline_enabled_in_item_pipelines_instead_of_the_add_on_crawls_the_same(tmp_path, crawl):
+    pipeline = json.dumps({"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
+    other = crawl_site(tmp_path, LARGE_PAGE_BYTES, "ADDONS={}", f"ITEM_PIPELINES={pipeline}")
+    assert "log_count/ERROR" not in other.stats, other.log[-5000:]
+    assert "PlexityAddon" not in other.log
+    assert {path: item["text"] for path, item in other.items.items()} == \
+        {path: item["text"] for path, item in crawl.items.items()}

@@ -315,3 +315,37 @@ def test_an_unknown_model_stops_the_crawl_naming_it(model_dir):
 def test_the_pipeline_can_be_switched_off_by_a_setting():
     with pytest.raises(NotConfigured):
         PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_ENABLED": False}))
+
+
+# -- the add-on ---------------------------------------------------------------------------
+
+def _pipelines_with(settings: dict) -> dict:
+    """ITEM_PIPELINES of a real Crawler after Scrapy applied its add-ons."""
+    from scrapy.utils.misc import load_object
+
+    crawler = get_crawler(settings_dict=settings)
+    return {(load_object(k) if isinstance(k, str) else k): v
+            for k, v in crawler.settings.getdict("ITEM_PIPELINES").items()}
+
+
+def test_the_add_on_enables_the_pipeline_at_300():
+    assert _pipelines_with({"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0}}) == {PerplexityFilterPipeline: 300}
+
+
+def test_the_add_ons_priority_is_a_setting():
+    pipelines = _pipelines_with({"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0},
+                                 "PLEXITY_PIPELINE_PRIORITY": 650})
+    assert pipelines == {PerplexityFilterPipeline: 650}
+
+
+def test_the_add_on_keeps_a_priority_the_project_gave_the_pipeline_and_other_pipelines():
+    pipelines = _pipelines_with({
+        "ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0},
+        "ITEM_PIPELINES": {"plexity_plugins.scrapy.PerplexityFilterPipeline": 120,
+                           "scrapy.pipelines.images.ImagesPipeline": 1}})
+    assert pipelines[PerplexityFilterPipeline] == 120
+    assert len(pipelines) == 2
+
+
+def test_without_the_add_on_nothing_is_enabled():
+    assert _pipelines_with({}) == {}

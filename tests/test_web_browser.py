@@ -21,6 +21,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from plexity_plugins.files import iter_warc_html
 from test_web_api import start_server, stop_server
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 MAX_BYTES = 100_000

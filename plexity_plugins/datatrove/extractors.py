@@ -1,12 +1,10 @@
-"""Extractors for datatrove pipelines: `HtmlTagsExtractor` (``plexity clean``'s ``tags``
-extractor) and `TrafilaturaExtractor` (datatrove's own, checked at start)."""
+"""The extractors of ``plexity clean`` as datatrove extractor steps, checked at task start."""
 
 from __future__ import annotations
 
-from datatrove.pipeline.extractors import Trafilatura
 from datatrove.pipeline.extractors.base import BaseExtractor
 
-from ..extract import html_to_text_tags
+from ..extract import html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
@@ -55,7 +53,29 @@ class HtmlTagsExtractor(_CheckedAtStart, BaseExtractor):
         return html_to_text_tags(text)
 
 
-class TrafilaturaExtractor(_CheckedAtStart, Trafilatura):
-    """datatrove's ``Trafilatura`` extractor (same arguments), but a trafilatura that cannot
-    be imported (e.g. lxml without ``lxml_html_clean``) stops the task with a message
-    instead of being counted as one ``broken_process`` per document."""
+class TrafilaturaExtractor(_CheckedAtStart, BaseExtractor):
+    """trafilatura's main text, with the settings of ``plexity clean --extractor trafilatura``
+    (`plexity_plugins.extract.html_to_text_trafilatura`: tables kept, no deduplication, no
+    comments), so that ``plexity run`` and ``plexity clean`` extract the same text.
+
+    Unlike datatrove's ``Trafilatura`` step it does not log trafilatura's ERROR messages for
+    an empty document (datatrove's sandbox warms up on an empty string, which made every
+    successful run print two ERROR lines): such a document yields no text and is counted as
+    ``dropped`` by the step, like any document without text.  Works with trafilatura 1.8-1.11
+    (what ``datatrove[processing]`` pins) and 2.x.  A trafilatura that cannot be imported
+    (e.g. lxml without ``lxml_html_clean``) stops the task with a message saying what to
+    install, instead of being counted as one ``broken_process`` per document.
+
+    Args:
+        timeout: seconds allowed per document (extraction runs in datatrove's sandboxed
+            subprocess; a document over time is dropped and counted as ``timeout``)
+    """
+
+    name = "⛏ Trafilatura (plexity)"
+    _requires_dependencies = ["trafilatura"]
+
+    def __init__(self, timeout: float = 30):
+        super().__init__(timeout)
+
+    def extract(self, text: str) -> str:
+        return html_to_text_trafilatura(text)

@@ -42,12 +42,12 @@ from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
 from ..scorer import PerplexityScorer, sanitize
 from ..sentences import split_with_blocks
 
-STATIC_DIR = Path(__file__).parent / "static"
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 # The demo shows what perplexity filtering does to a whole page, so by default HTML is
 # turned into text by the tag remover (every visible block), not by trafilatura, which
 # already removes most boilerplate before the filter sees it.
-DEFAULT_WEB_EXTRACTOR = "tags"
+from .command import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
+
+STATIC_DIR = Path(__file__).parent / "static"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 SECURITY_HEADERS = {

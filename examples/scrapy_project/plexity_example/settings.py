@@ -11,7 +11,9 @@ FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
 # The one line that adds perplexity filtering: every item's "html" gets a cleaned "text".
-ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
+# (Scrapy >= 2.10's add-on; it enables the pipeline at PLEXITY_PIPELINE_PRIORITY, 300. The
+# same without add-ons: ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
+ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
 
 # Every visible line of the page goes to the filter, which keeps the article (the
 # best-scoring run of blocks: method "region").  The default, "trafilatura", extracts

@@ -118,7 +118,7 @@
   }
 
   // -- cleaned text: the same rule as plexity_plugins.scorer._join_kept ---------------
-  // Kept sentences verbatim; between two of them the original whitespace if they were
+  // Kept sentences verbatim; between two of them the original whitespace (or nothing) if they were
   // neighbours, else the strongest break (paragraph, line, space) in between.
   // Sentences never span a newline, so the breaks between two kept sentences are those
   // of the gaps between them: each gap's kind is worked out once, when the text arrives.
@@ -130,7 +130,7 @@
       kind = Math.max(kind, gapKinds[i]);
       if (!keep[i]) return;
       if (prev >= 0) {
-        if (prev === i - 1 && /^\s+$/.test(gaps[i])) out.push(gaps[i]);
+        if (prev === i - 1 && /^\s*$/.test(gaps[i])) out.push(gaps[i]);
         else out.push(kind === 2 ? "\n\n" : kind === 1 ? "\n" : " ");
       }
       out.push(s.text);
