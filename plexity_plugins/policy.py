@@ -54,6 +54,16 @@ OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
 
 
+# Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
+# str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
+_LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(record: dict) -> str:
+    """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
+    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
+
+
 class InstallationError(RuntimeError):
     """The installation lacks something a document needs (a module, a model file ...)."""
 
@@ -260,7 +270,7 @@ class DroppedLog:
         return self._file is not None
 
     def _write(self, row: dict) -> None:
-        self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._file.write(json_line(row))
 
     def document(self, source: str, reason: str, detail: str = "") -> None:
         if self._file is not None:

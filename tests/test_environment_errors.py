@@ -79,11 +79,13 @@ def _pipeline(**settings) -> PerplexityFilterPipeline:
     return PerplexityFilterPipeline.from_crawler(crawler)
 
 
-def test_the_scrapy_pipeline_refuses_to_start_without_its_extractor(monkeypatch):
-    monkeypatch.setitem(sys.modules, "trafilatura", None)  # `import trafilatura` raises ImportError
+def test_the_scrapy_pipeline_refuses_to_start_without_its_extractor(monkeypatch, broken_env):
+    # The extractor runs in a child process (its time limit): the child's environment is broken.
+    monkeypatch.setenv("PYTHONPATH", broken_env["PYTHONPATH"])
     pipeline = _pipeline(PLEXITY_EXTRACTOR="trafilatura")
-    with pytest.raises(ImportError):
+    with pytest.raises(ImportError, match="lxml_html_clean"):
         pipeline.open_spider()
+    pipeline.close_spider()
 
 
 def test_the_scrapy_pipeline_raises_instead_of_dropping_items(monkeypatch):
