@@ -28,6 +28,8 @@ TEXT_SUFFIXES = (".txt", ".txt.gz")
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz")
 STATS_FILE = "plexity-stats.json"
+CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
+             "other_languages": "--other-languages"}
 DROPPED_FILE = "plexity-dropped.jsonl"
 
 
@@ -178,7 +180,7 @@ class FileCleaner:
         self.stats.add(verdict)
         self.dropped.sentences(source, verdict.result)
         if verdict.status == DROPPED:
-            self.dropped.document(source, verdict.reason)
+            self.dropped.document(source, verdict.reason, self.policy.explain(verdict, CLI_NAMES))
         return verdict
 
     # -- files ------------------------------------------------------------------------

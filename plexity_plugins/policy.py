@@ -164,6 +164,20 @@ class DocumentPolicy:
         return Verdict(KEPT, result.text, result, would_drop=reason, chars_before=chars_before,
                        extra_replaced=extra_replaced)
 
+    def explain(self, verdict: Verdict, names: dict[str, str] | None = None) -> str:
+        """Why `verdict` dropped its document, in a few words; `names` gives the front end's
+        names of the settings (e.g. ``{"min_chars": "PLEXITY_MIN_CHARS"}``)."""
+        names = names or {}
+        result = verdict.result
+        if verdict.reason == OTHER_LANGUAGE:
+            return f"{result.passthrough}, {names.get('other_languages', 'other_languages')} is drop"
+        if verdict.reason == TOO_LITTLE_KEPT:
+            total = result.chars_kept + result.chars_dropped
+            return (f"{result.chars_kept} of {total} characters kept, "
+                    f"{names.get('min_kept_fraction', 'min_kept_fraction')} is {self.min_kept_fraction:g}")
+        kept = result.chars_kept if result is not None else 0
+        return f"{kept} characters kept, {names.get('min_chars', 'min_chars')} is {self.min_chars}"
+
     def _drop_reason(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
         if result.chars_kept < self.min_chars:
             if not text.strip():

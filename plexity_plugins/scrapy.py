@@ -63,6 +63,8 @@ STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
 DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
+SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
+                 "other_languages": "PLEXITY_OTHER_LANGUAGES"}
 
 
 @dataclass
@@ -273,10 +275,7 @@ class PerplexityFilterPipeline:
             self._drop(source, outcome.reason, outcome.detail)
         self._count(verdict, source)
         if not verdict.kept:
-            result = verdict.result
-            self._drop(source, verdict.reason,
-                       f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}"
-                       if verdict.reason != policy.OTHER_LANGUAGE else result.passthrough)
+            self._drop(source, verdict.reason, self.policy.explain(verdict, SETTING_NAMES))
         self._check_doc_perplexity(verdict.result.document_perplexity if verdict.result else None, source)
 
         adapter[self.output_field] = verdict.text
