@@ -44,10 +44,14 @@ REASONS = {
 }
 
 
+MAIN_CONTENT_EXTRACTORS = ("trafilatura", "fast")
+
+
 def method_for_extractor(extractor: str | None) -> str:
-    """The method that suits text from `extractor` (trafilatura output is already the
-    main content: only trim it; raw tag text and plain text: find the region)."""
-    return "trim" if extractor == "trafilatura" else "region"
+    """The method that suits text from `extractor` (the output of a main-content extractor,
+    trafilatura or fast, is already the main content: only trim it; raw tag text and plain
+    text: find the region)."""
+    return "trim" if extractor in MAIN_CONTENT_EXTRACTORS else "region"
 
 
 def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:

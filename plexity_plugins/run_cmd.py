@@ -66,7 +66,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
+    from .datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader,
+                            WarcResponseWriter)
     from .decide import method_for_extractor
 
     if fmt not in FORMATS:
@@ -76,6 +77,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     steps = [WarcHtmlReader(folder, glob_pattern=pattern)]
     if extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
+    elif extractor == "fast":
+        steps.append(FastExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
         # the settings of `plexity clean --extractor trafilatura`: keep tables, no deduplication
         steps.append(Trafilatura(favour_precision=False, deduplicate=False, include_tables=True,
@@ -265,7 +268,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--method", choices=("region", "trim", "sentences"), default=None,
                    help="default: trim after trafilatura, region after tags/none (as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
-                   help="HTML to text: datatrove's Trafilatura (default), tags, or none")
+                   help="HTML to text: datatrove's Trafilatura (default), fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')

@@ -16,12 +16,13 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`: the ``tags`` extractor of ``plexity clean`` as a datatrove extractor
   (datatrove's own ``Trafilatura`` extractor is the other choice).
+- `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 """
 
-from .extractors import HtmlTagsExtractor
+from .extractors import FastExtractor, HtmlTagsExtractor
 from .filter import PerplexitySentenceFilter
 from .readers import WarcHtmlReader
 from .writers import WarcResponseWriter
 
-__all__ = ["HtmlTagsExtractor", "PerplexitySentenceFilter", "WarcHtmlReader", "WarcResponseWriter"]
+__all__ = ["FastExtractor", "HtmlTagsExtractor", "PerplexitySentenceFilter", "WarcHtmlReader", "WarcResponseWriter"]
