@@ -21,8 +21,8 @@ Extractors: trafilatura, jusText (English stop list; bench-only dependency), res
 perplexity filter with the method ``plexity clean`` uses for that extractor, plus the paper's
 per-sentence rule on tag text.  Extractor outputs are cached in ``--cache`` (default
 /tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
-extract.py); the filter always runs.  pages/s: extraction alone (when it was computed, on a shared
-machine) and the filter alone, in this process, one core; a pipeline's rate combines the two.
+extract.py); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
+the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
 ``--quick`` keeps one WCXB page in five (all pages of the two small sets).  The last line printed
 is one JSON object with all figures.
 """
@@ -242,7 +242,8 @@ PIPELINES = {"trafilatura+filter": ("trafilatura", None), "fast+filter": ("fast"
 
 
 def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Path) -> tuple[dict[str, str], float]:
-    """{key: text} of every page by `extractor`, and the seconds extraction took (cached per set)."""
+    """{key: text} of every page by `extractor`, and the seconds extraction took when it ran
+    (cached per set; the speed figures come from `measure_speed`, not from these)."""
     function, tag, _ = EXTRACTORS[extractor]
     path = cache_dir / set_name / f"{tag()}.json.gz"
     cached = {"texts": {}, "seconds": {}}
@@ -273,6 +274,38 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
 # -- the run --------------------------------------------------------------------------
 
 
+def measure_speed(pages: list[dict], extractors: list[str], pipelines: dict, filters: dict,
+                  sample: int) -> dict[str, float]:
+    """pages/s of each extractor and each pipeline (extractor + filter), one core, on the same
+    `sample` pages spread over all sets, the variants alternating page by page so that the
+    load of a shared machine falls on all of them alike (nothing here comes from the cache)."""
+    step = max(1, len(pages) // sample)
+    chosen = pages[::step][:sample]
+    seconds: Counter = Counter()
+    for i, page in enumerate(chosen):
+        raw = gzip.decompress(page["path"].read_bytes())
+        html, _ = plexity_extract.decode_html(raw)
+        texts = {}
+        order = extractors[i % len(extractors):] + extractors[:i % len(extractors)]
+        for extractor in order:
+            started = time.perf_counter()
+            try:
+                texts[extractor] = EXTRACTORS[extractor][0](html, raw)
+            except Exception:  # noqa: BLE001 - timed like any other page
+                texts[extractor] = ""
+            seconds[extractor] += time.perf_counter() - started
+        for name, (extractor, _) in pipelines.items():
+            started = time.perf_counter()
+            filters[name].clean(texts[extractor])
+            seconds["filter:" + name] += time.perf_counter() - started
+    rates = {"sample_pages": len(chosen)}
+    for extractor in extractors:
+        rates[extractor] = len(chosen) / max(seconds[extractor], 1e-9)
+    for name, (extractor, _) in pipelines.items():
+        rates[name] = len(chosen) / max(seconds[extractor] + seconds["filter:" + name], 1e-9)
+    return rates
+
+
 def available(extractor: str) -> bool:
     return _version(EXTRACTORS[extractor][2]) != "absent" and (
         extractor != "fast" or "fast" in plexity_extract.EXTRACTORS)
@@ -291,23 +324,18 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
                      "thresholds": {n: f.threshold for n, f in filters.items()},
                      "missing_extractors": [n for n in EXTRACTORS if n not in extractors],
                      "quick": quick, "sets": {}, "pages_per_second": {}}
-    seconds: Counter = Counter()
-    pages_done: Counter = Counter()
+    all_pages: list[dict] = []
     for set_name in sets:
         pages = LOADERS[set_name](bench / SET_DIRS[set_name])
         if quick and set_name == "wcxb":
             pages = pages[::5]
         outputs: dict[str, list[str]] = {}
         for extractor in extractors:
-            texts, took = extract_all(set_name, pages, extractor, cache_dir)
+            texts, _ = extract_all(set_name, pages, extractor, cache_dir)
             outputs[extractor] = [texts[page["key"]] for page in pages]
-            seconds[extractor] += took
-            pages_done[extractor] += len(pages)
         for name, (extractor, _) in pipelines.items():
-            started = time.perf_counter()
             outputs[name] = [filters[name].clean(text).text for text in outputs[extractor]]
-            seconds["filter:" + name] += time.perf_counter() - started
-            pages_done["filter:" + name] += len(pages)
+        all_pages.extend(pages)
         table: dict = {}
         groups = sorted({page["group"] for page in pages}, key=lambda g: (WCXB_TYPES + (g,)).index(g))
         for variant, texts in outputs.items():
@@ -324,12 +352,7 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             table[variant] = row
         results["sets"][set_name] = {"pages": {h: sum(p["half"] == h for p in pages) for h in HALVES},
                                      "groups": groups, "variants": table}
-    for extractor in extractors:
-        results["pages_per_second"][extractor] = pages_done[extractor] / max(seconds[extractor], 1e-9)
-    for name, (extractor, _) in pipelines.items():
-        filter_rate = pages_done["filter:" + name] / max(seconds["filter:" + name], 1e-9)
-        results["pages_per_second"]["filter:" + name] = filter_rate
-        results["pages_per_second"][name] = 1 / (1 / results["pages_per_second"][extractor] + 1 / filter_rate)
+    results["pages_per_second"] = measure_speed(all_pages, extractors, pipelines, filters, 40 if quick else 150)
     return results
 
 
@@ -346,6 +369,7 @@ def print_tables(results: dict) -> None:
     if results["missing_extractors"]:
         print(f"not installed, skipped: {', '.join(results['missing_extractors'])}")
     rates = results["pages_per_second"]
+    print(f"pages/s: one core, {rates['sample_pages']} sample pages, all variants on the same pages")
     for set_name, data in results["sets"].items():
         groups = data["groups"]
         metric = "similarity %" if set_name == "cleaneval" else "F1 P R"
@@ -361,6 +385,40 @@ def print_tables(results: dict) -> None:
                 print(f"{LABELS.get(variant, variant):26}{line}{rates.get(variant, 0):9.1f}")
 
 
+def print_markdown(results: dict) -> None:
+    """The README's tables: every set and half (F1 P R, or similarity), WCXB per page type, pages/s."""
+    sets = results["sets"]
+    rates = results["pages_per_second"]
+    variants = list(next(iter(sets.values()))["variants"])
+    heads, cells = [], {v: [] for v in variants}
+    for set_name, data in sets.items():
+        group = "english" if set_name == "articles" else "all"
+        for half in HALVES:
+            unit = "sim. %" if set_name == "cleaneval" else "F1 / P / R"
+            n = data["variants"][variants[0]][half][group]["pages"]
+            heads.append(f"{set_name}{' English' if set_name == 'articles' else ''}, {half} ({n} pages), {unit}")
+            for v in variants:
+                c = data["variants"][v][half][group]
+                cells[v].append(f"{c['similarity']:.1f}" if "similarity" in c else
+                                f"{c['f1']:.3f} / {c['precision']:.3f} / {c['recall']:.3f}")
+    print("| variant | " + " | ".join(heads) + " | pages/s |")
+    print("|---" * (len(heads) + 2) + "|")
+    for v in variants:
+        print(f"| {LABELS.get(v, v)} | " + " | ".join(cells[v]) + f" | {rates.get(v, 0):.1f} |")
+    if "wcxb" in sets:
+        data = sets["wcxb"]
+        for half in HALVES:
+            groups = [g for g in data["groups"] if g in data["variants"][variants[0]][half]]
+            print(f"\nWCXB {half} half, word F1 per page type (pages: "
+                  + ", ".join(f"{g} {data['variants'][variants[0]][half][g]['pages']}" for g in groups) + ")\n")
+            print("| variant | all | " + " | ".join(groups) + " |")
+            print("|---" * (len(groups) + 2) + "|")
+            for v in variants:
+                row = data["variants"][v][half]
+                print(f"| {LABELS.get(v, v)} | {row['all']['f1']:.3f} | "
+                      + " | ".join(f"{row[g]['f1']:.3f}" for g in groups) + " |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
@@ -371,6 +429,7 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
+    parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SET_DIRS]
@@ -384,6 +443,9 @@ def main() -> int:
         return 2
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache)
     print_tables(results)
+    if args.markdown:
+        print()
+        print_markdown(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(json.dumps(results))
