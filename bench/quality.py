@@ -363,8 +363,10 @@ def _fmt(cell: dict) -> str:
 
 
 def print_tables(results: dict) -> None:
+    from plexity_plugins import decide
+
     print(f"model {results['model']}; methods {results['methods']}; thresholds "
-          f"{ {k: round(v) for k, v in results['thresholds'].items()} }"
+          f"{ {k: round(v) for k, v in results['thresholds'].items()} }; trim relative {decide.TRIM_RELATIVE}"
           + ("; QUICK (1 WCXB page in 5)" if results["quick"] else ""))
     if results["missing_extractors"]:
         print(f"not installed, skipped: {', '.join(results['missing_extractors'])}")
@@ -430,6 +432,8 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
     parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
+    parser.add_argument("--trim-relative", type=float, default=None,
+                        help="override decide.TRIM_RELATIVE (0: the global threshold alone, the rule before it)")
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SET_DIRS]
@@ -441,7 +445,13 @@ def main() -> int:
               f"It is read in place from ../shared/bench (articles-dev, wcxb-dev, cleaneval-dev) beside the "
               f"repository, or from --bench DIR; it is never part of the repository.", file=sys.stderr)
         return 2
+    if args.trim_relative is not None:
+        from plexity_plugins import decide
+
+        decide.TRIM_RELATIVE = args.trim_relative
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache)
+    if args.trim_relative is not None:
+        results["trim_relative"] = args.trim_relative
     print_tables(results)
     if args.markdown:
         print()
