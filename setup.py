@@ -1,6 +1,6 @@
 """Build of the compiled hot path, plexity_plugins._native (everything else is in pyproject.toml).
 
-The extension is native/plexity_native.cpp plus KenLM's query code (native/kenlm: the
+The extension is native/plexity_native.cpp plus KenLM's query code (native/third_party/kenlm: the
 lm/ and util/ sources of the kenlm 0.3.0 sdist, LGPL-2.1, unmodified), compiled in so
 that tokenising and scoring a page is one C++ loop.  Sources are compiled in parallel
 (one job per CPU): KenLM alone is ~40 files.
@@ -20,7 +20,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
-KENLM = Path("native") / "kenlm"
+KENLM = Path("native") / "third_party" / "kenlm"
 
 
 def kenlm_sources() -> list[str]:

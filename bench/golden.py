@@ -1,50 +1,49 @@
-"""Golden outputs: what `PerplexityScorer().clean()` makes of every dev benchmark page.
+"""Golden outputs: what `PerplexityScorer().clean()` makes of the repository's own page set.
 
-    .venv/bin/python bench/golden.py            # (re)write tests/golden/dev_pages_clean.json
+    .venv/bin/python bench/golden.py            # (re)write tests/golden/pages_clean.json
     .venv/bin/python bench/golden.py --check    # compare the current code with it (exit 1 if different)
 
-For each page of ../shared/bench/articles-dev/html (beside the repository), the text extracted by
-the tags extractor is cleaned with the embedded model's defaults; the kept text, the sentence
-counts, the pass-through reason and every sentence's perplexity are recorded.  Optimisations of
-the scorer must not change them: tests/test_golden.py recomputes and compares.  When behaviour
-changes on purpose, regenerate the file with this script and commit it with the change.
+The pages are tests/golden/pages.py's (the sample WARC's pages, pages assembled from the sample's
+article and boilerplate text, other-language pages and edge-case text: nothing outside the
+repository).  For each, the text extracted by the tags extractor is cleaned with the embedded
+model's defaults; the kept text, the sentence counts, the pass-through reason and every
+sentence's perplexity are recorded.  Optimisations of the scorer must not change them:
+tests/test_golden.py recomputes and compares.  When behaviour changes on purpose, regenerate
+the file with this script and commit it with the change.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
+import importlib.util
 import json
 import math
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEV_DIR = REPO.parent / "shared" / "bench" / "articles-dev"
-GOLDEN = REPO / "tests" / "golden" / "dev_pages_clean.json"
+GOLDEN = REPO / "tests" / "golden" / "pages_clean.json"
 PPL_DIGITS = 7  # significant digits stored; compared with a relative tolerance of PPL_RTOL
 PPL_RTOL = 1e-5
 
 
-def page_paths(dev_dir: Path = DEV_DIR) -> list[Path]:
-    paths = sorted((dev_dir / "html").glob("*.html.gz"))
-    if not paths:
-        raise FileNotFoundError(
-            f"no dev pages in {dev_dir / 'html'}: the golden outputs are computed from the shared dev "
-            f"benchmark, expected beside the repository (../shared/bench/articles-dev)")
-    return paths
+def page_set():
+    """tests/golden/pages.py, loaded by path (tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("golden_pages", REPO / "tests" / "golden" / "pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def compute(dev_dir: Path = DEV_DIR) -> dict:
+def compute() -> dict:
     """{"model", "threshold", "extractor", "pages": {key: {...}}} for the current code."""
     from plexity_plugins.extract import html_to_text_tags
     from plexity_plugins.scorer import PerplexityScorer
 
     scorer = PerplexityScorer()
     pages = {}
-    for path in page_paths(dev_dir):
-        key = path.name[: -len(".html.gz")]
-        result = scorer.clean(html_to_text_tags(gzip.open(path).read()))
+    for key, page in page_set().pages().items():
+        result = scorer.clean(html_to_text_tags(page))
         pages[key] = {
             "text": result.text,
             "sentences_kept": result.sentences_kept,
@@ -93,10 +92,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with the golden file instead of writing it")
     parser.add_argument("--out", type=Path, default=GOLDEN)
-    parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    actual = compute(args.dev_dir)
+    actual = compute()
     if args.check:
         diffs = differences(json.loads(args.out.read_text(encoding="utf-8")), actual)
         print("\n".join(diffs) if diffs else f"{len(actual['pages'])} pages: same as {args.out}")

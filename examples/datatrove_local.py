@@ -13,17 +13,16 @@ with the embedded English model, and the cleaned documents are written as JSONL:
     OUTPUT_DIR/logs/                          datatrove logs, per-task stats, stats.json
 
 Running it again resumes: completed tasks are skipped.  Copy this file and change the
-steps: another extractor (datatrove's Trafilatura), a model (PerplexitySentenceFilter(
+steps: another extractor (TrafilaturaExtractor, with method="trim"), a model (PerplexitySentenceFilter(
 model="trigrams-bnc", threshold=...)), WarcResponseWriter to write cleaned WARCs.
 """
 
 import argparse
 from pathlib import Path
 
-from datatrove.executor import LocalPipelineExecutor
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+from plexity_plugins.datatrove import HtmlTagsExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
 
 HERE = Path(__file__).resolve().parent
 
@@ -37,7 +36,9 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.output_dir).resolve()
 
-    executor = LocalPipelineExecutor(
+    # datatrove's LocalPipelineExecutor with one process per task: a worker killed by the
+    # out-of-memory killer ends the run with a message instead of hanging it (same arguments).
+    executor = LocalTaskExecutor(
         pipeline=[
             WarcHtmlReader(args.input_dir, glob_pattern="**/*.warc*"),
             HtmlTagsExtractor(),

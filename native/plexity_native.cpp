@@ -14,7 +14,7 @@
 //
 // Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
 // `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
-// KenLM is compiled in from its sources (native/kenlm, LGPL-2.1); scores are summed in
+// KenLM is compiled in from its sources (native/third_party/kenlm, LGPL-2.1); scores are summed in
 // single precision like kenlm's Python module (lm::base::ScoreSentence).
 
 #define PY_SSIZE_T_CLEAN

@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
 
 from . import __version__
 from .decide import METHODS
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from .extras import MissingExtraError
 from .models import ModelError
+from .policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, ENVIRONMENT_ERRORS, OTHER_LANGUAGE_ACTIONS, \
+    InstallationError, environment_message
+from .reading import MAX_DOCUMENT_BYTES
 
 # Further subcommands live in their own modules, each with `add_parser(subparsers)`.
 COMMAND_MODULES: list[str] = ["plexity_plugins.cli_train", "plexity_plugins.cli_calibrate",
@@ -53,11 +58,25 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
     cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
-                          write_dropped=args.write_dropped, text_scorer=text_scorer)
+                          write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
+                          min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
+                          max_document_bytes=args.max_document_bytes)
     stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
     return 0
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def _size(text: str) -> int:
+    """A byte count: 50000000, 50MB, 50M, 2GiB ... (k/M/G decimal; KiB/MiB/GiB binary)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
+    if not match or match.group(2) not in _SIZE_UNITS or float(match.group(1)) * _SIZE_UNITS[match.group(2)] < 1:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 50MB, 200KiB, 1000000)")
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -107,6 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help='keep everything, wrap would-be-dropped sentences in <ppl score="...">')
     p.add_argument("--write-dropped", action="store_true",
                    help="write every dropped sentence/document with its reason to plexity-dropped.jsonl")
+    p.add_argument("--min-chars", type=int, default=CLEAN_MIN_CHARS,
+                   help=f"empty a document keeping fewer characters (reason too_short; default: "
+                        f"{CLEAN_MIN_CHARS}, never; the datatrove step and Scrapy default to {DEFAULT_MIN_CHARS})")
+    p.add_argument("--min-kept-fraction", type=float, default=0.0,
+                   help="empty a document keeping a smaller share of its text (reason too_little_kept; default: 0)")
+    p.add_argument("--other-languages", choices=OTHER_LANGUAGE_ACTIONS, default="keep",
+                   help="documents in another language than the model's: keep unfiltered (default) or drop")
+    p.add_argument("--max-document-bytes", type=_size, default=MAX_DOCUMENT_BYTES,
+                   help=f"skip a larger document, decompressed (.gz files, WARC payloads), as too_large; "
+                        f"reading stops at the cap (default: {MAX_DOCUMENT_BYTES // 10**6} MB)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_clean)
 
@@ -128,9 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
+    except MissingExtraError as exc:  # the installation lacks an extra: say which
+        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        return 3
     except (ModelError, ValueError, OSError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except (*ENVIRONMENT_ERRORS, InstallationError) as exc:  # the installation, not the input: stop
+        print(f"plexity {args.command}: error: {environment_message(exc)}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

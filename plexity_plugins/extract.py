@@ -69,25 +69,45 @@ def _is_hidden(element) -> bool:
     return bool(style and _HIDDEN_STYLE.search(style))
 
 
+# libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless
+# told XML_PARSE_HUGE (lxml's huge_tree), and past a limit it returns an *empty* document, not a
+# truncated one.  Inputs are capped in size before they get here, so the huge limits (2,048
+# levels, no buffer limit) are safe; a page beyond even those is refused with the limit named.
+_LIMIT_MESSAGES = ("Excessive depth", "Resource limit exceeded", "XML_PARSE_HUGE")
+
+
+def _parser_limit(parser) -> str | None:
+    """libxml2's message if the last parse by `parser` stopped at one of its limits."""
+    for entry in parser.error_log:
+        if any(m in entry.message for m in _LIMIT_MESSAGES):
+            return entry.message.strip()
+    return None
+
+
 def _parse(html: str | bytes):
+    """(root element or None for an empty document, libxml2's limit message if it hit one)."""
     if isinstance(html, bytes):
         html, _ = decode_html(html)
     html = html.replace("\x00", "")
     if not html.strip():
-        return None
+        return None, None
+    parser = lxml.html.HTMLParser(huge_tree=True)
     try:
-        return lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(html, parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
         # lxml refuses str input with an XML encoding declaration; go through bytes.
+        parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True)
         try:
-            return lxml.html.document_fromstring(html.encode("utf-8"), parser=lxml.html.HTMLParser(encoding="utf-8"))
+            root = lxml.html.document_fromstring(html.encode("utf-8"), parser=parser)
         except (lxml.etree.ParserError, ValueError):
-            raise ExtractionError(f"unparsable HTML: {exc}") from exc
+            limit = _parser_limit(parser)
+            raise ExtractionError(f"HTML parser limit: {limit}" if limit else f"unparsable HTML: {exc}") from exc
+    return root, _parser_limit(parser)
 
 
 def html_to_text_tags(html: str | bytes) -> str:
     """Visible text, one line per block element, whitespace inside a line collapsed."""
-    root = _parse(html)
+    root, limit = _parse(html)
     if root is None:
         return ""
     parts: list[str] = []
@@ -96,32 +116,72 @@ def html_to_text_tags(html: str | bytes) -> str:
         # A newline in the HTML source is a space to a browser, except inside <pre>.
         return text if in_pre else text.replace("\n", " ")
 
-    def walk(element, in_pre: bool) -> None:
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.lower()
-        skip = tag in SKIP_TAGS or not tag or _is_hidden(element)
-        if not skip:
-            block = tag in BLOCK_TAGS
-            inner_pre = in_pre or tag == "pre"
-            if block:
-                parts.append("\n")
-            if element.text:
-                parts.append(inline(element.text, inner_pre))
-            for child in element:
-                walk(child, inner_pre)
-            if block:
-                parts.append("\n")
+    # Depth-first, with a stack of its own: pages nest up to libxml2's 2,048 levels, deeper
+    # than Python's recursion limit.  An entry is (element, in <pre>, None) to enter an element,
+    # or (element, in <pre> around it, closes a block) to leave it.
+    stack: list[tuple] = [(root, False, None)]
+    while stack:
+        element, in_pre, leaving_block = stack.pop()
+        if leaving_block is None:
+            tag = element.tag if isinstance(element.tag, str) else ""
+            tag = tag.lower()
+            if not (tag in SKIP_TAGS or not tag or _is_hidden(element)):
+                block = tag in BLOCK_TAGS
+                inner_pre = in_pre or tag == "pre"
+                if block:
+                    parts.append("\n")
+                if element.text:
+                    parts.append(inline(element.text, inner_pre))
+                stack.append((element, in_pre, block))
+                stack.extend((child, inner_pre, None) for child in reversed(element))
+                continue
+        elif leaving_block:
+            parts.append("\n")
         # The tail is text after the element, inside the parent: always visible.
         if element.tail:
             parts.append(inline(element.tail, in_pre))
 
-    walk(root, False)
     text = _SPACES.sub(" ", "".join(parts))
     lines = (line.strip() for line in text.split("\n"))
-    return "\n".join(line for line in lines if line)
+    text = "\n".join(line for line in lines if line)
+    if limit and not text:
+        raise ExtractionError(f"HTML parser limit: {limit}")
+    return text
 
 
 _TRAFILATURA_CONFIG = None
+
+# trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
+# expected on a crawl (an empty body, a page of nothing but scripts), harmless (the extractor
+# then returns no text, which the front ends count: no_text_extracted / emptied), and alarming
+# when shown as ERROR in a run that went fine.  They are logged at DEBUG by our logger instead
+# and counted in `TRAFILATURA_EMPTY_DOCUMENTS` (the front ends count the empty result itself).
+_TRAFILATURA_EMPTY_MESSAGES = ("lxml parsing failed", "lxml parser bytestring", "parsed tree length",
+                               "empty HTML tree", "too small/incorrect", "discarding data")
+_TRAFILATURA_LOGGERS = ("trafilatura.utils", "trafilatura.core", "trafilatura.htmlprocessing",
+                        "trafilatura.main_extractor", "trafilatura.baseline", "trafilatura.external")
+TRAFILATURA_EMPTY_DOCUMENTS = 0
+
+
+class _TrafilaturaEmptyDocumentFilter(logging.Filter):
+    """Turns trafilatura's ERROR messages about empty documents into our DEBUG messages."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        global TRAFILATURA_EMPTY_DOCUMENTS
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING and any(m in message for m in _TRAFILATURA_EMPTY_MESSAGES):
+            TRAFILATURA_EMPTY_DOCUMENTS += 1
+            logger.debug("trafilatura (empty document, no text extracted): %s", message)
+            return False
+        return True
+
+
+def _quiet_trafilatura_empty_documents() -> None:
+    # A filter works on the logger that emits, not on its parent: one per trafilatura module.
+    for name in _TRAFILATURA_LOGGERS:
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _TrafilaturaEmptyDocumentFilter) for f in target.filters):
+            target.addFilter(_TrafilaturaEmptyDocumentFilter())
 
 
 def html_to_text_trafilatura(html: str | bytes) -> str:
@@ -131,6 +191,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     from trafilatura.settings import DEFAULT_CONFIG
 
     if _TRAFILATURA_CONFIG is None:
+        _quiet_trafilatura_empty_documents()
         config = copy.deepcopy(DEFAULT_CONFIG)
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"
@@ -139,8 +200,22 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
         html, _ = decode_html(html)
     if not html.strip():
         return ""
-    text = trafilatura.extract(html, config=_TRAFILATURA_CONFIG, include_comments=False,
-                               include_tables=True, deduplicate=False)
+    options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
+               "deduplicate": False}
+    text = trafilatura.extract(html, **options)
+    if not text:
+        # trafilatura's parser has libxml2's default limits: a page nested 256 deep comes out
+        # empty.  Only then (it costs a parse): parse it with the huge limits and try again.
+        probe = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
+        try:
+            lxml.html.document_fromstring(html, parser=probe)
+        except (lxml.etree.ParserError, ValueError):
+            pass
+        if _parser_limit(probe):
+            root, limit = _parse(html)
+            text = trafilatura.extract(root, **options) if root is not None else ""
+            if not text:
+                raise ExtractionError(f"HTML parser limit: {limit or _parser_limit(probe)}")
     return text or ""
 
 

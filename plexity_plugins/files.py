@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import os
 import time
@@ -12,10 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from warcio.warcwriter import WARCWriter
+
 from .extract import ExtractionError, decode_html_counted, get_extractor
-from .scorer import CleanResult, PerplexityScorer, sanitize
+from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
+                     Verdict, metadata, warc_headers)
+from .reading import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
+                      WarcFile, WarcRecord, describe, read_document_file)
+from .scorer import PerplexityScorer, sanitize
 from .stats import RunStats
-from .warc import cleaned_response_record, http_content_type, is_html_response
+from .warc import cleaned_response_record
 
 logger = logging.getLogger(__name__)
 
@@ -86,15 +90,14 @@ def output_name(item: "InputFile") -> Path:
     return item.relative if item.kind == "warc" else Path(str(item.relative) + ".txt")
 
 
-def _read_bytes(path: Path) -> bytes:
-    data = path.read_bytes()
-    if path.name.lower().endswith(".gz"):
-        data = gzip.decompress(data)
-    return data
-
-
 class FileCleaner:
     """Cleans input files into an output directory and counts everything in `stats`.
+
+    Every input ends in exactly one place: a WARC record becomes a cleaned record (the
+    policy's verdict in its ``X-Plexity-*`` headers), a copied record (not a response, not
+    HTML), an empty marker record (``X-Plexity-Skipped: <reason>``) or, cut short, a count
+    alone (``truncated``); a damaged file is named in ``damaged_files`` ("truncated after
+    record N"); a file that is not a WARC writes nothing and is counted (``not_a_warc``).
 
     Args:
         scorer: the shared PerplexityScorer.
@@ -103,11 +106,18 @@ class FileCleaner:
         threshold, annotate: as in `PerplexityScorer.clean`.
         write_dropped: also write every dropped sentence and skipped document, with its
             reason, to ``plexity-dropped.jsonl`` in the output directory.
+        text_scorer: the scorer for unextracted text (.txt inputs, extractor "none").
+        min_chars, min_kept_fraction, other_languages: the document policy
+            (`plexity_plugins.policy.DocumentPolicy`); by default nothing is dropped.
+        max_document_bytes: a larger document (decompressed: .gz files, WARC payloads) is
+            skipped as ``too_large``; reading stops at the cap.
     """
 
     def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = "trafilatura",
                  threshold: float | None = None, annotate: bool = False, write_dropped: bool = False,
-                 text_scorer: PerplexityScorer | None = None):
+                 text_scorer: PerplexityScorer | None = None, min_chars: int = CLEAN_MIN_CHARS,
+                 min_kept_fraction: float = 0.0, other_languages: str = "keep",
+                 max_document_bytes: int = MAX_DOCUMENT_BYTES):
         self.scorer = scorer
         # Text inputs are not extracted, so they may want another method than extracted HTML.
         self.text_scorer = text_scorer or scorer
@@ -116,128 +126,172 @@ class FileCleaner:
         self.extract = get_extractor(extractor)
         self.threshold = threshold
         self.annotate = annotate
+        self.max_document_bytes = max_document_bytes
+        self.policy = DocumentPolicy(scorer, threshold=threshold, annotate=annotate, min_chars=min_chars,
+                                     min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.stats = RunStats(model=scorer.model_name, threshold=threshold or scorer.threshold,
-                              method=scorer.method, extractor=extractor, annotate=annotate)
+                              method=scorer.method, extractor=extractor, annotate=annotate,
+                              max_document_bytes=max_document_bytes)
         if self.text_scorer is not scorer:
             self.stats.text_method = self.text_scorer.method
             self.stats.text_threshold = threshold or self.text_scorer.threshold
-        self._dropped = None
         if write_dropped:
             self.output_dir.mkdir(parents=True, exist_ok=True)
-            self._dropped = open(self.output_dir / DROPPED_FILE, "w", encoding="utf-8")
+        self.dropped = DroppedLog(self.output_dir / DROPPED_FILE if write_dropped else None)
 
     # -- bookkeeping ----------------------------------------------------------------
 
-    def _record_drop(self, source: str, reason: str, **extra) -> None:
-        if self._dropped is not None:
-            self._dropped.write(json.dumps({"source": source, "reason": reason, **extra}, ensure_ascii=False) + "\n")
-
-    def _skip(self, source: str, reason: str) -> None:
-        logger.warning("skipped %s: %s", source, reason)
+    def _skip(self, source: str, reason: str, detail: str = "") -> None:
+        logger.warning("skipped %s: %s%s", source, reason, f" ({detail})" if detail else "")
         self.stats.skip(reason)
-        self._record_drop(source, reason)
+        self.dropped.document(source, reason, detail)
 
-    def _clean_text(self, text: str | bytes, source: str, scorer: PerplexityScorer | None = None) -> CleanResult:
-        result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate)
-        self.stats.add(result)
-        for sentence in result.dropped if self._dropped is not None else ():
-            self._record_drop(source, sentence.reason, perplexity=round(sentence.perplexity, 1),
-                              start=sentence.start, end=sentence.end, text=sentence.text)
-        return result
+    def _skip_file(self, source: str, reason: str, detail: str = "") -> None:
+        logger.warning("skipped %s: %s%s", source, reason, f" ({detail})" if detail else "")
+        self.stats.skip_file(reason)
+        self.dropped.document(source, reason, detail)
 
-    def _to_text(self, raw: bytes, kind: str, content_type: str | None = None) -> str:
-        """Text to filter; characters that had to be replaced while decoding are counted."""
-        if kind == "text" or self.extractor_name == "none":
-            text, replaced = sanitize(raw)
-        else:
-            html, replaced = decode_html_counted(raw, content_type)
-            text = self.extract(html)
+    def _judge(self, raw: bytes, kind: str, source: str, content_type: str | None = None) -> Verdict | None:
+        """The policy's verdict on a document's bytes (extracted first if HTML), or None
+        when its HTML could not be parsed (counted)."""
+        is_text = kind == "text" or self.extractor_name == "none"
+        try:
+            if is_text:
+                text, replaced = sanitize(raw)
+            else:
+                html, replaced = decode_html_counted(raw, content_type)
+                text = self.extract(html)
+        except ENVIRONMENT_ERRORS:
+            raise
+        except Exception as exc:  # ExtractionError, or what a third-party extractor raises on odd HTML
+            detail = str(exc) if isinstance(exc, ExtractionError) else describe(exc)
+            self._skip(source, EXTRACTION_FAILED, detail)
+            return None
         self.stats.replaced_chars += replaced
-        return text
+        verdict = self.policy.judge(text, input_empty=not raw.strip(),
+                                    scorer=self.text_scorer if is_text else self.scorer)
+        self.stats.add(verdict)
+        self.dropped.sentences(source, verdict.result)
+        if verdict.status == DROPPED:
+            self.dropped.document(source, verdict.reason)
+        return verdict
 
     # -- files ------------------------------------------------------------------------
 
     def clean_file(self, item: InputFile) -> None:
         if item.kind is None:
-            logger.warning("skipped %s: not a .txt, .html, .htm or .warc file (optionally .gz)", item.path)
-            self.stats.skip_file("unknown_file_type")
-            self._record_drop(str(item.path), "unknown_file_type")
+            self._skip_file(str(item.path), "unknown_file_type",
+                            "not a .txt, .html, .htm or .warc file (optionally .gz)")
             return
-        try:
-            if item.kind == "warc":
-                self._clean_warc(item)
-            else:
-                self._clean_document_file(item)
-            self.stats.files += 1
-        except (OSError, EOFError, zlib.error) as exc:
-            logger.warning("skipped %s: unreadable file: %s", item.path, exc)
-            self.stats.skip_file("unreadable_file")
-            self._record_drop(str(item.path), f"unreadable_file: {exc}")
+        if item.kind == "warc":
+            self._clean_warc(item)
+        else:
+            self._clean_document_file(item)
 
     def _clean_document_file(self, item: InputFile) -> None:
-        raw = _read_bytes(item.path)
-        self.stats.bytes_in += len(raw)
+        source = str(item.path)
         try:
-            text = self._to_text(raw, item.kind)
-        except ExtractionError as exc:
-            self._skip(str(item.path), f"extraction_failed: {exc}")
+            raw = read_document_file(item.path, self.max_document_bytes)
+        except TooLarge as exc:
+            self.stats.files += 1
+            self._skip(source, TOO_LARGE, str(exc))
             return
-        is_text = item.kind == "text" or self.extractor_name == "none"
-        result = self._clean_text(text, str(item.path), self.text_scorer if is_text else self.scorer)
+        except (OSError, EOFError, zlib.error) as exc:  # unreadable, or a damaged gzip
+            self._skip_file(source, "unreadable_file", describe(exc))
+            return
+        self.stats.files += 1
+        self.stats.bytes_in += len(raw)
+        verdict = self._judge(raw, item.kind, source)
+        if verdict is None:
+            return
         out_path = self.output_dir / output_name(item)
         out_path.parent.mkdir(parents=True, exist_ok=True)
-        data = result.text.encode("utf-8")
+        data = (verdict.text if verdict.kept else "").encode("utf-8")
         out_path.write_bytes(data)
         self.stats.bytes_out += len(data)
 
     def _clean_warc(self, item: InputFile) -> None:
-        from warcio.archiveiterator import ArchiveIterator
-        from warcio.warcwriter import WARCWriter
-
         out_path = self.output_dir / item.relative
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        compress = item.path.name.lower().endswith(".gz")
-        with open(item.path, "rb") as src, open(out_path, "wb") as dst:
-            writer = WARCWriter(dst, gzip=compress)
-            records = ArchiveIterator(src)
-            try:
-                for record in records:
-                    self._clean_warc_record(record, writer, item)
-            except Exception as exc:  # warcio raises assorted errors on truncated/corrupt input
-                self._skip(f"{item.path}@{records.get_record_offset()}", f"corrupt_warc: {type(exc).__name__}: {exc}")
-        self.stats.bytes_out += out_path.stat().st_size
-
-    def _clean_warc_record(self, record, writer, item: InputFile) -> None:
-        if not is_html_response(record):
-            writer.write_record(record)  # request, metadata, warcinfo, images, PDFs ...: copied
+        try:
+            src = open(item.path, "rb")
+        except OSError as exc:
+            self._skip_file(str(item.path), "unreadable_file", describe(exc))
             return
-        uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-        source = f"{item.path}#{uri}"
-        raw = record.content_stream().read()
-        self.stats.bytes_in += len(raw)
-        headers: dict = {}
-        text = ""
-        if not raw.strip():
-            self._skip(source, "empty_payload")
-            headers["X-Plexity-Skipped"] = "empty_payload"
-        else:
+        writer = None
+        dst = None
+        completed = False
+        try:
+            with src:
+                warc = WarcFile(src, self.max_document_bytes)
+                for record in warc:
+                    if writer is None:  # created at the first record: a non-WARC file writes nothing
+                        out_path.parent.mkdir(parents=True, exist_ok=True)
+                        dst = open(out_path, "wb")
+                        writer = WARCWriter(dst, gzip=item.path.name.lower().endswith(".gz"))
+                    self._clean_warc_record(record, writer, item)
+                self.stats.records += warc.records
+            completed = True
+        finally:
+            if dst is not None:
+                dst.close()
+                if not completed:  # stopped by an error of the installation: no half output left behind
+                    out_path.unlink(missing_ok=True)
+        if warc.problem == NOT_A_WARC:
+            self._skip_file(str(item.path), NOT_A_WARC, warc.problem_detail)
+            return
+        self.stats.files += 1
+        if warc.problem is not None:
+            message = f"{item.path}: {warc.problem_detail}"
+            logger.warning("damaged WARC %s", message)
+            self.stats.damaged_file(warc.problem, message)
+            self.dropped.document(str(item.path), warc.problem, warc.problem_detail)
+        if dst is not None:
+            self.stats.bytes_out += out_path.stat().st_size
+
+    def _clean_warc_record(self, record: WarcRecord, writer, item: InputFile) -> None:
+        source = f"{item.path}#{record.uri}"
+        if record.skip in (NOT_RESPONSE, NOT_HTML):
+            # request, metadata, warcinfo, images, PDFs ...: copied (streamed; a payload that
+            # turns out damaged is taken back out of the output and counted)
+            start = writer.out.tell()
             try:
-                text = self._to_text(raw, "html", http_content_type(record))
-            except ExtractionError as exc:
-                self._skip(source, f"extraction_failed: {exc}")
-                headers["X-Plexity-Skipped"] = "extraction_failed"
-        if not headers:
-            result = self._clean_text(text, source)
-            headers = {"X-Plexity-Sentences-Kept": result.sentences_kept,
-                       "X-Plexity-Sentences-Dropped": result.sentences_dropped}
-            text = result.text
-        # Every HTML response gets its cleaned record (empty, with the reason, when skipped).
+                writer.write_record(record.record)
+                problem = f"{record.short_by():,} bytes short of its Content-Length" if record.short_by() else None
+            except ENVIRONMENT_ERRORS:
+                raise
+            except (EOFError, zlib.error, ValueError) as exc:
+                problem = f"unreadable payload: {describe(exc)}"
+            if problem:
+                writer.out.seek(start)
+                writer.out.truncate()
+                self._skip(source, TRUNCATED, problem)
+                return
+            self.stats.copy(record.skip)
+            return
+        if record.skip == TRUNCATED:  # cut short: nothing whole to write
+            self._skip(source, TRUNCATED, record.detail)
+            return
+        text = ""
+        headers: dict = {}
+        if record.skip is not None:
+            self._skip(source, record.skip, record.detail)
+            headers["X-Plexity-Skipped"] = record.skip
+        else:
+            self.stats.bytes_in += len(record.payload)
+            verdict = self._judge(record.payload, "html", source, record.content_type)
+            if verdict is None:
+                headers["X-Plexity-Skipped"] = EXTRACTION_FAILED
+            else:
+                headers = warc_headers(metadata(verdict, self.scorer))
+                text = verdict.text if verdict.kept else ""
+        # Every HTML response gets its cleaned record (empty, with the reason, when skipped or dropped).
         writer.write_record(cleaned_response_record(
-            writer, text, uri=uri, date=record.rec_headers.get_header("WARC-Date"),
-            source_record_id=record.rec_headers.get_header("WARC-Record-ID"), extra_headers=headers,
-        ))
+            writer, text, uri=record.uri, date=record.date, source_record_id=record.record_id,
+            extra_headers=headers))
 
     def run(self, inputs: list[InputFile], progress: bool = True) -> RunStats:
+        """Clean `inputs`; the stats file says ``"completed": true`` only when every input
+        was handled (an error of the installation stops the run and leaves it false)."""
         from tqdm import tqdm
 
         started = time.perf_counter()
@@ -245,20 +299,17 @@ class FileCleaner:
         try:
             for item in tqdm(inputs, desc="plexity clean", unit="file", disable=not progress or None):
                 self.clean_file(item)
+            self.stats.completed = True
         finally:
-            if self._dropped is not None:
-                self._dropped.close()
+            self.dropped.close()
             self.stats.seconds = time.perf_counter() - started
             self.stats.write(self.output_dir / STATS_FILE)
         return self.stats
 
 
 def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
-    """(uri, body, content type) of every HTML response in a WARC file."""
-    from warcio.archiveiterator import ArchiveIterator
-
+    """(uri, body, content type) of every HTML response in a WARC file (as `plexity clean` reads them)."""
     with open(path, "rb") as src:
-        for record in ArchiveIterator(src):
-            if is_html_response(record):
-                yield (record.rec_headers.get_header("WARC-Target-URI") or "",
-                       record.content_stream().read(), http_content_type(record))
+        for record in WarcFile(src):
+            if record.payload is not None:
+                yield record.uri, record.payload, record.content_type

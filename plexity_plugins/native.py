@@ -17,6 +17,10 @@ compiled                                    reference
 ``sample_lines(text, limit)``               `language.sample_for_identification_python`
 =========================================  =============================================
 
+The keep/drop decision has a third port, in JavaScript, for the web page
+(``web/static/app.js``: ``decideKeep``, ``joinKept``), held to the Python one by
+tests/test_web_browser.py::test_parity_javascript_decision_port_matches_python.
+
 Why compiled: sentence splitting and tokenising in Python each cost as much as KenLM's
 own scoring (README, "Speed"); in C++ they cost a fraction of it.
 """

@@ -144,6 +144,9 @@ def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
 def histogram_png(data: ReportData) -> bytes:
     """The perplexity histogram: log x axis, kept sentences blue, dropped ones stacked in red,
     the threshold line.  (Older stats without per-bin drop counts: red = above the threshold.)"""
+    from .extras import require_extra
+
+    require_extra("report", "plexity report's histogram")
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 
     fig = Figure(figsize=(9, 3.6), dpi=100, layout="constrained")
@@ -285,7 +288,9 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     out += ["<h2>Counts</h2>", '<table id="counts">']
     rows = [
         ("files", s.get("files", 0)), ("files skipped", s.get("files_skipped", 0)),
+        ("WARC records read", s.get("records", 0)), ("WARC records copied unchanged", s.get("records_copied", 0)),
         ("documents", s.get("documents", 0)), ("documents skipped", s.get("documents_skipped", 0)),
+        ("documents dropped (by the document policy)", s.get("documents_dropped", 0)),
         ("documents emptied (every sentence dropped)", s.get("documents_empty", 0)),
         ("documents passed through unfiltered (not the model's language)", s.get("documents_passthrough", 0)),
         ("sentences kept", kept), ("sentences dropped", dropped),
@@ -298,7 +303,9 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     if s.get("seconds"):
         out.append(f'<tr><td>seconds</td><td class="n">{float(s["seconds"]):,.1f}</td></tr>')
     out.append("</table>")
-    for key, title in (("skip_reasons", "Skipped, by reason"), ("passthrough_reasons", "Passed through, by reason")):
+    for key, title in (("skip_reasons", "Skipped, by reason"), ("drop_reasons", "Dropped, by reason"),
+                       ("copied_reasons", "Copied unchanged, by reason"), ("damaged_files", "Damaged files"),
+                       ("passthrough_reasons", "Passed through, by reason")):
         reasons = s.get(key) or {}
         if reasons:
             out += [f"<h3>{title}</h3>", f'<table id="{key.replace("_", "-")}">']

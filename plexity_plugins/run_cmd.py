@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 from .extract import EXTRACTORS
+from .policy import DEFAULT_MIN_CHARS
+from .reading import MAX_DOCUMENT_BYTES
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm")
@@ -60,29 +62,27 @@ def list_inputs(folder: str, pattern: str) -> list[str]:
 def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = "trafilatura",
                    model: str | None = None, threshold: float | None = None, method: str | None = None,
                    fmt: str = "jsonl",
-                   annotate: bool = False, min_chars: int = 50, min_kept_fraction: float = 0.0,
-                   other_languages: str = "keep", extract_timeout: float = 30) -> list:
+                   annotate: bool = False, min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
+                   other_languages: str = "keep", extract_timeout: float = 30,
+                   max_document_bytes: int = MAX_DOCUMENT_BYTES) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
-    from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader,
-                            WarcResponseWriter)
+    from .datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
+                            WarcHtmlReader, WarcResponseWriter)
     from .decide import method_for_extractor
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec)
-    steps = [WarcHtmlReader(folder, glob_pattern=pattern)]
+    steps = [WarcHtmlReader(folder, glob_pattern=pattern, max_payload_bytes=max_document_bytes)]
     if extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
     elif extractor == "fast":
         steps.append(FastExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
-        # the settings of `plexity clean --extractor trafilatura`: keep tables, no deduplication
-        steps.append(Trafilatura(favour_precision=False, deduplicate=False, include_tables=True,
-                                 timeout=extract_timeout))
+        steps.append(TrafilaturaExtractor(timeout=extract_timeout))
     elif extractor != "none":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     steps.append(PerplexitySentenceFilter(
@@ -126,11 +126,12 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
                   mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
-        from datatrove.executor import LocalPipelineExecutor
+        from .datatrove.executor import LocalTaskExecutor
 
         workers = workers or min(tasks, os.cpu_count() or 1)
-        return LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
-                                     start_method=local_start_method(pipeline, workers))
+        # (not datatrove's LocalPipelineExecutor: its pool hangs forever when a worker is killed)
+        return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
+                                 start_method=local_start_method(pipeline, workers))
     if executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
 
@@ -182,8 +183,9 @@ def summary(merged: dict | None) -> str:
     filt = _step_stats(merged, "Perplexity")
     reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
     skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
+    damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
     return (f"{reader.get('records', 0)} WARC records read, {reader.get('documents', 0)} HTML documents "
-            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)}); "
+            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}); "
             f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
             f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "
             f"dropped; passed through (other language): {filt.get('passthrough', 0)}")
@@ -203,6 +205,9 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 # -- command --------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .extras import require_extra
+
+    require_extra("datatrove", "plexity run")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
     folder, pattern = resolve_input(args.input)
@@ -214,7 +219,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
-                              other_languages=args.other_languages)
+                              other_languages=args.other_languages, max_document_bytes=args.max_document_bytes)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -254,7 +259,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    from .cli import _add_model_args
+    from .cli import _add_model_args, _size
 
     p = subparsers.add_parser(
         "run", help="clean WARC files with a datatrove pipeline (local or Slurm), resumable",
@@ -272,13 +277,17 @@ def add_parser(subparsers) -> None:
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')
-    p.add_argument("--min-chars", type=int, default=50,
-                   help="drop documents with fewer characters left (default: 50)")
+    p.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS,
+                   help=f"drop documents with fewer characters left (default: {DEFAULT_MIN_CHARS})")
     p.add_argument("--min-kept-fraction", type=float, default=0.0,
                    help="drop documents that keep less than this share of their text (default: 0)")
+    p.add_argument("--max-document-bytes", type=_size, default=MAX_DOCUMENT_BYTES,
+                   help=f"skip a larger WARC payload, decompressed, as too_large (default: "
+                        f"{MAX_DOCUMENT_BYTES // 10**6} MB, as plexity clean)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
                    help="documents in another language than the model's: keep unchanged or drop")
-    p.add_argument("--executor", choices=EXECUTORS, required=True)
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: worker processes on this machine (default); slurm: an array job (needs --partition)")
     p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=int, default=None,
                    help="tasks running at once (default: local: CPU count; slurm: no limit)")

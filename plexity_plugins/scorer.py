@@ -29,6 +29,7 @@ say, a German page as boilerplate.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from os import PathLike
@@ -37,7 +38,7 @@ from . import decide, native
 from .language import other_language
 from .models import ModelError, ModelInfo, check_tokenizer, load_kenlm, load_native, resolve
 from .sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
-from .tokenizer import spans_to_lm_lines, to_lm_line
+from .tokenizer import spans_to_lm_lines
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -58,14 +59,29 @@ class SentenceScore:
     reason: str | None = None  # why `clean` dropped it
 
 
+def perplexity_of(logprob: float, tokens: int) -> float:
+    """Perplexity of a sentence from its log10 P and token count (``</s>`` counts: n + 1)."""
+    return 10.0 ** (-logprob / (tokens + 1))
+
+
 @dataclass
 class CleanResult:
     """What `PerplexityScorer.clean` kept and dropped.
 
-    `dropped` (one `SentenceScore` per dropped sentence, with its text and reason) is
-    built on first access: most pages lose most of their sentences, and a pipeline that
-    only counts them need not pay for an object per sentence.  `dropped_perplexities`
-    gives their perplexities alone, cheaply.
+    The decision, sentence by sentence (all lists in sentence order, empty when the text
+    was passed through unscored):
+
+    - `source`: the text the spans index into (the input after `sanitize`);
+    - `spans`: ``(start, end)`` of each sentence in `source`;
+    - `token_counts`: tokens of each sentence (without ``</s>``);
+    - `blocks`: the block (line) number of each sentence;
+    - `keep`: whether each sentence was kept;
+    - `perplexities`: the perplexity of each sentence.
+
+    These are the scorer's own lists, handed over without copying: a pipeline that only
+    counts pays nothing for them.  `dropped` (one `SentenceScore` per dropped sentence,
+    with its text and reason) is built on first access; `dropped_perplexities` gives
+    their perplexities alone, cheaply.
     """
 
     text: str
@@ -79,8 +95,12 @@ class CleanResult:
     replaced_chars: int = 0  # invalid UTF-8 bytes, NULs and lone surrogates replaced
     # Why the text was passed through unfiltered, e.g. "language:de"; None if it was filtered.
     passthrough: str | None = None
-    # (source text, spans, keep flags, token counts, reason): what `dropped` is built from
-    _decisions: tuple | None = field(default=None, repr=False, compare=False)
+    source: str = field(default="", repr=False)
+    spans: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    token_counts: list[int] = field(default_factory=list, repr=False)
+    blocks: list[int] = field(default_factory=list, repr=False)
+    keep: list[bool] = field(default_factory=list, repr=False)
+    reason: str | None = None  # why the method drops a sentence (`decide.REASONS`)
     _dropped: list[SentenceScore] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -91,38 +111,55 @@ class CleanResult:
     def dropped(self) -> list[SentenceScore]:
         """The dropped sentences, in order (OOV counts are not computed: see `score`)."""
         if self._dropped is None:
-            if self._decisions is None:
-                self._dropped = []
-            else:
-                text, spans, keep, counts, reason = self._decisions
-                ppl = self.perplexities
-                self._dropped = [SentenceScore(a, b, text[a:b], ppl[i], counts[i], None, reason)
-                                 for i, (a, b) in enumerate(spans) if not keep[i]]
+            text, ppl, counts, reason = self.source, self.perplexities, self.token_counts, self.reason
+            self._dropped = [SentenceScore(a, b, text[a:b], ppl[i], counts[i], None, reason)
+                             for i, (a, b) in enumerate(self.spans) if not self.keep[i]]
         return self._dropped
 
     @property
     def dropped_perplexities(self) -> list[float]:
         """The perplexity of each dropped sentence, in order."""
-        if self._decisions is None:
-            return [s.perplexity for s in self.dropped]
-        keep = self._decisions[2]
-        return [p for p, kept in zip(self.perplexities, keep) if not kept]
+        return [p for p, kept in zip(self.perplexities, self.keep) if not kept]
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))  # (UTF-32 LE's BOM starts as UTF-16 LE's)
+
+
+def text_codec(raw: bytes) -> str:
+    """The codec of a text file's bytes: its byte-order mark's; else UTF-16 when every other byte
+    of its start is NUL (UTF-16 without a BOM: ASCII-range text in it has that shape, which UTF-8
+    text never has); else UTF-8."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return codec
+    head = raw[:4096]
+    if len(head) >= 8:
+        half = len(head) // 2
+        odd_nuls, even_nuls = head[1::2].count(0), head[0::2].count(0)
+        if odd_nuls > 0.9 * half and even_nuls < 0.1 * half:
+            return "utf-16-le"
+        if even_nuls > 0.9 * half and odd_nuls < 0.1 * half:
+            return "utf-16-be"
+    return "utf-8"
 
 
 def sanitize(text: str | bytes) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
-    Bytes are decoded as UTF-8 (invalid sequences become U+FFFD); NUL becomes a space
+    Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
+    become U+FFFD); NUL becomes a space
     and lone surrogates U+FFFD, so a `str` input keeps its length and offsets.
     """
     replaced = 0
     if isinstance(text, (bytes, bytearray, memoryview)):
         raw = bytes(text)
+        codec = text_codec(raw)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode(codec)
         except UnicodeDecodeError:
-            text = raw.decode("utf-8", "replace")
-            replaced += text.count("\ufffd") - raw.count("\ufffd".encode())
+            text = raw.decode(codec, "replace")
+            replaced += text.count("\ufffd") - raw.decode(codec, "ignore").count("\ufffd")
     elif not isinstance(text, str):
         raise TypeError(f"expected str or bytes, got {type(text).__name__}")
     if "\x00" in text:
@@ -139,8 +176,8 @@ def sanitize(text: str | bytes) -> tuple[str, int]:
 
 
 def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str:
-    """Kept sentences verbatim; between two of them the original whitespace if they
-    were neighbours, else the strongest break (paragraph, line, space) in between."""
+    """Kept sentences verbatim; between two of them the original whitespace (or nothing) if
+    they were neighbours, else the strongest break (paragraph, line, space) in between."""
     out: list[str] = []
     prev_index = -1
     for i, (start, end) in enumerate(spans):
@@ -148,7 +185,7 @@ def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str
             continue
         if prev_index >= 0:
             gap = text[spans[prev_index][1]:start]
-            if prev_index == i - 1 and gap.isspace():
+            if prev_index == i - 1 and (not gap or gap.isspace()):  # (no gap: a cut inside a long run)
                 out.append(gap)
             elif _PARAGRAPH_BREAK.search(gap):
                 out.append("\n\n")
@@ -250,32 +287,42 @@ class PerplexityScorer:
 
     # -- scoring -------------------------------------------------------------------
 
+    def open(self) -> "PerplexityScorer":
+        """Open now what `clean` would open on first use: the model as the scoring path
+        uses it (the compiled model when the compiled path is on, else the kenlm module's)
+        and, with `language_check`, the language identifier.  Warm-ups (a Scrapy crawl's
+        start, the web server's first request) call this; returns the scorer."""
+        if self._compiled_lm() is None:
+            self.lm
+        if self.language_check:
+            from .language import _identifier
+
+            _identifier()
+        return self
+
     def perplexity(self, sentence: str) -> float:
         """Perplexity of `sentence` taken as one sentence (no splitting)."""
-        line = to_lm_line(sanitize(sentence)[0])
-        n = line.count(" ") + 1 if line else 0
-        return 10.0 ** (-self.lm.score(line, bos=True, eos=True) / (n + 1))
+        text = sanitize(sentence)[0]
+        (logprob,), (n,) = self._logprobs(text, [(0, len(text))])
+        return perplexity_of(logprob, n)
 
-    def _full_score(self, line: str) -> tuple[float, int, int]:
-        """(log10 P, tokens, OOV tokens) of one tokenised sentence."""
-        logprob = 0.0
-        oov = 0
-        for prob, _ngram_length, is_oov in self.lm.full_scores(line, bos=True, eos=True):
-            logprob += prob
-            oov += is_oov
-        n = line.count(" ") + 1 if line else 0
-        return logprob, n, oov
+    def _oov(self, line: str) -> int:
+        """OOV tokens of one tokenised sentence (KenLM's full_scores; its probabilities are
+        not summed here: `_logprobs` is the one summation)."""
+        return sum(is_oov for _prob, _ngram_length, is_oov in self.lm.full_scores(line, bos=True, eos=True))
 
     def score(self, text: str | bytes) -> list[SentenceScore]:
-        """Every sentence of `text` with its span, perplexity, token and OOV counts."""
+        """Every sentence of `text` with its span, perplexity, token and OOV counts.
+
+        The perplexities are exactly `clean`'s (the same summation, `_logprobs`), so
+        thresholds calibrated on `score` (``plexity calibrate``) apply to `clean` as such.
+        """
         text, _ = sanitize(text)
         spans = split_sentences(text, self.max_sentence_chars)
-        sentences = [text[a:b] for a, b in spans]
-        records = []
-        for (start, end), sentence, line in zip(spans, sentences, spans_to_lm_lines(text, spans)):
-            logprob, n, oov = self._full_score(line)
-            records.append(SentenceScore(start, end, sentence, 10.0 ** (-logprob / (n + 1)), n, oov))
-        return records
+        logprobs, counts = self._logprobs(text, spans)
+        lines = spans_to_lm_lines(text, spans)
+        return [SentenceScore(a, b, text[a:b], perplexity_of(lp, n), n, self._oov(line))
+                for (a, b), lp, n, line in zip(spans, logprobs, counts, lines)]
 
     def _compiled_lm(self):
         """The model opened by the compiled path, or None where that path is not used."""
@@ -284,7 +331,9 @@ class PerplexityScorer:
         return self._native_lm or None
 
     def _logprobs(self, text: str, spans: list[tuple[int, int]]) -> tuple[list[float], list[int]]:
-        """log10 P and token count of each sentence span."""
+        """log10 P and token count of each sentence span: the one summation of log
+        probabilities behind `score`, `perplexity` and `clean` (single precision, as KenLM
+        sums: `kenlm.Model.score`, or its compiled equal)."""
         compiled = self._compiled_lm()
         if compiled is not None:
             return native.score_spans(compiled, text, spans)
@@ -330,7 +379,7 @@ class PerplexityScorer:
     def _decide(self, text: str, replaced: int, limit: float, spans: list[tuple[int, int]], blocks: list[int],
                 logprobs: list[float], counts: list[int], annotate: bool) -> CleanResult:
         """Keep or drop each sentence by the scorer's method, and the result."""
-        ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]
+        ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]  # (`perplexity_of`, inlined: hot)
         if self.method == "sentences":
             keep = decide.keep_sentences(ppl, limit)
         elif self.method == "region":
@@ -342,7 +391,7 @@ class PerplexityScorer:
         result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl,
                              replaced_chars=replaced, sentences_kept=len(spans) - n_dropped,
                              sentences_dropped=n_dropped, chars_kept=sum(b - a for a, b in spans) - chars_dropped,
-                             chars_dropped=chars_dropped,
-                             _decisions=(text, spans, keep, counts, decide.REASONS[self.method]))
+                             chars_dropped=chars_dropped, source=text, spans=spans, token_counts=counts,
+                             blocks=blocks, keep=keep, reason=decide.REASONS[self.method])
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result

@@ -1,6 +1,10 @@
 """Scrapy item pipeline: perplexity filtering of crawled pages.
 
-Enable it in a project's ``settings.py``::
+Enable it in a project's ``settings.py``, with Scrapy's add-on (Scrapy >= 2.10)::
+
+    ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
+
+or as an item pipeline::
 
     ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
 
@@ -14,8 +18,9 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_cleaned``: the page was filtered and enough text remained;
 - ``items_passthrough`` (and ``items_passthrough/<why>``, e.g. ``language:de``): the page
   is in another language than the model's, so its text was kept unfiltered;
-- ``items_dropped`` (and ``items_dropped/<reason>``): ``too_little_text``,
-  ``no_text_extracted``, ``empty_input``, ``input_not_text``, ``extraction_failed``,
+- ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
+  (`plexity_plugins.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
+  ``empty_input``, ``extraction_failed``, ``other_language``) and ``input_not_text``,
   ``no_output_field``;
 - ``items_without_input``: no input field (or None): passed on untouched.
 
@@ -27,38 +32,40 @@ large page does not stall the reactor: downloads and other items go on meanwhile
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import statistics
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-# Absolute imports: this module's name does not shadow the real Scrapy.
-from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from .extras import require_extra
 
-from . import decide
+require_extra("scrapy", "plexity_plugins.scrapy")
+
+# Absolute imports: this module's name does not shadow the real Scrapy.
+from itemadapter import ItemAdapter  # noqa: E402
+from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
+
+from . import decide, policy
 from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted, get_extractor
-from .scorer import CleanResult, PerplexityScorer
+from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
+from .scorer import PerplexityScorer
 
 logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "plexity/"
+PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
+DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
-DEFAULT_MIN_CHARS = 200
 
 
 @dataclass
 class _Outcome:
-    """What the worker thread returns: a result, or the reason there is none."""
+    """What the worker thread returns: the policy's verdict, or why extraction failed."""
 
-    result: CleanResult | None = None
+    verdict: Verdict | None = None
     reason: str | None = None
     detail: str = ""
-    extracted_chars: int = 0
-    decode_replaced: int = 0  # U+FFFD introduced by decoding bytes
     seconds: float = 0.0
 
 
@@ -77,13 +84,17 @@ class PerplexityFilterPipeline:
         PLEXITY_EXTRACTOR: "tags", "trafilatura" or "none", for HTML input; default as
             `plexity clean` (trafilatura).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
-        PLEXITY_STATS_FIELD: field that receives the per-item counts (a dict: model,
-            method, threshold, sentences_kept, sentences_dropped, chars_kept, chars_dropped,
-            mean_perplexity, median_perplexity (of the page's sentences, before filtering),
-            replaced_chars, passthrough); "" for none. Default "plexity".
+        PLEXITY_STATS_FIELD: field that receives the per-item ``plexity_*`` fields (a dict,
+            the same fields as the datatrove step's metadata: `plexity_plugins.policy.metadata`);
+            "" for none. Default "plexity".
         PLEXITY_ANNOTATE: keep everything, wrapping would-be-dropped sentences in
             ``<ppl score="...">`` instead of removing them. Default False.
-        PLEXITY_MIN_CHARS: an item keeping fewer characters of text is dropped. Default 200.
+        PLEXITY_MIN_CHARS: an item keeping fewer characters of text is dropped (``too_short``).
+            Default 50 (as the datatrove step).
+        PLEXITY_MIN_KEPT_FRACTION: an item keeping a smaller share of its text is dropped
+            (``too_little_kept``). Default 0.
+        PLEXITY_OTHER_LANGUAGES: "keep" pages in another language than the model's
+            unfiltered, or "drop" them (``other_language``). Default "keep".
         PLEXITY_LANGUAGE_CHECK: pass pages in another language than the model's through
             unfiltered (counted). Default True.
         PLEXITY_THREADS: worker threads for the CPU work; 0 runs it on the reactor thread
@@ -98,7 +109,8 @@ class PerplexityFilterPipeline:
     def __init__(self, scorer: PerplexityScorer, stats, *, input_field: str = "html",
                  input_format: str = "html", extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
                  stats_field: str | None = "plexity", annotate: bool = False,
-                 min_chars: int = DEFAULT_MIN_CHARS, threads: int = 1, dropped_file: str | None = None):
+                 min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
+                 other_languages: str = "keep", threads: int = 1, dropped_file: str | None = None):
         if input_format not in INPUT_FORMATS:
             raise ValueError(f"PLEXITY_INPUT_FORMAT must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
         if extractor not in EXTRACTORS:
@@ -115,10 +127,12 @@ class PerplexityFilterPipeline:
         self.stats_field = stats_field or None
         self.annotate = annotate
         self.min_chars = min_chars
+        self.policy = DocumentPolicy(scorer, annotate=annotate, min_chars=min_chars,
+                                     min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.threads = threads
         self.dropped_file = dropped_file
         self._executor: ThreadPoolExecutor | None = None
-        self._dropped = None
+        self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
 
     @classmethod
@@ -139,7 +153,7 @@ class PerplexityFilterPipeline:
             method=method,
             language_check=settings.getbool("PLEXITY_LANGUAGE_CHECK", True),
         )
-        return cls(
+        pipeline = cls(
             scorer, crawler.stats,
             input_field=settings.get("PLEXITY_INPUT_FIELD", "html"),
             input_format=input_format,
@@ -148,21 +162,29 @@ class PerplexityFilterPipeline:
             stats_field=settings.get("PLEXITY_STATS_FIELD", "plexity"),
             annotate=settings.getbool("PLEXITY_ANNOTATE", False),
             min_chars=settings.getint("PLEXITY_MIN_CHARS", DEFAULT_MIN_CHARS),
+            min_kept_fraction=settings.getfloat("PLEXITY_MIN_KEPT_FRACTION", 0.0),
+            other_languages=settings.get("PLEXITY_OTHER_LANGUAGES", "keep"),
             threads=settings.getint("PLEXITY_THREADS", 1),
             dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
         )
+        pipeline.crawler = crawler
+        return pipeline
 
     # -- spider lifecycle ---------------------------------------------------------------
 
     def open_spider(self, spider=None) -> None:
-        self.scorer.lm  # open the model now, once, not inside the first item
+        # Open the model now, once, not inside the first item; and run the extractor once, so
+        # that a broken installation (a missing module) stops the crawl here, not item by item.
+        self.scorer.open()
+        if self.input_format == "html":
+            self.extract("<html><body><p>plexity start-up check</p></body></html>")
         self.stats.set_value(STATS_PREFIX + "model", self.scorer.model_name)
         self.stats.set_value(STATS_PREFIX + "method", self.scorer.method)
         self.stats.set_value(STATS_PREFIX + "threshold", self.scorer.threshold)
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
         if self.dropped_file:
-            self._dropped = open(self.dropped_file, "w", encoding="utf-8")
+            self._dropped = DroppedLog(self.dropped_file)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
 
@@ -170,9 +192,7 @@ class PerplexityFilterPipeline:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-        if self._dropped is not None:
-            self._dropped.close()
-            self._dropped = None
+        self._dropped.close()
 
     # -- items ------------------------------------------------------------------------
 
@@ -194,27 +214,28 @@ class PerplexityFilterPipeline:
         if missing:
             self._drop(source, "no_output_field", missing)
 
-        outcome = await self._in_worker(self._clean, value)
+        try:
+            outcome = await self._in_worker(self._clean, value)
+        except policy.ENVIRONMENT_ERRORS as exc:
+            self._stop_crawl(exc)
+            raise
 
         self._inc("clean_seconds", outcome.seconds)
-        if outcome.result is None:
+        verdict = outcome.verdict
+        if verdict is None:
             self._drop(source, outcome.reason, outcome.detail)
-        result = outcome.result
-        self._count_result(result, outcome, source)
-        if result.chars_kept < self.min_chars:
-            if not value.strip():
-                reason = "empty_input"
-            elif not outcome.extracted_chars:
-                reason = "no_text_extracted"
-            else:
-                reason = "too_little_text"
-            self._drop(source, reason, f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}")
+        self._count(verdict, source)
+        if not verdict.kept:
+            result = verdict.result
+            self._drop(source, verdict.reason,
+                       f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}"
+                       if verdict.reason != policy.OTHER_LANGUAGE else result.passthrough)
 
-        adapter[self.output_field] = result.text
+        adapter[self.output_field] = verdict.text
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
-            adapter[self.stats_field] = self._item_stats(result, outcome)
-        passthrough = getattr(result, "passthrough", None)
-        if passthrough:
+            adapter[self.stats_field] = policy.metadata(verdict, self.scorer)
+        if verdict.status == policy.PASSED_THROUGH:
+            passthrough = verdict.result.passthrough
             self._inc("items_passthrough")
             self._inc(f"items_passthrough/{passthrough}")
             logger.debug("plexity: %s passed through unfiltered (%s)", source, passthrough)
@@ -223,25 +244,27 @@ class PerplexityFilterPipeline:
         return item
 
     def _clean(self, value: str | bytes) -> _Outcome:
-        """Extraction and scoring: the CPU work, run in a worker thread."""
+        """Extraction and the policy's verdict: the CPU work, run in a worker thread."""
         started = time.perf_counter()
         outcome = _Outcome()
         text: str | bytes = value
+        decode_replaced = 0  # U+FFFD introduced by decoding bytes
         if self.input_format == "html":
             if isinstance(value, bytes):
                 # No headers here: BOM, then <meta charset>, else UTF-8 with replacement.
-                html, outcome.decode_replaced = decode_html_counted(value)
+                html, decode_replaced = decode_html_counted(value)
             else:
                 html = value
             try:
                 text = self.extract(html)
+            except policy.ENVIRONMENT_ERRORS:
+                raise  # a broken installation is not a bad page: it propagates (no DropItem)
             except Exception as exc:  # ExtractionError, or whatever a third-party extractor raises on odd HTML
                 detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
-                outcome.reason, outcome.detail = "extraction_failed", detail
+                outcome.reason, outcome.detail = policy.EXTRACTION_FAILED, detail
                 outcome.seconds = time.perf_counter() - started
                 return outcome
-        outcome.extracted_chars = len(text.strip())
-        outcome.result = self.scorer.clean(text, annotate=self.annotate)
+        outcome.verdict = self.policy.judge(text, input_empty=not value.strip(), extra_replaced=decode_replaced)
         outcome.seconds = time.perf_counter() - started
         return outcome
 
@@ -259,44 +282,36 @@ class PerplexityFilterPipeline:
     def _inc(self, key: str, count: float = 1) -> None:
         self.stats.inc_value(STATS_PREFIX + key, count)
 
-    def _record(self, source: str, reason: str, **extra) -> None:
-        if self._dropped is not None:
-            self._dropped.write(json.dumps({"source": source, "reason": reason, **extra}, ensure_ascii=False) + "\n")
-
     def _drop(self, source: str, reason: str, detail: str) -> NoReturn:
         self._inc("items_dropped")
         self._inc(f"items_dropped/{reason}")
-        self._record(source, reason, detail=detail)
+        self._dropped.document(source, reason, detail)
         raise DropItem(f"plexity: {reason}: {detail} ({source})")
 
-    def _count_result(self, result: CleanResult, outcome: _Outcome, source: str) -> None:
-        self._inc("sentences_kept", result.sentences_kept)
-        self._inc("sentences_dropped", result.sentences_dropped)
-        self._inc("chars_kept", result.chars_kept)
-        self._inc("chars_dropped", result.chars_dropped)
-        replaced = result.replaced_chars + outcome.decode_replaced
-        if replaced:
-            self._inc("replaced_chars", replaced)
-        for sentence in result.dropped if self._dropped is not None else ():
-            self._record(source, getattr(sentence, "reason", None) or "perplexity_above_threshold",
-                         perplexity=round(sentence.perplexity, 1),
-                         start=sentence.start, end=sentence.end, text=sentence.text)
+    def _count(self, verdict: Verdict, source: str) -> None:
+        for name, value in policy.counts(verdict).items():
+            if value or name != "replaced_chars":
+                self._inc(name, value)
+        self._dropped.sentences(source, verdict.result)
 
-    def _item_stats(self, result: CleanResult, outcome: _Outcome) -> dict:
-        ppl = result.perplexities
-        return {
-            "model": self.scorer.model_name,
-            "method": self.scorer.method,
-            "threshold": result.threshold,
-            "sentences_kept": result.sentences_kept,
-            "sentences_dropped": result.sentences_dropped,
-            "chars_kept": result.chars_kept,
-            "chars_dropped": result.chars_dropped,
-            "mean_perplexity": round(statistics.fmean(ppl), 1) if ppl else None,
-            "median_perplexity": round(statistics.median(ppl), 1) if ppl else None,
-            "replaced_chars": result.replaced_chars + outcome.decode_replaced,
-            "passthrough": getattr(result, "passthrough", None),
-        }
+    def _stop_crawl(self, exc: BaseException) -> None:
+        """A broken installation: every further item would fail the same way, so the crawl
+        is closed (reason ``plexity_environment_error``) instead of losing item after item."""
+        message = policy.environment_message(exc)
+        logger.error("plexity: %s: closing the spider", message)
+        self.stats.set_value(STATS_PREFIX + "environment_error", message)
+        try:
+            engine = self.crawler.engine
+        except (AttributeError, RuntimeError):  # no crawl running (a pipeline used on its own)
+            return
+        if engine is None:
+            return
+        if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
+            from scrapy.utils.defer import deferred_from_coro
+
+            deferred_from_coro(engine.close_spider_async(reason="plexity_environment_error"))
+        else:
+            engine.close_spider(self.crawler.spider, "plexity_environment_error")
 
     def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
         """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that
@@ -310,6 +325,27 @@ class PerplexityFilterPipeline:
             self._warned_classes.add(type(item))
             logger.warning("plexity: %s (per-item counts not stored)", message)
         return message
+
+
+class PlexityAddon:
+    """Scrapy add-on (Scrapy >= 2.10) that enables `PerplexityFilterPipeline`.
+
+    In ``settings.py``::
+
+        ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
+
+    It adds the pipeline to ``ITEM_PIPELINES`` at ``PLEXITY_PIPELINE_PRIORITY`` (default 300:
+    after pipelines that build the item, before exporters and storage pipelines, which by
+    convention sit at 800 and above).  A priority the project already gave the pipeline in
+    ``ITEM_PIPELINES`` is kept.  Every other setting is the pipeline's own ``PLEXITY_*``.
+    """
+
+    def update_settings(self, settings) -> None:
+        priority = settings.getint("PLEXITY_PIPELINE_PRIORITY", DEFAULT_PIPELINE_PRIORITY)
+        pipelines = settings.getdict("ITEM_PIPELINES")
+        if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
+            return
+        settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
 
 
 def _asyncio_available() -> bool:

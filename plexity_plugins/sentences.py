@@ -84,21 +84,68 @@ def _cut_long(text: str, start: int, end: int, max_chars: int, out: list) -> Non
         out.append((piece_start, piece_end))
 
 
-def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[int, int]]:
-    """Sentence spans of `text`: newline-bounded, whitespace-trimmed, at most `max_chars` long."""
-    if native.ENABLED:
-        return native.split(text, max_chars)[0]
-    return split_sentences_python(text, max_chars)
+# BlingFire needs ~40 bytes of memory per byte of text at once (its own buffers): a 50 MB page
+# would take 2 GB.  Longer texts are split a piece of about this many characters at a time, each
+# piece ending at a line break (a hard sentence boundary anyway), which keeps the peak near
+# 40 MB.  The spans equal the whole-text split on real text (tests/test_sentences.py); only odd
+# whitespace right at a cut (a vertical tab or zero-width space beside the newline) may differ.
+SPLIT_PIECE_CHARS = 1_000_000
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?)]}\"'")
 
 
-def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[list[tuple[int, int]], list[int]]:
-    """`split_sentences` and the block (line) number of each span (`decide.block_ids`)."""
+def _piece_end(text: str, start: int, limit: int) -> int:
+    """Where the piece of `text` starting at `start` ends: after a line break at or before
+    start + limit, preferably one between two plain characters; the text's end if none."""
+    end = start + limit
+    if end >= len(text):
+        return len(text)
+    fallback = -1
+    nl = text.rfind("\n", start, end)
+    for _ in range(1000):  # a plain line break is near; bounded search
+        if nl <= start:
+            break
+        if fallback < 0:
+            fallback = nl
+        if nl + 1 < len(text) and text[nl - 1] in _PLAIN and text[nl + 1] in _PLAIN:
+            return nl + 1
+        nl = text.rfind("\n", start, nl)
+    if fallback > start:
+        return fallback + 1
+    nl = text.find("\n", end)  # one line longer than the piece: it stays whole
+    return len(text) if nl < 0 else nl + 1
+
+
+def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     if native.ENABLED:
         return native.split(text, max_chars)
     from .decide import block_ids
 
     spans = split_sentences_python(text, max_chars)
     return spans, block_ids(text, spans)
+
+
+def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[list[tuple[int, int]], list[int]]:
+    """`split_sentences` and the block (line) number of each span (`decide.block_ids`)."""
+    if len(text) <= SPLIT_PIECE_CHARS:
+        return _split_whole(text, max_chars)
+    spans: list[tuple[int, int]] = []
+    blocks: list[int] = []
+    start = 0
+    next_block = 0
+    while start < len(text):
+        end = _piece_end(text, start, SPLIT_PIECE_CHARS)
+        piece_spans, piece_blocks = _split_whole(text[start:end], max_chars)
+        spans += [(a + start, b + start) for a, b in piece_spans]
+        blocks += [b + next_block for b in piece_blocks]  # (a piece starts on a new line: a new block)
+        if piece_blocks:
+            next_block = blocks[-1] + 1
+        start = end
+    return spans, blocks
+
+
+def split_sentences(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[int, int]]:
+    """Sentence spans of `text`: newline-bounded, whitespace-trimmed, at most `max_chars` long."""
+    return split_with_blocks(text, max_chars)[0]
 
 
 def split_sentences_python(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[tuple[int, int]]:

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .policy import DROPPED, PASSED_THROUGH, Verdict
 from .scorer import CleanResult
 
 HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
@@ -16,6 +17,16 @@ SAMPLES_PER_BAND = 5
 
 @dataclass
 class RunStats:
+    """The counts of a `plexity clean` run (written as ``plexity-stats.json``).
+
+    They add up: every input file is in ``files`` or ``files_skipped``; every WARC record
+    read (``records``) is a judged document (``documents``), a copied record
+    (``records_copied``, by reason in ``copied_reasons``) or a skipped one (in
+    ``documents_skipped``, by reason in ``skip_reasons``); every judged document is kept,
+    ``documents_dropped`` (``drop_reasons``) or passed through.  ``completed`` is true only
+    when the run handled every input.
+    """
+
     model: str = ""
     threshold: float = 0.0
     method: str = ""
@@ -23,10 +34,15 @@ class RunStats:
     text_threshold: float | None = None
     extractor: str = ""
     annotate: bool = False
+    max_document_bytes: int = 0
+    completed: bool = False
     files: int = 0
     files_skipped: int = 0
-    documents: int = 0
+    records: int = 0  # WARC records read
+    records_copied: int = 0  # WARC records copied unchanged (not responses, not HTML)
+    documents: int = 0  # documents judged by the policy (HTML responses, HTML and text files)
     documents_skipped: int = 0
+    documents_dropped: int = 0
     documents_empty: int = 0
     documents_passthrough: int = 0  # passed through unfiltered (e.g. another language)
     sentences_kept: int = 0
@@ -38,7 +54,12 @@ class RunStats:
     bytes_out: int = 0
     seconds: float = 0.0
     skip_reasons: Counter = field(default_factory=Counter)
+    copied_reasons: Counter = field(default_factory=Counter)
+    drop_reasons: Counter = field(default_factory=Counter)
     passthrough_reasons: Counter = field(default_factory=Counter)
+    # WARC files read only in part, by problem ("truncated", "corrupt"), and which
+    damaged_files: Counter = field(default_factory=Counter)
+    damaged_file_details: list = field(default_factory=list)
     # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
     histogram: Counter = field(default_factory=Counter)
     # the same for the dropped sentences only (which need not be the bins above the
@@ -55,7 +76,27 @@ class RunStats:
         self.documents_skipped += documents
         self.skip_reasons[reason] += documents
 
-    def add(self, result: CleanResult) -> None:
+    def copy(self, reason: str) -> None:
+        self.records_copied += 1
+        self.copied_reasons[reason] += 1
+
+    def damaged_file(self, problem: str, message: str) -> None:
+        self.damaged_files[problem] += 1
+        self.damaged_file_details.append(message)
+
+    def add(self, judged: Verdict | CleanResult) -> None:
+        """Count one judged document (a policy `Verdict`, or a bare `CleanResult`)."""
+        if isinstance(judged, Verdict):
+            if judged.status == DROPPED:
+                self.documents_dropped += 1
+                self.drop_reasons[judged.reason] += 1
+            result = judged.result
+            if judged.status != PASSED_THROUGH and result is not None and result.passthrough:
+                self.documents += 1  # (dropped as another language: counted once, as dropped)
+                self.replaced_chars += result.replaced_chars
+                return
+        else:
+            result = judged
         self.documents += 1
         if result.passthrough:
             self.documents_passthrough += 1
@@ -83,8 +124,8 @@ class RunStats:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["skip_reasons"] = dict(self.skip_reasons)
-        data["passthrough_reasons"] = dict(self.passthrough_reasons)
+        for name in ("skip_reasons", "copied_reasons", "drop_reasons", "passthrough_reasons", "damaged_files"):
+            data[name] = dict(getattr(self, name))
         data["histogram"] = {
             "bin_width_log10": HIST_BIN,
             "counts": {str(k): v for k, v in sorted(self.histogram.items())},
@@ -99,9 +140,11 @@ class RunStats:
     def summary(self) -> str:
         sentences = self.sentences_kept + self.sentences_dropped
         share = 100.0 * self.sentences_dropped / sentences if sentences else 0.0
+        damaged = (f", damaged: {'; '.join(self.damaged_file_details)}" if self.damaged_file_details else "")
+        records = (f"{self.records} WARC records ({self.records_copied} copied), " if self.records else "")
         return (
-            f"{self.files} files ({self.files_skipped} skipped), {self.documents} documents "
-            f"({self.documents_skipped} skipped, {self.documents_empty} emptied, "
+            f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
+            f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied, "
             f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "

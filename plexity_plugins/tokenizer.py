@@ -33,7 +33,8 @@ TOKENIZER_VERSION = "plexity-tok-1"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _NONZERO_DIGIT = re.compile(r"[1-9]")
 # Characters NFKC maps one-to-one onto a plain space (no-break, thin, ideographic ... spaces).
-_COMPAT_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")  # ASCII only, like rule 2 (re.sub: ~9x faster than str.translate)
+# Each becomes an ASCII space, as NFKC would make it (re.sub: ~9x faster than str.translate).
+_COMPAT_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
 
 def normalize(text: str) -> str:

@@ -1,4 +1,4 @@
-"""WARC helpers: which records hold HTML, and writing cleaned text back as a WARC record."""
+"""WARC helpers: writing cleaned text back as a WARC record (reading: `plexity_plugins.reading`)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,20 @@ from datetime import datetime, timezone
 
 from warcio.statusandheaders import StatusAndHeaders
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
+from .reading import HTML_TYPES, http_header, is_html_type  # noqa: F401 (HTML_TYPES: kept for imports)
+
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
 
 
 def http_content_type(record) -> str | None:
-    headers = record.http_headers
-    return headers.get_header("Content-Type") if headers is not None else None
+    return http_header(record, "Content-Type")
 
 
 def is_html_response(record) -> bool:
-    """A WARC response record whose HTTP payload is HTML (by its Content-Type)."""
-    if record.rec_type != "response":
-        return False
-    content_type = (http_content_type(record) or "").lower()
-    return any(t in content_type for t in HTML_TYPES)
+    """A WARC response record declared HTML (Content-Type, else WARC-Identified-Payload-Type;
+    `reading.WarcFile` also sniffs the payload of a record that declares nothing)."""
+    return record.rec_type == "response" and is_html_type(
+        http_content_type(record), record.rec_headers.get_header("WARC-Identified-Payload-Type"))
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,

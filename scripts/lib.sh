@@ -15,3 +15,11 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
     --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# copy_checkout REPO DEST: the tracked files of REPO (with uncommitted edits), no build products,
+# as a user's fresh `git clone` has them.
+copy_checkout() {
+  rm -rf "$2" && mkdir -p "$2"
+  git -C "$1" ls-files -z --cached --others --exclude-standard \
+    | tar -C "$1" --null -T - -cf - 2>/dev/null | tar -C "$2" -xf -
+}

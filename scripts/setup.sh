@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up plexity_plugins on a fresh Debian machine (run as root from the repo root).
 #
-#   bash scripts/setup.sh          # system packages, .venv, the package: enough to clean
+#   bash scripts/setup.sh          # system packages, .venv, the package with every extra [all]
 #   bash scripts/setup.sh --test   # + test dependencies, KenLM's lmplz/build_binary and
 #                                  #   every service the tests need (scripts/ci/*.sh)
 #
@@ -37,8 +37,8 @@ fi
 echo "setup: installing plexity_plugins and its dependencies into .venv (a few minutes the first time)"
 # pip's and setuptools' chatter goes to a log, shown only when the install fails.
 pip_log="$(mktemp)"
-target="."
-((want_tests)) && target=".[test]"
+target=".[all]"
+((want_tests)) && target=".[test]"  # (test includes all)
 if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip &&
        PLEXITY_REQUIRE_NATIVE=1 .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"; } >"$pip_log" 2>&1; then
   cat "$pip_log" >&2

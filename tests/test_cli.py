@@ -106,6 +106,15 @@ def test_invalid_utf8_in_files_is_counted(tmp_path):
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 2
 
 
+def test_a_utf_16_text_file_is_cleaned_as_text_not_as_replacement_characters(tmp_path):
+    text = ("The council approved the budget for the new library on Tuesday evening. "
+            "The library will open in the spring, the mayor said.\n")
+    (tmp_path / "t.txt").write_bytes(text.encode("utf-16"))
+    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+    assert (tmp_path / "out" / "t.txt.txt").read_text(encoding="utf-8") == text.strip()
+    assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 0
+
+
 def test_outputs_never_overwrite_inputs_or_each_other(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -130,3 +139,79 @@ def test_output_path_that_is_a_file_is_a_clear_error(tmp_path):
 def test_missing_input_is_a_clear_error(tmp_path):
     proc = plexity("clean", tmp_path / "nope.warc.gz", "--output-dir", tmp_path / "out", check=False)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+# -- damaged and hostile inputs -------------------------------------------------------------
+
+def _article_warc(path, pages: int) -> None:
+    import io
+    import random
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    noise = random.Random(0)
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for i in range(pages):
+            body = (f"<html><body><p>The council met on day {i} and approved the budget.</p>"
+                    f"<p>{noise.randbytes(2000).hex()}</p></body></html>").encode()
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(f"http://t/{i}", "response", payload=io.BytesIO(body),
+                                                          http_headers=headers))
+
+
+def test_a_truncated_warc_is_counted_and_named_with_the_record_it_stops_after(tmp_path):
+    _article_warc(tmp_path / "cut.warc.gz", 6)
+    data = (tmp_path / "cut.warc.gz").read_bytes()
+    (tmp_path / "cut.warc.gz").write_bytes(data[:-1000])  # inside the last record's payload
+    out = tmp_path / "out"
+    proc = plexity("clean", tmp_path / "cut.warc.gz", "--output-dir", out, "--extractor", "tags", "-q")
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["records"] == 6 and stats["documents"] == 5 and stats["skip_reasons"] == {"truncated": 1}
+    assert stats["damaged_file_details"] == [f"{tmp_path / 'cut.warc.gz'}: truncated after record 5"]
+    assert "truncated after record 5" in proc.stdout and "truncated after record 5" in proc.stderr
+
+
+def test_a_text_file_named_warc_is_counted_as_not_a_warc_and_writes_nothing(tmp_path):
+    (tmp_path / "notes.warc").write_text("Shopping list: eggs, milk, bread.\n" * 10)
+    out = tmp_path / "out"
+    plexity("clean", tmp_path / "notes.warc", "--output-dir", out, "-q")
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["files"] == 0 and stats["files_skipped"] == 1 and stats["skip_reasons"] == {"not_a_warc": 1}
+    assert not (out / "notes.warc").exists()
+
+
+def test_an_unreadable_first_warc_does_not_stop_the_run(tmp_path):
+    """It used to end the whole run: warcio's ArchiveLoadFailed, then a TypeError from
+    get_record_offset() on a file that had no record."""
+    (tmp_path / "a-random.warc.gz").write_bytes(os.urandom(3000))
+    (tmp_path / "b-version.warc").write_bytes(b"WARC/9.9\r\nWARC-Type: response\r\nContent-Length: 0\r\n\r\n\r\n\r\n")
+    _article_warc(tmp_path / "c-good.warc.gz", 2)
+    out = tmp_path / "out"
+    plexity("clean", tmp_path, "--output-dir", out, "--extractor", "tags", "-q")
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"not_a_warc": 2} and stats["documents"] == 2 and stats["completed"]
+
+
+def test_a_gzip_bomb_is_skipped_at_the_cap_with_bounded_memory(tmp_path):
+    """An .html.gz that would inflate to 4 GB: reading stops at --max-document-bytes, the
+    document is counted as too_large, and the process never holds the gigabytes."""
+    member = gzip.compress(bytes(2**24), compresslevel=9)  # 16 MiB of zeros in 16 kB
+    (tmp_path / "bomb.html.gz").write_bytes(member * 256)  # gzip members concatenated: 4 GiB inflated
+    (tmp_path / "page.html").write_text("<p>The council approved the budget for the new library on Tuesday.</p>")
+    out = tmp_path / "out"
+    script = ("import resource, sys\n"
+              "from plexity_plugins.cli import main\n"
+              f"code = main(['clean', {str(tmp_path)!r}, '--output-dir', {str(out)!r}, '-q', '--extractor', 'tags'])\n"
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n"
+              "sys.exit(code)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    peak_mb = int(proc.stderr.strip().splitlines()[-1])
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"too_large": 1} and stats["documents"] == 1
+    assert stats["max_document_bytes"] == 50_000_000
+    assert not (out / "bomb.html.gz.txt").exists()
+    assert peak_mb < 600, f"peak RSS {peak_mb} MB"
+    print(f"peak RSS on a 4 GiB gzip bomb: {peak_mb} MB")

@@ -131,7 +131,7 @@ def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_re
     kept = list(step.run(iter(docs)))
     assert [d.id for d in kept] == ["article"]
     excluded = {d["id"]: d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")}
-    assert excluded == {"menu": "too_short", "mostly-menu": "too_little_kept", "blank": "no_text"}
+    assert excluded == {"menu": "too_short", "mostly-menu": "too_little_kept", "blank": "empty_input"}
     assert step.stats["dropped"].total == 3 and step.stats["dropped_too_short"].total == 1
 
 

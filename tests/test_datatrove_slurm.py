@@ -48,6 +48,7 @@ def completions(logging_dir: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
 
 
+@pytest.mark.slurm
 def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
     shards = tmp_path / "shards"
     split_warc(SAMPLE, shards, 4)
@@ -119,8 +120,9 @@ make_executor(pipeline, executor, tasks=4, workers=1, logging_dir=str(Path(out) 
 '''
 
 
-@pytest.mark.parametrize("executor", ["local", "slurm"])
-def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothing(executor, slurm, tmp_path):
+@pytest.mark.parametrize("executor", ["local", pytest.param("slurm", marks=pytest.mark.slurm)])
+def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothing(executor, request, tmp_path):
+    slurm = request.getfixturevalue("slurm") if executor == "slurm" else None
     shards = tmp_path / "shards"
     split_warc(SAMPLE, shards, 4)
     out = tmp_path / f"out-{executor}"

@@ -1,8 +1,9 @@
-"""Speed work must not change what is kept: the dev pages clean exactly as recorded.
+"""Speed work must not change what is kept: the repository's page set cleans exactly as recorded.
 
-tests/golden/dev_pages_clean.json holds, for every page of the shared dev benchmark
-(../shared/bench/articles-dev, beside the repository), the text the tags extractor and
-`PerplexityScorer().clean()` made of it, the sentence counts and each sentence's perplexity.
+tests/golden/pages_clean.json holds, for every page of tests/golden/pages.py (the sample WARC's
+pages, pages assembled from its text, other-language pages and edge cases: all owned by this
+repository), the text the tags extractor and `PerplexityScorer().clean()` made of it, the
+sentence counts and each sentence's perplexity.
 When behaviour changes on purpose, regenerate it with `.venv/bin/python bench/golden.py`
 and commit it with the change.
 """
@@ -30,19 +31,21 @@ golden = _golden_module()
 
 @pytest.fixture(scope="module")
 def actual():
-    """The dev pages cleaned by the current code."""
+    """The page set cleaned by the current code."""
     return golden.compute()
 
 
-def test_dev_pages_are_beside_the_repository():
-    assert len(golden.page_paths()) >= 50, "the shared dev benchmark pages are missing or incomplete"
+def test_the_page_set_is_the_recorded_one(actual):
+    expected = json.loads(golden.GOLDEN.read_text(encoding="utf-8"))
+    assert len(actual["pages"]) >= 50
+    assert sorted(actual["pages"]) == sorted(expected["pages"])
 
 
-def test_cleaning_the_dev_pages_gives_the_golden_outputs(actual):
+def test_cleaning_the_page_set_gives_the_golden_outputs(actual):
     expected = json.loads(golden.GOLDEN.read_text(encoding="utf-8"))
     diffs = golden.differences(expected, actual)
     assert not diffs, (
-        "cleaning the dev pages changed (regenerate tests/golden/ with bench/golden.py only if "
+        "cleaning the page set changed (regenerate tests/golden/ with bench/golden.py only if "
         "the change is intended):\n" + "\n".join(diffs))
 
 

@@ -1,7 +1,7 @@
 """The compiled hot path (plexity_plugins._native) gives exactly the pure-Python results.
 
 Each compiled function is compared with the Python function it replaces, on the text of
-every development page (tags extractor) and on random text built to hit the edge cases:
+every page of the repository's page set (tests/golden/pages.py, tags extractor) and on random text built to hit the edge cases:
 non-ASCII letters and digits, combining marks, compatibility characters NFKC changes
 (ligatures, no-break spaces, full-width forms, "…"), title case, Greek capital sigma,
 underscores, control characters Python counts as whitespace, and runs longer than the
@@ -10,7 +10,6 @@ sentence cap.  Scores are compared for equality, not approximately.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import os
 import random
@@ -23,7 +22,6 @@ import pytest
 from plexity_plugins import language, native
 from plexity_plugins import decide
 from plexity_plugins.decide import block_ids
-from plexity_plugins.extract import html_to_text_tags
 from plexity_plugins.models import load_kenlm, load_native, resolve
 from plexity_plugins.sentences import split_sentences_python
 from plexity_plugins.tokenizer import to_lm_line
@@ -42,10 +40,11 @@ def _golden():
 
 
 @pytest.fixture(scope="module")
-def dev_texts():
-    paths = _golden().page_paths()
-    assert len(paths) >= 50, "the shared dev benchmark pages are missing"
-    return [html_to_text_tags(gzip.open(p).read()) for p in paths]
+def page_texts():
+    """The text of the repository's page set (tests/golden/pages.py)."""
+    texts = _golden().page_set().page_texts()
+    assert len(texts) >= 50
+    return texts
 
 
 PIECES = [
@@ -93,8 +92,8 @@ def test_the_compiled_path_is_built_and_used():
 
 
 @pytest.mark.parametrize("max_chars", [1000, 30])
-def test_splitting_matches_the_python_splitter_on_dev_pages(dev_texts, max_chars):
-    for text in dev_texts:
+def test_splitting_matches_the_python_splitter_on_the_page_set(page_texts, max_chars):
+    for text in page_texts:
         spans = split_sentences_python(text, max_chars)
         assert native.split(text, max_chars) == (spans, block_ids(text, spans))
 
@@ -106,9 +105,9 @@ def test_splitting_matches_the_python_splitter_on_random_text():
             assert native.split(text, max_chars) == (spans, block_ids(text, spans)), repr(text[:200])
 
 
-def test_scores_match_kenlm_on_dev_pages(dev_texts, models):
+def test_scores_match_kenlm_on_the_page_set(page_texts, models):
     compiled, lm = models
-    for text in dev_texts:
+    for text in page_texts:
         spans = split_sentences_python(text)
         assert native.score_spans(compiled, text, spans) == reference_scores(lm, text, spans)
 
@@ -128,9 +127,9 @@ def test_title_case_and_digits_follow_the_tokenizer_rules(models):
         assert native.score_spans(compiled, sentence, [(0, len(sentence))]) == expected, sentence
 
 
-def test_decisions_match_the_python_methods_on_dev_pages(dev_texts, models):
+def test_decisions_match_the_python_methods_on_the_page_set(page_texts, models):
     compiled, _ = models
-    for text in dev_texts:
+    for text in page_texts:
         spans, ids = native.split(text, 1000)
         logprobs, tokens = native.score_spans(compiled, text, spans)
         for threshold in (150.0, 1692.4, 5269.3, 1e6):
@@ -176,13 +175,13 @@ def test_a_model_the_compiled_path_cannot_open_is_a_clear_error(tmp_path):
         native.load_model(str(broken))
 
 
-def test_language_feature_walk_matches_py3langid(dev_texts):
+def test_language_feature_walk_matches_py3langid(page_texts):
     from py3langid.langid import visit_counts
 
     identifier = language._identifier()
     assert type(identifier).__name__ == "CompiledWalkIdentifier"
     walker = native.langid_walker(identifier)
-    for text in dev_texts + random_texts(100, seed=3):
+    for text in page_texts + random_texts(100, seed=3):
         data = language.sample_for_identification(text).encode("utf-8")
         expected = visit_counts(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output, data)
         got = walker.visit_counts(data)
@@ -191,14 +190,14 @@ def test_language_feature_walk_matches_py3langid(dev_texts):
             assert list(got.items()) == list(expected.items())  # same order: same float sums
 
 
-def test_language_feature_walk_matches_py3langid_on_long_and_binary_input(dev_texts):
+def test_language_feature_walk_matches_py3langid_on_long_and_binary_input(page_texts):
     """Long inputs are walked in interleaved segments: still py3langid's counts, in its order."""
     from py3langid.langid import visit_counts
 
     identifier = language._identifier()
     walker = native.langid_walker(identifier)
     rng = random.Random(12)
-    inputs = ["\n".join(dev_texts).encode("utf-8")[: 1 << 20],
+    inputs = ["\n".join(page_texts).encode("utf-8")[: 1 << 20],
               "".join(random_texts(30, seed=13)).encode("utf-8")]
     inputs += [bytes(rng.randrange(256) for _ in range(rng.randint(1000, 20000))) for _ in range(20)]
     inputs += [b"a" * 1023, b"ab" * 512, bytes(range(256)) * 40]
@@ -208,7 +207,7 @@ def test_language_feature_walk_matches_py3langid_on_long_and_binary_input(dev_te
         assert list((got or {}).items()) == list((expected or {}).items())
 
 
-def test_language_features_are_py3langids_float32_inputs(dev_texts):
+def test_language_features_are_py3langids_float32_inputs(page_texts):
     """`features` gives the counts and table rows that py3langid's `_sparse_score` turns into
     float32 (bit for bit: every half-precision pattern, NaNs and subnormals included)."""
     import numpy as np
@@ -219,7 +218,7 @@ def test_language_features_are_py3langids_float32_inputs(dev_texts):
     patterns = np.arange(identifier.nb_ptc.size, dtype=np.uint64) * 7919 % 65536
     table = patterns.astype(np.uint16).view(np.float16).reshape(identifier.nb_ptc.shape)
     seen = set()
-    for text in dev_texts + random_texts(50, seed=4):
+    for text in page_texts + random_texts(50, seed=4):
         data = language.sample_for_identification(text).encode("utf-8")
         visits = visit_counts(identifier.tk_nextmove, identifier._rowbase, identifier.tk_output, data) or {}
         counts, rows = walker.features(data, table)
@@ -234,20 +233,20 @@ def test_language_features_are_py3langids_float32_inputs(dev_texts):
         walker.features(b"abc", table.astype(np.float32))
 
 
-def test_language_decisions_match_py3langid(dev_texts):
+def test_language_decisions_match_py3langid(page_texts):
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     compiled = language._identifier()
-    for text in dev_texts + random_texts(100, seed=6):
+    for text in page_texts + random_texts(100, seed=6):
         sample = language.sample_for_identification(text)
         assert compiled.classify(sample) == stock.classify(sample)
         assert language._function_word_share(sample) == language._function_word_share_python(sample)
 
 
-def test_language_sample_matches_the_python_sampler(dev_texts):
+def test_language_sample_matches_the_python_sampler(page_texts):
     """Same lines, same order (ties keep text order), same cut, for any limit."""
-    for text in dev_texts + random_texts(200, seed=8) + ["\n \n\u3000\n", "b\na\nc\n" * 40]:
+    for text in page_texts + random_texts(200, seed=8) + ["\n \n\u3000\n", "b\na\nc\n" * 40]:
         for limit in (1, 7, 100, language.SAMPLE_CHARS):
             assert native.sample_lines(text, limit) == language.sample_for_identification_python(text, limit)
 
@@ -269,13 +268,13 @@ def test_pure_python_path_gives_the_golden_outputs_too():
     assert check.stdout.startswith("pure Python"), check.stdout + check.stderr
 
 
-def test_threads_score_and_split_at_once_with_the_same_results(dev_texts, models):
+def test_threads_score_and_split_at_once_with_the_same_results(page_texts, models):
     """Splitting and scoring run without the GIL (Scrapy cleans in worker threads): four
     threads sharing one model get exactly what one thread gets."""
     from concurrent.futures import ThreadPoolExecutor
 
     compiled, _ = models
-    texts = dev_texts + random_texts(60, seed=11)
+    texts = page_texts + random_texts(60, seed=11)
 
     def work(text):
         spans, ids = native.split(text, 300)

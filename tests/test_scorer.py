@@ -7,6 +7,7 @@ import kenlm
 import pytest
 
 from plexity_plugins import PerplexityScorer
+from plexity_plugins.scorer import sanitize
 from plexity_plugins.tokenizer import to_lm_line
 
 ARTICLE = (
@@ -38,8 +39,25 @@ def test_perplexity_follows_the_documented_formula(tiny_model):
     n = len(line.split())
     assert record.tokens == n == 7
     assert record.oov == 1  # "zebra" is not in the tiny corpus
-    assert math.isclose(record.perplexity, 10 ** (-logprob / (n + 1)), rel_tol=1e-9)
-    assert math.isclose(record.perplexity, lm.perplexity(line), rel_tol=1e-6)  # float32 sums
+    # summed as KenLM sums (single precision: kenlm.Model.score), the same as clean() sums
+    assert record.perplexity == 10 ** (-lm.score(line, bos=True, eos=True) / (n + 1))
+    assert math.isclose(record.perplexity, 10 ** (-logprob / (n + 1)), rel_tol=1e-6)
+    assert math.isclose(record.perplexity, lm.perplexity(line), rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["sentences", "region", "trim"])
+def test_score_perplexity_and_clean_give_the_very_same_numbers(method):
+    """One summation of log-probabilities: `plexity calibrate` (which uses score) sets
+    thresholds on exactly the numbers clean() decides on.  (score() used to sum in double
+    precision and clean() in single: the last digits differed.)"""
+    scorer = PerplexityScorer(method=method, language_check=False)
+    text = ARTICLE * 3
+    scored = scorer.score(text)
+    result = scorer.clean(text)
+    assert [s.perplexity for s in scored] == result.perplexities
+    assert [(s.start, s.end) for s in scored] == result.spans
+    assert [s.tokens for s in scored] == result.token_counts
+    assert [scorer.perplexity(s.text) for s in scored] == result.perplexities
 
 
 def test_score_gives_spans_into_the_input(scorer):
@@ -88,6 +106,16 @@ def test_dropped_sentences_are_built_when_first_asked_for(scorer):
 def test_neighbouring_kept_sentences_keep_their_spacing(scorer):
     text = "The council met on Monday.  It approved the budget."
     assert scorer.clean(text, threshold=1e9).text == text
+
+
+def test_a_kept_run_longer_than_the_sentence_cap_comes_out_verbatim(scorer):
+    # 2,500 characters without whitespace are cut into pieces of at most 1,000 for scoring;
+    # kept, they are joined back without anything between them.
+    text = ("The council approved the budget for the library. " + "a" * 2500
+            + " The mayor said the road would be finished soon.")
+    result = scorer.clean(text, threshold=1e12)
+    assert result.sentences_kept == 4 and result.sentences_dropped == 0  # the run in three pieces, one with prose
+    assert result.text == text
 
 
 def test_annotate_keeps_everything_and_marks_drops(scorer):
@@ -149,3 +177,36 @@ def test_language_check_can_be_turned_off():
 
 def test_english_text_is_filtered_not_passed_through(scorer):
     assert scorer.clean(ARTICLE).passthrough is None
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_pattern(codec):
+    text = "The council approved the budget. Ünïcode ✓ 日本"
+    assert sanitize(text.encode(codec)) == (text, 0)
+
+
+def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
+    assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
+    assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
+
+
+def test_clean_result_shows_its_decision_sentence_by_sentence(scorer):
+    result = scorer.clean(ARTICLE)
+    n = len(result.spans)
+    assert n == result.sentences == len(result.token_counts) == len(result.blocks) == len(result.keep) \
+        == len(result.perplexities)
+    assert result.source == ARTICLE
+    assert [ARTICLE[a:b] for (a, b), kept in zip(result.spans, result.keep) if not kept] == \
+        [s.text for s in result.dropped]
+    assert result.blocks == sorted(result.blocks) and result.blocks[0] == 0
+    assert sum(result.keep) == result.sentences_kept
+
+
+def test_open_opens_what_clean_uses(tiny_model):
+    from plexity_plugins import native
+
+    scorer = PerplexityScorer(tiny_model).open()
+    if native.ENABLED:  # the compiled model, and not the kenlm module's as well
+        assert scorer._native_lm and scorer._lm is None
+    else:
+        assert scorer._lm is not None

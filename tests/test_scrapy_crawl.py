@@ -62,6 +62,7 @@ def crawl(tmp_path_factory) -> Crawl:
 
 
 def test_the_crawl_finishes_without_errors(crawl):
+    # (the project enables the filter through its add-on alone: ADDONS in settings.py)
     assert crawl.stats["finish_reason"] == "finished"
     assert "log_count/ERROR" not in crawl.stats, crawl.log[-5000:]
     assert crawl.plexity("model") == "en-default"
@@ -80,9 +81,9 @@ def test_the_boilerplate_was_removed_by_the_filter_and_written_out(crawl):
     assert crawl.plexity("method") == "region"
     for path in ARTICLES:
         counts = crawl.items[path]["plexity"]
-        assert counts["sentences_kept"] == len(ARTICLES[path])
+        assert counts["plexity_sentences_kept"] == len(ARTICLES[path])
         dropped_here = [r for r in crawl.dropped if r["source"].endswith(path)]
-        assert len(dropped_here) == counts["sentences_dropped"]
+        assert len(dropped_here) == counts["plexity_sentences_dropped"]
         assert {r["reason"] for r in dropped_here} == {"outside_main_content_region"}
         dropped_text = " ".join(r["text"] for r in dropped_here)
         assert all(line in dropped_text for line in BOILERPLATE)
@@ -90,7 +91,7 @@ def test_the_boilerplate_was_removed_by_the_filter_and_written_out(crawl):
 
 def test_the_page_in_german_passes_through_unfiltered(crawl):
     item = crawl.items["/de/bibliothek.html"]
-    assert item["plexity"]["passthrough"] == "language:de"
+    assert item["plexity"]["plexity_passthrough"] == "language:de"
     assert all(sentence in item["text"] for sentence in GERMAN)
     assert crawl.plexity("items_passthrough") == crawl.plexity("items_passthrough/language:de") == 1
 
@@ -113,7 +114,7 @@ def test_the_very_large_page_is_cleaned_whole(crawl):
     assert len(item["html"]) >= LARGE_PAGE_BYTES
     assert "the council said that the roads had been repaired before the winter" in item["text"]
     assert "district 9000," in item["text"]  # from the end of the page, far past the start
-    assert item["plexity"]["sentences_kept"] > 9000
+    assert item["plexity"]["plexity_sentences_kept"] > 9000
 
 
 def test_every_item_is_counted_once_and_every_drop_has_its_reason(crawl):
@@ -123,14 +124,14 @@ def test_every_item_is_counted_once_and_every_drop_has_its_reason(crawl):
         + p("items_without_input")
     assert p("items_cleaned") == 4  # two articles, the bakery, the report
     # The home page is a list of links: nothing is left of it.
-    assert p("items_dropped") == p("items_dropped/too_little_text") == 1
+    assert p("items_dropped") == p("items_dropped/too_short") == 1
     assert "/" not in crawl.items
     item_drops = [r for r in crawl.dropped if "perplexity" not in r]
-    assert [(r["source"], r["reason"]) for r in item_drops] == [(crawl.base, "too_little_text")]
+    assert [(r["source"], r["reason"]) for r in item_drops] == [(crawl.base, "too_short")]
     sentence_drops = [r for r in crawl.dropped if "perplexity" in r]
     assert len(sentence_drops) == p("sentences_dropped")
     from_dropped_home_page = sum(r["source"] == crawl.base for r in sentence_drops)
-    from_items = sum(item["plexity"]["sentences_dropped"] for item in crawl.items.values())
+    from_items = sum(item["plexity"]["plexity_sentences_dropped"] for item in crawl.items.values())
     assert from_items + from_dropped_home_page == p("sentences_dropped")
 
 
@@ -141,3 +142,12 @@ def test_a_non_asyncio_reactor_crawls_the_same(tmp_path, crawl):
     assert "SelectReactor" in other.log
     for path in ARTICLES:
         assert other.items[path]["text"] == crawl.items[path]["text"]
+
+
+def test_the_pipeline_enabled_in_item_pipelines_instead_of_the_add_on_crawls_the_same(tmp_path, crawl):
+    pipeline = json.dumps({"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
+    other = crawl_site(tmp_path, LARGE_PAGE_BYTES, "ADDONS={}", f"ITEM_PIPELINES={pipeline}")
+    assert "log_count/ERROR" not in other.stats, other.log[-5000:]
+    assert "PlexityAddon" not in other.log
+    assert {path: item["text"] for path, item in other.items.items()} == \
+        {path: item["text"] for path, item in crawl.items.items()}

@@ -101,12 +101,13 @@ def test_every_item_type_gets_the_cleaned_text_and_its_counts(pipeline, make_ite
     text = adapter["text"]
     assert all(line in text for line in ARTICLE)
     assert not any(line in text for line in BOILERPLATE)
-    counts = adapter["plexity"]
-    assert counts["model"] == "en-default" and counts["method"] == "region"
-    assert counts["threshold"] == pipeline.scorer.threshold
-    assert counts["sentences_kept"] == 3 and counts["sentences_dropped"] == 5
-    assert counts["mean_perplexity"] > counts["median_perplexity"] > 0  # boilerplate is the long tail
-    assert counts["passthrough"] is None and counts["replaced_chars"] == 0
+    counts = adapter["plexity"]  # the plexity_* fields of the datatrove step's metadata
+    assert counts["plexity_verdict"] == "kept" and counts["plexity_reason"] is None
+    assert counts["plexity_model"] == "en-default" and counts["plexity_method"] == "region"
+    assert counts["plexity_threshold"] == pipeline.scorer.threshold
+    assert counts["plexity_sentences_kept"] == 3 and counts["plexity_sentences_dropped"] == 5
+    assert counts["plexity_ppl_mean"] > counts["plexity_ppl_median"] > 0  # boilerplate is the long tail
+    assert counts["plexity_passthrough"] is None and counts["plexity_replaced_chars"] == 0
 
 
 def test_stats_count_items_sentences_and_characters():
@@ -162,7 +163,7 @@ def test_bytes_in_an_undeclared_encoding_are_decoded_with_replacement_and_counte
     page = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
     item = run(pipeline, {"html": page})  # no charset anywhere: UTF-8 with replacement
     assert "Caf\ufffd Royal" in item["text"] and ARTICLE[1] in item["text"]
-    assert item["plexity"]["replaced_chars"] == 1 and stats(pipeline)["replaced_chars"] == 1
+    assert item["plexity"]["plexity_replaced_chars"] == 1 and stats(pipeline)["replaced_chars"] == 1
 
 
 def test_bytes_with_a_meta_charset_are_decoded_by_it():
@@ -170,7 +171,7 @@ def test_bytes_with_a_meta_charset_are_decoded_by_it():
     page = PAGE.replace("<head>", '<head><meta charset="iso-8859-1">').replace(
         "Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
     item = run(pipeline, {"html": page})
-    assert item["plexity"]["replaced_chars"] == 0 and "Caf\u00e9 Royal" in item["text"]
+    assert item["plexity"]["plexity_replaced_chars"] == 0 and "Caf\u00e9 Royal" in item["text"]
 
 
 @pytest.mark.parametrize("value", ["", "   \n ", b""], ids=["empty", "whitespace", "empty bytes"])
@@ -183,7 +184,7 @@ def test_empty_input_drops_the_item_as_empty(value):
 
 def test_empty_input_is_kept_as_empty_text_when_min_chars_is_zero():
     item = run(make_pipeline(PLEXITY_MIN_CHARS=0), {"html": ""})
-    assert item["text"] == "" and item["plexity"]["sentences_kept"] == 0
+    assert item["text"] == "" and item["plexity"]["plexity_sentences_kept"] == 0
 
 
 def test_a_page_without_visible_text_is_dropped_as_no_text_extracted():
@@ -199,13 +200,13 @@ def test_html_the_parser_refuses_is_dropped_as_extraction_failed():
     assert stats(pipeline)["items_dropped/extraction_failed"] == 1
 
 
-def test_a_page_of_boilerplate_only_is_dropped_as_too_little_text():
+def test_a_page_of_boilerplate_only_is_dropped_as_too_short():
     pipeline = make_pipeline()
     html = "<html><body>" + "".join(f"<p>{line}</p>" for line in BOILERPLATE) + "</body></html>"
-    with pytest.raises(DropItem, match=r"too_little_text: 0 characters kept, PLEXITY_MIN_CHARS is 200 \(http://x\)"):
+    with pytest.raises(DropItem, match=r"too_short: 0 characters kept, PLEXITY_MIN_CHARS is 50 \(http://x\)"):
         run(pipeline, {"url": "http://x", "html": html})
     counts = stats(pipeline)
-    assert counts["items_dropped"] == counts["items_dropped/too_little_text"] == 1
+    assert counts["items_dropped"] == counts["items_dropped/too_short"] == 1
     assert counts["sentences_dropped"] == len(BOILERPLATE)
 
 
@@ -215,7 +216,7 @@ def test_a_page_in_another_language_passes_through_unfiltered_and_counted():
               "Die Bibliothek soll im Frühjahr eröffnen und einen großen Raum für Kinder sowie einen Lesegarten "
               "haben. Die Entscheidung über das alte Gebäude fällt nach einer Versammlung im Herbst.")
     item = run(pipeline, {"html": f"<html><body><p>{german}</p></body></html>"})
-    assert item["text"] == german and item["plexity"]["passthrough"] == "language:de"
+    assert item["text"] == german and item["plexity"]["plexity_passthrough"] == "language:de"
     counts = stats(pipeline)
     assert counts["items_passthrough"] == counts["items_passthrough/language:de"] == 1
     assert "items_cleaned" not in counts
@@ -231,7 +232,7 @@ def test_text_input_is_cleaned_without_extraction():
 
 def test_text_input_as_invalid_utf8_bytes_is_counted():
     item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + b"\ncaf\xe9 \xff"})
-    assert item["plexity"]["replaced_chars"] == 2
+    assert item["plexity"]["plexity_replaced_chars"] == 2
 
 
 def test_annotate_keeps_everything_and_marks_the_boilerplate():
@@ -244,7 +245,7 @@ def test_annotate_keeps_everything_and_marks_the_boilerplate():
 
 def test_the_threshold_setting_overrides_the_model_default():
     item = run(make_pipeline(PLEXITY_THRESHOLD="1e9"), {"html": PAGE})
-    assert item["plexity"]["sentences_dropped"] == 0 and item["plexity"]["threshold"] == 1e9
+    assert item["plexity"]["plexity_sentences_dropped"] == 0 and item["plexity"]["plexity_threshold"] == 1e9
     assert all(line in item["text"] for line in BOILERPLATE)
 
 
@@ -255,7 +256,7 @@ def test_the_extractor_is_trafilatura_unless_set():
     default, tags = make_pipeline(PLEXITY_EXTRACTOR=None), make_pipeline(PLEXITY_EXTRACTOR="tags")
     assert default.extractor == "trafilatura" and default.scorer.method == "trim"
     assert run(default, {"html": html})["text"] == "\n".join(ARTICLE)  # the menu was never extracted
-    assert run(tags, {"html": html})["plexity"]["sentences_dropped"] >= 1  # extracted, then filtered out
+    assert run(tags, {"html": html})["plexity"]["plexity_sentences_dropped"] >= 1  # extracted, then filtered out
 
 
 def test_a_model_given_by_path_is_used(tiny_model):
@@ -264,7 +265,7 @@ def test_a_model_given_by_path_is_used(tiny_model):
     pipeline = make_pipeline(PLEXITY_MODEL=str(tiny_model), PLEXITY_THRESHOLD=10, PLEXITY_METHOD="sentences",
                              PLEXITY_INPUT_FORMAT="text", PLEXITY_MIN_CHARS=0)
     item = run(pipeline, {"html": "The cat sat on the mat. Share on Facebook"})
-    assert item["plexity"]["model"] == "tiny" and item["plexity"]["method"] == "sentences"
+    assert item["plexity"]["plexity_model"] == "tiny" and item["plexity"]["plexity_method"] == "sentences"
     assert item["text"] == "The cat sat on the mat."
 
 
@@ -314,3 +315,37 @@ def test_an_unknown_model_stops_the_crawl_naming_it(model_dir):
 def test_the_pipeline_can_be_switched_off_by_a_setting():
     with pytest.raises(NotConfigured):
         PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_ENABLED": False}))
+
+
+# -- the add-on ---------------------------------------------------------------------------
+
+def _pipelines_with(settings: dict) -> dict:
+    """ITEM_PIPELINES of a real Crawler after Scrapy applied its add-ons."""
+    from scrapy.utils.misc import load_object
+
+    crawler = get_crawler(settings_dict=settings)
+    return {(load_object(k) if isinstance(k, str) else k): v
+            for k, v in crawler.settings.getdict("ITEM_PIPELINES").items()}
+
+
+def test_the_add_on_enables_the_pipeline_at_300():
+    assert _pipelines_with({"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0}}) == {PerplexityFilterPipeline: 300}
+
+
+def test_the_add_ons_priority_is_a_setting():
+    pipelines = _pipelines_with({"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0},
+                                 "PLEXITY_PIPELINE_PRIORITY": 650})
+    assert pipelines == {PerplexityFilterPipeline: 650}
+
+
+def test_the_add_on_keeps_a_priority_the_project_gave_the_pipeline_and_other_pipelines():
+    pipelines = _pipelines_with({
+        "ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0},
+        "ITEM_PIPELINES": {"plexity_plugins.scrapy.PerplexityFilterPipeline": 120,
+                           "scrapy.pipelines.images.ImagesPipeline": 1}})
+    assert pipelines[PerplexityFilterPipeline] == 120
+    assert len(pipelines) == 2
+
+
+def test_without_the_add_on_nothing_is_enabled():
+    assert _pipelines_with({}) == {}

@@ -1,5 +1,9 @@
+import subprocess
+import sys
+import textwrap
 import time
 
+from plexity_plugins import sentences
 from plexity_plugins.sentences import split_sentences
 
 
@@ -49,3 +53,51 @@ def test_ten_megabytes_in_linear_time():
     t_ten = time.perf_counter() - started
     assert n_ten == 10 * n_one
     assert t_ten < 25 * t_one + 1.0  # linear, with slack for a loaded machine
+
+
+# -- long texts: split a piece at a time ----------------------------------------------------
+
+def _page_set():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("golden_pages",
+                                                  Path(__file__).parent / "golden" / "pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_text_split_a_piece_at_a_time_gives_the_whole_texts_spans_and_blocks(monkeypatch):
+    pages = _page_set()
+    texts = [t for t, key in zip(pages.page_texts(), pages.pages()) if not key.startswith("edge-")]
+    whole = [sentences.split_with_blocks(t) for t in texts]
+    monkeypatch.setattr(sentences, "SPLIT_PIECE_CHARS", 300)  # every page in many pieces
+    assert [sentences.split_with_blocks(t) for t in texts] == whole
+    assert sentences.split_sentences(texts[0]) == whole[0][0]
+
+
+def test_a_line_longer_than_a_piece_is_never_cut(monkeypatch):
+    text = "Short line.\n" + "A long line without any break at all, " * 50 + "\nEnd."
+    whole = sentences.split_with_blocks(text)
+    monkeypatch.setattr(sentences, "SPLIT_PIECE_CHARS", 100)
+    assert sentences.split_with_blocks(text) == whole
+
+
+def test_splitting_a_50_mb_page_takes_a_bounded_amount_of_memory():
+    # (BlingFire on the whole text needed ~40 bytes per byte: 2 GB for this page)
+    script = textwrap.dedent("""
+        import resource
+        from plexity_plugins import PerplexityScorer
+        line = "The council approved the budget for the new library. Share on Facebook | Tweet\\n"
+        text = line * (50_000_000 // len(line))
+        scorer = PerplexityScorer(language_check=False)
+        scorer.clean("warm up")
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        result = scorer.clean(text)
+        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024, result.sentences)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    added_mb, n_sentences = map(int, out.stdout.split())
+    assert n_sentences > 600_000
+    assert added_mb < 500, f"cleaning 50 MB of text added {added_mb} MB of peak memory"

@@ -21,6 +21,8 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from plexity_plugins.files import iter_warc_html
 from test_web_api import start_server, stop_server
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 MAX_BYTES = 100_000
@@ -185,6 +187,33 @@ def test_moving_the_threshold_refilters_in_the_page_without_rescoring(page, serv
     assert threshold_label(page) == f"threshold {fmt(default['threshold'])}"
     assert sentences(page, ".dropped") == dropped_by_server(default)
     assert score_requests(page) == requests  # all of it without asking the server again
+
+
+PARITY_TEXT = ARTICLE + """
+Advertisement
+The new reading room will have space for two hundred people and a garden for children.
+Related articles | Most read | Newsletter
+Follow us on Instagram"""
+
+
+@pytest.mark.parametrize("method", ["region", "trim", "sentences"])
+def test_parity_javascript_decision_port_matches_python(page, server, method):
+    """Parity of the JavaScript port of the keep/drop decision (web/static/app.js
+    `decideKeep`, `joinKept`) with the Python reference (`plexity_plugins.decide`, which the
+    compiled one equals: tests/test_native.py): at thresholds between every two sentence
+    scores, the page keeps exactly what the server keeps, and joins it into the same text."""
+    Select(page.find_element(By.ID, "method")).select_by_value(method)
+    paste_and_score(page, PARITY_TEXT)
+    scored = api_score(server, PARITY_TEXT, method=method)["sentences"]
+    values = sorted(s["perplexity"] for s in scored)
+    for low, high in zip(values, values[1:]):
+        between = round((low + high) / 2, 1)
+        if not low < between < high:
+            continue  # (two scores closer than the page's 0.1 precision)
+        type_threshold(page, between)
+        server_result = api_score(server, PARITY_TEXT, method=method, threshold=between)
+        assert sentences(page, ".dropped") == dropped_by_server(server_result), (method, between)
+        assert clean_text(page) == server_result["clean_text"], (method, between)
 
 
 def test_the_per_sentence_method_drops_what_lies_right_of_the_line(page, server):

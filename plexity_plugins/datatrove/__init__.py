@@ -14,15 +14,23 @@
 - `PerplexitySentenceFilter`: removes high-perplexity sentences from ``doc.text``, drops
   documents with too little left (a datatrove filter: ``exclusion_writer`` gets them).
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
-- `HtmlTagsExtractor`: the ``tags`` extractor of ``plexity clean`` as a datatrove extractor
-  (datatrove's own ``Trafilatura`` extractor is the other choice).
+- `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
+  ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
+- `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
+  the run (`TasksFailed`, naming the task) instead of hanging it.
 """
 
-from .extractors import FastExtractor, HtmlTagsExtractor
-from .filter import PerplexitySentenceFilter
-from .readers import WarcHtmlReader
-from .writers import WarcResponseWriter
+from ..extras import require_extra
 
-__all__ = ["FastExtractor", "HtmlTagsExtractor", "PerplexitySentenceFilter", "WarcHtmlReader", "WarcResponseWriter"]
+require_extra("datatrove", "plexity_plugins.datatrove")
+
+from .extractors import FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
+from .filter import PerplexitySentenceFilter  # noqa: E402
+from .readers import WarcHtmlReader  # noqa: E402
+from .writers import WarcResponseWriter  # noqa: E402
+
+__all__ = ["FastExtractor", "HtmlTagsExtractor", "LocalTaskExecutor", "PerplexitySentenceFilter", "TasksFailed",
+           "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

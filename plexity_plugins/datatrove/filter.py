@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import statistics
 from os import PathLike
 
 from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
+from .. import policy
+from ..policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scorer import PerplexityScorer
 from ..sentences import DEFAULT_MAX_CHARS
 
@@ -16,7 +17,7 @@ from ..sentences import DEFAULT_MAX_CHARS
 # once per process, although executors hand every task a fresh copy of the step.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer] = {}
 
-OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
+OTHER_LANGUAGE_ACTIONS = policy.OTHER_LANGUAGE_ACTIONS
 
 
 class PerplexitySentenceFilter(BaseFilter):
@@ -24,7 +25,9 @@ class PerplexitySentenceFilter(BaseFilter):
 
     The document's text is split into sentences, each is scored with a KenLM model, and the
     sentences above the threshold are removed (`PerplexityScorer.clean`).  A document is
-    dropped, with a reason, when too little of it remains.
+    dropped, with a reason, when too little of it remains.  The decision is the shared
+    document policy (`plexity_plugins.policy`): ``plexity clean`` and the Scrapy pipeline
+    give the same verdict, reason and metadata for the same text and settings.
 
     Args:
         model: model name, path, or None for the embedded default model (`plexity models`).
@@ -39,7 +42,8 @@ class PerplexitySentenceFilter(BaseFilter):
             the metadata as ``plexity_would_drop``).
         max_sentence_chars: longer unpunctuated runs are cut into pieces of this size.
         allow_tokenizer_mismatch: accept a model built with another tokenizer version.
-        min_chars: drop the document ("too_short") when fewer characters of sentences remain.
+        min_chars: drop the document ("too_short"; "empty_input" when its text is empty) when
+            fewer characters of sentences remain (default 50, as the Scrapy pipeline).
         min_kept_fraction: drop the document ("too_little_kept") when the kept share of its
             sentence characters is below this (0.0 to 1.0).
         language_check: detect documents in another language than the model's (passed
@@ -52,10 +56,13 @@ class PerplexitySentenceFilter(BaseFilter):
             ``metadata["filter_reason"]``.
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
 
-    Metadata added to every document: ``plexity_model``, ``plexity_threshold``, ``plexity_method``,
-    ``plexity_sentences``, ``plexity_sentences_dropped``, ``plexity_chars_before``,
-    ``plexity_chars_after``, ``plexity_ppl_mean``, ``plexity_ppl_median`` (None without
-    sentences), and ``plexity_passthrough`` (e.g. "language:de") when it was passed through.
+    Metadata added to every document (`plexity_plugins.policy.metadata`): ``plexity_verdict``
+    (kept, dropped, passed_through), ``plexity_reason``, ``plexity_would_drop``,
+    ``plexity_model``, ``plexity_method``, ``plexity_threshold``, ``plexity_sentences``,
+    ``plexity_sentences_kept``, ``plexity_sentences_dropped``, ``plexity_chars_before``,
+    ``plexity_chars_after``, ``plexity_chars_kept``, ``plexity_chars_dropped``,
+    ``plexity_ppl_mean``, ``plexity_ppl_median`` (None without sentences),
+    ``plexity_replaced_chars`` and ``plexity_passthrough`` (e.g. "language:de").
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
@@ -73,7 +80,7 @@ class PerplexitySentenceFilter(BaseFilter):
         annotate: bool = False,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
-        min_chars: int = 50,
+        min_chars: int = DEFAULT_MIN_CHARS,
         min_kept_fraction: float = 0.0,
         language_check: bool = True,
         other_languages: str = "keep",
@@ -82,15 +89,13 @@ class PerplexitySentenceFilter(BaseFilter):
         batch_size: int = 1,
     ):
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
-        if other_languages not in OTHER_LANGUAGE_ACTIONS:
-            raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
-        if not 0.0 <= min_kept_fraction <= 1.0:
-            raise ValueError(f"min_kept_fraction must be between 0 and 1, got {min_kept_fraction!r}")
         kwargs = {"threshold": threshold, "method": method, "max_sentence_chars": max_sentence_chars,
                   "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}
         # Resolved here, so that a wrong model name fails at pipeline construction, not in a
         # worker; KenLM itself is opened lazily (see `scorer`).
         self._scorer = PerplexityScorer(model, **kwargs)
+        self.policy = DocumentPolicy(self._scorer, annotate=annotate, min_chars=min_chars,
+                                     min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.model_name = self._scorer.model_name
         self.threshold = self._scorer.threshold
         self.method = method
@@ -107,59 +112,15 @@ class PerplexitySentenceFilter(BaseFilter):
         """The scorer of this worker process (KenLM opened on first use, once per process)."""
         return _PROCESS_SCORERS.setdefault(self._scorer_key, self._scorer)
 
-    def _drop_reason(self, sentence_chars: int, kept_chars: int) -> str | None:
-        if kept_chars < self.min_chars:
-            return "too_short"
-        if sentence_chars and kept_chars / sentence_chars < self.min_kept_fraction:
-            return "too_little_kept"
-        return None
-
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        if not doc.text or not doc.text.strip():
-            self._annotate_metadata(doc, len(doc.text or ""), None)
-            return False, "no_text"
-        chars_before = len(doc.text)
-        result = self.scorer.clean(doc.text, threshold=self.threshold, annotate=self.annotate)
-        self.stat_update("replaced_chars", value=result.replaced_chars)
-        passthrough = getattr(result, "passthrough", None)
-        if passthrough:
-            self.stat_update("passthrough", f"passthrough_{passthrough}")
-            keep = self.other_languages == "keep"
-            if keep:
-                doc.text = result.text
-            self._annotate_metadata(doc, chars_before, result, passthrough)
-            return True if keep else (False, "other_language")
-
-        self.stat_update("sentences_kept", value=result.sentences_kept)
-        self.stat_update("sentences_dropped", value=result.sentences_dropped)
-        self.stat_update("chars_kept", value=result.chars_kept)
-        self.stat_update("chars_dropped", value=result.chars_dropped)
-        doc.text = result.text
-        self._annotate_metadata(doc, chars_before, result)
-        reason = self._drop_reason(result.chars_kept + result.chars_dropped, result.chars_kept)
-        if reason and self.annotate:
-            doc.metadata["plexity_would_drop"] = reason
-            return True
-        if reason:
-            return False, reason
-        return True
-
-    def _annotate_metadata(self, doc: Document, chars_before: int, result, passthrough: str | None = None) -> None:
-        perplexities = result.perplexities if result is not None else []
-        meta = doc.metadata
-        meta["plexity_model"] = self.model_name
-        meta["plexity_threshold"] = self.threshold
-        meta["plexity_method"] = self.method
-        meta["plexity_sentences"] = len(perplexities)
-        meta["plexity_sentences_dropped"] = result.sentences_dropped if result is not None else 0
-        meta["plexity_chars_before"] = chars_before
-        meta["plexity_chars_after"] = len(doc.text or "")
-        meta["plexity_ppl_mean"] = round(statistics.fmean(perplexities), 1) if perplexities else None
-        meta["plexity_ppl_median"] = round(statistics.median(perplexities), 1) if perplexities else None
-        if passthrough:
-            meta["plexity_passthrough"] = passthrough
-        if self.record_dropped_sentences and result is not None:
-            meta["plexity_dropped_sentences"] = [
-                {"start": s.start, "end": s.end, "perplexity": round(s.perplexity, 1), "text": s.text}
-                for s in result.dropped
-            ]
+        scorer = self.scorer
+        verdict = self.policy.judge(doc.text or "", scorer=scorer)
+        for name, value in policy.counts(verdict).items():
+            self.stat_update(name, value=value)
+        if verdict.status == policy.PASSED_THROUGH or verdict.reason == policy.OTHER_LANGUAGE:
+            self.stat_update("passthrough", f"passthrough_{verdict.result.passthrough}")
+        doc.text = verdict.text
+        doc.metadata.update(policy.metadata(verdict, scorer))
+        if self.record_dropped_sentences:
+            doc.metadata["plexity_dropped_sentences"] = policy.dropped_sentences(verdict.result)
+        return True if verdict.kept else (False, verdict.reason)

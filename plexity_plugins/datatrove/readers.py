@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 from datatrove.io import DataFileLike, DataFolderLike
@@ -10,38 +9,9 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
 from ..extract import decode_html
-from ..warc import HTML_TYPES, http_content_type
+from ..reading import MAX_DOCUMENT_BYTES, WarcFile
 
-# Start of a payload that is HTML although no Content-Type says so (old crawls).
-_HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title)\b", re.I | re.S)
-MAX_PAYLOAD_BYTES = 50_000_000
-
-
-class TruncatedWarc(EOFError):
-    """The WARC file ends inside a record (a cut gzip member or a short payload)."""
-
-
-def _checked_archive_iterator(fileobj):
-    """warcio's ArchiveIterator, but raising TruncatedWarc where warcio silently stops at a
-    truncated last gzip member."""
-    from warcio.archiveiterator import ArchiveIterator
-
-    class CheckedArchiveIterator(ArchiveIterator):
-        def close(self):
-            decompressor = self.reader.decompressor if self.reader is not None else None
-            truncated = decompressor is not None and not getattr(decompressor, "eof", True)
-            super().close()
-            if truncated:
-                raise TruncatedWarc("the last gzip member is truncated")
-
-    return CheckedArchiveIterator(fileobj)
-
-
-def _is_html(content_type: str | None, identified: str | None, head: bytes) -> bool:
-    declared = (content_type or identified or "").lower()
-    if declared.strip():
-        return any(t in declared for t in HTML_TYPES)
-    return bool(_HTML_START.match(head[:4096]))
+MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
 
 
 class WarcHtmlReader(BaseDiskReader):
@@ -52,12 +22,19 @@ class WarcHtmlReader(BaseDiskReader):
 
     - the charset comes from the HTTP Content-Type, then ``<meta charset>``, else UTF-8,
       undecodable bytes replaced (``plexity_plugins.extract.decode_html``);
-    - a truncated or corrupt file (a cut gzip member, garbage) ends that file with a logged
-      warning and a ``corrupt_files`` count: the records before it are kept, the task goes on;
-    - every record that does not become a Document is counted by reason:
-      ``skipped_not_response`` (request, metadata, warcinfo ... records),
-      ``skipped_not_html`` (images, PDF, ...), ``skipped_empty_payload``,
-      ``skipped_too_large``; ``records`` counts them all.
+    - records are read and judged by `plexity_plugins.reading.WarcFile`, exactly as
+      ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
+      else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
+    - every record is counted (``records``) and becomes a Document or a skip counted by
+      reason: ``skipped_not_response`` (request, metadata, warcinfo ... records),
+      ``skipped_not_html`` (images, PDF, ...), ``skipped_too_large``,
+      ``skipped_empty_payload``, ``skipped_undecodable``, ``skipped_truncated`` (shorter
+      than its Content-Length: the records after it are still read);
+    - a file that is not a WARC, or ends inside a record, or turns to garbage, is counted in
+      ``corrupt_files`` and ``corrupt_files_<problem>`` (``not_a_warc``, ``truncated``,
+      ``corrupt``) with a logged warning naming the record after which reading stopped:
+      the records before it are kept, the task goes on;
+    - an error of the installation (ImportError, MemoryError, a missing model) stops the task.
 
     It needs neither libmagic nor cchardet (datatrove's reader sniffs with both).
 
@@ -72,7 +49,8 @@ class WarcHtmlReader(BaseDiskReader):
         glob_pattern: files to read, relative to `data_folder` (default: ``*.warc`` and
             ``*.warc.gz`` files, recursively)
         shuffle_files: shuffle the files of each task's shard
-        max_payload_bytes: larger HTTP payloads are skipped (``skipped_too_large``)
+        max_payload_bytes: larger HTTP payloads (decompressed) are skipped
+            (``skipped_too_large``); default 50 MB, as ``plexity clean --max-document-bytes``
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``.
     """
@@ -101,65 +79,37 @@ class WarcHtmlReader(BaseDiskReader):
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes = max_payload_bytes
 
-    def _skip(self, reason: str, filepath: str, uri: str | None) -> None:
-        self.stat_update(f"skipped_{reason}")
-        logger.debug(f"skipped {filepath} {uri or ''}: {reason}")
-
     def read_file(self, filepath: str):
         # No decompression here: warcio reads gzip member by member, so records before a
         # truncated member are still read.
         with self.data_folder.open(filepath, "rb", compression=None) as f:
-            records = _checked_archive_iterator(f)
-            index = 0
-            while True:
-                try:
-                    record = next(records, None)
-                    if record is None:
-                        break
-                    with self.track_time():
-                        data = self._process_record(record, filepath)
-                except Exception as exc:  # warcio/gzip raise assorted errors on corrupt input
-                    self.stat_update("corrupt_files")
-                    logger.warning(f"corrupt WARC {filepath} after {index} records: {type(exc).__name__}: "
-                                   f"{exc}; the rest of this file is skipped")
-                    break
-                index += 1
-                if data is None:
-                    continue
-                document = self.get_document_from_dict(data, filepath, index - 1)
-                if document is not None:
-                    yield document
+            warc = WarcFile(f, self.max_payload_bytes)
+            for record in warc:
+                with self.track_time():
+                    data = self._process_record(record, filepath)
+                if data is not None:
+                    document = self.get_document_from_dict(data, filepath, record.number - 1)
+                    if document is not None:
+                        yield document
+            if warc.problem is not None:
+                self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
+                logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}; the rest of this file is skipped")
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
-        headers = record.rec_headers
-        uri = headers.get_header("WARC-Target-URI")
-        if record.rec_type != "response":
-            self._skip("not_response", filepath, uri)
+        if record.skip is not None:
+            self.stat_update(f"skipped_{record.skip}")
+            logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
             return None
-        content_type = http_content_type(record)
-        stream = record.content_stream()
-        body = stream.read(self.max_payload_bytes + 1)
-        if len(body) > self.max_payload_bytes:
-            self._skip("too_large", filepath, uri)
-            return None
-        if getattr(record.raw_stream, "limit", 0) > 0:  # fewer bytes than its Content-Length
-            raise TruncatedWarc(f"record {uri} is truncated")
-        if not _is_html(content_type, headers.get_header("WARC-Identified-Payload-Type"), body):
-            self._skip("not_html", filepath, uri)
-            return None
-        if not body.strip():
-            self._skip("empty_payload", filepath, uri)
-            return None
-        html, charset = decode_html(body, content_type)
+        html, charset = decode_html(record.payload, record.content_type)
         if not html.strip():
-            self._skip("empty_payload", filepath, uri)
+            self.stat_update("skipped_empty_payload")
             return None
         return {
             "text": html,
-            "id": headers.get_header("WARC-Record-ID"),
-            "url": uri,
-            "date": headers.get_header("WARC-Date"),
-            "content_type": content_type,
+            "id": record.record_id,
+            "url": record.uri,
+            "date": record.date,
+            "content_type": record.content_type,
             "charset": charset,
         }

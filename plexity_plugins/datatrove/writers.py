@@ -8,20 +8,12 @@ from datatrove.io import DataFolderLike
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from .. import __version__
+from ..policy import WARC_HEADERS, warc_headers
 from ..warc import cleaned_response_record
 
-# Metadata written as WARC headers of each record (when present), as X-Plexity-<Name>.
-HEADER_FIELDS = {
-    "plexity_model": "X-Plexity-Model",
-    "plexity_threshold": "X-Plexity-Threshold",
-    "plexity_sentences": "X-Plexity-Sentences",
-    "plexity_sentences_dropped": "X-Plexity-Sentences-Dropped",
-    "plexity_chars_before": "X-Plexity-Chars-Before",
-    "plexity_chars_after": "X-Plexity-Chars-After",
-    "plexity_ppl_mean": "X-Plexity-Ppl-Mean",
-    "plexity_ppl_median": "X-Plexity-Ppl-Median",
-    "plexity_passthrough": "X-Plexity-Passthrough",
-}
+# Metadata written as WARC headers of each record (when present), as X-Plexity-<Name>: the
+# same headers `plexity clean` writes.
+HEADER_FIELDS = WARC_HEADERS
 
 
 class WarcResponseWriter(DiskWriter):
@@ -69,7 +61,7 @@ class WarcResponseWriter(DiskWriter):
     def _write(self, document: dict, file_handler: IO, filename: str):
         writer = self._writer_for(file_handler, filename)
         metadata = document.get("metadata") or {}
-        extra = {header: metadata[key] for key, header in HEADER_FIELDS.items() if metadata.get(key) is not None}
+        extra = warc_headers(metadata)
         doc_id = document.get("id")
         writer.write_record(cleaned_response_record(
             writer, document.get("text") or "", uri=metadata.get("url") or str(doc_id), date=metadata.get("date"),

@@ -40,15 +40,14 @@ from .. import decide
 from ..extract import EXTRACTORS, ExtractionError, get_extractor
 from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
 from ..scorer import PerplexityScorer, sanitize
-from ..sentences import split_sentences
-from ..tokenizer import to_lm_lines
+from ..sentences import split_with_blocks
 
-STATIC_DIR = Path(__file__).parent / "static"
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 # The demo shows what perplexity filtering does to a whole page, so by default HTML is
 # turned into text by the tag remover (every visible block), not by trafilatura, which
 # already removes most boilerplate before the filter sees it.
-DEFAULT_WEB_EXTRACTOR = "tags"
+from .command import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
+
+STATIC_DIR = Path(__file__).parent / "static"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 SECURITY_HEADERS = {
@@ -129,8 +128,8 @@ class ScorerCache:
             if key not in self._scorers:
                 try:
                     # (a binary model is memory-mapped: one per method costs no extra memory)
-                    scorer = PerplexityScorer(spec, method=method)
-                    scorer.lm  # open it now, under the lock, not in two threads at once
+                    # opened now (what `clean` uses), under the lock, not in two threads at once
+                    scorer = PerplexityScorer(spec, method=method).open()
                 except ModelError as exc:
                     raise ApiError(400, str(exc)) from exc
                 self._scorers[key] = scorer
@@ -191,35 +190,31 @@ def _parse_request(body: bytes) -> dict:
 def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None) -> dict:
     """Every sentence of `text` with its span, perplexity, block and verdict, and the cleaned text.
 
-    The verdicts and the cleaned text are `PerplexityScorer.clean`'s own.  One scoring
-    pass: `clean` scores the sentences of `split_sentences` in order, so its
-    `perplexities` line up with the spans split here with the same arguments.  Token
-    counts and block numbers let the page re-run the method (`decide`) as the threshold
-    moves; perplexities are sent unrounded so that it reaches the same verdicts.
+    All of it is `PerplexityScorer.clean`'s own result (`CleanResult.spans`,
+    `token_counts`, `blocks`, `keep`, `perplexities`): one scoring pass, nothing
+    recomputed.  Token counts and block numbers let the page re-run the method (`decide`)
+    as the threshold moves; perplexities are sent unrounded so that it reaches the same
+    verdicts.  Text passed through unscored (not the model's language) is only split, for
+    display: every sentence kept, without a perplexity.
     """
-    text, _ = sanitize(text)
     try:
         result = scorer.clean(text, threshold=threshold)
     except ModelError as exc:  # e.g. a model without a default threshold and none given
         raise ApiError(400, str(exc)) from exc
-    spans = split_sentences(text, scorer.max_sentence_chars)
-    pieces = [text[start:end] for start, end in spans]
-    dropped = {(s.start, s.end) for s in result.dropped}
-    passthrough = getattr(result, "passthrough", None)
-    if len(result.perplexities) == len(spans):
-        tokens = [line.count(" ") + 1 if line else 0 for line in to_lm_lines(pieces)]
+    text = sanitize(text)[0]
+    if result.passthrough:
+        spans, blocks = split_with_blocks(text, scorer.max_sentence_chars)
+        sentences = [{"text": text[start:end], "start": start, "end": end, "perplexity": None, "tokens": None,
+                      "block": block, "kept": True} for (start, end), block in zip(spans, blocks)]
+    else:
         sentences = [
-            {"text": piece, "start": start, "end": end, "perplexity": value, "tokens": n, "block": block,
-             "kept": (start, end) not in dropped}
-            for (start, end), piece, value, n, block
-            in zip(spans, pieces, result.perplexities, tokens, decide.block_ids(text, spans))
+            {"text": text[start:end], "start": start, "end": end, "perplexity": value, "tokens": n,
+             "block": block, "kept": kept}
+            for (start, end), value, n, block, kept
+            in zip(result.spans, result.perplexities, result.token_counts, result.blocks, result.keep)
         ]
-    else:  # passed through unscored (e.g. not the model's language): everything kept
-        sentences = [{"text": piece, "start": start, "end": end, "perplexity": None, "tokens": None,
-                      "block": block, "kept": True}
-                     for (start, end), piece, block in zip(spans, pieces, decide.block_ids(text, spans))]
     return {"sentences": sentences, "clean_text": result.text, "threshold": result.threshold,
-            "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": passthrough,
+            "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
             "method_params": {"negative_token_cap": decide.NEGATIVE_TOKEN_CAP,
                               "short_block_tokens": decide.SHORT_BLOCK_TOKENS,
                               "trim_max_tokens": decide.TRIM_MAX_TOKENS}}

@@ -16,7 +16,15 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+# (here, not in app.py: `plexity --help` must work without the web extra)
+DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+DEFAULT_WEB_EXTRACTOR = "tags"  # every visible block, so that the filter's work shows
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    from ..extras import require_extra
+
+    require_extra("web", "plexity serve")
     import uvicorn
 
     from .app import LOOPBACK_HOSTS, create_app
@@ -37,7 +45,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers) -> None:
     from ..extract import EXTRACTORS
-    from .app import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR
 
     p = subparsers.add_parser(
         "serve", help="web demo: paste text or HTML, see each sentence's perplexity and what is dropped",

@@ -11,7 +11,9 @@ FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
 # The one line that adds perplexity filtering: every item's "html" gets a cleaned "text".
-ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
+# (Scrapy >= 2.10's add-on; it enables the pipeline at PLEXITY_PIPELINE_PRIORITY, 300. The
+# same without add-ons: ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
+ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
 
 # Every visible line of the page goes to the filter, which keeps the article (the
 # best-scoring run of blocks: method "region").  The default, "trafilatura", extracts
@@ -26,9 +28,11 @@ PLEXITY_EXTRACTOR = "tags"
 # PLEXITY_INPUT_FIELD = "html"
 # PLEXITY_INPUT_FORMAT = "html"     # or "text"
 # PLEXITY_OUTPUT_FIELD = "text"
-# PLEXITY_STATS_FIELD = "plexity"   # per-item counts; "" for none
+# PLEXITY_STATS_FIELD = "plexity"   # per-item plexity_* fields (as datatrove's metadata); "" for none
 # PLEXITY_ANNOTATE = False          # True: mark would-be-dropped sentences instead
-# PLEXITY_MIN_CHARS = 200           # items keeping less text are dropped
+# PLEXITY_MIN_CHARS = 50            # items keeping less text are dropped ("too_short")
+# PLEXITY_MIN_KEPT_FRACTION = 0.0   # items keeping a smaller share of their text are dropped
+# PLEXITY_OTHER_LANGUAGES = "keep"  # or "drop": pages in another language than the model's
 # PLEXITY_LANGUAGE_CHECK = True     # pages in another language pass through unfiltered
 # PLEXITY_THREADS = 1               # worker threads for extraction and scoring
 # PLEXITY_DROPPED_FILE = None       # e.g. "plexity-dropped.jsonl": every dropped sentence/item

@@ -64,7 +64,8 @@
   // -- which sentences to keep: the methods of plexity_plugins/decide.py ----------------
   // The server sends each sentence's perplexity (unrounded), token count and block (line)
   // number, so the page reaches the same verdicts as PerplexityScorer.clean at any threshold.
-  // Keep in step with decide.py: tests/test_web_browser.py compares page and server verdicts.
+  // Keep in step with decide.py: the parity test
+  // tests/test_web_browser.py::test_parity_javascript_decision_port_matches_python compares them.
 
   function blockStats(sentences) {
     // per block: pooled perplexity (token-weighted, like one long sentence) and tokens
@@ -117,7 +118,7 @@
   }
 
   // -- cleaned text: the same rule as plexity_plugins.scorer._join_kept ---------------
-  // Kept sentences verbatim; between two of them the original whitespace if they were
+  // Kept sentences verbatim; between two of them the original whitespace (or nothing) if they were
   // neighbours, else the strongest break (paragraph, line, space) in between.
   // Sentences never span a newline, so the breaks between two kept sentences are those
   // of the gaps between them: each gap's kind is worked out once, when the text arrives.
@@ -129,7 +130,7 @@
       kind = Math.max(kind, gapKinds[i]);
       if (!keep[i]) return;
       if (prev >= 0) {
-        if (prev === i - 1 && /^\s+$/.test(gaps[i])) out.push(gaps[i]);
+        if (prev === i - 1 && /^\s*$/.test(gaps[i])) out.push(gaps[i]);
         else out.push(kind === 2 ? "\n\n" : kind === 1 ? "\n" : " ");
       }
       out.push(s.text);

@@ -1,0 +1,142 @@
+"""`LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from datatrove.executor.local import LocalPipelineExecutor
+from datatrove.utils.logging import logger
+from datatrove.utils.stats import PipelineStats
+
+
+class TasksFailed(RuntimeError):
+    """Some tasks of a local run failed or died; the others completed (and are marked so)."""
+
+    def __init__(self, failures: dict[int, str]):
+        self.failures = failures
+        listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+        super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
+                         f"not marked complete: run the same command again to redo only them")
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (the out-of-memory killer sends this)" if -code == signal.SIGKILL else ""
+        return f"its worker process was killed by {name}{hint}"
+    return f"its worker process exited with status {code} (the task's log says why)"
+
+
+class LocalTaskExecutor(LocalPipelineExecutor):
+    """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
+
+    With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
+    forever for a task whose worker was SIGKILLed (the out-of-memory killer, a node problem): the
+    run hangs after "3/4 tasks completed".  Here each task runs in a process of its own, at most
+    ``workers`` at a time; the run waits on the processes themselves, so a task that dies is seen
+    at once.  The other tasks go on; at the end the run raises `TasksFailed`, naming each task
+    that did not complete and why.  A re-run redoes exactly those (completed tasks have their
+    completion markers, the failed ones none).
+
+    Each task process leads a process group of its own, and when it ends (normally or not) what
+    is left of that group is killed: the extractor subprocess of a killed task (datatrove runs
+    extraction in a sandboxed child) is not left behind.
+
+    Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
+    datatrove does.
+    """
+
+    def run(self):
+        if self.workers == 1 or self.depends is not None:
+            return super().run()
+        self._launched = True
+        ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
+        if all(map(self.is_rank_completed, ranks)):
+            logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
+            return PipelineStats()
+        self.save_executor_as_json()
+        to_run = self.get_incomplete_ranks(ranks)
+        if skipped := self.local_tasks - len(to_run):
+            logger.info(f"Skipping {skipped} already completed tasks")
+
+        import multiprocess  # what datatrove's executor uses: dill pickles lambdas in pipelines
+        import multiprocess.connection
+
+        context = multiprocess.get_context(self.start_method)
+        waiting = list(to_run)
+        running: dict = {}  # process -> (rank, local rank)
+        free_local_ranks = list(range(self.workers))
+        failures: dict[int, str] = {}
+        done = skipped
+        try:
+            while waiting or running:
+                while waiting and len(running) < self.workers:
+                    rank = waiting.pop(0)
+                    local_rank = free_local_ranks.pop(0)
+                    process = context.Process(target=_task_main, args=(self, rank, local_rank),
+                                              name=f"plexity-task-{rank}")
+                    process.start()
+                    running[process] = (rank, local_rank)
+                # A process's sentinel stays open while its extractor subprocess (which inherited
+                # it) lives: so also ask each process itself (waitpid) whether it has ended.
+                multiprocess.connection.wait([p.sentinel for p in running], timeout=0.2)
+                for process in [p for p in running if not p.is_alive()]:
+                    process.join()
+                    rank, local_rank = running.pop(process)
+                    free_local_ranks.append(local_rank)
+                    _kill_group(process.pid)
+                    if process.exitcode == 0 and self.is_rank_completed(rank):
+                        done += 1
+                        logger.info(f"{done}/{self.world_size} tasks completed.")
+                    else:
+                        failures[rank] = _describe_exit(process.exitcode)
+                        logger.error(f"task {rank} did not complete: {failures[rank]}")
+        finally:
+            for process, (rank, _) in running.items():  # interrupted (Ctrl+C): stop what still runs
+                _kill_group(process.pid)
+                process.join(timeout=5)
+        stats = sum((PipelineStats.from_json(_read_json(self.logging_dir, rank)) for rank in to_run
+                     if rank not in failures and self.logging_dir.isfile(f"stats/{rank:05d}.json")),
+                    start=PipelineStats())
+        if failures:
+            raise TasksFailed(failures)
+        with self.logging_dir.open("stats.json", "wt") as statsfile:
+            stats.save_to_disk(statsfile)
+        logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
+        return stats
+
+
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int) -> None:
+    os.setpgid(0, 0)  # a group of its own: see _kill_group
+    try:
+        executor._run_for_rank(rank, local_rank)
+    except Exception:  # _run_for_rank logged it; the exit status tells the parent
+        sys.exit(1)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    # reap what was ours in that group (only the task process is our child)
+    deadline = time.monotonic() + 1
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
+
+
+def _read_json(folder, rank: int) -> dict:
+    import json
+
+    with folder.open(f"stats/{rank:05d}.json", "r") as f:
+        return json.load(f)

@@ -1,0 +1,263 @@
+"""The document policy: what every front end does with a page once its text is known.
+
+``plexity clean`` (`plexity_plugins.files`), the datatrove step
+(`plexity_plugins.datatrove.PerplexitySentenceFilter`) and the Scrapy pipeline
+(`plexity_plugins.scrapy.PerplexityFilterPipeline`) all judge a document here, so the
+same page with the same settings gets the same verdict, the same reason and the same
+``plexity_*`` metadata everywhere:
+
+- `Verdict`: ``kept``, ``dropped`` (with a reason from `DROP_REASONS`) or
+  ``passed_through`` (another language than the model's, kept unfiltered);
+- `DocumentPolicy.judge`: cleans the text with the scorer and decides;
+- `metadata`: the ``plexity_*`` fields describing a verdict (datatrove metadata, the
+  Scrapy item's stats field, ``X-Plexity-*`` WARC headers through `WARC_HEADERS`);
+- `DroppedLog`: the JSON-lines file of dropped documents and sentences
+  (``plexity clean --write-dropped``, ``PLEXITY_DROPPED_FILE``).
+
+Errors of the installation, not of the input (`ENVIRONMENT_ERRORS`), are never counted
+as a skipped document: every front end lets them stop the run (`InstallationError`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING
+
+from .models import ModelError
+
+if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
+    from .scorer import CleanResult, PerplexityScorer
+
+KEPT = "kept"
+DROPPED = "dropped"
+PASSED_THROUGH = "passed_through"
+
+# Why a document is dropped.
+EMPTY_INPUT = "empty_input"  # nothing but whitespace came in
+NO_TEXT_EXTRACTED = "no_text_extracted"  # the extractor found no text in the HTML
+EXTRACTION_FAILED = "extraction_failed"  # the HTML could not be parsed
+TOO_SHORT = "too_short"  # fewer than `min_chars` characters of sentences kept
+TOO_LITTLE_KEPT = "too_little_kept"  # the kept share of the text below `min_kept_fraction`
+OTHER_LANGUAGE = "other_language"  # another language than the model's, with other_languages="drop"
+DROP_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, EXTRACTION_FAILED, TOO_SHORT, TOO_LITTLE_KEPT, OTHER_LANGUAGE)
+
+# One default for every front end that drops documents (the datatrove step, `plexity run`,
+# the Scrapy pipeline).  `plexity clean` deliberately defaults to 0 (`CLEAN_MIN_CHARS`): it
+# writes one output per input, so by default it empties nothing for being short.
+DEFAULT_MIN_CHARS = 50
+CLEAN_MIN_CHARS = 0
+OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
+
+# Errors that say the installation is broken, never the input: they stop the run.
+ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
+
+
+class InstallationError(RuntimeError):
+    """The installation lacks something a document needs (a module, a model file ...)."""
+
+    def __init__(self, message: str, cause: BaseException | None = None):
+        super().__init__(message)
+        self.cause = cause
+
+
+def environment_message(exc: BaseException) -> str:
+    """What to install or fix, for an error in `ENVIRONMENT_ERRORS`."""
+    if isinstance(exc, InstallationError):
+        return str(exc)
+    if isinstance(exc, ImportError):
+        name = getattr(exc, "name", None)
+        hint = f"install the missing module ({name}: pip install it, or reinstall plexity_plugins with its extras)" \
+            if name else "reinstall plexity_plugins with its dependencies"
+        return f"broken installation: {type(exc).__name__}: {exc}; {hint}"
+    if isinstance(exc, MemoryError):
+        return "out of memory: lower --max-document-bytes or give the process more memory"
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class Verdict:
+    """What the policy decided for one document."""
+
+    status: str  # KEPT, DROPPED or PASSED_THROUGH
+    text: str  # the text to write (the cleaned text; for a dropped document, what was left)
+    result: CleanResult | None = None
+    reason: str | None = None  # why it was dropped (DROP_REASONS)
+    would_drop: str | None = None  # with annotate: the reason it would have been dropped
+    chars_before: int = 0  # characters of the text judged
+    extra_replaced: int = 0  # replacement characters from decoding bytes before the policy
+
+    @property
+    def kept(self) -> bool:
+        return self.status != DROPPED
+
+    @property
+    def replaced_chars(self) -> int:
+        return (self.result.replaced_chars if self.result is not None else 0) + self.extra_replaced
+
+
+class DocumentPolicy:
+    """Cleans a document's text and decides whether the document is kept.
+
+    Args:
+        scorer: the shared PerplexityScorer (its method and threshold decide the sentences).
+        threshold: overrides the scorer's threshold; None = the scorer's.
+        annotate: remove nothing, wrap would-be-dropped sentences in ``<ppl score="...">``;
+            documents are then never dropped for their text (the would-be reason is kept
+            as ``plexity_would_drop``).
+        min_chars: fewer characters of sentences kept -> dropped (``too_short``; an empty
+            text is ``empty_input`` or ``no_text_extracted``).
+        min_kept_fraction: a kept share of the sentence characters below this -> dropped
+            (``too_little_kept``).
+        other_languages: a document in another language than the model's is kept unfiltered
+            ("keep": ``passed_through``) or dropped ("drop": ``other_language``).
+    """
+
+    def __init__(self, scorer: PerplexityScorer, *, threshold: float | None = None, annotate: bool = False,
+                 min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
+                 other_languages: str = "keep"):
+        if other_languages not in OTHER_LANGUAGE_ACTIONS:
+            raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
+        if not (0.0 <= min_kept_fraction <= 1.0 and min_chars >= 0):
+            raise ValueError(f"min_kept_fraction must be between 0 and 1 and min_chars 0 or more, "
+                             f"got {min_kept_fraction!r} and {min_chars!r}")
+        self.scorer = scorer
+        self.threshold = threshold
+        self.annotate = annotate
+        self.min_chars = min_chars
+        self.min_kept_fraction = min_kept_fraction
+        self.other_languages = other_languages
+
+    def judge(self, text: str | bytes, *, input_empty: bool | None = None, extra_replaced: int = 0,
+              scorer: PerplexityScorer | None = None) -> Verdict:
+        """The verdict for a document whose text (extracted, if it was HTML) is `text`.
+
+        `input_empty` tells an empty input from HTML without text (None: the text is the
+        input); `extra_replaced` counts replacement characters inserted before (decoding);
+        `scorer` overrides the policy's scorer for this document.
+        """
+        result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate)
+        chars_before = len(text)
+        if result.passthrough:
+            if self.other_languages == "drop":
+                return Verdict(DROPPED, result.text, result, OTHER_LANGUAGE, chars_before=chars_before,
+                               extra_replaced=extra_replaced)
+            return Verdict(PASSED_THROUGH, result.text, result, chars_before=chars_before,
+                           extra_replaced=extra_replaced)
+        reason = self._drop_reason(result, text, input_empty)
+        if reason and not self.annotate:
+            return Verdict(DROPPED, result.text, result, reason, chars_before=chars_before,
+                           extra_replaced=extra_replaced)
+        return Verdict(KEPT, result.text, result, would_drop=reason, chars_before=chars_before,
+                       extra_replaced=extra_replaced)
+
+    def _drop_reason(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
+        if result.chars_kept < self.min_chars:
+            if not text.strip():
+                return EMPTY_INPUT if input_empty in (None, True) else NO_TEXT_EXTRACTED
+            return TOO_SHORT
+        total = result.chars_kept + result.chars_dropped
+        if total and result.chars_kept / total < self.min_kept_fraction:
+            return TOO_LITTLE_KEPT
+        return None
+
+
+def metadata(verdict: Verdict, scorer: PerplexityScorer) -> dict:
+    """The ``plexity_*`` fields describing `verdict` (every key always present)."""
+    result = verdict.result
+    ppl = result.perplexities if result is not None else []
+    return {
+        "plexity_verdict": verdict.status,
+        "plexity_reason": verdict.reason,
+        "plexity_would_drop": verdict.would_drop,
+        "plexity_model": scorer.model_name,
+        "plexity_method": scorer.method,
+        "plexity_threshold": result.threshold if result is not None else scorer.threshold,
+        "plexity_sentences": len(ppl),
+        "plexity_sentences_kept": result.sentences_kept if result is not None else 0,
+        "plexity_sentences_dropped": result.sentences_dropped if result is not None else 0,
+        "plexity_chars_before": verdict.chars_before,
+        "plexity_chars_after": len(verdict.text),
+        "plexity_chars_kept": result.chars_kept if result is not None else 0,
+        "plexity_chars_dropped": result.chars_dropped if result is not None else 0,
+        "plexity_ppl_mean": round(statistics.fmean(ppl), 1) if ppl else None,
+        "plexity_ppl_median": round(statistics.median(ppl), 1) if ppl else None,
+        "plexity_replaced_chars": verdict.replaced_chars,
+        "plexity_passthrough": result.passthrough if result is not None else None,
+    }
+
+
+def counts(verdict: Verdict) -> dict[str, int]:
+    """The per-document counters every front end adds up (same names everywhere)."""
+    result = verdict.result
+    if result is None:
+        return {"replaced_chars": verdict.extra_replaced}
+    return {"sentences_kept": result.sentences_kept, "sentences_dropped": result.sentences_dropped,
+            "chars_kept": result.chars_kept, "chars_dropped": result.chars_dropped,
+            "replaced_chars": verdict.replaced_chars}
+
+
+# Metadata written as WARC headers of a cleaned record (when not None), as X-Plexity-<Name>.
+WARC_HEADERS = {
+    "plexity_verdict": "X-Plexity-Verdict",
+    "plexity_reason": "X-Plexity-Reason",
+    "plexity_would_drop": "X-Plexity-Would-Drop",
+    "plexity_model": "X-Plexity-Model",
+    "plexity_threshold": "X-Plexity-Threshold",
+    "plexity_sentences": "X-Plexity-Sentences",
+    "plexity_sentences_kept": "X-Plexity-Sentences-Kept",
+    "plexity_sentences_dropped": "X-Plexity-Sentences-Dropped",
+    "plexity_chars_before": "X-Plexity-Chars-Before",
+    "plexity_chars_after": "X-Plexity-Chars-After",
+    "plexity_ppl_mean": "X-Plexity-Ppl-Mean",
+    "plexity_ppl_median": "X-Plexity-Ppl-Median",
+    "plexity_passthrough": "X-Plexity-Passthrough",
+}
+
+
+def warc_headers(meta: dict) -> dict:
+    """The ``X-Plexity-*`` WARC headers for the ``plexity_*`` metadata `meta`."""
+    return {header: meta[key] for key, header in WARC_HEADERS.items() if meta.get(key) is not None}
+
+
+def dropped_sentences(result: CleanResult | None) -> list[dict]:
+    """The dropped sentences of `result` as rows: offsets, perplexity, reason, text."""
+    if result is None:
+        return []
+    return [{"start": s.start, "end": s.end, "perplexity": round(s.perplexity, 1), "reason": s.reason,
+             "text": s.text} for s in result.dropped]
+
+
+class DroppedLog:
+    """A JSON-lines file with one row per dropped document or skipped record
+    (``{"source", "reason", "detail"}``) and one per dropped sentence
+    (``{"source", "reason", "perplexity", "start", "end", "text"}``).
+
+    Args:
+        path: the file (truncated); None writes nothing (every method is then a no-op).
+    """
+
+    def __init__(self, path=None):
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
+
+    @property
+    def enabled(self) -> bool:
+        return self._file is not None
+
+    def _write(self, row: dict) -> None:
+        self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def document(self, source: str, reason: str, detail: str = "") -> None:
+        if self._file is not None:
+            self._write({"source": source, "reason": reason, "detail": detail})
+
+    def sentences(self, source: str, result: CleanResult | None) -> None:
+        if self._file is not None:
+            for row in dropped_sentences(result):
+                self._write({"source": source, **row})
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

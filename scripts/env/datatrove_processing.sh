@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A datatrove user's environment: `pip install "datatrove[processing,io]" plexity_plugins[datatrove]`
+# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12), then the
+# datatrove and sample-WARC tests and a `plexity run` of the sample WARC in it.
+#
+#   bash scripts/env/datatrove_processing.sh [WORK_DIR]
+#
+# Prints "trafilatura X.Y.Z" and the documents written; exits non-zero on any failure.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+work="${1:-$(mktemp -d)}"
+PYTHON="${PYTHON:-python3}"
+mkdir -p "$work"
+
+source "$repo/scripts/lib.sh"
+copy_checkout "$repo" "$work/src"
+"$PYTHON" -m venv "$work/venv"
+py="$work/venv/bin/python"
+log="$work/pip.log"
+echo "env: pip install \"datatrove[processing,io]\" \"plexity_plugins[datatrove]\" into $work/venv"
+if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-check \
+      "datatrove[processing,io]" "$work/src[datatrove]" "pytest>=8" >"$log" 2>&1; then
+  cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
+fi
+"$py" -c "import trafilatura, datatrove; print('trafilatura', trafilatura.__version__); print('datatrove', datatrove.__version__ if hasattr(datatrove, '__version__') else '?')"
+if "$py" -c "import scrapy" 2>/dev/null; then
+  echo "env: scrapy is installed in a datatrove-only environment" >&2; exit 1
+fi
+
+# The tests run against the installed package: pytest (not `python -m pytest`) from the repo
+# root does not put the source tree on sys.path.
+cd "$repo"
+"$work/venv/bin/pytest" -q -p no:cacheprovider tests/test_datatrove.py tests/test_sample_warc.py \
+  tests/test_extract.py -m "not slurm"
+
+rm -rf "$work/run"
+"$work/venv/bin/plexity" run examples/sample.warc.gz --output-dir "$work/run" --tasks 1 2>"$work/run.err" \
+  || { cat "$work/run.err" >&2; exit 1; }
+if grep -E "^(ERROR|Traceback)|\bERROR\b.*trafilatura" "$work/run.err" >&2; then
+  echo "env: plexity run printed errors (above)" >&2; exit 1
+fi
+"$py" - "$work/run" <<'PY'
+import gzip, json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+docs = [json.loads(line) for f in sorted((out / "documents").glob("*.jsonl.gz")) for line in gzip.open(f, "rt")]
+excluded = [json.loads(line) for f in sorted((out / "excluded").glob("*.jsonl.gz")) for line in gzip.open(f, "rt")]
+print(f"plexity run: {len(docs)} documents written, {len(excluded)} excluded")
+assert len(docs) + len(excluded) == 12, "the sample WARC has 12 HTML pages"
+assert len(docs) >= 10 and all(d["text"].strip() for d in docs)
+PY
+echo "env: datatrove[processing,io] environment OK"

@@ -1,0 +1,51 @@
+"""Hostile documents, made at test time (seeded): what a crawl throws at an extractor and a scorer.
+
+`pages()` gives (name, body bytes, declared Content-Type or None).  Each is a page a real crawl
+can hold; none is valid in every way.  Sizes are kept to what a test can push through every front
+end in seconds: the 10 MB ones are the largest.
+"""
+
+from __future__ import annotations
+
+import random
+
+ARTICLE = ("<p>The council approved the budget for the new library on Tuesday evening. "
+           "The building will open in the spring, the mayor said, and it will have a reading room.</p>")
+
+
+def pages(seed: int = 7) -> list[tuple[str, bytes, str | None]]:
+    rng = random.Random(seed)
+    html = "text/html; charset=utf-8"
+    out: list[tuple[str, bytes, str | None]] = [
+        ("empty", b"", html),
+        ("whitespace", b" \n\t\r\n  ", html),
+        ("invalid-utf8", b"<html><body>" + ARTICLE.encode() + bytes(rng.randrange(128, 256) for _ in range(3000))
+         + b"</body></html>", html),
+        ("utf16-bom", ("<html><body>" + ARTICLE + "</body></html>").encode("utf-16"), "text/html"),
+        ("utf16-no-bom", ("<html><body>" + ARTICLE + "</body></html>").encode("utf-16-le"), "text/html"),
+        ("lying-charset", ("<html><head><meta charset='shift_jis'></head><body>" + ARTICLE
+                           + "<p>Café crème, naïve façade.</p></body></html>").encode("utf-8"),
+         "text/html; charset=iso-8859-7"),
+        ("unknown-charset", ("<html><body>" + ARTICLE + "</body></html>").encode(), "text/html; charset=x-no-such"),
+        ("nul-flood", b"<html><body>" + b"\x00" * 2_000_000 + ARTICLE.encode() + b"</body></html>", html),
+        ("one-line-10mb", b"<html><body><p>" + b"word " * 2_000_000 + b"</p></body></html>", html),
+        ("deep-100000", b"<html><body>" + b"<div>" * 100_000 + ARTICLE.encode() + b"</div>" * 100_000
+         + b"</body></html>", html),
+        ("attribute-10mb", b"<html><body><div title='" + b"a" * 10_000_000 + b"'>" + ARTICLE.encode()
+         + b"</div></body></html>", html),
+        ("entity-flood", b"<html><body><p>" + b"".join(
+            rng.choice([b"&#0;", b"&#xD800;", b"&#x110000;", b"&#99999999999;", b"&bogus;", b"&amp;", b"&#65;"])
+            for _ in range(200_000)) + b"</p>" + ARTICLE.encode() + b"</body></html>", html),
+        ("combining-flood", ("<html><body><p>a" + "\u0301" * 500_000 + "</p>" + ARTICLE
+                             + "</body></html>").encode(), html),
+        ("binary", bytes(rng.randrange(256) for _ in range(200_000)), html),
+        ("unclosed-tags", b"<html><body><div><p><b><i>" * 2000 + ARTICLE.encode(), html),
+        ("script-only", b"<html><head><script>" + b"var x = 1;" * 50_000 + b"</script></head></html>", html),
+        ("xml-declaration", ("<?xml version='1.0' encoding='utf-8'?><html><body>" + ARTICLE
+                             + "</body></html>").encode(), "application/xhtml+xml"),
+        ("control-characters", ("<html><body>" + ARTICLE + "".join(chr(c) for c in range(1, 32)) * 100
+                                + "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+                                + "</body></html>").encode(), html),
+        ("no-content-type", ("<!DOCTYPE html><html><body>" + ARTICLE + "</body></html>").encode(), None),
+    ]
+    return out

@@ -1,0 +1,49 @@
+"""plexity_plugins installs and works in the environments our users have, built here for real.
+
+Each test runs a script of scripts/env/ that makes a new virtual environment the way a user
+would and checks the result there (the scripts say what they check):
+
+- a datatrove user's: ``pip install "datatrove[processing,io]" "plexity_plugins[datatrove]"``
+  (datatrove's ``processing`` extra pins trafilatura < 1.12); the datatrove, extractor and
+  sample-WARC tests and a ``plexity run`` of the sample WARC run in it;
+- Debian 12's own Python with the pip its ``python3 -m venv`` brings (23.0.1, too old to match
+  lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record.
+
+They take a few minutes each (pip builds kenlm and our extension); ``-m "not environments"``
+leaves them out of a quick run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.environments
+
+
+def run_script(name: str, work: Path) -> str:
+    result = subprocess.run(["bash", str(REPO / "scripts" / "env" / name), str(work)], capture_output=True,
+                            text=True, timeout=1500)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"scripts/env/{name} failed:\n{output[-6000:]}"
+    return output
+
+
+def test_a_datatrove_processing_environment_installs_us_with_trafilatura_1_x_and_runs(tmp_path):
+    output = run_script("datatrove_processing.sh", tmp_path)
+    version = next(line.split()[1] for line in output.splitlines() if line.startswith("trafilatura "))
+    major, minor = (int(x) for x in version.split(".")[:2])
+    assert (major, minor) < (1, 12), f"datatrove[processing] should have brought trafilatura < 1.12, got {version}"
+    assert " passed" in output and " failed" not in output
+    assert "plexity run: " in output and "environment OK" in output
+
+
+def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(tmp_path):
+    output = run_script("stock_pip.sh", tmp_path)
+    assert "pip 23.0" in output, "expected Debian 12's venv pip"
+    assert "lxml.html.clean importable" in output
+    assert "plexity clean: 27 of 27 records written" in output

@@ -1,0 +1,91 @@
+"""HTML to text: the extractors every front end shares, on trafilatura 1.8-1.11 and 2.x alike."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from plexity_plugins import extract
+from plexity_plugins.files import iter_warc_html
+from conftest import EXAMPLES
+
+SAMPLE = EXAMPLES / "sample.warc.gz"
+
+ARTICLE = ("<html><body><nav><a href='/'>Home</a> | <a href='/news'>News</a></nav><article><h1>Library</h1>"
+           + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will "
+                     f"open in the spring, the mayor said, and it will have a reading room.</p>" for i in range(6))
+           + "</article><footer>© 2024 Example</footer></body></html>")
+
+
+def test_trafilatura_extracts_the_article_paragraphs():
+    text = extract.html_to_text_trafilatura(ARTICLE)
+    assert text.count("The council approved the budget") == 6
+    assert "Home | News" not in text
+
+
+def test_trafilatura_extracts_every_sample_page():
+    pages = list(iter_warc_html(SAMPLE))
+    assert len(pages) == 12
+    for uri, body, content_type in pages:
+        text = extract.html_to_text_trafilatura(extract.decode_html(body, content_type)[0])
+        assert len(text) > 200, uri
+
+
+@pytest.mark.parametrize("page", ["", "   ", "<html></html>", "<!-- nothing -->", "<html><body></body></html>",
+                                  "\x00\x00", "<?xml version='1.0'?><html/>"])
+def test_an_empty_document_gives_no_text_and_no_error_message(page, caplog):
+    caplog.set_level(logging.DEBUG)
+    assert extract.html_to_text_trafilatura(page) == ""
+    errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not errors, [f"{r.name}: {r.getMessage()}" for r in errors]
+
+
+def test_trafilaturas_empty_document_errors_become_our_counted_debug_messages(caplog):
+    extract.html_to_text_trafilatura(ARTICLE)  # (installs the filter)
+    before = extract.TRAFILATURA_EMPTY_DOCUMENTS
+    caplog.set_level(logging.DEBUG)
+    logging.getLogger("trafilatura.utils").error("lxml parsing failed: %s", "Document is empty")
+    logging.getLogger("trafilatura.core").error("empty HTML tree: %s", None)
+    logging.getLogger("trafilatura.core").error("something else went wrong")  # not ours to hide
+    assert extract.TRAFILATURA_EMPTY_DOCUMENTS == before + 2
+    shown = [(r.name, r.levelname) for r in caplog.records]
+    assert ("trafilatura.core", "ERROR") in shown
+    assert ("trafilatura.utils", "ERROR") not in shown
+    assert sum(1 for r in caplog.records if r.name == "plexity_plugins.extract" and r.levelno == logging.DEBUG) == 2
+
+
+def test_the_tags_extractor_keeps_every_visible_block_on_its_own_line():
+    text = extract.html_to_text_tags(ARTICLE)
+    lines = text.split("\n")
+    assert lines[0] == "Home | News"
+    assert lines[-1] == "© 2024 Example"
+    assert sum(line.startswith("The council approved") for line in lines) == 6
+
+
+def test_an_unknown_extractor_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="tags, trafilatura, none"):
+        extract.get_extractor("readability")
+
+
+def _nested(depth: int) -> str:
+    return "<html><body>" + "<div>" * depth + ARTICLE[ARTICLE.index("<article>"):ARTICLE.index("<footer>")] \
+        + "</div>" * depth + "</body></html>"
+
+
+@pytest.mark.parametrize("name", ["tags", "trafilatura"])
+def test_an_article_nested_300_deep_is_extracted_past_libxml2s_default_limit_of_256(name):
+    # (with libxml2's default limits the whole document comes out empty)
+    text = extract.get_extractor(name)(_nested(300))
+    assert text.count("The council approved the budget") == 6
+
+
+@pytest.mark.parametrize("name", ["tags", "trafilatura"])
+def test_nesting_beyond_even_the_huge_limit_is_refused_with_the_limit_named(name):
+    with pytest.raises(extract.ExtractionError, match="HTML parser limit: Excessive depth in document: 2048"):
+        extract.get_extractor(name)(_nested(5000))
+
+
+def test_a_script_over_libxml2s_10_mb_text_limit_does_not_empty_the_page():
+    page = ARTICLE.replace("</article>", "</article><script>" + "x" * 11_000_000 + "</script>")
+    assert extract.html_to_text_tags(page).count("The council approved the budget") == 6

@@ -1,0 +1,123 @@
+"""One document policy: `plexity clean`, the datatrove step and the Scrapy pipeline give the
+same verdict, reason and ``plexity_*`` metadata for the same page and settings."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+from datatrove.data import Document
+from scrapy.exceptions import DropItem
+from scrapy.utils.test import get_crawler
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from plexity_plugins import PerplexityScorer, policy
+from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+from plexity_plugins.files import FileCleaner, collect_inputs
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+ARTICLE = ["The city council approved the budget for the new public library on Monday evening.",
+           "The library will open in the spring, and it will have a large room for children and a garden.",
+           "Residents asked the council whether the old building on the main street would be sold."]
+MENU = ["Home | News | Sport | Weather | Contact", "Accept all cookies", "Share on Facebook",
+        "Related articles", "Advertisement", "Subscribe ▸ Login ▸ Menu ▸ RSS ▸ Sitemap"]
+GERMAN = ("Der Stadtrat hat am Montagabend den Haushalt für die neue öffentliche Bibliothek beschlossen. "
+          "Die Bibliothek soll im Frühjahr eröffnen und einen großen Raum für Kinder sowie einen Lesegarten haben.")
+
+
+def html(*blocks: str) -> str:
+    return "<html><body>" + "".join(f"<p>{b}</p>" for b in blocks) + "</body></html>"
+
+
+# (url, page, the verdict, the reason) at SETTINGS
+PAGES = [
+    ("http://t/article", html(*MENU[:3], *ARTICLE, *MENU[3:]), policy.KEPT, None),
+    ("http://t/menu", html(*MENU), policy.DROPPED, policy.TOO_SHORT),
+    ("http://t/mostly-menu", html(ARTICLE[0], *MENU * 4), policy.DROPPED, policy.TOO_LITTLE_KEPT),
+    ("http://t/german", html(GERMAN), policy.PASSED_THROUGH, None),
+    ("http://t/no-text", "<html><body><script>var a = 1;</script><img src=x.png></body></html>",
+     policy.DROPPED, policy.NO_TEXT_EXTRACTED),
+]
+SETTINGS = {"min_chars": 50, "min_kept_fraction": 0.5, "other_languages": "keep"}
+METHOD = "region"  # the tags extractor gives every visible line: the region method finds the article
+
+
+@pytest.fixture(scope="module")
+def warc(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("policy") / "pages.warc.gz"
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for url, page, _, _ in PAGES:
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")],
+                                       protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(page.encode()),
+                                                          http_headers=headers))
+    return path
+
+
+def through_plexity_clean(warc: Path, tmp_path: Path) -> dict[str, dict]:
+    scorer = PerplexityScorer(method=METHOD)
+    cleaner = FileCleaner(scorer, tmp_path / "clean", extractor="tags", **SETTINGS)
+    cleaner.run(collect_inputs([warc], tmp_path / "clean"), progress=False)
+    with open(tmp_path / "clean" / warc.name, "rb") as f:
+        return {r.rec_headers.get_header("WARC-Target-URI"):
+                {key: r.rec_headers.get_header(header) for key, header in policy.WARC_HEADERS.items()}
+                for r in ArchiveIterator(f)}
+
+
+def through_datatrove(warc: Path) -> dict[str, dict]:
+    reader = WarcHtmlReader(str(warc.parent), glob_pattern=warc.name)
+    extractor = HtmlTagsExtractor()
+    step = PerplexitySentenceFilter(method=METHOD, **SETTINGS)
+    out = {}
+    for doc in reader():
+        doc.text = extractor.extract(doc.text)  # (what the sandboxed step runs, without the sandbox)
+        if not doc.text:  # datatrove's extractor step drops it itself (its `dropped` count)
+            out[doc.metadata["url"]] = {"plexity_verdict": policy.DROPPED, "plexity_reason": policy.NO_TEXT_EXTRACTED,
+                                        "by": "extractor"}
+            continue
+        doc = Document(text=doc.text, id=doc.id, metadata={"url": doc.metadata["url"]})
+        step.filter(doc)
+        out[doc.metadata["url"]] = {k: v for k, v in doc.metadata.items() if k.startswith("plexity_")}
+    return out
+
+
+def through_scrapy() -> dict[str, dict]:
+    crawler = get_crawler(settings_dict={
+        "PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": METHOD,
+        "PLEXITY_MIN_CHARS": SETTINGS["min_chars"], "PLEXITY_MIN_KEPT_FRACTION": SETTINGS["min_kept_fraction"],
+        "PLEXITY_OTHER_LANGUAGES": SETTINGS["other_languages"], "PLEXITY_ANNOTATE": False})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    out = {}
+    for url, page, _, _ in PAGES:
+        try:
+            item = asyncio.run(pipeline.process_item({"url": url, "html": page}))
+            out[url] = item["plexity"]
+        except DropItem as drop:
+            out[url] = {"dropped": str(drop)}
+    return out
+
+
+def test_the_three_front_ends_give_the_same_verdicts_and_metadata(warc, tmp_path):
+    clean = through_plexity_clean(warc, tmp_path)
+    datatrove = through_datatrove(warc)
+    scrapy = through_scrapy()
+    for url, _, verdict, reason in PAGES:
+        meta = datatrove[url]
+        assert (meta["plexity_verdict"], meta["plexity_reason"]) == (verdict, reason), url
+        if meta.get("by") == "extractor":
+            assert (clean[url]["plexity_verdict"], clean[url]["plexity_reason"]) == (verdict, reason)
+            assert scrapy[url]["dropped"].startswith(f"plexity: {reason}: "), url
+            continue
+        # plexity clean: the same fields, as the X-Plexity-* headers of its cleaned record
+        assert clean[url] == {key: None if meta[key] is None else str(meta[key]) for key in policy.WARC_HEADERS}, url
+        # Scrapy: the item's stats field is the same dict; a dropped item is dropped for the same reason
+        if verdict == policy.DROPPED:
+            assert scrapy[url]["dropped"].startswith(f"plexity: {reason}: "), url
+        else:
+            assert scrapy[url] == meta, url

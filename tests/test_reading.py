@@ -1,0 +1,95 @@
+"""`plexity_plugins.reading`: every WARC record gets exactly one outcome, damage is named,
+payloads are decoded within the cap."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+
+import brotli
+import pytest
+from warcio.warcwriter import WARCWriter
+
+from plexity_plugins.reading import (NOT_A_WARC, TooLarge, Undecodable, WarcFile, decode_content, dechunk,
+                                     read_document_file)
+from warc_corpus import ARTICLE, CAP, count_records, page, response, write_corpus, write_warc
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("warc-corpus")
+    return directory, write_corpus(directory)
+
+
+def read(path, cap=CAP):
+    with open(path, "rb") as f:
+        warc = WarcFile(f, cap)
+        outcomes = [("html" if r.payload is not None else r.skip) for r in warc]
+    return warc, outcomes
+
+
+def test_every_record_gets_exactly_one_outcome_and_damage_is_named(corpus):
+    directory, expected = corpus
+    for name, want in expected.items():
+        warc, outcomes = read(directory / name)
+        assert outcomes == want["outcomes"], name
+        assert warc.records == len(outcomes) == count_records(directory / name), name
+        if want["problem"] is None:
+            assert warc.problem is None, (name, warc.problem_detail)
+        elif want["problem"] == NOT_A_WARC:
+            assert warc.problem == NOT_A_WARC, name
+        else:
+            assert want["problem"] in warc.problem_detail, (name, warc.problem_detail)
+
+
+def test_a_brotli_record_is_decoded_and_the_records_after_it_are_read(tmp_path):
+    """warcio 1.8.1 + brotli >= 1.2: warcio's own decoding raises AttributeError ('unused_data')
+    and used to end the file at the first Content-Encoding: br record."""
+    html = page(ARTICLE).encode()
+    dummy = WARCWriter(io.BytesIO())
+    write_warc(tmp_path / "br.warc.gz", [response(dummy, "http://t/br", brotli.compress(html),
+                                                  headers=[("Content-Encoding", "br")]),
+                                         response(dummy, "http://t/after", html)])
+    with open(tmp_path / "br.warc.gz", "rb") as f:
+        records = list(WarcFile(f))
+    assert [(r.uri, r.payload) for r in records] == [("http://t/br", html), ("http://t/after", html)]
+
+
+def test_content_encodings_decode_within_the_cap():
+    html = page(ARTICLE).encode()
+    assert decode_content(gzip.compress(html), "gzip", 10_000) == html
+    assert decode_content(gzip.compress(html) + gzip.compress(html), "x-gzip", 10_000) == html + html
+    assert decode_content(zlib.compress(html), "deflate", 10_000) == html
+    raw_deflate = zlib.compressobj(wbits=-15)
+    assert decode_content(raw_deflate.compress(html) + raw_deflate.flush(), "deflate", 10_000) == html
+    assert decode_content(brotli.compress(html), "br", 10_000) == html
+    assert decode_content(html, "gzip", 10_000) == html  # stored decoded, header kept
+    assert decode_content(html, "br", 10_000) == html
+    bomb = b"\0" * 5_000_000
+    for encoding, body in (("gzip", gzip.compress(bomb)), ("br", brotli.compress(bomb)),
+                           ("deflate", zlib.compress(bomb))):
+        with pytest.raises(TooLarge):
+            decode_content(body, encoding, 1_000_000)
+    with pytest.raises(Undecodable):
+        decode_content(gzip.compress(html)[:-20], "gzip", 10_000)
+    with pytest.raises(Undecodable):
+        decode_content(brotli.compress(html)[:-5], "br", 10_000)
+
+
+def test_chunked_bodies_are_joined_and_unchunked_ones_left_alone():
+    assert dechunk(b"5\r\nhello\r\n6;x=1\r\n world\r\n0\r\n\r\n") == b"hello world"
+    assert dechunk(b"<html>not chunked</html>") == b"<html>not chunked</html>"
+
+
+def test_document_files_are_read_up_to_the_cap_only(tmp_path):
+    (tmp_path / "a.html.gz").write_bytes(gzip.compress(b"x" * 5000))
+    assert len(read_document_file(tmp_path / "a.html.gz", 5000)) == 5000
+    with pytest.raises(TooLarge):
+        read_document_file(tmp_path / "a.html.gz", 4999)
+    (tmp_path / "b.txt").write_bytes(b"y" * 100)
+    with pytest.raises(TooLarge):
+        read_document_file(tmp_path / "b.txt", 99)
+    (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"z" * 1000)[:-10])
+    with pytest.raises(EOFError):
+        read_document_file(tmp_path / "c.txt.gz", 5000)

@@ -1,0 +1,139 @@
+"""`plexity run` when things break under it: a worker killed mid-file, a full disk.
+
+The run must end (never hang), say which task did not complete and why, leave no process
+behind, mark no failed task as complete, and the same command again must give every record
+exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from test_datatrove import PLEXITY, SAMPLE, html_uris, read_jsonl_dir, split_warc
+from test_datatrove_slurm import completions
+
+# A `plexity run` pipeline (tags extractor, 4 tasks, 2 workers) whose task 2 SIGKILLs its own
+# worker process at its second document, the first time only: the out-of-memory killer's way.
+# Task 2's extractor subprocess is alive at that moment.
+KILL_ONE_WORKER = '''
+import os, signal, sys
+from pathlib import Path
+from datatrove.pipeline.base import PipelineStep
+from plexity_plugins.run_cmd import build_pipeline, make_executor
+
+shards, out, flag = sys.argv[1:4]
+
+class KillWorkerOnce(PipelineStep):
+    name = "kill once"
+    def __init__(self, flag):
+        super().__init__()
+        self.flag = flag
+    def run(self, data, rank=0, world_size=1):
+        for n, doc in enumerate(data):
+            if rank == 2 and n == 1 and not os.path.exists(self.flag):
+                open(self.flag, "w").close()
+                os.kill(os.getpid(), signal.SIGKILL)  # this worker only
+            yield doc
+
+pipeline = build_pipeline(shards, out, extractor="tags")
+pipeline.insert(-1, KillWorkerOnce(flag))
+try:
+    make_executor(pipeline, "local", tasks=4, workers=2, logging_dir=str(Path(out) / "logs")).run()
+except Exception as exc:
+    print(f"RUN FAILED: {type(exc).__name__}: {exc}", flush=True)
+    sys.exit(1)
+'''
+
+
+def processes_in_session(session: int) -> list[str]:
+    """'pid command' of every live process of a session (a run started with start_new_session)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[3]) == session and fields[0] != "Z":
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"{entry.name} {command[:120]}")
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_a_killed_worker_ends_the_run_naming_its_task_and_a_rerun_completes_it(tmp_path):
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 4)
+    out = tmp_path / "out"
+    script = tmp_path / "pipeline.py"
+    script.write_text(textwrap.dedent(KILL_ONE_WORKER))
+    command = [sys.executable, str(script), str(shards), str(out), str(tmp_path / "killed")]
+
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=240)  # datatrove's own pool hung here forever
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+    assert process.returncode == 1, output[-3000:]
+    assert "RUN FAILED: TasksFailed: 1 task(s) did not complete (task 2: its worker process was killed by SIGKILL" \
+        in output, output[-3000:]
+    time.sleep(0.5)
+    assert processes_in_session(process.pid) == []  # the killed task's extractor subprocess too
+    assert completions(out / "logs") == ["00000", "00001", "00003"]  # the other tasks went on
+    assert not (out / "logs" / "stats.json").exists()
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert completions(out / "logs") == ["00000", "00001", "00002", "00003"]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(html_uris(shards))
+    assert len(written) == len(set(written)) == 12
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A full disk: a one-page tmpfs (mounted as root, as CI runs) already holding a file."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(mount_point)], check=True)
+    (mount_point / "filler").write_bytes(b"x")  # takes the only page
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_full_disk_stops_the_run_with_a_clear_error_and_a_rerun_redoes_the_failed_tasks(small_disk, tmp_path,
+                                                                                           workers):
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 2)
+    logs = tmp_path / "logs"  # on a disk with room: only the output disk is full
+    command = PLEXITY + ["run", str(shards), "--output-dir", str(small_disk), "--logging-dir", str(logs),
+                         "--extractor", "tags", "--workers", str(workers)]
+
+    full = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert full.returncode != 0
+    said = full.stdout + full.stderr
+    assert "did not complete" in said, said[-3000:]
+    assert "No space left on device" in said or "exited with status 1" in said, said[-3000:]
+    assert completions(logs) == []  # no task is marked complete
+    assert "Traceback" not in full.stderr.split("did not complete")[-1]
+
+    subprocess.run(["mount", "-o", "remount,size=20m", str(small_disk)], check=True)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert completions(logs) == ["00000", "00001"]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(small_disk / "documents")
+               + read_jsonl_dir(small_disk / "excluded")]
+    assert sorted(written) == sorted(html_uris(shards))

@@ -1,0 +1,93 @@
+"""A time limit per document for extraction (plexity_plugins.sandbox), with real extractors."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+
+import pytest
+
+from plexity_plugins import extract
+from plexity_plugins.sandbox import ExtractionTimeout, TimeLimitedExtractor
+
+PAGE = ("<html><body><nav>Home | News</nav><article>"
+        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
+                  f"in the spring, the mayor said.</p>" for i in range(5))
+        + "</article></body></html>")
+# 20,000 sibling <span>s: about 2 s of trafilatura's time (14 MB of them took 216 s)
+SLOW_PAGE = "<html><body><div>" + "<span>word</span>" * 20_000 + "</div></body></html>"
+
+
+@pytest.fixture
+def trafilatura_limited():
+    extractor = TimeLimitedExtractor("trafilatura", timeout=0.5)
+    extractor.warm_up()
+    yield extractor
+    extractor.close()
+
+
+def test_a_limited_extractor_gives_the_extractors_own_text():
+    extractor = TimeLimitedExtractor("tags", timeout=10)
+    try:
+        assert extractor(PAGE) == extract.html_to_text_tags(PAGE)
+        assert extractor(PAGE.encode()) == extract.html_to_text_tags(PAGE)
+    finally:
+        extractor.close()
+
+
+def test_a_document_over_the_limit_is_stopped_and_the_next_one_is_extracted(trafilatura_limited):
+    started = time.perf_counter()
+    with pytest.raises(ExtractionTimeout, match="longer than 0.5 s"):
+        trafilatura_limited(SLOW_PAGE)
+    assert time.perf_counter() - started < 1.5  # stopped at the limit, not after the ~2 s of work
+    assert isinstance(ExtractionTimeout("x"), extract.ExtractionError)  # a counted skip in every front end
+    assert "The council approved the budget" in trafilatura_limited(PAGE)
+
+
+def test_the_extractors_own_errors_come_back_as_they_are():
+    extractor = TimeLimitedExtractor("tags", timeout=10)
+    try:
+        deep = "<html><body>" + "<div>" * 5000 + "text" + "</div>" * 5000 + "</body></html>"
+        with pytest.raises(extract.ExtractionError, match="HTML parser limit"):
+            extractor(deep)
+        assert extractor(PAGE)  # the same child goes on
+    finally:
+        extractor.close()
+
+
+def test_several_threads_extract_at_once_each_with_the_limit():
+    extractor = TimeLimitedExtractor("tags", timeout=10, processes=2)
+    results, errors = [], []
+
+    def work():
+        try:
+            results.append(extractor(PAGE))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors and results == [extract.html_to_text_tags(PAGE)] * 6
+        assert len(extractor._children) <= 2
+    finally:
+        extractor.close()
+
+
+def test_no_limit_runs_in_the_calling_thread_and_a_negative_limit_is_refused():
+    assert TimeLimitedExtractor("tags", timeout=0)(PAGE) == extract.html_to_text_tags(PAGE)
+    with pytest.raises(ValueError, match="0 \\(none\\) or more seconds"):
+        TimeLimitedExtractor("tags", timeout=-1)
+    with pytest.raises(ValueError, match="unknown extractor"):
+        TimeLimitedExtractor("readability")
+
+
+def test_it_pickles_as_its_settings():
+    copy = pickle.loads(pickle.dumps(TimeLimitedExtractor("tags", timeout=3, processes=2)))
+    assert (copy.name, copy.timeout, copy.processes) == ("tags", 3, 2)
+    assert copy(PAGE) == extract.html_to_text_tags(PAGE)
+    copy.close()
