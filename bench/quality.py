@@ -17,9 +17,10 @@ domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes
 they help both halves of every set.
 
 Extractors: trafilatura, jusText (English stop list; bench-only dependency), resiliparse main content,
-"all visible text" (our tag remover, nothing removed) and our ``fast`` extractor; pipelines add the
-perplexity filter with the method ``plexity clean`` uses for that extractor, plus the paper's
-per-sentence rule on tag text.  Extractor outputs are cached in ``--cache`` (default
+"all visible text" (our tag remover, nothing removed) and our ``fast`` extractor, plus one combination
+measured but not shipped (trafilatura's text unless fast finds five times as many words); pipelines
+add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
+paper's per-sentence rule on tag text.  Extractor outputs are cached in ``--cache`` (default
 /tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
 extract.py); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
 the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
@@ -234,10 +235,23 @@ EXTRACTORS = {
     "tags": (_tags, lambda: f"tags-{_source(*_TAGS_CODE)}", "lxml"),
     "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_source('html_to_text_fast')}", "resiliparse"),
 }
+FALLBACK_RATIO = 5
+
+
+def _fallback(traf: str, fast: str) -> str:
+    """trafilatura's text, unless fast finds over FALLBACK_RATIO times as many words (trafilatura
+    then holds a fragment of the page: a teaser, one post of a thread, one item of a list)."""
+    return fast if len(fast.split()) > FALLBACK_RATIO * len(traf.split()) else traf
+
+
+# Measured here, not shipped as an extractor: name -> (the extractors it combines, how).
+DERIVED = {"trafilatura|fast": (("trafilatura", "fast"), _fallback)}
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
-          "tags": "all visible text (tags)", "fast": "fast alone"}
+          "tags": "all visible text (tags)", "fast": "fast alone",
+          "trafilatura|fast": f"trafilatura, else fast ({FALLBACK_RATIO}x)"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default)
 PIPELINES = {"trafilatura+filter": ("trafilatura", None), "fast+filter": ("fast", None),
+             "trafilatura|fast+filter": ("trafilatura|fast", "trim"),
              "tags+filter": ("tags", None), "tags+sentences": ("tags", "sentences")}
 
 
@@ -274,7 +288,7 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
 # -- the run --------------------------------------------------------------------------
 
 
-def measure_speed(pages: list[dict], extractors: list[str], pipelines: dict, filters: dict,
+def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipelines: dict, filters: dict,
                   sample: int) -> dict[str, float]:
     """pages/s of each extractor and each pipeline (extractor + filter), one core, on the same
     `sample` pages spread over all sets, the variants alternating page by page so that the
@@ -294,12 +308,16 @@ def measure_speed(pages: list[dict], extractors: list[str], pipelines: dict, fil
             except Exception:  # noqa: BLE001 - timed like any other page
                 texts[extractor] = ""
             seconds[extractor] += time.perf_counter() - started
+        for name, (parts, combine) in derived.items():
+            texts[name] = combine(*(texts[part] for part in parts))
         for name, (extractor, _) in pipelines.items():
             started = time.perf_counter()
             filters[name].clean(texts[extractor])
             seconds["filter:" + name] += time.perf_counter() - started
     rates = {"sample_pages": len(chosen)}
-    for extractor in extractors:
+    for name, (parts, _) in derived.items():
+        seconds[name] = sum(seconds[part] for part in parts)
+    for extractor in [*extractors, *derived]:
         rates[extractor] = len(chosen) / max(seconds[extractor], 1e-9)
     for name, (extractor, _) in pipelines.items():
         rates[name] = len(chosen) / max(seconds[extractor] + seconds["filter:" + name], 1e-9)
@@ -315,7 +333,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
         threshold: float | None = None, cache_dir: Path = Path("/tmp/quality-cache")) -> dict:
     scorers = Scorers(bench, sets)
     extractors = [name for name in EXTRACTORS if available(name)]
-    pipelines = {name: spec for name, spec in PIPELINES.items() if spec[0] in extractors}
+    derived = {name: spec for name, spec in DERIVED.items() if all(part in extractors for part in spec[0])}
+    pipelines = {name: spec for name, spec in PIPELINES.items() if spec[0] in extractors or spec[0] in derived}
     filters = {}
     for name, (extractor, method) in pipelines.items():
         filters[name] = PerplexityScorer(model, threshold=threshold, method=method or method_for_extractor(extractor))
@@ -333,6 +352,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
         for extractor in extractors:
             texts, _ = extract_all(set_name, pages, extractor, cache_dir)
             outputs[extractor] = [texts[page["key"]] for page in pages]
+        for name, (parts, combine) in derived.items():
+            outputs[name] = [combine(*texts) for texts in zip(*(outputs[part] for part in parts))]
         for name, (extractor, _) in pipelines.items():
             outputs[name] = [filters[name].clean(text).text for text in outputs[extractor]]
         all_pages.extend(pages)
@@ -352,7 +373,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             table[variant] = row
         results["sets"][set_name] = {"pages": {h: sum(p["half"] == h for p in pages) for h in HALVES},
                                      "groups": groups, "variants": table}
-    results["pages_per_second"] = measure_speed(all_pages, extractors, pipelines, filters, 40 if quick else 150)
+    results["pages_per_second"] = measure_speed(all_pages, extractors, derived, pipelines, filters,
+                                                40 if quick else 150)
     return results
 
 

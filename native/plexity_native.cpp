@@ -771,15 +771,25 @@ PyObject *keep_trim(PyObject *, PyObject *args) {
   Blocks blocks;
   if (!read_blocks(ids, logprobs, tokens, blocks)) return nullptr;
   const long n_blocks = static_cast<long>(blocks.ppl.size());
-  // decide.trim_limit: the threshold, or `relative` times the page's median block perplexity
-  // if that is higher (statistics.median: the mean of the two middle values for an even count).
+  // decide.trim_limit: the threshold, or `relative` times the perplexity of the block holding
+  // the page's middle token (blocks ordered by perplexity), if that is higher.
   double limit = threshold;
   if (n_blocks > 0) {
-    std::vector<double> sorted(blocks.ppl);
-    std::sort(sorted.begin(), sorted.end());
-    const size_t mid = sorted.size() / 2;
-    const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-    if (relative * median > limit) limit = relative * median;
+    std::vector<long> order(n_blocks);
+    long total = 0;
+    for (long b = 0; b < n_blocks; ++b) {
+      order[b] = b;
+      total += blocks.count[b];
+    }
+    std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return blocks.ppl[a] < blocks.ppl[b]; });
+    long seen = 0;
+    for (long b : order) {
+      seen += blocks.count[b];
+      if (2 * seen >= total) {
+        if (relative * blocks.ppl[b] > limit) limit = relative * blocks.ppl[b];
+        break;
+      }
+    }
   }
   auto junk = [&](long b) { return blocks.ppl[b] > limit && blocks.count[b] < max_tokens; };
   long first = 0;
