@@ -771,25 +771,14 @@ PyObject *keep_trim(PyObject *, PyObject *args) {
   Blocks blocks;
   if (!read_blocks(ids, logprobs, tokens, blocks)) return nullptr;
   const long n_blocks = static_cast<long>(blocks.ppl.size());
-  // decide.trim_limit: the threshold, or `relative` times the perplexity of the block holding
-  // the page's middle token (blocks ordered by perplexity), if that is higher.
+  // decide.trim_limit: the threshold, or `relative` times the page's lower median block
+  // perplexity (statistics.median_low), if that is higher.
   double limit = threshold;
   if (n_blocks > 0) {
-    std::vector<long> order(n_blocks);
-    long total = 0;
-    for (long b = 0; b < n_blocks; ++b) {
-      order[b] = b;
-      total += blocks.count[b];
-    }
-    std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return blocks.ppl[a] < blocks.ppl[b]; });
-    long seen = 0;
-    for (long b : order) {
-      seen += blocks.count[b];
-      if (2 * seen >= total) {
-        if (relative * blocks.ppl[b] > limit) limit = relative * blocks.ppl[b];
-        break;
-      }
-    }
+    std::vector<double> sorted(blocks.ppl);
+    std::nth_element(sorted.begin(), sorted.begin() + (n_blocks - 1) / 2, sorted.end());
+    const double median = sorted[(n_blocks - 1) / 2];
+    if (relative * median > limit) limit = relative * median;
   }
   auto junk = [&](long b) { return blocks.ppl[b] > limit && blocks.count[b] < max_tokens; };
   long first = 0;

@@ -19,7 +19,7 @@
   trafilatura): the extractor has chosen the region; only the leading and trailing
   runs of short blocks above the threshold (bylines, "Read more", credits, share
   prompts) are dropped.  "Above" is relative to the page as well: a block must also
-  be over `TRIM_RELATIVE` times the page's median perplexity per token.  On a product
+  be over `TRIM_RELATIVE` times the page's median block perplexity.  On a product
   grid, a catalogue, a schedule or a list of specs every block is short and unusual,
   so the median is high and nothing is an outlier: the global threshold alone cut
   such pages to their first lines, or to nothing (WCXB, see the README).
@@ -32,6 +32,7 @@ on raw tag text doubles the precision of keeping everything with small recall lo
 from __future__ import annotations
 
 import math
+import statistics
 
 from . import native
 
@@ -40,7 +41,7 @@ DEFAULT_METHOD = "region"
 NEGATIVE_TOKEN_CAP = 10
 SHORT_BLOCK_TOKENS = 10  # tokens, counting the end-of-sentence token of each sentence
 TRIM_MAX_TOKENS = 20
-TRIM_RELATIVE = 2.0  # an edge block must be this far above the page's median perplexity per token
+TRIM_RELATIVE = 2.0  # an edge block must be this far above the page's median block perplexity
 
 REASONS = {
     "sentences": "sentence_perplexity_above_threshold",
@@ -128,24 +129,17 @@ def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     return [kept_blocks[block] for block in ids]
 
 
-def trim_limit(ppl: list[float], count: list[int], threshold: float) -> float:
+def trim_limit(ppl: list[float], threshold: float) -> float:
     """The perplexity above which an edge block is junk: the threshold, or `TRIM_RELATIVE`
-    times the page's median perplexity per token if that is higher (the perplexity of the
-    block that holds the page's middle token, blocks ordered by perplexity: the typical
-    word's, so that one long paragraph outweighs a few short lines)."""
-    total = sum(count)
-    seen = 0
-    for block in sorted(range(len(ppl)), key=ppl.__getitem__):
-        seen += count[block]
-        if 2 * seen >= total:
-            return max(threshold, TRIM_RELATIVE * ppl[block])
-    return threshold
+    times the page's median block perplexity if that is higher (the lower median: of two
+    blocks, a short junk line and a paragraph, the paragraph's)."""
+    return max(threshold, TRIM_RELATIVE * statistics.median_low(ppl)) if ppl else threshold
 
 
 def keep_trim_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     """`keep_trim` in pure Python: the reference for the compiled one."""
     ppl, count = _blocks(ids, logprobs, tokens)
-    limit = trim_limit(ppl, count, threshold)
+    limit = trim_limit(ppl, threshold)
     junk = [p > limit and n < TRIM_MAX_TOKENS for p, n in zip(ppl, count)]
     first = 0
     while first < len(junk) and junk[first]:

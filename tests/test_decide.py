@@ -53,3 +53,8 @@ def test_an_edge_block_must_stand_out_from_the_page_as_well_as_pass_the_threshol
 def test_long_blocks_are_never_trimmed(keep_trim):
     long_unusual = (decide.TRIM_MAX_TOKENS, 1e6)
     assert keep_trim(*blocks(long_unusual, (50, 200.0), (50, 200.0)), THRESHOLD) == [True, True, True]
+
+
+def test_one_junk_line_before_one_paragraph_is_dropped(keep_trim):
+    # Of two blocks the lower median is the paragraph's: the junk line still stands out.
+    assert keep_trim(*blocks((4, 60000.0), (50, 400.0)), THRESHOLD) == [False, True]
