@@ -409,6 +409,11 @@ def print_tables(results: dict) -> None:
                 print(f"{LABELS.get(variant, variant):26}{line}{rates.get(variant, 0):9.1f}")
 
 
+def _md(variant: str) -> str:
+    """A variant's label as a Markdown table cell."""
+    return LABELS.get(variant, variant).replace("|", "\\|")
+
+
 def print_markdown(results: dict) -> None:
     """The README's tables: every set and half (F1 P R, or similarity), WCXB per page type, pages/s."""
     sets = results["sets"]
@@ -428,7 +433,7 @@ def print_markdown(results: dict) -> None:
     print("| variant | " + " | ".join(heads) + " | pages/s |")
     print("|---" * (len(heads) + 2) + "|")
     for v in variants:
-        print(f"| {LABELS.get(v, v)} | " + " | ".join(cells[v]) + f" | {rates.get(v, 0):.1f} |")
+        print(f"| {_md(v)} | " + " | ".join(cells[v]) + f" | {rates.get(v, 0):.1f} |")
     if "wcxb" in sets:
         data = sets["wcxb"]
         for half in HALVES:
@@ -439,7 +444,7 @@ def print_markdown(results: dict) -> None:
             print("|---" * (len(groups) + 2) + "|")
             for v in variants:
                 row = data["variants"][v][half]
-                print(f"| {LABELS.get(v, v)} | {row['all']['f1']:.3f} | "
+                print(f"| {_md(v)} | {row['all']['f1']:.3f} | "
                       + " | ".join(f"{row[g]['f1']:.3f}" for g in groups) + " |")
 
 

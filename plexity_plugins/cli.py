@@ -16,6 +16,7 @@ from .models import ModelError
 from .policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, ENVIRONMENT_ERRORS, OTHER_LANGUAGE_ACTIONS, \
     InstallationError, environment_message
 from .reading import MAX_DOCUMENT_BYTES
+from .sandbox import DEFAULT_EXTRACT_TIMEOUT
 
 # Further subcommands live in their own modules, each with `add_parser(subparsers)`.
 COMMAND_MODULES: list[str] = ["plexity_plugins.cli_train", "plexity_plugins.cli_calibrate",
@@ -60,7 +61,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
                           write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
                           min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
-                          max_document_bytes=args.max_document_bytes)
+                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout)
     stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
@@ -136,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-document-bytes", type=_size, default=MAX_DOCUMENT_BYTES,
                    help=f"skip a larger document, decompressed (.gz files, WARC payloads), as too_large; "
                         f"reading stops at the cap (default: {MAX_DOCUMENT_BYTES // 10**6} MB)")
+    p.add_argument("--extract-timeout", type=float, default=DEFAULT_EXTRACT_TIMEOUT, metavar="SECONDS",
+                   help=f"stop extracting an HTML document after this long and skip it as extraction_failed "
+                        f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_clean)
 

@@ -12,7 +12,8 @@ from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
-from .extract import ExtractionError, decode_html_counted, get_extractor
+from .extract import ExtractionError, decode_html_counted
+from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from .reading import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
@@ -27,6 +28,8 @@ TEXT_SUFFIXES = (".txt", ".txt.gz")
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz")
 STATS_FILE = "plexity-stats.json"
+CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
+             "other_languages": "--other-languages"}
 DROPPED_FILE = "plexity-dropped.jsonl"
 
 
@@ -111,19 +114,23 @@ class FileCleaner:
             (`plexity_plugins.policy.DocumentPolicy`); by default nothing is dropped.
         max_document_bytes: a larger document (decompressed: .gz files, WARC payloads) is
             skipped as ``too_large``; reading stops at the cap.
+        extract_timeout: seconds allowed to extract one HTML document; a longer one is
+            stopped and skipped as ``extraction_failed`` (0 or None: no limit).
     """
 
     def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = "trafilatura",
                  threshold: float | None = None, annotate: bool = False, write_dropped: bool = False,
                  text_scorer: PerplexityScorer | None = None, min_chars: int = CLEAN_MIN_CHARS,
                  min_kept_fraction: float = 0.0, other_languages: str = "keep",
-                 max_document_bytes: int = MAX_DOCUMENT_BYTES):
+                 max_document_bytes: int = MAX_DOCUMENT_BYTES,
+                 extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT):
         self.scorer = scorer
         # Text inputs are not extracted, so they may want another method than extracted HTML.
         self.text_scorer = text_scorer or scorer
         self.output_dir = Path(output_dir)
         self.extractor_name = extractor
-        self.extract = get_extractor(extractor)
+        # (in a child process that is stopped past the time limit: `plexity_plugins.sandbox`)
+        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout)
         self.threshold = threshold
         self.annotate = annotate
         self.max_document_bytes = max_document_bytes
@@ -173,7 +180,7 @@ class FileCleaner:
         self.stats.add(verdict)
         self.dropped.sentences(source, verdict.result)
         if verdict.status == DROPPED:
-            self.dropped.document(source, verdict.reason)
+            self.dropped.document(source, verdict.reason, self.policy.explain(verdict, CLI_NAMES))
         return verdict
 
     # -- files ------------------------------------------------------------------------
@@ -301,6 +308,7 @@ class FileCleaner:
                 self.clean_file(item)
             self.stats.completed = True
         finally:
+            self.extract.close()
             self.dropped.close()
             self.stats.seconds = time.perf_counter() - started
             self.stats.write(self.output_dir / STATS_FILE)

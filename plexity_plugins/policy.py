@@ -54,6 +54,16 @@ OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
 
 
+# Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
+# str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
+_LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(record: dict) -> str:
+    """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
+    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
+
+
 class InstallationError(RuntimeError):
     """The installation lacks something a document needs (a module, a model file ...)."""
 
@@ -152,6 +162,20 @@ class DocumentPolicy:
         return Verdict(KEPT, result.text, result, would_drop=reason, chars_before=chars_before,
                        extra_replaced=extra_replaced)
 
+    def explain(self, verdict: Verdict, names: dict[str, str] | None = None) -> str:
+        """Why `verdict` dropped its document, in a few words; `names` gives the front end's
+        names of the settings (e.g. ``{"min_chars": "PLEXITY_MIN_CHARS"}``)."""
+        names = names or {}
+        result = verdict.result
+        if verdict.reason == OTHER_LANGUAGE:
+            return f"{result.passthrough}, {names.get('other_languages', 'other_languages')} is drop"
+        if verdict.reason == TOO_LITTLE_KEPT:
+            total = result.chars_kept + result.chars_dropped
+            return (f"{result.chars_kept} of {total} characters kept, "
+                    f"{names.get('min_kept_fraction', 'min_kept_fraction')} is {self.min_kept_fraction:g}")
+        kept = result.chars_kept if result is not None else 0
+        return f"{kept} characters kept, {names.get('min_chars', 'min_chars')} is {self.min_chars}"
+
     def _drop_reason(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
         if result.chars_kept < self.min_chars:
             if not text.strip():
@@ -246,7 +270,7 @@ class DroppedLog:
         return self._file is not None
 
     def _write(self, row: dict) -> None:
-        self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._file.write(json_line(row))
 
     def document(self, source: str, reason: str, detail: str = "") -> None:
         if self._file is not None:

@@ -25,7 +25,7 @@ import gzip
 import io
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .policy import ENVIRONMENT_ERRORS, InstallationError
@@ -91,8 +91,11 @@ def read_capped(stream, limit: int) -> bytes:
             raise TooLarge(f"more than {limit:,} bytes")
 
 
-def _inflate(decompressor, data: bytes, limit: int) -> bytes:
-    """zlib `decompressor` over `data`, never producing more than `limit` + 1 bytes."""
+def _inflate(wbits: int, data: bytes, limit: int) -> bytes:
+    """`data` inflated by zlib (`wbits`: gzip, zlib or raw deflate), never producing more than
+    `limit` + 1 bytes; gzip members that follow are inflated too (concatenated gzip), bytes
+    after the end that are not a gzip member are ignored, as browsers do."""
+    decompressor = zlib.decompressobj(wbits)
     out = bytearray()
     while data:
         out += decompressor.decompress(data, limit + 1 - len(out))
@@ -100,11 +103,10 @@ def _inflate(decompressor, data: bytes, limit: int) -> bytes:
             raise TooLarge(f"inflates to more than {limit:,} bytes")
         data = decompressor.unconsumed_tail
         if decompressor.eof:
-            if not decompressor.unused_data.strip(b"\x00\r\n "):
-                break
-            # another gzip member follows (concatenated gzip)
             data = decompressor.unused_data
-            decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            if not (wbits > 16 and data.startswith(b"\x1f\x8b")):
+                break
+            decompressor = zlib.decompressobj(wbits)
     if not decompressor.eof:
         out += decompressor.flush()
         if not decompressor.eof:
@@ -164,7 +166,7 @@ def decode_content(data: bytes, encoding: str | None, limit: int) -> bytes:
     error = None
     for bits in wbits:
         try:
-            return _inflate(zlib.decompressobj(bits), data, limit)
+            return _inflate(bits, data, limit)
         except zlib.error as exc:
             error = exc
     if encoding == "deflate" and _HTML_START.match(data[:_SNIFF_BYTES]):
@@ -216,6 +218,7 @@ class WarcRecord:
     payload: bytes | None = None
     skip: str | None = None
     detail: str = ""
+    _limit_reader: object = field(init=False, repr=False)
 
     def __post_init__(self):
         self._limit_reader = self.record.raw_stream  # (before any sniffing wraps it)
@@ -343,9 +346,7 @@ class WarcFile:
             item.skip = NOT_HTML
             return
         try:
-            body = head + read_capped(record.raw_stream, self.max_payload_bytes)
-            if len(body) > self.max_payload_bytes:
-                raise TooLarge(f"more than {self.max_payload_bytes:,} bytes")
+            body = read_capped(record.raw_stream, self.max_payload_bytes)  # (the sniffed head included)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return

@@ -7,16 +7,19 @@ kills it when a document takes longer than the limit: the caller gets `Extractio
 `ExtractionError`: a counted skip, like any unextractable page) and the next document gets
 a fresh child.  ``plexity run`` gets the same from datatrove's extractor sandbox.
 
-The children are started with ``spawn`` (never forked from a process that runs threads:
-Scrapy's reactor, a web server), import the extractor once and then serve documents one at a
-time.  Up to ``processes`` of them serve several calling threads at once.
+The children are new Python processes (never forked from a process that runs threads: Scrapy's
+reactor, a web server), import the extractor once and then serve documents one at a time.  Up
+to ``processes`` of them serve several calling threads at once.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import queue
+import subprocess
+import sys
 import threading
+from multiprocessing.connection import Connection
 from typing import Callable
 
 from .extract import ExtractionError, get_extractor
@@ -28,38 +31,56 @@ class ExtractionTimeout(ExtractionError):
     """The extractor took longer than the time limit on one document."""
 
 
-def _serve(connection, extractor_name: str) -> None:
+_WARM_UP_PAGE = "<html><body><p>The extractor starts.</p><p>It reads a first page.</p></body></html>"
+
+
+def _serve(receive, send, extractor_name: str) -> None:
     """Child process: extract each document received; send back ("ok", text) or ("error", exc)."""
     extract = get_extractor(extractor_name)
-    connection.send(("ready", None))
+    try:  # import and initialise the extractor now: its first call is slow, and not the first page's fault
+        extract(_WARM_UP_PAGE)
+    except Exception as exc:  # noqa: BLE001 - e.g. an ImportError: the parent re-raises it
+        send.send(("error", exc))
+        return
+    send.send(("ready", None))
     while True:
         try:
-            html = connection.recv()
+            html = receive.recv()
         except EOFError:  # the parent went away
             return
         try:
-            connection.send(("ok", extract(html)))
+            send.send(("ok", extract(html)))
         except Exception as exc:  # noqa: BLE001 - handed to the parent, which decides
             try:
-                connection.send(("error", exc))
+                send.send(("error", exc))
             except Exception:  # an exception that does not pickle
-                connection.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
+                send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
 
 
 class _Child:
+    """One extractor process: ``python -m plexity_plugins.sandbox`` with two pipes of its own.
+
+    (A plain subprocess, not multiprocessing's spawn or forkserver: those import the caller's
+    ``__main__`` again in the child, which re-runs a user's script that has no main guard.)"""
+
     def __init__(self, extractor_name: str):
-        context = multiprocessing.get_context("spawn")
-        self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child_end, extractor_name), daemon=True,
-                                       name=f"plexity-extract-{extractor_name}")
-        self.process.start()
-        child_end.close()
-        self._ready = False
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r), str(from_child_w)],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._send = Connection(to_child_w, readable=False)
+        self.connection = Connection(from_child_r, writable=False)
+        self.ready = False
 
     def wait_ready(self) -> None:
-        if not self._ready:
-            self._receive(None)  # start-up: importing the extractor is not the document's time
-            self._ready = True
+        if not self.ready:
+            status, value = self._receive(None)  # start-up: not counted in a document's time
+            if status == "error":
+                raise value
+            self.ready = True
 
     def _receive(self, timeout: float | None):
         if timeout is not None and not self.connection.poll(timeout):
@@ -67,21 +88,27 @@ class _Child:
         try:
             return self.connection.recv()
         except EOFError:
-            self.process.join(1)
-            code = self.process.exitcode
+            try:
+                code = self.process.wait(1)
+            except subprocess.TimeoutExpired:
+                code = None
             raise ExtractionError(f"the extractor process died (exit status {code})") from None
 
     def extract(self, html: str | bytes, timeout: float) -> str:
         self.wait_ready()
-        self.connection.send(html)
+        self._send.send(html)
         status, value = self._receive(timeout)
         if status == "error":
             raise value
         return value
 
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     def kill(self) -> None:
         self.process.kill()
-        self.process.join(5)
+        self.process.wait(5)
+        self._send.close()
         self.connection.close()
 
 
@@ -120,14 +147,12 @@ class TimeLimitedExtractor:
                 child = self._start()
             try:
                 text = child.extract(html, self.timeout)
-            except (ExtractionTimeout, ExtractionError, EOFError, OSError) as exc:
-                if isinstance(exc, ExtractionTimeout) or not child.process.is_alive():
-                    self._discard(child)  # busy past the limit, or dead: the next call gets a new one
-                else:
+            except BaseException as exc:
+                # busy past the limit, dead, or never started: the next call gets a new one
+                if isinstance(exc, ExtractionTimeout) or not child.ready or not child.alive():
+                    self._discard(child)
+                else:  # the extractor's own error on this page: the child goes on
                     self._idle.put(child)
-                raise
-            except BaseException:
-                self._idle.put(child)
                 raise
             self._idle.put(child)
             return text
@@ -171,3 +196,7 @@ class TimeLimitedExtractor:
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
+
+
+if __name__ == "__main__":  # a child: python -m plexity_plugins.sandbox EXTRACTOR READ_FD WRITE_FD
+    _serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False), sys.argv[1])

@@ -21,8 +21,10 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
   (`plexity_plugins.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``input_not_text``,
-  ``no_output_field``;
-- ``items_without_input``: no input field (or None): passed on untouched.
+  ``no_output_field``, ``too_large``;
+- ``items_without_input``: no input field (or None): passed on untouched;
+- ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
+  attrs or pydantic object): passed on untouched, with a warning.
 
 The CPU work (extraction, scoring) runs in a worker thread (``PLEXITY_THREADS``), so a
 large page does not stall the reactor: downloads and other items go on meanwhile
@@ -47,7 +49,9 @@ from itemadapter import ItemAdapter  # noqa: E402
 from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from . import decide, policy
-from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted, get_extractor
+from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
+from .reading import MAX_DOCUMENT_BYTES, TOO_LARGE
+from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
 from .scorer import PerplexityScorer
 
@@ -57,6 +61,8 @@ STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
 DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
+SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
+                 "other_languages": "PLEXITY_OTHER_LANGUAGES"}
 
 
 @dataclass
@@ -101,6 +107,10 @@ class PerplexityFilterPipeline:
             (a large page then stalls the crawl). Default 1.
         PLEXITY_DROPPED_FILE: path of a JSON-lines file receiving every dropped sentence
             and every dropped item with its reason. Default None (not written).
+        PLEXITY_MAX_DOCUMENT_BYTES: a larger page (bytes; characters for a str) is dropped as
+            ``too_large`` before any work. Default 50 MB, as ``plexity clean`` and ``plexity run``.
+        PLEXITY_EXTRACT_TIMEOUT: seconds allowed to extract one page; a longer extraction is
+            stopped and the item dropped (``extraction_failed``). 0: no limit. Default 30.
 
     The model is opened once per crawler, in `open_spider`.  Stats go to the crawler's
     stats collector under ``plexity/``.
@@ -110,7 +120,9 @@ class PerplexityFilterPipeline:
                  input_format: str = "html", extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
                  stats_field: str | None = "plexity", annotate: bool = False,
                  min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
-                 other_languages: str = "keep", threads: int = 1, dropped_file: str | None = None):
+                 other_languages: str = "keep", threads: int = 1, dropped_file: str | None = None,
+                 extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                 max_document_bytes: int = MAX_DOCUMENT_BYTES):
         if input_format not in INPUT_FORMATS:
             raise ValueError(f"PLEXITY_INPUT_FORMAT must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
         if extractor not in EXTRACTORS:
@@ -122,7 +134,9 @@ class PerplexityFilterPipeline:
         self.input_field = input_field
         self.input_format = input_format
         self.extractor = extractor
-        self.extract = get_extractor(extractor)
+        # in child processes stopped past the time limit (`plexity_plugins.sandbox`), one per thread
+        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads))
+        self.max_document_bytes = max_document_bytes
         self.output_field = output_field
         self.stats_field = stats_field or None
         self.annotate = annotate
@@ -166,6 +180,8 @@ class PerplexityFilterPipeline:
             other_languages=settings.get("PLEXITY_OTHER_LANGUAGES", "keep"),
             threads=settings.getint("PLEXITY_THREADS", 1),
             dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
+            extract_timeout=settings.getfloat("PLEXITY_EXTRACT_TIMEOUT", DEFAULT_EXTRACT_TIMEOUT),
+            max_document_bytes=settings.getint("PLEXITY_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES),
         )
         pipeline.crawler = crawler
         return pipeline
@@ -192,13 +208,19 @@ class PerplexityFilterPipeline:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
+        self.extract.close()
         self._dropped.close()
 
     # -- items ------------------------------------------------------------------------
 
     async def process_item(self, item: Any, spider=None) -> Any:
-        adapter = ItemAdapter(item)
         self._inc("items_seen")
+        if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
+            self._inc("items_not_an_item")
+            logger.warning("plexity: %s is not an item itemadapter can read: passed on untouched",
+                           type(item).__name__)
+            return item
+        adapter = ItemAdapter(item)
         value = adapter.get(self.input_field)
         if value is None:
             self._inc("items_without_input")
@@ -210,6 +232,9 @@ class PerplexityFilterPipeline:
         if not isinstance(value, (str, bytes)):
             self._drop(source, "input_not_text",
                        f"field {self.input_field!r} holds {type(value).__name__}, not str or bytes")
+        if len(value) > self.max_document_bytes:  # (characters of a str: at least as many bytes)
+            self._drop(source, TOO_LARGE, f"{len(value):,} {'bytes' if isinstance(value, bytes) else 'characters'}, "
+                                          f"PLEXITY_MAX_DOCUMENT_BYTES is {self.max_document_bytes:,}")
         missing = self._missing_field(item, self.output_field)
         if missing:
             self._drop(source, "no_output_field", missing)
@@ -226,10 +251,7 @@ class PerplexityFilterPipeline:
             self._drop(source, outcome.reason, outcome.detail)
         self._count(verdict, source)
         if not verdict.kept:
-            result = verdict.result
-            self._drop(source, verdict.reason,
-                       f"{result.chars_kept} characters kept, PLEXITY_MIN_CHARS is {self.min_chars}"
-                       if verdict.reason != policy.OTHER_LANGUAGE else result.passthrough)
+            self._drop(source, verdict.reason, self.policy.explain(verdict, SETTING_NAMES))
 
         adapter[self.output_field] = verdict.text
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):

@@ -195,10 +195,22 @@ def test_an_unreadable_first_warc_does_not_stop_the_run(tmp_path):
 
 
 def test_a_gzip_bomb_is_skipped_at_the_cap_with_bounded_memory(tmp_path):
-    """An .html.gz that would inflate to 4 GB: reading stops at --max-document-bytes, the
-    document is counted as too_large, and the process never holds the gigabytes."""
+    """An .html.gz and a WARC payload that would each inflate to 4 GiB: reading stops at
+    --max-document-bytes, the documents are counted as too_large, and the process never holds
+    the gigabytes."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
     member = gzip.compress(bytes(2**24), compresslevel=9)  # 16 MiB of zeros in 16 kB
     (tmp_path / "bomb.html.gz").write_bytes(member * 256)  # gzip members concatenated: 4 GiB inflated
+    with open(tmp_path / "bomb.warc.gz", "wb") as f:  # the same as a Content-Encoding: gzip payload
+        writer = WARCWriter(f, gzip=True)
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+                                   protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://t/bomb", "response", payload=io.BytesIO(member * 256),
+                                                      http_headers=headers))
     (tmp_path / "page.html").write_text("<p>The council approved the budget for the new library on Tuesday.</p>")
     out = tmp_path / "out"
     script = ("import resource, sys\n"
@@ -210,8 +222,8 @@ def test_a_gzip_bomb_is_skipped_at_the_cap_with_bounded_memory(tmp_path):
     assert proc.returncode == 0, proc.stderr
     peak_mb = int(proc.stderr.strip().splitlines()[-1])
     stats = json.loads((out / "plexity-stats.json").read_text())
-    assert stats["skip_reasons"] == {"too_large": 1} and stats["documents"] == 1
+    assert stats["skip_reasons"] == {"too_large": 2} and stats["documents"] == 1
     assert stats["max_document_bytes"] == 50_000_000
     assert not (out / "bomb.html.gz.txt").exists()
     assert peak_mb < 600, f"peak RSS {peak_mb} MB"
-    print(f"peak RSS on a 4 GiB gzip bomb: {peak_mb} MB")
+    print(f"peak RSS on two 4 GiB gzip bombs: {peak_mb} MB")

@@ -295,3 +295,27 @@ def test_local_workers_are_forked_after_loading_the_language_identifier(tmp_path
     language._identifier.cache_clear()
     assert local_start_method(pipeline, workers=2) == "fork"
     assert language._identifier.cache_info().currsize == 1
+
+
+def test_reader_reads_on_after_a_record_with_a_too_long_content_length(tmp_path):
+    """It used to raise TruncatedWarc there and lose the good records after it (warcio itself
+    reads them all: each record is its own gzip member)."""
+    from warc_corpus import write_corpus
+
+    write_corpus(tmp_path)
+    reader = WarcHtmlReader(str(tmp_path), glob_pattern="long-content-length.warc.gz")
+    urls = [d.metadata["url"] for d in reader()]
+    assert urls == ["http://t/cl-0", "http://t/cl-1", "http://t/cl-3", "http://t/cl-4", "http://t/cl-5"]
+    assert reader.stats["skipped_truncated"].total == 1 and reader.stats["corrupt_files"].total == 0
+
+
+def test_reader_decodes_brotli_records_and_reads_on(tmp_path):
+    """warcio 1.8.1 with brotli >= 1.2 raised AttributeError ('unused_data') on a
+    Content-Encoding: br record, and the rest of the file was lost."""
+    from warc_corpus import write_corpus
+
+    write_corpus(tmp_path)
+    reader = WarcHtmlReader(str(tmp_path), glob_pattern="mixed.warc.gz", max_payload_bytes=10_000)
+    urls = [d.metadata["url"] for d in reader()]
+    assert "http://t/brotli" in urls and urls[-1] == "http://t/last"
+    assert reader.stats["corrupt_files"].total == 0

@@ -79,11 +79,13 @@ def _pipeline(**settings) -> PerplexityFilterPipeline:
     return PerplexityFilterPipeline.from_crawler(crawler)
 
 
-def test_the_scrapy_pipeline_refuses_to_start_without_its_extractor(monkeypatch):
-    monkeypatch.setitem(sys.modules, "trafilatura", None)  # `import trafilatura` raises ImportError
+def test_the_scrapy_pipeline_refuses_to_start_without_its_extractor(monkeypatch, broken_env):
+    # The extractor runs in a child process (its time limit): the child's environment is broken.
+    monkeypatch.setenv("PYTHONPATH", broken_env["PYTHONPATH"])
     pipeline = _pipeline(PLEXITY_EXTRACTOR="trafilatura")
-    with pytest.raises(ImportError):
+    with pytest.raises(ImportError, match="lxml_html_clean"):
         pipeline.open_spider()
+    pipeline.close_spider()
 
 
 def test_the_scrapy_pipeline_raises_instead_of_dropping_items(monkeypatch):
@@ -99,3 +101,16 @@ def test_the_scrapy_pipeline_raises_instead_of_dropping_items(monkeypatch):
     stats = pipeline.stats.get_stats()
     assert "plexity/items_dropped" not in stats
     assert "lxml.etree" in stats["plexity/environment_error"]
+
+
+def test_a_scrapy_crawl_with_a_broken_extractor_stops_at_its_start(tmp_path, broken_env):
+    project = REPO / "examples" / "scrapy_project"
+    sys.path.insert(0, str(project))
+    from demo_site import build_site, serve
+
+    with serve(build_site(20_000)) as base:
+        proc = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={base}",
+                               "-O", str(tmp_path / "items.jsonl"), "-s", "PLEXITY_EXTRACTOR=trafilatura"],
+                              cwd=project, capture_output=True, text=True, env=broken_env, timeout=300)
+    assert proc.returncode != 0 and "lxml_html_clean" in proc.stderr
+    assert not (tmp_path / "items.jsonl").exists() or not (tmp_path / "items.jsonl").read_text()

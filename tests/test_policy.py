@@ -4,6 +4,7 @@ same verdict, reason and ``plexity_*`` metadata for the same page and settings."
 from __future__ import annotations
 
 import asyncio
+import json
 import io
 from pathlib import Path
 
@@ -121,3 +122,12 @@ def test_the_three_front_ends_give_the_same_verdicts_and_metadata(warc, tmp_path
             assert scrapy[url]["dropped"].startswith(f"plexity: {reason}: "), url
         else:
             assert scrapy[url] == meta, url
+
+
+def test_a_dropped_log_line_stays_one_line_for_every_line_reader():
+    from plexity_plugins.policy import json_line
+
+    row = {"text": "a\u2028b\x85c\u2029d\x1ce\nf"}
+    line = json_line(row)
+    assert line.endswith("\n") and len(line.splitlines()) == 1
+    assert json.loads(line) == row

@@ -25,8 +25,9 @@ def corpus(tmp_path_factory):
 def read(path, cap=CAP):
     with open(path, "rb") as f:
         warc = WarcFile(f, cap)
-        outcomes = [("html" if r.payload is not None else r.skip) for r in warc]
-    return warc, outcomes
+        records = list(warc)
+    warc.payloads = {r.uri: r.payload for r in records if r.payload is not None}
+    return warc, [("html" if r.payload is not None else r.skip) for r in records]
 
 
 def test_every_record_gets_exactly_one_outcome_and_damage_is_named(corpus):
@@ -35,6 +36,8 @@ def test_every_record_gets_exactly_one_outcome_and_damage_is_named(corpus):
         warc, outcomes = read(directory / name)
         assert outcomes == want["outcomes"], name
         assert warc.records == len(outcomes) == count_records(directory / name), name
+        if name.startswith("mixed"):  # plain, sniffed, gzip, brotli, deflate, chunked: the same page
+            assert set(warc.payloads.values()) == {page(ARTICLE).encode()}, name
         if want["problem"] is None:
             assert warc.problem is None, (name, warc.problem_detail)
         elif want["problem"] == NOT_A_WARC:

@@ -91,3 +91,60 @@ def test_it_pickles_as_its_settings():
     assert (copy.name, copy.timeout, copy.processes) == ("tags", 3, 2)
     assert copy(PAGE) == extract.html_to_text_tags(PAGE)
     copy.close()
+
+
+# -- the limit in every front end -----------------------------------------------------------
+
+def test_plexity_clean_skips_a_page_over_the_limit_and_cleans_the_rest(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "slow.html").write_text(SLOW_PAGE)
+    (tmp_path / "in" / "fine.html").write_text(PAGE)
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                          "--output-dir", str(tmp_path / "out"), "--extractor", "trafilatura",
+                          "--extract-timeout", "0.5", "--write-dropped", "-q"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"extraction_failed": 1} and stats["documents"] == 1
+    dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert any(d["source"].endswith("slow.html") and "longer than 0.5 s" in d.get("detail", "") for d in dropped)
+    assert "The council approved the budget" in (tmp_path / "out" / "fine.html.txt").read_text()
+
+
+def test_the_scrapy_pipeline_drops_an_item_over_the_limit_and_goes_on():
+    import asyncio
+
+    from scrapy.exceptions import DropItem
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    crawler = get_crawler(settings_dict={"PLEXITY_EXTRACTOR": "trafilatura", "PLEXITY_EXTRACT_TIMEOUT": 0.5,
+                                         "PLEXITY_THREADS": 1})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        with pytest.raises(DropItem, match="extraction_failed: extraction took longer than 0.5 s"):
+            asyncio.run(pipeline.process_item({"url": "http://x/slow", "html": SLOW_PAGE}))
+        item = asyncio.run(pipeline.process_item({"url": "http://x/fine", "html": PAGE}))
+        assert "The council approved the budget" in item["text"]
+        assert crawler.stats.get_value("plexity/items_dropped/extraction_failed") == 1
+    finally:
+        pipeline.close_spider()
+
+
+def test_the_web_api_answers_422_for_a_page_over_the_limit_and_then_serves_the_next():
+    from test_web_api import post, start_server, stop_server
+
+    process, url = start_server(["--extract-timeout", "0.5"])
+    try:
+        status, data, _ = post(url, {"text": SLOW_PAGE, "format": "html", "extractor": "trafilatura"})
+        assert status == 422 and "in time" in data["error"]
+        status, data, _ = post(url, {"text": PAGE, "format": "html", "extractor": "trafilatura"})
+        assert status == 200 and data["sentences"]
+    finally:
+        stop_server(process)

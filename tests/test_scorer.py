@@ -210,3 +210,22 @@ def test_open_opens_what_clean_uses(tiny_model):
         assert scorer._native_lm and scorer._lm is None
     else:
         assert scorer._lm is not None
+
+
+def test_warm_ups_open_what_clean_uses_and_nothing_else():
+    """The Scrapy pipeline's open_spider and the web server's ScorerCache used to open the
+    kenlm module's model (`scorer.lm`), which clean() does not use on the compiled path: the
+    compiled model was then still opened inside the first item / request."""
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins import native
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+    from plexity_plugins.web.app import ScorerCache
+
+    pipeline = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_EXTRACTOR": "tags",
+                                                                                "PLEXITY_THREADS": 0}))
+    pipeline.open_spider()
+    pipeline.close_spider()
+    for scorer in (pipeline.scorer, ScorerCache().get(None)):
+        assert bool(scorer._native_lm) == native.ENABLED
+        assert (scorer._lm is None) == native.ENABLED

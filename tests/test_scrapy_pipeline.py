@@ -150,6 +150,22 @@ def test_items_without_the_input_field_pass_through_untouched_and_counted(item):
     assert stats(pipeline)["items_without_input"] == 1
 
 
+def test_a_page_over_the_size_cap_is_dropped_before_any_work():
+    pipeline = make_pipeline(PLEXITY_MAX_DOCUMENT_BYTES=1000)
+    with pytest.raises(DropItem, match="too_large: 2,000 bytes, PLEXITY_MAX_DOCUMENT_BYTES is 1,000"):
+        run(pipeline, {"url": "u", "html": b"x" * 2000})
+    assert stats(pipeline)["items_dropped/too_large"] == 1
+    assert run(pipeline, {"url": "u", "html": PAGE})["text"]
+
+
+@pytest.mark.parametrize("item", [object(), 42, "<p>a page, not an item</p>"], ids=["object", "int", "str"])
+def test_something_that_is_not_an_item_passes_through_untouched_and_counted(item, caplog):
+    pipeline = make_pipeline()
+    assert run(pipeline, item) is item
+    assert stats(pipeline)["items_seen"] == stats(pipeline)["items_not_an_item"] == 1
+    assert "is not an item" in caplog.text
+
+
 @pytest.mark.parametrize("value", [42, ["<p>a list</p>"], {"a": 1}], ids=["int", "list", "dict"])
 def test_a_non_text_input_field_drops_the_item_saying_what_it_held(value):
     pipeline = make_pipeline()

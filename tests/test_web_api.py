@@ -210,6 +210,8 @@ def test_an_oversized_chunked_body_without_length_is_refused_too(server):
     (b'{"text": "a", "model": 3}', '"model"'),
     (b'{"text": "a", "extractor": "magic"}', '"extractor"'),
     (b'{"text": "a", "method": "vibes"}', '"method"'),
+    (b'{"text": "a", "threshold": 1' + b"0" * 5_000 + b"}", "malformed JSON"),  # over Python's int digit limit
+    (b'{"text": "a", "threshold": 1' + b"0" * 400 + b"}", '"threshold"'),  # too large for a float
 ])
 def test_bad_requests_get_400_with_a_message_not_a_traceback(server, body, message):
     status, data, _ = post(server, body)

@@ -1,5 +1,4 @@
-"""The extractors of ``plexity clean`` as datatrove extractor steps, checked at task start:
-`HtmlTagsExtractor` (``tags``), `TrafilaturaExtractor` (``trafilatura``), `FastExtractor` (``fast``)."""
+"""The extractors of ``plexity clean`` as datatrove extractor steps, checked at task start."""
 
 from __future__ import annotations
 
@@ -11,12 +10,21 @@ from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
 
-class _CheckedAtStart:
-    """Runs the extractor once in the task's own process before datatrove's sandbox takes
-    over.  The sandbox counts every exception as one document's ``clean_error`` (and a
-    worker that dies at start-up as ``broken_process``), so a broken installation (the
-    extractor's module cannot be imported) would otherwise lose every document as if it
-    were damaged input; here it stops the task instead, saying what to install."""
+class _PlexityExtractor(BaseExtractor):
+    """A function of `plexity_plugins.extract` (`to_text`) as a datatrove extractor step,
+    run once in the task's own process before datatrove's sandbox takes over.  The sandbox
+    counts every exception as one document's ``clean_error`` (and a worker that dies at
+    start-up as ``broken_process``), so a broken installation (the extractor's module cannot
+    be imported) would otherwise lose every document as if it were damaged input; here it
+    stops the task instead, saying what to install."""
+
+    to_text = None  # staticmethod(the function of plexity_plugins.extract)
+
+    def __init__(self, timeout: float = 30):
+        super().__init__(timeout)
+
+    def extract(self, text: str) -> str:
+        return self.to_text(text)
 
     def run(self, data, rank: int = 0, world_size: int = 1):
         try:
@@ -26,7 +34,7 @@ class _CheckedAtStart:
         yield from super().run(data, rank, world_size)
 
 
-class HtmlTagsExtractor(_CheckedAtStart, BaseExtractor):
+class HtmlTagsExtractor(_PlexityExtractor):
     """The text of every visible HTML element, one line per block element.
 
     pyplexity's tag remover, keeping block breaks (the sentence filter uses them as
@@ -46,15 +54,10 @@ class HtmlTagsExtractor(_CheckedAtStart, BaseExtractor):
 
     name = "🏷 HTML tags"
     _requires_dependencies = ["lxml"]
-
-    def __init__(self, timeout: float = 30):
-        super().__init__(timeout)
-
-    def extract(self, text: str) -> str:
-        return html_to_text_tags(text)
+    to_text = staticmethod(html_to_text_tags)
 
 
-class TrafilaturaExtractor(_CheckedAtStart, BaseExtractor):
+class TrafilaturaExtractor(_PlexityExtractor):
     """trafilatura's main text, with the settings of ``plexity clean --extractor trafilatura``
     (`plexity_plugins.extract.html_to_text_trafilatura`: tables kept, no deduplication, no
     comments), so that ``plexity run`` and ``plexity clean`` extract the same text.
@@ -74,15 +77,10 @@ class TrafilaturaExtractor(_CheckedAtStart, BaseExtractor):
 
     name = "⛏ Trafilatura (plexity)"
     _requires_dependencies = ["trafilatura"]
-
-    def __init__(self, timeout: float = 30):
-        super().__init__(timeout)
-
-    def extract(self, text: str) -> str:
-        return html_to_text_trafilatura(text)
+    to_text = staticmethod(html_to_text_trafilatura)
 
 
-class FastExtractor(_CheckedAtStart, BaseExtractor):
+class FastExtractor(_PlexityExtractor):
     """Main content by resiliparse (lexbor parser): ``plexity clean --extractor fast``.
 
     `plexity_plugins.extract.html_to_text_fast`: resiliparse's main-content heuristic drops
@@ -90,7 +88,7 @@ class FastExtractor(_CheckedAtStart, BaseExtractor):
     trafilatura; its quality with and without `PerplexitySentenceFilter` is in the README's
     "Cleaning quality".  Timeouts, failures and empty results are counted as in every datatrove
     extractor (``timeout``, ``clean_error``, ``dropped``); a resiliparse that cannot be imported
-    stops the task.
+    stops the task (`InstallationError`).
 
     Args:
         timeout: seconds allowed per document
@@ -98,9 +96,4 @@ class FastExtractor(_CheckedAtStart, BaseExtractor):
 
     name = "⚡ fast (resiliparse)"
     _requires_dependencies = ["resiliparse"]
-
-    def __init__(self, timeout: float = 30):
-        super().__init__(timeout)
-
-    def extract(self, text: str) -> str:
-        return html_to_text_fast(text)
+    to_text = staticmethod(html_to_text_fast)

@@ -21,6 +21,7 @@ Security, because the page is fed pasted web pages:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -37,7 +38,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import decide
-from ..extract import EXTRACTORS, ExtractionError, get_extractor
+from ..extract import EXTRACTORS, ExtractionError
+from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, ExtractionTimeout, TimeLimitedExtractor
 from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
 from ..scorer import PerplexityScorer, sanitize
 from ..sentences import split_with_blocks
@@ -156,7 +158,7 @@ async def _read_body(request: Request, max_bytes: int) -> bytes:
 def _parse_request(body: bytes) -> dict:
     try:
         data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4,300 digits
         raise ApiError(400, f"malformed JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "malformed JSON: nested too deeply") from None
@@ -170,10 +172,14 @@ def _parse_request(body: bytes) -> dict:
         raise ApiError(400, '"format" must be "text" or "html"')
     threshold = data.get("threshold")
     if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
-                or not math.isfinite(threshold) or threshold <= 0:
+        try:  # (a huge integer overflows a float: OverflowError)
+            valid = not isinstance(threshold, bool) and isinstance(threshold, (int, float)) \
+                and math.isfinite(threshold) and threshold > 0
+            threshold = float(threshold) if valid else None
+        except OverflowError:
+            valid = False
+        if not valid:
             raise ApiError(400, '"threshold" must be a positive number or null')
-        threshold = float(threshold)
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise ApiError(400, '"model" must be a string or null')
@@ -221,7 +227,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
-               max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None) -> Starlette:
+               max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None,
+               extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT) -> Starlette:
     """The demo's ASGI app.
 
     Args:
@@ -229,10 +236,15 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         extractor: HTML-to-text extractor used when a request names none.
         max_bytes: largest request body accepted; larger ones get 413.
         allowed_hosts: Host header values accepted (None = any).
+        extract_timeout: seconds allowed to extract one page (a longer one is stopped: 422);
+            0 or None: no limit.
     """
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     scorers = ScorerCache(model)
+    # Extraction in child processes stopped past the time limit (at most two at once per
+    # extractor: the machine's cores, not the thread pool's 40 threads).
+    extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2) for name in EXTRACTORS}
 
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
@@ -263,7 +275,9 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                 text = query["text"]
                 if query["format"] == "html":
                     try:
-                        text = get_extractor(form_extractor)(text)
+                        text = extractors[form_extractor](text)
+                    except ExtractionTimeout as exc:
+                        raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
                     except ExtractionError as exc:
                         raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
                 return score_document(scorer, text, query["threshold"])
@@ -281,4 +295,10 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     middleware = [Middleware(SecurityHeadersMiddleware)]
     if allowed_hosts:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
-    return Starlette(routes=routes, middleware=middleware)
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        for limited in extractors.values():
+            limited.close()
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -32,7 +32,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
-                     allowed_hosts=allowed_hosts)
+                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
@@ -60,6 +60,8 @@ def add_parser(subparsers) -> None:
                         f"{DEFAULT_WEB_EXTRACTOR}: every visible block, so the filter's work shows)")
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
                    help=f"largest request body accepted, larger ones get HTTP 413 (default: {DEFAULT_MAX_BYTES})")
+    p.add_argument("--extract-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="stop extracting a pasted page after this long: HTTP 422 (default: 30; 0: no limit)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")

@@ -1,0 +1,135 @@
+"""Every front end over the hostile pages of tests/hostile_pages.py: no crash, no hang, nothing lost.
+
+`plexity clean` (each extractor; the pages as .html, .html.gz and as records of one WARC),
+`plexity run`, the Scrapy pipeline and ``POST /api/score`` each take every page; each page
+ends as an output or as a counted skip with its reason.  (Damaged WARC and gzip files are
+tests/test_accounting.py's.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import json
+import subprocess
+import sys
+import urllib.error
+from pathlib import Path
+
+import pytest
+from scrapy.exceptions import DropItem
+from scrapy.utils.test import get_crawler
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from hostile_pages import pages
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+from plexity_plugins.web.command import DEFAULT_MAX_BYTES
+
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+PAGES = pages()
+GZIPPED = {"one-line-10mb", "nul-flood", "deep-100000"}  # also written as .html.gz
+
+
+@pytest.fixture(scope="module")
+def hostile_dir(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("hostile")
+    with open(directory / "hostile.warc.gz", "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for name, body, content_type in PAGES:
+            (directory / f"{name}.html").write_bytes(body)
+            if name in GZIPPED:
+                (directory / f"{name}.html.gz").write_bytes(gzip.compress(body))
+            http = StatusAndHeaders("200 OK", [("Content-Type", content_type)] if content_type else [],
+                                    protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(f"http://hostile.example/{name}", "response",
+                                                          payload=io.BytesIO(body), http_headers=http))
+    return directory
+
+
+@pytest.mark.parametrize("extractor", ["tags", "trafilatura", "none"])
+def test_plexity_clean_takes_every_hostile_page_and_accounts_for_each(hostile_dir, tmp_path, extractor):
+    out = tmp_path / "out"
+    done = subprocess.run([*PLEXITY, "clean", str(hostile_dir), "--output-dir", str(out), "--extractor", extractor,
+                           "--write-dropped", "-q", "--extract-timeout", "20"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["completed"] is True
+    n_files = len(PAGES) + len(GZIPPED) + 1
+    assert stats["files"] + stats["files_skipped"] == n_files
+    # every page, twice (its file and its WARC record), plus the gzipped copies: a document or a skip
+    assert stats["documents"] + stats["documents_skipped"] == 2 * len(PAGES) + len(GZIPPED)
+    rows = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().split("\n") if line]
+    skips = [r for r in rows if "perplexity" not in r and r["reason"] != "too_short"]
+    assert len(skips) == stats["documents_skipped"] + stats["files_skipped"]
+    # each file: an output, or a skip naming it
+    assert (out / "hostile.warc.gz").is_file()
+    skipped_sources = {r["source"] for r in skips}
+    for path in hostile_dir.glob("*.htm*"):
+        assert (out / f"{path.name}.txt").is_file() or str(path) in skipped_sources, path.name
+    # the deep page is not silently emptied: its reason names the parser limit
+    if extractor != "none":
+        deep = [r for r in skips if "deep-100000" in r["source"]]
+        assert deep and all("HTML parser limit" in r.get("detail", "") for r in deep)
+
+
+def test_plexity_run_takes_every_hostile_page_and_accounts_for_each(hostile_dir, tmp_path):
+    out = tmp_path / "out"
+    done = subprocess.run([*PLEXITY, "run", str(hostile_dir / "hostile.warc.gz"), "--output-dir", str(out),
+                           "--extractor", "tags"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    merged = json.loads((out / "logs" / "stats.json").read_text())
+    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
+    reader = next(v for k, v in step.items() if "WARC HTML" in k)
+    extractor = next(v for k, v in step.items() if "HTML tags" in k)
+    filt = next(v for k, v in step.items() if "Perplexity" in k)
+    skipped = sum(v for k, v in reader.items() if k.startswith("skipped_"))
+    assert reader["records"] == len(PAGES) == reader["documents"] + skipped
+    lost = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "broken_process", "clean_error"))
+    assert extractor["total"] == reader["documents"] == extractor["forwarded"] + lost
+    assert filt["total"] == extractor["forwarded"] == filt["forwarded"] + filt.get("dropped", 0)
+
+
+def test_the_scrapy_pipeline_takes_every_hostile_page_and_counts_each():
+    crawler = get_crawler(settings_dict={"PLEXITY_EXTRACTOR": "tags", "PLEXITY_THREADS": 1,
+                                         "PLEXITY_EXTRACT_TIMEOUT": 20})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    kept = dropped = 0
+    try:
+        for name, body, _ in PAGES:
+            try:
+                asyncio.run(pipeline.process_item({"url": f"http://hostile.example/{name}", "html": body}))
+                kept += 1
+            except DropItem:
+                dropped += 1
+    finally:
+        pipeline.close_spider()
+    stats = {k.removeprefix("plexity/"): v for k, v in crawler.stats.get_stats().items() if k.startswith("plexity/")}
+    assert stats["items_seen"] == len(PAGES) == kept + dropped
+    assert stats.get("items_cleaned", 0) + stats.get("items_passthrough", 0) == kept
+    assert stats.get("items_dropped", 0) == dropped
+    assert stats["items_dropped/extraction_failed"] >= 1  # the page nested beyond the parser's limit
+
+
+def test_the_web_api_answers_every_hostile_page_and_never_with_a_500():
+    from test_web_api import post, start_server, stop_server
+
+    process, url = start_server(["--extract-timeout", "20"])
+    try:
+        statuses = {}
+        for name, body, _ in PAGES:
+            request = json.dumps({"text": body.decode("utf-8", "replace"), "format": "html", "extractor": "tags"})
+            try:
+                statuses[name] = post(url, request)[0]
+            except urllib.error.URLError as exc:  # a body over --max-bytes: answered 413 and closed
+                assert len(request.encode()) > DEFAULT_MAX_BYTES, (name, exc)  # while we were still sending
+                statuses[name] = 413
+        assert set(statuses.values()) <= {200, 400, 413, 422}, statuses
+        assert statuses["one-line-10mb"] == 413 and statuses["empty"] == 200
+        assert post(url, {"text": "The council approved the budget.", "format": "text"})[0] == 200  # still up
+    finally:
+        stop_server(process)
