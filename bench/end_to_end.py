@@ -1,7 +1,7 @@
 """End to end: `plexity run` (local executor) over a WARC collection of a few thousand pages.
 
     .venv/bin/python bench/end_to_end.py [--pages 3040] [--files 4] [--workers 1 2]
-                                         [--extractor trafilatura|tags] [--profile-pages 400] [--quick]
+                                         [--extractor trafilatura|fast|tags] [--profile-pages 400] [--quick]
 
 1. Builds the input (once, cached under ~/.cache/plexity_plugins/bench/e2e/, never in the repo):
    the dev benchmark pages' HTML (../shared/bench/articles-dev/html) written again and again, each
@@ -183,7 +183,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=3040, help="pages in the WARC collection (default 3040)")
     parser.add_argument("--files", type=int, default=4, help="WARC files = datatrove tasks (default 4)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--extractor", default="trafilatura", choices=["trafilatura", "tags"])
+    parser.add_argument("--extractor", default="trafilatura", choices=["trafilatura", "fast", "tags"])
     parser.add_argument("--profile-pages", type=int, default=400)
     parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     parser.add_argument("--quick", action="store_true", help="smoke run: 152 pages, 2 files, 50 profiled")

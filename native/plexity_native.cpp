@@ -764,13 +764,23 @@ PyObject *keep_region(PyObject *, PyObject *args) {
 
 PyObject *keep_trim(PyObject *, PyObject *args) {
   PyObject *ids, *logprobs, *tokens;
-  double threshold;
+  double threshold, relative;
   long max_tokens;
-  if (!PyArg_ParseTuple(args, "OOOdl", &ids, &logprobs, &tokens, &threshold, &max_tokens)) return nullptr;
+  if (!PyArg_ParseTuple(args, "OOOdld", &ids, &logprobs, &tokens, &threshold, &max_tokens, &relative))
+    return nullptr;
   Blocks blocks;
   if (!read_blocks(ids, logprobs, tokens, blocks)) return nullptr;
   const long n_blocks = static_cast<long>(blocks.ppl.size());
-  auto junk = [&](long b) { return blocks.ppl[b] > threshold && blocks.count[b] < max_tokens; };
+  // decide.trim_limit: the threshold, or `relative` times the page's lower median block
+  // perplexity (statistics.median_low), if that is higher.
+  double limit = threshold;
+  if (n_blocks > 0) {
+    std::vector<double> sorted(blocks.ppl);
+    std::nth_element(sorted.begin(), sorted.begin() + (n_blocks - 1) / 2, sorted.end());
+    const double median = sorted[(n_blocks - 1) / 2];
+    if (relative * median > limit) limit = relative * median;
+  }
+  auto junk = [&](long b) { return blocks.ppl[b] > limit && blocks.count[b] < max_tokens; };
   long first = 0;
   while (first < n_blocks && junk(first)) ++first;
   long last = n_blocks - 1;
@@ -1203,7 +1213,7 @@ PyMethodDef module_methods[] = {
     {"keep_region", keep_region, METH_VARARGS,
      "keep_region(ids, logprobs, tokens, threshold, negative_cap, short_block) -> [bool]: decide.keep_region"},
     {"keep_trim", keep_trim, METH_VARARGS,
-     "keep_trim(ids, logprobs, tokens, threshold, max_tokens) -> [bool]: decide.keep_trim"},
+     "keep_trim(ids, logprobs, tokens, threshold, max_tokens, relative) -> [bool]: decide.keep_trim"},
     {"sample_lines", sample_lines, METH_VARARGS,
      "sample_lines(text, limit) -> str: language.sample_for_identification"},
     {"split", split, METH_VARARGS,

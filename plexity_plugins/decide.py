@@ -18,7 +18,11 @@
 - ``trim`` (for text already cut down by a main-content extractor such as
   trafilatura): the extractor has chosen the region; only the leading and trailing
   runs of short blocks above the threshold (bylines, "Read more", credits, share
-  prompts) are dropped.
+  prompts) are dropped.  "Above" is relative to the page as well: a block must also
+  be over `TRIM_RELATIVE` times the page's median block perplexity.  On a product
+  grid, a catalogue, a schedule or a list of specs every block is short and unusual,
+  so the median is high and nothing is an outlier: the global threshold alone cut
+  such pages to their first lines, or to nothing (WCXB, see the README).
 
 Measured on the development pages (see bench/quality.py and the README): ``region``
 on raw tag text doubles the precision of keeping everything with small recall loss;
@@ -28,6 +32,7 @@ on raw tag text doubles the precision of keeping everything with small recall lo
 from __future__ import annotations
 
 import math
+import statistics
 
 from . import native
 
@@ -36,6 +41,7 @@ DEFAULT_METHOD = "region"
 NEGATIVE_TOKEN_CAP = 10
 SHORT_BLOCK_TOKENS = 10  # tokens, counting the end-of-sentence token of each sentence
 TRIM_MAX_TOKENS = 20
+TRIM_RELATIVE = 2.0  # an edge block must be this far above the page's median block perplexity
 
 REASONS = {
     "sentences": "sentence_perplexity_above_threshold",
@@ -44,10 +50,14 @@ REASONS = {
 }
 
 
+MAIN_CONTENT_EXTRACTORS = ("trafilatura", "fast")
+
+
 def method_for_extractor(extractor: str | None) -> str:
-    """The method that suits text from `extractor` (trafilatura output is already the
-    main content: only trim it; raw tag text and plain text: find the region)."""
-    return "trim" if extractor == "trafilatura" else "region"
+    """The method that suits text from `extractor` (the output of a main-content extractor,
+    trafilatura or fast, is already the main content: only trim it; raw tag text and plain
+    text: find the region)."""
+    return "trim" if extractor in MAIN_CONTENT_EXTRACTORS else "region"
 
 
 def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
@@ -98,7 +108,7 @@ def keep_region(ids, logprobs, tokens, threshold: float) -> list[bool]:
 def keep_trim(ids, logprobs, tokens, threshold: float) -> list[bool]:
     """Keep flag of each sentence by the ``trim`` method (compiled when available)."""
     if native.ENABLED:
-        return native.keep_trim(ids, logprobs, tokens, threshold, TRIM_MAX_TOKENS)
+        return native.keep_trim(ids, logprobs, tokens, threshold, TRIM_MAX_TOKENS, TRIM_RELATIVE)
     return keep_trim_python(ids, logprobs, tokens, threshold)
 
 
@@ -119,10 +129,18 @@ def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     return [kept_blocks[block] for block in ids]
 
 
+def trim_limit(ppl: list[float], threshold: float) -> float:
+    """The perplexity above which an edge block is junk: the threshold, or `TRIM_RELATIVE`
+    times the page's median block perplexity if that is higher (the lower median: of two
+    blocks, a short junk line and a paragraph, the paragraph's)."""
+    return max(threshold, TRIM_RELATIVE * statistics.median_low(ppl)) if ppl else threshold
+
+
 def keep_trim_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     """`keep_trim` in pure Python: the reference for the compiled one."""
     ppl, count = _blocks(ids, logprobs, tokens)
-    junk = [p > threshold and n < TRIM_MAX_TOKENS for p, n in zip(ppl, count)]
+    limit = trim_limit(ppl, threshold)
+    junk = [p > limit and n < TRIM_MAX_TOKENS for p, n in zip(ppl, count)]
     first = 0
     while first < len(junk) and junk[first]:
         first += 1

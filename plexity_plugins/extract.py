@@ -3,6 +3,8 @@
 - ``tags``: the text of every visible element, one line per block element (pyplexity's
   tag remover, but keeping block breaks, which the filter uses as boundaries).
 - ``trafilatura``: trafilatura's main-text extraction.
+- ``fast``: resiliparse's main-content extraction (lexbor parser): trafilatura's job at many
+  times its speed (figures in the README's "Cleaning quality").
 - ``none``: the input already is text.
 """
 
@@ -18,7 +20,7 @@ import lxml.html
 
 logger = logging.getLogger(__name__)
 
-EXTRACTORS = ("tags", "trafilatura", "none")
+EXTRACTORS = ("tags", "trafilatura", "fast", "none")
 DEFAULT_EXTRACTOR = "trafilatura"
 
 # Elements whose content is never visible text.
@@ -217,6 +219,21 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     return text or ""
 
 
+def html_to_text_fast(html: str | bytes) -> str:
+    """resiliparse's main content (its heuristic drops navigation, headers, footers and
+    sidebars), one line per block, whitespace inside a line collapsed; "" when none."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    if isinstance(html, bytes):
+        html, _ = decode_html(html)
+    if not html.strip():
+        return ""
+    # No alt texts, form fields or bullets: only the text a reader sees as the page's own.
+    text = extract_plain_text(html, main_content=True, alt_texts=False, form_fields=False, list_bullets=False)
+    lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
 def _identity(text: str | bytes) -> str:
     if isinstance(text, bytes):
         return text.decode("utf-8", "replace")
@@ -226,6 +243,7 @@ def _identity(text: str | bytes) -> str:
 def get_extractor(name: str) -> Callable[[str | bytes], str]:
     """The extractor function for `name` (one of EXTRACTORS)."""
     try:
-        return {"tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura, "none": _identity}[name]
+        return {"tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura, "fast": html_to_text_fast,
+                "none": _identity}[name]
     except KeyError:
         raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}") from None

@@ -69,8 +69,8 @@ def keep_region(ids, logprobs, tokens, threshold: float, negative_cap: int, shor
     return _native.keep_region(ids, logprobs, tokens, float(threshold), negative_cap, short_block)
 
 
-def keep_trim(ids, logprobs, tokens, threshold: float, max_tokens: int) -> list[bool]:
-    return _native.keep_trim(ids, logprobs, tokens, float(threshold), max_tokens)
+def keep_trim(ids, logprobs, tokens, threshold: float, max_tokens: int, relative: float) -> list[bool]:
+    return _native.keep_trim(ids, logprobs, tokens, float(threshold), max_tokens, float(relative))
 
 
 def load_model(path: str):

@@ -68,8 +68,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import (HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor, WarcHtmlReader,
-                            WarcResponseWriter)
+    from .datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
+                            WarcHtmlReader, WarcResponseWriter)
     from .decide import method_for_extractor
 
     if fmt not in FORMATS:
@@ -79,6 +79,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     steps = [WarcHtmlReader(folder, glob_pattern=pattern, max_payload_bytes=max_document_bytes)]
     if extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
+    elif extractor == "fast":
+        steps.append(FastExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
         steps.append(TrafilaturaExtractor(timeout=extract_timeout))
     elif extractor != "none":
@@ -272,7 +274,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--method", choices=("region", "trim", "sentences"), default=None,
                    help="default: trim after trafilatura, region after tags/none (as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
-                   help="HTML to text: datatrove's Trafilatura (default), tags, or none")
+                   help="HTML to text: datatrove's Trafilatura (default), fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')

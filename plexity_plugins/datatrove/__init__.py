@@ -19,6 +19,7 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
+- `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
@@ -29,11 +30,11 @@ from ..extras import require_extra
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
-from .extractors import HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .extractors import FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
 from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import WarcResponseWriter  # noqa: E402
 
-__all__ = ["HtmlTagsExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
-           "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]
+__all__ = ["FastExtractor", "HtmlTagsExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter",
+           "PerplexitySentenceFilter", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

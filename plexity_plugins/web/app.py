@@ -224,7 +224,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
             "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
             "method_params": {"negative_token_cap": decide.NEGATIVE_TOKEN_CAP,
                               "short_block_tokens": decide.SHORT_BLOCK_TOKENS,
-                              "trim_max_tokens": decide.TRIM_MAX_TOKENS}}
+                              "trim_max_tokens": decide.TRIM_MAX_TOKENS,
+                              "trim_relative": decide.TRIM_RELATIVE}}
 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,

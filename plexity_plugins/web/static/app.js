@@ -108,7 +108,11 @@
       const keptBlock = ppl.map((p, b) => first <= b && b <= last && !(p > threshold && count[b] < short));
       return sentences.map((s) => keptBlock[s.block]);
     } else { // "trim": drop leading and trailing runs of short blocks above the threshold
-      const junk = ppl.map((p, b) => p > threshold && count[b] < data.method_params.trim_max_tokens);
+      // and above trim_relative times the page's lower median block perplexity (decide.trim_limit)
+      const sorted = [...ppl].sort((a, b) => a - b);
+      const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : 0;
+      const limit = Math.max(threshold, data.method_params.trim_relative * median);
+      const junk = ppl.map((p, b) => p > limit && count[b] < data.method_params.trim_max_tokens);
       first = 0;
       while (first < junk.length && junk[first]) first++;
       last = junk.length - 1;
