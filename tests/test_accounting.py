@@ -40,6 +40,13 @@ def run(*args, timeout=600):
     return subprocess.run([*PLEXITY, *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=timeout)
 
 
+def run_step_stats(out: Path) -> tuple[dict, dict, dict]:
+    """The merged counters of `plexity run`'s reader, tags extractor and filter steps."""
+    merged = json.loads((out / "logs" / "stats.json").read_text())
+    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
+    return tuple(next(v for k, v in step.items() if part in k) for part in ("WARC HTML", "HTML tags", "Perplexity"))
+
+
 def warc_records(path: Path) -> list:
     with open(path, "rb") as f:
         return [(r.rec_type, dict(r.rec_headers.headers)) for r in ArchiveIterator(f)]
@@ -96,11 +103,7 @@ def test_plexity_run_accounts_for_every_record(corpus, tmp_path, fmt):
     done = run("run", directory, "--output-dir", out, "--executor", "local", "--extractor", "tags",
                "--format", fmt, "--tasks", "2", "--workers", "2", "--max-document-bytes", CAP)
     assert done.returncode == 0, done.stderr[-3000:]
-    merged = json.loads((out / "logs" / "stats.json").read_text())
-    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
-    reader = next(v for k, v in step.items() if "WARC HTML" in k)
-    extractor = next(v for k, v in step.items() if "HTML tags" in k)
-    filt = next(v for k, v in step.items() if "Perplexity" in k)
+    reader, extractor, filt = run_step_stats(out)
 
     # reader: every input record is a document or a counted skip
     assert reader["records"] == sum(inputs.values())

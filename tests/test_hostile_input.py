@@ -24,6 +24,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from hostile_pages import pages
+from test_accounting import run_step_stats
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 from plexity_plugins.web.command import DEFAULT_MAX_BYTES
 
@@ -81,11 +82,7 @@ def test_plexity_run_takes_every_hostile_page_and_accounts_for_each(hostile_dir,
     done = subprocess.run([*PLEXITY, "run", str(hostile_dir / "hostile.warc.gz"), "--output-dir", str(out),
                            "--extractor", "tags"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
-    merged = json.loads((out / "logs" / "stats.json").read_text())
-    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
-    reader = next(v for k, v in step.items() if "WARC HTML" in k)
-    extractor = next(v for k, v in step.items() if "HTML tags" in k)
-    filt = next(v for k, v in step.items() if "Perplexity" in k)
+    reader, extractor, filt = run_step_stats(out)
     skipped = sum(v for k, v in reader.items() if k.startswith("skipped_"))
     assert reader["records"] == len(PAGES) == reader["documents"] + skipped
     lost = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "broken_process", "clean_error"))
