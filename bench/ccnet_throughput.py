@@ -52,7 +52,7 @@ def page_texts(dev_dir: Path) -> list[tuple[int, str]]:
 def build(train: list[str], work: Path, order: int, vocab: int) -> tuple[Path, Path]:
     import sentencepiece
 
-    from plexity_plugins import lmbuild
+    from plexity_plugins.training import kenlm_tools, thresholds
     from plexity_plugins.ccnet_normalizer import normalize
 
     normalised = [line for line in (normalize(doc) for doc in train) if line]
@@ -66,8 +66,8 @@ def build(train: list[str], work: Path, order: int, vocab: int) -> tuple[Path, P
     sp = sentencepiece.SentencePieceProcessor(model_file=str(work / "xx.sp.model"))
     pieces = work / "pieces.txt"
     pieces.write_text("\n".join(" ".join(sp.encode_as_pieces(line)) for line in normalised) + "\n", encoding="utf-8")
-    lmbuild.run_lmplz(pieces, work / "xx.arpa", order, memory="1G", temp_dir=work, discount_fallback=True)
-    lmbuild.run_build_binary(work / "xx.arpa", work / "xx.arpa.bin", quantize_bits=None)
+    kenlm_tools.run_lmplz(pieces, work / "xx.arpa", order, memory="1G", temp_dir=work, discount_fallback=True)
+    kenlm_tools.run_build_binary(work / "xx.arpa", work / "xx.arpa.bin", quantize_bits=None)
     (work / "xx.arpa").unlink()
     return work / "xx.arpa.bin", work / "xx.sp.model"
 

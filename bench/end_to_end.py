@@ -10,7 +10,7 @@
    directory, and reports pages/s (wall clock of the whole command, start-up included) and
    datatrove's own per-step time (its stats.json: the time each step spent, summed over tasks).
 3. Profiles a single-process run of the same pipeline steps (WarcHtmlReader -> extractor ->
-   PerplexitySentenceFilter -> JsonlWriter, built by `plexity_plugins.run_cmd.build_pipeline`) on
+   PerplexitySentenceFilter -> JsonlWriter, built by `plexity_plugins.cli.run.build_pipeline`) on
    `--profile-pages` pages: wall time per step with plain timers, then the filter's internals
    (language identification, splitting, tokenising and scoring, deciding) from cProfile.
 
@@ -108,7 +108,7 @@ def run_plexity(warc_dir: Path, workers: int, tasks: int, extractor: str, work: 
 
 def profile_single_process(warc_dir: Path, pages: int, extractor: str, work: Path) -> dict:
     """The pipeline's steps called one after the other in this process, timed per step."""
-    from plexity_plugins.run_cmd import build_pipeline
+    from plexity_plugins.cli.run import build_pipeline
 
     first = sorted(warc_dir.glob("*.warc.gz"))[0]
     out = work / "profile"

@@ -4,7 +4,7 @@
 // exactly its result (tests/test_native.py compares them on the development pages and
 // on random Unicode text):
 //
-//   split(text, max_chars)        sentences.split_sentences + decide.block_ids
+//   split(text, max_chars)        sentences.split_sentences + sentences.block_ids
 //   Model.score_spans(text, spans) tokenizer.spans_to_lm_lines + kenlm.Model.score
 //   keep_region / keep_trim        decide.keep_region_python / decide.keep_trim_python
 //   LangidWalker.visit_counts(b)   py3langid.langid.visit_counts
@@ -151,7 +151,7 @@ PyObject *two_lists(Py_ssize_t n, Make make) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Sentence splitting (sentences.split_sentences) with block ids (decide.block_ids)
+// Sentence splitting (sentences.split_sentences) with block ids (sentences.block_ids)
 
 typedef int (*SentenceBreaker)(const char *in, int in_size, char *out, int *starts, int *ends, int max_out);
 SentenceBreaker g_breaker = nullptr;
@@ -295,7 +295,7 @@ PyObject *split(PyObject *, PyObject *args) {
     }
   }
 
-  // decide.block_ids: a new block wherever a newline lies between two sentences.
+  // sentences.block_ids: a new block wherever a newline lies between two sentences.
   std::vector<long> block_ids(sink.spans.size());
   long block = -1;
   Py_ssize_t prev_end = 0;
@@ -1217,7 +1217,7 @@ PyMethodDef module_methods[] = {
     {"sample_lines", sample_lines, METH_VARARGS,
      "sample_lines(text, limit) -> str: language.sample_for_identification"},
     {"split", split, METH_VARARGS,
-     "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and decide.block_ids"},
+     "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and sentences.block_ids"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

@@ -60,19 +60,6 @@ def method_for_extractor(extractor: str | None) -> str:
     return "trim" if extractor in MAIN_CONTENT_EXTRACTORS else "region"
 
 
-def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
-    """The block (line) number of each sentence span (spans never cross a newline)."""
-    ids: list[int] = []
-    block = -1
-    prev_end = 0
-    for start, end in spans:
-        if block < 0 or "\n" in text[prev_end:start]:
-            block += 1
-        ids.append(block)
-        prev_end = end
-    return ids
-
-
 def _blocks(ids: list[int], logprobs: list[float], tokens: list[int]) -> tuple[list[float], list[int]]:
     """Per block: pooled perplexity and token count (sentence-end tokens included)."""
     n_blocks = ids[-1] + 1 if ids else 0

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import lmbuild
+from .training import thresholds
 from .models import ModelError, ModelInfo, model_dir, resolve
 from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, TokenizerError, load_sentencepiece
 
@@ -182,7 +182,7 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
         else:
             write_threshold(resolve(directory), result.threshold, procedure,
                             {"clean_sentences": len(result.clean),
-                             "clean_percentiles": lmbuild.percentile_report(result.clean)},
+                             "clean_percentiles": thresholds.percentile_report(result.clean)},
                             result.threshold_extracted)
     info = resolve(directory)
     return ImportResult(info, directory, oov_share, len(sentences), warnings)

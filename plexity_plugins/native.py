@@ -8,7 +8,7 @@ the extension could not be built, or with ``PLEXITY_PURE_PYTHON=1``):
 =========================================  =============================================
 compiled                                    reference
 =========================================  =============================================
-``split(text, max_chars)``                  `sentences.split_sentences` + `decide.block_ids`
+``split(text, max_chars)``                  `sentences.split_sentences` + `sentences.block_ids`
 ``Model.score_spans(text, spans)``          `tokenizer.spans_to_lm_lines` + ``kenlm.Model.score``
 ``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
 ``LangidWalker.features(data, table)``      the float32 inputs of py3langid's ``_sparse_score``
@@ -57,7 +57,7 @@ def status() -> str:
 
 
 def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
-    """(sentence spans, block id of each): `sentences.split_sentences` and `decide.block_ids`."""
+    """(sentence spans, block id of each): `sentences.split_sentences` and `sentences.block_ids`."""
     return _native.split(text, max_chars)
 
 

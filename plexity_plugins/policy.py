@@ -1,6 +1,6 @@
 """The document policy: what every front end does with a page once its text is known.
 
-``plexity clean`` (`plexity_plugins.files`), the datatrove step
+``plexity clean`` (`plexity_plugins.clean_files`), the datatrove step
 (`plexity_plugins.datatrove.PerplexitySentenceFilter`) and the Scrapy pipeline
 (`plexity_plugins.scrapy.PerplexityFilterPipeline`) all judge a document here, so the
 same page with the same settings gets the same verdict, the same reason and the same

@@ -3,7 +3,7 @@
 - `WarcFile` turns each record of a WARC file into one outcome: an HTML payload to clean,
   or a skip reason (`RECORD_SKIPS`); a file that is not a WARC, ends inside a record or
   turns to garbage gets a file problem (`FILE_PROBLEMS`) naming the record after which
-  reading stopped.  ``plexity clean`` (`plexity_plugins.files`) and ``plexity run``'s
+  reading stopped.  ``plexity clean`` (`plexity_plugins.clean_files`) and ``plexity run``'s
   `WarcHtmlReader` both read through it, so a record is judged the same by both.
 - `read_document_file` reads a ``.html``/``.txt`` file, gzipped or not, stopping at the
   size cap (a gzip bomb is never inflated past it).

@@ -13,18 +13,16 @@ every piece of text from the data is HTML-escaped.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
 import json
 import math
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .files import DROPPED_FILE, STATS_FILE
+from .clean_files import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
@@ -356,24 +354,3 @@ def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path 
 
 
 # -- command ----------------------------------------------------------------------------------
-
-def cmd_report(args: argparse.Namespace) -> int:
-    html_path, png_path = build_report(args.stats, args.output, args.png)
-    print(f"report: {html_path}")
-    if png_path:
-        print(f"histogram: {png_path}")
-    else:
-        print("plexity report: these stats have no perplexity histogram: no PNG written", file=sys.stderr)
-    return 0
-
-
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
-        "report", help="static HTML report (and PNG histogram) of a `plexity clean` run",
-        description="A self-contained HTML report of a run: perplexity histogram with the threshold, kept and "
-                    "dropped counts, sample dropped sentences per perplexity band.")
-    p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
-                   help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it")
-    p.add_argument("--output", "-o", default="plexity-report.html", help="the HTML report (default: %(default)s)")
-    p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
-    p.set_defaults(func=cmd_report)

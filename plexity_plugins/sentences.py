@@ -115,17 +115,28 @@ def _piece_end(text: str, start: int, limit: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
+def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    """The block (line) number of each sentence span (spans never cross a newline)."""
+    ids: list[int] = []
+    block = -1
+    prev_end = 0
+    for start, end in spans:
+        if block < 0 or "\n" in text[prev_end:start]:
+            block += 1
+        ids.append(block)
+        prev_end = end
+    return ids
+
+
 def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     if native.ENABLED:
         return native.split(text, max_chars)
-    from .decide import block_ids
-
     spans = split_sentences_python(text, max_chars)
     return spans, block_ids(text, spans)
 
 
 def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[list[tuple[int, int]], list[int]]:
-    """`split_sentences` and the block (line) number of each span (`decide.block_ids`)."""
+    """`split_sentences` and the block (line) number of each span (`block_ids`)."""
     if len(text) <= SPLIT_PIECE_CHARS:
         return _split_whole(text, max_chars)
     spans: list[tuple[int, int]] = []

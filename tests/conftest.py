@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from plexity_plugins import lmbuild
-from plexity_plugins.models import ModelInfo
+from plexity_plugins.training import kenlm_tools
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -28,15 +26,15 @@ def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, thresh
     """A real KenLM model from `corpus`, built by lmplz (+ build_binary), with metadata."""
     directory.mkdir(parents=True, exist_ok=True)
     text_path = directory / "train.txt"
-    stats = lmbuild.write_training_text(corpus.split("\n"), text_path)
+    stats = kenlm_tools.write_training_text(corpus.split("\n"), text_path)
     arpa = directory / "model.arpa"
-    lmbuild.run_lmplz(text_path, arpa, order, memory="64M", discount_fallback=True, temp_dir=directory)
-    counts = lmbuild.arpa_counts(arpa)
+    kenlm_tools.run_lmplz(text_path, arpa, order, memory="64M", discount_fallback=True, temp_dir=directory)
+    counts = kenlm_tools.arpa_counts(arpa)
     if binary:
-        lmbuild.run_build_binary(arpa, directory / "model.bin", quantize_bits=None)
+        kenlm_tools.run_build_binary(arpa, directory / "model.bin", quantize_bits=None)
         arpa.unlink()
     text_path.unlink()
-    info = lmbuild.make_info(name, order, stats, counts, corpus="tests", licence="CC0", **metadata)
+    info = kenlm_tools.make_info(name, order, stats, counts, corpus="tests", licence="CC0", **metadata)
     info.threshold = threshold
     info.save(directory / "model.json")
     return directory

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plexity_plugins import PerplexityScorer, lmbuild
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.training import kenlm_tools, thresholds
 from plexity_plugins.cli import main
 from plexity_plugins.training import ModelTrainer
 
@@ -64,8 +65,8 @@ def test_calibrate_prints_the_distribution_and_a_suggestion_without_writing(caps
 
     scorer = PerplexityScorer("news")
     clean_ppl = [s.perplexity for line in clean.read_text().splitlines() for s in scorer.score(line)]
-    assert suggested(out) == lmbuild.percentile_threshold(clean_ppl, 99)
-    assert suggested(out, "threshold_extracted") == lmbuild.percentile_threshold(clean_ppl, 99.9)
+    assert suggested(out) == thresholds.percentile_threshold(clean_ppl, 99)
+    assert suggested(out, "threshold_extracted") == thresholds.percentile_threshold(clean_ppl, 99.9)
     lines = out.splitlines()
     assert lines[1].split() == ["percentile", "clean", "boilerplate"]
     assert [line.split()[0] for line in lines[2:10]] == ["50", "75", "90", "95", "98", "99", "99.5", "99.9"]

@@ -18,7 +18,7 @@ import pytest
 
 sentencepiece = pytest.importorskip("sentencepiece")
 
-from plexity_plugins import lmbuild  # noqa: E402
+from plexity_plugins.training import kenlm_tools, thresholds  # noqa: E402
 from plexity_plugins.ccnet_normalizer import (  # noqa: E402
     normalize,
     normalize_for_dedup,
@@ -141,8 +141,8 @@ def build_ccnet_model(directory: Path, documents: list[str], vocab_size: int = 3
     sp = sentencepiece.SentencePieceProcessor(model_file=str(directory / "xx.sp.model"))
     pieces = directory / "pieces.txt"
     pieces.write_text("\n".join(" ".join(sp.encode_as_pieces(line)) for line in normalised) + "\n", encoding="utf-8")
-    lmbuild.run_lmplz(pieces, directory / "xx.arpa", order, memory="64M", discount_fallback=True, temp_dir=directory)
-    lmbuild.run_build_binary(directory / "xx.arpa", directory / "xx.arpa.bin", quantize_bits=None)
+    kenlm_tools.run_lmplz(pieces, directory / "xx.arpa", order, memory="64M", discount_fallback=True, temp_dir=directory)
+    kenlm_tools.run_build_binary(directory / "xx.arpa", directory / "xx.arpa.bin", quantize_bits=None)
     return directory / "xx.arpa.bin", directory / "xx.sp.model"
 
 
@@ -421,7 +421,7 @@ def test_import_with_calibration_text_sets_the_thresholds(ccnet_files, model_dir
     scorer = PerplexityScorer("cal")
     values = sorted(r.perplexity for line in CORPUS[8:] for r in scorer.score(line))
     # the rule of `plexity calibrate`, on the sentences as the model's own tokenizer scores them
-    assert info.threshold == lmbuild.percentile_threshold(values, lmbuild.THRESHOLD_PERCENTILE)
+    assert info.threshold == thresholds.percentile_threshold(values, thresholds.THRESHOLD_PERCENTILE)
     assert "clean.txt" in info.threshold_procedure
 
 

@@ -288,7 +288,7 @@ def test_local_workers_are_forked_after_loading_the_language_identifier(tmp_path
     """Several local workers share the parent's language tables copy-on-write (forked after
     loading them); one worker needs no start method of its own."""
     from plexity_plugins import language
-    from plexity_plugins.run_cmd import build_pipeline, local_start_method
+    from plexity_plugins.cli.run import build_pipeline, local_start_method
 
     pipeline = build_pipeline(str(SAMPLE), tmp_path / "out", extractor="tags")
     assert local_start_method(pipeline, workers=1) == "forkserver"

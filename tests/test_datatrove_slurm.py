@@ -96,7 +96,7 @@ KILLER_SCRIPT = '''
 import os, signal, sys
 from pathlib import Path
 from datatrove.pipeline.base import PipelineStep
-from plexity_plugins.run_cmd import build_pipeline, make_executor
+from plexity_plugins.cli.run import build_pipeline, make_executor
 
 shards, out, executor, flag, job_name = sys.argv[1:6]
 

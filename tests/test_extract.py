@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from plexity_plugins import extract
-from plexity_plugins.files import iter_warc_html
+from plexity_plugins.clean_files import iter_warc_html
 from conftest import EXAMPLES
 
 SAMPLE = EXAMPLES / "sample.warc.gz"

@@ -26,7 +26,7 @@ from warcio.warcwriter import WARCWriter
 from hostile_pages import pages
 from test_accounting import run_step_stats
 from plexity_plugins.scrapy import PerplexityFilterPipeline
-from plexity_plugins.web.command import DEFAULT_MAX_BYTES
+from plexity_plugins.cli.serve import DEFAULT_MAX_BYTES
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 PAGES = pages()

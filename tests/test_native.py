@@ -21,7 +21,7 @@ import pytest
 
 from plexity_plugins import language, native
 from plexity_plugins import decide
-from plexity_plugins.decide import block_ids
+from plexity_plugins.sentences import block_ids
 from plexity_plugins.models import load_kenlm, load_native, resolve
 from plexity_plugins.sentences import split_sentences_python
 from plexity_plugins.tokenizer import to_lm_line

@@ -18,7 +18,7 @@ from warcio.warcwriter import WARCWriter
 
 from plexity_plugins import PerplexityScorer, policy
 from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
-from plexity_plugins.files import FileCleaner, collect_inputs
+from plexity_plugins.clean_files import FileCleaner, collect_inputs
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 
 ARTICLE = ["The city council approved the budget for the new public library on Monday evening.",

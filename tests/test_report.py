@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from plexity_plugins.files import STATS_FILE
+from plexity_plugins.clean_files import STATS_FILE
 from plexity_plugins.report import build_report
 from plexity_plugins.scorer import PerplexityScorer
 from plexity_plugins.stats import RunStats

@@ -26,7 +26,7 @@ KILL_ONE_WORKER = '''
 import os, signal, sys
 from pathlib import Path
 from datatrove.pipeline.base import PipelineStep
-from plexity_plugins.run_cmd import build_pipeline, make_executor
+from plexity_plugins.cli.run import build_pipeline, make_executor
 
 shards, out, flag = sys.argv[1:4]
 

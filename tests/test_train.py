@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from plexity_plugins import PerplexityScorer, lmbuild
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.training import kenlm_tools, thresholds
 from plexity_plugins.cli import main
 from plexity_plugins.models import resolve
 from plexity_plugins.tokenizer import tokenize
@@ -91,7 +92,7 @@ def test_trigrams_bnc_is_the_papers_configuration_with_a_held_out_threshold(caps
 
     meta = metadata(model_dir, "trigrams-bnc")
     written = {k: v for k, v in texts.items() if not k.startswith("K")}
-    trained = {k: v for k, v in written.items() if not lmbuild.is_held_out(k)}
+    trained = {k: v for k, v in written.items() if not thresholds.is_held_out(k)}
     held_out = written.keys() - trained.keys()
     assert held_out, "the corpus should be big enough for 1 text in 20 to be held out"
     assert meta["order"] == 3 and meta["build"]["written_only"] is True
@@ -162,16 +163,16 @@ def test_bigrams_cord19_from_a_larger_metadata_csv(capsys, model_dir, tmp_path):
     code, out, _ = train(capsys, "--name", "bigrams-cord19", tmp_path / "cord")
     assert code == 0, out
     meta = metadata(model_dir, "bigrams-cord19")
-    trained = [a for uid, a in abstracts.items() if not lmbuild.is_held_out(uid)]
+    trained = [a for uid, a in abstracts.items() if not thresholds.is_held_out(uid)]
     assert meta["order"] == 2 and meta["corpus"] == "CORD-19 metadata.csv abstracts"
     assert meta["build"]["documents"] == len(trained)
     assert meta["build"]["documents_read"] == len(abstracts)
-    assert meta["tokens"] == sum(len(tokenize(s)) for s in lmbuild.iter_sentences(trained))
+    assert meta["tokens"] == sum(len(tokenize(s)) for s in kenlm_tools.iter_sentences(trained))
     assert meta["build"]["skipped"] == {"empty abstract": 43, "duplicate cord_uid": 60}
     assert meta["threshold"] == meta["build"]["heldout_percentiles"]["99"]
     scorer = PerplexityScorer("bigrams-cord19")
-    held_out = [a for uid, a in abstracts.items() if lmbuild.is_held_out(uid)]
-    assert kept_fraction(scorer, lmbuild.iter_sentences(held_out)) >= 0.99
+    held_out = [a for uid, a in abstracts.items() if thresholds.is_held_out(uid)]
+    assert kept_fraction(scorer, kenlm_tools.iter_sentences(held_out)) >= 0.99
     assert scorer.perplexity("Cookie settings Accept all Reject all") > scorer.threshold
 
 

@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from plexity_plugins.files import iter_warc_html
+from plexity_plugins.clean_files import iter_warc_html
 from test_web_api import start_server, stop_server
 
 pytestmark = pytest.mark.browser

@@ -47,7 +47,7 @@ from ..sentences import split_with_blocks
 # The demo shows what perplexity filtering does to a whole page, so by default HTML is
 # turned into text by the tag remover (every visible block), not by trafilatura, which
 # already removes most boilerplate before the filter sees it.
-from .command import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
+from . import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
 
 STATIC_DIR = Path(__file__).parent / "static"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]

@@ -34,20 +34,20 @@ sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
 
-from plexity_plugins import lmbuild  # noqa: E402
+from plexity_plugins.training import kenlm_tools, thresholds  # noqa: E402
 from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
 from plexity_plugins.training import read_sample_lines  # noqa: E402
 
 NAME = "en-default"
 ORDER = 3
-PERCENTILE = lmbuild.THRESHOLD_PERCENTILE  # the rule shared with `plexity train` / `plexity calibrate`
-PERCENTILE_EXTRACTED = lmbuild.THRESHOLD_EXTRACTED_PERCENTILE
-HOLDOUT_MODULUS = lmbuild.HOLDOUT_EVERY
+PERCENTILE = thresholds.THRESHOLD_PERCENTILE  # the rule shared with `plexity train` / `plexity calibrate`
+PERCENTILE_EXTRACTED = thresholds.THRESHOLD_EXTRACTED_PERCENTILE
+HOLDOUT_MODULUS = thresholds.HOLDOUT_EVERY
 LICENCE = "CC BY-SA 4.0 (derived from CC BY-SA Wikipedia text; other sources public domain, PSF, GPL-2+/CC BY-SA 3.0)"
 
 
 def held_out(source: str, index: int) -> bool:
-    return lmbuild.is_held_out(f"{source}:{index}", HOLDOUT_MODULUS)
+    return thresholds.is_held_out(f"{source}:{index}", HOLDOUT_MODULUS)
 
 
 def main() -> int:
@@ -73,14 +73,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
         text_path, arpa_path = tmp_dir / "train.txt", tmp_dir / "model.arpa"
-        stats = lmbuild.write_training_text(training_docs(), text_path)
+        stats = kenlm_tools.write_training_text(training_docs(), text_path)
         print(f"training text: {stats.documents} documents, {stats.sentences} sentences, {stats.tokens} tokens")
-        lmbuild.run_lmplz(text_path, arpa_path, ORDER, memory="30%", temp_dir=tmp_dir)
-        counts = lmbuild.arpa_counts(arpa_path)
-        lmbuild.run_build_binary(arpa_path, args.out / "model.bin", quantize_bits=8)
+        kenlm_tools.run_lmplz(text_path, arpa_path, ORDER, memory="30%", temp_dir=tmp_dir)
+        counts = kenlm_tools.arpa_counts(arpa_path)
+        kenlm_tools.run_build_binary(arpa_path, args.out / "model.bin", quantize_bits=8)
 
     sources = [s for s in corpora.SOURCES]
-    info = lmbuild.make_info(
+    info = kenlm_tools.make_info(
         NAME, ORDER, stats, counts,
         corpus="general English: " + ", ".join(s.name for s in sources),
         licence=LICENCE,
@@ -97,8 +97,8 @@ def main() -> int:
     # Threshold: a percentile of held-out clean sentences, checked against boilerplate.
     scorer = PerplexityScorer(args.out)
     clean_ppl = sorted(s.perplexity for doc in heldout_docs for s in scorer.score(doc))
-    threshold = lmbuild.percentile_threshold(clean_ppl, PERCENTILE)
-    threshold_extracted = lmbuild.percentile_threshold(clean_ppl, PERCENTILE_EXTRACTED)
+    threshold = thresholds.percentile_threshold(clean_ppl, PERCENTILE)
+    threshold_extracted = thresholds.percentile_threshold(clean_ppl, PERCENTILE_EXTRACTED)
     boiler_lines = read_sample_lines(HERE / "boilerplate.txt")
     boiler_ppl = [scorer.perplexity(line) for line in boiler_lines]
     above = sum(p > threshold for p in boiler_ppl)
@@ -112,7 +112,7 @@ def main() -> int:
         f"{len(boiler_lines)} hand-written boilerplate lines (scripts/default_model/boilerplate.txt) "
         f"lie above them"
     )
-    info.build["heldout_percentiles"] = lmbuild.percentile_report(clean_ppl)
+    info.build["heldout_percentiles"] = thresholds.percentile_report(clean_ppl)
     info.build["boilerplate_above_threshold"] = f"{above}/{len(boiler_lines)}"
     info.build["boilerplate_above_threshold_extracted"] = f"{above_extracted}/{len(boiler_lines)}"
     info.build["seconds"] = round(time.time() - started, 1)

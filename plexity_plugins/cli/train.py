@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import lmbuild
-from .models import PAPER_MODELS, ModelError
+from ..training import kenlm_tools, thresholds
+from ..models import PAPER_MODELS, ModelError
 
 
 def add_parser(subparsers) -> None:
@@ -42,14 +42,14 @@ def add_parser(subparsers) -> None:
                         "is too small for Kneser-Ney discounts)")
     p.add_argument("--quantize", type=int, default=8, metavar="BITS",
                    help="build_binary: quantise probabilities and backoffs to BITS bits (default 8; 0: none)")
-    p.add_argument("--holdout-every", type=int, default=lmbuild.HOLDOUT_EVERY, metavar="N",
-                   help=f"hold out 1 document in N for the threshold (default {lmbuild.HOLDOUT_EVERY}; 0: none)")
-    p.add_argument("--percentile", type=float, default=lmbuild.THRESHOLD_PERCENTILE,
+    p.add_argument("--holdout-every", type=int, default=thresholds.HOLDOUT_EVERY, metavar="N",
+                   help=f"hold out 1 document in N for the threshold (default {thresholds.HOLDOUT_EVERY}; 0: none)")
+    p.add_argument("--percentile", type=float, default=thresholds.THRESHOLD_PERCENTILE,
                    help="default threshold: this percentile of the held-out sentences' perplexities "
-                        f"(default {lmbuild.THRESHOLD_PERCENTILE:g})")
-    p.add_argument("--percentile-extracted", type=float, default=lmbuild.THRESHOLD_EXTRACTED_PERCENTILE,
+                        f"(default {thresholds.THRESHOLD_PERCENTILE:g})")
+    p.add_argument("--percentile-extracted", type=float, default=thresholds.THRESHOLD_EXTRACTED_PERCENTILE,
                    help="default threshold_extracted (method trim): this percentile "
-                        f"(default {lmbuild.THRESHOLD_EXTRACTED_PERCENTILE:g})")
+                        f"(default {thresholds.THRESHOLD_EXTRACTED_PERCENTILE:g})")
     p.add_argument("--output-dir", default=None,
                    help="install into this directory instead of $PLEXITY_MODEL_DIR / the cache dir")
     p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
@@ -69,8 +69,8 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .tokenizers import TokenizerError
-    from .training import ModelTrainer, TrainError, paper_config
+    from ..tokenizers import TokenizerError
+    from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:
         if not args.quiet:
@@ -92,13 +92,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             write_dropped=args.write_dropped, progress=not args.quiet, report=report,
             language=args.language, tokenizer=args.tokenizer, sp_model=args.sp_model)
         result = trainer.run()
-    except lmbuild.KenLMToolsMissing as exc:
+    except kenlm_tools.KenLMToolsMissing as exc:
         print(f"plexity train: {exc}", file=sys.stderr)
         return 2
     except (TrainError, ModelError, TokenizerError) as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 2
-    except lmbuild.KenLMToolFailed as exc:
+    except kenlm_tools.KenLMToolFailed as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 1
     print(result.summary())

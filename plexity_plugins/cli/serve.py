@@ -6,6 +6,8 @@ import argparse
 import ipaddress
 import sys
 
+from ..web import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
+
 
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
@@ -16,9 +18,6 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-# (here, not in app.py: `plexity --help` must work without the web extra)
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024
-DEFAULT_WEB_EXTRACTOR = "tags"  # every visible block, so that the filter's work shows
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -27,7 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     require_extra("web", "plexity serve")
     import uvicorn
 
-    from .app import LOOPBACK_HOSTS, create_app
+    from ..web.app import LOOPBACK_HOSTS, create_app
 
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)

@@ -7,22 +7,19 @@ Shared by the embedded model's build script (scripts/default_model/build.py) and
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .models import ModelInfo
-from .sentences import split_sentences
-from .tokenizer import TOKENIZER_VERSION, to_lm_lines
+from ..models import ModelInfo
+from ..sentences import split_sentences
+from ..tokenizer import TOKENIZER_VERSION, to_lm_lines
 
 logger = logging.getLogger(__name__)
 
@@ -158,54 +155,6 @@ def make_info(name: str, order: int, stats: CorpusStats, counts: dict[int, int],
     fields = {"tokenizer_version": TOKENIZER_VERSION, **extra}
     return ModelInfo(name=name, order=order, tokens=stats.tokens, vocab_size=counts.get(1),
                      build=build, **fields)
-
-
-# -- shared by `plexity train`, `plexity calibrate` and scripts/default_model/build.py ----------
-
-HOLDOUT_EVERY = 20  # 1 document in 20 is held out of training to set the threshold
-THRESHOLD_PERCENTILE = 99  # of held-out clean sentences: the default "threshold" (raw text)
-THRESHOLD_EXTRACTED_PERCENTILE = 99.9  # the default "threshold_extracted" (extractor output, method "trim")
-REPORT_PERCENTILES = (50, 75, 90, 95, 98, 99, 99.5, 99.9)
-
-
-def is_held_out(key: str, every: int = HOLDOUT_EVERY) -> bool:
-    """Whether the document with this stable key is held out of training.
-
-    CRC-32 of the key rather than a random draw: the same corpus always gives the same
-    split, whatever the order of the files, so a rebuild reproduces the model.
-    """
-    return every > 0 and zlib.crc32(key.encode("utf-8")) % every == 0
-
-
-def percentile_cuts(values: list[float]) -> list[float]:
-    """The 999 cut points of `values` (at least 2): cuts[k - 1] is the (k / 10)th percentile,
-    as scripts/default_model/build.py takes them (statistics.quantiles, n=1000)."""
-    if len(values) < 2:
-        raise ValueError(f"need at least 2 perplexities to take percentiles, got {len(values)}")
-    return statistics.quantiles(sorted(values), n=1000)
-
-
-def _cut(cuts: list[float], percentile: float) -> float:
-    if not 0 < percentile < 100:
-        raise ValueError(f"a percentile is between 0 and 100 (exclusive), got {percentile}")
-    return cuts[round(percentile * 10) - 1]
-
-
-def _round_figure(value: float) -> float:
-    """To 0.1, or to 4 significant digits for small values (a toy model's perplexities are ~2-10)."""
-    digits = 1 if value <= 0 else max(1, 3 - math.floor(math.log10(value)))
-    return round(value, digits)
-
-
-def percentile_threshold(values: list[float], percentile: float = THRESHOLD_PERCENTILE) -> float:
-    """The threshold rule of every model: this percentile (steps of 0.1) of clean sentences' perplexities."""
-    return _round_figure(_cut(percentile_cuts(values), percentile))
-
-
-def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERCENTILES) -> dict[str, float]:
-    """{"50": ..., "99.9": ...}: the percentiles stored in model.json and printed by calibrate."""
-    cuts = percentile_cuts(values)
-    return {f"{p:g}": _round_figure(_cut(cuts, p)) for p in points}
 
 
 def write_training_sentences(documents: Iterable[list[str]], out_path: Path,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import lmbuild
-from .cli import _add_model_args
+from ..training import thresholds
+from .options import add_model_args
 
 
 def add_parser(subparsers) -> None:
@@ -18,33 +18,33 @@ def add_parser(subparsers) -> None:
             "print the perplexity percentiles and suggest a threshold: the given percentile of the clean "
             "sentences, the rule every trained model's default follows."))
     p.add_argument("clean", nargs="+", metavar="CLEAN_TEXT", help="held-out clean text files")
-    _add_model_args(p, threshold=False)
+    add_model_args(p, threshold=False)
     p.add_argument("--boilerplate", "-b", nargs="+", action="extend", default=[], metavar="FILE",
                    help="boilerplate samples, one a line (e.g. scripts/default_model/boilerplate.txt)")
-    p.add_argument("--percentile", "-p", type=float, default=lmbuild.THRESHOLD_PERCENTILE,
+    p.add_argument("--percentile", "-p", type=float, default=thresholds.THRESHOLD_PERCENTILE,
                    help="suggest this percentile of the clean sentences as the threshold "
-                        f"(default {lmbuild.THRESHOLD_PERCENTILE:g})")
-    p.add_argument("--percentile-extracted", type=float, default=lmbuild.THRESHOLD_EXTRACTED_PERCENTILE,
+                        f"(default {thresholds.THRESHOLD_PERCENTILE:g})")
+    p.add_argument("--percentile-extracted", type=float, default=thresholds.THRESHOLD_EXTRACTED_PERCENTILE,
                    help="... and this one as threshold_extracted, used by method trim "
-                        f"(default {lmbuild.THRESHOLD_EXTRACTED_PERCENTILE:g})")
+                        f"(default {thresholds.THRESHOLD_EXTRACTED_PERCENTILE:g})")
     p.add_argument("--write", action="store_true",
                    help="store the suggested thresholds as the model's defaults in its model.json")
     p.set_defaults(func=cmd_calibrate)
 
 
 def _row(values: list[float]) -> dict[str, float] | None:
-    return lmbuild.percentile_report(values) if len(values) >= 2 else None
+    return thresholds.percentile_report(values) if len(values) >= 2 else None
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from .models import ModelError
-    from .scorer import PerplexityScorer
-    from .training import TrainError, calibrate, write_threshold
+    from ..models import ModelError
+    from ..scorer import PerplexityScorer
+    from ..training import TrainError, calibrate, write_threshold
 
     try:
-        from .cli import _single_model
+        from .options import single_model
 
-        scorer = PerplexityScorer(_single_model(args))
+        scorer = PerplexityScorer(single_model(args))
         result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
     except (TrainError, ModelError) as exc:
         print(f"plexity calibrate: error: {exc}", file=sys.stderr)

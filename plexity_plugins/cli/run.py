@@ -25,9 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-from .extract import EXTRACTORS
-from .policy import DEFAULT_MIN_CHARS
-from .reading import MAX_DOCUMENT_BYTES
+from ..extract import EXTRACTORS
+from ..policy import DEFAULT_MIN_CHARS
+from ..reading import MAX_DOCUMENT_BYTES
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm")
@@ -68,9 +68,9 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from datatrove.pipeline.writers import JsonlWriter
 
-    from .datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
+    from ..datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
                             WarcHtmlReader, WarcResponseWriter)
-    from .decide import method_for_extractor
+    from ..decide import method_for_extractor
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -114,8 +114,8 @@ def local_start_method(pipeline: list, workers: int) -> str:
     fork_safe = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
     if workers <= 1 or not fork_safe:
         return "forkserver"
-    from .datatrove.filter import PerplexitySentenceFilter
-    from .language import _identifier
+    from ..datatrove.filter import PerplexitySentenceFilter
+    from ..language import _identifier
 
     if any(isinstance(step, PerplexitySentenceFilter) and step.scorer.language_check for step in pipeline):
         _identifier()
@@ -126,7 +126,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
                   mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
-        from .datatrove.executor import LocalTaskExecutor
+        from ..datatrove.executor import LocalTaskExecutor
 
         workers = workers or min(tasks, os.cpu_count() or 1)
         # (not datatrove's LocalPipelineExecutor: its pool hangs forever when a worker is killed)
@@ -205,7 +205,7 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 # -- command --------------------------------------------------------------------------
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .extras import require_extra
+    from ..extras import require_extra
 
     require_extra("datatrove", "plexity run")
     output_dir = Path(args.output_dir).resolve()
@@ -260,7 +260,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    from .cli import _add_model_args, _size
+    from .options import add_model_args, parse_size
 
     p = subparsers.add_parser(
         "run", help="clean WARC files with a datatrove pipeline (local or Slurm), resumable",
@@ -270,7 +270,7 @@ def add_parser(subparsers) -> None:
                    help="a directory (every *.warc / *.warc.gz below it), a WARC file, or a glob (quote it)")
     p.add_argument("--output-dir", "-o", required=True,
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
-    _add_model_args(p)
+    add_model_args(p)
     p.add_argument("--method", choices=("region", "trim", "sentences"), default=None,
                    help="default: trim after trafilatura, region after tags/none (as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
@@ -282,7 +282,7 @@ def add_parser(subparsers) -> None:
                    help=f"drop documents with fewer characters left (default: {DEFAULT_MIN_CHARS})")
     p.add_argument("--min-kept-fraction", type=float, default=0.0,
                    help="drop documents that keep less than this share of their text (default: 0)")
-    p.add_argument("--max-document-bytes", type=_size, default=MAX_DOCUMENT_BYTES,
+    p.add_argument("--max-document-bytes", type=parse_size, default=MAX_DOCUMENT_BYTES,
                    help=f"skip a larger WARC payload, decompressed, as too_large (default: "
                         f"{MAX_DOCUMENT_BYTES // 10**6} MB, as plexity clean)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",

@@ -1,0 +1,75 @@
+"""`plexity clean`: clean text, HTML and WARC files into a directory (the engine is
+`plexity_plugins.clean_files`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..decide import METHODS
+from ..extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from ..policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
+from ..reading import MAX_DOCUMENT_BYTES
+from ..sandbox import DEFAULT_EXTRACT_TIMEOUT
+from .options import add_model_args, parse_size
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("clean", help="clean text, HTML and WARC files")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files or directories (recursive)")
+    p.add_argument("--output-dir", "-o", required=True, help="where cleaned files go")
+    add_model_args(p)
+    p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
+                   help=f"HTML to text before filtering (default: {DEFAULT_EXTRACTOR})")
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help="region: best run of blocks (default for tags/none); trim: edges only (default "
+                        "for trafilatura); sentences: the paper's per-sentence rule")
+    p.add_argument("--annotate", action="store_true",
+                   help='keep everything, wrap would-be-dropped sentences in <ppl score="...">')
+    p.add_argument("--write-dropped", action="store_true",
+                   help="write every dropped sentence/document with its reason to plexity-dropped.jsonl")
+    p.add_argument("--min-chars", type=int, default=CLEAN_MIN_CHARS,
+                   help=f"empty a document keeping fewer characters (reason too_short; default: "
+                        f"{CLEAN_MIN_CHARS}, never; the datatrove step and Scrapy default to {DEFAULT_MIN_CHARS})")
+    p.add_argument("--min-kept-fraction", type=float, default=0.0,
+                   help="empty a document keeping a smaller share of its text (reason too_little_kept; default: 0)")
+    p.add_argument("--other-languages", choices=OTHER_LANGUAGE_ACTIONS, default="keep",
+                   help="documents in another language than the model's: keep unfiltered (default) or drop")
+    p.add_argument("--max-document-bytes", type=parse_size, default=MAX_DOCUMENT_BYTES,
+                   help=f"skip a larger document, decompressed (.gz files, WARC payloads), as too_large; "
+                        f"reading stops at the cap (default: {MAX_DOCUMENT_BYTES // 10**6} MB)")
+    p.add_argument("--extract-timeout", type=float, default=DEFAULT_EXTRACT_TIMEOUT, metavar="SECONDS",
+                   help=f"stop extracting an HTML document after this long and skip it as extraction_failed "
+                        f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--no-language-check", action="store_true",
+                   help="filter every text with the model, whatever its language (default: text in another "
+                        "language than the model's is passed through)")
+    p.set_defaults(func=cmd_clean)
+
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from ..decide import method_for_extractor
+    from ..clean_files import FileCleaner, collect_inputs
+    from ..multilingual import make_scorer
+
+    method = args.method or method_for_extractor(args.extractor)
+    language_check = not args.no_language_check
+    scorer = make_scorer(args.model, threshold=args.threshold, method=method, language_check=language_check)
+    # Text files skip the extractor, so by default they get the method for unextracted text.
+    text_method = args.method or method_for_extractor("none")
+    text_scorer = (scorer if text_method == method else
+                   make_scorer(args.model, threshold=args.threshold, method=text_method, language_check=language_check))
+    inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
+    if not inputs:
+        print("plexity clean: no input files found", file=sys.stderr)
+        return 2
+    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
+                          write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
+                          min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
+                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout)
+    stats = cleaner.run(inputs, progress=not args.quiet)
+    print(stats.summary())
+    print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
+    return 0

@@ -1,0 +1,31 @@
+"""`plexity report`: the HTML report (and PNG histogram) of a run (`plexity_plugins.report`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..clean_files import STATS_FILE
+from ..report import build_report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    html_path, png_path = build_report(args.stats, args.output, args.png)
+    print(f"report: {html_path}")
+    if png_path:
+        print(f"histogram: {png_path}")
+    else:
+        print("plexity report: these stats have no perplexity histogram: no PNG written", file=sys.stderr)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "report", help="static HTML report (and PNG histogram) of a `plexity clean` run",
+        description="A self-contained HTML report of a run: perplexity histogram with the threshold, kept and "
+                    "dropped counts, sample dropped sentences per perplexity band.")
+    p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
+                   help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it")
+    p.add_argument("--output", "-o", default="plexity-report.html", help="the HTML report (default: %(default)s)")
+    p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
+    p.set_defaults(func=cmd_report)

@@ -1,0 +1,301 @@
+"""Corpus readers: a corpus in its distributed format -> documents (a stable key and a list
+of sentences), every document left out counted by reason.
+
+- `BncReader`: the British National Corpus, XML Edition (``Texts/A/A0/A00.xml`` ...), one
+  document per text, its ``<s>`` elements as sentences; written (``<wtext>``) texts only
+  unless told otherwise;
+- `Cord19Reader`: CORD-19's ``metadata.csv``, one document per unique ``cord_uid``, the
+  abstract split into sentences;
+- `TextReader`: plain UTF-8 files, one document (or sentence) per line.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import logging
+import sys
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..sentences import split_sentences
+
+logger = logging.getLogger(__name__)
+
+CORPORA = ("bnc", "cord19", "text")
+
+CORPUS_DESCRIPTIONS = {
+    "bnc": "British National Corpus, XML Edition",
+    "cord19": "CORD-19 metadata.csv abstracts",
+    "text": "plain text",
+}
+CORPUS_LICENCES = {
+    "bnc": ("derived from the British National Corpus: redistribution is governed by the BNC User "
+            "Licence (check it before sharing this model)"),
+    "cord19": ("derived from CORD-19 abstracts: each article carries its own licence (see the "
+               "`license` column of metadata.csv); check them before sharing this model"),
+    "text": "derived from the training text: its licence applies",
+}
+
+
+class TrainError(ValueError):
+    """Training cannot go on; the message says why and what to do."""
+
+
+class CorpusError(TrainError):
+    """A corpus file is unreadable or not in the expected format; the message names the file."""
+
+
+# -- corpus readers -------------------------------------------------------------------------------
+
+
+@dataclass
+class Document:
+    key: str  # stable identifier (BNC text id, cord_uid, file:line): decides the hold-out
+    sentences: list[str]
+
+
+class SkipLog:
+    """Counts every document left out of training, by reason, and optionally writes them
+    out (JSON lines: file, id, reason, detail)."""
+
+    def __init__(self, out_path: Path | None = None):
+        self.counts: Counter = Counter()
+        self._out = open(out_path, "w", encoding="utf-8") if out_path else None
+
+    def skip(self, reason: str, file: Path | str, doc_id: str | None = None, detail: str = "") -> None:
+        self.counts[reason] += 1
+        if self._out:
+            record = {"file": str(file), "id": doc_id, "reason": reason}
+            if detail:
+                record["detail"] = detail
+            self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._out:
+            self._out.close()
+            self._out = None
+
+
+def _split(text: str) -> list[str]:
+    return [text[a:b] for a, b in split_sentences(text)]
+
+
+def _open_text(path: Path):
+    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants)."""
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+class CorpusReader:
+    """Base of the readers: finds the input files and iterates documents.
+
+    Args:
+        inputs: files, or directories searched recursively for `suffixes`.
+        skips: where left-out documents are counted (a new SkipLog if None).
+        skip_bad_files: a malformed file is counted and logged as a skip instead of
+            stopping the run with an error.
+    """
+
+    suffixes: tuple[str, ...] = ()
+
+    def __init__(self, inputs: Iterable[str | Path], skips: SkipLog | None = None, skip_bad_files: bool = False):
+        self.inputs = [Path(p).expanduser() for p in inputs]
+        self.skips = skips or SkipLog()
+        self.skip_bad_files = skip_bad_files
+        self.files_read = 0
+        self.documents_read = 0
+
+    def files(self) -> list[Path]:
+        found: list[Path] = []
+        for path in self.inputs:
+            if path.is_dir():
+                found += sorted(p for p in path.rglob("*")
+                                if p.is_file() and p.name.endswith(self.suffixes) and not p.name.startswith("."))
+            elif path.is_file():
+                found.append(path)
+            else:
+                raise CorpusError(f"{path}: no such file or directory")
+        if not found:
+            raise CorpusError(f"empty corpus: no {'/'.join(self.suffixes)} files in "
+                              f"{', '.join(map(str, self.inputs))}")
+        return found
+
+    def __iter__(self) -> Iterator[Document]:
+        for path in self.files():
+            self.files_read += 1
+            try:
+                for doc in self.read_file(path):
+                    self.documents_read += 1
+                    yield doc
+            except CorpusError as exc:
+                if not self.skip_bad_files:
+                    raise
+                logger.warning("skipping %s", exc)
+                self.skips.skip("unreadable file", path, detail=str(exc))
+
+    def read_file(self, path: Path) -> Iterator[Document]:
+        raise NotImplementedError
+
+
+def _local_name(tag) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+class BncReader(CorpusReader):
+    """The BNC XML Edition: TEI files (``Texts/A/A0/A00.xml``), one text each, whose
+    ``<wtext>`` holds a written text and ``<stext>`` a spoken one.  Sentences are ``<s>``
+    elements of ``<w>`` (word) and ``<c>`` (punctuation) elements whose text carries its
+    own trailing space, so a sentence is the concatenation of their texts.
+
+    Args:
+        written_only: skip spoken texts (the paper's choice); they are counted as
+            skipped, and parsing a spoken file stops at its ``<stext>`` tag.
+    """
+
+    suffixes = (".xml", ".xml.gz")
+
+    def __init__(self, inputs, skips=None, skip_bad_files=False, written_only: bool = True):
+        super().__init__(inputs, skips, skip_bad_files)
+        self.written_only = written_only
+        self.texts = Counter()  # written / spoken texts read
+
+    def read_file(self, path: Path) -> Iterator[Document]:
+        from lxml import etree
+
+        doc_id, kind, sentences = path.name.split(".")[0], None, []
+        try:
+            with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+                # Streaming: each <s> is read, then freed with the siblings before it.
+                for event, elem in etree.iterparse(f, events=("start", "end"), resolve_entities=False):
+                    tag = _local_name(elem.tag)
+                    if event == "start":
+                        if tag == "bncDoc":
+                            doc_id = elem.get("{http://www.w3.org/XML/1998/namespace}id") or doc_id
+                        elif tag in ("wtext", "stext"):
+                            kind = "written" if tag == "wtext" else "spoken"
+                            if kind == "spoken" and self.written_only:
+                                break
+                        continue
+                    if tag == "s" and kind is not None:
+                        words = "".join(t.text or "" for t in elem.iter() if _local_name(t.tag) in ("w", "c"))
+                        sentence = " ".join(words.split())
+                        if sentence:
+                            sentences.append(sentence)
+                        elem.clear(keep_tail=True)
+                        while elem.getprevious() is not None:
+                            del elem.getparent()[0]
+        except etree.XMLSyntaxError as exc:
+            raise CorpusError(f"{path}: malformed XML: {exc}") from exc
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot read: {exc}") from exc
+        if kind is None:
+            logger.warning("%s: not a BNC text (no <wtext> or <stext>), skipped", path)
+            self.skips.skip("not a BNC text (no <wtext> or <stext>)", path, doc_id)
+            return
+        self.texts[kind] += 1
+        if kind == "spoken" and self.written_only:
+            self.skips.skip("spoken text (--written-only)", path, doc_id)
+        elif not sentences:
+            self.skips.skip("no sentences", path, doc_id)
+        else:
+            yield Document(doc_id, sentences)
+
+
+def _csv_field_limit() -> None:
+    # Abstracts can exceed the csv module's 128 KiB default; sys.maxsize overflows a C long on some platforms.
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 2
+
+
+class Cord19Reader(CorpusReader):
+    """CORD-19's ``metadata.csv`` (a header with ``cord_uid``, ``title``, ``abstract`` ...;
+    quoted multi-line fields), streamed row by row.  The paper trained on the abstracts:
+    a document is one abstract.  Rows with an empty abstract are skipped, and only the
+    first row with an abstract is kept for each ``cord_uid`` (the file lists a paper
+    once per source); both are counted."""
+
+    suffixes = ("metadata.csv", "metadata.csv.gz")
+    REQUIRED = ("cord_uid", "abstract")
+
+    def __init__(self, inputs, skips=None, skip_bad_files=False):
+        super().__init__(inputs, skips, skip_bad_files)
+        self.seen: set[str] = set()
+
+    def read_file(self, path: Path) -> Iterator[Document]:
+        _csv_field_limit()
+        try:
+            with _open_text(path) as f:
+                reader = csv.DictReader(f)
+                try:
+                    header = reader.fieldnames
+                    if not header:
+                        raise CorpusError(f"{path}: empty file, expected a CORD-19 metadata.csv header")
+                    missing = [c for c in self.REQUIRED if c not in header]
+                    if missing:
+                        raise CorpusError(
+                            f"{path}: not a CORD-19 metadata.csv: missing column(s) {', '.join(missing)} "
+                            f"(header: {', '.join(header[:12])})")
+                    for row in reader:
+                        uid = (row["cord_uid"] or "").strip()
+                        abstract = (row["abstract"] or "").strip()
+                        if not uid:
+                            self.skips.skip("no cord_uid", path, f"line {reader.line_num}")
+                        elif not abstract:
+                            self.skips.skip("empty abstract", path, uid)
+                        elif uid in self.seen:
+                            self.skips.skip("duplicate cord_uid", path, uid)
+                        else:
+                            self.seen.add(uid)
+                            yield Document(uid, _split(abstract))
+                except csv.Error as exc:
+                    raise CorpusError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
+                except UnicodeDecodeError as exc:
+                    raise CorpusError(f"{path}: not UTF-8 near line {reader.line_num}: {exc}") from exc
+        except OSError as exc:
+            raise CorpusError(f"{path}: cannot read: {exc}") from exc
+
+
+class TextReader(CorpusReader):
+    """Plain UTF-8 text (``.txt``/``.txt.gz`` in directories; any file named directly),
+    one document or one sentence per line; a line is split into sentences like any
+    document.  Blank lines are ignored."""
+
+    suffixes = (".txt", ".txt.gz", ".text")
+
+    def read_file(self, path: Path) -> Iterator[Document]:
+        lineno = 0
+        try:
+            with _open_text(path) as f:
+                for lineno, line in enumerate(f, 1):
+                    line = line.strip()
+                    if line:
+                        yield Document(f"{path.name}:{lineno}", _split(line))
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"{path}: not UTF-8 (after line {lineno}): {exc}") from exc
+        except (OSError, EOFError, zlib.error) as exc:  # gzip raises EOFError on a truncated file
+            raise CorpusError(f"{path}: cannot read (after line {lineno}): {exc}") from exc
+
+
+def make_reader(corpus: str, inputs, skips: SkipLog | None = None, skip_bad_files: bool = False,
+                written_only: bool = True) -> CorpusReader:
+    if corpus == "bnc":
+        return BncReader(inputs, skips, skip_bad_files, written_only=written_only)
+    if corpus == "cord19":
+        return Cord19Reader(inputs, skips, skip_bad_files)
+    if corpus == "text":
+        return TextReader(inputs, skips, skip_bad_files)
+    raise TrainError(f"unknown corpus format {corpus!r} (expected one of {', '.join(CORPORA)})")
+
+

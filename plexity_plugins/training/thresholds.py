@@ -1,0 +1,188 @@
+"""Thresholds: the percentile rule every model's default threshold follows (`plexity train`,
+`plexity calibrate`, `plexity models import --calibrate`, scripts/default_model/build.py), the
+held-out split it is measured on, calibration of a model on clean and boilerplate text, and
+storing a threshold in a model's model.json.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import json
+import logging
+import math
+import statistics
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..models import EMBEDDED_DIR, MODEL_FILES, ModelError, ModelInfo
+
+logger = logging.getLogger(__name__)
+
+from .corpora import CorpusError, TrainError
+
+# -- shared by `plexity train`, `plexity calibrate` and scripts/default_model/build.py ----------
+
+HOLDOUT_EVERY = 20  # 1 document in 20 is held out of training to set the threshold
+THRESHOLD_PERCENTILE = 99  # of held-out clean sentences: the default "threshold" (raw text)
+THRESHOLD_EXTRACTED_PERCENTILE = 99.9  # the default "threshold_extracted" (extractor output, method "trim")
+REPORT_PERCENTILES = (50, 75, 90, 95, 98, 99, 99.5, 99.9)
+
+
+def is_held_out(key: str, every: int = HOLDOUT_EVERY) -> bool:
+    """Whether the document with this stable key is held out of training.
+
+    CRC-32 of the key rather than a random draw: the same corpus always gives the same
+    split, whatever the order of the files, so a rebuild reproduces the model.
+    """
+    return every > 0 and zlib.crc32(key.encode("utf-8")) % every == 0
+
+
+def percentile_cuts(values: list[float]) -> list[float]:
+    """The 999 cut points of `values` (at least 2): cuts[k - 1] is the (k / 10)th percentile,
+    as scripts/default_model/build.py takes them (statistics.quantiles, n=1000)."""
+    if len(values) < 2:
+        raise ValueError(f"need at least 2 perplexities to take percentiles, got {len(values)}")
+    return statistics.quantiles(sorted(values), n=1000)
+
+
+def _cut(cuts: list[float], percentile: float) -> float:
+    if not 0 < percentile < 100:
+        raise ValueError(f"a percentile is between 0 and 100 (exclusive), got {percentile}")
+    return cuts[round(percentile * 10) - 1]
+
+
+def _round_figure(value: float) -> float:
+    """To 0.1, or to 4 significant digits for small values (a toy model's perplexities are ~2-10)."""
+    digits = 1 if value <= 0 else max(1, 3 - math.floor(math.log10(value)))
+    return round(value, digits)
+
+
+def percentile_threshold(values: list[float], percentile: float = THRESHOLD_PERCENTILE) -> float:
+    """The threshold rule of every model: this percentile (steps of 0.1) of clean sentences' perplexities."""
+    return _round_figure(_cut(percentile_cuts(values), percentile))
+
+
+def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERCENTILES) -> dict[str, float]:
+    """{"50": ..., "99.9": ...}: the percentiles stored in model.json and printed by calibrate."""
+    cuts = percentile_cuts(values)
+    return {f"{p:g}": _round_figure(_cut(cuts, p)) for p in points}
+
+
+
+# -- calibration ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Calibration:
+    """Perplexities of clean (and boilerplate) sentences under a model, and the thresholds
+    the percentile rule suggests: `threshold` (methods "region", "sentences") and
+    `threshold_extracted` (method "trim", on extractor output)."""
+
+    model: str
+    percentile: float
+    percentile_extracted: float
+    clean: list[float]
+    boilerplate: list[float]
+    threshold: float
+    threshold_extracted: float
+
+    def clean_kept(self, threshold: float) -> float:
+        return sum(p <= threshold for p in self.clean) / len(self.clean)
+
+    def boilerplate_dropped(self, threshold: float) -> float | None:
+        if not self.boilerplate:
+            return None
+        return sum(p > threshold for p in self.boilerplate) / len(self.boilerplate)
+
+    def best_separating_threshold(self) -> float | None:
+        """The threshold maximising (clean kept + boilerplate dropped) / 2, for comparison."""
+        if not self.boilerplate:
+            return None
+        clean, boilerplate = sorted(self.clean), sorted(self.boilerplate)
+
+        def balanced(t: float) -> float:
+            return (bisect.bisect_right(clean, t) / len(clean)
+                    + (len(boilerplate) - bisect.bisect_right(boilerplate, t)) / len(boilerplate))
+
+        best = max(sorted(set(clean) | set(boilerplate)), key=balanced)  # ties: the lowest
+        return round(best, 1)
+
+    def procedure(self, clean_files: list[str], boilerplate_files: list[str]) -> str:
+        text = (f"threshold: {self.percentile:g}th, threshold_extracted: {self.percentile_extracted:g}th "
+                f"percentile of the perplexities of {len(self.clean)} clean sentences "
+                f"({', '.join(Path(f).name for f in clean_files)}) by `plexity calibrate` on "
+                f"{dt.date.today().isoformat()}")
+        if self.boilerplate:
+            above = sum(p > self.threshold for p in self.boilerplate)
+            above_extracted = sum(p > self.threshold_extracted for p in self.boilerplate)
+            text += (f"; {above} and {above_extracted} of {len(self.boilerplate)} boilerplate sentences "
+                     f"({', '.join(Path(f).name for f in boilerplate_files)}) lie above them")
+        return text
+
+
+def read_sample_lines(path: Path) -> list[str]:
+    """Non-blank lines of a text file (lines starting with '#' are comments, as in
+    scripts/default_model/boilerplate.txt)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read: {exc}") from exc
+    text = data.decode("utf-8", errors="replace")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable[str | Path] = (),
+              percentile: float = THRESHOLD_PERCENTILE,
+              percentile_extracted: float = THRESHOLD_EXTRACTED_PERCENTILE) -> Calibration:
+    """Score every sentence of the clean files (and of the boilerplate files) with `scorer`
+    and suggest thresholds at these percentiles of the clean sentences' perplexities."""
+    for value in (percentile, percentile_extracted):
+        if not 0 < value < 100:
+            raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
+    clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
+    if len(clean) < 2:
+        raise CorpusError(f"need at least 2 clean sentences to calibrate, found {len(clean)} in "
+                          f"{', '.join(map(str, clean_files))}")
+    boilerplate = [s.perplexity for f in boilerplate_files for line in read_sample_lines(Path(f))
+                   for s in scorer.score(line)]
+    return Calibration(scorer.model_name, percentile, percentile_extracted, clean, boilerplate,
+                       percentile_threshold(clean, percentile),
+                       percentile_threshold(clean, percentile_extracted))
+
+
+def metadata_path(info: ModelInfo) -> Path:
+    """The model.json (or <file>.json) that holds a model's metadata, if it may be written."""
+    path = Path(info.path)
+    if EMBEDDED_DIR in path.resolve().parents:
+        raise ModelError(f"'{info.name}' is the embedded model, which is read-only: calibrate a model you "
+                         f"trained (plexity train), or pass --threshold when cleaning")
+    if path.name in MODEL_FILES and (path.parent / "model.json").is_file():
+        return path.parent / "model.json"
+    sidecar = Path(str(path) + ".json")
+    if sidecar.is_file():
+        return sidecar
+    raise ModelError(f"model {path} has no metadata file to write the threshold into "
+                     f"(expected {path.parent / 'model.json'} or {sidecar})")
+
+
+def write_threshold(info: ModelInfo, threshold: float, procedure: str, details: dict | None = None,
+                    threshold_extracted: float | None = None) -> Path:
+    """Store `threshold` (and `threshold_extracted`) as the model's defaults in its metadata
+    file; every other field is kept."""
+    json_path = metadata_path(info)
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    previous = {"previous_threshold": data.get("threshold"),
+                "previous_threshold_extracted": data.get("threshold_extracted")}
+    data["threshold"] = threshold
+    if threshold_extracted is not None:
+        data["threshold_extracted"] = threshold_extracted
+    data["threshold_procedure"] = procedure
+    build = data.setdefault("build", {})
+    build["calibration"] = {**previous, **(details or {})}
+    tmp = json_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(json_path)
+    return json_path
