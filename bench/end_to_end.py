@@ -48,7 +48,7 @@ def build_warcs(dev_dir: Path, pages: int, files: int) -> Path:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    out = CACHE / "e2e" / f"dev-pages-{pages}-in-{files}"
+    out = CACHE / "e2e" / f"dev-pages-{pages}-in-{files}-typed"
     if (out / "DONE").exists():
         return out
     shutil.rmtree(out, ignore_errors=True)
@@ -69,8 +69,11 @@ def build_warcs(dev_dir: Path, pages: int, files: int) -> Path:
         http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
                                 protocol="HTTP/1.1")
         _, writer = writers[n % files]
-        writer.write_record(writer.create_warc_record(uri, "response", payload=io.BytesIO(body),
-                                                      http_headers=http))
+        # WARC-Identified-Payload-Type as Common Crawl writes it: without it datatrove's WarcReader
+        # sniffs the bytes with libmagic and skips pages it does not call text/html (most of ours).
+        writer.write_record(writer.create_warc_record(
+            uri, "response", payload=io.BytesIO(body), http_headers=http,
+            warc_headers_dict={"WARC-Identified-Payload-Type": "text/html"}))
     for f, _ in writers:
         f.close()
     (out / "DONE").write_text(f"{pages} pages\n")
