@@ -48,7 +48,7 @@ def build_warcs(dev_dir: Path, pages: int, files: int) -> Path:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    out = CACHE / "e2e" / f"dev-pages-{pages}-in-{files}"
+    out = CACHE / "e2e" / f"dev-pages-{pages}-in-{files}-typed"
     if (out / "DONE").exists():
         return out
     shutil.rmtree(out, ignore_errors=True)
@@ -69,8 +69,11 @@ def build_warcs(dev_dir: Path, pages: int, files: int) -> Path:
         http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
                                 protocol="HTTP/1.1")
         _, writer = writers[n % files]
-        writer.write_record(writer.create_warc_record(uri, "response", payload=io.BytesIO(body),
-                                                      http_headers=http))
+        # WARC-Identified-Payload-Type as Common Crawl writes it: without it datatrove's WarcReader
+        # sniffs the bytes with libmagic and skips pages it does not call text/html (most of ours).
+        writer.write_record(writer.create_warc_record(
+            uri, "response", payload=io.BytesIO(body), http_headers=http,
+            warc_headers_dict={"WARC-Identified-Payload-Type": "text/html"}))
     for f, _ in writers:
         f.close()
     (out / "DONE").write_text(f"{pages} pages\n")
@@ -178,6 +181,55 @@ def profile_single_process(warc_dir: Path, pages: int, extractor: str, work: Pat
             "cprofile_cumulative_s": inner, "cprofile_top_tottime": top_tottime}
 
 
+DATATROVE_ANCHOR = """
+import sys
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.extractors import Trafilatura
+from datatrove.pipeline.readers import WarcReader
+from datatrove.pipeline.writers import JsonlWriter
+src, out = sys.argv[1], sys.argv[2]
+LocalPipelineExecutor(pipeline=[WarcReader(src, glob_pattern="*.warc.gz"), Trafilatura(), JsonlWriter(out + "/output")],
+                      tasks=1, workers=1, logging_dir=out + "/logs").run()
+"""
+
+
+def run_datatrove_anchor(warc_dir: Path, work: Path) -> dict:
+    """datatrove's own WarcReader -> Trafilatura (its defaults: extraction in a sandboxed
+    subprocess with a timeout) -> JsonlWriter, LocalPipelineExecutor tasks=1 workers=1: the
+    pipeline users run today, timed like `plexity run` (wall clock of a fresh process)."""
+    out = work / "datatrove-anchor"
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", DATATROVE_ANCHOR, str(warc_dir), str(out)],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"datatrove anchor failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    written = sum(1 for f in (out / "output").glob("*.jsonl.gz") for _ in gzip.open(f, "rt"))
+    return {"seconds": round(seconds, 2), "documents_written": written,
+            "step_seconds": step_times(out / "logs" / "stats.json")}
+
+
+def compare_with_datatrove(warc_dir: Path, pages: int, rounds: int, work: Path) -> dict:
+    """Alternate datatrove's pipeline and `plexity run` (one worker, one task per WARC file is
+    not used here: tasks=1 so both read every file in one process) per extractor, `rounds`
+    times; report the best wall time of each, pages/s, and the ratio to datatrove's."""
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for name in ["datatrove", "trafilatura", "fast", "tags"]:
+            if name == "datatrove":
+                r = run_datatrove_anchor(warc_dir, work)
+                s = r["seconds"]
+                print(f"  datatrove wrote {r['documents_written']} documents; step time {r['step_seconds']}")
+            else:
+                s = run_plexity(warc_dir, 1, 1, name, work)["seconds"]
+            best[name] = min(best.get(name, s), s)
+            print(f"  {name}: {s:.1f} s")
+    pps = {k: round(pages / v, 1) for k, v in best.items()}
+    return {"best_seconds": best, "pages_per_s": pps,
+            "ratio_to_datatrove": {k: round(v / pps["datatrove"], 2) for k, v in pps.items()}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=3040, help="pages in the WARC collection (default 3040)")
@@ -187,6 +239,9 @@ def main() -> int:
     parser.add_argument("--profile-pages", type=int, default=400)
     parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     parser.add_argument("--quick", action="store_true", help="smoke run: 152 pages, 2 files, 50 profiled")
+    parser.add_argument("--vs-datatrove", type=int, default=0, metavar="ROUNDS",
+                        help="also time datatrove's WarcReader->Trafilatura->JsonlWriter against plexity run "
+                             "(trafilatura, fast, tags; one worker, one task), alternating, ROUNDS times")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.files, args.profile_pages = 152, 2, 50
@@ -207,6 +262,11 @@ def main() -> int:
                   f"(load {r['loadavg_before']} -> {r['loadavg_after']})")
             print(f"  datatrove step time (s, summed over tasks): {r['step_seconds']}")
             print(f"  {r['summary']}")
+        versus = None
+        if args.vs_datatrove:
+            print("datatrove's pipeline vs plexity run, one worker, alternating:")
+            versus = compare_with_datatrove(warc_dir, args.pages, args.vs_datatrove, work)
+            print(f"  pages/s {versus['pages_per_s']}; ratio to datatrove {versus['ratio_to_datatrove']}")
         profile = profile_single_process(warc_dir, args.profile_pages, args.extractor, work)
     print(f"single-process profile of the same steps on {profile['pages']} pages "
           f"({profile['pages_per_s_single_process']} pages/s): seconds {profile['seconds']}, "
@@ -222,7 +282,7 @@ def main() -> int:
     print(json.dumps({"pages": args.pages, "files": args.files, "extractor": args.extractor,
                       "pages_per_s": {r["workers"]: r["pages_per_s"] for r in runs},
                       "speedup_2_vs_1": round(speedup, 2) if speedup else None,
-                      "runs": runs, "profile": profile, "cpus": os.cpu_count()}))
+                      "runs": runs, "vs_datatrove": versus, "profile": profile, "cpus": os.cpu_count()}))
     return 0
 
 
