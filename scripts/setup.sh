@@ -26,7 +26,7 @@ if command -v apt-get >/dev/null 2>&1; then
   if ((want_tests)); then
     # KenLM's lmplz and build_binary (scripts/build_kenlm.sh).
     apt_install cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev \
-      libboost-test-dev libbz2-dev liblzma-dev
+      libboost-test-dev libbz2-dev liblzma-dev libmagic1
   fi
 fi
 
