@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..training import thresholds
-from .options import add_model_args
+from .options import add_model_args, single_model
 
 
 def add_parser(subparsers) -> None:
@@ -42,8 +42,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..training import TrainError, calibrate, write_threshold
 
     try:
-        from .options import single_model
-
         scorer = PerplexityScorer(single_model(args))
         result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
     except (TrainError, ModelError) as exc:

@@ -28,6 +28,7 @@ from pathlib import Path
 from ..extract import EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
+from .options import add_model_args, parse_size
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm")
@@ -260,8 +261,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    from .options import add_model_args, parse_size
-
     p = subparsers.add_parser(
         "run", help="clean WARC files with a datatrove pipeline (local or Slurm), resumable",
         description="WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> writer, as a datatrove "
