@@ -1,7 +1,7 @@
 """Cleaning quality on three public benchmarks, each split by site into two halves, in one run.
 
     .venv/bin/python bench/quality.py [--bench DIR] [--quick] [--sets articles,wcxb,cleaneval]
-                                      [--model M] [--threshold T] [--json PATH]
+                                      [--variants fast,trafilatura] [--model M] [--threshold T] [--json PATH]
 
 Sets (read in place from ``../shared/bench``; the script stops with exit status 2 if they are absent):
 
@@ -225,6 +225,8 @@ def _source(*names: str) -> str:
 
 
 _TAGS_CODE = ("html_to_text_tags", "_parse", "_is_hidden", "SKIP_TAGS", "BLOCK_TAGS")
+_FAST_CODE = ("html_to_text_fast", "_FAST_OPTIONS", "_MAX_ARTICLES", "_closest_article", "_shape", "_declared_body",
+              "_keep_only")
 
 
 # name -> (function, cache tag, distribution that must be installed)
@@ -233,7 +235,7 @@ EXTRACTORS = {
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
     "tags": (_tags, lambda: f"tags-{_source(*_TAGS_CODE)}", "lxml"),
-    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_source('html_to_text_fast')}", "resiliparse"),
+    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_source(*_FAST_CODE)}", "resiliparse"),
 }
 FALLBACK_RATIO = 5
 
@@ -330,9 +332,12 @@ def available(extractor: str) -> bool:
 
 
 def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = None,
-        threshold: float | None = None, cache_dir: Path = Path("/tmp/quality-cache")) -> dict:
+        threshold: float | None = None, cache_dir: Path = Path("/tmp/quality-cache"),
+        only: list[str] | None = None) -> dict:
+    """`only`: the extractors to run (None: all installed); the pipelines and combinations
+    built on them follow."""
     scorers = Scorers(bench, sets)
-    extractors = [name for name in EXTRACTORS if available(name)]
+    extractors = [name for name in EXTRACTORS if available(name) and (only is None or name in only)]
     derived = {name: spec for name, spec in DERIVED.items() if all(part in extractors for part in spec[0])}
     pipelines = {name: spec for name, spec in PIPELINES.items() if spec[0] in extractors or spec[0] in derived}
     filters = {}
@@ -341,7 +346,7 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
     results: dict = {"model": next(iter(filters.values())).model_name if filters else None,
                      "methods": {n: f.method for n, f in filters.items()},
                      "thresholds": {n: f.threshold for n, f in filters.items()},
-                     "missing_extractors": [n for n in EXTRACTORS if n not in extractors],
+                     "missing_extractors": [n for n in EXTRACTORS if not available(n)],
                      "quick": quick, "sets": {}, "pages_per_second": {}}
     all_pages: list[dict] = []
     for set_name in sets:
@@ -457,6 +462,9 @@ def main() -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
+    parser.add_argument("--variants", default=None,
+                        help="comma-separated extractors to run (default: all installed), e.g. fast; "
+                             "their pipelines follow (fast -> fast alone, fast+filter)")
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
     parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
     parser.add_argument("--trim-relative", type=float, default=None,
@@ -476,7 +484,12 @@ def main() -> int:
         from plexity_plugins import decide
 
         decide.TRIM_RELATIVE = args.trim_relative
-    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache)
+    only = None
+    if args.variants:
+        only = [v.strip() for v in args.variants.split(",") if v.strip()]
+        if unknown := [v for v in only if v not in EXTRACTORS]:
+            parser.error(f"unknown variant(s) {unknown}: choose from {', '.join(EXTRACTORS)}")
+    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, only)
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)

@@ -219,17 +219,86 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     return text or ""
 
 
+# No alt texts, form fields or bullets: only the text a reader sees as the page's own.
+_FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}
+
+
+# A page with more <article> elements than this is a listing or a thread, not one article (and
+# the count bounds the work on hostile pages).
+_MAX_ARTICLES = 100
+
+
+def _closest_article(element):
+    while element is not None and element.tag != "article":
+        element = element.parent
+    return element
+
+
+def _shape(element) -> tuple:
+    parent = element.parent
+    return (parent.tag, parent.getattr("class")) if parent is not None else ()
+
+
+def _declared_body(tree):
+    """The element the page declares as its article: its one itemprop="articleBody" element, else
+    the <article> with the most words of its own (those of the <article>s nested in it, which HTML
+    uses for comments and related posts, not counted), unless another <article> sits in a parent
+    of the same tag and class (posts of a thread, cards of a listing); else None."""
+    body = tree.body
+    if body is None:
+        return None
+    declared = body.query_selector_all('[itemprop~="articleBody"]')
+    if len(declared) == 1:
+        return declared[0]
+    articles = list(body.query_selector_all("article"))
+    if not articles or len(articles) > _MAX_ARTICLES:
+        return None
+    own = [len((a.text or "").split()) for a in articles]
+    index = {a: i for i, a in enumerate(articles)}
+    for i, article in enumerate(articles):
+        outer = _closest_article(article.parent)
+        if outer is not None and outer in index:
+            own[index[outer]] -= len((article.text or "").split())
+    best = articles[max(range(len(articles)), key=own.__getitem__)]
+    shape = _shape(best)
+    if any(_shape(other) == shape for other in articles if other != best):
+        return None
+    return best
+
+
+def _keep_only(tree, element) -> None:
+    """Makes the body hold `element` alone, inside shallow copies of its ancestors (so that the
+    main-content heuristic sees it where it was: same tags, classes and ids around it)."""
+    body = tree.body
+    top, ancestor = element, element.parent
+    while ancestor is not None and ancestor != body:
+        shell = ancestor.clone_node(False)
+        shell.append_child(top)
+        top, ancestor = shell, ancestor.parent
+    body.replace_children(top)
+
+
 def html_to_text_fast(html: str | bytes) -> str:
     """resiliparse's main content (its heuristic drops navigation, headers, footers and
-    sidebars), one line per block, whitespace inside a line collapsed; "" when none."""
+    sidebars), one line per block, whitespace inside a line collapsed; "" when none.
+
+    When the page declares its article (see `_declared_body`) and that element holds at least
+    half of the page's main-content words, only that element's main content is kept."""
     from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
 
     if isinstance(html, bytes):
         html, _ = decode_html(html)
     if not html.strip():
         return ""
-    # No alt texts, form fields or bullets: only the text a reader sees as the page's own.
-    text = extract_plain_text(html, main_content=True, alt_texts=False, form_fields=False, list_bullets=False)
+    tree = HTMLTree.parse(html)
+    text = extract_plain_text(tree, **_FAST_OPTIONS)
+    declared = _declared_body(tree)
+    if declared is not None:
+        _keep_only(tree, declared)
+        inner = extract_plain_text(tree, **_FAST_OPTIONS)
+        if 2 * len(inner.split()) >= len(text.split()):
+            text = inner
     lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)
 

@@ -89,3 +89,48 @@ def test_the_scrapy_pipeline_takes_the_fast_extractor_and_trims_its_output():
     assert pipeline.extractor == "fast" and pipeline.scorer.method == "trim"
     text = asyncio.run(pipeline.process_item({"html": PAGE}))["text"]
     assert all(line in text for line in ARTICLE) and "Home" not in text
+
+
+COMMENTS = ["I have been waiting for this library for years and I am glad it finally happens.",
+            "Great news for the students in our neighbourhood, they need a quiet place to read.",
+            "What about the swimming pool that was promised last year, has anyone heard about it?",
+            "The council should publish the full budget so that we can all see where money goes."]
+
+
+def _with_comments(article_open: str, article_close: str) -> str:
+    return ("<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav><main>"
+            f"{article_open}<h1>Council approves library budget</h1>"
+            + "".join(f"<p>{line}</p>" for line in ARTICLE) + article_close
+            + "<section><h2>Reader responses</h2>"
+            + "".join(f"<div><b>reader{i}</b><p>{c}</p></div>" for i, c in enumerate(COMMENTS[:2]))
+            + "</section></main></body></html>")
+
+
+def test_fast_keeps_only_the_declared_article_body_when_it_holds_most_of_the_text():
+    for page in (_with_comments("<div itemprop='articleBody'>", "</div>"),
+                 _with_comments("<article>", "</article>")):
+        without = html_to_text_fast(page.replace("itemprop='articleBody'", "").replace("article>", "div>"))
+        assert all(c in without for c in COMMENTS[:2])  # undeclared: resiliparse keeps the comments
+        text = html_to_text_fast(page)
+        assert all(line in text.splitlines() for line in ARTICLE)
+        assert not any(c in text for c in COMMENTS[:2])
+
+
+def test_fast_keeps_every_post_of_a_thread_of_article_elements():
+    # the first post alone holds most of the words: still a thread (its posts sit in like parents)
+    posts = [" ".join(ARTICLE), *COMMENTS[:2]]
+    page = ("<html><body><main><h1>Library budget thread</h1>"
+            + "".join(f"<div class='post'><article><p>{p}</p></article></div>" for p in posts)
+            + "</main></body></html>")
+    text = html_to_text_fast(page)
+    assert all(p in text for p in posts)
+
+
+def test_fast_does_not_count_nested_articles_as_the_declared_article_s_own_text():
+    # a block of teasers, each an <article> nested in one outer <article>, beside the story's own <article>
+    teasers = "".join(f"<article><p>{c}</p></article>" for c in COMMENTS)
+    page = ("<html><body><main><div><article><h1>Council approves library budget</h1>"
+            + "".join(f"<p>{line}</p>" for line in ARTICLE) + f"</article><article>{teasers}</article></div>"
+            "</main></body></html>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
