@@ -239,30 +239,72 @@ def _shape(element) -> tuple:
     return (parent.tag, parent.getattr("class")) if parent is not None else ()
 
 
+# trafilatura's names for an article's content container (the first stage of its BODY_XPATH:
+# entry-content, post-content, article-body ...), matched as it does (a regular expression
+# search in the id or class attribute of an article, div, main or section element).
+_BODY_ID = re.compile(r"(?:entry|article|art)-content|article__content|article(?:-|__)?body|articleBody|body-text")
+_BODY_CLASS = re.compile(
+    r"post[-_]text|post-body|post-?entry|post[-_]?content|postContent|post_inner_wrapper|article-?text|articleText"
+    r"|(?:entry|page|text|article|art)-content|article__content|article(?:-|__)?body|articleBody|ArticleContent"
+    r"|body-text|article__container")
+_BODY_TAGS = frozenset({"article", "div", "main", "section"})
+# Every element whose id or class could match (a cheap first pass for lexbor, as iterating over
+# all elements in Python would not be).
+_BODY_CANDIDATES = ", ".join(f"[{attribute}*={part}]" for attribute in ("id", "class")
+                             for part in ("ontent", "ody", "ext", "ntry", "rticle", "_inner_wrapper", "post"))
+
+
+def _is_named_body(element) -> bool:
+    if element.tag not in _BODY_TAGS:
+        return False
+    cls, ident = element.getattr("class") or "", element.getattr("id") or ""
+    return (cls in ("post", "entry") or ident == "articleContent" or bool(_BODY_ID.search(ident))
+            or bool(_BODY_CLASS.search(cls)))
+
+
+def _named_body(body):
+    """The first element named as an article's content (`_is_named_body`), unless another one
+    of the same tag and class, outside it, repeats it (the posts of a thread); else None."""
+    named = [e for e in body.query_selector_all(_BODY_CANDIDATES).values() if _is_named_body(e)]
+    if not named:
+        return None
+    first = named[0]
+    key = (first.tag, first.getattr("class"))
+    if any((other.tag, other.getattr("class")) == key and not first.contains(other) for other in named[1:]):
+        return None
+    return first
+
+
 def _declared_body(tree):
-    """The element the page declares as its article: its one itemprop="articleBody" element, else
-    the <article> with the most words of its own (those of the <article>s nested in it, which HTML
-    uses for comments and related posts, not counted), unless another <article> sits in a parent
-    of the same tag and class (posts of a thread, cards of a listing); else None."""
+    """The element the page declares as its article: its one itemprop="articleBody" element; else
+    the first element named as an article's content (`_named_body`), when it holds at least half
+    of the words of the <article> below, if any; else the <article> with the most words of its
+    own (those of the <article>s nested in it, which HTML uses for comments and related posts,
+    not counted), unless another <article> sits in a parent of the same tag and class (posts of
+    a thread, cards of a listing); else None."""
     body = tree.body
     if body is None:
         return None
-    declared = body.query_selector_all('[itemprop~="articleBody"]')
+    # (NodeList.values(): indexing a NodeList item by item runs its query again each time)
+    declared = body.query_selector_all('[itemprop~="articleBody"]').values()
     if len(declared) == 1:
         return declared[0]
-    articles = list(body.query_selector_all("article"))
-    if not articles or len(articles) > _MAX_ARTICLES:
-        return None
-    own = [len((a.text or "").split()) for a in articles]
-    index = {a: i for i, a in enumerate(articles)}
-    for i, article in enumerate(articles):
-        outer = _closest_article(article.parent)
-        if outer is not None and outer in index:
-            own[index[outer]] -= len((article.text or "").split())
-    best = articles[max(range(len(articles)), key=own.__getitem__)]
-    shape = _shape(best)
-    if any(_shape(other) == shape for other in articles if other != best):
-        return None
+    best, best_words = None, 0
+    articles = body.query_selector_all("article").values()
+    if articles and len(articles) <= _MAX_ARTICLES:
+        own = [len((a.text or "").split()) for a in articles]
+        index = {a: i for i, a in enumerate(articles)}
+        for article in articles:
+            outer = _closest_article(article.parent)
+            if outer is not None and outer in index:
+                own[index[outer]] -= len((article.text or "").split())
+        i = max(range(len(articles)), key=own.__getitem__)
+        shape = _shape(articles[i])
+        if not any(_shape(other) == shape for other in articles if other != articles[i]):
+            best, best_words = articles[i], own[i]
+    named = _named_body(body)
+    if named is not None and 2 * len((named.text or "").split()) >= best_words:
+        return named
     return best
 
 

@@ -134,3 +134,15 @@ def test_fast_does_not_count_nested_articles_as_the_declared_article_s_own_text(
             "</main></body></html>")
     text = html_to_text_fast(page)
     assert all(line in text.splitlines() for line in ARTICLE)
+
+
+def test_fast_keeps_only_a_container_named_as_the_article_content_as_trafilatura_names_them():
+    page = _with_comments("<div class='entry-content'>", "</div>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+    assert not any(c in text for c in COMMENTS[:2])
+    # the same name repeated, one per post: a thread, every post kept
+    posts = [" ".join(ARTICLE), *COMMENTS[:2]]
+    thread = ("<html><body><main>" + "".join(f"<div class='post-content'><p>{p}</p></div>" for p in posts)
+              + "</main></body></html>")
+    assert all(p in html_to_text_fast(thread) for p in posts)
