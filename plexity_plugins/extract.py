@@ -320,12 +320,33 @@ def _keep_only(tree, element) -> None:
     body.replace_children(top)
 
 
+def _drop_link_dense(element) -> None:
+    """Inside `element`, removes the short blocks (under 100 characters) that are mostly link text
+    (over 80%): trafilatura's link density test."""
+    chosen = []
+    for block in element.query_selector_all("p, div, ul, ol").values():
+        text = "".join((block.text or "").split())
+        if not text or len(text) >= 100:
+            continue
+        links = block.query_selector_all("a").values()
+        if links and sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
+            chosen.append(block)
+    outer = []
+    for block in chosen:
+        if not any(o.contains(block) for o in outer):
+            outer.append(block)
+    for block in outer:
+        block.parent.remove_child(block)
+
+
 def html_to_text_fast(html: str | bytes) -> str:
     """resiliparse's main content (its heuristic drops navigation, headers, footers and
     sidebars), one line per block, whitespace inside a line collapsed; "" when none.
 
     When the page declares its article (see `_declared_body`) and that element holds at least
-    half of the page's main-content words, only that element's main content is kept."""
+    half of the page's main-content words, only that element's main content is kept, without its
+    short link blocks (`_drop_link_dense`: on an article page they are "Read more", related and
+    share links; on other pages, which declare no article, links are left alone)."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
@@ -338,6 +359,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     declared = _declared_body(tree)
     if declared is not None:
         _keep_only(tree, declared)
+        _drop_link_dense(declared)
         inner = extract_plain_text(tree, **_FAST_OPTIONS)
         if 2 * len(inner.split()) >= len(text.split()):
             text = inner

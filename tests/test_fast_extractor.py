@@ -146,3 +146,13 @@ def test_fast_keeps_only_a_container_named_as_the_article_content_as_trafilatura
     thread = ("<html><body><main>" + "".join(f"<div class='post-content'><p>{p}</p></div>" for p in posts)
               + "</main></body></html>")
     assert all(p in html_to_text_fast(thread) for p in posts)
+
+
+def test_fast_drops_short_link_blocks_inside_the_declared_article_and_keeps_prose_with_links():
+    prose = "The plan was <a href='/plan'>published</a> last week and will be discussed again in March."
+    page = _with_comments("<article>", "<p>" + prose + "</p><p><a href='/more'>Read more: the budget explained</a></p>"
+                          "</article>")
+    text = html_to_text_fast(page)
+    assert "The plan was published last week" in text and "Read more" not in text
+    # outside a declared article (a listing, a forum), link blocks are left to resiliparse
+    assert "Read more" in html_to_text_fast(page.replace("article>", "div>"))
