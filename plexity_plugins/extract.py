@@ -339,13 +339,21 @@ def _drop_link_dense(element) -> None:
         block.parent.remove_child(block)
 
 
+def _drop_headers(element) -> None:
+    """Removes the <header> elements inside `element`: an article's header holds its title,
+    byline and date (HTML: "introductory content"), not its text."""
+    for header in element.query_selector_all("header").values():
+        if header.parent is not None:
+            header.parent.remove_child(header)
+
+
 def html_to_text_fast(html: str | bytes) -> str:
     """resiliparse's main content (its heuristic drops navigation, headers, footers and
     sidebars), one line per block, whitespace inside a line collapsed; "" when none.
 
     When the page declares its article (see `_declared_body`) and that element holds at least
     half of the page's main-content words, only that element's main content is kept, without its
-    short link blocks (`_drop_link_dense`: on an article page they are "Read more", related and
+    <header> (title, byline, date) and its short link blocks (`_drop_link_dense`: on an article page they are "Read more", related and
     share links; on other pages, which declare no article, links are left alone)."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
@@ -360,6 +368,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     if declared is not None:
         _keep_only(tree, declared)
         _drop_link_dense(declared)
+        _drop_headers(declared)
         inner = extract_plain_text(tree, **_FAST_OPTIONS)
         if 2 * len(inner.split()) >= len(text.split()):
             text = inner

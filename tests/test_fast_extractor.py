@@ -156,3 +156,11 @@ def test_fast_drops_short_link_blocks_inside_the_declared_article_and_keeps_pros
     assert "The plan was published last week" in text and "Read more" not in text
     # outside a declared article (a listing, a forum), link blocks are left to resiliparse
     assert "Read more" in html_to_text_fast(page.replace("article>", "div>"))
+
+
+def test_fast_drops_the_header_of_a_declared_article():
+    page = _with_comments("<article><header><h2>Library budget</h2><p>By A. Reporter, 3 May</p></header>",
+                          "</article>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+    assert "By A. Reporter" not in text and "Library budget" not in text
