@@ -254,6 +254,25 @@ _BODY_CANDIDATES = ", ".join(f"[{attribute}*={part}]" for attribute in ("id", "c
                              for part in ("ontent", "ody", "ext", "ntry", "rticle", "_inner_wrapper", "post"))
 
 
+# Its second stage, tried after <article>: story-body, story-content, single-content ...
+_STORY_ID = re.compile(r"^primary|story-body")
+_STORY_CLASS = re.compile(r"(?i:fulltext)|^article |post-bodycopy|story-?content|(?:theme|blog|section|single)-content"
+                          r"|single-post|main-column|wpb_text_column|story-body|field-body")
+_STORY_CANDIDATES = ", ".join(
+    ["[role=article]", "[id=article]", "[id=story]", "[id^=primary]", "[id*=story-body]"]
+    + [f"[class*={part}]" for part in ("ulltext", "ULLTEXT", "ullText", "rticle", "ody", "ontent", "ingle",
+                                       "olumn", "ostarea", "cell", "text", "story")])
+
+
+def _is_story_body(element) -> bool:
+    if element.tag not in _BODY_TAGS:
+        return False
+    cls, ident = element.getattr("class") or "", element.getattr("id") or ""
+    return (element.getattr("role") == "article" or ident in ("article", "story")
+            or cls in ("postarea", "art-postcontent", "text", "cell", "story")
+            or bool(_STORY_ID.search(ident)) or bool(_STORY_CLASS.search(cls)))
+
+
 def _is_named_body(element) -> bool:
     if element.tag not in _BODY_TAGS:
         return False
@@ -262,10 +281,10 @@ def _is_named_body(element) -> bool:
             or bool(_BODY_CLASS.search(cls)))
 
 
-def _named_body(body):
+def _named_body(body, candidates=None, test=None):
     """The first element named as an article's content (`_is_named_body`), unless another one
     of the same tag and class, outside it, repeats it (the posts of a thread); else None."""
-    named = [e for e in body.query_selector_all(_BODY_CANDIDATES).values() if _is_named_body(e)]
+    named = [e for e in body.query_selector_all(candidates or _BODY_CANDIDATES).values() if (test or _is_named_body)(e)]
     if not named:
         return None
     first = named[0]
@@ -281,7 +300,8 @@ def _declared_body(tree):
     of the words of the <article> below, if any; else the <article> with the most words of its
     own (those of the <article>s nested in it, which HTML uses for comments and related posts,
     not counted), unless another <article> sits in a parent of the same tag and class (posts of
-    a thread, cards of a listing); else None."""
+    a thread, cards of a listing); else, with no such <article>, the first element of
+    trafilatura's second-stage names (`_is_story_body`); else None."""
     body = tree.body
     if body is None:
         return None
@@ -305,6 +325,8 @@ def _declared_body(tree):
     named = _named_body(body)
     if named is not None and 2 * len((named.text or "").split()) >= best_words:
         return named
+    if best is None:
+        return _named_body(body, _STORY_CANDIDATES, _is_story_body)
     return best
 
 

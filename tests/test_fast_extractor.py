@@ -164,3 +164,10 @@ def test_fast_drops_the_header_of_a_declared_article():
     text = html_to_text_fast(page)
     assert all(line in text.splitlines() for line in ARTICLE)
     assert "By A. Reporter" not in text and "Library budget" not in text
+
+
+def test_fast_falls_back_on_trafilatura_s_second_stage_names_without_article_or_first_stage_name():
+    page = _with_comments("<div class='story-body'>", "</div>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+    assert not any(c in text for c in COMMENTS[:2])
