@@ -135,8 +135,11 @@ def _identifier_from_tables(identifier_class, directory: Path):
         return out
 
     nextmove, row = load("nextmove"), load("nextmove_row")
-    return identifier_class(load("ptc"), np.asarray(load("pc")), load("classes").tolist(),
-                            as_array(nextmove, _TYPECODES[nextmove.dtype.itemsize]),
+    if not native.ENABLED:  # py3langid's own walk, byte by byte: faster on its stdlib array
+        nextmove = as_array(nextmove, _TYPECODES[nextmove.dtype.itemsize])
+    # (else the compiled walk reads the mapping itself: the two big tables, 67 MB, stay
+    # file-backed pages that every process on the machine shares)
+    return identifier_class(load("ptc"), np.asarray(load("pc")), load("classes").tolist(), nextmove,
                             load("out_feat").tolist(), norm_probs=True,
                             tk_row=as_array(row, _TYPECODES[row.dtype.itemsize]))
 
