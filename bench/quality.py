@@ -226,9 +226,9 @@ def _source(*names: str) -> str:
 
 _TAGS_CODE = ("html_to_text_tags", "_parse", "_is_hidden", "SKIP_TAGS", "BLOCK_TAGS")
 _FAST_CODE = ("html_to_text_fast", "_FAST_OPTIONS", "_MAX_ARTICLES", "_closest_article", "_shape", "_declared_body", "_BODY_ID", "_BODY_CLASS", "_BODY_TAGS",
-              "_BODY_CANDIDATES", "_is_named_body", "_named_body", "_STORY_ID", "_STORY_CLASS",
+              "_BODY_CANDIDATES", "_is_named_body", "_first_unrepeated", "_DECLARED_CANDIDATES", "_STORY_ID", "_STORY_CLASS",
               "_STORY_CANDIDATES", "_is_story_body",
-              "_keep_only", "_drop_link_dense", "_drop_headers")
+              "_keep_only", "_LINK_BLOCKS", "_drop_link_dense", "_drop_headers")
 
 
 # name -> (function, cache tag, distribution that must be installed)

@@ -264,6 +264,9 @@ _STORY_CANDIDATES = ", ".join(
                                        "olumn", "ostarea", "cell", "text", "story")])
 
 
+_DECLARED_CANDIDATES = '[itemprop~="articleBody"], article, ' + _BODY_CANDIDATES
+
+
 def _is_story_body(element) -> bool:
     if element.tag not in _BODY_TAGS:
         return False
@@ -281,10 +284,9 @@ def _is_named_body(element) -> bool:
             or bool(_BODY_CLASS.search(cls)))
 
 
-def _named_body(body, candidates=None, test=None):
-    """The first element named as an article's content (`_is_named_body`), unless another one
-    of the same tag and class, outside it, repeats it (the posts of a thread); else None."""
-    named = [e for e in body.query_selector_all(candidates or _BODY_CANDIDATES).values() if (test or _is_named_body)(e)]
+def _first_unrepeated(named: list):
+    """The first of `named`, unless another one of the same tag and class, outside it, repeats
+    it (the posts of a thread); else None."""
     if not named:
         return None
     first = named[0]
@@ -296,21 +298,24 @@ def _named_body(body, candidates=None, test=None):
 
 def _declared_body(tree):
     """The element the page declares as its article: its one itemprop="articleBody" element; else
-    the first element named as an article's content (`_named_body`), when it holds at least half
-    of the words of the <article> below, if any; else the <article> with the most words of its
-    own (those of the <article>s nested in it, which HTML uses for comments and related posts,
-    not counted), unless another <article> sits in a parent of the same tag and class (posts of
-    a thread, cards of a listing); else, with no such <article>, the first element of
-    trafilatura's second-stage names (`_is_story_body`); else None."""
+    the first element named as an article's content (`_is_named_body`) and not repeated (see
+    `_first_unrepeated`), when it holds at least half of the words of the <article> below, if
+    any; else the <article> with the most words of its own (those of the <article>s nested in
+    it, which HTML uses for comments and related posts, not counted), unless another <article>
+    sits in a parent of the same tag and class (posts of a thread, cards of a listing); else,
+    with no such <article>, the first unrepeated element of trafilatura's second-stage names
+    (`_is_story_body`); else None."""
     body = tree.body
     if body is None:
         return None
-    # (NodeList.values(): indexing a NodeList item by item runs its query again each time)
-    declared = body.query_selector_all('[itemprop~="articleBody"]').values()
+    # One pass of lexbor over the tree for all three kinds (NodeList.values(): indexing a
+    # NodeList item by item runs its query again each time).
+    found = body.query_selector_all(_DECLARED_CANDIDATES).values()
+    declared = [e for e in found if "articleBody" in (e.getattr("itemprop") or "").split()]
     if len(declared) == 1:
         return declared[0]
     best, best_words = None, 0
-    articles = body.query_selector_all("article").values()
+    articles = [e for e in found if e.tag == "article"]
     if articles and len(articles) <= _MAX_ARTICLES:
         own = [len((a.text or "").split()) for a in articles]
         index = {a: i for i, a in enumerate(articles)}
@@ -322,11 +327,12 @@ def _declared_body(tree):
         shape = _shape(articles[i])
         if not any(_shape(other) == shape for other in articles if other != articles[i]):
             best, best_words = articles[i], own[i]
-    named = _named_body(body)
+    named = _first_unrepeated([e for e in found if _is_named_body(e)])
     if named is not None and 2 * len((named.text or "").split()) >= best_words:
         return named
     if best is None:
-        return _named_body(body, _STORY_CANDIDATES, _is_story_body)
+        return _first_unrepeated([e for e in body.query_selector_all(_STORY_CANDIDATES).values()
+                                  if _is_story_body(e)])
     return best
 
 
@@ -342,16 +348,21 @@ def _keep_only(tree, element) -> None:
     body.replace_children(top)
 
 
+# The blocks tested: those holding a link (a div only when no block is inside it: an outer div is
+# long, and its short inner blocks are tested themselves).
+_LINK_BLOCKS = "p:has(a), ul:has(a), ol:has(a), div:has(a):not(:has(div, p, ul, ol))"
+
+
 def _drop_link_dense(element) -> None:
     """Inside `element`, removes the short blocks (under 100 characters) that are mostly link text
     (over 80%): trafilatura's link density test."""
     chosen = []
-    for block in element.query_selector_all("p, div, ul, ol").values():
+    for block in element.query_selector_all(_LINK_BLOCKS).values():
         text = "".join((block.text or "").split())
         if not text or len(text) >= 100:
             continue
         links = block.query_selector_all("a").values()
-        if links and sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
+        if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
             chosen.append(block)
     outer = []
     for block in chosen:
