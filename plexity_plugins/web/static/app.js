@@ -88,12 +88,59 @@
     return bestSpan;
   }
 
+  function runs(weights, fraction) {
+    // decide._runs: the best run, then every further run (the best one left on either side of
+    // those taken, never across one) whose sum is at least `fraction` of the best one's
+    const sum = (a, b) => weights.slice(a, b + 1).reduce((x, y) => x + y, 0);
+    const bestSpan = maxRegion(weights);
+    if (bestSpan === null) return [];
+    const best = sum(bestSpan[0], bestSpan[1]);
+    const chosen = [bestSpan], pending = [[0, bestSpan[0]], [bestSpan[1] + 1, weights.length]];
+    while (pending.length) {
+      const [lo, hi] = pending.pop();
+      const span = maxRegion(weights.slice(lo, hi));
+      if (span === null) continue;
+      const first = span[0] + lo, last = span[1] + lo;
+      if (sum(first, last) < fraction * best) continue;
+      chosen.push([first, last]);
+      pending.push([lo, first], [last + 1, hi]);
+    }
+    return chosen;
+  }
+
+  function regionsLimit(ppl, count, threshold) {
+    // decide.regions_limit: the threshold, or the perplexity of the page's median token if higher
+    // (only on a page with a block at or below the threshold)
+    if (!ppl.some((p) => p <= threshold)) return threshold;
+    const order = ppl.map((p, b) => b).sort((a, b) => ppl[a] - ppl[b] || a - b);
+    const half = count.reduce((x, y) => x + y, 0) / 2;
+    let seen = 0;
+    for (const b of order) {
+      seen += count[b];
+      if (seen >= half) return Math.max(threshold, ppl[b]);
+    }
+    return threshold;
+  }
+
   function decideKeep(data, threshold) {
     const sentences = data.sentences;
     if (data.passthrough || sentences.some((s) => s.perplexity === null)) return sentences.map(() => true);
     if (data.method === "sentences") return sentences.map((s) => s.perplexity <= threshold);
     const { ppl, count } = blockStats(sentences);
     let first, last;
+    if (data.method === "regions") {
+      const limit = regionsLimit(ppl, count, threshold), logT = Math.log10(limit);
+      const cap = data.method_params.negative_token_cap, short = data.method_params.short_block_tokens;
+      const weights = ppl.map((p, b) => {
+        const margin = logT - Math.log10(p);
+        return margin > 0 ? count[b] * margin : Math.min(count[b], cap) * margin;
+      });
+      const keptBlock = ppl.map(() => false);
+      for (const [a, z] of runs(weights, data.method_params.regions_fraction)) {
+        for (let b = a; b <= z; b++) keptBlock[b] = !(ppl[b] > limit && count[b] < short);
+      }
+      return sentences.map((s) => keptBlock[s.block]);
+    }
     if (data.method === "region") {
       const logT = Math.log10(threshold), cap = data.method_params.negative_token_cap;
       const weights = ppl.map((p, b) => {
