@@ -26,6 +26,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,19 @@ def build_warcs(dev_dir: Path, pages: int, files: int) -> Path:
     return out
 
 
+def run_timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """(result, wall seconds, CPU seconds): CPU is user + system time of the command and every
+    process it waited for (the extractor's sandbox child included), so it does not count the
+    minutes in which another job on this shared machine had the core."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc, wall, cpu
+
+
 def step_times(stats_json: Path) -> dict[str, float]:
     """datatrove's per-step total time (seconds, summed over tasks) from its merged stats.json."""
     if not stats_json.exists():
@@ -98,13 +112,12 @@ def run_plexity(warc_dir: Path, workers: int, tasks: int, extractor: str, work: 
     cmd = [str(PLEXITY), "run", str(warc_dir), "--output-dir", str(out), "--executor", "local",
            "--tasks", str(tasks), "--workers", str(workers), "--extractor", extractor]
     load_before = loadavg()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
+    proc, seconds, cpu = run_timed(cmd)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     summary = [line for line in proc.stdout.splitlines() if "WARC records read" in line]
-    return {"workers": workers, "tasks": tasks, "seconds": round(seconds, 2), "command": " ".join(cmd[1:]),
+    return {"workers": workers, "tasks": tasks, "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
+            "command": " ".join(cmd[1:]),
             "summary": summary[0] if summary else None, "step_seconds": step_times(out / "logs" / "stats.json"),
             "loadavg_before": load_before, "loadavg_after": loadavg()}
 
@@ -199,35 +212,42 @@ def run_datatrove_anchor(warc_dir: Path, work: Path) -> dict:
     pipeline users run today, timed like `plexity run` (wall clock of a fresh process)."""
     out = work / "datatrove-anchor"
     shutil.rmtree(out, ignore_errors=True)
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", DATATROVE_ANCHOR, str(warc_dir), str(out)],
-                          capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
+    proc, seconds, cpu = run_timed([sys.executable, "-c", DATATROVE_ANCHOR, str(warc_dir), str(out)])
     if proc.returncode != 0:
         raise SystemExit(f"datatrove anchor failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     written = sum(1 for f in (out / "output").glob("*.jsonl.gz") for _ in gzip.open(f, "rt"))
-    return {"seconds": round(seconds, 2), "documents_written": written,
+    return {"seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2), "documents_written": written,
             "step_seconds": step_times(out / "logs" / "stats.json")}
 
 
-def compare_with_datatrove(warc_dir: Path, pages: int, rounds: int, work: Path) -> dict:
+def compare_with_datatrove(warc_dir: Path, pages: int, rounds: int, work: Path,
+                           extractors: tuple[str, ...] = ("trafilatura", "fast", "tags")) -> dict:
     """Alternate datatrove's pipeline and `plexity run` (one worker, one task per WARC file is
     not used here: tasks=1 so both read every file in one process) per extractor, `rounds`
     times; report the best wall time of each, pages/s, and the ratio to datatrove's."""
     best: dict[str, float] = {}
+    best_cpu: dict[str, float] = {}
+    per_round = []
     for _ in range(rounds):
-        for name in ["datatrove", "trafilatura", "fast", "tags"]:
+        walls = {}
+        for name in ["datatrove", *extractors]:
             if name == "datatrove":
                 r = run_datatrove_anchor(warc_dir, work)
-                s = r["seconds"]
                 print(f"  datatrove wrote {r['documents_written']} documents; step time {r['step_seconds']}")
             else:
-                s = run_plexity(warc_dir, 1, 1, name, work)["seconds"]
+                r = run_plexity(warc_dir, 1, 1, name, work)
+            s, cpu = r["seconds"], r["cpu_seconds"]
+            walls[name] = s
             best[name] = min(best.get(name, s), s)
-            print(f"  {name}: {s:.1f} s")
+            best_cpu[name] = min(best_cpu.get(name, cpu), cpu)
+            print(f"  {name}: {s:.1f} s wall, {cpu:.1f} s CPU (load {loadavg()})")
+        per_round.append({k: round(walls["datatrove"] / v, 2) for k, v in walls.items()})
+        print(f"  this round, x datatrove (wall): {per_round[-1]}")
     pps = {k: round(pages / v, 1) for k, v in best.items()}
-    return {"best_seconds": best, "pages_per_s": pps,
-            "ratio_to_datatrove": {k: round(v / pps["datatrove"], 2) for k, v in pps.items()}}
+    return {"best_seconds": best, "best_cpu_seconds": best_cpu, "pages_per_s": pps,
+            "ratio_to_datatrove": {k: round(v / pps["datatrove"], 2) for k, v in pps.items()},
+            "cpu_ratio_to_datatrove": {k: round(best_cpu["datatrove"] / v, 2) for k, v in best_cpu.items()},
+            "ratio_per_round": per_round}
 
 
 def main() -> int:
@@ -242,6 +262,8 @@ def main() -> int:
     parser.add_argument("--vs-datatrove", type=int, default=0, metavar="ROUNDS",
                         help="also time datatrove's WarcReader->Trafilatura->JsonlWriter against plexity run "
                              "(trafilatura, fast, tags; one worker, one task), alternating, ROUNDS times")
+    parser.add_argument("--vs-extractors", nargs="+", default=["trafilatura", "fast", "tags"],
+                        choices=["trafilatura", "fast", "tags"], help="plexity run's extractors in --vs-datatrove")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.files, args.profile_pages = 152, 2, 50
@@ -265,8 +287,9 @@ def main() -> int:
         versus = None
         if args.vs_datatrove:
             print("datatrove's pipeline vs plexity run, one worker, alternating:")
-            versus = compare_with_datatrove(warc_dir, args.pages, args.vs_datatrove, work)
-            print(f"  pages/s {versus['pages_per_s']}; ratio to datatrove {versus['ratio_to_datatrove']}")
+            versus = compare_with_datatrove(warc_dir, args.pages, args.vs_datatrove, work, tuple(args.vs_extractors))
+            print(f"  pages/s {versus['pages_per_s']}; ratio to datatrove (best wall times) "
+                  f"{versus['ratio_to_datatrove']}; by CPU seconds {versus['cpu_ratio_to_datatrove']}")
         profile = profile_single_process(warc_dir, args.profile_pages, args.extractor, work)
     print(f"single-process profile of the same steps on {profile['pages']} pages "
           f"({profile['pages_per_s_single_process']} pages/s): seconds {profile['seconds']}, "

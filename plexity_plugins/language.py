@@ -14,9 +14,15 @@ langid's cost grows faster than linearly on long inputs.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import re
+import shutil
+import tempfile
+from array import array
 from functools import lru_cache
+from pathlib import Path
 
 from . import native
 
@@ -40,9 +46,9 @@ _SELF_CHECK = ("The cat sat on the mat and looked at the birds.", "Der Hund läu
 
 @lru_cache(maxsize=1)
 def _identifier():
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    from py3langid.langid import LanguageIdentifier
 
-    stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    stock = _stock_identifier(LanguageIdentifier)
     if not native.ENABLED:
         return stock
     try:
@@ -53,6 +59,117 @@ def _identifier():
     except Exception as exc:  # noqa: BLE001 - another py3langid version: keep its own code
         logger.warning("compiled language-identification walk unavailable (%s): using py3langid's", exc)
     return stock
+
+
+# -- py3langid's tables, decompressed once ---------------------------------------------------
+# py3langid ships its model LZMA-compressed: every process that loads it spends ~0.5 s
+# decompressing 68 MB (as long as cleaning a hundred pages).  The first load writes the tables
+# uncompressed to the cache directory; later loads memory-map them (a few ms, and the pages
+# are shared by every process on the machine).  The copy is checked against answers py3langid
+# itself gave when it was written; anything amiss and py3langid's own loader is used.
+TABLES_FORMAT = 1
+_TABLE_CHECKS = ("The cat sat on the mat and looked at the birds.", "Der Hund läuft über die Straße.",
+                 "Ceci n'est pas une pipe, mais une œuvre d'art.", "東京は日本の首都です。")
+
+
+def cache_dir() -> Path:
+    """Where derived data is kept: ``$PLEXITY_CACHE_DIR``, else the user's cache directory
+    (``~/.cache/plexity_plugins`` on Linux)."""
+    env = os.environ.get("PLEXITY_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("plexity_plugins"))
+
+
+def _tables_dir() -> Path:
+    import py3langid
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+
+    source = Path(MODEL_DIR) / MODEL_FILE
+    stat = source.stat()
+    version = getattr(py3langid, "__version__", "unknown")
+    return cache_dir() / "langid" / f"py3langid-{version}-{stat.st_size}-{stat.st_mtime_ns}-v{TABLES_FORMAT}"
+
+
+def _stock_identifier(identifier_class):
+    """py3langid's identifier (normalised probabilities), from the cached tables when they are
+    there and sound, else from py3langid's model file (then cached for the next process)."""
+    try:
+        directory = _tables_dir()
+    except Exception as exc:  # noqa: BLE001 - no cache location: load as py3langid does
+        logger.debug("language tables: no cache (%s)", exc)
+        directory = None
+    if directory is not None and (directory / "manifest.json").is_file():
+        try:
+            identifier = _identifier_from_tables(identifier_class, directory)
+            if _answers(identifier) == json.loads((directory / "manifest.json").read_text())["answers"]:
+                return identifier
+            logger.warning("cached language tables in %s give other answers than py3langid: not used, "
+                           "written again", directory)
+        except Exception as exc:  # noqa: BLE001 - damaged or partial copy: py3langid's own loader instead
+            logger.warning("cached language tables in %s unreadable (%s): not used, written again", directory, exc)
+        shutil.rmtree(directory, ignore_errors=True)  # (a process that has them mapped keeps its pages)
+    from py3langid.langid import MODEL_FILE
+
+    stock = identifier_class.from_model_file(MODEL_FILE, norm_probs=True)
+    if directory is not None:
+        _write_tables(stock, directory)
+    return stock
+
+
+def _answers(identifier) -> list:
+    return [[text, *map(str, identifier.classify(text))] for text in _TABLE_CHECKS]
+
+
+def _identifier_from_tables(identifier_class, directory: Path):
+    import numpy as np
+
+    def load(name):
+        return np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+
+    def as_array(values, typecode):  # the stdlib arrays py3langid's loader makes
+        out = array(typecode)
+        out.frombytes(memoryview(np.ascontiguousarray(values)).cast("B"))
+        return out
+
+    nextmove, row = load("nextmove"), load("nextmove_row")
+    if not native.ENABLED:  # py3langid's own walk, byte by byte: faster on its stdlib array
+        nextmove = as_array(nextmove, _TYPECODES[nextmove.dtype.itemsize])
+    # (else the compiled walk reads the mapping itself: the two big tables, 67 MB, stay
+    # file-backed pages that every process on the machine shares)
+    return identifier_class(load("ptc"), np.asarray(load("pc")), load("classes").tolist(), nextmove,
+                            load("out_feat").tolist(), norm_probs=True,
+                            tk_row=as_array(row, _TYPECODES[row.dtype.itemsize]))
+
+
+_TYPECODES = {2: "H", 4: "I", 8: "L"}
+
+
+def _write_tables(stock, directory: Path) -> None:
+    """The stock identifier's tables as .npy files, with the answers they must give; written
+    to a temporary directory renamed into place, so a reader never sees half a copy."""
+    import numpy as np
+
+    tmp = None
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".partial-"))
+        tables = {"ptc": stock.nb_ptc, "pc": stock.nb_pc, "classes": np.array(stock.nb_classes),
+                  "nextmove": np.frombuffer(stock.tk_nextmove, dtype=f"u{stock.tk_nextmove.itemsize}"),
+                  "nextmove_row": np.frombuffer(stock.tk_row, dtype=f"u{stock.tk_row.itemsize}"),
+                  "out_feat": np.array(stock.tk_output, dtype=np.int32)}
+        for name, values in tables.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(values), allow_pickle=False)
+        (tmp / "manifest.json").write_text(json.dumps({"answers": _answers(stock)}))
+        os.rename(tmp, directory)  # fails if another process got there first: theirs is as good
+        tmp = None
+    except OSError as exc:
+        logger.debug("language tables not cached in %s: %s", directory, exc)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _compiled_identifier(base, stock):

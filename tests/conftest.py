@@ -40,6 +40,17 @@ def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, thresh
     return directory
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory):
+    """Derived data (the language identifier's decompressed tables) goes to a directory of the
+    test session's own, for this process and the ones it starts, not to the user's cache."""
+    import os
+
+    if "PLEXITY_CACHE_DIR" not in os.environ:
+        os.environ["PLEXITY_CACHE_DIR"] = str(tmp_path_factory.mktemp("plexity-cache"))
+    yield
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")

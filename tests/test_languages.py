@@ -224,3 +224,76 @@ def test_glotlid_and_iso_639_3_labels_match_the_models_language(german_model, ti
     assert scorer.clean(GERMAN_PAGE, language="eng_Latn").passthrough == "language:en"
     models = LanguageModels({"eng": str(tiny_model), "de": german_model}, threshold=100.0)
     assert models.clean(ENGLISH, language="eng_Latn").model == "tiny"
+
+
+# -- the language identifier's tables, decompressed once -------------------------------------
+
+SAMPLES = ["The council approved the budget for the new library on Tuesday evening.",
+           "Der Stadtrat hat am Dienstag den Haushalt für die neue Bibliothek beschlossen.",
+           "Le conseil municipal a approuvé mardi le budget de la nouvelle bibliothèque."]
+
+
+@pytest.fixture
+def fresh_identifier(tmp_path, monkeypatch):
+    """An empty cache directory, and the identifier loaded anew (and again after the test)."""
+    from plexity_plugins import language
+
+    monkeypatch.setenv("PLEXITY_CACHE_DIR", str(tmp_path / "cache"))
+    language._identifier.cache_clear()
+    yield language
+    language._identifier.cache_clear()
+
+
+def _stock_answers():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return [stock.classify(text) for text in SAMPLES]
+
+
+def test_the_first_load_caches_the_tables_and_the_next_one_reads_them_alone(fresh_identifier, monkeypatch):
+    language = fresh_identifier
+    expected = _stock_answers()
+    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    [cached] = (language.cache_dir() / "langid").iterdir()
+    assert (cached / "manifest.json").is_file() and (cached / "ptc.npy").is_file()
+
+    from py3langid.langid import LanguageIdentifier
+
+    def no_lzma(*args, **kwargs):
+        raise AssertionError("py3langid's compressed model was loaded again")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(no_lzma))
+    language._identifier.cache_clear()
+    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+
+
+def test_a_damaged_copy_is_not_used(fresh_identifier, caplog):
+    language = fresh_identifier
+    expected = _stock_answers()
+    language._identifier()
+    [cached] = (language.cache_dir() / "langid").iterdir()
+    ptc = cached / "ptc.npy"
+    data = bytearray(ptc.read_bytes())
+    data[-200_000:] = bytes(200_000)  # zeroed weights: a copy that loads but answers wrongly
+    ptc.write_bytes(bytes(data))
+    language._identifier.cache_clear()
+    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    assert "not used" in caplog.text
+
+    (cached / "nextmove.npy").write_bytes(b"truncated")
+    language._identifier.cache_clear()
+    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+
+    caplog.clear()  # each time a sound copy was written in its place
+    language._identifier.cache_clear()
+    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    assert "not used" not in caplog.text
+
+
+def test_an_unwritable_cache_directory_only_costs_time(fresh_identifier, tmp_path, monkeypatch):
+    language = fresh_identifier
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("PLEXITY_CACHE_DIR", str(blocker))
+    assert [language._identifier().classify(t) for t in SAMPLES] == _stock_answers()

@@ -48,7 +48,6 @@ class PerplexityDocumentFilter(BaseFilter):
     """
 
     name = "🧮 Perplexity document"
-    _requires_dependencies = ["kenlm"]
 
     def __init__(
         self,

@@ -53,7 +53,6 @@ class HtmlTagsExtractor(_PlexityExtractor):
     """
 
     name = "🏷 HTML tags"
-    _requires_dependencies = ["lxml"]
     to_text = staticmethod(html_to_text_tags)
 
 
@@ -76,7 +75,6 @@ class TrafilaturaExtractor(_PlexityExtractor):
     """
 
     name = "⛏ Trafilatura (plexity)"
-    _requires_dependencies = ["trafilatura"]
     to_text = staticmethod(html_to_text_trafilatura)
 
 
@@ -95,5 +93,4 @@ class FastExtractor(_PlexityExtractor):
     """
 
     name = "⚡ fast (resiliparse)"
-    _requires_dependencies = ["resiliparse"]
     to_text = staticmethod(html_to_text_fast)

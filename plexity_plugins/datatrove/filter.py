@@ -78,7 +78,6 @@ class PerplexitySentenceFilter(BaseFilter):
     """
 
     name = "🧮 Perplexity sentences"
-    _requires_dependencies = ["kenlm", "blingfire"]
 
     def __init__(
         self,

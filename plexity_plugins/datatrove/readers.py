@@ -56,7 +56,6 @@ class WarcHtmlReader(BaseDiskReader):
     """
 
     name = "🕷 WARC HTML"
-    _requires_dependencies = ["warcio", "w3lib"]
 
     def __init__(
         self,

@@ -36,7 +36,6 @@ class WarcResponseWriter(DiskWriter):
 
     default_output_filename: str = "${rank}.warc.gz"
     name = "🗄 WARC"
-    _requires_dependencies = ["warcio"]
 
     def __init__(self, output_folder: DataFolderLike, output_filename: str = None, adapter: Callable = None,
                  max_file_size: int = -1):
