@@ -140,8 +140,61 @@ def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
 
 def _runs(weights: list[float], fraction: float) -> list[tuple[int, int]]:
     """(first, last) block of the best run and of every further run whose sum is at least
-    `fraction` of the best one's, in page order.  Iterated Kadane: after each run is taken,
-    the best run is looked for again on each side of it (never across a taken run)."""
+    `fraction` of the best one's, in page order.
+
+    The runs are the page's maximal scoring runs: the best run, then the best run on each
+    side of it, and so on, never across a run already taken (iterated Kadane;
+    `_runs_by_iterated_kadane`, the reference).  Every run deeper down on a side scores at
+    most what that side's best run scores, so they are exactly the maximal runs scoring at
+    least `fraction` of the best.  Found here in one pass (Ruzzo and Tompa's algorithm, 1999):
+    iterated Kadane rescans what is left after each run, quadratic on a page of many small
+    runs (8,000 alternating blocks: 0.7 s; a hostile page of 500,000: most of an hour)."""
+    runs = maximal_runs(weights)
+    if not runs:
+        return []
+    best = max(total for _, _, total in runs)
+    return [(first, last) for first, last, total in runs if total >= fraction * best]
+
+
+def maximal_runs(weights: list[float]) -> list[tuple[int, int, float]]:
+    """Every maximal scoring run of `weights` as (first, last, sum), in order: Ruzzo and
+    Tompa, "A linear time algorithm for finding all maximal scoring subsequences" (ISMB 1999).
+
+    Left to right, each positive weight opens a run; a run is merged into the nearest run to
+    its left that starts at a lower cumulative sum, if that run ends at a lower cumulative sum
+    than this one does (the two together score more than either).  Each run keeps a pointer
+    to the nearest run on its left starting lower still, so the search skips what cannot
+    match: linear time overall.  Leading and trailing zero weights are not part of a run (as
+    with `_max_region`)."""
+    first_of: list[int] = []
+    last_of: list[int] = []
+    low: list[float] = []  # cumulative sum before the run's first block
+    high: list[float] = []  # cumulative sum after its last block
+    left: list[int] = []  # the nearest run to the left with a lower `low`, or -1
+    cumulative = 0.0
+    for i, w in enumerate(weights):
+        if w > 0:
+            first, run_low, run_high = i, cumulative, cumulative + w
+            while True:
+                j = len(low) - 1
+                while j >= 0 and low[j] >= run_low:
+                    j = left[j]
+                if j >= 0 and high[j] < run_high:  # merge runs j..this one into one run
+                    first, run_low = first_of[j], low[j]
+                    del first_of[j:], last_of[j:], low[j:], high[j:], left[j:]
+                    continue
+                first_of.append(first)
+                last_of.append(i)
+                low.append(run_low)
+                high.append(run_high)
+                left.append(j)
+                break
+        cumulative += w
+    return [(f, l, h - lo) for f, l, lo, h in zip(first_of, last_of, low, high)]
+
+
+def _runs_by_iterated_kadane(weights: list[float], fraction: float) -> list[tuple[int, int]]:
+    """`_runs` by its definition (quadratic): the reference its tests compare it with."""
     best_span = _max_region(weights)
     if best_span is None:
         return []

@@ -141,3 +141,32 @@ def test_the_median_token_never_lowers_the_threshold():
     ppl, count = [300.0, 400.0, 90000.0], [60, 50, 4]
     assert decide.regions_limit(ppl, count, THRESHOLD) == THRESHOLD
     assert decide.regions_limit([], [], THRESHOLD) == THRESHOLD
+
+
+def test_the_runs_are_those_of_iterated_kadane():
+    """`regions` finds its runs in one pass (Ruzzo-Tompa); they are exactly the runs that
+    taking the best run and searching again on each side of it would give."""
+    import random
+
+    rng = random.Random(19)
+    for _ in range(3000):
+        n = rng.randint(0, 30)
+        if rng.random() < 0.3:  # ties and zero weights: repeated blocks, the median block
+            weights = [rng.choice([-3.0, -1.0, 0.0, 1.0, 2.0, 5.0]) for _ in range(n)]
+        else:
+            weights = [rng.uniform(-10, 10) for _ in range(n)]
+        for fraction in (0.0, decide.REGIONS_FRACTION, 1.0):
+            assert decide._runs(weights, fraction) == decide._runs_by_iterated_kadane(weights, fraction)
+
+
+def test_a_page_of_many_small_runs_is_decided_in_linear_time():
+    """A hostile page: 200,000 blocks, good and junk alternating, each good one a run of its
+    own.  Searching again after each run (quadratic) would take minutes; the one-pass search
+    takes a fraction of a second (the limit here only guards against a hang)."""
+    import time
+
+    weights = [5.0, -6.0] * 100_000
+    started = time.perf_counter()
+    runs = decide._runs(weights, decide.REGIONS_FRACTION)
+    assert len(runs) == 100_000 and runs[:2] == [(0, 0), (2, 2)]
+    assert time.perf_counter() - started < 10

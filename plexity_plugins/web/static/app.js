@@ -89,23 +89,32 @@
   }
 
   function runs(weights, fraction) {
-    // decide._runs: the best run, then every further run (the best one left on either side of
-    // those taken, never across one) whose sum is at least `fraction` of the best one's
-    const sum = (a, b) => weights.slice(a, b + 1).reduce((x, y) => x + y, 0);
-    const bestSpan = maxRegion(weights);
-    if (bestSpan === null) return [];
-    const best = sum(bestSpan[0], bestSpan[1]);
-    const chosen = [bestSpan], pending = [[0, bestSpan[0]], [bestSpan[1] + 1, weights.length]];
-    while (pending.length) {
-      const [lo, hi] = pending.pop();
-      const span = maxRegion(weights.slice(lo, hi));
-      if (span === null) continue;
-      const first = span[0] + lo, last = span[1] + lo;
-      if (sum(first, last) < fraction * best) continue;
-      chosen.push([first, last]);
-      pending.push([lo, first], [last + 1, hi]);
-    }
-    return chosen;
+    // decide._runs: the page's maximal scoring runs (decide.maximal_runs, Ruzzo-Tompa, one
+    // pass) whose sum is at least `fraction` of the best one's
+    const first = [], last = [], low = [], high = [], left = [];
+    let cumulative = 0;
+    weights.forEach((w, i) => {
+      if (w > 0) {
+        let start = i, runLow = cumulative;
+        const runHigh = cumulative + w;
+        for (;;) {
+          let j = low.length - 1;
+          while (j >= 0 && low[j] >= runLow) j = left[j];
+          if (j >= 0 && high[j] < runHigh) {  // merge runs j..this one into one run
+            start = first[j]; runLow = low[j];
+            for (const list of [first, last, low, high, left]) list.length = j;
+            continue;
+          }
+          first.push(start); last.push(i); low.push(runLow); high.push(runHigh); left.push(j);
+          break;
+        }
+      }
+      cumulative += w;
+    });
+    if (!first.length) return [];
+    const totals = high.map((h, k) => h - low[k]);
+    const best = totals.reduce((a, b) => (b > a ? b : a), -Infinity);
+    return first.map((f, k) => [f, last[k], totals[k]]).filter(r => r[2] >= fraction * best).map(r => [r[0], r[1]]);
   }
 
   function regionsLimit(ppl, count, threshold) {
