@@ -1,7 +1,7 @@
 """Cleaning quality on three public benchmarks, each split by site into two halves, in one run.
 
     .venv/bin/python bench/quality.py [--bench DIR] [--quick] [--sets articles,wcxb,cleaneval]
-                                      [--variants fast,trafilatura] [--model M] [--threshold T] [--json PATH]
+                                      [--model M] [--threshold T] [--json PATH] [--variants A,B,...]
 
 Sets (read in place from ``../shared/bench``; the script stops with exit status 2 if they are absent):
 
@@ -20,7 +20,8 @@ Extractors: trafilatura, jusText (English stop list; bench-only dependency), res
 "all visible text" (our tag remover, nothing removed) and our ``fast`` extractor, plus one combination
 measured but not shipped (trafilatura's text unless fast finds five times as many words); pipelines
 add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
-paper's per-sentence rule on tag text.  Extractor outputs are cached in ``--cache`` (default
+paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
+on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
 /tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
 extract.py); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
 the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
@@ -225,9 +226,10 @@ def _source(*names: str) -> str:
 
 
 _TAGS_CODE = ("html_to_text_tags", "_parse", "_is_hidden", "SKIP_TAGS", "BLOCK_TAGS")
-_FAST_CODE = ("html_to_text_fast", "_FAST_OPTIONS", "_MAX_ARTICLES", "_closest_article", "_shape", "_declared_body", "_BODY_ID", "_BODY_CLASS", "_BODY_TAGS",
-              "_BODY_CANDIDATES", "_is_named_body", "_first_unrepeated", "_DECLARED_CANDIDATES", "_STORY_ID", "_STORY_CLASS",
-              "_STORY_CANDIDATES", "_is_story_body",
+# fast's cache is keyed by all of its code, helpers included
+_FAST_CODE = ("html_to_text_fast", "_FAST_OPTIONS", "_MAX_ARTICLES", "_closest_article", "_shape", "_declared_body",
+              "_BODY_ID", "_BODY_CLASS", "_BODY_TAGS", "_BODY_CANDIDATES", "_is_named_body", "_first_unrepeated",
+              "_DECLARED_CANDIDATES", "_STORY_ID", "_STORY_CLASS", "_STORY_CANDIDATES", "_is_story_body",
               "_keep_only", "_LINK_BLOCKS", "_drop_link_dense", "_drop_headers")
 
 
@@ -256,7 +258,8 @@ LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse
 # pipeline name -> (extractor, filter method or None for the extractor's own default)
 PIPELINES = {"trafilatura+filter": ("trafilatura", None), "fast+filter": ("fast", None),
              "trafilatura|fast+filter": ("trafilatura|fast", "trim"),
-             "tags+filter": ("tags", None), "tags+sentences": ("tags", "sentences")}
+             "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
+             "tags+sentences": ("tags", "sentences")}
 
 
 def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Path) -> tuple[dict[str, str], float]:
@@ -333,22 +336,35 @@ def available(extractor: str) -> bool:
         extractor != "fast" or "fast" in plexity_extract.EXTRACTORS)
 
 
+def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:
+    """The extractors, combinations and pipelines to run for `variants` (None: all of them): a
+    pipeline needs its extractor, a combination its parts."""
+    if variants is None:
+        return set(EXTRACTORS), set(DERIVED), set(PIPELINES)
+    pipelines = {v for v in variants if v in PIPELINES}
+    derived = {v for v in variants if v in DERIVED} | {PIPELINES[p][0] for p in pipelines if PIPELINES[p][0] in DERIVED}
+    extractors = ({v for v in variants if v in EXTRACTORS} | {PIPELINES[p][0] for p in pipelines}
+                  | {part for d in derived for part in DERIVED[d][0]}) - set(DERIVED)
+    return extractors, derived, pipelines
+
+
 def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = None,
         threshold: float | None = None, cache_dir: Path = Path("/tmp/quality-cache"),
-        only: list[str] | None = None) -> dict:
-    """`only`: the extractors to run (None: all installed); the pipelines and combinations
-    built on them follow."""
+        variants: list[str] | None = None) -> dict:
     scorers = Scorers(bench, sets)
-    extractors = [name for name in EXTRACTORS if available(name) and (only is None or name in only)]
-    derived = {name: spec for name, spec in DERIVED.items() if all(part in extractors for part in spec[0])}
-    pipelines = {name: spec for name, spec in PIPELINES.items() if spec[0] in extractors or spec[0] in derived}
+    wanted_extractors, wanted_derived, wanted_pipelines = selected(variants)
+    extractors = [name for name in EXTRACTORS if name in wanted_extractors and available(name)]
+    derived = {name: spec for name, spec in DERIVED.items()
+               if name in wanted_derived and all(part in extractors for part in spec[0])}
+    pipelines = {name: spec for name, spec in PIPELINES.items()
+                 if name in wanted_pipelines and (spec[0] in extractors or spec[0] in derived)}
     filters = {}
     for name, (extractor, method) in pipelines.items():
         filters[name] = PerplexityScorer(model, threshold=threshold, method=method or method_for_extractor(extractor))
     results: dict = {"model": next(iter(filters.values())).model_name if filters else None,
                      "methods": {n: f.method for n, f in filters.items()},
                      "thresholds": {n: f.threshold for n, f in filters.items()},
-                     "missing_extractors": [n for n in EXTRACTORS if not available(n)],
+                     "missing_extractors": [n for n in EXTRACTORS if n in wanted_extractors and n not in extractors],
                      "quick": quick, "sets": {}, "pages_per_second": {}}
     all_pages: list[dict] = []
     for set_name in sets:
@@ -464,11 +480,11 @@ def main() -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
-    parser.add_argument("--variants", default=None,
-                        help="comma-separated extractors to run (default: all installed), e.g. fast; "
-                             "their pipelines follow (fast -> fast alone, fast+filter)")
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
     parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
+    parser.add_argument("--variants", default=None,
+                        help="comma-separated extractors, combinations and pipelines to measure (default: all), "
+                             f"from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
     parser.add_argument("--trim-relative", type=float, default=None,
                         help="override decide.TRIM_RELATIVE (0: the global threshold alone, the rule before it)")
     args = parser.parse_args()
@@ -476,6 +492,10 @@ def main() -> int:
     unknown = [s for s in sets if s not in SET_DIRS]
     if unknown:
         parser.error(f"unknown set(s) {unknown}: choose from {', '.join(SET_DIRS)}")
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else None
+    unknown = [v for v in variants or [] if v not in {*EXTRACTORS, *DERIVED, *PIPELINES}]
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}: choose from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
     absent = [str(args.bench / SET_DIRS[s]) for s in sets if not (args.bench / SET_DIRS[s]).is_dir()]
     if absent:
         print(f"bench/quality.py: benchmark data not found: {', '.join(absent)}\n"
@@ -486,12 +506,7 @@ def main() -> int:
         from plexity_plugins import decide
 
         decide.TRIM_RELATIVE = args.trim_relative
-    only = None
-    if args.variants:
-        only = [v.strip() for v in args.variants.split(",") if v.strip()]
-        if unknown := [v for v in only if v not in EXTRACTORS]:
-            parser.error(f"unknown variant(s) {unknown}: choose from {', '.join(EXTRACTORS)}")
-    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, only)
+    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants)
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)

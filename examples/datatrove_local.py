@@ -43,7 +43,7 @@ def main() -> None:
             WarcHtmlReader(args.input_dir, glob_pattern="**/*.warc*"),
             HtmlTagsExtractor(),
             PerplexitySentenceFilter(  # embedded model, its calibrated threshold
-                method="region",  # after the tag remover: keep the main run of blocks
+                method="regions",  # after the tag remover: keep the content runs of blocks
                 min_chars=50,
                 exclusion_writer=JsonlWriter(str(out / "excluded")),
             ),

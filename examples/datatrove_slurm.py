@@ -51,7 +51,7 @@ def main() -> None:
             HtmlTagsExtractor(),
             # Loaded lazily: each array task opens the (memory-mapped) model once.
             PerplexitySentenceFilter(
-                method="region",  # after the tag remover: keep the main run of blocks
+                method="regions",  # after the tag remover: keep the content runs of blocks
                 min_chars=50,
                 exclusion_writer=JsonlWriter(str(out / "excluded")),
             ),

@@ -19,10 +19,11 @@ counts in ``n`` like any other token; `SentenceScore.oov` says how many there we
 This is KenLM's own "perplexity including OOVs" (``kenlm.Model.perplexity``).
 
 Which sentences are dropped is decided by a method (`plexity_plugins.decide`):
-``region`` (default) keeps the best contiguous run of blocks, ``trim`` drops junk at
-the edges of already-extracted text, ``sentences`` is the paper's per-sentence rule.
-The threshold is the model's calibrated default unless one is given: its
-``threshold`` for ``region`` and ``sentences``, its ``threshold_extracted`` for ``trim``.
+``region`` (default) keeps the best contiguous run of blocks, ``regions`` the best runs
+(for the tag remover's text), ``trim`` drops junk at the edges of already-extracted text,
+``sentences`` is the paper's per-sentence rule.  The threshold is the model's calibrated
+default unless one is given: its ``threshold`` for ``region``, ``regions`` and
+``sentences``, its ``threshold_extracted`` for ``trim``.
 
 Text in another language than the model's (see `plexity_plugins.language`) is passed
 through unfiltered and flagged, because an English model scores every sentence of,
@@ -255,8 +256,9 @@ class PerplexityScorer:
         model: model name, path, or None for the embedded default (see `plexity models`).
         threshold: perplexity above which text counts as boilerplate; None = the model's
             calibrated default for the method (stored in its metadata).
-        method: "region" (default), "trim" (for text a main-content extractor produced)
-            or "sentences" (the paper's per-sentence rule); see `plexity_plugins.decide`.
+        method: "region" (default), "regions" (for the tag remover's text: several content
+            runs), "trim" (for text a main-content extractor produced) or "sentences" (the
+            paper's per-sentence rule); see `plexity_plugins.decide`.
         max_sentence_chars: longer "sentences" (text without sentence punctuation) are
             cut at whitespace into pieces of at most this many characters.
         allow_tokenizer_mismatch: use a model built with another tokenizer version
@@ -464,6 +466,8 @@ class PerplexityScorer:
             keep = decide.keep_sentences(ppl, limit)
         elif self.method == "region":
             keep = decide.keep_region(blocks, logprobs, counts, limit)
+        elif self.method == "regions":
+            keep = decide.keep_regions(blocks, logprobs, counts, limit)
         else:
             keep = decide.keep_trim(blocks, logprobs, counts, limit)
         n_dropped = keep.count(False)

@@ -90,8 +90,9 @@ class PerplexityFilterPipeline:
             knows it (used instead of identifying it). Default None.
         PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
             model's (for the method).
-        PLEXITY_METHOD: "region", "trim" or "sentences" (see `plexity_plugins.decide`);
-            default: "trim" after trafilatura, else "region" (as `plexity clean`).
+        PLEXITY_METHOD: "region", "regions", "trim" or "sentences" (see `plexity_plugins.decide`);
+            default: "trim" after trafilatura and fast, "regions" after tags, else "region"
+            (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
         PLEXITY_EXTRACTOR: "tags", "trafilatura" or "none", for HTML input; default as
@@ -176,7 +177,7 @@ class PerplexityFilterPipeline:
         input_format = settings.get("PLEXITY_INPUT_FORMAT", "html")
         extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
         # As `plexity clean`: trafilatura output is already the main content, so only
-        # its edges are trimmed; raw tag text and plain text get the region method.
+        # its edges are trimmed; raw tag text gets the regions method, plain text region.
         method = settings.get("PLEXITY_METHOD") or decide.method_for_extractor(
             extractor if input_format == "html" else None)
         threshold = settings.get("PLEXITY_THRESHOLD")

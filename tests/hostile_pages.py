@@ -47,5 +47,9 @@ def pages(seed: int = 7) -> list[tuple[str, bytes, str | None]]:
                                 + "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace")
                                 + "</body></html>").encode(), html),
         ("no-content-type", ("<!DOCTYPE html><html><body>" + ARTICLE + "</body></html>").encode(), None),
+        # 7,000 content regions, each between runs of gibberish: a decision that searches the
+        # page again after each region it keeps is quadratic here
+        ("many-small-runs", ("<html><body>" + (ARTICLE + "<p>zq xv kj</p><p>vv qz jx</p><p>kq zx vj</p>") * 7000
+                             + "</body></html>").encode(), html),
     ]
     return out

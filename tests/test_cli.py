@@ -76,8 +76,8 @@ def test_clean_text_and_html_files_into_relative_paths(tmp_path):
     assert [r["source"] for r in records if r["reason"] == "unknown_file_type"] == [str(src / "image.png")]
     dropped = [r for r in records if "text" in r]
     assert sorted(d["text"] for d in dropped) == ["Accept all cookies", "Home News", "Share on Facebook"]
-    assert {d["reason"] for d in dropped} == {"outside_main_content_region"}  # tags -> method "region"
-    assert stats["method"] == "region" and all(d["perplexity"] > 0 for d in dropped)
+    assert {d["reason"] for d in dropped} == {"outside_main_content_region"}  # tags -> method "regions"
+    assert stats["method"] == "regions" and all(d["perplexity"] > 0 for d in dropped)
     assert "3 dropped" in proc.stdout
 
 

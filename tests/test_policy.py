@@ -44,7 +44,7 @@ PAGES = [
      policy.DROPPED, policy.NO_TEXT_EXTRACTED),
 ]
 SETTINGS = {"min_chars": 50, "min_kept_fraction": 0.5, "other_languages": "keep"}
-METHOD = "region"  # the tags extractor gives every visible line: the region method finds the article
+METHOD = "regions"  # the tags extractor gives every visible line: its default method finds the article
 
 
 @pytest.fixture(scope="module")

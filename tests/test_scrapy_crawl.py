@@ -77,8 +77,8 @@ def test_articles_are_kept_and_their_boilerplate_removed(crawl):
 
 def test_the_boilerplate_was_removed_by_the_filter_and_written_out(crawl):
     # The project extracts every visible line (PLEXITY_EXTRACTOR = "tags"): the filter
-    # found the article among them (method "region") and wrote out what it dropped.
-    assert crawl.plexity("method") == "region"
+    # found the article among them (method "regions") and wrote out what it dropped.
+    assert crawl.plexity("method") == "regions"
     for path in ARTICLES:
         counts = crawl.items[path]["plexity"]
         assert counts["plexity_sentences_kept"] == len(ARTICLES[path])

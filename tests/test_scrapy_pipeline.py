@@ -3,7 +3,7 @@
 The pipeline runs on a real Crawler (its settings and stats collector) with the real
 embedded model; `process_item` is a coroutine, driven here by asyncio as Scrapy's
 asyncio reactor would.  Most tests use the `tags` extractor (every visible line, then
-the filter finds the article, method `region`), so that what is removed is removed by
+the filter finds the content, method `regions`), so that what is removed is removed by
 the perplexity filter.  The end-to-end crawl is in test_scrapy_crawl.py.
 """
 
@@ -103,7 +103,7 @@ def test_every_item_type_gets_the_cleaned_text_and_its_counts(pipeline, make_ite
     assert not any(line in text for line in BOILERPLATE)
     counts = adapter["plexity"]  # the plexity_* fields of the datatrove step's metadata
     assert counts["plexity_verdict"] == "kept" and counts["plexity_reason"] is None
-    assert counts["plexity_model"] == "en-default" and counts["plexity_method"] == "region"
+    assert counts["plexity_model"] == "en-default" and counts["plexity_method"] == "regions"
     assert counts["plexity_threshold"] == pipeline.scorer.threshold
     assert counts["plexity_sentences_kept"] == 3 and counts["plexity_sentences_dropped"] == 5
     assert counts["plexity_ppl_mean"] > counts["plexity_ppl_median"] > 0  # boilerplate is the long tail
@@ -293,7 +293,7 @@ def test_the_dropped_file_lists_every_dropped_sentence_and_item_with_its_reason(
         run(pipeline, {"url": "http://b", "html": 7})
     pipeline.close_spider()
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    sentences = [r for r in records if r["reason"] == "outside_main_content_region"]  # method region
+    sentences = [r for r in records if r["reason"] == "outside_main_content_region"]  # method regions
     assert [r["text"] for r in sentences] == BOILERPLATE
     assert all(r["source"] == "http://a" and r["perplexity"] > pipeline.scorer.threshold for r in sentences)
     assert records[-1] == {"source": "http://b", "reason": "input_not_text",

@@ -145,7 +145,7 @@ def test_html_is_extracted_first_and_spans_refer_to_the_extracted_text(server):
     assert "tracking" not in data["text"]
     for sentence in data["sentences"]:
         assert extracted[sentence["start"]:sentence["end"]] == sentence["text"]
-    assert data["method"] == "region"  # raw tag text: find the main region, as `plexity clean` does
+    assert data["method"] == "regions"  # raw tag text: find the content regions, as `plexity clean` does
     assert data["clean_text"].startswith("The city council approved the budget")
     assert "Privacy policy" not in data["clean_text"]
     _, trimmed, _ = post(server, {"text": html, "format": "html", "extractor": "trafilatura"})
@@ -170,7 +170,7 @@ def test_the_model_list_names_every_model_and_the_limits(server):
     assert default["language"] == "en" and default["tokenizer"] == "plexity-tok-1"
     assert data["default"] == "en-default" and data["default_extractor"] == "tags"
     assert data["max_bytes"] == MAX_BYTES
-    assert data["methods"] == ["region", "trim", "sentences"]
+    assert data["methods"] == ["region", "regions", "trim", "sentences"]
 
 
 # -- refusals ----------------------------------------------------------------------------

@@ -196,7 +196,7 @@ Related articles | Most read | Newsletter
 Follow us on Instagram"""
 
 
-@pytest.mark.parametrize("method", ["region", "trim", "sentences"])
+@pytest.mark.parametrize("method", ["region", "regions", "trim", "sentences"])
 def test_parity_javascript_decision_port_matches_python(page, server, method):
     """Parity of the JavaScript port of the keep/drop decision (web/static/app.js
     `decideKeep`, `joinKept`) with the Python reference (`plexity_plugins.decide`, which the

@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..decide import METHODS
 from ..extract import EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
@@ -270,8 +271,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-dir", "-o", required=True,
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     add_model_args(p)
-    p.add_argument("--method", choices=("region", "trim", "sentences"), default=None,
-                   help="default: trim after trafilatura, region after tags/none (as plexity clean)")
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help="default: trim after trafilatura and fast, regions after tags, region after none "
+                        "(as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
                    help="HTML to text: datatrove's Trafilatura (default), fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")

@@ -38,7 +38,7 @@ class PerplexitySentenceFilter(BaseFilter):
             (``passthrough_language:xx``; see `plexity_plugins.multilingual`).
         method: how sentences are chosen (`plexity_plugins.decide`): "trim" (default; for text
             from a main-content extractor such as datatrove's Trafilatura, the best variant on
-            our benchmark), "region" (after `HtmlTagsExtractor` or for raw text) or
+            our benchmark), "regions" (after `HtmlTagsExtractor`), "region" (for raw text) or
             "sentences" (the paper's per-sentence rule).
         threshold: perplexity above which text counts as boilerplate; None = the model's
             calibrated default for the method.

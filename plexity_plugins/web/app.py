@@ -225,7 +225,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
             "method_params": {"negative_token_cap": decide.NEGATIVE_TOKEN_CAP,
                               "short_block_tokens": decide.SHORT_BLOCK_TOKENS,
                               "trim_max_tokens": decide.TRIM_MAX_TOKENS,
-                              "trim_relative": decide.TRIM_RELATIVE}}
+                              "trim_relative": decide.TRIM_RELATIVE,
+                              "regions_fraction": decide.REGIONS_FRACTION}}
 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
@@ -268,7 +269,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                 raise ApiError(415, "send the request as Content-Type: application/json")
             query = _parse_request(await _read_body(request, max_bytes))
             form_extractor = query["extractor"] or extractor
-            # as `plexity clean` does: trim trafilatura's output, find the region in anything else
+            # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
             method = query["method"] or (decide.method_for_extractor(form_extractor)
                                          if query["format"] == "html" else decide.DEFAULT_METHOD)
 

@@ -16,7 +16,7 @@ LOG_LEVEL = "INFO"
 ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
 
 # Every visible line of the page goes to the filter, which keeps the article (the
-# best-scoring run of blocks: method "region").  The default, "trafilatura", extracts
+# best-scoring runs of blocks: method "regions").  The default, "trafilatura", extracts
 # the main text first and the filter only trims its edges (method "trim"); it is also
 # ~10x slower on very large pages (bench/scrapy_stall.py).
 PLEXITY_EXTRACTOR = "tags"
@@ -24,7 +24,7 @@ PLEXITY_EXTRACTOR = "tags"
 # Everything below is optional; these are the defaults.
 # PLEXITY_MODEL = None              # embedded default model; or a name / a path
 # PLEXITY_THRESHOLD = None          # the model's calibrated default for the method
-# PLEXITY_METHOD = None             # "region", "trim" or "sentences"; None: by extractor
+# PLEXITY_METHOD = None             # "regions", "region", "trim" or "sentences"; None: by extractor
 # PLEXITY_INPUT_FIELD = "html"
 # PLEXITY_INPUT_FORMAT = "html"     # or "text"
 # PLEXITY_OUTPUT_FIELD = "text"

@@ -88,12 +88,68 @@
     return bestSpan;
   }
 
+  function runs(weights, fraction) {
+    // decide._runs: the page's maximal scoring runs (decide.maximal_runs, Ruzzo-Tompa, one
+    // pass) whose sum is at least `fraction` of the best one's
+    const first = [], last = [], low = [], high = [], left = [];
+    let cumulative = 0;
+    weights.forEach((w, i) => {
+      if (w > 0) {
+        let start = i, runLow = cumulative;
+        const runHigh = cumulative + w;
+        for (;;) {
+          let j = low.length - 1;
+          while (j >= 0 && low[j] >= runLow) j = left[j];
+          if (j >= 0 && high[j] < runHigh) {  // merge runs j..this one into one run
+            start = first[j]; runLow = low[j];
+            for (const list of [first, last, low, high, left]) list.length = j;
+            continue;
+          }
+          first.push(start); last.push(i); low.push(runLow); high.push(runHigh); left.push(j);
+          break;
+        }
+      }
+      cumulative += w;
+    });
+    if (!first.length) return [];
+    const totals = high.map((h, k) => h - low[k]);
+    const best = totals.reduce((a, b) => (b > a ? b : a), -Infinity);
+    return first.map((f, k) => [f, last[k], totals[k]]).filter(r => r[2] >= fraction * best).map(r => [r[0], r[1]]);
+  }
+
+  function regionsLimit(ppl, count, threshold) {
+    // decide.regions_limit: the threshold, or the perplexity of the page's median token if higher
+    // (only on a page with a block at or below the threshold)
+    if (!ppl.some((p) => p <= threshold)) return threshold;
+    const order = ppl.map((p, b) => b).sort((a, b) => ppl[a] - ppl[b] || a - b);
+    const half = count.reduce((x, y) => x + y, 0) / 2;
+    let seen = 0;
+    for (const b of order) {
+      seen += count[b];
+      if (seen >= half) return Math.max(threshold, ppl[b]);
+    }
+    return threshold;
+  }
+
   function decideKeep(data, threshold) {
     const sentences = data.sentences;
     if (data.passthrough || sentences.some((s) => s.perplexity === null)) return sentences.map(() => true);
     if (data.method === "sentences") return sentences.map((s) => s.perplexity <= threshold);
     const { ppl, count } = blockStats(sentences);
     let first, last;
+    if (data.method === "regions") {
+      const limit = regionsLimit(ppl, count, threshold), logT = Math.log10(limit);
+      const cap = data.method_params.negative_token_cap, short = data.method_params.short_block_tokens;
+      const weights = ppl.map((p, b) => {
+        const margin = logT - Math.log10(p);
+        return margin > 0 ? count[b] * margin : Math.min(count[b], cap) * margin;
+      });
+      const keptBlock = ppl.map(() => false);
+      for (const [a, z] of runs(weights, data.method_params.regions_fraction)) {
+        for (let b = a; b <= z; b++) keptBlock[b] = !(ppl[b] > limit && count[b] < short);
+      }
+      return sentences.map((s) => keptBlock[s.block]);
+    }
     if (data.method === "region") {
       const logT = Math.log10(threshold), cap = data.method_params.negative_token_cap;
       const weights = ppl.map((p, b) => {
