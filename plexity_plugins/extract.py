@@ -365,8 +365,8 @@ def _drop_link_dense(element) -> None:
         if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
             chosen.append(block)
     outer = []
-    for block in chosen:
-        if not any(o.contains(block) for o in outer):
+    for block in chosen:  # in document order: a block's descendants come right after it
+        if not (outer and outer[-1].contains(block)):
             outer.append(block)
     for block in outer:
         block.parent.remove_child(block)

@@ -7,9 +7,11 @@ an English model, a cheap test runs first: English prose is 20-45 % function wor
 ("the", "of", "and" ...), other languages' text under 8 % (measured on the 76
 development pages, tag-remover and trafilatura text alike); text at or above
 `ENGLISH_FUNCTION_WORD_SHARE` is English without asking langid, which is slower than
-scoring itself and costs ~70 MB per process once loaded.  Only a sample is classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content
-blocks are long while navigation, often in English on any site, is short; and because
-langid's cost grows faster than linearly on long inputs.
+scoring itself.  Its 68 MB of tables are decompressed once into the cache directory and
+memory-mapped from there, shared by every process (`_stock_identifier`).  Only a sample is
+classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content blocks are long
+while navigation, often in English on any site, is short; and because langid's cost grows
+faster than linearly on long inputs.
 """
 
 from __future__ import annotations
