@@ -461,14 +461,14 @@ def print_markdown(results: dict) -> None:
         data = sets["wcxb"]
         for half in HALVES:
             groups = [g for g in data["groups"] if g in data["variants"][variants[0]][half]]
-            print(f"\nWCXB {half} half, word F1 per page type (pages: "
+            print(f"\nWCXB {half} half, word F1 / P / R per page type (pages: "
                   + ", ".join(f"{g} {data['variants'][variants[0]][half][g]['pages']}" for g in groups) + ")\n")
             print("| variant | all | " + " | ".join(groups) + " |")
             print("|---" * (len(groups) + 2) + "|")
             for v in variants:
                 row = data["variants"][v][half]
-                print(f"| {_md(v)} | {row['all']['f1']:.3f} | "
-                      + " | ".join(f"{row[g]['f1']:.3f}" for g in groups) + " |")
+                print(f"| {_md(v)} | " + " | ".join(f"{row[g]['f1']:.3f} / {row[g]['precision']:.3f} / "
+                                                  f"{row[g]['recall']:.3f}" for g in ["all", *groups]) + " |")
 
 
 def main() -> int:
