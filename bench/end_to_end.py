@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/end_to_end.py [--pages 3040] [--files 4] [--workers 1 2]
                                          [--extractor trafilatura|fast|tags] [--profile-pages 400] [--quick]
+                                         [--vs-datatrove ROUNDS] [--vs-extractors trafilatura fast tags]
 
 1. Builds the input (once, cached under ~/.cache/plexity_plugins/bench/e2e/, never in the repo):
    the dev benchmark pages' HTML (../shared/bench/articles-dev/html) written again and again, each
@@ -9,6 +10,11 @@
 2. Runs `plexity run DIR --executor local --tasks FILES --workers W` for each W, from a clean output
    directory, and reports pages/s (wall clock of the whole command, start-up included) and
    datatrove's own per-step time (its stats.json: the time each step spent, summed over tasks).
+With --vs-datatrove ROUNDS, also alternates datatrove's own WarcReader -> Trafilatura ->
+   JsonlWriter (LocalPipelineExecutor, tasks=1, workers=1) with `plexity run --tasks 1
+   --workers 1` per extractor of --vs-extractors, ROUNDS times, on the same WARCs: best wall
+   time and best CPU seconds (the command's process tree) of each, their ratios to datatrove's,
+   and the wall-time ratio of each round.
 3. Profiles a single-process run of the same pipeline steps (WarcHtmlReader -> extractor ->
    PerplexitySentenceFilter -> JsonlWriter, built by `plexity_plugins.cli.run.build_pipeline`) on
    `--profile-pages` pages: wall time per step with plain timers, then the filter's internals
