@@ -93,6 +93,17 @@ def _blocks(ids: list[int], logprobs: list[float], tokens: list[int]) -> tuple[l
     return [10.0 ** (-l / c) for l, c in zip(lp, count)], count
 
 
+def _block_weights(ppl: list[float], count: list[int], limit: float) -> list[float]:
+    """Each block's weight for ``region`` and ``regions``: tokens x (log10 limit - log10
+    perplexity), the token count capped at `NEGATIVE_TOKEN_CAP` for a block above the limit."""
+    log_t = math.log10(limit)
+    weights = []
+    for p, n in zip(ppl, count):
+        margin = log_t - math.log10(p)
+        weights.append(n * margin if margin > 0 else min(n, NEGATIVE_TOKEN_CAP) * margin)
+    return weights
+
+
 def _max_region(weights: list[float]) -> tuple[int, int] | None:
     """(first, last) block of the maximum-sum run, or None if no run is positive."""
     best, best_span = 0.0, None
@@ -124,11 +135,7 @@ def keep_trim(ids, logprobs, tokens, threshold: float) -> list[bool]:
 def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     """`keep_region` in pure Python: the reference for the compiled one."""
     ppl, count = _blocks(ids, logprobs, tokens)
-    log_t = math.log10(threshold)
-    weights = []
-    for p, n in zip(ppl, count):
-        margin = log_t - math.log10(p)
-        weights.append(n * margin if margin > 0 else min(n, NEGATIVE_TOKEN_CAP) * margin)
+    weights = _block_weights(ppl, count, threshold)
     span = _max_region(weights)
     if span is None:
         return [False] * len(ids)
@@ -234,11 +241,7 @@ def keep_regions(ids, logprobs, tokens, threshold: float) -> list[bool]:
     """Keep flag of each sentence by the ``regions`` method (pure Python)."""
     ppl, count = _blocks(ids, logprobs, tokens)
     limit = regions_limit(ppl, count, threshold)
-    log_t = math.log10(limit)
-    weights = []
-    for p, n in zip(ppl, count):
-        margin = log_t - math.log10(p)
-        weights.append(n * margin if margin > 0 else min(n, NEGATIVE_TOKEN_CAP) * margin)
+    weights = _block_weights(ppl, count, limit)
     kept_blocks = [False] * len(ppl)
     for first, last in _runs(weights, REGIONS_FRACTION):
         for b in range(first, last + 1):

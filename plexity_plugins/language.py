@@ -80,9 +80,9 @@ def cache_dir() -> Path:
     env = os.environ.get("PLEXITY_CACHE_DIR")
     if env:
         return Path(env).expanduser()
-    import platformdirs
+    from .models import user_cache_dir
 
-    return Path(platformdirs.user_cache_dir("plexity_plugins"))
+    return user_cache_dir()
 
 
 def _tables_dir() -> Path:

@@ -89,14 +89,19 @@ class ModelInfo:
         json_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
+def user_cache_dir() -> Path:
+    """The user's cache directory for this package (``~/.cache/plexity_plugins`` on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("plexity_plugins"))
+
+
 def model_dir() -> Path:
     """Where trained models are installed: ``$PLEXITY_MODEL_DIR`` or the user cache dir."""
     env = os.environ.get("PLEXITY_MODEL_DIR")
     if env:
         return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("plexity_plugins")) / "models"
+    return user_cache_dir() / "models"
 
 
 def _model_file_in(directory: Path) -> Path | None:
