@@ -226,11 +226,13 @@ def _source(*names: str) -> str:
 
 
 _TAGS_CODE = ("html_to_text_tags", "_parse", "_is_hidden", "SKIP_TAGS", "BLOCK_TAGS")
-# fast's cache is keyed by all of its code, helpers included
-_FAST_CODE = ("html_to_text_fast", "_FAST_OPTIONS", "_MAX_ARTICLES", "_closest_article", "_shape", "_declared_body",
-              "_BODY_ID", "_BODY_CLASS", "_BODY_TAGS", "_BODY_CANDIDATES", "_is_named_body", "_first_unrepeated",
-              "_DECLARED_CANDIDATES", "_STORY_ID", "_STORY_CLASS", "_STORY_CANDIDATES", "_is_story_body",
-              "_keep_only", "_LINK_BLOCKS", "_drop_link_dense", "_drop_headers")
+
+
+def _module_source() -> str:
+    """A digest of all of extract.py: fast's cache key (its helpers are many and cheap to rerun)."""
+    import inspect
+
+    return hashlib.sha256(inspect.getsource(plexity_extract).encode()).hexdigest()[:12]
 
 
 # name -> (function, cache tag, distribution that must be installed)
@@ -239,7 +241,7 @@ EXTRACTORS = {
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
     "tags": (_tags, lambda: f"tags-{_source(*_TAGS_CODE)}", "lxml"),
-    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_source(*_FAST_CODE)}", "resiliparse"),
+    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source()}", "resiliparse"),
 }
 FALLBACK_RATIO = 5
 

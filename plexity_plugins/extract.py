@@ -248,10 +248,14 @@ _BODY_CLASS = re.compile(
     r"|(?:entry|page|text|article|art)-content|article__content|article(?:-|__)?body|articleBody|ArticleContent"
     r"|body-text|article__container")
 _BODY_TAGS = frozenset({"article", "div", "main", "section"})
-# Every element whose id or class could match (a cheap first pass for lexbor, as iterating over
-# all elements in Python would not be).
-_BODY_CANDIDATES = ", ".join(f"[{attribute}*={part}]" for attribute in ("id", "class")
-                             for part in ("ontent", "ody", "ext", "ntry", "rticle", "_inner_wrapper", "post"))
+# Every element whose id or class could match, for lexbor to find (iterating over all elements
+# in Python would cost more): each alternative of _BODY_ID contains "-content", "rticle" or
+# "body-text"; each of _BODY_CLASS "post", "rticle", "-content" or "body-text", or is
+# class="entry" (lexbor walks the tree once per selector: the fewer, the faster).
+_NAMED_CANDIDATES = ", ".join(["article", '[class="entry"]'] + [f'[{attribute}*="{part}"]' for attribute in ("id", "class")
+                                                              for part in ("-content", "rticle", "body-text")]
+                              + ['[class*="post"]'])
+_DECLARED_CANDIDATES = '[itemprop~="articleBody"], ' + _NAMED_CANDIDATES
 
 
 # Its second stage, tried after <article>: story-body, story-content, single-content ...
@@ -262,9 +266,6 @@ _STORY_CANDIDATES = ", ".join(
     ["[role=article]", "[id=article]", "[id=story]", "[id^=primary]", "[id*=story-body]"]
     + [f"[class*={part}]" for part in ("ulltext", "ULLTEXT", "ullText", "rticle", "ody", "ontent", "ingle",
                                        "olumn", "ostarea", "cell", "text", "story")])
-
-
-_DECLARED_CANDIDATES = '[itemprop~="articleBody"], article, ' + _BODY_CANDIDATES
 
 
 def _is_story_body(element) -> bool:
@@ -372,12 +373,41 @@ def _drop_link_dense(element) -> None:
         block.parent.remove_child(block)
 
 
-def _drop_headers(element) -> None:
-    """Removes the <header> elements inside `element`: an article's header holds its title,
-    byline and date (HTML: "introductory content"), not its text."""
-    for header in element.query_selector_all("header").values():
-        if header.parent is not None:
-            header.parent.remove_child(header)
+def _drop_sectioning(element) -> None:
+    """Removes the <header> and <footer> elements inside `element`: an article's header holds its
+    title, byline and date (HTML: "introductory content"), its footer the author, copyright and
+    "first published" lines (HTML: "information about its section"), not its text."""
+    for part in element.query_selector_all("header, footer").values():
+        if part.parent is not None:
+            part.parent.remove_child(part)
+
+
+# Text nodes put around the declared element, so that one extraction of the page gives both the
+# page's main content and the element's part of it.  (A page that holds them itself takes the
+# slower path, `_declared_alone`.)
+_START, _END = "plexitydeclaredstart4e1f", "plexitydeclaredend4e1f"
+
+
+def _lines(text: str) -> str:
+    """One line per block, whitespace inside a line collapsed, no empty lines."""
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _words(*texts: str) -> int:
+    return sum(len(text.split()) for text in texts)
+
+
+def _declared_alone(tree, declared, page_text: str) -> str:
+    """The declared element's main content judged alone (inside shells of its ancestors), if it
+    holds at least half as many words as `page_text`, the page's main content; else `page_text`.
+    For a page whose main-content heuristic drops the element where it stands (a site-wide
+    class on an ancestor, a single "main" container elsewhere)."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    _keep_only(tree, declared)
+    inner = extract_plain_text(tree, **_FAST_OPTIONS).replace(_START, "").replace(_END, "")
+    return inner if 2 * _words(inner) >= _words(page_text) else page_text
 
 
 def html_to_text_fast(html: str | bytes) -> str:
@@ -386,8 +416,11 @@ def html_to_text_fast(html: str | bytes) -> str:
 
     When the page declares its article (see `_declared_body`) and that element holds at least
     half of the page's main-content words, only that element's main content is kept, without its
-    <header> (title, byline, date) and its short link blocks (`_drop_link_dense`: on an article page they are "Read more", related and
-    share links; on other pages, which declare no article, links are left alone)."""
+    <header> and <footer> (title, byline, date; author and copyright lines) and its short link
+    blocks (`_drop_link_dense`: on an article page they are "Read more", related and share links;
+    on other pages, which declare no article, links are left alone).  One extraction serves both:
+    the element is marked where it stands (`_START`, `_END`); only when the page's heuristic drops
+    it there is it extracted again alone (`_declared_alone`)."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
@@ -396,17 +429,24 @@ def html_to_text_fast(html: str | bytes) -> str:
     if not html.strip():
         return ""
     tree = HTMLTree.parse(html)
-    text = extract_plain_text(tree, **_FAST_OPTIONS)
     declared = _declared_body(tree)
-    if declared is not None:
-        _keep_only(tree, declared)
-        _drop_link_dense(declared)
-        _drop_headers(declared)
-        inner = extract_plain_text(tree, **_FAST_OPTIONS)
-        if 2 * len(inner.split()) >= len(text.split()):
-            text = inner
-    lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
-    return "\n".join(line for line in lines if line)
+    if declared is None:
+        return _lines(extract_plain_text(tree, **_FAST_OPTIONS))
+    _drop_link_dense(declared)
+    _drop_sectioning(declared)
+    first = declared.first_child
+    if first is None:
+        declared.append_child(tree.create_text_node(_START))
+    else:
+        declared.insert_before(tree.create_text_node(_START), first)
+    declared.append_child(tree.create_text_node(_END))
+    text = extract_plain_text(tree, **_FAST_OPTIONS)
+    if text.count(_START) == 1 and text.count(_END) == 1:
+        before, rest = text.split(_START)
+        if _END in rest:
+            inner, after = rest.split(_END)
+            return _lines(inner if 2 * _words(inner) >= _words(before, inner, after) else before + inner + after)
+    return _lines(_declared_alone(tree, declared, text.replace(_START, "").replace(_END, "")))
 
 
 def _identity(text: str | bytes) -> str:

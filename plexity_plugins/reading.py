@@ -383,9 +383,21 @@ def _truncated(iterator) -> bool:
     return decompressor is not None and not getattr(decompressor, "eof", True)
 
 
+def _gzip_member_decompressor():
+    """A decompressor for one gzip member of a .warc.gz: ISA-L's inflate (python-isal, a
+    dependency where it has wheels) at about twice zlib's speed, the same bytes out; zlib's where
+    it is not installed."""
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+
+
 def _archive_iterator(fileobj):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
-    where warcio itself stops silently."""
+    where warcio itself stops silently; its gzip members inflated by `_gzip_member_decompressor`
+    (inflating is most of the time spent reading a .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator
 
     class CheckedArchiveIterator(ArchiveIterator):
@@ -395,7 +407,14 @@ def _archive_iterator(fileobj):
             self.truncated = self.truncated or _truncated(self)
             super().close()
 
-    return CheckedArchiveIterator(fileobj)
+    iterator = CheckedArchiveIterator(fileobj)
+    reader = iterator.reader
+    # warcio makes a decompressor per gzip member from its class-wide table: this reader's own
+    # table, and its first member's decompressor (nothing is read yet).
+    reader.DECOMPRESSORS = {**reader.DECOMPRESSORS, "gzip": _gzip_member_decompressor}
+    if reader.decomp_type == "gzip":
+        reader.decompressor = _gzip_member_decompressor()
+    return iterator
 
 
 # -- document files -------------------------------------------------------------------------

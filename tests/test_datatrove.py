@@ -135,6 +135,28 @@ def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_re
     assert step.stats["dropped"].total == 3 and step.stats["dropped_too_short"].total == 1
 
 
+def test_plexity_run_s_jsonl_writer_writes_exactly_what_datatrove_s_writes(tmp_path):
+    from datatrove.data import Media
+
+    from plexity_plugins.datatrove import JsonlDocumentWriter
+
+    docs = [Document(text=ARTICLE, id="a", metadata={"url": "http://t/a", "plexity_reason": None,
+                                                     "nested": {"list": [1, 2.5, "x"]}}),
+            Document(text="", id="empty", metadata={}),
+            Document(text=ARTICLE, id="with-media", media=[Media(id="m", type=0, url="http://t/m.png",
+                                                                  media_bytes=b"png")])]
+    for name, writer_class, options in (("ours", JsonlDocumentWriter, {}), ("datatrove", JsonlWriter, {}),
+                                        ("ours-expanded", JsonlDocumentWriter, {"expand_metadata": True}),
+                                        ("datatrove-expanded", JsonlWriter, {"expand_metadata": True})):
+        with writer_class(str(tmp_path / name), **options) as writer:
+            for doc in docs:
+                writer.write(doc, rank=0)
+    for ours, theirs in (("ours", "datatrove"), ("ours-expanded", "datatrove-expanded")):
+        written = [gzip.decompress((tmp_path / name / "00000.jsonl.gz").read_bytes()) for name in (ours, theirs)]
+        assert written[0] == written[1] and written[0].count(b"\n") == 3
+    assert pickle.loads(pickle.dumps(JsonlDocumentWriter(str(tmp_path / "p")))).name == JsonlWriter.name
+
+
 def test_annotate_keeps_everything_and_marks_the_would_be_dropped_sentences():
     step = PerplexitySentenceFilter(annotate=True)
     doc = Document(text=BOILERPLATE, id="menu")

@@ -166,6 +166,36 @@ def test_fast_drops_the_header_of_a_declared_article():
     assert "By A. Reporter" not in text and "Library budget" not in text
 
 
+def test_fast_drops_the_footer_of_a_declared_article():
+    page = _with_comments("<article>", "<footer><p>First published on 3 May 2024</p><p>© 2024 Example News</p>"
+                          "</footer></article>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+    assert "First published" not in text and "Example News" not in text
+
+
+def test_fast_judges_the_declared_article_alone_when_the_page_s_heuristic_drops_it_where_it_stands():
+    # resiliparse starts from the page's one role=main element when there is one: here a sidebar
+    # box, so the article is not in the page's main content at all; judged alone, it is kept
+    page = ("<html><body><div role='main'><p>Subscribe to our newsletter for the week's news.</p></div>"
+            "<article><h1>Council approves library budget</h1>"
+            + "".join(f"<p>{line}</p>" for line in ARTICLE) + "</article></body></html>")
+    from resiliparse.extract.html2text import extract_plain_text
+
+    assert ARTICLE[0] not in extract_plain_text(page, main_content=True)
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+
+
+def test_fast_is_not_confused_by_a_page_that_holds_its_own_marker_text():
+    from plexity_plugins.extract import _END, _START
+
+    page = _with_comments("<article>", f"<p>{_START} and {_END} are words here.</p></article>")
+    text = html_to_text_fast(page)
+    assert all(line in text.splitlines() for line in ARTICLE)
+    assert not any(c in text for c in COMMENTS[:2])
+
+
 def test_fast_falls_back_on_trafilatura_s_second_stage_names_without_article_or_first_stage_name():
     page = _with_comments("<div class='story-body'>", "</div>")
     text = html_to_text_fast(page)

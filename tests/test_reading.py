@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import sys
 import zlib
 
 import brotli
@@ -96,3 +97,27 @@ def test_document_files_are_read_up_to_the_cap_only(tmp_path):
     (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"z" * 1000)[:-10])
     with pytest.raises(EOFError):
         read_document_file(tmp_path / "c.txt.gz", 5000)
+
+
+def test_gzip_members_inflate_alike_with_isa_l_and_with_zlib(corpus, monkeypatch):
+    """.warc.gz members are inflated by ISA-L where python-isal is installed (twice zlib's
+    speed), else by zlib: every file of the corpus, damaged ones included, reads the same."""
+    import plexity_plugins.reading as reading
+    from isal import isal_zlib
+
+    directory, expected = corpus
+
+    def outcomes(name):
+        with open(directory / name, "rb") as f:
+            warc = reading.WarcFile(f, CAP)
+            records = [(r.uri, r.skip, r.payload) for r in warc]
+        return records, warc.problem, warc.problem_detail
+
+    with open(directory / next(iter(expected)), "rb") as f:
+        assert isinstance(reading._archive_iterator(f).reader.decompressor, type(isal_zlib.decompressobj()))
+    with_isal = {name: outcomes(name) for name in expected}
+    monkeypatch.setitem(sys.modules, "isal", None)  # as if it were not installed
+    with open(directory / next(iter(expected)), "rb") as f:
+        assert isinstance(reading._archive_iterator(f).reader.decompressor, type(zlib.decompressobj()))
+    assert {name: outcomes(name) for name in expected} == with_isal
+    assert any(name.endswith(".gz") for name in expected)

@@ -1,6 +1,6 @@
 """`plexity run`: clean WARC collections with a datatrove pipeline, locally or on Slurm.
 
-    WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> JsonlWriter | WarcResponseWriter
+    WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> JsonlDocumentWriter | WarcResponseWriter
 
 Output layout (DIR = --output-dir):
 
@@ -68,7 +68,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    other_languages: str = "keep", extract_timeout: float = 30,
                    max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
-    from datatrove.pipeline.writers import JsonlWriter
+    from ..datatrove.writers import JsonlDocumentWriter
 
     from ..datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
                             WarcHtmlReader, WarcResponseWriter)
@@ -91,12 +91,12 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
         model=model, threshold=threshold, method=method or method_for_extractor(extractor),
         annotate=annotate, min_chars=min_chars,
         min_kept_fraction=min_kept_fraction, other_languages=other_languages, language_check=language_check,
-        exclusion_writer=JsonlWriter(str(output_dir / "excluded")),
+        exclusion_writer=JsonlDocumentWriter(str(output_dir / "excluded")),
     ))
     if fmt == "warc":
         steps.append(WarcResponseWriter(str(output_dir / "documents")))
     else:
-        steps.append(JsonlWriter(str(output_dir / "documents")))
+        steps.append(JsonlDocumentWriter(str(output_dir / "documents")))
     return steps
 
 

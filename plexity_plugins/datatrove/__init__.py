@@ -21,6 +21,8 @@
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
+- `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
+  each document (what ``plexity run`` writes with).
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
 """
@@ -38,7 +40,7 @@ from .extractors import FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  
 from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
-from .writers import WarcResponseWriter  # noqa: E402
+from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
-__all__ = ["FastExtractor", "HtmlTagsExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter",
+__all__ = ["FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
            "PerplexitySentenceFilter", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

@@ -1,15 +1,32 @@
-"""`WarcResponseWriter`: cleaned documents written back as WARC response records."""
+"""Writers for ``plexity run``: `WarcResponseWriter` (cleaned documents written back as WARC
+response records) and `JsonlDocumentWriter` (datatrove's JSONL writer, faster)."""
 
 from __future__ import annotations
 
 from typing import IO, Callable
 
 from datatrove.io import DataFolderLike
+from datatrove.pipeline.writers import JsonlWriter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from .. import __version__
 from ..policy import WARC_HEADERS, warc_headers
 from ..warc import cleaned_response_record
+
+class JsonlDocumentWriter(JsonlWriter):
+    """datatrove's ``JsonlWriter``, the same lines written, faster: its default adapter first
+    deep-copies the whole document (``dataclasses.asdict``: a third of the writer's time per
+    document) into a dict that is serialised at once and never changed; this one builds the same
+    dict (text, id, metadata; empty ones left out) from the document itself.  A document with
+    media, or ``expand_metadata=True``, goes through datatrove's own adapter.  Arguments as
+    ``JsonlWriter``'s."""
+
+    def _default_adapter(self, document) -> dict:
+        if document.media or self.expand_metadata:
+            return super()._default_adapter(document)
+        return {key: value for key, value in (("text", document.text), ("id", document.id),
+                                              ("metadata", document.metadata)) if value}
+
 
 # Metadata written as WARC headers of each record (when present), as X-Plexity-<Name>: the
 # same headers `plexity clean` writes.
