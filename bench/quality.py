@@ -297,6 +297,29 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
 # -- the run --------------------------------------------------------------------------
 
 
+# Ceilings of choosing, page by page, the best of several extractors' outputs (knowing the truth):
+# no rule that picks among them can score above these.
+ORACLES = {"trafilatura or fast": ("trafilatura", "fast"),
+           "trafilatura, fast or all visible text": ("trafilatura", "fast", "tags"),
+           "best of every extractor": tuple(EXTRACTORS)}
+
+
+def oracles(set_name: str, pages: list[dict], outputs: dict, scorers: "Scorers") -> dict:
+    """Per half (and per group), each ORACLES ceiling: the page-by-page best of its extractors, by
+    the set's own per-page metric (articles: shingle F1 per page, so not the set's pooled F1)."""
+    result = {}
+    for name, parts in ORACLES.items():
+        if not all(part in outputs for part in parts):
+            continue
+        best = []
+        for i, page in enumerate(pages):
+            scores = [scorers(set_name, [(page, outputs[part][i])]) for part in parts]
+            best.append(max(s.get("f1", s.get("similarity")) for s in scores))
+        result[name] = {half: statistics.mean(b for b, page in zip(best, pages) if half in ("all", page["half"]))
+                        for half in HALVES + ("all",)}
+    return result
+
+
 def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipelines: dict, filters: dict,
                   sample: int) -> dict[str, float]:
     """pages/s of each extractor and each pipeline (extractor + filter), one core, on the same
@@ -352,7 +375,7 @@ def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:
 
 def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = None,
         threshold: float | None = None, cache_dir: Path = Path("/tmp/quality-cache"),
-        variants: list[str] | None = None) -> dict:
+        variants: list[str] | None = None, with_oracles: bool = False) -> dict:
     scorers = Scorers(bench, sets)
     wanted_extractors, wanted_derived, wanted_pipelines = selected(variants)
     extractors = [name for name in EXTRACTORS if name in wanted_extractors and available(name)]
@@ -398,6 +421,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             table[variant] = row
         results["sets"][set_name] = {"pages": {h: sum(p["half"] == h for p in pages) for h in HALVES},
                                      "groups": groups, "variants": table}
+        if with_oracles:
+            results["sets"][set_name]["oracles"] = oracles(set_name, pages, outputs, scorers)
     results["pages_per_second"] = measure_speed(all_pages, extractors, derived, pipelines, filters,
                                                 40 if quick else 150)
     return results
@@ -432,6 +457,8 @@ def print_tables(results: dict) -> None:
                 cells = row[half]
                 line = "".join(f"{_fmt(cells[g]) if g in cells else '-':>{width + 1}}" for g in heads)
                 print(f"{LABELS.get(variant, variant):26}{line}{rates.get(variant, 0):9.1f}")
+        for name, cells in data.get("oracles", {}).items():
+            print(f"ceiling, {name}: " + ", ".join(f"{half} {value:.3f}" for half, value in cells.items()))
 
 
 def _md(variant: str) -> str:
@@ -487,6 +514,8 @@ def main() -> int:
     parser.add_argument("--variants", default=None,
                         help="comma-separated extractors, combinations and pipelines to measure (default: all), "
                              f"from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
+    parser.add_argument("--oracle", action="store_true",
+                        help="also print the ceilings of picking the best extractor page by page (ORACLES)")
     parser.add_argument("--trim-relative", type=float, default=None,
                         help="override decide.TRIM_RELATIVE (0: the global threshold alone, the rule before it)")
     args = parser.parse_args()
@@ -508,7 +537,7 @@ def main() -> int:
         from plexity_plugins import decide
 
         decide.TRIM_RELATIVE = args.trim_relative
-    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants)
+    results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants, args.oracle)
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)

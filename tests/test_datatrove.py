@@ -341,3 +341,39 @@ def test_reader_decodes_brotli_records_and_reads_on(tmp_path):
     urls = [d.metadata["url"] for d in reader()]
     assert "http://t/brotli" in urls and urls[-1] == "http://t/last"
     assert reader.stats["corrupt_files"].total == 0
+
+
+class _Moody:
+    """An extractor that sleeps, fails or dies on cue (module level: the child runs it)."""
+
+    @staticmethod
+    def to_text(html: str) -> str:
+        import os
+        import time
+
+        if "SLEEP" in html:
+            time.sleep(30)
+        if "FAIL" in html:
+            raise ValueError("this page cannot be extracted")
+        if "DIE" in html:
+            os._exit(1)
+        return html.upper()
+
+
+def test_the_extractor_sandbox_counts_timeouts_failures_and_deaths_and_goes_on():
+    """Each document gets its time limit in a child process: past it the child is replaced
+    (``timeout``), an exception on a page is that page's ``clean_error`` (the child goes on), a
+    child that dies is ``broken_process``; the documents after each are extracted as usual,
+    non-ASCII and lone surrogates included (the page travels as UTF-8 bytes)."""
+    from plexity_plugins.datatrove.extractors import _PlexityExtractor
+
+    class Moody(_PlexityExtractor):
+        name = "moody"
+        to_text = staticmethod(_Moody.to_text)
+
+    step = Moody(timeout=2)
+    texts = ["café one", "SLEEP", "two \ud800", "FAIL", "three", "DIE", "four ü"]
+    out = [d.text for d in step.run(iter(Document(text=t, id=str(i)) for i, t in enumerate(texts)))]
+    assert out == ["CAFÉ ONE", "TWO \ud800", "THREE", "FOUR Ü"]
+    counts = [step.stats[k].total for k in ("total", "extracted", "timeout", "clean_error", "broken_process")]
+    assert counts == [7, 4, 1, 1, 1]

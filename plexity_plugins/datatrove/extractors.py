@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import sys
+import time
+
 from datatrove.pipeline.extractors.base import BaseExtractor
+from datatrove.utils.logging import logger
+from datatrove.utils.typeshelper import StatHints
 
 from ..extract import html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
@@ -10,13 +16,101 @@ from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
 
+class _ForkedExtractor:
+    """Extraction in a child process with a time limit per document, as datatrove's
+    ``ExtractorSandbox`` does it (a child from multiprocessing's default start method, the
+    first one the kernel kills when memory runs out, killed and replaced after a timeout or a
+    death; the page goes over as UTF-8 bytes), except for a page the extractor fails on: its
+    exception comes back to the caller (datatrove's ``clean_error``, one warning) and the child
+    goes on.  In datatrove's sandbox the exception ended the child (a traceback on stderr for
+    every such page), the page counted as ``broken_process`` and a new child was forked.
+
+    `extract_document` raises TimeoutError past the limit and EOFError when the child died."""
+
+    def __init__(self, extract, timeout: float):
+        self.extract, self.timeout = extract, timeout
+        self.process = self.connection = None
+
+    def _serve(self, connection) -> None:  # the child
+        if sys.platform.startswith("linux"):
+            try:
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write("1000\n")
+            except OSError:
+                pass
+        self.extract("")  # warm up: imports and first-call set-up are not a page's time
+        connection.send(None)
+        while True:
+            try:
+                html = connection.recv_bytes().decode("utf-8", "surrogatepass")
+            except EOFError:  # the task is done
+                return
+            try:
+                result = self.extract(html)
+            except Exception as exc:  # noqa: BLE001 - the page's problem: the caller counts it
+                result = exc
+            try:
+                connection.send(result)
+            except Exception:  # an exception that does not pickle
+                connection.send(RuntimeError(f"{type(result).__name__}: {result}"))
+
+    def _start(self) -> None:
+        self.connection, child = multiprocessing.Pipe()
+        self.process = multiprocessing.Process(target=self._serve, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        try:
+            ready = self.connection.poll(max(self.timeout, 60)) and self.connection.recv() is None
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.close()
+            raise EOFError("the extractor process did not start")
+
+    def extract_document(self, html: str) -> str:
+        if self.process is None:
+            self._start()
+        try:
+            self.connection.send_bytes(html.encode("utf-8", "surrogatepass"))
+            deadline = time.monotonic() + self.timeout
+            while not self.connection.poll(max(0.0, min(5.0, deadline - time.monotonic()))):
+                if not self.process.is_alive():
+                    raise EOFError("the extractor process died (killed, or out of memory)")
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"extraction took longer than {self.timeout:g} s")
+            result = self.connection.recv()
+        except (TimeoutError, EOFError):
+            self.close()
+            raise
+        except OSError as exc:  # the pipe broke: the child is gone
+            self.close()
+            raise EOFError(f"the extractor process died ({exc})") from exc
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.connection.close()
+            self.process.kill()
+            self.process.join(5)
+            self.process = self.connection = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
 class _PlexityExtractor(BaseExtractor):
-    """A function of `plexity_plugins.extract` (`to_text`) as a datatrove extractor step,
-    run once in the task's own process before datatrove's sandbox takes over.  The sandbox
-    counts every exception as one document's ``clean_error`` (and a worker that dies at
-    start-up as ``broken_process``), so a broken installation (the extractor's module cannot
-    be imported) would otherwise lose every document as if it were damaged input; here it
-    stops the task instead, saying what to install."""
+    """A function of `plexity_plugins.extract` (`to_text`) as a datatrove extractor step.
+
+    It runs once in the task's own process before the sandbox (`_ForkedExtractor`) takes over.
+    The sandbox counts every exception as one document's ``clean_error`` (and a child that
+    dies as ``broken_process``), so a broken installation (the extractor's module cannot be
+    imported) would otherwise lose every document as if it were damaged input; here it stops
+    the task instead, saying what to install."""
 
     to_text = None  # staticmethod(the function of plexity_plugins.extract)
 
@@ -31,7 +125,35 @@ class _PlexityExtractor(BaseExtractor):
             self.extract(_CHECK_PAGE)
         except ENVIRONMENT_ERRORS as exc:
             raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
-        yield from super().run(data, rank, world_size)
+        # As datatrove's BaseExtractor.run (same counters, same messages), with `_ForkedExtractor`.
+        with _ForkedExtractor(self.extract, self.timeout) as extractor:
+            for doc in data:
+                self.stat_update(StatHints.total)
+                with self.track_time():
+                    try:
+                        doc.text = extractor.extract_document(doc.text)
+                        self.stat_update("extracted")
+                    except TimeoutError:
+                        self.stat_update("timeout")
+                        logger.warning("⏰ Timeout while cleaning record text. Skipping record.")
+                        continue
+                    except EOFError:
+                        self.stat_update("broken_process")
+                        logger.warning("Process died unexpectedly, will create new process for next document")
+                        continue
+                    except Exception as e:
+                        self.stat_update("clean_error")
+                        if not self._warned_error:
+                            logger.warning(f'❌ Error "{e}" while cleaning record text. Skipping record. '
+                                           f"This message will only appear once.")
+                            self._warned_error = True
+                        continue
+                if doc.text:
+                    self.stat_update(StatHints.forwarded)
+                    self.update_doc_stats(doc)
+                    yield doc
+                else:
+                    self.stat_update(StatHints.dropped)
 
 
 class HtmlTagsExtractor(_PlexityExtractor):
