@@ -13,6 +13,7 @@ from .. import __version__
 from ..policy import WARC_HEADERS, warc_headers
 from ..warc import cleaned_response_record
 
+
 class JsonlDocumentWriter(JsonlWriter):
     """datatrove's ``JsonlWriter``, the same lines written, faster: its default adapter first
     deep-copies the whole document (``dataclasses.asdict``: a third of the writer's time per
