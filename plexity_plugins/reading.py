@@ -383,20 +383,21 @@ def _truncated(iterator) -> bool:
     return decompressor is not None and not getattr(decompressor, "eof", True)
 
 
-def _gzip_member_decompressor():
-    """A decompressor for one gzip member of a .warc.gz: ISA-L's inflate (python-isal, a
-    dependency where it has wheels) at about twice zlib's speed, the same bytes out; zlib's where
-    it is not installed."""
+def _gzip_member_decompressors():
+    """A maker of decompressors for the gzip members of a .warc.gz: ISA-L's inflate (python-isal,
+    a dependency where it has wheels) at about twice zlib's speed, the same bytes out; zlib's where
+    it is not installed.  (Looked up once per file, not per member: where isal is absent, each
+    import attempt would search the path again.)"""
     try:
         from isal import isal_zlib
     except ImportError:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+        return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
+    return lambda: isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
 def _archive_iterator(fileobj):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
-    where warcio itself stops silently; its gzip members inflated by `_gzip_member_decompressor`
+    where warcio itself stops silently; its gzip members inflated by `_gzip_member_decompressors`
     (inflating is most of the time spent reading a .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator
 
@@ -411,9 +412,10 @@ def _archive_iterator(fileobj):
     reader = iterator.reader
     # warcio makes a decompressor per gzip member from its class-wide table: this reader's own
     # table, and its first member's decompressor (nothing is read yet).
-    reader.DECOMPRESSORS = {**reader.DECOMPRESSORS, "gzip": _gzip_member_decompressor}
+    gzip_member = _gzip_member_decompressors()
+    reader.DECOMPRESSORS = {**reader.DECOMPRESSORS, "gzip": gzip_member}
     if reader.decomp_type == "gzip":
-        reader.decompressor = _gzip_member_decompressor()
+        reader.decompressor = gzip_member()
     return iterator
 
 

@@ -34,6 +34,19 @@ class ExtractionTimeout(ExtractionError):
 _WARM_UP_PAGE = "<html><body><p>The extractor starts.</p><p>It reads a first page.</p></body></html>"
 
 
+def answer(send, extract: Callable[[str], str], html: str) -> None:
+    """In a child: extract one page and send back ("ok", text), or ("error", the exception) for
+    the parent to decide on (an exception that does not pickle as an ExtractionError naming it).
+    The child of every front end's sandbox answers this way (also `plexity_plugins.datatrove`'s)."""
+    try:
+        send.send(("ok", extract(html)))
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which decides
+        try:
+            send.send(("error", exc))
+        except Exception:  # an exception that does not pickle
+            send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
+
+
 def _serve(receive, send, extractor_name: str) -> None:
     """Child process: extract each document received; send back ("ok", text) or ("error", exc)."""
     extract = get_extractor(extractor_name)
@@ -48,13 +61,7 @@ def _serve(receive, send, extractor_name: str) -> None:
             html = receive.recv()
         except EOFError:  # the parent went away
             return
-        try:
-            send.send(("ok", extract(html)))
-        except Exception as exc:  # noqa: BLE001 - handed to the parent, which decides
-            try:
-                send.send(("error", exc))
-            except Exception:  # an exception that does not pickle
-                send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
+        answer(send, extract, html)
 
 
 class _Child:

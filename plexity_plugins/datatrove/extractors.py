@@ -12,6 +12,7 @@ from datatrove.utils.typeshelper import StatHints
 
 from ..extract import html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..sandbox import answer
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
@@ -45,14 +46,7 @@ class _ForkedExtractor:
                 html = connection.recv_bytes().decode("utf-8", "surrogatepass")
             except EOFError:  # the task is done
                 return
-            try:
-                result = self.extract(html)
-            except Exception as exc:  # noqa: BLE001 - the page's problem: the caller counts it
-                result = exc
-            try:
-                connection.send(result)
-            except Exception:  # an exception that does not pickle
-                connection.send(RuntimeError(f"{type(result).__name__}: {result}"))
+            answer(connection, self.extract, html)  # the page's exception: the caller counts it
 
     def _start(self) -> None:
         self.connection, child = multiprocessing.Pipe()
@@ -78,14 +72,14 @@ class _ForkedExtractor:
                     raise EOFError("the extractor process died (killed, or out of memory)")
                 if time.monotonic() >= deadline:
                     raise TimeoutError(f"extraction took longer than {self.timeout:g} s")
-            result = self.connection.recv()
+            status, result = self.connection.recv()
         except (TimeoutError, EOFError):
             self.close()
             raise
         except OSError as exc:  # the pipe broke: the child is gone
             self.close()
             raise EOFError(f"the extractor process died ({exc})") from exc
-        if isinstance(result, Exception):
+        if status == "error":
             raise result
         return result
 
