@@ -1,8 +1,8 @@
 """End to end: `plexity run` (local executor) over a WARC collection of a few thousand pages.
 
     .venv/bin/python bench/end_to_end.py [--pages 3040] [--files 4] [--workers 1 2]
-                                         [--extractor trafilatura|fast|tags] [--profile-pages 400] [--quick]
-                                         [--vs-datatrove ROUNDS] [--vs-extractors trafilatura fast tags]
+                                         [--extractor auto|trafilatura|fast|tags] [--profile-pages 400] [--quick]
+                                         [--vs-datatrove ROUNDS] [--vs-extractors auto trafilatura fast tags]
 
 1. Builds the input (once, cached under ~/.cache/plexity_plugins/bench/e2e/, never in the repo):
    the dev benchmark pages' HTML (../shared/bench/articles-dev/html) written again and again, each
@@ -227,7 +227,7 @@ def run_datatrove_anchor(warc_dir: Path, work: Path) -> dict:
 
 
 def compare_with_datatrove(warc_dir: Path, pages: int, rounds: int, work: Path,
-                           extractors: tuple[str, ...] = ("trafilatura", "fast", "tags")) -> dict:
+                           extractors: tuple[str, ...] = ("auto", "trafilatura", "fast", "tags")) -> dict:
     """Alternate datatrove's pipeline and `plexity run` (one worker, one task per WARC file is
     not used here: tasks=1 so both read every file in one process) per extractor, `rounds`
     times; report the best wall time of each, pages/s, and the ratio to datatrove's."""
@@ -261,15 +261,15 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=3040, help="pages in the WARC collection (default 3040)")
     parser.add_argument("--files", type=int, default=4, help="WARC files = datatrove tasks (default 4)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--extractor", default="trafilatura", choices=["trafilatura", "fast", "tags"])
+    parser.add_argument("--extractor", default="auto", choices=["auto", "trafilatura", "fast", "tags"])
     parser.add_argument("--profile-pages", type=int, default=400)
     parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     parser.add_argument("--quick", action="store_true", help="smoke run: 152 pages, 2 files, 50 profiled")
     parser.add_argument("--vs-datatrove", type=int, default=0, metavar="ROUNDS",
                         help="also time datatrove's WarcReader->Trafilatura->JsonlWriter against plexity run "
-                             "(trafilatura, fast, tags; one worker, one task), alternating, ROUNDS times")
-    parser.add_argument("--vs-extractors", nargs="+", default=["trafilatura", "fast", "tags"],
-                        choices=["trafilatura", "fast", "tags"], help="plexity run's extractors in --vs-datatrove")
+                             "(auto, trafilatura, fast, tags; one worker, one task), alternating, ROUNDS times")
+    parser.add_argument("--vs-extractors", nargs="+", default=["auto", "trafilatura", "fast", "tags"],
+                        choices=["auto", "trafilatura", "fast", "tags"], help="plexity run's extractors in --vs-datatrove")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.files, args.profile_pages = 152, 2, 50

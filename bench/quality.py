@@ -17,8 +17,8 @@ domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes
 they help both halves of every set.
 
 Extractors: trafilatura, jusText (English stop list; bench-only dependency), resiliparse main content,
-"all visible text" (our tag remover, nothing removed) and our ``fast`` extractor, plus one combination
-measured but not shipped (trafilatura's text unless fast finds five times as many words); pipelines
+"all visible text" (our tag remover, nothing removed), our ``fast`` extractor and ``auto`` (the
+default: trafilatura's text unless fast finds five times as many words); pipelines
 add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
 paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
 on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
@@ -243,23 +243,19 @@ EXTRACTORS = {
     "tags": (_tags, lambda: f"tags-{_source(*_TAGS_CODE)}", "lxml"),
     "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source()}", "resiliparse"),
 }
-FALLBACK_RATIO = 5
 
 
-def _fallback(traf: str, fast: str) -> str:
-    """trafilatura's text, unless fast finds over FALLBACK_RATIO times as many words (trafilatura
-    then holds a fragment of the page: a teaser, one post of a thread, one item of a list)."""
-    return fast if len(fast.split()) > FALLBACK_RATIO * len(traf.split()) else traf
-
-
-# Measured here, not shipped as an extractor: name -> (the extractors it combines, how).
-DERIVED = {"trafilatura|fast": (("trafilatura", "fast"), _fallback)}
+# Shipped extractors built from two others: name -> (the extractors, the shipped rule combining
+# their texts).  ``auto`` is `plexity_plugins.extract.html_to_text_auto` computed from the cached
+# outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`; timed as
+# the two extractions.
+DERIVED = {"auto": (("trafilatura", "fast"), plexity_extract.prefer_fuller)}
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
           "tags": "all visible text (tags)", "fast": "fast alone",
-          "trafilatura|fast": f"trafilatura, else fast ({FALLBACK_RATIO}x)"}
+          "auto": f"auto: trafilatura, else fast ({plexity_extract.FALLBACK_RATIO}x)"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default)
-PIPELINES = {"trafilatura+filter": ("trafilatura", None), "fast+filter": ("fast", None),
-             "trafilatura|fast+filter": ("trafilatura|fast", "trim"),
+PIPELINES = {"auto+filter": ("auto", None), "trafilatura+filter": ("trafilatura", None),
+             "fast+filter": ("fast", None),
              "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
              "tags+sentences": ("tags", "sentences")}
 

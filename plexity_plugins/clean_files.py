@@ -12,7 +12,7 @@ from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
-from .extract import ExtractionError, decode_html_counted
+from .extract import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
@@ -105,7 +105,8 @@ class FileCleaner:
     Args:
         scorer: the shared PerplexityScorer.
         output_dir: where outputs, the stats JSON and (optionally) dropped sentences go.
-        extractor: "tags", "trafilatura" or "none" for HTML; text files are always text.
+        extractor: one of `plexity_plugins.extract.EXTRACTORS` for HTML (default "auto");
+            text files are always text.
         threshold, annotate: as in `PerplexityScorer.clean`.
         write_dropped: also write every dropped sentence and skipped document, with its
             reason, to ``plexity-dropped.jsonl`` in the output directory.
@@ -118,7 +119,7 @@ class FileCleaner:
             stopped and skipped as ``extraction_failed`` (0 or None: no limit).
     """
 
-    def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = "trafilatura",
+    def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = DEFAULT_EXTRACTOR,
                  threshold: float | None = None, annotate: bool = False, write_dropped: bool = False,
                  text_scorer: PerplexityScorer | None = None, min_chars: int = CLEAN_MIN_CHARS,
                  min_kept_fraction: float = 0.0, other_languages: str = "keep",

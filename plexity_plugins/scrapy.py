@@ -91,12 +91,13 @@ class PerplexityFilterPipeline:
         PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
             model's (for the method).
         PLEXITY_METHOD: "region", "regions", "trim" or "sentences" (see `plexity_plugins.decide`);
-            default: "trim" after trafilatura and fast, "regions" after tags, else "region"
+            default: "trim" after auto, trafilatura and fast, "regions" after tags, else "region"
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
-        PLEXITY_EXTRACTOR: "tags", "trafilatura" or "none", for HTML input; default as
-            `plexity clean` (trafilatura).
+        PLEXITY_EXTRACTOR: "auto", "trafilatura", "fast", "tags" or "none", for HTML input;
+            default as `plexity clean` (auto: trafilatura, else fast where trafilatura kept a
+            fragment of the page).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
         PLEXITY_STATS_FIELD: field that receives the per-item ``plexity_*`` fields (a dict,
             the same fields as the datatrove step's metadata: `plexity_plugins.policy.metadata`);
@@ -176,7 +177,7 @@ class PerplexityFilterPipeline:
             raise NotConfigured("PLEXITY_ENABLED is False")
         input_format = settings.get("PLEXITY_INPUT_FORMAT", "html")
         extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
-        # As `plexity clean`: trafilatura output is already the main content, so only
+        # As `plexity clean`: a main-content extractor's output is already the main content, so only
         # its edges are trimmed; raw tag text gets the regions method, plain text region.
         method = settings.get("PLEXITY_METHOD") or decide.method_for_extractor(
             extractor if input_format == "html" else None)

@@ -64,7 +64,7 @@ def test_the_tags_extractor_keeps_every_visible_block_on_its_own_line():
 
 
 def test_an_unknown_extractor_is_refused_with_the_choices():
-    with pytest.raises(ValueError, match="tags, trafilatura, fast, none"):
+    with pytest.raises(ValueError, match="auto, trafilatura, fast, tags, none"):
         extract.get_extractor("readability")
 
 
@@ -73,14 +73,14 @@ def _nested(depth: int) -> str:
         + "</div>" * depth + "</body></html>"
 
 
-@pytest.mark.parametrize("name", ["tags", "trafilatura"])
+@pytest.mark.parametrize("name", ["tags", "trafilatura", "auto"])
 def test_an_article_nested_300_deep_is_extracted_past_libxml2s_default_limit_of_256(name):
     # (with libxml2's default limits the whole document comes out empty)
     text = extract.get_extractor(name)(_nested(300))
     assert text.count("The council approved the budget") == 6
 
 
-@pytest.mark.parametrize("name", ["tags", "trafilatura"])
+@pytest.mark.parametrize("name", ["tags", "trafilatura", "auto"])
 def test_nesting_beyond_even_the_huge_limit_is_refused_with_the_limit_named(name):
     with pytest.raises(extract.ExtractionError, match="HTML parser limit: Excessive depth in document: 2048"):
         extract.get_extractor(name)(_nested(5000))

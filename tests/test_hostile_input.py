@@ -49,7 +49,7 @@ def hostile_dir(tmp_path_factory) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("extractor", ["tags", "trafilatura", "none"])
+@pytest.mark.parametrize("extractor", ["tags", "trafilatura", "auto", "none"])
 def test_plexity_clean_takes_every_hostile_page_and_accounts_for_each(hostile_dir, tmp_path, extractor):
     out = tmp_path / "out"
     done = subprocess.run([*PLEXITY, "clean", str(hostile_dir), "--output-dir", str(out), "--extractor", extractor,

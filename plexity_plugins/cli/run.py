@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..decide import METHODS
-from ..extract import EXTRACTORS
+from ..extract import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
 from .options import add_model_args, parse_size
@@ -61,7 +61,7 @@ def list_inputs(folder: str, pattern: str) -> list[str]:
     return get_datafolder(folder).list_files(glob_pattern=pattern)
 
 
-def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = "trafilatura",
+def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = DEFAULT_EXTRACTOR,
                    model: str | None = None, threshold: float | None = None, method: str | None = None,
                    fmt: str = "jsonl",
                    annotate: bool = False, min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
@@ -70,8 +70,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from ..datatrove.writers import JsonlDocumentWriter
 
-    from ..datatrove import (FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter, TrafilaturaExtractor,
-                            WarcHtmlReader, WarcResponseWriter)
+    from ..datatrove import (AutoExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
+                            TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
     from ..decide import method_for_extractor
 
     if fmt not in FORMATS:
@@ -79,7 +79,9 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec)
     steps = [WarcHtmlReader(folder, glob_pattern=pattern, max_payload_bytes=max_document_bytes)]
-    if extractor == "tags":
+    if extractor == "auto":
+        steps.append(AutoExtractor(timeout=extract_timeout))
+    elif extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
     elif extractor == "fast":
         steps.append(FastExtractor(timeout=extract_timeout))
@@ -272,10 +274,11 @@ def add_parser(subparsers) -> None:
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     add_model_args(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help="default: trim after trafilatura and fast, regions after tags, region after none "
+                   help="default: trim after auto, trafilatura and fast, regions after tags, region after none "
                         "(as plexity clean)")
-    p.add_argument("--extractor", choices=EXTRACTORS, default="trafilatura",
-                   help="HTML to text: datatrove's Trafilatura (default), fast (resiliparse), tags, or none")
+    p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
+                   help="HTML to text: auto (default: trafilatura, else fast where trafilatura kept a "
+                        "fragment), trafilatura, fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')

@@ -20,6 +20,8 @@
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
+- `AutoExtractor`: the ``auto`` extractor, the default of ``plexity clean`` and ``plexity run``
+  (trafilatura's text, or fast's where trafilatura kept a fragment).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
   each document (what ``plexity run`` writes with).
@@ -36,11 +38,11 @@ from ..extras import require_extra
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
-from .extractors import FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .extractors import AutoExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
 from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
-__all__ = ["FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
+__all__ = ["AutoExtractor", "FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
            "PerplexitySentenceFilter", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

@@ -1,0 +1,93 @@
+"""The ``auto`` extractor, the default of every front end: trafilatura's text, or fast's where
+trafilatura kept a fragment of the page (`plexity_plugins.extract.prefer_fuller`)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hostile_pages import pages as hostile_pages
+from plexity_plugins.datatrove import AutoExtractor
+from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, ExtractionError, decode_html,
+                                     get_extractor, html_to_text_auto, html_to_text_fast, html_to_text_trafilatura,
+                                     prefer_fuller)
+
+REPO = Path(__file__).resolve().parent.parent
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+ARTICLE = ["The city council approved the budget for the new library on Tuesday after a long debate.",
+           "The library will open in the spring and will stay open late on weekdays, the mayor said.",
+           "Residents asked about the road to the river, and the council promised to finish it this year."]
+PAGE = ("<html><head><title>Library</title></head><body>"
+        "<header><nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li></ul></nav></header>"
+        "<main><article><h1>Council approves library budget</h1>"
+        + "".join(f"<p>{line}</p>" for line in ARTICLE)
+        + "</article></main><footer><p>© 2024 Example News</p></footer></body></html>")
+
+
+def test_auto_is_the_default_extractor_and_trims_like_the_other_main_content_extractors():
+    from plexity_plugins.decide import method_for_extractor
+
+    assert DEFAULT_EXTRACTOR == "auto" and "auto" in EXTRACTORS and get_extractor("auto") is html_to_text_auto
+    assert method_for_extractor("auto") == "trim"
+
+
+def test_trafilatura_s_text_is_kept_unless_fast_finds_over_five_times_the_words():
+    main = "one two three four"
+    assert FALLBACK_RATIO == 5
+    assert prefer_fuller(main, " ".join(["word"] * 20)) == main  # five times: still trafilatura's
+    assert prefer_fuller(main, " ".join(["word"] * 21)) == " ".join(["word"] * 21)
+    assert prefer_fuller("", "anything at all") == "anything at all"  # trafilatura found nothing
+    assert prefer_fuller("", "") == ""
+
+
+def test_on_an_article_auto_is_trafilatura():
+    text = html_to_text_auto(PAGE)
+    assert text == html_to_text_trafilatura(PAGE) and all(line in text for line in ARTICLE)
+    assert html_to_text_auto(PAGE.encode("utf-8")) == text
+
+
+def test_where_trafilatura_finds_nothing_auto_takes_fast_s_text():
+    # UTF-16 without a BOM, declared as plain text/html: decoded, trafilatura keeps nothing of it
+    name, body, content_type = next(page for page in hostile_pages() if page[0] == "utf16-no-bom")
+    html, _ = decode_html(body, content_type)
+    assert html_to_text_trafilatura(html) == ""
+    fast = html_to_text_fast(html)
+    assert "council approved the budget" in fast and html_to_text_auto(html) == fast
+
+
+def test_a_page_past_trafilatura_s_parser_limit_fails_with_its_message_without_running_fast():
+    # (resiliparse's main-content heuristic takes time quadratic in the nesting depth: 20,000
+    # levels took 11 s; trafilatura's error names the limit at once)
+    name, body, content_type = next(page for page in hostile_pages() if page[0] == "deep-100000")
+    with pytest.raises(ExtractionError, match="HTML parser limit"):
+        html_to_text_auto(decode_html(body, content_type)[0])
+
+
+def test_the_datatrove_step_extracts_like_plexity_clean():
+    assert AutoExtractor().extract(PAGE) == html_to_text_auto(PAGE)
+
+
+def test_plexity_run_and_plexity_clean_use_auto_by_default(tmp_path):
+    sample = REPO / "examples" / "sample.warc.gz"
+    run = subprocess.run([*PLEXITY, "run", str(sample), "--output-dir", str(tmp_path / "run"), "--executor", "local",
+                          "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    steps = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
+    assert any("auto (trafilatura, else fast)" in step["name"] for step in steps)
+    ran = {}
+    for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
+            ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
+    clean = subprocess.run([*PLEXITY, "clean", str(sample), "--output-dir", str(tmp_path / "clean"), "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["extractor"] == "auto" and stats["method"] == "trim"
+    truth = json.loads((REPO / "examples" / "sample_truth.json").read_text())
+    article = [p[-40:] in ran[uri] for uri in ran for p in truth[uri]["article"]]
+    assert len(ran) >= 10 and sum(article) / len(article) > 0.95
