@@ -10,7 +10,7 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extract import FALLBACK_RATIO, html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
+from ..extract import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 from ..sandbox import answer
 
@@ -217,7 +217,7 @@ class AutoExtractor(_PlexityExtractor):
     ``plexity clean --extractor auto``, the default of ``plexity run`` and ``plexity clean``.
 
     `plexity_plugins.extract.html_to_text_auto`: both extractions run; fast's text is taken when
-    it has over {FALLBACK_RATIO} times as many words as trafilatura's (one post of a thread, a
+    it has over five times as many words as trafilatura's (one post of a thread, a
     teaser, one item of a listing, or nothing).  On the benchmarks in the README it is trafilatura
     on news articles and better on the whole web (forums, catalogues, CleanEval's pages), at a
     few ms a page more.  Counted like every datatrove extractor (``timeout``, ``clean_error``,
