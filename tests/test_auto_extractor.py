@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hostile_pages import pages as hostile_pages
+from test_fast_extractor import ARTICLE, PAGE  # the same article page
 from plexity_plugins.datatrove import AutoExtractor
 from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, ExtractionError, decode_html,
                                      get_extractor, html_to_text_auto, html_to_text_fast, html_to_text_trafilatura,
@@ -19,14 +20,6 @@ from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RAT
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
-ARTICLE = ["The city council approved the budget for the new library on Tuesday after a long debate.",
-           "The library will open in the spring and will stay open late on weekdays, the mayor said.",
-           "Residents asked about the road to the river, and the council promised to finish it this year."]
-PAGE = ("<html><head><title>Library</title></head><body>"
-        "<header><nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li></ul></nav></header>"
-        "<main><article><h1>Council approves library budget</h1>"
-        + "".join(f"<p>{line}</p>" for line in ARTICLE)
-        + "</article></main><footer><p>© 2024 Example News</p></footer></body></html>")
 
 
 def test_auto_is_the_default_extractor_and_trims_like_the_other_main_content_extractors():
