@@ -18,7 +18,7 @@ they help both halves of every set.
 
 Extractors: trafilatura, jusText (English stop list; bench-only dependency), resiliparse main content,
 "all visible text" (our tag remover, nothing removed), our ``fast`` extractor and ``auto`` (the
-default: trafilatura's text unless fast finds five times as many words); pipelines
+default: trafilatura's text unless fast finds text it left out, see `extract.prefer_fuller`); pipelines
 add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
 paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
 on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
@@ -247,17 +247,24 @@ EXTRACTORS = {
 
 # Shipped extractors built from two others: name -> (the extractors, the shipped rule combining
 # their texts).  ``auto`` is `plexity_plugins.extract.html_to_text_auto` computed from the cached
-# outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`; timed as
-# the two extractions.
-DERIVED = {"auto": (("trafilatura", "fast"), plexity_extract.prefer_fuller)}
+# outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`, given the
+# page's HTML; timed as the two extractions.
+DERIVED = {"auto": (("trafilatura", "fast"),
+                    lambda html, main, fuller: plexity_extract.prefer_fuller(
+                        main, fuller, lambda: plexity_extract.declares_article_or_product(html)))}
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
           "tags": "all visible text (tags)", "fast": "fast alone",
-          "auto": f"auto: trafilatura, else fast ({plexity_extract.FALLBACK_RATIO}x)"}
+          "auto": "auto: trafilatura, else fast"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default)
 PIPELINES = {"auto+filter": ("auto", None), "trafilatura+filter": ("trafilatura", None),
              "fast+filter": ("fast", None),
              "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
              "tags+sentences": ("tags", "sentences")}
+
+
+def page_html(page: dict) -> str:
+    """The page's HTML, decoded as the extractors get it."""
+    return plexity_extract.decode_html(gzip.decompress(page["path"].read_bytes()))[0]
 
 
 def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Path) -> tuple[dict[str, str], float]:
@@ -337,14 +344,16 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
                 texts[extractor] = ""
             seconds[extractor] += time.perf_counter() - started
         for name, (parts, combine) in derived.items():
-            texts[name] = combine(*(texts[part] for part in parts))
+            started = time.perf_counter()
+            texts[name] = combine(html, *(texts[part] for part in parts))
+            seconds["combine:" + name] += time.perf_counter() - started
         for name, (extractor, _) in pipelines.items():
             started = time.perf_counter()
             filters[name].clean(texts[extractor])
             seconds["filter:" + name] += time.perf_counter() - started
     rates = {"sample_pages": len(chosen)}
     for name, (parts, _) in derived.items():
-        seconds[name] = sum(seconds[part] for part in parts)
+        seconds[name] = sum(seconds[part] for part in parts) + seconds["combine:" + name]
     for extractor in [*extractors, *derived]:
         rates[extractor] = len(chosen) / max(seconds[extractor], 1e-9)
     for name, (extractor, _) in pipelines.items():
@@ -397,7 +406,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             texts, _ = extract_all(set_name, pages, extractor, cache_dir)
             outputs[extractor] = [texts[page["key"]] for page in pages]
         for name, (parts, combine) in derived.items():
-            outputs[name] = [combine(*texts) for texts in zip(*(outputs[part] for part in parts))]
+            outputs[name] = [combine(page_html(page), *texts)
+                             for page, *texts in zip(pages, *(outputs[part] for part in parts))]
         for name, (extractor, _) in pipelines.items():
             outputs[name] = [filters[name].clean(text).text for text in outputs[extractor]]
         all_pages.extend(pages)

@@ -96,8 +96,8 @@ class PerplexityFilterPipeline:
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
         PLEXITY_EXTRACTOR: "auto", "trafilatura", "fast", "tags" or "none", for HTML input;
-            default as `plexity clean` (auto: trafilatura, else fast where trafilatura kept a
-            fragment of the page).
+            default as `plexity clean` (auto: trafilatura, else fast where trafilatura left out
+            part of the page).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
         PLEXITY_STATS_FIELD: field that receives the per-item ``plexity_*`` fields (a dict,
             the same fields as the datatrove step's metadata: `plexity_plugins.policy.metadata`);

@@ -1,5 +1,5 @@
 """The ``auto`` extractor, the default of every front end: trafilatura's text, or fast's where
-trafilatura kept a fragment of the page (`plexity_plugins.extract.prefer_fuller`)."""
+trafilatura left out part of the page (`plexity_plugins.extract.prefer_fuller`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 from hostile_pages import pages as hostile_pages
 from test_fast_extractor import ARTICLE, PAGE  # the same article page
 from plexity_plugins.datatrove import AutoExtractor
-from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, ExtractionError, decode_html,
-                                     get_extractor, html_to_text_auto, html_to_text_fast, html_to_text_trafilatura,
-                                     prefer_fuller)
+from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, NEW_TEXT_FRACTION, ExtractionError,
+                                     declares_article_or_product, decode_html, get_extractor, html_to_text_auto,
+                                     html_to_text_fast, html_to_text_trafilatura, prefer_fuller)
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
@@ -29,13 +29,59 @@ def test_auto_is_the_default_extractor_and_trims_like_the_other_main_content_ext
     assert method_for_extractor("auto") == "trim"
 
 
-def test_trafilatura_s_text_is_kept_unless_fast_finds_over_five_times_the_words():
-    main = "one two three four"
-    assert FALLBACK_RATIO == 5
-    assert prefer_fuller(main, " ".join(["word"] * 20)) == main  # five times: still trafilatura's
-    assert prefer_fuller(main, " ".join(["word"] * 21)) == " ".join(["word"] * 21)
+def test_trafilatura_s_text_is_kept_unless_fast_finds_more_than_a_quarter_again_of_new_text():
+    main = "\n".join(["one two three four five six seven eight", "the rest of the article here now"])  # 14 words
+    assert NEW_TEXT_FRACTION == 0.25
+    three_new = main + "\nthree new words"  # 3 new words: not over a quarter of 14
+    four_new = main + "\nfour new words here"  # 4: over 3.5
+    assert prefer_fuller(main, three_new) == main
+    assert prefer_fuller(main, four_new) == four_new
+    # lines are compared with their whitespace collapsed: re-spaced lines are not new text
+    assert prefer_fuller(main, main.replace(" ", "   ") + "\nthree new words") == main
+    # fast's text shorter than trafilatura's: trafilatura's, whatever fast has that it lacks
+    assert prefer_fuller(main, "a different text of nine words in one line") == main
     assert prefer_fuller("", "anything at all") == "anything at all"  # trafilatura found nothing
     assert prefer_fuller("", "") == ""
+
+
+def test_on_a_page_declaring_one_product_or_article_fast_s_text_must_also_have_over_five_times_the_words():
+    main = "A cotton shirt in blue and white stripes, machine washable."  # 10 words
+    shop = main + "\nCustomers also bought\n" + "\n".join(f"Other shirt number {i} at a price" for i in range(5))
+    assert FALLBACK_RATIO == 5 and 10 < len(shop.split()) <= 50
+    assert prefer_fuller(main, shop) == shop
+    assert prefer_fuller(main, shop, lambda: True) == main
+    assert prefer_fuller(main, shop, lambda: False) == shop
+    much = shop + "\n" + "\n".join(f"A review of the shirt, number {i}" for i in range(3))
+    assert len(much.split()) > 50 and prefer_fuller(main, much, lambda: True) == much
+
+    def not_asked():
+        raise AssertionError("asked although fast's text is not taken")
+    assert prefer_fuller(main, main + "\ntwo more", not_asked) == main
+
+
+@pytest.mark.parametrize("declaration", [
+    '<meta property="og:type" content="product">',
+    "<meta content='product.item' property='og:type' />",
+    '<meta property="og:type" content="article" />',
+    '<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Product", "name": "Shirt"}</script>',
+    '<script type="application/ld+json">{"@type":["NewsArticle","Thing"]}</script>',
+    '<script type="application/ld+json">{"@type": "BlogPosting"}</script>',
+    '<div itemscope itemtype="http://schema.org/Product">',
+    '<article itemscope itemtype="https://schema.org/Article">',
+])
+def test_a_page_declares_one_article_or_product_in_schema_org_json_ld_microdata_or_open_graph(declaration):
+    assert declares_article_or_product(f"<html><head>{declaration}</head><body><p>x</p></body></html>")
+
+
+@pytest.mark.parametrize("declaration", [
+    "<meta content='website' property='og:type'>",
+    '<script type="application/ld+json">{"@type": "ItemList", "itemListElement": []}</script>',
+    '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>',
+    '<div itemscope itemtype="https://schema.org/ProductModel">',
+    "<p>Our product range: @type is not JSON here</p>",
+])
+def test_other_declarations_are_not_one_article_or_product(declaration):
+    assert not declares_article_or_product(f"<html><head>{declaration}</head><body><p>Product</p></body></html>")
 
 
 def test_on_an_article_auto_is_trafilatura():

@@ -277,8 +277,8 @@ def add_parser(subparsers) -> None:
                    help="default: trim after auto, trafilatura and fast, regions after tags, region after none "
                         "(as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
-                   help="HTML to text: auto (default: trafilatura, else fast where trafilatura kept a "
-                        "fragment), trafilatura, fast (resiliparse), tags, or none")
+                   help="HTML to text: auto (default: trafilatura, else fast where trafilatura left out "
+                        "part of the page), trafilatura, fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')

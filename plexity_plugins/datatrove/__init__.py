@@ -21,7 +21,7 @@
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `AutoExtractor`: the ``auto`` extractor, the default of ``plexity clean`` and ``plexity run``
-  (trafilatura's text, or fast's where trafilatura kept a fragment).
+  (trafilatura's text, or fast's where trafilatura left out part of the page).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
   each document (what ``plexity run`` writes with).

@@ -213,14 +213,16 @@ class FastExtractor(_PlexityExtractor):
 
 
 class AutoExtractor(_PlexityExtractor):
-    """trafilatura's main text, or fast's where trafilatura kept a fragment of the page:
+    """trafilatura's main text, or fast's where trafilatura left out part of the page:
     ``plexity clean --extractor auto``, the default of ``plexity run`` and ``plexity clean``.
 
     `plexity_plugins.extract.html_to_text_auto`: both extractions run; fast's text is taken when
-    it has over five times as many words as trafilatura's (one post of a thread, a
-    teaser, one item of a listing, or nothing).  On the benchmarks in the README it is trafilatura
-    on news articles and better on the whole web (forums, catalogues, CleanEval's pages), at a
-    few ms a page more.  Counted like every datatrove extractor (``timeout``, ``clean_error``,
+    it is no shorter and its lines that trafilatura lacks hold over a quarter of trafilatura's
+    words (the other posts of a thread, the other sections of a service page, the rest of a
+    listing), except on a page that declares itself one article or one product, where fast must
+    find over five times the words (`plexity_plugins.extract.prefer_fuller`).  On the benchmarks in the README it is
+    better than trafilatura on the whole web (forums, catalogues, service pages, CleanEval's
+    pages) and on news articles as a whole, at a few ms a page more.  Counted like every datatrove extractor (``timeout``, ``clean_error``,
     ``dropped``); a trafilatura or resiliparse that cannot be imported stops the task.
 
     Args:

@@ -17,8 +17,8 @@ ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
 
 # Every visible line of the page goes to the filter, which keeps the article (the
 # best-scoring runs of blocks: method "regions").  The default, "auto" (trafilatura, else
-# resiliparse where trafilatura kept a fragment), extracts the main text first and the filter
-# only trims its edges (method "trim"); it is also ~10x slower on very large pages
+# resiliparse where trafilatura left out part of the page), extracts the main text first and
+# the filter only trims its edges (method "trim"); it is also ~10x slower on very large pages
 # (bench/scrapy_stall.py).
 PLEXITY_EXTRACTOR = "tags"
 
