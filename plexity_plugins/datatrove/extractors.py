@@ -220,10 +220,11 @@ class AutoExtractor(_PlexityExtractor):
     it is no shorter and its lines that trafilatura lacks hold over a quarter of trafilatura's
     words (the other posts of a thread, the other sections of a service page, the rest of a
     listing), except on a page that declares itself one article or one product, where fast must
-    find over five times the words (`plexity_plugins.extract.prefer_fuller`).  On the benchmarks in the README it is
-    better than trafilatura on the whole web (forums, catalogues, service pages, CleanEval's
-    pages) and on news articles as a whole, at a few ms a page more.  Counted like every datatrove extractor (``timeout``, ``clean_error``,
-    ``dropped``); a trafilatura or resiliparse that cannot be imported stops the task.
+    find over five times the words (`plexity_plugins.extract.prefer_fuller`).  On the benchmarks
+    in the README it is better than trafilatura on the whole web (forums, catalogues, service
+    pages, CleanEval's pages) and the same on English news articles, at a few ms a page more.
+    Counted like every datatrove extractor (``timeout``, ``clean_error``, ``dropped``); a
+    trafilatura or resiliparse that cannot be imported stops the task.
 
     Args:
         timeout: seconds allowed per document (both extractions together)
