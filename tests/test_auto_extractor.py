@@ -84,6 +84,28 @@ def test_other_declarations_are_not_one_article_or_product(declaration):
     assert not declares_article_or_product(f"<html><head>{declaration}</head><body><p>Product</p></body></html>")
 
 
+_STORY = "<p>The council approved the budget for the new library on Tuesday evening after a long debate about its cost and its location near the river.</p>"
+_REPLY = ("<div class='comment'><p>Reply number {}: I went to the meeting and I think the library will be good "
+          "for the children of the town, who have nowhere to read now.</p></div>")
+
+
+def _story_with_comments(head: str) -> str:
+    comments = "".join(_REPLY.format(i) for i in range(6))
+    return (f"<html><head><title>Library</title>{head}</head><body><div><h1>New library</h1>{_STORY * 4}</div>"
+            f"<div id='comments'>{comments}</div></body></html>")
+
+
+def test_auto_reads_the_page_s_own_declaration_before_taking_fast_s_comments():
+    # trafilatura leaves the comment section out, resiliparse keeps it: 168 new words over 102
+    plain = _story_with_comments("")
+    trafilatura, fast = html_to_text_trafilatura(plain), html_to_text_fast(plain)
+    assert "Reply number" not in trafilatura and "Reply number 5" in fast
+    assert len(trafilatura.split()) < len(fast.split()) <= FALLBACK_RATIO * len(trafilatura.split())
+    assert html_to_text_auto(plain) == fast  # nothing declared: a page of several parts
+    declared = _story_with_comments('<meta property="og:type" content="article">')
+    assert html_to_text_auto(declared) == html_to_text_trafilatura(declared)  # one article: its comments stay out
+
+
 def test_on_an_article_auto_is_trafilatura():
     text = html_to_text_auto(PAGE)
     assert text == html_to_text_trafilatura(PAGE) and all(line in text for line in ARTICLE)
