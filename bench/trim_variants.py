@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -132,7 +131,8 @@ def main() -> int:
               file=sys.stderr)
         return 2
     scorer = PerplexityScorer(args.model, method="trim")
-    rules = variants(scorer.info.threshold)
+    # the model's sentence threshold (what ordinary text scores at most); a model without one: the trim threshold
+    rules = variants(scorer.info.threshold or scorer.threshold)
     scorers = quality.Scorers(args.bench, list(quality.SET_DIRS))
     figures: dict = {"model": scorer.model_name, "threshold_extracted": scorer.threshold,
                      "sentence_threshold": scorer.info.threshold, "extractors": {}}
