@@ -43,21 +43,10 @@ from plexity_plugins.scorer import _join_kept, sanitize  # noqa: E402
 from plexity_plugins.sentences import split_with_blocks  # noqa: E402
 
 
-def median_token_perplexity(ppl: list[float], count: list[int]) -> float:
-    """The pooled perplexity of the block that holds the page's median token (blocks sorted by
-    perplexity): the level half of the page's text is at or below."""
-    half, seen = sum(count) / 2, 0
-    for p, n in sorted(zip(ppl, count)):
-        seen += n
-        if seen >= half:
-            return p
-    return float("inf")
-
-
 def prose_only(sentence_threshold: float):
     def keep(ids, logprobs, tokens, threshold):
         ppl, count = decide._blocks(ids, logprobs, tokens)
-        if median_token_perplexity(ppl, count) > sentence_threshold:
+        if decide.median_token_perplexity(ppl, count) > sentence_threshold:
             return [True] * len(ids)
         return decide.keep_trim_python(ids, logprobs, tokens, threshold)
     return keep
@@ -66,7 +55,7 @@ def prose_only(sentence_threshold: float):
 def edge_runs_at_most(n: int):
     def keep(ids, logprobs, tokens, threshold):
         flags = decide.keep_trim_python(ids, logprobs, tokens, threshold)
-        kept_blocks = sorted({b for b, k in zip(ids, flags) if k})
+        kept_blocks = [b for b, k in zip(ids, flags) if k]  # (ids ascend: first and last are the ends)
         if not kept_blocks:
             return [True] * len(ids) if ids[-1] + 1 > n else flags
         first, last, n_blocks = kept_blocks[0], kept_blocks[-1], ids[-1] + 1
@@ -150,21 +139,23 @@ def main() -> int:
             else:
                 cached, _ = quality.extract_all(set_name, pages, extractor, args.cache)
                 extracted = [cached[page["key"]] for page in pages]
+            # each WCXB page's F1 with the extractor alone, once, for the page-by-page comparison
+            alone_f1 = ({page["key"]: scorers.wcxb.word_f1(text, page["truth"])[2] for page, text in zip(pages, extracted)}
+                        if set_name == "wcxb" else {})
             for name, results in outputs(scorer, extracted, rules).items():
                 cell = table.setdefault(name, {}).setdefault(set_name, {})
                 for half in quality.HALVES:
-                    chosen = [(p, t, e, changed) for p, (t, changed), e in zip(pages, results, extracted)
+                    chosen = [(p, t, changed) for p, (t, changed) in zip(pages, results)
                               if p["half"] == half and (set_name != "articles" or p["group"] == "english")]
-                    score = scorers(set_name, [(p, t) for p, t, _, _ in chosen])
+                    score = scorers(set_name, [(p, t) for p, t, _ in chosen])
                     cell[half] = score.get("f1", score.get("similarity"))
                     if set_name == "wcxb":
-                        cell[f"{half} types"] = {g: scorers(set_name, [(p, t) for p, t, _, _ in chosen
-                                                                       if p["group"] == g])["f1"]
+                        cell[f"{half} types"] = {g: scorers(set_name, [(p, t) for p, t, _ in chosen if p["group"] == g])["f1"]
                                                  for g in quality.WCXB_TYPES}
                         # page by page against the extractor alone: how many pages it changes, and
                         # the page F1 those that gain add and those that lose take away
-                        deltas = [scorers.wcxb.word_f1(t, p["truth"])[2] - scorers.wcxb.word_f1(e, p["truth"])[2]
-                                  for p, t, e, changed in chosen if changed]
+                        deltas = [scorers.wcxb.word_f1(t, p["truth"])[2] - alone_f1[p["key"]]
+                                  for p, t, changed in chosen if changed]
                         cell[f"{half} pages"] = {"changed": len(deltas), "gains": sum(d for d in deltas if d > 0),
                                                  "losses": sum(d for d in deltas if d < 0)}
         alone = table["alone"]

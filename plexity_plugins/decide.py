@@ -229,12 +229,18 @@ def regions_limit(ppl: list[float], count: list[int], threshold: float) -> float
     not judged against itself, it keeps nothing, as with ``region``."""
     if not any(p <= threshold for p in ppl):
         return threshold
+    return max(threshold, median_token_perplexity(ppl, count))
+
+
+def median_token_perplexity(ppl: list[float], count: list[int]) -> float:
+    """The perplexity of the block holding the page's median token, blocks sorted by perplexity:
+    the level at or below which half of the page's text lies (0.0 for a page without tokens)."""
     half, seen = sum(count) / 2, 0
     for p, n in sorted(zip(ppl, count)):
         seen += n
         if seen >= half:
-            return max(threshold, p)
-    return threshold
+            return p
+    return 0.0
 
 
 def keep_regions(ids, logprobs, tokens, threshold: float) -> list[bool]:
