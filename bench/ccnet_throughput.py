@@ -39,7 +39,7 @@ DEV_DIR = REPO.parent / "shared" / "bench" / "wcxb-dev"
 
 
 def page_texts(dev_dir: Path) -> list[tuple[int, str]]:
-    from plexity_plugins.extract import html_to_text_tags
+    from plexity_plugins.extractors import html_to_text_tags
 
     texts = []
     for path in sorted((dev_dir / "html").glob("*.html.gz")):

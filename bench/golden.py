@@ -37,7 +37,7 @@ def page_set():
 
 def compute() -> dict:
     """{"model", "threshold", "extractor", "pages": {key: {...}}} for the current code."""
-    from plexity_plugins.extract import html_to_text_tags
+    from plexity_plugins.extractors import html_to_text_tags
     from plexity_plugins.scorer import PerplexityScorer
 
     scorer = PerplexityScorer()

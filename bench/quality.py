@@ -23,7 +23,7 @@ add the perplexity filter with the method ``plexity clean`` uses for that extrac
 paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
 on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
 /tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
-extract.py); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
+plexity_plugins/extractors/); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
 the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
 ``--quick`` keeps one WCXB page in five (all pages of the two small sets).  The last line printed
 is one JSON object with all figures.
@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from plexity_plugins import PerplexityScorer  # noqa: E402
-from plexity_plugins import extract as plexity_extract  # noqa: E402
+from plexity_plugins import extractors as plexity_extract  # noqa: E402
 from plexity_plugins.decide import method_for_extractor  # noqa: E402
 
 DEFAULT_BENCH = REPO.parent / "shared" / "bench"
@@ -225,14 +225,14 @@ def _source(*names: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
-_TAGS_CODE = ("html_to_text_tags", "_parse", "_is_hidden", "SKIP_TAGS", "BLOCK_TAGS")
-
-
-def _module_source() -> str:
-    """A digest of all of extract.py: fast's cache key (its helpers are many and cheap to rerun)."""
+def _module_source(*names: str) -> str:
+    """A digest of whole modules of `plexity_plugins.extractors` (with the decoding and parsing they
+    share): an extractor's cache key (its helpers are many and cheap to rerun)."""
+    import importlib
     import inspect
 
-    return hashlib.sha256(inspect.getsource(plexity_extract).encode()).hexdigest()[:12]
+    modules = [importlib.import_module(f"plexity_plugins.extractors.{name}") for name in (*names, "decoding", "limits")]
+    return hashlib.sha256("".join(inspect.getsource(m) for m in modules).encode()).hexdigest()[:12]
 
 
 # name -> (function, cache tag, distribution that must be installed)
@@ -240,13 +240,13 @@ EXTRACTORS = {
     "trafilatura": (_trafilatura, lambda: f"trafilatura-{_version('trafilatura')}-{_source('html_to_text_trafilatura')}", "trafilatura"),
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
-    "tags": (_tags, lambda: f"tags-{_source(*_TAGS_CODE)}", "lxml"),
-    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source()}", "resiliparse"),
+    "tags": (_tags, lambda: f"tags-{_module_source('tags')}", "lxml"),
+    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source('fast')}", "resiliparse"),
 }
 
 
 # Shipped extractors built from two others: name -> (the extractors, the shipped rule combining
-# their texts).  ``auto`` is `plexity_plugins.extract.html_to_text_auto` computed from the cached
+# their texts).  ``auto`` is `plexity_plugins.extractors.html_to_text_auto` computed from the cached
 # outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`, given the
 # page's HTML; timed as the two extractions.
 DERIVED = {"auto": (("trafilatura", "fast"),

@@ -96,7 +96,7 @@ def dev_page_paths(dev_dir: Path) -> list[Path]:
 
 def dev_texts(dev_dir: Path) -> list[str]:
     """Text of every dev page, extracted with the tags extractor (non-empty ones)."""
-    from plexity_plugins.extract import html_to_text_tags
+    from plexity_plugins.extractors import html_to_text_tags
 
     texts = [html_to_text_tags(gzip.open(p).read()) for p in dev_page_paths(dev_dir)]
     return [t for t in texts if t.strip()]

@@ -12,7 +12,7 @@ from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
-from .extract import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
+from .extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
@@ -105,7 +105,7 @@ class FileCleaner:
     Args:
         scorer: the shared PerplexityScorer.
         output_dir: where outputs, the stats JSON and (optionally) dropped sentences go.
-        extractor: one of `plexity_plugins.extract.EXTRACTORS` for HTML (default "auto");
+        extractor: one of `plexity_plugins.extractors.EXTRACTORS` for HTML (default "auto");
             text files are always text.
         threshold, annotate: as in `PerplexityScorer.clean`.
         write_dropped: also write every dropped sentence and skipped document, with its

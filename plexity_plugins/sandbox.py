@@ -22,7 +22,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Callable
 
-from .extract import ExtractionError, get_extractor
+from .extractors import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 
@@ -123,7 +123,7 @@ class TimeLimitedExtractor:
     """``extractor(html) -> text``, each call limited to `timeout` seconds.
 
     Args:
-        extractor: an extractor name (`plexity_plugins.extract.EXTRACTORS`).
+        extractor: an extractor name (`plexity_plugins.extractors.EXTRACTORS`).
         timeout: seconds per document; a longer extraction is stopped (its process killed)
             and raises `ExtractionTimeout`. 0 or None: no limit, extraction runs in the
             calling thread (no child process).

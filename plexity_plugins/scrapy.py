@@ -50,7 +50,7 @@ from itemadapter import ItemAdapter  # noqa: E402
 from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from . import decide, policy
-from .extract import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
+from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
 from .reading import MAX_DOCUMENT_BYTES, TOO_LARGE
 from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict

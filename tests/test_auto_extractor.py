@@ -1,5 +1,5 @@
 """The ``auto`` extractor, the default of every front end: trafilatura's text, or fast's where
-trafilatura left out part of the page (`plexity_plugins.extract.prefer_fuller`)."""
+trafilatura left out part of the page (`plexity_plugins.extractors.prefer_fuller`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hostile_pages import pages as hostile_pages
 from test_fast_extractor import ARTICLE, PAGE  # the same article page
 from plexity_plugins.datatrove import AutoExtractor
-from plexity_plugins.extract import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, NEW_TEXT_FRACTION, ExtractionError,
+from plexity_plugins.extractors import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, NEW_TEXT_FRACTION, ExtractionError,
                                      declares_article_or_product, decode_html, get_extractor, html_to_text_auto,
                                      html_to_text_fast, html_to_text_trafilatura, prefer_fuller)
 

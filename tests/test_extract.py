@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from plexity_plugins import extract
+from plexity_plugins import extractors as extract
+from plexity_plugins.extractors import trafilatura as trafilatura_extractor
 from plexity_plugins.clean_files import iter_warc_html
 from conftest import EXAMPLES
 
@@ -43,16 +44,16 @@ def test_an_empty_document_gives_no_text_and_no_error_message(page, caplog):
 
 def test_trafilaturas_empty_document_errors_become_our_counted_debug_messages(caplog):
     extract.html_to_text_trafilatura(ARTICLE)  # (installs the filter)
-    before = extract.TRAFILATURA_EMPTY_DOCUMENTS
+    before = trafilatura_extractor.TRAFILATURA_EMPTY_DOCUMENTS
     caplog.set_level(logging.DEBUG)
     logging.getLogger("trafilatura.utils").error("lxml parsing failed: %s", "Document is empty")
     logging.getLogger("trafilatura.core").error("empty HTML tree: %s", None)
     logging.getLogger("trafilatura.core").error("something else went wrong")  # not ours to hide
-    assert extract.TRAFILATURA_EMPTY_DOCUMENTS == before + 2
+    assert trafilatura_extractor.TRAFILATURA_EMPTY_DOCUMENTS == before + 2
     shown = [(r.name, r.levelname) for r in caplog.records]
     assert ("trafilatura.core", "ERROR") in shown
     assert ("trafilatura.utils", "ERROR") not in shown
-    assert sum(1 for r in caplog.records if r.name == "plexity_plugins.extract" and r.levelno == logging.DEBUG) == 2
+    assert sum(1 for r in caplog.records if r.name == "plexity_plugins.extractors.trafilatura" and r.levelno == logging.DEBUG) == 2
 
 
 def test_the_tags_extractor_keeps_every_visible_block_on_its_own_line():

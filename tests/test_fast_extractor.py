@@ -14,7 +14,7 @@ from pathlib import Path
 from scrapy.utils.test import get_crawler
 
 from plexity_plugins.datatrove import FastExtractor
-from plexity_plugins.extract import EXTRACTORS, get_extractor, html_to_text_fast
+from plexity_plugins.extractors import EXTRACTORS, get_extractor, html_to_text_fast
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 
 REPO = Path(__file__).resolve().parent.parent
@@ -188,7 +188,7 @@ def test_fast_judges_the_declared_article_alone_when_the_page_s_heuristic_drops_
 
 
 def test_fast_is_not_confused_by_a_page_that_holds_its_own_marker_text():
-    from plexity_plugins.extract import _END, _START
+    from plexity_plugins.extractors.fast import _END, _START
 
     page = _with_comments("<article>", f"<p>{_START} and {_END} are words here.</p></article>")
     text = html_to_text_fast(page)

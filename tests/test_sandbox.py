@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from plexity_plugins import extract
+from plexity_plugins import extractors as extract
 from plexity_plugins.sandbox import ExtractionTimeout, TimeLimitedExtractor
 
 PAGE = ("<html><body><nav>Home | News</nav><article>"

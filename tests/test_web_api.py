@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins.cli import build_parser
-from plexity_plugins.extract import html_to_text_tags
+from plexity_plugins.extractors import html_to_text_tags
 from plexity_plugins.scorer import PerplexityScorer
 from plexity_plugins.web.app import STATIC_DIR
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..decide import METHODS
-from ..extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
 from ..reading import MAX_DOCUMENT_BYTES
 from ..sandbox import DEFAULT_EXTRACT_TIMEOUT

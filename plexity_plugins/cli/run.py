@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..decide import METHODS
-from ..extract import DEFAULT_EXTRACTOR, EXTRACTORS
+from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
 from .options import add_model_args, parse_size

@@ -43,7 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers) -> None:
-    from ..extract import EXTRACTORS
+    from ..extractors import EXTRACTORS
 
     p = subparsers.add_parser(
         "serve", help="web demo: paste text or HTML, see each sentence's perplexity and what is dropped",

@@ -10,7 +10,7 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extract import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
+from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 from ..sandbox import answer
 
@@ -155,7 +155,7 @@ class HtmlTagsExtractor(_PlexityExtractor):
 
     pyplexity's tag remover, keeping block breaks (the sentence filter uses them as
     boundaries): exactly ``plexity clean --extractor tags``
-    (`plexity_plugins.extract.html_to_text_tags`).  Keeps all visible text, boilerplate
+    (`plexity_plugins.extractors.html_to_text_tags`).  Keeps all visible text, boilerplate
     included, and leaves its removal to `PerplexitySentenceFilter`; datatrove's
     ``Trafilatura`` extractor is the other choice (`TrafilaturaExtractor`).
 
@@ -174,7 +174,7 @@ class HtmlTagsExtractor(_PlexityExtractor):
 
 class TrafilaturaExtractor(_PlexityExtractor):
     """trafilatura's main text, with the settings of ``plexity clean --extractor trafilatura``
-    (`plexity_plugins.extract.html_to_text_trafilatura`: tables kept, no deduplication, no
+    (`plexity_plugins.extractors.html_to_text_trafilatura`: tables kept, no deduplication, no
     comments), so that ``plexity run`` and ``plexity clean`` extract the same text.
 
     Unlike datatrove's ``Trafilatura`` step it does not log trafilatura's ERROR messages for
@@ -197,7 +197,7 @@ class TrafilaturaExtractor(_PlexityExtractor):
 class FastExtractor(_PlexityExtractor):
     """Main content by resiliparse (lexbor parser): ``plexity clean --extractor fast``.
 
-    `plexity_plugins.extract.html_to_text_fast`: resiliparse's main-content heuristic drops
+    `plexity_plugins.extractors.html_to_text_fast`: resiliparse's main-content heuristic drops
     navigation, headers, footers and sidebars; one line per block.  Many times faster than
     trafilatura; its quality with and without `PerplexitySentenceFilter` is in the README's
     "Cleaning quality".  Timeouts, failures and empty results are counted as in every datatrove
@@ -216,11 +216,11 @@ class AutoExtractor(_PlexityExtractor):
     """trafilatura's main text, or fast's where trafilatura left out part of the page:
     ``plexity clean --extractor auto``, the default of ``plexity run`` and ``plexity clean``.
 
-    `plexity_plugins.extract.html_to_text_auto`: both extractions run; fast's text is taken when
+    `plexity_plugins.extractors.html_to_text_auto`: both extractions run; fast's text is taken when
     it is no shorter and its lines that trafilatura lacks hold over a quarter of trafilatura's
     words (the other posts of a thread, the other sections of a service page, the rest of a
     listing), except on a page that declares itself one article or one product, where fast must
-    find over five times the words (`plexity_plugins.extract.prefer_fuller`).  On the benchmarks
+    find over five times the words (`plexity_plugins.extractors.prefer_fuller`).  On the benchmarks
     in the README it is better than trafilatura on the whole web (forums, catalogues, service
     pages, CleanEval's pages) and the same on English news articles, at a few ms a page more.
     Counted like every datatrove extractor (``timeout``, ``clean_error``, ``dropped``); a

@@ -8,7 +8,7 @@ from datatrove.io import DataFileLike, DataFolderLike
 from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
-from ..extract import decode_html
+from ..extractors import decode_html
 from ..reading import MAX_DOCUMENT_BYTES, WarcFile
 
 MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
@@ -21,7 +21,7 @@ class WarcHtmlReader(BaseDiskReader):
     for crawls that contain anything:
 
     - the charset comes from the HTTP Content-Type, then ``<meta charset>``, else UTF-8,
-      undecodable bytes replaced (``plexity_plugins.extract.decode_html``);
+      undecodable bytes replaced (``plexity_plugins.extractors.decode_html``);
     - records are read and judged by `plexity_plugins.reading.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);

@@ -38,7 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import decide
-from ..extract import EXTRACTORS, ExtractionError
+from ..extractors import EXTRACTORS, ExtractionError
 from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, ExtractionTimeout, TimeLimitedExtractor
 from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
 from ..scorer import PerplexityScorer, sanitize

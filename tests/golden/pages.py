@@ -172,7 +172,7 @@ def pages() -> dict[str, str]:
 
 def page_texts() -> list[str]:
     """The pages' text by the tags extractor, as the filter sees it."""
-    from plexity_plugins.extract import html_to_text_tags
+    from plexity_plugins.extractors import html_to_text_tags
 
     return [html_to_text_tags(page) for page in pages().values()]
 

@@ -1,0 +1,49 @@
+"""From HTML to text: the extractors the filter runs after, one module each, with the charset
+decoding and the parser limits they share.
+
+- ``auto`` (the default, `auto`): trafilatura's text, or fast's when fast finds text that
+  trafilatura left out (`auto.prefer_fuller`).
+- ``trafilatura`` (`trafilatura`): trafilatura's main-text extraction.
+- ``fast`` (`fast`): resiliparse's main-content extraction (lexbor parser): trafilatura's job
+  at many times its speed.
+- ``tags`` (`tags`): the text of every visible element, one line per block element.
+- ``none``: the input already is text.
+
+`decoding` turns an HTML body's bytes into text; `limits` parses with libxml2's huge limits and
+defines `ExtractionError`, which a page no extractor can read raises.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_product, html_to_text_auto,
+                   prefer_fuller)
+from .decoding import decode_html, decode_html_counted
+from .fast import html_to_text_fast
+from .limits import ExtractionError
+from .tags import BLOCK_TAGS, SKIP_TAGS, html_to_text_tags
+from .trafilatura import html_to_text_trafilatura
+
+EXTRACTORS = ("auto", "trafilatura", "fast", "tags", "none")
+DEFAULT_EXTRACTOR = "auto"
+
+__all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
+           "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
+           "get_extractor", "html_to_text_auto", "html_to_text_fast", "html_to_text_tags",
+           "html_to_text_trafilatura", "prefer_fuller"]
+
+
+def _identity(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "replace")
+    return text
+
+
+def get_extractor(name: str) -> Callable[[str | bytes], str]:
+    """The extractor function for `name` (one of EXTRACTORS)."""
+    try:
+        return {"auto": html_to_text_auto, "tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura,
+                "fast": html_to_text_fast, "none": _identity}[name]
+    except KeyError:
+        raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}") from None

@@ -1,0 +1,48 @@
+"""lxml parsing with libxml2's huge limits, and the error a page past them raises."""
+
+from __future__ import annotations
+
+import lxml.etree
+import lxml.html
+
+from .decoding import decode_html
+
+
+class ExtractionError(ValueError):
+    """A page no extractor can read (past the parser's limits, or unparsable)."""
+
+
+# libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless
+# told XML_PARSE_HUGE (lxml's huge_tree), and past a limit it returns an *empty* document, not a
+# truncated one.  Inputs are capped in size before they get here, so the huge limits (2,048
+# levels, no buffer limit) are safe; a page beyond even those is refused with the limit named.
+_LIMIT_MESSAGES = ("Excessive depth", "Resource limit exceeded", "XML_PARSE_HUGE")
+
+
+def parser_limit(parser) -> str | None:
+    """libxml2's message if the last parse by `parser` stopped at one of its limits."""
+    for entry in parser.error_log:
+        if any(m in entry.message for m in _LIMIT_MESSAGES):
+            return entry.message.strip()
+    return None
+
+
+def parse_html(html: str | bytes):
+    """(root element or None for an empty document, libxml2's limit message if it hit one)."""
+    if isinstance(html, bytes):
+        html, _ = decode_html(html)
+    html = html.replace("\x00", "")
+    if not html.strip():
+        return None, None
+    parser = lxml.html.HTMLParser(huge_tree=True)
+    try:
+        root = lxml.html.document_fromstring(html, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        # lxml refuses str input with an XML encoding declaration; go through bytes.
+        parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True)
+        try:
+            root = lxml.html.document_fromstring(html.encode("utf-8"), parser=parser)
+        except (lxml.etree.ParserError, ValueError):
+            limit = parser_limit(parser)
+            raise ExtractionError(f"HTML parser limit: {limit}" if limit else f"unparsable HTML: {exc}") from exc
+    return root, parser_limit(parser)

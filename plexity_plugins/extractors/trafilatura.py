@@ -1,0 +1,86 @@
+"""``trafilatura``: trafilatura's main-text extraction, quiet about empty documents and retried
+past libxml2's default nesting limit."""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import lxml.etree
+import lxml.html
+
+from .decoding import decode_html
+from .limits import ExtractionError, parse_html, parser_limit
+
+logger = logging.getLogger(__name__)
+
+_TRAFILATURA_CONFIG = None
+
+# trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
+# expected on a crawl (an empty body, a page of nothing but scripts), harmless (the extractor
+# then returns no text, which the front ends count: no_text_extracted / emptied), and alarming
+# when shown as ERROR in a run that went fine.  They are logged at DEBUG by our logger instead
+# and counted in `TRAFILATURA_EMPTY_DOCUMENTS` (the front ends count the empty result itself).
+_TRAFILATURA_EMPTY_MESSAGES = ("lxml parsing failed", "lxml parser bytestring", "parsed tree length",
+                               "empty HTML tree", "too small/incorrect", "discarding data")
+_TRAFILATURA_LOGGERS = ("trafilatura.utils", "trafilatura.core", "trafilatura.htmlprocessing",
+                        "trafilatura.main_extractor", "trafilatura.baseline", "trafilatura.external")
+TRAFILATURA_EMPTY_DOCUMENTS = 0
+
+
+class _TrafilaturaEmptyDocumentFilter(logging.Filter):
+    """Turns trafilatura's ERROR messages about empty documents into our DEBUG messages."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        global TRAFILATURA_EMPTY_DOCUMENTS
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING and any(m in message for m in _TRAFILATURA_EMPTY_MESSAGES):
+            TRAFILATURA_EMPTY_DOCUMENTS += 1
+            logger.debug("trafilatura (empty document, no text extracted): %s", message)
+            return False
+        return True
+
+
+def _quiet_trafilatura_empty_documents() -> None:
+    # A filter works on the logger that emits, not on its parent: one per trafilatura module.
+    for name in _TRAFILATURA_LOGGERS:
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _TrafilaturaEmptyDocumentFilter) for f in target.filters):
+            target.addFilter(_TrafilaturaEmptyDocumentFilter())
+
+
+def html_to_text_trafilatura(html: str | bytes) -> str:
+    """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
+    global _TRAFILATURA_CONFIG
+    import trafilatura
+    from trafilatura.settings import DEFAULT_CONFIG
+
+    if _TRAFILATURA_CONFIG is None:
+        _quiet_trafilatura_empty_documents()
+        config = copy.deepcopy(DEFAULT_CONFIG)
+        # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
+        config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"
+        _TRAFILATURA_CONFIG = config
+    if isinstance(html, bytes):
+        html, _ = decode_html(html)
+    if not html.strip():
+        return ""
+    options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
+               "deduplicate": False}
+    text = trafilatura.extract(html, **options)
+    if not text:
+        # trafilatura's parser has libxml2's default limits: a page nested 256 deep comes out
+        # empty.  Only then (it costs a parse): parse it with the huge limits and try again.
+        probe = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
+        try:
+            lxml.html.document_fromstring(html, parser=probe)
+        except (lxml.etree.ParserError, ValueError):
+            pass
+        if parser_limit(probe):
+            root, limit = parse_html(html)
+            text = trafilatura.extract(root, **options) if root is not None else ""
+            if not text:
+                raise ExtractionError(f"HTML parser limit: {limit or parser_limit(probe)}")
+    return text or ""
+
+
