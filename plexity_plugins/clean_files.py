@@ -13,7 +13,7 @@ from typing import Iterator
 from warcio.warcwriter import WARCWriter
 
 from .extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
-from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
+from .sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from .reading import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
@@ -117,6 +117,9 @@ class FileCleaner:
             skipped as ``too_large``; reading stops at the cap.
         extract_timeout: seconds allowed to extract one HTML document; a longer one is
             stopped and skipped as ``extraction_failed`` (0 or None: no limit).
+        extract_memory: bytes of resident memory (RSS) the extraction child may hold (or a size,
+            ``"512MiB"``); past it the page is skipped as ``memory_limit``.  None: the
+            ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB; 0: no ceiling.
     """
 
     def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = DEFAULT_EXTRACTOR,
@@ -124,14 +127,15 @@ class FileCleaner:
                  text_scorer: PerplexityScorer | None = None, min_chars: int = CLEAN_MIN_CHARS,
                  min_kept_fraction: float = 0.0, other_languages: str = "keep",
                  max_document_bytes: int = MAX_DOCUMENT_BYTES,
-                 extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT):
+                 extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                 extract_memory: int | str | None = None):
         self.scorer = scorer
         # Text inputs are not extracted, so they may want another method than extracted HTML.
         self.text_scorer = text_scorer or scorer
         self.output_dir = Path(output_dir)
         self.extractor_name = extractor
         # (in a child process that is stopped past the time limit: `plexity_plugins.sandbox`)
-        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout)
+        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, memory_limit=extract_memory)
         self.threshold = threshold
         self.annotate = annotate
         self.max_document_bytes = max_document_bytes
@@ -146,6 +150,7 @@ class FileCleaner:
         if write_dropped:
             self.output_dir.mkdir(parents=True, exist_ok=True)
         self.dropped = DroppedLog(self.output_dir / DROPPED_FILE if write_dropped else None)
+        self.failure = EXTRACTION_FAILED  # why the last document without a verdict had none
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -173,7 +178,8 @@ class FileCleaner:
             raise
         except Exception as exc:  # ExtractionError, or what a third-party extractor raises on odd HTML
             detail = str(exc) if isinstance(exc, ExtractionError) else describe(exc)
-            self._skip(source, EXTRACTION_FAILED, detail)
+            self.failure = MEMORY_LIMIT if isinstance(exc, ExtractionMemoryLimit) else EXTRACTION_FAILED
+            self._skip(source, self.failure, detail)
             return None
         self.stats.replaced_chars += replaced
         verdict = self.policy.judge(text, input_empty=not raw.strip(),
@@ -288,7 +294,7 @@ class FileCleaner:
             self.stats.bytes_in += len(record.payload)
             verdict = self._judge(record.payload, "html", source, record.content_type)
             if verdict is None:
-                headers["X-Plexity-Skipped"] = EXTRACTION_FAILED
+                headers["X-Plexity-Skipped"] = self.failure
             else:
                 headers = warc_headers(metadata(verdict, self.scorer))
                 text = verdict.text if verdict.kept else ""

@@ -1,11 +1,16 @@
-"""A time limit per document for extraction, the same in every front end.
+"""A time limit and a memory ceiling per document for extraction, the same in every front end.
 
 A hostile page can keep an extractor busy for minutes (14 MB of sibling ``<span>``s: 216 s
 in trafilatura) inside C code that no Python-level timeout interrupts, and a thread cannot
 be killed.  So `TimeLimitedExtractor` runs the extractor in a child process of its own and
 kills it when a document takes longer than the limit: the caller gets `ExtractionTimeout` (an
 `ExtractionError`: a counted skip, like any unextractable page) and the next document gets
-a fresh child.  ``plexity run`` gets the same from datatrove's extractor sandbox.
+a fresh child.  A page can also take gigabytes (a million sibling ``<span>``s grew a child to
+1.4 GB in 30 s; 45 MB of them to 4.2 GB), so while it waits the parent watches the child's
+resident memory (`resident_memory`, its RSS) every 20 ms and kills it past the ceiling: `ExtractionMemoryLimit`, counted as ``memory_limit``.
+(Not ``RLIMIT_AS``: it counts address space, which the imports' mappings inflate by ~150 MB
+and a failed allocation inside lexbor or libxml2 is not sure to end as an exception.)
+``plexity run``'s extractor steps use the same children (`plexity_plugins.datatrove.extractors`).
 
 The children are new Python processes (never forked from a process that runs threads: Scrapy's
 reactor, a web server), import the extractor once and then serve documents one at a time.  Up
@@ -19,16 +24,88 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 from typing import Callable
 
 from .extractors import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
+# Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
+# (plexity clean ~140 MB, plexity run's task ~320 MB with its model, language identifier and a 45 MB
+# page) the whole process tree stays under 1.2 GB; a 5 MB page needs ~440 MB with auto.
+DEFAULT_EXTRACT_MEMORY = 768 << 20
+EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
+MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
+_WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class ExtractionTimeout(ExtractionError):
     """The extractor took longer than the time limit on one document."""
+
+
+class ExtractionMemoryLimit(ExtractionError):
+    """The extractor needed more memory than the ceiling on one document."""
+
+
+class ExtractorDied(ExtractionError):
+    """The extractor's process ended without an answer (killed from outside, crashed)."""
+
+
+def extract_memory_limit(value: int | str | None = None) -> int | None:
+    """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
+    ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
+    from .cli.options import parse_size
+
+    if value is None:
+        value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
+    if isinstance(value, str):
+        value = 0 if value.strip() == "0" else parse_size(value)
+    if value < 0:
+        raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, got {value!r}")
+    return int(value) or None
+
+
+def resident_memory(pid: int) -> int | None:
+    """Bytes of resident memory (RSS) of process `pid`, from /proc/PID/statm (~15 us a look);
+    None where /proc is not there (not Linux: no ceiling)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def await_answer(connection, pid: int, timeout: float | None, memory_limit: int | None, alive=None) -> None:
+    """Wait until `connection` (from the child `pid`) has an answer, watching the child: raises
+    ExtractionTimeout past `timeout` seconds, ExtractionMemoryLimit when its resident memory goes
+    over `memory_limit` bytes of RSS, ExtractorDied when `alive()` says it is gone without an answer.
+    (The caller kills the child after either.)"""
+    deadline = time.monotonic() + timeout if timeout else None
+    while True:
+        wait = _WATCH_INTERVAL if memory_limit else 1.0
+        if deadline is not None:
+            wait = max(0.0, min(wait, deadline - time.monotonic()))
+        if connection.poll(wait):
+            return
+        if memory_limit:
+            used = resident_memory(pid)
+            if used is not None and used > memory_limit:
+                raise ExtractionMemoryLimit(f"extraction needed more than {_size(memory_limit)} of memory")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise ExtractionTimeout(f"extraction took longer than {timeout:g} s")
+        if alive is not None and not alive():
+            if connection.poll(0):  # it answered, then ended
+                return
+            raise ExtractorDied("the extractor process died (killed, or out of memory)")
+
+
+def _size(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % (size // 64) == 0:
+            return f"{n / size:g} {unit}"
+    return f"{n:,} bytes"
 
 
 _WARM_UP_PAGE = "<html><body><p>The extractor starts.</p><p>It reads a first page.</p></body></html>"
@@ -40,6 +117,8 @@ def answer(send, extract: Callable[[str], str], html: str) -> None:
     The child of every front end's sandbox answers this way (also `plexity_plugins.datatrove`'s)."""
     try:
         send.send(("ok", extract(html)))
+    except MemoryError:  # this page's fault, not the installation's: a counted skip
+        send.send(("error", ExtractionMemoryLimit("extraction ran out of memory")))
     except Exception as exc:  # noqa: BLE001 - handed to the parent, which decides
         try:
             send.send(("error", exc))
@@ -47,9 +126,37 @@ def answer(send, extract: Callable[[str], str], html: str) -> None:
             send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
 
 
+def _resolve(extractor: str) -> Callable[[str | bytes], str]:
+    """An extractor name (`plexity_plugins.extractors.EXTRACTORS`), or ``module:qualified.name``
+    of a function importable by the child (a datatrove step's own `to_text`)."""
+    if ":" not in extractor:
+        return get_extractor(extractor)
+    import importlib
+
+    module, _, qualname = extractor.partition(":")
+    function = importlib.import_module(module)
+    for part in qualname.split("."):
+        function = getattr(function, part)
+    return function
+
+
+def _reference(function: Callable) -> str:
+    module, qualname = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+    if not module or module == "__main__" or "<" in qualname:
+        raise ValueError(f"{function!r} must be a module-level function (or a static method of a module-level "
+                         f"class) of an importable module: the extraction child imports it")
+    return f"{module}:{qualname}"
+
+
 def _serve(receive, send, extractor_name: str) -> None:
     """Child process: extract each document received; send back ("ok", text) or ("error", exc)."""
-    extract = get_extractor(extractor_name)
+    if sys.platform.startswith("linux"):  # if memory runs out all the same, the kernel kills this one first
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000\n")
+        except OSError:
+            pass
+    extract = _resolve(extractor_name)
     try:  # import and initialise the extractor now: its first call is slow, and not the first page's fault
         extract(_WARM_UP_PAGE)
     except Exception as exc:  # noqa: BLE001 - e.g. an ImportError: the parent re-raises it
@@ -75,7 +182,10 @@ class _Child:
         from_child_r, from_child_w = os.pipe()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r), str(from_child_w)],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL)
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+            # a function of the caller's own modules: the child imports it from where the caller does
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)) if ":" in extractor_name
+            else None)
         os.close(to_child_r)
         os.close(from_child_w)
         self._send = Connection(to_child_w, readable=False)
@@ -89,9 +199,9 @@ class _Child:
                 raise value
             self.ready = True
 
-    def _receive(self, timeout: float | None):
-        if timeout is not None and not self.connection.poll(timeout):
-            raise ExtractionTimeout(f"extraction took longer than {timeout:g} s")
+    def _receive(self, timeout: float | None, memory_limit: int | None = None):
+        if timeout is not None or memory_limit:
+            await_answer(self.connection, self.process.pid, timeout, memory_limit)
         try:
             return self.connection.recv()
         except EOFError:
@@ -99,12 +209,15 @@ class _Child:
                 code = self.process.wait(1)
             except subprocess.TimeoutExpired:
                 code = None
-            raise ExtractionError(f"the extractor process died (exit status {code})") from None
+            raise ExtractorDied(f"the extractor process died (exit status {code})") from None
 
-    def extract(self, html: str | bytes, timeout: float) -> str:
+    def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
-        self._send.send(html)
-        status, value = self._receive(timeout)
+        try:
+            self._send.send(html)
+        except OSError as exc:  # the pipe broke: the child is gone
+            raise ExtractorDied(f"the extractor process died ({exc})") from exc
+        status, value = self._receive(timeout, memory_limit)
         if status == "error":
             raise value
         return value
@@ -120,32 +233,43 @@ class _Child:
 
 
 class TimeLimitedExtractor:
-    """``extractor(html) -> text``, each call limited to `timeout` seconds.
+    """``extractor(html) -> text``, each call limited to `timeout` seconds and `memory_limit` bytes.
 
     Args:
-        extractor: an extractor name (`plexity_plugins.extractors.EXTRACTORS`).
+        extractor: an extractor name (`plexity_plugins.extractors.EXTRACTORS`), or an extractor
+            function the child can import (module level; a datatrove step's own `to_text`).
         timeout: seconds per document; a longer extraction is stopped (its process killed)
-            and raises `ExtractionTimeout`. 0 or None: no limit, extraction runs in the
-            calling thread (no child process).
+            and raises `ExtractionTimeout`. 0 or None: no limit.
+        memory_limit: bytes of resident memory (RSS) the child may hold (or a size: ``"512MiB"``); past
+            it the child is killed and the call raises `ExtractionMemoryLimit`.  None: the
+            ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB; 0: no ceiling.  With
+            neither limit, extraction runs in the calling thread (no child process).
         processes: child processes at most (calls from more threads wait for one).
 
     Callable from any thread.  `close()` ends the children (also done at interpreter exit).
     """
 
-    def __init__(self, extractor: str, timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1):
+    def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
+                 memory_limit: int | str | None = None):
         if timeout is not None and timeout < 0:
             raise ValueError(f"the extraction time limit must be 0 (none) or more seconds, got {timeout!r}")
-        self.name = extractor
+        self.name = extractor if isinstance(extractor, str) else _reference(extractor)
         self.timeout = timeout or None
+        self.memory_limit = extract_memory_limit(memory_limit)
         self.processes = max(1, processes)
-        self._direct: Callable[[str | bytes], str] = get_extractor(extractor)  # (validates the name)
+        self._direct: Callable[[str | bytes], str] = (get_extractor(extractor) if isinstance(extractor, str)
+                                                       else extractor)  # (validates the name)
         self._idle: queue.LifoQueue[_Child] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.processes)
         self._children: list[_Child] = []
         self._lock = threading.Lock()
 
+    @property
+    def sandboxed(self) -> bool:
+        return (self.timeout is not None or self.memory_limit is not None) and self.name != "none"
+
     def __call__(self, html: str | bytes) -> str:
-        if self.timeout is None or self.name == "none":
+        if not self.sandboxed:
             return self._direct(html)
         with self._slots:
             try:
@@ -153,10 +277,11 @@ class TimeLimitedExtractor:
             except queue.Empty:
                 child = self._start()
             try:
-                text = child.extract(html, self.timeout)
+                text = child.extract(html, self.timeout, self.memory_limit)
             except BaseException as exc:
-                # busy past the limit, dead, or never started: the next call gets a new one
-                if isinstance(exc, ExtractionTimeout) or not child.ready or not child.alive():
+                # past a limit, dead, or never started: the next call gets a new one
+                if isinstance(exc, (ExtractionTimeout, ExtractionMemoryLimit)) or not child.ready \
+                        or not child.alive():
                     self._discard(child)
                 else:  # the extractor's own error on this page: the child goes on
                     self._idle.put(child)
@@ -166,7 +291,7 @@ class TimeLimitedExtractor:
 
     def warm_up(self) -> None:
         """Start one child and wait until its extractor is imported (at start-up, not in the first page)."""
-        if self.timeout is not None and self.name != "none":
+        if self.sandboxed:
             with self._slots:
                 child = self._start()
                 child.wait_ready()
@@ -192,10 +317,11 @@ class TimeLimitedExtractor:
             self._idle.get_nowait()
 
     def __getstate__(self):  # pickles as its settings (for datatrove steps, forked workers)
-        return {"name": self.name, "timeout": self.timeout, "processes": self.processes}
+        return {"name": self.name, "timeout": self.timeout, "processes": self.processes,
+                "memory_limit": self.memory_limit}
 
     def __setstate__(self, state):
-        self.__init__(state["name"], state["timeout"] or 0, state["processes"])
+        self.__init__(state["name"], state["timeout"] or 0, state["processes"], state.get("memory_limit") or 0)
 
     def __del__(self):
         try:

@@ -20,7 +20,7 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   is in another language than the model's, so its text was kept unfiltered;
 - ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
   (`plexity_plugins.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
-  ``empty_input``, ``extraction_failed``, ``other_language``) and ``input_not_text``,
+  ``empty_input``, ``extraction_failed``, ``other_language``) and ``memory_limit``, ``input_not_text``,
   ``no_output_field``, ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
 - ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
@@ -52,7 +52,7 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 from . import decide, policy
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
 from .reading import MAX_DOCUMENT_BYTES, TOO_LARGE
-from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
+from .sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
 from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
 from .multilingual import LanguageModels, make_scorer
 from .scorer import PerplexityScorer
@@ -126,6 +126,9 @@ class PerplexityFilterPipeline:
             ``too_large`` before any work. Default 50 MB, as ``plexity clean`` and ``plexity run``.
         PLEXITY_EXTRACT_TIMEOUT: seconds allowed to extract one page; a longer extraction is
             stopped and the item dropped (``extraction_failed``). 0: no limit. Default 30.
+        PLEXITY_EXTRACT_MEMORY: bytes of resident memory (RSS) the extraction process may hold (or a
+            size, "512MiB"); past it the item is dropped (``memory_limit``). 0: no ceiling.
+            Default: the ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB.
 
     The model is opened once per crawler, in `open_spider`.  Stats go to the crawler's
     stats collector under ``plexity/``.
@@ -137,6 +140,7 @@ class PerplexityFilterPipeline:
                  min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
                  other_languages: str = "keep", threads: int = 1, dropped_file: str | None = None,
                  extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                 extract_memory: int | str | None = None,
                  max_document_bytes: int = MAX_DOCUMENT_BYTES,
                  language_field: str | None = None, doc_perplexity_field: str | None = None,
                  min_doc_perplexity: float | None = None, max_doc_perplexity: float | None = None):
@@ -152,7 +156,8 @@ class PerplexityFilterPipeline:
         self.input_format = input_format
         self.extractor = extractor
         # in child processes stopped past the time limit (`plexity_plugins.sandbox`), one per thread
-        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads))
+        self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads),
+                                            memory_limit=extract_memory)
         self.max_document_bytes = max_document_bytes
         self.output_field = output_field
         self.stats_field = stats_field or None
@@ -202,6 +207,7 @@ class PerplexityFilterPipeline:
             threads=settings.getint("PLEXITY_THREADS", 1),
             dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
             extract_timeout=settings.getfloat("PLEXITY_EXTRACT_TIMEOUT", DEFAULT_EXTRACT_TIMEOUT),
+            extract_memory=_memory_setting(settings.get("PLEXITY_EXTRACT_MEMORY")),
             max_document_bytes=settings.getint("PLEXITY_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES),
             language_field=settings.get("PLEXITY_LANGUAGE_FIELD") or None,
             doc_perplexity_field=settings.get("PLEXITY_DOC_PERPLEXITY_FIELD") or None,
@@ -322,7 +328,8 @@ class PerplexityFilterPipeline:
                 raise  # a broken installation is not a bad page: it propagates (no DropItem)
             except Exception as exc:  # ExtractionError, or whatever a third-party extractor raises on odd HTML
                 detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
-                outcome.reason, outcome.detail = policy.EXTRACTION_FAILED, detail
+                memory = isinstance(exc, ExtractionMemoryLimit)
+                outcome.reason, outcome.detail = MEMORY_LIMIT if memory else policy.EXTRACTION_FAILED, detail
                 outcome.seconds = time.perf_counter() - started
                 return outcome
         outcome.verdict = self.policy.judge(text, input_empty=not value.strip(), extra_replaced=decode_replaced,
@@ -417,6 +424,13 @@ def _model_setting(value):
     if hasattr(value, "copy_to_dict"):  # a scrapy BaseSettings given as a dict setting
         value = value.copy_to_dict()
     return value or None
+
+
+def _memory_setting(value) -> int | str | None:
+    """PLEXITY_EXTRACT_MEMORY: bytes, or a size ("512MiB"); unset: None (the environment's, else 768 MiB)."""
+    if value in (None, ""):
+        return None
+    return value if isinstance(value, str) and not value.strip().isdigit() else int(value)
 
 
 def _float_setting(settings, name: str) -> float | None:

@@ -364,7 +364,7 @@ def test_the_extractor_sandbox_counts_timeouts_failures_and_deaths_and_goes_on()
     """Each document gets its time limit in a child process: past it the child is replaced
     (``timeout``), an exception on a page is that page's ``clean_error`` (the child goes on), a
     child that dies is ``broken_process``; the documents after each are extracted as usual,
-    non-ASCII and lone surrogates included (the page travels as UTF-8 bytes)."""
+    non-ASCII and lone surrogates included."""
     from plexity_plugins.datatrove.extractors import _PlexityExtractor
 
     class Moody(_PlexityExtractor):

@@ -10,7 +10,8 @@ from ..decide import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
 from ..reading import MAX_DOCUMENT_BYTES
-from ..sandbox import DEFAULT_EXTRACT_TIMEOUT
+from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
+from .options import parse_memory
 from .options import add_model_args, parse_size
 
 
@@ -42,6 +43,9 @@ def add_parser(sub) -> None:
     p.add_argument("--extract-timeout", type=float, default=DEFAULT_EXTRACT_TIMEOUT, metavar="SECONDS",
                    help=f"stop extracting an HTML document after this long and skip it as extraction_failed "
                         f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
+    p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
+                   help=f"stop extracting an HTML document when its extraction process holds more memory and "
+                        f"skip it as memory_limit (default: ${EXTRACT_MEMORY_ENV}, else 768MiB; 0: no ceiling)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--no-language-check", action="store_true",
                    help="filter every text with the model, whatever its language (default: text in another "
@@ -69,7 +73,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
     cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
                           write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
                           min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
-                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout)
+                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
+                          extract_memory=args.extract_memory)
     stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")

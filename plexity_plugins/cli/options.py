@@ -28,6 +28,11 @@ _SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, 
                "kib": 2**10, "mib": 2**20, "gib": 2**30}
 
 
+def parse_memory(text: str) -> int:
+    """A memory ceiling: a size as `parse_size`, or 0 (no ceiling)."""
+    return 0 if text.strip() == "0" else parse_size(text)
+
+
 def parse_size(text: str) -> int:
     """A byte count: 50000000, 50MB, 50M, 2GiB ... (k/M/G decimal; KiB/MiB/GiB binary)."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())

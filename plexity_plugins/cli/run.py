@@ -29,7 +29,8 @@ from ..decide import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
-from .options import add_model_args, parse_size
+from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
+from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm")
@@ -66,7 +67,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    fmt: str = "jsonl",
                    annotate: bool = False, min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
                    other_languages: str = "keep", extract_timeout: float = 30,
-                   max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True) -> list:
+                   max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True,
+                   extract_memory: int | str | None = None) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from ..datatrove.writers import JsonlDocumentWriter
 
@@ -79,14 +81,15 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec)
     steps = [WarcHtmlReader(folder, glob_pattern=pattern, max_payload_bytes=max_document_bytes)]
+    limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
     if extractor == "auto":
-        steps.append(AutoExtractor(timeout=extract_timeout))
+        steps.append(AutoExtractor(**limits))
     elif extractor == "tags":
-        steps.append(HtmlTagsExtractor(timeout=extract_timeout))
+        steps.append(HtmlTagsExtractor(**limits))
     elif extractor == "fast":
-        steps.append(FastExtractor(timeout=extract_timeout))
+        steps.append(FastExtractor(**limits))
     elif extractor == "trafilatura":
-        steps.append(TrafilaturaExtractor(timeout=extract_timeout))
+        steps.append(TrafilaturaExtractor(**limits))
     elif extractor != "none":
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     steps.append(PerplexitySentenceFilter(
@@ -224,7 +227,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
                               other_languages=args.other_languages, max_document_bytes=args.max_document_bytes,
-                              language_check=not args.no_language_check)
+                              language_check=not args.no_language_check, extract_timeout=args.extract_timeout,
+                              extract_memory=args.extract_memory)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -289,6 +293,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-document-bytes", type=parse_size, default=MAX_DOCUMENT_BYTES,
                    help=f"skip a larger WARC payload, decompressed, as too_large (default: "
                         f"{MAX_DOCUMENT_BYTES // 10**6} MB, as plexity clean)")
+    p.add_argument("--extract-timeout", type=float, default=DEFAULT_EXTRACT_TIMEOUT, metavar="SECONDS",
+                   help=f"skip a document whose extraction takes longer, counted as timeout "
+                        f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
+    p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
+                   help=f"skip a document whose extraction process holds more memory, counted as memory_limit "
+                        f"(default: ${EXTRACT_MEMORY_ENV}, else 768MiB; 0: no ceiling)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
                    help="documents in another language than the model's: keep unchanged or drop")
     p.add_argument("--no-language-check", action="store_true",

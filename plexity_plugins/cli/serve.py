@@ -31,7 +31,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
-                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout)
+                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout,
+                     extract_memory=args.extract_memory)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
@@ -44,6 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers) -> None:
     from ..extractors import EXTRACTORS
+    from .options import parse_memory
 
     p = subparsers.add_parser(
         "serve", help="web demo: paste text or HTML, see each sentence's perplexity and what is dropped",
@@ -61,6 +63,9 @@ def add_parser(subparsers) -> None:
                    help=f"largest request body accepted, larger ones get HTTP 413 (default: {DEFAULT_MAX_BYTES})")
     p.add_argument("--extract-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="stop extracting a pasted page after this long: HTTP 422 (default: 30; 0: no limit)")
+    p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
+                   help="stop extracting a pasted page when its extraction process holds more memory: HTTP 400 "
+                        "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")

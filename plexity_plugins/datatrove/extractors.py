@@ -2,114 +2,37 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import sys
-import time
-
 from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
-from ..sandbox import answer
+from ..sandbox import (MEMORY_LIMIT, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied,
+                       TimeLimitedExtractor, extract_memory_limit)
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
 
-class _ForkedExtractor:
-    """Extraction in a child process with a time limit per document, as datatrove's
-    ``ExtractorSandbox`` does it (a child from multiprocessing's default start method, the
-    first one the kernel kills when memory runs out, killed and replaced after a timeout or a
-    death; the page goes over as UTF-8 bytes), except for a page the extractor fails on: its
-    exception comes back to the caller (datatrove's ``clean_error``, one warning) and the child
-    goes on.  In datatrove's sandbox the exception ended the child (a traceback on stderr for
-    every such page), the page counted as ``broken_process`` and a new child was forked.
-
-    `extract_document` raises TimeoutError past the limit and EOFError when the child died."""
-
-    def __init__(self, extract, timeout: float):
-        self.extract, self.timeout = extract, timeout
-        self.process = self.connection = None
-
-    def _serve(self, connection) -> None:  # the child
-        if sys.platform.startswith("linux"):
-            try:
-                with open("/proc/self/oom_score_adj", "w") as f:
-                    f.write("1000\n")
-            except OSError:
-                pass
-        self.extract("")  # warm up: imports and first-call set-up are not a page's time
-        connection.send(None)
-        while True:
-            try:
-                html = connection.recv_bytes().decode("utf-8", "surrogatepass")
-            except EOFError:  # the task is done
-                return
-            answer(connection, self.extract, html)  # the page's exception: the caller counts it
-
-    def _start(self) -> None:
-        self.connection, child = multiprocessing.Pipe()
-        self.process = multiprocessing.Process(target=self._serve, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
-        try:
-            ready = self.connection.poll(max(self.timeout, 60)) and self.connection.recv() is None
-        except (EOFError, OSError):
-            ready = False
-        if not ready:
-            self.close()
-            raise EOFError("the extractor process did not start")
-
-    def extract_document(self, html: str) -> str:
-        if self.process is None:
-            self._start()
-        try:
-            self.connection.send_bytes(html.encode("utf-8", "surrogatepass"))
-            deadline = time.monotonic() + self.timeout
-            while not self.connection.poll(max(0.0, min(5.0, deadline - time.monotonic()))):
-                if not self.process.is_alive():
-                    raise EOFError("the extractor process died (killed, or out of memory)")
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(f"extraction took longer than {self.timeout:g} s")
-            status, result = self.connection.recv()
-        except (TimeoutError, EOFError):
-            self.close()
-            raise
-        except OSError as exc:  # the pipe broke: the child is gone
-            self.close()
-            raise EOFError(f"the extractor process died ({exc})") from exc
-        if status == "error":
-            raise result
-        return result
-
-    def close(self) -> None:
-        if self.process is not None:
-            self.connection.close()
-            self.process.kill()
-            self.process.join(5)
-            self.process = self.connection = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
-
 class _PlexityExtractor(BaseExtractor):
-    """A function of `plexity_plugins.extract` (`to_text`) as a datatrove extractor step.
+    """An extractor of `plexity_plugins.extractors` (`extractor`, `to_text`) as a datatrove extractor step.
 
-    It runs once in the task's own process before the sandbox (`_ForkedExtractor`) takes over.
-    The sandbox counts every exception as one document's ``clean_error`` (and a child that
-    dies as ``broken_process``), so a broken installation (the extractor's module cannot be
-    imported) would otherwise lose every document as if it were damaged input; here it stops
-    the task instead, saying what to install."""
+    Documents are extracted in the child processes of `plexity_plugins.sandbox`, the ones
+    ``plexity clean`` and the Scrapy pipeline use, with the same time limit and memory ceiling:
+    a document past either is dropped and counted (``timeout``, ``memory_limit``), a child that
+    dies as ``broken_process``, the extractor's own error on a page as ``clean_error`` (one
+    warning); the next document gets a fresh child where needed.  The extractor runs once in
+    the task's own process first: a broken installation (its module cannot be imported) would
+    otherwise lose every document as if it were damaged input; here it stops the task instead,
+    saying what to install."""
 
-    to_text = None  # staticmethod(the function of plexity_plugins.extract)
+    extractor = None  # its name in `plexity_plugins.extractors.EXTRACTORS` (else `to_text` runs in the child)
+    to_text = None  # staticmethod(its function)
 
-    def __init__(self, timeout: float = 30):
+    def __init__(self, timeout: float = 30, memory_limit: int | str | None = None):
         super().__init__(timeout)
+        # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
+        self.memory_limit = extract_memory_limit(memory_limit)
 
     def extract(self, text: str) -> str:
         return self.to_text(text)
@@ -119,22 +42,30 @@ class _PlexityExtractor(BaseExtractor):
             self.extract(_CHECK_PAGE)
         except ENVIRONMENT_ERRORS as exc:
             raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
-        # As datatrove's BaseExtractor.run (same counters, same messages), with `_ForkedExtractor`.
-        with _ForkedExtractor(self.extract, self.timeout) as extractor:
+        # As datatrove's BaseExtractor.run (same counters, same messages), with plexity's sandbox.
+        extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
+                                         memory_limit=self.memory_limit or 0)
+        try:
             for doc in data:
                 self.stat_update(StatHints.total)
                 with self.track_time():
                     try:
-                        doc.text = extractor.extract_document(doc.text)
+                        doc.text = extractor(doc.text)
                         self.stat_update("extracted")
-                    except TimeoutError:
+                    except ExtractionTimeout:
                         self.stat_update("timeout")
                         logger.warning("⏰ Timeout while cleaning record text. Skipping record.")
                         continue
-                    except EOFError:
+                    except ExtractionMemoryLimit as e:
+                        self.stat_update(MEMORY_LIMIT)
+                        logger.warning(f"Skipping record {doc.id}: {e}")
+                        continue
+                    except ExtractorDied:
                         self.stat_update("broken_process")
                         logger.warning("Process died unexpectedly, will create new process for next document")
                         continue
+                    except ENVIRONMENT_ERRORS:
+                        raise
                     except Exception as e:
                         self.stat_update("clean_error")
                         if not self._warned_error:
@@ -148,6 +79,8 @@ class _PlexityExtractor(BaseExtractor):
                     yield doc
                 else:
                     self.stat_update(StatHints.dropped)
+        finally:
+            extractor.close()
 
 
 class HtmlTagsExtractor(_PlexityExtractor):
@@ -166,9 +99,13 @@ class HtmlTagsExtractor(_PlexityExtractor):
 
     Args:
         timeout: seconds allowed per document (a 10 MB page takes about a second)
+        memory_limit: bytes of resident memory (RSS) the extraction child may hold (or a size,
+            ``"512MiB"``); a document past it is dropped and counted as ``memory_limit``.
+            Default: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
     """
 
     name = "🏷 HTML tags"
+    extractor = "tags"
     to_text = staticmethod(html_to_text_tags)
 
 
@@ -186,11 +123,13 @@ class TrafilaturaExtractor(_PlexityExtractor):
     install, instead of being counted as one ``broken_process`` per document.
 
     Args:
-        timeout: seconds allowed per document (extraction runs in datatrove's sandboxed
-            subprocess; a document over time is dropped and counted as ``timeout``)
+        timeout: seconds allowed per document (extraction runs in a sandboxed subprocess; a
+            document over time is dropped and counted as ``timeout``)
+        memory_limit: as `HtmlTagsExtractor`'s (``memory_limit`` counted)
     """
 
     name = "⛏ Trafilatura (plexity)"
+    extractor = "trafilatura"
     to_text = staticmethod(html_to_text_trafilatura)
 
 
@@ -209,6 +148,7 @@ class FastExtractor(_PlexityExtractor):
     """
 
     name = "⚡ fast (resiliparse)"
+    extractor = "fast"
     to_text = staticmethod(html_to_text_fast)
 
 
@@ -228,7 +168,9 @@ class AutoExtractor(_PlexityExtractor):
 
     Args:
         timeout: seconds allowed per document (both extractions together)
+        memory_limit: as `HtmlTagsExtractor`'s (``memory_limit`` counted)
     """
 
     name = "⛏ auto (trafilatura, else fast)"
+    extractor = "auto"
     to_text = staticmethod(html_to_text_auto)

@@ -101,6 +101,7 @@ class WarcHtmlReader(BaseDiskReader):
             logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
             return None
         html, charset = decode_html(record.payload, record.content_type)
+        record.payload = None  # (the text goes on; its bytes need not stay with the reader while it does)
         if not html.strip():
             self.stat_update("skipped_empty_payload")
             return None

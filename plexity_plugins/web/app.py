@@ -231,7 +231,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None,
-               extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT) -> Starlette:
+               extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+               extract_memory: int | str | None = None) -> Starlette:
     """The demo's ASGI app.
 
     Args:
@@ -241,13 +242,16 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         allowed_hosts: Host header values accepted (None = any).
         extract_timeout: seconds allowed to extract one page (a longer one is stopped: 422);
             0 or None: no limit.
+        extract_memory: bytes of resident memory (RSS) an extraction process may hold (a page past it:
+            400); None: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
     """
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
     scorers = ScorerCache(model)
     # Extraction in child processes stopped past the time limit (at most two at once per
     # extractor: the machine's cores, not the thread pool's 40 threads).
-    extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2) for name in EXTRACTORS}
+    extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2, memory_limit=extract_memory)
+                  for name in EXTRACTORS}
 
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)

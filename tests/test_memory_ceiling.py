@@ -1,0 +1,230 @@
+"""A memory ceiling per extraction child (plexity_plugins.sandbox), in every front end.
+
+The pages are the shape that grew an extraction child to 1.4 GB (14 MB) and 4.2 GB (45 MB)
+before the time limit ended it: a million sibling <span>s.  Each front end runs in a process
+of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
+children from /proc.  A low ceiling shows the mechanism in each front end quickly; one test
+per front end with the default ceiling shows the bound on the whole process tree.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins.sandbox import (DEFAULT_EXTRACT_MEMORY, ExtractionMemoryLimit, ExtractorDied,
+                                     TimeLimitedExtractor, extract_memory_limit)
+from process_tree import mb, run_measured
+
+FINE = ("<html><body><article>"
+        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
+                  f"in the spring, the mayor said.</p>" for i in range(5))
+        + "</article></body></html>")
+TREE_BOUND = 1_200_000_000  # bytes: the whole process tree, with the default ceiling
+LOW = "200MiB"  # a ceiling the sibling pages pass in about a second
+
+
+def siblings(count: int) -> str:
+    """`count` sibling <span>s: 14 bytes each (1 million: 14 MB)."""
+    return "<html><body><div>" + "<span>x</span>" * count + "</div></body></html>"
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> Path:
+    """html/{siblings,fine}.html, html45/siblings.html and the same pages as WARC files in warc/ and warc45/."""
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    root = tmp_path_factory.mktemp("pages")
+    dummy = WARCWriter(io.BytesIO())
+    for name, count in (("", 1_000_000), ("45", 3_200_000)):
+        big = siblings(count)
+        (root / f"html{name}").mkdir()
+        (root / f"html{name}" / "siblings.html").write_text(big)
+        (root / f"warc{name}").mkdir()
+        records = [response(dummy, "http://t/siblings", big.encode())]
+        if not name:
+            (root / "html" / "fine.html").write_text(FINE)
+            records.append(response(dummy, "http://t/fine", FINE.encode()))
+        write_warc(root / f"warc{name}" / "pages.warc.gz", records)
+    return root
+
+
+# -- the sandbox itself ---------------------------------------------------------------------
+
+def test_a_child_past_its_ceiling_is_killed_and_the_next_page_gets_a_fresh_one():
+    extractor = TimeLimitedExtractor("auto", memory_limit=LOW)
+    try:
+        with pytest.raises(ExtractionMemoryLimit, match="more than 200 MiB of memory"):
+            extractor(siblings(1_000_000))
+        assert "The council approved the budget" in extractor(FINE)
+    finally:
+        extractor.close()
+
+
+def test_a_child_killed_from_outside_is_a_death_not_a_memory_limit():
+    import os
+    import signal
+    import threading
+
+    extractor = TimeLimitedExtractor("auto", memory_limit=LOW, timeout=60)
+    extractor.warm_up()
+    child = extractor._children[0].process
+    threading.Timer(0.3, os.kill, (child.pid, signal.SIGKILL)).start()
+    try:
+        with pytest.raises(ExtractorDied):
+            extractor(siblings(300_000))
+        assert "The council approved the budget" in extractor(FINE)
+    finally:
+        extractor.close()
+
+
+def test_the_ceiling_comes_from_the_argument_else_the_environment_else_the_default(monkeypatch):
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    assert extract_memory_limit() == DEFAULT_EXTRACT_MEMORY == 768 * 2**20
+    assert extract_memory_limit("512MiB") == 512 * 2**20 and extract_memory_limit(10**9) == 10**9
+    assert extract_memory_limit(0) is None and extract_memory_limit("0") is None  # no ceiling
+    monkeypatch.setenv("PLEXITY_EXTRACT_MEMORY", "300MB")
+    assert extract_memory_limit() == 300 * 10**6
+    assert TimeLimitedExtractor("tags").memory_limit == 300 * 10**6
+    assert extract_memory_limit("1GiB") == 2**30  # the argument wins
+    with pytest.raises(ValueError, match="0 \\(none\\) or more bytes"):
+        extract_memory_limit(-1)
+    # no time limit and no ceiling: extraction in the calling thread, no child
+    assert not TimeLimitedExtractor("tags", timeout=0, memory_limit=0).sandboxed
+
+
+# -- every front end ------------------------------------------------------------------------
+
+def _clean(pages: Path, tmp_path: Path, folder: str, *options: str):
+    run, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "clean", str(pages / folder),
+                                "-o", str(tmp_path / "out"), "--write-dropped", "-q", *options], timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads((tmp_path / "out" / "plexity-stats.json").read_text()), memory
+
+
+def _run(pages: Path, tmp_path: Path, folder: str, *options: str):
+    run, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "run", str(pages / folder),
+                                "-o", str(tmp_path / "out"), *options], timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    merged = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
+    extractor = next(step for step in merged if "auto" in step["name"])
+    return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in extractor["stats"].items()}, memory
+
+
+_SCRAPY = textwrap.dedent("""
+    import asyncio, json, sys
+    from pathlib import Path
+    from scrapy.exceptions import DropItem
+    from scrapy.utils.test import get_crawler
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    settings = {"PLEXITY_THREADS": 1}
+    if sys.argv[2] != "default":
+        settings["PLEXITY_EXTRACT_MEMORY"] = sys.argv[2]
+    crawler = get_crawler(settings_dict=settings)
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    for path in sorted(Path(sys.argv[1]).glob("*.html")):
+        try:
+            asyncio.run(pipeline.process_item({"url": path.name, "html": path.read_bytes()}))
+        except DropItem as exc:
+            print(exc, file=sys.stderr)
+    pipeline.close_spider()
+    print(json.dumps(crawler.stats.get_stats(), default=str))
+""")
+
+_DATATROVE = textwrap.dedent("""
+    import json, sys
+    from plexity_plugins.datatrove import AutoExtractor, WarcHtmlReader
+
+    reader = WarcHtmlReader(sys.argv[1])
+    extractor = AutoExtractor() if sys.argv[2] == "default" else AutoExtractor(memory_limit=sys.argv[2])
+    texts = [doc.text for doc in extractor.run(reader.run())]
+    print(json.dumps({"texts": texts, **{k: extractor.stats[k].total for k in ("memory_limit", "extracted")}}))
+""")
+
+
+def _scrapy(pages: Path, folder: str, ceiling: str = "default"):
+    run, memory = run_measured([sys.executable, "-c", _SCRAPY, str(pages / folder), ceiling], timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1]), memory
+
+
+def _datatrove(pages: Path, folder: str, ceiling: str = "default"):
+    run, memory = run_measured([sys.executable, "-c", _DATATROVE, str(pages / folder), ceiling], timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1]), memory
+
+
+def test_plexity_clean_skips_the_page_as_memory_limit_and_cleans_the_rest(pages, tmp_path):
+    stats, _ = _clean(pages, tmp_path, "html", "--extract-memory", LOW)
+    assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
+    assert "The council approved the budget" in (tmp_path / "out" / "fine.html.txt").read_text()
+    dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert any(d["source"].endswith("siblings.html") and d["reason"] == "memory_limit" for d in dropped)
+
+
+def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, monkeypatch):
+    from warcio.archiveiterator import ArchiveIterator
+
+    monkeypatch.setenv("PLEXITY_EXTRACT_MEMORY", LOW)  # the environment sets the default
+    stats, _ = _clean(pages, tmp_path, "warc")
+    assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
+    with open(tmp_path / "out" / "pages.warc.gz", "rb") as f:
+        skipped = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers.get_header("X-Plexity-Skipped")
+                   for r in ArchiveIterator(f)}
+    assert skipped == {"http://t/siblings": "memory_limit", "http://t/fine": None}
+
+
+def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
+    stats, _ = _run(pages, tmp_path, "warc", "--extract-memory", LOW)
+    assert stats["memory_limit"] == 1 and stats["extracted"] == 1
+
+
+def test_the_scrapy_pipeline_drops_the_item_as_memory_limit_and_goes_on(pages):
+    stats, _ = _scrapy(pages, "html", LOW)
+    assert stats["plexity/items_dropped/memory_limit"] == 1 and stats["plexity/items_cleaned"] == 1
+
+
+def test_the_datatrove_extractor_step_counts_memory_limit(pages):
+    stats, _ = _datatrove(pages, "warc", LOW)
+    assert stats["memory_limit"] == 1 and stats["extracted"] == 1
+    assert len(stats["texts"]) == 1 and "The council approved the budget" in stats["texts"][0]
+
+
+# -- the bound on the whole process tree, with the default ceiling ---------------------------
+
+@pytest.mark.parametrize("folder", ["html", "html45"])
+def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, folder, monkeypatch):
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    stats, memory = _clean(pages, tmp_path, folder)
+    assert stats["skip_reasons"] == {"memory_limit": 1}
+    assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
+
+
+def test_plexity_run_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, monkeypatch):
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    stats, memory = _run(pages, tmp_path, "warc45")
+    assert stats["memory_limit"] == 1
+    assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
+
+
+def test_the_scrapy_pipeline_stays_under_the_bound_with_the_default_ceiling(pages, monkeypatch):
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    stats, memory = _scrapy(pages, "html45")
+    assert stats["plexity/items_dropped/memory_limit"] == 1
+    assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
+
+
+def test_the_datatrove_steps_stay_under_the_bound_with_the_default_ceiling(pages, monkeypatch):
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    stats, memory = _datatrove(pages, "warc45")
+    assert stats["memory_limit"] == 1
+    assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
