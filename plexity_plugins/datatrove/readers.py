@@ -20,8 +20,10 @@ class WarcHtmlReader(BaseDiskReader):
     Like datatrove's ``WarcReader`` (same arguments, same Document id/url/date), but made
     for crawls that contain anything:
 
-    - the charset comes from the HTTP Content-Type, then ``<meta charset>``, else UTF-8,
-      undecodable bytes replaced (``plexity_plugins.extractors.decode_html``);
+    - the charset comes from a byte order mark, then the HTTP Content-Type, then the page's
+      ``<meta charset>`` or ``<?xml encoding>`` (UTF-16 or UTF-32 there means UTF-8, as in
+      browsers), else UTF-8, undecodable bytes replaced (``plexity_plugins.extractors.decode_html``,
+      as in every front end);
     - records are read and judged by `plexity_plugins.reading.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);

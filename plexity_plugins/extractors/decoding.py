@@ -1,15 +1,54 @@
-"""Bytes to text: the charset of an HTML body, shared by every extractor and front end."""
+"""Bytes to text: the charset of an HTML body, shared by every extractor and front end.
+
+The order is the WHATWG encoding rules' (what browsers do), in one function, `html_encoding`:
+
+1. a byte order mark (UTF-8, UTF-16, UTF-32), which is then not part of the text;
+2. the HTTP ``Content-Type`` header's charset;
+3. the charset declared in the first bytes of the page (``<meta charset>``, ``<meta
+   http-equiv="Content-Type">``, ``<?xml ... encoding=...?>``); a declaration of UTF-16 or UTF-32
+   found there means UTF-8: bytes that can be read as ASCII to find the declaration are not
+   UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1);
+4. else UTF-8.
+
+Undecodable bytes become U+FFFD: decoding never raises.
+"""
 
 from __future__ import annotations
 
+import codecs
+
+
+def _wide(encoding: str) -> bool:
+    name = codecs.lookup(encoding).name
+    return name.startswith(("utf-16", "utf-32"))
+
+
+def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
+    """(Python codec name, length of the byte order mark) of an HTML body, by the rules above."""
+    from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
+
+    encoding, bom = read_bom(body)
+    if encoding:
+        return encoding, len(bom)
+    encoding = http_content_type_encoding(content_type) if content_type else None
+    if encoding:
+        # (the WHATWG label "utf-16" is little-endian; Python's codec would guess)
+        return ("utf-16-le" if codecs.lookup(encoding).name == "utf-16" else
+                "utf-32-le" if codecs.lookup(encoding).name == "utf-32" else encoding), 0
+    encoding = html_body_declared_encoding(body)
+    if encoding and not _wide(encoding):
+        return encoding, 0
+    return "utf-8", 0
+
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
-    """(text, encoding) of an HTML body: BOM, then the Content-Type header, then
-    <meta charset>, else UTF-8; undecodable bytes become U+FFFD (never raises)."""
-    from w3lib.encoding import html_to_unicode
+    """(text, encoding) of an HTML body: BOM, then the Content-Type header, then the page's own
+    declaration (UTF-16/32 there meaning UTF-8), else UTF-8; undecodable bytes become U+FFFD
+    (never raises)."""
+    from w3lib.encoding import to_unicode
 
-    encoding, text = html_to_unicode(content_type, body)
-    return text, encoding
+    encoding, bom = html_encoding(body, content_type)
+    return to_unicode(body[bom:], encoding), encoding
 
 
 def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:

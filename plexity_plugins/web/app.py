@@ -2,6 +2,8 @@
 
     GET  /             the page (static/index.html; all JS/CSS served from this package)
     GET  /api/models   the models a request may name, the extractors, the input size cap
+    POST /api/decode   an HTML file's bytes (Content-Type: application/octet-stream) -> {"text", "charset"},
+                       decoded as every front end decodes a page (`plexity_plugins.extractors.decode_html`)
     POST /api/score    {"text", "format": "text"|"html", "threshold", "model", "extractor", "method"}
                        -> every sentence with its span, perplexity, block and verdict, and the
                           cleaned text (the page re-runs the method itself as the threshold moves)
@@ -38,7 +40,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import decide
-from ..extractors import EXTRACTORS, ExtractionError
+from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, ExtractionTimeout, TimeLimitedExtractor
 from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
 from ..scorer import PerplexityScorer, sanitize
@@ -266,6 +268,16 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                              "methods": list(decide.METHODS),
                              "max_bytes": max_bytes})
 
+    async def api_decode(request: Request) -> Response:
+        try:
+            content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if content_type != "application/octet-stream":
+                raise ApiError(415, "send the file's bytes as Content-Type: application/octet-stream")
+            text, charset = decode_html(await _read_body(request, max_bytes))
+            return JSONResponse({"text": text, "charset": charset})
+        except ApiError as exc:
+            return error(exc.status, exc.message)
+
     async def api_score(request: Request) -> Response:
         try:
             content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -296,6 +308,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     routes = [
         Route("/", index),
         Route("/api/models", api_models),
+        Route("/api/decode", api_decode, methods=["POST"]),
         Route("/api/score", api_score, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

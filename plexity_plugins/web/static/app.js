@@ -454,7 +454,27 @@
       if (!file) return;
       const isHtml = /\.html?$/i.test(file.name) || file.type === "text/html";
       $(isHtml ? "format-html" : "format-text").checked = true;
-      $("input-text").value = await file.text();
+      if (isHtml) {
+        // the server reads the page's bytes as every front end does (BOM, <meta charset>, else UTF-8)
+        try {
+          const response = await fetch("/api/decode", {
+            method: "POST", headers: { "Content-Type": "application/octet-stream" }, body: file,
+          });
+          let data = null;
+          try { data = await response.json(); } catch (e) { data = null; }
+          if (!response.ok) {
+            setStatus(`Error (HTTP ${response.status}): ${data && data.error ? data.error : "cannot read the file"}`,
+                      true);
+            return;
+          }
+          $("input-text").value = data.text;
+        } catch (err) {
+          setStatus(`Error: ${err.message}`, true);
+          return;
+        }
+      } else {
+        $("input-text").value = await file.text();
+      }
       setStatus(`Loaded ${file.name} (${file.size.toLocaleString("en")} bytes); scoring ...`);
       score();
     });

@@ -1,0 +1,153 @@
+"""Charsets as browsers read them (WHATWG), the same in every front end.
+
+A UTF-8 page that declares UTF-16 in its own bytes (``<meta charset="utf-16">``, ``<?xml ...
+encoding="UTF-16"?>``) used to be decoded as UTF-16: CJK garbage kept as text by auto and fast,
+an empty output with tags and trafilatura.  A declaration found by reading the bytes as ASCII
+cannot be true of UTF-16, so browsers read such a page as UTF-8; a real UTF-16 page starts with
+a byte order mark, which comes first.  Then the HTTP header, then the page's declaration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from plexity_plugins.extractors import decode_html, get_extractor
+
+TEXT = "Grüße aus Köln: the council approved the budget for the new library on Tuesday evening."
+
+
+def page(head: str = "", prolog: str = "") -> str:
+    return f"{prolog}<html><head>{head}<title>News</title></head><body><p>{TEXT}</p></body></html>"
+
+
+# UTF-8 bytes declaring a wide encoding, each way a page can declare one
+DECLARING_WIDE = {
+    "meta-charset": page('<meta charset="utf-16">').encode(),
+    "meta-http-equiv": page('<meta http-equiv="Content-Type" content="text/html; charset=UTF-16LE">').encode(),
+    "xml-declaration": page(prolog='<?xml version="1.0" encoding="UTF-16"?>').encode(),
+    "meta-utf-32": page('<meta charset="utf-32">').encode(),
+}
+UTF16_WITH_BOM = ("\ufeff" + page('<meta charset="utf-16">')).encode("utf-16-le")
+# declared Windows-1252 by the header, UTF-8 by the page: the header wins ("ü" is one byte)
+HEADER_OVER_META = (page('<meta charset="utf-8">').encode("cp1252"), "text/html; charset=windows-1252")
+CASES = {**{name: (body, None) for name, body in DECLARING_WIDE.items()},
+         "utf-16-bom": (UTF16_WITH_BOM, None), "header-over-meta": HEADER_OVER_META}
+
+
+@pytest.mark.parametrize("name", DECLARING_WIDE)
+def test_a_wide_declaration_in_the_bytes_means_utf8(name):
+    text, encoding = decode_html(DECLARING_WIDE[name])
+    assert TEXT in text and encoding == "utf-8"
+
+
+def test_the_byte_order_mark_comes_first_and_is_not_text():
+    assert decode_html(UTF16_WITH_BOM) == (page('<meta charset="utf-16">'), "utf-16-le")
+    assert decode_html(("\ufeff" + page()).encode("utf-16-be"), "text/html; charset=iso-8859-1")[0] == page()
+    assert decode_html(b"\xef\xbb\xbf" + page().encode(), "text/html; charset=windows-1252") == (page(), "utf-8")
+
+
+def test_the_header_comes_before_the_pages_declaration():
+    text, encoding = decode_html(*HEADER_OVER_META)
+    assert TEXT in text and encoding == "cp1252"
+    # without a header, the page's own declaration (a narrow one) is followed
+    latin = page('<meta charset="iso-8859-1">').encode("cp1252")
+    assert TEXT in decode_html(latin)[0]
+    assert decode_html(page().encode()) == (page(), "utf-8")  # nothing declared: UTF-8
+
+
+@pytest.mark.parametrize("extractor", ["auto", "trafilatura", "fast", "tags"])
+def test_every_extractor_given_bytes_reads_them_alike(extractor):
+    extract = get_extractor(extractor)
+    for name, (body, content_type) in CASES.items():
+        if content_type is None:
+            assert TEXT in extract(body), (extractor, name)
+
+
+# -- every front end ------------------------------------------------------------------------
+
+def _warc(path, with_header: bool = True):
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    dummy = WARCWriter(io.BytesIO())
+    write_warc(path, [response(dummy, f"http://t/{name}", body, content_type or "text/html")
+                      for name, (body, content_type) in CASES.items()])
+
+
+def test_plexity_clean_reads_each_page_right(tmp_path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    (tmp_path / "in").mkdir()
+    for name, (body, content_type) in CASES.items():
+        if content_type is None:  # (a file has no header)
+            (tmp_path / "in" / f"{name}.html").write_bytes(body)
+    _warc(tmp_path / "in" / "pages.warc.gz")
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                          "-o", str(tmp_path / "out"), "--extractor", "tags", "--threshold", "1e12", "-q"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for name, (_, content_type) in CASES.items():
+        if content_type is None:
+            assert TEXT in (tmp_path / "out" / f"{name}.html.txt").read_text(), name
+    with open(tmp_path / "out" / "pages.warc.gz", "rb") as f:
+        texts = {r.rec_headers.get_header("WARC-Target-URI"): r.content_stream().read().decode()
+                 for r in ArchiveIterator(f)}
+    assert all(TEXT in texts[f"http://t/{name}"] for name in CASES), texts
+
+
+def test_plexity_runs_reader_reads_each_page_right(tmp_path):
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    (tmp_path / "in").mkdir()
+    _warc(tmp_path / "in" / "pages.warc.gz")
+    documents = {d.metadata["url"]: d for d in WarcHtmlReader(str(tmp_path / "in")).run()}
+    assert {url: d.metadata["charset"] for url, d in documents.items()} == {
+        "http://t/meta-charset": "utf-8", "http://t/meta-http-equiv": "utf-8", "http://t/xml-declaration": "utf-8",
+        "http://t/meta-utf-32": "utf-8", "http://t/utf-16-bom": "utf-16-le", "http://t/header-over-meta": "cp1252"}
+    assert all(TEXT in d.text for d in documents.values())
+
+
+def test_the_scrapy_pipeline_reads_each_page_right():
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    crawler = get_crawler(settings_dict={"PLEXITY_EXTRACTOR": "tags", "PLEXITY_THRESHOLD": 1e12,
+                                         "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        for name, (body, content_type) in CASES.items():
+            if content_type is None:  # (an item's bytes come without a header)
+                item = asyncio.run(pipeline.process_item({"url": name, "html": body}))
+                assert TEXT in item["text"], name
+    finally:
+        pipeline.close_spider()
+
+
+def test_the_web_demo_reads_an_html_files_bytes_the_same_way():
+    from test_web_api import start_server, stop_server
+
+    process, url = start_server([])
+    try:
+        for name, (body, content_type) in CASES.items():
+            if content_type is None:
+                request = urllib.request.Request(url + "/api/decode", data=body, method="POST",
+                                                 headers={"Content-Type": "application/octet-stream"})
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    data = json.loads(response.read())
+                assert TEXT in data["text"] and not data["text"].startswith("\ufeff"), name
+        request = urllib.request.Request(url + "/api/decode", data=b"<p>x</p>", method="POST",
+                                         headers={"Content-Type": "text/plain"})
+        with pytest.raises(urllib.error.HTTPError) as refused:  # (a cross-site form cannot send it)
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 415
+    finally:
+        stop_server(process)
