@@ -244,6 +244,8 @@ class FileCleaner:
                         writer = WARCWriter(dst, gzip=item.path.name.lower().endswith(".gz"))
                     self._clean_warc_record(record, writer, item)
                 self.stats.records += warc.records
+                self.stats.records_recovered += warc.records_recovered
+                self.stats.bytes_skipped += warc.bytes_skipped
             completed = True
         finally:
             if dst is not None:

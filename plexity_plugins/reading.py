@@ -218,6 +218,7 @@ class WarcRecord:
     payload: bytes | None = None
     skip: str | None = None
     detail: str = ""
+    offset: int | None = None  # where the record (its gzip member) starts in the file
     _limit_reader: object = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -261,13 +262,23 @@ class WarcFile:
     """The records of one WARC file (``.warc`` or ``.warc.gz``, read from `fileobj`).
 
     Iterating yields a `WarcRecord` for every record warcio finds, each with exactly one
-    outcome (a payload, or a reason in `RECORD_SKIPS`).  When reading stops before the
-    end of the file, `problem` is set (a reason in `FILE_PROBLEMS`) and `problem_detail`
-    says after which record; `records` counts the records yielded.
+    outcome (a payload, or a reason in `RECORD_SKIPS`).  Past damage (a record whose
+    Content-Length is too short, negative or not a number, garbage between records) reading
+    resynchronises at the next record: the next gzip member that inflates to a ``WARC/1.``
+    line in a ``.warc.gz`` (each member is readable on its own), the next line starting
+    ``WARC/1.`` in an uncompressed file.  `bytes_skipped` counts the bytes passed over,
+    `records_recovered` the records read after a resynchronisation (lost before it).  A
+    ``.warc.gz`` gzipped as one single member (the whole file one stream) is read whole, as
+    warcio's own tools read it.
+
+    When the file is damaged, `problem` is set (a reason in `FILE_PROBLEMS`) and
+    `problem_detail` says after which record (and where reading resumed, if it did);
+    `records` counts the records yielded.
 
     Args:
         fileobj: the file, opened in binary mode (not decompressed: warcio reads gzip
-            member by member, so the records before a damaged member are still read)
+            member by member, so the records before a damaged member are still read),
+            seekable to resynchronise (an unseekable one stops at the first damage)
         max_payload_bytes: larger payloads (decompressed) are skipped as ``too_large``
     """
 
@@ -275,15 +286,46 @@ class WarcFile:
         self.fileobj = fileobj
         self.max_payload_bytes = max_payload_bytes
         self.records = 0
+        self.records_recovered = 0
+        self.bytes_skipped = 0
         self.problem: str | None = None
         self.problem_detail = ""
 
     def _stop(self, problem: str, detail: str) -> None:
-        self.problem = problem
-        self.problem_detail = detail
+        if self.problem is None or self.problem == NOT_A_WARC:
+            self.problem = problem
+        self.problem_detail = f"{self.problem_detail}; {detail}" if self.problem_detail else detail
 
     def __iter__(self):
-        iterator = _archive_iterator(self.fileobj)
+        try:
+            start = self.fileobj.tell()
+            self.fileobj.seek(start)
+            gzipped = self.fileobj.read(2) == b"\x1f\x8b"
+            self.fileobj.seek(start)
+        except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
+            start, gzipped = None, None
+        resumed = False
+        while True:
+            iterator = _archive_iterator(self.fileobj)
+            self._damage = None
+            damage = yield from self._segment(iterator, resumed)
+            if damage is None:
+                return
+            resume = next_record_start(self.fileobj, damage, gzipped) if start is not None else None
+            problem, detail = self._damage
+            if resume is None:  # nothing readable after the damage: reading stops there
+                self._stop(problem, detail)
+                return
+            self.bytes_skipped += resume - damage
+            if problem != CORRUPT_FILE:  # ("not a WARC", "truncated" when there is more after it)
+                detail = f"damaged after record {self.records}"
+            self._stop(CORRUPT_FILE, f"{detail}; resumed at byte {resume:,} ({resume - damage:,} bytes skipped)")
+            self.fileobj.seek(resume)
+            resumed = True
+
+    def _segment(self, iterator, resumed: bool):
+        """Yield the records of `iterator` (warcio's, from the current position); at damage, note
+        the problem and return the file offset where the damaged record starts (None at the end)."""
         records = iter(iterator)
         previous: WarcRecord | None = None
         while True:
@@ -293,29 +335,33 @@ class WarcFile:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
                 if self.records == 0 and not iterator.truncated:
-                    self._stop(NOT_A_WARC, f"not a WARC file ({describe(exc)})")
+                    self._note(NOT_A_WARC, f"not a WARC file ({describe(exc)})")
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
-                    self._stop(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
+                    self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
                 else:
-                    self._stop(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
+                    self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
                                              f"({describe(exc)})")
-                return
+                return iterator.damage_offset()
             if record is None:
                 # (warcio has read the previous record to its end by now: its shortness is known)
                 if iterator.truncated or (previous is not None and previous.short_by()):
-                    self._stop(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
-                return
+                    self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
+                    # a Content-Length too long swallows the records after it: look for them
+                    return previous.offset if previous is not None and previous.short_by() else iterator.damage_offset()
+                return None
             if not str(getattr(record, "format", "warc")).startswith("warc"):
                 # warcio also parses ARC, and takes any line of text for an ARC header
                 if self.records == 0:
-                    self._stop(NOT_A_WARC, f"not a WARC file (it starts as {record.format})")
+                    self._note(NOT_A_WARC, f"not a WARC file (it starts as {record.format})")
                 else:
-                    self._stop(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
+                    self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
                                              f"(not a WARC record)")
-                return
+                return iterator.damage_offset()
             self.records += 1
+            self.records_recovered += resumed
             uri = record.rec_headers.get_header("WARC-Target-URI") or ""
             item = WarcRecord(self.records, record, uri, http_header(record, "Content-Type"))
+            item.offset = iterator.damage_offset()
             try:
                 self._judge(item)
             except ENVIRONMENT_ERRORS:
@@ -325,6 +371,9 @@ class WarcFile:
                 item.detail = f"unreadable payload: {describe(exc)}"
             previous = item
             yield item
+
+    def _note(self, problem: str, detail: str) -> None:
+        self._damage = (problem, detail)
 
     def _complete(self, last: WarcRecord | None) -> int:
         """How many records were read whole, when reading stopped after `last`."""
@@ -397,26 +446,100 @@ def _gzip_member_decompressors():
 
 def _archive_iterator(fileobj):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
-    where warcio itself stops silently; its gzip members inflated by `_gzip_member_decompressors`
-    (inflating is most of the time spent reading a .warc.gz)."""
+    where warcio itself stops silently, and where the record being read starts
+    (`damage_offset`); a .warc.gz gzipped as one member read whole (warcio's iterator stops
+    there with an error meant for replay tools); its gzip members inflated by
+    `_gzip_member_decompressors` (inflating is most of the time spent reading a .warc.gz)."""
     from warcio.archiveiterator import ArchiveIterator
 
     class CheckedArchiveIterator(ArchiveIterator):
         truncated = False
+        INC_RECORD = ""  # (warcio writes a warning to stderr for a wrong Content-Length: counted here instead)
 
         def close(self):
             self.truncated = self.truncated or _truncated(self)
             super().close()
 
+        def _raise_invalid_gzip_err(self):  # one gzip member holding several records: read on
+            pass
+
+        def _next_record(self, next_line):
+            reader = self.reader
+            if reader.decompressor is None:
+                self.record_start = self.fh.tell() - reader.rem_length() - len(next_line or b"")
+            else:
+                # warcio moves on to the next gzip member while bytes of the last one (after a
+                # Content-Length too short) are still buffered: those are read first
+                buffered = bool(next_line) or (reader.buff is not None and reader.buff.tell() < reader.buff_size)
+                self.record_start = self.previous_member_start if buffered else self.member_start
+            return super()._next_record(next_line)
+
+        def damage_offset(self) -> int:
+            """Where the record being read starts: its gzip member's first byte, or its first line."""
+            return self.record_start
+
     iterator = CheckedArchiveIterator(fileobj)
     reader = iterator.reader
+    iterator.member_start = iterator.previous_member_start = iterator.record_start = iterator.offset
     # warcio makes a decompressor per gzip member from its class-wide table: this reader's own
     # table, and its first member's decompressor (nothing is read yet).
     gzip_member = _gzip_member_decompressors()
     reader.DECOMPRESSORS = {**reader.DECOMPRESSORS, "gzip": gzip_member}
     if reader.decomp_type == "gzip":
         reader.decompressor = gzip_member()
+    next_member = reader.read_next_member
+
+    def read_next_member():
+        # the next member starts where the bytes read from the file, less those after this member, end
+        unused = getattr(reader.decompressor, "unused_data", b"") if reader.decompressor is not None else b""
+        start = iterator.fh.tell() - len(unused or b"")
+        moved = next_member()
+        if moved:
+            iterator.previous_member_start, iterator.member_start = iterator.member_start, start
+        return moved
+
+    reader.read_next_member = read_next_member
     return iterator
+
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_WARC_START = re.compile(rb"WARC/1\.[0-9]\r?\n")
+
+
+def _is_warc_member(fileobj, offset: int) -> bool:
+    """Whether a gzip member starting at `offset` inflates to a WARC record's first line."""
+    fileobj.seek(offset)
+    try:
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(fileobj.read(1 << 12), 16)
+    except zlib.error:
+        return False
+    return bool(_WARC_START.match(head))
+
+
+def next_record_start(fileobj, after: int, gzipped: bool) -> int | None:
+    """The file offset of the first record that starts after offset `after`: a gzip member that
+    inflates to a ``WARC/1.`` line (`gzipped`), else a line that is one; None if there is none."""
+    marker = _GZIP_MAGIC if gzipped else b"WARC/1."
+    position, carry = after + 1, b""  # `carry`: the end of the previous block, for a marker across blocks
+    while True:
+        fileobj.seek(position)
+        block = fileobj.read(1 << 20)
+        if not block:
+            return None
+        data, base = carry + block, position - len(carry)
+        found = data.find(marker)
+        while found >= 0:
+            offset = base + found
+            if offset > after:
+                if gzipped:
+                    if _is_warc_member(fileobj, offset):
+                        return offset
+                elif (offset == 0 or data[found - 1:found] == b"\n" if found else True) \
+                        and _WARC_START.match(data, found):
+                    return offset
+            found = data.find(marker, found + 1)
+        position += len(block)
+        carry = data[-16:]
 
 
 # -- document files -------------------------------------------------------------------------

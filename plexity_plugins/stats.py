@@ -40,6 +40,8 @@ class RunStats:
     files_skipped: int = 0
     records: int = 0  # WARC records read
     records_copied: int = 0  # WARC records copied unchanged (not responses, not HTML)
+    records_recovered: int = 0  # WARC records read after damage, where reading resynchronised
+    bytes_skipped: int = 0  # bytes of WARC files passed over to resynchronise after damage
     documents: int = 0  # documents judged by the policy (HTML responses, HTML and text files)
     documents_skipped: int = 0
     documents_dropped: int = 0
@@ -144,7 +146,9 @@ class RunStats:
         sentences = self.sentences_kept + self.sentences_dropped
         share = 100.0 * self.sentences_dropped / sentences if sentences else 0.0
         damaged = (f", damaged: {'; '.join(self.damaged_file_details)}" if self.damaged_file_details else "")
-        records = (f"{self.records} WARC records ({self.records_copied} copied), " if self.records else "")
+        recovered = (f", {self.records_recovered} recovered after damage ({self.bytes_skipped:,} bytes skipped)"
+                     if self.bytes_skipped else "")
+        records = (f"{self.records} WARC records ({self.records_copied} copied{recovered}), " if self.records else "")
         return (
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
             f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied, "

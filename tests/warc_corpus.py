@@ -149,3 +149,37 @@ def count_records(path: Path) -> int:
         except Exception:  # damaged: what came before counts
             pass
     return count
+
+
+# -- damage that reading resynchronises past -------------------------------------------------
+
+def record_bytes(uri: str, body: bytes, content_length: str | None = None) -> bytes:
+    """One uncompressed WARC response record; `content_length` replaces its WARC Content-Length."""
+    plain = io.BytesIO()
+    writer = WARCWriter(plain, gzip=False)
+    writer.write_record(response(writer, uri, body))
+    data = plain.getvalue()
+    if content_length is not None:
+        head, rest = data.split(b"\r\n\r\n", 1)
+        head = re.sub(rb"Content-Length: [^\r]*", b"Content-Length: " + content_length.encode(), head, count=1)
+        data = head + b"\r\n\r\n" + rest
+    return data
+
+
+def damaged_between_intact(path: Path, content_length: str, intact: int = 10, gzip_records: bool = True) -> list[str]:
+    """`intact` HTML records with one record between them (after the first half) whose WARC
+    Content-Length is `content_length` ("12": too short, "-40", "twelve"); each record its own
+    gzip member, or none gzipped.  Returns the intact records' URIs, in order."""
+    uris = [f"http://t/intact-{i}" for i in range(intact)]
+    records = [record_bytes(uri, page(ARTICLE, f"Record {i}.").encode()) for i, uri in enumerate(uris)]
+    records.insert(intact // 2, record_bytes("http://t/damaged", page(ARTICLE, "Damaged.").encode(), content_length))
+    path.write_bytes(b"".join(gzip.compress(r) for r in records) if gzip_records else b"".join(records))
+    return uris
+
+
+def single_member(path: Path, count: int = 5) -> list[str]:
+    """`count` HTML records gzipped as one single gzip member (the whole file one stream)."""
+    uris = [f"http://t/single-{i}" for i in range(count)]
+    path.write_bytes(gzip.compress(b"".join(record_bytes(uri, page(ARTICLE, f"Record {i}.").encode())
+                                            for i, uri in enumerate(uris))))
+    return uris

@@ -36,6 +36,9 @@ class WarcHtmlReader(BaseDiskReader):
       ``corrupt_files`` and ``corrupt_files_<problem>`` (``not_a_warc``, ``truncated``,
       ``corrupt``) with a logged warning naming the record after which reading stopped:
       the records before it are kept, the task goes on;
+    - past damage in the middle of a file (a wrong Content-Length, garbage) reading resumes
+      at the next record (gzip member, or ``WARC/1.`` line), counting ``records_recovered``
+      and ``bytes_skipped`` (as ``plexity clean`` does);
     - an error of the installation (ImportError, MemoryError, a missing model) stops the task.
 
     It needs neither libmagic nor cchardet (datatrove's reader sniffs with both).
@@ -94,7 +97,10 @@ class WarcHtmlReader(BaseDiskReader):
                         yield document
             if warc.problem is not None:
                 self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
-                logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}; the rest of this file is skipped")
+                logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}")
+            if warc.bytes_skipped:
+                self.stat_update("records_recovered", value=warc.records_recovered)
+                self.stat_update("bytes_skipped", value=warc.bytes_skipped)
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")

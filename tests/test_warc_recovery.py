@@ -1,0 +1,104 @@
+"""Reading resynchronises after a damaged WARC record, the same for plexity clean and plexity run.
+
+One record between ten intact ones announces a Content-Length too short, negative or not a
+number: warcio reads the wrong number of bytes and loses its place, and every record after it
+used to be lost ("truncated after record 6").  Each gzip member of a .warc.gz can be read on its
+own, and in an uncompressed file every record starts with a ``WARC/1.`` line: reading resumes
+there, counting what it skipped.  A .warc.gz gzipped as one single member is read whole, as
+warcio's own tools read it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from plexity_plugins.reading import CORRUPT_FILE, WarcFile
+from warc_corpus import damaged_between_intact, single_member
+
+LENGTHS = {"too-short": "12", "negative": "-40", "not-a-number": "twelve", "empty": "", "too-long": "99999"}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        warc = WarcFile(f)
+        return [r for r in warc], warc
+
+
+@pytest.mark.parametrize("gzipped", [True, False], ids=["warc.gz", "warc"])
+@pytest.mark.parametrize("length", LENGTHS)
+def test_every_intact_record_after_a_wrong_content_length_is_recovered(tmp_path, length, gzipped):
+    path = tmp_path / ("damaged.warc.gz" if gzipped else "damaged.warc")
+    intact = damaged_between_intact(path, LENGTHS[length], gzip_records=gzipped)
+    records, warc = read(path)
+    html = [r.uri for r in records if r.payload is not None]
+    assert html == intact  # all ten, in order, each once
+    assert all(b"Record %d." % i in r.payload for i, r in enumerate(r for r in records if r.payload is not None))
+    damaged = [r for r in records if r.uri == "http://t/damaged"]
+    assert len(damaged) <= 1 and all(r.payload is None for r in damaged)  # never taken for a good page
+    if warc.bytes_skipped:  # resynchronised: the file is named damaged, with where reading resumed
+        assert warc.problem == CORRUPT_FILE and "resumed at byte" in warc.problem_detail
+        assert warc.records_recovered == len(intact) - len(intact) // 2
+        assert 0 < warc.bytes_skipped < path.stat().st_size
+    else:  # (a Content-Length too long in its own gzip member: that record alone is short)
+        assert (length, gzipped) == ("too-long", True) and damaged[0].skip == "truncated"
+
+
+def test_a_warc_gzipped_as_one_member_is_read_whole_as_warcio_reads_it(tmp_path):
+    path = tmp_path / "single.warc.gz"
+    uris = single_member(path)
+    records, warc = read(path)
+    assert [r.uri for r in records if r.payload is not None] == uris and warc.problem is None
+    with open(path, "rb") as f:  # (warcio's own iterator, told not to stop at the second record)
+        iterator = ArchiveIterator(f)
+        iterator._raise_invalid_gzip_err = lambda: None
+        assert [r.rec_headers.get_header("WARC-Target-URI") for r in iterator] == uris
+
+
+def test_garbage_between_gzip_members_is_skipped_and_counted(tmp_path):
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    members = [gzip.compress(record_bytes(f"http://t/{i}", page(ARTICLE).encode())) for i in range(4)]
+    garbage = b"\x1f\x8b\x08\x00" + bytes(range(256)) * 3  # a gzip header, then nothing that inflates
+    path = tmp_path / "garbage.warc.gz"
+    path.write_bytes(members[0] + members[1] + garbage + members[2] + members[3])
+    records, warc = read(path)
+    assert [r.uri for r in records] == [f"http://t/{i}" for i in range(4)]
+    assert warc.bytes_skipped == len(garbage) and warc.records_recovered == 2
+
+
+def test_plexity_clean_and_plexity_run_recover_the_same_records(tmp_path):
+    (tmp_path / "in").mkdir()
+    intact = damaged_between_intact(tmp_path / "in" / "short.warc.gz", "12")
+    intact += damaged_between_intact(tmp_path / "in" / "nan.warc", "twelve", gzip_records=False)
+    intact += single_member(tmp_path / "in" / "single.warc.gz")
+
+    clean = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                            "-o", str(tmp_path / "clean"), "--extractor", "tags", "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr
+    assert "Record not followed by newline" not in clean.stderr  # (warcio's own warning: counted instead)
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["records_recovered"] == 10 and stats["bytes_skipped"] > 0
+    assert stats["damaged_files"] == {"corrupt": 2}
+    cleaned = set()
+    for name in ("short.warc.gz", "nan.warc", "single.warc.gz"):
+        with open(tmp_path / "clean" / name, "rb") as f:
+            cleaned |= {r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)
+                        if r.rec_headers.get_header("X-Plexity-Verdict")}
+    assert cleaned == set(intact)
+
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "run", str(tmp_path / "in"),
+                          "-o", str(tmp_path / "run"), "--extractor", "tags", "--min-chars", "0"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    merged = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
+    reader = next(step["stats"] for step in merged if "WARC HTML" in step["name"])
+    assert reader["records_recovered"]["total"] == 10 and reader["bytes_skipped"]["total"] == stats["bytes_skipped"]
+    assert reader["documents"]["total"] == len(intact)
