@@ -300,22 +300,26 @@ class WarcFile:
         try:
             start = self.fileobj.tell()
             self.fileobj.seek(start)
-            gzipped = self.fileobj.read(2) == b"\x1f\x8b"
-            self.fileobj.seek(start)
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
-            start, gzipped = None, None
+            start = None
         resumed = False
         while True:
             iterator = _archive_iterator(self.fileobj)
-            self._damage = None
+            self._damage, self._last = None, None
             damage = yield from self._segment(iterator, resumed)
             if damage is None:
                 return
-            resume = next_record_start(self.fileobj, damage, gzipped) if start is not None else None
+            # The next record after the last one read: a wrong Content-Length may have made that
+            # one swallow the start of the next (an uncompressed file), or warcio may have moved
+            # to the next gzip member before failing on what was left of the last one.
+            after = damage if self._last is None else min(damage, self._last)
+            # (either kind of record start: the damage may be where the file says what it is)
+            resume = next_record_start(self.fileobj, after) if start is not None else None
             problem, detail = self._damage
             if resume is None:  # nothing readable after the damage: reading stops there
                 self._stop(problem, detail)
                 return
+            damage = min(damage, resume)
             self.bytes_skipped += resume - damage
             if problem != CORRUPT_FILE:  # ("not a WARC", "truncated" when there is more after it)
                 detail = f"damaged after record {self.records}"
@@ -349,8 +353,10 @@ class WarcFile:
                     # a Content-Length too long swallows the records after it: look for them
                     return previous.offset if previous is not None and previous.short_by() else iterator.damage_offset()
                 return None
-            if not str(getattr(record, "format", "warc")).startswith("warc"):
-                # warcio also parses ARC, and takes any line of text for an ARC header
+            if not str(getattr(record, "format", "warc")).startswith("warc") \
+                    or not str(getattr(record.rec_headers, "protocol", "WARC/1.")).startswith("WARC/"):
+                # warcio also parses ARC, and takes any line of text for an ARC header (or, after a
+                # blank line, for a WARC record without a version or a header)
                 if self.records == 0:
                     self._note(NOT_A_WARC, f"not a WARC file (it starts as {record.format})")
                 else:
@@ -361,7 +367,13 @@ class WarcFile:
             self.records_recovered += resumed
             uri = record.rec_headers.get_header("WARC-Target-URI") or ""
             item = WarcRecord(self.records, record, uri, http_header(record, "Content-Type"))
-            item.offset = iterator.damage_offset()
+            item.offset = self._last = iterator.damage_offset()
+            broken = _broken_headers(record)
+            if broken:  # where this record ends is unknown: look for the next one from its start
+                item.skip, item.detail = TRUNCATED, broken
+                self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
+                yield item
+                return item.offset
             try:
                 self._judge(item)
             except ENVIRONMENT_ERRORS:
@@ -416,6 +428,16 @@ class WarcFile:
             item.skip = EMPTY_PAYLOAD
             return
         item.payload = body
+
+
+def _broken_headers(record) -> str | None:
+    """Why a record's WARC headers cannot be trusted to say where it ends, or None."""
+    if record.length is None:  # (warcio would read on to the end of the file)
+        return "no Content-Length: where the record ends is unknown"
+    names = [name.lower() for name, _ in record.rec_headers.headers]
+    if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
+        return "its headers run into the next record's (a record cut short)"
+    return None
 
 
 def describe(exc: BaseException) -> str:
@@ -516,10 +538,10 @@ def _is_warc_member(fileobj, offset: int) -> bool:
     return bool(_WARC_START.match(head))
 
 
-def next_record_start(fileobj, after: int, gzipped: bool) -> int | None:
+def next_record_start(fileobj, after: int) -> int | None:
     """The file offset of the first record that starts after offset `after`: a gzip member that
-    inflates to a ``WARC/1.`` line (`gzipped`), else a line that is one; None if there is none."""
-    marker = _GZIP_MAGIC if gzipped else b"WARC/1."
+    inflates to a ``WARC/1.x`` line, or such a line; None if there is none."""
+    markers = (_GZIP_MAGIC, b"WARC/1.")
     position, carry = after + 1, b""  # `carry`: the end of the previous block, for a marker across blocks
     while True:
         fileobj.seek(position)
@@ -527,19 +549,23 @@ def next_record_start(fileobj, after: int, gzipped: bool) -> int | None:
         if not block:
             return None
         data, base = carry + block, position - len(carry)
-        found = data.find(marker)
-        while found >= 0:
+        candidates = sorted(found for marker in markers for found in _all(data, marker) if base + found > after)
+        for found in candidates:
             offset = base + found
-            if offset > after:
-                if gzipped:
-                    if _is_warc_member(fileobj, offset):
-                        return offset
-                elif (offset == 0 or data[found - 1:found] == b"\n" if found else True) \
-                        and _WARC_START.match(data, found):
+            if data.startswith(_GZIP_MAGIC, found):
+                if _is_warc_member(fileobj, offset):
                     return offset
-            found = data.find(marker, found + 1)
+            elif _WARC_START.match(data, found):  # (at a line's start, or after a record cut short)
+                return offset
         position += len(block)
         carry = data[-16:]
+
+
+def _all(data: bytes, marker: bytes):
+    found = data.find(marker)
+    while found >= 0:
+        yield found
+        found = data.find(marker, found + 1)
 
 
 # -- document files -------------------------------------------------------------------------
