@@ -56,12 +56,15 @@ class ExtractorDied(ExtractionError):
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
-    from .cli.options import parse_size
+    from .cli.options import parse_memory
 
     if value is None:
         value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
     if isinstance(value, str):
-        value = 0 if value.strip() == "0" else parse_size(value)
+        try:
+            value = parse_memory(value)
+        except Exception as exc:  # (argparse's error type, outside argparse)
+            raise ValueError(f"the extraction memory ceiling ({EXTRACT_MEMORY_ENV}): {exc}") from None
     if value < 0:
         raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, got {value!r}")
     return int(value) or None

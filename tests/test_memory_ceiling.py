@@ -96,6 +96,9 @@ def test_the_ceiling_comes_from_the_argument_else_the_environment_else_the_defau
     assert extract_memory_limit("1GiB") == 2**30  # the argument wins
     with pytest.raises(ValueError, match="0 \\(none\\) or more bytes"):
         extract_memory_limit(-1)
+    monkeypatch.setenv("PLEXITY_EXTRACT_MEMORY", "lots")
+    with pytest.raises(ValueError, match="PLEXITY_EXTRACT_MEMORY.*not a size"):
+        TimeLimitedExtractor("tags")
     # no time limit and no ceiling: extraction in the calling thread, no child
     assert not TimeLimitedExtractor("tags", timeout=0, memory_limit=0).sandboxed
 
