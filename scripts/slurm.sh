@@ -81,6 +81,17 @@ EOF
 
 pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# port_in_use PORT: something listens on 127.0.0.1:PORT (a connection is accepted)
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Before starting a daemon of ours: its port must be free, or the daemon dies with a line in
+# its log file that names no cause a user would look for.
+check_port() {
+  if port_in_use "$1"; then
+    die "port $1 is in use (another Slurm?): $2 cannot start; stop the other one, or use it instead of this script"
+  fi
+}
+
 node_ready() {
   # the node is up when sinfo shows it idle, mixed or allocated (not down/drained/unknown)
   sinfo -h -p "$PARTITION" -o "%T" 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)'
@@ -97,9 +108,11 @@ start() {
     runuser -u munge -- /usr/sbin/munged || die "munged failed to start; see /var/log/munge/munged.log"
   fi
   if ! pid_alive "$RUN/slurmctld.pid"; then
+    check_port 6817 slurmctld
     slurmctld || die "slurmctld failed to start; see $LOG/slurmctld.log"
   fi
   if ! pid_alive "$RUN/slurmd.pid"; then
+    check_port 6818 slurmd
     slurmd || die "slurmd failed to start; see $LOG/slurmd.log (it needs /sys/fs/cgroup mounted)"
   fi
   for _ in $(seq 60); do
