@@ -100,7 +100,8 @@ def test_the_readme_headline_table_is_the_generated_figure():
     readme = (REPO / "README.md").read_text()
     match = re.search(r"<!-- headline:start -->\n(.*?)<!-- headline:end -->", readme, re.S)
     assert match, "README.md has no <!-- headline:start --> ... <!-- headline:end --> block"
-    assert match.group(1).strip() == (DOCS / "figures" / "headline.md").read_text().strip()
+    assert match.group(1).strip() == (DOCS / "figures" / "headline.md").read_text().strip(), \
+        "copy docs/figures/headline.md (written by bench/headline.py) between the README's headline markers"
 
 
 def test_the_readme_links_only_to_files_that_exist():
@@ -260,3 +261,32 @@ def test_the_slurm_blocks_run_on_the_single_node_slurm(slurm_cluster, tmp_path):
             (tmp_path / page.stem).mkdir()
             ran += run_page(page, tmp_path / page.stem, {"run: slurm"})
     assert ran >= 1
+
+
+def test_the_readme_before_and_after_is_what_plexity_clean_does(tmp_path):
+    # The README's first block shows the page of docs/cli.md line by line: kept lines as they
+    # are, dropped ones with their perplexity.  Clean that page and compare.
+    cli = (DOCS / "cli.md").read_text()
+    page = re.search(r"cat > page.html <<'HTML'\n(.*?)\nHTML\n", cli, re.S).group(1)
+    (tmp_path / "page.html").write_text(page)
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", "-q", str(tmp_path / "page.html"),
+                             "-o", str(tmp_path / "out"), "--extractor", "tags", "--write-dropped"],
+                            capture_output=True, text=True, env=environment(tmp_path))
+    assert result.returncode == 0, result.stderr
+    import json
+
+    dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
+    dropped = {d["text"]: d["perplexity"] for d in dropped if "perplexity" in d}
+    kept = (tmp_path / "out" / "page.html.txt").read_text().splitlines()
+    shown = next(b for b in blocks(REPO / "README.md") if b.language == "text").code.splitlines()
+    shown_dropped = {}
+    for line in shown:
+        match = re.fullmatch(r"(.*?)\s{2,}dropped \((?:perplexity )?([\d,]+)\)", line)
+        if match:
+            shown_dropped[match.group(1)] = float(match.group(2).replace(",", ""))
+        else:
+            assert line in kept, line
+    assert len(shown) == len(shown_dropped) + len(kept)
+    assert shown_dropped.keys() == dropped.keys()
+    for text, value in shown_dropped.items():
+        assert round(dropped[text]) == value, text
