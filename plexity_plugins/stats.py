@@ -159,6 +159,22 @@ class RunStats:
             f"extractor {self.extractor})"
         )
 
+    def what_was_dropped(self, examples: int = 5) -> str:
+        """Lines that show the cleaning: the drop reasons and a few dropped sentences with
+        their perplexity (the full list: --write-dropped)."""
+        lines = []
+        if self.drop_reasons:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in self.drop_reasons.most_common())
+            lines.append(f"documents dropped, by reason: {reasons}")
+        if self.sentences_dropped:
+            bands = [self.dropped_samples[b] for b in sorted(self.dropped_samples, key=int, reverse=True)]
+            # one from each perplexity decade in turn, the highest first
+            picked = [band[i] for i in range(max(map(len, bands), default=0)) for band in bands
+                      if i < len(band)][:examples]
+            shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
+            lines.append(f"sentences dropped: {self.sentences_dropped} ({self.chars_dropped:,} characters), e.g. {shown}")
+        return "\n".join(lines)
+
 
 def _threshold(value: float) -> str:
     return "per model" if value != value else f"{value:g}"  # NaN: each model of a language map its own

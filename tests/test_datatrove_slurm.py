@@ -1,4 +1,5 @@
-"""The datatrove pipeline on a real single-node Slurm (scripts/slurm.sh), and resuming after a
+"""The datatrove pipeline on a real single-node Slurm (scripts/slurm.sh, started by the tests' own
+fixture on free ports and stopped after them), and resuming after a
 worker was killed, with the Slurm and the local executor."""
 
 from __future__ import annotations
@@ -19,12 +20,9 @@ PARTITION = "debug"
 
 
 @pytest.fixture(scope="module")
-def slurm():
-    """A running single-node Slurm: started by scripts/slurm.sh (idempotent) if it is not up."""
-    result = subprocess.run(["bash", str(REPO / "scripts" / "slurm.sh"), "start"], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
-    return PARTITION
+def slurm(slurm_cluster):
+    """The session's private single-node Slurm (conftest.slurm_cluster): its partition."""
+    return slurm_cluster
 
 
 def job_name(label: str) -> str:

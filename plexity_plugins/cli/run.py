@@ -212,6 +212,16 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 
 # -- command --------------------------------------------------------------------------
 
+def output_paths(output_dir: Path, logging_dir: Path) -> str:
+    """The run's output folders, each named only if it exists (the exclusion writer makes
+    `excluded/` only when a document was dropped)."""
+    lines = []
+    for label, path in (("cleaned documents", output_dir / "documents"), ("dropped documents", output_dir / "excluded"),
+                        ("logs", logging_dir), ("merged stats", logging_dir / "stats.json")):
+        lines.append(f"{label}: {path}" if path.exists() else f"{label}: none")
+    return "\n".join(lines)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..extras import require_extra
 
@@ -249,8 +259,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             print(f"launched Slurm array job {job_id}; slurm logs in {logging_dir / 'slurm_logs'}")
             if not args.wait:
-                print(f"outputs: {output_dir / 'documents'}; dropped documents: {output_dir / 'excluded'}; "
-                      f"merged stats: {logging_dir / 'stats.json'} (written when every task succeeded)")
+                print(f"when the job has run: cleaned documents in {output_dir / 'documents'}, dropped ones (if any) in "
+                      f"{output_dir / 'excluded'}, merged stats in {logging_dir / 'stats.json'} (written when every "
+                      f"task succeeded)")
                 return 0
             wait_for_slurm([str(job_id)])
     elapsed = time.perf_counter() - started
@@ -258,8 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     merged = merge_stats(logging_dir)
     print(summary(merged))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
-    print(f"outputs: {output_dir / 'documents'}\ndropped documents: {output_dir / 'excluded'}\n"
-          f"logs: {logging_dir / 'logs'}\nmerged stats: {logging_dir / 'stats.json'}")
+    print(output_paths(output_dir, logging_dir))
     if failed is not None or done < tasks:
         print(f"plexity run: {tasks - done} task(s) did not complete"
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
