@@ -115,7 +115,7 @@ def test_plexity_run_accounts_for_every_record(corpus, tmp_path, fmt):
         "corrupt_files_not_a_warc": 4, "corrupt_files_truncated": 2, "corrupt_files_corrupt": 1}
 
     # extractor and filter: every document forwarded or counted
-    lost_in_extraction = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "broken_process", "clean_error"))
+    lost_in_extraction = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "memory_limit", "broken_process", "clean_error"))
     assert extractor["total"] == reader["documents"] == extractor["forwarded"] + lost_in_extraction
     assert filt["total"] == extractor["forwarded"] == filt["forwarded"] + filt.get("dropped", 0)
 

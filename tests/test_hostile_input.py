@@ -85,7 +85,7 @@ def test_plexity_run_takes_every_hostile_page_and_accounts_for_each(hostile_dir,
     reader, extractor, filt = run_step_stats(out)
     skipped = sum(v for k, v in reader.items() if k.startswith("skipped_"))
     assert reader["records"] == len(PAGES) == reader["documents"] + skipped
-    lost = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "broken_process", "clean_error"))
+    lost = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "memory_limit", "broken_process", "clean_error"))
     assert extractor["total"] == reader["documents"] == extractor["forwarded"] + lost
     assert filt["total"] == extractor["forwarded"] == filt["forwarded"] + filt.get("dropped", 0)
 
