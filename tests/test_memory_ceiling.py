@@ -73,7 +73,7 @@ def test_a_child_killed_from_outside_is_a_death_not_a_memory_limit():
     import signal
     import threading
 
-    extractor = TimeLimitedExtractor("auto", memory_limit=LOW, timeout=60)
+    extractor = TimeLimitedExtractor("auto", memory_limit=0, timeout=60)
     extractor.warm_up()
     child = extractor._children[0].process
     threading.Timer(0.3, os.kill, (child.pid, signal.SIGKILL)).start()
