@@ -315,6 +315,8 @@ class WarcFile:
             after = damage if self._last is None else min(damage, self._last)
             # (either kind of record start: the damage may be where the file says what it is)
             resume = next_record_start(self.fileobj, after) if start is not None else None
+            if resume is not None and resume == damage:  # the record that failed: the one after it
+                resume = next_record_start(self.fileobj, damage)
             problem, detail = self._damage
             if resume is None:  # nothing readable after the damage: reading stops there
                 self._stop(problem, detail)
