@@ -434,8 +434,11 @@ class WarcFile:
 
 def _broken_headers(record) -> str | None:
     """Why a record's WARC headers cannot be trusted to say where it ends, or None."""
-    if record.length is None:  # (warcio would read on to the end of the file)
+    declared = record.rec_headers.get_header("Content-Length")
+    if record.length is None or declared is None:  # (warcio would read on to the end of the file)
         return "no Content-Length: where the record ends is unknown"
+    if not declared.strip().isdigit():  # (warcio reads it as 0 and loses its place)
+        return f"its Content-Length is not a number of bytes ({declared.strip()[:20]!r})"
     names = [name.lower() for name, _ in record.rec_headers.headers]
     if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
         return "its headers run into the next record's (a record cut short)"
