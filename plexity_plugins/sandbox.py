@@ -6,10 +6,11 @@ be killed.  So `TimeLimitedExtractor` runs the extractor in a child process of i
 kills it when a document takes longer than the limit: the caller gets `ExtractionTimeout` (an
 `ExtractionError`: a counted skip, like any unextractable page) and the next document gets
 a fresh child.  A page can also take gigabytes (a million sibling ``<span>``s grew a child to
-1.4 GB in 30 s; 45 MB of them to 4.2 GB), so while it waits the parent watches the child's
-resident memory (`resident_memory`, its RSS) every 20 ms and kills it past the ceiling: `ExtractionMemoryLimit`, counted as ``memory_limit``.
-(Not ``RLIMIT_AS``: it counts address space, which the imports' mappings inflate by ~150 MB
-and a failed allocation inside lexbor or libxml2 is not sure to end as an exception.)
+1.4 GB in 30 s; 45 MB of them to 4.2 GB), so while it waits the parent looks at the child's
+resident memory (`resident_memory`, its RSS) every 20 ms and kills it past the ceiling:
+`ExtractionMemoryLimit`, counted as ``memory_limit``.  (Not ``RLIMIT_AS``: it counts address
+space, which the imports' mappings inflate by ~150 MB, and a failed allocation inside lexbor or
+libxml2 is not sure to end as an exception.)
 ``plexity run``'s extractor steps use the same children (`plexity_plugins.datatrove.extractors`).
 
 The children are new Python processes (never forked from a process that runs threads: Scrapy's
@@ -32,8 +33,8 @@ from .extractors import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
-# (plexity clean ~140 MB, plexity run's task ~320 MB with its model, language identifier and a 45 MB
-# page) the whole process tree stays under 1.2 GB; a 5 MB page needs ~440 MB with auto.
+# (with a 45 MB page: plexity clean 230 MB, plexity run's task 290 MB and its forkserver 60 MB, Scrapy
+# 330 MB) the whole process tree stays under 1.2 GB; a 5 MB page of posts needs ~440 MB with auto.
 DEFAULT_EXTRACT_MEMORY = 768 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
@@ -80,11 +81,10 @@ def resident_memory(pid: int) -> int | None:
         return None
 
 
-def await_answer(connection, pid: int, timeout: float | None, memory_limit: int | None, alive=None) -> None:
-    """Wait until `connection` (from the child `pid`) has an answer, watching the child: raises
-    ExtractionTimeout past `timeout` seconds, ExtractionMemoryLimit when its resident memory goes
-    over `memory_limit` bytes of RSS, ExtractorDied when `alive()` says it is gone without an answer.
-    (The caller kills the child after either.)"""
+def await_answer(connection, pid: int, timeout: float | None, memory_limit: int | None) -> None:
+    """Wait until `connection` (from the child `pid`) has an answer (or its end, if the child died),
+    watching the child: raises ExtractionTimeout past `timeout` seconds, ExtractionMemoryLimit when
+    its resident memory goes over `memory_limit` bytes.  (The caller kills the child after either.)"""
     deadline = time.monotonic() + timeout if timeout else None
     while True:
         wait = _WATCH_INTERVAL if memory_limit else 1.0
@@ -98,10 +98,6 @@ def await_answer(connection, pid: int, timeout: float | None, memory_limit: int 
                 raise ExtractionMemoryLimit(f"extraction needed more than {_size(memory_limit)} of memory")
         if deadline is not None and time.monotonic() >= deadline:
             raise ExtractionTimeout(f"extraction took longer than {timeout:g} s")
-        if alive is not None and not alive():
-            if connection.poll(0):  # it answered, then ended
-                return
-            raise ExtractorDied("the extractor process died (killed, or out of memory)")
 
 
 def _size(n: int) -> str:
@@ -117,7 +113,7 @@ _WARM_UP_PAGE = "<html><body><p>The extractor starts.</p><p>It reads a first pag
 def answer(send, extract: Callable[[str], str], html: str) -> None:
     """In a child: extract one page and send back ("ok", text), or ("error", the exception) for
     the parent to decide on (an exception that does not pickle as an ExtractionError naming it).
-    The child of every front end's sandbox answers this way (also `plexity_plugins.datatrove`'s)."""
+    The child of every front end's sandbox answers this way."""
     try:
         send.send(("ok", extract(html)))
     except MemoryError:  # this page's fault, not the installation's: a counted skip
