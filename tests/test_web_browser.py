@@ -265,6 +265,24 @@ def test_an_uploaded_html_page_is_extracted_and_scored(page, server, tmp_path):
     screenshot(page, "web-demo.png")
 
 
+def test_an_uploaded_page_is_decoded_as_every_front_end_decodes_it(page, tmp_path):
+    # UTF-8 bytes declaring UTF-16: the server's decoding (BOM, <meta charset> where UTF-16 means
+    # UTF-8), not the browser's UTF-8 or a UTF-16 reading into CJK garbage
+    text = "Grüße aus Köln: the council approved the budget for the new library on Tuesday."
+    html_file = tmp_path / "declared.html"
+    html_file.write_bytes(f'<html><head><meta charset="utf-16"></head><body><p>{text}</p></body></html>'.encode())
+    page.find_element(By.ID, "input-file").send_keys(str(html_file))
+    wait_for_result(page)
+    assert text in page.find_element(By.ID, "input-text").get_attribute("value")
+    # a Windows-1252 page that says so: the browser alone would have read it as UTF-8 (U+FFFD)
+    latin_file = tmp_path / "latin.html"
+    latin_file.write_bytes(f'<html><head><meta charset="windows-1252"></head><body><p>{text}</p></body></html>'
+                           .encode("cp1252"))
+    page.find_element(By.ID, "input-file").send_keys(str(latin_file))
+    wait_for_result(page)
+    assert text in page.find_element(By.ID, "input-text").get_attribute("value")
+
+
 def test_a_file_above_the_size_cap_gets_the_servers_message(page, tmp_path):
     big = tmp_path / "big.txt"
     big.write_text("All work and no play makes Jack a dull boy. " * (MAX_BYTES // 40))

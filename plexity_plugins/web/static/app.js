@@ -454,6 +454,7 @@
       if (!file) return;
       const isHtml = /\.html?$/i.test(file.name) || file.type === "text/html";
       $(isHtml ? "format-html" : "format-text").checked = true;
+      setStatus(`Reading ${file.name} ...`);
       if (isHtml) {
         // the server reads the page's bytes as every front end does (BOM, <meta charset>, else UTF-8)
         try {
