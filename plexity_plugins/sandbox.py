@@ -288,6 +288,12 @@ class TimeLimitedExtractor:
             self._idle.put(child)
             return text
 
+    def start(self) -> None:
+        """Start one child without waiting for it: it imports its extractor while the caller goes on."""
+        if self.sandboxed:
+            with self._slots:
+                self._idle.put(self._start())
+
     def warm_up(self) -> None:
         """Start one child and wait until its extractor is imported (at start-up, not in the first page)."""
         if self.sandboxed:

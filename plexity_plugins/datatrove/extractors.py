@@ -38,13 +38,16 @@ class _PlexityExtractor(BaseExtractor):
         return self.to_text(text)
 
     def run(self, data, rank: int = 0, world_size: int = 1):
+        # As datatrove's BaseExtractor.run (same counters, same messages), with plexity's sandbox,
+        # whose child starts (imports its extractor) while this process checks its own.
+        extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
+                                         memory_limit=self.memory_limit or 0)
+        extractor.start()
         try:
             self.extract(_CHECK_PAGE)
         except ENVIRONMENT_ERRORS as exc:
+            extractor.close()
             raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
-        # As datatrove's BaseExtractor.run (same counters, same messages), with plexity's sandbox.
-        extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
-                                         memory_limit=self.memory_limit or 0)
         try:
             for doc in data:
                 self.stat_update(StatHints.total)
