@@ -268,12 +268,18 @@ class DroppedLog:
     (``{"source", "reason", "detail"}``) and one per dropped sentence
     (``{"source", "reason", "perplexity", "start", "end", "text"}``).
 
+    It is written under a temporary name and renamed when closed (`plexity_plugins.outputs`):
+    ``close(complete=False)`` (a run that did not finish) removes it instead.
+
     Args:
-        path: the file (truncated); None writes nothing (every method is then a no-op).
+        path: the file (replaced when closed); None writes nothing (every method is then a no-op).
     """
 
     def __init__(self, path=None):
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
+        from .outputs import AtomicFile
+
+        self._out = AtomicFile(path, "w") if path else None
+        self._file: IO[str] | None = self._out.file if self._out is not None else None
 
     @property
     def enabled(self) -> bool:
@@ -291,7 +297,15 @@ class DroppedLog:
             for row in dropped_sentences(result):
                 self._write({"source": source, **row})
 
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+    def close(self, complete: bool = True) -> None:
+        """Give the file its name (`complete`), or remove it; a full disk raises here."""
+        if self._out is not None:
+            out, self._out, self._file = self._out, None, None
+            if complete:
+                try:
+                    out.commit()
+                except BaseException:
+                    out.discard()
+                    raise
+            else:
+                out.discard()

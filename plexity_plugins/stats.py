@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .outputs import write_atomic
 from .policy import DROPPED, PASSED_THROUGH, Verdict
 from .scorer import CleanResult
 
@@ -138,7 +139,8 @@ class RunStats:
         return data
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        """Write the stats JSON, whole or not at all (by rename: never a 0-byte file)."""
+        write_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
     def summary(self) -> str:
         sentences = self.sentences_kept + self.sentences_dropped

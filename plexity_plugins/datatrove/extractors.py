@@ -85,7 +85,10 @@ class _ForkedExtractor:
 
     def close(self) -> None:
         if self.process is not None:
-            self.connection.close()
+            try:
+                self.connection.close()
+            except OSError:  # (closed already: a generator finalised at exit, after a full disk)
+                pass
             self.process.kill()
             self.process.join(5)
             self.process = self.connection = None
