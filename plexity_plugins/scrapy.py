@@ -23,6 +23,9 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``input_not_text``,
   ``no_output_field``, ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
+- ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
+  (`plexity_plugins.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
+  ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
   attrs or pydantic object): passed on untouched, with a warning.
 
@@ -390,6 +393,9 @@ class PerplexityFilterPipeline:
         for name, value in policy.counts(verdict).items():
             if value or name != "replaced_chars":
                 self._inc(name, value)
+        if verdict.empty:  # (dropped or not: as plexity clean's empty_reasons)
+            self._inc("items_empty")
+            self._inc(f"items_empty/{verdict.empty}")
         self._log_dropped(self._dropped.sentences, source, verdict.result)
 
     def _log_dropped(self, write, *args) -> None:
