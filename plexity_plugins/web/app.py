@@ -155,8 +155,10 @@ DEFAULT_QUEUE = 8  # requests waiting for a scoring thread; more get 503
 class ScoringQueue:
     """A bounded queue in front of a pool of scoring threads.
 
-    `admit` takes a place (one of ``workers + queue``) or returns None when every place is
-    taken; `run` runs a function on a scoring thread; `release` gives the place back.
+    `admit` takes a place (one of ``workers + queue``) or returns False when every place is
+    taken; `submit` runs a function on a scoring thread and gives the place back when the
+    function ends (not before, even if the client has gone); `release` gives back a place
+    that was not used.
     `retry_after` is the seconds a refused client should wait: the queue's length times the
     recent time per request, divided by the workers (at least 1).
     """
@@ -183,7 +185,7 @@ class ScoringQueue:
         with self._lock:
             self._taken -= 1
 
-    async def run(self, function, *args):
+    def submit(self, function, *args) -> asyncio.Future:
         def timed():
             started = time.perf_counter()
             try:
@@ -191,7 +193,9 @@ class ScoringQueue:
             finally:
                 self._seconds = 0.8 * self._seconds + 0.2 * (time.perf_counter() - started)
 
-        return await asyncio.get_running_loop().run_in_executor(self._pool, timed)
+        future = self._pool.submit(timed)
+        future.add_done_callback(lambda _: self.release())
+        return asyncio.wrap_future(future)
 
     def retry_after(self) -> int:
         return max(1, math.ceil(self._seconds * self.capacity / self.workers))
@@ -347,6 +351,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                                   f"try again in a moment")
             response.headers["Retry-After"] = str(scoring.retry_after())
             return response
+        unused = True  # the place taken, until the work is submitted (which gives it back when done)
         try:
             body = await _read_body(request, max_bytes)
 
@@ -367,11 +372,14 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                         raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
                 return JSONResponse(score_document(scorer, text, query["threshold"])).body
 
-            return Response(await scoring.run(work), media_type="application/json")
+            answer = scoring.submit(work)
+            unused = False
+            return Response(await answer, media_type="application/json")
         except ApiError as exc:
             return error(exc.status, exc.message)
         finally:
-            scoring.release()
+            if unused:
+                scoring.release()
 
     routes = [
         Route("/", index),
