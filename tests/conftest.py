@@ -100,3 +100,71 @@ def slurm_cluster():
         else:
             os.environ["SLURM_CONF"] = previous
         shutil.rmtree(directory, ignore_errors=True)
+
+
+class SmallDisk:
+    """A real small file system (tmpfs) to fill up: ENOSPC as a full disk gives it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def resize(self, size: str) -> None:
+        import subprocess
+
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(self.path)], check=True)
+
+    def fill(self) -> None:
+        """Take every free block (a file of zeros as large as the disk lets it grow)."""
+        with open(self.path / "filler", "ab", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+
+
+def mount_small_disk(mount_point: Path, size: str) -> SmallDisk:
+    """Mount a tmpfs of `size` at `mount_point` (root, as CI runs the tests); skips the test,
+    naming why, where this machine does not let the test mount one."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a full disk is a tmpfs mounted by the test: that needs root (CAP_SYS_ADMIN) and mount(8)")
+    mount_point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?): {done.stderr.strip()}")
+    return SmallDisk(mount_point)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A full disk: a one-page tmpfs already holding a file (unmounted after the test)."""
+    import subprocess
+
+    disk = mount_small_disk(tmp_path / "small-disk", "4k")
+    (disk.path / "filler").write_bytes(b"x")  # takes the only page
+    try:
+        yield disk.path
+    finally:
+        subprocess.run(["umount", "-l", str(disk.path)], check=False)
+
+
+@pytest.fixture
+def disk_of(tmp_path):
+    """``disk_of(size)``: a tmpfs of `size` ("200k") to run out of space on (unmounted after)."""
+    import subprocess
+
+    mounted: list[SmallDisk] = []
+
+    def make(size: str) -> SmallDisk:
+        disk = mount_small_disk(tmp_path / f"disk-{len(mounted)}", size)
+        mounted.append(disk)
+        return disk
+
+    yield make
+    for disk in mounted:
+        subprocess.run(["umount", "-l", str(disk.path)], check=False)

@@ -139,7 +139,9 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         wait_for_jobs(job_name("resume"))
         assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
         assert not (logs / "stats.json").exists()  # the merge job waits for a complete array
-    assert (tmp_path / "killed").exists() and (out / "documents" / "00002.jsonl.gz").exists()
+    # the killed task's output was cut short: it is under its temporary name only, never its own
+    assert (tmp_path / "killed").exists() and (out / "documents" / ".00002.jsonl.gz.part").exists()
+    assert not (out / "documents" / "00002.jsonl.gz").exists()
     done_before = {name: (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns for name in completions(logs)}
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=300)
@@ -149,6 +151,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         wait_for_jobs(job_name("resume"))
         assert (logs / "stats.json").is_file()
     assert completions(logs) == ["00000", "00001", "00002", "00003"]
+    assert not list(out.rglob("*.part"))  # the re-run wrote the same temporary name and renamed it
     for name, mtime in done_before.items():  # completed tasks were not run again
         assert (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns == mtime
 

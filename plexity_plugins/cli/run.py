@@ -16,6 +16,7 @@ are skipped, the others start over (their output files are rewritten, never appe
 from __future__ import annotations
 
 import argparse
+import errno
 import glob as globlib
 import json
 import multiprocessing
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 from ..decide import METHODS
+from ..outputs import disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
@@ -33,6 +35,8 @@ from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
+DISK_FULL_STATUS = 4  # as every `plexity` command
+
 EXECUTORS = ("local", "slurm")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
@@ -165,9 +169,12 @@ def merge_stats(logging_dir: str | os.PathLike) -> dict | None:
     files = sorted(stats_dir.glob("*.json"))
     if not files:
         return None
+    from datatrove.io import get_datafolder
+
+    from ..datatrove.executor import save_stats
+
     merged = sum((PipelineStats.from_json(json.loads(f.read_text())) for f in files), start=PipelineStats())
-    with open(Path(logging_dir) / "stats.json", "w") as f:
-        merged.save_to_disk(f)
+    save_stats(get_datafolder(str(logging_dir)), "stats.json", merged)  # (whole or not at all)
     return json.loads((Path(logging_dir) / "stats.json").read_text())
 
 
@@ -266,7 +273,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             wait_for_slurm([str(job_id)])
     elapsed = time.perf_counter() - started
     done = completed_tasks(logging_dir)
-    merged = merge_stats(logging_dir)
+    disk_full = _disk_full(failed)
+    merged = None
+    try:
+        merged = merge_stats(logging_dir)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        disk_full = disk_full or exc
+    if disk_full is not None:  # one line: the tasks not marked complete are redone by a re-run
+        print(f"plexity run: error: {disk_full_message(disk_full)} ({tasks - done} of {tasks} task(s) did not "
+              f"complete; their outputs were not left under their final names)", file=sys.stderr)
+        return DISK_FULL_STATUS
     print(summary(merged))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir))
@@ -276,6 +294,19 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"re-run the same command to run only those", file=sys.stderr)
         return 1
     return 0
+
+
+def _disk_full(failed: BaseException | None) -> BaseException | None:
+    """The full-disk error that stopped the run (in this process, or in a task's), if any."""
+    from ..datatrove.executor import DISK_FULL_WHY, TasksFailed
+
+    if failed is None:
+        return None
+    if is_disk_full(failed):
+        return failed
+    if isinstance(failed, TasksFailed) and any(why == DISK_FULL_WHY for why in failed.failures.values()):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return None
 
 
 def add_parser(subparsers) -> None:

@@ -31,8 +31,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
-                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout,
-                     extract_memory=args.extract_memory)
+                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout, workers=args.workers,
+                     queue=args.queue, extract_memory=args.extract_memory)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
@@ -66,6 +66,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help="stop extracting a pasted page when its extraction process holds more memory: HTTP 400 "
                         "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="threads scoring requests (default: 2); the page and /api/models never wait for them")
+    p.add_argument("--queue", type=int, default=8,
+                   help="requests waiting for a scoring thread; one more gets HTTP 503 with Retry-After "
+                        "(default: 8)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")

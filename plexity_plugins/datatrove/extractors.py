@@ -7,7 +7,7 @@ from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
-from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..policy import EMPTY_INPUT, ENVIRONMENT_ERRORS, NO_TEXT_EXTRACTED, InstallationError, environment_message
 from ..sandbox import (MEMORY_LIMIT, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied,
                        TimeLimitedExtractor, extract_memory_limit)
 
@@ -52,6 +52,7 @@ class _PlexityExtractor(BaseExtractor):
             for doc in data:
                 self.stat_update(StatHints.total)
                 with self.track_time():
+                    empty_input = not (doc.text or "").strip()
                     try:
                         doc.text = extractor(doc.text)
                         self.stat_update("extracted")
@@ -80,8 +81,8 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.forwarded)
                     self.update_doc_stats(doc)
                     yield doc
-                else:
-                    self.stat_update(StatHints.dropped)
+                else:  # (datatrove's extractors drop it; named, as the filter's empty_<reason>)
+                    self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
         finally:
             extractor.close()
 
