@@ -46,12 +46,15 @@ from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import figures  # noqa: E402
 
 from plexity_plugins import PerplexityScorer  # noqa: E402
 from plexity_plugins import extractors as plexity_extract  # noqa: E402
 from plexity_plugins.decide import method_for_extractor  # noqa: E402
 
-DEFAULT_BENCH = REPO.parent / "shared" / "bench"
+DEFAULT_BENCH = figures.BENCH
 SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev"}
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 HALVES = ("dev", "held")
@@ -105,7 +108,8 @@ def load_wcxb(root: Path) -> list[dict]:
             continue
         pages.append({"key": path.stem, "path": root / "html" / f"{path.stem}.html.gz",
                       "truth": gt.get("main_content", "") or "", "group": scorer.get_page_type(data),
-                      "half": half_of(data.get("url", ""))})
+                      "half": half_of(data.get("url", "")),
+                      "with": gt.get("with", []) or [], "without": gt.get("without", []) or []})
     return pages
 
 
@@ -157,6 +161,24 @@ def article_metrics(counts: list[tuple[float, float, float]]) -> dict[str, float
     return {"f1": 2 * p * r / (p + r) if p + r else 0.0, "precision": p, "recall": r, "pages": len(counts)}
 
 
+def snippet_check(text: str, snippets: list[str]) -> float:
+    """The share of `snippets` found in `text`: WCXB's own rule (wcxb-dev/evaluate.py, `snippet_check`),
+    followed here: a snippet counts when it occurs, lower-cased, as a substring of the lower-cased
+    text, and a page with no snippets of that kind scores 1.0."""
+    if not snippets:
+        return 1.0
+    lowered = text.lower()
+    return sum(1 for s in snippets if s.lower() in lowered) / len(snippets)
+
+
+def snippet_rates(pairs: list[tuple[dict, str]]) -> dict[str, float]:
+    """WCXB's snippet figures over pages, as its evaluate.py averages them (per page, then over pages):
+    ``with_kept`` the % of content snippets (``ground_truth.with``) in the output, ``without_leaked``
+    the % of boilerplate snippets (``ground_truth.without``) in it (lower is better)."""
+    return {"with_kept": 100 * statistics.mean(snippet_check(t, p["with"]) for p, t in pairs),
+            "without_leaked": 100 * statistics.mean(snippet_check(t, p["without"]) for p, t in pairs)}
+
+
 class Scorers:
     """Each set's own metric, over a list of (page, predicted text)."""
 
@@ -172,7 +194,7 @@ class Scorers:
         if name == "wcxb":
             scores = [self.wcxb.word_f1(text, page["truth"]) for page, text in pairs]
             return {"f1": statistics.mean(s[2] for s in scores), "precision": statistics.mean(s[0] for s in scores),
-                    "recall": statistics.mean(s[1] for s in scores), "pages": len(scores)}
+                    "recall": statistics.mean(s[1] for s in scores), "pages": len(scores), **snippet_rates(pairs)}
         scores = [self.cleaneval.similarity(page["truth"], text) for page, text in pairs]
         return {"similarity": 100 * statistics.mean(scores), "pages": len(scores)}
 
@@ -235,11 +257,81 @@ def _module_source(*names: str) -> str:
     return hashlib.sha256("".join(inspect.getsource(m) for m in modules).encode()).hexdigest()[:12]
 
 
-# name -> (function, cache tag, distribution that must be installed)
+def _datatrove(html: str, raw: bytes) -> str:
+    # datatrove's own Trafilatura step (its defaults: favour_precision, deduplicate), called in
+    # process: the extraction of the pipeline users run today (WarcReader -> Trafilatura -> JsonlWriter).
+    global _DATATROVE_STEP
+    if _DATATROVE_STEP is None:
+        from datatrove.pipeline.extractors import Trafilatura
+
+        _DATATROVE_STEP = Trafilatura()
+    return _DATATROVE_STEP.extract(html) or ""
+
+
+_DATATROVE_STEP = None
+
+
+def _closure_source(module_name: str) -> str:
+    """The source of `module_name` and of every plexity_plugins module it imports, transitively
+    (read with ast, nothing imported), plus the package's data files when the closure leaves the
+    extractors package (an extractor that asks the model must be re-run when the model changes)."""
+    import ast
+
+    seen: dict[str, str] = {}
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        base = REPO.joinpath(*name.split("."))
+        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if not path.is_file():  # a name imported from a module, not a module
+            continue
+        source = path.read_text(encoding="utf-8")
+        seen[name] = source
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    target = f"{base}.{node.module}" if node.module else base
+                else:
+                    target = node.module or ""
+                todo.append(target)
+                todo.extend(f"{target}.{alias.name}" for alias in node.names)  # "from . import x"
+            elif isinstance(node, ast.Import):
+                todo.extend(alias.name for alias in node.names)
+        todo = [t for t in todo if t.startswith("plexity_plugins")]
+    parts = [seen[name] for name in sorted(seen)]
+    if any(not name.startswith("plexity_plugins.extractors") for name in seen):
+        data = REPO / "plexity_plugins" / "data"
+        parts += [f"{f.relative_to(data)}:{hashlib.sha256(f.read_bytes()).hexdigest()}"
+                  for f in sorted(data.rglob("*")) if f.is_file()]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def _ours(name: str):
+    """One of our extractors (a name in plexity_plugins.extractors.EXTRACTORS) as a bench extractor."""
+    extract = plexity_extract.get_extractor(name)
+
+    def function(html: str, raw: bytes) -> str:
+        return extract(html)
+
+    def tag() -> str:
+        libraries = "-".join(_version(lib) for lib in ("resiliparse", "lxml", "trafilatura", "selectolax"))
+        return f"{name}-{libraries}-{_closure_source(f'plexity_plugins.extractors.{name}')}"
+
+    return function, tag, "lxml"
+
+
+# name -> (function, cache tag, distribution that must be installed).  The other tools first; then
+# every extractor of plexity_plugins.extractors.EXTRACTORS (a new one is measured by its name),
+# except ``none`` (text in, text out) and those computed from others (DERIVED).
 EXTRACTORS = {
     "trafilatura": (_trafilatura, lambda: f"trafilatura-{_version('trafilatura')}-{_source('html_to_text_trafilatura')}", "trafilatura"),
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
+    "datatrove": (_datatrove, lambda: f"datatrove-{_version('datatrove')}-trafilatura-{_version('trafilatura')}", "datatrove"),
     "tags": (_tags, lambda: f"tags-{_module_source('tags')}", "lxml"),
     "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source('fast')}", "resiliparse"),
 }
@@ -249,17 +341,29 @@ EXTRACTORS = {
 # their texts).  ``auto`` is `plexity_plugins.extractors.html_to_text_auto` computed from the cached
 # outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`, given the
 # page's HTML; timed as the two extractions.
-DERIVED = {"auto": (("trafilatura", "fast"),
-                    lambda html, main, fuller: plexity_extract.prefer_fuller(
-                        main, fuller, lambda: plexity_extract.declares_article_or_product(html)))}
+DERIVED = {}
+if "auto" in plexity_extract.EXTRACTORS and hasattr(plexity_extract, "prefer_fuller"):
+    DERIVED["auto"] = (("trafilatura", "fast"),
+                       lambda html, main, fuller: plexity_extract.prefer_fuller(
+                           main, fuller, lambda: plexity_extract.declares_article_or_product(html)))
+for _name in plexity_extract.EXTRACTORS:
+    if _name not in EXTRACTORS and _name not in DERIVED and _name != "none":
+        EXTRACTORS[_name] = _ours(_name)
+OURS = [name for name in plexity_extract.EXTRACTORS if name != "none"]
+DEFAULT = plexity_extract.DEFAULT_EXTRACTOR
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
-          "tags": "all visible text (tags)", "fast": "fast alone",
+          "datatrove": "datatrove's Trafilatura step", "tags": "all visible text (tags)", "fast": "fast alone",
           "auto": "auto: trafilatura, else fast"}
-# pipeline name -> (extractor, filter method or None for the extractor's own default)
-PIPELINES = {"auto+filter": ("auto", None), "trafilatura+filter": ("trafilatura", None),
-             "fast+filter": ("fast", None),
-             "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
-             "tags+sentences": ("tags", "sentences")}
+# pipeline name -> (extractor, filter method or None for the extractor's own default): each of our
+# extractors + the filter (the default first), and the paper's rules on tag text.
+PIPELINES = {f"{name}+filter": (name, None) for name in sorted(OURS, key=lambda n: n != DEFAULT)}
+PIPELINES.update({"tags+region": ("tags", "region"), "tags+sentences": ("tags", "sentences")})
+
+
+def label(variant: str) -> str:
+    """A variant's name in the tables; the default pipeline says so."""
+    text = LABELS.get(variant) or (f"{variant} alone" if variant in EXTRACTORS or variant in DERIVED else variant)
+    return f"{text} (our default)" if variant == f"{DEFAULT}+filter" else text
 
 
 def page_html(page: dict) -> str:
@@ -362,8 +466,9 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
 
 
 def available(extractor: str) -> bool:
+    """Its library is installed, and (ours) the package still ships it."""
     return _version(EXTRACTORS[extractor][2]) != "absent" and (
-        extractor != "fast" or "fast" in plexity_extract.EXTRACTORS)
+        extractor not in ("tags", "fast") or extractor in plexity_extract.EXTRACTORS)
 
 
 def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:
@@ -462,48 +567,83 @@ def print_tables(results: dict) -> None:
             for variant, row in data["variants"].items():
                 cells = row[half]
                 line = "".join(f"{_fmt(cells[g]) if g in cells else '-':>{width + 1}}" for g in heads)
-                print(f"{LABELS.get(variant, variant):26}{line}{rates.get(variant, 0):9.1f}")
+                print(f"{label(variant)[:26]:26}{line}{rates.get(variant, 0):9.1f}")
         for name, cells in data.get("oracles", {}).items():
             print(f"ceiling, {name}: " + ", ".join(f"{half} {value:.3f}" for half, value in cells.items()))
 
 
-def _md(variant: str) -> str:
-    """A variant's label as a Markdown table cell."""
-    return LABELS.get(variant, variant).replace("|", "\\|")
+def ordered(variants) -> list[str]:
+    """Table order: our default pipeline, the other pipelines, the other tools alone, ours alone."""
+    rank: dict[str, int] = {}
+    for name in [*PIPELINES, "trafilatura", "datatrove", "justext", "resiliparse", *DERIVED, *OURS]:
+        rank.setdefault(name, len(rank))
+    return sorted(variants, key=lambda v: rank.get(v, len(rank)))
 
 
-def print_markdown(results: dict) -> None:
-    """The README's tables: every set and half (F1 P R, or similarity), WCXB per page type, pages/s."""
-    sets = results["sets"]
-    rates = results["pages_per_second"]
-    variants = list(next(iter(sets.values()))["variants"])
-    heads, cells = [], {v: [] for v in variants}
+def _f1pr(c: dict) -> str:
+    return f"{c['f1']:.3f} / {c['precision']:.3f} / {c['recall']:.3f}"
+
+
+def _rate(rates: dict, variant: str) -> str:
+    return f"{rates[variant]:.1f}" if variant in rates else "—"
+
+
+def render_markdown(results: dict) -> dict[str, str]:
+    """The tables, from the JSON figures alone: ``quality`` (every set and half, F1 / P / R or CleanEval
+    similarity, pages/s), ``quality-snippets`` (WCXB's snippet rates per half), ``quality-wcxb-types``
+    (WCXB word F1 per page type), each headed by the line saying what made it."""
+    head = figures.header_line(results["provenance"])
+    sets, rates = results["sets"], results["pages_per_second"]
+    speed = (f"pages/s: HTML to text (and filter), one core, in process, timed in this run on the same "
+             f"{rates['sample_pages']} pages spread over the sets, variants alternating.")
+    quick = " QUICK RUN (one WCXB page in five)." if results.get("quick") else ""
+    out = {}
+    variants = ordered(next(iter(sets.values()))["variants"]) if sets else []
+
+    heads, cells = ["variant"], {v: [label(v)] for v in variants}
     for set_name, data in sets.items():
         group = "english" if set_name == "articles" else "all"
         for half in HALVES:
-            unit = "sim. %" if set_name == "cleaneval" else "F1 / P / R"
+            unit = "similarity %" if set_name == "cleaneval" else "F1 / P / R"
             n = data["variants"][variants[0]][half][group]["pages"]
-            heads.append(f"{set_name}{' English' if set_name == 'articles' else ''}, {half} ({n} pages), {unit}")
+            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval"}[set_name]
+            heads.append(f"{name} {half} ({n}), {unit}")
             for v in variants:
                 c = data["variants"][v][half][group]
-                cells[v].append(f"{c['similarity']:.1f}" if "similarity" in c else
-                                f"{c['f1']:.3f} / {c['precision']:.3f} / {c['recall']:.3f}")
-    print("| variant | " + " | ".join(heads) + " | pages/s |")
-    print("|---" * (len(heads) + 2) + "|")
+                cells[v].append(f"{c['similarity']:.1f}" if "similarity" in c else _f1pr(c))
+    heads.append("pages/s")
     for v in variants:
-        print(f"| {_md(v)} | " + " | ".join(cells[v]) + f" | {rates.get(v, 0):.1f} |")
+        cells[v].append(_rate(rates, v))
+    out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), speed])
+
     if "wcxb" in sets:
         data = sets["wcxb"]
-        for half in HALVES:
-            groups = [g for g in data["groups"] if g in data["variants"][variants[0]][half]]
-            print(f"\nWCXB {half} half, word F1 / P / R per page type (pages: "
-                  + ", ".join(f"{g} {data['variants'][variants[0]][half][g]['pages']}" for g in groups) + ")\n")
-            print("| variant | all | " + " | ".join(groups) + " |")
-            print("|---" * (len(groups) + 2) + "|")
-            for v in variants:
-                row = data["variants"][v][half]
-                print(f"| {_md(v)} | " + " | ".join(f"{row[g]['f1']:.3f} / {row[g]['precision']:.3f} / "
-                                                  f"{row[g]['recall']:.3f}" for g in ["all", *groups]) + " |")
+        rows = []
+        for v in variants:
+            row = data["variants"][v]
+            rows.append([label(v), *(f"{row[h]['all']['with_kept']:.1f}" for h in HALVES),
+                         *(f"{row[h]['all']['without_leaked']:.1f}" for h in HALVES), _rate(rates, v)])
+        n = {h: data["variants"][variants[0]][h]["all"]["pages"] for h in HALVES}
+        heads = ["variant", *(f"`with` kept %, {h} ({n[h]})" for h in HALVES),
+                 *(f"`without` leaked %, {h} ({n[h]})" for h in HALVES), "pages/s"]
+        note = ("WCXB's snippet checks, by its own rule (`snippet_check` in its evaluate.py: a snippet counts when "
+                "it occurs, case-insensitively, in the output), averaged per page as its evaluate.py does (a page "
+                "without snippets of a kind counts 1.0, as there): `with` are content snippets (higher is better), "
+                "`without` boilerplate snippets (lower is better).")
+        out["quality-snippets"] = "\n\n".join([head + quick, figures.table(heads, rows), note, speed])
+
+        groups = [g for g in data["groups"]]
+        rows = []
+        for v in variants:
+            row = data["variants"][v]
+            rows.append([label(v), *(" / ".join(f"{row[h][g]['f1']:.3f}" if g in row[h] else "—" for h in HALVES)
+                                     for g in ["all", *groups])])
+        counts = {g: " / ".join(str(data["variants"][variants[0]][h].get(g, {}).get("pages", 0)) for h in HALVES)
+                  for g in ["all", *groups]}
+        heads = ["variant", *(f"{g} ({counts[g]})" for g in ["all", *groups])]
+        note = "WCXB word F1 per page type, dev / held half (pages per half in the heading)."
+        out["quality-wcxb-types"] = "\n\n".join([head + quick, figures.table(heads, rows), note])
+    return out
 
 
 def main() -> int:
@@ -516,7 +656,11 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
-    parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
+    parser.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
+    parser.add_argument("--figures", type=Path, default=None,
+                        help="write quality.md, quality-snippets.md, quality-wcxb-types.md and quality.json here "
+                             "(default: docs/figures/ on a full run, that is without --quick, --sets, --variants, "
+                             "--model, --threshold, --trim-relative; nowhere otherwise)")
     parser.add_argument("--variants", default=None,
                         help="comma-separated extractors, combinations and pipelines to measure (default: all), "
                              f"from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
@@ -543,15 +687,26 @@ def main() -> int:
         from plexity_plugins import decide
 
         decide.TRIM_RELATIVE = args.trim_relative
+    provenance = figures.provenance("bench/quality.py")  # before the run: the code it ran
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants, args.oracle)
+    results["provenance"] = provenance
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)
+    tables = render_markdown(results)
     if args.markdown:
-        print()
-        print_markdown(results)
+        print("\n\n".join(tables.values()))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    full_run = not (args.quick or args.variants or args.model or args.threshold is not None
+                    or args.trim_relative is not None or args.oracle) and sets == list(SET_DIRS)
+    folder = args.figures or (figures.FIGURES if full_run else None)
+    if folder:
+        written = figures.write(tables, results, "quality", folder)
+        print(f"figures written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    else:
+        print("not a full run: figures not written to docs/figures (pass --figures DIR to write them)",
+              file=sys.stderr)
     print(json.dumps(results))
     return 0
 
