@@ -2,31 +2,41 @@
 
     .venv/bin/python bench/quality.py [--bench DIR] [--quick] [--sets articles,wcxb,cleaneval]
                                       [--model M] [--threshold T] [--json PATH] [--variants A,B,...]
+                                      [--figures DIR] [--markdown]
 
-Sets (read in place from ``../shared/bench``; the script stops with exit status 2 if they are absent):
+Sets (read in place from ``shared/bench`` beside the checkout or one of its parent folders; the
+script stops with exit status 2 if they are absent):
 
 - ``articles``: articles-dev, 76 news-like pages; the benchmark's own metric (4-token shingles,
   TP/FP/FN normalised per page, precision and recall averaged over pages, F1 of the two means);
   English and other-language pages in separate rows.
 - ``wcxb``: wcxb-dev, 1,497 pages of 7 types; its own ``word_f1`` (bag of words, averaged per page),
-  overall and per page type.
+  overall and per page type; and its snippet checks, by its own rule (`snippet_check`): the % of
+  content snippets (``ground_truth.with``) kept and of boilerplate snippets (``without``) leaked.
 - ``cleaneval``: cleaneval-dev, 58 pages; its own ``similarity`` (word-level edit distance), in %.
 
 Every page goes to one half by a hash of its site (host without ``www.``, cut to the registered
 domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes are kept only when
 they help both halves of every set.
 
-Extractors: trafilatura, jusText (English stop list; bench-only dependency), resiliparse main content,
-"all visible text" (our tag remover, nothing removed), our ``fast`` extractor and ``auto`` (the
-default: trafilatura's text unless fast finds text it left out, see `extract.prefer_fuller`); pipelines
-add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
-paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
-on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
-/tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
-plexity_plugins/extractors/); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
-the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
-``--quick`` keeps one WCXB page in five (all pages of the two small sets).  The last line printed
-is one JSON object with all figures.
+Variants: the other tools (trafilatura, jusText with its English stop list (bench-only dependency),
+resiliparse main content, datatrove's own Trafilatura step as its pipeline runs it) and every extractor
+of `plexity_plugins.extractors.EXTRACTORS` (a new one is measured by its name; ``auto`` is computed
+from trafilatura's and fast's outputs by its shipped rule, `prefer_fuller`); pipelines: each of ours
++ the perplexity filter with the method ``plexity clean`` uses for it (``NAME+filter``; the default
+extractor's is "our default"), plus the paper's per-sentence rule and the single-region rule
+(``region``) on tag text.  ``--variants`` measures only the variants named (and the extractors
+they need).  Extractor outputs are cached in ``--cache`` (default /tmp/quality-cache, keyed by
+library version and, for our own extractors, by the source of their modules and of the
+plexity_plugins modules they import); the filter always runs.  pages/s, for every variant: timed
+in this run on a sample of pages spread over the sets (150, or 40 with ``--quick``), one core,
+every variant on the same pages, alternating.  ``--quick`` keeps one WCXB page in five (all pages
+of the two small sets).
+
+A full run (no --quick, --sets, --variants, --model, --threshold, --trim-relative, --oracle) writes
+its tables to docs/figures/ (quality.md, quality-snippets.md, quality-wcxb-types.md, and every
+figure in quality.json), each headed by the command, the commit, the date and the library versions;
+--figures DIR writes them from any run.  The last line printed is one JSON object with all figures.
 """
 
 from __future__ import annotations
@@ -500,7 +510,9 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
                      "methods": {n: f.method for n, f in filters.items()},
                      "thresholds": {n: f.threshold for n, f in filters.items()},
                      "missing_extractors": [n for n in EXTRACTORS if n in wanted_extractors and n not in extractors],
-                     "quick": quick, "sets": {}, "pages_per_second": {}}
+                     "quick": quick, "default_extractor": DEFAULT, "default_pipeline": f"{DEFAULT}+filter",
+                     "labels": {v: label(v) for v in [*extractors, *derived, *pipelines]},
+                     "sets": {}, "pages_per_second": {}}
     all_pages: list[dict] = []
     for set_name in sets:
         pages = LOADERS[set_name](bench / SET_DIRS[set_name])
