@@ -229,14 +229,6 @@ def _resiliparse(html: str, raw: bytes) -> str:
     return extract_plain_text(html, main_content=True)
 
 
-def _tags(html: str, raw: bytes) -> str:
-    return plexity_extract.html_to_text_tags(html)
-
-
-def _fast(html: str, raw: bytes) -> str:
-    return plexity_extract.get_extractor("fast")(html)
-
-
 def _version(module: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -244,27 +236,6 @@ def _version(module: str) -> str:
         return version(module)
     except PackageNotFoundError:
         return "absent"
-
-
-def _source(*names: str) -> str:
-    """A digest of our own extraction code (so a change to it invalidates the cache, and nothing else does)."""
-    import inspect
-
-    parts = []
-    for name in names:
-        obj = getattr(plexity_extract, name, None)
-        parts.append(inspect.getsource(obj) if callable(obj) else repr(sorted(obj) if isinstance(obj, frozenset) else obj))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
-
-
-def _module_source(*names: str) -> str:
-    """A digest of whole modules of `plexity_plugins.extractors` (with the decoding and parsing they
-    share): an extractor's cache key (its helpers are many and cheap to rerun)."""
-    import importlib
-    import inspect
-
-    modules = [importlib.import_module(f"plexity_plugins.extractors.{name}") for name in (*names, "decoding", "limits")]
-    return hashlib.sha256("".join(inspect.getsource(m) for m in modules).encode()).hexdigest()[:12]
 
 
 def _datatrove(html: str, raw: bytes) -> str:
@@ -303,8 +274,8 @@ def _closure_source(module_name: str) -> str:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                    target = f"{base}.{node.module}" if node.module else base
+                    anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    target = f"{anchor}.{node.module}" if node.module else anchor
                 else:
                     target = node.module or ""
                 todo.append(target)
@@ -338,12 +309,12 @@ def _ours(name: str):
 # every extractor of plexity_plugins.extractors.EXTRACTORS (a new one is measured by its name),
 # except ``none`` (text in, text out) and those computed from others (DERIVED).
 EXTRACTORS = {
-    "trafilatura": (_trafilatura, lambda: f"trafilatura-{_version('trafilatura')}-{_source('html_to_text_trafilatura')}", "trafilatura"),
+    "trafilatura": (_trafilatura, lambda: (f"trafilatura-{_version('trafilatura')}-"
+                                           f"{_closure_source('plexity_plugins.extractors.trafilatura')}"), "trafilatura"),
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
-    "datatrove": (_datatrove, lambda: f"datatrove-{_version('datatrove')}-trafilatura-{_version('trafilatura')}", "datatrove"),
-    "tags": (_tags, lambda: f"tags-{_module_source('tags')}", "lxml"),
-    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source('fast')}", "resiliparse"),
+    "datatrove": (_datatrove, lambda: f"datatrove-{_version('datatrove')}-trafilatura-{_version('trafilatura')}",
+                  "datatrove"),
 }
 
 
@@ -352,7 +323,7 @@ EXTRACTORS = {
 # outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`, given the
 # page's HTML; timed as the two extractions.
 DERIVED = {}
-if "auto" in plexity_extract.EXTRACTORS and hasattr(plexity_extract, "prefer_fuller"):
+if {"auto", "trafilatura", "fast"} <= set(plexity_extract.EXTRACTORS) and hasattr(plexity_extract, "prefer_fuller"):
     DERIVED["auto"] = (("trafilatura", "fast"),
                        lambda html, main, fuller: plexity_extract.prefer_fuller(
                            main, fuller, lambda: plexity_extract.declares_article_or_product(html)))
@@ -475,10 +446,42 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
     return rates
 
 
+def check_derived(bench: Path, sets: list[str], sample: int = 6) -> dict[str, str]:
+    """Whether each DERIVED rule still gives what the shipped extractor of that name gives, on
+    `sample` pages of each set; one that does not is measured as an extractor of its own instead
+    (the package's extractor may have changed: the figures must be of what ships)."""
+    verdicts = {}
+    for name, (parts, combine) in list(DERIVED.items()):
+        shipped = plexity_extract.get_extractor(name)
+        checked = 0
+        for set_name in sets:
+            pages = LOADERS[set_name](bench / SET_DIRS[set_name])
+            for page in pages[:: max(1, len(pages) // sample)][:sample]:
+                raw = gzip.decompress(page["path"].read_bytes())
+                html = plexity_extract.decode_html(raw)[0]
+                try:
+                    expected = shipped(html)
+                    got = combine(html, *(EXTRACTORS[part][0](html, raw) for part in parts))
+                except Exception:  # noqa: BLE001 - a page an extractor refuses proves nothing either way
+                    continue
+                checked += 1
+                if got != expected:
+                    del DERIVED[name]
+                    LABELS.pop(name, None)
+                    EXTRACTORS[name] = _ours(name)
+                    verdicts[name] = (f"the combination of {', '.join(parts)} differs from the shipped {name} on "
+                                      f"{set_name}/{page['key']}: {name} measured as an extractor of its own")
+                    print(f"  {verdicts[name]}", file=sys.stderr)
+                    break
+            if name in verdicts:
+                break
+        verdicts.setdefault(name, f"computed from {', '.join(parts)}; equal to the shipped {name} on {checked} pages")
+    return verdicts
+
+
 def available(extractor: str) -> bool:
     """Its library is installed, and (ours) the package still ships it."""
-    return _version(EXTRACTORS[extractor][2]) != "absent" and (
-        extractor not in ("tags", "fast") or extractor in plexity_extract.EXTRACTORS)
+    return _version(EXTRACTORS[extractor][2]) != "absent"
 
 
 def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:
@@ -544,6 +547,10 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             table[variant] = row
         results["sets"][set_name] = {"pages": {h: sum(p["half"] == h for p in pages) for h in HALVES},
                                      "groups": groups, "variants": table}
+        if set_name == "wcxb":  # pages that WCXB's rule scores 1.0 for a kind of snippet they lack
+            results["sets"][set_name]["pages_without_snippets"] = {
+                h: {kind: sum(p["half"] == h and not p[kind] for p in pages) for kind in ("with", "without")}
+                for h in HALVES}
         if with_oracles:
             results["sets"][set_name]["oracles"] = oracles(set_name, pages, outputs, scorers)
     results["pages_per_second"] = measure_speed(all_pages, extractors, derived, pipelines, filters,
@@ -638,10 +645,13 @@ def render_markdown(results: dict) -> dict[str, str]:
         n = {h: data["variants"][variants[0]][h]["all"]["pages"] for h in HALVES}
         heads = ["variant", *(f"`with` kept %, {h} ({n[h]})" for h in HALVES),
                  *(f"`without` leaked %, {h} ({n[h]})" for h in HALVES), "pages/s"]
+        empty = data.get("pages_without_snippets")
+        empty = (" (" + "; ".join(f"{h}: {empty[h]['with']} pages without `with` snippets, {empty[h]['without']} "
+                                  f"without `without` snippets" for h in HALVES) + ")") if empty else ""
         note = ("WCXB's snippet checks, by its own rule (`snippet_check` in its evaluate.py: a snippet counts when "
-                "it occurs, case-insensitively, in the output), averaged per page as its evaluate.py does (a page "
-                "without snippets of a kind counts 1.0, as there): `with` are content snippets (higher is better), "
-                "`without` boilerplate snippets (lower is better).")
+                "it occurs, case-insensitively, in the output), averaged per page as its evaluate.py does, where a "
+                f"page without snippets of a kind scores 1.0{empty}: `with` are content snippets (higher is "
+                "better), `without` boilerplate snippets (lower is better).")
         out["quality-snippets"] = "\n\n".join([head + quick, figures.table(heads, rows), note, speed])
 
         groups = [g for g in data["groups"]]
@@ -700,8 +710,10 @@ def main() -> int:
 
         decide.TRIM_RELATIVE = args.trim_relative
     provenance = figures.provenance("bench/quality.py")  # before the run: the code it ran
+    derived = check_derived(args.bench, sets)
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants, args.oracle)
     results["provenance"] = provenance
+    results["derived"] = derived
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)
