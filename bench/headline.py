@@ -83,7 +83,7 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
                      _cell(quality, "wcxb", variant, "without_leaked", ".1f"),
                      in_process(variant), end_to_end(e2e_name)])
     heads = ["pipeline", "WCXB word F1", "CleanEval similarity %", "English articles F1",
-             "WCXB boilerplate leaked % (`without`)", "pages/s, one core, in process (× datatrove's)",
+             "WCXB boilerplate leaked % (`without`)", "pages per CPU second, in process (× datatrove's)",
              "end to end, × datatrove's pipeline: WCXB / articles, wall (CPU)"]
 
     made = []
@@ -109,8 +109,8 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
         "Each quality cell is `dev / held`: the two halves of each benchmark's dev split, cut by site (choices "
         f"were made on `dev`; `held` is the check). WCXB ({pages('wcxb')}, seven page types) by its own word F1 and "
         f"its own snippet rule; CleanEval ({pages('cleaneval')}) by its word-level similarity; English news "
-        f"articles ({pages('articles', 'english')}) by 4-gram shingle F1. Speed in process: HTML to text (and filter), the same sample of pages for every "
-        "tool, alternating. End to end: `plexity run` against datatrove's pipeline from the same WARC files to "
+        f"articles ({pages('articles', 'english')}) by 4-gram shingle F1. Speed in process: HTML to text (and filter) per second of CPU time, the same "
+        "sample of pages for every tool, alternating. End to end: `plexity run` against datatrove's pipeline from the same WARC files to "
         "JSONL, one worker, start-up included, by wall time (and by the CPU seconds of the processes, which other jobs "
         "on a shared machine do not inflate); details in end_to_end.md. Only the two pipelines run end to end.",
         PYPLEXITY_NOTE,
