@@ -109,7 +109,8 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
         "Each quality cell is `dev / held`: the two halves of each benchmark's dev split, cut by site (choices "
         f"were made on `dev`; `held` is the check). WCXB ({pages('wcxb')}, seven page types) by its own word F1 and "
         f"its own snippet rule; CleanEval ({pages('cleaneval')}) by its word-level similarity; English news "
-        f"articles ({pages('articles', 'english')}) by 4-gram shingle F1. Speed in process: HTML to text (and filter) per second of CPU time, the same "
+        f"articles ({pages('articles', 'english')}) by 4-gram shingle F1. datatrove's pipeline's quality is its Trafilatura step's, "
+        "with its defaults (favour_precision, deduplicate across the pages of a process). Speed in process: HTML to text (and filter) per second of CPU time, the same "
         "sample of pages for every tool, alternating. End to end: `plexity run` against datatrove's pipeline from the same WARC files to "
         "JSONL, one worker, start-up included, by wall time (and by the CPU seconds of the processes, which other jobs "
         "on a shared machine do not inflate); details in end_to_end.md. Only the two pipelines run end to end.",

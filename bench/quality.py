@@ -663,7 +663,12 @@ def render_markdown(results: dict) -> dict[str, str]:
     heads.append("pages/s")
     for v in variants:
         cells[v].append(_rate(rates, v))
-    out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), speed])
+    notes = [speed]
+    if "datatrove" in variants:
+        notes.append("datatrove's Trafilatura step: datatrove's `Trafilatura()` with its defaults (favour_precision; "
+                     "deduplicate, which drops a paragraph seen more than twice on earlier pages of the process), "
+                     "called in process on each set's pages in order, without its 1 s timeout.")
+    out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), *notes])
 
     if "wcxb" in sets:
         data = sets["wcxb"]

@@ -116,6 +116,7 @@ def test_every_extractor_of_the_package_is_a_variant_with_its_filter_pipeline(qu
 
 def tiny_end_to_end():
     versus = {"records": 1497, "documents_written": {"datatrove": 1490, "default": 1400},
+              "pages_per_cpu_s": {"datatrove": 30.0, "default": 135.0},
               "pages_per_s": {"datatrove": 25.0, "default": 125.0},
               "ratio_to_datatrove": {"datatrove": 1.0, "default": 5.0},
               "cpu_ratio_to_datatrove": {"datatrove": 1.0, "default": 4.5}}
@@ -131,8 +132,8 @@ def test_the_end_to_end_table_names_the_records_both_pipelines_read():
     text = end_to_end.render_markdown(tiny_end_to_end())["end_to_end"]
     assert text.startswith("Made by `.venv/bin/python bench/end_to_end.py` on commit abc1234")
     assert "| WCXB dev, all seven page types | 1497 | datatrove: `WarcReader → Trafilatura → JsonlWriter` | 1490 | " \
-           "25.0 | 1.00 | 1.00 |" in text
-    assert "| `plexity run` (default: auto) | 1400 | 125.0 | 5.00 | 4.50 |" in text
+           "25.0 | 1.00 | 30.0 | 1.00 |" in text
+    assert "| `plexity run` (default: auto) | 1400 | 125.0 | 5.00 | 135.0 | 4.50 |" in text
 
 
 def test_the_headline_is_the_same_table_from_the_same_json(tmp_path, figures):
