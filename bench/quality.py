@@ -2,31 +2,42 @@
 
     .venv/bin/python bench/quality.py [--bench DIR] [--quick] [--sets articles,wcxb,cleaneval]
                                       [--model M] [--threshold T] [--json PATH] [--variants A,B,...]
+                                      [--figures DIR] [--markdown]
 
-Sets (read in place from ``../shared/bench``; the script stops with exit status 2 if they are absent):
+Sets (read in place from ``shared/bench`` beside the checkout or one of its parent folders; the
+script stops with exit status 2 if they are absent):
 
 - ``articles``: articles-dev, 76 news-like pages; the benchmark's own metric (4-token shingles,
   TP/FP/FN normalised per page, precision and recall averaged over pages, F1 of the two means);
   English and other-language pages in separate rows.
 - ``wcxb``: wcxb-dev, 1,497 pages of 7 types; its own ``word_f1`` (bag of words, averaged per page),
-  overall and per page type.
+  overall and per page type; and its snippet checks, by its own rule (`snippet_check`): the % of
+  content snippets (``ground_truth.with``) kept and of boilerplate snippets (``without``) leaked.
 - ``cleaneval``: cleaneval-dev, 58 pages; its own ``similarity`` (word-level edit distance), in %.
 
 Every page goes to one half by a hash of its site (host without ``www.``, cut to the registered
 domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes are kept only when
 they help both halves of every set.
 
-Extractors: trafilatura, jusText (English stop list; bench-only dependency), resiliparse main content,
-"all visible text" (our tag remover, nothing removed), our ``fast`` extractor and ``auto`` (the
-default: trafilatura's text unless fast finds text it left out, see `extract.prefer_fuller`); pipelines
-add the perplexity filter with the method ``plexity clean`` uses for that extractor, plus the
-paper's per-sentence rule and the single-region rule (``region``, the default before ``regions``)
-on tag text.  ``--variants`` measures only the variants named (and the extractors they need).  Extractor outputs are cached in ``--cache`` (default
-/tmp/quality-cache, keyed by library version and, for our own extractors, by the source of
-plexity_plugins/extractors/); the filter always runs.  pages/s: timed in this run on a sample of pages spread over
-the sets (150, or 40 with ``--quick``), one core, every variant on the same pages, alternating.
-``--quick`` keeps one WCXB page in five (all pages of the two small sets).  The last line printed
-is one JSON object with all figures.
+Variants: the other tools (trafilatura, jusText with its English stop list (bench-only dependency),
+resiliparse main content, datatrove's own Trafilatura step as its pipeline runs it) and every extractor
+of `plexity_plugins.extractors.EXTRACTORS` (a new one is measured by its name; ``auto`` is computed
+from trafilatura's and fast's outputs by its shipped rule, `prefer_fuller`); pipelines: each of ours
++ the perplexity filter with the method ``plexity clean`` uses for it (``NAME+filter``; the default
+extractor's is "our default"), plus the paper's per-sentence rule and the single-region rule
+(``region``) on tag text.  ``--variants`` measures only the variants named (and the extractors
+they need).  Extractor outputs are cached in ``--cache`` (default /tmp/quality-cache, keyed by
+library version and, for our own extractors, by the source of their modules and of the
+plexity_plugins modules they import); the filter always runs.  pages/s, for every variant: timed
+in this run on a sample of pages spread over the sets (150, or 40 with ``--quick``), one core,
+every variant on the same pages, alternating; per second of this process's CPU time (other jobs on
+a shared machine do not inflate it), wall-time rates beside them in the JSON.  ``--quick`` keeps one WCXB page in five (all pages
+of the two small sets).
+
+A full run (no --quick, --sets, --variants, --model, --threshold, --trim-relative, --oracle) writes
+its tables to docs/figures/ (quality.md, quality-snippets.md, quality-wcxb-types.md, and every
+figure in quality.json), each headed by the command, the commit, the date and the library versions;
+--figures DIR writes them from any run.  The last line printed is one JSON object with all figures.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import statistics
 import sys
@@ -46,12 +58,15 @@ from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import figures  # noqa: E402
 
 from plexity_plugins import PerplexityScorer  # noqa: E402
 from plexity_plugins import extractors as plexity_extract  # noqa: E402
 from plexity_plugins.decide import method_for_extractor  # noqa: E402
 
-DEFAULT_BENCH = REPO.parent / "shared" / "bench"
+DEFAULT_BENCH = figures.BENCH
 SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev"}
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 HALVES = ("dev", "held")
@@ -105,7 +120,8 @@ def load_wcxb(root: Path) -> list[dict]:
             continue
         pages.append({"key": path.stem, "path": root / "html" / f"{path.stem}.html.gz",
                       "truth": gt.get("main_content", "") or "", "group": scorer.get_page_type(data),
-                      "half": half_of(data.get("url", ""))})
+                      "half": half_of(data.get("url", "")),
+                      "with": gt.get("with", []) or [], "without": gt.get("without", []) or []})
     return pages
 
 
@@ -157,6 +173,24 @@ def article_metrics(counts: list[tuple[float, float, float]]) -> dict[str, float
     return {"f1": 2 * p * r / (p + r) if p + r else 0.0, "precision": p, "recall": r, "pages": len(counts)}
 
 
+def snippet_check(text: str, snippets: list[str]) -> float:
+    """The share of `snippets` found in `text`: WCXB's own rule (wcxb-dev/evaluate.py, `snippet_check`),
+    followed here: a snippet counts when it occurs, lower-cased, as a substring of the lower-cased
+    text, and a page with no snippets of that kind scores 1.0."""
+    if not snippets:
+        return 1.0
+    lowered = text.lower()
+    return sum(1 for s in snippets if s.lower() in lowered) / len(snippets)
+
+
+def snippet_rates(pairs: list[tuple[dict, str]]) -> dict[str, float]:
+    """WCXB's snippet figures over pages, as its evaluate.py averages them (per page, then over pages):
+    ``with_kept`` the % of content snippets (``ground_truth.with``) in the output, ``without_leaked``
+    the % of boilerplate snippets (``ground_truth.without``) in it (lower is better)."""
+    return {"with_kept": 100 * statistics.mean(snippet_check(t, p["with"]) for p, t in pairs),
+            "without_leaked": 100 * statistics.mean(snippet_check(t, p["without"]) for p, t in pairs)}
+
+
 class Scorers:
     """Each set's own metric, over a list of (page, predicted text)."""
 
@@ -172,7 +206,7 @@ class Scorers:
         if name == "wcxb":
             scores = [self.wcxb.word_f1(text, page["truth"]) for page, text in pairs]
             return {"f1": statistics.mean(s[2] for s in scores), "precision": statistics.mean(s[0] for s in scores),
-                    "recall": statistics.mean(s[1] for s in scores), "pages": len(scores)}
+                    "recall": statistics.mean(s[1] for s in scores), "pages": len(scores), **snippet_rates(pairs)}
         scores = [self.cleaneval.similarity(page["truth"], text) for page, text in pairs]
         return {"similarity": 100 * statistics.mean(scores), "pages": len(scores)}
 
@@ -197,14 +231,6 @@ def _resiliparse(html: str, raw: bytes) -> str:
     return extract_plain_text(html, main_content=True)
 
 
-def _tags(html: str, raw: bytes) -> str:
-    return plexity_extract.html_to_text_tags(html)
-
-
-def _fast(html: str, raw: bytes) -> str:
-    return plexity_extract.get_extractor("fast")(html)
-
-
 def _version(module: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -214,34 +240,83 @@ def _version(module: str) -> str:
         return "absent"
 
 
-def _source(*names: str) -> str:
-    """A digest of our own extraction code (so a change to it invalidates the cache, and nothing else does)."""
-    import inspect
+def _datatrove(html: str, raw: bytes) -> str:
+    # datatrove's own Trafilatura step (its defaults: favour_precision, deduplicate), called in
+    # process: the extraction of the pipeline users run today (WarcReader -> Trafilatura -> JsonlWriter).
+    global _DATATROVE_STEP
+    if _DATATROVE_STEP is None:
+        from datatrove.pipeline.extractors import Trafilatura
 
-    parts = []
-    for name in names:
-        obj = getattr(plexity_extract, name, None)
-        parts.append(inspect.getsource(obj) if callable(obj) else repr(sorted(obj) if isinstance(obj, frozenset) else obj))
+        _DATATROVE_STEP = Trafilatura()
+    return _DATATROVE_STEP.extract(html) or ""
+
+
+_DATATROVE_STEP = None
+
+
+def _closure_source(module_name: str) -> str:
+    """The source of `module_name` and of every plexity_plugins module it imports, transitively
+    (read with ast, nothing imported), plus the package's data files when the closure leaves the
+    extractors package (an extractor that asks the model must be re-run when the model changes)."""
+    import ast
+
+    seen: dict[str, str] = {}
+    todo = [module_name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        base = REPO.joinpath(*name.split("."))
+        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if not path.is_file():  # a name imported from a module, not a module
+            continue
+        source = path.read_text(encoding="utf-8")
+        seen[name] = source
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    target = f"{anchor}.{node.module}" if node.module else anchor
+                else:
+                    target = node.module or ""
+                todo.append(target)
+                todo.extend(f"{target}.{alias.name}" for alias in node.names)  # "from . import x"
+            elif isinstance(node, ast.Import):
+                todo.extend(alias.name for alias in node.names)
+        todo = [t for t in todo if t.startswith("plexity_plugins")]
+    parts = [seen[name] for name in sorted(seen)]
+    if any(not name.startswith("plexity_plugins.extractors") for name in seen):
+        data = REPO / "plexity_plugins" / "data"
+        parts += [f"{f.relative_to(data)}:{hashlib.sha256(f.read_bytes()).hexdigest()}"
+                  for f in sorted(data.rglob("*")) if f.is_file()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
-def _module_source(*names: str) -> str:
-    """A digest of whole modules of `plexity_plugins.extractors` (with the decoding and parsing they
-    share): an extractor's cache key (its helpers are many and cheap to rerun)."""
-    import importlib
-    import inspect
+def _ours(name: str):
+    """One of our extractors (a name in plexity_plugins.extractors.EXTRACTORS) as a bench extractor."""
+    extract = plexity_extract.get_extractor(name)
 
-    modules = [importlib.import_module(f"plexity_plugins.extractors.{name}") for name in (*names, "decoding", "limits")]
-    return hashlib.sha256("".join(inspect.getsource(m) for m in modules).encode()).hexdigest()[:12]
+    def function(html: str, raw: bytes) -> str:
+        return extract(html)
+
+    def tag() -> str:
+        libraries = "-".join(_version(lib) for lib in ("resiliparse", "lxml", "trafilatura", "selectolax"))
+        return f"{name}-{libraries}-{_closure_source(f'plexity_plugins.extractors.{name}')}"
+
+    return function, tag, "lxml"
 
 
-# name -> (function, cache tag, distribution that must be installed)
+# name -> (function, cache tag, distribution that must be installed).  The other tools first; then
+# every extractor of plexity_plugins.extractors.EXTRACTORS (a new one is measured by its name),
+# except ``none`` (text in, text out) and those computed from others (DERIVED).
 EXTRACTORS = {
-    "trafilatura": (_trafilatura, lambda: f"trafilatura-{_version('trafilatura')}-{_source('html_to_text_trafilatura')}", "trafilatura"),
+    "trafilatura": (_trafilatura, lambda: (f"trafilatura-{_version('trafilatura')}-"
+                                           f"{_closure_source('plexity_plugins.extractors.trafilatura')}"), "trafilatura"),
     "justext": (_justext, lambda: f"justext-{_version('justext')}", "justext"),
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
-    "tags": (_tags, lambda: f"tags-{_module_source('tags')}", "lxml"),
-    "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source('fast')}", "resiliparse"),
+    "datatrove": (_datatrove, lambda: f"datatrove-{_version('datatrove')}-trafilatura-{_version('trafilatura')}",
+                  "datatrove"),
 }
 
 
@@ -249,17 +324,29 @@ EXTRACTORS = {
 # their texts).  ``auto`` is `plexity_plugins.extractors.html_to_text_auto` computed from the cached
 # outputs of its two extractors (the same functions) by its own rule, `prefer_fuller`, given the
 # page's HTML; timed as the two extractions.
-DERIVED = {"auto": (("trafilatura", "fast"),
-                    lambda html, main, fuller: plexity_extract.prefer_fuller(
-                        main, fuller, lambda: plexity_extract.declares_article_or_product(html)))}
+DERIVED = {}
+if {"auto", "trafilatura", "fast"} <= set(plexity_extract.EXTRACTORS) and hasattr(plexity_extract, "prefer_fuller"):
+    DERIVED["auto"] = (("trafilatura", "fast"),
+                       lambda html, main, fuller: plexity_extract.prefer_fuller(
+                           main, fuller, lambda: plexity_extract.declares_article_or_product(html)))
+for _name in plexity_extract.EXTRACTORS:
+    if _name not in EXTRACTORS and _name not in DERIVED and _name != "none":
+        EXTRACTORS[_name] = _ours(_name)
+OURS = [name for name in plexity_extract.EXTRACTORS if name != "none"]
+DEFAULT = plexity_extract.DEFAULT_EXTRACTOR
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
-          "tags": "all visible text (tags)", "fast": "fast alone",
+          "datatrove": "datatrove's Trafilatura step", "tags": "all visible text (tags)", "fast": "fast alone",
           "auto": "auto: trafilatura, else fast"}
-# pipeline name -> (extractor, filter method or None for the extractor's own default)
-PIPELINES = {"auto+filter": ("auto", None), "trafilatura+filter": ("trafilatura", None),
-             "fast+filter": ("fast", None),
-             "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
-             "tags+sentences": ("tags", "sentences")}
+# pipeline name -> (extractor, filter method or None for the extractor's own default): each of our
+# extractors + the filter (the default first), and the paper's rules on tag text.
+PIPELINES = {f"{name}+filter": (name, None) for name in sorted(OURS, key=lambda n: n != DEFAULT)}
+PIPELINES.update({"tags+region": ("tags", "region"), "tags+sentences": ("tags", "sentences")})
+
+
+def label(variant: str) -> str:
+    """A variant's name in the tables; the default pipeline says so."""
+    text = LABELS.get(variant) or (f"{variant} alone" if variant in EXTRACTORS or variant in DERIVED else variant)
+    return f"{text} (our default)" if variant == f"{DEFAULT}+filter" else text
 
 
 def page_html(page: dict) -> str:
@@ -327,43 +414,97 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
                   sample: int) -> dict[str, float]:
     """pages/s of each extractor and each pipeline (extractor + filter), one core, on the same
     `sample` pages spread over all sets, the variants alternating page by page so that the
-    load of a shared machine falls on all of them alike (nothing here comes from the cache)."""
+    load of a shared machine falls on all of them alike (nothing here comes from the cache).
+    Pages per second of this process's CPU time (everything here runs in this one thread), which
+    other jobs on the machine do not inflate as they do wall time; the wall-time rates are in
+    ``wall``, and the load averages around the timing in ``loadavg``."""
     step = max(1, len(pages) // sample)
     chosen = pages[::step][:sample]
-    seconds: Counter = Counter()
+    cpu: Counter = Counter()
+    wall: Counter = Counter()
+
+    def timed(key: str, function, *args):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        try:
+            return function(*args)
+        finally:
+            cpu[key] += time.process_time() - started_cpu
+            wall[key] += time.perf_counter() - started
+
+    # one page untimed first: what an extractor or filter loads on first use is not per-page work
+    raw = gzip.decompress(chosen[0]["path"].read_bytes())
+    html, _ = plexity_extract.decode_html(raw)
+    for extractor in extractors:
+        try:
+            EXTRACTORS[extractor][0](html, raw)
+        except Exception:  # noqa: BLE001 - a warm-up only
+            pass
+    for scorer in filters.values():
+        scorer.clean("Warm up the model and the language identifier with an English sentence, please.")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     for i, page in enumerate(chosen):
         raw = gzip.decompress(page["path"].read_bytes())
         html, _ = plexity_extract.decode_html(raw)
         texts = {}
         order = extractors[i % len(extractors):] + extractors[:i % len(extractors)]
         for extractor in order:
-            started = time.perf_counter()
             try:
-                texts[extractor] = EXTRACTORS[extractor][0](html, raw)
+                texts[extractor] = timed(extractor, EXTRACTORS[extractor][0], html, raw)
             except Exception:  # noqa: BLE001 - timed like any other page
                 texts[extractor] = ""
-            seconds[extractor] += time.perf_counter() - started
         for name, (parts, combine) in derived.items():
-            started = time.perf_counter()
-            texts[name] = combine(html, *(texts[part] for part in parts))
-            seconds["combine:" + name] += time.perf_counter() - started
+            texts[name] = timed("combine:" + name, combine, html, *(texts[part] for part in parts))
         for name, (extractor, _) in pipelines.items():
-            started = time.perf_counter()
-            filters[name].clean(texts[extractor])
-            seconds["filter:" + name] += time.perf_counter() - started
-    rates = {"sample_pages": len(chosen)}
-    for name, (parts, _) in derived.items():
-        seconds[name] = sum(seconds[part] for part in parts) + seconds["combine:" + name]
-    for extractor in [*extractors, *derived]:
-        rates[extractor] = len(chosen) / max(seconds[extractor], 1e-9)
-    for name, (extractor, _) in pipelines.items():
-        rates[name] = len(chosen) / max(seconds[extractor] + seconds["filter:" + name], 1e-9)
-    return rates
+            timed("filter:" + name, filters[name].clean, texts[extractor])
+
+    def rates_of(seconds: Counter) -> dict[str, float]:
+        for name, (parts, _) in derived.items():
+            seconds[name] = sum(seconds[part] for part in parts) + seconds["combine:" + name]
+        rates = {extractor: len(chosen) / max(seconds[extractor], 1e-9) for extractor in [*extractors, *derived]}
+        for name, (extractor, _) in pipelines.items():
+            rates[name] = len(chosen) / max(seconds[extractor] + seconds["filter:" + name], 1e-9)
+        return rates
+
+    return {"sample_pages": len(chosen), "clock": "cpu", **rates_of(cpu), "wall": rates_of(wall),
+            "loadavg": {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]}}
+
+
+def check_derived(bench: Path, sets: list[str], sample: int = 6) -> dict[str, str]:
+    """Whether each DERIVED rule still gives what the shipped extractor of that name gives, on
+    `sample` pages of each set; one that does not is measured as an extractor of its own instead
+    (the package's extractor may have changed: the figures must be of what ships)."""
+    verdicts = {}
+    for name, (parts, combine) in list(DERIVED.items()):
+        shipped = plexity_extract.get_extractor(name)
+        checked = 0
+        for set_name in sets:
+            pages = LOADERS[set_name](bench / SET_DIRS[set_name])
+            for page in pages[:: max(1, len(pages) // sample)][:sample]:
+                raw = gzip.decompress(page["path"].read_bytes())
+                html = plexity_extract.decode_html(raw)[0]
+                try:
+                    expected = shipped(html)
+                    got = combine(html, *(EXTRACTORS[part][0](html, raw) for part in parts))
+                except Exception:  # noqa: BLE001 - a page an extractor refuses proves nothing either way
+                    continue
+                checked += 1
+                if got != expected:
+                    del DERIVED[name]
+                    LABELS.pop(name, None)
+                    EXTRACTORS[name] = _ours(name)
+                    verdicts[name] = (f"the combination of {', '.join(parts)} differs from the shipped {name} on "
+                                      f"{set_name}/{page['key']}: {name} measured as an extractor of its own")
+                    print(f"  {verdicts[name]}", file=sys.stderr)
+                    break
+            if name in verdicts:
+                break
+        verdicts.setdefault(name, f"computed from {', '.join(parts)}; equal to the shipped {name} on {checked} pages")
+    return verdicts
 
 
 def available(extractor: str) -> bool:
-    return _version(EXTRACTORS[extractor][2]) != "absent" and (
-        extractor != "fast" or "fast" in plexity_extract.EXTRACTORS)
+    """Its library is installed, and (ours) the package still ships it."""
+    return _version(EXTRACTORS[extractor][2]) != "absent"
 
 
 def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:
@@ -395,7 +536,9 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
                      "methods": {n: f.method for n, f in filters.items()},
                      "thresholds": {n: f.threshold for n, f in filters.items()},
                      "missing_extractors": [n for n in EXTRACTORS if n in wanted_extractors and n not in extractors],
-                     "quick": quick, "sets": {}, "pages_per_second": {}}
+                     "quick": quick, "default_extractor": DEFAULT, "default_pipeline": f"{DEFAULT}+filter",
+                     "labels": {v: label(v) for v in [*extractors, *derived, *pipelines]},
+                     "sets": {}, "pages_per_second": {}}
     all_pages: list[dict] = []
     for set_name in sets:
         pages = LOADERS[set_name](bench / SET_DIRS[set_name])
@@ -427,6 +570,10 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             table[variant] = row
         results["sets"][set_name] = {"pages": {h: sum(p["half"] == h for p in pages) for h in HALVES},
                                      "groups": groups, "variants": table}
+        if set_name == "wcxb":  # pages that WCXB's rule scores 1.0 for a kind of snippet they lack
+            results["sets"][set_name]["pages_without_snippets"] = {
+                h: {kind: sum(p["half"] == h and not p[kind] for p in pages) for kind in ("with", "without")}
+                for h in HALVES}
         if with_oracles:
             results["sets"][set_name]["oracles"] = oracles(set_name, pages, outputs, scorers)
     results["pages_per_second"] = measure_speed(all_pages, extractors, derived, pipelines, filters,
@@ -462,48 +609,98 @@ def print_tables(results: dict) -> None:
             for variant, row in data["variants"].items():
                 cells = row[half]
                 line = "".join(f"{_fmt(cells[g]) if g in cells else '-':>{width + 1}}" for g in heads)
-                print(f"{LABELS.get(variant, variant):26}{line}{rates.get(variant, 0):9.1f}")
+                print(f"{label(variant)[:26]:26}{line}{rates.get(variant, 0):9.1f}")
         for name, cells in data.get("oracles", {}).items():
             print(f"ceiling, {name}: " + ", ".join(f"{half} {value:.3f}" for half, value in cells.items()))
 
 
-def _md(variant: str) -> str:
-    """A variant's label as a Markdown table cell."""
-    return LABELS.get(variant, variant).replace("|", "\\|")
+def ordered(variants) -> list[str]:
+    """Table order: our default pipeline, the other pipelines, the other tools alone, ours alone."""
+    rank: dict[str, int] = {}
+    for name in [*PIPELINES, "trafilatura", "datatrove", "justext", "resiliparse", *DERIVED, *OURS]:
+        rank.setdefault(name, len(rank))
+    return sorted(variants, key=lambda v: rank.get(v, len(rank)))
 
 
-def print_markdown(results: dict) -> None:
-    """The README's tables: every set and half (F1 P R, or similarity), WCXB per page type, pages/s."""
-    sets = results["sets"]
-    rates = results["pages_per_second"]
-    variants = list(next(iter(sets.values()))["variants"])
-    heads, cells = [], {v: [] for v in variants}
+def _f1pr(c: dict) -> str:
+    return f"{c['f1']:.3f} / {c['precision']:.3f} / {c['recall']:.3f}"
+
+
+def _rate(rates: dict, variant: str) -> str:
+    return f"{rates[variant]:.1f}" if variant in rates else "—"
+
+
+def render_markdown(results: dict) -> dict[str, str]:
+    """The tables, from the JSON figures alone: ``quality`` (every set and half, F1 / P / R or CleanEval
+    similarity, pages/s), ``quality-snippets`` (WCXB's snippet rates per half), ``quality-wcxb-types``
+    (WCXB word F1 per page type), each headed by the line saying what made it."""
+    head = figures.header_line(results["provenance"])
+    sets, rates = results["sets"], results["pages_per_second"]
+    if rates.get("clock") == "cpu":
+        speed = (f"pages/s: HTML to text (and filter) per second of CPU time of one core, in process, timed in this "
+                 f"run on the same {rates['sample_pages']} pages spread over the sets, variants alternating (CPU "
+                 f"time, which other jobs on a shared machine do not inflate; load average "
+                 f"{rates['loadavg']['before'][0]} before, {rates['loadavg']['after'][0]} after; wall-time rates "
+                 f"in the JSON).")
+    else:
+        speed = (f"pages/s: HTML to text (and filter), one core, in process, timed in this run on the same "
+                 f"{rates['sample_pages']} pages spread over the sets, variants alternating.")
+    quick = " QUICK RUN (one WCXB page in five)." if results.get("quick") else ""
+    out = {}
+    variants = ordered(next(iter(sets.values()))["variants"]) if sets else []
+
+    heads, cells = ["variant"], {v: [label(v)] for v in variants}
     for set_name, data in sets.items():
         group = "english" if set_name == "articles" else "all"
         for half in HALVES:
-            unit = "sim. %" if set_name == "cleaneval" else "F1 / P / R"
+            unit = "similarity %" if set_name == "cleaneval" else "F1 / P / R"
             n = data["variants"][variants[0]][half][group]["pages"]
-            heads.append(f"{set_name}{' English' if set_name == 'articles' else ''}, {half} ({n} pages), {unit}")
+            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval"}[set_name]
+            heads.append(f"{name} {half} ({n}), {unit}")
             for v in variants:
                 c = data["variants"][v][half][group]
-                cells[v].append(f"{c['similarity']:.1f}" if "similarity" in c else
-                                f"{c['f1']:.3f} / {c['precision']:.3f} / {c['recall']:.3f}")
-    print("| variant | " + " | ".join(heads) + " | pages/s |")
-    print("|---" * (len(heads) + 2) + "|")
+                cells[v].append(f"{c['similarity']:.1f}" if "similarity" in c else _f1pr(c))
+    heads.append("pages/s")
     for v in variants:
-        print(f"| {_md(v)} | " + " | ".join(cells[v]) + f" | {rates.get(v, 0):.1f} |")
+        cells[v].append(_rate(rates, v))
+    notes = [speed]
+    if "datatrove" in variants:
+        notes.append("datatrove's Trafilatura step: datatrove's `Trafilatura()` with its defaults (favour_precision; "
+                     "deduplicate, which drops a paragraph seen more than twice on earlier pages of the process), "
+                     "called in process on each set's pages in order, without its 1 s timeout.")
+    out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), *notes])
+
     if "wcxb" in sets:
         data = sets["wcxb"]
-        for half in HALVES:
-            groups = [g for g in data["groups"] if g in data["variants"][variants[0]][half]]
-            print(f"\nWCXB {half} half, word F1 / P / R per page type (pages: "
-                  + ", ".join(f"{g} {data['variants'][variants[0]][half][g]['pages']}" for g in groups) + ")\n")
-            print("| variant | all | " + " | ".join(groups) + " |")
-            print("|---" * (len(groups) + 2) + "|")
-            for v in variants:
-                row = data["variants"][v][half]
-                print(f"| {_md(v)} | " + " | ".join(f"{row[g]['f1']:.3f} / {row[g]['precision']:.3f} / "
-                                                  f"{row[g]['recall']:.3f}" for g in ["all", *groups]) + " |")
+        rows = []
+        for v in variants:
+            row = data["variants"][v]
+            rows.append([label(v), *(f"{row[h]['all']['with_kept']:.1f}" for h in HALVES),
+                         *(f"{row[h]['all']['without_leaked']:.1f}" for h in HALVES), _rate(rates, v)])
+        n = {h: data["variants"][variants[0]][h]["all"]["pages"] for h in HALVES}
+        heads = ["variant", *(f"`with` kept %, {h} ({n[h]})" for h in HALVES),
+                 *(f"`without` leaked %, {h} ({n[h]})" for h in HALVES), "pages/s"]
+        empty = data.get("pages_without_snippets")
+        empty = (" (" + "; ".join(f"{h}: {empty[h]['with']} pages without `with` snippets, {empty[h]['without']} "
+                                  f"without `without` snippets" for h in HALVES) + ")") if empty else ""
+        note = ("WCXB's snippet checks, by its own rule (`snippet_check` in its evaluate.py: a snippet counts when "
+                "it occurs, case-insensitively, in the output), averaged per page as its evaluate.py does, where a "
+                f"page without snippets of a kind scores 1.0{empty}: `with` are content snippets (higher is "
+                "better), `without` boilerplate snippets (lower is better).")
+        out["quality-snippets"] = "\n\n".join([head + quick, figures.table(heads, rows), note, speed])
+
+        groups = [g for g in data["groups"]]
+        rows = []
+        for v in variants:
+            row = data["variants"][v]
+            rows.append([label(v), *(" / ".join(f"{row[h][g]['f1']:.3f}" if g in row[h] else "—" for h in HALVES)
+                                     for g in ["all", *groups])])
+        counts = {g: " / ".join(str(data["variants"][variants[0]][h].get(g, {}).get("pages", 0)) for h in HALVES)
+                  for g in ["all", *groups]}
+        heads = ["variant", *(f"{g} ({counts[g]})" for g in ["all", *groups])]
+        note = "WCXB word F1 per page type, dev / held half (pages per half in the heading)."
+        out["quality-wcxb-types"] = "\n\n".join([head + quick, figures.table(heads, rows), note])
+    return out
 
 
 def main() -> int:
@@ -516,7 +713,11 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=None)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/quality-cache"))
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON figures here")
-    parser.add_argument("--markdown", action="store_true", help="also print the README's tables")
+    parser.add_argument("--markdown", action="store_true", help="also print the Markdown tables")
+    parser.add_argument("--figures", type=Path, default=None,
+                        help="write quality.md, quality-snippets.md, quality-wcxb-types.md and quality.json here "
+                             "(default: docs/figures/ on a full run, that is without --quick, --sets, --variants, "
+                             "--model, --threshold, --trim-relative; nowhere otherwise)")
     parser.add_argument("--variants", default=None,
                         help="comma-separated extractors, combinations and pipelines to measure (default: all), "
                              f"from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
@@ -543,15 +744,28 @@ def main() -> int:
         from plexity_plugins import decide
 
         decide.TRIM_RELATIVE = args.trim_relative
+    provenance = figures.provenance("bench/quality.py")  # before the run: the code it ran
+    derived = check_derived(args.bench, sets)
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants, args.oracle)
+    results["provenance"] = provenance
+    results["derived"] = derived
     if args.trim_relative is not None:
         results["trim_relative"] = args.trim_relative
     print_tables(results)
+    tables = render_markdown(results)
     if args.markdown:
-        print()
-        print_markdown(results)
+        print("\n\n".join(tables.values()))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    full_run = not (args.quick or args.variants or args.model or args.threshold is not None
+                    or args.trim_relative is not None or args.oracle) and sets == list(SET_DIRS)
+    folder = args.figures or (figures.FIGURES if full_run else None)
+    if folder:
+        written = figures.write(tables, results, "quality", folder)
+        print(f"figures written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    else:
+        print("not a full run: figures not written to docs/figures (pass --figures DIR to write them)",
+              file=sys.stderr)
     print(json.dumps(results))
     return 0
 

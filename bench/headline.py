@@ -1,0 +1,134 @@
+"""The headline table: our default pipeline against what users would pick instead, from the figures
+the bench scripts wrote.
+
+    .venv/bin/python bench/headline.py [--figures DIR]
+
+Reads ``quality.json`` (bench/quality.py) and ``end_to_end.json`` (bench/end_to_end.py) in
+docs/figures/ (or --figures DIR) and writes ``headline.md`` beside them: one table of quality
+(WCXB word F1, CleanEval similarity, English articles' shingle F1, WCXB boilerplate snippets
+leaked; dev / held halves) and speed (in process on one core, and end to end against datatrove's
+own pipeline).  Nothing is measured here and nothing but the two files is read: the same JSON
+gives the same table, byte for byte.  `render_headline()` returns the table (the docs build and
+the README call it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import figures  # noqa: E402
+
+# The tools a user would pick instead: (variant in quality.json, name in the table).  datatrove's
+# pipeline is its WarcReader -> Trafilatura -> JsonlWriter: its extraction is its Trafilatura step.
+OTHERS = (("datatrove", "datatrove's pipeline (`WarcReader → Trafilatura → JsonlWriter`)"),
+          ("trafilatura", "trafilatura (`extract`, comments off)"), ("justext", "jusText"), ("resiliparse", "resiliparse (main content)"))
+PYPLEXITY_NOTE = ("pyplexity (0.2.12 installs from PyPI) is not in the table: it downloads its perplexity models "
+                  "from gitlab.citius.usc.es on first use, which cannot be done here (no network at run time), "
+                  "so its cleaning could not be measured with its own models; no figure is given rather than "
+                  "one from a model it does not ship.")
+
+
+def _load(folder: Path, name: str) -> dict | None:
+    path = folder / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _cell(quality: dict | None, set_name: str, variant: str, key: str, fmt: str, group: str = "all") -> str:
+    """`dev / held` of one figure, or — when it was not measured."""
+    try:
+        halves = quality["sets"][set_name]["variants"][variant]
+        return " / ".join(format(halves[h][group][key], fmt) for h in ("dev", "held"))
+    except (KeyError, TypeError):
+        return "—"
+
+
+def render_headline(folder: Path = figures.FIGURES) -> str:
+    """The headline table (Markdown, with its provenance line and notes) from the JSON in `folder`."""
+    quality, e2e = _load(folder, "quality"), _load(folder, "end_to_end")
+    default = (quality or {}).get("default_pipeline") or f"{(e2e or {}).get('default_extractor', 'auto')}+filter"
+    ours = f"**plexity_plugins, default** (`{default.replace('+filter', '')}` + perplexity filter)"
+    rates = (quality or {}).get("pages_per_second", {})
+    base = rates.get("datatrove")
+
+    def in_process(variant: str) -> str:
+        if variant not in rates:
+            return "—"
+        ratio = f" ({rates[variant] / base:.2f}×)" if base else ""
+        return f"{rates[variant]:.1f}{ratio}"
+
+    def end_to_end(variant: str | None) -> str:
+        if not e2e or variant is None:
+            return "—"
+        walls, cpus = [], []
+        for set_name in ("wcxb", "articles"):
+            v = e2e.get("sets", {}).get(set_name, {}).get("vs_datatrove")
+            measured = v and variant in v["ratio_to_datatrove"]
+            walls.append(f"{v['ratio_to_datatrove'][variant]:.2f}×" if measured else "—")
+            cpus.append(f"{v['cpu_ratio_to_datatrove'][variant]:.2f}×" if measured else "—")
+        return f"{' / '.join(walls)} (CPU: {' / '.join(cpus)})"
+
+    rows = []
+    for variant, name, e2e_name in [(default, ours, "default"),
+                                    *((v, n, "datatrove" if v == "datatrove" else None) for v, n in OTHERS)]:
+        rows.append([name,
+                     _cell(quality, "wcxb", variant, "f1", ".3f"),
+                     _cell(quality, "cleaneval", variant, "similarity", ".1f"),
+                     _cell(quality, "articles", variant, "f1", ".3f", group="english"),
+                     _cell(quality, "wcxb", variant, "without_leaked", ".1f"),
+                     in_process(variant), end_to_end(e2e_name)])
+    heads = ["pipeline", "WCXB word F1", "CleanEval similarity %", "English articles F1",
+             "WCXB boilerplate leaked % (`without`)", "pages per CPU second, in process (× datatrove's)",
+             "end to end, × datatrove's pipeline: WCXB / articles, wall (CPU)"]
+
+    made = []
+    for name, data in (("quality", quality), ("end_to_end", e2e)):
+        if data and "provenance" in data:
+            prov = data["provenance"]
+            made.append(f"`{name}.json` by `{prov['command']}` on commit {prov['code']}, {prov['date']}")
+        else:
+            made.append(f"`{name}.json` missing (run `.venv/bin/python bench/{name}.py`)")
+    head = "From " + " and ".join(made) + "; rendered by `.venv/bin/python bench/headline.py`."
+    if quality and quality.get("quick"):
+        head += " QUICK quality run (one WCXB page in five)."
+    if e2e and e2e.get("quick"):
+        head += " QUICK end-to-end run."
+    def pages(set_name: str, group: str = "all") -> str:
+        try:
+            halves = quality["sets"][set_name]["variants"][default]
+            return f"{sum(halves[h][group]['pages'] for h in ('dev', 'held')):,} pages"
+        except (KeyError, TypeError):
+            return "not measured"
+
+    notes = [
+        "Each quality cell is `dev / held`: the two halves of each benchmark's dev split, cut by site (choices "
+        f"were made on `dev`; `held` is the check). WCXB ({pages('wcxb')}, seven page types) by its own word F1 and "
+        f"its own snippet rule; CleanEval ({pages('cleaneval')}) by its word-level similarity; English news "
+        f"articles ({pages('articles', 'english')}) by 4-gram shingle F1. datatrove's pipeline's quality is its Trafilatura step's, "
+        "with its defaults (favour_precision, deduplicate across the pages of a process). Speed in process: HTML to text (and filter) per second of CPU time, the same "
+        "sample of pages for every tool, alternating. End to end: `plexity run` against datatrove's pipeline from the same WARC files to "
+        "JSONL, one worker, start-up included, by wall time (and by the CPU seconds of the processes, which other jobs "
+        "on a shared machine do not inflate); details in end_to_end.md. Only the two pipelines run end to end.",
+        PYPLEXITY_NOTE,
+    ]
+    return "\n\n".join([head, figures.table(heads, rows), *notes]) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--figures", type=Path, default=figures.FIGURES,
+                        help="the folder holding quality.json and end_to_end.json; headline.md is written there")
+    args = parser.parse_args()
+    text = render_headline(args.figures)
+    (args.figures / "headline.md").write_text(text, encoding="utf-8")
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

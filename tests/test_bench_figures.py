@@ -1,0 +1,158 @@
+"""The bench scripts' generated figures: WCXB's snippet rule as bench/quality.py applies it, and the
+Markdown tables rendered from the JSON figures (quality, end to end, the headline), with the line
+saying what made them.  No benchmark data is needed: the pages and figures here are made by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins.extractors import get_extractor
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench_module(name: str):
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quality():
+    return _bench_module("quality")
+
+
+@pytest.fixture(scope="module")
+def figures():
+    return _bench_module("figures")
+
+
+PAGE_HTML = """<html><body>
+<nav><a href="/">Skip to main content</a> <a href="/login">Log In</a></nav>
+<article><h1>The river report</h1>
+<p>Scientists measured the temperature of the river every morning.</p>
+<p>The report said that the river was cleaner than it had been for many years.</p></article>
+<footer>Subscribe to our newsletter</footer>
+</body></html>"""
+PAGE = {"with": ["temperature of the river", "CLEANER THAN IT HAD BEEN"],
+        "without": ["Skip to main content", "log in", "Subscribe"]}
+
+
+def test_a_snippet_counts_when_it_occurs_in_the_output_whatever_its_case(quality):
+    text = get_extractor("tags")(PAGE_HTML)  # every visible line: the menu and footer too
+    assert quality.snippet_check(text, PAGE["with"]) == 1.0
+    assert quality.snippet_check(text, PAGE["without"]) == 1.0
+    article_only = "Scientists measured the temperature of the river every morning."
+    assert quality.snippet_check(article_only, PAGE["with"]) == 0.5
+    assert quality.snippet_check(article_only, PAGE["without"]) == 0.0
+
+
+def test_a_page_without_snippets_of_a_kind_scores_one_as_in_wcxbs_own_script(quality):
+    assert quality.snippet_check("anything", []) == 1.0
+
+
+def test_snippet_rates_average_per_page_in_percent(quality):
+    pages = [(PAGE, "the temperature of the river; log in"), (PAGE, "Cleaner than it had been. Subscribe")]
+    rates = quality.snippet_rates(pages)
+    assert rates == {"with_kept": 50.0, "without_leaked": pytest.approx(100 / 3)}
+
+
+PROVENANCE = {"command": ".venv/bin/python bench/quality.py", "code": "abc1234", "date": "2026-01-02",
+              "versions": {"python": "3.11.7", "trafilatura": "2.3.1", "justext": "absent"}}
+
+
+def _wcxb_cell(f1, with_kept, without_leaked, pages):
+    return {"f1": f1, "precision": f1 + 0.01, "recall": f1 - 0.01, "pages": pages,
+            "with_kept": with_kept, "without_leaked": without_leaked}
+
+
+def tiny_quality(default="auto"):
+    """A quality.json in miniature: two variants, two sets."""
+    pipeline = f"{default}+filter"
+    wcxb = {v: {h: {"all": _wcxb_cell(f1, w, wo, 10), "article": _wcxb_cell(f1 + 0.05, w, wo, 6)}
+                for h, (f1, w, wo) in halves.items()}
+            for v, halves in {pipeline: {"dev": (0.85, 85.0, 6.0), "held": (0.86, 84.0, 5.5)},
+                              "datatrove": {"dev": (0.80, 80.0, 7.0), "held": (0.81, 79.5, 7.5)}}.items()}
+    for v in wcxb:
+        wcxb[v]["all"] = wcxb[v]["dev"]
+    cleaneval = {v: {h: {"all": {"similarity": s, "pages": 5}} for h in ("dev", "held", "all")}
+                 for v, s in {pipeline: 80.0, "datatrove": 60.0}.items()}
+    return {"provenance": PROVENANCE, "quick": False, "default_extractor": default, "default_pipeline": pipeline,
+            "sets": {"wcxb": {"pages": {"dev": 10, "held": 10}, "groups": ["article"], "variants": wcxb},
+                     "cleaneval": {"pages": {"dev": 5, "held": 5}, "groups": ["all"], "variants": cleaneval}},
+            "pages_per_second": {"sample_pages": 20, pipeline: 120.0, "datatrove": 24.0}}
+
+
+def test_quality_tables_render_from_the_json_alone_with_what_made_them(quality):
+    tables = quality.render_markdown(tiny_quality(quality.DEFAULT))
+    assert set(tables) == {"quality", "quality-snippets", "quality-wcxb-types"}
+    for text in tables.values():
+        assert text.startswith("Made by `.venv/bin/python bench/quality.py` on commit abc1234, 2026-01-02; "
+                               "python 3.11.7, trafilatura 2.3.1.")
+    main = tables["quality"]
+    assert f"| {quality.label(quality.DEFAULT + '+filter')} | 0.850 / 0.860 / 0.840 | 0.860 / 0.870 / 0.850 | " \
+           f"80.0 | 80.0 | 120.0 |" in main
+    assert "(our default)" in main and "| datatrove's Trafilatura step |" in main
+    assert "| 85.0 | 84.0 | 6.0 | 5.5 | 120.0 |" in tables["quality-snippets"]
+    assert "| 0.850 / 0.860 | 0.900 / 0.910 |" in tables["quality-wcxb-types"]
+
+
+def test_every_extractor_of_the_package_is_a_variant_with_its_filter_pipeline(quality):
+    from plexity_plugins.extractors import DEFAULT_EXTRACTOR, EXTRACTORS
+
+    for name in EXTRACTORS:
+        if name != "none":
+            assert name in quality.EXTRACTORS or name in quality.DERIVED
+            assert f"{name}+filter" in quality.PIPELINES
+    assert next(iter(quality.PIPELINES)) == f"{DEFAULT_EXTRACTOR}+filter"
+
+
+def tiny_end_to_end():
+    versus = {"records": 1497, "documents_written": {"datatrove": 1490, "default": 1400},
+              "pages_per_cpu_s": {"datatrove": 30.0, "default": 135.0},
+              "pages_per_s": {"datatrove": 25.0, "default": 125.0},
+              "ratio_to_datatrove": {"datatrove": 1.0, "default": 5.0},
+              "cpu_ratio_to_datatrove": {"datatrove": 1.0, "default": 4.5}}
+    return {"provenance": dict(PROVENANCE, command=".venv/bin/python bench/end_to_end.py"), "variants": ["default"],
+            "default_extractor": "auto", "rounds": 3, "quick": False, "cpus": 2, "loadavg_start": [1.0, 1.0, 1.0],
+            "sets": {"wcxb": {"vs_datatrove": versus},
+                     "articles": {"vs_datatrove": dict(versus, ratio_to_datatrove={"datatrove": 1.0,
+                                                                                   "default": 4.0})}}}
+
+
+def test_the_end_to_end_table_names_the_records_both_pipelines_read():
+    end_to_end = _bench_module("end_to_end")
+    text = end_to_end.render_markdown(tiny_end_to_end())["end_to_end"]
+    assert text.startswith("Made by `.venv/bin/python bench/end_to_end.py` on commit abc1234")
+    assert "| WCXB dev, all seven page types | 1497 | datatrove: `WarcReader → Trafilatura → JsonlWriter` | 1490 | " \
+           "25.0 | 1.00 | 30.0 | 1.00 |" in text
+    assert "| `plexity run` (default: auto) | 1400 | 125.0 | 5.00 | 135.0 | 4.50 |" in text
+
+
+def test_the_headline_is_the_same_table_from_the_same_json(tmp_path, figures):
+    headline = _bench_module("headline")
+    (tmp_path / "quality.json").write_text(json.dumps(tiny_quality()))
+    (tmp_path / "end_to_end.json").write_text(json.dumps(tiny_end_to_end()))
+    first = headline.render_headline(tmp_path)
+    assert first == headline.render_headline(tmp_path)
+    ours = next(line for line in first.splitlines() if line.startswith("| **plexity_plugins, default**"))
+    assert ours.endswith("| 0.850 / 0.860 | 80.0 / 80.0 | — | 6.0 / 5.5 | 120.0 (5.00×) | 5.00× / 4.00× (CPU: 4.50× / 4.50×) |")
+    datatrove = next(line for line in first.splitlines() if line.startswith("| datatrove's pipeline"))
+    assert datatrove.endswith("| 24.0 (1.00×) | 1.00× / 1.00× (CPU: 1.00× / 1.00×) |")
+    assert "| jusText | — | — | — | — | — | — |" in first  # not measured: no figure
+    assert "pyplexity" in first
+    (tmp_path / "end_to_end.json").unlink()
+    assert "`end_to_end.json` missing (run `.venv/bin/python bench/end_to_end.py`)" in headline.render_headline(tmp_path)
+
+
+def test_outside_a_git_checkout_the_code_is_said_to_be_no_git(figures, tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "REPO", tmp_path)
+    assert figures.code_version() == "no git"
+    assert figures.provenance("bench/x.py", ["--quick"])["command"] == ".venv/bin/python bench/x.py --quick"
