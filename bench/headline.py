@@ -8,14 +8,15 @@ docs/figures/ (or --figures DIR) and writes ``headline.md`` beside them: one tab
 (WCXB word F1, CleanEval similarity, English articles' shingle F1, WCXB boilerplate snippets
 leaked; dev / held halves) and speed (in process on one core, and end to end against datatrove's
 own pipeline).  Nothing is measured here and nothing but the two files is read: the same JSON
-gives the same table, byte for byte.  `render_headline()` returns the table (the docs build and
-the README call it).
+gives the same table, byte for byte.  `render_headline()` returns the table; written to
+docs/figures/headline.md and, for the default folder, between the README's headline markers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -119,6 +120,18 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
     return "\n\n".join([head, figures.table(heads, rows), *notes]) + "\n"
 
 
+README = HERE.parent / "README.md"
+_README_BLOCK = re.compile(r"(<!-- headline:start -->\n).*?(<!-- headline:end -->)", re.S)
+
+
+def _update_readme(text: str) -> None:
+    """The README carries the same table between its headline markers (tests/test_docs.py checks)."""
+    readme = README.read_text(encoding="utf-8")
+    updated = _README_BLOCK.sub(lambda m: m.group(1) + text + m.group(2), readme, count=1)
+    if updated != readme:
+        README.write_text(updated, encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--figures", type=Path, default=figures.FIGURES,
@@ -126,6 +139,8 @@ def main() -> int:
     args = parser.parse_args()
     text = render_headline(args.figures)
     (args.figures / "headline.md").write_text(text, encoding="utf-8")
+    if args.figures.resolve() == figures.FIGURES.resolve():
+        _update_readme(text)
     print(text, end="")
     return 0
 
