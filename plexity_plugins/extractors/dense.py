@@ -337,7 +337,8 @@ def _densest2(body, min_chars=25, grand=0.5, links=True):
 
 
 def extract6(html, *, declared_share=0.2, share=0.5, grand=0.5, links=True, article_nocomments=False,
-             page_links=False, item_main_product=False, declared_main=False, keep=0.5, main_opts=None):
+             page_links=False, item_main_product=False, declared_main=False, keep=0.5, main_opts=None,
+             item_links=True, main_how=("markup", "main", "density")):
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
@@ -369,10 +370,11 @@ def extract6(html, *, declared_share=0.2, share=0.5, grand=0.5, links=True, arti
             item, how = _densest2(body, grand=grand, links=links), "density"
     if item is None or item == body:
         return page
-    _drop_link_dense(item)
+    if item_links:
+        _drop_link_dense(item)
     body.replace_children(item)
     inner = _lines(extract_plain_text(tree, **{**_OPTIONS, "main_content": False}, skip_elements=_NOT_TEXT))
-    if declared_main and declares:
+    if declared_main and declares and how in main_how:
         main = _lines(extract_plain_text(tree, **{**_OPTIONS, **(main_opts or {})}))
         if _words(main) >= keep * _words(inner):
             inner = main
