@@ -261,7 +261,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=3040, help="pages in the WARC collection (default 3040)")
     parser.add_argument("--files", type=int, default=4, help="WARC files = datatrove tasks (default 4)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--extractor", default="auto", choices=["auto", "trafilatura", "fast", "tags"])
+    parser.add_argument("--extractor", default="auto", choices=["auto", "dense", "trafilatura", "fast", "tags"])
     parser.add_argument("--profile-pages", type=int, default=400)
     parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     parser.add_argument("--quick", action="store_true", help="smoke run: 152 pages, 2 files, 50 profiled")
@@ -269,7 +269,7 @@ def main() -> int:
                         help="also time datatrove's WarcReader->Trafilatura->JsonlWriter against plexity run "
                              "(auto, trafilatura, fast, tags; one worker, one task), alternating, ROUNDS times")
     parser.add_argument("--vs-extractors", nargs="+", default=["auto", "trafilatura", "fast", "tags"],
-                        choices=["auto", "trafilatura", "fast", "tags"], help="plexity run's extractors in --vs-datatrove")
+                        choices=["auto", "dense", "trafilatura", "fast", "tags"], help="plexity run's extractors in --vs-datatrove")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.files, args.profile_pages = 152, 2, 50

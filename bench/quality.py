@@ -205,6 +205,10 @@ def _fast(html: str, raw: bytes) -> str:
     return plexity_extract.get_extractor("fast")(html)
 
 
+def _dense(html: str, raw: bytes) -> str:
+    return plexity_extract.get_extractor("dense")(html)
+
+
 def _version(module: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -242,6 +246,7 @@ EXTRACTORS = {
     "resiliparse": (_resiliparse, lambda: f"resiliparse-{_version('resiliparse')}", "resiliparse"),
     "tags": (_tags, lambda: f"tags-{_module_source('tags')}", "lxml"),
     "fast": (_fast, lambda: f"fast-{_version('resiliparse')}-{_module_source('fast')}", "resiliparse"),
+    "dense": (_dense, lambda: f"dense-{_version('resiliparse')}-{_module_source('dense', 'auto')}", "resiliparse"),
 }
 
 
@@ -253,11 +258,11 @@ DERIVED = {"auto": (("trafilatura", "fast"),
                     lambda html, main, fuller: plexity_extract.prefer_fuller(
                         main, fuller, lambda: plexity_extract.declares_article_or_product(html)))}
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
-          "tags": "all visible text (tags)", "fast": "fast alone",
+          "tags": "all visible text (tags)", "fast": "fast alone", "dense": "dense alone",
           "auto": "auto: trafilatura, else fast"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default)
 PIPELINES = {"auto+filter": ("auto", None), "trafilatura+filter": ("trafilatura", None),
-             "fast+filter": ("fast", None),
+             "fast+filter": ("fast", None), "dense+filter": ("dense", None),
              "tags+filter": ("tags", None), "tags+region": ("tags", "region"),
              "tags+sentences": ("tags", "sentences")}
 
@@ -363,7 +368,7 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
 
 def available(extractor: str) -> bool:
     return _version(EXTRACTORS[extractor][2]) != "absent" and (
-        extractor != "fast" or "fast" in plexity_extract.EXTRACTORS)
+        extractor not in ("fast", "dense") or extractor in plexity_extract.EXTRACTORS)
 
 
 def selected(variants: list[str] | None) -> tuple[set[str], set[str], set[str]]:

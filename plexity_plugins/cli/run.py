@@ -70,7 +70,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from ..datatrove.writers import JsonlDocumentWriter
 
-    from ..datatrove import (AutoExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
+    from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
                             TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
     from ..decide import method_for_extractor
 
@@ -83,6 +83,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
         steps.append(AutoExtractor(timeout=extract_timeout))
     elif extractor == "tags":
         steps.append(HtmlTagsExtractor(timeout=extract_timeout))
+    elif extractor == "dense":
+        steps.append(DenseExtractor(timeout=extract_timeout))
     elif extractor == "fast":
         steps.append(FastExtractor(timeout=extract_timeout))
     elif extractor == "trafilatura":
