@@ -52,7 +52,10 @@ _MAX_ARTICLES = 100
 _MAX_HOPS = 12
 # What HTML says is not an item's text (generic semantics, not names gathered from pages).
 NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[role=navigation]",
-            "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]", "[hidden]")
+            "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]", "[hidden]",
+            # inline CSS that hides (resiliparse drops it only in its main-content mode)
+            '[style*="display:none"]', '[style*="display: none"]', '[style*="visibility:hidden"]',
+            '[style*="visibility: hidden"]')
 # The elements that hold paragraphs for `_densest`.
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
