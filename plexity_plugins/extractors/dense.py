@@ -19,7 +19,8 @@ How a page is read (`html_to_text_dense`):
    of it the container's container).
 4. **The item's text** is every visible line of the item, without what HTML itself says is not
    its text (``nav``, ``aside``, ``header``, ``footer``, ``form``, controls, ``hidden``,
-   ``aria-hidden``, ARIA navigation/complementary/banner/contentinfo roles).  On a page that
+   ``aria-hidden``, inline ``display: none`` or ``visibility: hidden``, ARIA
+   navigation/complementary/banner/contentinfo roles).  On a page that
    declares one article or product, an item found by markup (3, first three) is read by
    resiliparse's heuristic instead, without its post metadata (byline, date), when that keeps at
    least half of its words (a heuristic that drops most of an item has misread it).
@@ -29,8 +30,10 @@ How a page is read (`html_to_text_dense`):
    several sections: the item was only one part of it).
 
 Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
-the paragraphs, the articles and the short link blocks, with bounded walks up the tree (a page
-nested thousands deep costs no more than a flat one).  See docs/extraction.md for the figures.
+the paragraphs, the articles and the short link blocks, never recursing, with walks up the tree
+bounded by `_MAX_HOPS`.  What grows with nesting depth is resiliparse's main-content pass, as for
+``fast`` (a page nested 20,000 deep takes ~12 s there); the front ends' time limit per page
+bounds it.  The figures are in docs/extraction.md.
 """
 
 from __future__ import annotations
