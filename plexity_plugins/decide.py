@@ -70,12 +70,12 @@ REASONS = {
 }
 
 
-MAIN_CONTENT_EXTRACTORS = ("auto", "trafilatura", "fast")
+MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "trafilatura", "fast")
 
 
 def method_for_extractor(extractor: str | None) -> str:
     """The method that suits text from `extractor`: the output of a main-content extractor,
-    auto, trafilatura or fast, is already the main content: only trim it; the tag remover's text
+    auto, dense, trafilatura or fast, is already the main content: only trim it; the tag remover's text
     (every visible line of a page): find its content regions; plain text: find the region."""
     if extractor in MAIN_CONTENT_EXTRACTORS:
         return "trim"

@@ -126,7 +126,7 @@ class PerplexityFilterPipeline:
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
-        PLEXITY_EXTRACTOR: "auto", "trafilatura", "fast", "tags" or "none", for HTML input;
+        PLEXITY_EXTRACTOR: "auto", "dense", "trafilatura", "fast", "tags" or "none", for HTML input;
             default as `plexity clean` (auto: trafilatura, else fast where trafilatura left out
             part of the page).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".

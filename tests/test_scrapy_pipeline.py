@@ -314,7 +314,7 @@ def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
 
 @pytest.mark.parametrize("setting, value, message", [
     ("PLEXITY_INPUT_FORMAT", "pdf", "PLEXITY_INPUT_FORMAT must be one of html, text, got 'pdf'"),
-    ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of auto, trafilatura, fast, tags, none, got 'magic'"),
+    ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of auto, dense, trafilatura, fast, tags, none, got 'magic'"),
     ("PLEXITY_THREADS", -1, "PLEXITY_THREADS must be 0 or more"),
     ("PLEXITY_THRESHOLD", -5, "threshold must be a positive perplexity"),
 ])

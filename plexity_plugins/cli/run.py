@@ -76,7 +76,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
     from ..datatrove.writers import JsonlDocumentWriter
 
-    from ..datatrove import (AutoExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
+    from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
                             TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
     from ..decide import method_for_extractor
 
@@ -90,6 +90,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
         steps.append(AutoExtractor(**limits))
     elif extractor == "tags":
         steps.append(HtmlTagsExtractor(**limits))
+    elif extractor == "dense":
+        steps.append(DenseExtractor(**limits))
     elif extractor == "fast":
         steps.append(FastExtractor(**limits))
     elif extractor == "trafilatura":

@@ -19,6 +19,7 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
+- `DenseExtractor`: the ``dense`` extractor of ``plexity clean`` (one lexbor parse, the page's item).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `AutoExtractor`: the ``auto`` extractor, the default of ``plexity clean`` and ``plexity run``
   (trafilatura's text, or fast's where trafilatura left out part of the page).
@@ -38,11 +39,11 @@ from ..extras import require_extra
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
-from .extractors import AutoExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
 from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
-__all__ = ["AutoExtractor", "FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
+__all__ = ["AutoExtractor", "DenseExtractor", "FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
            "PerplexitySentenceFilter", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

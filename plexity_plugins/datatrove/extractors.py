@@ -6,7 +6,7 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
+from ..extractors import html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..policy import EMPTY_INPUT, ENVIRONMENT_ERRORS, NO_TEXT_EXTRACTED, InstallationError, environment_message
 from ..sandbox import (MEMORY_LIMIT, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied,
                        TimeLimitedExtractor, extract_memory_limit)
@@ -135,6 +135,28 @@ class TrafilaturaExtractor(_PlexityExtractor):
     name = "⛏ Trafilatura (plexity)"
     extractor = "trafilatura"
     to_text = staticmethod(html_to_text_trafilatura)
+
+
+class DenseExtractor(_PlexityExtractor):
+    """The page's item, or its main content: ``plexity clean --extractor dense``.
+
+    `plexity_plugins.extractors.html_to_text_dense`: one lexbor parse; short link lists dropped;
+    the item the page declares (schema.org articleBody, a single <article>, <main>) or the
+    container where its paragraphs are densest, read without what HTML says is not its text
+    (nav, aside, header, footer, forms, hidden), when it holds enough of the page's main content
+    (resiliparse's), else that main content.  No lists of class or id names.  Near ``auto``'s
+    quality at ``fast``'s speed (docs/extraction.md).  Counted like every datatrove extractor
+    (``timeout``, ``clean_error``, ``dropped``); a resiliparse that cannot be imported stops the
+    task (`InstallationError`).
+
+    Args:
+        timeout: seconds allowed per document
+        memory_limit: as `HtmlTagsExtractor`'s (``memory_limit`` counted)
+    """
+
+    name = "▦ dense (lexbor)"
+    extractor = "dense"
+    to_text = staticmethod(html_to_text_dense)
 
 
 class FastExtractor(_PlexityExtractor):

@@ -1,0 +1,208 @@
+"""``dense``: one lexbor parse per page; the page's item chosen by what the HTML declares and by
+where its paragraphs are densest, never by lists of class or id names.
+
+How a page is read (`html_to_text_dense`):
+
+1. **Link lists go first.** Short blocks (under 100 characters) that are mostly link text (over
+   80%) are removed anywhere on the page: menus, tag clouds, share bars, "Read more" and
+   related-link lists (`_drop_link_dense`, trafilatura's link-density test).
+2. **The page's main content** by resiliparse's main-content heuristic (it drops navigation,
+   headers, footers and sidebars). When the page declares itself one article or one product
+   (schema.org or Open Graph, `auto.declares_article_or_product`), its comment sections are not
+   the page's text and go too.
+3. **The page's item**, by evidence in this order: the one element marked
+   ``itemprop="articleBody"`` (schema.org microdata); else the ``<article>`` with the most words
+   of its own, unless another ``<article>`` sits in a parent of the same tag and class (posts of a
+   thread, cards of a listing: then there is no single item); else the one ``<main>`` (or
+   ``role="main"``); else the container where the page's paragraphs are densest (`_densest`,
+   Readability's scoring: each paragraph of 25 characters or more scores its container, and half
+   of it the container's container).
+4. **The item's text** is every visible line of the item, without what HTML itself says is not
+   its text (``nav``, ``aside``, ``header``, ``footer``, ``form``, controls, ``hidden``,
+   ``aria-hidden``, inline ``display: none`` or ``visibility: hidden``, ARIA
+   navigation/complementary/banner/contentinfo roles).  On a page that
+   declares one article or product, an item found by markup (3, first three) is read by
+   resiliparse's heuristic instead, without its post metadata (byline, date), when that keeps at
+   least half of its words (a heuristic that drops most of an item has misread it).
+5. **Item or page**: the item's text when it holds at least half of the page's main-content words
+   (`SHARE`), or a fifth (`DECLARED_SHARE`) when the page declares its one article or product and
+   the item is its markup; else the page's main content (a listing, a thread, a service page with
+   several sections: the item was only one part of it).
+
+Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
+the paragraphs, the articles and the short link blocks, never recursing, with walks up the tree
+bounded by `_MAX_HOPS`.  What grows with nesting depth is resiliparse's main-content pass, as for
+``fast`` (a page nested 20,000 deep takes ~12 s there); the front ends' time limit per page
+bounds it.  The figures are in docs/extraction.md.
+"""
+
+from __future__ import annotations
+
+from .auto import declares_article_or_product
+from .decoding import decode_html
+
+_OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
+# The item's text must hold this share of the page's main-content words to be taken alone.
+SHARE = 0.5
+# ... or this share, when the page declares one article or product and the item is its markup.
+DECLARED_SHARE = 0.2
+# A heuristic reading of a declared item is taken when it keeps this share of the item's words.
+KEEP = 0.5
+# More <article> elements than this: a listing or a thread (and a bound on the work).
+_MAX_ARTICLES = 100
+# Walks up the tree (a paragraph to its container, an article to the article around it) stop
+# after this many steps: the evidence is local, and a page nested thousands deep stays linear.
+_MAX_HOPS = 12
+# What HTML says is not an item's text (generic semantics, not names gathered from pages).
+NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[role=navigation]",
+            "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]", "[hidden]",
+            # inline CSS that hides (resiliparse drops it only in its main-content mode)
+            '[style*="display:none"]', '[style*="display: none"]', '[style*="visibility:hidden"]',
+            '[style*="visibility: hidden"]')
+# The elements that hold paragraphs for `_densest`.
+_CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
+_MIN_PARAGRAPH = 25
+# The blocks `_drop_link_dense` tests: those holding a link (a div only when no block is inside
+# it: an outer div is long, and its short inner blocks are tested themselves).
+_LINK_BLOCKS = "p:has(a), ul:has(a), ol:has(a), div:has(a):not(:has(div, p, ul, ol))"
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _lines(text: str) -> str:
+    """One line per block, whitespace inside a line collapsed, no empty lines."""
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _up(element, wanted):
+    """The nearest ancestor of `element` (itself excluded) whose tag is in `wanted`, within
+    `_MAX_HOPS` steps; else None."""
+    element = element.parent
+    for _ in range(_MAX_HOPS):
+        if element is None or element.tag in wanted:
+            return element
+        element = element.parent
+    return None
+
+
+def _shape(element) -> tuple:
+    parent = element.parent
+    return (parent.tag, parent.getattr("class")) if parent is not None else ()
+
+
+def _single_article(articles: list):
+    """The <article> with the most words of its own (those of <article>s nested in it, which HTML
+    uses for comments and related posts, not counted), unless another <article> sits in a parent
+    of the same tag and class (posts of a thread, cards of a listing); else None."""
+    if not articles or len(articles) > _MAX_ARTICLES:
+        return None
+    own = [_words(a.text or "") for a in articles]
+    index = {a: i for i, a in enumerate(articles)}
+    for article in articles:
+        outer = _up(article, ("article",))
+        if outer is not None and outer in index:
+            own[index[outer]] -= _words(article.text or "")
+    best = max(range(len(articles)), key=own.__getitem__)
+    shape = _shape(articles[best])
+    if any(_shape(other) == shape for other in articles if other != articles[best]):
+        return None
+    return articles[best]
+
+
+def _densest(body):
+    """The container where the page's paragraphs are densest (Readability's scoring, without its
+    class-name weights): each <p> of `_MIN_PARAGRAPH` characters or more adds 1, one per comma and
+    one per 100 characters (at most 3) to its nearest container, and half as much to that
+    container's own; of the five best, the one whose score times the share of its text outside
+    links is highest (a comment thread or a block of teasers is full of links); None on a page
+    without such paragraphs."""
+    scores: dict = {}
+    for paragraph in body.query_selector_all("p").values():
+        text = paragraph.text or ""
+        if len(text) < _MIN_PARAGRAPH:
+            continue
+        score = 1 + text.count(",") + min(len(text) // 100, 3)
+        parent = _up(paragraph, _CONTAINERS)
+        if parent is None:
+            continue
+        scores[parent] = scores.get(parent, 0) + score
+        grand = _up(parent, _CONTAINERS)
+        if grand is not None:
+            scores[grand] = scores.get(grand, 0) + score / 2
+    if not scores:
+        return None
+
+    def outside_links(element) -> float:
+        text = len("".join((element.text or "").split())) or 1
+        linked = sum(len("".join((a.text or "").split())) for a in element.query_selector_all("a").values())
+        return scores[element] * (1 - min(1.0, linked / text))
+
+    return max(sorted(scores, key=scores.__getitem__, reverse=True)[:5], key=outside_links)
+
+
+def page_item(body) -> tuple:
+    """(the page's item, how it was found: "markup", "main" or "density"); (None, None) when the
+    page has none (see the module's step 3)."""
+    declared = body.query_selector_all('[itemprop~="articleBody"]').values()
+    if len(declared) == 1:
+        return declared[0], "markup"
+    article = _single_article(body.query_selector_all("article").values())
+    if article is not None:
+        return article, "markup"
+    mains = body.query_selector_all('main, [role="main"]').values()
+    if len(mains) == 1:
+        return mains[0], "main"
+    densest = _densest(body)
+    return (densest, "density") if densest is not None else (None, None)
+
+
+def _drop_link_dense(element) -> None:
+    """Inside `element`, removes the short blocks (under 100 characters) that are mostly link text
+    (over 80%): trafilatura's link density test."""
+    chosen = []
+    for block in element.query_selector_all(_LINK_BLOCKS).values():
+        text = "".join((block.text or "").split())
+        if not text or len(text) >= 100:
+            continue
+        links = block.query_selector_all("a").values()
+        if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
+            chosen.append(block)
+    outer = []
+    for block in chosen:  # in document order: a block's descendants come right after it
+        if not (outer and outer[-1].contains(block)):
+            outer.append(block)
+    for block in outer:
+        block.parent.remove_child(block)
+
+
+def html_to_text_dense(html: str | bytes) -> str:
+    """The page's item, or its main content when the item is only part of it (see the module's
+    docstring); one line per block, whitespace inside a line collapsed; "" when none."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    if isinstance(html, bytes):
+        html, _ = decode_html(html)
+    if not html.strip():
+        return ""
+    tree = HTMLTree.parse(html)
+    body = tree.body
+    if body is None:
+        return ""
+    declares = declares_article_or_product(html)
+    _drop_link_dense(body)
+    page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_OPTIONS))
+    item, how = page_item(body)
+    if item is None or item == body:
+        return page
+    body.replace_children(item)
+    text = _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **_OPTIONS))
+    if declares and how in ("markup", "main"):
+        read = _lines(extract_plain_text(tree, main_content=True, post_meta=False, **_OPTIONS))
+        if _words(read) >= KEEP * _words(text):
+            text = read
+    needed = DECLARED_SHARE if declares and how == "markup" else SHARE
+    return text if _words(text) >= needed * _words(page) else page

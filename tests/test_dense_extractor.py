@@ -1,0 +1,170 @@
+"""The ``dense`` extractor: one lexbor parse, the page's item chosen by what its HTML declares and
+by where its paragraphs are densest (no class or id names), in every front end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+from scrapy.utils.test import get_crawler
+
+from plexity_plugins.datatrove import DenseExtractor
+from plexity_plugins.extractors import EXTRACTORS, get_extractor, html_to_text_dense
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+ARTICLE = ["The city council approved the budget for the new library on Tuesday after a long debate.",
+           "The library will open in the spring and will stay open late on weekdays, the mayor said.",
+           "Residents asked about the road to the river, and the council promised to finish it this year."]
+COMMENTS = ["I have been waiting for this library for years and I am glad it finally happens.",
+            "Great news for the students in our neighbourhood, they need a quiet place to read.",
+            "What about the swimming pool that was promised last year, has anyone heard about it?"]
+MENU = ("<header><nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li>"
+        "<li><a href='/sport'>Sport</a></li></ul></nav></header>")
+FOOTER = "<footer><p>© 2024 Example News</p><a href='/privacy'>Privacy</a></footer>"
+DECLARES_ARTICLE = "<head><meta property='og:type' content='article'></head>"
+
+
+def _page(main: str, head: str = "") -> str:
+    return f"<html>{head}<body>{MENU}{main}{FOOTER}</body></html>"
+
+
+def _story(open_tag: str = "<article>", close_tag: str = "</article>") -> str:
+    return open_tag + "<h1>Council approves library budget</h1>" + "".join(f"<p>{line}</p>" for line in ARTICLE) \
+        + close_tag
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def test_dense_keeps_the_article_and_drops_the_menu_the_footer_and_scripts():
+    text = html_to_text_dense(_page("<main>" + _story() + "<script>var x = 1;</script></main>"))
+    assert all(line in _lines(text) for line in ARTICLE)
+    assert "Home" not in text and "Privacy" not in text and "var x" not in text
+    assert get_extractor("dense") is html_to_text_dense and "dense" in EXTRACTORS
+
+
+def test_dense_drops_short_link_lists_anywhere_and_keeps_prose_with_links():
+    related = "<ul>" + "".join(f"<li><a href='/{i}'>Related story number {i}</a></li>" for i in range(5)) + "</ul>"
+    prose = "<p>The plan was <a href='/plan'>published</a> last week and will be discussed again in March.</p>"
+    text = html_to_text_dense(_page("<div>" + _story("<div>", prose + related + "</div>") + "</div>"))
+    assert "The plan was published last week and will be discussed again in March." in text
+    assert "Related story" not in text
+
+
+def test_a_declared_article_body_is_preferred_over_the_comments_around_it():
+    comments = "<section>" + "".join(f"<div><b>reader{i}</b><p>{c}</p></div>" for i, c in enumerate(COMMENTS)) \
+        + "</section>"
+    for story in (_story("<div itemprop='articleBody'>", "</div>"), _story()):
+        text = html_to_text_dense(_page("<main>" + story + comments + "</main>", DECLARES_ARTICLE))
+        assert all(line in _lines(text) for line in ARTICLE)
+        assert not any(c in text for c in COMMENTS)
+
+
+def test_a_single_article_holding_too_little_of_the_page_gives_way_to_the_page():
+    # an undeclared page whose <article> is a short teaser beside much more text: not its item
+    others = "".join(f"<div><p>{line} {line}</p></div>" for line in COMMENTS * 3)
+    text = html_to_text_dense(_page("<div><article><p>" + ARTICLE[0] + "</p></article>" + others + "</div>"))
+    assert ARTICLE[0] in text and all(c in text for c in COMMENTS)
+
+
+def test_dense_keeps_every_post_of_a_thread_of_article_elements():
+    # the first post alone holds most of the words: still a thread (its posts sit in like parents)
+    posts = [" ".join(ARTICLE), *COMMENTS]
+    page = _page("<main><h1>Library budget thread</h1>"
+                 + "".join(f"<div class='p'><article><p>{p}</p></article></div>" for p in posts) + "</main>")
+    text = html_to_text_dense(page)
+    assert all(p in text for p in posts)
+
+
+def test_dense_keeps_a_product_s_description_and_its_specifications():
+    specs = [("Weight", "311 g"), ("Power", "USB or phantom power"), ("Pattern", "cardioid")]
+    page = _page("<main><h1>Studio microphone</h1><p>A large diaphragm condenser microphone for vocals, "
+                 "with a gold-plated capsule, a built-in pop shield and a quiet preamplifier.</p>"
+                 "<table>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in specs) + "</table>"
+                 "<form><button>Add to cart</button></form></main>")
+    text = html_to_text_dense(page)
+    assert "A large diaphragm condenser microphone for vocals" in text
+    assert all(k in text and v in text for k, v in specs)
+    assert "Add to cart" not in text and "Home" not in text
+
+
+def test_dense_keeps_every_item_of_a_listing():
+    items = [f"Library opening hours change in district {i}: the reading room now opens at nine, "
+             f"and the children's corner stays open until six." for i in range(6)]
+    page = _page("<div>" + "".join(f"<div class='card'><h2>Item {i}</h2><p>{t}</p></div>"
+                                   for i, t in enumerate(items)) + "</div>")
+    text = html_to_text_dense(page)
+    assert all(t in text for t in items)
+
+
+def test_without_any_declaration_the_densest_paragraphs_are_the_item():
+    sidebar = "<div>" + "".join(f"<p>Short note {i}.</p>" for i in range(4)) + "</div>"
+    comments = "<div>" + "".join(f"<p><a href='/u{i}'>reader{i}</a> said <a href='/r{i}'>reply</a></p>"
+                                 for i in range(3)) + "</div>"
+    text = html_to_text_dense(_page("<div>" + sidebar + _story("<div>", "</div>") + comments + "</div>"))
+    assert all(line in _lines(text) for line in ARTICLE)
+    assert "Short note" not in text
+
+
+def test_hidden_elements_and_html_s_own_non_text_are_dropped_inside_the_item():
+    story = _story("<article>", "<div hidden><p>Hidden offer for subscribers only, do not show.</p></div>"
+                   "<div style='display:none'><p>Another invisible block of promotional text.</p></div>"
+                   "<aside><p>Sidebar: more stories you might like from our archive.</p></aside></article>")
+    text = html_to_text_dense(_page("<main>" + story + "</main>"))
+    assert all(line in _lines(text) for line in ARTICLE)
+    assert "Hidden offer" not in text and "invisible" not in text and "Sidebar" not in text
+
+
+def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
+    page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
+                        "</article>"), "<head><meta charset='windows-1252'></head>")
+    text = html_to_text_dense(page.encode("windows-1252"))
+    assert "Caf\u00e9 owners on the square welcomed the decision warmly." in text
+    assert text == html_to_text_dense(page)
+    assert html_to_text_dense(b"") == "" and html_to_text_dense("  \n") == ""
+    assert html_to_text_dense("<html></html>") == "" and html_to_text_dense("<!-- nothing -->") == ""
+
+
+def test_a_page_nested_thousands_deep_is_read_without_recursion_and_in_bounded_time():
+    # Python never recurses, and its walks up the tree stop after a few steps; what grows with
+    # depth is resiliparse's own main-content pass (as for ``fast``: 20,000 levels take ~12 s),
+    # which the front ends' time limit per page bounds
+    started = time.perf_counter()
+    text = html_to_text_dense(_page("<div>" * 5_000 + _story() + "</div>" * 5_000))
+    assert all(line in text for line in ARTICLE)
+    # paragraphs nested in each other, every one a candidate for the densest container
+    deep_paragraphs = _page("<div>" + "<p>The council met again about the library, and again." * 3_000 + "</div>")
+    assert "The council met again" in html_to_text_dense(deep_paragraphs)
+    assert time.perf_counter() - started < 20
+
+
+def test_plexity_clean_with_the_dense_extractor_trims_like_after_trafilatura(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "page.html").write_text(_page("<main>" + _story() + "</main>"))
+    proc = subprocess.run([*PLEXITY, "clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
+                           "--extractor", "dense", "-q"],
+                          capture_output=True, text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr
+    out = (tmp_path / "out" / "page.html.txt").read_text()
+    assert all(line in out for line in ARTICLE) and "Privacy" not in out
+    assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["method"] == "trim"
+
+
+def test_the_datatrove_step_extracts_like_plexity_clean():
+    page = _page("<main>" + _story() + "</main>")
+    assert DenseExtractor().extract(page) == html_to_text_dense(page)
+
+
+def test_the_scrapy_pipeline_takes_the_dense_extractor_and_trims_its_output():
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "dense"})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    assert pipeline.extractor == "dense" and pipeline.scorer.method == "trim"
+    text = asyncio.run(pipeline.process_item({"html": _page("<main>" + _story() + "</main>")}))["text"]
+    assert all(line in text for line in ARTICLE) and "Home" not in text
