@@ -1,4 +1,9 @@
-"""`LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it."""
+"""datatrove's executors, with what a task leaves behind when it dies taken care of.
+
+- `LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it.
+- `RayTaskExecutor`: datatrove's Ray executor, but a task's process dies with its Ray actor, and
+  a task that no node can hold is an error, not an endless wait.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,11 @@ import sys
 import time
 
 from datatrove.executor.local import LocalPipelineExecutor
+from datatrove.executor.ray import RayPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
+
+from ..lifetime import die_with_parent
 
 
 class TasksFailed(RuntimeError):
@@ -140,3 +148,52 @@ def _read_json(folder, rank: int) -> dict:
 
     with folder.open(f"stats/{rank:05d}.json", "r") as f:
         return json.load(f)
+
+
+class RayTaskExecutor(RayPipelineExecutor):
+    """datatrove's `RayPipelineExecutor` (same arguments), with two mends.
+
+    - datatrove runs each task in a process forked from its Ray actor (a ``multiprocess``
+      pool of one).  When the actor dies without running its clean-up (its node's raylet
+      killed, the out-of-memory killer, ``ray.kill``), that process was adopted by init and ran
+      on: it went on writing the task's output files while datatrove resubmitted the task to
+      another node, and then waited forever.  Here it is killed with its actor (Linux), and
+      so is the extractor process it forked (`plexity_plugins.lifetime`).
+    - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
+      memory on one node; if no node of the cluster has that much, Ray waits for such a node
+      forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
+
+    As with datatrove's, the Ray cluster must be connected (``ray.init(address=...)``) before
+    `run`, and the logging dir (completion markers) and the output folders must be on a
+    filesystem every node sees (a shared disk, or an fsspec URL: ``s3://...``).  A task whose
+    actor dies is resubmitted (up to three times) by datatrove; a task that still did not
+    complete has no completion marker, and running the same pipeline again runs only such tasks.
+    """
+
+    def run(self):
+        import ray
+
+        if ray.is_initialized():
+            check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
+        return super().run()
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
+        import multiprocess
+
+        parent = multiprocess.parent_process()  # the actor, when run in datatrove's pool
+        die_with_parent(parent.pid if parent is not None else None)
+        return super()._run_for_rank(rank, local_rank, node_rank)
+
+
+def check_task_fits(cpus: float, memory_gb: float) -> None:
+    """Raise ValueError unless a live node of the connected Ray cluster has `cpus` CPUs and
+    `memory_gb` GB of Ray's ``memory`` resource (in total: it may be busy now)."""
+    import ray
+
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    needed = {"CPU": cpus, "memory": memory_gb * 1024**3}
+    if any(all(resources.get(k, 0) >= v for k, v in needed.items() if v) for resources in nodes):
+        return
+    have = "; ".join(f"{r.get('CPU', 0):g} CPUs, {r.get('memory', 0) / 1024**3:.1f} GB" for r in nodes) or "no node"
+    raise ValueError(f"no node of the Ray cluster can run a task of {cpus:g} CPUs and {memory_gb:g} GB of memory "
+                     f"(the nodes have: {have}): lower the CPUs or the memory per task")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 import time
 
@@ -11,6 +12,7 @@ from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
+from ..lifetime import die_with_parent
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 from ..sandbox import answer
 
@@ -31,8 +33,14 @@ class _ForkedExtractor:
     def __init__(self, extract, timeout: float):
         self.extract, self.timeout = extract, timeout
         self.process = self.connection = None
+        self._parent_pid = None
 
     def _serve(self, connection) -> None:  # the child
+        # Not left behind when the task process is killed (a Ray actor whose node died, the
+        # OOM killer): the kernel kills this child with it; and without the parent's end of
+        # the pipe, which it inherited, a parent gone also ends recv() below.
+        die_with_parent(self._parent_pid)
+        self.connection.close()
         if sys.platform.startswith("linux"):
             try:
                 with open("/proc/self/oom_score_adj", "w") as f:
@@ -49,6 +57,7 @@ class _ForkedExtractor:
             answer(connection, self.extract, html)  # the page's exception: the caller counts it
 
     def _start(self) -> None:
+        self._parent_pid = os.getpid()
         self.connection, child = multiprocessing.Pipe()
         self.process = multiprocessing.Process(target=self._serve, args=(child,), daemon=True)
         self.process.start()
