@@ -295,7 +295,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
     folder, pattern = resolve_input(args.input, storage_options)
-    inputs = list_inputs(folder, pattern, storage_options)
+    try:
+        inputs = list_inputs(folder, pattern, storage_options)
+    except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
+        if isinstance(exc, OSError):
+            raise
+        raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
     if not inputs:
         print(f"plexity run: no WARC files match {pattern} in {folder}", file=sys.stderr)
         return 2

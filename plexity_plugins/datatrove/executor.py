@@ -7,13 +7,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
 
 from datatrove.executor.local import LocalPipelineExecutor
-from datatrove.executor.ray import RayPipelineExecutor
+from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
@@ -159,6 +160,11 @@ class RayTaskExecutor(RayPipelineExecutor):
       on: it went on writing the task's output files while datatrove resubmitted the task to
       another node, and then waited forever.  Here it is killed with its actor (Linux), and
       so is the extractor process it forked (`plexity_plugins.lifetime`).
+    - datatrove sets up each task (a placement group, an actor, a first call to it) in a
+      thread; if that fails (the actor killed as it starts: Ray's memory monitor did it here,
+      on a machine short of memory), the run waited forever for the task.  Here the set-up is
+      tried again (three times), then the task is given up: it has no completion marker, and
+      the run ends, saying how many tasks completed.
     - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
       memory on one node; if no node of the cluster has that much, Ray waits for such a node
       forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
@@ -173,9 +179,16 @@ class RayTaskExecutor(RayPipelineExecutor):
     def run(self):
         import ray
 
+        from datatrove.executor import ray as datatrove_ray
+
         if ray.is_initialized():
             check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
-        return super().run()
+        # datatrove's run() makes its task manager by this module-level name: ours for this run
+        original, datatrove_ray.RayTaskManager = datatrove_ray.RayTaskManager, _TaskManager
+        try:
+            return super().run()
+        finally:
+            datatrove_ray.RayTaskManager = original
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
         import multiprocess
@@ -197,3 +210,53 @@ def check_task_fits(cpus: float, memory_gb: float) -> None:
     have = "; ".join(f"{r.get('CPU', 0):g} CPUs, {r.get('memory', 0) / 1024**3:.1f} GB" for r in nodes) or "no node"
     raise ValueError(f"no node of the Ray cluster can run a task of {cpus:g} CPUs and {memory_gb:g} GB of memory "
                      f"(the nodes have: {have}): lower the CPUs or the memory per task")
+
+
+SETUP_ATTEMPTS = 3
+
+
+class _TaskManager(RayTaskManager):
+    """datatrove's `RayTaskManager`, whose task set-up is retried and, failing, fails the task's
+    future (datatrove's left it pending: `RayTaskExecutor.run` waited forever)."""
+
+    def submit_task(self, executor_ref, ranks_to_submit: list[int], remote_options: dict):
+        from concurrent.futures import Future
+
+        import ray
+        from datatrove.executor.ray import RankWorker, TaskGroup, convert_remote_options_to_bundle
+
+        pg_future = Future()
+
+        def set_up():  # as datatrove's async_submit_task, with the failure handled
+            for attempt in range(1, SETUP_ATTEMPTS + 1):
+                pg = ray.util.placement_group([convert_remote_options_to_bundle(remote_options)] * self.nodes_per_task)
+                workers = []
+                try:
+                    ray.get(pg.ready())
+                    workers = [ray.remote(RankWorker).options(placement_group=pg, placement_group_bundle_index=i,
+                                                              **remote_options).remote()
+                               for i in range(self.nodes_per_task)]
+                    node_ips = ray.get([worker.get_node_ip.remote() for worker in workers])
+                except Exception as exc:  # noqa: BLE001 - Ray's errors: an actor died, a node went away
+                    for worker in workers:
+                        with contextlib.suppress(Exception):
+                            ray.kill(worker)
+                    with contextlib.suppress(Exception):
+                        ray.util.remove_placement_group(pg)
+                    logger.warning(f"setting up the task of ranks {ranks_to_submit} failed "
+                                   f"(attempt {attempt}/{SETUP_ATTEMPTS}): {type(exc).__name__}: {exc}")
+                    if attempt == SETUP_ATTEMPTS:
+                        pg_future.set_exception(exc)
+                        return
+                    continue
+                tasks = [worker.run_for_rank.remote(executor_ref, ranks_to_submit, node_ips, node_idx)
+                         for node_idx, worker in enumerate(workers)]
+                group = TaskGroup(tasks=tasks, workers=workers, placement_group=pg, ranks=ranks_to_submit)
+                for task in tasks:
+                    self.task_to_group[task] = group
+                    self.timeout_manager.add_task(task)
+                pg_future.set_result(tasks)
+                return
+
+        self.pg_futures.append(self.executor.submit(set_up))
+        return pg_future
