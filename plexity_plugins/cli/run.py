@@ -155,9 +155,12 @@ def local_start_method(pipeline: list, workers: int) -> str:
     modules, the language identifier's ~70 MB of tables), which they then share
     copy-on-write: ~15 MB instead of ~93 MB added per extra worker, and no start-up
     imports (README, "Throughput and memory").  Else (one worker; not Linux, where forking a
-    process with system libraries loaded is not safe everywhere) datatrove's default."""
+    process with system libraries loaded is not safe everywhere; a remote input, whose fsspec
+    filesystem, made here, runs an event loop that refuses to work in a forked process:
+    "This class is not fork-safe") datatrove's default."""
     fork_safe = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-    if workers <= 1 or not fork_safe:
+    remote = any(not step.data_folder.is_local() for step in pipeline if hasattr(step, "data_folder"))
+    if workers <= 1 or not fork_safe or remote:
         return "forkserver"
     from ..datatrove.filter import PerplexitySentenceFilter
     from ..language import _identifier
