@@ -31,6 +31,8 @@ from ray.cluster_utils import Cluster
 from test_datatrove import REPO, SAMPLE, read_jsonl_dir, split_warc
 from warc_corpus import count_records, write_corpus
 
+pytestmark = pytest.mark.ray
+
 TOKEN_VAR = "PLEXITY_TEST_RAY_CLUSTER"  # in the environment of every process of the cluster
 NODE_VAR = "PLEXITY_TEST_RAY_NODE"  # which node a process belongs to
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
@@ -378,9 +380,21 @@ def test_plexity_run_on_ray_reads_warcs_over_http_with_credentials(cluster, http
 
 
 def test_a_url_input_without_its_credentials_stops_with_the_server_s_answer(http_warcs, tmp_path):
-    proc = plexity_run(http_warcs, "-o", str(tmp_path / "out"), timeout=120)
-    assert proc.returncode == 2
-    assert "401" in proc.stderr and "Traceback" not in proc.stderr
+    for url in (http_warcs, http_warcs + "shard-0.warc.gz"):
+        proc = plexity_run(url, "-o", str(tmp_path / "out"), timeout=120)
+        assert proc.returncode == 2
+        assert "401, message='a token is needed'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()  # stopped before any task
+
+
+def test_a_url_whose_filesystem_is_not_installed_names_the_extra(tmp_path):
+    code = ("import sys; sys.modules['s3fs'] = None\n"  # as if s3fs were not installed
+            "from plexity_plugins.cli import main\n"
+            f"sys.exit(main(['run', 's3://bucket/crawl/', '-o', {str(tmp_path)!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert "s3://bucket/crawl/ needs a package that is not installed" in proc.stderr
+    assert proc.stderr.strip().endswith('pip install "plexity_plugins[remote]"')
 
 
 def test_a_single_warc_and_a_glob_over_http(http_warcs, warcs, tmp_path):

@@ -82,8 +82,10 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
         return f"{protocol}://{'/'.join(parts[:magic[0]])}", "/".join(parts[magic[0]:])
     if ".warc" in parts[-1]:
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
-        if not fs.exists(fs_path):
-            raise FileNotFoundError(f"input {url} does not exist")
+        try:
+            fs.info(fs_path)
+        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too: the cause tells)
+            raise FileNotFoundError(f"input {url} cannot be read: {exc.__cause__ or 'not found'}") from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
 
