@@ -141,7 +141,7 @@ def main() -> int:
         ratio = f"{one / row['seconds']:.2f}" if one and config != "local" else ""
         lines.append(f"| {name} | {', '.join(map(str, row['cpus']))} | {row['seconds']:.1f} | "
                      f"{args.pages / row['seconds']:.1f} | {ratio} | "
-                     f"{', '.join(f'{r['seconds']:.1f}' for r in runs[config])} | "
+                     f"{', '.join(format(r['seconds'], '.1f') for r in runs[config])} | "
                      f"{', '.join(str(r['loadavg_before'][0]) for r in runs[config])} |")
     table = "\n".join(lines)
     print(table)
