@@ -2,7 +2,7 @@
 """`plexity run --executor ray` on Ray clusters of 1, 2 and 3 nodes on this machine: pages/s.
 
     .venv/bin/python bench/ray_nodes.py [--dev-dir ../shared/bench/articles-dev] [--pages 1520]
-        [--files 12] [--extractor auto] [--nodes 1 2 3] [--repeat 2] [--write docs/figures/ray.md]
+        [--files 12] [--extractor auto] [--nodes 1 2 3] [--repeat 4] [--write docs/figures/ray.md]
 
 The input is bench/end_to_end.py's: the dev benchmark pages (read in place) written again and
 again as HTTP response records into --files gzipped WARCs (cached under
@@ -14,8 +14,10 @@ loads, datatrove's bookkeeping; not the cluster's start).  Every configuration r
 at a time on this machine's two cores (1 node: 2 CPUs; 2 nodes: 1 CPU each; 3 nodes: 1 CPU
 each, at most 2 tasks at once), so the ratio of the figures shows what more nodes cost, not
 what they would gain on more machines.  The local executor (--workers 2) is the reference.
---repeat rounds run every configuration once each, in turn; the best run of each counts (this
-machine is shared: the table lists every run and the load average before it).
+--repeat rounds run every configuration once each, in turn (in the reverse order every other
+round); the best run of each counts (this machine is shared: the table lists every run and the
+load average before it).  "steps' time" is datatrove's time of every step summed over the
+tasks (stats.json): the work itself, without the start-up and waiting between tasks.
 
 Each run is checked: every WARC record read once (the reader's count = --pages) and every
 document written at most once (no document id twice in documents/ + excluded/, and their
@@ -67,7 +69,9 @@ def check_output(out: Path, pages: int) -> dict:
     if len(ids) != len(set(ids)) or len(ids) != extractor.get("forwarded", 0):
         raise SystemExit(f"{out}: {len(ids)} documents written ({len(set(ids))} distinct), "
                          f"the extractor forwarded {extractor.get('forwarded')}")
-    return {"records": reader["records"], "documents": len(ids)}
+    # datatrove's time of every step, summed over tasks: the work, without what lies between tasks
+    step_seconds = sum(step.get("time_stats", {}).get("total", 0) for step in merged)
+    return {"records": reader["records"], "documents": len(ids), "step_seconds": round(step_seconds, 1)}
 
 
 def timed_run(warcs: Path, out: Path, files: int, extractor: str, extra: list[str]) -> tuple[float, str]:
@@ -109,38 +113,42 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=12)
     parser.add_argument("--extractor", default="auto")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--repeat", type=int, default=2, help="rounds; the best run of each configuration counts")
+    parser.add_argument("--repeat", type=int, default=4, help="rounds; the best run of each configuration counts")
     parser.add_argument("--write", type=Path, default=None, help="the Markdown table goes here too")
     args = parser.parse_args()
     if not (args.dev_dir / "html").is_dir():
         print(f"no dev pages in {args.dev_dir / 'html'} (give --dev-dir)", file=sys.stderr)
         return 2
     warcs = build_warcs(args.dev_dir, args.pages, args.files)
-    runs: dict = {}  # configuration -> its runs, in the order made
     with tempfile.TemporaryDirectory() as tmp:
-        # round after round, every configuration once per round: a slow minute of this shared
-        # machine falls on one run of each, not on all runs of one
-        for _ in range(args.repeat):
-            load = loadavg()
-            seconds, _ = timed_run(warcs, Path(tmp) / "local", args.files, args.extractor, ["--executor", "local"])
-            row = {"nodes": "local executor", "cpus": [CONCURRENT], "seconds": seconds, "loadavg_before": load,
-                   **check_output(Path(tmp) / "local", args.pages)}
-            print(json.dumps(row), flush=True)
-            runs.setdefault("local", []).append(row)
-            for nodes in args.nodes:
-                row = run_on_cluster(nodes, warcs, Path(tmp) / f"ray-{nodes}", args.pages, args.files,
-                                     args.extractor)
+        # round after round, every configuration once per round, in the reverse order every
+        # other round: a slow spell of this shared machine (or a steady change of its load)
+        # falls on one run of each, not on all runs of one
+        configs = ["local", *args.nodes]
+        runs = {config: [] for config in configs}
+        for round_ in range(args.repeat):
+            for config in configs if round_ % 2 == 0 else configs[::-1]:
+                if config == "local":
+                    load = loadavg()
+                    seconds, _ = timed_run(warcs, Path(tmp) / "local", args.files, args.extractor,
+                                           ["--executor", "local"])
+                    row = {"nodes": "local executor", "cpus": [CONCURRENT], "seconds": seconds,
+                           "loadavg_before": load, **check_output(Path(tmp) / "local", args.pages)}
+                else:
+                    row = run_on_cluster(config, warcs, Path(tmp) / f"ray-{config}", args.pages, args.files,
+                                         args.extractor)
                 print(json.dumps(row), flush=True)
-                runs.setdefault(nodes, []).append(row)
+                runs[config].append(row)
     best = {config: min(rows, key=lambda r: r["seconds"]) for config, rows in runs.items()}
     one = best[1]["seconds"] if 1 in best else None
-    lines = ["| run | CPUs per node | best wall s | pages/s | vs 1 node | every run, s | load avg (1 min) before each |",
-             "|---|---|---:|---:|---:|---|---|"]
+    lines = ["| run | CPUs per node | best wall s | pages/s | vs 1 node | steps' time in the best run, s "
+             "| every run, s | load avg (1 min) before each |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
     for config, row in best.items():
         name = "local executor, 2 workers" if config == "local" else f"Ray, {config} node{'s' * (config > 1)}"
         ratio = f"{one / row['seconds']:.2f}" if one and config != "local" else ""
         lines.append(f"| {name} | {', '.join(map(str, row['cpus']))} | {row['seconds']:.1f} | "
-                     f"{args.pages / row['seconds']:.1f} | {ratio} | "
+                     f"{args.pages / row['seconds']:.1f} | {ratio} | {row['step_seconds']:.1f} | "
                      f"{', '.join(format(r['seconds'], '.1f') for r in runs[config])} | "
                      f"{', '.join(str(r['loadavg_before'][0]) for r in runs[config])} |")
     table = "\n".join(lines)

@@ -200,15 +200,11 @@ class RayTaskExecutor(RayPipelineExecutor):
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
     """Raise ValueError unless a live node of the connected Ray cluster has `cpus` CPUs and
-    `memory_gb` GB of Ray's ``memory`` resource (in total: it may be busy now).  Not on a
-    cluster with an autoscaler (it reports its status in Ray's key-value store), which may
-    start a larger node for the task (untested here: no autoscaler on one machine)."""
+    `memory_gb` GB of Ray's ``memory`` resource (in total: it may be busy now).  (A cluster
+    whose autoscaler would start a larger node on demand needs one such node up: Ray's head
+    reports an autoscaling status even with no autoscaler, so it cannot tell them apart.)"""
     import ray
-    from ray.experimental.internal_kv import _internal_kv_get
 
-    with contextlib.suppress(Exception):
-        if _internal_kv_get("__autoscaling_status") is not None:
-            return
     nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
     needed = {"CPU": cpus, "memory": memory_gb * 1024**3}
     if any(all(resources.get(k, 0) >= v for k, v in needed.items() if v) for resources in nodes):
