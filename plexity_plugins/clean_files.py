@@ -12,6 +12,7 @@ from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
+from .outputs import AtomicFile, write_atomic
 from .extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
@@ -215,7 +216,7 @@ class FileCleaner:
         out_path = self.output_dir / output_name(item)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         data = (verdict.text if verdict.kept else "").encode("utf-8")
-        out_path.write_bytes(data)
+        write_atomic(out_path, data)  # (whole or not at all: a full disk leaves no half file)
         self.stats.bytes_out += len(data)
 
     def _clean_warc(self, item: InputFile) -> None:
@@ -226,24 +227,23 @@ class FileCleaner:
             self._skip_file(str(item.path), "unreadable_file", describe(exc))
             return
         writer = None
-        dst = None
-        completed = False
+        out: AtomicFile | None = None
         try:
             with src:
                 warc = WarcFile(src, self.max_document_bytes)
                 for record in warc:
                     if writer is None:  # created at the first record: a non-WARC file writes nothing
                         out_path.parent.mkdir(parents=True, exist_ok=True)
-                        dst = open(out_path, "wb")
-                        writer = WARCWriter(dst, gzip=item.path.name.lower().endswith(".gz"))
+                        out = AtomicFile(out_path)
+                        writer = WARCWriter(out.file, gzip=item.path.name.lower().endswith(".gz"))
                     self._clean_warc_record(record, writer, item)
                 self.stats.records += warc.records
-            completed = True
-        finally:
-            if dst is not None:
-                dst.close()
-                if not completed:  # stopped by an error of the installation: no half output left behind
-                    out_path.unlink(missing_ok=True)
+            if out is not None:
+                out.commit()  # named only when whole (a full disk raises here or above)
+        except BaseException:
+            if out is not None:  # stopped by a full disk or an installation error: no half output
+                out.discard()
+            raise
         if warc.problem == NOT_A_WARC:
             self._skip_file(str(item.path), NOT_A_WARC, warc.problem_detail)
             return
@@ -253,7 +253,7 @@ class FileCleaner:
             logger.warning("damaged WARC %s", message)
             self.stats.damaged_file(warc.problem, message)
             self.dropped.document(str(item.path), warc.problem, warc.problem_detail)
-        if dst is not None:
+        if out is not None:
             self.stats.bytes_out += out_path.stat().st_size
 
     def _clean_warc_record(self, record: WarcRecord, writer, item: InputFile) -> None:
@@ -298,22 +298,43 @@ class FileCleaner:
             extra_headers=headers))
 
     def run(self, inputs: list[InputFile], progress: bool = True) -> RunStats:
-        """Clean `inputs`; the stats file says ``"completed": true`` only when every input
-        was handled (an error of the installation stops the run and leaves it false)."""
+        """Clean `inputs`.  The stats file is written first with ``"completed": false`` and
+        rewritten at the end (each time whole, by rename): it says ``"completed": true`` only
+        when every input was handled; a run stopped by a full disk or an error of the
+        installation leaves it false (or, when not even that fitted on the disk, absent)."""
         from tqdm import tqdm
 
         started = time.perf_counter()
         self.output_dir.mkdir(parents=True, exist_ok=True)
+        stats_path = self.output_dir / STATS_FILE
+        self.stats.write(stats_path)  # "completed": false until the end
         try:
             for item in tqdm(inputs, desc="plexity clean", unit="file", disable=not progress or None):
                 self.clean_file(item)
             self.stats.completed = True
         finally:
             self.extract.close()
-            self.dropped.close()
             self.stats.seconds = time.perf_counter() - started
-            self.stats.write(self.output_dir / STATS_FILE)
+            try:
+                self.dropped.close(complete=self.stats.completed)
+            except OSError:  # e.g. the disk filled up as the log's last lines were written
+                self.stats.completed = False
+                self._write_stats_after_failure(stats_path)
+                raise
+            if self.stats.completed:
+                self.stats.write(stats_path)
+            else:
+                self._write_stats_after_failure(stats_path)
         return self.stats
+
+    def _write_stats_after_failure(self, path: Path) -> None:
+        """The counts so far, ``"completed": false``; if even they do not fit on the disk, the
+        file written at the start (also false) stays, and the error that stopped the run is
+        the one reported."""
+        try:
+            self.stats.write(path)
+        except OSError as exc:
+            logger.warning("could not update %s: %s", path, exc)
 
 
 def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:

@@ -43,6 +43,13 @@ TOO_LITTLE_KEPT = "too_little_kept"  # the kept share of the text below `min_kep
 OTHER_LANGUAGE = "other_language"  # another language than the model's, with other_languages="drop"
 DROP_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, EXTRACTION_FAILED, TOO_SHORT, TOO_LITTLE_KEPT, OTHER_LANGUAGE)
 
+# Why a judged document's cleaned text is empty (`Verdict.empty`), counted by every front end
+# (``empty_reasons`` in plexity-stats.json, ``empty_<reason>`` in datatrove's stats,
+# ``plexity/items_empty/<reason>`` in Scrapy's), whether or not the document is also dropped.
+NO_SENTENCES = "no_sentences"  # text, but not one sentence in it to score
+ALL_SENTENCES_DROPPED = "all_sentences_dropped"  # the filter dropped every sentence
+EMPTY_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, NO_SENTENCES, ALL_SENTENCES_DROPPED)
+
 # One default for every front end that drops documents (the datatrove step, `plexity run`,
 # the Scrapy pipeline).  `plexity clean` deliberately defaults to 0 (`CLEAN_MIN_CHARS`): it
 # writes one output per input, so by default it empties nothing for being short.
@@ -97,6 +104,7 @@ class Verdict:
     would_drop: str | None = None  # with annotate: the reason it would have been dropped
     chars_before: int = 0  # characters of the text judged
     extra_replaced: int = 0  # replacement characters from decoding bytes before the policy
+    empty: str | None = None  # why the cleaned text is empty (EMPTY_REASONS), None when it is not
 
     @property
     def kept(self) -> bool:
@@ -150,19 +158,16 @@ class DocumentPolicy:
         """
         result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate,
                                                language=language)
-        chars_before = len(text)
+        common = {"chars_before": len(text), "extra_replaced": extra_replaced,
+                  "empty": empty_reason(result, text, input_empty)}
         if result.passthrough:
             if self.other_languages == "drop":
-                return Verdict(DROPPED, result.text, result, OTHER_LANGUAGE, chars_before=chars_before,
-                               extra_replaced=extra_replaced)
-            return Verdict(PASSED_THROUGH, result.text, result, chars_before=chars_before,
-                           extra_replaced=extra_replaced)
+                return Verdict(DROPPED, result.text, result, OTHER_LANGUAGE, **common)
+            return Verdict(PASSED_THROUGH, result.text, result, **common)
         reason = self._drop_reason(result, text, input_empty)
         if reason and not self.annotate:
-            return Verdict(DROPPED, result.text, result, reason, chars_before=chars_before,
-                           extra_replaced=extra_replaced)
-        return Verdict(KEPT, result.text, result, would_drop=reason, chars_before=chars_before,
-                       extra_replaced=extra_replaced)
+            return Verdict(DROPPED, result.text, result, reason, **common)
+        return Verdict(KEPT, result.text, result, would_drop=reason, **common)
 
     def explain(self, verdict: Verdict, names: dict[str, str] | None = None) -> str:
         """Why `verdict` dropped its document, in a few words; `names` gives the front end's
@@ -187,6 +192,21 @@ class DocumentPolicy:
         if total and result.chars_kept / total < self.min_kept_fraction:
             return TOO_LITTLE_KEPT
         return None
+
+
+def empty_reason(result: CleanResult, text: str | bytes | None = None, input_empty: bool | None = None) -> str | None:
+    """Why `result`'s cleaned text is empty (one of `EMPTY_REASONS`), or None when it is not.
+
+    `text` is the text that was cleaned (None: unknown, judged from `result` alone) and
+    `input_empty` tells an empty input from HTML without text, as in `DocumentPolicy.judge`.
+    """
+    if result.text.strip():
+        return None
+    if text is not None and not text.strip():
+        return EMPTY_INPUT if input_empty in (None, True) else NO_TEXT_EXTRACTED
+    if result.sentences_dropped:
+        return ALL_SENTENCES_DROPPED
+    return NO_SENTENCES if text is not None or result.chars_dropped else EMPTY_INPUT
 
 
 def metadata(verdict: Verdict, scorer: PerplexityScorer) -> dict:
@@ -268,12 +288,18 @@ class DroppedLog:
     (``{"source", "reason", "detail"}``) and one per dropped sentence
     (``{"source", "reason", "perplexity", "start", "end", "text"}``).
 
+    It is written under a temporary name and renamed when closed (`plexity_plugins.outputs`):
+    ``close(complete=False)`` (a run that did not finish) removes it instead.
+
     Args:
-        path: the file (truncated); None writes nothing (every method is then a no-op).
+        path: the file (replaced when closed); None writes nothing (every method is then a no-op).
     """
 
     def __init__(self, path=None):
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
+        from .outputs import AtomicFile
+
+        self._out = AtomicFile(path, "w") if path else None
+        self._file: IO[str] | None = self._out.file if self._out is not None else None
 
     @property
     def enabled(self) -> bool:
@@ -291,7 +317,15 @@ class DroppedLog:
             for row in dropped_sentences(result):
                 self._write({"source": source, **row})
 
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+    def close(self, complete: bool = True) -> None:
+        """Give the file its name (`complete`), or remove it; a full disk raises here."""
+        if self._out is not None:
+            out, self._out, self._file = self._out, None, None
+            if complete:
+                try:
+                    out.commit()
+                except BaseException:
+                    out.discard()
+                    raise
+            else:
+                out.discard()

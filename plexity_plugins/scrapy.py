@@ -23,6 +23,9 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``input_not_text``,
   ``no_output_field``, ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
+- ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
+  (`plexity_plugins.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
+  ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
   attrs or pydantic object): passed on untouched, with a warning.
 
@@ -51,6 +54,7 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from . import decide, policy
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
+from .outputs import disk_full_message, is_disk_full
 from .reading import MAX_DOCUMENT_BYTES, TOO_LARGE
 from .sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
@@ -65,6 +69,33 @@ DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
                  "other_languages": "PLEXITY_OTHER_LANGUAGES"}
+
+
+class PlexityDropItem(DropItem):
+    """An item the pipeline dropped: its `source` (URL) and `reason` are what gets logged,
+    never the item itself (a page of megabytes)."""
+
+    def __init__(self, message: str, source: str, reason: str):
+        super().__init__(message)
+        self.source = source
+        self.reason = reason
+
+
+def shorten_drop_logs(formatter) -> None:
+    """Make `formatter` (the crawler's LogFormatter) log an item dropped by this pipeline as its
+    URL and reason: Scrapy's "Dropped: ..." message otherwise prints the whole item, page
+    included (an 80 MB log for a crawl of 43 pages).  Other drops are logged as before."""
+    original = formatter.dropped
+    if getattr(original, "_plexity_short", False):
+        return
+
+    def dropped(item, exception, *args, **kwargs):
+        if isinstance(exception, PlexityDropItem):
+            item = f"<{type(item).__name__} {exception.source}: not shown>"
+        return original(item, exception, *args, **kwargs)
+
+    dropped._plexity_short = True
+    formatter.dropped = dropped
 
 
 @dataclass
@@ -209,6 +240,7 @@ class PerplexityFilterPipeline:
             max_doc_perplexity=_float_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY"),
         )
         pipeline.crawler = crawler
+        shorten_drop_logs(crawler.logformatter)
         return pipeline
 
     # -- spider lifecycle ---------------------------------------------------------------
@@ -225,7 +257,10 @@ class PerplexityFilterPipeline:
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
         if self.dropped_file:
-            self._dropped = DroppedLog(self.dropped_file)
+            try:
+                self._dropped = DroppedLog(self.dropped_file)
+            except OSError as exc:
+                self._dropped_log_failed(exc)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
 
@@ -234,7 +269,10 @@ class PerplexityFilterPipeline:
             self._executor.shutdown(wait=True)
             self._executor = None
         self.extract.close()
-        self._dropped.close()
+        try:
+            self._dropped.close()  # named only now, whole (a full disk raises here)
+        except OSError as exc:
+            self._dropped_log_failed(exc)
 
     # -- items ------------------------------------------------------------------------
 
@@ -347,21 +385,45 @@ class PerplexityFilterPipeline:
     def _drop(self, source: str, reason: str, detail: str) -> NoReturn:
         self._inc("items_dropped")
         self._inc(f"items_dropped/{reason}")
-        self._dropped.document(source, reason, detail)
-        raise DropItem(f"plexity: {reason}: {detail} ({source})")
+        self._log_dropped(self._dropped.document, source, reason, detail)
+        # (logged by Scrapy as this message and the URL, not the item: `shorten_drop_logs`)
+        raise PlexityDropItem(f"plexity: {reason}: {detail[:500]} ({source})", source, reason)
 
     def _count(self, verdict: Verdict, source: str) -> None:
         for name, value in policy.counts(verdict).items():
             if value or name != "replaced_chars":
                 self._inc(name, value)
-        self._dropped.sentences(source, verdict.result)
+        if verdict.empty:  # (dropped or not: as plexity clean's empty_reasons)
+            self._inc("items_empty")
+            self._inc(f"items_empty/{verdict.empty}")
+        self._log_dropped(self._dropped.sentences, source, verdict.result)
+
+    def _log_dropped(self, write, *args) -> None:
+        try:
+            write(*args)
+        except OSError as exc:
+            self._dropped_log_failed(exc)
+
+    def _dropped_log_failed(self, exc: OSError) -> None:
+        """PLEXITY_DROPPED_FILE could not be written: a full disk closes the crawl (reason
+        ``plexity_disk_full``) with one line; the file is not left under its name, incomplete."""
+        if not is_disk_full(exc):
+            raise exc
+        self._dropped.close(complete=False)
+        self._dropped = DroppedLog(None)
+        message = f"{disk_full_message(exc, self.dropped_file)}; {self.dropped_file} was not written"
+        self.stats.set_value(STATS_PREFIX + "disk_full", message)
+        self._close_crawl(message, "plexity_disk_full")
 
     def _stop_crawl(self, exc: BaseException) -> None:
         """A broken installation: every further item would fail the same way, so the crawl
         is closed (reason ``plexity_environment_error``) instead of losing item after item."""
         message = policy.environment_message(exc)
-        logger.error("plexity: %s: closing the spider", message)
         self.stats.set_value(STATS_PREFIX + "environment_error", message)
+        self._close_crawl(message, "plexity_environment_error")
+
+    def _close_crawl(self, message: str, reason: str) -> None:
+        logger.error("plexity: %s: closing the spider", message)
         try:
             engine = self.crawler.engine
         except (AttributeError, RuntimeError):  # no crawl running (a pipeline used on its own)
@@ -371,9 +433,9 @@ class PerplexityFilterPipeline:
         if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
             from scrapy.utils.defer import deferred_from_coro
 
-            deferred_from_coro(engine.close_spider_async(reason="plexity_environment_error"))
+            deferred_from_coro(engine.close_spider_async(reason=reason))
         else:
-            engine.close_spider(self.crawler.spider, "plexity_environment_error")
+            engine.close_spider(self.crawler.spider, reason)
 
     def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
         """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .policy import DROPPED, PASSED_THROUGH, Verdict
+from .outputs import write_atomic
+from .policy import DROPPED, PASSED_THROUGH, Verdict, empty_reason
 from .scorer import CleanResult
 
 HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
@@ -23,8 +24,10 @@ class RunStats:
     read (``records``) is a judged document (``documents``), a copied record
     (``records_copied``, by reason in ``copied_reasons``) or a skipped one (in
     ``documents_skipped``, by reason in ``skip_reasons``); every judged document is kept,
-    ``documents_dropped`` (``drop_reasons``) or passed through.  ``completed`` is true only
-    when the run handled every input.
+    ``documents_dropped`` (``drop_reasons``) or passed through.  Every judged document whose
+    cleaned text is empty is in ``documents_empty``, by reason in ``empty_reasons``
+    (`plexity_plugins.policy.EMPTY_REASONS`; a dropped one also in ``drop_reasons``).
+    ``completed`` is true only when the run handled every input.
     """
 
     model: str = ""
@@ -56,6 +59,7 @@ class RunStats:
     skip_reasons: Counter = field(default_factory=Counter)
     copied_reasons: Counter = field(default_factory=Counter)
     drop_reasons: Counter = field(default_factory=Counter)
+    empty_reasons: Counter = field(default_factory=Counter)
     passthrough_reasons: Counter = field(default_factory=Counter)
     # WARC files read only in part, by problem ("truncated", "corrupt"), and which
     damaged_files: Counter = field(default_factory=Counter)
@@ -87,6 +91,7 @@ class RunStats:
     def add(self, judged: Verdict | CleanResult) -> None:
         """Count one judged document (a policy `Verdict`, or a bare `CleanResult`)."""
         if isinstance(judged, Verdict):
+            empty = judged.empty
             if judged.status == DROPPED:
                 self.documents_dropped += 1
                 self.drop_reasons[judged.reason] += 1
@@ -97,12 +102,14 @@ class RunStats:
                 return
         else:
             result = judged
+            empty = empty_reason(result)
         self.documents += 1
         if result.passthrough:
             self.documents_passthrough += 1
             self.passthrough_reasons[result.passthrough] += 1
         if not result.text.strip():
             self.documents_empty += 1
+            self.empty_reasons[empty or empty_reason(result)] += 1
         self.sentences_kept += result.sentences_kept
         self.sentences_dropped += result.sentences_dropped
         self.chars_kept += result.chars_kept
@@ -124,7 +131,8 @@ class RunStats:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        for name in ("skip_reasons", "copied_reasons", "drop_reasons", "passthrough_reasons", "damaged_files"):
+        for name in ("skip_reasons", "copied_reasons", "drop_reasons", "empty_reasons", "passthrough_reasons",
+                     "damaged_files"):
             data[name] = dict(getattr(self, name))
         data["histogram"] = {
             "bin_width_log10": HIST_BIN,
@@ -138,7 +146,8 @@ class RunStats:
         return data
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        """Write the stats JSON, whole or not at all (by rename: never a 0-byte file)."""
+        write_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
     def summary(self) -> str:
         sentences = self.sentences_kept + self.sentences_dropped
@@ -147,13 +156,34 @@ class RunStats:
         records = (f"{self.records} WARC records ({self.records_copied} copied), " if self.records else "")
         return (
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
-            f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied, "
+            f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied"
+            f"{_reasons(self.empty_reasons)}, "
             f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
             f"extractor {self.extractor})"
         )
+
+    def what_was_dropped(self, examples: int = 5) -> str:
+        """Lines that show the cleaning: the drop reasons and a few dropped sentences with
+        their perplexity (the full list: --write-dropped)."""
+        lines = []
+        if self.drop_reasons:
+            reasons = ", ".join(f"{reason} {n}" for reason, n in self.drop_reasons.most_common())
+            lines.append(f"documents dropped, by reason: {reasons}")
+        if self.sentences_dropped:
+            bands = [self.dropped_samples[b] for b in sorted(self.dropped_samples, key=int, reverse=True)]
+            # one from each perplexity decade in turn, the highest first
+            picked = [band[i] for i in range(max(map(len, bands), default=0)) for band in bands
+                      if i < len(band)][:examples]
+            shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
+            lines.append(f"sentences dropped: {self.sentences_dropped} ({self.chars_dropped:,} characters), e.g. {shown}")
+        return "\n".join(lines)
+
+
+def _reasons(counts: Counter) -> str:
+    return f" ({', '.join(f'{n} {reason}' for reason, n in counts.most_common())})" if counts else ""
 
 
 def _threshold(value: float) -> str:

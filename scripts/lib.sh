@@ -17,9 +17,16 @@ apt_install() {
 }
 
 # copy_checkout REPO DEST: the tracked files of REPO (with uncommitted edits), no build products,
-# as a user's fresh `git clone` has them.
+# as a user's fresh `git clone` has them.  A checkout without git (a tarball, or no git
+# installed) is copied whole, less what .gitignore names as build products and outputs.
 copy_checkout() {
   rm -rf "$2" && mkdir -p "$2"
-  git -C "$1" ls-files -z --cached --others --exclude-standard \
-    | tar -C "$1" --null -T - -cf - 2>/dev/null | tar -C "$2" -xf -
+  if command -v git >/dev/null 2>&1 && git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$1" ls-files -z --cached --others --exclude-standard \
+      | tar -C "$1" --null -T - -cf - 2>/dev/null | tar -C "$2" -xf -
+  else
+    tar -C "$1" --exclude=.git --exclude=.venv --exclude=__pycache__ --exclude='*.egg-info' --exclude=build \
+      --exclude=dist --exclude=.pytest_cache --exclude='plexity_plugins/_native*.so' --exclude=site \
+      --exclude=./cleaned --exclude=./cleaned-local --exclude=./out -cf - . | tar -C "$2" -xf -
+  fi
 }

@@ -24,6 +24,9 @@ if command -v apt-get >/dev/null 2>&1; then
     apt_install python3-venv python3-dev
   fi
   if ((want_tests)); then
+    # git: the environment tests copy the checkout by its tracked files (scripts/lib.sh);
+    # curl: the docs' JSON API example, which the tests run as written.
+    apt_install git curl ca-certificates
     # KenLM's lmplz and build_binary (scripts/build_kenlm.sh).
     apt_install cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev \
       libboost-test-dev libbz2-dev liblzma-dev libmagic1

@@ -12,16 +12,39 @@
 # holding this machine with its real CPU count and memory (from `slurmd -C`).  Jobs run as the
 # submitting user; the "shared filesystem" is the local disk.
 #
-# The config goes to /etc/slurm/slurm.conf, where sbatch/srun/squeue look for it.  An existing
-# slurm.conf that this script did not write is never touched (start refuses instead).
+# Two places:
+# - by default the config goes to /etc/slurm/slurm.conf, where sbatch/srun/squeue look for it,
+#   on Slurm's standard ports 6817/6818, with the system's munged.  An existing slurm.conf that
+#   this script did not write is never touched (start refuses instead).
+# - with PLEXITY_SLURM_DIR=DIR (what the tests do), a private cluster: config, state, logs, pid
+#   files, and a munged of its own (its own key and socket) all in DIR, on the ports
+#   PLEXITY_SLURM_PORTS="CTLD_PORT D_PORT" (default: two free ones).  Use it with
+#   SLURM_CONF=DIR/slurm.conf; `stop` stops its three daemons and nothing else.
 set -euo pipefail
 
-CONF=/etc/slurm/slurm.conf
 MARK="# written by plexity_plugins scripts/slurm.sh"
-STATE=/var/lib/slurm/plexity
-RUN=/run/plexity-slurm
-LOG=/var/log/slurm
 PARTITION="${PLEXITY_SLURM_PARTITION:-debug}"
+PRIVATE="${PLEXITY_SLURM_DIR:-}"
+if [[ -n "$PRIVATE" ]]; then
+  mkdir -p "$PRIVATE"
+  PRIVATE="$(cd "$PRIVATE" && pwd)"
+  CONF="$PRIVATE/slurm.conf"
+  STATE="$PRIVATE/state"
+  RUN="$PRIVATE/run"
+  LOG="$PRIVATE/log"
+  MUNGE_DIR="$PRIVATE/munge"  # socket, pid, log (munged wants it open to all)
+  MUNGE_KEY="$PRIVATE/munge-key/munge.key"  # (its key in a directory of its own)
+  MUNGE_SOCKET="$MUNGE_DIR/munge.socket"
+  export SLURM_CONF="$CONF"  # for sinfo / scontrol below
+else
+  CONF=/etc/slurm/slurm.conf
+  STATE=/var/lib/slurm/plexity
+  RUN=/run/plexity-slurm
+  LOG=/var/log/slurm
+  MUNGE_DIR=/run/munge
+  MUNGE_KEY=/etc/munge/munge.key
+  MUNGE_SOCKET=""
+fi
 
 die() { echo "slurm.sh: $*" >&2; exit 1; }
 
@@ -35,10 +58,17 @@ write_conf() {
   node="$(slurmd -C | head -n1)"
   [[ "$node" == NodeName=* ]] || die "slurmd -C gave no node line: $node"
   mkdir -p "$(dirname "$CONF")" "$STATE/ctld" "$STATE/d" "$RUN" "$LOG"
+  local private_lines=""
+  if [[ -n "$PRIVATE" ]]; then
+    private_lines="SlurmctldPort=$CTLD_PORT
+SlurmdPort=$D_PORT
+AuthInfo=socket=$MUNGE_SOCKET"
+  fi
   cat > "$CONF.tmp" <<EOF
 $MARK
 ClusterName=plexity
 SlurmctldHost=${host}(127.0.0.1)
+${private_lines}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -81,30 +111,72 @@ EOF
 
 pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# port_in_use PORT: something listens on 127.0.0.1:PORT (a connection is accepted)
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Before starting a daemon of ours: its port must be free, or the daemon dies with a line in
+# its log file that names no cause a user would look for.
+check_port() {
+  if port_in_use "$1"; then
+    die "port $1 is in use (another Slurm?): $2 cannot start; stop the other one, or use it instead of this script"
+  fi
+}
+
 node_ready() {
   # the node is up when sinfo shows it idle, mixed or allocated (not down/drained/unknown)
   sinfo -h -p "$PARTITION" -o "%T" 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)'
 }
 
+free_ports() {  # two ports nothing listens on now
+  python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])'
+}
+
 start() {
   [[ $EUID -eq 0 ]] || die "run as root"
   command -v slurmctld >/dev/null || die "slurmctld missing: apt-get install slurmctld slurmd slurm-client munge"
+  CTLD_PORT=6817 D_PORT=6818
+  if [[ -n "$PRIVATE" ]]; then
+    if [[ -f "$CONF" ]]; then  # a private cluster started again keeps its ports
+      CTLD_PORT="$(sed -n 's/^SlurmctldPort=//p' "$CONF")" D_PORT="$(sed -n 's/^SlurmdPort=//p' "$CONF")"
+    else
+      read -r CTLD_PORT D_PORT <<< "${PLEXITY_SLURM_PORTS:-$(free_ports)}"
+    fi
+  fi
   write_conf
   # munged runs as its own user; /run/munge is not created without systemd
-  mkdir -p /run/munge && chown munge:munge /run/munge && chmod 0755 /run/munge
-  [[ -s /etc/munge/munge.key ]] || { mungekey --create --force >/dev/null 2>&1 || /usr/sbin/create-munge-key -f; chown munge:munge /etc/munge/munge.key; chmod 0400 /etc/munge/munge.key; }
-  if ! pid_alive /run/munge/munged.pid; then
-    runuser -u munge -- /usr/sbin/munged || die "munged failed to start; see /var/log/munge/munged.log"
+  mkdir -p "$MUNGE_DIR" "$(dirname "$MUNGE_KEY")" && chown munge:munge "$MUNGE_DIR" && chmod 0755 "$MUNGE_DIR"
+  if [[ ! -s "$MUNGE_KEY" ]]; then
+    if [[ -n "$PRIVATE" ]]; then
+      chown munge:munge "$(dirname "$MUNGE_KEY")" && chmod 0700 "$(dirname "$MUNGE_KEY")"
+      dd if=/dev/urandom of="$MUNGE_KEY" bs=1024 count=1 2>/dev/null
+    else
+      mungekey --create --force >/dev/null 2>&1 || /usr/sbin/create-munge-key -f
+    fi
+    chown munge:munge "$MUNGE_KEY"; chmod 0400 "$MUNGE_KEY"
+  fi
+  if ! pid_alive "$MUNGE_DIR/munged.pid"; then
+    if [[ -n "$PRIVATE" ]]; then
+      runuser -u munge -- /usr/sbin/munged --socket="$MUNGE_SOCKET" --key-file="$MUNGE_KEY" \
+        --pid-file="$MUNGE_DIR/munged.pid" --log-file="$MUNGE_DIR/munged.log" --seed-file="$MUNGE_DIR/munged.seed" \
+        || die "munged failed to start; see $MUNGE_DIR/munged.log"
+    else
+      runuser -u munge -- /usr/sbin/munged || die "munged failed to start; see /var/log/munge/munged.log"
+    fi
   fi
   if ! pid_alive "$RUN/slurmctld.pid"; then
-    slurmctld || die "slurmctld failed to start; see $LOG/slurmctld.log"
+    check_port "$CTLD_PORT" slurmctld
+    slurmctld -f "$CONF" || die "slurmctld failed to start; see $LOG/slurmctld.log"
   fi
   if ! pid_alive "$RUN/slurmd.pid"; then
-    slurmd || die "slurmd failed to start; see $LOG/slurmd.log (it needs /sys/fs/cgroup mounted)"
+    check_port "$D_PORT" slurmd
+    slurmd -f "$CONF" || die "slurmd failed to start; see $LOG/slurmd.log (it needs /sys/fs/cgroup mounted)"
   fi
   for _ in $(seq 60); do
     if node_ready; then
-      echo "slurm.sh: single-node Slurm is up (partition $PARTITION)"
+      echo "slurm.sh: single-node Slurm is up (partition $PARTITION${PRIVATE:+; SLURM_CONF=$CONF})"
       return 0
     fi
     # a node that went down (e.g. after an unclean stop) is brought back
@@ -117,9 +189,12 @@ start() {
 
 stop() {
   local pidfile
-  for pidfile in "$RUN/slurmd.pid" "$RUN/slurmctld.pid" /run/munge/munged.pid; do
+  local pid
+  for pidfile in "$RUN/slurmd.pid" "$RUN/slurmctld.pid" "$MUNGE_DIR/munged.pid"; do
     if pid_alive "$pidfile"; then
-      kill "$(cat "$pidfile")"
+      pid="$(cat "$pidfile")"
+      kill "$pid"
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
   done
   echo "slurm.sh: stopped"

@@ -68,3 +68,103 @@ def model_dir(tmp_path, monkeypatch) -> Path:
     directory.mkdir()
     monkeypatch.setenv("PLEXITY_MODEL_DIR", str(directory))
     return directory
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A private single-node Slurm for this test session: munged, slurmctld and slurmd started by
+    `scripts/slurm.sh start` with their config, state, logs and munge socket in a temporary
+    directory and on free ports (never /etc/slurm nor a Slurm already on the machine), used
+    through SLURM_CONF, and stopped when the session ends.  Yields the partition name."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    # (outside pytest's 0700 temporary directories: munged, running as its own user, must reach
+    # its socket there)
+    directory = tempfile.mkdtemp(prefix="plexity-slurm-")
+    os.chmod(directory, 0o755)
+    env = {**os.environ, "PLEXITY_SLURM_DIR": directory}
+    script = str(REPO / "scripts" / "slurm.sh")
+    previous = os.environ.get("SLURM_CONF")
+    try:
+        result = subprocess.run(["bash", script, "start"], capture_output=True, text=True, timeout=120, env=env)
+        assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
+        os.environ["SLURM_CONF"] = os.path.join(directory, "slurm.conf")
+        yield "debug"
+    finally:
+        subprocess.run(["bash", script, "stop"], capture_output=True, text=True, timeout=60, env=env)
+        if previous is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = previous
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class SmallDisk:
+    """A real small file system (tmpfs) to fill up: ENOSPC as a full disk gives it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def resize(self, size: str) -> None:
+        import subprocess
+
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(self.path)], check=True)
+
+    def fill(self) -> None:
+        """Take every free block (a file of zeros as large as the disk lets it grow)."""
+        with open(self.path / "filler", "ab", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+
+
+def mount_small_disk(mount_point: Path, size: str) -> SmallDisk:
+    """Mount a tmpfs of `size` at `mount_point` (root, as CI runs the tests); skips the test,
+    naming why, where this machine does not let the test mount one."""
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a full disk is a tmpfs mounted by the test: that needs root (CAP_SYS_ADMIN) and mount(8)")
+    mount_point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?): {done.stderr.strip()}")
+    return SmallDisk(mount_point)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A full disk: a one-page tmpfs already holding a file (unmounted after the test)."""
+    import subprocess
+
+    disk = mount_small_disk(tmp_path / "small-disk", "4k")
+    (disk.path / "filler").write_bytes(b"x")  # takes the only page
+    try:
+        yield disk.path
+    finally:
+        subprocess.run(["umount", "-l", str(disk.path)], check=False)
+
+
+@pytest.fixture
+def disk_of(tmp_path):
+    """``disk_of(size)``: a tmpfs of `size` ("200k") to run out of space on (unmounted after)."""
+    import subprocess
+
+    mounted: list[SmallDisk] = []
+
+    def make(size: str) -> SmallDisk:
+        disk = mount_small_disk(tmp_path / f"disk-{len(mounted)}", size)
+        mounted.append(disk)
+        return disk
+
+    yield make
+    for disk in mounted:
+        subprocess.run(["umount", "-l", str(disk.path)], check=False)

@@ -234,7 +234,7 @@ def test_clean_reports_the_document_perplexity(ccnet_model, ccnet_files):
 
 
 def test_cli_score_document(ccnet_model, ccnet_files, capsys):
-    assert main(["score", "--document", "--model", ccnet_model, DOCUMENTS[0]]) == 0
+    assert main(["score", "--document", "--plain", "--model", ccnet_model, DOCUMENTS[0]]) == 0
     expected = independent_document_perplexity(*ccnet_files, DOCUMENTS[0])
     assert capsys.readouterr().out.strip() == f"{expected:.2f}"
 

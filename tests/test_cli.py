@@ -24,21 +24,65 @@ def last_number(stdout: str) -> float:
     return float(stdout.strip().splitlines()[-1])
 
 
-def test_score_prints_the_perplexity_on_the_last_line():
-    normal = last_number(plexity("score", "this is normal text").stdout)
-    junk = last_number(plexity("score", "this is normal HTML PAGE BOI%& 678346 NOR text").stdout)
+def labelled(stdout: str, label: str) -> str:
+    return next(line for line in stdout.splitlines() if line.startswith(label + ":"))
+
+
+def test_score_prints_the_perplexity_on_the_last_line_with_plain():
+    normal = last_number(plexity("score", "--plain", "this is normal text").stdout)
+    junk = last_number(plexity("score", "--plain", "this is normal HTML PAGE BOI%& 678346 NOR text").stdout)
     assert normal * 10 <= junk
 
 
-def test_score_sentences_lists_each_sentence_first():
+def test_score_labels_the_perplexity_and_says_which_threshold_applies_to_one_sentence():
+    out = plexity("score", "This is normal text.").stdout
+    assert labelled(out, "perplexity").startswith("perplexity: 139.")
+    assert "sentence threshold: 1692.4, and this is at or below it" in out
+    assert "--method sentences" in out and "trim" in out and "5269.3" in out
+    assert "plexity clean on this text (method region): kept, 1 of 1 sentence(s) kept" in out
+
+
+def test_score_of_a_fragment_says_what_plexity_clean_does_and_why_it_scores_high():
+    # The first try: the fragment scores above the sentence threshold; the output says
+    # so, says what clean does with it, and that the full stop matters.
+    out = plexity("score", "this is normal text").stdout
+    assert "sentence threshold: 1692.4, and this is above it" in out
+    assert "plexity clean on this text (method region): dropped, 0 of 1 sentence(s) kept" in out
+    assert "without its full stop" in out
+
+
+def test_score_sentences_lists_each_sentence_under_a_header():
     lines = plexity("score", "--sentences", "The council met on Monday. Share on Facebook").stdout.splitlines()
-    assert [line.split("\t")[-1] for line in lines[:2]] == ["The council met on Monday.", "Share on Facebook"]
-    float(lines[-1])
+    assert lines[0].split("\t") == ["perplexity", "tokens", "unknown", "sentence"]
+    assert [line.split("\t")[-1] for line in lines[1:3]] == ["The council met on Monday.", "Share on Facebook"]
+    float(lines[1].split("\t")[0])
+    plain = plexity("score", "--sentences", "--plain", "The council met on Monday. Share on Facebook").stdout
+    assert len(plain.splitlines()) == 3 and float(plain.splitlines()[-1]) > 0
 
 
 def test_score_reads_stdin():
-    proc = subprocess.run([*PLEXITY, "score", "-"], input="The council met on Monday.", capture_output=True, text=True)
+    proc = subprocess.run([*PLEXITY, "score", "--plain", "-"], input="The council met on Monday.",
+                          capture_output=True, text=True)
     assert proc.returncode == 0 and last_number(proc.stdout) > 0
+
+
+def test_score_of_an_empty_text_is_an_error_not_nan(tmp_path):
+    # `plexity score --document "$(cat page.txt)"` without page.txt: cat fails, the argument is empty
+    proc = subprocess.run(["bash", "-c", f'{" ".join(PLEXITY)} score --document "$(cat {tmp_path}/page.txt)"'],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "nan" not in proc.stdout
+    assert "the text argument is empty" in proc.stderr and "does FILE exist" in proc.stderr
+    proc = subprocess.run([*PLEXITY, "score", "-"], input="  \n", capture_output=True, text=True)
+    assert proc.returncode == 2 and "stdin is empty" in proc.stderr
+    # read from a file that is not there: the shell stops before plexity runs
+    proc = subprocess.run(["bash", "-c", f"{' '.join(PLEXITY)} score --document - < {tmp_path}/page.txt"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and proc.stdout == ""
+
+
+def test_score_document_is_labelled():
+    out = plexity("score", "--document", "The council approved the budget.").stdout
+    assert out.startswith("document perplexity: ") and "model en-default" in out
 
 
 def test_models_lists_the_embedded_model_and_the_paper_names(model_dir):
@@ -230,3 +274,11 @@ def test_a_gzip_bomb_is_skipped_at_the_cap_with_bounded_memory(tmp_path):
     assert not (out / "bomb.html.gz.txt").exists()
     assert peak_mb < 600, f"peak RSS {peak_mb} MB"
     print(f"peak RSS on two 4 GiB gzip bombs: {peak_mb} MB")
+
+
+def test_clean_shows_what_it_dropped_with_examples(tmp_path):
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample.warc.gz"
+    out = plexity("clean", "-q", sample, "--output-dir", tmp_path / "out", "--extractor", "tags").stdout
+    line = next(line for line in out.splitlines() if line.startswith("sentences dropped: "))
+    assert "'Skip to main content' (19,440)" in line and line.count("(") >= 5
+    assert "--write-dropped" in out  # where the full list is

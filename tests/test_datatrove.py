@@ -377,3 +377,19 @@ def test_the_extractor_sandbox_counts_timeouts_failures_and_deaths_and_goes_on()
     assert out == ["CAFÉ ONE", "TWO \ud800", "THREE", "FOUR Ü"]
     counts = [step.stats[k].total for k in ("total", "extracted", "timeout", "clean_error", "broken_process")]
     assert counts == [7, 4, 1, 1, 1]
+
+
+def test_plexity_run_names_only_the_folders_it_made(tmp_path):
+    # The default pipeline keeps every page of the sample: no excluded/ folder is made, and the
+    # summary says "none" instead of naming it; the logs are DIR/logs, not DIR/logs/logs.
+    out = tmp_path / "out"
+    result = run_plexity("run", str(SAMPLE), "--output-dir", str(out), "--executor", "local")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not (out / "excluded").exists()
+    assert "dropped documents: none" in result.stdout
+    assert f"cleaned documents: {out / 'documents'}" in result.stdout
+    assert f"logs: {out / 'logs'}\n" in result.stdout and "logs/logs" not in result.stdout
+    for line in result.stdout.splitlines():
+        label, _, path = line.partition(": ")
+        if label in ("cleaned documents", "dropped documents", "logs", "merged stats") and path != "none":
+            assert Path(path).exists(), line

@@ -1,4 +1,5 @@
-"""The datatrove pipeline on a real single-node Slurm (scripts/slurm.sh), and resuming after a
+"""The datatrove pipeline on a real single-node Slurm (scripts/slurm.sh, started by the tests' own
+fixture on free ports and stopped after them), and resuming after a
 worker was killed, with the Slurm and the local executor."""
 
 from __future__ import annotations
@@ -19,12 +20,9 @@ PARTITION = "debug"
 
 
 @pytest.fixture(scope="module")
-def slurm():
-    """A running single-node Slurm: started by scripts/slurm.sh (idempotent) if it is not up."""
-    result = subprocess.run(["bash", str(REPO / "scripts" / "slurm.sh"), "start"], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
-    return PARTITION
+def slurm(slurm_cluster):
+    """The session's private single-node Slurm (conftest.slurm_cluster): its partition."""
+    return slurm_cluster
 
 
 def job_name(label: str) -> str:
@@ -141,7 +139,9 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         wait_for_jobs(job_name("resume"))
         assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
         assert not (logs / "stats.json").exists()  # the merge job waits for a complete array
-    assert (tmp_path / "killed").exists() and (out / "documents" / "00002.jsonl.gz").exists()
+    # the killed task's output was cut short: it is under its temporary name only, never its own
+    assert (tmp_path / "killed").exists() and (out / "documents" / ".00002.jsonl.gz.part").exists()
+    assert not (out / "documents" / "00002.jsonl.gz").exists()
     done_before = {name: (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns for name in completions(logs)}
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=300)
@@ -151,6 +151,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         wait_for_jobs(job_name("resume"))
         assert (logs / "stats.json").is_file()
     assert completions(logs) == ["00000", "00001", "00002", "00003"]
+    assert not list(out.rglob("*.part"))  # the re-run wrote the same temporary name and renamed it
     for name, mtime in done_before.items():  # completed tasks were not run again
         assert (out / "documents" / f"{name}.jsonl.gz").stat().st_mtime_ns == mtime
 

@@ -131,3 +131,60 @@ def test_a_dropped_log_line_stays_one_line_for_every_line_reader():
     line = json_line(row)
     assert line.endswith("\n") and len(line.splitlines()) == 1
     assert json.loads(line) == row
+
+
+# (page, why its cleaned text is empty: None when it is not) with min_chars=0, so that nothing
+# is dropped for being short and every empty output is written, with its reason counted
+EMPTY_PAGES = [
+    ("http://t/article", html(*MENU[:3], *ARTICLE, *MENU[3:]), None),
+    ("http://t/empty", "", policy.EMPTY_INPUT),
+    ("http://t/no-text", "<html><body><script>var a = 1;</script><img src=x.png></body></html>",
+     policy.NO_TEXT_EXTRACTED),
+    ("http://t/menu", html(*MENU), policy.ALL_SENTENCES_DROPPED),
+]
+
+
+def test_every_empty_output_is_counted_with_its_reason_the_same_in_every_front_end(tmp_path):
+    from collections import Counter
+
+    expected = Counter(reason for _, _, reason in EMPTY_PAGES if reason)
+    # plexity clean: one output file per page, and plexity-stats.json's empty_reasons
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for url, page, _ in EMPTY_PAGES:
+        (pages / (url.rsplit("/", 1)[1] + ".html")).write_text(page)
+    cleaner = FileCleaner(PerplexityScorer(method=METHOD), tmp_path / "clean", extractor="tags", min_chars=0)
+    stats = cleaner.run(collect_inputs([pages], tmp_path / "clean"), progress=False)
+    assert stats.documents_empty == sum(stats.empty_reasons.values()) == 3
+    assert stats.empty_reasons == expected
+    written = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert written["empty_reasons"] == dict(expected)
+    assert [p.name for p in sorted((tmp_path / "clean").glob("*.txt")) if not p.read_text()] == \
+        ["empty.html.txt", "menu.html.txt", "no-text.html.txt"]
+
+    # datatrove: the extractor step drops a page without text itself (dropped_no_text_extracted,
+    # dropped_empty_input), the filter counts the other empty ones as empty_<reason>
+    extractor = HtmlTagsExtractor()
+    step = PerplexitySentenceFilter(method=METHOD, min_chars=0)
+    docs = [Document(text=page, id=url, metadata={"url": url}) for url, page, _ in EMPTY_PAGES]
+    extracted = list(extractor.run(iter(docs)))
+    list(step.run(iter(extracted)))
+    counted = Counter({name.removeprefix("empty_"): value.total for name, value in step.stats.stats.items()
+                       if name.startswith("empty_")})
+    for reason in (policy.NO_TEXT_EXTRACTED, policy.EMPTY_INPUT):
+        counted[reason] += extractor.stats.stats[f"dropped_{reason}"].total
+    assert counted == expected
+    assert step.stats.stats["empty"].total == 1
+
+    # Scrapy: plexity/items_empty/<reason>
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags",
+                                         "PLEXITY_METHOD": METHOD, "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    for url, page, _ in EMPTY_PAGES:
+        asyncio.run(pipeline.process_item({"url": url, "html": page}))
+    pipeline.close_spider()
+    prefix = "plexity/items_empty/"
+    assert Counter({k.removeprefix(prefix): v for k, v in crawler.stats.get_stats().items()
+                    if k.startswith(prefix)}) == expected
+    assert crawler.stats.get_value("plexity/items_empty") == 3

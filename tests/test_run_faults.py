@@ -100,19 +100,6 @@ def test_a_killed_worker_ends_the_run_naming_its_task_and_a_rerun_completes_it(t
     assert len(written) == len(set(written)) == 12
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A full disk: a one-page tmpfs (mounted as root, as CI runs) already holding a file."""
-    mount_point = tmp_path / "small-disk"
-    mount_point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(mount_point)], check=True)
-    (mount_point / "filler").write_bytes(b"x")  # takes the only page
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_full_disk_stops_the_run_with_a_clear_error_and_a_rerun_redoes_the_failed_tasks(small_disk, tmp_path,
                                                                                            workers):
@@ -123,12 +110,14 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_and_a_rerun_redoes_the_fai
                          "--extractor", "tags", "--workers", str(workers)]
 
     full = subprocess.run(command, capture_output=True, text=True, timeout=240)
-    assert full.returncode != 0
-    said = full.stdout + full.stderr
-    assert "did not complete" in said, said[-3000:]
-    assert "No space left on device" in said or "exited with status 1" in said, said[-3000:]
+    assert full.returncode == 4  # (the disk is full: not 1, a task's own error)
+    errors = [line for line in full.stderr.splitlines() if line.startswith("plexity run: error:")]
+    assert len(errors) == 1 and "no space left on device" in errors[0] and "2 of 2 task(s) did not complete" \
+        in errors[0], full.stderr[-3000:]
+    assert "Traceback" not in full.stderr and "Logging error" not in full.stderr
     assert completions(logs) == []  # no task is marked complete
-    assert "Traceback" not in full.stderr.split("did not complete")[-1]
+    # and no output under its final name: a failed task's files are removed, not left half written
+    assert [p.name for p in small_disk.rglob("*") if p.is_file()] == ["filler"]
 
     subprocess.run(["mount", "-o", "remount,size=20m", str(small_disk)], check=True)
     again = subprocess.run(command, capture_output=True, text=True, timeout=240)

@@ -151,3 +151,15 @@ def test_the_pipeline_enabled_in_item_pipelines_instead_of_the_add_on_crawls_the
     assert "PlexityAddon" not in other.log
     assert {path: item["text"] for path, item in other.items.items()} == \
         {path: item["text"] for path, item in crawl.items.items()}
+
+
+def test_a_dropped_item_is_logged_as_its_url_and_reason_not_its_page(tmp_path):
+    # the 3 MB page is dropped as too_large: Scrapy's "Dropped:" line would print the item whole
+    crawl = crawl_site(tmp_path, LARGE_PAGE_BYTES, "PLEXITY_MAX_DOCUMENT_BYTES=1000000")
+    assert crawl.plexity("items_dropped/too_large") == 1
+    dropped = [line for line in crawl.log.splitlines() if "Dropped: plexity: too_large" in line]
+    assert len(dropped) == 1 and dropped[0].endswith("/reports/annual.html)")
+    following = crawl.log.split(dropped[0], 1)[1].splitlines()[1]
+    assert following.startswith("<") and following.endswith(": not shown>")  # the item, as its URL
+    assert max(map(len, crawl.log.splitlines())) < 2_000
+    assert len(crawl.log) < LARGE_PAGE_BYTES / 10

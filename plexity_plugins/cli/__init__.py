@@ -1,6 +1,6 @@
 """The `plexity` command line: one module per command, each with `add_parser(subparsers)`
 (the arguments) and its `cmd_*` function (the work); `main` dispatches and turns errors into
-exit codes (2: bad input or usage, 3: the installation lacks something)."""
+exit codes (2: bad input or usage, 3: the installation lacks something, 4: the disk is full)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,15 @@ import sys
 from .. import __version__
 from ..extras import MissingExtraError
 from ..models import ModelError
+from ..outputs import disk_full_message, is_disk_full
 from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
                               ("score", "clean", "models", "train", "calibrate", "serve", "report", "run")]
+
+
+DISK_FULL_STATUS = 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     except MissingExtraError as exc:  # the installation lacks an extra: say which
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 3
-    except (ModelError, ValueError, OSError) as exc:
+    except OSError as exc:
+        if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
+            print(f"plexity {args.command}: error: {disk_full_message(exc)}", file=sys.stderr)
+            return DISK_FULL_STATUS
+        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (ModelError, ValueError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (*ENVIRONMENT_ERRORS, InstallationError) as exc:  # the installation, not the input: stop

@@ -72,5 +72,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
                           max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout)
     stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
-    print(f"outputs and {'plexity-stats.json'} in {args.output_dir}")
+    dropped = stats.what_was_dropped()
+    if dropped:
+        print(dropped)
+    print(f"outputs and plexity-stats.json in {args.output_dir}"
+          f"{'' if args.write_dropped else ' (every dropped sentence with its reason: --write-dropped)'}")
     return 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import glob as globlib
 import json
 import multiprocessing
@@ -31,12 +32,15 @@ import time
 from pathlib import Path
 
 from ..decide import METHODS
+from ..outputs import disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..policy import DEFAULT_MIN_CHARS
 from ..reading import MAX_DOCUMENT_BYTES
 from .options import add_model_args, parse_size
 
 FORMATS = ("jsonl", "warc")
+DISK_FULL_STATUS = 4  # as every `plexity` command
+
 EXECUTORS = ("local", "slurm", "ray")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
@@ -239,9 +243,12 @@ def merge_stats(logging_dir: str | os.PathLike) -> dict | None:
     files = sorted(stats_dir.glob("*.json"))
     if not files:
         return None
+    from datatrove.io import get_datafolder
+
+    from ..datatrove.executor import save_stats
+
     merged = sum((PipelineStats.from_json(json.loads(f.read_text())) for f in files), start=PipelineStats())
-    with open(Path(logging_dir) / "stats.json", "w") as f:
-        merged.save_to_disk(f)
+    save_stats(get_datafolder(str(logging_dir)), "stats.json", merged)  # (whole or not at all)
     return json.loads((Path(logging_dir) / "stats.json").read_text())
 
 
@@ -284,6 +291,16 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
 
 
 # -- command --------------------------------------------------------------------------
+
+def output_paths(output_dir: Path, logging_dir: Path) -> str:
+    """The run's output folders, each named only if it exists (the exclusion writer makes
+    `excluded/` only when a document was dropped)."""
+    lines = []
+    for label, path in (("cleaned documents", output_dir / "documents"), ("dropped documents", output_dir / "excluded"),
+                        ("logs", logging_dir), ("merged stats", logging_dir / "stats.json")):
+        lines.append(f"{label}: {path}" if path.exists() else f"{label}: none")
+    return "\n".join(lines)
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..extras import require_extra
@@ -337,23 +354,47 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             print(f"launched Slurm array job {job_id}; slurm logs in {logging_dir / 'slurm_logs'}")
             if not args.wait:
-                print(f"outputs: {output_dir / 'documents'}; dropped documents: {output_dir / 'excluded'}; "
-                      f"merged stats: {logging_dir / 'stats.json'} (written when every task succeeded)")
+                print(f"when the job has run: cleaned documents in {output_dir / 'documents'}, dropped ones (if any) in "
+                      f"{output_dir / 'excluded'}, merged stats in {logging_dir / 'stats.json'} (written when every "
+                      f"task succeeded)")
                 return 0
             wait_for_slurm([str(job_id)])
     elapsed = time.perf_counter() - started
     done = completed_tasks(logging_dir)
-    merged = merge_stats(logging_dir)
+    disk_full = _disk_full(failed)
+    merged = None
+    try:
+        merged = merge_stats(logging_dir)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        disk_full = disk_full or exc
+    if disk_full is not None:  # one line: the tasks not marked complete are redone by a re-run
+        print(f"plexity run: error: {disk_full_message(disk_full)} ({tasks - done} of {tasks} task(s) did not "
+              f"complete; their outputs were not left under their final names)", file=sys.stderr)
+        return DISK_FULL_STATUS
     print(summary(merged))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
-    print(f"outputs: {output_dir / 'documents'}\ndropped documents: {output_dir / 'excluded'}\n"
-          f"logs: {logging_dir / 'logs'}\nmerged stats: {logging_dir / 'stats.json'}")
+    print(output_paths(output_dir, logging_dir))
     if failed is not None or done < tasks:
         print(f"plexity run: {tasks - done} task(s) did not complete"
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
               f"re-run the same command to run only those", file=sys.stderr)
         return 1
     return 0
+
+
+def _disk_full(failed: BaseException | None) -> BaseException | None:
+    """The full-disk error that stopped the run (in this process, or in a task's), if any."""
+    from ..datatrove.executor import DISK_FULL_WHY, TasksFailed
+
+    if failed is None:
+        return None
+    if is_disk_full(failed):
+        return failed
+    if isinstance(failed, TasksFailed) and any(why == DISK_FULL_WHY for why in failed.failures.values()):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return None
 
 
 def add_parser(subparsers) -> None:

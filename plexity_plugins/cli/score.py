@@ -1,4 +1,10 @@
-"""`plexity score`: the perplexity of a text, its sentences, or the document perplexity."""
+"""`plexity score`: the perplexity of a text, its sentences, or the document perplexity.
+
+What it prints is labelled and says how to read it: which of the model's thresholds applies
+to one sentence, and what `plexity clean` would do with the same text (the default methods
+judge lines and runs of lines, not one sentence alone).  ``--plain`` prints the bare numbers
+for scripts.
+"""
 
 from __future__ import annotations
 
@@ -9,34 +15,94 @@ from .options import add_model_args, single_model
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("score", help="perplexity of a sentence (last line of stdout)")
-    p.add_argument("text", help="the text, or - to read stdin")
+    p = sub.add_parser("score", help="perplexity of a sentence, with how to read it against the threshold")
+    p.add_argument("text", help="the text, or - to read stdin (plexity score - < page.txt)")
     p.add_argument("--sentences", action="store_true",
-                   help="first print each sentence: perplexity, tokens, OOV tokens, text (tab-separated)")
+                   help="first list each sentence: perplexity, tokens, unknown tokens, text (tab-separated, "
+                        "with a header line)")
     p.add_argument("--document", action="store_true",
                    help="the text's document perplexity (CCNet's for a CCNet model; for ours, its sentences "
                         "pooled): 10 ** (-sum log10 P / sum (tokens + 1)) over its lines")
+    p.add_argument("--plain", action="store_true",
+                   help="print the numbers only (the perplexity on the last line), no labels")
     add_model_args(p, threshold=False)
     p.set_defaults(func=cmd_score)
 
+
+def read_text(args: argparse.Namespace) -> str | None:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        # `plexity score "$(cat missing.txt)"`: cat failed and the argument is empty
+        where = "stdin" if args.text == "-" else "the text argument"
+        print(f"plexity score: {where} is empty: nothing to score (if it came from $(cat FILE), "
+              f"does FILE exist? `plexity score - < FILE` fails loudly when it does not)", file=sys.stderr)
+        return None
+    return text
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from ..multilingual import make_scorer
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = read_text(args)
+    if text is None:
+        return 2
     if args.document:
         # (one model scores whatever it is given; a map needs the language to pick the model)
         scorer = make_scorer(args.model, language_check=isinstance(args.model, dict))
-        score, passthrough, _model = scorer.score_document(text)
+        score, passthrough, model = scorer.score_document(text)
         if score is None:
-            print(f"not scored: {passthrough}", file=sys.stderr)
+            print(f"plexity score: not scored: {passthrough} (no model for that language)", file=sys.stderr)
             return 1
-        print(f"{score.perplexity:.2f}" if score.perplexity is not None else "nan")
+        if score.perplexity is None:
+            print("plexity score: not scored: the text has no tokens once normalised", file=sys.stderr)
+            return 1
+        if args.plain:
+            print(f"{score.perplexity:.2f}")
+        else:
+            print(f"document perplexity: {score.perplexity:.2f} (model {model}; lower is more like the model's "
+                  f"training text)")
         return 0
     scorer = make_scorer(single_model(args))
+    records = scorer.score(text) if args.sentences else []
     if args.sentences:
-        for record in scorer.score(text):
+        if not args.plain:
+            print("perplexity\ttokens\tunknown\tsentence")
+        for record in records:
             print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text}")
-    print(f"{scorer.perplexity(text):.2f}")
+    perplexity = scorer.perplexity(text)
+    if args.plain:
+        print(f"{perplexity:.2f}")
+        return 0
+    print(explain(scorer, single_model(args), text, perplexity, several=args.sentences))
     return 0
+
+
+def explain(scorer, model, text: str, perplexity: float, several: bool) -> str:
+    """The perplexity with its label, the threshold that applies to one sentence, and what
+    `plexity clean` (method `region`, its default for plain text) does with the same text."""
+    from ..scorer import PerplexityScorer
+
+    info = scorer.info
+    sentence_threshold = info.threshold
+    which = "the whole text as one sentence" if several else "the text as one sentence"
+    lines = [f"perplexity: {perplexity:.2f} ({which}; model {info.name}; lower is more like the model's "
+             f"training text)"]
+    if sentence_threshold is not None:
+        side = "above" if perplexity > sentence_threshold else "at or below"
+        lines.append(f"sentence threshold: {sentence_threshold:.1f}, and this is {side} it. It judges one sentence "
+                     f"alone under --method sentences; region and regions (the defaults for text and for all "
+                     f"visible text) pool each line's sentences against it and keep runs of lines; trim, after "
+                     f"a main-content extractor, uses {info.threshold_extracted or sentence_threshold:.1f}.")
+        result = PerplexityScorer(model, method="region").clean(text)
+        total = result.sentences_kept + result.sentences_dropped
+        if result.passthrough:
+            verdict = f"passed through unfiltered ({result.passthrough}: not the model's language)"
+        else:
+            verdict = ("kept" if result.sentences_kept == total else
+                       "dropped" if not result.sentences_kept else "partly kept")
+            verdict += f", {result.sentences_kept} of {total} sentence(s) kept"
+        lines.append(f"plexity clean on this text (method region): {verdict}")
+        if perplexity > sentence_threshold and text.rstrip()[-1:] not in ".!?\"'”)":
+            lines.append("(a fragment without its full stop scores higher: the model has rarely seen a "
+                         "sentence end there; try the whole sentence)")
+    return "\n".join(lines)

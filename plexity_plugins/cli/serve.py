@@ -31,7 +31,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
-                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout)
+                     allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout, workers=args.workers,
+                     queue=args.queue)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
@@ -61,6 +62,11 @@ def add_parser(subparsers) -> None:
                    help=f"largest request body accepted, larger ones get HTTP 413 (default: {DEFAULT_MAX_BYTES})")
     p.add_argument("--extract-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="stop extracting a pasted page after this long: HTTP 422 (default: 30; 0: no limit)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="threads scoring requests (default: 2); the page and /api/models never wait for them")
+    p.add_argument("--queue", type=int, default=8,
+                   help="requests waiting for a scoring thread; one more gets HTTP 503 with Retry-After "
+                        "(default: 8)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")

@@ -8,17 +8,28 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
 import time
+from collections import deque
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
-from datatrove.utils.logging import logger
+from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
 from datatrove.utils.stats import PipelineStats
 
 from ..lifetime import die_with_parent
+from ..outputs import disk_full_message, is_disk_full
+
+DISK_FULL_STATUS = 4  # a task process's exit status when the disk filled up (as `plexity`'s own)
+DISK_FULL_WHY = "no space left on device"
+LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
+
+
+class DiskFull(OSError):
+    """A task stopped because the disk (its outputs' or its log's) is full."""
 
 
 class TasksFailed(RuntimeError):
@@ -39,6 +50,8 @@ def _describe_exit(code: int | None) -> str:
             name = f"signal {-code}"
         hint = " (the out-of-memory killer sends this)" if -code == signal.SIGKILL else ""
         return f"its worker process was killed by {name}{hint}"
+    if code == DISK_FULL_STATUS:
+        return DISK_FULL_WHY
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
@@ -57,9 +70,57 @@ class LocalTaskExecutor(LocalPipelineExecutor):
     is left of that group is killed: the extractor subprocess of a killed task (datatrove runs
     extraction in a sandboxed child) is not left behind.
 
+    A full disk (the outputs' or the logs') stops a task with one line, not a traceback per
+    log record that no longer fits: the task's log file is a sink that raises instead of
+    printing its own error, and its stats are written under a temporary name and renamed (a
+    0-byte ``stats/NNNNN.json`` would break the merge of a later run).
+
     Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
     datatrove does.
     """
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
+        """datatrove's `PipelineExecutor._run_for_rank` (same log, stats and completion marker),
+        with a full disk reported in one line (`DiskFull`)."""
+        if self.is_rank_completed(rank):
+            logger.info(f"Skipping {rank=} as it has already been completed.")
+            return PipelineStats()
+        self._set_distributed_environment(node_rank)
+        logfile = None
+        try:
+            logfile = self._task_logger(rank, local_rank)
+            log_pipeline(self.pipeline)
+            pipelined_data = None
+            for step in self.pipeline:
+                pipelined_data = step(pipelined_data, rank, self.world_size) if callable(step) else step
+            if pipelined_data:
+                deque(pipelined_data, maxlen=0)
+            logger.success(f"Processing done for {rank=}")
+            stats = PipelineStats(self.pipeline)
+            save_stats(self.logging_dir, f"stats/{rank:05d}.json", stats)
+            logger.info(stats.get_repr(f"Task {rank}"))
+            self.mark_rank_as_completed(rank)
+        except Exception as exc:
+            if is_disk_full(exc):
+                _quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
+                raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
+            logger.exception(exc)
+            raise
+        finally:
+            _close_task_log(logfile)
+        return stats
+
+    def _task_logger(self, rank: int, local_rank: int):
+        """datatrove's task logging (`add_task_logger`): INFO on stderr (first worker), DEBUG in
+        logs/task_NNNNN.log; the file sink raises when it cannot write (loguru would print a
+        traceback per record instead)."""
+        logger.remove()
+        logfile = self.logging_dir.open(f"logs/task_{rank:05d}.log", "w")
+        logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="INFO" if local_rank == 0 else "ERROR",
+                   format=LOG_FORMAT)
+        logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", format=LOG_FORMAT, catch=False)
+        logger.info(f"Launching pipeline for {rank=}")
+        return logfile
 
     def run(self):
         if self.workers == 1 or self.depends is not None:
@@ -115,16 +176,51 @@ class LocalTaskExecutor(LocalPipelineExecutor):
                     start=PipelineStats())
         if failures:
             raise TasksFailed(failures)
-        with self.logging_dir.open("stats.json", "wt") as statsfile:
-            stats.save_to_disk(statsfile)
+        save_stats(self.logging_dir, "stats.json", stats)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
         return stats
+
+
+def save_stats(folder, name: str, stats: PipelineStats) -> None:
+    """datatrove stats JSON, written as ``.NAME.part`` and renamed: whole or absent, never a
+    0-byte file that a later merge fails on."""
+    head, _, base = name.rpartition("/")
+    part = f"{head}/.{base}.part" if head else f".{base}.part"
+    try:
+        with folder.open(part, "wt") as f:
+            stats.save_to_disk(f)
+        folder.mv(part, name)
+    except BaseException:
+        try:
+            folder.rm(part)
+        except Exception:  # noqa: BLE001 - not written at all
+            pass
+        raise
+
+
+def _quiet_logger() -> None:
+    """Only errors on stderr, nothing in the log file (the disk is full)."""
+    logger.remove()
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR", format=LOG_FORMAT)
+
+
+def _close_task_log(logfile) -> None:
+    """datatrove's `close_task_logger`; a log file that cannot take its last lines is let go."""
+    logger.remove()
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS)
+    if logfile is not None:
+        try:
+            logfile.close()
+        except OSError:
+            pass
 
 
 def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int) -> None:
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
         executor._run_for_rank(rank, local_rank)
+    except DiskFull:  # said in one line; the parent names the task
+        sys.exit(DISK_FULL_STATUS)
     except Exception:  # _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

@@ -13,7 +13,7 @@ from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
 from ..lifetime import die_with_parent
-from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..policy import EMPTY_INPUT, ENVIRONMENT_ERRORS, NO_TEXT_EXTRACTED, InstallationError, environment_message
 from ..sandbox import answer
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
@@ -94,7 +94,10 @@ class _ForkedExtractor:
 
     def close(self) -> None:
         if self.process is not None:
-            self.connection.close()
+            try:
+                self.connection.close()
+            except OSError:  # (closed already: a generator finalised at exit, after a full disk)
+                pass
             self.process.kill()
             self.process.join(5)
             self.process = self.connection = None
@@ -133,6 +136,7 @@ class _PlexityExtractor(BaseExtractor):
             for doc in data:
                 self.stat_update(StatHints.total)
                 with self.track_time():
+                    empty_input = not (doc.text or "").strip()
                     try:
                         doc.text = extractor.extract_document(doc.text)
                         self.stat_update("extracted")
@@ -155,8 +159,8 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.forwarded)
                     self.update_doc_stats(doc)
                     yield doc
-                else:
-                    self.stat_update(StatHints.dropped)
+                else:  # (datatrove's extractors drop it; named, as the filter's empty_<reason>)
+                    self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
 
 
 class HtmlTagsExtractor(_PlexityExtractor):

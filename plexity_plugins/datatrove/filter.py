@@ -127,6 +127,8 @@ class PerplexitySentenceFilter(BaseFilter):
             self.stat_update(name, value=value)
         if verdict.status == policy.PASSED_THROUGH or verdict.reason == policy.OTHER_LANGUAGE:
             self.stat_update("passthrough", f"passthrough_{verdict.result.passthrough}")
+        if verdict.empty:  # (as plexity clean's empty_reasons and Scrapy's items_empty/<reason>)
+            self.stat_update("empty", f"empty_{verdict.empty}")
         doc.text = verdict.text
         doc.metadata.update(policy.metadata(verdict, scorer))
         if self.record_dropped_sentences:

@@ -43,8 +43,12 @@ class WarcHtmlReader(BaseDiskReader):
         paths_file: optionally a file with one path per line (relative to `data_folder`)
         limit: maximum number of documents to read per task (-1: all)
         skip: number of documents to skip at the start of each task's input
-        file_progress / doc_progress: show progress bars
-        adapter, text_key, id_key, default_metadata: as in datatrove's readers
+        file_progress: show a progress bar over the files
+        doc_progress: show a progress bar over the documents
+        adapter: as in datatrove's readers
+        text_key: as in datatrove's readers
+        id_key: as in datatrove's readers
+        default_metadata: as in datatrove's readers
         recursive: search `data_folder` recursively
         glob_pattern: files to read, relative to `data_folder` (default: ``*.warc`` and
             ``*.warc.gz`` files, recursively)

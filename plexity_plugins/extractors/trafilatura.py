@@ -49,6 +49,18 @@ def _quiet_trafilatura_empty_documents() -> None:
             target.addFilter(_TrafilaturaEmptyDocumentFilter())
 
 
+def _hashable_justext_stoplist() -> None:
+    """trafilatura's justext fallback (run on every short page) passes its stoplist of all
+    languages, a tuple of 154,484 words, to justext's ``lru_cache``d ``define_stoplist``, which
+    hashes the whole tuple on every call: 7.5 ms per page, most of a small page's extraction
+    time.  The same words as a frozenset (which keeps its hash) make that a cache lookup; the
+    set of stopwords, so the output, is the same."""
+    from trafilatura import external
+
+    if not isinstance(external.JT_STOPLIST, frozenset):
+        external.JT_STOPLIST = frozenset(external.JT_STOPLIST or external.jt_stoplist_init())
+
+
 def html_to_text_trafilatura(html: str | bytes) -> str:
     """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
     global _TRAFILATURA_CONFIG
@@ -57,6 +69,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
 
     if _TRAFILATURA_CONFIG is None:
         _quiet_trafilatura_empty_documents()
+        _hashable_justext_stoplist()
         config = copy.deepcopy(DEFAULT_CONFIG)
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"

@@ -17,14 +17,23 @@ Security, because the page is fed pasted web pages:
   loopback name (DNS rebinding);
 - the page builds its DOM with textContent only, and a Content-Security-Policy allows
   scripts, styles and connections to this origin only.
+
+Load: scoring (reading the JSON, extraction, scoring, writing the answer's JSON) runs in a
+pool of its own (`ScoringQueue`: ``workers`` threads, at most ``queue`` requests waiting),
+never on the event loop and never in the thread pool the other routes use; a request that
+finds the queue full is answered at once with 503 and ``Retry-After``, before its body is
+read.  So ``GET /api/models`` and the page answer while a burst of large requests is scored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -139,6 +148,62 @@ class ScorerCache:
             return self._scorers[key]
 
 
+DEFAULT_WORKERS = 2  # scoring threads (the extraction children are at most 2 per extractor too)
+DEFAULT_QUEUE = 8  # requests waiting for a scoring thread; more get 503
+
+
+class ScoringQueue:
+    """A bounded queue in front of a pool of scoring threads.
+
+    `admit` takes a place (one of ``workers + queue``) or returns False when every place is
+    taken; `submit` runs a function on a scoring thread and gives the place back when the
+    function ends (not before, even if the client has gone); `release` gives back a place
+    that was not used.
+    `retry_after` is the seconds a refused client should wait: the queue's length times the
+    recent time per request, divided by the workers (at least 1).
+    """
+
+    def __init__(self, workers: int = DEFAULT_WORKERS, queue: int = DEFAULT_QUEUE):
+        if workers < 1 or queue < 0:
+            raise ValueError(f"the scoring pool needs 1 or more workers and a queue of 0 or more, "
+                             f"got {workers} and {queue}")
+        self.workers = workers
+        self.capacity = workers + queue
+        self._taken = 0
+        self._lock = threading.Lock()
+        self._seconds = 1.0  # moving average of a request's time on a scoring thread
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="plexity-score")
+
+    def admit(self) -> bool:
+        with self._lock:
+            if self._taken >= self.capacity:
+                return False
+            self._taken += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self._taken -= 1
+
+    def submit(self, function, *args) -> asyncio.Future:
+        def timed():
+            started = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                self._seconds = 0.8 * self._seconds + 0.2 * (time.perf_counter() - started)
+
+        future = self._pool.submit(timed)
+        future.add_done_callback(lambda _: self.release())
+        return asyncio.wrap_future(future)
+
+    def retry_after(self) -> int:
+        return max(1, math.ceil(self._seconds * self.capacity / self.workers))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
 async def _read_body(request: Request, max_bytes: int) -> bytes:
     too_large = ApiError(413, f"request body too large: the limit is {max_bytes:,} bytes "
                               f"(start the server with a larger --max-bytes to raise it)")
@@ -154,6 +219,16 @@ async def _read_body(request: Request, max_bytes: int) -> bytes:
         if len(body) > max_bytes:
             raise too_large
     return bytes(body)
+
+
+async def _drain(request: Request, max_bytes: int) -> None:
+    """Read a refused request's body without keeping it (the client then reads the answer
+    instead of a reset connection), up to `max_bytes`."""
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen > max_bytes:
+            return
 
 
 def _parse_request(body: bytes) -> dict:
@@ -231,7 +306,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None,
-               extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT) -> Starlette:
+               extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, workers: int = DEFAULT_WORKERS,
+               queue: int = DEFAULT_QUEUE) -> Starlette:
     """The demo's ASGI app.
 
     Args:
@@ -241,6 +317,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         allowed_hosts: Host header values accepted (None = any).
         extract_timeout: seconds allowed to extract one page (a longer one is stopped: 422);
             0 or None: no limit.
+        workers: threads scoring requests (`ScoringQueue`).
+        queue: requests waiting for a scoring thread; one more is answered 503 with Retry-After.
     """
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
@@ -248,6 +326,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     # Extraction in child processes stopped past the time limit (at most two at once per
     # extractor: the machine's cores, not the thread pool's 40 threads).
     extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2) for name in EXTRACTORS}
+    scoring = ScoringQueue(workers, queue)
 
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
@@ -263,17 +342,25 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                              "max_bytes": max_bytes})
 
     async def api_score(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            return error(415, "send the request as Content-Type: application/json")
+        if not scoring.admit():  # full: refused at once (the body is read and let go, not kept)
+            await _drain(request, max_bytes)
+            response = error(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
+                                  f"try again in a moment")
+            response.headers["Retry-After"] = str(scoring.retry_after())
+            return response
+        unused = True  # the place taken, until the work is submitted (which gives it back when done)
         try:
-            content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-            if content_type != "application/json":
-                raise ApiError(415, "send the request as Content-Type: application/json")
-            query = _parse_request(await _read_body(request, max_bytes))
-            form_extractor = query["extractor"] or extractor
-            # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
-            method = query["method"] or (decide.method_for_extractor(form_extractor)
-                                         if query["format"] == "html" else decide.DEFAULT_METHOD)
+            body = await _read_body(request, max_bytes)
 
-            def work() -> dict:
+            def work() -> bytes:  # all of the CPU work, JSON both ways included, off the event loop
+                query = _parse_request(body)
+                form_extractor = query["extractor"] or extractor
+                # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
+                method = query["method"] or (decide.method_for_extractor(form_extractor)
+                                             if query["format"] == "html" else decide.DEFAULT_METHOD)
                 scorer = scorers.get(query["model"], method)
                 text = query["text"]
                 if query["format"] == "html":
@@ -283,11 +370,16 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                         raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
                     except ExtractionError as exc:
                         raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
-                return score_document(scorer, text, query["threshold"])
+                return JSONResponse(score_document(scorer, text, query["threshold"])).body
 
-            return JSONResponse(await run_in_threadpool(work))
+            answer = scoring.submit(work)
+            unused = False
+            return Response(await answer, media_type="application/json")
         except ApiError as exc:
             return error(exc.status, exc.message)
+        finally:
+            if unused:
+                scoring.release()
 
     routes = [
         Route("/", index),
@@ -301,6 +393,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
+        scoring.close()
         for limited in extractors.values():
             limited.close()
 

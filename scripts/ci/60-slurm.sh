@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# A single-node Slurm (slurmctld + slurmd + munged) for the datatrove tests
-# (tests/test_datatrove_slurm.py): Debian's packages, then scripts/slurm.sh start.
-# Idempotent; fast when installed and running.  The daemons detach and outlive this script.
+# Debian's Slurm packages (slurmctld, slurmd, slurm-client, munge) for the datatrove tests
+# (tests/test_datatrove_slurm.py).  It starts nothing: the tests start a private single-node
+# Slurm on free ports with scripts/slurm.sh (PLEXITY_SLURM_DIR) and stop it when they end.
+# Idempotent; fast when installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 source scripts/lib.sh
 apt_install slurmctld slurmd slurm-client munge
-bash scripts/slurm.sh start
+echo "ci/slurm: $(slurmctld -V)"

@@ -1,0 +1,63 @@
+"""The set-up scripts' shared pieces, run for real: copying a checkout without git (a tarball),
+and the Slurm script's port check."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_setup_for_tests_installs_git_and_curl():
+    # the environment tests copy the checkout with git; the docs' JSON API example uses curl
+    setup = (REPO / "scripts" / "setup.sh").read_text()
+    assert "apt_install git curl" in setup
+
+
+def test_copy_checkout_works_without_git(tmp_path):
+    # A tarball checkout: no .git, and git not on PATH.  Sources are copied, build products not.
+    src = tmp_path / "src"
+    for name in ("pyproject.toml", "plexity_plugins/scorer.py", ".venv/bin/python", "plexity_plugins/__pycache__/x.pyc",
+                 "build/lib/x.py", "cleaned/out.txt", "examples/sample.warc.gz"):
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text("x")
+    no_git = tmp_path / "bin"
+    no_git.mkdir()
+    for tool in ("tar", "rm", "mkdir", "bash"):
+        os.symlink(subprocess.check_output(["bash", "-c", f"command -v {tool}"], text=True).strip(), no_git / tool)
+    result = subprocess.run(["bash", "-c", f'source {REPO}/scripts/lib.sh && copy_checkout "$1" "$2"', "-",
+                             str(src), str(tmp_path / "dest")], capture_output=True, text=True,
+                            env={"PATH": str(no_git)})
+    assert result.returncode == 0, result.stderr
+    copied = sorted(str(p.relative_to(tmp_path / "dest")) for p in (tmp_path / "dest").rglob("*") if p.is_file())
+    assert copied == ["examples/sample.warc.gz", "plexity_plugins/scorer.py", "pyproject.toml"]
+
+
+def test_slurm_script_names_a_port_clash(tmp_path):
+    # check_port as scripts/slurm.sh defines it, against a port something listens on
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        script = (REPO / "scripts" / "slurm.sh").read_text()
+        functions = "\n".join(re.search(pattern, script, re.S | re.M).group(0) for pattern in (
+            r"^die\(\).*?$", r"^port_in_use\(\).*?$", r"^check_port\(\) \{.*?^\}"))
+        result = subprocess.run(["bash", "-c", f"{functions}\ncheck_port {port} slurmctld"], capture_output=True,
+                                text=True)
+    assert result.returncode == 1
+    assert f"port {port} is in use (another Slurm?)" in result.stderr
+    free = subprocess.run(["bash", "-c", f"{functions}\ncheck_port {port} slurmctld && echo free"],
+                          capture_output=True, text=True)
+    assert free.stdout.strip() == "free"
+
+
+
+def test_what_the_examples_write_is_git_ignored():
+    # examples/datatrove_local.py's default output, the README's and the docs' outputs
+    ignored = set((REPO / ".gitignore").read_text().splitlines())
+    assert {"/cleaned/", "/cleaned-local/", "/out/", "/site/", "/examples/scrapy_project/items.jsonl"} <= ignored
+    assert 'default="cleaned-local"' in (REPO / "examples" / "datatrove_local.py").read_text()
