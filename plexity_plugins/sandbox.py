@@ -179,8 +179,13 @@ class _Child:
     def __init__(self, extractor_name: str):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
+        # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
+        # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
+        watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r), str(from_child_w)],
+            [sys.executable, "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r), str(from_child_w),
+             *watch],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
             # a function of the caller's own modules: the child imports it from where the caller does
             env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)) if ":" in extractor_name
@@ -335,6 +340,9 @@ class TimeLimitedExtractor:
             pass
 
 
+if __name__ == "__main__":  # a child: python -m plexity_plugins.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
+    if len(sys.argv) > 4:
+        from .lifetime import die_with_parent
 
-if __name__ == "__main__":  # a child: python -m plexity_plugins.sandbox EXTRACTOR READ_FD WRITE_FD
+        die_with_parent(int(sys.argv[4]))
     _serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False), sys.argv[1])

@@ -1,4 +1,4 @@
-"""`plexity run`: clean WARC collections with a datatrove pipeline, locally or on Slurm.
+"""`plexity run`: clean WARC collections with a datatrove pipeline, locally, on Slurm or on Ray.
 
     WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> JsonlDocumentWriter | WarcResponseWriter
 
@@ -9,6 +9,10 @@ Output layout (DIR = --output-dir):
     DIR/logs/                          datatrove's logging dir (--logging-dir): logs/, stats/,
                                        completions/, slurm_logs/, and stats.json (all tasks merged)
 
+The input may be an fsspec URL (``s3://bucket/crawl/``, ``hf://datasets/...``, ``https://...``),
+read by each task where it runs; ``--storage-options`` passes credentials and settings to its
+filesystem (docs/ray.md).
+
 Re-running the same command resumes: tasks with a completion marker in DIR/logs/completions
 are skipped, the others start over (their output files are rewritten, never appended to).
 """
@@ -16,6 +20,7 @@ are skipped, the others start over (their output files are rewritten, never appe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import glob as globlib
 import json
@@ -37,14 +42,19 @@ from .options import add_model_args, parse_memory, parse_size
 FORMATS = ("jsonl", "warc")
 DISK_FULL_STATUS = 4  # as every `plexity` command
 
-EXECUTORS = ("local", "slurm")
+EXECUTORS = ("local", "slurm", "ray")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
 
 # -- pipeline -------------------------------------------------------------------------
 
-def resolve_input(spec: str) -> tuple[str, str]:
-    """(folder, glob pattern relative to it) for a directory, a file or a glob."""
+def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, str]:
+    """(folder, glob pattern relative to it) for a directory, a file or a glob, local or an
+    fsspec URL."""
+    from ..extras import is_url
+
+    if is_url(spec):
+        return resolve_url(spec, storage_options)
     path = Path(spec)
     if path.is_dir():
         return str(path.resolve()), WARC_GLOB
@@ -60,10 +70,40 @@ def resolve_input(spec: str) -> tuple[str, str]:
     raise FileNotFoundError(f"input {spec} does not exist (give a directory, a WARC file or a glob)")
 
 
-def list_inputs(folder: str, pattern: str) -> list[str]:
+def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str]:
+    """(folder URL, glob pattern) for a folder, WARC file or glob given as an fsspec URL.
+
+    A name with ``.warc`` in its last part is a file, anything else a folder: asking the
+    remote side instead (``isdir``) would download a whole WARC over HTTP to look for links."""
+    from fsspec.core import split_protocol, url_to_fs
+
+    from ..extras import require_protocol
+
+    require_protocol(url, "plexity run's input")
+    protocol, path = split_protocol(url)
+    parts = path.rstrip("/").split("/")
+    magic = [i for i, part in enumerate(parts) if globlib.has_magic(part)]
+    if magic:
+        return f"{protocol}://{'/'.join(parts[:magic[0]])}", "/".join(parts[magic[0]:])
+    if ".warc" in parts[-1]:
+        fs, fs_path = url_to_fs(url, **(storage_options or {}))
+        try:
+            fs.info(fs_path)
+        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too: the cause tells)
+            raise FileNotFoundError(f"input {url} cannot be read: {exc.__cause__ or 'not found'}") from None
+        return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
+    return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
+
+
+def data_folder(folder: str, storage_options: dict | None = None):
+    """What datatrove's steps take as a data folder: the path, or (URL, filesystem options)."""
+    return (folder, storage_options) if storage_options else folder
+
+
+def list_inputs(folder: str, pattern: str, storage_options: dict | None = None) -> list[str]:
     from datatrove.io import get_datafolder
 
-    return get_datafolder(folder).list_files(glob_pattern=pattern)
+    return get_datafolder(data_folder(folder, storage_options)).list_files(glob_pattern=pattern)
 
 
 def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = DEFAULT_EXTRACTOR,
@@ -72,8 +112,9 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    annotate: bool = False, min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
                    other_languages: str = "keep", extract_timeout: float = 30,
                    max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True,
-                   extract_memory: int | str | None = None) -> list:
-    """The steps of `plexity run`: read, extract, filter, write (and write what was dropped)."""
+                   extract_memory: int | str | None = None, storage_options: dict | None = None) -> list:
+    """The steps of `plexity run`: read, extract, filter, write (and write what was dropped).
+    `storage_options`: fsspec filesystem options (credentials ...) of an input URL."""
     from ..datatrove.writers import JsonlDocumentWriter
 
     from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
@@ -83,8 +124,9 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     output_dir = Path(output_dir).resolve()
-    folder, pattern = resolve_input(input_spec)
-    steps = [WarcHtmlReader(folder, glob_pattern=pattern, max_payload_bytes=max_document_bytes)]
+    folder, pattern = resolve_input(input_spec, storage_options)
+    steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
+                            max_payload_bytes=max_document_bytes)]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
     if extractor == "auto":
         steps.append(AutoExtractor(**limits))
@@ -123,9 +165,12 @@ def local_start_method(pipeline: list, workers: int) -> str:
     modules, the language identifier's ~70 MB of tables), which they then share
     copy-on-write: ~15 MB instead of ~93 MB added per extra worker, and no start-up
     imports (README, "Throughput and memory").  Else (one worker; not Linux, where forking a
-    process with system libraries loaded is not safe everywhere) datatrove's default."""
+    process with system libraries loaded is not safe everywhere; a remote input, whose fsspec
+    filesystem, made here, runs an event loop that refuses to work in a forked process:
+    "This class is not fork-safe") datatrove's default."""
     fork_safe = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-    if workers <= 1 or not fork_safe:
+    remote = any(not step.data_folder.is_local() for step in pipeline if hasattr(step, "data_folder"))
+    if workers <= 1 or not fork_safe or remote:
         return "forkserver"
     from ..datatrove.filter import PerplexitySentenceFilter
     from ..language import _identifier
@@ -137,7 +182,7 @@ def local_start_method(pipeline: list, workers: int) -> str:
 
 def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
-                  mem_per_cpu_gb: int = 2, venv: str | None = None, job_name: str = "plexity"):
+                  mem_per_cpu_gb: float = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
         from ..datatrove.executor import LocalTaskExecutor
 
@@ -150,6 +195,9 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
 
         if not partition:
             raise ValueError("--executor slurm needs --partition")
+        if mem_per_cpu_gb != int(mem_per_cpu_gb):
+            raise ValueError("--executor slurm takes a whole number of GB per CPU (--mem-per-cpu-gb)")
+        mem_per_cpu_gb = int(mem_per_cpu_gb)
         if venv and Path(venv).is_dir():
             venv = str(Path(venv) / "bin" / "activate")
         return SlurmPipelineExecutor(
@@ -157,7 +205,35 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
             partition=partition, time=time_limit, cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb,
             venv_path=venv or default_venv_activate(), job_name=job_name,
         )
+    if executor == "ray":
+        from ..datatrove.executor import RayTaskExecutor
+
+        return RayTaskExecutor(pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
+                               cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb)
     raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+
+
+@contextlib.contextmanager
+def ray_connection(address: str | None):
+    """Connect to the Ray cluster at `address` (``auto``: the one started on this machine by
+    ``ray start``; ``ray://host:10001``; default: $RAY_ADDRESS), or, with neither, start a Ray
+    of this machine's CPUs for the run and stop it after.  Yields a line saying which."""
+    import ray
+
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        ray.init(address=address, logging_level="WARNING")
+    else:
+        # "local": a new Ray, not one another program started on this machine (which
+        # ray.init() would join)
+        ray.init(address="local", include_dashboard=False, logging_level="WARNING")
+    try:
+        nodes = [node for node in ray.nodes() if node.get("Alive")]
+        cpus = sum(node["Resources"].get("CPU", 0) for node in nodes)
+        yield (f"Ray cluster at {address}: {len(nodes)} node(s), {cpus:g} CPUs" if address else
+               f"a local Ray started for this run ({cpus:g} CPUs)")
+    finally:
+        ray.shutdown()  # disconnects; stops the Ray it started
 
 
 # -- results --------------------------------------------------------------------------
@@ -235,10 +311,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..extras import require_extra
 
     require_extra("datatrove", "plexity run")
+    if args.executor == "ray":
+        require_extra("ray", "plexity run --executor ray")
+    try:
+        storage_options = json.loads(args.storage_options) if args.storage_options else None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--storage-options is not JSON: {exc}") from None
+    if storage_options is not None and not isinstance(storage_options, dict):
+        raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
-    folder, pattern = resolve_input(args.input)
-    inputs = list_inputs(folder, pattern)
+    folder, pattern = resolve_input(args.input, storage_options)
+    try:
+        inputs = list_inputs(folder, pattern, storage_options)
+    except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
+        if isinstance(exc, OSError):
+            raise
+        raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
     if not inputs:
         print(f"plexity run: no WARC files match {pattern} in {folder}", file=sys.stderr)
         return 2
@@ -248,7 +337,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
                               other_languages=args.other_languages, max_document_bytes=args.max_document_bytes,
                               language_check=not args.no_language_check, extract_timeout=args.extract_timeout,
-                              extract_memory=args.extract_memory)
+                              extract_memory=args.extract_memory, storage_options=storage_options)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -257,10 +346,13 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"(executor {args.executor})")
     failed = None
     started = time.perf_counter()
-    try:
-        executor.run()
-    except Exception as exc:  # a task failed; the completed ones keep their markers
-        failed = exc
+    with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
+        if connected:
+            print(f"plexity run: {connected}", flush=True)
+        try:
+            executor.run()
+        except Exception as exc:  # a task failed; the completed ones keep their markers
+            failed = exc
     if args.executor == "slurm":
         job_id = getattr(executor, "job_id", None)
         if job_id in (None, -1):
@@ -313,11 +405,12 @@ def _disk_full(failed: BaseException | None) -> BaseException | None:
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "run", help="clean WARC files with a datatrove pipeline (local or Slurm), resumable",
+        "run", help="clean WARC files with a datatrove pipeline (local, Slurm or Ray), resumable",
         description="WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> writer, as a datatrove "
                     "pipeline. Re-running the same command resumes: completed tasks are skipped.")
     p.add_argument("input", metavar="INPUT_GLOB_OR_DIR",
-                   help="a directory (every *.warc / *.warc.gz below it), a WARC file, or a glob (quote it)")
+                   help="a directory (every *.warc / *.warc.gz below it), a WARC file, or a glob (quote it); "
+                        "local or an fsspec URL (s3://bucket/crawl/, hf://datasets/..., https://...)")
     p.add_argument("--output-dir", "-o", required=True,
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     add_model_args(p)
@@ -347,17 +440,27 @@ def add_parser(subparsers) -> None:
                    help="documents in another language than the model's: keep unchanged or drop")
     p.add_argument("--no-language-check", action="store_true",
                    help="filter every document with the model, whatever its language")
+    p.add_argument("--storage-options", default=None, metavar="JSON",
+                   help="options of the input URL's fsspec filesystem, e.g. '{\"anon\": true}' (S3), "
+                        "'{\"headers\": {\"Authorization\": \"Bearer ...\"}}' (HTTP); credentials: docs/ray.md")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
-                   help="local: worker processes on this machine (default); slurm: an array job (needs --partition)")
+                   help="local: worker processes on this machine (default); slurm: an array job (needs --partition); "
+                        "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")
     p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=int, default=None,
-                   help="tasks running at once (default: local: CPU count; slurm: no limit)")
+                   help="tasks running at once (default: local: CPU count; slurm, ray: no limit)")
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
+    cluster = p.add_argument_group("slurm and ray")
+    cluster.add_argument("--cpus-per-task", type=int, default=1, help="CPUs each task reserves (default: 1)")
+    cluster.add_argument("--mem-per-cpu-gb", type=float, default=2,
+                         help="memory each task reserves per CPU, GB (default: 2; Slurm: whole GB)")
+    ray_group = p.add_argument_group("ray")
+    ray_group.add_argument("--ray-address", default=None,
+                           help="the Ray cluster to run on: auto (started with `ray start` on this machine), "
+                                "HOST:6379 or ray://HOST:10001 (default: $RAY_ADDRESS, else a local Ray for the run)")
     slurm = p.add_argument_group("slurm")
     slurm.add_argument("--partition", help="Slurm partition (required with --executor slurm)")
     slurm.add_argument("--time", default="24:00:00", help="time limit per task (default: 24:00:00)")
-    slurm.add_argument("--cpus-per-task", type=int, default=1)
-    slurm.add_argument("--mem-per-cpu-gb", type=int, default=2)
     slurm.add_argument("--venv", default=None,
                        help="virtualenv (dir or its bin/activate) the jobs activate (default: the running one)")
     slurm.add_argument("--job-name", default="plexity")

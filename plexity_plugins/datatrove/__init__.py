@@ -28,6 +28,8 @@
   each document (what ``plexity run`` writes with).
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
+- `RayTaskExecutor`: datatrove's Ray executor (same arguments), whose task processes die with
+  their Ray actor instead of running on as orphans (docs/ray.md).
 """
 
 # The steps here declare no ``_requires_dependencies``: what they need is plexity_plugins' own
@@ -40,10 +42,10 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
-from .executor import LocalTaskExecutor, TasksFailed  # noqa: E402
+from .executor import LocalTaskExecutor, RayTaskExecutor, TasksFailed  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
-           "PerplexitySentenceFilter", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]
+           "PerplexitySentenceFilter", "RayTaskExecutor", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]

@@ -1,7 +1,13 @@
-"""`LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it."""
+"""datatrove's executors, with what a task leaves behind when it dies taken care of.
+
+- `LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it.
+- `RayTaskExecutor`: datatrove's Ray executor, but a task's process dies with its Ray actor, and
+  a task that no node can hold is an error, not an endless wait.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -10,9 +16,11 @@ import time
 from collections import deque
 
 from datatrove.executor.local import LocalPipelineExecutor
+from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
 from datatrove.utils.stats import PipelineStats
 
+from ..lifetime import die_with_parent
 from ..outputs import disk_full_message, is_disk_full
 
 DISK_FULL_STATUS = 4  # a task process's exit status when the disk filled up (as `plexity`'s own)
@@ -237,3 +245,116 @@ def _read_json(folder, rank: int) -> dict:
 
     with folder.open(f"stats/{rank:05d}.json", "r") as f:
         return json.load(f)
+
+
+class RayTaskExecutor(RayPipelineExecutor):
+    """datatrove's `RayPipelineExecutor` (same arguments), with two mends.
+
+    - datatrove runs each task in a process forked from its Ray actor (a ``multiprocess``
+      pool of one).  When the actor dies without running its clean-up (its node's raylet
+      killed, the out-of-memory killer, ``ray.kill``), that process was adopted by init and ran
+      on: it went on writing the task's output files while datatrove resubmitted the task to
+      another node, and then waited forever.  Here it is killed with its actor (Linux), and
+      so is the extractor process it forked (`plexity_plugins.lifetime`).
+    - datatrove sets up each task (a placement group, an actor, a first call to it) in a
+      thread; if that fails (the actor killed as it starts: Ray's memory monitor did it here,
+      on a machine short of memory), the run waited forever for the task.  Here the set-up is
+      tried again (three times), then the task is given up: it has no completion marker, and
+      the run ends, saying how many tasks completed.
+    - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
+      memory on one node; if no node of the cluster has that much, Ray waits for such a node
+      forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
+
+    As with datatrove's, the Ray cluster must be connected (``ray.init(address=...)``) before
+    `run`, and the logging dir (completion markers) and the output folders must be on a
+    filesystem every node sees (a shared disk, or an fsspec URL: ``s3://...``).  A task whose
+    actor dies is resubmitted (up to three times) by datatrove; a task that still did not
+    complete has no completion marker, and running the same pipeline again runs only such tasks.
+    """
+
+    def run(self):
+        import ray
+
+        from datatrove.executor import ray as datatrove_ray
+
+        if ray.is_initialized():
+            check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
+        # datatrove's run() makes its task manager by this module-level name: ours for this run
+        original, datatrove_ray.RayTaskManager = datatrove_ray.RayTaskManager, _TaskManager
+        try:
+            return super().run()
+        finally:
+            datatrove_ray.RayTaskManager = original
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
+        import multiprocess
+
+        parent = multiprocess.parent_process()  # the actor, when run in datatrove's pool
+        die_with_parent(parent.pid if parent is not None else None)
+        return super()._run_for_rank(rank, local_rank, node_rank)
+
+
+def check_task_fits(cpus: float, memory_gb: float) -> None:
+    """Raise ValueError unless a live node of the connected Ray cluster has `cpus` CPUs and
+    `memory_gb` GB of Ray's ``memory`` resource (in total: it may be busy now).  (A cluster
+    whose autoscaler would start a larger node on demand needs one such node up: Ray's head
+    reports an autoscaling status even with no autoscaler, so it cannot tell them apart.)"""
+    import ray
+
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    needed = {"CPU": cpus, "memory": memory_gb * 1024**3}
+    if any(all(resources.get(k, 0) >= v for k, v in needed.items() if v) for resources in nodes):
+        return
+    have = "; ".join(f"{r.get('CPU', 0):g} CPUs, {r.get('memory', 0) / 1024**3:.1f} GB" for r in nodes) or "no node"
+    raise ValueError(f"no node of the Ray cluster can run a task of {cpus:g} CPUs and {memory_gb:g} GB of memory "
+                     f"(the nodes have: {have}): lower the CPUs or the memory per task")
+
+
+SETUP_ATTEMPTS = 3
+
+
+class _TaskManager(RayTaskManager):
+    """datatrove's `RayTaskManager`, whose task set-up is retried and, failing, fails the task's
+    future (datatrove's left it pending: `RayTaskExecutor.run` waited forever)."""
+
+    def submit_task(self, executor_ref, ranks_to_submit: list[int], remote_options: dict):
+        from concurrent.futures import Future
+
+        import ray
+        from datatrove.executor.ray import RankWorker, TaskGroup, convert_remote_options_to_bundle
+
+        pg_future = Future()
+
+        def set_up():  # as datatrove's async_submit_task, with the failure handled
+            for attempt in range(1, SETUP_ATTEMPTS + 1):
+                pg = ray.util.placement_group([convert_remote_options_to_bundle(remote_options)] * self.nodes_per_task)
+                workers = []
+                try:
+                    ray.get(pg.ready())
+                    workers = [ray.remote(RankWorker).options(placement_group=pg, placement_group_bundle_index=i,
+                                                              **remote_options).remote()
+                               for i in range(self.nodes_per_task)]
+                    node_ips = ray.get([worker.get_node_ip.remote() for worker in workers])
+                except Exception as exc:  # noqa: BLE001 - Ray's errors: an actor died, a node went away
+                    for worker in workers:
+                        with contextlib.suppress(Exception):
+                            ray.kill(worker)
+                    with contextlib.suppress(Exception):
+                        ray.util.remove_placement_group(pg)
+                    logger.warning(f"setting up the task of ranks {ranks_to_submit} failed "
+                                   f"(attempt {attempt}/{SETUP_ATTEMPTS}): {type(exc).__name__}: {exc}")
+                    if attempt == SETUP_ATTEMPTS:
+                        pg_future.set_exception(exc)
+                        return
+                    continue
+                tasks = [worker.run_for_rank.remote(executor_ref, ranks_to_submit, node_ips, node_idx)
+                         for node_idx, worker in enumerate(workers)]
+                group = TaskGroup(tasks=tasks, workers=workers, placement_group=pg, ranks=ranks_to_submit)
+                for task in tasks:
+                    self.task_to_group[task] = group
+                    self.timeout_manager.add_task(task)
+                pg_future.set_result(tasks)
+                return
+
+        self.pg_futures.append(self.executor.submit(set_up))
+        return pg_future

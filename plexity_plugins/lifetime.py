@@ -1,0 +1,39 @@
+"""`die_with_parent()`: a helper process that ends when the process that started it ends.
+
+A process whose parent is SIGKILLed (the out-of-memory killer, ``ray.kill``, a Ray raylet
+that died and took its workers with it) is not told: it is adopted by init and runs on.  A
+datatrove task process orphaned so goes on reading and writing the very output files that
+the task's retry, elsewhere, is writing; an extractor child orphaned so waits forever for a
+page.  On Linux the kernel can send a signal to a process when its parent dies
+(``prctl(PR_SET_PDEATHSIG)``); elsewhere this does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int | None) -> bool:
+    """Make the calling process receive SIGKILL when its parent (`parent_pid`, the pid of the
+    process that forked it) ends.  If the parent has already gone, die now.  Returns whether
+    the kernel will do it (Linux only; `parent_pid` None: nothing to watch).
+
+    (The signal comes when the parent's *thread* that forked this process ends: call it in
+    processes forked by a thread that outlives them, as the main thread of a task does.)"""
+    if parent_pid is None or not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent_pid:  # the parent died before the prctl: nobody will signal
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True

@@ -1,0 +1,411 @@
+"""The datatrove pipeline on a real Ray cluster of three nodes on this machine: `plexity run
+--executor ray`, a RayPipelineExecutor built by hand, a node killed mid-run, a run stopped
+mid-way and resumed, and WARCs read over HTTP.
+
+The cluster is Ray's own `ray.cluster_utils.Cluster`: a head and two worker nodes, each its
+own raylet with one CPU (this machine may have two cores), started once for the module.
+Every process it starts carries a token in its environment (`cluster_processes`), so the
+tests can tell a process the cluster left behind from anybody else's.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from test_datatrove import REPO, SAMPLE, read_jsonl_dir, split_warc
+from warc_corpus import count_records, write_corpus
+
+pytestmark = pytest.mark.ray
+
+TOKEN_VAR = "PLEXITY_TEST_RAY_CLUSTER"  # in the environment of every process of the cluster
+NODE_VAR = "PLEXITY_TEST_RAY_NODE"  # which node a process belongs to
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+READER, EXTRACTOR = "📖 - READER: 🕷 WARC HTML", "🛢 - EXTRAC: ⛏ auto (trafilatura, else fast)"  # in stats.json
+
+
+# -- the cluster, and what it leaves behind ----------------------------------------------
+
+def cluster_processes(token: str, node: str | None = None) -> list[psutil.Process]:
+    """The live processes started by the test cluster (of one node only, if given), the test
+    session's own process aside."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            env = process.environ()
+            if (process.pid != os.getpid() and env.get(TOKEN_VAR) == token
+                    and (node is None or env.get(NODE_VAR) == node)
+                    and process.status() != psutil.STATUS_ZOMBIE):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def orphans(token: str) -> list[str]:
+    """Processes of the cluster whose parent is neither a process of the cluster nor this
+    test session: adopted by init (or a subreaper) after their parent died."""
+    ours = {p.pid for p in cluster_processes(token)} | {os.getpid()}
+    left = []
+    for process in cluster_processes(token):
+        try:
+            if process.ppid() not in ours:
+                left.append(f"{process.pid} (parent {process.ppid()}): {' '.join(process.cmdline())[:120]}")
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+def wait_until(condition, timeout: float, poll: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(poll)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    token = f"{os.getpid()}-{time.time_ns()}"
+    os.environ[TOKEN_VAR] = token  # inherited by the raylets, hence by every worker
+    # Quick health checks: a killed node is declared dead in ~1.5 s instead of ~15.  No memory
+    # monitor: it kills workers when the *machine* is 95% full, which other programs on a
+    # shared machine can make it (observed here: an actor killed as it started).
+    system_config = {"health_check_period_ms": 500, "health_check_failure_threshold": 3,
+                     "health_check_initial_delay_ms": 0, "memory_monitor_refresh_ms": 0}
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "env_vars": {NODE_VAR: "head"},
+                                                            "_system_config": system_config})
+    try:
+        for name in ("n2", "n3"):
+            cluster.add_node(num_cpus=1, env_vars={NODE_VAR: name})
+        cluster.wait_for_nodes()
+        cluster.token = token
+        yield cluster
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+        left = wait_until(lambda: not cluster_processes(token), timeout=20) or cluster_processes(token)
+        del os.environ[TOKEN_VAR]
+        if left is not True:
+            for process in left:  # leave nothing running, then fail
+                try:
+                    process.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            pytest.fail(f"the Ray cluster left processes behind: {[p.cmdline()[:3] for p in left]}")
+
+
+@pytest.fixture
+def no_orphans(cluster):
+    """Fail the test if it left a process of the cluster without its parent."""
+    yield
+    left = wait_until(lambda: not orphans(cluster.token), timeout=10)
+    assert left is True, f"orphaned processes: {orphans(cluster.token)}"
+
+
+# -- inputs and outputs ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def warcs(tmp_path_factory) -> Path:
+    """The sample WARC in 6 shards, and the generated WARCs of every kind and damage."""
+    directory = tmp_path_factory.mktemp("warcs")
+    split_warc(SAMPLE, directory, 6)
+    write_corpus(directory / "generated")
+    return directory
+
+
+def records_in(directory: Path) -> int:
+    """WARC records in the files of a directory, as warcio counts them (independent of us)."""
+    return sum(count_records(p) for p in sorted(directory.rglob("*.warc*")))
+
+
+def plexity_run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([*PLEXITY, "run", *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def merged_stats(logs: Path) -> dict[str, dict]:
+    """{step name: {stat: total}} of a run's merged stats.json."""
+    merged = json.loads((logs / "stats.json").read_text())
+    return {step["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in step["stats"].items()}
+            for step in merged}
+
+
+def outputs(out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """({document id: text} written, {document id: filter reason} excluded); fails if an id
+    occurs twice."""
+    documents, excluded = read_jsonl_dir(out / "documents"), read_jsonl_dir(out / "excluded")
+    ids = [d["id"] for d in documents + excluded]
+    assert len(ids) == len(set(ids)), "a document was written twice"
+    return ({d["id"]: d["text"] for d in documents}, {d["id"]: d["metadata"]["filter_reason"] for d in excluded})
+
+
+def completions(logs: Path) -> list[str]:
+    directory = logs / "completions"
+    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def local_output(warcs, tmp_path_factory) -> Path:
+    """What the local executor makes of the same input: the reference."""
+    out = tmp_path_factory.mktemp("local")
+    proc = plexity_run(str(warcs), "-o", str(out), "--executor", "local", "--tasks", "6", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+# -- plexity run --executor ray ----------------------------------------------------------
+
+def test_plexity_run_on_three_nodes_reads_every_record_once_and_writes_what_the_local_executor_writes(
+        cluster, warcs, local_output, tmp_path, no_orphans):
+    out = tmp_path / "ray"
+    proc = plexity_run(str(warcs), "-o", str(out), "--executor", "ray", "--ray-address", cluster.address,
+                       "--tasks", "6", "--mem-per-cpu-gb", "0.5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "3 node(s), 3 CPUs" in proc.stdout and "6/6 tasks completed (6 in this run" in proc.stdout
+    stats = merged_stats(out / "logs")
+    assert stats[READER]["records"] == records_in(warcs)  # every record read, by one task only
+    assert outputs(out) == outputs(local_output)  # same text, same drops: the scorer and extractor in actors
+    reader, extractor = stats[READER], stats[EXTRACTOR]
+    documents, excluded = outputs(out)
+    assert reader["documents"] == extractor["total"]
+    assert extractor["forwarded"] == len(documents) + len(excluded)  # each document kept or excluded
+
+
+def test_a_task_too_big_for_every_node_is_an_error_not_an_endless_wait(cluster, warcs, tmp_path):
+    proc = plexity_run(str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
+                       "--ray-address", cluster.address, "--cpus-per-task", "2", timeout=120)
+    assert proc.returncode == 1
+    assert "no node of the Ray cluster can run a task of 2 CPUs and 4 GB" in proc.stderr
+    assert "(the nodes have: 1 CPUs" in proc.stderr
+
+
+def test_plexity_run_without_the_ray_extra_says_which_extra_to_install(tmp_path):
+    code = ("import sys; sys.modules['ray'] = None\n"  # as if ray were not installed
+            "from plexity_plugins.cli import main\n"
+            f"sys.exit(main(['run', {str(SAMPLE)!r}, '-o', {str(tmp_path)!r}, '--executor', 'ray']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines() == [
+        'plexity run: error: plexity run --executor ray needs ray, not installed: pip install "plexity_plugins[ray]"']
+
+
+# -- a RayPipelineExecutor a user builds -------------------------------------------------
+
+def test_our_steps_under_datatrove_s_own_ray_executor_run_on_every_node(cluster, warcs, tmp_path, no_orphans):
+    from datatrove.executor.ray import RayPipelineExecutor
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    def where(data, rank: int = 0, world_size: int = 1):  # which node ran the task
+        for doc in data:
+            doc.metadata["node"] = os.environ.get(NODE_VAR)
+            yield doc
+
+    out = tmp_path / "out"
+    ray.init(address=cluster.address, logging_level="WARNING")
+    try:
+        RayPipelineExecutor(
+            pipeline=[WarcHtmlReader(str(warcs)), HtmlTagsExtractor(), where,
+                      PerplexitySentenceFilter(method="regions", exclusion_writer=JsonlWriter(str(out / "excluded"))),
+                      JsonlWriter(str(out / "documents"))],
+            tasks=6, logging_dir=str(out / "logs"), cpus_per_task=1, mem_per_cpu_gb=0.5,
+        ).run()
+    finally:
+        ray.shutdown()
+    assert completions(out / "logs") == [f"{rank:05d}" for rank in range(6)]
+    documents = read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")
+    assert {d["metadata"]["node"] for d in documents} == {"head", "n2", "n3"}
+    assert len({d["id"] for d in documents}) == len(documents)
+    assert merged_stats(out / "logs")[READER]["records"] == records_in(warcs)
+
+
+def test_the_ray_example_runs_against_an_existing_cluster(cluster, tmp_path, no_orphans):
+    out = tmp_path / "example"
+    proc = subprocess.run([sys.executable, str(REPO / "examples" / "datatrove_ray.py"), str(REPO / "examples"),
+                           str(out), "--address", cluster.address, "--tasks", "2", "--mem-per-cpu-gb", "0.5"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert completions(out / "logs") == ["00000", "00001"]
+    assert len(read_jsonl_dir(out / "documents")) + len(read_jsonl_dir(out / "excluded")) == 12
+
+
+# -- a node lost mid-run -----------------------------------------------------------------
+
+# plexity run's pipeline and executor, with a step that stops on the node called "victim",
+# in the first task that gets there, until that node is killed (then never again).
+PAUSING_RUN = '''
+import os, sys, time
+from pathlib import Path
+from datatrove.pipeline.base import PipelineStep
+from plexity_plugins.cli.run import build_pipeline, completed_tasks, make_executor, ray_connection
+
+warcs, out, flag, address = sys.argv[1:5]
+
+class PauseOnVictim(PipelineStep):
+    name = "pause on victim"
+    def __init__(self, flag):
+        super().__init__()
+        self.flag = flag
+    def run(self, data, rank=0, world_size=1):
+        for doc in data:
+            if os.environ.get("PLEXITY_TEST_RAY_NODE") == "victim" and not os.path.exists(self.flag):
+                with open(self.flag, "w") as f:
+                    f.write(str(rank))
+                time.sleep(600)
+            yield doc
+
+pipeline = build_pipeline(warcs, out)  # plexity run's default extractor (auto)
+pipeline.insert(2, PauseOnVictim(flag))  # after the extractor: its child process is running
+executor = make_executor(pipeline, "ray", tasks=6, logging_dir=str(Path(out) / "logs"), mem_per_cpu_gb=0.5)
+with ray_connection(address):
+    executor.run()
+print(f"{completed_tasks(Path(out) / 'logs')}/6 tasks completed")
+'''
+
+
+def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
+    """Add a node called "victim", start the pausing run as a driver of its own, and wait until
+    it pauses there with the five other tasks done; (driver process, out, paused rank)."""
+    victim = cluster.add_node(num_cpus=1, env_vars={NODE_VAR: "victim"})
+    cluster.wait_for_nodes()
+    script, out, flag = tmp_path / "run.py", tmp_path / "out", tmp_path / "paused"
+    script.write_text(textwrap.dedent(PAUSING_RUN))
+    driver = subprocess.Popen([sys.executable, str(script), str(warcs), str(out), str(flag), cluster.address],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    assert wait_until(lambda: flag.exists() and len(completions(out / "logs")) == 5, timeout=120), \
+        driver.stdout.read() if driver.poll() is not None else "the run did not pause on the victim node"
+    # the victim's task runs there: its actor, the task's process, the extractor's child (the
+    # two forked ones keep the actor's process title)
+    task_processes = [p for p in cluster_processes(cluster.token, node="victim")
+                      if p.cmdline() and p.cmdline()[0].startswith("ray::RankWorker")]
+    assert len(task_processes) >= 3, [p.cmdline()[:1] for p in task_processes]
+    return victim, driver, out, int(flag.read_text())
+
+
+def test_a_node_killed_mid_run_its_task_is_redone_elsewhere_and_nothing_written_twice(
+        cluster, warcs, local_output, tmp_path, no_orphans):
+    victim, driver, out, paused_rank = start_pausing_run(cluster, warcs, tmp_path)
+    cluster.remove_node(victim, allow_graceful=False)  # its raylet and everything on it: SIGKILL
+    # every process of the node ends with it (the task's process and its extractor child too)
+    assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15)
+    output, _ = driver.communicate(timeout=180)
+    assert driver.returncode == 0, output[-3000:]
+    assert "6/6 tasks completed" in output  # datatrove resubmitted the lost task to a live node
+    assert completions(out / "logs") == [f"{rank:05d}" for rank in range(6)]
+    assert outputs(out) == outputs(local_output)
+    assert merged_stats(out / "logs")[READER]["records"] == records_in(warcs)
+
+
+def test_a_run_stopped_with_a_node_is_resumed_by_running_it_again_which_redoes_only_the_lost_task(
+        cluster, warcs, local_output, tmp_path, no_orphans):
+    victim, driver, out, paused_rank = start_pausing_run(cluster, warcs, tmp_path)
+    driver.kill()  # the run itself is lost (its machine, Ctrl+C twice) with the node
+    cluster.remove_node(victim, allow_graceful=False)
+    driver.communicate(timeout=60)
+    assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15)
+    done = completions(out / "logs")
+    assert f"{paused_rank:05d}" not in done and len(done) == 5
+    written = {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir() if p.name[:5] in done}
+
+    again = subprocess.run(driver.args, capture_output=True, text=True, timeout=300, cwd=REPO)  # the same run
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Will run pipeline on 1 incomplete ranks out of 6 total" in again.stderr
+    assert "6/6 tasks completed" in again.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir() if p.name[:5] in done} == written
+    assert merged_stats(out / "logs")[READER]["records"] == records_in(warcs)
+    assert outputs(out) == outputs(local_output)
+
+
+# -- WARCs over HTTP ---------------------------------------------------------------------
+
+class _TokenHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files (with directory listings), for requests bearing the token only."""
+
+    token = "Bearer s3cr3t"
+
+    def do_GET(self):
+        if self.headers.get("Authorization") != self.token:
+            self.send_error(401, "a token is needed")
+            return
+        super().do_GET()
+
+    def do_HEAD(self):
+        if self.headers.get("Authorization") != self.token:
+            self.send_error(401, "a token is needed")
+            return
+        super().do_HEAD()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def http_warcs(warcs):
+    """The WARCs served over HTTP on 127.0.0.1, to requests with the token."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_TokenHandler,
+                                                                                  directory=str(warcs.parent)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/{warcs.name}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_plexity_run_on_ray_reads_warcs_over_http_with_credentials(cluster, http_warcs, warcs, local_output,
+                                                                     tmp_path, no_orphans):
+    out = tmp_path / "http"
+    credentials = json.dumps({"headers": {"Authorization": _TokenHandler.token}})
+    proc = plexity_run(http_warcs, "-o", str(out), "--storage-options", credentials, "--executor", "ray",
+                       "--ray-address", cluster.address, "--tasks", "6", "--mem-per-cpu-gb", "0.5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"{len(list(warcs.rglob('*.warc*')))} WARC files, 6 tasks" in proc.stdout
+    assert merged_stats(out / "logs")[READER]["records"] == records_in(warcs)
+    assert outputs(out) == outputs(local_output)
+    assert "s3cr3t" not in (out / "logs" / "executor.json").read_text()  # credentials are not logged
+
+
+def test_a_url_input_without_its_credentials_stops_with_the_server_s_answer(http_warcs, tmp_path):
+    for url in (http_warcs, http_warcs + "shard-0.warc.gz"):
+        proc = plexity_run(url, "-o", str(tmp_path / "out"), timeout=120)
+        assert proc.returncode == 2
+        assert "401, message='a token is needed'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()  # stopped before any task
+
+
+def test_a_url_whose_filesystem_is_not_installed_names_the_extra(tmp_path):
+    code = ("import sys; sys.modules['s3fs'] = None\n"  # as if s3fs were not installed
+            "from plexity_plugins.cli import main\n"
+            f"sys.exit(main(['run', 's3://bucket/crawl/', '-o', {str(tmp_path)!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert "s3://bucket/crawl/ needs a package that is not installed" in proc.stderr
+    assert proc.stderr.strip().endswith('pip install "plexity_plugins[remote]"')
+
+
+def test_a_single_warc_and_a_glob_over_http(http_warcs, warcs, tmp_path):
+    credentials = json.dumps({"headers": {"Authorization": _TokenHandler.token}})
+    one = plexity_run(http_warcs + "shard-0.warc.gz", "-o", str(tmp_path / "one"), "--storage-options", credentials,
+                      "--extractor", "tags")
+    assert one.returncode == 0 and "1 WARC files" in one.stdout, one.stderr[-3000:]
+    glob = plexity_run(http_warcs + "generated/mixed*", "-o", str(tmp_path / "glob"), "--storage-options",
+                       credentials, "--extractor", "tags")
+    assert glob.returncode == 0 and "2 WARC files" in glob.stdout, glob.stderr[-3000:]
+    assert merged_stats(tmp_path / "glob" / "logs")[READER]["records"] == 28
