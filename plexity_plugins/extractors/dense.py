@@ -5,7 +5,7 @@ How a page is read (`html_to_text_dense`):
 
 1. **Link lists go first.** Short blocks (under 100 characters) that are mostly link text (over
    80%) are removed anywhere on the page: menus, tag clouds, share bars, "Read more" and
-   related-link lists (`_drop_link_dense`, trafilatura's link-density test).
+   related-link lists (`drop_link_dense`, trafilatura's link-density test).
 2. **The page's main content** by resiliparse's main-content heuristic (it drops navigation,
    headers, footers and sidebars). When the page declares itself one article or one product
    (schema.org or Open Graph, `auto.declares_article_or_product`), its comment sections are not
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from .auto import declares_article_or_product
 from .decoding import decode_html
+from .links import drop_link_dense
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # The item's text must hold this share of the page's main-content words to be taken alone.
@@ -62,9 +63,6 @@ NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[ro
 # The elements that hold paragraphs for `_densest`.
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
-# The blocks `_drop_link_dense` tests: those holding a link (a div only when no block is inside
-# it: an outer div is long, and its short inner blocks are tested themselves).
-_LINK_BLOCKS = "p:has(a), ul:has(a), ol:has(a), div:has(a):not(:has(div, p, ul, ol))"
 
 
 def _words(text: str) -> int:
@@ -159,25 +157,6 @@ def page_item(body) -> tuple:
     return (densest, "density") if densest is not None else (None, None)
 
 
-def _drop_link_dense(element) -> None:
-    """Inside `element`, removes the short blocks (under 100 characters) that are mostly link text
-    (over 80%): trafilatura's link density test."""
-    chosen = []
-    for block in element.query_selector_all(_LINK_BLOCKS).values():
-        text = "".join((block.text or "").split())
-        if not text or len(text) >= 100:
-            continue
-        links = block.query_selector_all("a").values()
-        if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
-            chosen.append(block)
-    outer = []
-    for block in chosen:  # in document order: a block's descendants come right after it
-        if not (outer and outer[-1].contains(block)):
-            outer.append(block)
-    for block in outer:
-        block.parent.remove_child(block)
-
-
 def html_to_text_dense(html: str | bytes) -> str:
     """The page's item, or its main content when the item is only part of it (see the module's
     docstring); one line per block, whitespace inside a line collapsed; "" when none."""
@@ -193,7 +172,7 @@ def html_to_text_dense(html: str | bytes) -> str:
     if body is None:
         return ""
     declares = declares_article_or_product(html)
-    _drop_link_dense(body)
+    drop_link_dense(body)
     page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_OPTIONS))
     item, how = page_item(body)
     if item is None or item == body:

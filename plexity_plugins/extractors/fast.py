@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .decoding import decode_html
+from .links import drop_link_dense
 
 _FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}
 
@@ -136,30 +137,6 @@ def _keep_only(tree, element) -> None:
     body.replace_children(top)
 
 
-# The blocks tested: those holding a link (a div only when no block is inside it: an outer div is
-# long, and its short inner blocks are tested themselves).
-_LINK_BLOCKS = "p:has(a), ul:has(a), ol:has(a), div:has(a):not(:has(div, p, ul, ol))"
-
-
-def _drop_link_dense(element) -> None:
-    """Inside `element`, removes the short blocks (under 100 characters) that are mostly link text
-    (over 80%): trafilatura's link density test."""
-    chosen = []
-    for block in element.query_selector_all(_LINK_BLOCKS).values():
-        text = "".join((block.text or "").split())
-        if not text or len(text) >= 100:
-            continue
-        links = block.query_selector_all("a").values()
-        if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
-            chosen.append(block)
-    outer = []
-    for block in chosen:  # in document order: a block's descendants come right after it
-        if not (outer and outer[-1].contains(block)):
-            outer.append(block)
-    for block in outer:
-        block.parent.remove_child(block)
-
-
 def _drop_sectioning(element) -> None:
     """Removes the <header> and <footer> elements inside `element`: an article's header holds its
     title, byline and date (HTML: "introductory content"), its footer the author, copyright and
@@ -204,7 +181,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     When the page declares its article (see `_declared_body`) and that element holds at least
     half of the page's main-content words, only that element's main content is kept, without its
     <header> and <footer> (title, byline, date; author and copyright lines) and its short link
-    blocks (`_drop_link_dense`: on an article page they are "Read more", related and share links;
+    blocks (`drop_link_dense`: on an article page they are "Read more", related and share links;
     on other pages, which declare no article, links are left alone).  One extraction serves both:
     the element is marked where it stands (`_START`, `_END`); only when the page's heuristic drops
     it there is it extracted again alone (`_declared_alone`)."""
@@ -219,7 +196,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     declared = _declared_body(tree)
     if declared is None:
         return _lines(extract_plain_text(tree, **_FAST_OPTIONS))
-    _drop_link_dense(declared)
+    drop_link_dense(declared)
     _drop_sectioning(declared)
     first = declared.first_child
     if first is None:
