@@ -292,11 +292,12 @@ def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
     assert wait_until(lambda: flag.exists() and len(completions(out / "logs")) == 5, timeout=120), \
         driver.stdout.read() if driver.poll() is not None else "the run did not pause on the victim node"
-    # the victim's task runs there: its actor, the task's process, the extractor's child (the
-    # two forked ones keep the actor's process title)
-    task_processes = [p for p in cluster_processes(cluster.token, node="victim")
-                      if p.cmdline() and p.cmdline()[0].startswith("ray::RankWorker")]
-    assert len(task_processes) >= 3, [p.cmdline()[:1] for p in task_processes]
+    # the victim's task runs there: its actor and the task's process (forked: it keeps the
+    # actor's process title), and the extractor's child (`python -m plexity_plugins.sandbox`)
+    processes = [p.cmdline() for p in cluster_processes(cluster.token, node="victim")]
+    task_processes = [c for c in processes if c and c[0].startswith("ray::RankWorker")]
+    extractor_children = [c for c in processes if "plexity_plugins.sandbox" in c]
+    assert len(task_processes) >= 2 and extractor_children, [c[:3] for c in processes]
     return victim, driver, out, int(flag.read_text())
 
 
@@ -320,7 +321,8 @@ def test_a_run_stopped_with_a_node_is_resumed_by_running_it_again_which_redoes_o
     driver.kill()  # the run itself is lost (its machine, Ctrl+C twice) with the node
     cluster.remove_node(victim, allow_graceful=False)
     driver.communicate(timeout=60)
-    assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15)
+    assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15), \
+        [p.cmdline()[:4] for p in cluster_processes(cluster.token, node="victim")]
     done = completions(out / "logs")
     assert f"{paused_rank:05d}" not in done and len(done) == 5
     written = {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir() if p.name[:5] in done}
