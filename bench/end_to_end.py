@@ -431,12 +431,7 @@ def main() -> int:
     print("\n" + "\n\n".join(tables.values()))
     full_run = not args.quick and sets == list(SETS)
     folder = args.figures or (figures.FIGURES if full_run else None)
-    if folder:
-        written = figures.write(tables, results, "end_to_end", folder)
-        print(f"figures written: {', '.join(str(p) for p in written)}", file=sys.stderr)
-    else:
-        print("not a full run: figures not written to docs/figures (pass --figures DIR to write them)",
-              file=sys.stderr)
+    figures.publish(tables, results, "end_to_end", folder)
     print(json.dumps(results))
     return 0
 

@@ -92,6 +92,17 @@ def write(tables: dict[str, str], data: dict, name: str, folder: Path = FIGURES)
     return paths
 
 
+def publish(tables: dict[str, str], data: dict, name: str, folder: Path | None) -> None:
+    """`write` the tables and data to `folder` (a full run's docs/figures, or --figures DIR) and
+    say where, or say why nothing was written (a partial run must not replace the docs' figures)."""
+    if folder:
+        written = write(tables, data, name, folder)
+        print(f"figures written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    else:
+        print("not a full run: figures not written to docs/figures (pass --figures DIR to write them)",
+              file=sys.stderr)
+
+
 def cell(text: str) -> str:
     """`text` as a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")

@@ -760,12 +760,7 @@ def main() -> int:
     full_run = not (args.quick or args.variants or args.model or args.threshold is not None
                     or args.trim_relative is not None or args.oracle) and sets == list(SET_DIRS)
     folder = args.figures or (figures.FIGURES if full_run else None)
-    if folder:
-        written = figures.write(tables, results, "quality", folder)
-        print(f"figures written: {', '.join(str(p) for p in written)}", file=sys.stderr)
-    else:
-        print("not a full run: figures not written to docs/figures (pass --figures DIR to write them)",
-              file=sys.stderr)
+    figures.publish(tables, results, "quality", folder)
     print(json.dumps(results))
     return 0
 
