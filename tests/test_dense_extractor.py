@@ -121,6 +121,21 @@ def test_hidden_elements_and_html_s_own_non_text_are_dropped_inside_the_item():
     assert "Hidden offer" not in text and "invisible" not in text and "Sidebar" not in text
 
 
+def test_on_a_declared_article_short_fragments_go_and_its_headings_and_list_items_stay():
+    around = ("<p>Share this story</p><p>Regular price</p><p>$22.00</p><p>Related posts</p>"
+              "<h2>What happens next</h2><p>It opens in spring.</p>"
+              "<ul><li>Reading room</li><li>Children's corner</li></ul>")
+    page = "<div>" + _story("<div>", around + "</div>") + "</div>"  # the item by density: read whole
+    declared = _lines(html_to_text_dense(_page(page, DECLARES_ARTICLE)))
+    assert all(line in declared for line in ARTICLE)
+    assert "What happens next" in declared and "Reading room" in declared
+    assert "It opens in spring." in declared  # short, but it ends as a sentence does
+    assert not {"Share this story", "Regular price", "$22.00", "Related posts"} & set(declared)
+    # without a declaration the page may be a listing or a grid, where short lines are the content
+    plain = _lines(html_to_text_dense(_page(page)))
+    assert {"Share this story", "Regular price", "$22.00", "Related posts"} <= set(plain)
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")
