@@ -30,13 +30,13 @@ How a page is read (`html_to_text_dense`):
    several sections: the item was only one part of it).
 6. **Fragments go** (`drop_fragments`), by block shape, not names: on a page that declares one
    article or product, a line of at most `FRAGMENT_WORDS` words that does not end as a sentence or
-   a clause does, and is not the text of one of the page's headings or list items, is a label, a
-   price, a button or a "Related posts" standing around the item.  On WCXB's dev pages this cut
-   leaked boilerplate snippets (dense alone) from 12.5 to 10.8 % (held half: 10.7 to 9.9) at the
-   same word F1 (bench/quality.py).  It is kept to declared pages: on listings and product grids
-   short lines are the content, and the rule on every page cost 0.02 there.  (Also measured and
-   left out: dropping short lines that are exactly a link's or a button's text, on every page,
-   leaked 0.5 points fewer for 0.6 ms more a page, as much as the rest of the step.)
+   a clause does, and is neither a list item nor the text of one of the page's headings, is a
+   label, a price, a button or a "Related posts" standing around the item.  On WCXB's dev pages
+   this cut leaked boilerplate snippets (dense alone) from 12.5 to 10.7 % (held half: 10.7 to
+   9.9) at the same word F1 (bench/quality.py).  It is kept to declared pages: on listings and
+   product grids short lines are the content, and the rule on every page cost 0.02 there.  (Also
+   measured and left out: dropping short lines that are exactly a link's or a button's text, on
+   every page, leaked 0.5 points fewer for 0.6 ms more a page, as much as the rest of the step.)
 
 Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
 the paragraphs, the articles and the short link blocks, never recursing, with walks up the tree
@@ -54,6 +54,9 @@ from .decoding import decode_html
 from .links import drop_link_dense
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
+# On a declared page list items are marked (resiliparse's bullets) so that `drop_fragments` knows
+# them without asking the tree; it takes the marks off again.
+_MARKED = {**_OPTIONS, "list_bullets": True}
 # The item's text must hold this share of the page's main-content words to be taken alone.
 SHARE = 0.5
 # ... or this share, when the page declares one article or product and the item is its markup.
@@ -79,10 +82,18 @@ _MIN_PARAGRAPH = 25
 FRAGMENT_WORDS = 4
 # How a sentence or a clause ends (a fragment does not).
 _ENDS_AS_TEXT = re.compile(r"""[.!?:;)\]"'”’…]$""")
+# resiliparse's mark of a list item: a bullet, or an ordered list's number.
+_LIST_MARK = re.compile(r"(?:•|\d+\.) ")
+_LIST_MARKS = re.compile(r"^(?:•|\d+\.)(?: |$)", re.M)
 
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+def _marked_words(marked: str) -> int:
+    """The words of a text that carries list marks (`_MARKED`), the marks not counted."""
+    return len(marked.split()) - len(_LIST_MARKS.findall(marked))
 
 
 def _lines(text: str) -> str:
@@ -168,11 +179,23 @@ def _texts(body, selector: str, longest: int) -> set:
     return texts
 
 
-def drop_fragments(text: str, structure: set) -> str:
-    """`text` without its fragments (the module's step 6): short lines that do not end as text
-    does, unless `structure` (the texts of the page's short headings and list items) holds them."""
-    return "\n".join(line for line in text.split("\n")
-                     if len(line.split()) > FRAGMENT_WORDS or line in structure or _ENDS_AS_TEXT.search(line))
+def drop_fragments(marked: str, headings: set) -> str:
+    """The text of a declared page without its fragments (the module's step 6): short lines that do
+    not end as text does, unless they are list items (`marked` carries resiliparse's list marks,
+    which come off here) or one of the page's `headings`."""
+    kept = []
+    item = False  # the line follows a mark alone on its line (a list item whose text is a block)
+    for line in marked.split("\n"):
+        mark = _LIST_MARK.match(line + " ")
+        if mark and mark.end() > len(line):
+            item = True
+            continue
+        if mark:
+            kept.append(line[mark.end():])
+        elif item or len(line.split()) > FRAGMENT_WORDS or line in headings or _ENDS_AS_TEXT.search(line):
+            kept.append(line)
+        item = False
+    return "\n".join(kept)
 
 
 def page_item(body) -> tuple:
@@ -207,19 +230,21 @@ def html_to_text_dense(html: str | bytes) -> str:
         return ""
     declares = declares_article_or_product(html)
     drop_link_dense(body)
-    page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_OPTIONS))
-    # read before the item replaces the page: a fragment is judged by the whole page's markup
-    structure = _texts(body, "h1, h2, h3, h4, h5, h6, li", FRAGMENT_WORDS) if declares else None
+    options = _MARKED if declares else _OPTIONS
+    page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **options))
+    # read before the item replaces the page: a fragment is judged by the whole page's headings
+    headings = _texts(body, "h1, h2, h3, h4, h5, h6", FRAGMENT_WORDS) if declares else None
     item, how = page_item(body)
     if item is None or item == body:
-        return drop_fragments(page, structure) if declares else page
+        return drop_fragments(page, headings) if declares else page
     body.replace_children(item)
-    text = _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **_OPTIONS))
+    text = _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **options))
     if declares and how in ("markup", "main"):
         # comments=False: as for the page (step 2), a declared item's comments are not its text
-        read = _lines(extract_plain_text(tree, main_content=True, post_meta=False, comments=False, **_OPTIONS))
-        if _words(read) >= KEEP * _words(text):
+        read = _lines(extract_plain_text(tree, main_content=True, post_meta=False, comments=False, **options))
+        if _marked_words(read) >= KEEP * _marked_words(text):
             text = read
     needed = DECLARED_SHARE if declares and how == "markup" else SHARE
-    text = text if _words(text) >= needed * _words(page) else page
-    return drop_fragments(text, structure) if declares else text
+    words = _marked_words if declares else _words
+    text = text if words(text) >= needed * words(page) else page
+    return drop_fragments(text, headings) if declares else text
