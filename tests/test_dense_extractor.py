@@ -136,6 +136,19 @@ def test_on_a_declared_article_short_fragments_go_and_its_headings_and_list_item
     assert {"Share this story", "Regular price", "$22.00", "Related posts"} <= set(plain)
 
 
+def test_on_a_declared_discussion_the_metadata_around_each_post_goes_and_the_posts_stay():
+    declares_thread = ('<head><script type="application/ld+json">{"@context": "https://schema.org", '
+                       '"@type": "DiscussionForumPosting", "headline": "Library hours"}</script></head>')
+    posts = "".join(f"<div class='post'><div class='meta'><div>reader{i}</div><div>asked Mar {i + 1}, 2024 at "
+                    f"11:38</div></div><p>{line}</p></div>" for i, line in enumerate(COMMENTS))
+    thread = _lines(html_to_text_dense(_page("<div>" + posts + "</div>", declares_thread)))
+    assert all(line in thread for line in COMMENTS)
+    assert not any(line.startswith(("reader", "asked Mar")) for line in thread)
+    # the same thread, undeclared: nothing says the short lines are not its text
+    plain = _lines(html_to_text_dense(_page("<div>" + posts + "</div>")))
+    assert "reader0" in plain and "asked Mar 1, 2024 at 11:38" in plain
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")

@@ -31,9 +31,11 @@ How a page is read (`html_to_text_dense`):
 6. **Fragments go** (`drop_fragments`), by block shape, not names: on a page that declares one
    article or product, a line of at most `FRAGMENT_WORDS` words that does not end as a sentence or
    a clause does, and is neither a list item nor the text of one of the page's headings, is a
-   label, a price, a button or a "Related posts" standing around the item.  On WCXB's dev pages
-   this cut leaked boilerplate snippets (dense alone) from 12.5 to 10.7 % (held half: 10.7 to
-   9.9) at the same word F1 (bench/quality.py).  It is kept to declared pages: on listings and
+   label, a price, a button or a "Related posts" standing around the item; on a page that declares
+   a discussion (`declares_discussion`), a line of at most `DISCUSSION_FRAGMENT_WORDS` words is a
+   poster's name, a date, a badge or a vote count standing around the posts.  On WCXB's dev pages
+   this cut leaked boilerplate snippets (dense alone) from 12.5 to 10.5 % (held half: 10.7 to
+   9.5) at the same word F1 (bench/quality.py).  It is kept to declared pages: on listings and
    product grids short lines are the content, and the rule on every page cost 0.02 there.  (Also
    measured and left out: dropping short lines that are exactly a link's or a button's text, on
    every page, leaked 0.5 points fewer for 0.6 ms more a page, as much as the rest of the step.)
@@ -78,8 +80,17 @@ NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[ro
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
 # `drop_fragments`: a line of at most this many words is tested (4 chosen on the dev halves: 2 and 3
-# leaked more at the same F1, 5 and 7 lost F1).
+# leaked more at the same F1, 5 and 7 lost F1) ...
 FRAGMENT_WORDS = 4
+# ... and on a page that declares a discussion, where the metadata around each post is longer
+# ("asked Mar 28, 2014 at 11:38"): 6 (4: forums 0.730, 6: 0.733, 8: 0.734 on both halves).
+DISCUSSION_FRAGMENT_WORDS = 6
+# A page's declaration that it is a discussion (a thread, a question and its answers): schema.org's
+# QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `in` first (a regex
+# scan of a whole page costs a millisecond).
+_DISCUSSION_TYPES = ("QAPage", "DiscussionForumPosting")
+_DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.org/)?|"""
+                         r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
 # How a sentence or a clause ends (a fragment does not).
 _ENDS_AS_TEXT = re.compile(r"""[.!?:;)\]"'”’…]$""")
 # resiliparse's mark of a list item: a bullet, or an ordered list's number.
@@ -89,6 +100,12 @@ _LIST_MARKS = re.compile(r"^(?:•|\d+\.)(?: |$)", re.M)
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+def declares_discussion(html: str) -> bool:
+    """Whether the page declares itself a discussion (schema.org ``QAPage`` or
+    ``DiscussionForumPosting``, JSON-LD or microdata)."""
+    return any(name in html for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
 
 
 def _marked_words(marked: str) -> int:
@@ -179,7 +196,7 @@ def _texts(body, selector: str, longest: int) -> set:
     return texts
 
 
-def drop_fragments(marked: str, headings: set) -> str:
+def drop_fragments(marked: str, headings: set, longest: int = FRAGMENT_WORDS) -> str:
     """The text of a declared page without its fragments (the module's step 6): short lines that do
     not end as text does, unless they are list items (`marked` carries resiliparse's list marks,
     which come off here) or one of the page's `headings`."""
@@ -192,7 +209,7 @@ def drop_fragments(marked: str, headings: set) -> str:
             continue
         if mark:
             kept.append(line[mark.end():])
-        elif item or len(line.split()) > FRAGMENT_WORDS or line in headings or _ENDS_AS_TEXT.search(line):
+        elif item or len(line.split()) > longest or line in headings or _ENDS_AS_TEXT.search(line):
             kept.append(line)
         item = False
     return "\n".join(kept)
@@ -230,13 +247,15 @@ def html_to_text_dense(html: str | bytes) -> str:
         return ""
     declares = declares_article_or_product(html)
     drop_link_dense(body)
-    options = _MARKED if declares else _OPTIONS
+    # the longest fragment on this page, or 0 when fragments stay (step 6)
+    fragments = FRAGMENT_WORDS if declares else DISCUSSION_FRAGMENT_WORDS if declares_discussion(html) else 0
+    options = _MARKED if fragments else _OPTIONS
     page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **options))
     # read before the item replaces the page: a fragment is judged by the whole page's headings
-    headings = _texts(body, "h1, h2, h3, h4, h5, h6", FRAGMENT_WORDS) if declares else None
+    headings = _texts(body, "h1, h2, h3, h4, h5, h6", fragments) if fragments else None
     item, how = page_item(body)
     if item is None or item == body:
-        return drop_fragments(page, headings) if declares else page
+        return drop_fragments(page, headings, fragments) if fragments else page
     body.replace_children(item)
     text = _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **options))
     if declares and how in ("markup", "main"):
@@ -245,6 +264,6 @@ def html_to_text_dense(html: str | bytes) -> str:
         if _marked_words(read) >= KEEP * _marked_words(text):
             text = read
     needed = DECLARED_SHARE if declares and how == "markup" else SHARE
-    words = _marked_words if declares else _words
+    words = _marked_words if fragments else _words
     text = text if words(text) >= needed * words(page) else page
-    return drop_fragments(text, headings) if declares else text
+    return drop_fragments(text, headings, fragments) if fragments else text
