@@ -149,6 +149,14 @@ def test_on_a_declared_discussion_the_metadata_around_each_post_goes_and_the_pos
     assert "reader0" in plain and "asked Mar 1, 2024 at 11:38" in plain
 
 
+def test_an_item_whose_whole_text_html_marks_as_not_text_is_read_whole_rather_than_lost():
+    # a shop's lock screen hides the page's content with inline CSS: skipping hidden elements, every
+    # reading finds nothing, and an empty page is the worst answer
+    hidden = "<div style='display:none'>" + "".join(f"<p>{line}</p>" for line in ARTICLE) + "</div>"
+    text = _lines(html_to_text_dense(_page("<main><p>Access denied</p>" + hidden + "</main>")))
+    assert all(line in text for line in ARTICLE)
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")
