@@ -157,6 +157,29 @@ def test_an_item_whose_whole_text_html_marks_as_not_text_is_read_whole_rather_th
     assert all(line in text for line in ARTICLE)
 
 
+def test_a_declared_article_keeps_its_lists_of_sentences():
+    steps = ["Working with clients to set clear and measurable goals for the event.",
+             "Establishing a budget they can work with for the whole duration of the event.",
+             "Creating a timeline that lays the groundwork for a successful event day."]
+    body = "<ul>" + "".join(f"<li>{step}</li>" for step in steps) + "</ul>"
+    text = _lines(html_to_text_dense(_page("<main>" + _story("<article>", body + "</article>") + "</main>",
+                                           DECLARES_ARTICLE)))
+    assert all(line in text for line in ARTICLE) and all(step in text for step in steps)
+
+
+def test_list_items_left_out_by_resiliparse_come_back_unless_they_are_mostly_links():
+    from resiliparse.parse.html import HTMLTree
+
+    from plexity_plugins.extractors.dense import _with_list_items
+
+    sentence = "Establishing a budget they can work with for the whole duration of the event."
+    headline = "A much longer headline of a related story number one on this site"
+    tree = HTMLTree.parse(f"<body><p>Intro.</p><ul><li>{sentence}</li><li><a href='/1'>{headline}</a></li>"
+                          "<li>Too short to be text</li></ul></body>")
+    text = f"Intro.\n• {sentence}\n• {headline}\n• Too short to be text"
+    assert _with_list_items(text, "Intro.", tree.body) == f"Intro.\n• {sentence}"
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")
