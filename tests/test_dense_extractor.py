@@ -180,6 +180,18 @@ def test_list_items_left_out_by_resiliparse_come_back_unless_they_are_mostly_lin
     assert _with_list_items(text, "Intro.", tree.body) == f"Intro.\n• {sentence}"
 
 
+def test_on_a_declared_page_a_block_rendered_twice_is_kept_once():
+    price = "<p>Free delivery on every order over fifty pounds this month</p>"
+    code = "<pre>}\n}</pre>"
+    page = "<div>" + _story("<div>", price + price + code + "</div>") + "</div>"
+    declared = _lines(html_to_text_dense(_page(page, DECLARES_ARTICLE)))
+    assert declared.count("Free delivery on every order over fifty pounds this month") == 1
+    assert declared.count("}") == 2  # lines without letters stay: a closing brace is said twice
+    # undeclared, a repetition may be the page's own (a poster's name on each post): it stays
+    plain = _lines(html_to_text_dense(_page(page)))
+    assert plain.count("Free delivery on every order over fifty pounds this month") == 2
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")
