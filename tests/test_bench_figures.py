@@ -128,12 +128,14 @@ def tiny_end_to_end():
 
 
 def test_the_end_to_end_table_names_the_records_both_pipelines_read():
+    from plexity_plugins.extractors import DEFAULT_EXTRACTOR
+
     end_to_end = _bench_module("end_to_end")
     text = end_to_end.render_markdown(tiny_end_to_end())["end_to_end"]
     assert text.startswith("Made by `.venv/bin/python bench/end_to_end.py` on commit abc1234")
     assert "| WCXB dev, all seven page types | 1497 | datatrove: `WarcReader → Trafilatura → JsonlWriter` | 1490 | " \
            "25.0 | 1.00 | 30.0 | 1.00 |" in text
-    assert "| `plexity run` (default: auto) | 1400 | 125.0 | 5.00 | 135.0 | 4.50 |" in text
+    assert f"| `plexity run` (default: {DEFAULT_EXTRACTOR}) | 1400 | 125.0 | 5.00 | 135.0 | 4.50 |" in text
 
 
 def test_the_headline_is_the_same_table_from_the_same_json(tmp_path, figures):

@@ -134,7 +134,7 @@ def test_clean_annotate_marks_instead_of_dropping(tmp_path):
 
 
 def test_text_files_get_the_method_for_unextracted_text(tmp_path):
-    # With the default extractor (auto, method "trim"), .txt input is not extracted,
+    # With the default extractor (dense, method "trim"), .txt input is not extracted,
     # so it is filtered with "region": junk between paragraphs goes too.
     (tmp_path / "t.txt").write_text("The library opens in the spring.\nShare on Facebook\n"
                                     "The council approved the budget on Tuesday.\n")

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.ray
 TOKEN_VAR = "PLEXITY_TEST_RAY_CLUSTER"  # in the environment of every process of the cluster
 NODE_VAR = "PLEXITY_TEST_RAY_NODE"  # which node a process belongs to
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
-READER, EXTRACTOR = "📖 - READER: 🕷 WARC HTML", "🛢 - EXTRAC: ⛏ auto (trafilatura, else fast)"  # in stats.json
+READER, EXTRACTOR = "📖 - READER: 🕷 WARC HTML", "🛢 - EXTRAC: ▦ dense (lexbor)"  # in stats.json (the default extractor)
 
 
 # -- the cluster, and what it leaves behind ----------------------------------------------
@@ -272,7 +272,7 @@ class PauseOnVictim(PipelineStep):
                 time.sleep(600)
             yield doc
 
-pipeline = build_pipeline(warcs, out)  # plexity run's default extractor (auto)
+pipeline = build_pipeline(warcs, out)  # plexity run's default extractor (dense)
 pipeline.insert(2, PauseOnVictim(flag))  # after the extractor: its child process is running
 executor = make_executor(pipeline, "ray", tasks=6, logging_dir=str(Path(out) / "logs"), mem_per_cpu_gb=0.5)
 with ray_connection(address):

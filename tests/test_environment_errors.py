@@ -40,7 +40,7 @@ def broken_env(tmp_path) -> dict:
 
 def test_plexity_clean_stops_with_a_message_and_claims_nothing(tmp_path, broken_env):
     out = tmp_path / "out"
-    proc = subprocess.run([*PLEXITY, "clean", str(SAMPLE), "--output-dir", str(out), "-q"],
+    proc = subprocess.run([*PLEXITY, "clean", str(SAMPLE), "--output-dir", str(out), "-q", "--extractor", "auto"],
                           capture_output=True, text=True, env=broken_env, timeout=300)
     assert proc.returncode == 3, proc.stderr
     assert "lxml_html_clean" in proc.stderr and "install" in proc.stderr and "Traceback" not in proc.stderr

@@ -265,12 +265,12 @@ def test_the_threshold_setting_overrides_the_model_default():
     assert all(line in item["text"] for line in BOILERPLATE)
 
 
-def test_the_extractor_is_auto_unless_set():
+def test_the_extractor_is_dense_unless_set():
     html = ("<html><body><nav><ul><li><a href=/>Home</a></li><li><a href=/news>News</a></li></ul></nav>"
             f"<main><article><h1>Library</h1>{''.join(f'<p>{line}</p>' for line in ARTICLE)}</article></main>"
             "</body></html>")
     default, tags = make_pipeline(PLEXITY_EXTRACTOR=None), make_pipeline(PLEXITY_EXTRACTOR="tags")
-    assert default.extractor == "auto" and default.scorer.method == "trim"
+    assert default.extractor == "dense" and default.scorer.method == "trim"
     assert run(default, {"html": html})["text"] == "\n".join(ARTICLE)  # the menu was never extracted
     assert run(tags, {"html": html})["plexity"]["plexity_sentences_dropped"] >= 1  # extracted, then filtered out
 

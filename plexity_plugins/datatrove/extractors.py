@@ -144,8 +144,9 @@ class DenseExtractor(_PlexityExtractor):
     the item the page declares (schema.org articleBody, a single <article>, <main>) or the
     container where its paragraphs are densest, read without what HTML says is not its text
     (nav, aside, header, footer, forms, hidden), when it holds enough of the page's main content
-    (resiliparse's), else that main content.  No lists of class or id names.  Near ``auto``'s
-    quality at ``fast``'s speed (docs/extraction.md).  Counted like every datatrove extractor
+    (resiliparse's), else that main content.  No lists of class or id names.  The extractor of
+    ``plexity run`` and ``plexity clean`` by default: ``auto``'s quality at about ``fast``'s
+    speed (docs/extraction.md).  Counted like every datatrove extractor
     (``timeout``, ``clean_error``, ``dropped``); a resiliparse that cannot be imported stops the
     task (`InstallationError`).
 
@@ -180,7 +181,8 @@ class FastExtractor(_PlexityExtractor):
 
 class AutoExtractor(_PlexityExtractor):
     """trafilatura's main text, or fast's where trafilatura left out part of the page:
-    ``plexity clean --extractor auto``, the default of ``plexity run`` and ``plexity clean``.
+    ``plexity clean --extractor auto`` (the default before ``dense``, which matches its quality
+    at about five times its speed).
 
     `plexity_plugins.extractors.html_to_text_auto`: both extractions run; fast's text is taken when
     it is no shorter and its lines that trafilatura lacks hold over a quarter of trafilatura's
