@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
 from .extractors import ExtractionError, get_extractor
@@ -39,6 +40,7 @@ DEFAULT_EXTRACT_MEMORY = 768 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
 _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
+_PIPE_BYTES = 1 << 20  # bytes a pipe to or from a child holds (`_widen`)
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -125,6 +127,37 @@ def answer(send, extract: Callable[[str], str], html: str) -> None:
             send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
 
 
+def pack_page(html: str | bytes) -> bytes:
+    """A page as the parent sends it to its child: a str as its UTF-8 bytes (lone surrogates
+    kept: ``surrogatepass``), anything else pickled.  Not the str pickled: that encodes to UTF-8
+    all the same and then copies the bytes twice more (pickle's frame, the message), which on
+    200 kB pages cost a fifth of extraction itself (bench/end_to_end.py's article WARCs)."""
+    if isinstance(html, str):
+        return html.encode("utf-8", "surrogatepass")
+    return ForkingPickler.dumps(html)
+
+
+def unpack_page(data: bytes) -> str | bytes:
+    """`pack_page`'s page back.  A pickle (protocol 2 and later) starts with byte 0x80, which no
+    UTF-8 text starts with (it is a continuation byte): the first byte tells them apart."""
+    if data[:1] == b"\x80":
+        return ForkingPickler.loads(data)
+    return str(data, "utf-8", "surrogatepass")
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe `fd` hold a whole ordinary page (1 MiB where the system allows; Linux's
+    default is 64 kB): the parent writes a page in one call instead of waking the child for every
+    64 kB, which took more CPU than the copying itself."""
+    try:
+        import fcntl
+
+        limit = int(open("/proc/sys/fs/pipe-max-size").read())
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(limit, _PIPE_BYTES))
+    except (ImportError, AttributeError, OSError, ValueError):  # not Linux, or refused: the default
+        pass
+
+
 def _resolve(extractor: str) -> Callable[[str | bytes], str]:
     """An extractor name (`plexity_plugins.extractors.EXTRACTORS`), or ``module:qualified.name``
     of a function importable by the child (a datatrove step's own `to_text`)."""
@@ -164,7 +197,7 @@ def _serve(receive, send, extractor_name: str) -> None:
     send.send(("ready", None))
     while True:
         try:
-            html = receive.recv()
+            html = unpack_page(receive.recv_bytes())
         except EOFError:  # the parent went away
             return
         answer(send, extract, html)
@@ -179,6 +212,8 @@ class _Child:
     def __init__(self, extractor_name: str):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        _widen(to_child_w)
+        _widen(from_child_w)
         # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
@@ -218,7 +253,7 @@ class _Child:
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
         try:
-            self._send.send(html)
+            self._send.send_bytes(pack_page(html))
         except OSError as exc:  # the pipe broke: the child is gone
             raise ExtractorDied(f"the extractor process died ({exc})") from exc
         status, value = self._receive(timeout, memory_limit)

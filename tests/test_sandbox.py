@@ -89,6 +89,27 @@ def test_no_limit_runs_in_the_calling_thread_and_a_negative_limit_is_refused():
         TimeLimitedExtractor("readability")
 
 
+def page_digest(html: str | bytes) -> str:
+    """An "extractor" that says exactly what reached it (module level: the child imports it)."""
+    import hashlib
+
+    data = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
+    return f"{type(html).__name__} {len(html)} {hashlib.sha256(data).hexdigest()}"
+
+
+def test_every_page_reaches_the_child_as_it_was_given():
+    # str pages travel as their UTF-8 bytes, bytes pages pickled: both must arrive unchanged,
+    # a lone surrogate, a pickle-like first byte and a page larger than the pipe included
+    pages = ["", "plain", "naïve — 東京 \U0001F600", "lone \udc80 surrogate", "\x80 starts like a pickle",
+             b"", b"\x80\x04 raw bytes", "<p>é</p>" * 400_000]
+    extractor = TimeLimitedExtractor(page_digest, timeout=10)
+    try:
+        for page in pages:
+            assert extractor(page) == page_digest(page)
+    finally:
+        extractor.close()
+
+
 def test_it_pickles_as_its_settings():
     copy = pickle.loads(pickle.dumps(TimeLimitedExtractor("tags", timeout=3, processes=2)))
     assert (copy.name, copy.timeout, copy.processes) == ("tags", 3, 2)
