@@ -40,7 +40,6 @@ DEFAULT_EXTRACT_MEMORY = 768 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
 _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
-_PIPE_BYTES = 1 << 20  # bytes a pipe to or from a child holds (`_widen`)
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -129,9 +128,9 @@ def answer(send, extract: Callable[[str], str], html: str) -> None:
 
 def pack_page(html: str | bytes) -> bytes:
     """A page as the parent sends it to its child: a str as its UTF-8 bytes (lone surrogates
-    kept: ``surrogatepass``), anything else pickled.  Not the str pickled: that encodes to UTF-8
-    all the same and then copies the bytes twice more (pickle's frame, the message), which on
-    200 kB pages cost a fifth of extraction itself (bench/end_to_end.py's article WARCs)."""
+    kept: ``surrogatepass``), anything else pickled.  (Pickling a str encodes it to UTF-8 all the
+    same, then copies the bytes into pickle's frame; and it leaves that UTF-8 copy attached to the
+    parent's str, as much memory again as the page, for as long as the document lives.)"""
     if isinstance(html, str):
         return html.encode("utf-8", "surrogatepass")
     return ForkingPickler.dumps(html)
@@ -143,19 +142,6 @@ def unpack_page(data: bytes) -> str | bytes:
     if data[:1] == b"\x80":
         return ForkingPickler.loads(data)
     return str(data, "utf-8", "surrogatepass")
-
-
-def _widen(fd: int) -> None:
-    """Let the pipe `fd` hold a whole ordinary page (1 MiB where the system allows; Linux's
-    default is 64 kB): the parent writes a page in one call instead of waking the child for every
-    64 kB, which took more CPU than the copying itself."""
-    try:
-        import fcntl
-
-        limit = int(open("/proc/sys/fs/pipe-max-size").read())
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(limit, _PIPE_BYTES))
-    except (ImportError, AttributeError, OSError, ValueError):  # not Linux, or refused: the default
-        pass
 
 
 def _resolve(extractor: str) -> Callable[[str | bytes], str]:
@@ -212,8 +198,6 @@ class _Child:
     def __init__(self, extractor_name: str):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        _widen(to_child_w)
-        _widen(from_child_w)
         # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
