@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (what the names are, for readers and tools; imported on first use: `__getattr__`)
+    from .models import ModelError, ModelInfo
+    from .scorer import CleanResult, PerplexityScorer, SentenceScore
+    from .tokenizer import TOKENIZER_VERSION
+
 __version__ = "0.1.0"
 
 __all__ = [

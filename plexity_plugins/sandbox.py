@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
+from . import native
 from .extractors import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
@@ -141,7 +142,10 @@ def unpack_page(data: bytes) -> str | bytes:
     UTF-8 text starts with (it is a continuation byte): the first byte tells them apart."""
     if data[:1] == b"\x80":
         return ForkingPickler.loads(data)
-    return str(data, "utf-8", "surrogatepass")
+    # (decoded keeping its UTF-8 form: the extractor's parser reads UTF-8, which it would
+    # otherwise encode again; a page with lone surrogates is not valid UTF-8: decoded as sent)
+    text = native.utf8_text(data)
+    return text if text is not None else str(data, "utf-8", "surrogatepass")
 
 
 def _resolve(extractor: str) -> Callable[[str | bytes], str]:
