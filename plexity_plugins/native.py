@@ -15,6 +15,7 @@ compiled                                    reference
 ``keep_region(...)``, ``keep_trim(...)``    `decide.keep_region_python`, `decide.keep_trim_python`
 ``WordCounter.count(text)``                 the counting in `language._function_word_share`
 ``sample_lines(text, limit)``               `language.sample_for_identification_python`
+``utf8_text(data)``                         ``str(data, "utf-8")`` (the UTF-8 form kept)
 =========================================  =============================================
 
 The keep/drop decision has a third port, in JavaScript, for the web page
@@ -39,12 +40,12 @@ except ImportError as error:  # not built (no compiler at install time)
     _IMPORT_ERROR: str | None = str(error)
 else:
     _IMPORT_ERROR = None
-    from blingfire import blingfire as _bf_lib
-
-    # BlingFire's sentence breaker, called from C++ without ctypes in between.
-    _native.set_sentence_breaker(ctypes.cast(_bf_lib.TextToSentencesWithOffsets, ctypes.c_void_p).value)
 
 ENABLED = _native is not None and os.environ.get("PLEXITY_PURE_PYTHON", "") in ("", "0")
+# (looked up, not assumed: an extension built from older sources lacks it, and pages then decode
+# the usual way)
+_UTF8_TEXT = getattr(_native, "utf8_text", None) if ENABLED else None
+_BREAKER_SET = False
 
 
 def status() -> str:
@@ -58,7 +59,28 @@ def status() -> str:
 
 def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     """(sentence spans, block id of each): `sentences.split_sentences` and `sentences.block_ids`."""
+    if not _BREAKER_SET:
+        _set_sentence_breaker()
     return _native.split(text, max_chars)
+
+
+def _set_sentence_breaker() -> None:
+    """Hand BlingFire's sentence breaker to the compiled code (called from C++ without ctypes in
+    between).  On first use, not at import: BlingFire's package imports numpy, which a process
+    that only decodes pages (the extraction child of `plexity_plugins.sandbox`) does not need."""
+    global _BREAKER_SET
+    from blingfire import blingfire as _bf_lib
+
+    _native.set_sentence_breaker(ctypes.cast(_bf_lib.TextToSentencesWithOffsets, ctypes.c_void_p).value)
+    _BREAKER_SET = True
+
+
+def utf8_text(data: bytes | memoryview) -> str | None:
+    """``str(data, "utf-8")``, with the bytes kept as the str's UTF-8 form (CPython's cache of it),
+    so that the page is not encoded again where it is parsed (resiliparse's lexbor reads UTF-8)
+    or sent to the extraction child; None when `data` is not valid UTF-8, or where the compiled
+    path is off (the caller then decodes as it always did)."""
+    return _UTF8_TEXT(data) if _UTF8_TEXT is not None else None
 
 
 def sample_lines(text: str, limit: int) -> str:

@@ -27,8 +27,10 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
+from . import native
 from .extractors import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
@@ -125,6 +127,27 @@ def answer(send, extract: Callable[[str], str], html: str) -> None:
             send.send(("error", ExtractionError(f"{type(exc).__name__}: {exc}")))
 
 
+def pack_page(html: str | bytes) -> bytes:
+    """A page as the parent sends it to its child: a str as its UTF-8 bytes (lone surrogates
+    kept: ``surrogatepass``), anything else pickled.  (Pickling a str encodes it to UTF-8 all the
+    same, then copies the bytes into pickle's frame; and it leaves that UTF-8 copy attached to the
+    parent's str, as much memory again as the page, for as long as the document lives.)"""
+    if isinstance(html, str):
+        return html.encode("utf-8", "surrogatepass")
+    return ForkingPickler.dumps(html)
+
+
+def unpack_page(data: bytes) -> str | bytes:
+    """`pack_page`'s page back.  A pickle (protocol 2 and later) starts with byte 0x80, which no
+    UTF-8 text starts with (it is a continuation byte): the first byte tells them apart."""
+    if data[:1] == b"\x80":
+        return ForkingPickler.loads(data)
+    # (decoded keeping its UTF-8 form: the extractor's parser reads UTF-8, which it would
+    # otherwise encode again; a page with lone surrogates is not valid UTF-8: decoded as sent)
+    text = native.utf8_text(data)
+    return text if text is not None else str(data, "utf-8", "surrogatepass")
+
+
 def _resolve(extractor: str) -> Callable[[str | bytes], str]:
     """An extractor name (`plexity_plugins.extractors.EXTRACTORS`), or ``module:qualified.name``
     of a function importable by the child (a datatrove step's own `to_text`)."""
@@ -164,7 +187,7 @@ def _serve(receive, send, extractor_name: str) -> None:
     send.send(("ready", None))
     while True:
         try:
-            html = receive.recv()
+            html = unpack_page(receive.recv_bytes())
         except EOFError:  # the parent went away
             return
         answer(send, extract, html)
@@ -218,7 +241,7 @@ class _Child:
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
         try:
-            self._send.send(html)
+            self._send.send_bytes(pack_page(html))
         except OSError as exc:  # the pipe broke: the child is gone
             raise ExtractorDied(f"the extractor process died ({exc})") from exc
         status, value = self._receive(timeout, memory_limit)

@@ -249,6 +249,19 @@ def test_function_word_share_matches_on_random_text():
         assert language._function_word_share(text) == language._function_word_share_python(text)
 
 
+def test_utf8_text_is_the_decoded_str_with_its_utf8_form_kept(page_texts):
+    """str(data, "utf-8") exactly, for every page and random text; its UTF-8 form (what
+    str.encode returns from CPython's cache, and what resiliparse's parser reads) is the data."""
+    for text in page_texts + random_texts(200, seed=9) + ["", "ascii only", "é", "\U0001F600 \u2028 \x00"]:
+        data = text.encode("utf-8")
+        decoded = native.utf8_text(data)
+        assert decoded == text and type(decoded) is str
+        assert decoded.encode("utf-8") == data and decoded.encode("utf-8", "surrogatepass") == data
+        assert native.utf8_text(memoryview(b"xx" + data)[2:]) == text  # a slice of a buffer
+    for invalid in (b"\xff", b"caf\xe9", b"\xed\xb2\x80 a lone surrogate", b"cut \xe6\x9d"):
+        assert native.utf8_text(invalid) is None  # the caller decodes it its own way
+
+
 def test_pure_python_path_gives_the_golden_outputs_too():
     """The fallback (no compiler, or PLEXITY_PURE_PYTHON=1) cleans the dev pages exactly as recorded."""
     env = dict(os.environ, PLEXITY_PURE_PYTHON="1")

@@ -89,6 +89,40 @@ def test_no_limit_runs_in_the_calling_thread_and_a_negative_limit_is_refused():
         TimeLimitedExtractor("readability")
 
 
+def page_digest(html: str | bytes) -> str:
+    """An "extractor" that says exactly what reached it (module level: the child imports it)."""
+    import hashlib
+
+    data = html.encode("utf-8", "surrogatepass") if isinstance(html, str) else html
+    return f"{type(html).__name__} {len(html)} {hashlib.sha256(data).hexdigest()}"
+
+
+def test_every_page_reaches_the_child_as_it_was_given():
+    # str pages travel as their UTF-8 bytes, bytes pages pickled: both must arrive unchanged,
+    # a lone surrogate, a pickle-like first byte and a page larger than the pipe included
+    pages = ["", "plain", "naïve — 東京 \U0001F600", "lone \udc80 surrogate", "\x80 starts like a pickle",
+             b"", b"\x80\x04 raw bytes", "<p>é</p>" * 400_000]
+    extractor = TimeLimitedExtractor(page_digest, timeout=10)
+    try:
+        for page in pages:
+            assert extractor(page) == page_digest(page)
+    finally:
+        extractor.close()
+
+
+def test_the_extraction_child_starts_without_the_scorer():
+    # the child imports its extractor only: not the scorer, BlingFire and numpy (~0.1 s of CPU
+    # per start, once per plexity run task, plexity clean and Scrapy crawl)
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom plexity_plugins.sandbox import _WARM_UP_PAGE, _resolve, unpack_page, pack_page\n"
+            "_resolve('dense')(unpack_page(pack_page(_WARM_UP_PAGE)))\n"
+            "print(sorted(m for m in ('numpy', 'blingfire', 'plexity_plugins.scorer') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_it_pickles_as_its_settings():
     copy = pickle.loads(pickle.dumps(TimeLimitedExtractor("tags", timeout=3, processes=2)))
     assert (copy.name, copy.timeout, copy.processes) == ("tags", 3, 2)

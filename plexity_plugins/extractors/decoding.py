@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import codecs
 
+from .. import native
+
 
 def _wide(encoding: str) -> bool:
     name = codecs.lookup(encoding).name
@@ -48,6 +50,12 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
     from w3lib.encoding import to_unicode
 
     encoding, bom = html_encoding(body, content_type)
+    if codecs.lookup(encoding).name == "utf-8":
+        # (valid UTF-8, nearly every page: decoded keeping its bytes as the str's UTF-8 form, which
+        # sending the page to the extraction child and parsing it would otherwise encode again)
+        text = native.utf8_text(memoryview(body)[bom:])
+        if text is not None:
+            return text, encoding
     return to_unicode(body[bom:], encoding), encoding
 
 
