@@ -162,8 +162,7 @@ def _unrepeated(text: str) -> str:
 
 def _lines(text: str) -> str:
     """One line per block, whitespace inside a line collapsed, no empty lines."""
-    lines = (" ".join(line.split()) for line in text.split("\n"))
-    return "\n".join(line for line in lines if line)
+    return "\n".join(filter(None, map(" ".join, map(str.split, text.split("\n")))))
 
 
 def _up(element, wanted):
@@ -209,7 +208,7 @@ def _densest(body):
     links is highest (a comment thread or a block of teasers is full of links); None on a page
     without such paragraphs."""
     scores: dict = {}
-    for paragraph in body.query_selector_all("p").values():
+    for paragraph in body.get_elements_by_tag_name("p").values():
         text = paragraph.text or ""
         if len(text) < _MIN_PARAGRAPH:
             continue
@@ -226,7 +225,7 @@ def _densest(body):
 
     def outside_links(element) -> float:
         text = len("".join((element.text or "").split())) or 1
-        linked = sum(len("".join((a.text or "").split())) for a in element.query_selector_all("a").values())
+        linked = sum(len("".join((a.text or "").split())) for a in element.get_elements_by_tag_name("a").values())
         return scores[element] * (1 - min(1.0, linked / text))
 
     return max(sorted(scores, key=scores.__getitem__, reverse=True)[:5], key=outside_links)
@@ -246,7 +245,7 @@ def _texts(body, selector: str, longest: int) -> set:
 def _code_lines(body) -> set:
     """The lines of the page's preformatted blocks (code: a short line there is not a fragment)."""
     lines = set()
-    for block in body.query_selector_all("pre").values():
+    for block in body.get_elements_by_tag_name("pre").values():
         lines.update(" ".join(line.split()) for line in (block.text or "").split("\n"))
     return lines
 
@@ -276,7 +275,7 @@ def _linked_items(tree_body) -> set:
     linked = set()
     for item in tree_body.query_selector_all("li:has(a)").values():
         text = " ".join((item.text or "").split())
-        links = sum(len(a.text or "") for a in item.query_selector_all("a").values())
+        links = sum(len(a.text or "") for a in item.get_elements_by_tag_name("a").values())
         if links > LINKED * len(text):
             linked.add(text)
     return linked
@@ -302,7 +301,7 @@ def page_item(body) -> tuple:
     declared = body.query_selector_all('[itemprop~="articleBody"]').values()
     if len(declared) == 1:
         return declared[0], "markup"
-    article = _single_article(body.query_selector_all("article").values())
+    article = _single_article(body.get_elements_by_tag_name("article").values())
     if article is not None:
         return article, "markup"
     mains = body.query_selector_all('main, [role="main"]').values()

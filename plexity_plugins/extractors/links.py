@@ -17,7 +17,7 @@ def drop_link_dense(element) -> None:
         text = "".join((block.text or "").split())
         if not text or len(text) >= 100:
             continue
-        links = block.query_selector_all("a").values()
+        links = block.get_elements_by_tag_name("a").values()
         if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
             chosen.append(block)
     outer = []
