@@ -195,6 +195,15 @@ def test_on_a_declared_page_a_block_rendered_twice_is_kept_once():
     assert plain.count("Free delivery on every order over fifty pounds this month") == 2
 
 
+def test_on_a_declared_page_chinese_and_japanese_sentences_are_not_fragments_and_table_cells_repeat():
+    japanese = "報道によると、今回販売されたのは、いわゆる「脱獄」したiPhone。"  # one "word": no spaces
+    table = "<table>" + "<tr><td>Eat every 2–3 hours during the day</td></tr>" * 3 + "</table>"
+    page = "<div>" + _story("<div>", f"<p>{japanese}</p>{table}</div>") + "</div>"
+    text = _lines(html_to_text_dense(_page(page, DECLARES_ARTICLE)))
+    assert japanese in text
+    assert text.count("Eat every 2–3 hours during the day") == 3
+
+
 def test_bytes_are_decoded_by_their_declared_charset_and_empty_input_gives_nothing():
     page = _page(_story("<article>", "<p>Caf\u00e9 owners on the square welcomed the decision warmly.</p>"
                         "</article>"), "<head><meta charset='windows-1252'></head>")
