@@ -32,7 +32,7 @@ from pathlib import Path
 import ray
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import AutoExtractor, PerplexitySentenceFilter, RayTaskExecutor, WarcHtmlReader
+from plexity_plugins.datatrove import DenseExtractor, PerplexitySentenceFilter, RayTaskExecutor, WarcHtmlReader
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,7 +54,7 @@ def main() -> None:
     executor = RayTaskExecutor(
         pipeline=[
             WarcHtmlReader(args.input, glob_pattern="**/*.warc*"),
-            AutoExtractor(),
+            DenseExtractor(),
             # Loaded lazily: each task's process opens the (memory-mapped) model once.
             PerplexitySentenceFilter(method="trim", exclusion_writer=JsonlWriter(str(out / "excluded"))),
             JsonlWriter(str(out / "documents")),
