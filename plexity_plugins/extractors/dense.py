@@ -33,9 +33,9 @@ How a page is read (`html_to_text_dense`):
    several sections: the item was only one part of it).
 6. **Fragments go** (`drop_fragments`), by block shape, not names: on a page that declares one
    article or product, a line of at most `FRAGMENT_WORDS` words that does not end as a sentence or
-   a clause does, and is neither a list item, nor the text of one of the page's headings, nor a
-   line of its preformatted blocks (code), is a
-   label, a price, a button or a "Related posts" standing around the item; on a page that declares
+   a clause does (Chinese and Japanese full stops included), and is neither a list item, nor the
+   text of one of the page's headings, nor a line of its preformatted blocks (code), is a label, a
+   price, a button or a "Related posts" standing around the item; on a page that declares
    a discussion (`declares_discussion`), a line of at most `DISCUSSION_FRAGMENT_WORDS` words is a
    poster's name, a date, a badge or a vote count standing around the posts.  On WCXB's dev pages
    this cut leaked boilerplate snippets (dense alone) from 12.5 to 10.5 % (held half: 10.7 to
@@ -54,13 +54,18 @@ How a page is read (`html_to_text_dense`):
    already holds is the same block rendered again (a price block for another screen size, a
    product's options per variant, a post quoted in a reply) and goes; lines without letters
    (code's closing braces, numbers) stay, and so do a table's cells, which repeat by design.
-   WCXB dev / held +0.004 / +0.0036 (product, forum).  On every page it gained +0.005 / +0.004 on WCXB but cost CleanEval 0.3 / 0.6 points:
-   CleanEval's gold keeps every repetition (posters' names, quoted posts of old undeclared
-   forums), so it is kept to the pages whose declared item makes a repetition a rendering one.
+   WCXB dev / held +0.004 / +0.0036 (product, forum).  On every page it gained +0.005 / +0.004
+   on WCXB but cost CleanEval 0.3 / 0.6 points: CleanEval's gold keeps every repetition (posters'
+   names, quoted posts of old undeclared forums), so it is kept to the pages whose declared item
+   makes a repetition a rendering one.
+   Steps 6 and 8 cost the articles-dev pages that are not English news (20 pages, most not in
+   English) 0.06 / 0.03 (dev / held): their truth keeps short lines step 6 takes for fragments
+   (score lines, lists of links, the rows of a plan); docs/extraction.md has the figures.
 
 Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
-the paragraphs, the articles and the short link blocks, never recursing, with walks up the tree
-bounded by `_MAX_HOPS`.  What grows with nesting depth is resiliparse's main-content pass, as for
+the paragraphs, the articles, the short link blocks, the headings, the lines of the text and
+(on declared pages that need them) list items with links and table cells, never recursing, with
+walks up the tree bounded by `_MAX_HOPS`.  What grows with nesting depth is resiliparse's main-content pass, as for
 ``fast`` (a page nested 20,000 deep takes ~12 s there); the front ends' time limit per page
 bounds it.  The figures are in docs/extraction.md.
 """
@@ -105,6 +110,7 @@ FRAGMENT_WORDS = 4
 DISCUSSION_FRAGMENT_WORDS = 6
 # `html_to_text_dense`, step 7: a reading under this many words is checked against a fuller one.
 TOO_FEW = 50
+# A line of words (step 8) holds a letter.
 _LETTER = re.compile(r"[^\W\d_]")
 # `_with_list_items`: a list item of more than this many words is text ...
 LIST_ITEM_WORDS = 8
