@@ -268,10 +268,10 @@ def _code_lines(body) -> set:
     return lines
 
 
-def drop_fragments(marked: str, headings: set, longest: int = FRAGMENT_WORDS) -> str:
+def drop_fragments(marked: str, structure: set, longest: int = FRAGMENT_WORDS) -> str:
     """The text of a declared page without its fragments (the module's step 6): short lines that do
     not end as text does, unless they are list items (`marked` carries resiliparse's list marks,
-    which come off here) or one of the page's `headings`."""
+    which come off here) or in `structure` (the page's short headings and its code lines)."""
     kept = []
     item = False  # the line follows a mark alone on its line (a list item whose text is a block)
     for line in marked.split("\n"):
@@ -281,7 +281,7 @@ def drop_fragments(marked: str, headings: set, longest: int = FRAGMENT_WORDS) ->
             continue
         if mark:
             kept.append(line[mark.end():])
-        elif item or len(line.split()) > longest or line in headings or _ENDS_AS_TEXT.search(line):
+        elif item or len(line.split()) > longest or line in structure or _ENDS_AS_TEXT.search(line):
             kept.append(line)
         item = False
     return "\n".join(kept)
@@ -353,13 +353,13 @@ def html_to_text_dense(html: str | bytes) -> str:
         return _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **options))
 
     page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **options))
-    # read before the item replaces the page: a fragment is judged by the whole page's headings
-    headings = _texts(body, "h1, h2, h3, h4, h5, h6", fragments) | _code_lines(body) if fragments else None
+    # read before the item replaces the page: a fragment is judged by the whole page's structure
+    structure = _texts(body, "h1, h2, h3, h4, h5, h6", fragments) | _code_lines(body) if fragments else None
     words = _marked_words if fragments else _words
     item, how = page_item(body)
     if item is None or item == body:
         page = _fuller(page, lambda: visible(tree), words)
-        return _unrepeated(drop_fragments(page, headings, fragments), body) if fragments else page
+        return _unrepeated(drop_fragments(page, structure, fragments), body) if fragments else page
     body.replace_children(item)
     text = _fuller(visible(tree), lambda: _lines(extract_plain_text(tree, main_content=False, **options)), words)
     if declares and how in ("markup", "main"):
@@ -369,4 +369,4 @@ def html_to_text_dense(html: str | bytes) -> str:
             text = _with_list_items(text, read, body)
     needed = DECLARED_SHARE if declares and how == "markup" else SHARE
     text = text if words(text) >= needed * words(page) else page
-    return _unrepeated(drop_fragments(text, headings, fragments), body) if fragments else text
+    return _unrepeated(drop_fragments(text, structure, fragments), body) if fragments else text
