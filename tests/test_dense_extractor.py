@@ -160,6 +160,30 @@ def test_an_item_whose_whole_text_html_marks_as_not_text_is_read_whole_rather_th
     assert all(line in text for line in ARTICLE)
 
 
+def test_a_page_that_hides_most_of_its_text_until_a_script_runs_is_read_with_it():
+    # a manual whose chapters sit in tab panels that a script shows: hidden, but the page's text
+    intro = "".join(f"<p>Part {i} of this manual explains how to install the library and how to configure it "
+                    f"for your site, step by step.</p>" for i in range(6))  # 120 words: not "almost nothing"
+    chapters = "".join(f"<div class='panel' hidden><h2>Chapter {i}</h2>" + "".join(f"<p>{line}</p>" for line in ARTICLE)
+                       + "</div>" for i in range(6))
+    text = _lines(html_to_text_dense(_page("<div>" + intro + chapters + "</div>")))
+    assert all(line in text for line in ARTICLE)
+    # a page that hides little (a dialog, a menu) keeps it hidden
+    dialog = "<div hidden><p>Sign up to our newsletter and never miss a story from our newsroom.</p></div>"
+    text = _lines(html_to_text_dense(_page("<main>" + _story() + dialog + "</main>")))
+    assert all(line in text for line in ARTICLE) and not any("newsletter" in line for line in text)
+
+
+def test_a_small_item_beside_an_emptied_main_content_gives_way_to_the_visible_page():
+    # resiliparse's main-content heuristic takes a grid of products in a "banner" block for an
+    # advert; the only paragraph, the opening hours, is not the page's text either
+    hours = "<div><p>Our showroom is open every day from nine to six, call us for an appointment.</p></div>"
+    cards = "".join(f"<div><div>Oak dining table model {i}</div><div>Solid oak, seats six</div>"
+                    f"<div>$ {100 + i}.00</div></div>" for i in range(30))
+    text = _lines(html_to_text_dense(_page(hours + "<div class='banner'>" + cards + "</div>")))
+    assert "Oak dining table model 7" in text and "$ 129.00" in text
+
+
 def test_a_declared_article_keeps_its_lists_of_sentences():
     steps = ["Working with clients to set clear and measurable goals for the event.",
              "Establishing a budget they can work with for the whole duration of the event.",

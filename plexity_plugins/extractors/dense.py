@@ -9,7 +9,14 @@ How a page is read (`html_to_text_dense`):
 2. **The page's main content** by resiliparse's main-content heuristic (it drops navigation,
    headers, footers and sidebars). When the page declares itself one article or one product
    (schema.org or Open Graph, `auto.declares_article_or_product`), its comment sections are not
-   the page's text and go too.
+   the page's text and go too.  **A page that hides most of its text is shown**
+   (`_reveal_hidden`): hidden elements (the ``hidden`` attribute, inline ``display: none`` or
+   ``visibility: hidden``) are usually menus and dialogs, but when the visible text is under half
+   (`VISIBLE`) of all the text, the page's text itself waits for a script (tabs and accordions
+   that hold a document, a page hidden until it has loaded) and hidden elements are read as
+   visible ones.  Only pages whose hidden elements hold more words than the main content pay the
+   two extra readings of this test (under 5% of the bench pages).  WCXB dev / held +0.0003 /
+   +0.0046 (documentation, collection), nothing else changed.
 3. **The page's item**, by evidence in this order: the one element marked
    ``itemprop="articleBody"`` (schema.org microdata); else the ``<article>`` with the most words
    of its own, unless another ``<article>`` sits in a parent of the same tag and class (posts of a
@@ -43,12 +50,15 @@ How a page is read (`html_to_text_dense`):
    product grids short lines are the content, and the rule on every page cost 0.02 there.  (Also
    measured and left out: dropping short lines that are exactly a link's or a button's text, on
    every page, leaked 0.5 points fewer for 0.6 ms more a page, as much as the rest of the step.)
-7. **A reading that finds almost nothing has misread the page**: when the page's main content
-   (with no item, or the item being the whole body) or the item's text holds under `TOO_FEW`
-   words, the visible text of the page, or of the whole item, is taken instead if it holds ten
-   times more (a page whose content sits in ``<header>`` cards, or that resiliparse's heuristic
-   empties, or whose item is hidden behind an overlay).  Only such pages pay the extra reading.
-   On WCXB this raised dev / held by 0.0011 / 0.0017 (collection and product pages).
+7. **A reading that finds almost nothing has misread the page**: when the page's main content or
+   the item's text holds under `TOO_FEW` words, the visible text of the page, or of the whole
+   item, is taken instead if it holds ten times more (a page whose content sits in ``<header>``
+   cards, or that resiliparse's heuristic empties, or whose item is hidden behind an overlay).
+   The page's reading is checked before it is compared with the item's (step 5): a small item
+   beside an emptied main content is not the page's text.  Only such pages pay the extra reading.
+   On WCXB this raised dev / held by 0.0011 / 0.0017 with 50 words, checking the page only when it
+   had no item; checking it always and with 100 words, by a further 0.0029 / 0.0051 (listing,
+   collection, service).
 8. **On a declared page a line said twice is said once** (`_unrepeated`): on a page that declares
    one article, one product or a discussion (those of step 6), a line of words that the text
    already holds is the same block rendered again (a price block for another screen size, a
@@ -94,11 +104,16 @@ _MAX_ARTICLES = 100
 # after this many steps: the evidence is local, and a page nested thousands deep stays linear.
 _MAX_HOPS = 12
 # What HTML says is not an item's text (generic semantics, not names gathered from pages).
+# What hides an element until a script shows it: the ``hidden`` attribute, inline CSS.
+HIDDEN = ("[hidden]", '[style*="display:none"]', '[style*="display: none"]', '[style*="visibility:hidden"]',
+          '[style*="visibility: hidden"]')
 NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[role=navigation]",
-            "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]", "[hidden]",
-            # inline CSS that hides (resiliparse drops it only in its main-content mode)
-            '[style*="display:none"]', '[style*="display: none"]', '[style*="visibility:hidden"]',
-            '[style*="visibility: hidden"]')
+            "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]",
+            # (resiliparse drops hidden elements only in its main-content mode)
+            *HIDDEN)
+_HIDDEN = ", ".join(HIDDEN)
+# Step 2: hidden text is the page's text when the visible text is under this share of all of it.
+VISIBLE = 0.5
 # The elements that hold paragraphs for `_densest`.
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
@@ -108,8 +123,9 @@ FRAGMENT_WORDS = 4
 # ... and on a page that declares a discussion, where the metadata around each post is longer
 # ("asked Mar 28, 2014 at 11:38"): 6 (4: forums 0.730, 6: 0.733, 8: 0.734 on both halves).
 DISCUSSION_FRAGMENT_WORDS = 6
-# `html_to_text_dense`, step 7: a reading under this many words is checked against a fuller one.
-TOO_FEW = 50
+# `html_to_text_dense`, step 7: a reading under this many words is checked against a fuller one
+# (50 and 100 chosen on the dev halves: WCXB dev +0.0011, then +0.0024; 200 changed nothing more).
+TOO_FEW = 100
 # A line of words (step 8) holds a letter.
 _LETTER = re.compile(r"[^\W\d_]")
 # `_with_list_items`: a list item of more than this many words is text ...
@@ -153,6 +169,36 @@ def _fuller(text: str, read_fuller, count) -> str:
         return text
     fuller = read_fuller()
     return fuller if count(fuller) > 10 * words else text
+
+
+def _hidden_words(body) -> int:
+    """The words of the hidden elements under `body` (the outermost of each nest)."""
+    words = 0
+    outer = None
+    for element in body.query_selector_all(_HIDDEN).values():
+        if outer is not None and outer.contains(element):
+            continue
+        outer = element
+        words += len((element.text or "").split())
+    return words
+
+
+def _reveal_hidden(tree, page_words: int) -> bool:
+    """Shows the hidden elements of a page that hides most of its text (the module's step 2);
+    whether it did.  Cheap first test: the hidden elements hold more words than `page_words` (the
+    main-content reading); only then is the page read twice more to compare visible and all text."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    body = tree.body
+    if _hidden_words(body) <= page_words:
+        return False
+    visible = len(extract_plain_text(tree, main_content=False, skip_elements=list(HIDDEN), **_OPTIONS).split())
+    if visible >= VISIBLE * len(extract_plain_text(tree, main_content=False, **_OPTIONS).split()):
+        return False
+    for element in body.query_selector_all(_HIDDEN).values():
+        element.delattr("hidden")
+        element.delattr("style")
+    return True
 
 
 def _unrepeated(text: str, tree_body) -> str:
@@ -353,12 +399,14 @@ def html_to_text_dense(html: str | bytes) -> str:
         return _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **options))
 
     page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **options))
+    if _reveal_hidden(tree, _words(page)):
+        page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **options))
     # read before the item replaces the page: a fragment is judged by the whole page's structure
     structure = _texts(body, "h1, h2, h3, h4, h5, h6", fragments) | _code_lines(body) if fragments else None
     words = _marked_words if fragments else _words
     item, how = page_item(body)
+    page = _fuller(page, lambda: visible(tree), words)
     if item is None or item == body:
-        page = _fuller(page, lambda: visible(tree), words)
         return _unrepeated(drop_fragments(page, structure, fragments), body) if fragments else page
     body.replace_children(item)
     text = _fuller(visible(tree), lambda: _lines(extract_plain_text(tree, main_content=False, **options)), words)
