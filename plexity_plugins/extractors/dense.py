@@ -77,6 +77,7 @@ import re
 from .auto import declares_article_or_product
 from .decoding import decode_html
 from .links import drop_link_dense
+from .text import lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # On a declared page list items are marked (resiliparse's bullets) so that `drop_fragments` knows
@@ -127,22 +128,12 @@ _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.or
 _ENDS_AS_TEXT = re.compile(r"""[.!?:;)\]"'”’…。．！？：；）」』】]$""")
 # resiliparse's mark of a list item: a bullet, or an ordered list's number.
 _LIST_MARK = re.compile(r"(?:•|\d+\.) ")
-_LIST_MARKS = re.compile(r"^(?:•|\d+\.)(?: |$)", re.M)
-
-
-def _words(text: str) -> int:
-    return len(text.split())
 
 
 def declares_discussion(html: str) -> bool:
     """Whether the page declares itself a discussion (schema.org ``QAPage`` or
     ``DiscussionForumPosting``, JSON-LD or microdata)."""
     return any(name in html for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
-
-
-def _marked_words(marked: str) -> int:
-    """The words of a text that carries list marks (`_MARKED`), the marks not counted."""
-    return len(marked.split()) - len(_LIST_MARKS.findall(marked))
 
 
 def _fuller(text: str, read_fuller, count) -> str:
@@ -176,11 +167,6 @@ def _unrepeated(text: str, tree_body) -> str:
         seen.add(line)
         kept.append(line)
     return "\n".join(kept)
-
-
-def _lines(text: str) -> str:
-    """One line per block, whitespace inside a line collapsed, no empty lines."""
-    return "\n".join(filter(None, map(" ".join, map(str.split, text.split("\n")))))
 
 
 def _up(element, wanted):
@@ -242,8 +228,8 @@ def _densest(body):
         return None
 
     def outside_links(element) -> float:
-        text = len("".join((element.text or "").split())) or 1
-        linked = sum(len("".join((a.text or "").split())) for a in element.get_elements_by_tag_name("a").values())
+        text = nonspace(element.text or "") or 1
+        linked = sum(nonspace(a.text or "") for a in element.get_elements_by_tag_name("a").values())
         return scores[element] * (1 - min(1.0, linked / text))
 
     return max(sorted(scores, key=scores.__getitem__, reverse=True)[:5], key=outside_links)
