@@ -367,10 +367,32 @@ def test_extractor_text_helpers_match_python_on_every_character():
             assert text.marked_words(sample) == text.marked_words_python(sample), hex(code)
 
 
+def test_finding_every_place_of_a_needle_matches_str_find(page_texts):
+    """`find_all` gives the positions str.find gives one after the other, overlapping ones too,
+    on pages (with and without their UTF-8 form kept, as a page decoded by utf8_text has it) and
+    on random text whose characters' encodings contain the needle's bytes."""
+    from plexity_plugins.extractors import decode_html, text
+
+    html = list(_golden().page_set().pages().values())
+    pages = html + [decode_html(page.encode("utf-8"))[0] for page in html] + page_texts
+    for page in pages:
+        for needle in ("@type", "itemtype", "og:type", "QAPage", "the", "é", "\u3000", "\n\n", ""):
+            assert text.find_all(page, needle) == text.find_all_python(page, needle)
+    rng = random.Random(14)
+    alphabet = ["a", "@", "\x00", "\u4000", "\u0040", "\u6140", "\U00014000", "\U0010ffff", "é", "\u0100",
+                "\u4061", "\ud800"]
+    for _ in range(20000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3)))
+        kept = native.utf8_text(sample.encode("utf-8", "surrogatepass")) or sample
+        for variant in (sample, kept):
+            assert text.find_all(variant, needle) == text.find_all_python(variant, needle)
+
+
 def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     """`dense` (and its link-density step) gives the same text with the compiled helpers as with
     the Python references, on every page of the set."""
-    from plexity_plugins.extractors import dense, links, text
+    from plexity_plugins.extractors import auto, dense, links, text
 
     assert text.lines is not text.lines_python  # (the compiled ones are in use)
     html = list(_golden().page_set().pages().values())
@@ -379,5 +401,7 @@ def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     monkeypatch.setattr(dense, "_words", text.words_python)
     monkeypatch.setattr(dense, "_marked_words", text.marked_words_python)
     monkeypatch.setattr(dense, "nonspace", text.nonspace_python)
+    monkeypatch.setattr(dense, "find_all", text.find_all_python)
+    monkeypatch.setattr(auto, "find_all", text.find_all_python)
     monkeypatch.setattr(links, "nonspace", text.nonspace_python)
     assert [dense.html_to_text_dense(page) for page in html] == compiled

@@ -3,7 +3,8 @@
 
 They run on every page, on texts of tens of kilobytes (`dense` collapses three readings of a page
 and counts their words five times): in Python, splitting a text into its words to count them
-costs as much as resiliparse's reading of it.  Whitespace is ``str.split()``'s, lines are split
+costs as much as resiliparse's reading of it.  `find_all` looks for a page's declarations in
+its whole HTML.  Whitespace is ``str.split()``'s, lines are split
 at ``"\\n"`` only.
 """
 
@@ -33,6 +34,17 @@ def nonspace_python(text: str) -> int:
     return len("".join(text.split()))
 
 
+def find_all_python(text: str, needle: str) -> list[int]:
+    """Every position where `needle` starts in `text` (overlapping ones too), in order: those
+    ``text.find(needle, at + 1)`` gives one after the other.  (Compiled: glibc's memmem over the
+    page's UTF-8 form, a few times faster than ``str.find`` on a page.)"""
+    found, at = [], text.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
+
+
 def marked_words_python(marked: str) -> int:
     """The words of a text that carries resiliparse's list marks, the marks not counted."""
     return len(marked.split()) - len(LIST_MARKS.findall(marked))
@@ -42,3 +54,4 @@ lines = native.compiled("collapse_lines") or lines_python
 words = native.compiled("count_words") or words_python
 nonspace = native.compiled("count_nonspace") or nonspace_python
 marked_words = native.compiled("count_marked_words") or marked_words_python
+find_all = native.compiled("find_all") or find_all_python
