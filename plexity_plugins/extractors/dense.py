@@ -77,7 +77,7 @@ import re
 from .auto import declares_article_or_product
 from .decoding import decode_html
 from .links import drop_link_dense
-from .text import lines as _lines, marked_words as _marked_words, nonspace, words as _words
+from .text import find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # On a declared page list items are marked (resiliparse's bullets) so that `drop_fragments` knows
@@ -118,8 +118,8 @@ LIST_ITEM_WORDS = 8
 # ... unless over this share of its characters are link text.
 LINKED = 0.5
 # A page's declaration that it is a discussion (a thread, a question and its answers): schema.org's
-# QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `in` first (a regex
-# scan of a whole page costs a millisecond).
+# QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `text.find_all` first
+# (a regex scan of a whole page costs a millisecond).
 _DISCUSSION_TYPES = ("QAPage", "DiscussionForumPosting")
 _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.org/)?|"""
                          r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
@@ -133,7 +133,7 @@ _LIST_MARK = re.compile(r"(?:•|\d+\.) ")
 def declares_discussion(html: str) -> bool:
     """Whether the page declares itself a discussion (schema.org ``QAPage`` or
     ``DiscussionForumPosting``, JSON-LD or microdata)."""
-    return any(name in html for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
+    return any(find_all(html, name) for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
 
 
 def _fuller(text: str, read_fuller, count) -> str:
