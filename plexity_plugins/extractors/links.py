@@ -27,4 +27,4 @@ def drop_link_dense(element) -> None:
         if not (outer and outer[-1].contains(block)):
             outer.append(block)
     for block in outer:
-        block.parent.remove_child(block)
+        block.remove()  # (as block.parent.remove_child(block), without making the parent's Python object)
