@@ -191,6 +191,8 @@ def _single_article(articles: list):
     of the same tag and class (posts of a thread, cards of a listing); else None."""
     if not articles or len(articles) > _MAX_ARTICLES:
         return None
+    if len(articles) == 1:  # (no other to weigh it against, nor to share its shape)
+        return articles[0]
     own = [_words(a.text or "") for a in articles]
     index = {a: i for i, a in enumerate(articles)}
     for article in articles:
@@ -212,6 +214,7 @@ def _densest(body):
     links is highest (a comment thread or a block of teasers is full of links); None on a page
     without such paragraphs."""
     scores: dict = {}
+    grands: dict = {}  # container -> its container (paragraphs share containers: walked up once)
     for paragraph in body.get_elements_by_tag_name("p").values():
         text = paragraph.text or ""
         if len(text) < _MIN_PARAGRAPH:
@@ -221,7 +224,7 @@ def _densest(body):
         if parent is None:
             continue
         scores[parent] = scores.get(parent, 0) + score
-        grand = _up(parent, _CONTAINERS)
+        grand = grands[parent] if parent in grands else grands.setdefault(parent, _up(parent, _CONTAINERS))
         if grand is not None:
             scores[grand] = scores.get(grand, 0) + score / 2
     if not scores:
