@@ -12,6 +12,9 @@
 //   WordCounter.count(text)        language._function_word_share's counting
 //   sample_lines(text, limit)      language.sample_for_identification
 //   utf8_text(data)                str(data, "utf-8"), keeping the UTF-8 form (None if invalid)
+//   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
+//   count_nonspace, count_marked_words  marked_words_python
+//   find_all(text, needle)         extractors.text.find_all_python (str.find, again and again)
 //
 // Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
 // `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
@@ -1247,6 +1250,216 @@ PyObject *utf8_text(PyObject *, PyObject *arg) {
   return text;
 }
 
+// ---------------------------------------------------------------------------------------
+// The extractors' text helpers (plexity_plugins/extractors/text.py has the Python references):
+// whitespace is str.split()'s (Py_UNICODE_ISSPACE), lines are split at "\n" only, as
+// text.split("\n") does.
+
+template <typename C>
+Py_ssize_t words_of(const C *s, Py_ssize_t n) {
+  Py_ssize_t words = 0;
+  bool in_word = false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const bool space = is_space(s[i]);
+    words += !space && !in_word;
+    in_word = !space;
+  }
+  return words;
+}
+
+template <typename C>
+Py_ssize_t nonspace_of(const C *s, Py_ssize_t n) {
+  Py_ssize_t count = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) count += !is_space(s[i]);
+  return count;
+}
+
+// re.compile(r"^(?:•|\d+\.)(?: |$)", re.M).findall: lines that start with a bullet, or with
+// decimal digits (re's \d: Py_UNICODE_ISDECIMAL) and a full stop, followed by a space or the
+// end of the line.
+template <typename C>
+Py_ssize_t list_marks_of(const C *s, Py_ssize_t n) {
+  Py_ssize_t marks = 0;
+  Py_ssize_t i = 0;
+  while (i < n) {
+    Py_ssize_t j = i;
+    if (s[j] == 0x2022) {
+      ++j;
+    } else if (Py_UNICODE_ISDECIMAL(s[j])) {
+      while (j < n && Py_UNICODE_ISDECIMAL(s[j])) ++j;
+      j = (j < n && s[j] == '.') ? j + 1 : -1;
+    } else {
+      j = -1;
+    }
+    if (j >= 0 && (j == n || s[j] == ' ' || s[j] == '\n')) ++marks;
+    while (i < n && s[i] != '\n') ++i;  // the next line
+    ++i;
+  }
+  return marks;
+}
+
+// "\n".join(filter(None, map(" ".join, map(str.split, text.split("\n"))))) into `out`;
+// returns the length written (at most n).
+template <typename C>
+Py_ssize_t collapse_into(const C *s, Py_ssize_t n, C *out) {
+  Py_ssize_t o = 0;
+  bool line_has_word = false;  // a word written on the current line
+  bool any_line = false;       // a line written before the current one
+  bool in_word = false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const C c = s[i];
+    if (c == '\n') {
+      any_line = any_line || line_has_word;
+      line_has_word = in_word = false;
+    } else if (is_space(c)) {
+      in_word = false;
+    } else {
+      if (!in_word) {
+        if (line_has_word) {
+          out[o++] = ' ';
+        } else if (any_line) {
+          out[o++] = '\n';
+        }
+        line_has_word = in_word = true;
+      }
+      out[o++] = c;
+    }
+  }
+  return o;
+}
+
+bool check_str(PyObject *arg) {
+  if (PyUnicode_Check(arg)) return true;
+  PyErr_SetString(PyExc_TypeError, "expected str");
+  return false;
+}
+
+template <template <typename> class F>
+Py_ssize_t dispatch_count(PyObject *text) {
+  const void *data = PyUnicode_DATA(text);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+  switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: return F<Py_UCS1>::run(static_cast<const Py_UCS1 *>(data), n);
+    case PyUnicode_2BYTE_KIND: return F<Py_UCS2>::run(static_cast<const Py_UCS2 *>(data), n);
+    default: return F<Py_UCS4>::run(static_cast<const Py_UCS4 *>(data), n);
+  }
+}
+
+template <typename C> struct Words { static Py_ssize_t run(const C *s, Py_ssize_t n) { return words_of(s, n); } };
+template <typename C> struct Nonspace { static Py_ssize_t run(const C *s, Py_ssize_t n) { return nonspace_of(s, n); } };
+template <typename C> struct MarkedWords {
+  static Py_ssize_t run(const C *s, Py_ssize_t n) { return words_of(s, n) - list_marks_of(s, n); }
+};
+
+PyObject *count_words(PyObject *, PyObject *arg) {
+  return check_str(arg) ? PyLong_FromSsize_t(dispatch_count<Words>(arg)) : nullptr;
+}
+
+PyObject *count_nonspace(PyObject *, PyObject *arg) {
+  return check_str(arg) ? PyLong_FromSsize_t(dispatch_count<Nonspace>(arg)) : nullptr;
+}
+
+PyObject *count_marked_words(PyObject *, PyObject *arg) {
+  return check_str(arg) ? PyLong_FromSsize_t(dispatch_count<MarkedWords>(arg)) : nullptr;
+}
+
+template <typename C>
+PyObject *collapse_lines_of(const C *s, Py_ssize_t n, int kind) {
+  std::unique_ptr<C[]> out(new C[n > 0 ? n : 1]);
+  const Py_ssize_t length = collapse_into(s, n, out.get());
+  // (PyUnicode_FromKindAndData finds the narrowest kind that holds the result, as CPython's
+  // own str operations do: equal strs then have equal kinds)
+  return PyUnicode_FromKindAndData(kind, out.get(), length);
+}
+
+PyObject *collapse_lines(PyObject *, PyObject *arg) {
+  if (!check_str(arg)) return nullptr;
+  const void *data = PyUnicode_DATA(arg);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+  switch (PyUnicode_KIND(arg)) {
+    case PyUnicode_1BYTE_KIND: return collapse_lines_of(static_cast<const Py_UCS1 *>(data), n, PyUnicode_1BYTE_KIND);
+    case PyUnicode_2BYTE_KIND: return collapse_lines_of(static_cast<const Py_UCS2 *>(data), n, PyUnicode_2BYTE_KIND);
+    default: return collapse_lines_of(static_cast<const Py_UCS4 *>(data), n, PyUnicode_4BYTE_KIND);
+  }
+}
+
+// Where `needle` starts in `text` (every place, overlapping ones too): the positions str.find
+// gives one after the other.  By glibc's memmem, a few times faster than CPython's search on a
+// whole page, over the text's UTF-8 form where the str holds it (an ASCII str; a page decoded by
+// utf8_text) or its one-byte buffer, counting characters up to each hit; else by CPython's own
+// search (PyUnicode_Find).
+PyObject *find_all(PyObject *, PyObject *args) {
+  PyObject *text, *needle;
+  if (!PyArg_ParseTuple(args, "UU", &text, &needle)) return nullptr;
+  PyObject *found = PyList_New(0);
+  if (found == nullptr) return nullptr;
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(needle);
+  auto add = [&](Py_ssize_t at) {
+    PyObject *position = PyLong_FromSsize_t(at);
+    const bool ok = position != nullptr && PyList_Append(found, position) == 0;
+    Py_XDECREF(position);
+    return ok;
+  };
+  auto fail = [&]() {
+    Py_DECREF(found);
+    return nullptr;
+  };
+  if (m == 0) {  // (str.find finds the empty string at every position, the end included)
+    for (Py_ssize_t at = 0; at <= n; ++at)
+      if (!add(at)) return fail();
+    return found;
+  }
+  const char *data = nullptr;  // bytes in which a hit starts on a character's first byte
+  Py_ssize_t size = 0;
+  bool utf8 = false;  // (else one byte per character)
+  if (PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND) {
+    data = static_cast<const char *>(PyUnicode_DATA(text));
+    size = n;
+  }
+#ifndef Py_GIL_DISABLED
+  else if (PyUnicode_IS_COMPACT(text) && reinterpret_cast<PyCompactUnicodeObject *>(text)->utf8 != nullptr) {
+    data = reinterpret_cast<PyCompactUnicodeObject *>(text)->utf8;
+    size = reinterpret_cast<PyCompactUnicodeObject *>(text)->utf8_length;
+    utf8 = true;
+  }
+#endif
+  const char *pattern = nullptr;
+  Py_ssize_t pattern_size = 0;
+  if (data != nullptr) {
+    if (!utf8) {
+      if (PyUnicode_KIND(needle) != PyUnicode_1BYTE_KIND) return found;  // a character the text cannot hold
+      pattern = static_cast<const char *>(PyUnicode_DATA(needle));
+      pattern_size = m;
+    } else {
+      pattern = PyUnicode_AsUTF8AndSize(needle, &pattern_size);
+      if (pattern == nullptr) {  // (a lone surrogate: not in a text that has a UTF-8 form)
+        PyErr_Clear();
+        return found;
+      }
+    }
+  }
+  if (data == nullptr) {
+    for (Py_ssize_t at = PyUnicode_Find(text, needle, 0, n, 1); at >= 0;
+         at = PyUnicode_Find(text, needle, at + 1, n, 1))
+      if (!add(at)) return fail();
+    return PyErr_Occurred() ? fail() : found;
+  }
+  const char *end = data + size, *at = data, *counted = data;
+  Py_ssize_t chars = 0;  // characters before `counted`
+  while (end - at >= pattern_size) {
+    const char *hit = static_cast<const char *>(memmem(at, end - at, pattern, pattern_size));
+    if (hit == nullptr) break;
+    if (utf8) {
+      for (; counted < hit; ++counted) chars += (static_cast<unsigned char>(*counted) & 0xC0) != 0x80;
+    } else {
+      chars = hit - data;
+    }
+    if (!add(chars)) return fail();
+    at = hit + 1;
+  }
+  return found;
+}
+
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
@@ -1260,6 +1473,13 @@ PyMethodDef module_methods[] = {
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and sentences.block_ids"},
     {"utf8_text", utf8_text, METH_O,
      "utf8_text(data) -> str(data, 'utf-8') with its UTF-8 form kept, or None if data is not valid UTF-8"},
+    {"count_words", count_words, METH_O, "count_words(text) -> len(text.split())"},
+    {"count_nonspace", count_nonspace, METH_O, "count_nonspace(text) -> len(''.join(text.split()))"},
+    {"count_marked_words", count_marked_words, METH_O,
+     "count_marked_words(text) -> its words, resiliparse's list marks not counted (extractors.text.marked_words)"},
+    {"find_all", find_all, METH_VARARGS, "find_all(text, needle) -> every position where needle starts in text"},
+    {"collapse_lines", collapse_lines, METH_O,
+     "collapse_lines(text) -> one line per block, whitespace collapsed, no empty lines (extractors.text.lines)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

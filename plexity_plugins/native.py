@@ -16,6 +16,9 @@ compiled                                    reference
 ``WordCounter.count(text)``                 the counting in `language._function_word_share`
 ``sample_lines(text, limit)``               `language.sample_for_identification_python`
 ``utf8_text(data)``                         ``str(data, "utf-8")`` (the UTF-8 form kept)
+``collapse_lines(text)``                    `extractors.text.lines_python`
+``count_words``, ``count_nonspace``,        `extractors.text.words_python`, ``nonspace_python``,
+``count_marked_words`` (text)               ``marked_words_python``
 =========================================  =============================================
 
 The keep/drop decision has a third port, in JavaScript, for the web page
@@ -46,6 +49,12 @@ ENABLED = _native is not None and os.environ.get("PLEXITY_PURE_PYTHON", "") in (
 # the usual way)
 _UTF8_TEXT = getattr(_native, "utf8_text", None) if ENABLED else None
 _BREAKER_SET = False
+
+
+def compiled(name: str):
+    """The compiled function `name` of `plexity_plugins._native`, or None where the compiled path
+    is off or was built from older sources (the caller then uses its Python reference)."""
+    return getattr(_native, name, None) if ENABLED else None
 
 
 def status() -> str:

@@ -322,3 +322,86 @@ def test_the_gil_is_free_while_a_long_text_is_split_and_scored(models):
     # Holding the GIL would leave one gap as long as the whole call (hundreds of ms).
     assert finished - started > 0.1 and len(during) > 20
     assert max(gaps) < (finished - started) / 4
+
+
+def _extractor_readings() -> list[str]:
+    """resiliparse's readings of the page set's HTML, as `dense` collapses and counts them: list
+    items marked (bullets, ordered numbers), main content and the whole page."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    readings = []
+    for html in _golden().page_set().pages().values():
+        tree = HTMLTree.parse(html)
+        for main_content in (True, False):
+            readings.append(extract_plain_text(tree, main_content=main_content, list_bullets=True))
+    return readings
+
+
+def test_extractor_text_helpers_match_python_on_the_page_set(page_texts):
+    """Collapsing lines and counting words, non-space characters and words without list marks:
+    the compiled helpers give the Python references' results on the pages' readings."""
+    from plexity_plugins.extractors import text
+
+    marks = ["• ", "•", "1. ", "12.", "3.x", "٣. ", "². ", "\n• ", "\n7.\n", " • "]
+    rng = random.Random(13)
+    marked = ["".join(rng.choice(marks + PIECES) for _ in range(rng.randint(0, 60))) for _ in range(300)]
+    texts = page_texts + _extractor_readings() + random_texts(300, seed=12) + marked + ["", "\n", " \n \n", "•"]
+    for sample in texts:
+        assert text.lines(sample) == text.lines_python(sample)
+        assert text.words(sample) == text.words_python(sample)
+        assert text.nonspace(sample) == text.nonspace_python(sample)
+        assert text.marked_words(sample) == text.marked_words_python(sample)
+
+
+def test_extractor_text_helpers_match_python_on_every_character():
+    """Whitespace (str.split's), decimal digits (re's \\d) and line ends for every code point."""
+    from plexity_plugins.extractors import text
+
+    for code in range(0x110000):
+        c = chr(code)
+        for sample in (f"a{c}b", f"{c}. x\n{c}{c}.", f"x\n{c} \n"):
+            assert text.lines(sample) == text.lines_python(sample), hex(code)
+            assert text.words(sample) == text.words_python(sample), hex(code)
+            assert text.nonspace(sample) == text.nonspace_python(sample), hex(code)
+            assert text.marked_words(sample) == text.marked_words_python(sample), hex(code)
+
+
+def test_finding_every_place_of_a_needle_matches_str_find(page_texts):
+    """`find_all` gives the positions str.find gives one after the other, overlapping ones too,
+    on pages (with and without their UTF-8 form kept, as a page decoded by utf8_text has it) and
+    on random text whose characters' encodings contain the needle's bytes."""
+    from plexity_plugins.extractors import decode_html, text
+
+    html = list(_golden().page_set().pages().values())
+    pages = html + [decode_html(page.encode("utf-8"))[0] for page in html] + page_texts
+    for page in pages:
+        for needle in ("@type", "itemtype", "og:type", "QAPage", "the", "é", "\u3000", "\n\n", ""):
+            assert text.find_all(page, needle) == text.find_all_python(page, needle)
+    rng = random.Random(14)
+    alphabet = ["a", "@", "\x00", "\u4000", "\u0040", "\u6140", "\U00014000", "\U0010ffff", "é", "\u0100",
+                "\u4061", "\ud800"]
+    for _ in range(20000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3)))
+        kept = native.utf8_text(sample.encode("utf-8", "surrogatepass")) or sample
+        for variant in (sample, kept):
+            assert text.find_all(variant, needle) == text.find_all_python(variant, needle)
+
+
+def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
+    """`dense` (and its link-density step) gives the same text with the compiled helpers as with
+    the Python references, on every page of the set."""
+    from plexity_plugins.extractors import auto, dense, links, text
+
+    assert text.lines is not text.lines_python  # (the compiled ones are in use)
+    html = list(_golden().page_set().pages().values())
+    compiled = [dense.html_to_text_dense(page) for page in html]
+    monkeypatch.setattr(dense, "_lines", text.lines_python)
+    monkeypatch.setattr(dense, "_words", text.words_python)
+    monkeypatch.setattr(dense, "_marked_words", text.marked_words_python)
+    monkeypatch.setattr(dense, "nonspace", text.nonspace_python)
+    monkeypatch.setattr(dense, "find_all", text.find_all_python)
+    monkeypatch.setattr(auto, "find_all", text.find_all_python)
+    monkeypatch.setattr(links, "nonspace", text.nonspace_python)
+    assert [dense.html_to_text_dense(page) for page in html] == compiled

@@ -99,6 +99,7 @@ import re
 from .auto import declares_article_or_product
 from .decoding import decode_html
 from .links import drop_link_dense
+from .text import find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # On a declared page list items are marked (resiliparse's bullets) so that `drop_fragments` knows
@@ -150,8 +151,8 @@ LIST_ITEM_WORDS = 8
 # ... unless over this share of its characters are link text.
 LINKED = 0.5
 # A page's declaration that it is a discussion (a thread, a question and its answers): schema.org's
-# QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `in` first (a regex
-# scan of a whole page costs a millisecond).
+# QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `text.find_all` first
+# (a regex scan of a whole page costs a millisecond).
 _DISCUSSION_TYPES = ("QAPage", "DiscussionForumPosting")
 _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.org/)?|"""
                          r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
@@ -160,22 +161,12 @@ _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.or
 _ENDS_AS_TEXT = re.compile(r"""[.!?:;)\]"'”’…。．！？：；）」』】]$""")
 # resiliparse's mark of a list item: a bullet, or an ordered list's number.
 _LIST_MARK = re.compile(r"(?:•|\d+\.) ")
-_LIST_MARKS = re.compile(r"^(?:•|\d+\.)(?: |$)", re.M)
-
-
-def _words(text: str) -> int:
-    return len(text.split())
 
 
 def declares_discussion(html: str) -> bool:
     """Whether the page declares itself a discussion (schema.org ``QAPage`` or
     ``DiscussionForumPosting``, JSON-LD or microdata)."""
-    return any(name in html for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
-
-
-def _marked_words(marked: str) -> int:
-    """The words of a text that carries list marks (`_MARKED`), the marks not counted."""
-    return len(marked.split()) - len(_LIST_MARKS.findall(marked))
+    return any(find_all(html, name) for name in _DISCUSSION_TYPES) and _DISCUSSION.search(html) is not None
 
 
 def _fuller(text: str, read_fuller, count) -> str:
@@ -249,11 +240,6 @@ def _unrepeated(text: str, tree_body) -> str:
     return "\n".join(kept)
 
 
-def _lines(text: str) -> str:
-    """One line per block, whitespace inside a line collapsed, no empty lines."""
-    return "\n".join(filter(None, map(" ".join, map(str.split, text.split("\n")))))
-
-
 def _up(element, wanted):
     """The nearest ancestor of `element` (itself excluded) whose tag is in `wanted`, within
     `_MAX_HOPS` steps; else None."""
@@ -276,6 +262,8 @@ def _single_article(articles: list):
     of the same tag and class (posts of a thread, cards of a listing); else None."""
     if not articles or len(articles) > _MAX_ARTICLES:
         return None
+    if len(articles) == 1:  # (no other to weigh it against, nor to share its shape)
+        return articles[0]
     own = [_words(a.text or "") for a in articles]
     index = {a: i for i, a in enumerate(articles)}
     for article in articles:
@@ -297,6 +285,7 @@ def _densest(body):
     links is highest (a comment thread or a block of teasers is full of links); None on a page
     without such paragraphs."""
     scores: dict = {}
+    grands: dict = {}  # container -> its container (paragraphs share containers: walked up once)
     for paragraph in body.get_elements_by_tag_name("p").values():
         text = paragraph.text or ""
         if len(text) < _MIN_PARAGRAPH:
@@ -306,15 +295,15 @@ def _densest(body):
         if parent is None:
             continue
         scores[parent] = scores.get(parent, 0) + score
-        grand = _up(parent, _CONTAINERS)
+        grand = grands[parent] if parent in grands else grands.setdefault(parent, _up(parent, _CONTAINERS))
         if grand is not None:
             scores[grand] = scores.get(grand, 0) + score / 2
     if not scores:
         return None
 
     def outside_links(element) -> float:
-        text = len("".join((element.text or "").split())) or 1
-        linked = sum(len("".join((a.text or "").split())) for a in element.get_elements_by_tag_name("a").values())
+        text = nonspace(element.text or "") or 1
+        linked = sum(nonspace(a.text or "") for a in element.get_elements_by_tag_name("a").values())
         return scores[element] * (1 - min(1.0, linked / text))
 
     return max(sorted(scores, key=scores.__getitem__, reverse=True)[:5], key=outside_links)

@@ -4,6 +4,8 @@ a page's text.  (trafilatura's test, on resiliparse's lexbor tree.)"""
 
 from __future__ import annotations
 
+from .text import nonspace
+
 # The blocks tested: those holding a link (a div only when no block is inside it: an outer div is
 # long, and its short inner blocks are tested themselves).
 _LINK_BLOCKS = "p:has(a), ul:has(a), ol:has(a), div:has(a):not(:has(div, p, ul, ol))"
@@ -14,15 +16,15 @@ def drop_link_dense(element) -> None:
     (over 80%): trafilatura's link density test."""
     chosen = []
     for block in element.query_selector_all(_LINK_BLOCKS).values():
-        text = "".join((block.text or "").split())
-        if not text or len(text) >= 100:
+        chars = nonspace(block.text or "")  # (whitespace not counted)
+        if not chars or chars >= 100:
             continue
         links = block.get_elements_by_tag_name("a").values()
-        if sum(len("".join((a.text or "").split())) for a in links) > 0.8 * len(text):
+        if sum(nonspace(a.text or "") for a in links) > 0.8 * chars:
             chosen.append(block)
     outer = []
     for block in chosen:  # in document order: a block's descendants come right after it
         if not (outer and outer[-1].contains(block)):
             outer.append(block)
     for block in outer:
-        block.parent.remove_child(block)
+        block.remove()  # (as block.parent.remove_child(block), without making the parent's Python object)

@@ -1,0 +1,57 @@
+"""The extractors' counting and line collapsing, compiled where `plexity_plugins.native` is
+(the functions ending in ``_python`` are the reference; tests/test_native.py holds the two equal).
+
+They run on every page, on texts of tens of kilobytes (`dense` collapses three readings of a page
+and counts their words five times): in Python, splitting a text into its words to count them
+costs as much as resiliparse's reading of it.  `find_all` looks for a page's declarations in
+its whole HTML.  Whitespace is ``str.split()``'s, lines are split
+at ``"\\n"`` only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import native
+
+# resiliparse's mark of a list item at the start of a line (``list_bullets=True``): a bullet, or
+# an ordered list's number, then a space or the end of the line.
+LIST_MARKS = re.compile(r"^(?:•|\d+\.)(?: |$)", re.M)
+
+
+def lines_python(text: str) -> str:
+    """One line per block, whitespace inside a line collapsed, no empty lines."""
+    return "\n".join(filter(None, map(" ".join, map(str.split, text.split("\n")))))
+
+
+def words_python(text: str) -> int:
+    """The words of `text` (``len(text.split())``)."""
+    return len(text.split())
+
+
+def nonspace_python(text: str) -> int:
+    """The characters of `text` that are not whitespace (``len("".join(text.split()))``)."""
+    return len("".join(text.split()))
+
+
+def find_all_python(text: str, needle: str) -> list[int]:
+    """Every position where `needle` starts in `text` (overlapping ones too), in order: those
+    ``text.find(needle, at + 1)`` gives one after the other.  (Compiled: glibc's memmem over the
+    page's UTF-8 form, a few times faster than ``str.find`` on a page.)"""
+    found, at = [], text.find(needle)
+    while at >= 0:
+        found.append(at)
+        at = text.find(needle, at + 1)
+    return found
+
+
+def marked_words_python(marked: str) -> int:
+    """The words of a text that carries resiliparse's list marks, the marks not counted."""
+    return len(marked.split()) - len(LIST_MARKS.findall(marked))
+
+
+lines = native.compiled("collapse_lines") or lines_python
+words = native.compiled("count_words") or words_python
+nonspace = native.compiled("count_nonspace") or nonspace_python
+marked_words = native.compiled("count_marked_words") or marked_words_python
+find_all = native.compiled("find_all") or find_all_python
