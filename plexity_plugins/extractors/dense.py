@@ -56,7 +56,7 @@ How a page is read (`html_to_text_dense`):
    -> 0.845 / 0.846 (most of it short headings, which WCXB's truth keeps and which carry little
    text); CleanEval 81.9 / 81.9 -> 82.0 / 82.5; English articles unchanged (0.967 / 0.963).  A list
    item stays on the first rule because lists of short items are a listing's or an article's
-   content (keeping them: WCXB +0.003 / +0.002 for 0.03 / 0.2 points of leak).  The third rule is
+   content (keeping them: WCXB +0.003 / +0.002 for 0.03 / 0.16 points of leak).  The third rule is
    kept to declared pages: on listings and product grids four-word lines are the content.  (Also
    measured and left out: dropping short lines that are exactly a link's or a button's text, on
    every page, leaked 0.5 points fewer for 0.6 ms more a page; keeping table rows, a product's
@@ -85,11 +85,12 @@ How a page is read (`html_to_text_dense`):
    (score lines, lists of links, the rows of a plan); docs/extraction.md has the figures.
 
 Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
-the paragraphs, the articles, the short link blocks, the headings, the lines of the text and
-(on declared pages that need them) list items with links and table cells, never recursing, with
-walks up the tree bounded by `_MAX_HOPS`.  What grows with nesting depth is resiliparse's main-content pass, as for
-``fast`` (a page nested 20,000 deep takes ~12 s there); the front ends' time limit per page
-bounds it.  The figures are in docs/extraction.md.
+the paragraphs, the articles, the short link blocks, the hidden elements, the headings, the lines
+of the text and (on declared pages that need them) list items with links and table cells, never
+recursing, with walks up the tree bounded by `_MAX_HOPS`.  What grows with nesting depth is
+resiliparse's main-content pass, as for ``fast`` (a page nested 20,000 deep takes ~12 s there;
+step 2 may read such a page twice); the front ends' time limit per page bounds it.  The figures
+are in docs/extraction.md.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ from .links import drop_link_dense
 from .text import find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
-# On a declared page list items are marked (resiliparse's bullets) so that `drop_fragments` knows
-# them without asking the tree; it takes the marks off again.
+# List items are marked (resiliparse's bullets) so that `drop_fragments` knows them without asking
+# the tree; it takes the marks off again.
 _MARKED = {**_OPTIONS, "list_bullets": True}
 # The item's text must hold this share of the page's main-content words to be taken alone.
 SHARE = 0.5
@@ -116,10 +117,10 @@ _MAX_ARTICLES = 100
 # Walks up the tree (a paragraph to its container, an article to the article around it) stop
 # after this many steps: the evidence is local, and a page nested thousands deep stays linear.
 _MAX_HOPS = 12
-# What HTML says is not an item's text (generic semantics, not names gathered from pages).
 # What hides an element until a script shows it: the ``hidden`` attribute, inline CSS.
 HIDDEN = ("[hidden]", '[style*="display:none"]', '[style*="display: none"]', '[style*="visibility:hidden"]',
           '[style*="visibility: hidden"]')
+# What HTML says is not an item's text (generic semantics, not names gathered from pages).
 NOT_TEXT = ("nav", "aside", "header", "footer", "form", "button", "select", "[role=navigation]",
             "[role=complementary]", "[role=banner]", "[role=contentinfo]", "[aria-hidden=true]",
             # (resiliparse drops hidden elements only in its main-content mode)
@@ -128,11 +129,11 @@ _HIDDEN = ", ".join(HIDDEN)
 # The elements that hold paragraphs for `_densest`.
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
-# `drop_fragments`, on every page: a line of at most this many words is a fragment (2: WCXB leaked
-# 0.4 points more for 0.0035 more F1 on the dev half) ...
+# `drop_fragments`, on every page: a line of at most this many words is a fragment (2: WCXB's dev
+# half leaked 0.45 points more for 0.0036 more F1, both measured with CLOSING_WORDS 4) ...
 SHORT_WORDS = 3
-# ... and after the text's last paragraph, a line of at most CLOSING_WORDS words (4: leaked 0.3
-# points more on the dev half for 0.0008 more F1; 40 and 30 words for a paragraph did as well).
+# ... and after the text's last paragraph, a line of at most CLOSING_WORDS words (4: the dev half
+# leaked 0.3 points more for 0.0011 more F1; a paragraph of 30 words instead of 40 did as well).
 PARAGRAPH_WORDS = 40
 CLOSING_WORDS = 6
 # On a page that declares one article or product: at most this many words (4 chosen on the dev
