@@ -1383,6 +1383,21 @@ PyObject *collapse_lines(PyObject *, PyObject *arg) {
   }
 }
 
+// The first place of `pattern` (m > 0 bytes) in `data` (n bytes), or nullptr: glibc's (and the BSDs')
+// memmem; a memchr-and-compare loop where the C library has none (MSVC's).
+inline const char *find_bytes(const char *data, size_t n, const char *pattern, size_t m) {
+#ifdef _WIN32
+  for (const char *end = data + n; static_cast<size_t>(end - data) >= m; ++data) {
+    data = static_cast<const char *>(std::memchr(data, pattern[0], (end - data) - m + 1));
+    if (data == nullptr) return nullptr;
+    if (std::memcmp(data, pattern, m) == 0) return data;
+  }
+  return nullptr;
+#else
+  return static_cast<const char *>(memmem(data, n, pattern, m));
+#endif
+}
+
 // Where `needle` starts in `text` (every place, overlapping ones too): the positions str.find
 // gives one after the other.  By glibc's memmem, a few times faster than CPython's search on a
 // whole page, over the text's UTF-8 form where the str holds it (an ASCII str; a page decoded by
@@ -1447,7 +1462,7 @@ PyObject *find_all(PyObject *, PyObject *args) {
   const char *end = data + size, *at = data, *counted = data;
   Py_ssize_t chars = 0;  // characters before `counted`
   while (end - at >= pattern_size) {
-    const char *hit = static_cast<const char *>(memmem(at, end - at, pattern, pattern_size));
+    const char *hit = find_bytes(at, end - at, pattern, pattern_size);
     if (hit == nullptr) break;
     if (utf8) {
       for (; counted < hit; ++counted) chars += (static_cast<unsigned char>(*counted) & 0xC0) != 0x80;
