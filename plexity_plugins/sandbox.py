@@ -56,6 +56,11 @@ class ExtractorDied(ExtractionError):
     """The extractor's process ended without an answer (killed from outside, crashed)."""
 
 
+class ExtractorCannotStart(RuntimeError):
+    """The extractor's process ended before it was ready: a broken installation, not a page's
+    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
+
+
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
@@ -193,6 +198,23 @@ def _serve(receive, send, extractor_name: str) -> None:
         answer(send, extract, html)
 
 
+# The folder that holds this package.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _child_environment(extractor_name: str) -> dict | None:
+    """The extraction child's environment: the caller's, with the import path it needs to import
+    what the caller imported (None: the caller's as it is)."""
+    if ":" in extractor_name:  # a function of the caller's own modules: imported from where the caller does
+        path = [p for p in sys.path if p]
+    elif sys.path and os.path.abspath(sys.path[0] or os.curdir) == _PACKAGE_ROOT:
+        path = [_PACKAGE_ROOT]  # the caller found the package in its script's or current folder, which -P drops
+    else:
+        return None
+    inherited = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([*path, *([inherited] if inherited else [])]))
+
+
 class _Child:
     """One extractor process: ``python -m plexity_plugins.sandbox`` with two pipes of its own.
 
@@ -207,12 +229,11 @@ class _Child:
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r), str(from_child_w),
-             *watch],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-            # a function of the caller's own modules: the child imports it from where the caller does
-            env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)) if ":" in extractor_name
-            else None)
+            # -P: the child imports this very package, not another `plexity_plugins` that the current
+            # directory happens to hold (`python -m` would put the directory first on its path)
+            [sys.executable, "-P", "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r),
+             str(from_child_w), *watch],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
         os.close(to_child_r)
         os.close(from_child_w)
         self._send = Connection(to_child_w, readable=False)
@@ -221,7 +242,11 @@ class _Child:
 
     def wait_ready(self) -> None:
         if not self.ready:
-            status, value = self._receive(None)  # start-up: not counted in a document's time
+            try:
+                status, value = self._receive(None)  # start-up: not counted in a document's time
+            except ExtractorDied as exc:
+                raise ExtractorCannotStart(f"the extraction process could not start: {exc}; its error, if "
+                                           f"any, is printed above") from None
             if status == "error":
                 raise value
             self.ready = True

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -185,3 +188,32 @@ def test_the_web_api_answers_422_for_a_page_over_the_limit_and_then_serves_the_n
         assert status == 200 and data["sentences"]
     finally:
         stop_server(process)
+
+
+def test_the_extraction_child_imports_the_package_its_caller_runs_not_one_in_the_current_folder(tmp_path):
+    # a folder that holds another (here: broken) `plexity_plugins`, as a second checkout would:
+    # `python -m` puts the current folder first on the child's path, which then ran other code
+    decoy = tmp_path / "work"
+    (decoy / "plexity_plugins").mkdir(parents=True)
+    (decoy / "plexity_plugins" / "__init__.py").write_text("raise ImportError('the wrong plexity_plugins')\n")
+    page = tmp_path / "page.html"
+    page.write_text(PAGE)
+    plexity = Path(sys.executable).parent / "plexity"
+    done = subprocess.run([str(plexity), "clean", str(page), "-o", str(tmp_path / "out")], cwd=decoy,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "The council approved the budget" in (tmp_path / "out" / "page.html.txt").read_text()
+
+
+def test_an_extraction_process_that_cannot_start_stops_the_run_instead_of_skipping_pages(monkeypatch):
+    from plexity_plugins.extractors import ExtractionError
+    from plexity_plugins.sandbox import ExtractorCannotStart
+
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # an interpreter that exits at once
+    extractor = TimeLimitedExtractor("tags", timeout=10)
+    try:
+        with pytest.raises(ExtractorCannotStart, match="could not start") as raised:
+            extractor(PAGE)
+        assert not isinstance(raised.value, ExtractionError)  # not a page's counted skip
+    finally:
+        extractor.close()
