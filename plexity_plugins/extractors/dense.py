@@ -159,7 +159,7 @@ _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.or
                          r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
 # How a sentence or a clause ends (a fragment does not).
 # (with the full-width marks of Chinese and Japanese, whose lines have no spaces: one "word" each)
-_ENDS_AS_TEXT = re.compile(r"""[.!?:;)\]"'”’…。．！？：；）」』】]$""")
+_ENDS_AS_TEXT = frozenset(""".!?:;)]"'”’…。．！？：；）」』】""")  # a line's last character
 # resiliparse's mark of a list item: a bullet, or an ordered list's number.
 _LIST_MARK = re.compile(r"(?:•|\d+\.) ")
 
@@ -188,7 +188,7 @@ def _hidden(body) -> tuple[int, list]:
         if outer and outer[-1].contains(element):
             continue
         outer.append(element)
-        words += len((element.text or "").split())
+        words += _words(element.text or "")
     return words, outer
 
 
@@ -206,7 +206,7 @@ def _reveal_hidden(tree, page_words: int) -> bool:
     for element in hidden:  # (element.text holds the code of scripts and styles too)
         for tag in ("script", "style", "template"):
             for inner in element.get_elements_by_tag_name(tag).values():
-                words -= len((inner.text or "").split())
+                words -= _words(inner.text or "")
     if words <= page_words:
         return False
     visible = len(extract_plain_text(tree, main_content=False, skip_elements=list(HIDDEN), **_OPTIONS).split())
@@ -335,27 +335,28 @@ def drop_fragments(marked: str, structure: set, longest: int = 0, code: set = fr
     list marks, which come off here); after the text's last paragraph (`PARAGRAPH_WORDS` words or
     more), at most `CLOSING_WORDS`; and when the page declares its item, at most `longest`, unless
     list items or in `structure` (the page's short headings).  Lines of `code` always stay."""
-    lines = []  # (line, whether it is a list item)
+    lines = []  # (line, its words, whether it is a list item)
     item = False  # the line follows a mark alone on its line (a list item whose text is a block)
+    last = -1  # the text's last paragraph
     for line in marked.split("\n"):
-        mark = _LIST_MARK.match(line + " ")
+        mark = _LIST_MARK.match(line + " ") if line[:1] == "•" or line[:1].isdigit() else None
         if mark and mark.end() > len(line):
             item = True
             continue
-        lines.append((line[mark.end():], True) if mark else (line, item))
+        if mark:
+            line, item = line[mark.end():], True
+        words = _words(line)
+        if words >= PARAGRAPH_WORDS:
+            last = len(lines)
+        lines.append((line, words, item))
         item = False
-    last = -1  # the text's last paragraph
-    for index, (line, _) in enumerate(lines):
-        if len(line.split()) >= PARAGRAPH_WORDS:
-            last = index
+    longest_fragment = max(SHORT_WORDS, CLOSING_WORDS, longest)
     kept = []
-    for index, (line, listed) in enumerate(lines):
-        words = len(line.split())
-        if words <= max(SHORT_WORDS, CLOSING_WORDS, longest) and not _ENDS_AS_TEXT.search(line) \
-                and line not in code and (
-                    (words <= SHORT_WORDS and not listed)
-                    or (0 <= last < index and words <= CLOSING_WORDS)
-                    or (words <= longest and not listed and line not in structure)):
+    for index, (line, words, listed) in enumerate(lines):
+        if words <= longest_fragment and line[-1:] not in _ENDS_AS_TEXT and line not in code and (
+                (words <= SHORT_WORDS and not listed)
+                or (0 <= last < index and words <= CLOSING_WORDS)
+                or (words <= longest and not listed and line not in structure)):
             continue
         kept.append(line)
     return "\n".join(kept)
