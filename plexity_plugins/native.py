@@ -45,9 +45,6 @@ else:
     _IMPORT_ERROR = None
 
 ENABLED = _native is not None and os.environ.get("PLEXITY_PURE_PYTHON", "") in ("", "0")
-# (looked up, not assumed: an extension built from older sources lacks it, and pages then decode
-# the usual way)
-_UTF8_TEXT = getattr(_native, "utf8_text", None) if ENABLED else None
 _BREAKER_SET = False
 
 
@@ -55,6 +52,11 @@ def compiled(name: str):
     """The compiled function `name` of `plexity_plugins._native`, or None where the compiled path
     is off or was built from older sources (the caller then uses its Python reference)."""
     return getattr(_native, name, None) if ENABLED else None
+
+
+# (looked up, not assumed: an extension built from older sources lacks it, and pages then decode
+# the usual way)
+_UTF8_TEXT = compiled("utf8_text")
 
 
 def status() -> str:

@@ -209,7 +209,7 @@ def _reveal_hidden(tree, page_words: int) -> bool:
                 words -= _words(inner.text or "")
     if words <= page_words:
         return False
-    visible = len(extract_plain_text(tree, main_content=False, skip_elements=list(HIDDEN), **_OPTIONS).split())
+    visible = _words(extract_plain_text(tree, main_content=False, skip_elements=list(HIDDEN), **_OPTIONS))
     if visible >= words:  # the visible text is at least half of all the text
         return False
     for element in body.query_selector_all(_HIDDEN).values():
@@ -426,9 +426,12 @@ def html_to_text_dense(html: str | bytes) -> str:
     def visible(tree) -> str:  # what is left of the tree, without what HTML says is not text
         return _lines(extract_plain_text(tree, main_content=False, skip_elements=list(NOT_TEXT), **_MARKED))
 
-    page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_MARKED))
+    def main_content(tree) -> str:  # resiliparse's main-content heuristic (step 2)
+        return _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_MARKED))
+
+    page = main_content(tree)
     if _reveal_hidden(tree, _words(page)):
-        page = _lines(extract_plain_text(tree, main_content=True, comments=not declares, **_MARKED))
+        page = main_content(tree)
     # read before the item replaces the page: a fragment is judged by the whole page's structure
     code = _code_lines(body)
     structure = _texts(body, "h1, h2, h3, h4, h5, h6", fragments) if fragments else set()
