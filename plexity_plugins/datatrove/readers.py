@@ -11,8 +11,6 @@ from datatrove.utils.logging import logger
 from ..extractors import decode_html
 from ..io.inputs import MAX_DOCUMENT_BYTES, WarcFile
 
-MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
-
 
 class WarcHtmlReader(BaseDiskReader):
     """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents.
@@ -81,7 +79,7 @@ class WarcHtmlReader(BaseDiskReader):
         recursive: bool = True,
         glob_pattern: str | None = "**/*.warc*",
         shuffle_files: bool = False,
-        max_payload_bytes: int = MAX_PAYLOAD_BYTES,
+        max_payload_bytes: int = MAX_DOCUMENT_BYTES,
     ):
         super().__init__(data_folder, paths_file, limit, skip, file_progress, doc_progress, adapter, text_key,
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
