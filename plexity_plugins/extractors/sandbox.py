@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
+from ..errors import InstallationError
 from ..runtime import native
 from . import ExtractionError, get_extractor
 
@@ -56,9 +57,10 @@ class ExtractorDied(ExtractionError):
     """The extractor's process ended without an answer (killed from outside, crashed)."""
 
 
-class ExtractorCannotStart(RuntimeError):
-    """The extractor's process ended before it was ready: a broken installation, not a page's
-    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
+class ExtractorCannotStart(InstallationError):
+    """The extractor's process could not be started, or ended before it was ready: a broken
+    installation (an interpreter this user may not run, a package the child cannot import), not a
+    page's fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
 
 
 def extract_memory_limit(value: int | str | None = None) -> int | None:
@@ -228,12 +230,19 @@ class _Child:
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
-        self.process = subprocess.Popen(
-            # -P: the child imports this very package, not another `plexity_plugins` that the current
-            # directory happens to hold (`python -m` would put the directory first on its path)
-            [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
-             str(from_child_w), *watch],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
+        try:
+            self.process = subprocess.Popen(
+                # -P: the child imports this very package, not another `plexity_plugins` that the current
+                # directory happens to hold (`python -m` would put the directory first on its path)
+                [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
+                 str(from_child_w), *watch],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
+        except OSError as exc:  # the interpreter cannot be run (by this user), or no process can be made
+            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+                os.close(fd)
+            raise ExtractorCannotStart(f"the extraction process could not start: cannot run {sys.executable} "
+                                       f"({exc.strerror or exc}): check that this user may run the Python "
+                                       f"interpreter, or reinstall", exc) from None
         os.close(to_child_r)
         os.close(from_child_w)
         self._send = Connection(to_child_w, readable=False)
