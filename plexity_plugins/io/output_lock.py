@@ -49,8 +49,11 @@ def own_output_folder(folder: str | os.PathLike, option: str = "--output-dir"):
         os.close(fd)
     try:
         command = " ".join(["plexity", *sys.argv[1:3]]) if sys.argv else "plexity"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, {command}, since {time.strftime('%H:%M:%S')}\n".encode(), 0)
+        try:  # (who owns it, for the message of a second run; the lock holds without it: a full disk)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}, {command}, since {time.strftime('%H:%M:%S')}\n".encode(), 0)
+        except OSError:
+            pass
         yield path
     finally:
         with contextlib.suppress(OSError):
