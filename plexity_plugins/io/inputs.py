@@ -371,6 +371,13 @@ _RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
 
 def _peek(reader, size: int) -> bytes:
     """The next `size` bytes of warcio's reader (within the current gzip member), left unread."""
+    buff = reader.buff
+    if buff is not None:  # (most often in the block already read: looked at, not copied)
+        position = buff.tell()
+        data = buff.read(size)
+        buff.seek(position)
+        if len(data) == size:
+            return data
     data = reader.read(size)
     if data:
         rest = reader.buff.read() if reader.buff is not None else b""
