@@ -184,7 +184,7 @@ def test_the_scrapy_pipeline_and_the_datatrove_step_raise_instead_of_counting_ea
     from datatrove.data import Document
 
     from plexity_plugins.datatrove import HtmlTagsExtractor
-    from plexity_plugins.cleaning.policy import InstallationError
+    from plexity_plugins.errors import InstallationError
 
     interpreter = tmp_path / "python-without-access"
     interpreter.write_text("")

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from ..scoring.methods import METHODS
-from ..io.atomic_files import disk_full_message, is_disk_full
+from ..errors import DISK_FULL_STATUS, disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
@@ -41,8 +41,6 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
-DISK_FULL_STATUS = 4  # as every `plexity` command
-
 EXECUTORS = ("local", "slurm", "ray")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
@@ -408,7 +406,7 @@ def check_extraction(extractor: str, timeout: float | None, memory: int | str | 
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:
     """The full-disk error that stopped the run (in this process, or in a task's), if any."""
-    from ..datatrove.executor import DISK_FULL_WHY, TasksFailed
+    from ..errors import DISK_FULL_WHY, TasksFailed
 
     if failed is None:
         return None

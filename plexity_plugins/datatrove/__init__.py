@@ -42,7 +42,8 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
-from .executor import LocalTaskExecutor, RayTaskExecutor, TasksFailed  # noqa: E402
+from ..errors import TasksFailed  # noqa: E402
+from .executor import LocalTaskExecutor, RayTaskExecutor  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402

@@ -9,7 +9,8 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
-from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, UNREADABLE_FILE, NotARegularFile,
+from ..errors import NotARegularFile
+from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, UNREADABLE_FILE,
                          WarcFile, describe, open_input)
 
 MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)

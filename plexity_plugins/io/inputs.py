@@ -13,14 +13,15 @@ Every cap is `MAX_DOCUMENT_BYTES` unless a caller gives another (``--max-documen
 linear in the input: decoding stops at the cap, at `MAX_GZIP_MEMBERS` members and at the
 reading time limit (`DEFAULT_READ_TIMEOUT`, the extraction limit's default); resynchronising
 after damage tries at most `MAX_RESYNC_CANDIDATES` false starts.  Only regular files are read
-(`open_input`): a FIFO, socket or device is `NotARegularFile`, never opened for reading.  Payloads are decoded here, not by warcio:
-warcio's Content-Encoding decoding inflates without a limit, hides a corrupt gzip body
-(it writes to stderr and returns what it had) and breaks on brotli >= 1.2 (it sets
-``unused_data`` on the decompressor, which brotli 1.2's no longer allows), which used to
-end the reading of the whole file at the first ``Content-Encoding: br`` record.
+(`open_input`): a FIFO, socket or device is `NotARegularFile`, never opened for reading.
+
+Payloads are decoded here, not by warcio: warcio's Content-Encoding decoding inflates without a
+limit, hides a corrupt gzip body (it writes to stderr and returns what it had) and breaks on
+brotli >= 1.2 (it sets ``unused_data`` on the decompressor, which brotli 1.2's no longer allows),
+which used to end the reading of the whole file at the first ``Content-Encoding: br`` record.
 
 Only damage in the input becomes a skip or a file problem; an error of the installation
-(`plexity_plugins.cleaning.policy.ENVIRONMENT_ERRORS`) propagates.
+(`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cleaning.policy import ENVIRONMENT_ERRORS, InstallationError
+from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ResyncGaveUp, TooLarge, TooSlow,
+                      Undecodable)
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
@@ -67,23 +69,6 @@ FILE_PROBLEMS = (NOT_A_WARC, TRUNCATED_FILE, CORRUPT_FILE)
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title)\b", re.I | re.S)
 _SNIFF_BYTES = 4096
 _CHUNK = 1 << 16
-
-
-class TooLarge(ValueError):
-    """More bytes than the cap."""
-
-
-class Undecodable(ValueError):
-    """A Content-Encoding body that does not decode."""
-
-
-class TooSlow(Undecodable):
-    """Decoding a payload took longer than the reading time limit."""
-
-
-class NotARegularFile(OSError):
-    """A FIFO, socket, device or directory where a file was expected (never opened for reading:
-    opening a FIFO waits for a writer for ever)."""
 
 
 class Deadline:
@@ -758,10 +743,6 @@ _WARC_TYPE = re.compile(rb"^warc-type:", re.I | re.M)
 _RESYNC_BLOCK = 1 << 20
 _MEMBER_PEEK = 1 << 12
 _MAX_HEADERS = 1 << 16
-
-
-class ResyncGaveUp(Exception):
-    """Resynchronising met `MAX_RESYNC_CANDIDATES` false record starts: reading stops there."""
 
 
 def _inflates_to_warc(data: bytes) -> bool:

@@ -16,11 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import OutputFolderInUse
+
 LOCK_NAME = ".plexity.lock"
-
-
-class OutputFolderInUse(OSError):
-    """Another run owns the output folder."""
 
 
 @contextlib.contextmanager

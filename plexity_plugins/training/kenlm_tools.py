@@ -20,18 +20,11 @@ from typing import Iterable, Iterator
 from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
+from ..errors import KenLMToolFailed, KenLMToolsMissing
 
 logger = logging.getLogger(__name__)
 
 REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
-
-
-class KenLMToolsMissing(RuntimeError):
-    pass
-
-
-class KenLMToolFailed(RuntimeError):
-    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
 
 
 def kenlm_bin_dir() -> Path:
