@@ -56,7 +56,9 @@ class LocalTaskExecutor(LocalPipelineExecutor):
     completion markers, the failed ones none).
 
     Each task process leads a process group of its own, and when it ends (normally or not) what
-    is left of that group is killed: the extractor subprocess of a killed task is not left behind.
+    is left of that group is killed: the extractor subprocess of a killed task is not left behind.  And each
+    dies with the run (``PR_SET_PDEATHSIG``, `plexity_plugins.runtime.lifetime`): a run killed with its
+    process group leaves no task writing after it.
 
     A full disk (the outputs' or the logging dir's) stops a task with one line, not a traceback
     per log record that no longer fits (`TaskFolder`), and the stats files are written whole or
@@ -119,7 +121,9 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
-                process = context.Process(target=_task_main, args=(executor, rank, local_rank),
+                # (forked: this process is the task's parent; forkserver: the server is)
+                parent = os.getpid() if executor.start_method == "fork" else None
+                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
                                           name=f"plexity-task-{rank}")
                 process.start()
                 running[process] = (rank, local_rank)
@@ -175,7 +179,11 @@ def _quiet_logger() -> None:
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+    # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
+    # does not hold this process: it leads a group of its own, see _kill_group) must not go on
+    # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
+    die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
         executor._run_for_rank(rank, local_rank)
