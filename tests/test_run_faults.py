@@ -159,11 +159,12 @@ def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_g
                          "--min-chars", "0"]
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
+        # both tasks busy writing their documents (each task's file is opened at its first
+        # document: with the compiled path a task of this size takes about a second)
         deadline = time.monotonic() + 120
-        logs = out / "logs" / "logs"
-        while time.monotonic() < deadline and len(list(logs.glob("task_*.log")) if logs.exists() else []) < 2:
-            time.sleep(0.1)
-        time.sleep(1.5)  # both tasks busy with their documents
+        writing = [out / "documents" / f".{rank:05d}.jsonl.gz.part" for rank in (0, 1)]
+        while time.monotonic() < deadline and not all(part.exists() for part in writing):
+            time.sleep(0.02)
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before the kill"
         os.killpg(run.pid, 9)  # the run's process group, as a scheduler or a terminal does
         run.wait(10)
