@@ -52,7 +52,7 @@ NOT_HTML = "not_html"  # images, PDF, ...
 TOO_LARGE = "too_large"  # payload (decompressed) over the cap
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that does not decode
-TRUNCATED = "truncated"  # fewer payload bytes than its Content-Length
+TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
 
 # Why a file is not read at all.
@@ -308,8 +308,9 @@ class WarcRecord:
 
     `payload` is the decoded HTTP payload of an HTML response (bytes, charset not yet
     applied), else None and `skip` says why.  `record` is warcio's record; for a
-    not_response or not_html record its payload has not been read yet, so it can still be
-    copied (``WARCWriter.write_record``) before the next record is read.
+    not_response or not_html record its payload can still be copied (``WARCWriter.write_record``)
+    before the next record is read: it has not been read yet, or (a payload declared HTML whose
+    bytes are binary) it was read and is given back as it came.
     """
 
     number: int  # 1-based, in file order
