@@ -153,6 +153,8 @@ def bare_kenlm_message(path: Path) -> str:
 
 def _missing_name_error(name: str) -> ModelError:
     if name in PAPER_MODELS:
+        from .training.kenlm_tools import install_command
+
         spec = PAPER_MODELS[name]
         corpus = {"bnc": "the British National Corpus (XML edition, written part)",
                   "cord19": "the CORD-19 metadata.csv (abstracts)"}[spec["corpus"]]
@@ -160,7 +162,7 @@ def _missing_name_error(name: str) -> ModelError:
             f"model '{name}' is not installed in {model_dir()}. It is the paper's order-"
             f"{spec['order']} model of {corpus}, which cannot be shipped: build it from your own "
             f"copy with `plexity train --corpus {spec['corpus']} --order {spec['order']} "
-            f"--name {name} PATH` (needs KenLM's lmplz: run scripts/build_kenlm.sh first)."
+            f"--name {name} PATH` (needs KenLM's lmplz: `{install_command()}` installs it)."
         )
     available = ", ".join(info.name for info in list_models()) or "none"
     return ModelError(

@@ -45,7 +45,7 @@ took() {
 }
 
 # step LABEL COMMAND...: run COMMAND, its output into a log; say what it does, then how long it
-# took.  While it runs, a line a minute with the last thing it logged (pip: the package it is
+# took.  While it runs, a line a minute ($SETUP_NOTE_EVERY seconds) with the last thing it logged (pip: the package it is
 # at), so that a long install is never silent; its lines starting "ci/" (what a hook installed)
 # are shown after it; when it fails, the log's end is shown and set-up stops.
 step() {
@@ -60,7 +60,7 @@ step() {
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
-    if ((SECONDS - last_note >= 60)); then
+    if ((SECONDS - last_note >= ${SETUP_NOTE_EVERY:-60})); then
       last_note=$SECONDS
       local doing
       doing="$(grep -E '^ *(Collecting|Downloading|Building|Installing|Running|Created|Fetching|\[ *[0-9]+%\]|setup:|ci/)' "$log" \

@@ -23,11 +23,22 @@ from ..tokenizer import TOKENIZER_VERSION, to_lm_lines
 
 logger = logging.getLogger(__name__)
 
-REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
+SETUP_OPTION = "scripts/setup.sh --kenlm-tools"
 
 
 class KenLMToolsMissing(RuntimeError):
-    pass
+    """lmplz or build_binary is not installed (the installation lacks it: `plexity train` exits 3)."""
+
+
+def install_command() -> str:
+    """The command that installs KenLM's tools, as the user can run it from where they stand:
+    with the absolute path of the checkout this package runs from (the README's set-up installs
+    it editable), else as run from the root of a plexity_plugins checkout."""
+    checkout = Path(__file__).resolve().parents[2]
+    setup = checkout / "scripts" / "setup.sh"
+    if setup.is_file() and (checkout / "pyproject.toml").is_file():
+        return f"bash {setup} --kenlm-tools"
+    return f"bash {SETUP_OPTION}"
 
 
 class KenLMToolFailed(RuntimeError):
@@ -50,11 +61,12 @@ def find_tool(name: str) -> str:
     on_path = shutil.which(name)
     if on_path:
         return on_path
+    command = install_command()
+    where = "" if command.startswith("bash /") else " from the root of a plexity_plugins checkout"
     raise KenLMToolsMissing(
-        f"KenLM's `{name}` was not found in {kenlm_bin_dir()} nor on PATH. The kenlm pip "
-        f"package ships only the query module; build the tools with `bash {REPO_BUILD_SCRIPT}` "
-        f"(from the plexity_plugins repository; needs cmake, g++ and Boost: see the README)."
-    )
+        f"KenLM's {name} is not installed (not in {kenlm_bin_dir()}, not on PATH; the kenlm package on PyPI "
+        f"ships only the query module): install lmplz and build_binary with `{command}`{where} "
+        f"(as root: cmake and Boost from Debian, then a one-minute build; docs/training.md)")
 
 
 @dataclass
