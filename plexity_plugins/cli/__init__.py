@@ -10,10 +10,10 @@ import logging
 import sys
 
 from .. import __version__
-from ..extras import MissingExtraError
-from ..models import ModelError
-from ..outputs import disk_full_message, is_disk_full
-from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..runtime.extras import MissingExtraError
+from ..scoring.models import ModelError
+from ..io.atomic_files import disk_full_message, is_disk_full
+from ..cleaning.policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if isinstance(getattr(args, "model", None), list):
-        from ..multilingual import parse_model_args
+        from ..scoring.multilingual import parse_model_args
 
         try:
             args.model = parse_model_args(args.model)

@@ -9,14 +9,14 @@ def add_parser(sub) -> None:
     p = sub.add_parser("models", help="list available models and their metadata; `plexity models import` "
                                       "installs a KenLM file you have")
     p.set_defaults(func=cmd_models)
-    from ..model_import import add_parser as add_import_parser
+    from ..training.model_import import add_parser as add_import_parser
 
     add_import_parser(p.add_subparsers(dest="models_command", metavar="SUBCOMMAND"))
 
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from ..models import PAPER_MODELS, list_models, model_dir
+    from ..scoring.models import PAPER_MODELS, list_models, model_dir
 
     models = list_models()
     print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':15} {'lang':4} corpus / licence")
@@ -30,7 +30,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     if missing:
         print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
     print(f"model directory: {model_dir()}")
-    from ..native import status
+    from ..runtime.native import status
 
     print(f"scoring path: {status()}")
     others = sorted({info.tokenizer_version for info in models} - {None, "plexity-tok-1"})

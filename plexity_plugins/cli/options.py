@@ -7,7 +7,7 @@ import re
 
 
 def add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:
-    # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.multilingual`);
+    # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.scoring.multilingual`);
     # `main` turns the list into a name, a map or None.
     parser.add_argument("--model", "-m", default=None, action="append",
                         help="model name or path (default: the embedded model; see `plexity models`); repeat "

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..training import kenlm_tools, thresholds
-from ..models import PAPER_MODELS, ModelError
+from ..scoring.models import PAPER_MODELS, ModelError
 
 
 def add_parser(subparsers) -> None:
@@ -69,7 +69,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..tokenizers import TokenizerError
+    from ..text.model_tokenizers import TokenizerError
     from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:

@@ -36,7 +36,7 @@
 # dependencies, installed with it: one that cannot be imported fails the import of this package
 # or, for an extractor, stops the task at its start (`InstallationError`).  datatrove's check reads the metadata of every installed
 # distribution for each name (~40 ms each here): 0.2 s of every process start for nothing.
-from ..extras import require_extra
+from ..runtime.extras import require_extra
 
 require_extra("datatrove", "plexity_plugins.datatrove")
 

@@ -20,8 +20,8 @@ from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
 from datatrove.utils.stats import PipelineStats
 
-from ..lifetime import die_with_parent
-from ..outputs import disk_full_message, is_disk_full
+from ..runtime.lifetime import die_with_parent
+from ..io.atomic_files import disk_full_message, is_disk_full
 
 DISK_FULL_STATUS = 4  # a task process's exit status when the disk filled up (as `plexity`'s own)
 DISK_FULL_WHY = "no space left on device"
@@ -255,7 +255,7 @@ class RayTaskExecutor(RayPipelineExecutor):
       killed, the out-of-memory killer, ``ray.kill``), that process was adopted by init and ran
       on: it went on writing the task's output files while datatrove resubmitted the task to
       another node, and then waited forever.  Here it is killed with its actor (Linux), and
-      so is the extractor process it forked (`plexity_plugins.lifetime`).
+      so is the extractor process it forked (`plexity_plugins.runtime.lifetime`).
     - datatrove sets up each task (a placement group, an actor, a first call to it) in a
       thread; if that fails (the actor killed as it starts: Ray's memory monitor did it here,
       on a machine short of memory), the run waited forever for the task.  Here the set-up is

@@ -5,7 +5,7 @@ from __future__ import annotations
 import lxml.etree
 import lxml.html
 
-from .decoding import decode_html
+from ..io.decoding import decode_html
 
 
 class ExtractionError(ValueError):

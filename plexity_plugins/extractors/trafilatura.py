@@ -9,7 +9,7 @@ import logging
 import lxml.etree
 import lxml.html
 
-from .decoding import decode_html
+from ..io.decoding import decode_html
 from .limits import ExtractionError, parse_html, parser_limit
 
 logger = logging.getLogger(__name__)

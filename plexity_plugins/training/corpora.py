@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..sentences import split_sentences
+from ..text.sentences import split_sentences
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..models import EMBEDDED_DIR, MODEL_FILES, ModelError, ModelInfo
+from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelError, ModelInfo
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The document policy: what every front end does with a page once its text is known.
 
-``plexity clean`` (`plexity_plugins.clean_files`), the datatrove step
+``plexity clean`` (`plexity_plugins.cleaning.files`), the datatrove step
 (`plexity_plugins.datatrove.PerplexitySentenceFilter`) and the Scrapy pipeline
 (`plexity_plugins.scrapy.PerplexityFilterPipeline`) all judge a document here, so the
 same page with the same settings gets the same verdict, the same reason and the same
@@ -25,10 +25,10 @@ import statistics
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from .models import ModelError
+from ..scoring.models import ModelError
 
 if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
-    from .scorer import CleanResult, PerplexityScorer
+    from ..scoring.scorer import CleanResult, PerplexityScorer
 
 KEPT = "kept"
 DROPPED = "dropped"
@@ -288,7 +288,7 @@ class DroppedLog:
     (``{"source", "reason", "detail"}``) and one per dropped sentence
     (``{"source", "reason", "perplexity", "start", "end", "text"}``).
 
-    It is written under a temporary name and renamed when closed (`plexity_plugins.outputs`):
+    It is written under a temporary name and renamed when closed (`plexity_plugins.io.atomic_files`):
     ``close(complete=False)`` (a run that did not finish) removes it instead.
 
     Args:
@@ -296,7 +296,7 @@ class DroppedLog:
     """
 
     def __init__(self, path=None):
-        from .outputs import AtomicFile
+        from ..io.atomic_files import AtomicFile
 
         self._out = AtomicFile(path, "w") if path else None
         self._file: IO[str] | None = self._out.file if self._out is not None else None

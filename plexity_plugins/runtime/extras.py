@@ -24,7 +24,7 @@ EXTRAS = {
     "scrapy": ("scrapy", "itemadapter"),
     "web": ("starlette", "uvicorn"),
     "report": ("matplotlib",),
-    "ccnet": ("sentencepiece",),  # CCNet / edugp models (plexity_plugins.tokenizers)
+    "ccnet": ("sentencepiece",),  # CCNet / edugp models (plexity_plugins.text.model_tokenizers)
     "ray": ("ray",),
     "remote": ("aiohttp", "s3fs"),  # fsspec's http(s) and s3 filesystems (see require_protocol)
 }

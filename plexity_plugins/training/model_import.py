@@ -24,9 +24,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .training import thresholds
-from .models import ModelError, ModelInfo, model_dir, resolve
-from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, TokenizerError, load_sentencepiece
+from . import thresholds
+from ..scoring.models import ModelError, ModelInfo, model_dir, resolve
+from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, TokenizerError, load_sentencepiece
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
                  copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
                  licence: str = "unknown", report=lambda message: None) -> ImportResult:
     """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring."""
-    from .training import TrainError, calibrate, check_model_name, write_threshold
+    from . import TrainError, calibrate, check_model_name, write_threshold
 
     check_model_name(name)
     if tokenizer not in TOKENIZERS:
@@ -139,7 +139,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
 
 def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold, threshold_extracted,
              document_threshold, copy, directory, licence, report, calibrate, write_threshold) -> ImportResult:
-    from .scorer import PerplexityScorer
+    from ..scoring.scorer import PerplexityScorer
 
     target = directory / _kenlm_target_name(kenlm_path)
     if copy:
@@ -189,7 +189,7 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
 
 
 def _read_lines(path) -> list[str]:
-    from .training import read_sample_lines
+    from . import read_sample_lines
 
     return read_sample_lines(Path(path))
 
@@ -243,7 +243,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .training import TrainError
+    from . import TrainError
 
     def report(message: str) -> None:
         print(f"plexity models import: {message}", file=sys.stderr, flush=True)

@@ -30,8 +30,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
-from . import native
-from .extractors import ExtractionError, get_extractor
+from ..runtime import native
+from . import ExtractionError, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
@@ -64,7 +64,7 @@ class ExtractorCannotStart(RuntimeError):
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
-    from .cli.options import parse_memory
+    from ..cli.options import parse_memory
 
     if value is None:
         value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
@@ -199,7 +199,7 @@ def _serve(receive, send, extractor_name: str) -> None:
 
 
 # The folder that holds this package.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _child_environment(extractor_name: str) -> dict | None:
@@ -216,7 +216,7 @@ def _child_environment(extractor_name: str) -> dict | None:
 
 
 class _Child:
-    """One extractor process: ``python -m plexity_plugins.sandbox`` with two pipes of its own.
+    """One extractor process: ``python -m plexity_plugins.extractors.sandbox`` with two pipes of its own.
 
     (A plain subprocess, not multiprocessing's spawn or forkserver: those import the caller's
     ``__main__`` again in the child, which re-runs a user's script that has no main guard.)"""
@@ -231,7 +231,7 @@ class _Child:
         self.process = subprocess.Popen(
             # -P: the child imports this very package, not another `plexity_plugins` that the current
             # directory happens to hold (`python -m` would put the directory first on its path)
-            [sys.executable, "-P", "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r),
+            [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
              str(from_child_w), *watch],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
         os.close(to_child_r)
@@ -388,9 +388,9 @@ class TimeLimitedExtractor:
             pass
 
 
-if __name__ == "__main__":  # a child: python -m plexity_plugins.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
+if __name__ == "__main__":  # a child: python -m plexity_plugins.extractors.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
     if len(sys.argv) > 4:
-        from .lifetime import die_with_parent
+        from ..runtime.lifetime import die_with_parent
 
         die_with_parent(int(sys.argv[4]))
     _serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False), sys.argv[1])
