@@ -153,7 +153,7 @@ def bare_kenlm_message(path: Path) -> str:
 
 def _missing_name_error(name: str) -> ModelError:
     if name in PAPER_MODELS:
-        from .training.kenlm_tools import install_command
+        from ..training.kenlm_tools import install_command
 
         spec = PAPER_MODELS[name]
         corpus = {"bnc": "the British National Corpus (XML edition, written part)",
