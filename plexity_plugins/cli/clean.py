@@ -82,4 +82,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print(dropped)
     print(f"outputs and plexity-stats.json in {args.output_dir}"
           f"{'' if args.write_dropped else ' (every dropped sentence with its reason: --write-dropped)'}")
+    if stats.nothing_read():  # nothing usable is no success
+        print(f"plexity clean: error: no input could be read: {stats.unread_files()}", file=sys.stderr)
+        return 1
     return 0

@@ -42,6 +42,28 @@ def require_extra(extra: str, what: str) -> None:
                                 f"pip install \"plexity_plugins[{extra}]\"")
 
 
+class ExecutorUnavailable(ValueError):
+    """An executor was asked for that this machine or environment does not have (no ``sbatch``
+    for Slurm, no Ray): what the user asked cannot run here (``plexity run`` exits 2)."""
+
+
+def require_executor(executor: str, what: str) -> None:
+    """Raise ExecutorUnavailable, in one line naming what is missing and how to get it, unless
+    `executor` ("slurm", "ray") can be used from here; before anything is written or launched."""
+    import shutil
+
+    if executor == "slurm" and shutil.which("sbatch") is None:
+        raise ExecutorUnavailable(
+            f"{what} needs Slurm's sbatch, which is not on PATH: run it on a login node of a Slurm cluster "
+            f"(or install Slurm's client on a machine that has the cluster's slurm.conf: "
+            f"apt-get install slurm-client on Debian)")
+    if executor == "ray":
+        missing = [name for name in EXTRAS["ray"] if importlib.util.find_spec(name) is None]
+        if missing:
+            raise ExecutorUnavailable(f"{what} needs Ray, which is not installed in this environment: "
+                                      f"pip install \"plexity_plugins[ray]\"")
+
+
 def is_url(spec: str) -> bool:
     """Whether `spec` names a file or folder by an fsspec URL (``s3://``, ``hf://``, ``https://``
     ...) rather than a local path (``file://`` counts as local)."""
