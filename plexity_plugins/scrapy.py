@@ -59,6 +59,7 @@ from .io.atomic_files import disk_full_message, is_disk_full
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
+from .scoring.models import ModelError
 from .scoring.multilingual import LanguageModels, make_scorer
 from .scoring.scorer import PerplexityScorer
 
@@ -70,6 +71,11 @@ DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
                  "other_languages": "PLEXITY_OTHER_LANGUAGES"}
+
+
+class PlexitySettingError(ValueError):
+    """A PLEXITY_* setting has a value the pipeline cannot use (the message names it and what it
+    may be): the crawl does not start."""
 
 
 class PlexityDropItem(DropItem):
@@ -212,7 +218,25 @@ class PerplexityFilterPipeline:
         settings = crawler.settings
         if not settings.getbool("PLEXITY_ENABLED", True):
             raise NotConfigured("PLEXITY_ENABLED is False")
+        try:
+            pipeline = cls._from_settings(crawler, settings)
+        except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting: said first, in one line
+            # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
+            logger.critical("plexity: the crawl cannot start: %s", exc)
+            raise PlexitySettingError(str(exc)) from None
+        pipeline.crawler = crawler
+        shorten_drop_logs(crawler.logformatter)
+        return pipeline
+
+    @classmethod
+    def _from_settings(cls, crawler, settings):
         input_format = settings.get("PLEXITY_INPUT_FORMAT", "html")
+        extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
+        if extractor not in EXTRACTORS:
+            raise ValueError(f"PLEXITY_EXTRACTOR must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
+        if settings.get("PLEXITY_METHOD") and settings.get("PLEXITY_METHOD") not in methods.METHODS:
+            raise ValueError(f"PLEXITY_METHOD must be one of {', '.join(methods.METHODS)}, "
+                             f"got {settings.get('PLEXITY_METHOD')!r}")
         extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
         # As `plexity clean`: a main-content extractor's output is already the main content, so only
         # its edges are trimmed; raw tag text gets the regions method, plain text region.
@@ -246,8 +270,6 @@ class PerplexityFilterPipeline:
             min_doc_perplexity=_float_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY"),
             max_doc_perplexity=_float_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY"),
         )
-        pipeline.crawler = crawler
-        shorten_drop_logs(crawler.logformatter)
         return pipeline
 
     # -- spider lifecycle ---------------------------------------------------------------

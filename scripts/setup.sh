@@ -68,10 +68,12 @@ fi
 fingerprint="$({ "$PYTHON" --version 2>&1; cat pyproject.toml setup.py;
                  find native -type f -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)"
 stamp=.venv/.plexity-setup  # "EXTRAS FINGERPRINT" of the last complete install
+# the compiled extension, by the name setup.py gives it
+native_module="$(sed -n 's/^ *"\(plexity_plugins[.a-z_]*_native\)",$/\1/p' setup.py | head -1)"
 read -r installed_extras installed_fingerprint 2>/dev/null <"$stamp" || true
 if [[ -x .venv/bin/python && "${installed_fingerprint:-}" == "$fingerprint" &&
       ( "${installed_extras:-}" == "$extras" || "${installed_extras:-}" == test ) ]] \
-   && .venv/bin/python -c "import plexity_plugins._native" 2>/dev/null; then
+   && .venv/bin/python -c "import $native_module" 2>/dev/null; then
   echo "setup: Python packages: .venv is up to date (set up from these sources; rm $stamp to reinstall)"
 else
   rm -f "$stamp"
@@ -91,7 +93,7 @@ else
   # (no build isolation: the build's setuptools and wheel were installed above)
   step "compiling plexity_plugins' extension (C++: our scorer and KenLM's query code) and installing it" \
     env PLEXITY_REQUIRE_NATIVE=1 "${pip[@]}" --no-deps --no-build-isolation -e .
-  .venv/bin/python -c "import plexity_plugins, plexity_plugins._native, kenlm, blingfire" \
+  .venv/bin/python -c "import plexity_plugins, $native_module, kenlm, blingfire" \
     || { echo "setup: the Python install failed (see pip's messages above)" >&2; exit 1; }
   echo "$extras $fingerprint" >"$stamp"
 fi
