@@ -5,6 +5,7 @@ command as a subprocess."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -94,3 +95,213 @@ def test_after_the_readme_first_command_plexity_train_names_a_command_that_makes
     after = bash(train, cwd=checkout, env=env)
     assert after.returncode == 0, after.stderr
     assert (tmp_path / "models" / "news" / "model.json").is_file()
+
+
+# -- plexity run: a re-run never answers other settings with old results ------------------------
+
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+EXAMPLES = REPO / "examples"
+
+
+def plexity(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 300):
+    return subprocess.run([*PLEXITY, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def error_line(result) -> str:
+    """The last line on stderr: where `plexity` says why it stopped."""
+    return result.stderr.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """`plexity run examples/ --output-dir out/run`, as the README's datatrove section has it."""
+    out = tmp_path_factory.mktemp("first-run") / "run"
+    result = plexity("run", EXAMPLES, "--output-dir", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("options, difference", [
+    (["--extractor", "tags"], "extractor: dense -> tags"),
+    (["--threshold", "800"], "threshold: 5269.3 -> 800"),
+    (["--method", "regions"], "method: trim -> regions"),
+    (["--format", "warc"], "format: jsonl -> warc"),
+    (["--extract-timeout", "5"], "timeout: 30 -> 5"),
+], ids=["extractor", "threshold", "method", "format", "limit"])
+def test_a_re_run_with_other_settings_stops_naming_them_and_the_two_ways_out(first_run, options, difference):
+    before = sorted(p.name for p in (first_run / "documents").iterdir())
+    result = plexity("run", EXAMPLES, "--output-dir", first_run, *options)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    line = error_line(result)
+    assert line.startswith(f"plexity run: error: {first_run} holds the results of a run with other settings (")
+    assert difference in line
+    assert line.endswith("give a new --output-dir, or add --overwrite to delete those results and start over")
+    assert sorted(p.name for p in (first_run / "documents").iterdir()) == before  # nothing touched
+
+
+def test_a_re_run_with_another_model_names_the_model(first_run, tiny_model):
+    result = plexity("run", EXAMPLES, "--output-dir", first_run, "--model", tiny_model)
+    assert result.returncode == 2
+    assert "model: en-default -> tiny; model checksum: sha256:" in error_line(result)
+
+
+def test_the_same_settings_resume_and_run_nothing_again(first_run):
+    result = plexity("run", EXAMPLES, "--output-dir", first_run)
+    assert result.returncode == 0, result.stderr
+    assert "1/1 tasks completed (0 in this run" in result.stdout
+
+
+def test_overwrite_starts_over_with_the_new_settings(tmp_path):
+    out = tmp_path / "run"
+    assert plexity("run", EXAMPLES, "--output-dir", out).returncode == 0
+    result = plexity("run", EXAMPLES, "--output-dir", out, "--format", "warc", "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert "1/1 tasks completed (1 in this run" in result.stdout
+    assert sorted(p.name for p in (out / "documents").iterdir()) == ["00000.warc.gz"]  # the JSONL went
+    recorded = json.loads((out / "logs" / "plexity-settings.json").read_text())
+    assert recorded["steps"][-1]["format"] == "warc"
+    again = plexity("run", EXAMPLES, "--output-dir", out, "--format", "warc")
+    assert again.returncode == 0 and "(0 in this run" in again.stdout
+
+
+# -- nothing usable is no success ---------------------------------------------------------------
+
+def test_a_text_file_named_warc_is_called_text_and_the_run_exits_1_naming_it(tmp_path):
+    fake = tmp_path / "fake.warc"
+    fake.write_text("hello, this is a plain text file\n")
+    result = plexity("run", fake, "--output-dir", tmp_path / "out")
+    assert result.returncode == 1
+    assert error_line(result) == ("plexity run: error: no input could be read: fake.warc: not a WARC file: a text "
+                                  "file (it starts 'hello, this is a plain text file')")
+    clean = plexity("clean", fake, "--output-dir", tmp_path / "cleaned", "-q")
+    assert clean.returncode == 1
+    assert error_line(clean) == (f"plexity clean: error: no input could be read: {fake}: not a WARC file: a text "
+                                 f"file (it starts 'hello, this is a plain text file')")
+
+
+def test_a_run_with_one_readable_input_among_unreadable_ones_succeeds(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "fake.warc").write_text("not a WARC\n")
+    (tmp_path / "in" / "sample.warc.gz").write_bytes((EXAMPLES / "sample.warc.gz").read_bytes())
+    assert plexity("run", tmp_path / "in", "--output-dir", tmp_path / "out").returncode == 0
+    assert plexity("clean", tmp_path / "in", "--output-dir", tmp_path / "cleaned", "-q").returncode == 0
+
+
+def test_plexity_run_on_html_files_points_to_plexity_clean(tmp_path):
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "a.html").write_text("<html><body><p>A page.</p></body></html>")
+    result = plexity("run", tmp_path / "pages", "--output-dir", tmp_path / "out")
+    assert result.returncode == 2
+    assert error_line(result) == (
+        f"plexity run: error: no WARC files match **/*.warc* in {tmp_path / 'pages'} (it holds 1 HTML or text "
+        f"file(s): plexity run reads WARC files; plexity clean {tmp_path / 'pages'} --output-dir DIR cleans HTML "
+        f"and text files)")
+
+
+# -- a missing executor is one line, before anything is launched ---------------------------------
+
+def without_slurm(tmp_path: Path) -> dict:
+    """A PATH holding this Python and nothing else: no sbatch."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python")
+    return {"PATH": str(bin_dir)}
+
+
+def test_executor_slurm_without_sbatch_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    result = plexity("run", EXAMPLES, "--output-dir", tmp_path / "out", "--executor", "slurm", "--partition", "debug",
+                     env=without_slurm(tmp_path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "plexity run: error: plexity run --executor slurm needs Slurm's sbatch, which is not on PATH: run it on a "
+        "login node of a Slurm cluster (or install Slurm's client on a machine that has the cluster's slurm.conf: "
+        "apt-get install slurm-client on Debian)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_slurm_example_without_sbatch_is_one_line_exit_2(tmp_path):
+    result = subprocess.run([sys.executable, str(EXAMPLES / "datatrove_slurm.py"), str(EXAMPLES), str(tmp_path / "out"),
+                             "--partition", "debug"], capture_output=True, text=True, env=without_slurm(tmp_path),
+                            timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "datatrove_slurm.py: error: SlurmTaskExecutor needs Slurm's sbatch, which is not on PATH: run it on a login "
+        "node of a Slurm cluster (or install Slurm's client on a machine that has the cluster's slurm.conf: "
+        "apt-get install slurm-client on Debian)")
+    assert not (tmp_path / "out").exists()
+
+
+# -- the smaller points --------------------------------------------------------------------------
+
+def test_plexity_models_prints_the_licence_whole():
+    result = plexity("models")
+    assert result.returncode == 0
+    assert ("    licence: CC BY-SA 4.0 (derived from CC BY-SA Wikipedia text; other sources public domain, PSF, "
+            "GPL-2+/CC BY-SA 3.0)") in result.stdout.splitlines()
+
+
+def test_plexity_score_of_a_file_name_says_how_to_clean_the_file():
+    result = plexity("score", "examples/sample.warc.gz", cwd=REPO)
+    assert result.returncode == 0  # (the words are still scored)
+    assert result.stderr.strip() == ("plexity score: note: 'examples/sample.warc.gz' is scored as the words it is, not "
+                                     "as a file: `plexity clean examples/sample.warc.gz --output-dir DIR` cleans it")
+    assert plexity("score", "The council met on Monday.").stderr == ""
+
+
+def test_scrapy_with_a_wrong_extractor_says_so_first_in_one_line_and_exits_1():
+    result = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "site", "-a", "start_url=http://127.0.0.1:9/",
+                             "-s", "PLEXITY_EXTRACTOR=bogus"], cwd=EXAMPLES / "scrapy_project", capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
+    assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: PLEXITY_EXTRACTOR "
+                              "must be one of auto, dense, trafilatura, fast, tags, none, got 'bogus'")
+
+
+# -- datatrove users building their own pipeline -------------------------------------------------
+
+def pipeline(out: Path, threshold: float | None = None) -> list:
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import DenseExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    return [WarcHtmlReader(str(EXAMPLES), glob_pattern="sample.warc.gz"), DenseExtractor(),
+            PerplexitySentenceFilter(threshold=threshold), JsonlWriter(str(out / "documents"))]
+
+
+def test_a_steps_settings_are_in_its_name_as_datatroves_log_shows_it(tmp_path):
+    from plexity_plugins.datatrove import LocalTaskExecutor
+
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    log = (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
+    assert "🔻 - FILTER: 🧮 Perplexity sentences [en-default, trim, threshold 5269.3]" in log
+    assert "🛢 - EXTRAC: ▦ dense (lexbor) [timeout 30 s, memory 768 MiB]" in log
+
+
+def test_plexitys_executor_stops_a_run_with_other_settings_before_it_runs(tmp_path):
+    from plexity_plugins.datatrove import LocalTaskExecutor, SettingsChanged
+
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    with pytest.raises(SettingsChanged, match=r"threshold: 5269.3 -> 900\): run into new output and logging folders, "
+                                              r"or delete these to start over"):
+        LocalTaskExecutor(pipeline(tmp_path, threshold=900), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    # the same settings: resumed (nothing runs again: the task's log is not rewritten)
+    log = tmp_path / "logs" / "logs" / "task_00000.log"
+    written = log.stat().st_mtime_ns
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    assert log.stat().st_mtime_ns == written
+
+
+def test_check_run_settings_gives_datatroves_own_executor_the_same_check(tmp_path):
+    from datatrove.executor import LocalPipelineExecutor
+
+    from plexity_plugins.datatrove import SettingsChanged, check_run_settings
+
+    first = LocalPipelineExecutor(pipeline(tmp_path), tasks=1, logging_dir=str(tmp_path / "logs"))
+    check_run_settings(first)
+    first.run()
+    again = LocalPipelineExecutor(pipeline(tmp_path, threshold=900), tasks=1, logging_dir=str(tmp_path / "logs"))
+    with pytest.raises(SettingsChanged, match="threshold: 5269.3 -> 900"):
+        check_run_settings(again)
