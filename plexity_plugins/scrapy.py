@@ -220,9 +220,11 @@ class PerplexityFilterPipeline:
             raise NotConfigured("PLEXITY_ENABLED is False")
         try:
             pipeline = cls._from_settings(crawler, settings)
-        except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting: said first, in one line
+        except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting, a missing model: said first, in one line
             # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
             logger.critical("plexity: the crawl cannot start: %s", exc)
+            if isinstance(exc, ModelError):
+                raise
             raise PlexitySettingError(str(exc)) from None
         pipeline.crawler = crawler
         shorten_drop_logs(crawler.logformatter)
