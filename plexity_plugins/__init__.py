@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (what the names are, for readers and tools; imported on first use: `__getattr__`)
-    from .scoring.models import ModelError, ModelInfo
+    from .scoring.models import ModelInfo
+    from .errors import ModelError
     from .scoring.scorer import CleanResult, PerplexityScorer, SentenceScore
     from .text.plexity_tokenizer import TOKENIZER_VERSION
 

@@ -55,11 +55,11 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 from .cleaning import policy
 from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
-from .io.atomic_files import disk_full_message, is_disk_full
+from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
+                     environment_message, is_disk_full)
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
-from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
+from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
-from .scoring.models import ModelError
 from .scoring.multilingual import LanguageModels, make_scorer
 from .scoring.scorer import PerplexityScorer
 
@@ -71,11 +71,6 @@ DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
                  "other_languages": "PLEXITY_OTHER_LANGUAGES"}
-
-
-class PlexitySettingError(ValueError):
-    """A PLEXITY_* setting has a value the pipeline cannot use (the message names it and what it
-    may be): the crawl does not start."""
 
 
 class PlexityDropItem(DropItem):
@@ -336,7 +331,7 @@ class PerplexityFilterPipeline:
         try:
             language = adapter.get(self.language_field) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None)
-        except policy.ENVIRONMENT_ERRORS as exc:
+        except ENVIRONMENT_ERRORS as exc:
             self._stop_crawl(exc)
             raise
 
@@ -387,7 +382,7 @@ class PerplexityFilterPipeline:
                 html = value
             try:
                 text = self.extract(html)
-            except policy.ENVIRONMENT_ERRORS:
+            except ENVIRONMENT_ERRORS:
                 raise  # a broken installation is not a bad page: it propagates (no DropItem)
             except Exception as exc:  # ExtractionError, or whatever a third-party extractor raises on odd HTML
                 detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
@@ -450,7 +445,7 @@ class PerplexityFilterPipeline:
     def _stop_crawl(self, exc: BaseException) -> None:
         """A broken installation: every further item would fail the same way, so the crawl
         is closed (reason ``plexity_environment_error``) instead of losing item after item."""
-        message = policy.environment_message(exc)
+        message = environment_message(exc)
         self.stats.set_value(STATS_PREFIX + "environment_error", message)
         self._close_crawl(message, "plexity_environment_error")
 

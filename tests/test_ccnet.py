@@ -26,10 +26,11 @@ from plexity_plugins.text.ccnet_normalizer import (  # noqa: E402
     replace_unicode_punct,
 )
 from plexity_plugins.cli import main  # noqa: E402
-from plexity_plugins.scoring.models import ModelError, resolve  # noqa: E402
+from plexity_plugins.scoring.models import resolve
+from plexity_plugins.errors import MissingExtra, ModelError
 from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
 from plexity_plugins.text.plexity_tokenizer import to_lm_line  # noqa: E402
-from plexity_plugins.text.model_tokenizers import MissingExtra, datatrove_normalize  # noqa: E402
+from plexity_plugins.text.model_tokenizers import datatrove_normalize
 
 CORPUS = [
     "The council approved the budget for the new library on Tuesday evening.",

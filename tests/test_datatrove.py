@@ -19,8 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader
-from plexity_plugins.datatrove import filter as filter_module
+from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader, filter as filter_module
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
@@ -199,7 +198,7 @@ def test_the_step_pickles_without_the_model_and_opens_it_once_per_process():
 
 
 def test_a_wrong_model_fails_when_the_pipeline_is_built_not_in_a_worker(model_dir):
-    from plexity_plugins.scoring.models import ModelError
+    from plexity_plugins.errors import ModelError
 
     with pytest.raises(ModelError):
         PerplexitySentenceFilter(model="no-such-model")

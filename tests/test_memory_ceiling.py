@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from plexity_plugins.extractors.sandbox import (DEFAULT_EXTRACT_MEMORY, ExtractionMemoryLimit, ExtractorDied,
-                                     TimeLimitedExtractor, extract_memory_limit)
+from plexity_plugins.extractors.sandbox import DEFAULT_EXTRACT_MEMORY, TimeLimitedExtractor, extract_memory_limit
+from plexity_plugins.errors import ExtractionMemoryLimit, ExtractorDied
 from process_tree import mb, run_measured
 
 FINE = ("<html><body><article>"

@@ -12,8 +12,8 @@ import brotli
 import pytest
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.io.inputs import (NOT_A_WARC, TooLarge, Undecodable, WarcFile, decode_content, dechunk,
-                                     read_document_file)
+from plexity_plugins.io.inputs import NOT_A_WARC, WarcFile, decode_content, dechunk, read_document_file
+from plexity_plugins.errors import TooLarge, Undecodable
 from warc_corpus import ARTICLE, CAP, count_records, page, response, write_corpus, write_warc
 
 

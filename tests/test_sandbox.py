@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import extractors as extract
-from plexity_plugins.extractors.sandbox import ExtractionTimeout, TimeLimitedExtractor
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+from plexity_plugins.errors import ExtractionTimeout
 
 PAGE = ("<html><body><nav>Home | News</nav><article>"
         + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
@@ -207,7 +208,7 @@ def test_the_extraction_child_imports_the_package_its_caller_runs_not_one_in_the
 
 def test_an_extraction_process_that_cannot_start_stops_the_run_instead_of_skipping_pages(monkeypatch):
     from plexity_plugins.extractors import ExtractionError
-    from plexity_plugins.extractors.sandbox import ExtractorCannotStart
+    from plexity_plugins.errors import ExtractorCannotStart
 
     monkeypatch.setattr(sys, "executable", "/bin/false")  # an interpreter that exits at once
     extractor = TimeLimitedExtractor("tags", timeout=10)

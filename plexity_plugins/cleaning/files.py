@@ -14,11 +14,10 @@ from warcio.warcwriter import WARCWriter
 
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
-from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
-                     Verdict, metadata, warc_headers)
-from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
-                      WarcFile, WarcRecord, describe, read_document_file)
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, TooLarge
+from .policy import CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog, Verdict, metadata, warc_headers
+from ..io.inputs import MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, WarcFile, WarcRecord, describe, read_document_file
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record

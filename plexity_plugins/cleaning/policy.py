@@ -25,8 +25,6 @@ import statistics
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from ..scoring.models import ModelError
-
 if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
     from ..scoring.scorer import CleanResult, PerplexityScorer
 
@@ -57,10 +55,6 @@ DEFAULT_MIN_CHARS = 50
 CLEAN_MIN_CHARS = 0
 OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 
-# Errors that say the installation is broken, never the input: they stop the run.
-ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
-
-
 # Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
 # str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
 _LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
@@ -69,28 +63,6 @@ _LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029
 def json_line(record: dict) -> str:
     """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
     return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
-
-
-class InstallationError(RuntimeError):
-    """The installation lacks something a document needs (a module, a model file ...)."""
-
-    def __init__(self, message: str, cause: BaseException | None = None):
-        super().__init__(message)
-        self.cause = cause
-
-
-def environment_message(exc: BaseException) -> str:
-    """What to install or fix, for an error in `ENVIRONMENT_ERRORS`."""
-    if isinstance(exc, InstallationError):
-        return str(exc)
-    if isinstance(exc, ImportError):
-        name = getattr(exc, "name", None)
-        hint = f"install the missing module ({name}: pip install it, or reinstall plexity_plugins with its extras)" \
-            if name else "reinstall plexity_plugins with its dependencies"
-        return f"broken installation: {type(exc).__name__}: {exc}; {hint}"
-    if isinstance(exc, MemoryError):
-        return "out of memory: lower --max-document-bytes or give the process more memory"
-    return f"{type(exc).__name__}: {exc}"
 
 
 @dataclass

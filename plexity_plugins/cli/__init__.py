@@ -10,17 +10,12 @@ import logging
 import sys
 
 from .. import __version__
-from ..runtime.extras import MissingExtraError
-from ..scoring.models import ModelError
-from ..io.atomic_files import disk_full_message, is_disk_full
-from ..cleaning.policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
+                      disk_full_message, environment_message, is_disk_full)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
                               ("score", "clean", "models", "train", "calibrate", "serve", "report", "run")]
-
-
-DISK_FULL_STATUS = 4
 
 
 def build_parser() -> argparse.ArgumentParser:

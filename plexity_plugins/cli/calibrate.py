@@ -37,7 +37,7 @@ def _row(values: list[float]) -> dict[str, float] | None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..scoring.models import ModelError
+    from ..errors import ModelError
     from ..scoring.scorer import PerplexityScorer
     from ..training import TrainError, calibrate, write_threshold
 

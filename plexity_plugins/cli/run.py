@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from ..scoring.methods import METHODS
-from ..io.atomic_files import disk_full_message, is_disk_full
+from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
@@ -44,8 +44,6 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
-DISK_FULL_STATUS = 4  # as every `plexity` command
-
 EXECUTORS = ("local", "slurm", "ray")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
@@ -331,7 +329,8 @@ def delete_results(output_dir: Path, logging_dir: Path) -> None:
 def check_settings_or_stop(executor, output_dir: Path) -> str | None:
     """None when the run may go on (the same settings as the results in its folders, or none
     there); else the one line that says which settings differ and the two ways out."""
-    from ..datatrove.run_settings import SettingsChanged, check_run_settings
+    from ..datatrove.run_settings import check_run_settings
+    from ..errors import SettingsChanged
 
     try:
         check_run_settings(executor)
@@ -398,7 +397,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
     if not inputs:
         print(f"plexity run: error: {no_warc_files_message(folder, pattern)}", file=sys.stderr)
-        return 2
+        return USAGE_STATUS
     tasks = args.tasks or len(inputs)
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
@@ -414,7 +413,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     stop = check_settings_or_stop(executor, output_dir)
     if stop:
         print(f"plexity run: error: {stop}", file=sys.stderr)
-        return 2
+        return USAGE_STATUS
     done_before = completed_tasks(logging_dir)
     print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
           f"(executor {args.executor})")
@@ -434,7 +433,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             why = f"sbatch exited with status {status} (its own messages are above)" if status is not None else \
                 f"{type(failed).__name__}: {failed}"
             print(f"plexity run: error: Slurm did not take the job: {why}; nothing was launched", file=sys.stderr)
-            return 2
+            return USAGE_STATUS
         if job_id in (None, -1):
             print("all tasks were already completed: nothing launched")
         else:
@@ -466,17 +465,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"plexity run: {tasks - done} task(s) did not complete"
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
               f"re-run the same command to run only those", file=sys.stderr)
-        return 1
+        return FAILED_STATUS
     if merged and _step_stats(merged, "WARC HTML").get("records", 0) == 0:  # nothing usable is no success
         print(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs, storage_options)}",
               file=sys.stderr)
-        return 1
+        return FAILED_STATUS
     return 0
 
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:
     """The full-disk error that stopped the run (in this process, or in a task's), if any."""
-    from ..datatrove.executor import DISK_FULL_WHY, TasksFailed
+    from ..errors import DISK_FULL_WHY, TasksFailed
 
     if failed is None:
         return None

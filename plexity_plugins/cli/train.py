@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from ..training import kenlm_tools, thresholds
-from ..scoring.models import PAPER_MODELS, ModelError
+from ..scoring.models import PAPER_MODELS
+from ..errors import INSTALLATION_STATUS, ModelError
 
 
 def add_parser(subparsers) -> None:
@@ -69,7 +70,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..text.model_tokenizers import TokenizerError
+    from ..errors import TokenizerError
     from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:
@@ -94,7 +95,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         result = trainer.run()
     except kenlm_tools.KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
         print(f"plexity train: error: {exc}", file=sys.stderr)
-        return 3
+        return INSTALLATION_STATUS
     except (TrainError, ModelError, TokenizerError) as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 2

@@ -50,9 +50,9 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
-from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor, TasksFailed  # noqa: E402
-from .run_settings import SettingsChanged, check_run_settings  # noqa: E402
-from ..runtime.extras import ExecutorUnavailable  # noqa: E402
+from ..errors import ExecutorUnavailable, SettingsChanged, TasksFailed  # noqa: E402
+from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
+from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402

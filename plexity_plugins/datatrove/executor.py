@@ -29,26 +29,10 @@ from datatrove.utils.stats import PipelineStats
 
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
+from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
 from .run_settings import check_settings, run_settings
-from ..io.atomic_files import disk_full_message, is_disk_full
 
-DISK_FULL_STATUS = 4  # a task process's exit status when the disk filled up (as `plexity`'s own)
-DISK_FULL_WHY = "no space left on device"
 LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
-
-
-class DiskFull(OSError):
-    """A task stopped because the disk (its outputs' or its log's) is full."""
-
-
-class TasksFailed(RuntimeError):
-    """Some tasks of a local run failed or died; the others completed (and are marked so)."""
-
-    def __init__(self, failures: dict[int, str]):
-        self.failures = failures
-        listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
-        super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
-                         f"not marked complete: run the same command again to redo only them")
 
 
 def _describe_exit(code: int | None) -> str:

@@ -7,10 +7,11 @@ from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
-from ..cleaning.policy import EMPTY_INPUT, ENVIRONMENT_ERRORS, NO_TEXT_EXTRACTED, InstallationError, environment_message
+from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
+from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
+                      environment_message)
+from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
 from .run_settings import with_settings
-from ..extractors.sandbox import (MEMORY_LIMIT, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied,
-                       TimeLimitedExtractor, extract_memory_limit)
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 

@@ -30,17 +30,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import SettingsChanged
+
 SETTINGS_FILE = "plexity-settings.json"
-
-
-class SettingsChanged(ValueError):
-    """A run's logging folder holds the completions of a run with other settings."""
-
-    def __init__(self, logging_dir: str, differences: list[str]):
-        self.logging_dir = logging_dir
-        self.differences = differences
-        super().__init__(f"{logging_dir} holds the results of a run with other settings ({'; '.join(differences)}): "
-                         f"run into new output and logging folders, or delete these to start over")
 
 
 def step_settings(step) -> dict[str, Any]:

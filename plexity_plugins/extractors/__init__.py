@@ -25,7 +25,7 @@ from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_produc
 from ..io.decoding import decode_html, decode_html_counted
 from .dense import html_to_text_dense
 from .fast import html_to_text_fast
-from .limits import ExtractionError
+from ..errors import ExtractionError
 from .tags import BLOCK_TAGS, SKIP_TAGS, html_to_text_tags
 from .trafilatura import html_to_text_trafilatura
 

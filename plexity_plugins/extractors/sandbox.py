@@ -30,8 +30,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
+from ..errors import ExtractionError, ExtractionMemoryLimit, ExtractionTimeout, ExtractorCannotStart, ExtractorDied
 from ..runtime import native
-from . import ExtractionError, get_extractor
+from ..runtime.sizes import parse_memory
+from . import get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
@@ -44,34 +46,15 @@ _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-class ExtractionTimeout(ExtractionError):
-    """The extractor took longer than the time limit on one document."""
-
-
-class ExtractionMemoryLimit(ExtractionError):
-    """The extractor needed more memory than the ceiling on one document."""
-
-
-class ExtractorDied(ExtractionError):
-    """The extractor's process ended without an answer (killed from outside, crashed)."""
-
-
-class ExtractorCannotStart(RuntimeError):
-    """The extractor's process ended before it was ready: a broken installation, not a page's
-    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
-
-
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
-    from ..cli.options import parse_memory
-
     if value is None:
         value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
     if isinstance(value, str):
         try:
             value = parse_memory(value)
-        except Exception as exc:  # (argparse's error type, outside argparse)
+        except ValueError as exc:
             raise ValueError(f"the extraction memory ceiling ({EXTRACT_MEMORY_ENV}): {exc}") from None
     if value < 0:
         raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, got {value!r}")

@@ -10,7 +10,8 @@ import lxml.etree
 import lxml.html
 
 from ..io.decoding import decode_html
-from .limits import ExtractionError, parse_html, parser_limit
+from .limits import parse_html, parser_limit
+from ..errors import ExtractionError
 
 logger = logging.getLogger(__name__)
 

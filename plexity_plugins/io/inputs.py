@@ -16,7 +16,7 @@ warcio's Content-Encoding decoding inflates without a limit, hides a corrupt gzi
 end the reading of the whole file at the first ``Content-Encoding: br`` record.
 
 Only damage in the input becomes a skip or a file problem; an error of the installation
-(`plexity_plugins.cleaning.policy.ENVIRONMENT_ERRORS`) propagates.
+(`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cleaning.policy import ENVIRONMENT_ERRORS, InstallationError
+from ..errors import ENVIRONMENT_ERRORS, InstallationError, TooLarge, Undecodable
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 
@@ -53,14 +53,6 @@ FILE_PROBLEMS = (NOT_A_WARC, TRUNCATED_FILE, CORRUPT_FILE)
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title)\b", re.I | re.S)
 _SNIFF_BYTES = 4096
 _CHUNK = 1 << 16
-
-
-class TooLarge(ValueError):
-    """More bytes than the cap."""
-
-
-class Undecodable(ValueError):
-    """A Content-Encoding body that does not decode."""
 
 
 def is_html_type(content_type: str | None, identified: str | None = None, head: bytes = b"") -> bool:

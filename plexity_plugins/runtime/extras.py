@@ -17,6 +17,7 @@ A front end whose extra is missing stops with one line naming the extra to insta
 from __future__ import annotations
 
 import importlib.util
+from ..errors import ExecutorUnavailable, MissingExtraError
 
 # extra -> the top-level modules it brings
 EXTRAS = {
@@ -30,21 +31,12 @@ EXTRAS = {
 }
 
 
-class MissingExtraError(ImportError):
-    """A part of plexity_plugins was used whose optional dependencies are not installed."""
-
-
 def require_extra(extra: str, what: str) -> None:
     """Raise MissingExtraError, naming `extra`, unless its modules can be imported."""
     missing = [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
     if missing:
         raise MissingExtraError(f"{what} needs {', '.join(missing)}, not installed: "
                                 f"pip install \"plexity_plugins[{extra}]\"")
-
-
-class ExecutorUnavailable(ValueError):
-    """An executor was asked for that this machine or environment does not have (no ``sbatch``
-    for Slurm, no Ray): what the user asked cannot run here (``plexity run`` exits 2)."""
 
 
 def require_executor(executor: str, what: str) -> None:

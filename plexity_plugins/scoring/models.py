@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..errors import ModelError
+from ..runtime.paths import user_cache_dir
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -45,10 +47,6 @@ PAPER_MODELS = {
     "bigrams-cord19": {"order": 2, "corpus": "cord19"},
     "trigrams-cord19": {"order": 3, "corpus": "cord19"},
 }
-
-
-class ModelError(Exception):
-    """A model cannot be found, read or used; the message says why and what to do."""
 
 
 @dataclass
@@ -87,13 +85,6 @@ class ModelInfo:
 
     def save(self, json_path: Path) -> None:
         json_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
-
-
-def user_cache_dir() -> Path:
-    """The user's cache directory for this package (``~/.cache/plexity_plugins`` on Linux)."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("plexity_plugins"))
 
 
 def model_dir() -> Path:
@@ -216,7 +207,8 @@ def sp_model_path(info: ModelInfo) -> Path | None:
 
 def get_tokenizer(info: ModelInfo):
     """The tokenizer `info` declares (`plexity_plugins.text.model_tokenizers`), checked."""
-    from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TokenizerError, tokenizer_for
+    from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, tokenizer_for
+    from ..errors import TokenizerError
 
     # Another plexity-tok version reaches here only through allow_tokenizer_mismatch (`check_tokenizer`).
     name = info.tokenizer_version if info.tokenizer_version in SENTENCEPIECE_TOKENIZERS else PLEXITY

@@ -44,7 +44,8 @@ from os import PathLike
 from . import methods
 from ..runtime import native
 from ..text.language import language_code, other_language
-from .models import ModelError, ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
+from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
+from ..errors import ModelError
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")

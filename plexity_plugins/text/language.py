@@ -80,7 +80,7 @@ def cache_dir() -> Path:
     env = os.environ.get("PLEXITY_CACHE_DIR")
     if env:
         return Path(env).expanduser()
-    from ..scoring.models import user_cache_dir
+    from ..runtime.paths import user_cache_dir
 
     return user_cache_dir()
 

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from . import ccnet_normalizer
-from ..runtime.extras import MissingExtraError
+from ..errors import MissingExtra, TokenizerError
 from .plexity_tokenizer import TOKENIZER_VERSION, spans_to_lm_lines, to_lm_line, to_lm_lines
 
 PLEXITY = TOKENIZER_VERSION
@@ -38,14 +38,6 @@ CCNET_DATATROVE = "ccnet-datatrove"
 SENTENCEPIECE_TOKENIZERS = (CCNET, CCNET_DATATROVE)
 TOKENIZERS = (PLEXITY, *SENTENCEPIECE_TOKENIZERS)
 EXTRA = "ccnet"  # the pyproject extra that installs sentencepiece
-
-
-class TokenizerError(ValueError):
-    """A tokenizer cannot be set up from what the model declares (message says why)."""
-
-
-class MissingExtra(MissingExtraError):
-    """sentencepiece is not installed: a broken installation, not bad input."""
 
 
 class PlexityTokenizer:

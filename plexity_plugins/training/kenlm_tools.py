@@ -20,14 +20,11 @@ from typing import Iterable, Iterator
 from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
+from ..errors import KenLMToolFailed, KenLMToolsMissing
 
 logger = logging.getLogger(__name__)
 
 SETUP_OPTION = "scripts/setup.sh --kenlm-tools"
-
-
-class KenLMToolsMissing(RuntimeError):
-    """lmplz or build_binary is not installed (the installation lacks it: `plexity train` exits 3)."""
 
 
 def install_command() -> str:
@@ -39,10 +36,6 @@ def install_command() -> str:
     if setup.is_file() and (checkout / "pyproject.toml").is_file():
         return f"bash {setup} --kenlm-tools"
     return f"bash {SETUP_OPTION}"
-
-
-class KenLMToolFailed(RuntimeError):
-    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
 
 
 def kenlm_bin_dir() -> Path:

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .. import __version__
-from . import kenlm_tools
+from . import kenlm_tools, thresholds
 from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, model_dir
 
 logger = logging.getLogger(__name__)
 
-from . import thresholds
-from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusError, CorpusReader, SkipLog, TrainError, make_reader
+from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, make_reader
+from ..errors import CorpusError, TrainError
 
 MAX_HELDOUT_SENTENCES = 50_000  # enough for a stable 99.9th percentile (50 sentences above it); bounds the scoring time
 DROPPED_FILE = "train-dropped.jsonl"

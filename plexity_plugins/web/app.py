@@ -50,8 +50,9 @@ from starlette.staticfiles import StaticFiles
 
 from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, ExtractionTimeout, TimeLimitedExtractor
-from ..scoring.models import DEFAULT_MODEL, ModelError, list_models, resolve
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
+from ..errors import ApiError, ExtractionTimeout, ModelError
+from ..scoring.models import DEFAULT_MODEL, list_models, resolve
 from ..scoring.scorer import PerplexityScorer, sanitize
 from ..text.sentences import split_with_blocks
 
@@ -92,13 +93,6 @@ class SecurityHeadersMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class ScorerCache:
