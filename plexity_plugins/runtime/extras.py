@@ -56,6 +56,20 @@ def require_executor(executor: str, what: str) -> None:
                                       f"pip install \"plexity_plugins[ray]\"")
 
 
+def kenlm_tools_install_command() -> str:
+    """The one command that installs KenLM's lmplz and build_binary (`plexity train` needs them),
+    as the user can run it from where they stand: with the absolute path of the checkout this
+    package runs from (the README's set-up installs it editable), else as run from the root of a
+    plexity_plugins checkout."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2]
+    setup = checkout / "scripts" / "setup.sh"
+    if setup.is_file() and (checkout / "pyproject.toml").is_file():
+        return f"bash {setup} --kenlm-tools"
+    return "bash scripts/setup.sh --kenlm-tools"
+
+
 def is_url(spec: str) -> bool:
     """Whether `spec` names a file or folder by an fsspec URL (``s3://``, ``hf://``, ``https://``
     ...) rather than a local path (``file://`` counts as local)."""

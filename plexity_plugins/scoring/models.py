@@ -144,7 +144,7 @@ def bare_kenlm_message(path: Path) -> str:
 
 def _missing_name_error(name: str) -> ModelError:
     if name in PAPER_MODELS:
-        from ..training.kenlm_tools import install_command
+        from ..runtime.extras import kenlm_tools_install_command
 
         spec = PAPER_MODELS[name]
         corpus = {"bnc": "the British National Corpus (XML edition, written part)",
@@ -153,7 +153,7 @@ def _missing_name_error(name: str) -> ModelError:
             f"model '{name}' is not installed in {model_dir()}. It is the paper's order-"
             f"{spec['order']} model of {corpus}, which cannot be shipped: build it from your own "
             f"copy with `plexity train --corpus {spec['corpus']} --order {spec['order']} "
-            f"--name {name} PATH` (needs KenLM's lmplz: `{install_command()}` installs it)."
+            f"--name {name} PATH` (needs KenLM's lmplz: `{kenlm_tools_install_command()}` installs it)."
         )
     available = ", ".join(info.name for info in list_models()) or "none"
     return ModelError(

@@ -21,22 +21,9 @@ from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
 from ..errors import KenLMToolFailed, KenLMToolsMissing
+from ..runtime.extras import kenlm_tools_install_command
 
 logger = logging.getLogger(__name__)
-
-SETUP_OPTION = "scripts/setup.sh --kenlm-tools"
-
-
-def install_command() -> str:
-    """The command that installs KenLM's tools, as the user can run it from where they stand:
-    with the absolute path of the checkout this package runs from (the README's set-up installs
-    it editable), else as run from the root of a plexity_plugins checkout."""
-    checkout = Path(__file__).resolve().parents[2]
-    setup = checkout / "scripts" / "setup.sh"
-    if setup.is_file() and (checkout / "pyproject.toml").is_file():
-        return f"bash {setup} --kenlm-tools"
-    return f"bash {SETUP_OPTION}"
-
 
 def kenlm_bin_dir() -> Path:
     env = os.environ.get("PLEXITY_KENLM_BIN")
@@ -54,7 +41,7 @@ def find_tool(name: str) -> str:
     on_path = shutil.which(name)
     if on_path:
         return on_path
-    command = install_command()
+    command = kenlm_tools_install_command()
     where = "" if command.startswith("bash /") else " from the root of a plexity_plugins checkout"
     raise KenLMToolsMissing(
         f"KenLM's {name} is not installed (not in {kenlm_bin_dir()}, not on PATH; the kenlm package on PyPI "
