@@ -38,6 +38,20 @@ class Undecodable(ValueError):
     """A Content-Encoding body that does not decode."""
 
 
+class TooSlow(Undecodable):
+    """Decoding a payload took longer than the reading time limit."""
+
+
+class NotARegularFile(OSError):
+    """A FIFO, socket, device or directory where a file was expected (never opened for reading:
+    opening a FIFO waits for a writer for ever)."""
+
+
+class ResyncGaveUp(Exception):
+    """Resynchronising after damage in a WARC file met too many false record starts: reading
+    stops there."""
+
+
 class ExtractionError(ValueError):
     """A page no extractor can read (past the parser's limits, or unparsable)."""
 
@@ -73,20 +87,22 @@ class TokenizerError(ValueError):
 
 
 class InstallationError(RuntimeError):
-    """The installation lacks something a document needs (a module, a model file ...)."""
+    """The installation lacks something a document needs (a module, a model file, a runnable
+    interpreter for the extraction child ...): the run stops, it never counts a page as failed."""
 
     def __init__(self, message: str, cause: BaseException | None = None):
         super().__init__(message)
         self.cause = cause
 
 
-class ExtractorCannotStart(RuntimeError):
-    """The extractor's process ended before it was ready: a broken installation, not a page's
-    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
+class ExtractorCannotStart(InstallationError):
+    """The extractor's process could not be started, or ended before it was ready: a broken
+    installation (an interpreter this user may not run, a package the child cannot import), not a
+    page's fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
 
 
 # Errors that say the installation is broken, never the input: they stop the run.
-ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
+ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError, InstallationError)
 
 
 def environment_message(exc: BaseException) -> str:
@@ -135,6 +151,10 @@ def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None
 
 
 # -- runs, training, the web app ---------------------------------------------------------------
+
+class OutputFolderInUse(OSError):
+    """Another run owns the output folder (`plexity_plugins.io.output_lock`): usage, exit status 2."""
+
 
 class TasksFailed(RuntimeError):
     """Some tasks of a local run failed or died; the others completed (and are marked so)."""

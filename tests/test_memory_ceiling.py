@@ -235,3 +235,35 @@ def test_the_datatrove_steps_stay_under_the_bound_with_the_default_ceiling(pages
     stats, memory = _datatrove(pages, "warc45")
     assert stats["memory_limit"] == 1
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
+
+
+# -- text laid out as one long line ----------------------------------------------------------
+
+ONE_LINE_BOUND = 600_000_000  # bytes, the whole process tree (measured: ~310 MB for both below)
+
+
+def test_a_45_mb_text_of_one_line_is_cleaned_in_bounded_memory(tmp_path):
+    # (the sentence splitter took the line whole: 1.9 GB for the process tree)
+    (tmp_path / "in").mkdir()
+    words = b"The council approved the budget for the new library on Tuesday evening and "
+    (tmp_path / "in" / "one-line.txt").write_bytes((words * (45_000_000 // len(words) + 1))[:45_000_000])
+    stats, memory = _clean(tmp_path, tmp_path, "in")
+    assert stats["documents"] == 1 and stats["completed"] is True
+    assert memory.peak_rss < ONE_LINE_BOUND, mb(memory.peak_rss)
+
+
+def test_plexity_score_reads_stdin_up_to_the_cap_and_scores_a_20_mb_word_in_bounded_memory(tmp_path):
+    word = tmp_path / "word.txt"
+    word.write_bytes(b"x" * 20_000_000)  # no space: one token, one line (969 MB before)
+    with open(word, "rb") as stdin:
+        done, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "score", "-", "--plain"],
+                                    timeout=300, stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    assert memory.peak_rss < ONE_LINE_BOUND, mb(memory.peak_rss)
+    over = tmp_path / "over.txt"
+    over.write_bytes(b"The council met. " * 3_000_000)  # 51 MB: over the cap, as plexity clean skips it
+    with open(over, "rb") as stdin:
+        done, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "score", "-"], timeout=300,
+                                    stdin=stdin)
+    assert done.returncode == 2 and "more than 50,000,000 bytes" in done.stderr and not done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1

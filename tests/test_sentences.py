@@ -84,6 +84,20 @@ def test_a_line_longer_than_a_piece_is_never_cut(monkeypatch):
     assert sentences.split_with_blocks(text) == whole
 
 
+def test_a_line_longer_than_the_line_limit_is_cut_at_a_space_and_stays_one_block(monkeypatch):
+    # (45 MB on one line went to BlingFire whole: 1.9 GB)
+    monkeypatch.setattr(sentences, "SPLIT_PIECE_CHARS", 100)
+    monkeypatch.setattr(sentences, "SPLIT_LINE_CHARS", 400)
+    line = "word " * 300
+    spans, blocks = sentences.split_with_blocks("Short line.\n" + line + "\nEnd.")
+    assert blocks[0] == 0 and blocks[-1] == 2 and set(blocks[1:-1]) == {1}  # the long line: one block still
+    text = "Short line.\n" + line + "\nEnd."
+    assert all(text[a:b].strip() == text[a:b] and not text[a:b].startswith("ord") for a, b in spans)  # at spaces
+    assert " ".join(text[a:b] for a, b in spans[1:-1]).split() == line.split()  # nothing lost
+    nospace = "x" * 1000  # no space at all: cut where the limit falls
+    assert "".join(nospace[a:b] for a, b in sentences.split_with_blocks(nospace)[0]) == nospace
+
+
 def test_splitting_a_50_mb_page_takes_a_bounded_amount_of_memory():
     # (BlingFire on the whole text needed ~40 bytes per byte: 2 GB for this page)
     # VmHWM, this process's own peak (ru_maxrss would start at the RSS pytest had when it forked)

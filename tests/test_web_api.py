@@ -306,3 +306,36 @@ def test_a_burst_of_large_requests_leaves_the_model_list_responsive_and_an_over_
     # wait behind them: 7.5 s median while 50 requests of 1.9 MB ran, bench/web_burst.py)
     assert len(model_times) >= 3
     assert max(model_times) < statistics.median(scored) / 2, (model_times, scored)
+
+
+def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit():
+    # one scoring thread and one place in the queue; ten clients that send a byte of their
+    # body and then nothing (a byte every few seconds, at best): before, they held every place
+    # and every normal request was answered 503 while they lasted
+    process, url = start_server(["--workers", "1", "--queue", "1", "--body-timeout", "3"])
+    port = int(url.rsplit(":", 1)[1])
+    slow = []
+    try:
+        for _ in range(10):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+            connection.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                               b"Content-Length: 1000\r\n\r\n{")
+            slow.append(connection)
+        time.sleep(0.5)
+        for n in range(3):  # served while the slow ones wait
+            status, data, _ = post(url, {"text": f"The council met on day {n}. It approved the budget.",
+                                         "format": "text"})
+            assert status == 200 and data["sentences"], (status, data)
+        for connection in slow:  # each is answered 408 once its body is past the time limit
+            answer = b""
+            while b"}" not in answer:
+                block = connection.recv(4096)
+                if not block:
+                    break
+                answer += block
+            assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+            assert b"did not arrive within 3 s" in answer
+    finally:
+        for connection in slow:
+            connection.close()
+        stop_server(process)

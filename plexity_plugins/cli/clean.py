@@ -58,6 +58,7 @@ def add_parser(sub) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..scoring.methods import method_for_extractor
     from ..cleaning.files import FileCleaner, collect_inputs
+    from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 
     method = args.method or method_for_extractor(args.extractor)
@@ -71,12 +72,13 @@ def cmd_clean(args: argparse.Namespace) -> int:
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
-    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
-                          write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
-                          min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
-                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
-                          extract_memory=args.extract_memory)
-    stats = cleaner.run(inputs, progress=not args.quiet)
+    with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
+        cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
+                              write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
+                              min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
+                              max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
+                              extract_memory=args.extract_memory)
+        stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     dropped = stats.what_was_dropped()
     if dropped:

@@ -40,6 +40,7 @@ from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_me
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
@@ -128,7 +129,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec, storage_options)
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
-                            max_payload_bytes=max_document_bytes)]
+                            max_payload_bytes=max_document_bytes, read_timeout=extract_timeout)]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
     if extractor == "auto":
         steps.append(AutoExtractor(**limits))
@@ -399,6 +400,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"plexity run: error: {no_warc_files_message(folder, pattern)}", file=sys.stderr)
         return USAGE_STATUS
     tasks = args.tasks or len(inputs)
+    check_extraction(args.extractor, args.extract_timeout, args.extract_memory)
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
@@ -408,24 +410,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
-    if args.overwrite:
-        delete_results(output_dir, logging_dir)
-    stop = check_settings_or_stop(executor, output_dir)
-    if stop:
-        print(f"plexity run: error: {stop}", file=sys.stderr)
-        return USAGE_STATUS
-    done_before = completed_tasks(logging_dir)
-    print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
-          f"(executor {args.executor})")
-    failed = None
-    started = time.perf_counter()
-    with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
-        if connected:
-            print(f"plexity run: {connected}", flush=True)
-        try:
-            executor.run()
-        except Exception as exc:  # a task failed; the completed ones keep their markers
-            failed = exc
+    with own_output_folder(output_dir):  # one run at a time (its forked workers hold it with it)
+        if args.overwrite:
+            delete_results(output_dir, logging_dir)
+        stop = check_settings_or_stop(executor, output_dir)
+        if stop:
+            print(f"plexity run: error: {stop}", file=sys.stderr)
+            return USAGE_STATUS
+        done_before = completed_tasks(logging_dir)
+        print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
+              f"(executor {args.executor})")
+        failed = None
+        started = time.perf_counter()
+        with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
+            if connected:
+                print(f"plexity run: {connected}", flush=True)
+            try:
+                executor.run()
+            except Exception as exc:  # a task failed; the completed ones keep their markers
+                failed = exc
     if args.executor == "slurm":
         job_id = getattr(executor, "job_id", None)
         if failed is not None and job_id in (None, -1):  # sbatch refused the job (no slurm.conf, a wrong partition ...)
@@ -471,6 +474,19 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return FAILED_STATUS
     return 0
+
+
+def check_extraction(extractor: str, timeout: float | None, memory: int | str | None) -> None:
+    """Start an extraction child as the tasks will, once, before any task is launched: an
+    installation that cannot start one stops the run here in one line (`ExtractorCannotStart`,
+    exit 3), instead of failing every task (or counting every page) over it."""
+    from ..extractors.sandbox import TimeLimitedExtractor
+
+    limited = TimeLimitedExtractor(extractor, timeout=timeout or 0, memory_limit=memory)
+    try:
+        limited.warm_up()
+    finally:
+        limited.close()
 
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:

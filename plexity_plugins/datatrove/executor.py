@@ -80,7 +80,9 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
     Each task process leads a process group of its own, and when it ends (normally or not) what
     is left of that group is killed: the extractor subprocess of a killed task (datatrove runs
-    extraction in a sandboxed child) is not left behind.
+    extraction in a sandboxed child) is not left behind.  And each dies with the run
+    (``PR_SET_PDEATHSIG``, `plexity_plugins.runtime.lifetime`): a run killed with its process group
+    leaves no task writing after it.
 
     A full disk (the outputs' or the logs') stops a task with one line, not a traceback per
     log record that no longer fits: the task's log file is a sink that raises instead of
@@ -163,7 +165,9 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
                 while waiting and len(running) < self.workers:
                     rank = waiting.pop(0)
                     local_rank = free_local_ranks.pop(0)
-                    process = context.Process(target=_task_main, args=(self, rank, local_rank),
+                    # (forked: this process is the task's parent; forkserver: the server is)
+                    parent = os.getpid() if self.start_method == "fork" else None
+                    process = context.Process(target=_task_main, args=(self, rank, local_rank, parent),
                                               name=f"plexity-task-{rank}")
                     process.start()
                     running[process] = (rank, local_rank)
@@ -229,7 +233,11 @@ def _close_task_log(logfile) -> None:
             pass
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+    # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
+    # does not hold this process: it leads a group of its own, see _kill_group) must not go on
+    # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
+    die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
         executor._run_for_rank(rank, local_rank)
