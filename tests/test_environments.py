@@ -3,9 +3,11 @@
 Each test runs a script of scripts/env/ that makes a new virtual environment the way a user
 would and checks the result there (the scripts say what they check):
 
-- a datatrove user's: ``pip install "datatrove[processing,io]" "plexity_plugins[datatrove]"``
-  (datatrove's ``processing`` extra pins trafilatura < 1.12); the datatrove, extractor and
-  sample-WARC tests and a ``plexity run`` of the sample WARC run in it;
+- a datatrove user's: ``pip install "datatrove[processing]" "plexity_plugins[datatrove]"``
+  (datatrove's ``processing`` extra pins trafilatura < 1.12): datatrove's own ``WarcReader`` works
+  there (our extra brings faust-cchardet and python-magic), ``plexity run --executor ray`` says in
+  one line that Ray is missing (exit 2); then with datatrove's ``io`` extra too, the datatrove,
+  extractor and sample-WARC tests and a ``plexity run`` of the sample WARC run in it;
 - Debian 12's own Python with the pip its ``python3 -m venv`` brings (23.0.1, too old to match
   lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record.
 
@@ -40,6 +42,9 @@ def test_a_datatrove_processing_environment_installs_us_with_trafilatura_1_x_and
     assert (major, minor) < (1, 12), f"datatrove[processing] should have brought trafilatura < 1.12, got {version}"
     assert " passed" in output and " failed" not in output
     assert "plexity run: " in output and "environment OK" in output
+    assert "datatrove WarcReader: 12 documents" in output  # the sample's 12 HTML pages
+    assert ('without Ray: plexity run: error: plexity run --executor ray needs Ray, which is not installed in this '
+            'environment: pip install "plexity_plugins[ray]"') in output
 
 
 def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(tmp_path):

@@ -3,6 +3,12 @@
 - `LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it.
 - `RayTaskExecutor`: datatrove's Ray executor, but a task's process dies with its Ray actor, and
   a task that no node can hold is an error, not an endless wait.
+- `SlurmTaskExecutor`: datatrove's Slurm executor, which says in one line that there is no
+  ``sbatch`` here instead of failing inside datatrove.
+
+Each records the run's settings in its logging folder and, when it finds other settings recorded
+there, stops before anything runs (`plexity_plugins.datatrove.run_settings`): a run with other
+settings never resumes into another run's completions.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ from collections import deque
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
+from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
 from datatrove.utils.stats import PipelineStats
 
+from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
+from .run_settings import check_settings, run_settings
 
 LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
 
@@ -39,7 +48,26 @@ def _describe_exit(code: int | None) -> str:
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
-class LocalTaskExecutor(LocalPipelineExecutor):
+class _SettingsChecked:
+    """For a datatrove executor: the run's settings recorded in its logging folder when it starts,
+    checked against what is recorded there when it starts and when each task starts
+    (`plexity_plugins.datatrove.run_settings`; `SettingsChanged` when they differ)."""
+
+    def _check_run_settings(self) -> None:
+        self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
+        check_settings(self.logging_dir, self._plexity_settings)
+
+    def _check_task_settings(self, rank: int) -> None:
+        settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size)
+        if not self.is_rank_completed(rank):
+            check_settings(self.logging_dir, settings, record=False)
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
+        self._check_task_settings(rank)
+        return super()._run_for_rank(rank, local_rank, node_rank)
+
+
+class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
 
     With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
@@ -62,12 +90,13 @@ class LocalTaskExecutor(LocalPipelineExecutor):
     0-byte ``stats/NNNNN.json`` would break the merge of a later run).
 
     Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
-    datatrove does.
+    datatrove does.  The run's settings are recorded and checked (`SettingsChanged`).
     """
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
         """datatrove's `PipelineExecutor._run_for_rank` (same log, stats and completion marker),
         with a full disk reported in one line (`DiskFull`)."""
+        self._check_task_settings(rank)
         if self.is_rank_completed(rank):
             logger.info(f"Skipping {rank=} as it has already been completed.")
             return PipelineStats()
@@ -109,6 +138,7 @@ class LocalTaskExecutor(LocalPipelineExecutor):
         return logfile
 
     def run(self):
+        self._check_run_settings()
         if self.workers == 1 or self.depends is not None:
             return super().run()
         self._launched = True
@@ -239,7 +269,7 @@ def _read_json(folder, rank: int) -> dict:
         return json.load(f)
 
 
-class RayTaskExecutor(RayPipelineExecutor):
+class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor` (same arguments), with two mends.
 
     - datatrove runs each task in a process forked from its Ray actor (a ``multiprocess``
@@ -269,6 +299,7 @@ class RayTaskExecutor(RayPipelineExecutor):
 
         from datatrove.executor import ray as datatrove_ray
 
+        self._check_run_settings()
         if ray.is_initialized():
             check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
         # datatrove's run() makes its task manager by this module-level name: ours for this run
@@ -284,6 +315,20 @@ class RayTaskExecutor(RayPipelineExecutor):
         parent = multiprocess.parent_process()  # the actor, when run in datatrove's pool
         die_with_parent(parent.pid if parent is not None else None)
         return super()._run_for_rank(rank, local_rank, node_rank)
+
+
+class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
+    """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
+    (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is
+    written or launched, instead of datatrove's ``FileNotFoundError`` from deep inside its launch;
+    and which records the run's settings and checks them before submitting the job and when each
+    array task starts (`SettingsChanged`)."""
+
+    def run(self):
+        if "SLURM_ARRAY_TASK_ID" not in os.environ:  # submitting, not running inside the job
+            require_executor("slurm", type(self).__name__)
+            self._check_run_settings()
+        return super().run()
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# A datatrove user's environment: `pip install "datatrove[processing,io]" plexity_plugins[datatrove]`
-# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12), then the
-# datatrove and sample-WARC tests and a `plexity run` of the sample WARC in it.
+# A datatrove user's environment: `pip install "datatrove[processing]" plexity_plugins[datatrove]`
+# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12): datatrove's
+# own WarcReader works there (our extra brings its faust-cchardet and python-magic), and
+# `plexity run --executor ray` says in one line that Ray is missing; then datatrove's `io` extra
+# too, and the datatrove and sample-WARC tests and a `plexity run` of the sample WARC in it.
 #
 #   bash scripts/env/datatrove_processing.sh [WORK_DIR]
 #
@@ -17,9 +19,30 @@ copy_checkout "$repo" "$work/src"
 "$PYTHON" -m venv "$work/venv"
 py="$work/venv/bin/python"
 log="$work/pip.log"
-echo "env: pip install \"datatrove[processing,io]\" \"plexity_plugins[datatrove]\" into $work/venv"
+echo "env: pip install \"datatrove[processing]\" \"plexity_plugins[datatrove]\" into $work/venv"
 if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-check \
-      "datatrove[processing,io]" "$work/src[datatrove]" "pytest>=8" >"$log" 2>&1; then
+      "datatrove[processing]" "$work/src[datatrove]" "pytest>=8" >"$log" 2>&1; then
+  cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
+fi
+# datatrove's own WarcReader, beside our steps: its imports (cchardet, magic) come with our extra
+"$py" - "$repo/examples" <<'PY'
+import sys
+from datatrove.pipeline.readers import WarcReader
+docs = list(WarcReader(sys.argv[1], glob_pattern="sample.warc.gz")())
+print(f"datatrove WarcReader: {len(docs)} documents")
+assert len(docs) == 12, len(docs)
+PY
+# no Ray here: one line naming what to install, exit 2, nothing written
+status=0
+out="$("$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/ray-run" --executor ray 2>&1)" \
+  || status=$?
+if ((status != 2)) || (($(wc -l <<<"$out") != 1)) || ! grep -qF 'pip install "plexity_plugins[ray]"' <<<"$out" \
+   || [[ -e "$work/ray-run" ]]; then
+  echo "env: plexity run --executor ray without Ray: exit $status, said:" >&2; echo "$out" >&2; exit 1
+fi
+echo "without Ray: $out"
+echo "env: pip install \"datatrove[processing,io]\" too"
+if ! "$py" -m pip install -q --disable-pip-version-check "datatrove[processing,io]" >"$log" 2>&1; then
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
 fi
 "$py" -c "import trafilatura, datatrove; print('trafilatura', trafilatura.__version__); print('datatrove', datatrove.__version__ if hasattr(datatrove, '__version__') else '?')"
