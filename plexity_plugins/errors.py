@@ -22,8 +22,8 @@ import os
 
 # -- exit statuses of the `plexity` command ------------------------------------------------------
 
-FAILED_STATUS = 1  # some work did not complete (plexity run: tasks that a re-run redoes)
-USAGE_STATUS = 2  # bad arguments or input the command cannot take
+FAILED_STATUS = 1  # some work did not complete (plexity run: tasks that a re-run redoes), or no input was readable
+USAGE_STATUS = 2  # bad arguments or input the command cannot take; other settings than the results'; no executor
 INSTALLATION_STATUS = 3  # the installation lacks something (a module, an extra, a model file)
 DISK_FULL_STATUS = 4  # the disk (or quota) is full; also a datatrove task process's exit status
 
@@ -166,6 +166,28 @@ class TasksFailed(RuntimeError):
                          f"not marked complete: run the same command again to redo only them")
 
 
+class SettingsChanged(ValueError):
+    """A run's logging folder holds the completions of a run with other settings
+    (`plexity_plugins.datatrove.run_settings`); `differences` names each ("threshold: 5269.3 -> 900")."""
+
+    def __init__(self, logging_dir: str, differences: list[str]):
+        self.logging_dir = logging_dir
+        self.differences = differences
+        super().__init__(f"{logging_dir} holds the results of a run with other settings ({'; '.join(differences)}): "
+                         f"run into new output and logging folders, or delete these to start over")
+
+
+class ExecutorUnavailable(ValueError):
+    """An executor was asked for that this machine or environment does not have (no ``sbatch``
+    for Slurm, no Ray): what was asked cannot run here (``plexity run`` exits 2), and nothing was
+    launched."""
+
+
+class PlexitySettingError(ValueError):
+    """A PLEXITY_* Scrapy setting has a value the pipeline cannot use (the message names it and
+    what it may be): the crawl does not start."""
+
+
 class TrainError(ValueError):
     """Training cannot go on; the message says why and what to do."""
 
@@ -175,7 +197,8 @@ class CorpusError(TrainError):
 
 
 class KenLMToolsMissing(RuntimeError):
-    """KenLM's lmplz or build_binary is not installed; the message says how to build them."""
+    """KenLM's lmplz or build_binary is not installed; the message names the one command that
+    installs them (`plexity train` exits 3: the installation lacks them)."""
 
 
 class KenLMToolFailed(RuntimeError):

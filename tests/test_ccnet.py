@@ -385,7 +385,7 @@ def test_a_missing_sentencepiece_package_names_the_extra(ccnet_model, monkeypatc
 def test_plexity_models_lists_language_and_tokenizer(ccnet_model, capsys):
     code, out = run_cli(capsys, "models")
     line = next(line for line in out.splitlines() if line.startswith(ccnet_model))
-    assert " ccnet " in line and " en " in line
+    assert line.split()[-2:] == ["ccnet", "en"]  # tokenizer, language
 
 
 # -- plexity train --tokenizer ccnet ----------------------------------------------------------

@@ -110,7 +110,9 @@ def test_plexity_run_with_its_logs_on_a_full_disk_says_so_in_one_line(tmp_path, 
                          "--extractor", "tags", "--workers", str(workers)]
     full = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert full.returncode == 4
-    assert "did not complete" in one_error_line(full.stderr, "run")
+    # (the run's settings are recorded there first: it stops before any task starts)
+    assert one_error_line(full.stderr, "run") == ("plexity run: error: no space left on device: free some space or "
+                                                  "choose another output directory, then run the same command again")
     assert len(full.stderr.splitlines()) < 40  # (was 746 lines and 24 tracebacks)
     assert not (out / "documents").exists() or files_under(out / "documents") == []
 

@@ -136,3 +136,23 @@ def test_a_second_run_into_an_owned_output_folder_stops_at_once_and_the_first_fi
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "plexity-stats.json").read_text())["completed"] is True
+
+
+def test_plexity_run_into_an_owned_output_folder_stops_at_once(tmp_path):
+    from plexity_plugins.io.output_lock import own_output_folder
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.warc.gz").write_bytes(gzip.compress(record_bytes("http://t/good", page(ARTICLE).encode())))
+    out = tmp_path / "out"
+    with own_output_folder(out):  # (the lock every run takes: here, held by this test's process)
+        done = subprocess.run([*PLEXITY, "run", str(folder), "-o", str(out)], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "in use by another run" in lines[0] and f"pid {os.getpid()}" in lines[0]
+        assert not (out / "documents").exists() and not (out / "logs").exists()
+    again = subprocess.run([*PLEXITY, "run", str(folder), "-o", str(out)], capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert not (out / ".plexity.lock").exists()  # (removed by its last owner)

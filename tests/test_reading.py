@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import sys
+import time
 import zlib
 
 import brotli
@@ -121,3 +122,22 @@ def test_gzip_members_inflate_alike_with_isa_l_and_with_zlib(corpus, monkeypatch
         assert isinstance(reading._archive_iterator(f).reader.decompressor, type(zlib.decompressobj()))
     assert {name: outcomes(name) for name in expected} == with_isal
     assert any(name.endswith(".gz") for name in expected)
+
+
+def test_decoding_a_payload_stops_at_the_reading_time_limit():
+    from plexity_plugins.io.inputs import Deadline
+
+    from warc_corpus import record_bytes
+
+    body = gzip.compress(page(ARTICLE).encode()) + gzip.compress(b"") * 500
+    past = Deadline(1e-9).start()
+    time.sleep(0.001)  # (the deadline is behind us)
+    with pytest.raises(Undecodable, match="took longer than"):
+        decode_content(body, "gzip", 10**6, past)
+    with pytest.raises(Undecodable, match="took longer than"):
+        dechunk(b"4\r\nabcd\r\n0\r\n\r\n", past)
+    record = record_bytes("http://t/slow", body, headers=[("Content-Encoding", "gzip")])
+    (slow,) = list(WarcFile(io.BytesIO(record), read_timeout=1e-9))
+    assert slow.skip == "undecodable" and "took longer than" in slow.detail
+    (fine,) = list(WarcFile(io.BytesIO(record)))  # (the default limit: 30 s, the extraction limit's)
+    assert fine.payload == page(ARTICLE).encode()

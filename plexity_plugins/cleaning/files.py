@@ -176,7 +176,7 @@ class FileCleaner:
 
     def _skip_file(self, source: str, reason: str, detail: str = "") -> None:
         logger.warning("skipped %s: %s%s", source, reason, f" ({detail})" if detail else "")
-        self.stats.skip_file(reason)
+        self.stats.skip_file(reason, f"{source}: {detail or reason}")
         self.dropped.document(source, reason, detail)
 
     def _judge(self, raw: bytes, kind: str, source: str, content_type: str | None = None) -> Verdict | None:

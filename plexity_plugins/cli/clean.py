@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import FAILED_STATUS
 from ..scoring.methods import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
@@ -84,4 +85,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print(dropped)
     print(f"outputs and plexity-stats.json in {args.output_dir}"
           f"{'' if args.write_dropped else ' (every dropped sentence with its reason: --write-dropped)'}")
+    if stats.nothing_read():  # nothing usable is no success
+        print(f"plexity clean: error: no input could be read: {stats.unread_files()}", file=sys.stderr)
+        return FAILED_STATUS
     return 0

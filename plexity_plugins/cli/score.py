@@ -52,7 +52,30 @@ def read_text(args: argparse.Namespace) -> str | None:
         print(f"plexity score: {where} is empty: nothing to score (if it came from $(cat FILE), "
               f"does FILE exist? `plexity score - < FILE` fails loudly when it does not)", file=sys.stderr)
         return None
+    if args.text != "-":
+        hint = file_name_hint(text)
+        if hint:
+            print(f"plexity score: note: {hint}", file=sys.stderr)
     return text
+
+
+def file_name_hint(text: str) -> str | None:
+    """When the text to score looks like a file's name, what to run instead (it is still scored,
+    as the words given)."""
+    import os
+
+    from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES, WARC_SUFFIXES
+
+    name = text.strip()
+    if not name or any(c.isspace() for c in name):
+        return None
+    if not (os.path.isfile(name) or name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES + TEXT_SUFFIXES)):
+        return None
+    clean = f"`plexity clean {name} --output-dir DIR` cleans it"
+    if name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES) or name.lower().endswith(".gz"):
+        return f"{name!r} is scored as the words it is, not as a file: {clean}"
+    return (f"{name!r} is scored as the words it is, not as a file: `plexity score - < {name}` scores its text, "
+            f"{clean}")
 
 
 def cmd_score(args: argparse.Namespace) -> int:

@@ -4,10 +4,15 @@
   and a full disk is one line.
 - `RayTaskExecutor`: datatrove's Ray executor's arguments, run so that a task's processes die with
   it, a task that no node can hold is an error, and a task whose node is lost is run again.
+- `SlurmTaskExecutor`: datatrove's Slurm executor, which says in one line that there is no
+  ``sbatch`` here instead of failing inside datatrove.
 
-Both subclass datatrove's executors and keep their contract: ``run`` launches the tasks and each
+They subclass datatrove's executors and keep their contract: ``run`` launches the tasks and each
 task runs datatrove's own ``_run_for_rank`` (its log, stats and completion marker), which ours
-wrap without copying.  Nothing of datatrove is patched.
+wrap without copying.  Nothing of datatrove is patched.  Each records the run's settings in its
+logging folder and, when it finds other settings recorded there, stops before anything runs
+(`plexity_plugins.datatrove.run_settings`): a run with other settings never resumes into another
+run's completions.
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ import time
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor
+from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
+from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
+from .run_settings import check_settings, run_settings
 
 
 def _describe_exit(code: int | None) -> str:
@@ -44,7 +52,26 @@ def _describe_exit(code: int | None) -> str:
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
-class LocalTaskExecutor(LocalPipelineExecutor):
+class _SettingsChecked:
+    """For a datatrove executor: the run's settings recorded in its logging folder when it starts,
+    checked against what is recorded there when it starts and when each task starts
+    (`plexity_plugins.datatrove.run_settings`; `SettingsChanged` when they differ)."""
+
+    def _check_run_settings(self) -> None:
+        self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
+        check_settings(self.logging_dir, self._plexity_settings)
+
+    def _check_task_settings(self, rank: int) -> None:
+        settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size)
+        if not self.is_rank_completed(rank):
+            check_settings(self.logging_dir, settings, record=False)
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        self._check_task_settings(rank)
+        return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+
+
+class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
 
     With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
@@ -65,7 +92,7 @@ class LocalTaskExecutor(LocalPipelineExecutor):
     not at all (a 0-byte ``stats/NNNNN.json`` would break the merge of a later run).
 
     Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
-    datatrove does.
+    datatrove does.  The run's settings are recorded and checked (`SettingsChanged`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -84,6 +111,7 @@ class LocalTaskExecutor(LocalPipelineExecutor):
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
+        self._check_run_settings()
         if self.workers == 1 or self.depends is not None:
             return super().run()
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
@@ -218,7 +246,7 @@ def _read_stats(folder, rank: int) -> PipelineStats:
 RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
 
 
-class RayTaskExecutor(RayPipelineExecutor):
+class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
 
     - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
@@ -251,6 +279,7 @@ class RayTaskExecutor(RayPipelineExecutor):
         if getattr(self, "nodes_per_task", 1) != 1:
             raise ValueError("RayTaskExecutor runs each task on one node: for nodes_per_task > 1 use "
                              "datatrove's RayPipelineExecutor")
+        self._check_run_settings()
         if self.depends:
             self.depends.run()
             if incomplete := self.depends.get_incomplete_ranks():
@@ -355,6 +384,20 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int) -> None:
         executor._run_for_rank(rank, local_rank)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the Ray task
         sys.exit(1)
+
+
+class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
+    """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
+    (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is
+    written or launched, instead of datatrove's ``FileNotFoundError`` from deep inside its launch;
+    and which records the run's settings and checks them before submitting the job and when each
+    array task starts (`SettingsChanged`)."""
+
+    def run(self):
+        if "SLURM_ARRAY_TASK_ID" not in os.environ:  # submitting, not running inside the job
+            require_executor("slurm", type(self).__name__)
+            self._check_run_settings()
+        return super().run()
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:

@@ -11,6 +11,7 @@ from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message)
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
+from .run_settings import with_settings
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
@@ -44,6 +45,15 @@ class _PlexityExtractor(BaseExtractor):
         # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
         self.memory_limit = extract_memory_limit(memory_limit)
         self.warned_of_errors = False
+        # its limits in its name: what datatrove's log and stats show of the step
+        self.name = with_settings(type(self).name, f"timeout {self.timeout:g} s" if self.timeout else "no timeout",
+                                  f"memory {self.memory_limit / 2**20:g} MiB" if self.memory_limit else "no memory limit")
+        self.stats.name = str(self)
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return {"extractor": self.extractor or type(self).__name__, "timeout": self.timeout,
+                "memory_limit": self.memory_limit}
 
     def extract(self, text: str) -> str:
         return self.to_text(text)

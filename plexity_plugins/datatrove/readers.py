@@ -116,6 +116,15 @@ class WarcHtmlReader(BaseDiskReader):
             logger.warning(f"skipped {filepath}: unreadable ({describe(exc)})")
         return None
 
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
+        which files (the tasks' shares of them follow), and what each record may hold."""
+        from .run_settings import folder_name
+
+        return {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
+                "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
+                "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
+
     def read_file(self, filepath: str):
         f = self._open(filepath)
         if f is None:

@@ -101,6 +101,13 @@ class CompleteFilesMixin:
         return None
 
 
+def writer_settings(writer: DiskWriter, fmt: str) -> dict:
+    from .run_settings import folder_name
+
+    return {"format": fmt, "output": folder_name(writer.output_folder), "output_filename": writer.output_filename.template,
+            "max_file_size": writer.max_file_size}
+
+
 class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     """datatrove's ``JsonlWriter``, the same lines written, faster: its default adapter first
     deep-copies the whole document (``dataclasses.asdict``: a third of the writer's time per
@@ -113,6 +120,10 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._use_part_files()
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return writer_settings(self, "jsonl")
 
     def _default_adapter(self, document) -> dict:
         if document.media or self.expand_metadata:
@@ -157,6 +168,10 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
         self._use_part_files()
         self.gzip = self.output_filename.template.endswith(".gz")
         self._warc_writers: dict[int, object] = {}
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return writer_settings(self, "warc")
 
     def _writer_for(self, file_handler: IO, filename: str):
         from warcio.warcwriter import WARCWriter

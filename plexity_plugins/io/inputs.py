@@ -52,7 +52,7 @@ NOT_HTML = "not_html"  # images, PDF, ...
 TOO_LARGE = "too_large"  # payload (decompressed) over the cap
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that does not decode
-TRUNCATED = "truncated"  # fewer payload bytes than its Content-Length
+TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
 
 # Why a file is not read at all.
@@ -308,8 +308,9 @@ class WarcRecord:
 
     `payload` is the decoded HTTP payload of an HTML response (bytes, charset not yet
     applied), else None and `skip` says why.  `record` is warcio's record; for a
-    not_response or not_html record its payload has not been read yet, so it can still be
-    copied (``WARCWriter.write_record``) before the next record is read.
+    not_response or not_html record its payload can still be copied (``WARCWriter.write_record``)
+    before the next record is read: it has not been read yet, or (a payload declared HTML whose
+    bytes are binary) it was read and is given back as it came.
     """
 
     number: int  # 1-based, in file order
@@ -447,10 +448,11 @@ class WarcFile:
     def __iter__(self):
         try:
             start = self.fileobj.tell()
-            gzipped = _container(self.fileobj.read(8))  # (what a record start looks like, to resynchronise)
+            self._head = self.fileobj.read(_SNIFF_BYTES)  # what the file is, if it is no WARC
+            gzipped = _container(self._head[:8])  # (what a record start looks like, to resynchronise)
             self.fileobj.seek(start)
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
-            start = None
+            start, self._head = None, None
         resumed = False
         while True:
             iterator = _archive_iterator(self.fileobj)
@@ -492,8 +494,8 @@ class WarcFile:
             except ENVIRONMENT_ERRORS:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
-                if self.records == 0 and not iterator.truncated:
-                    self._note(NOT_A_WARC, f"not a WARC file ({describe(exc)})")
+                if self.records == 0 and not resumed and (not iterator.truncated or self._not_warc_start()):
+                    self._note(NOT_A_WARC, self._not_a_warc(describe(exc)))
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
                 else:
@@ -501,6 +503,9 @@ class WarcFile:
                                              f"({describe(exc)})")
                 return iterator.damage_offset()
             if record is None:
+                if self.records == 0 and not resumed and self._not_warc_start():  # (a line of text, empty)
+                    self._stop(NOT_A_WARC, self._not_a_warc("no WARC record"))
+                    return None
                 # (warcio has read the previous record to its end by now: its shortness is known)
                 if iterator.truncated or (previous is not None and previous.short_by()):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
@@ -512,7 +517,7 @@ class WarcFile:
                 # warcio also parses ARC, and takes any line of text for an ARC header (or, after a
                 # blank line, for a WARC record without a version or a header)
                 if self.records == 0:
-                    self._note(NOT_A_WARC, f"not a WARC file (it starts as {record.format})")
+                    self._note(NOT_A_WARC, self._not_a_warc(f"warcio read it as {record.format}"))
                 else:
                     self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
                                              f"(not a WARC record)")
@@ -553,6 +558,16 @@ class WarcFile:
         except Exception:  # noqa: BLE001 - damage inside the payload: warcio meets it next and it is counted
             return None
         return item.wrong_length()
+
+    def _not_warc_start(self) -> bool:
+        """Whether the file's first bytes show it is no WARC (unknown when it is not seekable)."""
+        return self._head is not None and not looks_like_warc(self._head)
+
+    def _not_a_warc(self, why: str) -> str:
+        """"not a WARC file: " and what the file is, by its first bytes (else what warcio said)."""
+        if self._head is not None and not looks_like_warc(self._head):
+            return f"not a WARC file: {what_file_is(self._head)}"
+        return f"not a WARC file ({why})"
 
     def _note(self, problem: str, detail: str) -> None:
         self._damage = (problem, detail)
@@ -621,6 +636,53 @@ def _broken_headers(record) -> str | None:
     if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
         return "its headers run into the next record's (a record cut short)"
     return None
+
+
+def _gunzip_head(head: bytes) -> bytes | None:
+    """The start of what a gzip stream holds (None if it does not inflate)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF_BYTES)
+    except zlib.error:
+        return None
+
+
+def looks_like_warc(head: bytes) -> bool:
+    """Whether a file's first bytes (gzipped or not) start as a WARC record does."""
+    if head.startswith(b"\x1f\x8b"):
+        head = _gunzip_head(head) or b""
+    return head.lstrip(b"\r\n\t ").startswith(b"WARC/")
+
+
+_MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"), (b"BZh", "a bzip2 file"),
+          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"), (b"filedesc://", "an ARC file (WARC's "
+          "predecessor, which plexity does not read)"))
+
+
+def what_file_is(head: bytes) -> str:
+    """What a file is, by its first bytes, for a message: "an empty file", "a text file (it
+    starts 'hello')", "an HTML page", "a PDF document", "a gzip file holding ...", "binary data"."""
+    if not head:
+        return "an empty file"
+    if head.startswith(b"\x1f\x8b"):
+        inner = _gunzip_head(head)
+        return "a damaged gzip file" if inner is None else f"a gzip file holding {what_file_is(inner)}"
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if _HTML_START.match(head):
+        return "an HTML page"
+    import codecs
+
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # (a character cut at the end)
+    except UnicodeDecodeError:
+        text = head.decode("latin-1")
+    controls = sum(1 for c in text if ord(c) < 32 and c not in "\r\n\t\f")
+    if "\0" in text or controls > len(text) // 20:
+        return "binary data"
+    start = " ".join(text.split())[:40].encode("ascii", "backslashreplace").decode("ascii")
+    return f"a text file (it starts '{start}')" if start else "a text file of blank lines"
 
 
 def describe(exc: BaseException) -> str:

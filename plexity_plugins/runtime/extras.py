@@ -17,7 +17,7 @@ A front end whose extra is missing stops with one line naming the extra to insta
 from __future__ import annotations
 
 import importlib.util
-from ..errors import MissingExtraError
+from ..errors import ExecutorUnavailable, MissingExtraError
 
 # extra -> the top-level modules it brings
 EXTRAS = {
@@ -37,6 +37,37 @@ def require_extra(extra: str, what: str) -> None:
     if missing:
         raise MissingExtraError(f"{what} needs {', '.join(missing)}, not installed: "
                                 f"pip install \"plexity_plugins[{extra}]\"")
+
+
+def require_executor(executor: str, what: str) -> None:
+    """Raise ExecutorUnavailable, in one line naming what is missing and how to get it, unless
+    `executor` ("slurm", "ray") can be used from here; before anything is written or launched."""
+    import shutil
+
+    if executor == "slurm" and shutil.which("sbatch") is None:
+        raise ExecutorUnavailable(
+            f"{what} needs Slurm's sbatch, which is not on PATH: run it on a login node of a Slurm cluster "
+            f"(or install Slurm's client on a machine that has the cluster's slurm.conf: "
+            f"apt-get install slurm-client on Debian)")
+    if executor == "ray":
+        missing = [name for name in EXTRAS["ray"] if importlib.util.find_spec(name) is None]
+        if missing:
+            raise ExecutorUnavailable(f"{what} needs Ray, which is not installed in this environment: "
+                                      f"pip install \"plexity_plugins[ray]\"")
+
+
+def kenlm_tools_install_command() -> str:
+    """The one command that installs KenLM's lmplz and build_binary (`plexity train` needs them),
+    as the user can run it from where they stand: with the absolute path of the checkout this
+    package runs from (the README's set-up installs it editable), else as run from the root of a
+    plexity_plugins checkout."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2]
+    setup = checkout / "scripts" / "setup.sh"
+    if setup.is_file() and (checkout / "pyproject.toml").is_file():
+        return f"bash {setup} --kenlm-tools"
+    return "bash scripts/setup.sh --kenlm-tools"
 
 
 def is_url(spec: str) -> bool:

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# A datatrove user's environment: `pip install "datatrove[processing,io]" plexity_plugins[datatrove]`
-# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12), then the
-# datatrove, executor and sample-WARC tests and a `plexity run` of the sample WARC in it.
+# A datatrove user's environment: `pip install "datatrove[processing]" plexity_plugins[datatrove]`
+# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12): datatrove's
+# own WarcReader works there (our extra brings its faust-cchardet and python-magic), and
+# `plexity run --executor ray` says in one line that Ray is missing; then datatrove's `io` extra
+# too, and the datatrove, executor and sample-WARC tests and a `plexity run` of the sample WARC in it.
 #
 #   bash scripts/env/datatrove_processing.sh [WORK_DIR]
-#   DATATROVE="datatrove[processing,io]==0.6.0" bash scripts/env/datatrove_processing.sh [WORK_DIR]
+#   DATATROVE_VERSION="==0.6.0" bash scripts/env/datatrove_processing.sh [WORK_DIR]
 #
-# DATATROVE is the datatrove requirement to install (default: the newest datatrove[processing,io]);
-# tests/test_environments.py runs it with the oldest version pyproject.toml allows.
+# DATATROVE_VERSION is a version specifier for datatrove (default: none, the newest);
+# tests/test_environments.py gives the oldest version pyproject.toml allows.
 # Prints "trafilatura X.Y.Z", "datatrove X.Y.Z" and the documents written; exits non-zero on any failure.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -20,10 +22,31 @@ copy_checkout "$repo" "$work/src"
 "$PYTHON" -m venv "$work/venv"
 py="$work/venv/bin/python"
 log="$work/pip.log"
-DATATROVE="${DATATROVE:-datatrove[processing,io]}"
-echo "env: pip install \"$DATATROVE\" \"plexity_plugins[datatrove]\" into $work/venv"
+DATATROVE_VERSION="${DATATROVE_VERSION:-}"
+echo "env: pip install \"datatrove[processing]$DATATROVE_VERSION\" \"plexity_plugins[datatrove]\" into $work/venv"
 if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-check \
-      "$DATATROVE" "$work/src[datatrove]" "pytest>=8" "psutil>=5.9" >"$log" 2>&1; then
+      "datatrove[processing]$DATATROVE_VERSION" "$work/src[datatrove]" "pytest>=8" "psutil>=5.9" >"$log" 2>&1; then
+  cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
+fi
+# datatrove's own WarcReader, beside our steps: its imports (cchardet, magic) come with our extra
+"$py" - "$repo/examples" <<'PY'
+import sys
+from datatrove.pipeline.readers import WarcReader
+docs = list(WarcReader(sys.argv[1], glob_pattern="sample.warc.gz")())
+print(f"datatrove WarcReader: {len(docs)} documents")
+assert len(docs) == 12, len(docs)
+PY
+# no Ray here: one line naming what to install, exit 2, nothing written
+status=0
+out="$("$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/ray-run" --executor ray 2>&1)" \
+  || status=$?
+if ((status != 2)) || (($(wc -l <<<"$out") != 1)) || ! grep -qF 'pip install "plexity_plugins[ray]"' <<<"$out" \
+   || [[ -e "$work/ray-run" ]]; then
+  echo "env: plexity run --executor ray without Ray: exit $status, said:" >&2; echo "$out" >&2; exit 1
+fi
+echo "without Ray: $out"
+echo "env: pip install \"datatrove[processing,io]$DATATROVE_VERSION\" too"
+if ! "$py" -m pip install -q --disable-pip-version-check "datatrove[processing,io]$DATATROVE_VERSION" >"$log" 2>&1; then
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
 fi
 "$py" -c "import importlib.metadata as m; print('trafilatura', m.version('trafilatura')); print('datatrove', m.version('datatrove'))"
