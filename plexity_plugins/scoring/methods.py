@@ -16,8 +16,8 @@
   (under `SHORT_BLOCK_TOKENS`) above the threshold are dropped too: a "Share on
   Facebook" between two paragraphs is bridged by the region but is still junk.
 - ``regions`` (default for the tag remover's text): ``region`` keeps one run, so it loses
-  the rest of a listing, of a forum thread or of a service page with several sections (on
-  WCXB it scored below keeping every word).  ``regions`` keeps the best run and every
+  the rest of a listing, of a forum thread or of a service page with several sections.
+  ``regions`` keeps the best run and every
   further run (iterated Kadane, never across a run already taken) whose sum is at least
   `REGIONS_FRACTION` of the best one's: an article's comment thread or teaser list scores
   far below the article and still goes, while the items of a listing, all about equally
@@ -36,11 +36,10 @@
   be over `TRIM_RELATIVE` times the page's median block perplexity.  On a product
   grid, a catalogue, a schedule or a list of specs every block is short and unusual,
   so the median is high and nothing is an outlier: the global threshold alone cut
-  such pages to their first lines, or to nothing (WCXB, see the README).
+  such pages to their first lines, or to nothing.
 
-Measured on the development pages (see bench/quality.py and the README): ``region``
-on raw tag text doubles the precision of keeping everything with small recall loss;
-``sentences`` loses recall on every ordinary paragraph that holds names or numbers.
+What each method gives on the benchmark pages, and how `REGIONS_FRACTION` was chosen:
+docs/quality.md ("How the methods decide").
 """
 
 from __future__ import annotations
@@ -56,10 +55,8 @@ NEGATIVE_TOKEN_CAP = 10
 SHORT_BLOCK_TOKENS = 10  # tokens, counting the end-of-sentence token of each sentence
 TRIM_MAX_TOKENS = 20
 TRIM_RELATIVE = 2.0  # an edge block must be this far above the page's median block perplexity
-# ``regions``: a further run is kept when its sum is at least this fraction of the best run's.
-# Chosen on the dev halves (bench/quality.py): from 0.35 up, English articles-dev no longer
-# changes (0.900; 0.25: 0.887, comment threads and teaser lists come back), while WCXB-dev only
-# loses (0.738 at 0.35; 0.5: 0.729, 0.7: 0.720, one run with the same limit: 0.712).
+# ``regions``: a further run is kept when its sum is at least this fraction of the best run's (the
+# smallest at which an article's comment threads and teaser lists stay out: docs/quality.md).
 REGIONS_FRACTION = 0.35
 
 REASONS = {
