@@ -6,9 +6,6 @@ import gzip
 import io
 import json
 import pickle
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import dill
@@ -20,10 +17,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader, filter as filter_module
+from helpers import REPO, SAMPLE, html_uris, read_jsonl_dir, read_warc_dir, run_plexity, split_warc
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE = REPO / "examples" / "sample.warc.gz"
-PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 
 ARTICLE = ("The council approved the budget for the new library on Tuesday. "
            "The library will open in the spring and will stay open late on weekdays. "
@@ -34,61 +29,6 @@ GERMAN = ("Der Stadtrat hat am Dienstag den Haushalt für die neue Bibliothek be
 
 
 # -- helpers shared with test_datatrove_slurm.py ---------------------------------------
-
-def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
-    """Deal the response records of `source` round-robin into `shards` WARC files; their URIs."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    handles = [open(out_dir / f"shard-{i}.warc.gz", "wb") for i in range(shards)]
-    writers = [WARCWriter(h, gzip=True) for h in handles]
-    uris = []
-    with open(source, "rb") as f:
-        for record in ArchiveIterator(f):
-            if record.rec_type == "response":
-                writers[len(uris) % shards].write_record(record)
-                uris.append(record.rec_headers.get_header("WARC-Target-URI"))
-    for h in handles:
-        h.close()
-    return uris
-
-
-def html_uris(warc_dir: Path) -> list[str]:
-    """URIs of the HTML responses in the WARC files of a directory."""
-    from plexity_plugins.io.warc_writer import is_html_response
-
-    uris = []
-    for path in sorted(warc_dir.glob("*.warc.gz")):
-        with open(path, "rb") as f:
-            uris += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if is_html_response(r)]
-    return uris
-
-
-def read_jsonl_dir(directory: Path) -> list[dict]:
-    docs = []
-    for path in sorted(directory.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            docs += [json.loads(line) for line in f]
-    return docs
-
-
-def read_warc_dir(directory: Path) -> dict[str, str]:
-    """{uri: payload text} of the response records written by WarcResponseWriter."""
-    docs = {}
-    for path in sorted(directory.glob("*.warc.gz")):
-        with open(path, "rb") as f:
-            for record in ArchiveIterator(f):
-                if record.rec_type == "response":
-                    docs[record.rec_headers.get_header("WARC-Target-URI")] = \
-                        record.content_stream().read().decode("utf-8")
-    return docs
-
-
-def run_plexity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `plexity ...`; output through files and waiting for the process itself, because
-    datatrove's extractor subprocesses may outlive it for a moment holding inherited pipes."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.run([*PLEXITY, *args], stdout=out, stderr=err, text=True, timeout=timeout, cwd=REPO)
-        out.seek(0), err.seek(0)
-        return subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
 
 
 def _response(writer, uri: str, body: bytes, content_type: str | None, rec_type: str = "response"):

@@ -16,20 +16,10 @@ from scrapy.utils.test import get_crawler
 from plexity_plugins.datatrove import FastExtractor
 from plexity_plugins.extractors import EXTRACTORS, get_extractor, html_to_text_fast
 from plexity_plugins.scrapy import PerplexityFilterPipeline
+from article_page import ARTICLE, PAGE
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
-ARTICLE = ["The city council approved the budget for the new library on Tuesday after a long debate.",
-           "The library will open in the spring and will stay open late on weekdays, the mayor said.",
-           "Residents asked about the road to the river, and the council promised to finish it this year."]
-PAGE = ("<html><head><title>Library</title><script>var x = 1;</script></head><body>"
-        "<header><nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li>"
-        "<li><a href='/sport'>Sport</a></li></ul></nav></header>"
-        "<main><article><h1>Council approves library budget</h1>"
-        + "".join(f"<p>{line}</p>" for line in ARTICLE)
-        + "</article></main><footer><p>© 2024 Example News</p><a href='/privacy'>Privacy</a></footer>"
-        "</body></html>")
-
 
 def test_fast_keeps_the_article_one_line_per_block_and_drops_navigation_and_footer():
     text = html_to_text_fast(PAGE)

@@ -16,7 +16,7 @@ import time
 import psutil
 import pytest
 
-from test_datatrove import SAMPLE
+from helpers import SAMPLE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 

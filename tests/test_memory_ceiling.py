@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path

@@ -22,9 +22,8 @@ import pytest
 from plexity_plugins.runtime import native
 from plexity_plugins.text import language
 from plexity_plugins.scoring import methods
-from plexity_plugins.text.sentences import block_ids
+from plexity_plugins.text.sentences import block_ids, split_sentences_python
 from plexity_plugins.scoring.models import load_kenlm, load_native, resolve
-from plexity_plugins.text.sentences import split_sentences_python
 from plexity_plugins.text.plexity_tokenizer import to_lm_line
 
 REPO = Path(__file__).resolve().parent.parent

@@ -179,7 +179,7 @@ def test_the_scrapy_pipeline_drops_an_item_over_the_limit_and_goes_on():
 
 
 def test_the_web_api_answers_422_for_a_page_over_the_limit_and_then_serves_the_next():
-    from test_web_api import post, start_server, stop_server
+    from web_server import post, start_server, stop_server
 
     process, url = start_server(["--extract-timeout", "0.5"])
     try:

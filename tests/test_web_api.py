@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import shutil
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +16,7 @@ from plexity_plugins.cli import build_parser
 from plexity_plugins.extractors import html_to_text_tags
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.web.app import STATIC_DIR
+from web_server import post, start_server, stop_server
 
 MAX_BYTES = 20_000
 ARTICLE = (
@@ -32,40 +29,6 @@ ARTICLE = (
 BOILERPLATE = ["Share on Facebook | Share on Twitter | Email", "Home | News | Sport | Weather | Contact us"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    """`plexity serve` on a free loopback port; returns (process, base URL) once it answers."""
-    port = free_port()
-    plexity = Path(sys.executable).with_name("plexity")
-    process = subprocess.Popen([str(plexity), "serve", "--port", str(port), *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, **(env or {})})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"plexity serve exited: {process.stdout.read()}")
-        try:
-            urllib.request.urlopen(url + "/api/models", timeout=2).read()
-            return process, url
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("plexity serve did not answer within 30 s")
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
 
 @pytest.fixture(scope="module")
 def server(tiny_model, tmp_path_factory):
@@ -76,23 +39,6 @@ def server(tiny_model, tmp_path_factory):
     yield url
     stop_server(process)
 
-
-def post(url: str, body: bytes | str | dict, content_type: str = "application/json",
-         headers: dict | None = None) -> tuple[int, dict, dict]:
-    """(status, JSON answer, headers) of a POST to /api/score."""
-    if isinstance(body, dict):
-        body = json.dumps(body)
-    if isinstance(body, str):
-        body = body.encode("utf-8")
-    request = urllib.request.Request(url + "/api/score", data=body, method="POST",
-                                     headers={"Content-Type": content_type, **(headers or {})})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read()), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        raw = error.read()
-        assert b"Traceback" not in raw
-        return error.code, json.loads(raw), dict(error.headers)
 
 
 # -- scoring -----------------------------------------------------------------------------
