@@ -102,6 +102,14 @@ def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
                 yield record.uri, record.payload, record.content_type
 
 
+def extraction_children() -> set[int]:
+    """The extraction processes this process has started (`python -m plexity_plugins.extractors.sandbox`)."""
+    import psutil
+
+    return {child.pid for child in psutil.Process().children()
+            if "plexity_plugins.extractors.sandbox" in " ".join(child.cmdline())}
+
+
 def executed_lines(function, *args, **kwargs) -> int:
     """How many lines of Python `function(*args, **kwargs)` executes (``sys.settrace``'s line
     events): the work a call does, counted, where a time would depend on the machine."""

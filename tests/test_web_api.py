@@ -206,7 +206,6 @@ def test_serve_binds_to_loopback_unless_told_otherwise():
 # -- load ----------------------------------------------------------------------------------------
 
 def test_a_burst_of_large_requests_leaves_the_model_list_responsive_and_an_over_full_queue_gets_503():
-    import statistics
     import threading
 
     # one scoring thread and two places in the queue: of 8 requests at once, 5 find it full
@@ -214,44 +213,42 @@ def test_a_burst_of_large_requests_leaves_the_model_list_responsive_and_an_over_
     port = int(url.rsplit(":", 1)[1])
     lines = [ARTICLE.replace("library", f"library {n}") for n in range(2400)]
     body = json.dumps({"text": "\n".join(lines), "format": "text"}).encode()  # ~700 kB
-    answers: list[tuple[int, dict, float]] = []
+    answers: list[tuple[int, dict, dict]] = []
+    events: list[str] = []  # what answered, in order: "scored", "refused", "models"
 
     def score():
-        started = time.perf_counter()
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
         connection.request("POST", "/api/score", body=body, headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         data = json.loads(response.read())
-        answers.append((response.status, {k.lower(): v for k, v in response.getheaders()}, data,
-                        time.perf_counter() - started))
+        answers.append((response.status, {k.lower(): v for k, v in response.getheaders()}, data))
+        events.append("scored" if response.status == 200 else "refused")
         connection.close()
 
     try:
         threads = [threading.Thread(target=score) for _ in range(8)]
         for thread in threads:
             thread.start()
-        model_times = []
         while any(thread.is_alive() for thread in threads):
-            started = time.perf_counter()
             with urllib.request.urlopen(url + "/api/models", timeout=300) as response:
                 assert response.status == 200 and json.loads(response.read())["default"] == "en-default"
-            model_times.append(time.perf_counter() - started)
+            events.append("models")
             time.sleep(0.05)
         for thread in threads:
             thread.join()
     finally:
         stop_server(process)
 
-    scored = [seconds for status, _, _, seconds in answers if status == 200]
-    refused = [(headers, data) for status, headers, data, _ in answers if status == 503]
+    scored = [data for status, _, data in answers if status == 200]
+    refused = [(headers, data) for status, headers, data in answers if status == 503]
     assert len(scored) + len(refused) == 8 and scored and refused
     for headers, data in refused:
         assert int(headers["retry-after"]) >= 1 and "busy" in data["error"]
-    assert all(data["sentences"] for status, _, data, _ in answers if status == 200)
-    # the model list answered all along, in a fraction of a scored request's time (it used to
-    # wait behind them: 7.5 s median while 50 requests of 1.9 MB ran, bench/web_burst.py)
-    assert len(model_times) >= 3
-    assert max(model_times) < statistics.median(scored) / 2, (model_times, scored)
+    assert all(data["sentences"] for data in scored)
+    # the model list answered all along, between the scored requests, not after them (it used
+    # to wait behind them: 7.5 s median while 50 requests of 1.9 MB ran, bench/web_burst.py)
+    last_scored = len(events) - 1 - events[::-1].index("scored")
+    assert events[:last_scored].count("models") >= 3, events
 
 
 def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit():
