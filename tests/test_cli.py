@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 

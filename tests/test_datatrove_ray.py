@@ -11,11 +11,9 @@ tests can tell a process the cluster left behind from anybody else's.
 from __future__ import annotations
 
 import functools
-import gzip
 import http.server
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -28,7 +26,7 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
-from test_datatrove import REPO, SAMPLE, read_jsonl_dir, split_warc
+from helpers import REPO, SAMPLE, read_jsonl_dir, split_warc
 from warc_corpus import count_records, write_corpus
 
 pytestmark = pytest.mark.ray

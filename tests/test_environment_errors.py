@@ -172,7 +172,7 @@ def test_plexity_run_stops_before_launching_a_task(tmp_path, unrunnable):
 
 
 def test_plexity_serve_stops_at_start_up(unrunnable):
-    from test_web_api import free_port
+    from web_server import free_port
 
     done = subprocess.run([*unrunnable, "serve", "--port", str(free_port())], capture_output=True, text=True,
                           timeout=120, cwd=REPO)

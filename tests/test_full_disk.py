@@ -21,8 +21,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from test_datatrove import SAMPLE, read_jsonl_dir, split_warc
-from test_datatrove_slurm import completions
+from helpers import SAMPLE, split_warc
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 SENTENCES = ["The council approved the budget for the new library on Tuesday.",

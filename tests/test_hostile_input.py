@@ -24,7 +24,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from hostile_pages import pages
-from test_accounting import run_step_stats
+from helpers import run_step_stats
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 from plexity_plugins.cli.serve import DEFAULT_MAX_BYTES
 
@@ -116,7 +116,7 @@ def test_the_scrapy_pipeline_takes_every_hostile_page_and_counts_each():
 
 
 def test_the_web_api_answers_every_hostile_page_and_never_with_a_500():
-    from test_web_api import post, start_server, stop_server
+    from web_server import post, start_server, stop_server
 
     process, url = start_server(["--extract-timeout", "20"])
     try:

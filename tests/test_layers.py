@@ -172,3 +172,18 @@ def test_the_scan_sees_datatrove_s_privates(tmp_path):
     assert sorted(private_datatrove_uses(copy)) == [
         f"plexity_plugins/datatrove/writers.py:{lines - 4} uses datatrove's private _output_files",
         f"plexity_plugins/datatrove/writers.py:{lines} assigns datatrove's datatrove_ray.RayTaskManager"]
+
+
+# -- the tests share helpers through helper modules ------------------------------------------------
+
+def test_no_test_module_imports_another():
+    """What several test modules need is in a helper module (helpers.py, web_server.py, browser.py,
+    article_page.py, ccnet_model.py, warc_corpus.py ...) or conftest.py, not in one of them."""
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{path.name}:{node.lineno} imports {n}" for n in names if n.split(".")[0].startswith("test_")]
+    assert found == []

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from test_datatrove import PLEXITY, SAMPLE, html_uris, read_jsonl_dir, split_warc
-from test_datatrove_slurm import completions
+from helpers import PLEXITY, SAMPLE, completions, html_uris, read_jsonl_dir, split_warc
 
 # A `plexity run` pipeline (tags extractor, 4 tasks, 2 workers) whose task 2 SIGKILLs its own
 # worker process at its second document, the first time only: the out-of-memory killer's way.

@@ -8,7 +8,6 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
@@ -372,11 +371,3 @@ class FileCleaner:
             self.stats.write(path)
         except OSError as exc:
             logger.warning("could not update %s: %s", path, exc)
-
-
-def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
-    """(uri, body, content type) of every HTML response in a WARC file (as `plexity clean` reads them)."""
-    with open_input(path) as src:
-        for record in WarcFile(src):
-            if record.payload is not None:
-                yield record.uri, record.payload, record.content_type

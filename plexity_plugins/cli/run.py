@@ -176,10 +176,10 @@ def local_start_method(pipeline: list, workers: int) -> str:
     if workers <= 1 or not fork_safe or remote:
         return "forkserver"
     from ..datatrove.filter import PerplexitySentenceFilter
-    from ..text.language import _identifier
+    from ..text.language import identifier
 
     if any(isinstance(step, PerplexitySentenceFilter) and step.scorer.language_check for step in pipeline):
-        _identifier()
+        identifier()
     return "fork"
 
 
