@@ -130,6 +130,13 @@ class DiskFull(OSError):
     """A task stopped because the disk (its outputs' or its log's) is full."""
 
 
+class FullDiskStop(BaseException):
+    """A file of a datatrove task's logging folder could not be written: the disk is full.  Stops
+    the task (`plexity_plugins.datatrove.folders.TaskFolder`; the executor turns it into `DiskFull`,
+    said in one line).  A BaseException, as KeyboardInterrupt: loguru, which writes the task's log,
+    catches every Exception its sinks raise, and no step's ``except Exception`` takes it for a bad page."""
+
+
 def is_disk_full(exc: BaseException | None) -> bool:
     """Whether `exc` (or an error it was raised from) says the disk or quota is full."""
     seen = set()

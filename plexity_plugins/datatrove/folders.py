@@ -23,16 +23,11 @@ import contextlib
 
 from datatrove.io import DataFolder
 
-from ..errors import is_disk_full
+from ..errors import FullDiskStop, is_disk_full
 from ..io.atomic_files import part_name
 
 LOGS = "logs/"  # the tasks' logs: loguru's sinks
 WRITTEN_IN_PLACE = ("completions/",)  # empty markers: nothing to be half written
-
-
-class FullDiskStop(BaseException):
-    """A file of the task's logging folder could not be written: the disk is full.  Stops the
-    task (the executor says so in one line); raised once per file."""
 
 
 class TaskFolder(DataFolder):
