@@ -19,17 +19,18 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
-- `DenseExtractor`: the ``dense`` extractor of ``plexity clean`` (one lexbor parse, the page's item).
+- `DenseExtractor`: the ``dense`` extractor, the default of ``plexity clean`` and ``plexity run``
+  (one lexbor parse, the page's item).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
-- `AutoExtractor`: the ``auto`` extractor, the default of ``plexity clean`` and ``plexity run``
-  (trafilatura's text, or fast's where trafilatura left out part of the page).
+- `AutoExtractor`: the ``auto`` extractor of ``plexity clean`` (trafilatura's text, or fast's where
+  trafilatura left out part of the page).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
   each document (what ``plexity run`` writes with).
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
-- `RayTaskExecutor`: datatrove's Ray executor (same arguments), whose task processes die with
-  their Ray actor instead of running on as orphans (docs/ray.md).
+- `RayTaskExecutor`: datatrove's Ray executor's arguments, each task a Ray task whose processes
+  die with it instead of running on as orphans, run again when its node is lost (docs/ray.md).
 - `SlurmTaskExecutor`: datatrove's Slurm executor (same arguments), which says in one line that
   there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove.
 

@@ -13,8 +13,6 @@ from ..errors import NotARegularFile
 from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, UNREADABLE_FILE,
                          WarcFile, describe, open_input)
 
-MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
-
 
 class WarcHtmlReader(BaseDiskReader):
     """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents.
@@ -89,7 +87,7 @@ class WarcHtmlReader(BaseDiskReader):
         recursive: bool = True,
         glob_pattern: str | None = "**/*.warc*",
         shuffle_files: bool = False,
-        max_payload_bytes: int = MAX_PAYLOAD_BYTES,
+        max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     ):
         super().__init__(data_folder, paths_file, limit, skip, file_progress, doc_progress, adapter, text_key,
