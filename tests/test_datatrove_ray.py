@@ -205,7 +205,7 @@ def test_plexity_run_without_the_ray_extra_says_which_extra_to_install(tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         'plexity run: error: plexity run --executor ray needs Ray, which is not installed in this environment: '
-        'pip install "plexity_plugins[ray]"']
+        f"{sys.executable} -m pip install -e '{REPO}[ray]'"]
     assert not (tmp_path / "out").exists()
 
 
@@ -402,7 +402,8 @@ def test_a_url_whose_filesystem_is_not_installed_names_the_extra(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3
     assert "s3://bucket/crawl/ needs a package that is not installed" in proc.stderr
-    assert proc.stderr.strip().endswith('pip install "plexity_plugins[remote]"')
+    # the command that installs it here: this environment's pip, from this checkout (editable, as set up)
+    assert proc.stderr.strip().endswith(f"{sys.executable} -m pip install -e '{REPO}[remote]'")
 
 
 def test_a_single_warc_and_a_glob_over_http(http_warcs, warcs, tmp_path):

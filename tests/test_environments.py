@@ -11,7 +11,8 @@ would and checks the result there (the scripts say what they check):
   extractor and sample-WARC tests and a ``plexity run`` of the sample WARC run in it.  (The
   newest datatrove is the one scripts/setup.sh installs: the whole suite runs with it.)
 - Debian 12's own Python with the pip its ``python3 -m venv`` brings (23.0.1, too old to match
-  lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record.
+  lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record; a
+  front end whose extra is missing names the command that installs it, which works as written.
 
 They take a few minutes each (pip builds kenlm and our extension); ``-m "not environments"``
 leaves them out of a quick run.
@@ -55,8 +56,10 @@ def test_the_oldest_datatrove_we_support_with_its_processing_extra_runs_the_data
     assert " passed" in output and " failed" not in output
     assert "plexity run: " in output and "environment OK" in output
     assert "datatrove WarcReader: 12 documents" in output  # the sample's 12 HTML pages
-    assert ('without Ray: plexity run: error: plexity run --executor ray needs Ray, which is not installed in this '
-            'environment: pip install "plexity_plugins[ray]"') in output
+    # the command that installs Ray there: that environment's pip, from the folder it was installed from
+    venv, src = tmp_path / "venv" / "bin" / "python", tmp_path / "src"
+    assert (f"without Ray: plexity run: error: plexity run --executor ray needs Ray, which is not installed in this "
+            f"environment: {venv} -m pip install '{src}[ray]'") in output
 
 
 def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(tmp_path):
@@ -64,3 +67,6 @@ def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_r
     assert "pip 23.0" in output, "expected Debian 12's venv pip"
     assert "lxml.html.clean importable" in output
     assert "plexity clean: 27 of 27 records written" in output
+    # a missing extra's message names a command that works as written (this venv's pip, the source folder)
+    assert f"the fix it names works: {tmp_path / 'venv' / 'bin' / 'python'} -m pip install '{tmp_path / 'src'}[web]'" \
+        in output

@@ -40,7 +40,7 @@ PY
 status=0
 out="$("$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/ray-run" --executor ray 2>&1)" \
   || status=$?
-if ((status != 2)) || (($(wc -l <<<"$out") != 1)) || ! grep -qF 'pip install "plexity_plugins[ray]"' <<<"$out" \
+if ((status != 2)) || (($(wc -l <<<"$out") != 1)) || ! grep -qF -e "-m pip install '$work/src[ray]'" <<<"$out" \
    || [[ -e "$work/ray-run" ]]; then
   echo "env: plexity run --executor ray without Ray: exit $status, said:" >&2; echo "$out" >&2; exit 1
 fi
