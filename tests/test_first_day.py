@@ -148,6 +148,28 @@ def test_the_same_settings_resume_and_run_nothing_again(first_run):
     assert "1/1 tasks completed (0 in this run" in result.stdout
 
 
+def test_results_whose_settings_were_not_recorded_are_not_resumed(tmp_path):
+    # (an earlier version's run, or another program's, into the same folder: nothing says what made them)
+    out = tmp_path / "run"
+    assert plexity("run", EXAMPLES, "--output-dir", out).returncode == 0
+    (out / "logs" / "plexity-settings.json").unlink()
+    result = plexity("run", EXAMPLES, "--output-dir", out)
+    assert result.returncode == 2
+    assert ("(settings: not recorded (an older version or another program wrote these results)): give a new "
+            "--output-dir, or add --overwrite") in error_line(result)
+    assert plexity("run", EXAMPLES, "--output-dir", out, "--overwrite").returncode == 0
+
+
+def test_a_run_that_completed_no_task_leaves_nothing_to_protect(tmp_path):
+    # settings recorded, no task completed (sbatch refused the job, say): the next run records its own
+    out = tmp_path / "run"
+    (out / "logs").mkdir(parents=True)
+    (out / "logs" / "plexity-settings.json").write_text('{"plexity_plugins": "0.0.1", "tasks": 9, "steps": []}')
+    result = plexity("run", EXAMPLES, "--output-dir", out, "--extractor", "tags")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "logs" / "plexity-settings.json").read_text())["steps"][1]["extractor"] == "tags"
+
+
 def test_overwrite_starts_over_with_the_new_settings(tmp_path):
     out = tmp_path / "run"
     assert plexity("run", EXAMPLES, "--output-dir", out).returncode == 0
