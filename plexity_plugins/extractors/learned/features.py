@@ -1,0 +1,178 @@
+"""The evidence about each block that the learned reader weighs: its shape, its elements' text
+and link density, declared structure, position, repetition, the page's kind, and (where a model
+for the page's language is given) its perplexity.  One row of `FEATURES` per block.
+
+No feature names a class, an id or a site: tags and roles are HTML's own vocabulary, counts are
+of words (``\\w+``, any script), characters and links.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from .segment import TAG_ID, Page
+
+_STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
+_DIGIT = re.compile(r"\d")
+_UPPER_INITIAL = re.compile(r"(?:^|\s)[A-ZÀ-ÖØ-Þ]")
+_PUNCT = re.compile(r"[^\w\s]")
+_SEPARATORS = re.compile(r"[|·•»›/\-–—:]")
+
+# Bits of an element's ancestry (its own and every ancestor's), from HTML's own semantics.
+_ANCESTRY = {"article": 1, "main": 2, "nav": 4, "aside": 8, "header": 16, "footer": 32, "form": 64, "li": 128,
+             "td": 256, "th": 256, "blockquote": 512, "figure": 1024, "dialog": 2048, "table": 4096,
+             "h1": 8192, "h2": 8192, "h3": 8192, "h4": 8192, "h5": 8192, "h6": 8192, "pre": 16384,
+             "select": 32768, "button": 32768, "label": 32768, "dl": 65536}
+_ROLE_BITS = {1: 2, 2: 1, 3: 4, 4: 8, 5: 16, 6: 32, 9: 2048}
+_HIDDEN_BIT = 1 << 17
+_DECLARED_BIT = 1 << 18
+ANCESTRY_NAMES = ("article", "main", "nav", "aside", "header", "footer", "form", "li", "cell", "blockquote",
+                  "figure", "dialog", "table", "heading", "pre", "control", "dl", "hidden", "declared")
+
+BLOCK_FEATURES = ("words", "chars", "link_share", "links", "ends_sentence", "stops", "word_length", "digits",
+                  "upper_initial", "punctuation", "separators", "lines", "in_link", "in_bold", "in_em", "in_control",
+                  "in_time", "in_small", "in_code", "in_cite", "in_heading", "tag", "depth")
+CONTEXT_FEATURES = tuple(f"{level}_{name}" for level in ("e0", "e1", "e2", "e3")
+                         for name in ("tag", "words", "link_share", "blocks", "long_share", "density", "share",
+                                      "page_share"))
+PAGE_FEATURES = ("position", "words_before", "words_after", "page_words", "page_blocks", "page_link_share",
+                 "page_long_blocks", "repeats", "same_tag_siblings", "title_share", "in_title", "best_container",
+                 "best_share", "declares_item")
+NEIGHBOUR_FEATURES = tuple(f"{side}_{name}" for side in ("prev", "next")
+                           for name in ("words", "link_share", "ends_sentence", "same_element"))
+PERPLEXITY_FEATURES = ("logprob", "logprob_vs_page")
+FEATURES = (BLOCK_FEATURES + tuple(f"anc_{name}" for name in ANCESTRY_NAMES) + CONTEXT_FEATURES + PAGE_FEATURES
+            + NEIGHBOUR_FEATURES + PERPLEXITY_FEATURES)
+CATEGORICAL = tuple(name for name in FEATURES if name.endswith("tag"))
+NAN = float("nan")
+
+
+def _ancestry(page: Page) -> list[int]:
+    """Per element, the bits of `_ANCESTRY` of itself and its ancestors (parents come first)."""
+    bits = [0] * len(page.elements)
+    for i, e in enumerate(page.elements):
+        own = _ANCESTRY.get(e.tag, 0) | _ROLE_BITS.get(e.role, 0)
+        if e.hidden:
+            own |= _HIDDEN_BIT
+        if e.declared:
+            own |= _DECLARED_BIT
+        bits[i] = own | (bits[e.parent] if e.parent >= 0 else 0)
+    return bits
+
+
+def _block_parents(page: Page, index: int, levels: int) -> list[int]:
+    """The block-level element `index` and up to `levels - 1` block-level ancestors."""
+    elements = page.elements
+    chain = [index]
+    at = elements[index].parent
+    while at >= 0 and len(chain) < levels:
+        if elements[at].block:
+            chain.append(at)
+        at = elements[at].parent
+    return chain
+
+
+def _best_container(page: Page) -> tuple[int, float]:
+    """The block-level element whose direct block children hold most sentence-ending text (a
+    Readability-like score: long blocks score their element, half of it its parent), and the
+    share of the page's words it holds."""
+    elements = page.elements
+    score: dict[int, float] = {}
+    for block in page.blocks:
+        if block.words < 10 or not _STOPS.search(block.text):
+            continue
+        value = 1 + min(block.words, 100) / 25
+        at = block.element
+        score[at] = score.get(at, 0) + value
+        parent = elements[at].parent
+        while parent >= 0 and not elements[parent].block:
+            parent = elements[parent].parent
+        if parent >= 0:
+            score[parent] = score.get(parent, 0) + value / 2
+    if not score:
+        return -1, 0.0
+    best = max(score, key=score.get)
+    total = max(1, elements[0].words)
+    return best, elements[best].words / total
+
+
+def _contains(page: Page, ancestor: int, element: int) -> bool:
+    elements = page.elements
+    while element >= 0:
+        if element == ancestor:
+            return True
+        element = elements[element].parent
+    return False
+
+
+def block_features(page: Page, declares_item: bool = False, logprobs: list[float] | None = None) -> list[list[float]]:
+    """One row of `FEATURES` per block of `page`.  `logprobs`: each block's mean log10
+    probability per token under a language model of the page's language (NaN where the block
+    is too short to say), or None where there is no such model."""
+    blocks = page.blocks
+    elements = page.elements
+    root = elements[0]
+    n = len(blocks)
+    if not n:
+        return []
+    ancestry = _ancestry(page)
+    page_words = max(1, root.words)
+    repeats = Counter(b.text for b in blocks)
+    siblings = Counter((elements[b.element].parent, elements[b.element].tag) for b in blocks)
+    title_words = set(w.lower() for w in re.findall(r"\w+", page.title))
+    best, best_share = _best_container(page)
+    if logprobs is not None:
+        known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
+        page_logprob = known[len(known) // 2] if known else NAN
+    rows = []
+    words_before = 0
+    for i, b in enumerate(blocks):
+        words = b.words
+        text = b.text
+        chars = max(1, b.chars)
+        row = [
+            math.log1p(words), math.log1p(b.chars), b.link_words / words if words else (1.0 if b.links else 0.0),
+            b.links, 1.0 if _STOPS.search(text) else 0.0, len(_STOPS.findall(text)), b.chars / words if words else 0.0,
+            len(_DIGIT.findall(text)) / chars, len(_UPPER_INITIAL.findall(text)) / words if words else 0.0,
+            len(_PUNCT.findall(text)) / chars, len(_SEPARATORS.findall(text)) / max(1, words), b.lines,
+        ]
+        inline = b.inline
+        row += [1.0 if inline & bit else 0.0 for bit in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
+        element = elements[b.element]
+        row += [TAG_ID.get(element.tag, 0), element.depth]
+        bits = ancestry[b.element]
+        row += [1.0 if bits & (1 << k) else 0.0 for k in range(len(ANCESTRY_NAMES))]
+        chain = _block_parents(page, b.element, 4)
+        for level in range(4):
+            if level < len(chain):
+                e = elements[chain[level]]
+                ew = max(1, e.words)
+                row += [TAG_ID.get(e.tag, 0), math.log1p(e.words), e.link_words / ew, math.log1p(e.blocks),
+                        e.long_blocks / max(1, e.blocks), e.elements / ew, words / ew, e.words / page_words]
+            else:
+                row += [NAN] * 8
+        row += [i / n, words_before / page_words, (page_words - words_before - words) / page_words,
+                math.log1p(root.words), math.log1p(n), root.link_words / page_words, root.long_blocks,
+                repeats[text], siblings[(element.parent, element.tag)]]
+        block_words = [w.lower() for w in re.findall(r"\w+", text)] if title_words else []
+        row += [sum(w in title_words for w in block_words) / len(block_words) if block_words else 0.0,
+                1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
+                1.0 if best >= 0 and _contains(page, best, b.element) else 0.0, best_share,
+                1.0 if declares_item else 0.0]
+        for j in (i - 1, i + 1):
+            if 0 <= j < n:
+                o = blocks[j]
+                row += [math.log1p(o.words), o.link_words / o.words if o.words else 1.0,
+                        1.0 if _STOPS.search(o.text) else 0.0, 1.0 if o.element == b.element else 0.0]
+            else:
+                row += [NAN] * 4
+        if logprobs is None:
+            row += [NAN, NAN]
+        else:
+            lp = logprobs[i]
+            row += [lp, lp - page_logprob]
+        words_before += words
+        rows.append(row)
+    return rows
