@@ -1,4 +1,4 @@
-"""Build of the compiled hot path, plexity_plugins._native (everything else is in pyproject.toml).
+"""Build of the compiled hot path, plexity_plugins.runtime._native (everything else is in pyproject.toml).
 
 The extension is native/plexity_native.cpp plus KenLM's query code (native/third_party/kenlm: the
 lm/ and util/ sources of the kenlm 0.3.0 sdist, LGPL-2.1, unmodified), compiled in so
@@ -59,14 +59,14 @@ class ParallelBuildExt(build_ext):
         except Exception as error:  # noqa: BLE001 - any compiler failure
             if os.environ.get("PLEXITY_REQUIRE_NATIVE"):
                 raise
-            print(f"WARNING: plexity_plugins._native not built ({error}); the pure-Python path "
+            print(f"WARNING: plexity_plugins.runtime._native not built ({error}); the pure-Python path "
                   f"will be used (same results, slower)", file=sys.stderr)
         finally:
             compiler.compile = serial_compile
 
 
 native = Extension(
-    "plexity_plugins._native",
+    "plexity_plugins.runtime._native",
     sources=["native/plexity_native.cpp", *kenlm_sources()],
     include_dirs=[str(KENLM)],
     define_macros=[("KENLM_MAX_ORDER", "6"), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None)],

@@ -9,7 +9,7 @@ visible text (``html_to_text_tags``) is split by page number into halves; on the
 SentencePiece unigram model (``--vocab``) is trained on the cc_net-normalised documents, and a
 KenLM model (``--order``, lmplz, build_binary trie) on those documents cut into pieces, one
 document a line, as cc_net's ``mine.py`` builds its models.  It is imported with
-``plexity_plugins.model_import.import_model`` (tokenizer ``ccnet-datatrove`` for the comparison
+``plexity_plugins.training.model_import.import_model`` (tokenizer ``ccnet-datatrove`` for the comparison
 with datatrove, ``ccnet`` for ours).  The odd half is scored, single-threaded, every contender
 ``--repeat`` times, alternating, fastest pass counted:
 
@@ -53,7 +53,7 @@ def build(train: list[str], work: Path, order: int, vocab: int) -> tuple[Path, P
     import sentencepiece
 
     from plexity_plugins.training import kenlm_tools, thresholds
-    from plexity_plugins.ccnet_normalizer import normalize
+    from plexity_plugins.text.ccnet_normalizer import normalize
 
     normalised = [line for line in (normalize(doc) for doc in train) if line]
     text = work / "normalised.txt"
@@ -105,8 +105,8 @@ def main() -> None:
     import sentencepiece
     from datatrove.utils import perplexity as dt
 
-    from plexity_plugins.model_import import import_model
-    from plexity_plugins.scorer import PerplexityScorer
+    from plexity_plugins.training.model_import import import_model
+    from plexity_plugins.scoring.scorer import PerplexityScorer
 
     for name, tokenizer in (("bench-ccnet", "ccnet"), ("bench-dt", "ccnet-datatrove")):
         import_model(name, kenlm_path, tokenizer, sp_path, "en", force=True)

@@ -38,7 +38,7 @@ def page_set():
 def compute() -> dict:
     """{"model", "threshold", "extractor", "pages": {key: {...}}} for the current code."""
     from plexity_plugins.extractors import html_to_text_tags
-    from plexity_plugins.scorer import PerplexityScorer
+    from plexity_plugins.scoring.scorer import PerplexityScorer
 
     scorer = PerplexityScorer()
     pages = {}

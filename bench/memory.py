@@ -83,13 +83,13 @@ def worker(scorer, input_path: str, mb: float, ready, go) -> None:
 
 
 def measure(n: int, method: str, input_path: Path, mb: float, model_dir: Path) -> dict:
-    from plexity_plugins.scorer import PerplexityScorer
+    from plexity_plugins.scoring.scorer import PerplexityScorer
 
     model_file = model_dir / "model.bin"
     ctx = mp.get_context("fork" if method == "fork-preloaded" else method)
     if method == "fork-preloaded":
         # The language identifier's model (numpy arrays) loaded before forking: copy-on-write shared.
-        from plexity_plugins.language import _identifier
+        from plexity_plugins.text.language import _identifier
         _identifier()
     scorer = PerplexityScorer(model_dir)  # the model is not opened here: each worker opens it lazily
     ready, go = ctx.Queue(), ctx.Event()
@@ -135,7 +135,7 @@ def main() -> int:
     if 1 not in args.workers:
         args.workers = [1, *args.workers]
 
-    from plexity_plugins.models import resolve
+    from plexity_plugins.scoring.models import resolve
 
     embedded = Path(resolve(None).path)
     model_mb = embedded.stat().st_size / MB

@@ -64,7 +64,7 @@ import figures  # noqa: E402
 
 from plexity_plugins import PerplexityScorer  # noqa: E402
 from plexity_plugins import extractors as plexity_extract  # noqa: E402
-from plexity_plugins.decide import method_for_extractor  # noqa: E402
+from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
 
 DEFAULT_BENCH = figures.BENCH
 SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev"}
@@ -588,10 +588,10 @@ def _fmt(cell: dict) -> str:
 
 
 def print_tables(results: dict) -> None:
-    from plexity_plugins import decide
+    from plexity_plugins.scoring import methods
 
     print(f"model {results['model']}; methods {results['methods']}; thresholds "
-          f"{ {k: round(v) for k, v in results['thresholds'].items()} }; trim relative {decide.TRIM_RELATIVE}"
+          f"{ {k: round(v) for k, v in results['thresholds'].items()} }; trim relative {methods.TRIM_RELATIVE}"
           + ("; QUICK (1 WCXB page in 5)" if results["quick"] else ""))
     if results["missing_extractors"]:
         print(f"not installed, skipped: {', '.join(results['missing_extractors'])}")
@@ -724,7 +724,7 @@ def main() -> int:
     parser.add_argument("--oracle", action="store_true",
                         help="also print the ceilings of picking the best extractor page by page (ORACLES)")
     parser.add_argument("--trim-relative", type=float, default=None,
-                        help="override decide.TRIM_RELATIVE (0: the global threshold alone, the rule before it)")
+                        help="override methods.TRIM_RELATIVE (0: the global threshold alone, the rule before it)")
     args = parser.parse_args()
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SET_DIRS]
@@ -741,9 +741,9 @@ def main() -> int:
               f"repository, or from --bench DIR; it is never part of the repository.", file=sys.stderr)
         return 2
     if args.trim_relative is not None:
-        from plexity_plugins import decide
+        from plexity_plugins.scoring import methods
 
-        decide.TRIM_RELATIVE = args.trim_relative
+        methods.TRIM_RELATIVE = args.trim_relative
     provenance = figures.provenance("bench/quality.py")  # before the run: the code it ran
     derived = check_derived(args.bench, sets)
     results = run(args.bench, sets, args.quick, args.model, args.threshold, args.cache, variants, args.oracle)

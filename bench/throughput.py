@@ -119,10 +119,10 @@ def write_input(texts: list[str], mb: float, out: Path) -> tuple[int, int]:
 # -- stage: ours -----------------------------------------------------------------------------
 
 def stage_ours(input_path: Path, repeat: int) -> dict:
-    from plexity_plugins import native
-    from plexity_plugins.language import _identifier
-    from plexity_plugins.scorer import PerplexityScorer, sanitize
-    from plexity_plugins.sentences import split_with_blocks
+    from plexity_plugins.runtime import native
+    from plexity_plugins.text.language import _identifier
+    from plexity_plugins.scoring.scorer import PerplexityScorer, sanitize
+    from plexity_plugins.text.sentences import split_with_blocks
 
     docs = load_docs(input_path)
     rss_input = current_rss_mb()
@@ -198,9 +198,9 @@ def stage_ours(input_path: Path, repeat: int) -> dict:
 # -- stage: raw KenLM ------------------------------------------------------------------------
 
 def stage_kenlm(input_path: Path, repeat: int) -> dict:
-    from plexity_plugins.models import load_kenlm, resolve
-    from plexity_plugins.sentences import split_sentences
-    from plexity_plugins.tokenizer import to_lm_lines
+    from plexity_plugins.scoring.models import load_kenlm, resolve
+    from plexity_plugins.text.sentences import split_sentences
+    from plexity_plugins.text.plexity_tokenizer import to_lm_lines
 
     docs = load_docs(input_path)
     rss_input = current_rss_mb()
@@ -232,7 +232,7 @@ def write_training_sentences(out: Path) -> int:
     import build  # noqa: F401  (the hold-out rule)
     import corpora
 
-    from plexity_plugins.sentences import split_sentences
+    from plexity_plugins.text.sentences import split_sentences
 
     corpora.fetch_all(corpora.DEFAULT_CACHE_DIR)
     n = 0

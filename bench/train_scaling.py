@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))
 
 import corpora  # noqa: E402
 
-from plexity_plugins.sentences import split_sentences  # noqa: E402
+from plexity_plugins.text.sentences import split_sentences  # noqa: E402
 
 TARGETS = {"bnc": 100e6, "cord19": 80e6}
 TOKEN = re.compile(r"\w+|[^\w\s]")

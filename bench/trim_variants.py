@@ -13,7 +13,7 @@ those that lose give up (their sum over the pages of a half is its change of WCX
 The variants (all on `trim`'s blocks, pooled perplexities and threshold, `threshold_extracted`):
 
 - ``alone``: the extractor's text, nothing removed;
-- ``trim``: the shipped rule (`decide.keep_trim_python`, the reference of the compiled one);
+- ``trim``: the shipped rule (`methods.keep_trim_python`, the reference of the compiled one);
 - ``trim, prose pages only``: trimmed only where the page's median token lies in a block at or
   below the model's sentence threshold (`ModelInfo.threshold`: the page is prose to the model);
   elsewhere (grids, listings, specs) nothing is removed;
@@ -38,23 +38,24 @@ sys.path.insert(0, str(HERE.parent))
 
 import quality  # noqa: E402
 
-from plexity_plugins import PerplexityScorer, decide  # noqa: E402
-from plexity_plugins.scorer import _join_kept, sanitize  # noqa: E402
-from plexity_plugins.sentences import split_with_blocks  # noqa: E402
+from plexity_plugins import PerplexityScorer  # noqa: E402
+from plexity_plugins.scoring import methods  # noqa: E402
+from plexity_plugins.scoring.scorer import _join_kept, sanitize  # noqa: E402
+from plexity_plugins.text.sentences import split_with_blocks  # noqa: E402
 
 
 def prose_only(sentence_threshold: float):
     def keep(ids, logprobs, tokens, threshold):
-        ppl, count = decide._blocks(ids, logprobs, tokens)
-        if decide.median_token_perplexity(ppl, count) > sentence_threshold:
+        ppl, count = methods._blocks(ids, logprobs, tokens)
+        if methods.median_token_perplexity(ppl, count) > sentence_threshold:
             return [True] * len(ids)
-        return decide.keep_trim_python(ids, logprobs, tokens, threshold)
+        return methods.keep_trim_python(ids, logprobs, tokens, threshold)
     return keep
 
 
 def edge_runs_at_most(n: int):
     def keep(ids, logprobs, tokens, threshold):
-        flags = decide.keep_trim_python(ids, logprobs, tokens, threshold)
+        flags = methods.keep_trim_python(ids, logprobs, tokens, threshold)
         kept_blocks = [b for b, k in zip(ids, flags) if k]  # (ids ascend: first and last are the ends)
         if not kept_blocks:
             return [True] * len(ids) if ids[-1] + 1 > n else flags
@@ -67,16 +68,16 @@ def edge_runs_at_most(n: int):
 
 def no_fluent_block_dropped(sentence_threshold: float):
     def keep(ids, logprobs, tokens, threshold):
-        ppl, _ = decide._blocks(ids, logprobs, tokens)
+        ppl, _ = methods._blocks(ids, logprobs, tokens)
         if min(ppl) > sentence_threshold:
             return [False] * len(ids)
-        return decide.keep_trim_python(ids, logprobs, tokens, threshold)
+        return methods.keep_trim_python(ids, logprobs, tokens, threshold)
     return keep
 
 
 def variants(sentence_threshold: float) -> dict:
     return {"alone": None,
-            "trim": decide.keep_trim_python,
+            "trim": methods.keep_trim_python,
             "trim, prose pages only": prose_only(sentence_threshold),
             "trim, edge runs of at most 1 block": edge_runs_at_most(1),
             "trim, edge runs of at most 2 blocks": edge_runs_at_most(2),

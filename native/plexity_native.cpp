@@ -1,4 +1,4 @@
-// plexity_plugins._native: the scorer's hot path in one compiled module.
+// plexity_plugins.runtime._native: the scorer's hot path in one compiled module.
 //
 // Each function here is a port of a Python function in plexity_plugins and must give
 // exactly its result (tests/test_native.py compares them on the development pages and
@@ -1526,13 +1526,13 @@ bool add_type(PyObject *module, PyTypeObject *type, const char *name, const char
 PyMODINIT_FUNC PyInit__native(void) {
   PyObject *module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
-  if (!add_type(module, &ModelType, "Model", "plexity_plugins._native.Model", sizeof(ModelObject),
+  if (!add_type(module, &ModelType, "Model", "plexity_plugins.runtime._native.Model", sizeof(ModelObject),
                 reinterpret_cast<destructor>(Model_dealloc), reinterpret_cast<initproc>(Model_init),
                 Model_methods, Model_getset, "Model(path): a KenLM model (binary or ARPA), memory-mapped") ||
-      !add_type(module, &WalkerType, "LangidWalker", "plexity_plugins._native.LangidWalker", sizeof(WalkerObject),
+      !add_type(module, &WalkerType, "LangidWalker", "plexity_plugins.runtime._native.LangidWalker", sizeof(WalkerObject),
                 reinterpret_cast<destructor>(Walker_dealloc), reinterpret_cast<initproc>(Walker_init),
                 Walker_methods, nullptr, "LangidWalker(nextmove, rowbase, output): py3langid's DFA tables") ||
-      !add_type(module, &WordCounterType, "WordCounter", "plexity_plugins._native.WordCounter",
+      !add_type(module, &WordCounterType, "WordCounter", "plexity_plugins.runtime._native.WordCounter",
                 sizeof(WordCounterObject), reinterpret_cast<destructor>(WordCounter_dealloc),
                 reinterpret_cast<initproc>(WordCounter_init), WordCounter_methods, nullptr,
                 "WordCounter(words): counts words of a set in text")) {

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (what the names are, for readers and tools; imported on first use: `__getattr__`)
-    from .models import ModelError, ModelInfo
-    from .scorer import CleanResult, PerplexityScorer, SentenceScore
-    from .tokenizer import TOKENIZER_VERSION
+    from .scoring.models import ModelInfo
+    from .errors import ModelError
+    from .scoring.scorer import CleanResult, PerplexityScorer, SentenceScore
+    from .text.plexity_tokenizer import TOKENIZER_VERSION
 
 __version__ = "0.1.0"
 
@@ -22,10 +23,10 @@ __all__ = [
 ]
 
 # Imported on first use (PEP 562), so that a process that needs only part of the package does not
-# load the scorer with BlingFire and numpy: the extraction child of `plexity_plugins.sandbox` starts
+# load the scorer with BlingFire and numpy: the extraction child of `plexity_plugins.extractors.sandbox` starts
 # ~70 ms sooner, once per `plexity run` task, `plexity clean` and Scrapy crawl.
-_LAZY = {"CleanResult": "scorer", "PerplexityScorer": "scorer", "SentenceScore": "scorer",
-         "ModelError": "models", "ModelInfo": "models", "TOKENIZER_VERSION": "tokenizer"}
+_LAZY = {"CleanResult": "scoring.scorer", "PerplexityScorer": "scoring.scorer", "SentenceScore": "scoring.scorer",
+         "ModelError": "scoring.models", "ModelInfo": "scoring.models", "TOKENIZER_VERSION": "text.plexity_tokenizer"}
 
 
 def __getattr__(name: str):

@@ -19,12 +19,12 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_passthrough`` (and ``items_passthrough/<why>``, e.g. ``language:de``): the page
   is in another language than the model's, so its text was kept unfiltered;
 - ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
-  (`plexity_plugins.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
+  (`plexity_plugins.cleaning.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``memory_limit``, ``input_not_text``,
   ``no_output_field``, ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
 - ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
-  (`plexity_plugins.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
+  (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
   ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
   attrs or pydantic object): passed on untouched, with a warning.
@@ -44,7 +44,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from .extras import require_extra
+from .runtime.extras import require_extra
 
 require_extra("scrapy", "plexity_plugins.scrapy")
 
@@ -52,14 +52,15 @@ require_extra("scrapy", "plexity_plugins.scrapy")
 from itemadapter import ItemAdapter  # noqa: E402
 from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
-from . import decide, policy
+from .cleaning import policy
+from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
-from .outputs import disk_full_message, is_disk_full
-from .reading import MAX_DOCUMENT_BYTES, TOO_LARGE
-from .sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
-from .policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
-from .multilingual import LanguageModels, make_scorer
-from .scorer import PerplexityScorer
+from .errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, disk_full_message, environment_message, is_disk_full
+from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
+from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
+from .scoring.multilingual import LanguageModels, make_scorer
+from .scoring.scorer import PerplexityScorer
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ class PerplexityFilterPipeline:
             knows it (used instead of identifying it). Default None.
         PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
             model's (for the method).
-        PLEXITY_METHOD: "region", "regions", "trim" or "sentences" (see `plexity_plugins.decide`);
+        PLEXITY_METHOD: "region", "regions", "trim" or "sentences" (see `plexity_plugins.scoring.methods`);
             default: "trim" after dense, auto, trafilatura and fast, "regions" after tags, else "region"
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
@@ -131,7 +132,7 @@ class PerplexityFilterPipeline:
             parse).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
         PLEXITY_STATS_FIELD: field that receives the per-item ``plexity_*`` fields (a dict,
-            the same fields as the datatrove step's metadata: `plexity_plugins.policy.metadata`);
+            the same fields as the datatrove step's metadata: `plexity_plugins.cleaning.policy.metadata`);
             "" for none. Default "plexity".  It includes ``plexity_doc_perplexity``, the page's
             document perplexity before filtering (`PerplexityScorer.document_perplexity`).
         PLEXITY_DOC_PERPLEXITY_FIELD: item field that receives the document perplexity alone
@@ -186,7 +187,7 @@ class PerplexityFilterPipeline:
         self.input_field = input_field
         self.input_format = input_format
         self.extractor = extractor
-        # in child processes stopped past the time limit (`plexity_plugins.sandbox`), one per thread
+        # in child processes stopped past the time limit (`plexity_plugins.extractors.sandbox`), one per thread
         self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads),
                                             memory_limit=extract_memory)
         self.max_document_bytes = max_document_bytes
@@ -215,7 +216,7 @@ class PerplexityFilterPipeline:
         extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
         # As `plexity clean`: a main-content extractor's output is already the main content, so only
         # its edges are trimmed; raw tag text gets the regions method, plain text region.
-        method = settings.get("PLEXITY_METHOD") or decide.method_for_extractor(
+        method = settings.get("PLEXITY_METHOD") or methods.method_for_extractor(
             extractor if input_format == "html" else None)
         threshold = settings.get("PLEXITY_THRESHOLD")
         scorer = make_scorer(
@@ -311,7 +312,7 @@ class PerplexityFilterPipeline:
         try:
             language = adapter.get(self.language_field) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None)
-        except policy.ENVIRONMENT_ERRORS as exc:
+        except ENVIRONMENT_ERRORS as exc:
             self._stop_crawl(exc)
             raise
 
@@ -362,7 +363,7 @@ class PerplexityFilterPipeline:
                 html = value
             try:
                 text = self.extract(html)
-            except policy.ENVIRONMENT_ERRORS:
+            except ENVIRONMENT_ERRORS:
                 raise  # a broken installation is not a bad page: it propagates (no DropItem)
             except Exception as exc:  # ExtractionError, or whatever a third-party extractor raises on odd HTML
                 detail = str(exc) if isinstance(exc, ExtractionError) else f"{type(exc).__name__}: {exc}"
@@ -425,7 +426,7 @@ class PerplexityFilterPipeline:
     def _stop_crawl(self, exc: BaseException) -> None:
         """A broken installation: every further item would fail the same way, so the crawl
         is closed (reason ``plexity_environment_error``) instead of losing item after item."""
-        message = policy.environment_message(exc)
+        message = environment_message(exc)
         self.stats.set_value(STATS_PREFIX + "environment_error", message)
         self._close_crawl(message, "plexity_environment_error")
 

@@ -26,7 +26,7 @@ copy_checkout() {
       | tar -C "$1" --null -T - -cf - 2>/dev/null | tar -C "$2" -xf -
   else
     tar -C "$1" --exclude=.git --exclude=.venv --exclude=__pycache__ --exclude='*.egg-info' --exclude=build \
-      --exclude=dist --exclude=.pytest_cache --exclude='plexity_plugins/_native*.so' --exclude=site \
+      --exclude=dist --exclude=.pytest_cache --exclude='plexity_plugins/runtime/_native*.so' --exclude=site \
       --exclude=./cleaned --exclude=./cleaned-local --exclude=./out -cf - . | tar -C "$2" -xf -
   fi
 }

@@ -5,8 +5,8 @@ import time
 import pytest
 
 from plexity_plugins import ModelError, PerplexityScorer
-from plexity_plugins.models import resolve
-from plexity_plugins.tokenizer import TOKENIZER_VERSION
+from plexity_plugins.scoring.models import resolve
+from plexity_plugins.text.plexity_tokenizer import TOKENIZER_VERSION
 
 from conftest import build_tiny_model
 

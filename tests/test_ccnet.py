@@ -19,17 +19,18 @@ import pytest
 sentencepiece = pytest.importorskip("sentencepiece")
 
 from plexity_plugins.training import kenlm_tools, thresholds  # noqa: E402
-from plexity_plugins.ccnet_normalizer import (  # noqa: E402
+from plexity_plugins.text.ccnet_normalizer import (  # noqa: E402
     normalize,
     normalize_for_dedup,
     remove_unicode_punct,
     replace_unicode_punct,
 )
 from plexity_plugins.cli import main  # noqa: E402
-from plexity_plugins.models import ModelError, resolve  # noqa: E402
-from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
-from plexity_plugins.tokenizer import to_lm_line  # noqa: E402
-from plexity_plugins.tokenizers import MissingExtra, datatrove_normalize  # noqa: E402
+from plexity_plugins.scoring.models import resolve
+from plexity_plugins.errors import MissingExtra, ModelError
+from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
+from plexity_plugins.text.plexity_tokenizer import to_lm_line  # noqa: E402
+from plexity_plugins.text.model_tokenizers import datatrove_normalize
 
 CORPUS = [
     "The council approved the budget for the new library on Tuesday evening.",
@@ -87,7 +88,7 @@ def test_normalize_lowers_strips_accents_and_deletes_newlines():
 
 def cc_net_normalize_reference(line: str) -> str:
     """cc_net's `normalize` written out step by step as its source does them (the spec)."""
-    from plexity_plugins.ccnet_normalizer import UNICODE_PUNCT
+    from plexity_plugins.text.ccnet_normalizer import UNICODE_PUNCT
 
     line = line.strip()
     if not line:
@@ -101,7 +102,7 @@ def cc_net_normalize_reference(line: str) -> str:
 
 
 def test_accents_are_stripped_as_cc_net_strips_them_on_every_character():
-    from plexity_plugins.ccnet_normalizer import strip_accents
+    from plexity_plugins.text.ccnet_normalizer import strip_accents
 
     # every code point below U+3100 (Latin, Greek, Cyrillic, Arabic, Indic ... with their marks)
     text = "".join(chr(c) for c in range(0x20, 0x3100) if not 0xD800 <= c < 0xE000)

@@ -19,8 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader
-from plexity_plugins.datatrove import filter as filter_module
+from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader, filter as filter_module
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
@@ -54,7 +53,7 @@ def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
 
 def html_uris(warc_dir: Path) -> list[str]:
     """URIs of the HTML responses in the WARC files of a directory."""
-    from plexity_plugins.warc import is_html_response
+    from plexity_plugins.io.warc_writer import is_html_response
 
     uris = []
     for path in sorted(warc_dir.glob("*.warc.gz")):
@@ -199,7 +198,7 @@ def test_the_step_pickles_without_the_model_and_opens_it_once_per_process():
 
 
 def test_a_wrong_model_fails_when_the_pipeline_is_built_not_in_a_worker(model_dir):
-    from plexity_plugins.models import ModelError
+    from plexity_plugins.errors import ModelError
 
     with pytest.raises(ModelError):
         PerplexitySentenceFilter(model="no-such-model")
@@ -309,7 +308,7 @@ def test_plexity_run_writes_cleaned_warcs_and_resumes_without_redoing_tasks(tmp_
 def test_local_workers_are_forked_after_loading_the_language_identifier(tmp_path):
     """Several local workers share the parent's language tables copy-on-write (forked after
     loading them); one worker needs no start method of its own."""
-    from plexity_plugins import language
+    from plexity_plugins.text import language
     from plexity_plugins.cli.run import build_pipeline, local_start_method
 
     pipeline = build_pipeline(str(SAMPLE), tmp_path / "out", extractor="tags")

@@ -293,10 +293,10 @@ def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
     assert wait_until(lambda: flag.exists() and len(completions(out / "logs")) == 5, timeout=120), \
         driver.stdout.read() if driver.poll() is not None else "the run did not pause on the victim node"
     # the victim's task runs there: its actor and the task's process (forked: it keeps the
-    # actor's process title), and the extractor's child (`python -m plexity_plugins.sandbox`)
+    # actor's process title), and the extractor's child (`python -m plexity_plugins.extractors.sandbox`)
     processes = [p.cmdline() for p in cluster_processes(cluster.token, node="victim")]
     task_processes = [c for c in processes if c and c[0].startswith("ray::RankWorker")]
-    extractor_children = [c for c in processes if "plexity_plugins.sandbox" in c]
+    extractor_children = [c for c in processes if "plexity_plugins.extractors.sandbox" in c]
     assert len(task_processes) >= 2 and extractor_children, [c[:3] for c in processes]
     return victim, driver, out, int(flag.read_text())
 

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from plexity_plugins import decide
+from plexity_plugins.scoring import methods
 
 THRESHOLD = 5000.0
 
@@ -22,7 +22,7 @@ def blocks(*spec: tuple[int, float]) -> tuple[list[int], list[float], list[int]]
 
 @pytest.fixture(params=["compiled or reference", "reference"])
 def keep_trim(request):
-    return decide.keep_trim if request.param == "compiled or reference" else decide.keep_trim_python
+    return methods.keep_trim if request.param == "compiled or reference" else methods.keep_trim_python
 
 
 def test_short_unusual_lines_at_the_edges_of_prose_are_dropped(keep_trim):
@@ -52,7 +52,7 @@ def test_an_edge_block_must_stand_out_from_the_page_as_well_as_pass_the_threshol
 
 
 def test_long_blocks_are_never_trimmed(keep_trim):
-    long_unusual = (decide.TRIM_MAX_TOKENS, 1e6)
+    long_unusual = (methods.TRIM_MAX_TOKENS, 1e6)
     assert keep_trim(*blocks(long_unusual, (50, 200.0), (50, 200.0)), THRESHOLD) == [True, True, True]
 
 
@@ -79,8 +79,8 @@ def test_a_listing_of_many_medium_regions_is_kept():
     page = [*[MENU_ITEM] * 5]
     for _ in range(6):
         page += [snippet, *junk]
-    region = decide.keep_region_python(*blocks(*page), THRESHOLD)
-    regions = decide.keep_regions(*blocks(*page), THRESHOLD)
+    region = methods.keep_region_python(*blocks(*page), THRESHOLD)
+    regions = methods.keep_regions(*blocks(*page), THRESHOLD)
     snippets = [i for i, b in enumerate(page) if b == snippet]
     assert sum(region) == 1
     assert [i for i, kept in enumerate(regions) if kept] == snippets
@@ -93,8 +93,8 @@ def test_a_menu_run_between_two_regions_is_dropped():
     nav = [(11, 50000.0)] * 12  # "Subscribe to our newsletter for the latest offers", ...
     second = [(50, 400.0)] * 2
     page = [*[PARAGRAPH] * 3, *nav, *second]
-    region = decide.keep_region_python(*blocks(*page), THRESHOLD)
-    regions = decide.keep_regions(*blocks(*page), THRESHOLD)
+    region = methods.keep_region_python(*blocks(*page), THRESHOLD)
+    regions = methods.keep_regions(*blocks(*page), THRESHOLD)
     assert region == [True] * 3 + [False] * (len(nav) + len(second))
     assert regions == [True] * 3 + [False] * len(nav) + [True] * len(second)
 
@@ -106,8 +106,8 @@ def test_a_single_article_is_kept_as_region_keeps_it():
     thanks = (8, 900.0)
     share = (4, 60000.0)
     page = [*[MENU_ITEM] * 6, PARAGRAPH, PARAGRAPH, share, PARAGRAPH, *[MENU_ITEM] * 5, thanks, MENU_ITEM]
-    region = decide.keep_region_python(*blocks(*page), THRESHOLD)
-    assert decide.keep_regions(*blocks(*page), THRESHOLD) == region
+    region = methods.keep_region_python(*blocks(*page), THRESHOLD)
+    assert methods.keep_regions(*blocks(*page), THRESHOLD) == region
     assert [i for i, kept in enumerate(region) if kept] == [6, 7, 9]
 
 
@@ -121,9 +121,9 @@ def test_a_page_of_unusual_text_is_judged_against_its_own_median_token():
     page = [(3, 900000.0), intro, *rows, (3, 900000.0)]
     ids, logprobs, tokens = blocks(*page)
     ppl, count = [p for _, p in page], [n + 1 for n, _ in page]
-    assert decide.regions_limit(ppl, count, THRESHOLD) == pytest.approx(14000.0)
-    assert decide.keep_region_python(ids, logprobs, tokens, THRESHOLD) == [False, True] + [False] * 9
-    assert decide.keep_regions(ids, logprobs, tokens, THRESHOLD) == [False, True] + [True] * 8 + [False]
+    assert methods.regions_limit(ppl, count, THRESHOLD) == pytest.approx(14000.0)
+    assert methods.keep_region_python(ids, logprobs, tokens, THRESHOLD) == [False, True] + [False] * 9
+    assert methods.keep_regions(ids, logprobs, tokens, THRESHOLD) == [False, True] + [True] * 8 + [False]
 
 
 def test_a_page_without_any_fluent_block_is_not_judged_against_itself():
@@ -133,14 +133,14 @@ def test_a_page_without_any_fluent_block_is_not_judged_against_itself():
     page = [(9, 105000.0), (3, 23000.0), (3, 47000.0), (2, 40000.0), (1, 233000.0)]
     ids, logprobs, tokens = blocks(*page)
     ppl, count = [p for _, p in page], [n + 1 for n, _ in page]
-    assert decide.regions_limit(ppl, count, THRESHOLD) == THRESHOLD
-    assert decide.keep_regions(ids, logprobs, tokens, THRESHOLD) == [False] * len(page)
+    assert methods.regions_limit(ppl, count, THRESHOLD) == THRESHOLD
+    assert methods.keep_regions(ids, logprobs, tokens, THRESHOLD) == [False] * len(page)
 
 
 def test_the_median_token_never_lowers_the_threshold():
     ppl, count = [300.0, 400.0, 90000.0], [60, 50, 4]
-    assert decide.regions_limit(ppl, count, THRESHOLD) == THRESHOLD
-    assert decide.regions_limit([], [], THRESHOLD) == THRESHOLD
+    assert methods.regions_limit(ppl, count, THRESHOLD) == THRESHOLD
+    assert methods.regions_limit([], [], THRESHOLD) == THRESHOLD
 
 
 def test_the_runs_are_those_of_iterated_kadane():
@@ -155,8 +155,8 @@ def test_the_runs_are_those_of_iterated_kadane():
             weights = [rng.choice([-3.0, -1.0, 0.0, 1.0, 2.0, 5.0]) for _ in range(n)]
         else:
             weights = [rng.uniform(-10, 10) for _ in range(n)]
-        for fraction in (0.0, decide.REGIONS_FRACTION, 1.0):
-            assert decide._runs(weights, fraction) == decide._runs_by_iterated_kadane(weights, fraction)
+        for fraction in (0.0, methods.REGIONS_FRACTION, 1.0):
+            assert methods._runs(weights, fraction) == methods._runs_by_iterated_kadane(weights, fraction)
 
 
 def test_a_page_of_many_small_runs_is_decided_in_linear_time():
@@ -167,6 +167,6 @@ def test_a_page_of_many_small_runs_is_decided_in_linear_time():
 
     weights = [5.0, -6.0] * 100_000
     started = time.perf_counter()
-    runs = decide._runs(weights, decide.REGIONS_FRACTION)
+    runs = methods._runs(weights, methods.REGIONS_FRACTION)
     assert len(runs) == 100_000 and runs[:2] == [(0, 0), (2, 2)]
     assert time.perf_counter() - started < 10

@@ -8,7 +8,7 @@ import pytest
 
 from plexity_plugins import extractors as extract
 from plexity_plugins.extractors import trafilatura as trafilatura_extractor
-from plexity_plugins.clean_files import iter_warc_html
+from plexity_plugins.cleaning.files import iter_warc_html
 from conftest import EXAMPLES
 
 SAMPLE = EXAMPLES / "sample.warc.gz"

@@ -2,7 +2,7 @@
 
 What must hold: the command stops with one line saying the disk is full and a non-zero
 status (4), no traceback; no output is left under its final name unless it is whole
-(`plexity_plugins.outputs`: written as ``.NAME.part``, renamed when complete);
+(`plexity_plugins.io.atomic_files`: written as ``.NAME.part``, renamed when complete);
 ``plexity-stats.json`` is either absent or says ``"completed": false``, never a 0-byte file;
 the same command again, with room, completes and leaves no temporary file.
 """

@@ -13,13 +13,12 @@ import io
 import zlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from plexity_plugins.extractors import decode_html, decode_html_counted
-from plexity_plugins.reading import (FILE_PROBLEMS, RECORD_SKIPS, TooLarge, Undecodable, WarcFile, decode_content,
-                                     dechunk)
-from plexity_plugins.scorer import sanitize
+from plexity_plugins.io.inputs import FILE_PROBLEMS, RECORD_SKIPS, WarcFile, decode_content, dechunk
+from plexity_plugins.errors import TooLarge, Undecodable
+from plexity_plugins.scoring.scorer import sanitize
 from warc_corpus import ARTICLE, page, record_bytes
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,9 +12,9 @@ from datatrove.data import Document
 
 from plexity_plugins.cli import main
 from plexity_plugins.datatrove import PerplexitySentenceFilter
-from plexity_plugins.models import resolve
-from plexity_plugins.multilingual import LanguageModels, parse_model_args
-from plexity_plugins.scorer import PerplexityScorer
+from plexity_plugins.scoring.models import resolve
+from plexity_plugins.scoring.multilingual import LanguageModels, parse_model_args
+from plexity_plugins.scoring.scorer import PerplexityScorer
 
 GERMAN_CORPUS = [
     "Der Stadtrat hat am Dienstag den Haushalt für die neue Bibliothek beschlossen.",
@@ -215,7 +215,7 @@ def test_steps_with_a_map_survive_the_executors_serialisation(german_model, tiny
 
 
 def test_glotlid_and_iso_639_3_labels_match_the_models_language(german_model, tiny_model):
-    from plexity_plugins.language import language_code
+    from plexity_plugins.text.language import language_code
 
     assert [language_code(x) for x in ("deu_Latn", "de", "DE", "eng", "xyz_Latn", None)] == \
         ["de", "de", "de", "en", "xyz", None]
@@ -236,7 +236,7 @@ SAMPLES = ["The council approved the budget for the new library on Tuesday eveni
 @pytest.fixture
 def fresh_identifier(tmp_path, monkeypatch):
     """An empty cache directory, and the identifier loaded anew (and again after the test)."""
-    from plexity_plugins import language
+    from plexity_plugins.text import language
 
     monkeypatch.setenv("PLEXITY_CACHE_DIR", str(tmp_path / "cache"))
     language._identifier.cache_clear()

@@ -46,7 +46,7 @@ for _ in data:
 FORKED_TASK = '''
 import time
 import multiprocess
-from plexity_plugins.lifetime import die_with_parent
+from plexity_plugins.runtime.lifetime import die_with_parent
 
 def task():
     die_with_parent(multiprocess.parent_process().pid)

@@ -1,4 +1,4 @@
-"""A memory ceiling per extraction child (plexity_plugins.sandbox), in every front end.
+"""A memory ceiling per extraction child (plexity_plugins.extractors.sandbox), in every front end.
 
 The pages are the shape that grew an extraction child to 1.4 GB (14 MB) and 4.2 GB (45 MB)
 before the time limit ended it: a million sibling <span>s.  Each front end runs in a process
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from plexity_plugins.sandbox import (DEFAULT_EXTRACT_MEMORY, ExtractionMemoryLimit, ExtractorDied,
-                                     TimeLimitedExtractor, extract_memory_limit)
+from plexity_plugins.extractors.sandbox import DEFAULT_EXTRACT_MEMORY, TimeLimitedExtractor, extract_memory_limit
+from plexity_plugins.errors import ExtractionMemoryLimit, ExtractorDied
 from process_tree import mb, run_measured
 
 FINE = ("<html><body><article>"

@@ -1,4 +1,4 @@
-"""The compiled hot path (plexity_plugins._native) gives exactly the pure-Python results.
+"""The compiled hot path (plexity_plugins.runtime._native) gives exactly the pure-Python results.
 
 Each compiled function is compared with the Python function it replaces, on the text of
 every page of the repository's page set (tests/golden/pages.py, tags extractor) and on random text built to hit the edge cases:
@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from plexity_plugins import language, native
-from plexity_plugins import decide
-from plexity_plugins.sentences import block_ids
-from plexity_plugins.models import load_kenlm, load_native, resolve
-from plexity_plugins.sentences import split_sentences_python
-from plexity_plugins.tokenizer import to_lm_line
+from plexity_plugins.runtime import native
+from plexity_plugins.text import language
+from plexity_plugins.scoring import methods
+from plexity_plugins.text.sentences import block_ids
+from plexity_plugins.scoring.models import load_kenlm, load_native, resolve
+from plexity_plugins.text.sentences import split_sentences_python
+from plexity_plugins.text.plexity_tokenizer import to_lm_line
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -126,10 +127,10 @@ def test_decisions_match_the_python_methods_on_the_page_set(page_texts, models):
         spans, ids = native.split(text, 1000)
         logprobs, tokens = native.score_spans(compiled, text, spans)
         for threshold in (150.0, 1692.4, 5269.3, 1e6):
-            assert decide.keep_region(ids, logprobs, tokens, threshold) == \
-                decide.keep_region_python(ids, logprobs, tokens, threshold)
-            assert decide.keep_trim(ids, logprobs, tokens, threshold) == \
-                decide.keep_trim_python(ids, logprobs, tokens, threshold)
+            assert methods.keep_region(ids, logprobs, tokens, threshold) == \
+                methods.keep_region_python(ids, logprobs, tokens, threshold)
+            assert methods.keep_trim(ids, logprobs, tokens, threshold) == \
+                methods.keep_trim_python(ids, logprobs, tokens, threshold)
 
 
 def test_decisions_match_the_python_methods_on_random_blocks():
@@ -143,10 +144,10 @@ def test_decisions_match_the_python_methods_on_random_blocks():
         tokens = [rng.choice([0, 1, 2, 3, 5, 9, 10, 19, 20, 40, 200]) for _ in range(n)]
         logprobs = [-(t + 1) * rng.uniform(0.5, 5.0) for t in tokens]
         threshold = rng.choice([10.0, 100.0, 1692.4, 5269.3])
-        assert decide.keep_region(ids, logprobs, tokens, threshold) == \
-            decide.keep_region_python(ids, logprobs, tokens, threshold)
-        assert decide.keep_trim(ids, logprobs, tokens, threshold) == \
-            decide.keep_trim_python(ids, logprobs, tokens, threshold)
+        assert methods.keep_region(ids, logprobs, tokens, threshold) == \
+            methods.keep_region_python(ids, logprobs, tokens, threshold)
+        assert methods.keep_trim(ids, logprobs, tokens, threshold) == \
+            methods.keep_trim_python(ids, logprobs, tokens, threshold)
 
 
 def test_bad_spans_are_refused(models):
@@ -269,7 +270,7 @@ def test_pure_python_path_gives_the_golden_outputs_too():
                            str(REPO / "tests" / "test_golden.py")], env=env, capture_output=True, text=True,
                           cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    check = subprocess.run([sys.executable, "-c", "from plexity_plugins import native; print(native.status())"],
+    check = subprocess.run([sys.executable, "-c", "from plexity_plugins.runtime import native; print(native.status())"],
                            env=env, capture_output=True, text=True)
     assert check.stdout.startswith("pure Python"), check.stdout + check.stderr
 

@@ -16,9 +16,10 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins import PerplexityScorer, policy
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.cleaning import policy
 from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
-from plexity_plugins.clean_files import FileCleaner, collect_inputs
+from plexity_plugins.cleaning.files import FileCleaner, collect_inputs
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 
 ARTICLE = ["The city council approved the budget for the new public library on Monday evening.",
@@ -125,7 +126,7 @@ def test_the_three_front_ends_give_the_same_verdicts_and_metadata(warc, tmp_path
 
 
 def test_a_dropped_log_line_stays_one_line_for_every_line_reader():
-    from plexity_plugins.policy import json_line
+    from plexity_plugins.cleaning.policy import json_line
 
     row = {"text": "a\u2028b\x85c\u2029d\x1ce\nf"}
     line = json_line(row)

@@ -1,13 +1,13 @@
 """Properties of the sentence splitter and of the keep/drop decision, on inputs hypothesis makes up.
 
-The splitter (`plexity_plugins.sentences`): never raises; its spans are in order, never
+The splitter (`plexity_plugins.text.sentences`): never raises; its spans are in order, never
 overlap, never cross a newline, are whitespace-trimmed and at most `max_chars` long, and
 together they hold every character of the text but whitespace (and control characters at a
 sentence's edge); block numbers start at 0 and go up
 by one exactly where a newline separates two sentences.  The compiled splitter gives the
 pure-Python one's spans.
 
-The decision (`plexity_plugins.decide`): on any sequence of sentences (blocks, log10
+The decision (`plexity_plugins.scoring.methods`): on any sequence of sentences (blocks, log10
 probabilities, token counts) and any threshold, the compiled ``region`` and ``trim`` give the
 Python reference's flags, one per sentence, the same for every sentence of a block.
 
@@ -23,8 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plexity_plugins import decide, native
-from plexity_plugins.sentences import block_ids, split_sentences_python, split_with_blocks
+from plexity_plugins.runtime import native
+from plexity_plugins.scoring import methods
+from plexity_plugins.text.sentences import block_ids, split_sentences_python, split_with_blocks
 
 compiled = pytest.mark.skipif(not native.ENABLED and bool(os.environ.get("PLEXITY_PURE_PYTHON")),
                               reason="PLEXITY_PURE_PYTHON is set: the compiled path is off on purpose")
@@ -113,8 +114,8 @@ def one_flag_per_block(ids: list[int], keep: list[bool]) -> None:
 @given(sentences(), thresholds)
 def test_the_compiled_region_decision_is_the_python_one(page, threshold):
     ids, logprobs, tokens = page
-    keep = decide.keep_region(ids, logprobs, tokens, threshold)
-    assert keep == decide.keep_region_python(ids, logprobs, tokens, threshold)
+    keep = methods.keep_region(ids, logprobs, tokens, threshold)
+    assert keep == methods.keep_region_python(ids, logprobs, tokens, threshold)
     one_flag_per_block(ids, keep)
 
 
@@ -123,8 +124,8 @@ def test_the_compiled_region_decision_is_the_python_one(page, threshold):
 @given(sentences(), thresholds)
 def test_the_compiled_trim_decision_is_the_python_one(page, threshold):
     ids, logprobs, tokens = page
-    keep = decide.keep_trim(ids, logprobs, tokens, threshold)
-    assert keep == decide.keep_trim_python(ids, logprobs, tokens, threshold)
+    keep = methods.keep_trim(ids, logprobs, tokens, threshold)
+    assert keep == methods.keep_trim_python(ids, logprobs, tokens, threshold)
     one_flag_per_block(ids, keep)
     kept = sorted({block for block, flag in zip(ids, keep) if flag})  # trim cuts edges only: one run
     assert not kept or kept == list(range(kept[0], kept[-1] + 1))
@@ -134,5 +135,5 @@ def test_the_compiled_trim_decision_is_the_python_one(page, threshold):
 @given(sentences(), thresholds)
 def test_the_regions_decision_flags_every_sentence_and_blocks_whole(page, threshold):
     ids, logprobs, tokens = page
-    keep = decide.keep_regions(ids, logprobs, tokens, threshold)
+    keep = methods.keep_regions(ids, logprobs, tokens, threshold)
     one_flag_per_block(ids, keep)

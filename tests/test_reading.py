@@ -1,4 +1,4 @@
-"""`plexity_plugins.reading`: every WARC record gets exactly one outcome, damage is named,
+"""`plexity_plugins.io.inputs`: every WARC record gets exactly one outcome, damage is named,
 payloads are decoded within the cap."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import brotli
 import pytest
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.reading import (NOT_A_WARC, TooLarge, Undecodable, WarcFile, decode_content, dechunk,
-                                     read_document_file)
+from plexity_plugins.io.inputs import NOT_A_WARC, WarcFile, decode_content, dechunk, read_document_file
+from plexity_plugins.errors import TooLarge, Undecodable
 from warc_corpus import ARTICLE, CAP, count_records, page, response, write_corpus, write_warc
 
 
@@ -102,7 +102,7 @@ def test_document_files_are_read_up_to_the_cap_only(tmp_path):
 def test_gzip_members_inflate_alike_with_isa_l_and_with_zlib(corpus, monkeypatch):
     """.warc.gz members are inflated by ISA-L where python-isal is installed (twice zlib's
     speed), else by zlib: every file of the corpus, damaged ones included, reads the same."""
-    import plexity_plugins.reading as reading
+    import plexity_plugins.io.inputs as reading
     from isal import isal_zlib
 
     directory, expected = corpus

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from plexity_plugins.clean_files import STATS_FILE
-from plexity_plugins.report import build_report
-from plexity_plugins.scorer import PerplexityScorer
-from plexity_plugins.stats import RunStats
+from plexity_plugins.cleaning.files import STATS_FILE
+from plexity_plugins.cleaning.report import build_report
+from plexity_plugins.scoring.scorer import PerplexityScorer
+from plexity_plugins.cleaning.stats import RunStats
 from test_web_browser import chromium
 
 EXAMPLE_WARC = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"

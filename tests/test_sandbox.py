@@ -1,4 +1,4 @@
-"""A time limit per document for extraction (plexity_plugins.sandbox), with real extractors."""
+"""A time limit per document for extraction (plexity_plugins.extractors.sandbox), with real extractors."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import extractors as extract
-from plexity_plugins.sandbox import ExtractionTimeout, TimeLimitedExtractor
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+from plexity_plugins.errors import ExtractionTimeout
 
 PAGE = ("<html><body><nav>Home | News</nav><article>"
         + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
@@ -119,9 +120,9 @@ def test_the_extraction_child_starts_without_the_scorer():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom plexity_plugins.sandbox import _WARM_UP_PAGE, _resolve, unpack_page, pack_page\n"
+    code = ("import sys\nfrom plexity_plugins.extractors.sandbox import _WARM_UP_PAGE, _resolve, unpack_page, pack_page\n"
             "_resolve('dense')(unpack_page(pack_page(_WARM_UP_PAGE)))\n"
-            "print(sorted(m for m in ('numpy', 'blingfire', 'plexity_plugins.scorer') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'blingfire', 'plexity_plugins.scoring.scorer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -207,7 +208,7 @@ def test_the_extraction_child_imports_the_package_its_caller_runs_not_one_in_the
 
 def test_an_extraction_process_that_cannot_start_stops_the_run_instead_of_skipping_pages(monkeypatch):
     from plexity_plugins.extractors import ExtractionError
-    from plexity_plugins.sandbox import ExtractorCannotStart
+    from plexity_plugins.errors import ExtractorCannotStart
 
     monkeypatch.setattr(sys, "executable", "/bin/false")  # an interpreter that exits at once
     extractor = TimeLimitedExtractor("tags", timeout=10)

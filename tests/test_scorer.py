@@ -7,8 +7,8 @@ import kenlm
 import pytest
 
 from plexity_plugins import PerplexityScorer
-from plexity_plugins.scorer import sanitize
-from plexity_plugins.tokenizer import to_lm_line
+from plexity_plugins.scoring.scorer import sanitize
+from plexity_plugins.text.plexity_tokenizer import to_lm_line
 
 ARTICLE = (
     "The city council approved the budget on Tuesday after a long debate.\n"
@@ -203,7 +203,7 @@ def test_clean_result_shows_its_decision_sentence_by_sentence(scorer):
 
 
 def test_open_opens_what_clean_uses(tiny_model):
-    from plexity_plugins import native
+    from plexity_plugins.runtime import native
 
     scorer = PerplexityScorer(tiny_model).open()
     if native.ENABLED:  # the compiled model, and not the kenlm module's as well
@@ -218,7 +218,7 @@ def test_warm_ups_open_what_clean_uses_and_nothing_else():
     compiled model was then still opened inside the first item / request."""
     from scrapy.utils.test import get_crawler
 
-    from plexity_plugins import native
+    from plexity_plugins.runtime import native
     from plexity_plugins.scrapy import PerplexityFilterPipeline
     from plexity_plugins.web.app import ScorerCache
 

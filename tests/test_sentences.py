@@ -3,8 +3,8 @@ import sys
 import textwrap
 import time
 
-from plexity_plugins import sentences
-from plexity_plugins.sentences import split_sentences
+from plexity_plugins.text import sentences
+from plexity_plugins.text.sentences import split_sentences
 
 
 def texts(text):

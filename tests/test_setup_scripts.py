@@ -21,7 +21,7 @@ def test_setup_for_tests_installs_git_and_curl():
 def test_copy_checkout_works_without_git(tmp_path):
     # A tarball checkout: no .git, and git not on PATH.  Sources are copied, build products not.
     src = tmp_path / "src"
-    for name in ("pyproject.toml", "plexity_plugins/scorer.py", ".venv/bin/python", "plexity_plugins/__pycache__/x.pyc",
+    for name in ("pyproject.toml", "plexity_plugins/scoring/scorer.py", ".venv/bin/python", "plexity_plugins/__pycache__/x.pyc",
                  "build/lib/x.py", "cleaned/out.txt", "examples/sample.warc.gz"):
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text("x")
@@ -34,7 +34,7 @@ def test_copy_checkout_works_without_git(tmp_path):
                             env={"PATH": str(no_git)})
     assert result.returncode == 0, result.stderr
     copied = sorted(str(p.relative_to(tmp_path / "dest")) for p in (tmp_path / "dest").rglob("*") if p.is_file())
-    assert copied == ["examples/sample.warc.gz", "plexity_plugins/scorer.py", "pyproject.toml"]
+    assert copied == ["examples/sample.warc.gz", "plexity_plugins/scoring/scorer.py", "pyproject.toml"]
 
 
 def test_slurm_script_names_a_port_clash(tmp_path):

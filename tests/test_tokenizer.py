@@ -1,4 +1,4 @@
-from plexity_plugins.tokenizer import TOKENIZER_VERSION, normalize, to_lm_line, to_lm_lines, tokenize
+from plexity_plugins.text.plexity_tokenizer import TOKENIZER_VERSION, normalize, to_lm_line, to_lm_lines, tokenize
 
 
 def test_words_and_punctuation_are_separate_tokens():

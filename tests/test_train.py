@@ -16,8 +16,8 @@ import pytest
 from plexity_plugins import PerplexityScorer
 from plexity_plugins.training import kenlm_tools, thresholds
 from plexity_plugins.cli import main
-from plexity_plugins.models import resolve
-from plexity_plugins.tokenizer import tokenize
+from plexity_plugins.scoring.models import resolve
+from plexity_plugins.text.plexity_tokenizer import tokenize
 from plexity_plugins.training import BncReader, Cord19Reader, CorpusError, TextReader
 
 from fixtures.training import synthetic_corpus as synth

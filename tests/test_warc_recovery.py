@@ -17,7 +17,7 @@ import sys
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from plexity_plugins.reading import CORRUPT_FILE, WarcFile
+from plexity_plugins.io.inputs import CORRUPT_FILE, WarcFile
 from warc_corpus import damaged_between_intact, single_member
 
 LENGTHS = {"too-short": "12", "negative": "-40", "not-a-number": "twelve", "empty": "",

@@ -18,7 +18,7 @@ import pytest
 
 from plexity_plugins.cli import build_parser
 from plexity_plugins.extractors import html_to_text_tags
-from plexity_plugins.scorer import PerplexityScorer
+from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.web.app import STATIC_DIR
 
 MAX_BYTES = 20_000

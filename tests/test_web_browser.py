@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from plexity_plugins.clean_files import iter_warc_html
+from plexity_plugins.cleaning.files import iter_warc_html
 from test_web_api import start_server, stop_server
 
 pytestmark = pytest.mark.browser
@@ -199,7 +199,7 @@ Follow us on Instagram"""
 @pytest.mark.parametrize("method", ["region", "regions", "trim", "sentences"])
 def test_parity_javascript_decision_port_matches_python(page, server, method):
     """Parity of the JavaScript port of the keep/drop decision (web/static/app.js
-    `decideKeep`, `joinKept`) with the Python reference (`plexity_plugins.decide`, which the
+    `decideKeep`, `joinKept`) with the Python reference (`plexity_plugins.scoring.methods`, which the
     compiled one equals: tests/test_native.py): at thresholds between every two sentence
     scores, the page keeps exactly what the server keeps, and joins it into the same text."""
     Select(page.find_element(By.ID, "method")).select_by_value(method)

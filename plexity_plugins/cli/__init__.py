@@ -10,17 +10,12 @@ import logging
 import sys
 
 from .. import __version__
-from ..extras import MissingExtraError
-from ..models import ModelError
-from ..outputs import disk_full_message, is_disk_full
-from ..policy import ENVIRONMENT_ERRORS, InstallationError, environment_message
+from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
+                      disk_full_message, environment_message, is_disk_full)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
                               ("score", "clean", "models", "train", "calibrate", "serve", "report", "run")]
-
-
-DISK_FULL_STATUS = 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if isinstance(getattr(args, "model", None), list):
-        from ..multilingual import parse_model_args
+        from ..scoring.multilingual import parse_model_args
 
         try:
             args.model = parse_model_args(args.model)

@@ -37,8 +37,8 @@ def _row(values: list[float]) -> dict[str, float] | None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..models import ModelError
-    from ..scorer import PerplexityScorer
+    from ..errors import ModelError
+    from ..scoring.scorer import PerplexityScorer
     from ..training import TrainError, calibrate, write_threshold
 
     try:

@@ -1,16 +1,16 @@
 """`plexity clean`: clean text, HTML and WARC files into a directory (the engine is
-`plexity_plugins.clean_files`)."""
+`plexity_plugins.cleaning.files`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..decide import METHODS
+from ..scoring.methods import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
-from ..policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
-from ..reading import MAX_DOCUMENT_BYTES
-from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
+from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
+from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import parse_memory
 from .options import add_model_args, parse_size
 
@@ -55,9 +55,9 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from ..decide import method_for_extractor
-    from ..clean_files import FileCleaner, collect_inputs
-    from ..multilingual import make_scorer
+    from ..scoring.methods import method_for_extractor
+    from ..cleaning.files import FileCleaner, collect_inputs
+    from ..scoring.multilingual import make_scorer
 
     method = args.method or method_for_extractor(args.extractor)
     language_check = not args.no_language_check

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+from ..text.model_tokenizers import TOKENIZERS
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("models", help="list available models and their metadata; `plexity models import` "
                                       "installs a KenLM file you have")
     p.set_defaults(func=cmd_models)
-    from ..model_import import add_parser as add_import_parser
-
     add_import_parser(p.add_subparsers(dest="models_command", metavar="SUBCOMMAND"))
 
 
-
 def cmd_models(args: argparse.Namespace) -> int:
-    from ..models import PAPER_MODELS, list_models, model_dir
+    from ..scoring.models import PAPER_MODELS, list_models, model_dir
 
     models = list_models()
     print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':15} {'lang':4} corpus / licence")
@@ -30,10 +30,54 @@ def cmd_models(args: argparse.Namespace) -> int:
     if missing:
         print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
     print(f"model directory: {model_dir()}")
-    from ..native import status
+    from ..runtime.native import status
 
     print(f"scoring path: {status()}")
     others = sorted({info.tokenizer_version for info in models} - {None, "plexity-tok-1"})
     if others:  # the compiled path implements plexity-tok-1 only
         print(f"  (models with tokenizer {', '.join(others)}: the kenlm module)")
+    return 0
+
+
+def add_import_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "import", help="install a KenLM file you have (e.g. CCNet's xx.arpa.bin + xx.sp.model) as a model",
+        description=("Install a KenLM model with its declared tokenizer, so that --model NAME scores it right. "
+                     "For the CCNet / edugp Wikipedia models: --tokenizer ccnet --sp-model xx.sp.model "
+                     "(or ccnet-datatrove to reproduce datatrove's KenlmModel numbers, which turn a run of "
+                     "digits into a single 0)."))
+    p.add_argument("name", help="the model's name (then --model NAME)")
+    p.add_argument("--kenlm", required=True, metavar="FILE", help="KenLM binary or ARPA file (e.g. en.arpa.bin)")
+    p.add_argument("--tokenizer", required=True, choices=TOKENIZERS,
+                   help="how its training text was tokenised: ccnet for CCNet / edugp models")
+    p.add_argument("--sp-model", default=None, metavar="FILE", help="the SentencePiece model (e.g. en.sp.model)")
+    p.add_argument("--language", "-l", default="", help="ISO 639-1 code of the model's language (e.g. en, de)")
+    p.add_argument("--calibrate", nargs="+", default=[], metavar="CLEAN_TEXT",
+                   help="held-out clean text (one paragraph a line): set the sentence thresholds from it")
+    p.add_argument("--threshold", type=float, default=None, help="sentence threshold (methods region, sentences)")
+    p.add_argument("--threshold-extracted", type=float, default=None, help="sentence threshold for method trim")
+    p.add_argument("--document-threshold", type=float, default=None,
+                   help="default maximum document perplexity (e.g. CCNet's per-language tail cut-off)")
+    p.add_argument("--licence", default="unknown", help="the model's licence, recorded in its metadata")
+    p.add_argument("--copy", action="store_true", help="copy the KenLM file instead of linking to it")
+    p.add_argument("--output-dir", default=None, help="install here instead of $PLEXITY_MODEL_DIR / the cache dir")
+    p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ..errors import ModelError, TokenizerError, TrainError
+    from ..training.model_import import import_model
+
+    def report(message: str) -> None:
+        print(f"plexity models import: {message}", file=sys.stderr, flush=True)
+
+    try:
+        result = import_model(args.name, args.kenlm, args.tokenizer, args.sp_model, args.language, args.calibrate,
+                              args.threshold, args.threshold_extracted, args.document_threshold, copy=args.copy,
+                              output_dir=args.output_dir, force=args.force, licence=args.licence, report=report)
+    except (ModelError, TrainError, TokenizerError, OSError) as exc:
+        print(f"plexity models import: error: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary())
     return 0

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import re
+
+from ..runtime import sizes
 
 
 def add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:
-    # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.multilingual`);
+    # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.scoring.multilingual`);
     # `main` turns the list into a name, a map or None.
     parser.add_argument("--model", "-m", default=None, action="append",
                         help="model name or path (default: the embedded model; see `plexity models`); repeat "
@@ -24,18 +25,17 @@ def single_model(args: argparse.Namespace) -> str | None:
     return args.model
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-               "kib": 2**10, "mib": 2**20, "gib": 2**30}
-
-
 def parse_memory(text: str) -> int:
-    """A memory ceiling: a size as `parse_size`, or 0 (no ceiling)."""
-    return 0 if text.strip() == "0" else parse_size(text)
+    """A memory ceiling (`plexity_plugins.runtime.sizes.parse_memory`), as an argument type."""
+    try:
+        return sizes.parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_size(text: str) -> int:
-    """A byte count: 50000000, 50MB, 50M, 2GiB ... (k/M/G decimal; KiB/MiB/GiB binary)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", text.lower())
-    if not match or match.group(2) not in _SIZE_UNITS or float(match.group(1)) * _SIZE_UNITS[match.group(2)] < 1:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 50MB, 200KiB, 1000000)")
-    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    """A byte count (`plexity_plugins.runtime.sizes.parse_size`), as an argument type."""
+    try:
+        return sizes.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -1,12 +1,12 @@
-"""`plexity report`: the HTML report (and PNG histogram) of a run (`plexity_plugins.report`)."""
+"""`plexity report`: the HTML report (and PNG histogram) of a run (`plexity_plugins.cleaning.report`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..clean_files import STATS_FILE
-from ..report import build_report
+from ..cleaning.files import STATS_FILE
+from ..cleaning.report import build_report
 
 
 def cmd_report(args: argparse.Namespace) -> int:

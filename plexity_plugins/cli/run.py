@@ -31,17 +31,15 @@ import sys
 import time
 from pathlib import Path
 
-from ..decide import METHODS
-from ..outputs import disk_full_message, is_disk_full
+from ..scoring.methods import METHODS
+from ..errors import DISK_FULL_STATUS, disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
-from ..policy import DEFAULT_MIN_CHARS
-from ..reading import MAX_DOCUMENT_BYTES
-from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
+from ..cleaning.policy import DEFAULT_MIN_CHARS
+from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
-DISK_FULL_STATUS = 4  # as every `plexity` command
-
 EXECUTORS = ("local", "slurm", "ray")
 WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 
@@ -51,7 +49,7 @@ WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
 def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, str]:
     """(folder, glob pattern relative to it) for a directory, a file or a glob, local or an
     fsspec URL."""
-    from ..extras import is_url
+    from ..runtime.extras import is_url
 
     if is_url(spec):
         return resolve_url(spec, storage_options)
@@ -77,7 +75,7 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
     remote side instead (``isdir``) would download a whole WARC over HTTP to look for links."""
     from fsspec.core import split_protocol, url_to_fs
 
-    from ..extras import require_protocol
+    from ..runtime.extras import require_protocol
 
     require_protocol(url, "plexity run's input")
     protocol, path = split_protocol(url)
@@ -119,7 +117,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
 
     from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
                             TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
-    from ..decide import method_for_extractor
+    from ..scoring.methods import method_for_extractor
 
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -173,7 +171,7 @@ def local_start_method(pipeline: list, workers: int) -> str:
     if workers <= 1 or not fork_safe or remote:
         return "forkserver"
     from ..datatrove.filter import PerplexitySentenceFilter
-    from ..language import _identifier
+    from ..text.language import _identifier
 
     if any(isinstance(step, PerplexitySentenceFilter) and step.scorer.language_check for step in pipeline):
         _identifier()
@@ -308,7 +306,7 @@ def output_paths(output_dir: Path, logging_dir: Path) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..extras import require_extra
+    from ..runtime.extras import require_extra
 
     require_extra("datatrove", "plexity run")
     if args.executor == "ray":
@@ -392,7 +390,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:
     """The full-disk error that stopped the run (in this process, or in a task's), if any."""
-    from ..datatrove.executor import DISK_FULL_WHY, TasksFailed
+    from ..errors import DISK_FULL_WHY, TasksFailed
 
     if failed is None:
         return None

@@ -41,7 +41,7 @@ def read_text(args: argparse.Namespace) -> str | None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ..multilingual import make_scorer
+    from ..scoring.multilingual import make_scorer
 
     text = read_text(args)
     if text is None:
@@ -80,7 +80,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def explain(scorer, model, text: str, perplexity: float, several: bool) -> str:
     """The perplexity with its label, the threshold that applies to one sentence, and what
     `plexity clean` (method `region`, its default for plain text) does with the same text."""
-    from ..scorer import PerplexityScorer
+    from ..scoring.scorer import PerplexityScorer
 
     info = scorer.info
     sentence_threshold = info.threshold

@@ -21,7 +21,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..extras import require_extra
+    from ..runtime.extras import require_extra
 
     require_extra("web", "plexity serve")
     import uvicorn

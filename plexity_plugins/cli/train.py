@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from ..training import kenlm_tools, thresholds
-from ..models import PAPER_MODELS, ModelError
+from ..scoring.models import PAPER_MODELS
+from ..errors import ModelError
 
 
 def add_parser(subparsers) -> None:
@@ -69,7 +70,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..tokenizers import TokenizerError
+    from ..errors import TokenizerError
     from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:

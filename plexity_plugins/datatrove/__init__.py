@@ -36,13 +36,14 @@
 # dependencies, installed with it: one that cannot be imported fails the import of this package
 # or, for an extractor, stops the task at its start (`InstallationError`).  datatrove's check reads the metadata of every installed
 # distribution for each name (~40 ms each here): 0.2 s of every process start for nothing.
-from ..extras import require_extra
+from ..runtime.extras import require_extra
 
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
-from .executor import LocalTaskExecutor, RayTaskExecutor, TasksFailed  # noqa: E402
+from ..errors import TasksFailed  # noqa: E402
+from .executor import LocalTaskExecutor, RayTaskExecutor  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402

@@ -9,8 +9,8 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
-from ..multilingual import LanguageModels, make_scorer
-from ..scorer import PerplexityScorer
+from ..scoring.multilingual import LanguageModels, make_scorer
+from ..scoring.scorer import PerplexityScorer
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
@@ -26,7 +26,7 @@ class PerplexityDocumentFilter(BaseFilter):
 
     Args:
         model: model name or path, None for the embedded model, or a language -> model map
-            (``{"en": "ccnet-en", "de": "ccnet-de"}``, see `plexity_plugins.multilingual`).
+            (``{"en": "ccnet-en", "de": "ccnet-de"}``, see `plexity_plugins.scoring.multilingual`).
         min_perplexity: drop documents scoring below this ("doc_perplexity_below_min"):
             near-duplicates of the model's training text, lists of common words.
         max_perplexity: drop documents scoring above this ("doc_perplexity_above_max").

@@ -20,26 +20,10 @@ from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
 from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
 from datatrove.utils.stats import PipelineStats
 
-from ..lifetime import die_with_parent
-from ..outputs import disk_full_message, is_disk_full
+from ..runtime.lifetime import die_with_parent
+from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
 
-DISK_FULL_STATUS = 4  # a task process's exit status when the disk filled up (as `plexity`'s own)
-DISK_FULL_WHY = "no space left on device"
 LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
-
-
-class DiskFull(OSError):
-    """A task stopped because the disk (its outputs' or its log's) is full."""
-
-
-class TasksFailed(RuntimeError):
-    """Some tasks of a local run failed or died; the others completed (and are marked so)."""
-
-    def __init__(self, failures: dict[int, str]):
-        self.failures = failures
-        listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
-        super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
-                         f"not marked complete: run the same command again to redo only them")
 
 
 def _describe_exit(code: int | None) -> str:
@@ -255,7 +239,7 @@ class RayTaskExecutor(RayPipelineExecutor):
       killed, the out-of-memory killer, ``ray.kill``), that process was adopted by init and ran
       on: it went on writing the task's output files while datatrove resubmitted the task to
       another node, and then waited forever.  Here it is killed with its actor (Linux), and
-      so is the extractor process it forked (`plexity_plugins.lifetime`).
+      so is the extractor process it forked (`plexity_plugins.runtime.lifetime`).
     - datatrove sets up each task (a placement group, an actor, a first call to it) in a
       thread; if that fails (the actor killed as it starts: Ray's memory monitor did it here,
       on a machine short of memory), the run waited forever for the task.  Here the set-up is

@@ -7,9 +7,10 @@ from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
 from ..extractors import html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
-from ..policy import EMPTY_INPUT, ENVIRONMENT_ERRORS, NO_TEXT_EXTRACTED, InstallationError, environment_message
-from ..sandbox import (MEMORY_LIMIT, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied,
-                       TimeLimitedExtractor, extract_memory_limit)
+from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
+from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
+                      environment_message)
+from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
@@ -17,7 +18,7 @@ _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p>
 class _PlexityExtractor(BaseExtractor):
     """An extractor of `plexity_plugins.extractors` (`extractor`, `to_text`) as a datatrove extractor step.
 
-    Documents are extracted in the child processes of `plexity_plugins.sandbox`, the ones
+    Documents are extracted in the child processes of `plexity_plugins.extractors.sandbox`, the ones
     ``plexity clean`` and the Scrapy pipeline use, with the same time limit and memory ceiling:
     a document past either is dropped and counted (``timeout``, ``memory_limit``), a child that
     dies as ``broken_process``, the extractor's own error on a page as ``clean_error`` (one

@@ -9,11 +9,11 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
-from .. import policy
-from ..policy import DEFAULT_MIN_CHARS, DocumentPolicy
-from ..multilingual import LanguageModels, make_scorer
-from ..scorer import PerplexityScorer
-from ..sentences import DEFAULT_MAX_CHARS
+from ..cleaning import policy
+from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
+from ..scoring.multilingual import LanguageModels, make_scorer
+from ..scoring.scorer import PerplexityScorer
+from ..text.sentences import DEFAULT_MAX_CHARS
 
 # One scorer per worker process and model settings: the KenLM model is opened (memory-mapped)
 # once per process, although executors hand every task a fresh copy of the step.
@@ -28,15 +28,15 @@ class PerplexitySentenceFilter(BaseFilter):
     The document's text is split into sentences, each is scored with a KenLM model, and the
     sentences above the threshold are removed (`PerplexityScorer.clean`).  A document is
     dropped, with a reason, when too little of it remains.  The decision is the shared
-    document policy (`plexity_plugins.policy`): ``plexity clean`` and the Scrapy pipeline
+    document policy (`plexity_plugins.cleaning.policy`): ``plexity clean`` and the Scrapy pipeline
     give the same verdict, reason and metadata for the same text and settings.
 
     Args:
         model: model name, path, or None for the embedded default model (`plexity models`); or a
             language -> model map, ``{"en": "en-default", "de": "ccnet-de"}``: each document is
             cleaned with its language's model, one without a model is passed through
-            (``passthrough_language:xx``; see `plexity_plugins.multilingual`).
-        method: how sentences are chosen (`plexity_plugins.decide`): "trim" (default; for text
+            (``passthrough_language:xx``; see `plexity_plugins.scoring.multilingual`).
+        method: how sentences are chosen (`plexity_plugins.scoring.methods`): "trim" (default; for text
             from a main-content extractor such as datatrove's Trafilatura, the best variant on
             our benchmark), "regions" (after `HtmlTagsExtractor`), "region" (for raw text) or
             "sentences" (the paper's per-sentence rule).
@@ -62,7 +62,7 @@ class PerplexitySentenceFilter(BaseFilter):
             ``metadata["filter_reason"]``.
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
 
-    Metadata added to every document (`plexity_plugins.policy.metadata`): ``plexity_verdict``
+    Metadata added to every document (`plexity_plugins.cleaning.policy.metadata`): ``plexity_verdict``
     (kept, dropped, passed_through), ``plexity_reason``, ``plexity_would_drop``,
     ``plexity_model``, ``plexity_method``, ``plexity_threshold``, ``plexity_sentences``,
     ``plexity_sentences_kept``, ``plexity_sentences_dropped``, ``plexity_chars_before``,

@@ -9,7 +9,7 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
-from ..reading import MAX_DOCUMENT_BYTES, WarcFile
+from ..io.inputs import MAX_DOCUMENT_BYTES, WarcFile
 
 MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
 
@@ -24,7 +24,7 @@ class WarcHtmlReader(BaseDiskReader):
       ``<meta charset>`` or ``<?xml encoding>`` (UTF-16 or UTF-32 there means UTF-8, as in
       browsers), else UTF-8, undecodable bytes replaced (``plexity_plugins.extractors.decode_html``,
       as in every front end);
-    - records are read and judged by `plexity_plugins.reading.WarcFile`, exactly as
+    - records are read and judged by `plexity_plugins.io.inputs.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
     - every record is counted (``records``) and becomes a Document or a skip counted by

@@ -1,7 +1,7 @@
 """Writers for ``plexity run``: `WarcResponseWriter` (cleaned documents written back as WARC
 response records) and `JsonlDocumentWriter` (datatrove's JSONL writer, faster).
 
-Both write each file under a temporary name (``.NAME.part``, `plexity_plugins.outputs`) and
+Both write each file under a temporary name (``.NAME.part``, `plexity_plugins.io.atomic_files`) and
 rename it when the step ends without an error: a task stopped by a full disk, an error or a
 kill leaves no file under its real name that looks complete (datatrove's own writers leave
 the part written; the task's completion marker is what says it is whole).  A re-run of the
@@ -17,9 +17,9 @@ from datatrove.pipeline.writers import JsonlWriter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from .. import __version__
-from ..outputs import PART_PREFIX, PART_SUFFIX
-from ..policy import WARC_HEADERS, warc_headers
-from ..warc import cleaned_response_record
+from ..io.atomic_files import PART_PREFIX, PART_SUFFIX
+from ..cleaning.policy import WARC_HEADERS, warc_headers
+from ..io.warc_writer import cleaned_response_record
 
 
 class PartFileManager(OutputFileManager):

@@ -22,10 +22,10 @@ from typing import Callable
 
 from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_product, html_to_text_auto,
                    prefer_fuller)
-from .decoding import decode_html, decode_html_counted
+from ..io.decoding import decode_html, decode_html_counted
 from .dense import html_to_text_dense
 from .fast import html_to_text_fast
-from .limits import ExtractionError
+from ..errors import ExtractionError
 from .tags import BLOCK_TAGS, SKIP_TAGS, html_to_text_tags
 from .trafilatura import html_to_text_trafilatura
 

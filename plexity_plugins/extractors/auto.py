@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .decoding import decode_html
+from ..io.decoding import decode_html
 from .fast import html_to_text_fast
 from .text import find_all
 from .trafilatura import html_to_text_trafilatura

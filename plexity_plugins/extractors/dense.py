@@ -98,7 +98,7 @@ from __future__ import annotations
 import re
 
 from .auto import declares_article_or_product
-from .decoding import decode_html
+from ..io.decoding import decode_html
 from .links import drop_link_dense
 from .text import find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .decoding import decode_html
+from ..io.decoding import decode_html
 from .links import drop_link_dense
 
 _FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}

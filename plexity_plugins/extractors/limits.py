@@ -5,11 +5,8 @@ from __future__ import annotations
 import lxml.etree
 import lxml.html
 
-from .decoding import decode_html
-
-
-class ExtractionError(ValueError):
-    """A page no extractor can read (past the parser's limits, or unparsable)."""
+from ..io.decoding import decode_html
+from ..errors import ExtractionError
 
 
 # libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless

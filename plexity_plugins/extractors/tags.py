@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .limits import ExtractionError, parse_html
+from .limits import parse_html
+from ..errors import ExtractionError
 
 # Elements whose content is never visible text.
 SKIP_TAGS = frozenset({

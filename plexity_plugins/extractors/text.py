@@ -1,4 +1,4 @@
-"""The extractors' counting and line collapsing, compiled where `plexity_plugins.native` is
+"""The extractors' counting and line collapsing, compiled where `plexity_plugins.runtime.native` is
 (the functions ending in ``_python`` are the reference; tests/test_native.py holds the two equal).
 
 They run on every page, on texts of tens of kilobytes (`dense` collapses three readings of a page
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .. import native
+from ..runtime import native
 
 # resiliparse's mark of a list item at the start of a line (``list_bullets=True``): a bullet, or
 # an ordered list's number, then a space or the end of the line.

@@ -9,8 +9,9 @@ import logging
 import lxml.etree
 import lxml.html
 
-from .decoding import decode_html
-from .limits import ExtractionError, parse_html, parser_limit
+from ..io.decoding import decode_html
+from .limits import parse_html, parser_limit
+from ..errors import ExtractionError
 
 logger = logging.getLogger(__name__)
 

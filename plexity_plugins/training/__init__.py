@@ -10,8 +10,8 @@
 The names below are this package's public API (importable from ``plexity_plugins.training``).
 """
 
-from .corpora import (CORPORA, BncReader, Cord19Reader, CorpusError, CorpusReader, Document, SkipLog, TextReader,
-                      TrainError, make_reader)
+from .corpora import CORPORA, BncReader, Cord19Reader, CorpusReader, Document, SkipLog, TextReader, make_reader
+from ..errors import CorpusError, TrainError
 from .thresholds import Calibration, calibrate, metadata_path, read_sample_lines, write_threshold
 from .trainer import DROPPED_FILE, ModelTrainer, TrainResult, check_model_name, paper_config
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..sentences import split_sentences
+from ..text.sentences import split_sentences
+from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +42,6 @@ CORPUS_LICENCES = {
                "`license` column of metadata.csv); check them before sharing this model"),
     "text": "derived from the training text: its licence applies",
 }
-
-
-class TrainError(ValueError):
-    """Training cannot go on; the message says why and what to do."""
-
-
-class CorpusError(TrainError):
-    """A corpus file is unreadable or not in the expected format; the message names the file."""
 
 
 # -- corpus readers -------------------------------------------------------------------------------

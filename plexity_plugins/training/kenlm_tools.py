@@ -17,21 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..models import ModelInfo
-from ..sentences import split_sentences
-from ..tokenizer import TOKENIZER_VERSION, to_lm_lines
+from ..scoring.models import ModelInfo
+from ..text.sentences import split_sentences
+from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
+from ..errors import KenLMToolFailed, KenLMToolsMissing
 
 logger = logging.getLogger(__name__)
 
 REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
-
-
-class KenLMToolsMissing(RuntimeError):
-    pass
-
-
-class KenLMToolFailed(RuntimeError):
-    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
 
 
 def kenlm_bin_dir() -> Path:
@@ -161,7 +154,7 @@ def write_training_sentences(documents: Iterable[list[str]], out_path: Path,
                              stats: CorpusStats | None = None, tokenizer=None) -> CorpusStats:
     """Like `write_training_text`, for corpora that come already split into sentences
     (the BNC's <s> elements): each item is one document's sentences, tokenised here by
-    `tokenizer` (`plexity_plugins.tokenizers`; default plexity-tok-1)."""
+    `tokenizer` (`plexity_plugins.text.model_tokenizers`; default plexity-tok-1)."""
     stats = stats or CorpusStats()
     tokenize = tokenizer.lines if tokenizer is not None else to_lm_lines
     count = tokenizer.count if tokenizer is not None else (lambda line: line.count(" ") + 1)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..models import EMBEDDED_DIR, MODEL_FILES, ModelError, ModelInfo
+from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
+from ..errors import CorpusError, ModelError, TrainError
 
 logger = logging.getLogger(__name__)
 
-from .corpora import CorpusError, TrainError
 
 # -- shared by `plexity train`, `plexity calibrate` and scripts/default_model/build.py ----------
 

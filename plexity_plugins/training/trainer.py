@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .. import __version__
-from . import kenlm_tools
-from ..models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, model_dir
+from . import kenlm_tools, thresholds
+from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, model_dir
 
 logger = logging.getLogger(__name__)
 
-from . import thresholds
-from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusError, CorpusReader, SkipLog, TrainError, make_reader
+from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, make_reader
+from ..errors import CorpusError, TrainError
 
 MAX_HELDOUT_SENTENCES = 50_000  # enough for a stable 99.9th percentile (50 sentences above it); bounds the scoring time
 DROPPED_FILE = "train-dropped.jsonl"
@@ -132,10 +132,10 @@ class ModelTrainer:
                  force: bool = False, skip_bad_files: bool = False, write_dropped: bool = False,
                  progress: bool = False, report: Callable[[str], None] | None = None,
                  language: str | None = None, tokenizer: str | None = None, sp_model: str | Path | None = None):
-        from ..tokenizers import tokenizer_for
+        from ..text.model_tokenizers import tokenizer_for
 
         check_model_name(name)
-        # The model's own tokenizer (`plexity_plugins.tokenizers`): a clear error now for a
+        # The model's own tokenizer (`plexity_plugins.text.model_tokenizers`): a clear error now for a
         # missing or unreadable .sp.model, not after reading the corpus.
         self.tokenizer = tokenizer_for(tokenizer, Path(sp_model).expanduser().resolve() if sp_model else None)
         if sp_model:
@@ -328,7 +328,7 @@ class ModelTrainer:
             return self.language
         if self.corpus in ("bnc", "cord19"):  # English corpora
             return "en"
-        from ..language import MIN_PROBABILITY, identify
+        from ..text.language import MIN_PROBABILITY, identify
 
         language, probability = identify("\n".join(self._language_sample))
         if language is None or probability < MIN_PROBABILITY:
@@ -339,7 +339,7 @@ class ModelTrainer:
         return language
 
     def _set_threshold(self, info: ModelInfo, staging: Path, heldout_path: Path, heldout: dict) -> None:
-        from ..scorer import PerplexityScorer
+        from ..scoring.scorer import PerplexityScorer
 
         sentences = heldout["sentences"]
         if sentences < 2:

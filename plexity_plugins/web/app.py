@@ -48,12 +48,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import decide
+from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
-from ..sandbox import DEFAULT_EXTRACT_TIMEOUT, ExtractionTimeout, TimeLimitedExtractor
-from ..models import DEFAULT_MODEL, ModelError, list_models, resolve
-from ..scorer import PerplexityScorer, sanitize
-from ..sentences import split_with_blocks
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
+from ..errors import ApiError, ExtractionTimeout, ModelError
+from ..scoring.models import DEFAULT_MODEL, list_models, resolve
+from ..scoring.scorer import PerplexityScorer, sanitize
+from ..text.sentences import split_with_blocks
 
 # The demo shows what perplexity filtering does to a whole page, so by default HTML is
 # turned into text by the tag remover (every visible block), not by trafilatura, which
@@ -94,13 +95,6 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 class ScorerCache:
     """One PerplexityScorer per model name and method, opened on first use and kept.
 
@@ -127,7 +121,7 @@ class ScorerCache:
             for name, info in models.items()
         }
 
-    def get(self, name: str | None, method: str = decide.DEFAULT_METHOD) -> PerplexityScorer:
+    def get(self, name: str | None, method: str = methods.DEFAULT_METHOD) -> PerplexityScorer:
         name = self.default_name if name in (None, "", "default") else name
         key = (name, method)
         with self._lock:
@@ -265,8 +259,8 @@ def _parse_request(body: bytes) -> dict:
     if extractor is not None and extractor not in EXTRACTORS:
         raise ApiError(400, f'"extractor" must be one of {", ".join(EXTRACTORS)} or null')
     method = data.get("method")
-    if method is not None and method not in decide.METHODS:
-        raise ApiError(400, f'"method" must be one of {", ".join(decide.METHODS)} or null')
+    if method is not None and method not in methods.METHODS:
+        raise ApiError(400, f'"method" must be one of {", ".join(methods.METHODS)} or null')
     return {"text": text, "format": form, "threshold": threshold, "model": model, "extractor": extractor,
             "method": method}
 
@@ -276,7 +270,7 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
 
     All of it is `PerplexityScorer.clean`'s own result (`CleanResult.spans`,
     `token_counts`, `blocks`, `keep`, `perplexities`): one scoring pass, nothing
-    recomputed.  Token counts and block numbers let the page re-run the method (`decide`)
+    recomputed.  Token counts and block numbers let the page re-run the method (`scoring.methods`)
     as the threshold moves; perplexities are sent unrounded so that it reaches the same
     verdicts.  Text passed through unscored (not the model's language) is only split, for
     display: every sentence kept, without a perplexity.
@@ -299,11 +293,11 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
         ]
     return {"sentences": sentences, "clean_text": result.text, "threshold": result.threshold,
             "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
-            "method_params": {"negative_token_cap": decide.NEGATIVE_TOKEN_CAP,
-                              "short_block_tokens": decide.SHORT_BLOCK_TOKENS,
-                              "trim_max_tokens": decide.TRIM_MAX_TOKENS,
-                              "trim_relative": decide.TRIM_RELATIVE,
-                              "regions_fraction": decide.REGIONS_FRACTION}}
+            "method_params": {"negative_token_cap": methods.NEGATIVE_TOKEN_CAP,
+                              "short_block_tokens": methods.SHORT_BLOCK_TOKENS,
+                              "trim_max_tokens": methods.TRIM_MAX_TOKENS,
+                              "trim_relative": methods.TRIM_RELATIVE,
+                              "regions_fraction": methods.REGIONS_FRACTION}}
 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
@@ -343,7 +337,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         available = await run_in_threadpool(scorers.available)
         return JSONResponse({"models": list(available.values()), "default": scorers.default_name,
                              "extractors": list(EXTRACTORS), "default_extractor": extractor,
-                             "methods": list(decide.METHODS),
+                             "methods": list(methods.METHODS),
                              "max_bytes": max_bytes})
 
     async def api_decode(request: Request) -> Response:
@@ -374,8 +368,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                 query = _parse_request(body)
                 form_extractor = query["extractor"] or extractor
                 # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
-                method = query["method"] or (decide.method_for_extractor(form_extractor)
-                                             if query["format"] == "html" else decide.DEFAULT_METHOD)
+                method = query["method"] or (methods.method_for_extractor(form_extractor)
+                                             if query["format"] == "html" else methods.DEFAULT_METHOD)
                 scorer = scorers.get(query["model"], method)
                 text = query["text"]
                 if query["format"] == "html":

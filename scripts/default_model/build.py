@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 import corpora  # noqa: E402
 
 from plexity_plugins.training import kenlm_tools, thresholds  # noqa: E402
-from plexity_plugins.scorer import PerplexityScorer  # noqa: E402
+from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
 from plexity_plugins.training import read_sample_lines  # noqa: E402
 
 NAME = "en-default"

@@ -61,10 +61,10 @@
     status.classList.toggle("error", isError);
   }
 
-  // -- which sentences to keep: the methods of plexity_plugins/decide.py ----------------
+  // -- which sentences to keep: the methods of plexity_plugins/scoring/methods.py ----------------
   // The server sends each sentence's perplexity (unrounded), token count and block (line)
   // number, so the page reaches the same verdicts as PerplexityScorer.clean at any threshold.
-  // Keep in step with decide.py: the parity test
+  // Keep in step with scoring/methods.py: the parity test
   // tests/test_web_browser.py::test_parity_javascript_decision_port_matches_python compares them.
 
   function blockStats(sentences) {
@@ -89,7 +89,7 @@
   }
 
   function runs(weights, fraction) {
-    // decide._runs: the page's maximal scoring runs (decide.maximal_runs, Ruzzo-Tompa, one
+    // methods._runs: the page's maximal scoring runs (methods.maximal_runs, Ruzzo-Tompa, one
     // pass) whose sum is at least `fraction` of the best one's
     const first = [], last = [], low = [], high = [], left = [];
     let cumulative = 0;
@@ -118,7 +118,7 @@
   }
 
   function regionsLimit(ppl, count, threshold) {
-    // decide.regions_limit: the threshold, or the perplexity of the page's median token if higher
+    // methods.regions_limit: the threshold, or the perplexity of the page's median token if higher
     // (only on a page with a block at or below the threshold)
     if (!ppl.some((p) => p <= threshold)) return threshold;
     const order = ppl.map((p, b) => b).sort((a, b) => ppl[a] - ppl[b] || a - b);
@@ -164,7 +164,7 @@
       const keptBlock = ppl.map((p, b) => first <= b && b <= last && !(p > threshold && count[b] < short));
       return sentences.map((s) => keptBlock[s.block]);
     } else { // "trim": drop leading and trailing runs of short blocks above the threshold
-      // and above trim_relative times the page's lower median block perplexity (decide.trim_limit)
+      // and above trim_relative times the page's lower median block perplexity (methods.trim_limit)
       const sorted = [...ppl].sort((a, b) => a - b);
       const median = sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)] : 0;
       const limit = Math.max(threshold, data.method_params.trim_relative * median);
@@ -177,7 +177,7 @@
     return sentences.map((s) => first <= s.block && s.block <= last);
   }
 
-  // -- cleaned text: the same rule as plexity_plugins.scorer._join_kept ---------------
+  // -- cleaned text: the same rule as plexity_plugins.scoring.scorer._join_kept ---------------
   // Kept sentences verbatim; between two of them the original whitespace (or nothing) if they were
   // neighbours, else the strongest break (paragraph, line, space) in between.
   // Sentences never span a newline, so the breaks between two kept sentences are those

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from . import native
+from ..runtime import native
 
 METHODS = ("region", "regions", "trim", "sentences")
 DEFAULT_METHOD = "region"

@@ -2,8 +2,8 @@
 
 Perplexity of one sentence
 --------------------------
-The sentence is tokenised by the model's own tokenizer (`plexity_plugins.tokenizers`:
-``plexity-tok-1``, `plexity_plugins.tokenizer`, or CCNet's normaliser + SentencePiece)
+The sentence is tokenised by the model's own tokenizer (`plexity_plugins.text.model_tokenizers`:
+``plexity-tok-1``, `plexity_plugins.text.plexity_tokenizer`, or CCNet's normaliser + SentencePiece)
 into tokens ``w1 .. wn``.
 KenLM gives the base-10 log-probability of each token given the preceding ones
 within the sentence, starting from the sentence-start context ``<s>``, and of the
@@ -18,14 +18,14 @@ scored as KenLM's ``<unk>`` token, with the probability lmplz gave ``<unk>``, an
 counts in ``n`` like any other token; `SentenceScore.oov` says how many there were.
 This is KenLM's own "perplexity including OOVs" (``kenlm.Model.perplexity``).
 
-Which sentences are dropped is decided by a method (`plexity_plugins.decide`):
+Which sentences are dropped is decided by a method (`plexity_plugins.scoring.methods`):
 ``region`` (default) keeps the best contiguous run of blocks, ``regions`` the best runs
 (for the tag remover's text), ``trim`` drops junk at the edges of already-extracted text,
 ``sentences`` is the paper's per-sentence rule.  The threshold is the model's calibrated
 default unless one is given: its ``threshold`` for ``region``, ``regions`` and
 ``sentences``, its ``threshold_extracted`` for ``trim``.
 
-Text in another language than the model's (see `plexity_plugins.language`) is passed
+Text in another language than the model's (see `plexity_plugins.text.language`) is passed
 through unfiltered and flagged, because an English model scores every sentence of,
 say, a German page as boilerplate.
 
@@ -41,10 +41,12 @@ import re
 from dataclasses import dataclass, field
 from os import PathLike
 
-from . import decide, native
-from .language import language_code, other_language
-from .models import ModelError, ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
-from .sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
+from . import methods
+from ..runtime import native
+from ..text.language import language_code, other_language
+from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
+from ..errors import ModelError
+from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -92,7 +94,7 @@ class CleanResult:
 
     text: str
     threshold: float
-    method: str = decide.DEFAULT_METHOD
+    method: str = methods.DEFAULT_METHOD
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -109,7 +111,7 @@ class CleanResult:
     token_counts: list[int] = field(default_factory=list, repr=False)
     blocks: list[int] = field(default_factory=list, repr=False)
     keep: list[bool] = field(default_factory=list, repr=False)
-    reason: str | None = None  # why the method drops a sentence (`decide.REASONS`)
+    reason: str | None = None  # why the method drops a sentence (`methods.REASONS`)
     _dropped: list[SentenceScore] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -265,7 +267,7 @@ class PerplexityScorer:
             calibrated default for the method (stored in its metadata).
         method: "region" (default), "regions" (for the tag remover's text: several content
             runs), "trim" (for text a main-content extractor produced) or "sentences" (the
-            paper's per-sentence rule); see `plexity_plugins.decide`.
+            paper's per-sentence rule); see `plexity_plugins.scoring.methods`.
         max_sentence_chars: longer "sentences" (text without sentence punctuation) are
             cut at whitespace into pieces of at most this many characters.
         allow_tokenizer_mismatch: use a model built with another tokenizer version
@@ -281,20 +283,20 @@ class PerplexityScorer:
         self,
         model: str | PathLike | None = None,
         threshold: float | None = None,
-        method: str = decide.DEFAULT_METHOD,
+        method: str = methods.DEFAULT_METHOD,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
         language_check: bool = True,
     ):
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
-        self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.tokenizers`)
+        self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
         if threshold is not None and not threshold > 0:
             raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
         if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
             raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
-        if method not in decide.METHODS:
-            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(decide.METHODS)}")
+        if method not in methods.METHODS:
+            raise ValueError(f"unknown method {method!r}: choose one of {', '.join(methods.METHODS)}")
         self.method = method
         self._threshold = threshold
         self.max_sentence_chars = max_sentence_chars
@@ -341,7 +343,7 @@ class PerplexityScorer:
         if self._compiled_lm() is None:
             self.lm
         if self.language_check:
-            from .language import _identifier
+            from ..text.language import _identifier
 
             _identifier()
         return self
@@ -470,19 +472,19 @@ class PerplexityScorer:
         """Keep or drop each sentence by the scorer's method, and the result."""
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]  # (`perplexity_of`, inlined: hot)
         if self.method == "sentences":
-            keep = decide.keep_sentences(ppl, limit)
+            keep = methods.keep_sentences(ppl, limit)
         elif self.method == "region":
-            keep = decide.keep_region(blocks, logprobs, counts, limit)
+            keep = methods.keep_region(blocks, logprobs, counts, limit)
         elif self.method == "regions":
-            keep = decide.keep_regions(blocks, logprobs, counts, limit)
+            keep = methods.keep_regions(blocks, logprobs, counts, limit)
         else:
-            keep = decide.keep_trim(blocks, logprobs, counts, limit)
+            keep = methods.keep_trim(blocks, logprobs, counts, limit)
         n_dropped = keep.count(False)
         chars_dropped = sum(b - a for (a, b), kept in zip(spans, keep) if not kept)
         result = CleanResult(text="", threshold=limit, method=self.method, perplexities=ppl, model=self.info.name,
                              replaced_chars=replaced, sentences_kept=len(spans) - n_dropped,
                              sentences_dropped=n_dropped, chars_kept=sum(b - a for a, b in spans) - chars_dropped,
                              chars_dropped=chars_dropped, source=text, spans=spans, token_counts=counts,
-                             blocks=blocks, keep=keep, reason=decide.REASONS[self.method])
+                             blocks=blocks, keep=keep, reason=methods.REASONS[self.method])
         result.text = _annotate(text, spans, keep, ppl) if annotate else _join_kept(text, spans, keep)
         return result

@@ -3,7 +3,7 @@
 - `WarcFile` turns each record of a WARC file into one outcome: an HTML payload to clean,
   or a skip reason (`RECORD_SKIPS`); a file that is not a WARC, ends inside a record or
   turns to garbage gets a file problem (`FILE_PROBLEMS`) naming the record after which
-  reading stopped.  ``plexity clean`` (`plexity_plugins.clean_files`) and ``plexity run``'s
+  reading stopped.  ``plexity clean`` (`plexity_plugins.cleaning.files`) and ``plexity run``'s
   `WarcHtmlReader` both read through it, so a record is judged the same by both.
 - `read_document_file` reads a ``.html``/``.txt`` file, gzipped or not, stopping at the
   size cap (a gzip bomb is never inflated past it).
@@ -16,7 +16,7 @@ warcio's Content-Encoding decoding inflates without a limit, hides a corrupt gzi
 end the reading of the whole file at the first ``Content-Encoding: br`` record.
 
 Only damage in the input becomes a skip or a file problem; an error of the installation
-(`plexity_plugins.policy.ENVIRONMENT_ERRORS`) propagates.
+(`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .policy import ENVIRONMENT_ERRORS, InstallationError
+from ..errors import ENVIRONMENT_ERRORS, InstallationError, TooLarge, Undecodable
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 
@@ -53,14 +53,6 @@ FILE_PROBLEMS = (NOT_A_WARC, TRUNCATED_FILE, CORRUPT_FILE)
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title)\b", re.I | re.S)
 _SNIFF_BYTES = 4096
 _CHUNK = 1 << 16
-
-
-class TooLarge(ValueError):
-    """More bytes than the cap."""
-
-
-class Undecodable(ValueError):
-    """A Content-Encoding body that does not decode."""
 
 
 def is_html_type(content_type: str | None, identified: str | None = None, head: bytes = b"") -> bool:

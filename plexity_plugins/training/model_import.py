@@ -1,4 +1,4 @@
-"""`plexity models import`: turn a KenLM file you already have into a model directory.
+"""Turning a KenLM file you already have into a model directory (`plexity models import`).
 
     plexity models import ccnet-en --kenlm en.arpa.bin --sp-model en.sp.model \\
         --tokenizer ccnet --language en [--calibrate CLEAN_TEXT ...]
@@ -17,16 +17,15 @@ likely wrong; when the vocabulary plainly belongs to the other kind of tokenizer
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .training import thresholds
-from .models import ModelError, ModelInfo, model_dir, resolve
-from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, TokenizerError, load_sentencepiece
+from . import thresholds
+from ..scoring.models import ModelInfo, model_dir, resolve
+from ..errors import ModelError, TokenizerError
+from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
                  copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
                  licence: str = "unknown", report=lambda message: None) -> ImportResult:
     """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring."""
-    from .training import TrainError, calibrate, check_model_name, write_threshold
+    from . import TrainError, calibrate, check_model_name, write_threshold
 
     check_model_name(name)
     if tokenizer not in TOKENIZERS:
@@ -139,7 +138,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
 
 def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold, threshold_extracted,
              document_threshold, copy, directory, licence, report, calibrate, write_threshold) -> ImportResult:
-    from .scorer import PerplexityScorer
+    from ..scoring.scorer import PerplexityScorer
 
     target = directory / _kenlm_target_name(kenlm_path)
     if copy:
@@ -189,7 +188,7 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
 
 
 def _read_lines(path) -> list[str]:
-    from .training import read_sample_lines
+    from . import read_sample_lines
 
     return read_sample_lines(Path(path))
 
@@ -214,46 +213,3 @@ def _check_vocabulary(scorer, tokenizer: str, sentences: list[str], warnings: li
                         f"model (over {100 * MAX_OOV_SHARE:.0f}%): is the tokenizer ({tokenizer}), the .sp.model or "
                         f"the language right? Its perplexities would be implausible")
     return share
-
-
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
-        "import", help="install a KenLM file you have (e.g. CCNet's xx.arpa.bin + xx.sp.model) as a model",
-        description=("Install a KenLM model with its declared tokenizer, so that --model NAME scores it right. "
-                     "For the CCNet / edugp Wikipedia models: --tokenizer ccnet --sp-model xx.sp.model "
-                     "(or ccnet-datatrove to reproduce datatrove's KenlmModel numbers, which turn a run of "
-                     "digits into a single 0)."))
-    p.add_argument("name", help="the model's name (then --model NAME)")
-    p.add_argument("--kenlm", required=True, metavar="FILE", help="KenLM binary or ARPA file (e.g. en.arpa.bin)")
-    p.add_argument("--tokenizer", required=True, choices=TOKENIZERS,
-                   help="how its training text was tokenised: ccnet for CCNet / edugp models")
-    p.add_argument("--sp-model", default=None, metavar="FILE", help="the SentencePiece model (e.g. en.sp.model)")
-    p.add_argument("--language", "-l", default="", help="ISO 639-1 code of the model's language (e.g. en, de)")
-    p.add_argument("--calibrate", nargs="+", default=[], metavar="CLEAN_TEXT",
-                   help="held-out clean text (one paragraph a line): set the sentence thresholds from it")
-    p.add_argument("--threshold", type=float, default=None, help="sentence threshold (methods region, sentences)")
-    p.add_argument("--threshold-extracted", type=float, default=None, help="sentence threshold for method trim")
-    p.add_argument("--document-threshold", type=float, default=None,
-                   help="default maximum document perplexity (e.g. CCNet's per-language tail cut-off)")
-    p.add_argument("--licence", default="unknown", help="the model's licence, recorded in its metadata")
-    p.add_argument("--copy", action="store_true", help="copy the KenLM file instead of linking to it")
-    p.add_argument("--output-dir", default=None, help="install here instead of $PLEXITY_MODEL_DIR / the cache dir")
-    p.add_argument("--force", action="store_true", help="replace an installed model of the same name")
-    p.set_defaults(func=cmd_import)
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    from .training import TrainError
-
-    def report(message: str) -> None:
-        print(f"plexity models import: {message}", file=sys.stderr, flush=True)
-
-    try:
-        result = import_model(args.name, args.kenlm, args.tokenizer, args.sp_model, args.language, args.calibrate,
-                              args.threshold, args.threshold_extracted, args.document_threshold, copy=args.copy,
-                              output_dir=args.output_dir, force=args.force, licence=args.licence, report=report)
-    except (ModelError, TrainError, TokenizerError, OSError) as exc:
-        print(f"plexity models import: error: {exc}", file=sys.stderr)
-        return 2
-    print(result.summary())
-    return 0

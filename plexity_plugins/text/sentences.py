@@ -22,7 +22,7 @@ import re
 
 from blingfire import blingfire as _bf_lib
 
-from . import native
+from ..runtime import native
 
 DEFAULT_MAX_CHARS = 1000
 

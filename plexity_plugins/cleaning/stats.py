@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .outputs import write_atomic
+from ..io.atomic_files import write_atomic
 from .policy import DROPPED, PASSED_THROUGH, Verdict, empty_reason
-from .scorer import CleanResult
+from ..scoring.scorer import CleanResult
 
 HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
 SAMPLES_PER_BAND = 5
@@ -26,7 +26,7 @@ class RunStats:
     ``documents_skipped``, by reason in ``skip_reasons``); every judged document is kept,
     ``documents_dropped`` (``drop_reasons``) or passed through.  Every judged document whose
     cleaned text is empty is in ``documents_empty``, by reason in ``empty_reasons``
-    (`plexity_plugins.policy.EMPTY_REASONS`; a dropped one also in ``drop_reasons``).
+    (`plexity_plugins.cleaning.policy.EMPTY_REASONS`; a dropped one also in ``drop_reasons``).
     ``completed`` is true only when the run handled every input.
     """
 

@@ -17,6 +17,7 @@ A front end whose extra is missing stops with one line naming the extra to insta
 from __future__ import annotations
 
 import importlib.util
+from ..errors import MissingExtraError
 
 # extra -> the top-level modules it brings
 EXTRAS = {
@@ -24,14 +25,10 @@ EXTRAS = {
     "scrapy": ("scrapy", "itemadapter"),
     "web": ("starlette", "uvicorn"),
     "report": ("matplotlib",),
-    "ccnet": ("sentencepiece",),  # CCNet / edugp models (plexity_plugins.tokenizers)
+    "ccnet": ("sentencepiece",),  # CCNet / edugp models (plexity_plugins.text.model_tokenizers)
     "ray": ("ray",),
     "remote": ("aiohttp", "s3fs"),  # fsspec's http(s) and s3 filesystems (see require_protocol)
 }
-
-
-class MissingExtraError(ImportError):
-    """A part of plexity_plugins was used whose optional dependencies are not installed."""
 
 
 def require_extra(extra: str, what: str) -> None:

@@ -1,4 +1,4 @@
-"""WARC helpers: writing cleaned text back as a WARC record (reading: `plexity_plugins.reading`)."""
+"""WARC helpers: writing cleaned text back as a WARC record (reading: `plexity_plugins.io.inputs`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from warcio.statusandheaders import StatusAndHeaders
 
-from .reading import HTML_TYPES, http_header, is_html_type  # noqa: F401 (HTML_TYPES: kept for imports)
+from .inputs import HTML_TYPES, http_header, is_html_type  # noqa: F401 (HTML_TYPES: kept for imports)
 
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
 

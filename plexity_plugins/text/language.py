@@ -26,7 +26,7 @@ from array import array
 from functools import lru_cache
 from pathlib import Path
 
-from . import native
+from ..runtime import native
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def cache_dir() -> Path:
     env = os.environ.get("PLEXITY_CACHE_DIR")
     if env:
         return Path(env).expanduser()
-    from .models import user_cache_dir
+    from ..runtime.paths import user_cache_dir
 
     return user_cache_dir()
 

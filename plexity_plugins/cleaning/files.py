@@ -12,16 +12,15 @@ from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
-from .outputs import AtomicFile, write_atomic
-from .extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
-from .sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, ExtractionMemoryLimit, TimeLimitedExtractor
-from .policy import (CLEAN_MIN_CHARS, DROPPED, ENVIRONMENT_ERRORS, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
-                     Verdict, metadata, warc_headers)
-from .reading import (MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, TooLarge,
-                      WarcFile, WarcRecord, describe, read_document_file)
-from .scorer import PerplexityScorer, sanitize
+from ..io.atomic_files import AtomicFile, write_atomic
+from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, TooLarge
+from .policy import CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog, Verdict, metadata, warc_headers
+from ..io.inputs import MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, WarcFile, WarcRecord, describe, read_document_file
+from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
-from .warc import cleaned_response_record
+from ..io.warc_writer import cleaned_response_record
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +112,7 @@ class FileCleaner:
             reason, to ``plexity-dropped.jsonl`` in the output directory.
         text_scorer: the scorer for unextracted text (.txt inputs, extractor "none").
         min_chars, min_kept_fraction, other_languages: the document policy
-            (`plexity_plugins.policy.DocumentPolicy`); by default nothing is dropped.
+            (`plexity_plugins.cleaning.policy.DocumentPolicy`); by default nothing is dropped.
         max_document_bytes: a larger document (decompressed: .gz files, WARC payloads) is
             skipped as ``too_large``; reading stops at the cap.
         extract_timeout: seconds allowed to extract one HTML document; a longer one is
@@ -135,7 +134,7 @@ class FileCleaner:
         self.text_scorer = text_scorer or scorer
         self.output_dir = Path(output_dir)
         self.extractor_name = extractor
-        # (in a child process that is stopped past the time limit: `plexity_plugins.sandbox`)
+        # (in a child process that is stopped past the time limit: `plexity_plugins.extractors.sandbox`)
         self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, memory_limit=extract_memory)
         self.threshold = threshold
         self.annotate = annotate

@@ -1,6 +1,6 @@
 """The document policy: what every front end does with a page once its text is known.
 
-``plexity clean`` (`plexity_plugins.clean_files`), the datatrove step
+``plexity clean`` (`plexity_plugins.cleaning.files`), the datatrove step
 (`plexity_plugins.datatrove.PerplexitySentenceFilter`) and the Scrapy pipeline
 (`plexity_plugins.scrapy.PerplexityFilterPipeline`) all judge a document here, so the
 same page with the same settings gets the same verdict, the same reason and the same
@@ -25,10 +25,8 @@ import statistics
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from .models import ModelError
-
 if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
-    from .scorer import CleanResult, PerplexityScorer
+    from ..scoring.scorer import CleanResult, PerplexityScorer
 
 KEPT = "kept"
 DROPPED = "dropped"
@@ -57,10 +55,6 @@ DEFAULT_MIN_CHARS = 50
 CLEAN_MIN_CHARS = 0
 OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
 
-# Errors that say the installation is broken, never the input: they stop the run.
-ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
-
-
 # Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
 # str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
 _LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
@@ -69,28 +63,6 @@ _LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029
 def json_line(record: dict) -> str:
     """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
     return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
-
-
-class InstallationError(RuntimeError):
-    """The installation lacks something a document needs (a module, a model file ...)."""
-
-    def __init__(self, message: str, cause: BaseException | None = None):
-        super().__init__(message)
-        self.cause = cause
-
-
-def environment_message(exc: BaseException) -> str:
-    """What to install or fix, for an error in `ENVIRONMENT_ERRORS`."""
-    if isinstance(exc, InstallationError):
-        return str(exc)
-    if isinstance(exc, ImportError):
-        name = getattr(exc, "name", None)
-        hint = f"install the missing module ({name}: pip install it, or reinstall plexity_plugins with its extras)" \
-            if name else "reinstall plexity_plugins with its dependencies"
-        return f"broken installation: {type(exc).__name__}: {exc}; {hint}"
-    if isinstance(exc, MemoryError):
-        return "out of memory: lower --max-document-bytes or give the process more memory"
-    return f"{type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -288,7 +260,7 @@ class DroppedLog:
     (``{"source", "reason", "detail"}``) and one per dropped sentence
     (``{"source", "reason", "perplexity", "start", "end", "text"}``).
 
-    It is written under a temporary name and renamed when closed (`plexity_plugins.outputs`):
+    It is written under a temporary name and renamed when closed (`plexity_plugins.io.atomic_files`):
     ``close(complete=False)`` (a run that did not finish) removes it instead.
 
     Args:
@@ -296,7 +268,7 @@ class DroppedLog:
     """
 
     def __init__(self, path=None):
-        from .outputs import AtomicFile
+        from ..io.atomic_files import AtomicFile
 
         self._out = AtomicFile(path, "w") if path else None
         self._file: IO[str] | None = self._out.file if self._out is not None else None

@@ -1,4 +1,4 @@
-"""The compiled hot path (`plexity_plugins._native`, built from native/ at install time).
+"""The compiled hot path (`plexity_plugins.runtime._native`, built from native/ at install time).
 
 Each compiled function is a port of a pure-Python function of this package and gives
 exactly its result; tests/test_native.py checks that on the development pages and on
@@ -12,7 +12,7 @@ compiled                                    reference
 ``Model.score_spans(text, spans)``          `tokenizer.spans_to_lm_lines` + ``kenlm.Model.score``
 ``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
 ``LangidWalker.features(data, table)``      the float32 inputs of py3langid's ``_sparse_score``
-``keep_region(...)``, ``keep_trim(...)``    `decide.keep_region_python`, `decide.keep_trim_python`
+``keep_region(...)``, ``keep_trim(...)``    `methods.keep_region_python`, `methods.keep_trim_python`
 ``WordCounter.count(text)``                 the counting in `language._function_word_share`
 ``sample_lines(text, limit)``               `language.sample_for_identification_python`
 ``utf8_text(data)``                         ``str(data, "utf-8")`` (the UTF-8 form kept)
@@ -49,7 +49,7 @@ _BREAKER_SET = False
 
 
 def compiled(name: str):
-    """The compiled function `name` of `plexity_plugins._native`, or None where the compiled path
+    """The compiled function `name` of `plexity_plugins.runtime._native`, or None where the compiled path
     is off or was built from older sources (the caller then uses its Python reference)."""
     return getattr(_native, name, None) if ENABLED else None
 
@@ -62,10 +62,10 @@ _UTF8_TEXT = compiled("utf8_text")
 def status() -> str:
     """One line for logs and `plexity models`: which path scores."""
     if ENABLED:
-        return "compiled (plexity_plugins._native)"
+        return "compiled (plexity_plugins.runtime._native)"
     if _native is not None:
         return "pure Python (PLEXITY_PURE_PYTHON is set)"
-    return f"pure Python (plexity_plugins._native not built: {_IMPORT_ERROR})"
+    return f"pure Python (plexity_plugins.runtime._native not built: {_IMPORT_ERROR})"
 
 
 def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
@@ -78,7 +78,7 @@ def split(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
 def _set_sentence_breaker() -> None:
     """Hand BlingFire's sentence breaker to the compiled code (called from C++ without ctypes in
     between).  On first use, not at import: BlingFire's package imports numpy, which a process
-    that only decodes pages (the extraction child of `plexity_plugins.sandbox`) does not need."""
+    that only decodes pages (the extraction child of `plexity_plugins.extractors.sandbox`) does not need."""
     global _BREAKER_SET
     from blingfire import blingfire as _bf_lib
 

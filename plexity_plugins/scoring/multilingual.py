@@ -5,7 +5,7 @@
     PLEXITY_MODEL = {"en": "en-default", "de": "ccnet-de"}                   # Scrapy
 
 A text's language is the one an upstream step declared (datatrove's ``LanguageFilter``
-sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one `plexity_plugins.language` identifies
+sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one `plexity_plugins.text.language` identifies
 with at least `language.MIN_PROBABILITY`.  A text whose language has no model is passed
 through unfiltered with ``passthrough = "language:<code>"`` (``language:unknown`` when
 it could not be identified, e.g. too short), which the front ends count per language;
@@ -19,10 +19,10 @@ import math
 from collections.abc import Mapping
 from os import PathLike
 
-from . import decide
-from .language import MIN_PROBABILITY, identify, language_code
+from . import methods
+from ..text.language import MIN_PROBABILITY, identify, language_code
 from .scorer import CleanResult, DocumentScore, PerplexityScorer, passthrough_result, sanitize
-from .sentences import DEFAULT_MAX_CHARS
+from ..text.sentences import DEFAULT_MAX_CHARS
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class LanguageModels:
     """
 
     def __init__(self, models: Mapping[str, str | PathLike | None], threshold: float | None = None,
-                 method: str = decide.DEFAULT_METHOD, max_sentence_chars: int = DEFAULT_MAX_CHARS,
+                 method: str = methods.DEFAULT_METHOD, max_sentence_chars: int = DEFAULT_MAX_CHARS,
                  allow_tokenizer_mismatch: bool = False, language_check: bool = True):
         if not models:
             raise ValueError("a language -> model map needs at least one entry")

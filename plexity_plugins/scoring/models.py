@@ -12,10 +12,10 @@ Anything else is taken as a path: a model directory, or a KenLM file (``.bin``,
 ``.binary``, ``.klm``, ``.arpa``, ``.arpa.gz``) with its metadata beside it in
 ``<file>.json``.  A bare KenLM file without metadata is refused: nothing says how its
 training text was tokenised, and with the wrong tokenizer every token is ``<unk>``.
-``plexity models import`` (`plexity_plugins.model_import`) turns one into a model.
+``plexity models import`` (`plexity_plugins.training.model_import`) turns one into a model.
 
 The metadata names the model's tokenizer (``tokenizer_version``: ``plexity-tok-1``, or
-``ccnet`` with its SentencePiece file in ``sp_model``; see `plexity_plugins.tokenizers`).
+``ccnet`` with its SentencePiece file in ``sp_model``; see `plexity_plugins.text.model_tokenizers`).
 """
 
 from __future__ import annotations
@@ -27,13 +27,15 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .tokenizer import TOKENIZER_VERSION
+from ..errors import ModelError
+from ..runtime.paths import user_cache_dir
+from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "en-default"
 _ALIASES = {"default": DEFAULT_MODEL}
-EMBEDDED_DIR = Path(__file__).parent / "data"
+EMBEDDED_DIR = Path(__file__).parent.parent / "data"
 MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
 KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")
 
@@ -45,10 +47,6 @@ PAPER_MODELS = {
     "bigrams-cord19": {"order": 2, "corpus": "cord19"},
     "trigrams-cord19": {"order": 3, "corpus": "cord19"},
 }
-
-
-class ModelError(Exception):
-    """A model cannot be found, read or used; the message says why and what to do."""
 
 
 @dataclass
@@ -87,13 +85,6 @@ class ModelInfo:
 
     def save(self, json_path: Path) -> None:
         json_path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
-
-
-def user_cache_dir() -> Path:
-    """The user's cache directory for this package (``~/.cache/plexity_plugins`` on Linux)."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("plexity_plugins"))
 
 
 def model_dir() -> Path:
@@ -213,8 +204,9 @@ def sp_model_path(info: ModelInfo) -> Path | None:
 
 
 def get_tokenizer(info: ModelInfo):
-    """The tokenizer `info` declares (`plexity_plugins.tokenizers`), checked."""
-    from .tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TokenizerError, tokenizer_for
+    """The tokenizer `info` declares (`plexity_plugins.text.model_tokenizers`), checked."""
+    from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, tokenizer_for
+    from ..errors import TokenizerError
 
     # Another plexity-tok version reaches here only through allow_tokenizer_mismatch (`check_tokenizer`).
     name = info.tokenizer_version if info.tokenizer_version in SENTENCEPIECE_TOKENIZERS else PLEXITY
@@ -226,7 +218,7 @@ def get_tokenizer(info: ModelInfo):
 
 def check_tokenizer(info: ModelInfo, allow_mismatch: bool = False) -> None:
     """Refuse a model whose training text was tokenised by another tokenizer version."""
-    from .tokenizers import SENTENCEPIECE_TOKENIZERS
+    from ..text.model_tokenizers import SENTENCEPIECE_TOKENIZERS
 
     if info.tokenizer_version in (None, TOKENIZER_VERSION, *SENTENCEPIECE_TOKENIZERS):
         return
@@ -260,10 +252,10 @@ def load_kenlm(info: ModelInfo):
 
 
 def load_native(info: ModelInfo):
-    """The model opened by the compiled path (`plexity_plugins.native`), memory-mapped like
+    """The model opened by the compiled path (`plexity_plugins.runtime.native`), memory-mapped like
     `load_kenlm`; False (with a warning) if that path cannot open it, e.g. a compressed
     ARPA file, in which case the scorer uses the kenlm module instead."""
-    from . import native
+    from ..runtime import native
 
     try:
         model = native.load_model(str(info.path))

@@ -30,8 +30,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
-from . import native
-from .extractors import ExtractionError, get_extractor
+from ..errors import ExtractionError, ExtractionMemoryLimit, ExtractionTimeout, ExtractorCannotStart, ExtractorDied
+from ..runtime import native
+from ..runtime.sizes import parse_memory
+from . import get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
@@ -44,34 +46,15 @@ _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-class ExtractionTimeout(ExtractionError):
-    """The extractor took longer than the time limit on one document."""
-
-
-class ExtractionMemoryLimit(ExtractionError):
-    """The extractor needed more memory than the ceiling on one document."""
-
-
-class ExtractorDied(ExtractionError):
-    """The extractor's process ended without an answer (killed from outside, crashed)."""
-
-
-class ExtractorCannotStart(RuntimeError):
-    """The extractor's process ended before it was ready: a broken installation, not a page's
-    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
-
-
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
-    from .cli.options import parse_memory
-
     if value is None:
         value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
     if isinstance(value, str):
         try:
             value = parse_memory(value)
-        except Exception as exc:  # (argparse's error type, outside argparse)
+        except ValueError as exc:
             raise ValueError(f"the extraction memory ceiling ({EXTRACT_MEMORY_ENV}): {exc}") from None
     if value < 0:
         raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, got {value!r}")
@@ -199,7 +182,7 @@ def _serve(receive, send, extractor_name: str) -> None:
 
 
 # The folder that holds this package.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _child_environment(extractor_name: str) -> dict | None:
@@ -216,7 +199,7 @@ def _child_environment(extractor_name: str) -> dict | None:
 
 
 class _Child:
-    """One extractor process: ``python -m plexity_plugins.sandbox`` with two pipes of its own.
+    """One extractor process: ``python -m plexity_plugins.extractors.sandbox`` with two pipes of its own.
 
     (A plain subprocess, not multiprocessing's spawn or forkserver: those import the caller's
     ``__main__`` again in the child, which re-runs a user's script that has no main guard.)"""
@@ -231,7 +214,7 @@ class _Child:
         self.process = subprocess.Popen(
             # -P: the child imports this very package, not another `plexity_plugins` that the current
             # directory happens to hold (`python -m` would put the directory first on its path)
-            [sys.executable, "-P", "-m", "plexity_plugins.sandbox", extractor_name, str(to_child_r),
+            [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
              str(from_child_w), *watch],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
         os.close(to_child_r)
@@ -388,9 +371,9 @@ class TimeLimitedExtractor:
             pass
 
 
-if __name__ == "__main__":  # a child: python -m plexity_plugins.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
+if __name__ == "__main__":  # a child: python -m plexity_plugins.extractors.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
     if len(sys.argv) > 4:
-        from .lifetime import die_with_parent
+        from ..runtime.lifetime import die_with_parent
 
         die_with_parent(int(sys.argv[4]))
     _serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False), sys.argv[1])

@@ -1,6 +1,6 @@
 """`plexity report`: a static, self-contained HTML report (and a PNG histogram) of a run.
 
-Input: the ``plexity-stats.json`` that `plexity clean` writes (`plexity_plugins.stats.RunStats`:
+Input: the ``plexity-stats.json`` that `plexity clean` writes (`plexity_plugins.cleaning.stats.RunStats`:
 counters, a histogram of log10 perplexity in bins of 0.1, a few dropped sentences per
 decade), or the output directory holding it; a ``plexity-dropped.jsonl`` beside it (from
 ``--write-dropped``) adds more sample sentences, with their sources.  The output directory of
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .clean_files import DROPPED_FILE, STATS_FILE
+from .files import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
@@ -142,7 +142,7 @@ def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
 def histogram_png(data: ReportData) -> bytes:
     """The perplexity histogram: log x axis, kept sentences blue, dropped ones stacked in red,
     the threshold line.  (Older stats without per-bin drop counts: red = above the threshold.)"""
-    from .extras import require_extra
+    from ..runtime.extras import require_extra
 
     require_extra("report", "plexity report's histogram")
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state

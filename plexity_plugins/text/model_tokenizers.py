@@ -5,8 +5,8 @@ training text was, so scoring, ``plexity calibrate`` and ``plexity train`` all g
 tokenizer from here, by the model's metadata:
 
 ``plexity-tok-1``
-    this package's own word tokenizer (`plexity_plugins.tokenizer`); the compiled scoring
-    path (`plexity_plugins.native`) implements it, so models with it score there.
+    this package's own word tokenizer (`plexity_plugins.text.plexity_tokenizer`); the compiled scoring
+    path (`plexity_plugins.runtime.native`) implements it, so models with it score there.
 ``ccnet``
     CCNet's recipe, as the CCNet / edugp Wikipedia models (``xx.arpa.bin`` +
     ``xx.sp.model``) were built: cc_net's normalisation (`ccnet_normalizer.normalize`)
@@ -29,8 +29,8 @@ import re
 from pathlib import Path
 
 from . import ccnet_normalizer
-from .extras import MissingExtraError
-from .tokenizer import TOKENIZER_VERSION, spans_to_lm_lines, to_lm_line, to_lm_lines
+from ..errors import MissingExtra, TokenizerError
+from .plexity_tokenizer import TOKENIZER_VERSION, spans_to_lm_lines, to_lm_line, to_lm_lines
 
 PLEXITY = TOKENIZER_VERSION
 CCNET = "ccnet"
@@ -40,16 +40,8 @@ TOKENIZERS = (PLEXITY, *SENTENCEPIECE_TOKENIZERS)
 EXTRA = "ccnet"  # the pyproject extra that installs sentencepiece
 
 
-class TokenizerError(ValueError):
-    """A tokenizer cannot be set up from what the model declares (message says why)."""
-
-
-class MissingExtra(MissingExtraError):
-    """sentencepiece is not installed: a broken installation, not bad input."""
-
-
 class PlexityTokenizer:
-    """``plexity-tok-1``: `plexity_plugins.tokenizer` (one line per sentence)."""
+    """``plexity-tok-1``: `plexity_plugins.text.plexity_tokenizer` (one line per sentence)."""
 
     name = PLEXITY
     compiled = True  # the compiled path tokenises with exactly these rules

@@ -6,14 +6,13 @@ once it is whole.  A full disk, an error or a kill part-way leaves no file under
 the old one if there was one, else nothing, and at worst a ``.NAME.part`` file, which no
 reader takes for an output.
 
-A full disk (ENOSPC, EDQUOT) is not a bad input: `disk_full_message` turns it into the one
-line every front end prints before it stops with a non-zero status.
+A full disk (ENOSPC, EDQUOT) is not a bad input: `plexity_plugins.errors.disk_full_message` turns
+it into the one line every front end prints before it stops with a non-zero status.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 from pathlib import Path
 from typing import IO, Iterator
@@ -21,34 +20,10 @@ from typing import IO, Iterator
 PART_PREFIX = "."
 PART_SUFFIX = ".part"
 
-# The disk (or the user's quota) is full: every further write fails the same way.
-DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
-
-
 def part_path(path: str | os.PathLike) -> Path:
     """The temporary name `path` is written under until it is complete."""
     path = Path(path)
     return path.with_name(f"{PART_PREFIX}{path.name}{PART_SUFFIX}")
-
-
-def is_disk_full(exc: BaseException | None) -> bool:
-    """Whether `exc` (or an error it was raised from) says the disk or quota is full."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None) -> str:
-    """One line for a full disk: what failed, where, and what to do."""
-    filename = getattr(exc, "filename", None) or where
-    code = getattr(exc, "errno", None) if getattr(exc, "errno", None) in DISK_FULL_ERRNOS else errno.ENOSPC
-    place = f" (writing {filename})" if filename else ""
-    return (f"{os.strerror(code).lower()}{place}: free some space or choose another output directory, "
-            f"then run the same command again")
 
 
 class AtomicFile:

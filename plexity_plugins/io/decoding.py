@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import codecs
 
-from .. import native
+from ..runtime import native
 
 
 def _wide(encoding: str) -> bool:

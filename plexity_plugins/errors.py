@@ -1,0 +1,171 @@
+"""Every error type of plexity_plugins, and the one-line messages and exit statuses they end in.
+
+Three kinds of trouble, kept apart everywhere:
+
+- **The input is bad** (a page past the parser's limits, a payload too large or undecodable):
+  a counted, named skip; the run goes on.  `ExtractionError` and its kinds, `TooLarge`,
+  `Undecodable`.
+- **The installation is broken** (a module that cannot be imported, a model that cannot be
+  read, memory exhausted): the run stops with one line saying what to install or fix, exit
+  status 3.  `ENVIRONMENT_ERRORS`, `InstallationError`, `MissingExtraError`, `ModelError`,
+  `ExtractorCannotStart`; `environment_message` words them.
+- **The disk is full** (ENOSPC, EDQUOT): one line, exit status 4, no output under its final
+  name unless it is whole.  `is_disk_full`, `disk_full_message`, `DiskFull`.
+
+This module imports nothing of the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+# -- exit statuses of the `plexity` command ------------------------------------------------------
+
+FAILED_STATUS = 1  # some work did not complete (plexity run: tasks that a re-run redoes)
+USAGE_STATUS = 2  # bad arguments or input the command cannot take
+INSTALLATION_STATUS = 3  # the installation lacks something (a module, an extra, a model file)
+DISK_FULL_STATUS = 4  # the disk (or quota) is full; also a datatrove task process's exit status
+
+
+# -- the input ---------------------------------------------------------------------------------
+
+class TooLarge(ValueError):
+    """More bytes than the cap."""
+
+
+class Undecodable(ValueError):
+    """A Content-Encoding body that does not decode."""
+
+
+class ExtractionError(ValueError):
+    """A page no extractor can read (past the parser's limits, or unparsable)."""
+
+
+class ExtractionTimeout(ExtractionError):
+    """The extractor took longer than the time limit on one document."""
+
+
+class ExtractionMemoryLimit(ExtractionError):
+    """The extractor needed more memory than the ceiling on one document."""
+
+
+class ExtractorDied(ExtractionError):
+    """The extractor's process ended without an answer (killed from outside, crashed)."""
+
+
+# -- the installation --------------------------------------------------------------------------
+
+class ModelError(Exception):
+    """A model cannot be found, read or used; the message says why and what to do."""
+
+
+class MissingExtraError(ImportError):
+    """A part of plexity_plugins was used whose optional dependencies are not installed."""
+
+
+class MissingExtra(MissingExtraError):
+    """sentencepiece is not installed: a broken installation, not bad input."""
+
+
+class TokenizerError(ValueError):
+    """A tokenizer cannot be set up from what the model declares (message says why)."""
+
+
+class InstallationError(RuntimeError):
+    """The installation lacks something a document needs (a module, a model file ...)."""
+
+    def __init__(self, message: str, cause: BaseException | None = None):
+        super().__init__(message)
+        self.cause = cause
+
+
+class ExtractorCannotStart(RuntimeError):
+    """The extractor's process ended before it was ready: a broken installation, not a page's
+    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
+
+
+# Errors that say the installation is broken, never the input: they stop the run.
+ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
+
+
+def environment_message(exc: BaseException) -> str:
+    """What to install or fix, for an error in `ENVIRONMENT_ERRORS`."""
+    if isinstance(exc, InstallationError):
+        return str(exc)
+    if isinstance(exc, ImportError):
+        name = getattr(exc, "name", None)
+        hint = f"install the missing module ({name}: pip install it, or reinstall plexity_plugins with its extras)" \
+            if name else "reinstall plexity_plugins with its dependencies"
+        return f"broken installation: {type(exc).__name__}: {exc}; {hint}"
+    if isinstance(exc, MemoryError):
+        return "out of memory: lower --max-document-bytes or give the process more memory"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -- the disk ----------------------------------------------------------------------------------
+
+# The disk (or the user's quota) is full: every further write fails the same way.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+DISK_FULL_WHY = "no space left on device"  # why a task did not complete, in `TasksFailed`
+
+
+class DiskFull(OSError):
+    """A task stopped because the disk (its outputs' or its log's) is full."""
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether `exc` (or an error it was raised from) says the disk or quota is full."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None) -> str:
+    """One line for a full disk: what failed, where, and what to do."""
+    filename = getattr(exc, "filename", None) or where
+    code = getattr(exc, "errno", None) if getattr(exc, "errno", None) in DISK_FULL_ERRNOS else errno.ENOSPC
+    place = f" (writing {filename})" if filename else ""
+    return (f"{os.strerror(code).lower()}{place}: free some space or choose another output directory, "
+            f"then run the same command again")
+
+
+# -- runs, training, the web app ---------------------------------------------------------------
+
+class TasksFailed(RuntimeError):
+    """Some tasks of a local run failed or died; the others completed (and are marked so)."""
+
+    def __init__(self, failures: dict[int, str]):
+        self.failures = failures
+        listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+        super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
+                         f"not marked complete: run the same command again to redo only them")
+
+
+class TrainError(ValueError):
+    """Training cannot go on; the message says why and what to do."""
+
+
+class CorpusError(TrainError):
+    """A corpus file is unreadable or not in the expected format; the message names the file."""
+
+
+class KenLMToolsMissing(RuntimeError):
+    """KenLM's lmplz or build_binary is not installed; the message says how to build them."""
+
+
+class KenLMToolFailed(RuntimeError):
+    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
+
+
+class ApiError(Exception):
+    """A request the web app refuses: the HTTP status and the message it answers with."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
