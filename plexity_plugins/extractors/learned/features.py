@@ -24,12 +24,12 @@ _SEPARATORS = re.compile(r"[|·•»›/\-–—:]")
 _ANCESTRY = {"article": 1, "main": 2, "nav": 4, "aside": 8, "header": 16, "footer": 32, "form": 64, "li": 128,
              "td": 256, "th": 256, "blockquote": 512, "figure": 1024, "dialog": 2048, "table": 4096,
              "h1": 8192, "h2": 8192, "h3": 8192, "h4": 8192, "h5": 8192, "h6": 8192, "pre": 16384,
-             "select": 32768, "button": 32768, "label": 32768, "dl": 65536}
+             "select": 32768, "button": 32768, "label": 32768, "dl": 65536, "noscript": 1 << 19}
 _ROLE_BITS = {1: 2, 2: 1, 3: 4, 4: 8, 5: 16, 6: 32, 9: 2048}
 _HIDDEN_BIT = 1 << 17
 _DECLARED_BIT = 1 << 18
 ANCESTRY_NAMES = ("article", "main", "nav", "aside", "header", "footer", "form", "li", "cell", "blockquote",
-                  "figure", "dialog", "table", "heading", "pre", "control", "dl", "hidden", "declared")
+                  "figure", "dialog", "table", "heading", "pre", "control", "dl", "hidden", "declared", "noscript")
 
 BLOCK_FEATURES = ("words", "chars", "link_share", "links", "ends_sentence", "stops", "word_length", "digits",
                   "upper_initial", "punctuation", "separators", "lines", "in_link", "in_bold", "in_em", "in_control",
@@ -39,7 +39,11 @@ CONTEXT_FEATURES = tuple(f"{level}_{name}" for level in ("e0", "e1", "e2", "e3")
                                       "page_share"))
 PAGE_FEATURES = ("position", "words_before", "words_after", "page_words", "page_blocks", "page_link_share",
                  "page_long_blocks", "repeats", "same_tag_siblings", "title_share", "in_title", "best_container",
-                 "best_share", "declares_item")
+                 "best_share", "declares_item", "container_side", "container_distance", "title_heading",
+                 "in_region50", "in_region80", "in_region95", "region50_share", "region80_share", "region95_share",
+                 "item_count", "item_group_share", "item_share", "item_hops", "group_max_share",
+                 "e1_longest", "e2_longest", "e1_index", "e2_index", "page_prose_share", "top_group_share",
+                 "top_group_link_share", "in_top_group", "item_link_share")
 NEIGHBOUR_FEATURES = tuple(f"{side}_{name}" for side in ("prev", "next")
                            for name in ("words", "link_share", "ends_sentence", "same_element"))
 PERPLEXITY_FEATURES = ("logprob", "logprob_vs_page")
@@ -98,6 +102,38 @@ def _best_container(page: Page) -> tuple[int, float]:
     return best, elements[best].words / total
 
 
+def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
+    """For each share, the element with the fewest words that holds that share of the words of
+    the page's sentence-like blocks (where the page's prose is), or -1."""
+    elements = page.elements
+    total = elements[0].long_words
+    found = []
+    for share in shares:
+        best, best_words = -1, None
+        if total:
+            need = share * total
+            for i, e in enumerate(elements):
+                if e.long_words >= need and (best_words is None or e.words < best_words or
+                                             (e.words == best_words and i > best)):
+                    best, best_words = i, e.words
+        found.append(best)
+    return found
+
+
+def _repetition(page: Page) -> tuple[dict, dict]:
+    """Groups of like siblings (same parent, tag and class): per group key, its members' count
+    and words."""
+    count: dict = {}
+    words: dict = {}
+    links: dict = {}
+    for e in page.elements[1:]:
+        key = (e.parent, e.signature)
+        count[key] = count.get(key, 0) + 1
+        words[key] = words.get(key, 0) + e.words
+        links[key] = links.get(key, 0) + e.link_words
+    return count, words, links
+
+
 def _contains(page: Page, ancestor: int, element: int) -> bool:
     elements = page.elements
     while element >= 0:
@@ -123,6 +159,29 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     siblings = Counter((elements[b.element].parent, elements[b.element].tag) for b in blocks)
     title_words = set(w.lower() for w in re.findall(r"\w+", page.title))
     best, best_share = _best_container(page)
+    longest: dict[int, int] = {}
+    for b in blocks:
+        for at in _block_parents(page, b.element, 3):
+            longest[at] = max(longest.get(at, 0), b.words)
+    seen_in: dict[int, int] = {}
+    if best >= 0:
+        first, last = elements[best].first_block, elements[best].last_block
+    heading_best, heading_share = -1, 0.5
+    if title_words:
+        for i, b in enumerate(blocks):
+            if b.inline & 256 and b.words:
+                block_words = [w.lower() for w in re.findall(r"\w+", b.text)]
+                share = sum(w in title_words for w in block_words) / len(block_words)
+                if share > heading_share:
+                    heading_best, heading_share = i, share
+    regions = _regions(page)
+    group_count, group_words, group_links = _repetition(page)
+    top_group, top_words = None, 0
+    for key, c in group_count.items():
+        if c >= 3 and group_words[key] > top_words:
+            top_group, top_words = key, group_words[key]
+    page_extra = [root.long_words / page_words, top_words / page_words,
+                  group_links[top_group] / max(1, top_words) if top_group else NAN]
     if logprobs is not None:
         known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
         page_logprob = known[len(known) // 2] if known else NAN
@@ -161,6 +220,43 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
                 1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
                 1.0 if best >= 0 and _contains(page, best, b.element) else 0.0, best_share,
                 1.0 if declares_item else 0.0]
+        if best >= 0:
+            side = -1.0 if i < first else (1.0 if i > last else 0.0)
+            distance = (first - i if i < first else (i - last if i > last else 0)) / n
+        else:
+            side, distance = NAN, NAN
+        chain3 = _block_parents(page, b.element, 3)
+        row += [side, distance, 1.0 if i == heading_best else 0.0]
+        row_regions = [1.0 if r >= 0 and _contains(page, r, b.element) else 0.0 for r in regions]
+        # the nearest ancestor that is one of 3 or more like siblings: an item of a list, a post
+        item = [NAN, NAN, NAN, NAN]
+        item_links = NAN
+        in_top = 0.0
+        max_share = 0.0
+        at, hops = b.element, 0
+        while at > 0 and hops < 12:
+            e = elements[at]
+            key = (e.parent, e.signature)
+            if group_count[key] >= 3:
+                share = group_words[key] / page_words
+                if item[0] != item[0]:
+                    item = [math.log1p(group_count[key]), share, words / max(1, e.words), hops]
+                    item_links = group_links[key] / max(1, group_words[key])
+                if key == top_group:
+                    in_top = 1.0
+                max_share = max(max_share, share)
+            at = e.parent
+            hops += 1
+        row += row_regions + [elements[r].words / page_words if r >= 0 else NAN for r in regions] + item + [max_share]
+        row += [math.log1p(longest[chain3[k]]) if k < len(chain3) else NAN for k in (1, 2)]
+        for k in (1, 2):
+            if k < len(chain3):
+                seen = seen_in.get(chain3[k], 0)
+                seen_in[chain3[k]] = seen + 1
+                row.append(seen / max(1, elements[chain3[k]].blocks))
+            else:
+                row.append(NAN)
+        row += page_extra + [in_top, item_links]
         for j in (i - 1, i + 1):
             if 0 <= j < n:
                 o = blocks[j]

@@ -31,11 +31,13 @@ MAX_CLOSE_SEARCH = 64
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
     "figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend li listing main menu nav ol "
-    "optgroup option p pre search section summary table tbody td tfoot th thead tr ul".split())
+    "noscript optgroup option p pre search section summary table tbody td tfoot th thead tr ul".split())
 # Elements without an end tag.
 VOID_TAGS = frozenset("area base br col embed hr img input keygen link meta param source track wbr".split())
 # Elements whose content is not markup: skipped to their end tag (``title``'s is the page's title).
-RAW_TAGS = frozenset("script style textarea title xmp iframe noembed noframes template noscript plaintext svg math".split())
+# (``noscript`` is read: what a page shows without scripts is what a crawler got, often the whole
+# text of a page that a script renders.)
+RAW_TAGS = frozenset("script style textarea title xmp iframe noembed noframes template plaintext svg math".split())
 # Implied ends: a start tag of the key closes the open elements of the value, looking down the
 # stack no further than the first of the ``scope`` elements.
 _CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
@@ -49,7 +51,8 @@ TAGS = ("other", "a", "address", "article", "aside", "b", "blockquote", "body", 
         "code", "dd", "details", "div", "dl", "dt", "em", "fieldset", "figcaption", "figure", "footer", "form",
         "h1", "h2", "h3", "h4", "h5", "h6", "header", "html", "i", "label", "legend", "li", "main", "nav", "ol",
         "option", "p", "pre", "section", "select", "small", "span", "strong", "summary", "table", "tbody", "td",
-        "th", "time", "tr", "u", "ul", "cite", "font", "dialog", "menu", "hgroup", "search", "thead", "tfoot")
+        "th", "time", "tr", "u", "ul", "cite", "font", "dialog", "menu", "hgroup", "search", "thead", "tfoot",
+        "noscript")
 TAG_ID = {tag: i for i, tag in enumerate(TAGS)}
 
 _HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
@@ -67,7 +70,8 @@ class Element:
     """An open or closed element of the page: tag, parent, and counts of its subtree."""
 
     __slots__ = ("tag", "parent", "depth", "block", "role", "hidden", "declared", "words", "link_words", "blocks",
-                 "elements", "links", "first_block", "last_block", "chars", "long_blocks")
+                 "elements", "links", "first_block", "last_block", "chars", "long_blocks", "long_words",
+                 "signature")
 
     def __init__(self, tag: str, parent: int, depth: int, block: bool):
         self.tag = tag
@@ -82,6 +86,8 @@ class Element:
         self.chars = 0         # characters (not whitespace) of its subtree
         self.blocks = 0        # blocks of its subtree
         self.long_blocks = 0   # ... holding a sentence end and 10 words or more
+        self.long_words = 0    # words of those blocks
+        self.signature = ""    # its tag and class attribute: what repeats in a list of like items
         self.elements = 0      # elements of its subtree (itself excluded)
         self.links = 0         # <a href> elements of its subtree
         self.first_block = -1
@@ -195,7 +201,9 @@ class _Reader:
         e.link_words += link_words
         e.chars += chars
         e.blocks += 1
-        e.long_blocks += words >= 10 and _ends_sentence(text)
+        if words >= 10 and _ends_sentence(text):
+            e.long_blocks += 1
+            e.long_words += words
         if e.first_block < 0:
             e.first_block = index
         e.last_block = index
@@ -216,6 +224,7 @@ class _Reader:
         elements = self.page.elements
         parent = self.stack[-1]
         element = Element(tag, parent, len(self.stack), block)
+        element.signature = tag
         if attributes:
             _read_attributes(element, attributes)
         index = len(elements)
@@ -287,6 +296,7 @@ def _add_to(parent: Element, child: Element) -> None:
     parent.chars += child.chars
     parent.blocks += child.blocks
     parent.long_blocks += child.long_blocks
+    parent.long_words += child.long_words
     parent.elements += child.elements
     parent.links += child.links
     if child.first_block >= 0:
@@ -318,11 +328,13 @@ def _read_attributes(element: Element, attributes: str) -> None:
             element.hidden = element.hidden or bool(_HIDDEN_STYLE.search(value))
         elif name == "role":
             element.role = ROLE_IDS.get(value.strip().lower(), 0)
+        elif name == "class":
+            element.signature = element.tag + " " + " ".join(value.split())
         elif name == "itemprop":
             element.declared = element.declared or value.strip() in ("articleBody", "text", "reviewBody")
 
 
-_USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop"))
+_USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop", "class"))
 
 
 def segment(page_html: str) -> Page:
