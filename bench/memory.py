@@ -89,8 +89,8 @@ def measure(n: int, method: str, input_path: Path, mb: float, model_dir: Path) -
     ctx = mp.get_context("fork" if method == "fork-preloaded" else method)
     if method == "fork-preloaded":
         # The language identifier's model (numpy arrays) loaded before forking: copy-on-write shared.
-        from plexity_plugins.text.language import _identifier
-        _identifier()
+        from plexity_plugins.text.language import identifier
+        identifier()
     scorer = PerplexityScorer(model_dir)  # the model is not opened here: each worker opens it lazily
     ready, go = ctx.Queue(), ctx.Event()
     procs = [ctx.Process(target=worker, args=(scorer, str(input_path), mb, ready, go)) for _ in range(n)]

@@ -256,8 +256,8 @@ _DATATROVE_STEP = None
 
 def _closure_source(module_name: str) -> str:
     """The source of `module_name` and of every plexity_plugins module it imports, transitively
-    (read with ast, nothing imported), plus the package's data files when the closure leaves the
-    extractors package (an extractor that asks the model must be re-run when the model changes)."""
+    (read with ast, nothing imported), plus the package's data files when the closure reaches the
+    scoring or text layers (an extractor that asks the model must be re-run when the model changes)."""
     import ast
 
     seen: dict[str, str] = {}
@@ -286,7 +286,7 @@ def _closure_source(module_name: str) -> str:
                 todo.extend(alias.name for alias in node.names)
         todo = [t for t in todo if t.startswith("plexity_plugins")]
     parts = [seen[name] for name in sorted(seen)]
-    if any(not name.startswith("plexity_plugins.extractors") for name in seen):
+    if any(name.startswith(("plexity_plugins.scoring", "plexity_plugins.text")) for name in seen):  # (asks the model)
         data = REPO / "plexity_plugins" / "data"
         parts += [f"{f.relative_to(data)}:{hashlib.sha256(f.read_bytes()).hexdigest()}"
                   for f in sorted(data.rglob("*")) if f.is_file()]

@@ -120,7 +120,7 @@ def write_input(texts: list[str], mb: float, out: Path) -> tuple[int, int]:
 
 def stage_ours(input_path: Path, repeat: int) -> dict:
     from plexity_plugins.runtime import native
-    from plexity_plugins.text.language import _identifier
+    from plexity_plugins.text.language import identifier
     from plexity_plugins.scoring.scorer import PerplexityScorer, sanitize
     from plexity_plugins.text.sentences import split_with_blocks
 
@@ -128,7 +128,7 @@ def stage_ours(input_path: Path, repeat: int) -> dict:
     rss_input = current_rss_mb()
     scorer = PerplexityScorer()
     scorer.clean(docs[0])  # opens the model: not timed
-    _identifier()  # loads the language identifier (only clean() of a non-English text would): not timed
+    identifier()  # loads the language identifier (only clean() of a non-English text would): not timed
     rss_loaded = current_rss_mb()
 
     def timed_clean(s):

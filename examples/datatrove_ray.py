@@ -11,7 +11,7 @@ to run on ("auto" for one started with `ray start` on this machine, HOST:6379, r
 default: $RAY_ADDRESS, else the one `ray start` started here, else a Ray of this machine's
 CPUs started for the run).
 
-Each task is a Ray actor holding --cpus-per-task CPUs and that many times --mem-per-cpu-gb GB;
+Each task is a Ray task holding --cpus-per-task CPUs and that many times --mem-per-cpu-gb GB;
 it reads its share of the WARC files, extracts the text with trafilatura (else resiliparse
 where trafilatura left out part of the page), removes high-perplexity sentences with the
 embedded English model, and writes:
@@ -49,8 +49,8 @@ def main() -> None:
     out = Path(args.output_dir).resolve()
 
     ray.init(address=args.address)  # None: $RAY_ADDRESS, a local cluster, or a new Ray stopped at exit
-    # datatrove's RayPipelineExecutor (same arguments), whose task processes die with their
-    # actor instead of running on as orphans when a node is lost.
+    # datatrove's RayPipelineExecutor's arguments; its task processes die with their Ray worker
+    # instead of running on as orphans when a node is lost, and a lost task is run again.
     executor = RayTaskExecutor(
         pipeline=[
             WarcHtmlReader(args.input, glob_pattern="**/*.warc*"),

@@ -16,7 +16,9 @@ the one running this script), so plexity_plugins and datatrove must be installed
                                               completions/, stats.json (merged)
 
 If a task fails (node lost, time limit, killed), run the same command again: only the
-tasks without a completion marker in OUTPUT_DIR/logs/completions are submitted.
+tasks without a completion marker in OUTPUT_DIR/logs/completions are submitted.  A run with
+other settings into the same OUTPUT_DIR stops, naming them (OUTPUT_DIR/logs/plexity-settings.json
+records them).  Without Slurm here (no `sbatch`), it says so in one line and exits 2.
 Watch progress with `squeue` or datatrove's `jobs_status OUTPUT_DIR/logs`.
 """
 
@@ -24,11 +26,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from datatrove.executor import SlurmPipelineExecutor
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import (HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader,
-                                       WarcResponseWriter)
+from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, PerplexitySentenceFilter,
+                                       SettingsChanged, SlurmTaskExecutor, WarcHtmlReader, WarcResponseWriter)
 
 
 def main() -> None:
@@ -45,7 +46,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.output_dir).resolve()  # absolute: the jobs do not run in this directory
 
-    executor = SlurmPipelineExecutor(
+    # datatrove's SlurmPipelineExecutor, which also checks for sbatch and the run's settings first
+    executor = SlurmTaskExecutor(
         pipeline=[
             WarcHtmlReader(str(Path(args.input_dir).resolve()), glob_pattern="**/*.warc*"),
             HtmlTagsExtractor(),
@@ -67,7 +69,11 @@ def main() -> None:
         venv_path=args.venv,
         logging_dir=str(out / "logs"),
     )
-    executor.run()  # sbatch; returns once submitted
+    try:
+        executor.run()  # sbatch; returns once submitted
+    except (ExecutorUnavailable, SettingsChanged) as exc:  # nothing was launched
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     if executor.job_id == -1:
         print("every task is already completed: nothing submitted")
     else:

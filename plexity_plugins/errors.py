@@ -22,8 +22,8 @@ import os
 
 # -- exit statuses of the `plexity` command ------------------------------------------------------
 
-FAILED_STATUS = 1  # some work did not complete (plexity run: tasks that a re-run redoes)
-USAGE_STATUS = 2  # bad arguments or input the command cannot take
+FAILED_STATUS = 1  # some work did not complete (plexity run: tasks that a re-run redoes), or no input was readable
+USAGE_STATUS = 2  # bad arguments or input the command cannot take; other settings than the results'; no executor
 INSTALLATION_STATUS = 3  # the installation lacks something (a module, an extra, a model file)
 DISK_FULL_STATUS = 4  # the disk (or quota) is full; also a datatrove task process's exit status
 
@@ -36,6 +36,20 @@ class TooLarge(ValueError):
 
 class Undecodable(ValueError):
     """A Content-Encoding body that does not decode."""
+
+
+class TooSlow(Undecodable):
+    """Decoding a payload took longer than the reading time limit."""
+
+
+class NotARegularFile(OSError):
+    """A FIFO, socket, device or directory where a file was expected (never opened for reading:
+    opening a FIFO waits for a writer for ever)."""
+
+
+class ResyncGaveUp(Exception):
+    """Resynchronising after damage in a WARC file met too many false record starts: reading
+    stops there."""
 
 
 class ExtractionError(ValueError):
@@ -73,20 +87,22 @@ class TokenizerError(ValueError):
 
 
 class InstallationError(RuntimeError):
-    """The installation lacks something a document needs (a module, a model file ...)."""
+    """The installation lacks something a document needs (a module, a model file, a runnable
+    interpreter for the extraction child ...): the run stops, it never counts a page as failed."""
 
     def __init__(self, message: str, cause: BaseException | None = None):
         super().__init__(message)
         self.cause = cause
 
 
-class ExtractorCannotStart(RuntimeError):
-    """The extractor's process ended before it was ready: a broken installation, not a page's
-    fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
+class ExtractorCannotStart(InstallationError):
+    """The extractor's process could not be started, or ended before it was ready: a broken
+    installation (an interpreter this user may not run, a package the child cannot import), not a
+    page's fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
 
 
 # Errors that say the installation is broken, never the input: they stop the run.
-ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError)
+ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError, InstallationError)
 
 
 def environment_message(exc: BaseException) -> str:
@@ -114,6 +130,13 @@ class DiskFull(OSError):
     """A task stopped because the disk (its outputs' or its log's) is full."""
 
 
+class FullDiskStop(BaseException):
+    """A file of a datatrove task's logging folder could not be written: the disk is full.  Stops
+    the task (`plexity_plugins.datatrove.folders.TaskFolder`; the executor turns it into `DiskFull`,
+    said in one line).  A BaseException, as KeyboardInterrupt: loguru, which writes the task's log,
+    catches every Exception its sinks raise, and no step's ``except Exception`` takes it for a bad page."""
+
+
 def is_disk_full(exc: BaseException | None) -> bool:
     """Whether `exc` (or an error it was raised from) says the disk or quota is full."""
     seen = set()
@@ -136,6 +159,10 @@ def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None
 
 # -- runs, training, the web app ---------------------------------------------------------------
 
+class OutputFolderInUse(OSError):
+    """Another run owns the output folder (`plexity_plugins.io.output_lock`): usage, exit status 2."""
+
+
 class TasksFailed(RuntimeError):
     """Some tasks of a local run failed or died; the others completed (and are marked so)."""
 
@@ -144,6 +171,28 @@ class TasksFailed(RuntimeError):
         listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
         super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
                          f"not marked complete: run the same command again to redo only them")
+
+
+class SettingsChanged(ValueError):
+    """A run's logging folder holds the completions of a run with other settings
+    (`plexity_plugins.datatrove.run_settings`); `differences` names each ("threshold: 5269.3 -> 900")."""
+
+    def __init__(self, logging_dir: str, differences: list[str]):
+        self.logging_dir = logging_dir
+        self.differences = differences
+        super().__init__(f"{logging_dir} holds the results of a run with other settings ({'; '.join(differences)}): "
+                         f"run into new output and logging folders, or delete these to start over")
+
+
+class ExecutorUnavailable(ValueError):
+    """An executor was asked for that this machine or environment does not have (no ``sbatch``
+    for Slurm, no Ray): what was asked cannot run here (``plexity run`` exits 2), and nothing was
+    launched."""
+
+
+class PlexitySettingError(ValueError):
+    """A PLEXITY_* Scrapy setting has a value the pipeline cannot use (the message names it and
+    what it may be): the crawl does not start."""
 
 
 class TrainError(ValueError):
@@ -155,7 +204,8 @@ class CorpusError(TrainError):
 
 
 class KenLMToolsMissing(RuntimeError):
-    """KenLM's lmplz or build_binary is not installed; the message says how to build them."""
+    """KenLM's lmplz or build_binary is not installed; the message names the one command that
+    installs them (`plexity train` exits 3: the installation lacks them)."""
 
 
 class KenLMToolFailed(RuntimeError):

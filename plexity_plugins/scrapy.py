@@ -55,7 +55,8 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 from .cleaning import policy
 from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
-from .errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, disk_full_message, environment_message, is_disk_full
+from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
+                     environment_message, is_disk_full)
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
@@ -212,7 +213,27 @@ class PerplexityFilterPipeline:
         settings = crawler.settings
         if not settings.getbool("PLEXITY_ENABLED", True):
             raise NotConfigured("PLEXITY_ENABLED is False")
+        try:
+            pipeline = cls._from_settings(crawler, settings)
+        except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting, a missing model: said first, in one line
+            # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
+            logger.critical("plexity: the crawl cannot start: %s", exc)
+            if isinstance(exc, ModelError):
+                raise
+            raise PlexitySettingError(str(exc)) from None
+        pipeline.crawler = crawler
+        shorten_drop_logs(crawler.logformatter)
+        return pipeline
+
+    @classmethod
+    def _from_settings(cls, crawler, settings):
         input_format = settings.get("PLEXITY_INPUT_FORMAT", "html")
+        extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
+        if extractor not in EXTRACTORS:
+            raise ValueError(f"PLEXITY_EXTRACTOR must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
+        if settings.get("PLEXITY_METHOD") and settings.get("PLEXITY_METHOD") not in methods.METHODS:
+            raise ValueError(f"PLEXITY_METHOD must be one of {', '.join(methods.METHODS)}, "
+                             f"got {settings.get('PLEXITY_METHOD')!r}")
         extractor = settings.get("PLEXITY_EXTRACTOR", DEFAULT_EXTRACTOR)
         # As `plexity clean`: a main-content extractor's output is already the main content, so only
         # its edges are trimmed; raw tag text gets the regions method, plain text region.
@@ -246,8 +267,6 @@ class PerplexityFilterPipeline:
             min_doc_perplexity=_float_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY"),
             max_doc_perplexity=_float_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY"),
         )
-        pipeline.crawler = crawler
-        shorten_drop_logs(crawler.logformatter)
         return pipeline
 
     # -- spider lifecycle ---------------------------------------------------------------

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Build KenLM's lmplz and build_binary from the kenlm sdist on PyPI (the PyPI wheel
-# ships only the query module). Reuses a previous build when both binaries exist.
+# Build KenLM's lmplz and build_binary from the kenlm sdist on PyPI (the PyPI package ships
+# only the query module). Reuses a previous build when both binaries exist.
 #
 #   scripts/build_kenlm.sh [BIN_DIR]
 #
-# BIN_DIR defaults to $PLEXITY_KENLM_BIN, else ~/.cache/plexity_plugins/kenlm/bin.
-# Needs: g++, cmake, Boost (program_options, system, thread, test), zlib, bz2, lzma
-# headers; scripts/install_system_deps.sh installs them on Debian.
+# BIN_DIR defaults to $PLEXITY_KENLM_BIN, else ~/.cache/plexity_plugins/kenlm/bin (where
+# `plexity train` looks). Needs g++, cmake, Boost (program_options, system, thread, test) and
+# the zlib, bz2 and lzma headers, and a Python with pip ($PYTHON) to fetch the sdist:
+# `bash scripts/setup.sh --kenlm-tools` installs them on Debian and runs this script.
 set -euo pipefail
 
 KENLM_VERSION="${KENLM_VERSION:-0.3.0}"
@@ -16,6 +17,16 @@ PYTHON="${PYTHON:-python3}"
 if [[ -x "$BIN_DIR/lmplz" && -x "$BIN_DIR/build_binary" ]]; then
   echo "KenLM tools already built in $BIN_DIR"
   exit 0
+fi
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+"$PYTHON" -m pip --version >/dev/null 2>&1 || missing+=("pip for $PYTHON")
+if ((${#missing[@]})); then
+  echo "build_kenlm: ${missing[*]} missing: run \`bash $(cd "$(dirname "$0")" && pwd)/setup.sh --kenlm-tools\`," \
+       "which installs what the build needs and builds the tools" >&2
+  exit 2
 fi
 
 work="$(mktemp -d)"

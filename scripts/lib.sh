@@ -30,3 +30,51 @@ copy_checkout() {
       --exclude=./cleaned --exclude=./cleaned-local --exclude=./out -cf - . | tar -C "$2" -xf -
   fi
 }
+
+# missing_packages PKG...: the Debian packages of the list that are not installed.
+missing_packages() {
+  local pkg
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || printf '%s ' "$pkg"
+  done
+}
+
+# took SECONDS: "42 s", "3 min 05 s".
+took() {
+  if (($1 < 60)); then printf '%d s' "$1"; else printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); fi
+}
+
+# step LABEL COMMAND...: run COMMAND, its output into a log; say what it does, then how long it
+# took.  While it runs, a line a minute ($SETUP_NOTE_EVERY seconds) with the last thing it logged (pip: the package it is
+# at), so that a long install is never silent; its lines starting "ci/" (what a hook installed)
+# are shown after it; when it fails, the log's end is shown and set-up stops.
+step() {
+  local label="$1"
+  shift
+  local log started last_note pid status=0
+  log="$(mktemp)"
+  started=$SECONDS
+  last_note=$SECONDS
+  echo "setup: $label ..."
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if ((SECONDS - last_note >= ${SETUP_NOTE_EVERY:-60})); then
+      last_note=$SECONDS
+      local doing
+      doing="$(grep -E '^ *(Collecting|Downloading|Building|Installing|Running|Created|Fetching|\[ *[0-9]+%\]|setup:|ci/)' "$log" \
+        | tail -1 | sed -E 's/^ +//' | cut -c1-100)"
+      echo "setup:   ... $(took $((SECONDS - started)))${doing:+ (now: $doing)}"
+    fi
+  done
+  wait "$pid" || status=$?
+  if ((status != 0)); then
+    tail -40 "$log" >&2
+    echo "setup: failed: $label (exit $status; the last lines of its output are above; full log: $log)" >&2
+    exit 1
+  fi
+  grep -E "^(ci/|KenLM tools )" "$log" | sed 's/^/setup:   /' || true
+  rm -f "$log"
+  echo "setup:   ... done in $(took $((SECONDS - started)))"
+}

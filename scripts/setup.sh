@@ -1,64 +1,112 @@
 #!/usr/bin/env bash
-# Set up plexity_plugins on a fresh Debian machine (run as root from the repo root).
+# Set up plexity_plugins on a fresh Debian machine (run as root from anywhere in the checkout).
 #
-#   bash scripts/setup.sh          # system packages, .venv, the package with every extra [all]
-#   bash scripts/setup.sh --test   # + test dependencies, KenLM's lmplz/build_binary and
-#                                  #   every service the tests need (scripts/ci/*.sh)
+#   bash scripts/setup.sh                # system packages, .venv, the package with every extra [all]
+#   bash scripts/setup.sh --kenlm-tools  # + KenLM's lmplz and build_binary, which `plexity train`
+#                                        #   runs (cmake and Boost from Debian, built from kenlm's sdist)
+#   bash scripts/setup.sh --test         # + test dependencies, the KenLM tools and every service the
+#                                        #   tests need (scripts/ci/*.sh)
 #
-# Idempotent: what is already there is reused.
+# Each step says what it does and how long it took.  Idempotent: what is already there is
+# reused (the Python packages when .venv was set up from the same pyproject.toml, setup.py and
+# native/ sources: .venv/.plexity-setup records which).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-want_tests=0
-[[ "${1:-}" == "--test" ]] && want_tests=1
-PYTHON="${PYTHON:-python3}"
-
-# -- system packages ---------------------------------------------------------------
 source scripts/lib.sh
 
+want_tests=0
+want_kenlm_tools=0
+for option in "$@"; do
+  case "$option" in
+    --test) want_tests=1 want_kenlm_tools=1 ;;
+    --kenlm-tools) want_kenlm_tools=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option $option (options: --kenlm-tools, --test)" >&2; exit 2 ;;
+  esac
+done
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "setup: plexity_plugins needs Python 3.11 or later; $PYTHON is $("$PYTHON" --version 2>&1 || echo missing)" \
+       "(set PYTHON=python3.11, or on Debian 12: apt-get install python3)" >&2
+  exit 2
+fi
+extras=all
+((want_tests)) && extras=test  # (test includes all)
+setup_started=$SECONDS
+
+# -- system packages ---------------------------------------------------------------
+packages=()
 if command -v apt-get >/dev/null 2>&1; then
-  # A C++ compiler for the kenlm wheel (built from its sdist by pip).
-  apt_install g++ make zlib1g-dev
+  # A C++ compiler for kenlm's Python module (built from its sdist) and our extension.
+  packages+=(g++ make zlib1g-dev)
+  # libmagic: python-magic, which datatrove's own WarcReader needs (the [datatrove] extra).
+  packages+=(libmagic1)
   # Debian's own python3 needs venv and headers; a pyenv/other Python brings its own.
   if [[ "$(command -v "$PYTHON")" == /usr/bin/* ]]; then
-    apt_install python3-venv python3-dev
+    packages+=(python3-venv python3-dev)
+  fi
+  if ((want_kenlm_tools)); then
+    # KenLM's lmplz and build_binary (scripts/build_kenlm.sh)
+    packages+=(cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
+               libbz2-dev liblzma-dev)
   fi
   if ((want_tests)); then
     # git: the environment tests copy the checkout by its tracked files (scripts/lib.sh);
     # curl: the docs' JSON API example, which the tests run as written.
-    apt_install git curl ca-certificates
-    # KenLM's lmplz and build_binary (scripts/build_kenlm.sh).
-    apt_install cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev \
-      libboost-test-dev libbz2-dev liblzma-dev libmagic1
+    packages+=(git curl ca-certificates)
+  fi
+  missing="$(missing_packages "${packages[@]}")"
+  if [[ -n "$missing" ]]; then
+    step "system packages: apt-get install ${missing% }" apt_install $missing
+  else
+    echo "setup: system packages: already installed"
   fi
 fi
 
 # -- Python environment -------------------------------------------------------------
-if [[ ! -x .venv/bin/python ]]; then
-  "$PYTHON" -m venv .venv
+# What .venv was set up from: reinstall when it changes (a new dependency, changed C++).
+fingerprint="$({ "$PYTHON" --version 2>&1; cat pyproject.toml setup.py;
+                 find native -type f -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)"
+stamp=.venv/.plexity-setup  # "EXTRAS FINGERPRINT" of the last complete install
+# the compiled extension, by the name setup.py gives it
+native_module="$(sed -n 's/^ *"\(plexity_plugins[.a-z_]*_native\)",$/\1/p' setup.py | head -1)"
+read -r installed_extras installed_fingerprint 2>/dev/null <"$stamp" || true
+if [[ -x .venv/bin/python && "${installed_fingerprint:-}" == "$fingerprint" &&
+      ( "${installed_extras:-}" == "$extras" || "${installed_extras:-}" == test ) ]] \
+   && .venv/bin/python -c "import $native_module" 2>/dev/null; then
+  echo "setup: Python packages: .venv is up to date (set up from these sources; rm $stamp to reinstall)"
+else
+  rm -f "$stamp"
+  pip=(.venv/bin/python -m pip install --disable-pip-version-check --progress-bar off)
+  if [[ ! -x .venv/bin/python ]]; then
+    step "Python environment: $PYTHON -m venv .venv, then the latest pip" \
+      bash -c "'$PYTHON' -m venv .venv && ${pip[*]} --upgrade pip"
+  fi
+  # kenlm's Python module comes as source only: pip compiles it (C++, a minute or two).
+  step "compiling kenlm's Python module (pip, from its source; a minute or two)" \
+    "${pip[@]}" $(.venv/bin/python scripts/requirements.py "$extras" --only kenlm)
+  reqs="$(mktemp)"
+  .venv/bin/python scripts/requirements.py "$extras" --except kenlm >"$reqs"
+  step "Python packages: $(wc -l <"$reqs") requirements of .[$extras] and their dependencies (pip: datatrove, Scrapy, Ray ...)" \
+    "${pip[@]}" -r "$reqs"
+  rm -f "$reqs"
+  # (no build isolation: the build's setuptools and wheel were installed above)
+  step "compiling plexity_plugins' extension (C++: our scorer and KenLM's query code) and installing it" \
+    env PLEXITY_REQUIRE_NATIVE=1 "${pip[@]}" --no-deps --no-build-isolation -e .
+  .venv/bin/python -c "import plexity_plugins, $native_module, kenlm, blingfire" \
+    || { echo "setup: the Python install failed (see pip's messages above)" >&2; exit 1; }
+  echo "$extras $fingerprint" >"$stamp"
 fi
-echo "setup: installing plexity_plugins and its dependencies into .venv (a few minutes the first time)"
-# pip's and setuptools' chatter goes to a log, shown only when the install fails.
-pip_log="$(mktemp)"
-target=".[all]"
-((want_tests)) && target=".[test]"  # (test includes all)
-if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip &&
-       PLEXITY_REQUIRE_NATIVE=1 .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"; } >"$pip_log" 2>&1; then
-  cat "$pip_log" >&2
-  echo "setup: pip install failed (output above)" >&2
-  exit 1
-fi
-rm -f "$pip_log"
-.venv/bin/python -c "import plexity_plugins, kenlm, blingfire" \
-  || { echo "setup: the Python install failed (see pip's messages above)" >&2; exit 1; }
 
-# -- test prerequisites ----------------------------------------------------------------
+# -- KenLM's tools, test services ----------------------------------------------------
+if ((want_kenlm_tools)); then
+  step "KenLM's lmplz and build_binary (cmake, from kenlm's source; about a minute)" \
+    env PYTHON=.venv/bin/python bash scripts/build_kenlm.sh
+fi
 if ((want_tests)); then
-  PYTHON=.venv/bin/python bash scripts/build_kenlm.sh
   for hook in scripts/ci/*.sh; do
     [[ -e "$hook" ]] || continue
-    echo "setup: $hook"
-    bash "$hook"
+    step "for the tests: $hook" bash "$hook"
   done
 fi
-echo "setup: done"
+echo "setup: done in $(took $((SECONDS - setup_started)))"

@@ -19,6 +19,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from warc_corpus import CAP, count_records, write_corpus
+from helpers import run_step_stats
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
@@ -39,12 +40,6 @@ def expected_skips(expected) -> Counter:
 def run(*args, timeout=600):
     return subprocess.run([*PLEXITY, *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=timeout)
 
-
-def run_step_stats(out: Path) -> tuple[dict, dict, dict]:
-    """The merged counters of `plexity run`'s reader, tags extractor and filter steps."""
-    merged = json.loads((out / "logs" / "stats.json").read_text())
-    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
-    return tuple(next(v for k, v in step.items() if part in k) for part in ("WARC HTML", "HTML tags", "Perplexity"))
 
 
 def warc_records(path: Path) -> list:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostile_pages import pages as hostile_pages
-from test_fast_extractor import ARTICLE, PAGE  # the same article page
+from article_page import ARTICLE, PAGE  # the same article page
 from plexity_plugins.datatrove import AutoExtractor
 from plexity_plugins.extractors import (DEFAULT_EXTRACTOR, EXTRACTORS, FALLBACK_RATIO, NEW_TEXT_FRACTION, ExtractionError,
                                      declares_article_or_product, decode_html, get_extractor, html_to_text_auto,

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import PerplexityScorer
-from plexity_plugins.training import kenlm_tools, thresholds
+from plexity_plugins.training import ModelTrainer, thresholds
 from plexity_plugins.cli import main
-from plexity_plugins.training import ModelTrainer
 
 from fixtures.training import synthetic_corpus as synth
 

@@ -133,7 +133,7 @@ def test_the_scrapy_pipeline_reads_each_page_right():
 
 
 def test_the_web_demo_reads_an_html_files_bytes_the_same_way():
-    from test_web_api import start_server, stop_server
+    from web_server import start_server, stop_server
 
     process, url = start_server([])
     try:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 
@@ -217,10 +216,14 @@ def test_a_truncated_warc_is_counted_and_named_with_the_record_it_stops_after(tm
     assert "truncated after record 5" in proc.stdout and "truncated after record 5" in proc.stderr
 
 
-def test_a_text_file_named_warc_is_counted_as_not_a_warc_and_writes_nothing(tmp_path):
+def test_a_text_file_named_warc_is_called_text_counted_as_not_a_warc_and_writes_nothing(tmp_path):
+    # nothing could be read: exit 1, with a last line that names the file and says what it is
     (tmp_path / "notes.warc").write_text("Shopping list: eggs, milk, bread.\n" * 10)
     out = tmp_path / "out"
-    plexity("clean", tmp_path / "notes.warc", "--output-dir", out, "-q")
+    proc = plexity("clean", tmp_path / "notes.warc", "--output-dir", out, "-q", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (f"plexity clean: error: no input could be read: {tmp_path / 'notes.warc'}: "
+                                            f"not a WARC file: a text file (it starts 'Shopping list: eggs, milk, bread. Shoppi')")
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["files"] == 0 and stats["files_skipped"] == 1 and stats["skip_reasons"] == {"not_a_warc": 1}
     assert not (out / "notes.warc").exists()

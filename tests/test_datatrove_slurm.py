@@ -10,11 +10,10 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from test_datatrove import REPO, SAMPLE, html_uris, read_jsonl_dir, read_warc_dir, split_warc
+from helpers import REPO, SAMPLE, completions, html_uris, read_jsonl_dir, read_warc_dir, split_warc
 
 PARTITION = "debug"
 
@@ -40,10 +39,6 @@ def wait_for_jobs(name: str, timeout: float = 240) -> None:
         time.sleep(1)
     raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s:\n{out}")
 
-
-def completions(logging_dir: Path) -> list[str]:
-    directory = logging_dir / "completions"
-    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
 
 
 @pytest.mark.slurm

@@ -154,7 +154,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
 
 def prepare_ccnet(work: Path) -> None:
     """CCNet-style model files under the names the Models page uses, and the texts it reads."""
-    from test_ccnet import CORPUS, build_ccnet_model
+    from ccnet_model import CORPUS, build_ccnet_model
 
     kenlm_path, sp_path = build_ccnet_model(work / "ccnet-build", CORPUS * 2)
     for language in ("en", "de"):

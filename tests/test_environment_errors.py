@@ -49,13 +49,14 @@ def test_plexity_clean_stops_with_a_message_and_claims_nothing(tmp_path, broken_
     assert stats["completed"] is False and not stats["skip_reasons"]
 
 
-def test_plexity_run_stops_the_task_and_marks_nothing_complete(tmp_path, broken_env):
+def test_plexity_run_stops_before_any_task_and_marks_nothing_complete(tmp_path, broken_env):
     out = tmp_path / "out"
     proc = subprocess.run([*PLEXITY, "run", str(SAMPLE), "--output-dir", str(out), "--executor", "local",
                            "--extractor", "trafilatura"], capture_output=True, text=True, env=broken_env,
                           timeout=300)
-    assert proc.returncode != 0
-    assert "lxml_html_clean" in proc.stderr and "did not complete" in proc.stderr
+    assert proc.returncode == 3  # (its extraction child is started once first: it cannot import trafilatura)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "lxml_html_clean" in lines[0] and "install" in lines[0], proc.stderr
     completions = out / "logs" / "completions"
     assert not completions.exists() or not any(completions.iterdir())
     assert not list((out / "documents").glob("*")) if (out / "documents").exists() else True
@@ -114,3 +115,86 @@ def test_a_scrapy_crawl_with_a_broken_extractor_stops_at_its_start(tmp_path, bro
                               cwd=project, capture_output=True, text=True, env=broken_env, timeout=300)
     assert proc.returncode != 0 and "lxml_html_clean" in proc.stderr
     assert not (tmp_path / "items.jsonl").exists() or not (tmp_path / "items.jsonl").read_text()
+
+
+# -- the extraction child cannot start -----------------------------------------------------------
+
+# `plexity` run by an interpreter whose executable the extraction child cannot run (as for a user
+# without access to it: exec fails with EACCES). Before, every page counted as extraction_failed
+# and `plexity clean` exited 0 with "completed": true and nothing cleaned.
+UNRUNNABLE_CHILD = ("import sys\n"
+                    "sys.executable = sys.argv.pop(1)\n"
+                    "from plexity_plugins.cli import main\n"
+                    "sys.exit(main(sys.argv[1:]))\n")
+
+
+@pytest.fixture
+def unrunnable(tmp_path) -> list[str]:
+    """The command prefix of a `plexity` whose extraction children cannot be started."""
+    interpreter = tmp_path / "python-without-access"
+    interpreter.write_text("")
+    interpreter.chmod(0o644)  # (no execute bit: not even root may run it)
+    script = tmp_path / "plexity_unrunnable.py"
+    script.write_text(UNRUNNABLE_CHILD)
+    return [sys.executable, str(script), str(interpreter)]
+
+
+def _one_error_line(stderr: str, command: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"plexity {command}: error:"), stderr
+    assert "could not start" in lines[0] and "Traceback" not in stderr
+    return lines[0]
+
+
+def test_plexity_clean_stops_before_any_page_when_the_extraction_child_cannot_start(tmp_path, unrunnable):
+    out = tmp_path / "out"
+    done = subprocess.run([*unrunnable, "clean", str(SAMPLE), "-o", str(out), "-q"], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 3
+    _one_error_line(done.stderr, "clean")
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["completed"] is False and stats["documents"] == 0 and not stats["skip_reasons"]
+    assert not (out / "sample.warc.gz").exists()
+    # text needs no extraction: the same installation cleans it
+    (tmp_path / "a.txt").write_text("The council approved the budget for the new library on Tuesday.")
+    text = subprocess.run([*unrunnable, "clean", str(tmp_path / "a.txt"), "-o", str(tmp_path / "text"), "-q"],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert text.returncode == 0, text.stderr
+
+
+def test_plexity_run_stops_before_launching_a_task(tmp_path, unrunnable):
+    out = tmp_path / "out"
+    done = subprocess.run([*unrunnable, "run", str(SAMPLE), "-o", str(out)], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert done.returncode == 3, done.stdout + done.stderr
+    _one_error_line(done.stderr, "run")
+    assert not (out / "logs" / "completions").exists() and not (out / "documents").exists()
+
+
+def test_plexity_serve_stops_at_start_up(unrunnable):
+    from web_server import free_port
+
+    done = subprocess.run([*unrunnable, "serve", "--port", str(free_port())], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+    assert done.returncode == 3
+    _one_error_line(done.stderr, "serve")
+
+
+def test_the_scrapy_pipeline_and_the_datatrove_step_raise_instead_of_counting_each_page(tmp_path, monkeypatch):
+    from datatrove.data import Document
+
+    from plexity_plugins.datatrove import HtmlTagsExtractor
+    from plexity_plugins.errors import InstallationError
+
+    interpreter = tmp_path / "python-without-access"
+    interpreter.write_text("")
+    monkeypatch.setattr(sys, "executable", str(interpreter))
+    pipeline = _pipeline(PLEXITY_EXTRACTOR="tags", PLEXITY_EXTRACT_TIMEOUT=30)
+    with pytest.raises(InstallationError, match="could not start"):
+        pipeline.open_spider()
+    pipeline.close_spider()
+    step = HtmlTagsExtractor()
+    documents = [Document(text="<p>The council met.</p>", id=str(i)) for i in range(3)]
+    with pytest.raises(InstallationError, match="could not start"):
+        list(step.run(iter(documents)))
+    assert step.stats["clean_error"].total == 0 and step.stats["broken_process"].total == 0

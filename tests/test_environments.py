@@ -3,11 +3,16 @@
 Each test runs a script of scripts/env/ that makes a new virtual environment the way a user
 would and checks the result there (the scripts say what they check):
 
-- a datatrove user's: ``pip install "datatrove[processing,io]" "plexity_plugins[datatrove]"``
-  (datatrove's ``processing`` extra pins trafilatura < 1.12); the datatrove, extractor and
-  sample-WARC tests and a ``plexity run`` of the sample WARC run in it;
+- a datatrove user's, with the oldest datatrove pyproject.toml allows:
+  ``pip install "datatrove[processing]==<lower bound>" "plexity_plugins[datatrove]"`` (datatrove's
+  ``processing`` extra pins trafilatura < 1.12): datatrove's own ``WarcReader`` works there (our
+  extra brings faust-cchardet and python-magic), ``plexity run --executor ray`` says in one line
+  that Ray is missing (exit 2); then with datatrove's ``io`` extra too, the datatrove, executor,
+  extractor and sample-WARC tests and a ``plexity run`` of the sample WARC run in it.  (The
+  newest datatrove is the one scripts/setup.sh installs: the whole suite runs with it.)
 - Debian 12's own Python with the pip its ``python3 -m venv`` brings (23.0.1, too old to match
-  lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record.
+  lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record; a
+  front end whose extra is missing names the command that installs it, which works as written.
 
 They take a few minutes each (pip builds kenlm and our extension); ``-m "not environments"``
 leaves them out of a quick run.
@@ -15,6 +20,8 @@ leaves them out of a quick run.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -25,21 +32,34 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.environments
 
 
-def run_script(name: str, work: Path) -> str:
+def run_script(name: str, work: Path, **env: str) -> str:
     result = subprocess.run(["bash", str(REPO / "scripts" / "env" / name), str(work)], capture_output=True,
-                            text=True, timeout=1500)
+                            text=True, timeout=1500, env={**os.environ, **env})
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"scripts/env/{name} failed:\n{output[-6000:]}"
     return output
 
 
-def test_a_datatrove_processing_environment_installs_us_with_trafilatura_1_x_and_runs(tmp_path):
-    output = run_script("datatrove_processing.sh", tmp_path)
+def oldest_datatrove() -> str:
+    """The lower bound of the datatrove extra in pyproject.toml (``datatrove>=X``)."""
+    return re.search(r'"datatrove>=([0-9.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+
+
+def test_the_oldest_datatrove_we_support_with_its_processing_extra_runs_the_datatrove_tests(tmp_path):
+    oldest = oldest_datatrove()
+    output = run_script("datatrove_processing.sh", tmp_path, DATATROVE_VERSION=f"=={oldest}")
+    installed = next(line.split()[1] for line in output.splitlines() if re.match(r"datatrove \d", line))
+    assert installed.split(".")[:len(oldest.split("."))] == oldest.split("."), installed
     version = next(line.split()[1] for line in output.splitlines() if line.startswith("trafilatura "))
     major, minor = (int(x) for x in version.split(".")[:2])
     assert (major, minor) < (1, 12), f"datatrove[processing] should have brought trafilatura < 1.12, got {version}"
     assert " passed" in output and " failed" not in output
     assert "plexity run: " in output and "environment OK" in output
+    assert "datatrove WarcReader: 12 documents" in output  # the sample's 12 HTML pages
+    # the command that installs Ray there: that environment's pip, from the folder it was installed from
+    venv, src = tmp_path / "venv" / "bin" / "python", tmp_path / "src"
+    assert (f"without Ray: plexity run: error: plexity run --executor ray needs Ray, which is not installed in this "
+            f"environment: {venv} -m pip install '{src}[ray]'") in output
 
 
 def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(tmp_path):
@@ -47,3 +67,6 @@ def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_r
     assert "pip 23.0" in output, "expected Debian 12's venv pip"
     assert "lxml.html.clean importable" in output
     assert "plexity clean: 27 of 27 records written" in output
+    # a missing extra's message names a command that works as written (this venv's pip, the source folder)
+    assert f"the fix it names works: {tmp_path / 'venv' / 'bin' / 'python'} -m pip install '{tmp_path / 'src'}[web]'" \
+        in output

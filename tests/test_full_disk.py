@@ -21,8 +21,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from test_datatrove import SAMPLE, read_jsonl_dir, split_warc
-from test_datatrove_slurm import completions
+from helpers import SAMPLE, split_warc
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 SENTENCES = ["The council approved the budget for the new library on Tuesday.",
@@ -110,7 +109,9 @@ def test_plexity_run_with_its_logs_on_a_full_disk_says_so_in_one_line(tmp_path, 
                          "--extractor", "tags", "--workers", str(workers)]
     full = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert full.returncode == 4
-    assert "did not complete" in one_error_line(full.stderr, "run")
+    # (the run's settings are recorded there first: it stops before any task starts)
+    assert one_error_line(full.stderr, "run") == ("plexity run: error: no space left on device: free some space or "
+                                                  "choose another output directory, then run the same command again")
     assert len(full.stderr.splitlines()) < 40  # (was 746 lines and 24 tracebacks)
     assert not (out / "documents").exists() or files_under(out / "documents") == []
 

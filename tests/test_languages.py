@@ -239,9 +239,9 @@ def fresh_identifier(tmp_path, monkeypatch):
     from plexity_plugins.text import language
 
     monkeypatch.setenv("PLEXITY_CACHE_DIR", str(tmp_path / "cache"))
-    language._identifier.cache_clear()
+    language.identifier.cache_clear()
     yield language
-    language._identifier.cache_clear()
+    language.identifier.cache_clear()
 
 
 def _stock_answers():
@@ -254,7 +254,7 @@ def _stock_answers():
 def test_the_first_load_caches_the_tables_and_the_next_one_reads_them_alone(fresh_identifier, monkeypatch):
     language = fresh_identifier
     expected = _stock_answers()
-    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    assert [language.identifier().classify(t) for t in SAMPLES] == expected
     [cached] = (language.cache_dir() / "langid").iterdir()
     assert (cached / "manifest.json").is_file() and (cached / "ptc.npy").is_file()
 
@@ -264,30 +264,30 @@ def test_the_first_load_caches_the_tables_and_the_next_one_reads_them_alone(fres
         raise AssertionError("py3langid's compressed model was loaded again")
 
     monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(no_lzma))
-    language._identifier.cache_clear()
-    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    language.identifier.cache_clear()
+    assert [language.identifier().classify(t) for t in SAMPLES] == expected
 
 
 def test_a_damaged_copy_is_not_used(fresh_identifier, caplog):
     language = fresh_identifier
     expected = _stock_answers()
-    language._identifier()
+    language.identifier()
     [cached] = (language.cache_dir() / "langid").iterdir()
     ptc = cached / "ptc.npy"
     data = bytearray(ptc.read_bytes())
     data[-200_000:] = bytes(200_000)  # zeroed weights: a copy that loads but answers wrongly
     ptc.write_bytes(bytes(data))
-    language._identifier.cache_clear()
-    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    language.identifier.cache_clear()
+    assert [language.identifier().classify(t) for t in SAMPLES] == expected
     assert "not used" in caplog.text
 
     (cached / "nextmove.npy").write_bytes(b"truncated")
-    language._identifier.cache_clear()
-    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    language.identifier.cache_clear()
+    assert [language.identifier().classify(t) for t in SAMPLES] == expected
 
     caplog.clear()  # each time a sound copy was written in its place
-    language._identifier.cache_clear()
-    assert [language._identifier().classify(t) for t in SAMPLES] == expected
+    language.identifier.cache_clear()
+    assert [language.identifier().classify(t) for t in SAMPLES] == expected
     assert "not used" not in caplog.text
 
 
@@ -296,4 +296,4 @@ def test_an_unwritable_cache_directory_only_costs_time(fresh_identifier, tmp_pat
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("PLEXITY_CACHE_DIR", str(blocker))
-    assert [language._identifier().classify(t) for t in SAMPLES] == _stock_answers()
+    assert [language.identifier().classify(t) for t in SAMPLES] == _stock_answers()

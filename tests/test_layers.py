@@ -82,7 +82,8 @@ def test_every_module_imports_only_its_own_layer_and_the_layers_below():
 
 
 def test_the_package_root_holds_only_the_front_ends_errors_and_the_layer_folders():
-    entries = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    # (build products left out: a compiled extension built here before the layers, say)
+    entries = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and p.suffix not in (".so", ".pyd")}
     expected = {"__init__.py", "errors.py", "scrapy.py", "data"} | {n for n in LEVEL if (PACKAGE / n).is_dir()}
     assert entries == expected
 
@@ -97,3 +98,93 @@ def test_the_scan_sees_an_upside_down_import(tmp_path):
     inputs.write_text(inputs.read_text() + "\nfrom ..scoring.scorer import PerplexityScorer\n")
     assert layer_violations(copy) == ["plexity_plugins/io/inputs.py:%d (io) imports plexity_plugins.scoring.scorer "
                                   "(scoring), which is not below it" % len(inputs.read_text().splitlines())]
+
+
+# -- datatrove through its public API ------------------------------------------------------------
+
+# datatrove's private methods that its own docstrings hand to subclasses: a subclass overrides them
+# (and calls datatrove's), which is subclassing, not reaching into datatrove.
+DATATROVE_HOOKS = {"_run_for_rank", "_write", "_default_adapter"}
+
+
+def datatrove_private_names() -> set[str]:
+    """Every private name datatrove's own code defines or sets (functions, classes, attributes,
+    module-level names), read from the installed datatrove."""
+    import datatrove
+
+    names = set()
+    for path in Path(datatrove.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")} - DATATROVE_HOOKS
+
+
+def private_datatrove_uses(package_dir: Path = PACKAGE) -> list[str]:
+    """What our modules take of datatrove's privates: a private module or name imported, a
+    module-level name of datatrove's assigned, a private name of datatrove's used (read, set or
+    overridden) other than the hooks above."""
+    privates = datatrove_private_names()
+    problems = []
+    for path in sorted(package_dir.rglob("*.py")):
+        where = path.relative_to(package_dir.parent)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        datatrove_names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "datatrove":
+                if any(part.startswith("_") for part in node.module.split(".")):
+                    problems.append(f"{where}:{node.lineno} imports the private module {node.module}")
+                problems += [f"{where}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_")]
+                datatrove_names |= {a.asname or a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                datatrove_names |= {a.asname or a.name for a in node.names if a.name.split(".")[0] == "datatrove"}
+        if not datatrove_names:
+            continue  # (a module that does not touch datatrove)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id in datatrove_names:
+                problems.append(f"{where}:{node.lineno} assigns datatrove's {node.value.id}.{node.attr}")
+            name = node.attr if isinstance(node, ast.Attribute) else \
+                node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if name in privates:
+                problems.append(f"{where}:{node.lineno} uses datatrove's private {name}")
+    return problems
+
+
+def test_datatrove_is_used_through_its_public_api():
+    assert private_datatrove_uses() == []
+
+
+def test_the_scan_sees_datatrove_s_privates(tmp_path):
+    import shutil
+
+    copy = tmp_path / "plexity_plugins"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    writers = copy / "datatrove" / "writers.py"
+    writers.write_text(writers.read_text() + "\n\ndef peek(manager):\n    return manager._output_files\n"
+                       "\n\nfrom datatrove.executor import ray as datatrove_ray\n"
+                       "datatrove_ray.RayTaskManager = None\n")
+    lines = len(writers.read_text().splitlines())
+    assert sorted(private_datatrove_uses(copy)) == [
+        f"plexity_plugins/datatrove/writers.py:{lines - 4} uses datatrove's private _output_files",
+        f"plexity_plugins/datatrove/writers.py:{lines} assigns datatrove's datatrove_ray.RayTaskManager"]
+
+
+# -- the tests share helpers through helper modules ------------------------------------------------
+
+def test_no_test_module_imports_another():
+    """What several test modules need is in a helper module (helpers.py, web_server.py, browser.py,
+    article_page.py, ccnet_model.py, warc_corpus.py ...) or conftest.py, not in one of them."""
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{path.name}:{node.lineno} imports {n}" for n in names if n.split(".")[0].startswith("test_")]
+    assert found == []

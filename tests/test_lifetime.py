@@ -11,12 +11,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import psutil
 import pytest
 
-from test_datatrove import SAMPLE
+from helpers import SAMPLE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 
@@ -82,10 +81,8 @@ def kill_and_watch(command: list[str], ready: str | None = None) -> tuple[list[i
 def test_the_extractor_child_of_a_killed_datatrove_task_ends_with_it(tmp_path):
     script = tmp_path / "held.py"
     script.write_text(textwrap.dedent(HELD_PIPELINE))
-    started = time.monotonic()
     pids, all_ended = kill_and_watch([sys.executable, str(script), str(SAMPLE.parent)], ready="holding")
     assert all_ended, f"extractor process(es) {pids} outlived their task"
-    assert time.monotonic() - started < 60
 
 
 def test_a_task_process_forked_as_datatrove_s_ray_actor_does_ends_with_the_actor(tmp_path):

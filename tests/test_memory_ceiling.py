@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from plexity_plugins.extractors.sandbox import DEFAULT_EXTRACT_MEMORY, TimeLimitedExtractor, extract_memory_limit
 from plexity_plugins.errors import ExtractionMemoryLimit, ExtractorDied
+from helpers import extraction_children
 from process_tree import mb, run_measured
 
 FINE = ("<html><body><article>"
@@ -74,9 +74,10 @@ def test_a_child_killed_from_outside_is_a_death_not_a_memory_limit():
     import threading
 
     extractor = TimeLimitedExtractor("auto", memory_limit=0, timeout=60)
+    before = extraction_children()
     extractor.warm_up()
-    child = extractor._children[0].process
-    threading.Timer(0.3, os.kill, (child.pid, signal.SIGKILL)).start()
+    (child,) = extraction_children() - before  # its child, ready
+    threading.Timer(0.3, os.kill, (child, signal.SIGKILL)).start()
     try:
         with pytest.raises(ExtractorDied):
             extractor(siblings(300_000))
@@ -134,13 +135,14 @@ _SCRAPY = textwrap.dedent("""
     crawler = get_crawler(settings_dict=settings)
     pipeline = PerplexityFilterPipeline.from_crawler(crawler)
     pipeline.open_spider()
+    dropped = []
     for path in sorted(Path(sys.argv[1]).glob("*.html")):
         try:
             asyncio.run(pipeline.process_item({"url": path.name, "html": path.read_bytes()}))
         except DropItem as exc:
-            print(exc, file=sys.stderr)
+            dropped.append(str(exc))
     pipeline.close_spider()
-    print(json.dumps(crawler.stats.get_stats(), default=str))
+    print(json.dumps({**crawler.stats.get_stats(), "dropped": dropped}, default=str))
 """)
 
 _DATATROVE = textwrap.dedent("""
@@ -194,6 +196,8 @@ def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
 def test_the_scrapy_pipeline_drops_the_item_as_memory_limit_and_goes_on(pages):
     stats, _ = _scrapy(pages, "html", LOW)
     assert stats["plexity/items_dropped/memory_limit"] == 1 and stats["plexity/items_cleaned"] == 1
+    (dropped,) = stats["dropped"]  # the page of a million siblings, not the fine one
+    assert dropped.startswith("plexity: memory_limit: ") and dropped.endswith("(siblings.html)"), dropped
 
 
 def test_the_datatrove_extractor_step_counts_memory_limit(pages):
@@ -227,6 +231,7 @@ def test_the_scrapy_pipeline_stays_under_the_bound_with_the_default_ceiling(page
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
     stats, memory = _scrapy(pages, "html45")
     assert stats["plexity/items_dropped/memory_limit"] == 1
+    assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(siblings.html)"]
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 
 
@@ -235,3 +240,35 @@ def test_the_datatrove_steps_stay_under_the_bound_with_the_default_ceiling(pages
     stats, memory = _datatrove(pages, "warc45")
     assert stats["memory_limit"] == 1
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
+
+
+# -- text laid out as one long line ----------------------------------------------------------
+
+ONE_LINE_BOUND = 600_000_000  # bytes, the whole process tree (measured: ~310 MB for both below)
+
+
+def test_a_45_mb_text_of_one_line_is_cleaned_in_bounded_memory(tmp_path):
+    # (the sentence splitter took the line whole: 1.9 GB for the process tree)
+    (tmp_path / "in").mkdir()
+    words = b"The council approved the budget for the new library on Tuesday evening and "
+    (tmp_path / "in" / "one-line.txt").write_bytes((words * (45_000_000 // len(words) + 1))[:45_000_000])
+    stats, memory = _clean(tmp_path, tmp_path, "in")
+    assert stats["documents"] == 1 and stats["completed"] is True
+    assert memory.peak_rss < ONE_LINE_BOUND, mb(memory.peak_rss)
+
+
+def test_plexity_score_reads_stdin_up_to_the_cap_and_scores_a_20_mb_word_in_bounded_memory(tmp_path):
+    word = tmp_path / "word.txt"
+    word.write_bytes(b"x" * 20_000_000)  # no space: one token, one line (969 MB before)
+    with open(word, "rb") as stdin:
+        done, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "score", "-", "--plain"],
+                                    timeout=300, stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    assert memory.peak_rss < ONE_LINE_BOUND, mb(memory.peak_rss)
+    over = tmp_path / "over.txt"
+    over.write_bytes(b"The council met. " * 3_000_000)  # 51 MB: over the cap, as plexity clean skips it
+    with open(over, "rb") as stdin:
+        done, memory = run_measured([sys.executable, "-m", "plexity_plugins.cli", "score", "-"], timeout=300,
+                                    stdin=stdin)
+    assert done.returncode == 2 and "more than 50,000,000 bytes" in done.stderr and not done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -18,7 +18,7 @@ from plexity_plugins.cleaning.files import STATS_FILE
 from plexity_plugins.cleaning.report import build_report
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.cleaning.stats import RunStats
-from test_web_browser import chromium
+from browser import chromium
 
 EXAMPLE_WARC = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
 PLEXITY = str(Path(sys.executable).with_name("plexity"))

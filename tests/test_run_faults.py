@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from test_datatrove import PLEXITY, SAMPLE, html_uris, read_jsonl_dir, split_warc
-from test_datatrove_slurm import completions
+from helpers import PLEXITY, SAMPLE, completions, html_uris, read_jsonl_dir, split_warc
 
 # A `plexity run` pipeline (tags extractor, 4 tasks, 2 workers) whose task 2 SIGKILLs its own
 # worker process at its second document, the first time only: the out-of-memory killer's way.
@@ -126,3 +125,56 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_and_a_rerun_redoes_the_fai
     written = [d["metadata"]["url"] for d in read_jsonl_dir(small_disk / "documents")
                + read_jsonl_dir(small_disk / "excluded")]
     assert sorted(written) == sorted(html_uris(shards))
+
+
+def _busy_shards(folder: Path, shards: int = 2, records: int = 600) -> list[str]:
+    """WARC shards whose tasks take `plexity run` a few seconds each (600 pages of 30 kB a shard)."""
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    folder.mkdir()
+    uris = []
+    for s in range(shards):
+        members = []
+        for i in range(records):
+            uri = f"http://t/{s}/{i}"
+            uris.append(uri)
+            members.append(gzip.compress(record_bytes(uri, page(*[f"{ARTICLE} Part {j} of {i}." for j in range(60)])
+                                                      .encode())))
+        (folder / f"shard-{s}.warc.gz").write_bytes(b"".join(members))
+    return uris
+
+
+def _sizes(folder: Path) -> dict[str, int]:
+    return {str(p): p.stat().st_size for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
+
+
+def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_gives_each_record_once(tmp_path):
+    shards = tmp_path / "shards"
+    uris = _busy_shards(shards)
+    out = tmp_path / "out"
+    command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers", "2",
+                         "--min-chars", "0"]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        parts = out / "documents"  # (each task writes its output under a .part name until it ends)
+        while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
+            time.sleep(0.02)
+        # both tasks are writing their documents
+        assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before the kill"
+        os.killpg(run.pid, 9)  # the run's process group, as a scheduler or a terminal does
+        run.wait(10)
+        time.sleep(1)
+        assert processes_in_session(run.pid) == []  # the task workers and their extractors died with it
+        before = _sizes(out)
+        time.sleep(1.5)
+        assert _sizes(out) == before  # nothing writes after the kill
+    finally:
+        for line in processes_in_session(run.pid):
+            os.kill(int(line.split()[0]), 9)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(uris)  # every record exactly once

@@ -2,6 +2,7 @@
 
 import math
 import pickle
+from pathlib import Path
 
 import kenlm
 import pytest
@@ -92,13 +93,12 @@ def test_clean_drops_boilerplate_and_keeps_prose_verbatim(scorer):
     assert len(result.perplexities) == 5
 
 
-def test_dropped_sentences_are_built_when_first_asked_for(scorer):
+def test_the_dropped_sentences_agree_with_their_perplexities_and_are_built_once(scorer):
     """Counting needs no object per dropped sentence; asking for them gives them all, once."""
     result = scorer.clean(ARTICLE)
-    assert result._dropped is None
     assert result.dropped_perplexities == [p for p in result.perplexities if p > result.threshold]
-    assert result._dropped is None
     assert result.dropped is result.dropped
+    assert [d.text for d in result.dropped] == ["Share on Facebook", "Accept all cookies"]
     assert [d.perplexity for d in result.dropped] == result.dropped_perplexities
     assert [ARTICLE[d.start:d.end] for d in result.dropped] == [d.text for d in result.dropped]
 
@@ -140,11 +140,21 @@ def test_invalid_threshold_is_refused():
         PerplexityScorer(threshold=-3)
 
 
+def mappings(path) -> int:
+    """How many times this process has `path` memory-mapped (KenLM maps a binary model)."""
+    with open("/proc/self/maps") as maps:
+        return sum(1 for line in maps if line.rstrip().endswith(str(path)))
+
+
 def test_scorer_pickles_without_the_model_and_reopens_it(scorer):
     scorer.perplexity("warm up")  # opens the model
-    copy = pickle.loads(pickle.dumps(scorer))
-    assert copy._lm is None
+    pickled = pickle.dumps(scorer)
+    assert len(pickled) < Path(scorer.info.path).stat().st_size / 100  # not the model: its name and settings
+    opened = mappings(scorer.info.path)
+    copy = pickle.loads(pickled)
+    assert mappings(scorer.info.path) == opened  # nothing opened by unpickling ...
     assert copy.perplexity("The cat sat.") == scorer.perplexity("The cat sat.")
+    assert mappings(scorer.info.path) == opened + 1  # ... the model, on first use
 
 
 def test_arpa_models_load_too(tiny_arpa_model, tiny_model):
@@ -172,7 +182,8 @@ def test_text_in_another_language_passes_through_unfiltered(scorer):
 def test_language_check_can_be_turned_off():
     result = PerplexityScorer(language_check=False).clean(GERMAN)
     assert result.passthrough is None
-    assert result.sentences_dropped >= 2  # an English model finds German improbable
+    assert result.sentences_dropped >= 2  # an English model finds German improbable ...
+    assert all(d.text in GERMAN and d.perplexity > result.threshold for d in result.dropped)  # ... its sentences
 
 
 def test_english_text_is_filtered_not_passed_through(scorer):
@@ -203,13 +214,14 @@ def test_clean_result_shows_its_decision_sentence_by_sentence(scorer):
 
 
 def test_open_opens_what_clean_uses(tiny_model):
-    from plexity_plugins.runtime import native
-
+    """The model the scoring path uses (the compiled one, or the kenlm module's without it),
+    once: clean() then opens nothing more, and the other one is never opened as well."""
+    model = PerplexityScorer(tiny_model).info.path
+    before = mappings(model)
     scorer = PerplexityScorer(tiny_model).open()
-    if native.ENABLED:  # the compiled model, and not the kenlm module's as well
-        assert scorer._native_lm and scorer._lm is None
-    else:
-        assert scorer._lm is not None
+    assert mappings(model) == before + 1
+    assert scorer.clean("The cat sat on the mat. The dog sat on the rug.").sentences == 2
+    assert mappings(model) == before + 1
 
 
 def test_warm_ups_open_what_clean_uses_and_nothing_else():
@@ -218,14 +230,17 @@ def test_warm_ups_open_what_clean_uses_and_nothing_else():
     compiled model was then still opened inside the first item / request."""
     from scrapy.utils.test import get_crawler
 
-    from plexity_plugins.runtime import native
     from plexity_plugins.scrapy import PerplexityFilterPipeline
     from plexity_plugins.web.app import ScorerCache
 
+    model = PerplexityScorer().info.path
+    before = mappings(model)
     pipeline = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_EXTRACTOR": "tags",
                                                                                 "PLEXITY_THREADS": 0}))
     pipeline.open_spider()
     pipeline.close_spider()
-    for scorer in (pipeline.scorer, ScorerCache().get(None)):
-        assert bool(scorer._native_lm) == native.ENABLED
-        assert (scorer._lm is None) == native.ENABLED
+    scorers = (pipeline.scorer, ScorerCache().get(None))
+    assert mappings(model) == before + 2  # each warm-up opened its scorer's model once
+    for scorer in scorers:
+        assert scorer.clean("The cat sat on the mat. The dog sat on the rug.").sentences == 2
+    assert mappings(model) == before + 2  # and cleaning opened nothing more

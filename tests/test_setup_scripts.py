@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_setup_for_tests_installs_git_and_curl():
     # the environment tests copy the checkout with git; the docs' JSON API example uses curl
     setup = (REPO / "scripts" / "setup.sh").read_text()
-    assert "apt_install git curl" in setup
+    assert "packages+=(git curl ca-certificates)" in setup
 
 
 def test_copy_checkout_works_without_git(tmp_path):

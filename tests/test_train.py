@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import PerplexityScorer
-from plexity_plugins.training import kenlm_tools, thresholds
+from plexity_plugins.training import BncReader, Cord19Reader, CorpusError, TextReader, kenlm_tools, thresholds
 from plexity_plugins.cli import main
 from plexity_plugins.scoring.models import resolve
 from plexity_plugins.text.plexity_tokenizer import tokenize
-from plexity_plugins.training import BncReader, Cord19Reader, CorpusError, TextReader
 
 from fixtures.training import synthetic_corpus as synth
 
+REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "training"
 BNC = FIXTURES / "bnc"
 CORD19 = FIXTURES / "cord19" / "metadata.csv"
@@ -280,10 +280,13 @@ def test_the_embedded_models_name_is_refused(capsys, model_dir):
     assert code == 2 and "embedded model" in err
 
 
-def test_missing_kenlm_tools_say_how_to_build_them(capsys, model_dir, tmp_path, monkeypatch):
+def test_missing_kenlm_tools_name_the_one_command_that_installs_them(capsys, model_dir, tmp_path, monkeypatch):
+    # exit 3: the installation lacks them; the command carries the checkout's path, so it works
+    # from any folder (tests/test_first_day.py runs it after the README's first command)
     monkeypatch.setenv("PLEXITY_KENLM_BIN", str(tmp_path / "no-kenlm"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
     code, _, err = train(capsys, "--name", "trigrams-bnc", BNC)
-    assert code == 2
-    assert "lmplz" in err and "bash scripts/build_kenlm.sh" in err and "Traceback" not in err
+    assert code == 3
+    assert f"`bash {REPO / 'scripts' / 'setup.sh'} --kenlm-tools`" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "lmplz" in err
     assert list(model_dir.iterdir()) == []

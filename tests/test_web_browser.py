@@ -13,18 +13,16 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from plexity_plugins.cleaning.files import iter_warc_html
-from test_web_api import start_server, stop_server
+from helpers import iter_warc_html
+from web_server import start_server, stop_server
+from browser import chromium
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 MAX_BYTES = 100_000
 EXAMPLE_WARC = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
 
@@ -34,18 +32,6 @@ Share on Facebook | Share on Twitter | Email
 Work on the site is expected to start next month.
 Home | News | Sport | Weather | Contact us"""
 
-
-def chromium(user_data_dir: Path, width: int = 1400, height: int = 1400) -> webdriver.Chrome:
-    """Headless Chromium for a machine without outside network: nothing fetched in the background."""
-    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), \
-        "chromium and chromedriver are missing: run scripts/ci/50-chromium.sh"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--no-first-run", f"--user-data-dir={user_data_dir}",
-                f"--window-size={width},{height}"):
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 def screenshot(driver, name: str) -> None:

@@ -29,11 +29,13 @@ def page(*paragraphs: str) -> str:
 
 
 def response(writer, uri: str, body: bytes, content_type: str | None = "text/html; charset=utf-8",
-             rec_type: str = "response", headers: list | None = None):
+             rec_type: str = "response", headers: list | None = None, warc_headers: dict | None = None):
+    """A response record (HTTP headers with `content_type` and `headers`; WARC headers `warc_headers` added)."""
     http = [("Content-Type", content_type)] if content_type else []
     http += headers or []
     status = StatusAndHeaders("200 OK", http, protocol="HTTP/1.1")
-    return writer.create_warc_record(uri, rec_type, payload=io.BytesIO(body), http_headers=status)
+    return writer.create_warc_record(uri, rec_type, payload=io.BytesIO(body), http_headers=status,
+                                     warc_headers_dict=warc_headers or {})
 
 
 def _records(writer) -> list:
@@ -153,11 +155,12 @@ def count_records(path: Path) -> int:
 
 # -- damage that reading resynchronises past -------------------------------------------------
 
-def record_bytes(uri: str, body: bytes, content_length: str | None = None) -> bytes:
-    """One uncompressed WARC response record; `content_length` replaces its WARC Content-Length."""
+def record_bytes(uri: str, body: bytes, content_length: str | None = None, **options) -> bytes:
+    """One uncompressed WARC response record; `content_length` replaces its WARC Content-Length;
+    `options`: those of `response` (content_type, headers, warc_headers)."""
     plain = io.BytesIO()
     writer = WARCWriter(plain, gzip=False)
-    writer.write_record(response(writer, uri, body))
+    writer.write_record(response(writer, uri, body, **options))
     data = plain.getvalue()
     if content_length is not None:
         head, rest = data.split(b"\r\n\r\n", 1)

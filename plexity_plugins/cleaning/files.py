@@ -8,16 +8,17 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from warcio.warcwriter import WARCWriter
 
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
-from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, TooLarge
+from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, TooLarge
 from .policy import CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog, Verdict, metadata, warc_headers
-from ..io.inputs import MAX_DOCUMENT_BYTES, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE, TRUNCATED, WarcFile, WarcRecord, describe, read_document_file
+from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE,
+                         TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe, open_input,
+                         read_document_file)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record
@@ -31,6 +32,7 @@ STATS_FILE = "plexity-stats.json"
 CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
              "other_languages": "--other-languages"}
 DROPPED_FILE = "plexity-dropped.jsonl"
+NOT_TEXT = "not_text"  # a .txt file whose bytes are a PDF, an image, an archive ...
 
 
 def kind_of(path: Path) -> str | None:
@@ -58,6 +60,8 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
     inputs would write the same output or an input would be overwritten by its own
     output.  The output directory itself is never searched for inputs.  Files of unknown
     kind inside a directory are returned with kind None (the caller counts the skip).
+    What is not a regular file (a FIFO, a socket, a symlink loop) is returned as found: reading
+    it is a counted skip, never a hang nor an error of the run.
     """
     out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []
@@ -69,7 +73,7 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
                 for filename in sorted(filenames):
                     path = Path(dirpath) / filename
                     found.append(InputFile(path, path.relative_to(root), kind_of(path)))
-        elif root.is_file():
+        elif os.path.lexists(root):  # a file, or a FIFO, a socket, a link that leads nowhere
             found.append(InputFile(root, Path(root.name), kind_of(root)))
         else:
             raise FileNotFoundError(f"input {root} does not exist")
@@ -79,13 +83,21 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
             if f.kind is None:
                 continue
             target = (out / output_name(f)).resolve()
-            if target == f.path.resolve():
+            if target == _resolved(f.path):
                 raise ValueError(f"the output for {f.path} would overwrite it: choose another --output-dir")
             if target in targets:
                 raise ValueError(f"{targets[target]} and {f.path} would both be written to {target}: "
                                  f"give their common parent directory as the input instead")
             targets[target] = f.path
     return found
+
+
+def _resolved(path: Path) -> Path | None:
+    """`path` with its links followed, or None where they lead nowhere (a symlink loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # (3.11 raises RuntimeError for a loop)
+        return None
 
 
 def output_name(item: "InputFile") -> Path:
@@ -116,7 +128,8 @@ class FileCleaner:
         max_document_bytes: a larger document (decompressed: .gz files, WARC payloads) is
             skipped as ``too_large``; reading stops at the cap.
         extract_timeout: seconds allowed to extract one HTML document; a longer one is
-            stopped and skipped as ``extraction_failed`` (0 or None: no limit).
+            stopped and skipped as ``extraction_failed`` (0 or None: no limit).  Decoding a WARC
+            payload has the same limit (``undecodable`` past it).
         extract_memory: bytes of resident memory (RSS) the extraction child may hold (or a size,
             ``"512MiB"``); past it the page is skipped as ``memory_limit``.  None: the
             ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB; 0: no ceiling.
@@ -139,6 +152,7 @@ class FileCleaner:
         self.threshold = threshold
         self.annotate = annotate
         self.max_document_bytes = max_document_bytes
+        self.read_timeout = extract_timeout
         self.policy = DocumentPolicy(scorer, threshold=threshold, annotate=annotate, min_chars=min_chars,
                                      min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.stats = RunStats(model=scorer.model_name, threshold=threshold or scorer.threshold,
@@ -161,7 +175,7 @@ class FileCleaner:
 
     def _skip_file(self, source: str, reason: str, detail: str = "") -> None:
         logger.warning("skipped %s: %s%s", source, reason, f" ({detail})" if detail else "")
-        self.stats.skip_file(reason)
+        self.stats.skip_file(reason, f"{source}: {detail or reason}")
         self.dropped.document(source, reason, detail)
 
     def _judge(self, raw: bytes, kind: str, source: str, content_type: str | None = None) -> Verdict | None:
@@ -210,10 +224,17 @@ class FileCleaner:
             self.stats.files += 1
             self._skip(source, TOO_LARGE, str(exc))
             return
-        except (OSError, EOFError, zlib.error) as exc:  # unreadable, or a damaged gzip
-            self._skip_file(source, "unreadable_file", describe(exc))
+        except NotARegularFile as exc:  # a FIFO (opening it waits for ever), a socket, a device
+            self._skip_file(source, NOT_A_REGULAR_FILE, str(exc))
+            return
+        except (OSError, EOFError, zlib.error) as exc:  # unreadable (a symlink loop), or a damaged gzip
+            self._skip_file(source, UNREADABLE_FILE, describe(exc))
             return
         self.stats.files += 1
+        binary = binary_kind(raw[:4096])
+        if binary is not None:  # a PDF, an image ... named .html or .txt: never text
+            self._skip(source, NOT_HTML if item.kind == "html" else NOT_TEXT, f"its bytes are {binary}")
+            return
         self.stats.bytes_in += len(raw)
         verdict = self._judge(raw, item.kind, source)
         if verdict is None:
@@ -227,15 +248,18 @@ class FileCleaner:
     def _clean_warc(self, item: InputFile) -> None:
         out_path = self.output_dir / item.relative
         try:
-            src = open(item.path, "rb")
+            src = open_input(item.path)
+        except NotARegularFile as exc:
+            self._skip_file(str(item.path), NOT_A_REGULAR_FILE, str(exc))
+            return
         except OSError as exc:
-            self._skip_file(str(item.path), "unreadable_file", describe(exc))
+            self._skip_file(str(item.path), UNREADABLE_FILE, describe(exc))
             return
         writer = None
         out: AtomicFile | None = None
         try:
             with src:
-                warc = WarcFile(src, self.max_document_bytes)
+                warc = WarcFile(src, self.max_document_bytes, self.read_timeout)
                 for record in warc:
                     if writer is None:  # created at the first record: a non-WARC file writes nothing
                         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,7 +295,8 @@ class FileCleaner:
             start = writer.out.tell()
             try:
                 writer.write_record(record.record)
-                problem = f"{record.short_by():,} bytes short of its Content-Length" if record.short_by() else None
+                problem = (f"{record.short_by():,} bytes short of its Content-Length" if record.short_by()
+                           else record.wrong_length())
             except ENVIRONMENT_ERRORS:
                 raise
             except (EOFError, zlib.error, ValueError) as exc:
@@ -316,6 +341,10 @@ class FileCleaner:
         stats_path = self.output_dir / STATS_FILE
         self.stats.write(stats_path)  # "completed": false until the end
         try:
+            if any(item.kind in ("html", "warc") for item in inputs):
+                # (its extraction child started now: an installation that cannot start it stops
+                # the run here, before any page is counted as failed)
+                self.extract.warm_up()
             for item in tqdm(inputs, desc="plexity clean", unit="file", disable=not progress or None):
                 self.clean_file(item)
             self.stats.completed = True
@@ -342,11 +371,3 @@ class FileCleaner:
             self.stats.write(path)
         except OSError as exc:
             logger.warning("could not update %s: %s", path, exc)
-
-
-def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
-    """(uri, body, content type) of every HTML response in a WARC file (as `plexity clean` reads them)."""
-    with open(path, "rb") as src:
-        for record in WarcFile(src):
-            if record.payload is not None:
-                yield record.uri, record.payload, record.content_type

@@ -66,6 +66,8 @@ class RunStats:
     # WARC files read only in part, by problem ("truncated", "corrupt"), and which
     damaged_files: Counter = field(default_factory=Counter)
     damaged_file_details: list = field(default_factory=list)
+    # files not read at all, each as "PATH: reason (detail)"
+    skipped_file_details: list = field(default_factory=list)
     # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
     histogram: Counter = field(default_factory=Counter)
     # the same for the dropped sentences only (which need not be the bins above the
@@ -74,9 +76,21 @@ class RunStats:
     # a few dropped sentences per decade of perplexity ("3" = 1e3..1e4)
     dropped_samples: dict = field(default_factory=dict)
 
-    def skip_file(self, reason: str) -> None:
+    def skip_file(self, reason: str, message: str = "") -> None:
         self.files_skipped += 1
         self.skip_reasons[reason] += 1
+        if message:
+            self.skipped_file_details.append(message)
+
+    def nothing_read(self) -> bool:
+        """Whether no input gave anything at all: no WARC record, no document (judged or skipped)."""
+        return self.records == 0 and self.documents == 0 and self.documents_skipped == 0
+
+    def unread_files(self, shown: int = 3) -> str:
+        """The files that gave nothing, and why, in one line (the first `shown`; all are in the stats file)."""
+        details = self.skipped_file_details + self.damaged_file_details
+        more = f"; and {len(details) - shown} more (plexity-stats.json lists them)" if len(details) > shown else ""
+        return "; ".join(details[:shown]) + more
 
     def skip(self, reason: str, documents: int = 1) -> None:
         self.documents_skipped += documents

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import FAILED_STATUS
 from ..scoring.methods import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
@@ -57,6 +58,7 @@ def add_parser(sub) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..scoring.methods import method_for_extractor
     from ..cleaning.files import FileCleaner, collect_inputs
+    from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 
     method = args.method or method_for_extractor(args.extractor)
@@ -70,16 +72,20 @@ def cmd_clean(args: argparse.Namespace) -> int:
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
-    cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
-                          write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
-                          min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
-                          max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
-                          extract_memory=args.extract_memory)
-    stats = cleaner.run(inputs, progress=not args.quiet)
+    with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
+        cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
+                              write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
+                              min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
+                              max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
+                              extract_memory=args.extract_memory)
+        stats = cleaner.run(inputs, progress=not args.quiet)
     print(stats.summary())
     dropped = stats.what_was_dropped()
     if dropped:
         print(dropped)
     print(f"outputs and plexity-stats.json in {args.output_dir}"
           f"{'' if args.write_dropped else ' (every dropped sentence with its reason: --write-dropped)'}")
+    if stats.nothing_read():  # nothing usable is no success
+        print(f"plexity clean: error: no input could be read: {stats.unread_files()}", file=sys.stderr)
+        return FAILED_STATUS
     return 0

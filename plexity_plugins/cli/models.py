@@ -19,12 +19,16 @@ def cmd_models(args: argparse.Namespace) -> int:
     from ..scoring.models import PAPER_MODELS, list_models, model_dir
 
     models = list_models()
-    print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':15} {'lang':4} corpus / licence")
+    # one row a model, then its corpus and licence whole, each on a line of its own (a licence is
+    # not to be cut short)
+    print(f"{'name':22} {'order':>5} {'tokens':>11} {'threshold':>10}  {'tokenizer':15} lang")
     for info in models:
         tokens = f"{info.tokens:,}" if info.tokens else "?"
         threshold = f"{info.threshold:g}" if info.threshold else "-"
         print(f"{info.name:22} {info.order or '?':>5} {tokens:>11} {threshold:>10}  "
-              f"{info.tokenizer_version or '?':15} {info.language or '?':4} {info.corpus[:60]} / {info.licence[:40]}")
+              f"{info.tokenizer_version or '?':15} {info.language or '?'}")
+        print(f"    corpus: {info.corpus}")
+        print(f"    licence: {info.licence}")
     installed = {info.name for info in models}
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:

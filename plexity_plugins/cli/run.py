@@ -15,6 +15,10 @@ filesystem (docs/ray.md).
 
 Re-running the same command resumes: tasks with a completion marker in DIR/logs/completions
 are skipped, the others start over (their output files are rewritten, never appended to).
+The run's settings are recorded in DIR/logs/plexity-settings.json: a re-run with other settings
+(extractor, model, threshold, method, format, limits, input, tasks, version) stops before
+anything runs and names them; --overwrite deletes the earlier results and starts over
+(`plexity_plugins.datatrove.run_settings`).
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ import time
 from pathlib import Path
 
 from ..scoring.methods import METHODS
-from ..errors import DISK_FULL_STATUS, disk_full_message, is_disk_full
+from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, parse_memory, parse_size
 
@@ -124,7 +129,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec, storage_options)
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
-                            max_payload_bytes=max_document_bytes)]
+                            max_payload_bytes=max_document_bytes, read_timeout=extract_timeout)]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
     if extractor == "auto":
         steps.append(AutoExtractor(**limits))
@@ -171,10 +176,10 @@ def local_start_method(pipeline: list, workers: int) -> str:
     if workers <= 1 or not fork_safe or remote:
         return "forkserver"
     from ..datatrove.filter import PerplexitySentenceFilter
-    from ..text.language import _identifier
+    from ..text.language import identifier
 
     if any(isinstance(step, PerplexitySentenceFilter) and step.scorer.language_check for step in pipeline):
-        _identifier()
+        identifier()
     return "fork"
 
 
@@ -189,7 +194,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
         return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
                                  start_method=local_start_method(pipeline, workers))
     if executor == "slurm":
-        from datatrove.executor import SlurmPipelineExecutor
+        from ..datatrove.executor import SlurmTaskExecutor
 
         if not partition:
             raise ValueError("--executor slurm needs --partition")
@@ -198,7 +203,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
         mem_per_cpu_gb = int(mem_per_cpu_gb)
         if venv and Path(venv).is_dir():
             venv = str(Path(venv) / "bin" / "activate")
-        return SlurmPipelineExecutor(
+        return SlurmTaskExecutor(
             pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
             partition=partition, time=time_limit, cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb,
             venv_path=venv or default_venv_activate(), job_name=job_name,
@@ -305,12 +310,77 @@ def output_paths(output_dir: Path, logging_dir: Path) -> str:
     return "\n".join(lines)
 
 
+# What a run writes in its logging folder (datatrove's and ours): what --overwrite deletes there.
+RUN_LOG_ENTRIES = ("completions", "logs", "stats", "slurm_logs", "stats.json", "executor.json", "executor.pik",
+                   "launch_script.slurm", "launch_merge_stats.slurm", "ranks_to_run.json", "plexity-settings.json")
+
+
+def delete_results(output_dir: Path, logging_dir: Path) -> None:
+    """What an earlier run into these folders wrote (--overwrite): the documents and excluded
+    folders, and the run's entries of its logging folder (nothing else there)."""
+    import shutil
+
+    for path in (output_dir / "documents", output_dir / "excluded", *(logging_dir / n for n in RUN_LOG_ENTRIES)):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+
+def check_settings_or_stop(executor, output_dir: Path) -> str | None:
+    """None when the run may go on (the same settings as the results in its folders, or none
+    there); else the one line that says which settings differ and the two ways out."""
+    from ..datatrove.run_settings import check_run_settings
+    from ..errors import SettingsChanged
+
+    try:
+        check_run_settings(executor)
+    except SettingsChanged as exc:
+        return (f"{output_dir} holds the results of a run with other settings ({'; '.join(exc.differences)}): "
+                f"give a new --output-dir, or add --overwrite to delete those results and start over")
+    return None
+
+
+def no_warc_files_message(folder: str, pattern: str) -> str:
+    """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
+    message = f"no WARC files match {pattern} in {folder}"
+    if "://" not in folder and Path(folder).is_dir():
+        from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES
+
+        others = [p for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES)]
+        if others:
+            message += (f" (it holds {len(others)} HTML or text file(s): plexity run reads WARC files; "
+                        f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
+    return message
+
+
+def unreadable_inputs(folder: str, files: list[str], storage_options: dict | None = None, shown: int = 3) -> str:
+    """Why each input (the first `shown`) gave no WARC record, in one line: as the reader judged it."""
+    from datatrove.io import get_datafolder
+
+    from ..io.inputs import WarcFile
+
+    data = get_datafolder(data_folder(folder, storage_options))
+    found = []
+    for name in files[:shown]:
+        try:
+            with data.open(name, "rb", compression=None) as f:
+                warc = WarcFile(f)
+                for _ in warc:
+                    pass
+            found.append(f"{name}: {warc.problem_detail or 'no WARC record'}")
+        except OSError as exc:
+            found.append(f"{name}: {exc}")
+    more = f"; and {len(files) - shown} more (the task logs name each)" if len(files) > shown else ""
+    return "; ".join(found) + more
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..runtime.extras import require_extra
+    from ..runtime.extras import require_executor, require_extra
 
     require_extra("datatrove", "plexity run")
-    if args.executor == "ray":
-        require_extra("ray", "plexity run --executor ray")
+    if args.executor in ("slurm", "ray"):  # before anything is written or launched
+        require_executor(args.executor, f"plexity run --executor {args.executor}")
     try:
         storage_options = json.loads(args.storage_options) if args.storage_options else None
     except json.JSONDecodeError as exc:
@@ -327,9 +397,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise
         raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
     if not inputs:
-        print(f"plexity run: no WARC files match {pattern} in {folder}", file=sys.stderr)
-        return 2
+        print(f"plexity run: error: {no_warc_files_message(folder, pattern)}", file=sys.stderr)
+        return USAGE_STATUS
     tasks = args.tasks or len(inputs)
+    check_extraction(args.extractor, args.extract_timeout, args.extract_memory)
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
@@ -339,20 +410,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
-    done_before = completed_tasks(logging_dir)
-    print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
-          f"(executor {args.executor})")
-    failed = None
-    started = time.perf_counter()
-    with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
-        if connected:
-            print(f"plexity run: {connected}", flush=True)
-        try:
-            executor.run()
-        except Exception as exc:  # a task failed; the completed ones keep their markers
-            failed = exc
+    with own_output_folder(output_dir):  # one run at a time (its forked workers hold it with it)
+        if args.overwrite:
+            delete_results(output_dir, logging_dir)
+        stop = check_settings_or_stop(executor, output_dir)
+        if stop:
+            print(f"plexity run: error: {stop}", file=sys.stderr)
+            return USAGE_STATUS
+        done_before = completed_tasks(logging_dir)
+        print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
+              f"(executor {args.executor})")
+        failed = None
+        started = time.perf_counter()
+        with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
+            if connected:
+                print(f"plexity run: {connected}", flush=True)
+            try:
+                executor.run()
+            except Exception as exc:  # a task failed; the completed ones keep their markers
+                failed = exc
     if args.executor == "slurm":
         job_id = getattr(executor, "job_id", None)
+        if failed is not None and job_id in (None, -1):  # sbatch refused the job (no slurm.conf, a wrong partition ...)
+            status = getattr(failed, "returncode", None)
+            why = f"sbatch exited with status {status} (its own messages are above)" if status is not None else \
+                f"{type(failed).__name__}: {failed}"
+            print(f"plexity run: error: Slurm did not take the job: {why}; nothing was launched", file=sys.stderr)
+            return USAGE_STATUS
         if job_id in (None, -1):
             print("all tasks were already completed: nothing launched")
         else:
@@ -384,8 +468,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"plexity run: {tasks - done} task(s) did not complete"
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
               f"re-run the same command to run only those", file=sys.stderr)
-        return 1
+        return FAILED_STATUS
+    if merged and _step_stats(merged, "WARC HTML").get("records", 0) == 0:  # nothing usable is no success
+        print(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs, storage_options)}",
+              file=sys.stderr)
+        return FAILED_STATUS
     return 0
+
+
+def check_extraction(extractor: str, timeout: float | None, memory: int | str | None) -> None:
+    """Start an extraction child as the tasks will, once, before any task is launched: an
+    installation that cannot start one stops the run here in one line (`ExtractorCannotStart`,
+    exit 3), instead of failing every task (or counting every page) over it."""
+    from ..extractors.sandbox import TimeLimitedExtractor
+
+    limited = TimeLimitedExtractor(extractor, timeout=timeout or 0, memory_limit=memory)
+    try:
+        limited.warm_up()
+    finally:
+        limited.close()
 
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:
@@ -449,6 +550,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="tasks running at once (default: local: CPU count; slurm, ray: no limit)")
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete the results of an earlier run into these folders (DIR/documents, DIR/excluded, "
+                        "the logging dir's completions, stats and logs) and start over; without it, a re-run "
+                        "with the same settings resumes and one with other settings stops")
     cluster = p.add_argument_group("slurm and ray")
     cluster.add_argument("--cpus-per-task", type=int, default=1, help="CPUs each task reserves (default: 1)")
     cluster.add_argument("--mem-per-cpu-gb", type=float, default=2,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .options import add_model_args, single_model
+from ..io.inputs import MAX_DOCUMENT_BYTES
+from .options import add_model_args, parse_size, single_model
 
 
 def add_parser(sub) -> None:
@@ -25,19 +26,56 @@ def add_parser(sub) -> None:
                         "pooled): 10 ** (-sum log10 P / sum (tokens + 1)) over its lines")
     p.add_argument("--plain", action="store_true",
                    help="print the numbers only (the perplexity on the last line), no labels")
+    p.add_argument("--max-document-bytes", type=parse_size, default=MAX_DOCUMENT_BYTES,
+                   help=f"refuse a longer text, as plexity clean skips a longer document (default: "
+                        f"{MAX_DOCUMENT_BYTES // 10**6} MB); stdin is read no further")
     add_model_args(p, threshold=False)
     p.set_defaults(func=cmd_score)
 
 
 def read_text(args: argparse.Namespace) -> str | None:
-    text = sys.stdin.read() if args.text == "-" else args.text
+    """The text to score (stdin read up to the cap, its bytes decoded as `plexity clean` decodes a
+    .txt file), or None after saying why there is none to score."""
+    from ..scoring.scorer import sanitize
+
+    cap = args.max_document_bytes
+    raw = sys.stdin.buffer.read(cap + 1) if args.text == "-" else args.text.encode("utf-8", "surrogatepass")
+    if len(raw) > cap:
+        where = "stdin holds" if args.text == "-" else "the text argument is"
+        print(f"plexity score: {where} more than {cap:,} bytes: not scored (plexity clean skips such a document "
+              f"as too_large; --max-document-bytes raises the cap)", file=sys.stderr)
+        return None
+    text = sanitize(raw)[0]
     if not text.strip():
         # `plexity score "$(cat missing.txt)"`: cat failed and the argument is empty
         where = "stdin" if args.text == "-" else "the text argument"
         print(f"plexity score: {where} is empty: nothing to score (if it came from $(cat FILE), "
               f"does FILE exist? `plexity score - < FILE` fails loudly when it does not)", file=sys.stderr)
         return None
+    if args.text != "-":
+        hint = file_name_hint(text)
+        if hint:
+            print(f"plexity score: note: {hint}", file=sys.stderr)
     return text
+
+
+def file_name_hint(text: str) -> str | None:
+    """When the text to score looks like a file's name, what to run instead (it is still scored,
+    as the words given)."""
+    import os
+
+    from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES, WARC_SUFFIXES
+
+    name = text.strip()
+    if not name or any(c.isspace() for c in name):
+        return None
+    if not (os.path.isfile(name) or name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES + TEXT_SUFFIXES)):
+        return None
+    clean = f"`plexity clean {name} --output-dir DIR` cleans it"
+    if name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES) or name.lower().endswith(".gz"):
+        return f"{name!r} is scored as the words it is, not as a file: {clean}"
+    return (f"{name!r} is scored as the words it is, not as a file: `plexity score - < {name}` scores its text, "
+            f"{clean}")
 
 
 def cmd_score(args: argparse.Namespace) -> int:

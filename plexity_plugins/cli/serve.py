@@ -6,7 +6,7 @@ import argparse
 import ipaddress
 import sys
 
-from ..web import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
+from ..web import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
 
 
 def _is_loopback(host: str) -> bool:
@@ -32,7 +32,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
                      allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout, workers=args.workers,
-                     queue=args.queue, extract_memory=args.extract_memory)
+                     queue=args.queue, extract_memory=args.extract_memory, body_timeout=args.body_timeout,
+                     warm_up=True)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
@@ -66,6 +67,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help="stop extracting a pasted page when its extraction process holds more memory: HTTP 400 "
                         "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
+    p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
+                   help=f"a request body must have arrived within this long, before it waits for a scoring "
+                        f"thread; a slower one gets HTTP 408 (default: {DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--workers", type=int, default=2,
                    help="threads scoring requests (default: 2); the page and /api/models never wait for them")
     p.add_argument("--queue", type=int, default=8,

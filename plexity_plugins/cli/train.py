@@ -7,7 +7,7 @@ import sys
 
 from ..training import kenlm_tools, thresholds
 from ..scoring.models import PAPER_MODELS
-from ..errors import ModelError
+from ..errors import INSTALLATION_STATUS, ModelError
 
 
 def add_parser(subparsers) -> None:
@@ -93,9 +93,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             write_dropped=args.write_dropped, progress=not args.quiet, report=report,
             language=args.language, tokenizer=args.tokenizer, sp_model=args.sp_model)
         result = trainer.run()
-    except kenlm_tools.KenLMToolsMissing as exc:
-        print(f"plexity train: {exc}", file=sys.stderr)
-        return 2
+    except kenlm_tools.KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
+        print(f"plexity train: error: {exc}", file=sys.stderr)
+        return INSTALLATION_STATUS
     except (TrainError, ModelError, TokenizerError) as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 2

@@ -19,17 +19,26 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
-- `DenseExtractor`: the ``dense`` extractor of ``plexity clean`` (one lexbor parse, the page's item).
+- `DenseExtractor`: the ``dense`` extractor, the default of ``plexity clean`` and ``plexity run``
+  (one lexbor parse, the page's item).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
-- `AutoExtractor`: the ``auto`` extractor, the default of ``plexity clean`` and ``plexity run``
-  (trafilatura's text, or fast's where trafilatura left out part of the page).
+- `AutoExtractor`: the ``auto`` extractor of ``plexity clean`` (trafilatura's text, or fast's where
+  trafilatura left out part of the page).
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
   each document (what ``plexity run`` writes with).
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
-- `RayTaskExecutor`: datatrove's Ray executor (same arguments), whose task processes die with
-  their Ray actor instead of running on as orphans (docs/ray.md).
+- `RayTaskExecutor`: datatrove's Ray executor's arguments, each task a Ray task whose processes
+  die with it instead of running on as orphans, run again when its node is lost (docs/ray.md).
+- `SlurmTaskExecutor`: datatrove's Slurm executor (same arguments), which says in one line that
+  there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove.
+
+plexity's executors record the run's settings (each step's, the tasks, the version) in the
+logging folder and stop a run into it with other settings (`SettingsChanged`, naming them);
+`check_run_settings(executor)` does the same before a datatrove executor's ``run()``
+(`plexity_plugins.datatrove.run_settings`).  Each plexity step shows its main settings in its
+name, as datatrove's log and stats print it.
 """
 
 # The steps here declare no ``_requires_dependencies``: what they need is plexity_plugins' own
@@ -42,11 +51,14 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
-from ..errors import TasksFailed  # noqa: E402
-from .executor import LocalTaskExecutor, RayTaskExecutor  # noqa: E402
+from ..errors import ExecutorUnavailable, SettingsChanged, TasksFailed  # noqa: E402
+from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
+from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
-__all__ = ["AutoExtractor", "DenseExtractor", "FastExtractor", "HtmlTagsExtractor", "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter",
-           "PerplexitySentenceFilter", "RayTaskExecutor", "TasksFailed", "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter"]
+__all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlTagsExtractor",
+           "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
+           "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",
+           "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]

@@ -11,6 +11,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
+from .run_settings import model_settings, step_settings, with_settings
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
@@ -75,6 +76,19 @@ class PerplexityDocumentFilter(BaseFilter):
         models = (self._scorer.info.path if isinstance(self._scorer, PerplexityScorer)
                   else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
         self._scorer_key = (models, language_check)
+        self.language_check = language_check
+        self.name = with_settings(type(self).name, self._scorer.model_name,
+                                  f"min {min_perplexity:g}" if min_perplexity is not None else "no min",
+                                  f"max {max_perplexity:g}" if max_perplexity is not None else "no max",
+                                  *(["label only"] if label_only else []))
+        self.stats.name = str(self)
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return {**model_settings(self._scorer), "min_perplexity": self.min_perplexity,
+                "max_perplexity": self.max_perplexity, "label_only": self.label_only,
+                "language_check": self.language_check, "other_languages": self.other_languages,
+                "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
     def scorer(self) -> PerplexityScorer | LanguageModels:

@@ -1,29 +1,42 @@
 """datatrove's executors, with what a task leaves behind when it dies taken care of.
 
-- `LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it.
-- `RayTaskExecutor`: datatrove's Ray executor, but a task's process dies with its Ray actor, and
-  a task that no node can hold is an error, not an endless wait.
+- `LocalTaskExecutor`: datatrove's local executor, but a task that dies ends the run, not hangs it,
+  and a full disk is one line.
+- `RayTaskExecutor`: datatrove's Ray executor's arguments, run so that a task's processes die with
+  it, a task that no node can hold is an error, and a task whose node is lost is run again.
+- `SlurmTaskExecutor`: datatrove's Slurm executor, which says in one line that there is no
+  ``sbatch`` here instead of failing inside datatrove.
+
+They subclass datatrove's executors and keep their contract: ``run`` launches the tasks and each
+task runs datatrove's own ``_run_for_rank`` (its log, stats and completion marker), which ours
+wrap without copying.  Nothing of datatrove is patched.  Each records the run's settings in its
+logging folder and, when it finds other settings recorded there, stops before anything runs
+(`plexity_plugins.datatrove.run_settings`): a run with other settings never resumes into another
+run's completions.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import random
 import signal
 import sys
 import time
-from collections import deque
 
 from datatrove.executor.local import LocalPipelineExecutor
-from datatrove.executor.ray import RayPipelineExecutor, RayTaskManager
-from datatrove.utils.logging import DATATROVE_COLORIZE_LOG_FILES, DATATROVE_COLORIZE_LOGS, logger, log_pipeline
+from datatrove.executor.ray import RayPipelineExecutor
+from datatrove.executor.slurm import SlurmPipelineExecutor
+from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..runtime.lifetime import die_with_parent
 from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
-
-LOG_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | <level>{level: <8}</level> | {name}:{function}:{line} - <level>{message}</level>"
+from ..runtime.extras import require_executor
+from ..runtime.lifetime import die_with_parent
+from .folders import TaskFolder
+from .run_settings import check_settings, run_settings
 
 
 def _describe_exit(code: int | None) -> str:
@@ -39,7 +52,26 @@ def _describe_exit(code: int | None) -> str:
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
-class LocalTaskExecutor(LocalPipelineExecutor):
+class _SettingsChecked:
+    """For a datatrove executor: the run's settings recorded in its logging folder when it starts,
+    checked against what is recorded there when it starts and when each task starts
+    (`plexity_plugins.datatrove.run_settings`; `SettingsChanged` when they differ)."""
+
+    def _check_run_settings(self) -> None:
+        self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
+        check_settings(self.logging_dir, self._plexity_settings)
+
+    def _check_task_settings(self, rank: int) -> None:
+        settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size)
+        if not self.is_rank_completed(rank):
+            check_settings(self.logging_dir, settings, record=False)
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        self._check_task_settings(rank)
+        return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+
+
+class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
 
     With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
@@ -51,65 +83,37 @@ class LocalTaskExecutor(LocalPipelineExecutor):
     completion markers, the failed ones none).
 
     Each task process leads a process group of its own, and when it ends (normally or not) what
-    is left of that group is killed: the extractor subprocess of a killed task (datatrove runs
-    extraction in a sandboxed child) is not left behind.
+    is left of that group is killed: the extractor subprocess of a killed task is not left behind.  And each
+    dies with the run (``PR_SET_PDEATHSIG``, `plexity_plugins.runtime.lifetime`): a run killed with its
+    process group leaves no task writing after it.
 
-    A full disk (the outputs' or the logs') stops a task with one line, not a traceback per
-    log record that no longer fits: the task's log file is a sink that raises instead of
-    printing its own error, and its stats are written under a temporary name and renamed (a
-    0-byte ``stats/NNNNN.json`` would break the merge of a later run).
+    A full disk (the outputs' or the logging dir's) stops a task with one line, not a traceback
+    per log record that no longer fits (`TaskFolder`), and the stats files are written whole or
+    not at all (a 0-byte ``stats/NNNNN.json`` would break the merge of a later run).
 
     Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
-    datatrove does.
+    datatrove does.  The run's settings are recorded and checked (`SettingsChanged`).
     """
 
-    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
-        """datatrove's `PipelineExecutor._run_for_rank` (same log, stats and completion marker),
-        with a full disk reported in one line (`DiskFull`)."""
-        if self.is_rank_completed(rank):
-            logger.info(f"Skipping {rank=} as it has already been completed.")
-            return PipelineStats()
-        self._set_distributed_environment(node_rank)
-        logfile = None
-        try:
-            logfile = self._task_logger(rank, local_rank)
-            log_pipeline(self.pipeline)
-            pipelined_data = None
-            for step in self.pipeline:
-                pipelined_data = step(pipelined_data, rank, self.world_size) if callable(step) else step
-            if pipelined_data:
-                deque(pipelined_data, maxlen=0)
-            logger.success(f"Processing done for {rank=}")
-            stats = PipelineStats(self.pipeline)
-            save_stats(self.logging_dir, f"stats/{rank:05d}.json", stats)
-            logger.info(stats.get_repr(f"Task {rank}"))
-            self.mark_rank_as_completed(rank)
-        except Exception as exc:
-            if is_disk_full(exc):
-                _quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
-                raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
-            logger.exception(exc)
-            raise
-        finally:
-            _close_task_log(logfile)
-        return stats
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.logging_dir = TaskFolder.of(self.logging_dir)
 
-    def _task_logger(self, rank: int, local_rank: int):
-        """datatrove's task logging (`add_task_logger`): INFO on stderr (first worker), DEBUG in
-        logs/task_NNNNN.log; the file sink raises when it cannot write (loguru would print a
-        traceback per record instead)."""
-        logger.remove()
-        logfile = self.logging_dir.open(f"logs/task_{rank:05d}.log", "w")
-        logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="INFO" if local_rank == 0 else "ERROR",
-                   format=LOG_FORMAT)
-        logger.add(logfile, colorize=DATATROVE_COLORIZE_LOG_FILES, level="DEBUG", format=LOG_FORMAT, catch=False)
-        logger.info(f"Launching pipeline for {rank=}")
-        return logfile
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        """datatrove's, with a full disk said in one line (`DiskFull`)."""
+        try:
+            with _full_disk_logged_without_traceback():
+                return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+        except BaseException as exc:  # (FullDiskStop is one: see TaskFolder)
+            if not is_disk_full(exc):
+                raise
+            _quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
+            raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
+        self._check_run_settings()
         if self.workers == 1 or self.depends is not None:
             return super().run()
-        self._launched = True
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
             logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
@@ -118,94 +122,102 @@ class LocalTaskExecutor(LocalPipelineExecutor):
         to_run = self.get_incomplete_ranks(ranks)
         if skipped := self.local_tasks - len(to_run):
             logger.info(f"Skipping {skipped} already completed tasks")
-
-        import multiprocess  # what datatrove's executor uses: dill pickles lambdas in pipelines
-        import multiprocess.connection
-
-        context = multiprocess.get_context(self.start_method)
-        waiting = list(to_run)
-        running: dict = {}  # process -> (rank, local rank)
-        free_local_ranks = list(range(self.workers))
-        failures: dict[int, str] = {}
-        done = skipped
-        try:
-            while waiting or running:
-                while waiting and len(running) < self.workers:
-                    rank = waiting.pop(0)
-                    local_rank = free_local_ranks.pop(0)
-                    process = context.Process(target=_task_main, args=(self, rank, local_rank),
-                                              name=f"plexity-task-{rank}")
-                    process.start()
-                    running[process] = (rank, local_rank)
-                # A process's sentinel stays open while its extractor subprocess (which inherited
-                # it) lives: so also ask each process itself (waitpid) whether it has ended.
-                multiprocess.connection.wait([p.sentinel for p in running], timeout=0.2)
-                for process in [p for p in running if not p.is_alive()]:
-                    process.join()
-                    rank, local_rank = running.pop(process)
-                    free_local_ranks.append(local_rank)
-                    _kill_group(process.pid)
-                    if process.exitcode == 0 and self.is_rank_completed(rank):
-                        done += 1
-                        logger.info(f"{done}/{self.world_size} tasks completed.")
-                    else:
-                        failures[rank] = _describe_exit(process.exitcode)
-                        logger.error(f"task {rank} did not complete: {failures[rank]}")
-        finally:
-            for process, (rank, _) in running.items():  # interrupted (Ctrl+C): stop what still runs
-                _kill_group(process.pid)
-                process.join(timeout=5)
-        stats = sum((PipelineStats.from_json(_read_json(self.logging_dir, rank)) for rank in to_run
+        failures = _run_in_processes(self, to_run, skipped)
+        stats = sum((_read_stats(self.logging_dir, rank) for rank in to_run
                      if rank not in failures and self.logging_dir.isfile(f"stats/{rank:05d}.json")),
                     start=PipelineStats())
         if failures:
             raise TasksFailed(failures)
-        save_stats(self.logging_dir, "stats.json", stats)
+        with self.logging_dir.open("stats.json", "wt") as f:
+            stats.save_to_disk(f)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
         return stats
 
 
-def save_stats(folder, name: str, stats: PipelineStats) -> None:
-    """datatrove stats JSON, written as ``.NAME.part`` and renamed: whole or absent, never a
-    0-byte file that a later merge fails on."""
-    head, _, base = name.rpartition("/")
-    part = f"{head}/.{base}.part" if head else f".{base}.part"
+def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) -> dict[int, str]:
+    """Run each rank's task in a process of its own, at most ``executor.workers`` at a time;
+    returns why each task that did not complete did not."""
+    import multiprocess  # what datatrove's executor uses: dill pickles lambdas in pipelines
+    import multiprocess.connection
+
+    context = multiprocess.get_context(executor.start_method)
+    waiting = list(ranks)
+    running: dict = {}  # process -> (rank, local rank)
+    free_local_ranks = list(range(executor.workers))
+    failures: dict[int, str] = {}
     try:
-        with folder.open(part, "wt") as f:
-            stats.save_to_disk(f)
-        folder.mv(part, name)
-    except BaseException:
-        try:
-            folder.rm(part)
-        except Exception:  # noqa: BLE001 - not written at all
-            pass
-        raise
+        while waiting or running:
+            while waiting and len(running) < executor.workers:
+                rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
+                # (forked: this process is the task's parent; forkserver: the server is)
+                parent = os.getpid() if executor.start_method == "fork" else None
+                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
+                                          name=f"plexity-task-{rank}")
+                process.start()
+                running[process] = (rank, local_rank)
+            # A process's sentinel stays open while its extractor subprocess (which inherited
+            # it) lives: so also ask each process itself (waitpid) whether it has ended.
+            multiprocess.connection.wait([p.sentinel for p in running], timeout=0.2)
+            for process in [p for p in running if not p.is_alive()]:
+                process.join()
+                rank, local_rank = running.pop(process)
+                free_local_ranks.append(local_rank)
+                _kill_group(process.pid)
+                if process.exitcode == 0 and executor.is_rank_completed(rank):
+                    done += 1
+                    logger.info(f"{done}/{executor.world_size} tasks completed.")
+                else:
+                    failures[rank] = _describe_exit(process.exitcode)
+                    logger.error(f"task {rank} did not complete: {failures[rank]}")
+    finally:
+        for process in running:  # interrupted (Ctrl+C): stop what still runs
+            _kill_group(process.pid)
+            process.join(timeout=5)
+    return failures
+
+
+def save_stats(folder, name: str, stats: PipelineStats) -> None:
+    """datatrove stats JSON in `folder` (a DataFolder), whole or absent: never a 0-byte file that
+    a later merge fails on."""
+    with TaskFolder.of(folder).open(name, "wt") as f:
+        stats.save_to_disk(f)
+
+
+@contextlib.contextmanager
+def _full_disk_logged_without_traceback():
+    """While a task runs: a full disk's error is logged as its one line, without a traceback
+    (datatrove logs a task's error with ``logger.exception``)."""
+    def patch(record):
+        exception = record["exception"]
+        if exception is not None and is_disk_full(exception.value):
+            record["exception"] = None
+
+    logger.configure(patcher=patch)
+    try:
+        yield
+    finally:
+        logger.configure(patcher=lambda record: None)
 
 
 def _quiet_logger() -> None:
     """Only errors on stderr, nothing in the log file (the disk is full)."""
+    from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS
+
     logger.remove()
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR", format=LOG_FORMAT)
+    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
 
-def _close_task_log(logfile) -> None:
-    """datatrove's `close_task_logger`; a log file that cannot take its last lines is let go."""
-    logger.remove()
-    logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS)
-    if logfile is not None:
-        try:
-            logfile.close()
-        except OSError:
-            pass
-
-
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+    # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
+    # does not hold this process: it leads a group of its own, see _kill_group) must not go on
+    # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
+    die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
         executor._run_for_rank(rank, local_rank)
     except DiskFull:  # said in one line; the parent names the task
         sys.exit(DISK_FULL_STATUS)
-    except Exception:  # _run_for_rank logged it; the exit status tells the parent
+    except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 
 
@@ -224,58 +236,168 @@ def _kill_group(pgid: int) -> None:
         time.sleep(0.01)
 
 
-def _read_json(folder, rank: int) -> dict:
-    import json
-
+def _read_stats(folder, rank: int) -> PipelineStats:
     with folder.open(f"stats/{rank:05d}.json", "r") as f:
-        return json.load(f)
+        return PipelineStats.from_json(json.load(f))
 
 
-class RayTaskExecutor(RayPipelineExecutor):
-    """datatrove's `RayPipelineExecutor` (same arguments), with two mends.
+# -- Ray ---------------------------------------------------------------------------------------
 
-    - datatrove runs each task in a process forked from its Ray actor (a ``multiprocess``
-      pool of one).  When the actor dies without running its clean-up (its node's raylet
-      killed, the out-of-memory killer, ``ray.kill``), that process was adopted by init and ran
-      on: it went on writing the task's output files while datatrove resubmitted the task to
-      another node, and then waited forever.  Here it is killed with its actor (Linux), and
-      so is the extractor process it forked (`plexity_plugins.runtime.lifetime`).
-    - datatrove sets up each task (a placement group, an actor, a first call to it) in a
-      thread; if that fails (the actor killed as it starts: Ray's memory monitor did it here,
-      on a machine short of memory), the run waited forever for the task.  Here the set-up is
-      tried again (three times), then the task is given up: it has no completion marker, and
-      the run ends, saying how many tasks completed.
+RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
+
+
+class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
+    """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
+
+    - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
+      process, and the extractor process it starts, die with the worker (Linux
+      ``PR_SET_PDEATHSIG``, `plexity_plugins.runtime.lifetime`).  Under datatrove's own Ray
+      executor a task's process whose actor died without its clean-up (its node's raylet
+      killed, the out-of-memory killer) was adopted by init and went on writing the task's
+      output files while the task was run again elsewhere.
+    - A task whose worker or node is lost is run again by Ray (up to three times); one that
+      fails in its pipeline is not (its error is logged).  No task waits on a set-up that failed:
+      there is no set-up beyond Ray's own scheduling (datatrove's executor waited forever for a
+      task whose actor was killed as it started).
     - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
       memory on one node; if no node of the cluster has that much, Ray waits for such a node
       forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
+    - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
 
-    As with datatrove's, the Ray cluster must be connected (``ray.init(address=...)``) before
-    `run`, and the logging dir (completion markers) and the output folders must be on a
-    filesystem every node sees (a shared disk, or an fsspec URL: ``s3://...``).  A task whose
-    actor dies is resubmitted (up to three times) by datatrove; a task that still did not
-    complete has no completion marker, and running the same pipeline again runs only such tasks.
+    ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
+    ``tasks_per_job``, ``log_first``, ``ray_remote_kwargs`` and ``depends`` mean what they mean
+    for datatrove's.  As with datatrove's, the Ray cluster must be connected
+    (``ray.init(address=...)``) before `run`, and the logging dir (completion markers) and the
+    output folders must be on a filesystem every node sees (a shared disk, or an fsspec URL:
+    ``s3://...``).  A task that did not complete has no completion marker: running the same
+    pipeline again runs only such tasks.
     """
 
     def run(self):
         import ray
 
-        from datatrove.executor import ray as datatrove_ray
-
+        if getattr(self, "nodes_per_task", 1) != 1:
+            raise ValueError("RayTaskExecutor runs each task on one node: for nodes_per_task > 1 use "
+                             "datatrove's RayPipelineExecutor")
+        self._check_run_settings()
+        if self.depends:
+            self.depends.run()
+            if incomplete := self.depends.get_incomplete_ranks():
+                raise RuntimeError(f"the executor this one depends on did not complete {len(incomplete)} of its "
+                                   f"tasks: run it again first")
+        ranks = self.get_incomplete_ranks(range(self.world_size))
+        if not ranks:
+            logger.info(f"All {self.world_size} tasks appear to be completed already. Nothing to run.")
+            return None
         if ray.is_initialized():
             check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
-        # datatrove's run() makes its task manager by this module-level name: ours for this run
-        original, datatrove_ray.RayTaskManager = datatrove_ray.RayTaskManager, _TaskManager
-        try:
-            return super().run()
-        finally:
-            datatrove_ray.RayTaskManager = original
+        logger.info(f"Will run pipeline on {len(ranks)} incomplete ranks out of {self.world_size} total.")
+        self.save_executor_as_json()
+        jobs = [ranks[i:i + self.tasks_per_job] for i in range(0, len(ranks), self.tasks_per_job)]
+        completed = _run_on_ray(self, jobs)
+        if completed < len(jobs):
+            logger.warning(f"Only {completed}/{len(jobs)} tasks completed.")
+            return None
+        stats = sum((_read_stats(self.logging_dir, rank) for rank in range(self.world_size)), start=PipelineStats())
+        with self.logging_dir.open("stats.json", "wt") as f:
+            stats.save_to_disk(f)
+        logger.success(stats.get_repr(f"All {completed}/{len(jobs)} tasks."))
+        return stats
 
-    def _run_for_rank(self, rank: int, local_rank: int = 0, node_rank: int = -1) -> PipelineStats:
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
         import multiprocess
 
-        parent = multiprocess.parent_process()  # the actor, when run in datatrove's pool
+        parent = multiprocess.parent_process()  # the Ray worker that forked this process
         die_with_parent(parent.pid if parent is not None else None)
-        return super()._run_for_rank(rank, local_rank, node_rank)
+        return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+
+
+def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
+    """Run each job (a list of ranks) as one Ray task, at most ``executor.workers`` at a time;
+    returns how many completed."""
+    import ray
+
+    options = {"num_cpus": executor.cpus_per_task, "num_gpus": getattr(executor, "gpus_per_task", 0),
+               "memory": int(executor.mem_per_cpu_gb * executor.cpus_per_task * 1024**3), "max_retries": RETRIES,
+               **(executor.ray_remote_kwargs or {})}
+    task = ray.remote(plexity_task).options(**options)
+    executor_ref = ray.put(executor)
+    waiting = list(jobs)
+    running: dict = {}  # object ref -> (ranks, started)
+    completed = 0
+    try:
+        while waiting or running:
+            while waiting and len(running) < executor.workers:
+                ranks = waiting.pop(0)
+                running[task.remote(executor_ref, ranks)] = (ranks, time.monotonic())
+            finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
+            for ref in finished:
+                ranks, _ = running.pop(ref)
+                try:
+                    ray.get(ref)
+                    completed += 1
+                except Exception as exc:  # noqa: BLE001 - the task's error: logged, its ranks left incomplete
+                    logger.error(f"task(s) {ranks} did not complete: {type(exc).__name__}: {exc}")
+            for ref, (ranks, started) in list(running.items()):
+                if executor.time and time.monotonic() - started > executor.time:
+                    ray.cancel(ref, force=True)
+                    running.pop(ref)
+                    logger.warning(f"task(s) {ranks} ran longer than {executor.time} s and were stopped")
+    finally:
+        for ref in running:  # interrupted: stop what still runs
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+    return completed
+
+
+def plexity_task(executor: RayTaskExecutor, ranks: list[int]) -> None:
+    """One Ray task: each of `ranks` in a process of its own forked from this worker (as datatrove
+    runs them: a task's state, logger and extractor child never outlive it); raises if one did
+    not complete."""
+    import dill
+    import multiprocess
+
+    first = 0 if executor.log_first else 1  # local rank 0 logs to the console
+    # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
+    # (http, s3) this worker already opened cannot be used across a fork.
+    pickled = dill.dumps(executor)
+    processes = []
+    for local_rank, rank in enumerate(ranks, start=first):
+        process = multiprocess.Process(target=_ray_task_main, args=(pickled, rank, local_rank))
+        process.start()
+        processes.append((rank, process))
+    failed = []
+    for rank, process in processes:
+        process.join()
+        if process.exitcode != 0:
+            failed.append(f"task {rank}: {_describe_exit(process.exitcode)}")
+    if failed:
+        raise RuntimeError("; ".join(failed))
+
+
+def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int) -> None:
+    import dill
+
+    executor = dill.loads(pickled_executor)
+    time.sleep(random.randint(0, executor.randomize_start_duration))
+    try:
+        executor._run_for_rank(rank, local_rank)
+    except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the Ray task
+        sys.exit(1)
+
+
+class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
+    """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
+    (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is
+    written or launched, instead of datatrove's ``FileNotFoundError`` from deep inside its launch;
+    and which records the run's settings and checks them before submitting the job and when each
+    array task starts (`SettingsChanged`)."""
+
+    def run(self):
+        if "SLURM_ARRAY_TASK_ID" not in os.environ:  # submitting, not running inside the job
+            require_executor("slurm", type(self).__name__)
+            self._check_run_settings()
+        return super().run()
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
@@ -292,53 +414,3 @@ def check_task_fits(cpus: float, memory_gb: float) -> None:
     have = "; ".join(f"{r.get('CPU', 0):g} CPUs, {r.get('memory', 0) / 1024**3:.1f} GB" for r in nodes) or "no node"
     raise ValueError(f"no node of the Ray cluster can run a task of {cpus:g} CPUs and {memory_gb:g} GB of memory "
                      f"(the nodes have: {have}): lower the CPUs or the memory per task")
-
-
-SETUP_ATTEMPTS = 3
-
-
-class _TaskManager(RayTaskManager):
-    """datatrove's `RayTaskManager`, whose task set-up is retried and, failing, fails the task's
-    future (datatrove's left it pending: `RayTaskExecutor.run` waited forever)."""
-
-    def submit_task(self, executor_ref, ranks_to_submit: list[int], remote_options: dict):
-        from concurrent.futures import Future
-
-        import ray
-        from datatrove.executor.ray import RankWorker, TaskGroup, convert_remote_options_to_bundle
-
-        pg_future = Future()
-
-        def set_up():  # as datatrove's async_submit_task, with the failure handled
-            for attempt in range(1, SETUP_ATTEMPTS + 1):
-                pg = ray.util.placement_group([convert_remote_options_to_bundle(remote_options)] * self.nodes_per_task)
-                workers = []
-                try:
-                    ray.get(pg.ready())
-                    workers = [ray.remote(RankWorker).options(placement_group=pg, placement_group_bundle_index=i,
-                                                              **remote_options).remote()
-                               for i in range(self.nodes_per_task)]
-                    node_ips = ray.get([worker.get_node_ip.remote() for worker in workers])
-                except Exception as exc:  # noqa: BLE001 - Ray's errors: an actor died, a node went away
-                    for worker in workers:
-                        with contextlib.suppress(Exception):
-                            ray.kill(worker)
-                    with contextlib.suppress(Exception):
-                        ray.util.remove_placement_group(pg)
-                    logger.warning(f"setting up the task of ranks {ranks_to_submit} failed "
-                                   f"(attempt {attempt}/{SETUP_ATTEMPTS}): {type(exc).__name__}: {exc}")
-                    if attempt == SETUP_ATTEMPTS:
-                        pg_future.set_exception(exc)
-                        return
-                    continue
-                tasks = [worker.run_for_rank.remote(executor_ref, ranks_to_submit, node_ips, node_idx)
-                         for node_idx, worker in enumerate(workers)]
-                group = TaskGroup(tasks=tasks, workers=workers, placement_group=pg, ranks=ranks_to_submit)
-                for task in tasks:
-                    self.task_to_group[task] = group
-                    self.timeout_manager.add_task(task)
-                pg_future.set_result(tasks)
-                return
-
-        self.pg_futures.append(self.executor.submit(set_up))
-        return pg_future

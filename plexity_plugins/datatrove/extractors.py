@@ -11,8 +11,14 @@ from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message)
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
+from .run_settings import with_settings
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
+
+
+# What a document's extraction ends in when it gives no text, besides the extractor's own error on
+# the page (``clean_error``): the counter (the names datatrove's own extractors count).
+_SKIPS = ((ExtractionTimeout, "timeout"), (ExtractionMemoryLimit, MEMORY_LIMIT), (ExtractorDied, "broken_process"))
 
 
 class _PlexityExtractor(BaseExtractor):
@@ -25,7 +31,11 @@ class _PlexityExtractor(BaseExtractor):
     warning); the next document gets a fresh child where needed.  The extractor runs once in
     the task's own process first: a broken installation (its module cannot be imported) would
     otherwise lose every document as if it were damaged input; here it stops the task instead,
-    saying what to install."""
+    saying what to install.
+
+    The step is datatrove's ``BaseExtractor`` (its arguments, its ``extract``) with a ``run`` of its
+    own: datatrove's runs every extractor in its own sandbox, a fork of the task's process with a
+    time limit and no memory ceiling, and takes no other."""
 
     extractor = None  # its name in `plexity_plugins.extractors.EXTRACTORS` (else `to_text` runs in the child)
     to_text = None  # staticmethod(its function)
@@ -34,50 +44,34 @@ class _PlexityExtractor(BaseExtractor):
         super().__init__(timeout)
         # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
         self.memory_limit = extract_memory_limit(memory_limit)
+        self.warned_of_errors = False
+        # its limits in its name: what datatrove's log and stats show of the step
+        self.name = with_settings(type(self).name, f"timeout {self.timeout:g} s" if self.timeout else "no timeout",
+                                  f"memory {self.memory_limit / 2**20:g} MiB" if self.memory_limit else "no memory limit")
+        self.stats.name = str(self)
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return {"extractor": self.extractor or type(self).__name__, "timeout": self.timeout,
+                "memory_limit": self.memory_limit}
 
     def extract(self, text: str) -> str:
         return self.to_text(text)
 
     def run(self, data, rank: int = 0, world_size: int = 1):
-        # As datatrove's BaseExtractor.run (same counters, same messages), with plexity's sandbox,
-        # whose child starts (imports its extractor) while this process checks its own.
         extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
                                          memory_limit=self.memory_limit or 0)
-        extractor.start()
+        extractor.start()  # (its child imports the extractor while this process checks its own)
         try:
-            self.extract(_CHECK_PAGE)
-        except ENVIRONMENT_ERRORS as exc:
-            extractor.close()
-            raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
-        try:
+            self.check_installation()
             for doc in data:
                 self.stat_update(StatHints.total)
                 with self.track_time():
                     empty_input = not (doc.text or "").strip()
-                    try:
-                        doc.text = extractor(doc.text)
-                        self.stat_update("extracted")
-                    except ExtractionTimeout:
-                        self.stat_update("timeout")
-                        logger.warning("⏰ Timeout while cleaning record text. Skipping record.")
-                        continue
-                    except ExtractionMemoryLimit as e:
-                        self.stat_update(MEMORY_LIMIT)
-                        logger.warning(f"Skipping record {doc.id}: {e}")
-                        continue
-                    except ExtractorDied:
-                        self.stat_update("broken_process")
-                        logger.warning("Process died unexpectedly, will create new process for next document")
-                        continue
-                    except ENVIRONMENT_ERRORS:
-                        raise
-                    except Exception as e:
-                        self.stat_update("clean_error")
-                        if not self._warned_error:
-                            logger.warning(f'❌ Error "{e}" while cleaning record text. Skipping record. '
-                                           f"This message will only appear once.")
-                            self._warned_error = True
-                        continue
+                    text = self.extract_in_child(extractor, doc)
+                if text is None:  # skipped, and counted
+                    continue
+                doc.text = text
                 if doc.text:
                     self.stat_update(StatHints.forwarded)
                     self.update_doc_stats(doc)
@@ -86,6 +80,34 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
         finally:
             extractor.close()
+
+    def check_installation(self) -> None:
+        """Extract a small page in this process: an extractor that cannot run here (a module that
+        cannot be imported) stops the task with `InstallationError`, saying what to install."""
+        try:
+            self.extract(_CHECK_PAGE)
+        except ENVIRONMENT_ERRORS as exc:
+            raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
+
+    def extract_in_child(self, extractor: TimeLimitedExtractor, doc) -> str | None:
+        """`doc`'s text, extracted in the sandbox's child; None when the document is skipped
+        (counted; an error of the installation is not a skip: it propagates)."""
+        try:
+            text = extractor(doc.text)
+        except ENVIRONMENT_ERRORS:
+            raise
+        except Exception as exc:
+            counter = next((name for kind, name in _SKIPS if isinstance(exc, kind)), "clean_error")
+            self.stat_update(counter)
+            if counter != "clean_error":
+                logger.warning(f"document {doc.id} skipped ({counter}): {exc}")
+            elif not self.warned_of_errors:  # (the extractor's own error: said once, then counted)
+                logger.warning(f"document {doc.id} skipped (clean_error: {exc}); further documents the "
+                               f"extractor fails on are only counted")
+                self.warned_of_errors = True
+            return None
+        self.stat_update("extracted")
+        return text
 
 
 class HtmlTagsExtractor(_PlexityExtractor):

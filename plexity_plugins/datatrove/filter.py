@@ -13,6 +13,7 @@ from ..cleaning import policy
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
+from .run_settings import model_settings, step_settings, with_settings
 from ..text.sentences import DEFAULT_MAX_CHARS
 
 # One scorer per worker process and model settings: the KenLM model is opened (memory-mapped)
@@ -114,6 +115,30 @@ class PerplexitySentenceFilter(BaseFilter):
         self.min_kept_fraction = min_kept_fraction
         self.other_languages = other_languages
         self.record_dropped_sentences = record_dropped_sentences
+        self.max_sentence_chars = max_sentence_chars
+        self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
+        self.language_check = language_check
+        # its settings in its name: what datatrove's log and stats show of the step
+        self.name = with_settings(type(self).name, self.model_name, self.method, f"threshold {self.threshold:g}",
+                                  *self._non_default_policy())
+        self.stats.name = str(self)
+
+    def _non_default_policy(self) -> list[str]:
+        defaults = {"min_chars": DEFAULT_MIN_CHARS, "min_kept_fraction": 0.0, "other_languages": "keep",
+                    "annotate": False, "language_check": True}
+        return [f"{key} {getattr(self, key)}" for key, default in defaults.items() if getattr(self, key) != default]
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
+        the model with the SHA-256 of its file (each language's, with a map), the method, the
+        threshold in effect, the document policy and where dropped documents go."""
+        return {**model_settings(self._scorer), "method": self.method, "threshold": self.threshold,
+                "min_chars": self.min_chars, "min_kept_fraction": self.min_kept_fraction,
+                "other_languages": self.other_languages, "language_check": self.language_check,
+                "annotate": self.annotate, "max_sentence_chars": self.max_sentence_chars,
+                "allow_tokenizer_mismatch": self.allow_tokenizer_mismatch,
+                "record_dropped_sentences": self.record_dropped_sentences,
+                "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
     def scorer(self) -> PerplexityScorer | LanguageModels:

@@ -9,9 +9,9 @@ from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
-from ..io.inputs import MAX_DOCUMENT_BYTES, WarcFile
-
-MAX_PAYLOAD_BYTES = MAX_DOCUMENT_BYTES  # (the name this module had: kept for imports)
+from ..errors import NotARegularFile
+from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, UNREADABLE_FILE,
+                         WarcFile, describe, open_input)
 
 
 class WarcHtmlReader(BaseDiskReader):
@@ -39,6 +39,10 @@ class WarcHtmlReader(BaseDiskReader):
     - past damage in the middle of a file (a wrong Content-Length, garbage) reading resumes
       at the next record (gzip member, or ``WARC/1.`` line), counting ``records_recovered``
       and ``bytes_skipped`` (as ``plexity clean`` does);
+    - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
+      is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
+      gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
+      the task nor the other files;
     - an error of the installation (ImportError, MemoryError, a missing model) stops the task.
 
     It needs neither libmagic nor cchardet (datatrove's reader sniffs with both).
@@ -60,6 +64,8 @@ class WarcHtmlReader(BaseDiskReader):
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
             (``skipped_too_large``); default 50 MB, as ``plexity clean --max-document-bytes``
+        read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
+            (``skipped_undecodable``); default 30, the extraction time limit's
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``.
     """
@@ -81,17 +87,50 @@ class WarcHtmlReader(BaseDiskReader):
         recursive: bool = True,
         glob_pattern: str | None = "**/*.warc*",
         shuffle_files: bool = False,
-        max_payload_bytes: int = MAX_PAYLOAD_BYTES,
+        max_payload_bytes: int = MAX_DOCUMENT_BYTES,
+        read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     ):
         super().__init__(data_folder, paths_file, limit, skip, file_progress, doc_progress, adapter, text_key,
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes = max_payload_bytes
+        self.read_timeout = read_timeout
+
+    def _open(self, filepath: str):
+        """The file, opened for reading (no decompression: warcio reads gzip member by member, so
+        the records before a truncated member are still read); None, counted, when it is not a
+        regular file or cannot be opened."""
+        try:
+            if self.data_folder.is_local():  # (a FIFO is listed like a file, and opening it waits for ever)
+                return open_input(self.data_folder.resolve_paths(filepath))
+            return self.data_folder.open(filepath, "rb", compression=None)
+        except NotARegularFile as exc:
+            self.stat_update(NOT_A_REGULAR_FILE)
+            logger.warning(f"skipped {filepath}: {exc}")
+        except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+            self.stat_update(UNREADABLE_FILE)
+            logger.warning(f"skipped {filepath}: unreadable ({describe(exc)})")
+        except OSError as exc:
+            if not self.data_folder.is_local():  # (a remote error may pass: the task fails, a re-run retries)
+                raise
+            self.stat_update(UNREADABLE_FILE)  # a symlink loop ...
+            logger.warning(f"skipped {filepath}: unreadable ({describe(exc)})")
+        return None
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
+        which files (the tasks' shares of them follow), and what each record may hold."""
+        from .run_settings import folder_name
+
+        return {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
+                "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
+                "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
 
     def read_file(self, filepath: str):
-        # No decompression here: warcio reads gzip member by member, so records before a
-        # truncated member are still read.
-        with self.data_folder.open(filepath, "rb", compression=None) as f:
-            warc = WarcFile(f, self.max_payload_bytes)
+        f = self._open(filepath)
+        if f is None:
+            return
+        with f:
+            warc = WarcFile(f, self.max_payload_bytes, self.read_timeout)
             for record in warc:
                 with self.track_time():
                     data = self._process_record(record, filepath)

@@ -5,11 +5,14 @@ Both write each file under a temporary name (``.NAME.part``, `plexity_plugins.io
 rename it when the step ends without an error: a task stopped by a full disk, an error or a
 kill leaves no file under its real name that looks complete (datatrove's own writers leave
 the part written; the task's completion marker is what says it is whole).  A re-run of the
-task writes the same temporary name again and renames it.
+task writes the same temporary name again and renames it.  This goes through datatrove's
+public pieces: the writer's output file manager (`PartFileManager`, an ``OutputFileManager``
+over the same folder) and the writer's ``__exit__``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import IO, Callable
 
 from datatrove.io import DataFolderLike, OutputFileManager
@@ -17,83 +20,92 @@ from datatrove.pipeline.writers import JsonlWriter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from .. import __version__
-from ..io.atomic_files import PART_PREFIX, PART_SUFFIX
 from ..cleaning.policy import WARC_HEADERS, warc_headers
+from ..io.atomic_files import part_name
 from ..io.warc_writer import cleaned_response_record
 
 
-class PartFileManager(OutputFileManager):
-    """datatrove's OutputFileManager, but each file is opened as ``.NAME.part`` and renamed to
-    NAME by `commit` (or removed by `discard`)."""
+class _UnderPartNames:
+    """An output folder as an ``OutputFileManager`` uses it (``open``), each file opened under its
+    temporary name; the compression follows the final name (".part" says nothing about it)."""
 
-    def get_file(self, filename):
-        if filename not in self._output_files:
+    def __init__(self, folder):
+        self.folder = folder
+
+    def open(self, filename: str, mode: str = "wb", compression: str | None = "infer"):
+        if compression == "infer":
             from fsspec.utils import infer_compression
 
-            # (the compression follows the final name: ".part" says nothing about it)
-            compression = infer_compression(filename) if self.compression == "infer" else self.compression
-            self._output_files[filename] = self.fs.open(_part_name(filename), mode=self.mode,
-                                                        compression=compression)
-        return self._output_files[filename]
+            compression = infer_compression(filename)
+        return self.folder.open(part_name(filename), mode=mode, compression=compression)
 
-    def commit_file(self, filename: str, file) -> None:
-        file.close()  # its last bytes reach the disk here, or a full disk raises
-        self.fs.mv(_part_name(filename), filename)
+
+class PartFileManager(OutputFileManager):
+    """datatrove's ``OutputFileManager``, each file written as ``.NAME.part``: `commit` closes them
+    and gives each its name (what datatrove's ``close`` does at the end of a step that ended
+    well); `discard` removes them."""
+
+    def __init__(self, folder, mode: str = "wt", compression: str | None = "infer"):
+        super().__init__(_UnderPartNames(folder), mode=mode, compression=compression)
+        self.folder = folder
+        self.closed_by_datatrove: list[str] = []  # closed, not yet named: rotated out (max_file_size) or committing
+
+    def pop(self, filename):
+        # (datatrove's writer pops a file to close it when it starts the next one)
+        self.closed_by_datatrove.append(filename)
+        return super().pop(filename)
 
     def commit(self) -> None:
         """Close every file and give it its name."""
-        while self._output_files:
-            filename, file = next(iter(self._output_files.items()))
-            del self._output_files[filename]
-            try:
-                self.commit_file(filename, file)
-            except BaseException:
-                self._discard_one(filename, file)
-                self.discard()
-                raise
+        try:
+            for filename in list(self.get_open_files()):
+                file = super().pop(filename)
+                self.closed_by_datatrove.append(filename)  # (removed by discard if it cannot be closed)
+                file.close()  # its last bytes reach the disk here, or a full disk raises
+            while self.closed_by_datatrove:
+                filename = self.closed_by_datatrove[0]
+                self.folder.mv(part_name(filename), filename)
+                self.closed_by_datatrove.pop(0)
+        except BaseException:
+            self.discard()
+            raise
 
     def discard(self) -> None:
         """Close and remove every file not committed yet (never raises)."""
-        while self._output_files:
-            filename, file = self._output_files.popitem()
-            self._discard_one(filename, file)
+        for filename in list(self.get_open_files()):
+            file = super().pop(filename)
+            self.closed_by_datatrove.append(filename)
+            with contextlib.suppress(Exception):
+                file.close()
+        for filename in self.closed_by_datatrove:
+            with contextlib.suppress(Exception):
+                self.folder.rm(part_name(filename))
+        self.closed_by_datatrove.clear()
 
-    def _discard_one(self, filename: str, file) -> None:
-        import contextlib
-
-        with contextlib.suppress(Exception):
-            file.close()
-        with contextlib.suppress(Exception):
-            self.fs.rm(_part_name(filename))
-
-    def close(self) -> None:  # (datatrove's own close: commits, as a complete step's end)
+    def close(self) -> None:  # (datatrove's writer closes its files at the end of a step that ended well)
         self.commit()
 
 
-def _part_name(filename: str) -> str:
-    head, _, name = filename.rpartition("/")
-    return f"{head}/{PART_PREFIX}{name}{PART_SUFFIX}" if head else f"{PART_PREFIX}{name}{PART_SUFFIX}"
-
-
 class CompleteFilesMixin:
-    """For a datatrove DiskWriter: files under temporary names, renamed only when the step ends
-    without an error (`PartFileManager`)."""
+    """For a datatrove ``DiskWriter``: files under temporary names (`PartFileManager`), renamed
+    only when the step ends without an error."""
 
     def _use_part_files(self) -> None:
         old = self.output_mg
-        self.output_mg = PartFileManager(old.fs, mode=old.mode, compression=old.compression)
+        self.output_mg = PartFileManager(self.output_folder, mode=old.mode, compression=old.compression)
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         if exc_type is None:
-            self.output_mg.commit()
-        else:  # an error (a full disk ...) or the generator closed early: nothing looks complete
-            self.output_mg.discard()
+            return super().__exit__(exc_type, exc_val, exc_tb)  # datatrove's: close, which commits
+        self.output_mg.discard()  # an error (a full disk ...) or the generator closed early
+        return None
 
-    def close_file(self, filename):
-        # a file finished by max_file_size rotation: complete, so renamed now
-        if self.max_file_size > 0 and filename not in self.output_mg.get_open_files():
-            filename = self._get_filename_with_file_id(filename)
-        self.output_mg.commit_file(filename, self.output_mg.pop(filename))
+
+def writer_settings(writer: DiskWriter, fmt: str) -> dict:
+    from .run_settings import folder_name
+
+    return {"format": fmt, "output": folder_name(writer.output_folder), "output_filename": writer.output_filename.template,
+            "max_file_size": writer.max_file_size}
 
 
 class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
@@ -108,6 +120,10 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._use_part_files()
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return writer_settings(self, "jsonl")
 
     def _default_adapter(self, document) -> dict:
         if document.media or self.expand_metadata:
@@ -152,6 +168,10 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
         self._use_part_files()
         self.gzip = self.output_filename.template.endswith(".gz")
         self._warc_writers: dict[int, object] = {}
+
+    def settings(self) -> dict:
+        """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
+        return writer_settings(self, "warc")
 
     def _writer_for(self, file_handler: IO, filename: str):
         from warcio.warcwriter import WARCWriter

@@ -12,8 +12,10 @@ decoding and the parser limits they share.
 - ``tags`` (`tags`): the text of every visible element, one line per block element.
 - ``none``: the input already is text.
 
-`decoding` turns an HTML body's bytes into text; `limits` parses with libxml2's huge limits and
-defines `ExtractionError`, which a page no extractor can read raises.
+`limits` parses with libxml2's huge limits; a page no extractor can read raises
+`plexity_plugins.errors.ExtractionError`.  An HTML body's bytes become text in
+`plexity_plugins.io.decoding` (`decode_html`, exported here too); `sandbox` runs an extractor in a
+child process with a time limit and a memory ceiling, for every front end.
 """
 
 from __future__ import annotations

@@ -1,96 +1,69 @@
 """``dense``: one lexbor parse per page; the page's item chosen by what the HTML declares and by
 where its paragraphs are densest, never by lists of class or id names.
 
-How a page is read (`html_to_text_dense`):
+How a page is read (`html_to_text_dense`; docs/extraction.md tells the same steps for users and
+what each was measured to do):
 
-1. **Link lists go first.** Short blocks (under 100 characters) that are mostly link text (over
-   80%) are removed anywhere on the page: menus, tag clouds, share bars, "Read more" and
-   related-link lists (`drop_link_dense`, trafilatura's link-density test).
+1. **Link lists go first**: short blocks (under 100 characters) that are mostly link text (over
+   80%), anywhere on the page: menus, tag clouds, share bars, related-link lists
+   (`drop_link_dense`, trafilatura's link-density test).
 2. **The page's main content** by resiliparse's main-content heuristic (it drops navigation,
-   headers, footers and sidebars). When the page declares itself one article or one product
+   headers, footers and sidebars).  When the page declares itself one article or one product
    (schema.org or Open Graph, `auto.declares_article_or_product`), its comment sections are not
-   the page's text and go too.  **A page that hides most of its text is shown**
-   (`_reveal_hidden`): hidden elements (the ``hidden`` attribute, inline ``display: none`` or
-   ``visibility: hidden``) are usually menus and dialogs, but when the visible text is under half
-   of all the text, the page's text itself waits for a script (tabs and accordions
-   that hold a document, a page hidden until it has loaded) and hidden elements are read as
-   visible ones.  Only pages whose hidden elements hold more words than the main content pay the
-   extra reading of this test (under 5% of the bench pages).  WCXB dev / held +0.0005 /
-   +0.0046 (documentation, collection, product), nothing else changed.
+   the page's text and go too.  **A page that hides most of its text is shown** (`_reveal_hidden`):
+   hidden elements are usually menus and dialogs, but when the visible text is under half of all
+   the text, the page's text itself waits for a script (tabs, accordions, a page hidden until it
+   has loaded) and hidden elements are read as visible ones.  Only pages whose hidden elements
+   hold more words than the main content pay for this test.
 3. **The page's item**, by evidence in this order: the one element marked
-   ``itemprop="articleBody"`` (schema.org microdata); else the ``<article>`` with the most words
-   of its own, unless another ``<article>`` sits in a parent of the same tag and class (posts of a
-   thread, cards of a listing: then there is no single item); else the one ``<main>`` (or
-   ``role="main"``); else the container where the page's paragraphs are densest (`_densest`,
-   Readability's scoring: each paragraph of 25 characters or more scores its container, and half
-   of it the container's container).
-4. **The item's text** is every visible line of the item, without what HTML itself says is not
-   its text (``nav``, ``aside``, ``header``, ``footer``, ``form``, controls, ``hidden``,
+   ``itemprop="articleBody"``; else the ``<article>`` with the most words of its own, unless
+   another ``<article>`` sits in a parent of the same tag and class (posts of a thread, cards of a
+   listing: no single item); else the one ``<main>`` (or ``role="main"``); else the container
+   where the page's paragraphs are densest (`_densest`, Readability's scoring without its
+   class-name weights).
+4. **The item's text**: every visible line of the item, without what HTML itself says is not its
+   text (``nav``, ``aside``, ``header``, ``footer``, ``form``, controls, ``hidden``,
    ``aria-hidden``, inline ``display: none`` or ``visibility: hidden``, ARIA
-   navigation/complementary/banner/contentinfo roles).  On a page that
-   declares one article or product, an item found by markup (3, first three) is read by
-   resiliparse's heuristic instead, without its post metadata (byline, date) and comments, when
-   that keeps at least half of its words (a heuristic that drops most of an item has misread it);
-   the list items of more than `LIST_ITEM_WORDS` words that the heuristic left out come back
-   unless they are mostly link text (`_with_list_items`: it drops lists of sentences, which
-   are an article's text; WCXB +0.0024 / +0.0035, English articles held +0.004).
-5. **Item or page**: the item's text when it holds at least half of the page's main-content words
-   (`SHARE`), or a fifth (`DECLARED_SHARE`) when the page declares its one article or product and
-   the item is its markup; else the page's main content (a listing, a thread, a service page with
-   several sections: the item was only one part of it).
-6. **Fragments go** (`drop_fragments`), by block shape, not names.  A fragment is a line that does
-   not end as a sentence or a clause does (Chinese and Japanese full stops included) and is not a
-   line of the page's preformatted blocks (code); it goes when it is
-   - at most `SHORT_WORDS` (3) words and not a list item, on every page: a label, a button, a
-     tab, a price, the heading of a box ("Related posts", "Sort by", "Share this");
-   - at most `CLOSING_WORDS` (6) words, list items included, after the text's last paragraph (a
-     line of `PARAGRAPH_WORDS` words or more): what closes a page around its text, the headings
-     of related-link sections, calls to action, bylines, tags ("Take the next step");
+   navigation/complementary/banner/contentinfo roles).  On a page that declares one article or
+   product, an item found by markup is read by resiliparse's heuristic instead (no byline, date
+   or comments) when that keeps at least half of its words (a heuristic that drops most of an
+   item has misread it); list items of more than `LIST_ITEM_WORDS` words that it left out come
+   back unless they are mostly link text (`_with_list_items`: the heuristic drops lists of
+   sentences, which are an article's text).
+5. **Item or page**: the item's text when it holds at least `SHARE` of the page's main-content
+   words (`DECLARED_SHARE` when the page declares its one article or product and the item is its
+   markup); else the page's main content (a listing, a thread, a service page of several
+   sections: the item was only one part of it).
+6. **Fragments go** (`drop_fragments`), by block shape.  A fragment is a line that does not end as
+   a sentence or a clause does (Chinese and Japanese full stops included) and is not a line of the
+   page's preformatted blocks; it goes when it has
+   - at most `SHORT_WORDS` words and is not a list item, on every page (a label, a button, a tab,
+     a price, the heading of a box);
+   - at most `CLOSING_WORDS` words, list items included, after the text's last paragraph (a line
+     of `PARAGRAPH_WORDS` words or more): what closes a page around its text;
    - on a page that declares one article or product, at most `FRAGMENT_WORDS` words, unless it is
-     a list item or one of the page's headings; on a page that declares a discussion
-     (`declares_discussion`), at most `DISCUSSION_FRAGMENT_WORDS` words: a poster's name, a date,
-     a badge or a vote count standing around the posts.
-   What WCXB counts as leaked boilerplate is mostly such lines.  With the first two rules
-   (dense + filter, dev / held halves): leaked snippets 9.5 / 8.2 % -> 7.0 / 6.2 % (trafilatura
-   alone: 7.6 / 6.3), content snippets kept 80.5 / 78.9 -> 78.8 / 77.5 %, word F1 0.854 / 0.850
-   -> 0.844 / 0.845 (most of it short headings, which WCXB's truth keeps and which carry little
-   text); CleanEval 81.9 / 81.9 -> 82.0 / 82.5; English articles unchanged (0.967 / 0.963).  A list
-   item stays on the first rule because lists of short items are a listing's or an article's
-   content (keeping them: WCXB +0.003 / +0.002 for 0.03 / 0.16 points of leak).  The third rule is
-   kept to declared pages: on listings and product grids four-word lines are the content.  (Also
-   measured and left out: dropping short lines that are exactly a link's or a button's text, on
-   every page, leaked 0.5 points fewer for 0.6 ms more a page; keeping table rows, a product's
-   specifications, changed nothing on WCXB dev and cost CleanEval 0.1 / 0.4, whose old pages lay
-   out their boilerplate in tables.)
+     a list item or a heading; on a page that declares a discussion (`declares_discussion`), at
+     most `DISCUSSION_FRAGMENT_WORDS` words: a poster's name, a date, a vote count.
+   List items keep the first rule because lists of short items are a listing's or an article's
+   content; the third rule is kept to declared pages because on listings and product grids short
+   lines are the content.
 7. **A reading that finds almost nothing has misread the page**: when the page's main content or
-   the item's text holds under `TOO_FEW` words, the visible text of the page, or of the whole
-   item, is taken instead if it holds ten times more (a page whose content sits in ``<header>``
-   cards, or that resiliparse's heuristic empties, or whose item is hidden behind an overlay).
-   The page's reading is checked before it is compared with the item's (step 5): a small item
-   beside an emptied main content is not the page's text.  Only such pages pay the extra reading.
-   On WCXB this raised dev / held by 0.0011 / 0.0017 with 50 words, checking the page only when it
-   had no item; checking it always and with 100 words, by a further 0.0029 / 0.0051 (listing,
-   collection, service).
+   the item's text holds under `TOO_FEW` words, the visible text of the page (or of the whole
+   item) is taken instead if it holds ten times more (content in ``<header>`` cards, a page the
+   heuristic empties, an item behind an overlay).  The page's reading is checked before it is
+   weighed against the item's (step 5): a small item beside an emptied main content is not the
+   page's text.
 8. **On a declared page a line said twice is said once** (`_unrepeated`): on a page that declares
-   one article, one product or a discussion (those of step 6), a line of words that the text
-   already holds is the same block rendered again (a price block for another screen size, a
-   product's options per variant, a post quoted in a reply) and goes; lines without letters
-   (code's closing braces, numbers) stay, and so do a table's cells, which repeat by design.
-   WCXB dev / held +0.004 / +0.0036 (product, forum).  On every page it gained +0.005 / +0.004
-   on WCXB but cost CleanEval 0.3 / 0.6 points: CleanEval's gold keeps every repetition (posters'
-   names, quoted posts of old undeclared forums), so it is kept to the pages whose declared item
-   makes a repetition a rendering one.
-   Steps 6 and 8 cost the articles-dev pages that are not English news (20 pages, most not in
-   English) 0.06 / 0.03 (dev / held): their truth keeps short lines step 6 takes for fragments
-   (score lines, lists of links, the rows of a plan); docs/extraction.md has the figures.
+   one article, one product or a discussion, a line of words the text already holds is the same
+   block rendered again (a price block per screen size, options per variant, a quoted post) and
+   goes; lines without letters and table cells stay.  Not on other pages: there a repetition can
+   be the page's own (posters' names on an undeclared forum).
 
-Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only
-the paragraphs, the articles, the short link blocks, the hidden elements, the headings, the lines
-of the text and (on declared pages that need them) list items with links and table cells, never
+Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python touches only the
+paragraphs, the articles, the short link blocks, the hidden elements, the headings, the lines of
+the text and (on declared pages that need them) list items with links and table cells, never
 recursing, with walks up the tree bounded by `_MAX_HOPS`.  What grows with nesting depth is
-resiliparse's main-content pass, as for ``fast`` (a page nested 20,000 deep takes ~12 s there;
-step 2 may read such a page twice); the front ends' time limit per page bounds it.  The figures
-are in docs/extraction.md.
+resiliparse's main-content pass, as for ``fast``; the front ends' time limit per page bounds it.
 """
 
 from __future__ import annotations
@@ -129,21 +102,19 @@ _HIDDEN = ", ".join(HIDDEN)
 # The elements that hold paragraphs for `_densest`.
 _CONTAINERS = frozenset({"div", "section", "article", "main", "td", "body"})
 _MIN_PARAGRAPH = 25
-# `drop_fragments`, on every page: a line of at most this many words is a fragment (2: WCXB's dev
-# half leaked 0.45 points more for 0.0036 more F1, both measured with CLOSING_WORDS 4) ...
+# `drop_fragments` (step 6; each constant chosen on the dev halves: docs/extraction.md): on every
+# page, a line of at most this many words is a fragment ...
 SHORT_WORDS = 3
-# ... and after the text's last paragraph, a line of at most CLOSING_WORDS words (4: the dev half
-# leaked 0.3 points more for 0.0011 more F1; a paragraph of 30 words instead of 40 did as well).
+# ... and after the text's last paragraph (a line of PARAGRAPH_WORDS words or more), a line of at
+# most CLOSING_WORDS words ...
 PARAGRAPH_WORDS = 40
 CLOSING_WORDS = 6
-# On a page that declares one article or product: at most this many words (4 chosen on the dev
-# halves: 2 and 3 leaked more at the same F1, 5 and 7 lost F1) ...
+# ... and on a page that declares one article or product, at most this many words ...
 FRAGMENT_WORDS = 4
 # ... and on a page that declares a discussion, where the metadata around each post is longer
-# ("asked Mar 28, 2014 at 11:38"): 6 (4: forums 0.730, 6: 0.733, 8: 0.734 on both halves).
+# ("asked Mar 28, 2014 at 11:38"), at most this many.
 DISCUSSION_FRAGMENT_WORDS = 6
-# `html_to_text_dense`, step 7: a reading under this many words is checked against a fuller one
-# (50 and 100 chosen on the dev halves: WCXB dev +0.0011, then +0.0024; 200 changed nothing more).
+# `html_to_text_dense`, step 7: a reading under this many words is checked against a fuller one.
 TOO_FEW = 100
 # A line of words (step 8) holds a letter.
 _LETTER = re.compile(r"[^\W\d_]")

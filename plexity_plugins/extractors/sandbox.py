@@ -211,12 +211,19 @@ class _Child:
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
-        self.process = subprocess.Popen(
-            # -P: the child imports this very package, not another `plexity_plugins` that the current
-            # directory happens to hold (`python -m` would put the directory first on its path)
-            [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
-             str(from_child_w), *watch],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
+        try:
+            self.process = subprocess.Popen(
+                # -P: the child imports this very package, not another `plexity_plugins` that the current
+                # directory happens to hold (`python -m` would put the directory first on its path)
+                [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
+                 str(from_child_w), *watch],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
+        except OSError as exc:  # the interpreter cannot be run (by this user), or no process can be made
+            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+                os.close(fd)
+            raise ExtractorCannotStart(f"the extraction process could not start: cannot run {sys.executable} "
+                                       f"({exc.strerror or exc}): check that this user may run the Python "
+                                       f"interpreter, or reinstall", exc) from None
         os.close(to_child_r)
         os.close(from_child_w)
         self._send = Connection(to_child_w, readable=False)

@@ -26,6 +26,12 @@ def part_path(path: str | os.PathLike) -> Path:
     return path.with_name(f"{PART_PREFIX}{path.name}{PART_SUFFIX}")
 
 
+def part_name(name: str) -> str:
+    """`part_path` of a "/"-separated name inside a folder (a datatrove DataFolder's, an fsspec URL's)."""
+    head, _, base = name.rpartition("/")
+    return f"{head}/{PART_PREFIX}{base}{PART_SUFFIX}" if head else f"{PART_PREFIX}{base}{PART_SUFFIX}"
+
+
 class AtomicFile:
     """A file written as ``.NAME.part`` and renamed to NAME by `commit`; `discard` removes it.
 

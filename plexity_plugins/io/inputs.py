@@ -9,11 +9,16 @@
   size cap (a gzip bomb is never inflated past it).
 
 Every cap is `MAX_DOCUMENT_BYTES` unless a caller gives another (``--max-document-bytes``,
-``WarcHtmlReader(max_payload_bytes=...)``).  Payloads are decoded here, not by warcio:
-warcio's Content-Encoding decoding inflates without a limit, hides a corrupt gzip body
-(it writes to stderr and returns what it had) and breaks on brotli >= 1.2 (it sets
-``unused_data`` on the decompressor, which brotli 1.2's no longer allows), which used to
-end the reading of the whole file at the first ``Content-Encoding: br`` record.
+``WarcHtmlReader(max_payload_bytes=...)``).  Every loop over input bytes makes progress and is
+linear in the input: decoding stops at the cap, at `MAX_GZIP_MEMBERS` members and at the
+reading time limit (`DEFAULT_READ_TIMEOUT`, the extraction limit's default); resynchronising
+after damage tries at most `MAX_RESYNC_CANDIDATES` false starts.  Only regular files are read
+(`open_input`): a FIFO, socket or device is `NotARegularFile`, never opened for reading.
+
+Payloads are decoded here, not by warcio: warcio's Content-Encoding decoding inflates without a
+limit, hides a corrupt gzip body (it writes to stderr and returns what it had) and breaks on
+brotli >= 1.2 (it sets ``unused_data`` on the decompressor, which brotli 1.2's no longer allows),
+which used to end the reading of the whole file at the first ``Content-Encoding: br`` record.
 
 Only damage in the input becomes a skip or a file problem; an error of the installation
 (`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates.
@@ -23,14 +28,21 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
+import stat
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ENVIRONMENT_ERRORS, InstallationError, TooLarge, Undecodable
+from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ResyncGaveUp, TooLarge, TooSlow,
+                      Undecodable)
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
+DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
+MAX_GZIP_MEMBERS = 1_000  # gzip members in one Content-Encoding: gzip body (a server sends one)
+MAX_RESYNC_CANDIDATES = 100_000  # false record starts looked at before resynchronising gives up
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
@@ -40,8 +52,12 @@ NOT_HTML = "not_html"  # images, PDF, ...
 TOO_LARGE = "too_large"  # payload (decompressed) over the cap
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that does not decode
-TRUNCATED = "truncated"  # fewer payload bytes than its Content-Length
+TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
+
+# Why a file is not read at all.
+NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
+UNREADABLE_FILE = "unreadable_file"  # a symlink loop, a dangling link, no permission, a damaged .gz
 
 # Why reading a file stopped before its end.
 NOT_A_WARC = "not_a_warc"  # no WARC record at its start: nothing read
@@ -55,12 +71,86 @@ _SNIFF_BYTES = 4096
 _CHUNK = 1 << 16
 
 
+class Deadline:
+    """The time limit of reading one record: `check()` raises `TooSlow` once `seconds` have
+    passed since `start()` (None or 0: no limit)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds or None
+        self.until: float | None = None
+
+    def start(self) -> "Deadline":
+        self.until = time.monotonic() + self.seconds if self.seconds else None
+        return self
+
+    def check(self) -> None:
+        if self.until is not None and time.monotonic() > self.until:
+            raise TooSlow(f"decoding took longer than {self.seconds:g} s (the reading time limit)")
+
+
+_NO_DEADLINE = Deadline(None)
+
+
 def is_html_type(content_type: str | None, identified: str | None = None, head: bytes = b"") -> bool:
-    """HTML by the HTTP Content-Type, else WARC-Identified-Payload-Type, else by the payload's start."""
-    declared = (content_type or identified or "").lower()
+    """HTML by WARC-Identified-Payload-Type where the crawler identified the payload (it looked at
+    the bytes; datatrove's WarcReader decides by it alone), else by the HTTP Content-Type, else
+    by the payload's start."""
+    identified = (identified or "").strip().lower()
+    if identified:
+        return any(t in identified for t in HTML_TYPES)
+    declared = (content_type or "").lower()
     if declared.strip():
         return any(t in declared for t in HTML_TYPES)
     return bool(_HTML_START.match(head[:_SNIFF_BYTES]))
+
+
+# Formats a payload declared text/html can turn out to be, by the bytes they start with (as
+# browsers sniff them: WHATWG MIME Sniffing, "matching an image/audio/archive type pattern").
+_SIGNATURES = ((b"%PDF-", "PDF"), (b"%!PS-Adobe-", "PostScript"), (b"\x89PNG\r\n\x1a\n", "PNG"),
+               (b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"), (b"II*\x00", "TIFF"),
+               (b"MM\x00*", "TIFF"), (b"\x00\x00\x01\x00", "ICO"), (b"wOFF", "WOFF"), (b"wOF2", "WOFF2"),
+               (b"PK\x03\x04", "ZIP"), (b"PK\x05\x06", "ZIP"), (b"\x1f\x8b\x08", "gzip"),
+               (b"\xfd7zXZ\x00", "xz"), (b"7z\xbc\xaf\x27\x1c", "7-Zip"), (b"Rar!\x1a\x07", "RAR"),
+               (b"\x28\xb5\x2f\xfd", "zstd"), (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Office document"),
+               (b"\x7fELF", "ELF"), (b"\x00asm", "WebAssembly"), (b"OggS\x00", "Ogg"), (b"fLaC", "FLAC"),
+               (b"\x1a\x45\xdf\xa3", "Matroska/WebM"), (b"ID3\x02", "MP3"), (b"ID3\x03", "MP3"),
+               (b"ID3\x04", "MP3"))
+# Bytes that no text holds (WHATWG MIME Sniffing's "binary data bytes"; not TAB, LF, FF, CR, ESC).
+_BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+_BINARY_SHARE = 0.05  # of the first kilobyte: text has none, random bytes have ~10 %
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a payload is when its first bytes say it is not text (a PDF, an image, an archive,
+    bytes rich in NULs and control codes), else None.  Text that starts as HTML, and UTF-16 or
+    UTF-32 text (with or without a byte order mark), is never binary."""
+    for signature, kind in _SIGNATURES:
+        if head.startswith(signature):
+            return kind
+    if head[4:8] == b"ftyp":
+        return "MP4"
+    if head.startswith(b"RIFF") and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        return head[8:12].decode().strip()
+    if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "bzip2"
+    head = head[:1024]
+    if not head or _HTML_START.match(head) or _wide_text(head):
+        return None
+    if len(head.translate(None, _BINARY_BYTES)) < len(head) * (1 - _BINARY_SHARE):
+        return "binary data (NUL and control bytes)"
+    return None
+
+
+def _wide_text(head: bytes) -> bool:
+    """UTF-16 or UTF-32 text: a byte order mark, or NULs in every other (every fourth) byte."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    for step in (2, 4):
+        columns = [head[i::step] for i in range(step)]
+        nul_share = [c.count(0) / max(1, len(c)) for c in columns]
+        if sum(share > 0.9 for share in nul_share) == step - 1 and min(nul_share) < 0.1:
+            return True
+    return False
 
 
 def http_header(record, name: str) -> str | None:
@@ -83,21 +173,30 @@ def read_capped(stream, limit: int) -> bytes:
             raise TooLarge(f"more than {limit:,} bytes")
 
 
-def _inflate(wbits: int, data: bytes, limit: int) -> bytes:
+def _inflate(wbits: int, data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
     """`data` inflated by zlib (`wbits`: gzip, zlib or raw deflate), never producing more than
-    `limit` + 1 bytes; gzip members that follow are inflated too (concatenated gzip), bytes
-    after the end that are not a gzip member are ignored, as browsers do."""
+    `limit` + 1 bytes; gzip members that follow are inflated too (concatenated gzip, up to
+    `MAX_GZIP_MEMBERS`), bytes after the end that are not a gzip member are ignored, as browsers do.
+
+    The input is fed a block at a time and followed by its offset (zlib's ``unused_data`` after
+    each member is a copy of the rest: fed whole, ten megabytes of empty members took minutes)."""
     decompressor = zlib.decompressobj(wbits)
     out = bytearray()
-    while data:
-        out += decompressor.decompress(data, limit + 1 - len(out))
+    view = memoryview(data)
+    position, members = 0, 1
+    while position < len(view):
+        deadline.check()
+        block = view[position:position + _CHUNK]
+        out += decompressor.decompress(block, limit + 1 - len(out))
         if len(out) > limit:
             raise TooLarge(f"inflates to more than {limit:,} bytes")
-        data = decompressor.unconsumed_tail
+        position += len(block) - len(decompressor.unconsumed_tail) - len(decompressor.unused_data)
         if decompressor.eof:
-            data = decompressor.unused_data
-            if not (wbits > 16 and data.startswith(b"\x1f\x8b")):
+            if not (wbits > 16 and view[position:position + 2] == b"\x1f\x8b"):
                 break
+            members += 1
+            if members > MAX_GZIP_MEMBERS:
+                raise Undecodable(f"more than {MAX_GZIP_MEMBERS:,} gzip members")
             decompressor = zlib.decompressobj(wbits)
     if not decompressor.eof:
         out += decompressor.flush()
@@ -106,7 +205,7 @@ def _inflate(wbits: int, data: bytes, limit: int) -> bytes:
     return bytes(out)
 
 
-def _unbrotli(data: bytes, limit: int) -> bytes:
+def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
     try:
         import brotli
     except ImportError as exc:
@@ -118,9 +217,11 @@ def _unbrotli(data: bytes, limit: int) -> bytes:
         try:  # brotli >= 1.2: bounded output
             out += decompressor.process(data, output_buffer_limit=limit + 1)
             while len(out) <= limit and not decompressor.is_finished() and not decompressor.can_accept_more_data():
+                deadline.check()
                 out += decompressor.process(b"", output_buffer_limit=limit + 1 - len(out))
         except TypeError:  # older brotli: feed it small pieces, so that one cannot inflate far
             for start in range(0, len(data), 1024):
+                deadline.check()
                 out += decompressor.process(data[start:start + 1024])
                 if len(out) > limit:
                     break
@@ -133,11 +234,12 @@ def _unbrotli(data: bytes, limit: int) -> bytes:
     return bytes(out)
 
 
-def decode_content(data: bytes, encoding: str | None, limit: int) -> bytes:
+def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
     """The payload under its Content-Encoding (gzip, x-gzip, deflate, br; others as they are).
 
     As browsers and warcio do, a body that does not even start as the declared encoding is
     taken as already decoded (crawlers often store the decoded body with the header kept).
+    `deadline`: past it, `TooSlow`.
     """
     encoding = (encoding or "").strip().lower()
     if not data or encoding not in ("gzip", "x-gzip", "deflate", "br"):
@@ -150,7 +252,9 @@ def decode_content(data: bytes, encoding: str | None, limit: int) -> bytes:
         wbits = (zlib.MAX_WBITS, -zlib.MAX_WBITS)  # zlib-wrapped, or raw deflate as some servers send
     else:
         try:
-            return _unbrotli(data, limit)
+            return _unbrotli(data, limit, deadline)
+        except TooSlow:
+            raise
         except Undecodable:
             if _HTML_START.match(data[:_SNIFF_BYTES]):  # stored decoded
                 return data
@@ -158,7 +262,7 @@ def decode_content(data: bytes, encoding: str | None, limit: int) -> bytes:
     error = None
     for bits in wbits:
         try:
-            return _inflate(bits, data, limit)
+            return _inflate(bits, data, limit, deadline)
         except zlib.error as exc:
             error = exc
     if encoding == "deflate" and _HTML_START.match(data[:_SNIFF_BYTES]):
@@ -166,20 +270,25 @@ def decode_content(data: bytes, encoding: str | None, limit: int) -> bytes:
     raise Undecodable(f"{encoding}: {error}")
 
 
-def dechunk(data: bytes) -> bytes:
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]+")
+
+
+def dechunk(data: bytes, deadline: Deadline = _NO_DEADLINE) -> bytes:
     """The body of a ``Transfer-Encoding: chunked`` payload; the data unchanged when it is
-    not chunked after all (the crawler stored it de-chunked with the header kept)."""
+    not chunked after all (the crawler stored it de-chunked with the header kept), or when a
+    size line is not hex digits (``-4``, ``0x10``: Python's int() reads both, and a negative
+    size stepped back onto the same line for ever).  Each chunk moves forward."""
     out = bytearray()
     pos = 0
     while True:
+        deadline.check()
         end = data.find(b"\r\n", pos)
         if end < 0:
             return data
-        size_field = data[pos:end].split(b";", 1)[0].strip()
-        try:
-            size = int(size_field, 16)
-        except ValueError:
+        size_field = data[pos:end].split(b";", 1)[0].strip(b" \t")
+        if not _CHUNK_SIZE.fullmatch(size_field):
             return data
+        size = int(size_field, 16)
         if size == 0:
             return bytes(out)
         chunk = data[end + 2:end + 2 + size]
@@ -199,8 +308,9 @@ class WarcRecord:
 
     `payload` is the decoded HTTP payload of an HTML response (bytes, charset not yet
     applied), else None and `skip` says why.  `record` is warcio's record; for a
-    not_response or not_html record its payload has not been read yet, so it can still be
-    copied (``WARCWriter.write_record``) before the next record is read.
+    not_response or not_html record its payload can still be copied (``WARCWriter.write_record``)
+    before the next record is read: it has not been read yet, or (a payload declared HTML whose
+    bytes are binary) it was read and is given back as it came.
     """
 
     number: int  # 1-based, in file order
@@ -211,7 +321,9 @@ class WarcRecord:
     skip: str | None = None
     detail: str = ""
     offset: int | None = None  # where the record (its gzip member) starts in the file
+    reader: object = field(default=None, repr=False)  # warcio's reader of the file (what follows the record)
     _limit_reader: object = field(init=False, repr=False)
+    _ending: object = field(init=False, repr=False, default=...)  # wrong_length()'s answer, once asked
 
     def __post_init__(self):
         self._limit_reader = self.record.raw_stream  # (before any sniffing wraps it)
@@ -221,6 +333,16 @@ class WarcRecord:
         (once the payload has been read or copied)."""
         return max(0, getattr(self._limit_reader, "limit", 0) or 0)
 
+    def wrong_length(self) -> str | None:
+        """Once its payload has been read or copied to the end: why the record does not end where
+        its Content-Length says (the bytes after it are not a record's end: a blank line, then
+        the next record, the end of its gzip member or of the file), or None.  A Content-Length
+        too short ends the record inside its page, whose rest is then where the next record
+        should be."""
+        if self._ending is ...:
+            self._ending = None if self.reader is None or self.short_by() else _check_end(self.reader)
+        return self._ending
+
     @property
     def record_id(self) -> str | None:
         return self.record.rec_headers.get_header("WARC-Record-ID")
@@ -228,6 +350,34 @@ class WarcRecord:
     @property
     def date(self) -> str | None:
         return self.record.rec_headers.get_header("WARC-Date")
+
+
+_RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
+
+
+def _peek(reader, size: int) -> bytes:
+    """The next `size` bytes of warcio's reader (within the current gzip member), left unread."""
+    buff = reader.buff
+    if buff is not None:  # (most often in the block already read: looked at, not copied)
+        position = buff.tell()
+        data = buff.read(size)
+        buff.seek(position)
+        if len(data) == size:
+            return data
+    data = reader.read(size)
+    if data:
+        rest = reader.buff.read() if reader.buff is not None else b""
+        reader.buff = io.BytesIO(data + rest)
+        reader.buff_size = len(data) + len(rest)
+    return data
+
+
+def _check_end(reader) -> str | None:
+    """Why the record just read to its Content-Length does not end there, or None."""
+    tail = _peek(reader, 16)
+    if not tail or _RECORD_END.match(tail) or not tail.strip(b"\r\n"):
+        return None
+    return "its Content-Length is wrong: the record does not end where it says (its page goes on after it)"
 
 
 class _Prefixed(io.RawIOBase):
@@ -254,11 +404,14 @@ class WarcFile:
     """The records of one WARC file (``.warc`` or ``.warc.gz``, read from `fileobj`).
 
     Iterating yields a `WarcRecord` for every record warcio finds, each with exactly one
-    outcome (a payload, or a reason in `RECORD_SKIPS`).  Past damage (a record whose
-    Content-Length is too short, negative or not a number, garbage between records) reading
-    resynchronises at the next record: the next gzip member that inflates to a ``WARC/1.``
-    line in a ``.warc.gz`` (each member is readable on its own), the next line starting
-    ``WARC/1.`` in an uncompressed file.  `bytes_skipped` counts the bytes passed over,
+    outcome (a payload, or a reason in `RECORD_SKIPS`).  A record that does not end where its
+    Content-Length says is damaged (``truncated``), never a payload.  Past damage (a record whose
+    Content-Length is wrong, negative or not a number, garbage between records) reading
+    resynchronises at the next record (`next_record_start`): the next gzip member that inflates
+    to a ``WARC/1.`` line in a ``.warc.gz`` (each member is readable on its own), the next
+    ``WARC/1.`` line in an uncompressed file that starts a record whose headers and length are
+    consistent and that ends where the next record starts (a record written inside a page is
+    not one).  `bytes_skipped` counts the bytes passed over,
     `records_recovered` the records read after a resynchronisation (lost before it).  A
     ``.warc.gz`` gzipped as one single member (the whole file one stream) is read whole, as
     warcio's own tools read it.
@@ -272,11 +425,15 @@ class WarcFile:
             member by member, so the records before a damaged member are still read),
             seekable to resynchronise (an unseekable one stops at the first damage)
         max_payload_bytes: larger payloads (decompressed) are skipped as ``too_large``
+        read_timeout: seconds to decode one payload (de-chunk, inflate); past it the record is
+            skipped as ``undecodable`` (0 or None: no limit)
     """
 
-    def __init__(self, fileobj, max_payload_bytes: int = MAX_DOCUMENT_BYTES):
+    def __init__(self, fileobj, max_payload_bytes: int = MAX_DOCUMENT_BYTES,
+                 read_timeout: float | None = DEFAULT_READ_TIMEOUT):
         self.fileobj = fileobj
         self.max_payload_bytes = max_payload_bytes
+        self.read_timeout = read_timeout
         self.records = 0
         self.records_recovered = 0
         self.bytes_skipped = 0
@@ -291,9 +448,11 @@ class WarcFile:
     def __iter__(self):
         try:
             start = self.fileobj.tell()
+            self._head = self.fileobj.read(_SNIFF_BYTES)  # what the file is, if it is no WARC
+            gzipped = _container(self._head[:8])  # (what a record start looks like, to resynchronise)
             self.fileobj.seek(start)
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
-            start = None
+            start, self._head = None, None
         resumed = False
         while True:
             iterator = _archive_iterator(self.fileobj)
@@ -305,11 +464,14 @@ class WarcFile:
             # one swallow the start of the next (an uncompressed file), or warcio may have moved
             # to the next gzip member before failing on what was left of the last one.
             after = damage if self._last is None else min(damage, self._last)
-            # (either kind of record start: the damage may be where the file says what it is)
-            resume = next_record_start(self.fileobj, after) if start is not None else None
-            if resume is not None and resume == damage:  # the record that failed: the one after it
-                resume = next_record_start(self.fileobj, damage)
             problem, detail = self._damage
+            try:
+                resume = next_record_start(self.fileobj, after, gzipped) if start is not None else None
+                if resume is not None and resume == damage:  # the record that failed: the one after it
+                    resume = next_record_start(self.fileobj, damage, gzipped)
+            except ResyncGaveUp as exc:
+                self._stop(CORRUPT_FILE, f"damaged after record {self.records}; {exc}")
+                return
             if resume is None:  # nothing readable after the damage: reading stops there
                 self._stop(problem, detail)
                 return
@@ -332,8 +494,8 @@ class WarcFile:
             except ENVIRONMENT_ERRORS:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
-                if self.records == 0 and not iterator.truncated:
-                    self._note(NOT_A_WARC, f"not a WARC file ({describe(exc)})")
+                if self.records == 0 and not resumed and (not iterator.truncated or self._not_warc_start()):
+                    self._note(NOT_A_WARC, self._not_a_warc(describe(exc)))
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
                 else:
@@ -341,6 +503,9 @@ class WarcFile:
                                              f"({describe(exc)})")
                 return iterator.damage_offset()
             if record is None:
+                if self.records == 0 and not resumed and self._not_warc_start():  # (a line of text, empty)
+                    self._stop(NOT_A_WARC, self._not_a_warc("no WARC record"))
+                    return None
                 # (warcio has read the previous record to its end by now: its shortness is known)
                 if iterator.truncated or (previous is not None and previous.short_by()):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
@@ -352,7 +517,7 @@ class WarcFile:
                 # warcio also parses ARC, and takes any line of text for an ARC header (or, after a
                 # blank line, for a WARC record without a version or a header)
                 if self.records == 0:
-                    self._note(NOT_A_WARC, f"not a WARC file (it starts as {record.format})")
+                    self._note(NOT_A_WARC, self._not_a_warc(f"warcio read it as {record.format}"))
                 else:
                     self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
                                              f"(not a WARC record)")
@@ -360,7 +525,7 @@ class WarcFile:
             self.records += 1
             self.records_recovered += resumed
             uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-            item = WarcRecord(self.records, record, uri, http_header(record, "Content-Type"))
+            item = WarcRecord(self.records, record, uri, http_header(record, "Content-Type"), reader=iterator.reader)
             item.offset = self._last = iterator.damage_offset()
             broken = _broken_headers(record)
             if broken:  # where this record ends is unknown: look for the next one from its start
@@ -377,6 +542,32 @@ class WarcFile:
                 item.detail = f"unreadable payload: {describe(exc)}"
             previous = item
             yield item
+            wrong = self._finish(item)
+            if wrong:  # where this record really ends is unknown: look for the next one from its start
+                self._note(CORRUPT_FILE, f"record {item.number}: {wrong}")
+                return item.offset
+
+    def _finish(self, item: WarcRecord) -> str | None:
+        """Read what the consumer left of the record (as warcio would next) and say why it does
+        not end where its Content-Length says, if it does not."""
+        try:
+            while item._limit_reader.read(_CHUNK):
+                pass
+        except ENVIRONMENT_ERRORS:
+            raise
+        except Exception:  # noqa: BLE001 - damage inside the payload: warcio meets it next and it is counted
+            return None
+        return item.wrong_length()
+
+    def _not_warc_start(self) -> bool:
+        """Whether the file's first bytes show it is no WARC (unknown when it is not seekable)."""
+        return self._head is not None and not looks_like_warc(self._head)
+
+    def _not_a_warc(self, why: str) -> str:
+        """"not a WARC file: " and what the file is, by its first bytes (else what warcio said)."""
+        if self._head is not None and not looks_like_warc(self._head):
+            return f"not a WARC file: {what_file_is(self._head)}"
+        return f"not a WARC file ({why})"
 
     def _note(self, problem: str, detail: str) -> None:
         self._damage = (problem, detail)
@@ -401,17 +592,22 @@ class WarcFile:
             item.skip = NOT_HTML
             return
         try:
-            body = read_capped(record.raw_stream, self.max_payload_bytes)  # (the sniffed head included)
+            raw = read_capped(record.raw_stream, self.max_payload_bytes)  # (the sniffed head included)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
         if item.short_by():  # fewer bytes than its Content-Length
             item.skip, item.detail = TRUNCATED, f"{item.short_by():,} bytes short of its Content-Length"
             return
-        if (http_header(record, "Transfer-Encoding") or "").strip().lower() == "chunked":
-            body = dechunk(body)
+        if item.wrong_length():  # its page goes on past its Content-Length: not a whole page
+            item.skip, item.detail = TRUNCATED, item.wrong_length()
+            return
+        deadline = Deadline(self.read_timeout).start()
         try:
-            body = decode_content(body, http_header(record, "Content-Encoding"), self.max_payload_bytes)
+            body = raw
+            if (http_header(record, "Transfer-Encoding") or "").strip().lower() == "chunked":
+                body = dechunk(body, deadline)
+            body = decode_content(body, http_header(record, "Content-Encoding"), self.max_payload_bytes, deadline)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
@@ -420,6 +616,11 @@ class WarcFile:
             return
         if not body.strip():
             item.skip = EMPTY_PAYLOAD
+            return
+        kind = binary_kind(body[:_SNIFF_BYTES])
+        if kind is not None:  # declared HTML, but a PDF, an image, an archive ...: never text
+            item.skip, item.detail = NOT_HTML, f"its bytes are {kind}, not HTML"
+            record.raw_stream = io.BytesIO(raw)  # (for a copy: the payload as it came)
             return
         item.payload = body
 
@@ -435,6 +636,53 @@ def _broken_headers(record) -> str | None:
     if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
         return "its headers run into the next record's (a record cut short)"
     return None
+
+
+def _gunzip_head(head: bytes) -> bytes | None:
+    """The start of what a gzip stream holds (None if it does not inflate)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF_BYTES)
+    except zlib.error:
+        return None
+
+
+def looks_like_warc(head: bytes) -> bool:
+    """Whether a file's first bytes (gzipped or not) start as a WARC record does."""
+    if head.startswith(b"\x1f\x8b"):
+        head = _gunzip_head(head) or b""
+    return head.lstrip(b"\r\n\t ").startswith(b"WARC/")
+
+
+_MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"), (b"BZh", "a bzip2 file"),
+          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"), (b"filedesc://", "an ARC file (WARC's "
+          "predecessor, which plexity does not read)"))
+
+
+def what_file_is(head: bytes) -> str:
+    """What a file is, by its first bytes, for a message: "an empty file", "a text file (it
+    starts 'hello')", "an HTML page", "a PDF document", "a gzip file holding ...", "binary data"."""
+    if not head:
+        return "an empty file"
+    if head.startswith(b"\x1f\x8b"):
+        inner = _gunzip_head(head)
+        return "a damaged gzip file" if inner is None else f"a gzip file holding {what_file_is(inner)}"
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if _HTML_START.match(head):
+        return "an HTML page"
+    import codecs
+
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)  # (a character cut at the end)
+    except UnicodeDecodeError:
+        text = head.decode("latin-1")
+    controls = sum(1 for c in text if ord(c) < 32 and c not in "\r\n\t\f")
+    if "\0" in text or controls > len(text) // 20:
+        return "binary data"
+    start = " ".join(text.split())[:40].encode("ascii", "backslashreplace").decode("ascii")
+    return f"a text file (it starts '{start}')" if start else "a text file of blank lines"
 
 
 def describe(exc: BaseException) -> str:
@@ -461,6 +709,33 @@ def _gzip_member_decompressors():
     except ImportError:
         return lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
     return lambda: isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+
+
+def _record_loader():
+    """warcio's record loader, parsing a record's HTTP block by what the record is, not by how its
+    URI is spelled: warcio parses it only when WARC-Target-URI starts with ``http:`` or ``https:``,
+    so a response for ``HTTP://EX.COM/x`` or ``example.com/x`` kept its HTTP headers in its
+    payload.  Here a request, response or revisit record's block is HTTP when its Content-Type
+    says ``application/http``, or its URI's scheme (in any case) is http or https.  (The URI
+    itself is only ever metadata.)"""
+    from warcio.recordloader import ArcWarcRecordLoader
+
+    class RecordLoader(ArcWarcRecordLoader):
+        block_type = ""
+
+        def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
+            the_format, rec_headers = super()._detect_type_load_headers(stream, statusline, known_format)
+            self.block_type = ((rec_headers.get_header("Content-Type") or "").lower()
+                               if the_format in ("warc", "arc2warc") else "")
+            return the_format, rec_headers
+
+        def load_http_headers(self, rec_type, uri, stream, length):
+            if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
+                                                  or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
+                uri = "http:"  # (what warcio's own check asks of it)
+            return super().load_http_headers(rec_type, uri, stream, length)
+
+    return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
 
 
 def _archive_iterator(fileobj):
@@ -498,6 +773,7 @@ def _archive_iterator(fileobj):
             return self.record_start
 
     iterator = CheckedArchiveIterator(fileobj)
+    iterator.loader = _record_loader()
     reader = iterator.reader
     iterator.member_start = iterator.previous_member_start = iterator.record_start = iterator.offset
     # warcio makes a decompressor per gzip member from its class-wide table: this reader's own
@@ -521,65 +797,155 @@ def _archive_iterator(fileobj):
     return iterator
 
 
-_GZIP_MAGIC = b"\x1f\x8b\x08"
-_WARC_START = re.compile(rb"WARC/1\.[0-9]\r?\n")
+_GZIP_MEMBER = re.compile(rb"\x1f\x8b\x08[\x00-\x1f]")  # a gzip header: deflate, no reserved flag bits
+_WARC_LINE = re.compile(rb"WARC/1\.[0-9]\r?\n")
+_HEADERS_END = re.compile(rb"\r?\n\r?\n")
+_CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*([0-9]+)[ \t]*\r?$", re.I | re.M)
+_WARC_TYPE = re.compile(rb"^warc-type:", re.I | re.M)
+_RESYNC_BLOCK = 1 << 20
+_MEMBER_PEEK = 1 << 12
+_MAX_HEADERS = 1 << 16
+
+
+def _inflates_to_warc(data: bytes) -> bool:
+    """Whether gzip member bytes (its start) inflate to a WARC record's first line."""
+    try:
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 16)
+    except zlib.error:
+        return False
+    return bool(_WARC_LINE.match(head))
 
 
 def _is_warc_member(fileobj, offset: int) -> bool:
     """Whether a gzip member starting at `offset` inflates to a WARC record's first line."""
     fileobj.seek(offset)
-    try:
-        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(fileobj.read(1 << 12), 16)
-    except zlib.error:
+    return _inflates_to_warc(fileobj.read(_MEMBER_PEEK))
+
+
+def _is_whole_record(fileobj, offset: int, size: int) -> bool:
+    """Whether the ``WARC/1.x`` line at `offset` starts a record: its headers hold no other
+    record's first line, a WARC-Type and a Content-Length, and that length ends it where the next
+    record starts (a blank line, then ``WARC/1.`` or the end of the file).  A record written
+    inside a page is followed by the rest of the page.  (One that claims to run past the end of
+    the file is taken: it is read, and counted as cut short.)"""
+    fileobj.seek(offset)
+    head = fileobj.read(_MEMBER_PEEK)
+    end = _HEADERS_END.search(head)
+    if end is None and len(head) == _MEMBER_PEEK:  # (long headers: up to 64 kB)
+        head += fileobj.read(_MAX_HEADERS - _MEMBER_PEEK)
+        end = _HEADERS_END.search(head)
+    if end is None:
         return False
-    return bool(_WARC_START.match(head))
+    headers = head[:end.start()]
+    length = _CONTENT_LENGTH.search(headers)
+    if length is None or not _WARC_TYPE.search(headers) or b"\nWARC/1." in headers:
+        return False
+    record_end = offset + end.end() + int(length.group(1))
+    if record_end >= size:
+        return True
+    fileobj.seek(record_end)
+    tail = fileobj.read(64)
+    if not _HEADERS_END.match(tail):
+        return False
+    rest = tail.lstrip(b"\r\n")
+    return rest.startswith(b"WARC/1.") or (not rest and record_end + len(tail) >= size)
 
 
-def next_record_start(fileobj, after: int) -> int | None:
-    """The file offset of the first record that starts after offset `after`: a gzip member that
-    inflates to a ``WARC/1.x`` line, or such a line; None if there is none."""
-    markers = (_GZIP_MAGIC, b"WARC/1.")
-    position, carry = after + 1, b""  # `carry`: the end of the previous block, for a marker across blocks
+def _container(head: bytes) -> bool | None:
+    """Whether a WARC file whose first bytes are `head` is gzipped (True), uncompressed (False),
+    or cannot tell (None: damaged at its start)."""
+    if head.startswith(b"\x1f\x8b"):
+        return True
+    return False if head.startswith(b"WARC/") else None
+
+
+# Where a record may start, by container (every start: a gzip header may begin inside another's bytes).
+_STARTS = {True: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b")"), False: re.compile(b"(?=" + _WARC_LINE.pattern + b")"),
+           None: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b"|" + _WARC_LINE.pattern + b")")}
+
+
+def next_record_start(fileobj, after: int, gzipped: bool | None = None) -> int | None:
+    """The file offset of the first record that starts after offset `after`, or None.
+
+    In a ``.warc.gz`` (`gzipped` True), a gzip member that inflates to a ``WARC/1.x`` line:
+    records start at member boundaries, and a page's bytes are compressed inside their own
+    member.  In an uncompressed file (False), a ``WARC/1.x`` line that starts a whole record
+    (`_is_whole_record`): never a record written inside another record's page.  (None: a file
+    damaged at its start, either.)  Linear in the bytes passed over; raises `ResyncGaveUp` after
+    `MAX_RESYNC_CANDIDATES` false starts (30 MB of gzip magic bytes took minutes)."""
+    size = fileobj.seek(0, os.SEEK_END)
+    pattern = _STARTS[gzipped]
+    position, carry, checked, tried = after + 1, b"", after, 0
     while True:
         fileobj.seek(position)
-        block = fileobj.read(1 << 20)
+        block = fileobj.read(_RESYNC_BLOCK)
         if not block:
             return None
         data, base = carry + block, position - len(carry)
-        candidates = sorted(found for marker in markers for found in _all(data, marker) if base + found > after)
-        for found in candidates:
-            offset = base + found
-            if data.startswith(_GZIP_MAGIC, found):
-                if _is_warc_member(fileobj, offset):
-                    return offset
-            elif _WARC_START.match(data, found):  # (at a line's start, or after a record cut short)
+        for match in pattern.finditer(data):
+            offset = base + match.start()
+            if offset <= checked:
+                continue
+            checked = offset
+            tried += 1
+            if tried > MAX_RESYNC_CANDIDATES:
+                raise ResyncGaveUp(f"gave up looking for the next record after {MAX_RESYNC_CANDIDATES:,} false "
+                                   f"starts (bytes {after + 1:,} to {offset:,})")
+            if data.startswith(b"\x1f", match.start()):
+                start = match.start()
+                whole = (_inflates_to_warc(data[start:start + _MEMBER_PEEK]) if start + _MEMBER_PEEK <= len(data)
+                         else _is_warc_member(fileobj, offset))
+            else:
+                whole = _is_whole_record(fileobj, offset, size)
+            if whole:
                 return offset
         position += len(block)
         carry = data[-16:]
 
 
-def _all(data: bytes, marker: bytes):
-    found = data.find(marker)
-    while found >= 0:
-        yield found
-        found = data.find(marker, found + 1)
-
-
 # -- document files -------------------------------------------------------------------------
+
+def open_input(path: str | os.PathLike):
+    """`path` opened for reading in binary mode, if it is a regular file.
+
+    Raises `NotARegularFile` for a FIFO, socket, device or directory (opening a FIFO waits for a
+    writer for ever; the check is made again on the open file, which is opened without waiting),
+    and OSError for what cannot be opened (a symlink loop, a dangling link, no permission)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotARegularFile(f"not a regular file ({_file_type(os.stat(path).st_mode)})")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # (replaced since the check above)
+            raise NotARegularFile(f"not a regular file ({_file_type(mode)})")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a file"
+
 
 def read_document_file(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     """The bytes of a text or HTML file, gunzipped if its name ends in ``.gz``.
 
-    Raises TooLarge past `limit` bytes (after decompression; reading stops there), and
-    OSError / EOFError / zlib.error for an unreadable or damaged file.
+    Raises TooLarge past `limit` bytes (after decompression; reading stops there),
+    `NotARegularFile` for a FIFO, socket or device, and OSError / EOFError / zlib.error for an
+    unreadable or damaged file.
     """
-    if path.name.lower().endswith(".gz"):
-        with gzip.open(path, "rb") as f:  # GzipFile.read(n) inflates at most n bytes
-            data = f.read(limit + 1)
-    else:
-        if path.stat().st_size > limit:
-            raise TooLarge(f"more than {limit:,} bytes")
-        data = path.read_bytes()
+    with open_input(path) as raw:
+        if path.name.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw, mode="rb") as f:  # GzipFile.read(n) inflates at most n bytes
+                data = f.read(limit + 1)
+        else:
+            data = raw.read(limit + 1)
     if len(data) > limit:
-        raise TooLarge(f"inflates to more than {limit:,} bytes")
+        raise TooLarge(f"{'inflates to ' if path.name.lower().endswith('.gz') else ''}more than {limit:,} bytes")
     return data

@@ -7,20 +7,7 @@ from datetime import datetime, timezone
 
 from warcio.statusandheaders import StatusAndHeaders
 
-from .inputs import HTML_TYPES, http_header, is_html_type  # noqa: F401 (HTML_TYPES: kept for imports)
-
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
-
-
-def http_content_type(record) -> str | None:
-    return http_header(record, "Content-Type")
-
-
-def is_html_response(record) -> bool:
-    """A WARC response record declared HTML (Content-Type, else WARC-Identified-Payload-Type;
-    `reading.WarcFile` also sniffs the payload of a record that declares nothing)."""
-    return record.rec_type == "response" and is_html_type(
-        http_content_type(record), record.rec_headers.get_header("WARC-Identified-Payload-Type"))
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,

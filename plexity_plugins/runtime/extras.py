@@ -1,23 +1,29 @@
 """Optional dependencies: each framework or tool is an extra of the package.
 
-    pip install plexity_plugins                # the scorer and `plexity clean`
-    pip install "plexity_plugins[datatrove]"   # datatrove steps, `plexity run`
-    pip install "plexity_plugins[scrapy]"      # the Scrapy pipeline and add-on
-    pip install "plexity_plugins[web]"         # `plexity serve`
-    pip install "plexity_plugins[report]"      # `plexity report`'s histogram PNG
-    pip install "plexity_plugins[ccnet]"       # CCNet / edugp SentencePiece models
-    pip install "plexity_plugins[ray]"         # `plexity run --executor ray` (with datatrove)
-    pip install "plexity_plugins[remote]"      # http(s):// and s3:// inputs (hf:// comes with datatrove)
-    pip install "plexity_plugins[all]"         # everything
+    pip install ./plexity_plugins                # the scorer and `plexity clean`
+    pip install "./plexity_plugins[datatrove]"   # datatrove steps, `plexity run`
+    pip install "./plexity_plugins[scrapy]"      # the Scrapy pipeline and add-on
+    pip install "./plexity_plugins[web]"         # `plexity serve`
+    pip install "./plexity_plugins[report]"      # `plexity report`'s histogram PNG
+    pip install "./plexity_plugins[ccnet]"       # CCNet / edugp SentencePiece models
+    pip install "./plexity_plugins[ray]"         # `plexity run --executor ray` (with datatrove)
+    pip install "./plexity_plugins[remote]"      # http(s):// and s3:// inputs (hf:// comes with datatrove)
+    pip install "./plexity_plugins[all]"         # everything
 
-A front end whose extra is missing stops with one line naming the extra to install
-(`MissingExtraError`, an ImportError), never with a traceback from deep inside an import.
+A front end whose extra is missing stops with one line naming the extra and the command that
+installs it where the user stands (`install_extra_command`: this environment's pip, the folder
+the package was installed from), never with a traceback from deep inside an import
+(`MissingExtraError`, an ImportError).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from ..errors import MissingExtraError
+import shlex
+import sys
+from pathlib import Path
+
+from ..errors import ExecutorUnavailable, MissingExtraError
 
 # extra -> the top-level modules it brings
 EXTRAS = {
@@ -31,12 +37,77 @@ EXTRAS = {
 }
 
 
+def installed_from() -> tuple[str | None, bool]:
+    """(the folder plexity_plugins was installed from, whether editably), by what pip recorded
+    (PEP 610's direct_url.json); for a source tree run without installing, that tree (editable);
+    (None, False) when neither is known (a wheel from an index)."""
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        record = metadata.distribution("plexity_plugins").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        record = None
+    if record:
+        import json
+
+        data = json.loads(record)
+        url = urlparse(data.get("url", ""))
+        if url.scheme == "file" and Path(unquote(url.path)).is_dir():
+            return unquote(url.path), bool(data.get("dir_info", {}).get("editable"))
+        return None, False
+    tree = Path(__file__).resolve().parents[2]
+    return (str(tree), True) if (tree / "pyproject.toml").is_file() else (None, False)
+
+
+def install_extra_command(extra: str) -> str:
+    """The command that installs `extra` into the environment running now (its own pip), from the
+    folder plexity_plugins was installed from (plexity_plugins is not on PyPI); editable again
+    when it was (so a checkout's editable install stays one)."""
+    folder, editable = installed_from()
+    pip = f"{shlex.quote(sys.executable)} -m pip install"
+    if folder is None:
+        return f'{pip} "PATH/TO/plexity_plugins[{extra}]" (your plexity_plugins checkout)'
+    return f'{pip} {"-e " if editable else ""}{shlex.quote(f"{folder}[{extra}]")}'
+
+
 def require_extra(extra: str, what: str) -> None:
-    """Raise MissingExtraError, naming `extra`, unless its modules can be imported."""
+    """Raise MissingExtraError, naming `extra` and the command that installs it, unless its
+    modules can be imported."""
     missing = [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
     if missing:
-        raise MissingExtraError(f"{what} needs {', '.join(missing)}, not installed: "
-                                f"pip install \"plexity_plugins[{extra}]\"")
+        raise MissingExtraError(f"{what} needs {', '.join(missing)}, not installed: {install_extra_command(extra)}")
+
+
+def require_executor(executor: str, what: str) -> None:
+    """Raise ExecutorUnavailable, in one line naming what is missing and how to get it, unless
+    `executor` ("slurm", "ray") can be used from here; before anything is written or launched."""
+    import shutil
+
+    if executor == "slurm" and shutil.which("sbatch") is None:
+        raise ExecutorUnavailable(
+            f"{what} needs Slurm's sbatch, which is not on PATH: run it on a login node of a Slurm cluster "
+            f"(or install Slurm's client on a machine that has the cluster's slurm.conf: "
+            f"apt-get install slurm-client on Debian)")
+    if executor == "ray":
+        missing = [name for name in EXTRAS["ray"] if importlib.util.find_spec(name) is None]
+        if missing:
+            raise ExecutorUnavailable(f"{what} needs Ray, which is not installed in this environment: "
+                                      f"{install_extra_command('ray')}")
+
+
+def kenlm_tools_install_command() -> str:
+    """The one command that installs KenLM's lmplz and build_binary (`plexity train` needs them),
+    as the user can run it from where they stand: with the absolute path of the checkout this
+    package runs from (the README's set-up installs it editable), else as run from the root of a
+    plexity_plugins checkout."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2]
+    setup = checkout / "scripts" / "setup.sh"
+    if setup.is_file() and (checkout / "pyproject.toml").is_file():
+        return f"bash {setup} --kenlm-tools"
+    return "bash scripts/setup.sh --kenlm-tools"
 
 
 def is_url(spec: str) -> bool:
@@ -59,6 +130,6 @@ def require_protocol(url: str, what: str) -> None:
         get_filesystem_class(protocol)
     except ImportError as exc:  # fsspec's message names the package: "Install s3fs to access S3"
         raise MissingExtraError(f"{what}: {url} needs a package that is not installed ({exc}): "
-                                f"pip install \"plexity_plugins[remote]\"") from None
+                                f"{install_extra_command('remote')}") from None
     except ValueError as exc:
         raise ValueError(f"{what}: {url}: {exc}") from None

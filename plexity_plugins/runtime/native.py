@@ -13,7 +13,7 @@ compiled                                    reference
 ``LangidWalker.visit_counts(data)``         ``py3langid.langid.visit_counts``
 ``LangidWalker.features(data, table)``      the float32 inputs of py3langid's ``_sparse_score``
 ``keep_region(...)``, ``keep_trim(...)``    `methods.keep_region_python`, `methods.keep_trim_python`
-``WordCounter.count(text)``                 the counting in `language._function_word_share`
+``WordCounter.count(text)``                 the counting in `language.function_word_share`
 ``sample_lines(text, limit)``               `language.sample_for_identification_python`
 ``utf8_text(data)``                         ``str(data, "utf-8")`` (the UTF-8 form kept)
 ``collapse_lines(text)``                    `extractors.text.lines_python`

@@ -16,8 +16,8 @@
   (under `SHORT_BLOCK_TOKENS`) above the threshold are dropped too: a "Share on
   Facebook" between two paragraphs is bridged by the region but is still junk.
 - ``regions`` (default for the tag remover's text): ``region`` keeps one run, so it loses
-  the rest of a listing, of a forum thread or of a service page with several sections (on
-  WCXB it scored below keeping every word).  ``regions`` keeps the best run and every
+  the rest of a listing, of a forum thread or of a service page with several sections.
+  ``regions`` keeps the best run and every
   further run (iterated Kadane, never across a run already taken) whose sum is at least
   `REGIONS_FRACTION` of the best one's: an article's comment thread or teaser list scores
   far below the article and still goes, while the items of a listing, all about equally
@@ -36,11 +36,10 @@
   be over `TRIM_RELATIVE` times the page's median block perplexity.  On a product
   grid, a catalogue, a schedule or a list of specs every block is short and unusual,
   so the median is high and nothing is an outlier: the global threshold alone cut
-  such pages to their first lines, or to nothing (WCXB, see the README).
+  such pages to their first lines, or to nothing.
 
-Measured on the development pages (see bench/quality.py and the README): ``region``
-on raw tag text doubles the precision of keeping everything with small recall loss;
-``sentences`` loses recall on every ordinary paragraph that holds names or numbers.
+What each method gives on the benchmark pages, and how `REGIONS_FRACTION` was chosen:
+docs/quality.md ("How the methods decide").
 """
 
 from __future__ import annotations
@@ -56,10 +55,8 @@ NEGATIVE_TOKEN_CAP = 10
 SHORT_BLOCK_TOKENS = 10  # tokens, counting the end-of-sentence token of each sentence
 TRIM_MAX_TOKENS = 20
 TRIM_RELATIVE = 2.0  # an edge block must be this far above the page's median block perplexity
-# ``regions``: a further run is kept when its sum is at least this fraction of the best run's.
-# Chosen on the dev halves (bench/quality.py): from 0.35 up, English articles-dev no longer
-# changes (0.900; 0.25: 0.887, comment threads and teaser lists come back), while WCXB-dev only
-# loses (0.738 at 0.35; 0.5: 0.729, 0.7: 0.720, one run with the same limit: 0.712).
+# ``regions``: a further run is kept when its sum is at least this fraction of the best run's (the
+# smallest at which an article's comment threads and teaser lists stay out: docs/quality.md).
 REGIONS_FRACTION = 0.35
 
 REASONS = {
@@ -145,17 +142,17 @@ def keep_region_python(ids, logprobs, tokens, threshold: float) -> list[bool]:
     return [kept_blocks[block] for block in ids]
 
 
-def _runs(weights: list[float], fraction: float) -> list[tuple[int, int]]:
+def kept_runs(weights: list[float], fraction: float) -> list[tuple[int, int]]:
     """(first, last) block of the best run and of every further run whose sum is at least
     `fraction` of the best one's, in page order.
 
     The runs are the page's maximal scoring runs: the best run, then the best run on each
-    side of it, and so on, never across a run already taken (iterated Kadane;
-    `_runs_by_iterated_kadane`, the reference).  Every run deeper down on a side scores at
-    most what that side's best run scores, so they are exactly the maximal runs scoring at
-    least `fraction` of the best.  Found here in one pass (Ruzzo and Tompa's algorithm, 1999):
-    iterated Kadane rescans what is left after each run, quadratic on a page of many small
-    runs (8,000 alternating blocks: 0.7 s; a hostile page of 500,000: most of an hour)."""
+    side of it, and so on, never across a run already taken (iterated Kadane; tests/test_decide.py
+    holds that definition as the reference).  Every run deeper down on a side scores at most what
+    that side's best run scores, so they are exactly the maximal runs scoring at least `fraction`
+    of the best.  Found here in one pass (Ruzzo and Tompa's algorithm, 1999): iterated Kadane
+    rescans what is left after each run, quadratic on a page of many small runs (a hostile page
+    of 500,000 alternating blocks took most of an hour)."""
     runs = maximal_runs(weights)
     if not runs:
         return []
@@ -200,27 +197,6 @@ def maximal_runs(weights: list[float]) -> list[tuple[int, int, float]]:
     return [(f, l, h - lo) for f, l, lo, h in zip(first_of, last_of, low, high)]
 
 
-def _runs_by_iterated_kadane(weights: list[float], fraction: float) -> list[tuple[int, int]]:
-    """`_runs` by its definition (quadratic): the reference its tests compare it with."""
-    best_span = _max_region(weights)
-    if best_span is None:
-        return []
-    best = sum(weights[best_span[0]:best_span[1] + 1])
-    chosen = [best_span]
-    pending = [(0, best_span[0]), (best_span[1] + 1, len(weights))]
-    while pending:
-        lo, hi = pending.pop()
-        span = _max_region(weights[lo:hi])
-        if span is None:
-            continue
-        first, last = span[0] + lo, span[1] + lo
-        if sum(weights[first:last + 1]) < fraction * best:
-            continue
-        chosen.append((first, last))
-        pending += [(lo, first), (last + 1, hi)]
-    return sorted(chosen)
-
-
 def regions_limit(ppl: list[float], count: list[int], threshold: float) -> float:
     """The perplexity above which a block counts against for ``regions``: the threshold, or
     the perplexity of the page's median token if that is higher (the block holding the
@@ -249,7 +225,7 @@ def keep_regions(ids, logprobs, tokens, threshold: float) -> list[bool]:
     limit = regions_limit(ppl, count, threshold)
     weights = _block_weights(ppl, count, limit)
     kept_blocks = [False] * len(ppl)
-    for first, last in _runs(weights, REGIONS_FRACTION):
+    for first, last in kept_runs(weights, REGIONS_FRACTION):
         for b in range(first, last + 1):
             kept_blocks[b] = not (ppl[b] > limit and count[b] < SHORT_BLOCK_TOKENS)
     return [kept_blocks[block] for block in ids]

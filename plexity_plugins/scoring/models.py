@@ -144,6 +144,8 @@ def bare_kenlm_message(path: Path) -> str:
 
 def _missing_name_error(name: str) -> ModelError:
     if name in PAPER_MODELS:
+        from ..runtime.extras import kenlm_tools_install_command
+
         spec = PAPER_MODELS[name]
         corpus = {"bnc": "the British National Corpus (XML edition, written part)",
                   "cord19": "the CORD-19 metadata.csv (abstracts)"}[spec["corpus"]]
@@ -151,7 +153,7 @@ def _missing_name_error(name: str) -> ModelError:
             f"model '{name}' is not installed in {model_dir()}. It is the paper's order-"
             f"{spec['order']} model of {corpus}, which cannot be shipped: build it from your own "
             f"copy with `plexity train --corpus {spec['corpus']} --order {spec['order']} "
-            f"--name {name} PATH` (needs KenLM's lmplz: run scripts/build_kenlm.sh first)."
+            f"--name {name} PATH` (needs KenLM's lmplz: `{kenlm_tools_install_command()}` installs it)."
         )
     available = ", ".join(info.name for info in list_models()) or "none"
     return ModelError(
@@ -270,3 +272,31 @@ def load_native(info: ModelInfo):
 def _check_order(info: ModelInfo, order: int) -> None:
     if info.order is not None and order != info.order:
         raise ModelError(f"model {info.path} has order {order} but its metadata says {info.order}")
+
+
+_CHECKSUMS: dict[tuple, str] = {}  # (path, size, mtime) -> sha256, for this process
+
+
+def model_checksum(info: ModelInfo) -> str:
+    """SHA-256 of the model's files (the KenLM file, and a CCNet model's SentencePiece file), as
+    hex: what a run records of its model (`plexity_plugins.datatrove.run_settings`), so that a
+    model retrained under the same name is told apart.  Computed once per process and file
+    version (~0.05 s for the embedded model's 17 MB, ~2 s a GB)."""
+    import hashlib
+
+    paths = [Path(info.path)]
+    sp = sp_model_path(info)
+    if sp is not None:
+        paths.append(sp)
+    digest = hashlib.sha256()
+    for path in paths:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key not in _CHECKSUMS:
+            file_digest = hashlib.sha256()
+            with open(path, "rb") as f:
+                while block := f.read(1 << 20):
+                    file_digest.update(block)
+            _CHECKSUMS[key] = file_digest.hexdigest()
+        digest.update(_CHECKSUMS[key].encode())
+    return _CHECKSUMS[key] if len(paths) == 1 else digest.hexdigest()

@@ -343,9 +343,9 @@ class PerplexityScorer:
         if self._compiled_lm() is None:
             self.lm
         if self.language_check:
-            from ..text.language import _identifier
+            from ..text.language import identifier
 
-            _identifier()
+            identifier()
         return self
 
     def perplexity(self, sentence: str) -> float:

@@ -47,7 +47,10 @@ _SELF_CHECK = ("The cat sat on the mat and looked at the birds.", "Der Hund läu
 
 
 @lru_cache(maxsize=1)
-def _identifier():
+def identifier():
+    """This process's language identifier (py3langid's, with the compiled feature walk where it
+    gives py3langid's answers), loaded by the first call and kept: a run loads it before it forks
+    its workers, so that they share its tables."""
     from py3langid.langid import LanguageIdentifier
 
     stock = _stock_identifier(LanguageIdentifier)
@@ -224,11 +227,11 @@ def sample_for_identification_python(text: str, limit: int = SAMPLE_CHARS) -> st
 def _classify(sample: str) -> tuple[str | None, float]:
     if len(sample.strip()) < MIN_CHARS:
         return None, 0.0
-    lang, prob = _identifier().classify(sample)
+    lang, prob = identifier().classify(sample)
     return lang, float(prob)
 
 
-def _function_word_share_python(sample: str) -> float:
+def function_word_share_python(sample: str) -> float:
     words = _WORD.findall(sample.lower())
     return sum(w in _ENGLISH_FUNCTION_WORDS for w in words) / len(words) if words else 0.0
 
@@ -236,11 +239,11 @@ def _function_word_share_python(sample: str) -> float:
 if native.ENABLED:
     _count_function_words = native.word_counter(_ENGLISH_FUNCTION_WORDS).count
 
-    def _function_word_share(sample: str) -> float:
+    def function_word_share(sample: str) -> float:
         hits, total = _count_function_words(sample.lower())
         return hits / total if total else 0.0
 else:
-    _function_word_share = _function_word_share_python
+    function_word_share = function_word_share_python
 
 
 def identify(text: str) -> tuple[str | None, float]:
@@ -250,13 +253,13 @@ def identify(text: str) -> tuple[str | None, float]:
 
 def english_function_word_share(text: str) -> float:
     """Share of the sample's words that are among the most frequent English words."""
-    return _function_word_share(sample_for_identification(text))
+    return function_word_share(sample_for_identification(text))
 
 
 def other_language(text: str, expected: str, min_probability: float = MIN_PROBABILITY) -> str | None:
     """The detected language if it confidently differs from `expected`, else None."""
     sample = sample_for_identification(text)  # once, for both tests
-    if expected == "en" and _function_word_share(sample) >= ENGLISH_FUNCTION_WORD_SHARE:
+    if expected == "en" and function_word_share(sample) >= ENGLISH_FUNCTION_WORD_SHARE:
         return None
     lang, prob = _classify(sample)
     if lang is not None and lang != expected and prob >= min_probability:

@@ -81,8 +81,10 @@ def load_sentencepiece(path: str | Path):
     try:
         import sentencepiece
     except ImportError as exc:
+        from ..runtime.extras import install_extra_command
+
         raise MissingExtra(f"CCNet models (tokenizer ccnet) need sentencepiece, not installed: "
-                           f"pip install \"plexity_plugins[{EXTRA}]\"") from exc
+                           f"{install_extra_command(EXTRA)}") from exc
     path = Path(path)
     if not path.is_file():
         raise TokenizerError(f"SentencePiece model {path} does not exist")

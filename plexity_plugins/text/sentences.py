@@ -89,13 +89,19 @@ def _cut_long(text: str, start: int, end: int, max_chars: int, out: list) -> Non
 # piece ending at a line break (a hard sentence boundary anyway), which keeps the peak near
 # 40 MB.  The spans equal the whole-text split on real text (tests/test_sentences.py); only odd
 # whitespace right at a cut (a vertical tab or zero-width space beside the newline) may differ.
+# A line longer than a piece stays whole, up to SPLIT_LINE_CHARS (~160 MB of BlingFire's buffers);
+# a longer one is cut there, at a space (else anywhere): a sentence that runs across that cut
+# becomes two (45 MB on one line took 1.9 GB before).
 SPLIT_PIECE_CHARS = 1_000_000
+SPLIT_LINE_CHARS = 4_000_000
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?)]}\"'")
 
 
 def _piece_end(text: str, start: int, limit: int) -> int:
     """Where the piece of `text` starting at `start` ends: after a line break at or before
-    start + limit, preferably one between two plain characters; the text's end if none."""
+    start + limit, preferably one between two plain characters; else at the end of the line,
+    unless the line runs on past start + SPLIT_LINE_CHARS: then after a space before that, or
+    there."""
     end = start + limit
     if end >= len(text):
         return len(text)
@@ -111,8 +117,14 @@ def _piece_end(text: str, start: int, limit: int) -> int:
         nl = text.rfind("\n", start, nl)
     if fallback > start:
         return fallback + 1
-    nl = text.find("\n", end)  # one line longer than the piece: it stays whole
-    return len(text) if nl < 0 else nl + 1
+    longest = start + SPLIT_LINE_CHARS
+    nl = text.find("\n", end, longest)  # one line longer than the piece: it stays whole,
+    if nl >= 0:
+        return nl + 1
+    if longest >= len(text):
+        return len(text)
+    space = text.rfind(" ", longest - SPLIT_LINE_CHARS // 10, longest)  # up to SPLIT_LINE_CHARS: cut at a space
+    return space + 1 if space > start else longest
 
 
 def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
@@ -142,14 +154,15 @@ def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[li
     spans: list[tuple[int, int]] = []
     blocks: list[int] = []
     start = 0
-    next_block = 0
     while start < len(text):
         end = _piece_end(text, start, SPLIT_PIECE_CHARS)
         piece_spans, piece_blocks = _split_whole(text[start:end], max_chars)
-        spans += [(a + start, b + start) for a, b in piece_spans]
-        blocks += [b + next_block for b in piece_blocks]  # (a piece starts on a new line: a new block)
-        if piece_blocks:
-            next_block = blocks[-1] + 1
+        if piece_spans:
+            # the piece's first block goes on the last one's line, unless a line break comes between
+            first = piece_spans[0][0] + start
+            base = 0 if not blocks else blocks[-1] + ("\n" in text[spans[-1][1]:first])
+            spans += [(a + start, b + start) for a, b in piece_spans]
+            blocks += [b + base for b in piece_blocks]
         start = end
     return spans, blocks
 

@@ -21,11 +21,9 @@ from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
 from ..errors import KenLMToolFailed, KenLMToolsMissing
+from ..runtime.extras import kenlm_tools_install_command
 
 logger = logging.getLogger(__name__)
-
-REPO_BUILD_SCRIPT = "scripts/build_kenlm.sh"
-
 
 def kenlm_bin_dir() -> Path:
     env = os.environ.get("PLEXITY_KENLM_BIN")
@@ -43,11 +41,12 @@ def find_tool(name: str) -> str:
     on_path = shutil.which(name)
     if on_path:
         return on_path
+    command = kenlm_tools_install_command()
+    where = "" if command.startswith("bash /") else " from the root of a plexity_plugins checkout"
     raise KenLMToolsMissing(
-        f"KenLM's `{name}` was not found in {kenlm_bin_dir()} nor on PATH. The kenlm pip "
-        f"package ships only the query module; build the tools with `bash {REPO_BUILD_SCRIPT}` "
-        f"(from the plexity_plugins repository; needs cmake, g++ and Boost: see the README)."
-    )
+        f"KenLM's {name} is not installed (not in {kenlm_bin_dir()}, not on PATH; the kenlm package on PyPI "
+        f"ships only the query module): install lmplz and build_binary with `{command}`{where} "
+        f"(as root: cmake and Boost from Debian, then a one-minute build; docs/training.md)")
 
 
 @dataclass

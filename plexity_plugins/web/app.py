@@ -20,11 +20,13 @@ Security, because the page is fed pasted web pages:
 - the page builds its DOM with textContent only, and a Content-Security-Policy allows
   scripts, styles and connections to this origin only.
 
-Load: scoring (reading the JSON, extraction, scoring, writing the answer's JSON) runs in a
-pool of its own (`ScoringQueue`: ``workers`` threads, at most ``queue`` requests waiting),
-never on the event loop and never in the thread pool the other routes use; a request that
-finds the queue full is answered at once with 503 and ``Retry-After``, before its body is
-read.  So ``GET /api/models`` and the page answer while a burst of large requests is scored.
+Load: a request's body is read first, within ``body_timeout`` seconds (a slower one gets 408),
+and only then does the request take a place in the scoring queue: clients that send a byte now
+and then hold no place.  Scoring (reading the JSON, extraction, scoring, writing the answer's
+JSON) runs in a pool of its own (`ScoringQueue`: ``workers`` threads, at most ``queue``
+requests waiting), never on the event loop and never in the thread pool the other routes use; a
+request that finds the queue full is answered at once with 503 and ``Retry-After``.  So
+``GET /api/models`` and the page answer while a burst of large requests is scored.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from ..text.sentences import split_with_blocks
 # The demo shows what perplexity filtering does to a whole page, so by default HTML is
 # turned into text by the tag remover (every visible block), not by trafilatura, which
 # already removes most boilerplate before the filter sees it.
-from . import DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
+from . import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # noqa: E402,F401
 
 STATIC_DIR = Path(__file__).parent / "static"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -200,7 +202,16 @@ class ScoringQueue:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def _read_body(request: Request, max_bytes: int) -> bytes:
+async def _read_body(request: Request, max_bytes: int, timeout: float | None = None) -> bytes:
+    """The request's body: 413 past `max_bytes`, 408 when it has not all arrived within `timeout` seconds."""
+    try:
+        return await asyncio.wait_for(_receive_body(request, max_bytes), timeout or None)
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the request body did not arrive within {timeout:g} s (the server's "
+                            f"--body-timeout)") from None
+
+
+async def _receive_body(request: Request, max_bytes: int) -> bytes:
     too_large = ApiError(413, f"request body too large: the limit is {max_bytes:,} bytes "
                               f"(start the server with a larger --max-bytes to raise it)")
     length = request.headers.get("content-length")
@@ -215,16 +226,6 @@ async def _read_body(request: Request, max_bytes: int) -> bytes:
         if len(body) > max_bytes:
             raise too_large
     return bytes(body)
-
-
-async def _drain(request: Request, max_bytes: int) -> None:
-    """Read a refused request's body without keeping it (the client then reads the answer
-    instead of a reset connection), up to `max_bytes`."""
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen > max_bytes:
-            return
 
 
 def _parse_request(body: bytes) -> dict:
@@ -303,7 +304,8 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None,
                extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, workers: int = DEFAULT_WORKERS,
-               queue: int = DEFAULT_QUEUE, extract_memory: int | str | None = None) -> Starlette:
+               queue: int = DEFAULT_QUEUE, extract_memory: int | str | None = None,
+               body_timeout: float | None = DEFAULT_BODY_TIMEOUT, warm_up: bool = False) -> Starlette:
     """The demo's ASGI app.
 
     Args:
@@ -317,6 +319,10 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         queue: requests waiting for a scoring thread; one more is answered 503 with Retry-After.
         extract_memory: bytes of resident memory (RSS) an extraction process may hold (a page past it:
             400); None: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
+        body_timeout: seconds a request body may take to arrive, before the request takes a
+            place in the queue (a slower one: 408); 0 or None: no limit.
+        warm_up: start the default extractor's child now: an installation that cannot start it
+            raises here (`ExtractorCannotStart`), at start-up, not at the first request.
     """
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
@@ -325,6 +331,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     # extractor: the machine's cores, not the thread pool's 40 threads).
     extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2, memory_limit=extract_memory)
                   for name in EXTRACTORS}
+    if warm_up:
+        extractors[extractor].warm_up()
     scoring = ScoringQueue(workers, queue)
 
     def error(status: int, message: str) -> JSONResponse:
@@ -345,7 +353,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type != "application/octet-stream":
                 raise ApiError(415, "send the file's bytes as Content-Type: application/octet-stream")
-            text, charset = decode_html(await _read_body(request, max_bytes))
+            text, charset = decode_html(await _read_body(request, max_bytes, body_timeout))
             return JSONResponse({"text": text, "charset": charset})
         except ApiError as exc:
             return error(exc.status, exc.message)
@@ -354,41 +362,37 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             return error(415, "send the request as Content-Type: application/json")
-        if not scoring.admit():  # full: refused at once (the body is read and let go, not kept)
-            await _drain(request, max_bytes)
+        try:
+            body = await _read_body(request, max_bytes, body_timeout)  # (before it takes a place)
+        except ApiError as exc:
+            return error(exc.status, exc.message)
+        if not scoring.admit():  # full: refused at once
             response = error(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
                                   f"try again in a moment")
             response.headers["Retry-After"] = str(scoring.retry_after())
             return response
-        unused = True  # the place taken, until the work is submitted (which gives it back when done)
-        try:
-            body = await _read_body(request, max_bytes)
 
-            def work() -> bytes:  # all of the CPU work, JSON both ways included, off the event loop
-                query = _parse_request(body)
-                form_extractor = query["extractor"] or extractor
-                # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
-                method = query["method"] or (methods.method_for_extractor(form_extractor)
-                                             if query["format"] == "html" else methods.DEFAULT_METHOD)
-                scorer = scorers.get(query["model"], method)
-                text = query["text"]
-                if query["format"] == "html":
-                    try:
-                        text = extractors[form_extractor](text)
-                    except ExtractionTimeout as exc:
-                        raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
-                    except ExtractionError as exc:
-                        raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
-                return JSONResponse(score_document(scorer, text, query["threshold"])).body
+        def work() -> bytes:  # all of the CPU work, JSON both ways included, off the event loop
+            query = _parse_request(body)
+            form_extractor = query["extractor"] or extractor
+            # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
+            method = query["method"] or (methods.method_for_extractor(form_extractor)
+                                         if query["format"] == "html" else methods.DEFAULT_METHOD)
+            scorer = scorers.get(query["model"], method)
+            text = query["text"]
+            if query["format"] == "html":
+                try:
+                    text = extractors[form_extractor](text)
+                except ExtractionTimeout as exc:
+                    raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
+                except ExtractionError as exc:
+                    raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
+            return JSONResponse(score_document(scorer, text, query["threshold"])).body
 
-            answer = scoring.submit(work)
-            unused = False
-            return Response(await answer, media_type="application/json")
+        try:  # (the place is given back when the work ends, not before, even if the client has gone)
+            return Response(await scoring.submit(work), media_type="application/json")
         except ApiError as exc:
             return error(exc.status, exc.message)
-        finally:
-            if unused:
-                scoring.release()
 
     routes = [
         Route("/", index),

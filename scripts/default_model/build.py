@@ -14,7 +14,7 @@
    boilerplate.txt lies above each;
 6. writes model.bin and model.json (metadata, licence, procedure and figures).
 
-Needs lmplz/build_binary (scripts/build_kenlm.sh).  Deterministic for the same
+Needs lmplz/build_binary (bash scripts/setup.sh --kenlm-tools).  Deterministic for the same
 package versions.
 """
 

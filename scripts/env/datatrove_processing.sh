@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# A datatrove user's environment: `pip install "datatrove[processing,io]" plexity_plugins[datatrove]`
-# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12), then the
-# datatrove and sample-WARC tests and a `plexity run` of the sample WARC in it.
+# A datatrove user's environment: `pip install "datatrove[processing]" plexity_plugins[datatrove]`
+# in a new virtual environment (datatrove's `processing` extra pins trafilatura < 1.12): datatrove's
+# own WarcReader works there (our extra brings its faust-cchardet and python-magic), and
+# `plexity run --executor ray` says in one line that Ray is missing; then datatrove's `io` extra
+# too, and the datatrove, executor and sample-WARC tests and a `plexity run` of the sample WARC in it.
 #
 #   bash scripts/env/datatrove_processing.sh [WORK_DIR]
+#   DATATROVE_VERSION="==0.6.0" bash scripts/env/datatrove_processing.sh [WORK_DIR]
 #
-# Prints "trafilatura X.Y.Z" and the documents written; exits non-zero on any failure.
+# DATATROVE_VERSION is a version specifier for datatrove (default: none, the newest);
+# tests/test_environments.py gives the oldest version pyproject.toml allows.
+# Prints "trafilatura X.Y.Z", "datatrove X.Y.Z" and the documents written; exits non-zero on any failure.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="${1:-$(mktemp -d)}"
@@ -17,12 +22,34 @@ copy_checkout "$repo" "$work/src"
 "$PYTHON" -m venv "$work/venv"
 py="$work/venv/bin/python"
 log="$work/pip.log"
-echo "env: pip install \"datatrove[processing,io]\" \"plexity_plugins[datatrove]\" into $work/venv"
+DATATROVE_VERSION="${DATATROVE_VERSION:-}"
+echo "env: pip install \"datatrove[processing]$DATATROVE_VERSION\" \"plexity_plugins[datatrove]\" into $work/venv"
 if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-check \
-      "datatrove[processing,io]" "$work/src[datatrove]" "pytest>=8" >"$log" 2>&1; then
+      "datatrove[processing]$DATATROVE_VERSION" "$work/src[datatrove]" "pytest>=8" "psutil>=5.9" >"$log" 2>&1; then
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
 fi
-"$py" -c "import trafilatura, datatrove; print('trafilatura', trafilatura.__version__); print('datatrove', datatrove.__version__ if hasattr(datatrove, '__version__') else '?')"
+# datatrove's own WarcReader, beside our steps: its imports (cchardet, magic) come with our extra
+"$py" - "$repo/examples" <<'PY'
+import sys
+from datatrove.pipeline.readers import WarcReader
+docs = list(WarcReader(sys.argv[1], glob_pattern="sample.warc.gz")())
+print(f"datatrove WarcReader: {len(docs)} documents")
+assert len(docs) == 12, len(docs)
+PY
+# no Ray here: one line naming what to install, exit 2, nothing written
+status=0
+out="$("$work/venv/bin/plexity" run "$repo/examples/sample.warc.gz" --output-dir "$work/ray-run" --executor ray 2>&1)" \
+  || status=$?
+if ((status != 2)) || (($(wc -l <<<"$out") != 1)) || ! grep -qF -e "-m pip install '$work/src[ray]'" <<<"$out" \
+   || [[ -e "$work/ray-run" ]]; then
+  echo "env: plexity run --executor ray without Ray: exit $status, said:" >&2; echo "$out" >&2; exit 1
+fi
+echo "without Ray: $out"
+echo "env: pip install \"datatrove[processing,io]$DATATROVE_VERSION\" too"
+if ! "$py" -m pip install -q --disable-pip-version-check "datatrove[processing,io]$DATATROVE_VERSION" >"$log" 2>&1; then
+  cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
+fi
+"$py" -c "import importlib.metadata as m; print('trafilatura', m.version('trafilatura')); print('datatrove', m.version('datatrove'))"
 if "$py" -c "import scrapy" 2>/dev/null; then
   echo "env: scrapy is installed in a datatrove-only environment" >&2; exit 1
 fi
@@ -31,7 +58,8 @@ fi
 # root does not put the source tree on sys.path.
 cd "$repo"
 "$work/venv/bin/pytest" -q -p no:cacheprovider tests/test_datatrove.py tests/test_sample_warc.py \
-  tests/test_extract.py -m "not slurm"
+  tests/test_extract.py tests/test_run_faults.py tests/test_full_disk.py tests/test_lifetime.py \
+  -m "not slurm" -k "not scrapy"
 
 rm -rf "$work/run"
 "$work/venv/bin/plexity" run examples/sample.warc.gz --output-dir "$work/run" --tasks 1 2>"$work/run.err" \

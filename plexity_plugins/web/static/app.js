@@ -89,7 +89,7 @@
   }
 
   function runs(weights, fraction) {
-    // methods._runs: the page's maximal scoring runs (methods.maximal_runs, Ruzzo-Tompa, one
+    // methods.kept_runs: the page's maximal scoring runs (methods.maximal_runs, Ruzzo-Tompa, one
     // pass) whose sum is at least `fraction` of the best one's
     const first = [], last = [], low = [], high = [], left = [];
     let cumulative = 0;

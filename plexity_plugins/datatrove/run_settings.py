@@ -1,0 +1,170 @@
+"""What a run was built with, recorded beside its completion markers and checked before it resumes.
+
+datatrove resumes a run by its completion markers (``LOGGING_DIR/completions/NNNNN``): a task
+that has one is skipped.  Run again with another extractor, model or threshold into the same
+folders, and the completed tasks' old results would be answered as the new run's.  So every
+run records its settings in ``LOGGING_DIR/plexity-settings.json`` when it starts, and a later
+run into the same logging folder compares its own first:
+
+- the same settings: it resumes, as datatrove does (only the tasks without a marker run);
+- other settings: it stops before anything runs, with `SettingsChanged` naming each setting
+  that differs (``plexity run`` says it in one line, with its two ways out: a new output
+  folder, or ``--overwrite`` to start over).
+
+A run's settings are the settings of each of its steps, in order (`step_settings`): plexity's
+steps say theirs (the reader's input and size cap, the extractor and its limits, the filter's
+model with the SHA-256 of its file, method, threshold and document policy, the writer's format
+and folder); another datatrove step is recorded by its class (and its output folder, for a
+writer); then the number of tasks (which file each task reads depends on it) and the
+plexity_plugins version.  plexity's steps also carry their main settings in their name, which
+is what datatrove's log and stats show for a step.
+
+plexity's executors (`LocalTaskExecutor`, `RayTaskExecutor`, `SlurmTaskExecutor`) check when
+the run starts, and each task checks again when it starts (a Slurm task may start hours after
+it was submitted).  With datatrove's own executors, call `check_run_settings(executor)` before
+``executor.run()``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import SettingsChanged
+
+SETTINGS_FILE = "plexity-settings.json"
+
+
+def step_settings(step) -> dict[str, Any]:
+    """What a pipeline step was built with: ``{"step": its class, ...}``.  plexity's steps define
+    ``settings()``; a datatrove writer is recorded with its output folder."""
+    settings = {"step": type(step).__name__}
+    own = getattr(step, "settings", None)
+    if callable(own):
+        settings.update(own())
+    elif getattr(step, "output_folder", None) is not None:  # a datatrove writer
+        settings["output"] = folder_name(step.output_folder)
+        template = getattr(getattr(step, "output_filename", None), "template", None)
+        if template is not None:
+            settings["output_filename"] = template
+    return settings
+
+
+def with_settings(name: str, *settings: str) -> str:
+    """A step's name with its main settings, as datatrove's log and stats show it:
+    ``🧮 Perplexity sentences [en-default, trim, threshold 5269.3]``."""
+    return f"{name} [{', '.join(settings)}]" if settings else name
+
+
+def model_settings(scorer) -> dict[str, Any]:
+    """A scorer's model as a run records it: its name and the SHA-256 of its files; for a
+    language -> model map, each language's."""
+    from ..scoring.models import model_checksum
+
+    scorers = getattr(scorer, "scorers", None)
+    if scorers is None:
+        return {"model": scorer.info.name, "model_sha256": model_checksum(scorer.info)}
+    return {"model": {lang: s.info.name for lang, s in scorers.items()},
+            "model_sha256": {lang: model_checksum(s.info) for lang, s in scorers.items()}}
+
+
+def folder_name(folder) -> str:
+    """A datatrove DataFolder as a path or URL (its protocol kept when not local)."""
+    path = getattr(folder, "path", None)
+    if path is None:
+        return str(folder)
+    protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
+    protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
+    return path if protocol in ("file", "local") else f"{protocol}://{path}"
+
+
+def run_settings(pipeline: list, tasks: int) -> dict[str, Any]:
+    from .. import __version__
+
+    return {"plexity_plugins": __version__, "tasks": tasks,
+            "steps": [step_settings(step) for step in pipeline if not isinstance(step, (list, tuple))]}
+
+
+def differences(recorded: dict, current: dict) -> list[str]:
+    """Each setting that differs, as ``name: recorded -> current``."""
+    found = []
+    for key in dict.fromkeys(k for k in [*recorded, *current] if k != "steps"):
+        if recorded.get(key) != current.get(key):
+            found.append(f"{_label(key)}: {_value(recorded.get(key))} -> {_value(current.get(key))}")
+    old_steps, new_steps = recorded.get("steps", []), current.get("steps", [])
+    if len(old_steps) != len(new_steps):  # a step added or taken out: the list
+        found.append(f"steps: {', '.join(s.get('step', '?') for s in old_steps)} -> "
+                     f"{', '.join(s.get('step', '?') for s in new_steps)}")
+        return found
+    for old, new in zip(old_steps, new_steps):  # (a step of another class at the same place: "step: A -> B")
+        for key in dict.fromkeys([*old, *new]):
+            if old.get(key) != new.get(key):
+                found.append(f"{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
+    return found
+
+
+def _label(key: str) -> str:
+    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum"}.get(key, key)
+
+
+def _value(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return f"sha256:{value[:12]}"  # (a checksum: the start tells them apart)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+def recorded_settings(logging_dir) -> dict | None:
+    """The settings recorded in a datatrove logging DataFolder, or None."""
+    if not logging_dir.isfile(SETTINGS_FILE):
+        return None
+    with logging_dir.open(SETTINGS_FILE, "rt") as f:
+        return json.load(f)
+
+
+def has_results(logging_dir) -> bool:
+    """Whether a run completed a task in the logging folder (left a completion marker): the
+    results a run with other settings must not be answered with (a task that did not complete
+    is run again, its outputs rewritten)."""
+    return logging_dir.isdir("completions") and bool(logging_dir.list_files("completions"))
+
+
+def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
+    """Raise SettingsChanged unless `settings` are those recorded in `logging_dir` (a DataFolder);
+    record them when none are, or when the run that recorded others completed no task (it
+    left no results).  Results of a run that recorded nothing (an older version, another program)
+    count as other settings: nothing says what made them.  With `record` false (a task starting:
+    its run recorded them), a record that differs is an error, results or not."""
+    settings = json.loads(json.dumps(settings))  # (as read back: tuples are lists)
+    recorded = recorded_settings(logging_dir)
+    if not record:
+        if recorded is not None and recorded != settings:
+            raise SettingsChanged(folder_name(logging_dir), differences(recorded, settings))
+        return
+    if recorded == settings:
+        return
+    if has_results(logging_dir):
+        raise SettingsChanged(folder_name(logging_dir), differences(recorded, settings) if recorded is not None else
+                              ["settings: not recorded (an older version or another program wrote these results)"])
+    _write(logging_dir, settings)
+
+
+def check_run_settings(executor, record: bool = True) -> None:
+    """Compare the settings of a datatrove executor's pipeline with those its logging folder
+    recorded (`check_settings`): call it before ``executor.run()`` when the executor is one of
+    datatrove's own (plexity's executors call it themselves)."""
+    check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
+
+
+def _write(logging_dir, settings: dict) -> None:
+    """Whole or not at all (a temporary name, then renamed)."""
+    part = f".{SETTINGS_FILE}.part"
+    with logging_dir.open(part, "wt") as f:
+        json.dump(settings, f, indent=2)
+        f.write("\n")
+    logging_dir.mv(part, SETTINGS_FILE)

@@ -1,0 +1,130 @@
+"""What several test modules share: the sample WARC, running `plexity`, splitting WARCs, reading
+what a run wrote, and a count of the Python lines a call executes (work measured without a clock)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
+
+from plexity_plugins.io.inputs import WarcFile, http_header, is_html_type, open_input
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample.warc.gz"
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+
+
+def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
+    """Deal the response records of `source` round-robin into `shards` WARC files; their URIs."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    handles = [open(out_dir / f"shard-{i}.warc.gz", "wb") for i in range(shards)]
+    writers = [WARCWriter(h, gzip=True) for h in handles]
+    uris = []
+    with open(source, "rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_type == "response":
+                writers[len(uris) % shards].write_record(record)
+                uris.append(record.rec_headers.get_header("WARC-Target-URI"))
+    for h in handles:
+        h.close()
+    return uris
+
+
+def is_html_response(record) -> bool:
+    """A WARC response record (warcio's) that declares HTML (Content-Type, else
+    WARC-Identified-Payload-Type), as `plexity_plugins.io.inputs` judges a declared type."""
+    return record.rec_type == "response" and is_html_type(
+        http_header(record, "Content-Type"), record.rec_headers.get_header("WARC-Identified-Payload-Type"))
+
+
+def html_uris(warc_dir: Path) -> list[str]:
+    """URIs of the HTML responses in the WARC files of a directory."""
+    uris = []
+    for path in sorted(warc_dir.glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            uris += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if is_html_response(r)]
+    return uris
+
+
+def read_jsonl_dir(directory: Path) -> list[dict]:
+    docs = []
+    for path in sorted(directory.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            docs += [json.loads(line) for line in f]
+    return docs
+
+
+def read_warc_dir(directory: Path) -> dict[str, str]:
+    """{uri: payload text} of the response records written by WarcResponseWriter."""
+    docs = {}
+    for path in sorted(directory.glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type == "response":
+                    docs[record.rec_headers.get_header("WARC-Target-URI")] = \
+                        record.content_stream().read().decode("utf-8")
+    return docs
+
+
+def run_plexity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `plexity ...`; output through files and waiting for the process itself, because
+    datatrove's extractor subprocesses may outlive it for a moment holding inherited pipes."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.run([*PLEXITY, *args], stdout=out, stderr=err, text=True, timeout=timeout, cwd=REPO)
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
+
+
+def completions(logging_dir: Path) -> list[str]:
+    directory = logging_dir / "completions"
+    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+def run_step_stats(out: Path) -> tuple[dict, dict, dict]:
+    """The merged counters of `plexity run`'s reader, tags extractor and filter steps."""
+    merged = json.loads((out / "logs" / "stats.json").read_text())
+    step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
+    return tuple(next(v for k, v in step.items() if part in k) for part in ("WARC HTML", "HTML tags", "Perplexity"))
+
+
+def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
+    """(uri, body, content type) of every HTML response in a WARC file (as `plexity clean` reads them)."""
+    with open_input(path) as src:
+        for record in WarcFile(src):
+            if record.payload is not None:
+                yield record.uri, record.payload, record.content_type
+
+
+def extraction_children() -> set[int]:
+    """The extraction processes this process has started (`python -m plexity_plugins.extractors.sandbox`)."""
+    import psutil
+
+    return {child.pid for child in psutil.Process().children()
+            if "plexity_plugins.extractors.sandbox" in " ".join(child.cmdline())}
+
+
+def executed_lines(function, *args, **kwargs) -> int:
+    """How many lines of Python `function(*args, **kwargs)` executes (``sys.settrace``'s line
+    events): the work a call does, counted, where a time would depend on the machine."""
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return trace
+
+    old = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        function(*args, **kwargs)
+    finally:
+        sys.settrace(old)
+    return count

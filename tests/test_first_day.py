@@ -1,0 +1,302 @@
+"""A new user's first day, as they meet it: the set-up's words, what `plexity train` tells them to
+run and that it works, and the exit status and the one line of each command that cannot do what
+was asked (issue 39).  Everything runs as a user runs it: scripts with bash, the `plexity`
+command as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bash(script: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120):
+    return subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+# -- set-up ------------------------------------------------------------------------------------
+
+def test_a_set_up_step_says_what_it_does_how_long_it_took_and_speaks_while_it_runs():
+    result = bash(f"source {REPO}/scripts/lib.sh && step 'compiling something' bash -c 'echo Collecting numpy; sleep 2.5'",
+                  env={"SETUP_NOTE_EVERY": "1"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "setup: compiling something ..."
+    assert "setup:   ... 1 s (now: Collecting numpy)" in lines  # a long step is never silent
+    assert re.fullmatch(r"setup:   \.\.\. done in [23] s", lines[-1])
+
+
+def test_a_failing_set_up_step_shows_its_output_and_stops_the_set_up():
+    result = bash(f"source {REPO}/scripts/lib.sh && step 'installing' bash -c 'echo ERROR: no wheel for x; exit 7'"
+                  f" && echo went on")
+    assert result.returncode == 1 and "went on" not in result.stdout
+    assert "ERROR: no wheel for x" in result.stderr
+    assert "setup: failed: installing (exit 7; the last lines of its output are above; full log: " in result.stderr
+
+
+def test_set_up_refuses_an_unknown_option_and_explains_its_options():
+    result = bash(f"bash {REPO}/scripts/setup.sh --kenlm")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "setup: unknown option --kenlm (options: --kenlm-tools, --test)"
+    usage = bash(f"bash {REPO}/scripts/setup.sh --help").stdout
+    assert "--kenlm-tools" in usage and "plexity train" in usage
+
+
+def test_build_kenlm_without_cmake_names_the_set_up_option_that_installs_it(tmp_path):
+    bin_dir = tmp_path / "bin"  # bash and the basics, no cmake, no g++
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname"):
+        os.symlink(subprocess.check_output(["bash", "-c", f"command -v {tool}"], text=True).strip(), bin_dir / tool)
+    result = subprocess.run(["bash", str(REPO / "scripts" / "build_kenlm.sh"), str(tmp_path / "kenlm")],
+                            capture_output=True, text=True, env={"PATH": str(bin_dir), "PYTHON": sys.executable})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"build_kenlm: cmake g++ missing: run `bash {REPO}/scripts/setup.sh --kenlm-tools`,"
+                                     f" which installs what the build needs and builds the tools")
+
+
+@pytest.mark.environments
+def test_plexity_train_without_kenlm_tools_names_a_command_that_makes_it_work(tmp_path):
+    """After the README's first command (this checkout's .venv has what it installs), `plexity
+    train` without KenLM's tools says what to run; that is run as said, from another folder; then
+    `plexity train` works.  (The tools are built for real, into a folder of the test's own.)"""
+    env = {"PLEXITY_KENLM_BIN": str(tmp_path / "kenlm-bin"), "PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    corpus = tmp_path / "news.txt"
+    corpus.write_text("The council approved the budget for the new library on Tuesday.\n"
+                      "The library opens in the spring and stays open late on weekdays.\n" * 40)
+    train = [sys.executable, "-m", "plexity_plugins.cli", "train", "--corpus", "text", "--order", "3", "--name", "news",
+             "--holdout-every", "0", str(corpus)]
+    before = subprocess.run(train, capture_output=True, text=True, env={**os.environ, **env})
+    assert before.returncode == 3 and before.stdout == "", before.stderr
+    command = re.search(r"install lmplz and build_binary with `([^`]+)`", before.stderr).group(1)
+    assert command == f"bash {REPO / 'scripts' / 'setup.sh'} --kenlm-tools"
+    installed = bash(command, cwd=tmp_path, env=env, timeout=1500)  # from another folder: the path is absolute
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    # (less the lines a step longer than a minute prints each minute: "setup:   ... 1 min 00 s (now: ...)")
+    said = [line for line in installed.stdout.splitlines()
+            if not re.fullmatch(r"setup:   \.\.\. (\d+ s|\d+ min \d\d s)( \(now: .*\))?", line)]
+    assert any(line.startswith("setup: Python packages: .venv is up to date") for line in said)  # nothing reinstalled
+    start = said.index("setup: KenLM's lmplz and build_binary (cmake, from kenlm's source; about a minute) ...")
+    assert said[start + 1] == f"setup:   KenLM tools installed in {tmp_path / 'kenlm-bin'}"
+    assert re.fullmatch(r"setup:   \.\.\. done in (\d+ s|\d+ min \d\d s)", said[start + 2])
+    assert re.fullmatch(r"setup: done in (\d+ s|\d+ min \d\d s)", said[-1])
+    after = subprocess.run(train, capture_output=True, text=True, env={**os.environ, **env})
+    assert after.returncode == 0, after.stderr
+    assert (tmp_path / "models" / "news" / "model.json").is_file()
+
+
+# -- plexity run: a re-run never answers other settings with old results ------------------------
+
+PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
+EXAMPLES = REPO / "examples"
+
+
+def plexity(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 300):
+    return subprocess.run([*PLEXITY, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def error_line(result) -> str:
+    """The last line on stderr: where `plexity` says why it stopped."""
+    return result.stderr.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """`plexity run examples/ --output-dir out/run`, as the README's datatrove section has it."""
+    out = tmp_path_factory.mktemp("first-run") / "run"
+    result = plexity("run", EXAMPLES, "--output-dir", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("options, difference", [
+    (["--extractor", "tags"], "extractor: dense -> tags"),
+    (["--threshold", "800"], "threshold: 5269.3 -> 800"),
+    (["--method", "regions"], "method: trim -> regions"),
+    (["--format", "warc"], "format: jsonl -> warc"),
+    (["--extract-timeout", "5"], "timeout: 30 -> 5"),
+], ids=["extractor", "threshold", "method", "format", "limit"])
+def test_a_re_run_with_other_settings_stops_naming_them_and_the_two_ways_out(first_run, options, difference):
+    before = sorted(p.name for p in (first_run / "documents").iterdir())
+    result = plexity("run", EXAMPLES, "--output-dir", first_run, *options)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    line = error_line(result)
+    assert line.startswith(f"plexity run: error: {first_run} holds the results of a run with other settings (")
+    assert difference in line
+    assert line.endswith("give a new --output-dir, or add --overwrite to delete those results and start over")
+    assert sorted(p.name for p in (first_run / "documents").iterdir()) == before  # nothing touched
+
+
+def test_a_re_run_with_another_model_names_the_model(first_run, tiny_model):
+    result = plexity("run", EXAMPLES, "--output-dir", first_run, "--model", tiny_model)
+    assert result.returncode == 2
+    assert "model: en-default -> tiny; model checksum: sha256:" in error_line(result)
+
+
+def test_the_same_settings_resume_and_run_nothing_again(first_run):
+    result = plexity("run", EXAMPLES, "--output-dir", first_run)
+    assert result.returncode == 0, result.stderr
+    assert "1/1 tasks completed (0 in this run" in result.stdout
+
+
+def test_overwrite_starts_over_with_the_new_settings(tmp_path):
+    out = tmp_path / "run"
+    assert plexity("run", EXAMPLES, "--output-dir", out).returncode == 0
+    result = plexity("run", EXAMPLES, "--output-dir", out, "--format", "warc", "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert "1/1 tasks completed (1 in this run" in result.stdout
+    assert sorted(p.name for p in (out / "documents").iterdir()) == ["00000.warc.gz"]  # the JSONL went
+    recorded = json.loads((out / "logs" / "plexity-settings.json").read_text())
+    assert recorded["steps"][-1]["format"] == "warc"
+    again = plexity("run", EXAMPLES, "--output-dir", out, "--format", "warc")
+    assert again.returncode == 0 and "(0 in this run" in again.stdout
+
+
+# -- nothing usable is no success ---------------------------------------------------------------
+
+def test_a_text_file_named_warc_is_called_text_and_the_run_exits_1_naming_it(tmp_path):
+    fake = tmp_path / "fake.warc"
+    fake.write_text("hello, this is a plain text file\n")
+    result = plexity("run", fake, "--output-dir", tmp_path / "out")
+    assert result.returncode == 1
+    assert error_line(result) == ("plexity run: error: no input could be read: fake.warc: not a WARC file: a text "
+                                  "file (it starts 'hello, this is a plain text file')")
+    clean = plexity("clean", fake, "--output-dir", tmp_path / "cleaned", "-q")
+    assert clean.returncode == 1
+    assert error_line(clean) == (f"plexity clean: error: no input could be read: {fake}: not a WARC file: a text "
+                                 f"file (it starts 'hello, this is a plain text file')")
+
+
+def test_a_run_with_one_readable_input_among_unreadable_ones_succeeds(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "fake.warc").write_text("not a WARC\n")
+    (tmp_path / "in" / "sample.warc.gz").write_bytes((EXAMPLES / "sample.warc.gz").read_bytes())
+    assert plexity("run", tmp_path / "in", "--output-dir", tmp_path / "out").returncode == 0
+    assert plexity("clean", tmp_path / "in", "--output-dir", tmp_path / "cleaned", "-q").returncode == 0
+
+
+def test_plexity_run_on_html_files_points_to_plexity_clean(tmp_path):
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "a.html").write_text("<html><body><p>A page.</p></body></html>")
+    result = plexity("run", tmp_path / "pages", "--output-dir", tmp_path / "out")
+    assert result.returncode == 2
+    assert error_line(result) == (
+        f"plexity run: error: no WARC files match **/*.warc* in {tmp_path / 'pages'} (it holds 1 HTML or text "
+        f"file(s): plexity run reads WARC files; plexity clean {tmp_path / 'pages'} --output-dir DIR cleans HTML "
+        f"and text files)")
+
+
+# -- a missing executor is one line, before anything is launched ---------------------------------
+
+def without_slurm(tmp_path: Path) -> dict:
+    """A PATH holding this Python and nothing else: no sbatch."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python")
+    return {"PATH": str(bin_dir)}
+
+
+def test_executor_slurm_without_sbatch_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    result = plexity("run", EXAMPLES, "--output-dir", tmp_path / "out", "--executor", "slurm", "--partition", "debug",
+                     env=without_slurm(tmp_path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "plexity run: error: plexity run --executor slurm needs Slurm's sbatch, which is not on PATH: run it on a "
+        "login node of a Slurm cluster (or install Slurm's client on a machine that has the cluster's slurm.conf: "
+        "apt-get install slurm-client on Debian)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_slurm_example_without_sbatch_is_one_line_exit_2(tmp_path):
+    result = subprocess.run([sys.executable, str(EXAMPLES / "datatrove_slurm.py"), str(EXAMPLES), str(tmp_path / "out"),
+                             "--partition", "debug"], capture_output=True, text=True, env=without_slurm(tmp_path),
+                            timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "datatrove_slurm.py: error: SlurmTaskExecutor needs Slurm's sbatch, which is not on PATH: run it on a login "
+        "node of a Slurm cluster (or install Slurm's client on a machine that has the cluster's slurm.conf: "
+        "apt-get install slurm-client on Debian)")
+    assert not (tmp_path / "out").exists()
+
+
+# -- the smaller points --------------------------------------------------------------------------
+
+def test_plexity_models_prints_the_licence_whole():
+    result = plexity("models")
+    assert result.returncode == 0
+    assert ("    licence: CC BY-SA 4.0 (derived from CC BY-SA Wikipedia text; other sources public domain, PSF, "
+            "GPL-2+/CC BY-SA 3.0)") in result.stdout.splitlines()
+
+
+def test_plexity_score_of_a_file_name_says_how_to_clean_the_file():
+    result = plexity("score", "examples/sample.warc.gz", cwd=REPO)
+    assert result.returncode == 0  # (the words are still scored)
+    assert result.stderr.strip() == ("plexity score: note: 'examples/sample.warc.gz' is scored as the words it is, not "
+                                     "as a file: `plexity clean examples/sample.warc.gz --output-dir DIR` cleans it")
+    assert plexity("score", "The council met on Monday.").stderr == ""
+
+
+def test_scrapy_with_a_wrong_extractor_says_so_first_in_one_line_and_exits_1():
+    result = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "site", "-a", "start_url=http://127.0.0.1:9/",
+                             "-s", "PLEXITY_EXTRACTOR=bogus"], cwd=EXAMPLES / "scrapy_project", capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
+    assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: PLEXITY_EXTRACTOR "
+                              "must be one of auto, dense, trafilatura, fast, tags, none, got 'bogus'")
+
+
+# -- datatrove users building their own pipeline -------------------------------------------------
+
+def pipeline(out: Path, threshold: float | None = None) -> list:
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import DenseExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    return [WarcHtmlReader(str(EXAMPLES), glob_pattern="sample.warc.gz"), DenseExtractor(),
+            PerplexitySentenceFilter(threshold=threshold), JsonlWriter(str(out / "documents"))]
+
+
+def test_a_steps_settings_are_in_its_name_as_datatroves_log_shows_it(tmp_path):
+    from plexity_plugins.datatrove import LocalTaskExecutor
+
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    log = (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
+    assert "🔻 - FILTER: 🧮 Perplexity sentences [en-default, trim, threshold 5269.3]" in log
+    assert "🛢 - EXTRAC: ▦ dense (lexbor) [timeout 30 s, memory 768 MiB]" in log
+
+
+def test_plexitys_executor_stops_a_run_with_other_settings_before_it_runs(tmp_path):
+    from plexity_plugins.datatrove import LocalTaskExecutor, SettingsChanged
+
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    with pytest.raises(SettingsChanged, match=r"threshold: 5269.3 -> 900\): run into new output and logging folders, "
+                                              r"or delete these to start over"):
+        LocalTaskExecutor(pipeline(tmp_path, threshold=900), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    # the same settings: resumed (nothing runs again: the task's log is not rewritten)
+    log = tmp_path / "logs" / "logs" / "task_00000.log"
+    written = log.stat().st_mtime_ns
+    LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    assert log.stat().st_mtime_ns == written
+
+
+def test_check_run_settings_gives_datatroves_own_executor_the_same_check(tmp_path):
+    from datatrove.executor import LocalPipelineExecutor
+
+    from plexity_plugins.datatrove import SettingsChanged, check_run_settings
+
+    first = LocalPipelineExecutor(pipeline(tmp_path), tasks=1, logging_dir=str(tmp_path / "logs"))
+    check_run_settings(first)
+    first.run()
+    again = LocalPipelineExecutor(pipeline(tmp_path, threshold=900), tasks=1, logging_dir=str(tmp_path / "logs"))
+    with pytest.raises(SettingsChanged, match="threshold: 5269.3 -> 900"):
+        check_run_settings(again)
