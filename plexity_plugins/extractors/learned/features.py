@@ -19,6 +19,13 @@ _DIGIT = re.compile(r"\d")
 _UPPER_INITIAL = re.compile(r"(?:^|\s)[A-ZÀ-ÖØ-Þ]")
 _PUNCT = re.compile(r"[^\w\s]")
 _SEPARATORS = re.compile(r"[|·•»›/\-–—:]")
+_TOKEN = re.compile(r"\w+")
+# (titles are compared with a page's words in ASCII lower case: the same in every port)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ascii_lower(word: str) -> str:
+    return word.translate(_ASCII_LOWER)
 
 # Bits of an element's ancestry (its own and every ancestor's), from HTML's own semantics.
 _ANCESTRY = {"article": 1, "main": 2, "nav": 4, "aside": 8, "header": 16, "footer": 32, "form": 64, "li": 128,
@@ -103,8 +110,8 @@ def _best_container(page: Page) -> tuple[int, float]:
 
 
 def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
-    """For each share, the element with the fewest words that holds that share of the words of
-    the page's sentence-like blocks (where the page's prose is), or -1."""
+    """For each share, the block-level element with the fewest words (the last of equals) that
+    holds that share of the words of the page's sentence-like blocks (where its prose is), or -1."""
     elements = page.elements
     total = elements[0].long_words
     found = []
@@ -113,7 +120,7 @@ def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
         if total:
             need = share * total
             for i, e in enumerate(elements):
-                if e.long_words >= need and (best_words is None or e.words < best_words or
+                if e.block and e.long_words >= need and (best_words is None or e.words < best_words or
                                              (e.words == best_words and i > best)):
                     best, best_words = i, e.words
         found.append(best)
@@ -134,13 +141,11 @@ def _repetition(page: Page) -> tuple[dict, dict]:
     return count, words, links
 
 
-def _contains(page: Page, ancestor: int, element: int) -> bool:
-    elements = page.elements
-    while element >= 0:
-        if element == ancestor:
-            return True
-        element = elements[element].parent
-    return False
+def _holds(page: Page, element: int, block: int) -> bool:
+    """Whether block-level `element` holds block number `block` (an element's blocks are a
+    contiguous run of the page's)."""
+    e = page.elements[element]
+    return e.first_block <= block <= e.last_block
 
 
 def block_features(page: Page, declares_item: bool = False, logprobs: list[float] | None = None) -> list[list[float]]:
@@ -157,7 +162,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     page_words = max(1, root.words)
     repeats = Counter(b.text for b in blocks)
     siblings = Counter((elements[b.element].parent, elements[b.element].tag) for b in blocks)
-    title_words = set(w.lower() for w in re.findall(r"\w+", page.title))
+    title_words = set(map(_ascii_lower, _TOKEN.findall(page.title)))
     best, best_share = _best_container(page)
     longest: dict[int, int] = {}
     for b in blocks:
@@ -170,7 +175,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     if title_words:
         for i, b in enumerate(blocks):
             if b.inline & 256 and b.words:
-                block_words = [w.lower() for w in re.findall(r"\w+", b.text)]
+                block_words = list(map(_ascii_lower, _TOKEN.findall(b.text)))
                 share = sum(w in title_words for w in block_words) / len(block_words)
                 if share > heading_share:
                     heading_best, heading_share = i, share
@@ -215,10 +220,10 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
         row += [i / n, words_before / page_words, (page_words - words_before - words) / page_words,
                 math.log1p(root.words), math.log1p(n), root.link_words / page_words, root.long_blocks,
                 repeats[text], siblings[(element.parent, element.tag)]]
-        block_words = [w.lower() for w in re.findall(r"\w+", text)] if title_words else []
+        block_words = list(map(_ascii_lower, _TOKEN.findall(text))) if title_words else []
         row += [sum(w in title_words for w in block_words) / len(block_words) if block_words else 0.0,
                 1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
-                1.0 if best >= 0 and _contains(page, best, b.element) else 0.0, best_share,
+                1.0 if best >= 0 and _holds(page, best, i) else 0.0, best_share,
                 1.0 if declares_item else 0.0]
         if best >= 0:
             side = -1.0 if i < first else (1.0 if i > last else 0.0)
@@ -227,7 +232,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
             side, distance = NAN, NAN
         chain3 = _block_parents(page, b.element, 3)
         row += [side, distance, 1.0 if i == heading_best else 0.0]
-        row_regions = [1.0 if r >= 0 and _contains(page, r, b.element) else 0.0 for r in regions]
+        row_regions = [1.0 if r >= 0 and _holds(page, r, i) else 0.0 for r in regions]
         # the nearest ancestor that is one of 3 or more like siblings: an item of a list, a post
         item = [NAN, NAN, NAN, NAN]
         item_links = NAN
