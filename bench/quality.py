@@ -67,7 +67,8 @@ from plexity_plugins import extractors as plexity_extract  # noqa: E402
 from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
 
 DEFAULT_BENCH = figures.BENCH
-SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev"}
+SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev", "traf": "traf-eval-dev"}
+SET_NAMES = {"articles": "articles", "wcxb": "WCXB", "cleaneval": "CleanEval", "traf": "trafilatura's set"}
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 HALVES = ("dev", "held")
 _WORD = re.compile(r"\w+")
@@ -135,7 +136,43 @@ def load_cleaneval(root: Path) -> list[dict]:
     return pages
 
 
-LOADERS = {"articles": load_articles, "wcxb": load_wcxb, "cleaneval": load_cleaneval}
+def load_traf(root: Path) -> list[dict]:
+    """traf-eval-dev: pages with ``with`` / ``without`` snippets and no gold text; ``group`` is the
+    language of the snippets."""
+    data = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
+    return [{"key": item["file"], "path": root / "html" / item["file"], "truth": None, "group": item.get("language", ""),
+             "half": half_of(url), "with": item.get("with", []), "without": item.get("without", [])}
+            for url, item in data.items()]
+
+
+LOADERS = {"articles": load_articles, "wcxb": load_wcxb, "cleaneval": load_cleaneval, "traf": load_traf}
+
+
+def page_bytes(page: dict) -> bytes:
+    """The page as crawled (the benchmarks store it gzipped, or plain)."""
+    raw = page["path"].read_bytes()
+    return gzip.decompress(raw) if page["path"].suffix == ".gz" else raw
+
+
+def gold_text(set_name: str, page: dict) -> str | None:
+    """The page's gold text as plain text (CleanEval's without its URL line and block marks), or
+    None where the benchmark has snippets instead."""
+    truth = page["truth"]
+    if truth is None or set_name != "cleaneval":
+        return truth
+    import html
+
+    truth = re.sub(r"^\s*URL.*$", "", truth, flags=re.M)
+    return html.unescape(re.sub(r"<[phlPHL]>", " ", truth))
+
+
+def require_bench(bench: Path, sets) -> None:
+    """Stop with exit status 2, naming what is missing, when a benchmark is absent."""
+    absent = [str(bench / SET_DIRS[s]) for s in sets if not (bench / SET_DIRS[s]).is_dir()]
+    if absent:
+        print(f"benchmark data not found: {', '.join(absent)}\nIt is read in place from ../shared/bench beside "
+              f"the repository (or --bench DIR); it is never part of the repository.", file=sys.stderr)
+        sys.exit(2)
 
 
 # -- metrics -------------------------------------------------------------------------
@@ -207,8 +244,42 @@ class Scorers:
             scores = [self.wcxb.word_f1(text, page["truth"]) for page, text in pairs]
             return {"f1": statistics.mean(s[2] for s in scores), "precision": statistics.mean(s[0] for s in scores),
                     "recall": statistics.mean(s[1] for s in scores), "pages": len(scores), **snippet_rates(pairs)}
+        if name == "traf":
+            return traf_metrics(pairs)
         scores = [self.cleaneval.similarity(page["truth"], text) for page, text in pairs]
         return {"similarity": 100 * statistics.mean(scores), "pages": len(scores)}
+
+
+def traf_metrics(pairs: list[tuple[dict, str]]) -> dict[str, float]:
+    """trafilatura's evaluation rule (traf-eval-dev/evaluate.py): whitespace collapsed, a ``with``
+    snippet found is a true positive, a ``without`` snippet found a false positive; precision,
+    recall and F1 over all snippets of all pages together."""
+    tp = fn = fp = 0
+    for page, text in pairs:
+        found = re.sub(r"\s+", " ", text or "").strip()
+        kept = sum(re.sub(r"\s+", " ", s).strip() in found for s in page["with"])
+        tp += kept
+        fn += len(page["with"]) - kept
+        fp += sum(re.sub(r"\s+", " ", s).strip() in found for s in page["without"])
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"f1": 2 * p * r / (p + r) if p + r else 0.0, "precision": p, "recall": r, "pages": len(pairs)}
+
+
+def figures_of(set_name: str, scorers: "Scorers", pairs: list[tuple[dict, str]]) -> dict:
+    """A set's headline figure as ``score`` (F1, or CleanEval's similarity as a fraction), with the
+    figures that matter beside it: articles' English pages, trafilatura's set's English and German
+    pages, WCXB's snippet rates."""
+    whole = scorers(set_name, pairs)
+    out = {"score": whole["similarity"] / 100 if "similarity" in whole else whole["f1"], "pages": len(pairs)}
+    if set_name == "articles":
+        out["english"] = scorers(set_name, [(p, t) for p, t in pairs if p["group"] == "english"])["f1"]
+    elif set_name == "traf":
+        for code, name in (("en", "english"), ("de", "german")):
+            out[name] = scorers(set_name, [(p, t) for p, t in pairs if p["group"] == code])["f1"]
+    elif set_name == "wcxb":
+        out.update(with_kept=whole["with_kept"], without_leaked=whole["without_leaked"])
+    return out
 
 
 # -- extractors (cached) -------------------------------------------------------------
@@ -351,7 +422,7 @@ def label(variant: str) -> str:
 
 def page_html(page: dict) -> str:
     """The page's HTML, decoded as the extractors get it."""
-    return plexity_extract.decode_html(gzip.decompress(page["path"].read_bytes()))[0]
+    return plexity_extract.decode_html(page_bytes(page))[0]
 
 
 def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Path) -> tuple[dict[str, str], float]:
@@ -366,7 +437,7 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
     if missing:
         print(f"  extracting {len(missing)} {set_name} pages with {extractor} ...", file=sys.stderr, flush=True)
         for page in missing:
-            raw = gzip.decompress(page["path"].read_bytes())
+            raw = page_bytes(page)
             html, _ = plexity_extract.decode_html(raw)
             started = time.perf_counter()
             try:
@@ -432,7 +503,7 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
             wall[key] += time.perf_counter() - started
 
     # one page untimed first: what an extractor or filter loads on first use is not per-page work
-    raw = gzip.decompress(chosen[0]["path"].read_bytes())
+    raw = page_bytes(chosen[0])
     html, _ = plexity_extract.decode_html(raw)
     for extractor in extractors:
         try:
@@ -443,7 +514,7 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
         scorer.clean("Warm up the model and the language identifier with an English sentence, please.")
     load_before = [round(x, 2) for x in os.getloadavg()]
     for i, page in enumerate(chosen):
-        raw = gzip.decompress(page["path"].read_bytes())
+        raw = page_bytes(page)
         html, _ = plexity_extract.decode_html(raw)
         texts = {}
         order = extractors[i % len(extractors):] + extractors[:i % len(extractors)]
@@ -480,7 +551,7 @@ def check_derived(bench: Path, sets: list[str], sample: int = 6) -> dict[str, st
         for set_name in sets:
             pages = LOADERS[set_name](bench / SET_DIRS[set_name])
             for page in pages[:: max(1, len(pages) // sample)][:sample]:
-                raw = gzip.decompress(page["path"].read_bytes())
+                raw = page_bytes(page)
                 html = plexity_extract.decode_html(raw)[0]
                 try:
                     expected = shipped(html)

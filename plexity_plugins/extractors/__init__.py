@@ -27,16 +27,17 @@ from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_produc
 from ..io.decoding import decode_html, decode_html_counted
 from .dense import html_to_text_dense
 from .fast import html_to_text_fast
+from .learned import html_to_text_learned
 from ..errors import ExtractionError
 from .tags import BLOCK_TAGS, SKIP_TAGS, html_to_text_tags
 from .trafilatura import html_to_text_trafilatura
 
-EXTRACTORS = ("auto", "dense", "trafilatura", "fast", "tags", "none")
+EXTRACTORS = ("auto", "dense", "learned", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "dense"
 
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
            "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
-           "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_tags",
+           "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned", "html_to_text_tags",
            "html_to_text_trafilatura", "prefer_fuller"]
 
 
@@ -49,7 +50,7 @@ def _identity(text: str | bytes) -> str:
 def get_extractor(name: str) -> Callable[[str | bytes], str]:
     """The extractor function for `name` (one of EXTRACTORS)."""
     try:
-        return {"auto": html_to_text_auto, "dense": html_to_text_dense, "tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura,
+        return {"auto": html_to_text_auto, "dense": html_to_text_dense, "learned": html_to_text_learned, "tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura,
                 "fast": html_to_text_fast, "none": _identity}[name]
     except KeyError:
         raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}") from None

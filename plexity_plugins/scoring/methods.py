@@ -67,7 +67,7 @@ REASONS = {
 }
 
 
-MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "trafilatura", "fast")
+MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "learned", "trafilatura", "fast")
 
 
 def method_for_extractor(extractor: str | None) -> str:

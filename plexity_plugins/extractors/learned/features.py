@@ -53,9 +53,10 @@ PAGE_FEATURES = ("position", "words_before", "words_after", "page_words", "page_
                  "top_group_link_share", "in_top_group", "item_link_share")
 NEIGHBOUR_FEATURES = tuple(f"{side}_{name}" for side in ("prev", "next")
                            for name in ("words", "link_share", "ends_sentence", "same_element"))
+DECLARED_FEATURES = ("declared_share", "summary_share")
 PERPLEXITY_FEATURES = ("logprob", "logprob_vs_page")
 FEATURES = (BLOCK_FEATURES + tuple(f"anc_{name}" for name in ANCESTRY_NAMES) + CONTEXT_FEATURES + PAGE_FEATURES
-            + NEIGHBOUR_FEATURES + PERPLEXITY_FEATURES)
+            + NEIGHBOUR_FEATURES + DECLARED_FEATURES + PERPLEXITY_FEATURES)
 CATEGORICAL = tuple(name for name in FEATURES if name.endswith("tag"))
 NAN = float("nan")
 
@@ -107,6 +108,23 @@ def _best_container(page: Page) -> tuple[int, float]:
     best = max(score, key=score.get)
     total = max(1, elements[0].words)
     return best, elements[best].words / total
+
+
+def _shingles(texts) -> set:
+    """The word triples (ASCII lower case) of `texts`."""
+    found = set()
+    for text in texts:
+        words = list(map(_ascii_lower, _TOKEN.findall(text)))
+        found.update(zip(words, words[1:], words[2:]))
+    return found
+
+
+def _share_in(words: list[str], shingles: set) -> float:
+    """The share of `words`' triples in `shingles` (NaN: no shingles, or under three words)."""
+    if not shingles or len(words) < 3:
+        return NAN
+    triples = list(zip(words, words[1:], words[2:]))
+    return sum(t in shingles for t in triples) / len(triples)
 
 
 def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
@@ -187,6 +205,8 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
             top_group, top_words = key, group_words[key]
     page_extra = [root.long_words / page_words, top_words / page_words,
                   group_links[top_group] / max(1, top_words) if top_group else NAN]
+    declared = _shingles(page.declared)
+    summaries = _shingles(page.summaries)
     if logprobs is not None:
         known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
         page_logprob = known[len(known) // 2] if known else NAN
@@ -269,6 +289,11 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
                         1.0 if _STOPS.search(o.text) else 0.0, 1.0 if o.element == b.element else 0.0]
             else:
                 row += [NAN] * 4
+        if declared or summaries:
+            tokens = list(map(_ascii_lower, _TOKEN.findall(text)))
+            row += [_share_in(tokens, declared), _share_in(tokens, summaries)]
+        else:
+            row += [NAN, NAN]
         if logprobs is None:
             row += [NAN, NAN]
         else:

@@ -22,6 +22,7 @@ most `MAX_CLOSE_SEARCH` elements down the stack for its match.
 from __future__ import annotations
 
 import html as _html
+import json
 import re
 
 MAX_DEPTH = 256
@@ -119,13 +120,15 @@ INLINE_BITS = {"a": 1, "b": 2, "strong": 2, "em": 4, "i": 4, "button": 8, "label
 class Page:
     """The blocks and elements of a page, and what its head declares."""
 
-    __slots__ = ("blocks", "elements", "title", "chars")
+    __slots__ = ("blocks", "elements", "title", "chars", "declared", "summaries")
 
     def __init__(self):
         self.blocks: list[Block] = []
         self.elements: list[Element] = [Element("#root", -1, 0, True)]
         self.title = ""
         self.chars = 0
+        self.declared: list[str] = []   # the text a JSON-LD item declares (articleBody, text)
+        self.summaries: list[str] = []  # the page's descriptions (meta description, og / twitter)
 
 
 class _Reader:
@@ -386,12 +389,44 @@ def segment(page_html: str) -> Page:
             close = _find_end_tag(page_html, tag, at)
             if tag == "title" and not page.title:
                 page.title = " ".join(_html.unescape(page_html[at:close]).split())
+            elif tag == "script" and "ld+json" in attributes.lower():
+                _read_declared(page, page_html, at, close)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
             continue
+        if tag == "meta" and attributes:
+            _read_summary(page, attributes)
         reader.open(tag, attributes)
     reader._pop_to(1)
     reader.flush()
     return page
+
+
+_DECLARED = re.compile(r'"(?:articleBody|text)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_SUMMARY_NAMES = frozenset(("description", "og:description", "twitter:description"))
+
+
+def _read_declared(page: Page, page_html: str, start: int, end: int) -> None:
+    """The ``articleBody`` and ``text`` strings of a JSON-LD script (JSON escapes and HTML entities
+    decoded)."""
+    for match in _DECLARED.finditer(page_html, start, end):
+        try:
+            value = json.loads('"' + match.group(1) + '"')
+        except ValueError:
+            continue
+        if value.strip():
+            page.declared.append(_html.unescape(value))
+
+
+def _read_summary(page: Page, attributes: str) -> None:
+    """A ``<meta>`` description's content."""
+    values = {}
+    for match in _ATTRIBUTE.finditer(attributes):
+        name = match.group(1).lower()
+        if name in ("name", "property", "content"):
+            values[name] = next((g for g in match.groups()[1:] if g is not None), "")
+    if (values.get("name", "").lower() in _SUMMARY_NAMES or values.get("property", "").lower() in _SUMMARY_NAMES) \
+            and values.get("content"):
+        page.summaries.append(_html.unescape(values["content"]))
 
 
 def _tag_end(page_html: str, at: int) -> int:
