@@ -147,7 +147,7 @@ class _Reader:
     # -- text ---------------------------------------------------------------------------
 
     def add_text(self, raw: str) -> None:
-        text = _html.unescape(raw) if "&" in raw else raw
+        text = unescape(raw) if "&" in raw else raw
         if not self.in_pre:
             text = _SPACE.sub(" ", text)
         if not text:
@@ -385,13 +385,37 @@ def segment(page_html: str) -> Page:
         if tag in RAW_TAGS:
             close = _find_end_tag(page_html, tag, at)
             if tag == "title" and not page.title:
-                page.title = " ".join(_html.unescape(page_html[at:close]).split())
+                page.title = " ".join(unescape(page_html[at:close]).split())
             at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
             continue
         reader.open(tag, attributes)
     reader._pop_to(1)
     reader.flush()
     return page
+
+
+def unescape(text: str) -> str:
+    """`html.unescape`, except that a decimal reference of thousands of digits is U+FFFD like any
+    other number past U+10FFFF (html.unescape raises ValueError on it: int() refuses strings of
+    more than 4300 digits)."""
+    try:
+        return _html.unescape(text)
+    except ValueError:
+        return _CHARREF.sub(_one_reference, text)
+
+
+# html.unescape's pattern: each match, unescaped alone, is what html.unescape makes of it in place
+_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
+
+
+def _one_reference(match: re.Match) -> str:
+    ref = match.group(0)
+    if ref[1] == "#" and ref[2] not in "xX":  # decimal: its value without the leading zeros
+        digits = ref[2:].rstrip(";").lstrip("0") or "0"
+        if len(digits) > 7:
+            return "\ufffd"
+        ref = "&#" + digits + (";" if ref.endswith(";") else "")
+    return _html.unescape(ref)
 
 
 def _tag_end(page_html: str, at: int) -> int:
