@@ -22,7 +22,9 @@
 // and the numeric references html.unescape maps specially, asked of html.unescape itself).
 //
 // Bounded like the reference: the stack of open elements is at most kMaxDepth deep, an end tag
-// searches at most kMaxCloseSearch open elements, every scan moves forward (linear in the page).
+// searches at most kMaxCloseSearch open elements, a page is read up to kMaxBlocks blocks or
+// kMaxElements elements, every scan moves forward (linear in the page).  Text is held once: a
+// block's pieces are unescaped and collapsed in place, then moved to the block.
 // Segmentation and features run without the GIL; it is taken back only to lower-case a tag name
 // that is not ASCII (str.lower, with its full case mapping).
 
@@ -46,6 +48,8 @@ namespace {
 
 constexpr int kMaxDepth = 256;        // segment.MAX_DEPTH
 constexpr int kMaxCloseSearch = 64;   // segment.MAX_CLOSE_SEARCH
+constexpr size_t kMaxBlocks = 50000;      // segment.MAX_BLOCKS
+constexpr size_t kMaxElements = 200000;   // segment.MAX_ELEMENTS
 constexpr int kFeatureCount = 122;    // len(features.FEATURES)
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -466,27 +470,28 @@ struct Element {  // segment.Element
   int32_t words, link_words, chars, blocks, long_blocks, long_words, elements, links, first_block, last_block;
 };
 
-struct Block {  // segment.Block; its text is texts[start:start + length]
-  size_t start;
-  int32_t length, element, words, link_words, chars, links, inline_bits, lines;
+struct Block {  // segment.Block
+  Text text;
+  int32_t element, words, link_words, chars, links, inline_bits, lines;
 };
 
 struct Signature {  // segment.Element.signature: its tag, and " " + its classes if it has a class attribute
-  int32_t tag;  // (-1: the root's, "")
-  bool has_class;
-  Text classes;
+  int32_t tag;            // (-1: the root's, "")
+  const Text *classes;    // (the key of Segmenter::class_signatures_ that holds them after the tag), or null
 };
 
 struct PageData {
   std::vector<Element> elements;
   std::vector<Block> blocks;
-  Text texts;  // the blocks' texts, one after the other
   Text title;
   int64_t chars = 0;
+  bool truncated = false;
   std::vector<Text> extra_tags;  // names of tags outside the vocabulary (ids from the vocabulary's size on)
   std::vector<Signature> signatures;
+  // the keys of class_signatures: the tag id, then the classes (their nodes do not move)
+  std::unordered_map<Text, int32_t> class_signatures;
 
-  std::u32string_view text(const Block &b) const { return std::u32string_view(texts.data() + b.start, b.length); }
+  std::u32string_view text(const Block &b) const { return std::u32string_view(b.text); }
   Text tag_name(int32_t tag) const {
     const auto &known = g_vocabulary->names;
     if (tag < static_cast<int32_t>(known.size())) return Text(known[tag].begin(), known[tag].end());
@@ -542,7 +547,7 @@ class Segmenter {
     root.tag = T_ROOT;
     root.parent = -1;
     root.signature = static_cast<int32_t>(page_.signatures.size());  // the root's is "" (it has no group)
-    page_.signatures.push_back(Signature{-1, false, Text()});
+    page_.signatures.push_back(Signature{-1, nullptr});
     root.block = true;
     root.first_block = root.last_block = -1;
     page_.elements.push_back(root);
@@ -551,6 +556,10 @@ class Segmenter {
     const size_t n = n_;
     size_t at = 0;
     while (at < n) {
+      if (page_.blocks.size() >= kMaxBlocks || page_.elements.size() >= kMaxElements) {
+        page_.truncated = true;
+        break;
+      }
       const size_t lt = find(static_cast<CharT>('<'), at);
       if (lt == npos) {
         add_text(at, n);
@@ -581,8 +590,7 @@ class Segmenter {
           const size_t end = find(static_cast<CharT>('>'), start);
           at = end == npos ? n : end + 1;
         } else {  // a "<" that starts no tag is text
-          const CharT lt_char = '<';
-          add_piece(&lt_char, 1);
+          add_text('<');
           at = lt + 1;
         }
         continue;
@@ -602,9 +610,9 @@ class Segmenter {
         const std::string &name = vocabulary_.names[tag];
         const size_t close_at = find_end_tag(name, at);
         if (tag == T_TITLE && page_.title.empty()) {
-          piece_.clear();
-          unescape(s_, at, close_at, piece_);
-          join_split(piece_.data(), piece_.size(), page_.title);
+          Text raw;
+          unescape(s_, at, close_at, raw);
+          join_split(raw.data(), raw.size(), page_.title);
         }
         at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
         continue;
@@ -624,13 +632,15 @@ class Segmenter {
     return tag < static_cast<int32_t>(vocabulary_.info.size()) ? vocabulary_.info[tag] : none;
   }
 
-  size_t find(CharT c, size_t from) const {
-    if (from >= n_) return npos;
+  // str.find(c, from, to)
+  size_t find(CharT c, size_t from, size_t to = npos) const {
+    if (to > n_) to = n_;
+    if (from >= to) return npos;
     if (sizeof(CharT) == 1) {
-      const void *hit = std::memchr(s_ + from, static_cast<int>(c), n_ - from);
+      const void *hit = std::memchr(s_ + from, static_cast<int>(c), to - from);
       return hit == nullptr ? npos : static_cast<const CharT *>(hit) - s_;
     }
-    for (size_t i = from; i < n_; ++i)
+    for (size_t i = from; i < to; ++i)
       if (s_[i] == c) return i;
     return npos;
   }
@@ -644,13 +654,15 @@ class Segmenter {
 
   // segment._tag_end: the ">" that ends the tag whose attributes start at `at` (or n): a quote
   // right after "=" (spaces between allowed) opens a value that may hold ">", up to the same quote.
+  // Quotes are looked for before the next ">" only (npos: none there).
   size_t tag_end(size_t at) const {
     const size_t n = n_;
-    size_t gt = find('>', at), dq = find('"', at), sq = find('\'', at);
+    size_t gt = find('>', at);
+    if (gt == npos) return n;
+    size_t dq = find('"', at, gt), sq = find('\'', at, gt);
     while (true) {
-      if (gt == npos) return n;
-      const size_t quote_at = (sq == npos || (dq != npos && dq < sq)) ? dq : sq;
-      if (quote_at == npos || quote_at > gt) return gt;
+      const size_t quote_at = std::min(dq, sq);
+      if (quote_at == npos) return gt;
       size_t before = quote_at;  // (one past the position looked at)
       while (before > at && is_space(s_[before - 1])) --before;
       if (before > at && s_[before - 1] == '=') {
@@ -660,9 +672,15 @@ class Segmenter {
       } else {
         at = quote_at + 1;
       }
-      if (gt < at) gt = find('>', at);
-      if (dq != npos && dq < at) dq = find('"', at);
-      if (sq != npos && sq < at) sq = find('\'', at);
+      if (gt < at) {
+        gt = find('>', at);
+        if (gt == npos) return n;
+        dq = find('"', at, gt);
+        sq = find('\'', at, gt);
+        continue;
+      }
+      if (dq != npos && dq < at) dq = find('"', at, gt);
+      if (sq != npos && sq < at) sq = find('\'', at, gt);
     }
   }
 
@@ -731,24 +749,24 @@ class Segmenter {
     }
   }
 
-  int32_t signature(int32_t tag, bool has_class, const Text &classes) {
+  // The signature of a tag without a class attribute, or with the classes in signature_key_
+  // after the tag id.
+  int32_t signature(int32_t tag, bool has_class) {
     if (!has_class) {
       if (static_cast<size_t>(tag) >= signature_of_tag_.size()) signature_of_tag_.resize(tag + 1, -1);
       int32_t &id = signature_of_tag_[tag];
       if (id < 0) {
         id = static_cast<int32_t>(page_.signatures.size());
-        page_.signatures.push_back(Signature{tag, false, Text()});
+        page_.signatures.push_back(Signature{tag, nullptr});
       }
       return id;
     }
-    signature_key_.clear();
-    signature_key_.push_back(static_cast<char32_t>(tag));
-    signature_key_ += classes;
-    auto it = class_signatures_.find(signature_key_);
-    if (it != class_signatures_.end()) return it->second;
+    auto it = page_.class_signatures.find(signature_key_);
+    if (it != page_.class_signatures.end()) return it->second;
     const int32_t id = static_cast<int32_t>(page_.signatures.size());
-    page_.signatures.push_back(Signature{tag, true, classes});
-    class_signatures_.emplace(signature_key_, id);
+    it = page_.class_signatures.emplace(std::move(signature_key_), id).first;
+    signature_key_ = Text();
+    page_.signatures.push_back(Signature{tag, &it->first});
     return id;
   }
 
@@ -761,32 +779,39 @@ class Segmenter {
     } else {
       for (size_t i = start; i < end && !amp; ++i) amp = s_[i] == '&';
     }
+    const size_t before = text_.size();
     if (amp) {
-      piece_.clear();
-      unescape(s_, start, end, piece_);
-      add_piece(piece_.data(), piece_.size());
+      unescape(s_, start, end, text_);
     } else {
-      add_piece(s_ + start, end - start);
+      text_.append(s_ + start, s_ + end);
     }
+    add_piece(before);
   }
 
-  // _Reader.add_text of a piece already unescaped: whitespace runs collapsed outside <pre>.
-  template <class T>
-  void add_piece(const T *p, size_t length) {
+  void add_text(Py_UCS4 c) {
     const size_t before = text_.size();
+    text_.push_back(c);
+    add_piece(before);
+  }
+
+  // _Reader.add_text of the piece text_[before:], already unescaped: whitespace runs collapsed
+  // outside <pre> (in place), its words counted.
+  void add_piece(size_t before) {
     int64_t words = 0;
     bool in_word = false, in_space = false;
     const bool collapse = in_pre_ == 0;
-    for (size_t i = 0; i < length; ++i) {
-      const Py_UCS4 c = p[i];
+    const size_t end = text_.size();
+    size_t w = before;
+    for (size_t i = before; i < end; ++i) {
+      const Py_UCS4 c = text_[i];
       if (collapse && is_space(c)) {
-        if (!in_space) text_.push_back(' ');
+        if (!in_space) text_[w++] = ' ';
         in_space = true;
         in_word = false;
         continue;
       }
       in_space = false;
-      text_.push_back(c);
+      text_[w++] = c;
       if (is_word(c)) {
         if (!in_word) ++words;
         in_word = true;
@@ -794,7 +819,8 @@ class Segmenter {
         in_word = false;
       }
     }
-    if (text_.size() == before) return;
+    text_.resize(w);
+    if (w == before) return;
     pieces_ = true;
     words_ += words;
     if (in_link_ && words) {
@@ -834,55 +860,64 @@ class Segmenter {
     }
   }
 
+  // _Reader.flush: the pieces become a block: one line per "\n", words joined by one space
+  // (rstripped inside <pre>), empty lines dropped; in place (the output never passes the input).
   void flush() {
     if (!pieces_) return;
-    Text &texts = page_.texts;
-    const size_t start = texts.size();
-    // one line per "\n": words joined by one space (rstripped inside <pre>), empty lines dropped
-    const size_t length = text_.size();
-    size_t line_start = 0;
+    Text &t = text_;
+    const size_t length = t.size();
+    size_t w = 0, line_start = 0;
     bool first = true;
     for (size_t i = 0; i <= length; ++i) {
-      if (i < length && text_[i] != '\n') continue;
+      if (i < length && t[i] != '\n') continue;
       if (in_pre_) {
         size_t line_end = i;
-        while (line_end > line_start && is_space(text_[line_end - 1])) --line_end;
+        while (line_end > line_start && is_space(t[line_end - 1])) --line_end;
         if (line_end > line_start) {
-          if (!first) texts.push_back('\n');
+          if (!first) t[w++] = '\n';
           first = false;
-          texts.append(text_, line_start, line_end - line_start);
+          for (size_t k = line_start; k < line_end; ++k) t[w++] = t[k];
         }
       } else {
         size_t k = line_start;
-        while (k < i && is_space(text_[k])) ++k;
+        while (k < i && is_space(t[k])) ++k;
         if (k < i) {
-          if (!first) texts.push_back('\n');
+          if (!first) t[w++] = '\n';
           first = false;
-          join_split(text_.data() + line_start, i - line_start, texts);
+          bool word = false;  // " ".join(line.split())
+          while (k < i) {
+            if (is_space(t[k])) {
+              ++k;
+              continue;
+            }
+            if (word) t[w++] = ' ';
+            word = true;
+            while (k < i && !is_space(t[k])) t[w++] = t[k++];
+          }
         }
       }
       line_start = i + 1;
     }
-    text_.clear();
+    t.resize(w);
     pieces_ = false;
     const int64_t words = words_, link_words = link_words_, links = links_, inline_bits = inline_;
     words_ = link_words_ = links_ = inline_ = 0;
     lines_ = 1;
     link_counted_ = false;
-    const size_t end = texts.size();
-    if (end == start) return;
+    if (w == 0) return;
     int64_t spaces = 0, newlines = 0;
     bool ends = false;
-    for (size_t i = start; i < end; ++i) {
-      const Py_UCS4 c = texts[i];
+    for (size_t i = 0; i < w; ++i) {
+      const Py_UCS4 c = t[i];
       spaces += c == ' ';
       newlines += c == '\n';
-      if (!ends && is_stop(c) && (i + 1 == end || is_space(texts[i + 1]))) ends = true;
+      if (!ends && is_stop(c) && (i + 1 == w || is_space(t[i + 1]))) ends = true;
     }
-    const int32_t chars = static_cast<int32_t>((end - start) - spaces - newlines);
+    const int32_t chars = static_cast<int32_t>(w - spaces - newlines);
     Block block;
-    block.start = start;
-    block.length = static_cast<int32_t>(end - start);
+    if (t.capacity() > 2 * w + 64) t.shrink_to_fit();
+    block.text = std::move(t);
+    t = Text();
     block.element = block_of_.back();
     block.words = static_cast<int32_t>(words);
     block.link_words = static_cast<int32_t>(link_words);
@@ -891,17 +926,17 @@ class Segmenter {
     block.inline_bits = static_cast<int32_t>(inline_bits);
     block.lines = static_cast<int32_t>(newlines + 1);
     const int32_t index = static_cast<int32_t>(page_.blocks.size());
-    page_.blocks.push_back(block);
+    page_.blocks.push_back(std::move(block));
     page_.chars += chars;
     // counted on the innermost open element; added to its parent's when it closes (pop_to)
     Element &e = page_.elements[stack_.back()];
-    e.words += block.words;
-    e.link_words += block.link_words;
+    e.words += words;
+    e.link_words += link_words;
     e.chars += chars;
     e.blocks += 1;
     if (words >= 10 && ends) {
       e.long_blocks += 1;
-      e.long_words += block.words;
+      e.long_words += words;
     }
     if (e.first_block < 0) e.first_block = index;
     e.last_block = index;
@@ -930,7 +965,7 @@ class Segmenter {
     e.first_block = e.last_block = -1;
     has_class_ = false;
     if (attributes_end > attributes_start) read_attributes(e, attributes_start, attributes_end);
-    e.signature = signature(tag, has_class_, classes_);
+    e.signature = signature(tag, has_class_);
     if (tag == T_A) {
       in_link_ += 1;
       link_counted_ = false;
@@ -1116,8 +1151,9 @@ class Segmenter {
       e.role = static_cast<uint8_t>(role_id(role));
     } else if (name_is(name_start, name_end, "class")) {
       has_class_ = true;
-      classes_.clear();
-      join_split(s_ + start, end - start, classes_);
+      signature_key_.clear();
+      signature_key_.push_back(static_cast<char32_t>(e.tag));
+      join_split(s_ + start, end - start, signature_key_);
     } else if (name_is(name_start, name_end, "itemprop")) {
       strip(start, end);
       static const char *const declared[] = {"articleBody", "text", "reviewBody"};
@@ -1166,11 +1202,11 @@ class Segmenter {
   int in_link_ = 0, in_pre_ = 0;
   bool link_counted_ = false;
 
-  Text piece_, name_, lowered_, classes_, signature_key_;
+  Text name_, lowered_;
+  Text signature_key_;  // the tag id, then the classes of the element being opened
   bool has_class_ = false;
   std::unordered_map<Text, int32_t> extra_ids_;
   std::vector<int32_t> signature_of_tag_;
-  std::unordered_map<Text, int32_t> class_signatures_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -1609,9 +1645,9 @@ PyObject *Page_elements(PageObject *self, PyObject *) {
     const Text tag = page.tag_name(e.tag);
     const Signature &sig = page.signatures[e.signature];
     Text signature = sig.tag >= 0 ? page.tag_name(sig.tag) : Text();
-    if (sig.has_class) {
+    if (sig.classes != nullptr) {
       signature.push_back(' ');
-      signature += sig.classes;
+      signature.append(*sig.classes, 1, Text::npos);
     }
     PyObject *tag_str = from_text(tag.data(), tag.size());
     PyObject *sig_str = from_text(signature.data(), signature.size());
@@ -1674,6 +1710,7 @@ PyObject *Page_features(PageObject *self, PyObject *args) {
 
 PyObject *Page_get_title(PageObject *self, void *) { return from_text(self->page->title.data(), self->page->title.size()); }
 PyObject *Page_get_chars(PageObject *self, void *) { return PyLong_FromLongLong(self->page->chars); }
+PyObject *Page_get_truncated(PageObject *self, void *) { return PyBool_FromLong(self->page->truncated); }
 Py_ssize_t Page_length(PageObject *self) { return static_cast<Py_ssize_t>(self->page->blocks.size()); }
 
 PyMethodDef Page_methods[] = {
@@ -1689,6 +1726,8 @@ PyMethodDef Page_methods[] = {
 PyGetSetDef Page_getset[] = {
     {"title", reinterpret_cast<getter>(Page_get_title), nullptr, "the page's title", nullptr},
     {"chars", reinterpret_cast<getter>(Page_get_chars), nullptr, "characters of its blocks (not whitespace)", nullptr},
+    {"truncated", reinterpret_cast<getter>(Page_get_truncated), nullptr,
+     "whether the page was read only up to MAX_BLOCKS blocks or MAX_ELEMENTS elements", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PySequenceMethods Page_sequence = {reinterpret_cast<lenfunc>(Page_length)};
