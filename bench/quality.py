@@ -403,15 +403,42 @@ if {"auto", "trafilatura", "fast"} <= set(plexity_extract.EXTRACTORS) and hasatt
 for _name in plexity_extract.EXTRACTORS:
     if _name not in EXTRACTORS and _name not in DERIVED and _name != "none":
         EXTRACTORS[_name] = _ours(_name)
+# The learned reader's forests trained without each set (scripts/reader_model/build.py writes them):
+# ``learned-left-out`` reads each set with the forest that never saw it, the honest figure of a
+# learned extractor on these pages (the shipped forest was trained on all of them).
+LEFT_OUT = "learned-left-out"
+LEFT_OUT_DIR = Path(os.environ.get("PLEXITY_READER_LEFT_OUT", "/tmp/plexity-reader-left-out"))
+
+
+def _left_out_function(set_name: str):
+    from plexity_plugins.extractors import learned
+
+    path = LEFT_OUT_DIR / f"without-{set_name}.json"
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: run scripts/reader_model/build.py first (it writes the forests "
+                         f"trained without each set), or leave out {LEFT_OUT}")
+    forest = learned.Forest(json.loads(path.read_text()))
+    return lambda html, raw: learned.html_to_text_learned(html, forest=forest)
+
+
+def _left_out_tag() -> str:
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(LEFT_OUT_DIR.glob("without-*.json"))))
+    return f"{LEFT_OUT}-{digest.hexdigest()[:12]}-{_closure_source('plexity_plugins.extractors.learned')}"
+
+
+if "learned" in plexity_extract.EXTRACTORS:
+    EXTRACTORS[LEFT_OUT] = (None, _left_out_tag, "lightgbm")
 OURS = [name for name in plexity_extract.EXTRACTORS if name != "none"]
 DEFAULT = plexity_extract.DEFAULT_EXTRACTOR
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
           "datatrove": "datatrove's Trafilatura step", "tags": "all visible text (tags)", "fast": "fast alone",
-          "auto": "auto: trafilatura, else fast"}
+          "auto": "auto: trafilatura, else fast", LEFT_OUT: "learned, forest trained without this set"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default): each of our
 # extractors + the filter (the default first), and the paper's rules on tag text.
 PIPELINES = {f"{name}+filter": (name, None) for name in sorted(OURS, key=lambda n: n != DEFAULT)}
 PIPELINES.update({"tags+region": ("tags", "region"), "tags+sentences": ("tags", "sentences")})
+if LEFT_OUT in EXTRACTORS:
+    PIPELINES[f"{LEFT_OUT}+filter"] = (LEFT_OUT, method_for_extractor("learned"))
 
 
 def label(variant: str) -> str:
@@ -429,6 +456,8 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
     """{key: text} of every page by `extractor`, and the seconds extraction took when it ran
     (cached per set; the speed figures come from `measure_speed`, not from these)."""
     function, tag, _ = EXTRACTORS[extractor]
+    if extractor == LEFT_OUT:
+        function = _left_out_function(set_name)
     path = cache_dir / set_name / f"{tag()}.json.gz"
     cached = {"texts": {}, "seconds": {}}
     if path.exists():
@@ -489,6 +518,8 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
     Pages per second of this process's CPU time (everything here runs in this one thread), which
     other jobs on the machine do not inflate as they do wall time; the wall-time rates are in
     ``wall``, and the load averages around the timing in ``loadavg``."""
+    extractors = [e for e in extractors if e != LEFT_OUT]  # (the shipped learned's speed: the same reader)
+    pipelines = {n: spec for n, spec in pipelines.items() if spec[0] != LEFT_OUT}
     step = max(1, len(pages) // sample)
     chosen = pages[::step][:sample]
     cpu: Counter = Counter()

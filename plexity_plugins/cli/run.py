@@ -109,6 +109,11 @@ def list_inputs(folder: str, pattern: str, storage_options: dict | None = None) 
     return get_datafolder(data_folder(folder, storage_options)).list_files(glob_pattern=pattern)
 
 
+# each extractor's datatrove step (`plexity_plugins.datatrove`)
+EXTRACTOR_STEPS = {"auto": "AutoExtractor", "dense": "DenseExtractor", "fast": "FastExtractor",
+                   "learned": "LearnedExtractor", "tags": "HtmlTagsExtractor", "trafilatura": "TrafilaturaExtractor"}
+
+
 def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = DEFAULT_EXTRACTOR,
                    model: str | None = None, threshold: float | None = None, method: str | None = None,
                    fmt: str = "jsonl",
@@ -120,8 +125,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     `storage_options`: fsspec filesystem options (credentials ...) of an input URL."""
     from ..datatrove.writers import JsonlDocumentWriter
 
-    from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
-                            TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
+    from .. import datatrove as steps_module
+    from ..datatrove import PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
     from ..scoring.methods import method_for_extractor
 
     if fmt not in FORMATS:
@@ -131,18 +136,10 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
                             max_payload_bytes=max_document_bytes, read_timeout=extract_timeout)]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
-    if extractor == "auto":
-        steps.append(AutoExtractor(**limits))
-    elif extractor == "tags":
-        steps.append(HtmlTagsExtractor(**limits))
-    elif extractor == "dense":
-        steps.append(DenseExtractor(**limits))
-    elif extractor == "fast":
-        steps.append(FastExtractor(**limits))
-    elif extractor == "trafilatura":
-        steps.append(TrafilaturaExtractor(**limits))
-    elif extractor != "none":
+    if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
+    if extractor != "none":
+        steps.append(getattr(steps_module, EXTRACTOR_STEPS[extractor])(**limits))
     steps.append(PerplexitySentenceFilter(
         model=model, threshold=threshold, method=method or method_for_extractor(extractor),
         annotate=annotate, min_chars=min_chars,

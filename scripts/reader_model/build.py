@@ -17,6 +17,9 @@ from the four development benchmarks, and say how well it does on each when that
 4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
    settings, versions, and the scores of 2 and 3).
 
+``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
+scored by the embedded KenLM model (two more features), scores printed, nothing written.
+
 Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
 Needs ``pip install lightgbm`` (the package itself predicts without it).
 """
@@ -41,7 +44,9 @@ import quality  # noqa: E402  (the benchmarks' loaders and metrics)
 
 from plexity_plugins.extractors import learned  # noqa: E402
 from plexity_plugins.extractors.learned import forest as forest_module, training  # noqa: E402
+from plexity_plugins.extractors.learned import reading  # noqa: E402
 from plexity_plugins.extractors.learned.features import FEATURES  # noqa: E402
+from plexity_plugins.text.language import identify  # noqa: E402
 from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
 from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
 
@@ -54,15 +59,36 @@ def _code_hash() -> str:
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
 
 
-def examples_of(source: str, pages: list[dict], cache: Path) -> list[training.Example]:
-    """Every page of `source` as a training example (features and labels), cached."""
-    path = cache / f"{source}-{_code_hash()}.pkl"
+def block_logprobs(texts: list[str], scorer: PerplexityScorer) -> list[float] | None:
+    """Each block's log10 probability a token under the embedded English model (NaN under three
+    tokens), for a page identified as English; None for a page in another language."""
+    if identify(" ".join(texts[:400])[:20000])[0] != "en":
+        return None
+    spans, at = [], 0
+    for text in texts:
+        spans.append((at, at + len(text)))
+        at += len(text) + 1
+    logprobs, counts = scorer._logprobs("\n".join(texts), spans)
+    return [lp / (n + 1) if n >= 3 else float("nan") for lp, n in zip(logprobs, counts)]
+
+
+def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityScorer | None = None
+                ) -> list[training.Example]:
+    """Every page of `source` as a training example (features and labels), cached; with `scorer`,
+    its English pages' blocks carry their perplexity features."""
+    path = cache / f"{source}-{_code_hash()}{'-perplexity' if scorer else ''}.pkl"
     if path.exists():
         return pickle.loads(path.read_bytes())
     print(f"  reading {len(pages)} {source} pages ...", file=sys.stderr, flush=True)
     examples = []
     for page in pages:
-        texts, rows, _ = learned.read_page(quality.page_html(page))
+        html = quality.page_html(page)
+        texts, rows, _ = learned.read_page(html)
+        if scorer is not None and texts:
+            logprobs = block_logprobs(texts, scorer)
+            if logprobs is not None:
+                texts, rows, _ = learned.read_page(html, logprobs)
+        rows = reading.rows_as_lists(rows)
         labels = training.label_blocks(texts, gold=quality.gold_text(source, page), with_=page.get("with", ()),
                                        without=page.get("without", ())) if texts else []
         words = [int(round(2.718281828459045 ** row[0] - 1)) for row in rows]  # (FEATURES[0] is log1p(words))
@@ -76,7 +102,7 @@ def read_with(forest, example: training.Example) -> str:
     if not example.texts:
         return ""
     keep = learned.choose(forest.probabilities(example.rows), forest.threshold, example.words,
-                          [row[learned.TOP_GROUP] > 0 for row in example.rows])
+                          [row[learned.TOP_GROUP] > 0 for row in example.rows])  # (the reference forest: rows as lists)
     return "\n".join(t for t, k in zip(example.texts, keep) if k)
 
 
@@ -100,11 +126,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=learned.FOREST_PATH.parent)
     parser.add_argument("--left-out", type=Path, default=Path("/tmp/plexity-reader-left-out"))
     parser.add_argument("--no-write", action="store_true", help="score only; leave the shipped forest as it is")
+    parser.add_argument("--perplexity", action="store_true",
+                        help="the ablation: give English pages' blocks their perplexity under the embedded model "
+                             "as two more features (implies --no-write: the shipped reader computes none)")
     args = parser.parse_args()
     quality.require_bench(args.bench, SOURCES)
     started = time.time()
     pages = {s: quality.LOADERS[s](args.bench / quality.SET_DIRS[s]) for s in SOURCES}
-    examples = {s: examples_of(s, pages[s], args.cache) for s in SOURCES}
+    if args.perplexity:
+        args.no_write = True
+    examples = {s: examples_of(s, pages[s], args.cache, PerplexityScorer() if args.perplexity else None)
+                for s in SOURCES}
     scorers = quality.Scorers(args.bench, list(SOURCES))
     filtered = PerplexityScorer(method=method_for_extractor("learned"))
     args.left_out.mkdir(parents=True, exist_ok=True)

@@ -30,17 +30,20 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 
 from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
-from .features import FEATURES, block_features
-from .forest import Forest
-from .segment import segment
+from .features import FEATURES
+from .reading import WIDTH, Forest, feature_rows, read_blocks
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
-MIN_WORDS = 100
+MIN_WORDS = 50
+
+__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "html_to_text_learned", "load_forest",
+           "read_page"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -54,12 +57,20 @@ def load_forest(path: str | None = None) -> Forest:
     return Forest(spec)
 
 
-def read_page(html: str):
-    """(texts, feature rows, page) of `html`'s blocks."""
-    page = segment(html)
-    texts = [block.text for block in page.blocks]
-    rows = block_features(page, declares_article_or_product(html)) if texts else []
+def read_page(html: str, logprobs: list[float] | None = None) -> tuple[list[str], bytes, object]:
+    """(texts, feature rows, page) of `html`'s blocks; rows as `reading.feature_rows` gives them."""
+    texts, page = read_blocks(html)
+    rows = feature_rows(page, declares_article_or_product(html), logprobs) if texts else b""
     return texts, rows, page
+
+
+_WORDS = FEATURES.index("words")  # log1p of the block's words
+TOP_GROUP = FEATURES.index("in_top_group")
+
+
+def column(rows: bytes, index: int) -> list[float]:
+    """One feature of every block, from rows of `FEATURES`."""
+    return memoryview(rows).cast("B").cast("d")[index::WIDTH].tolist()
 
 
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool]) -> list[bool]:
@@ -71,8 +82,10 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     return keep
 
 
-_WORDS = FEATURES.index("words")
-TOP_GROUP = FEATURES.index("in_top_group")
+def kept(texts: list[str], rows: bytes, forest: Forest) -> list[bool]:
+    """`choose` over the blocks of `read_page`, with `forest`'s probabilities."""
+    return choose(forest.probabilities(rows), forest.threshold, [round(math.expm1(w)) for w in column(rows, _WORDS)],
+                  [t > 0 for t in column(rows, TOP_GROUP)])
 
 
 def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:
@@ -80,10 +93,8 @@ def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str
     module's docstring).  `forest`: another trained forest than the shipped one."""
     if isinstance(html, bytes):
         html, _ = decode_html(html)
-    texts, rows, page = read_page(html)
+    texts, rows, _page = read_page(html)
     if not texts:
         return ""
-    forest = forest or load_forest()
-    keep = choose(forest.probabilities(rows), forest.threshold, [b.words for b in page.blocks],
-                  [row[TOP_GROUP] > 0 for row in rows])
-    return "\n".join(text for text, kept in zip(texts, keep) if kept)
+    keep = kept(texts, rows, forest or load_forest())
+    return "\n".join(text for text, k in zip(texts, keep) if k)
