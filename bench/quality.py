@@ -5,7 +5,7 @@
                                       [--figures DIR] [--markdown]
 
 Sets (read in place from ``shared/bench`` beside the checkout or one of its parent folders; the
-script stops with exit status 2 if they are absent):
+script stops with exit status 2 if they are absent; all four by default):
 
 - ``articles``: articles-dev, 76 news-like pages; the benchmark's own metric (4-token shingles,
   TP/FP/FN normalised per page, precision and recall averaged over pages, F1 of the two means);
@@ -14,6 +14,8 @@ script stops with exit status 2 if they are absent):
   overall and per page type; and its snippet checks, by its own rule (`snippet_check`): the % of
   content snippets (``ground_truth.with``) kept and of boilerplate snippets (``without``) leaked.
 - ``cleaneval``: cleaneval-dev, 58 pages; its own ``similarity`` (word-level edit distance), in %.
+- ``traf``: traf-eval-dev, 513 pages of trafilatura's evaluation set (most German); snippet F1 by
+  its own rule, overall and per language (English and German in their own table).
 
 Every page goes to one half by a hash of its site (host without ``www.``, cut to the registered
 domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes are kept only when
@@ -757,7 +759,8 @@ def render_markdown(results: dict) -> dict[str, str]:
         for half in HALVES:
             unit = "similarity %" if set_name == "cleaneval" else "F1 / P / R"
             n = data["variants"][variants[0]][half][group]["pages"]
-            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval"}[set_name]
+            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval",
+                    "traf": "trafilatura's set"}[set_name]
             heads.append(f"{name} {half} ({n}), {unit}")
             for v in variants:
                 c = data["variants"][v][half][group]
@@ -771,6 +774,18 @@ def render_markdown(results: dict) -> dict[str, str]:
                      "deduplicate, which drops a paragraph seen more than twice on earlier pages of the process), "
                      "called in process on each set's pages in order, without its 1 s timeout.")
     out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), *notes])
+
+    if "traf" in sets:
+        data = sets["traf"]
+        rows = [[label(v), *(" / ".join(f"{data['variants'][v][h][g]['f1']:.3f}" if g in data["variants"][v][h] else "—"
+                                         for h in HALVES) for g in ("all", "en", "de"))] for v in variants]
+        counts = {g: " / ".join(str(data["variants"][variants[0]][h].get(g, {}).get("pages", 0)) for h in HALVES)
+                  for g in ("all", "en", "de")}
+        heads = ["variant", *(f"{g} ({counts[g]})" for g in ("all", "en", "de"))]
+        note = ("trafilatura's evaluation set (traf-eval-dev): snippet F1 by its own rule (a `with` snippet found "
+                "is a true positive, a `without` snippet found a false positive, over all pages together), by the "
+                "page's language, dev / held half (pages per half in the heading).")
+        out["quality-traf-languages"] = "\n\n".join([head + quick, figures.table(heads, rows), note])
 
     if "wcxb" in sets:
         data = sets["wcxb"]
@@ -809,7 +824,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
                         help="the folder holding articles-dev, wcxb-dev and cleaneval-dev")
-    parser.add_argument("--sets", default="articles,wcxb,cleaneval")
+    parser.add_argument("--sets", default=",".join(SET_DIRS))
     parser.add_argument("--quick", action="store_true", help="one WCXB page in five")
     parser.add_argument("--model", default=None)
     parser.add_argument("--threshold", type=float, default=None)

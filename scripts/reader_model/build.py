@@ -126,6 +126,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=learned.FOREST_PATH.parent)
     parser.add_argument("--left-out", type=Path, default=Path("/tmp/plexity-reader-left-out"))
     parser.add_argument("--no-write", action="store_true", help="score only; leave the shipped forest as it is")
+    parser.add_argument("--figures", type=Path, default=REPO / "docs" / "figures",
+                        help="where the tables go (reader-left-out.md; with --perplexity reader-perplexity.md)")
     parser.add_argument("--perplexity", action="store_true",
                         help="the ablation: give English pages' blocks their perplexity under the embedded model "
                              "as two more features (implies --no-write: the shipped reader computes none)")
@@ -161,6 +163,10 @@ def main() -> int:
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
+    if args.perplexity:
+        write_ablation(args.figures, left_out)
+        print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
+        return 0
     booster = training.fit([e for s in SOURCES for e in examples[s]])
     spec = forest_module.from_lightgbm(booster)
     card = card_of(pages, examples, left_out, halves, booster, time.time() - started)
@@ -168,8 +174,60 @@ def main() -> int:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.out / 'forest.json'} and card.json", file=sys.stderr)
+        write_left_out(args.figures, card)
     print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
     return 0
+
+
+HEADS = {"articles": "articles-dev (shingle F1; English)", "cleaneval": "cleaneval-dev (similarity)",
+         "traf": "traf-eval-dev (snippet F1; English / German)", "wcxb": "wcxb-dev (word F1)"}
+
+
+def _cell(figures: dict) -> str:
+    parts = [f"{figures['score']:.3f}"]
+    if "english" in figures:
+        parts.append(f"en {figures['english']:.3f}")
+    if "german" in figures:
+        parts.append(f"de {figures['german']:.3f}")
+    return " · ".join(parts)
+
+
+def _header(what: str) -> str:
+    return (f"<!-- written by {what} on {time.strftime('%Y-%m-%d')}, code {_code_hash()}; "
+            f"do not edit by hand -->\n")
+
+
+def write_left_out(folder: Path, card: dict) -> None:
+    """The card's left-out table as Markdown (docs/figures/reader-left-out.md)."""
+    lines = [_header("scripts/reader_model/build.py"),
+             "| left-out source | learned alone | learned + filter |", "|---|---|---|"]
+    for source in SOURCES:
+        scores = card["left_out"][source]
+        lines.append(f"| {HEADS[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    lines.append(f"| mean of the four | | {card['left_out_mean_with_filter']:.4f} |")
+    for half, scores in card["wcxb_halves_figures"].items():
+        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | "
+                     f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reader-left-out.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_ablation(folder: Path, with_perplexity: dict) -> None:
+    """Left-out scores with and without the perplexity features (docs/figures/reader-perplexity.md),
+    the latter from the shipped card (the same code and pages)."""
+    card = json.loads(learned.CARD_PATH.read_text(encoding="utf-8"))
+    lines = [_header("scripts/reader_model/build.py --perplexity"),
+             "| left-out source (reader + filter) | without perplexity (shipped) | with perplexity | difference |",
+             "|---|---|---|---|"]
+    for source in SOURCES:
+        without, with_ = card["left_out"][source]["filter"], with_perplexity[source]["filter"]
+        lines.append(f"| {HEADS[source]} | {_cell(without)} | {_cell(with_)} | "
+                     f"{with_['score'] - without['score']:+.4f} |")
+    mean_with = statistics.mean(with_perplexity[s]["filter"]["score"] for s in SOURCES)
+    lines.append(f"| mean | {card['left_out_mean_with_filter']:.4f} | {mean_with:.4f} | "
+                 f"{mean_with - card['left_out_mean_with_filter']:+.4f} |")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def card_of(pages, examples, left_out, halves, booster, seconds) -> dict:
@@ -190,6 +248,8 @@ def card_of(pages, examples, left_out, halves, booster, seconds) -> dict:
         "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
                             for s in SOURCES},
         "left_out_mean_with_filter": mean,
+        "left_out": left_out,
+        "wcxb_halves_figures": halves,
         "wcxb_halves": {h: halves[h]["filter"]["score"] for h in halves},
         "versions": {lib: version(lib) for lib in ("lightgbm", "numpy")},
         "python": sys.version.split()[0],
