@@ -118,7 +118,7 @@ def _run(pages: Path, tmp_path: Path, folder: str, *options: str):
                                 "-o", str(tmp_path / "out"), *options], timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     merged = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
-    extractor = next(step for step in merged if "dense" in step["name"] or "auto" in step["name"])
+    extractor = next(step for step in merged if any(name in step["name"] for name in ("learned", "dense", "auto")))
     return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in extractor["stats"].items()}, memory
 
 

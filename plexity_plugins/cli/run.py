@@ -511,11 +511,12 @@ def add_parser(subparsers) -> None:
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     add_model_args(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help="default: trim after dense, auto, trafilatura and fast, regions after tags, region after none "
+                   help="default: trim after learned, dense, auto, trafilatura and fast, regions after tags, region "
+                        "after none "
                         "(as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
-                   help="HTML to text: dense (default: the page's declared or densest item, one lexbor "
-                        "parse), auto (trafilatura, else fast where trafilatura left out part of the "
+                   help="HTML to text: learned (default: blocks kept by a small learned forest), dense (the "
+                        "page's declared or densest item, one lexbor parse), auto (trafilatura, else fast where trafilatura left out part of the "
                         "page), trafilatura, fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",

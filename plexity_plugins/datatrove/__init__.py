@@ -19,9 +19,9 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
-- `DenseExtractor`: the ``dense`` extractor, the default of ``plexity clean`` and ``plexity run``
-  (one lexbor parse, the page's item).
-- `LearnedExtractor`: the ``learned`` extractor (blocks kept by a forest trained on four benchmarks).
+- `LearnedExtractor`: the ``learned`` extractor, the default of ``plexity clean`` and ``plexity run``
+  (blocks kept by a forest trained on four benchmarks).
+- `DenseExtractor`: the ``dense`` extractor (one lexbor parse, the page's item; hand-set rules).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `AutoExtractor`: the ``auto`` extractor of ``plexity clean`` (trafilatura's text, or fast's where
   trafilatura left out part of the page).

@@ -168,9 +168,8 @@ class DenseExtractor(_PlexityExtractor):
     the item the page declares (schema.org articleBody, a single <article>, <main>) or the
     container where its paragraphs are densest, read without what HTML says is not its text
     (nav, aside, header, footer, forms, hidden), when it holds enough of the page's main content
-    (resiliparse's), else that main content.  No lists of class or id names.  The extractor of
-    ``plexity run`` and ``plexity clean`` by default: ``auto``'s quality at about ``fast``'s
-    speed (docs/extraction.md).  Counted like every datatrove extractor
+    (resiliparse's), else that main content.  No lists of class or id names.  The default before
+    `LearnedExtractor` (docs/extraction.md).  Counted like every datatrove extractor
     (``timeout``, ``clean_error``, ``dropped``); a resiliparse that cannot be imported stops the
     task (`InstallationError`).
 
@@ -193,7 +192,8 @@ class LearnedExtractor(_PlexityExtractor):
     roles, position, repetition, the page's kind, the text the page declares) and a forest of
     decision trees, trained on four benchmarks' pages and shipped in the package (its card:
     ``plexity_plugins/extractors/learned/card.json``), keeps the blocks it finds to be the page's
-    text.  Compiled where the extension is built.  Counted like every datatrove extractor
+    text.  Compiled where the extension is built.  The extractor of ``plexity run`` and ``plexity
+    clean`` by default (docs/extraction.md).  Counted like every datatrove extractor
     (``timeout``, ``clean_error``, ``dropped``).
 
     Args:

@@ -17,10 +17,11 @@ How a page is read (`html_to_text_learned`):
    sources, the settings and each benchmark's score when it was left out of training), gives each
    block a probability of being the page's text; blocks at or above the forest's threshold
    are kept.
-4. **A page is never read as empty when it has text** (`choose`): where the kept blocks hold
-   fewer than `MIN_WORDS` words, the page's largest list of like items is its text too (a
-   listing or a catalogue whose items are all links, which the trees, taught mostly by
-   articles, score low one by one).
+4. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+   `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
+   catalogue whose items are all links, which the trees, taught mostly by articles, score low
+   one by one).  A page where nothing is kept then is text-less to the forest (an error page, a
+   bare form) and ends as the front end's counted ``no text extracted``.
 
 Segmentation, evidence and trees are compiled where the extension is built (a few tenths of a
 millisecond a page); the Python modules are their reference.
