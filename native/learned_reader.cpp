@@ -4,9 +4,10 @@
 // A port of plexity_plugins/extractors/learned/ (the reference; its docstrings specify the
 // procedure).  Each function gives exactly the reference's result (tests/test_learned_native.py):
 //
-//   segment_html(html) -> Page          segment.segment: Page.texts(), .title, .chars, and for the
-//                                       tests .blocks() / .elements() (the fields of segment's
-//                                       Block and Element, in their __slots__ order)
+//   segment_html(html) -> Page          segment.segment: Page.texts(), .title, .chars, .truncated,
+//                                       .declared, .summaries, and for the tests .blocks() /
+//                                       .elements() (the fields of segment's Block and Element, in
+//                                       their __slots__ order)
 //   Page.features(declares_item, logprobs) -> bytes
 //                                       features.block_features, row-major float64 (n x FEATURE_COUNT),
 //                                       every value bit-equal (same operations in the same order,
@@ -20,11 +21,13 @@
 // k: U+212A) are spelled out where the reference matches ASCII names case-insensitively.
 // html.unescape's tables are read from Python's html module on first use (html.entities.html5,
 // and the numeric references html.unescape maps specially, asked of html.unescape itself).
+// JSON-LD strings are decoded as CPython's json.loads decodes them (its C scanstring, strict).
 //
 // Bounded like the reference: the stack of open elements is at most kMaxDepth deep, an end tag
 // searches at most kMaxCloseSearch open elements, a page is read up to kMaxBlocks blocks or
-// kMaxElements elements, every scan moves forward (linear in the page).  Text is held once: a
-// block's pieces are unescaped and collapsed in place, then moved to the block.
+// kMaxElements elements, every scan moves forward (linear in the page: a JSON-LD script's strings
+// too, however many keys it holds or however long a string that never ends).  Text is held once:
+// a block's pieces are unescaped and collapsed in place, then moved to the block.
 // Segmentation and features run without the GIL; it is taken back only to lower-case a tag name
 // that is not ASCII (str.lower, with its full case mapping).
 
@@ -32,11 +35,13 @@
 #include <Python.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -50,7 +55,7 @@ constexpr int kMaxDepth = 256;        // segment.MAX_DEPTH
 constexpr int kMaxCloseSearch = 64;   // segment.MAX_CLOSE_SEARCH
 constexpr size_t kMaxBlocks = 50000;      // segment.MAX_BLOCKS
 constexpr size_t kMaxElements = 200000;   // segment.MAX_ELEMENTS
-constexpr int kFeatureCount = 122;    // len(features.FEATURES)
+constexpr int kFeatureCount = 124;    // len(features.FEATURES)
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---------------------------------------------------------------------------------------
@@ -319,10 +324,11 @@ struct TagInfo {
 
 // Known tags; the first ones have fixed ids for the procedure.
 enum KnownTag : int32_t {
-  T_ROOT, T_A, T_PRE, T_BR, T_P, T_LI, T_DT, T_DD, T_TD, T_TH, T_TR, T_OPTION, T_OPTGROUP, T_TITLE, T_FIXED_END
+  T_ROOT, T_A, T_PRE, T_BR, T_P, T_LI, T_DT, T_DD, T_TD, T_TH, T_TR, T_OPTION, T_OPTGROUP, T_TITLE, T_SCRIPT, T_META,
+  T_FIXED_END
 };
 const char *const kFixedNames[] = {"#root", "a", "pre", "br", "p", "li", "dt", "dd", "td", "th", "tr", "option",
-                                   "optgroup", "title"};
+                                   "optgroup", "title", "script", "meta"};
 
 const char kBlockTags[] =
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
@@ -486,6 +492,8 @@ struct PageData {
   Text title;
   int64_t chars = 0;
   bool truncated = false;
+  std::vector<Text> declared;    // segment.Page.declared: a JSON-LD script's articleBody / text strings
+  std::vector<Text> summaries;   // segment.Page.summaries: the <meta> descriptions' contents
   std::vector<Text> extra_tags;  // names of tags outside the vocabulary (ids from the vocabulary's size on)
   std::vector<Signature> signatures;
   // the keys of class_signatures: the tag id, then the classes (their nodes do not move)
@@ -613,10 +621,13 @@ class Segmenter {
           Text raw;
           unescape(s_, at, close_at, raw);
           join_split(raw.data(), raw.size(), page_.title);
+        } else if (tag == T_SCRIPT && contains_ld_json(name_end, attributes_end)) {
+          read_declared(at, close_at);
         }
         at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
         continue;
       }
+      if (tag == T_META && attributes_end > name_end) read_summary(name_end, attributes_end);
       open(tag, name_end, attributes_end);
     }
     pop_to(1);
@@ -1062,7 +1073,10 @@ class Segmenter {
     return !(c == '"' || c == '\'' || c == '=' || c == '<' || c == '>' || c == '/' || c == '`' || is_space(c));
   }
 
-  void read_attributes(Element &e, size_t start, size_t end) {
+  // Each match of segment._ATTRIBUTE in s[start:end], left to right: f(name_start, name_end,
+  // value_start, value_end), the value its first group that matched after the name ("" if none).
+  template <class F>
+  void each_attribute(size_t start, size_t end, F f) const {
     size_t p = start;
     while (true) {
       while (p < end && !is_attribute_name_char(s_[p])) ++p;
@@ -1096,9 +1110,208 @@ class Segmenter {
           match_end = v;
         }
       }
-      apply_attribute(e, p, q, value_start, value_end);
+      f(p, q, value_start, value_end);
       p = match_end;
     }
+  }
+
+  void read_attributes(Element &e, size_t start, size_t end) {
+    each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
+      apply_attribute(e, name_start, name_end, value_start, value_end);
+    });
+  }
+
+  // -- what the head declares (segment._read_declared, segment._read_summary) ------------
+
+  // s[start:end] equals `want` (ASCII), case-insensitively as str.lower() compares: only ASCII
+  // letters lower-case to the ASCII letters of the names compared here (U+0130 lower-cases to two
+  // characters, U+212A to "k", which none holds)
+  bool equals_lower(size_t start, size_t end, const char *want) const {
+    const size_t length = std::strlen(want);
+    if (end - start != length) return false;
+    for (size_t i = 0; i < length; ++i) {
+      const Py_UCS4 c = s_[start + i];
+      if (c >= 128 || ascii_lower(c) != static_cast<Py_UCS4>(want[i])) return false;
+    }
+    return true;
+  }
+
+  // "ld+json" in s[start:end].lower()
+  bool contains_ld_json(size_t start, size_t end) const {
+    static const char want[] = "ld+json";
+    for (size_t i = start; i + 7 <= end; ++i) {
+      size_t k = 0;
+      while (k < 7 && s_[i + k] < 128 && ascii_lower(s_[i + k]) == static_cast<Py_UCS4>(want[k])) ++k;
+      if (k == 7) return true;
+    }
+    return false;
+  }
+
+  bool literal_at(size_t i, size_t end, const char *want) const {
+    for (; *want; ++want, ++i) {
+      if (i >= end || s_[i] != static_cast<Py_UCS4>(static_cast<unsigned char>(*want))) return false;
+    }
+    return true;
+  }
+
+  // segment._read_declared: each match of segment._DECLARED in s[start:end]
+  // ("articleBody" or "text", \s*:\s*, a string: characters but '"' and '\\', or '\\' and any
+  // character but "\n", up to a '"'), its string decoded as json.loads does (skipped where it
+  // cannot be, or is blank), then unescaped.  Matches are found left to right, the next looked
+  // for after the end of the last; where a string does not end, at the next '"' after the key's.
+  // Linear: a string that does not end (a "\\" before a line break, or the script's end) holds
+  // no key (a key's closing quote would end the string), so no character is read by two of them.
+  void read_declared(size_t start, size_t end) {
+    size_t i = start;
+    Text value;
+    while (true) {
+      const size_t q = find(static_cast<CharT>('"'), i, end);
+      if (q == npos) return;
+      i = q + 1;
+      size_t p;
+      if (literal_at(q + 1, end, "articleBody\"")) {
+        p = q + 13;
+      } else if (literal_at(q + 1, end, "text\"")) {
+        p = q + 6;
+      } else {
+        continue;
+      }
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end || s_[p] != ':') continue;
+      ++p;
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end || s_[p] != '"') continue;
+      const size_t body = p + 1;
+      size_t v = body;
+      bool closed = false;
+      while (v < end) {
+        const Py_UCS4 c = s_[v];
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        if (c == '\\') {
+          if (v + 1 < end && s_[v + 1] != '\n') {
+            v += 2;
+            continue;
+          }
+          break;
+        }
+        ++v;
+      }
+      if (!closed) continue;
+      i = v + 1;
+      value.clear();
+      value.reserve(v - body);
+      if (!json_string(body, v, value)) continue;
+      bool blank = true;
+      for (Py_UCS4 c : value) {
+        if (!is_space(c)) {
+          blank = false;
+          break;
+        }
+      }
+      if (blank) continue;
+      if (std::find(value.begin(), value.end(), static_cast<char32_t>('&')) == value.end()) {
+        page_.declared.push_back(std::move(value));  // (unescape changes nothing)
+        value = Text();
+      } else {
+        Text text;
+        unescape(value.data(), 0, value.size(), text);
+        page_.declared.push_back(std::move(text));
+      }
+    }
+  }
+
+  static int hex_digit(Py_UCS4 c) {
+    if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
+    return -1;
+  }
+
+  // The 4 hex digits at s[at:at + 4] (all before `end`), or -1.
+  int32_t hex4(size_t at, size_t end) const {
+    if (at + 4 > end) return -1;
+    int32_t value = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const int d = hex_digit(s_[k]);
+      if (d < 0) return -1;
+      value = value * 16 + d;
+    }
+    return value;
+  }
+
+  // json.loads('"' + s[start:end] + '"') into out (s[start:end] holds no '"' but after a '\\'):
+  // CPython's scanstring (strict): a control character (below U+0020) or an escape other than
+  // \" \\ \/ \b \f \n \r \t \uXXXX is an error; \uXXXX of a high surrogate followed by \uXXXX
+  // of a low one is their character, any other surrogate stays alone.  false on an error.
+  bool json_string(size_t start, size_t end, Text &out) const {
+    size_t i = start;
+    while (i < end) {
+      const Py_UCS4 c = s_[i];
+      if (c != '\\') {
+        if (c <= 0x1f) return false;
+        out.push_back(c);
+        ++i;
+        continue;
+      }
+      if (i + 1 >= end) return false;
+      const Py_UCS4 e = s_[i + 1];
+      switch (e) {
+        case '"': out.push_back('"'); i += 2; continue;
+        case '\\': out.push_back('\\'); i += 2; continue;
+        case '/': out.push_back('/'); i += 2; continue;
+        case 'b': out.push_back('\b'); i += 2; continue;
+        case 'f': out.push_back('\f'); i += 2; continue;
+        case 'n': out.push_back('\n'); i += 2; continue;
+        case 'r': out.push_back('\r'); i += 2; continue;
+        case 't': out.push_back('\t'); i += 2; continue;
+        case 'u': break;
+        default: return false;
+      }
+      const int32_t c1 = hex4(i + 2, end);
+      if (c1 < 0) return false;
+      i += 6;
+      if (c1 >= 0xD800 && c1 <= 0xDBFF && i + 6 <= end && s_[i] == '\\' && s_[i + 1] == 'u') {
+        const int32_t c2 = hex4(i + 2, end);
+        if (c2 < 0) return false;  // (scanstring reports it here; read alone it would fail the same)
+        if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
+          out.push_back(0x10000 + (((c1 - 0xD800) << 10) | (c2 - 0xDC00)));
+          i += 6;
+          continue;
+        }
+      }
+      out.push_back(static_cast<Py_UCS4>(c1));
+    }
+    return true;
+  }
+
+  // segment._read_summary: a <meta> whose name or property is a description (its last name,
+  // property and content attributes count) gives its content, unescaped, when not empty.
+  void read_summary(size_t start, size_t end) {
+    size_t found[3][2];  // name, property, content: (value_start, value_end)
+    bool seen[3] = {false, false, false};
+    each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
+      static const char *const names[3] = {"name", "property", "content"};
+      for (int k = 0; k < 3; ++k) {
+        if (equals_lower(name_start, name_end, names[k])) {
+          seen[k] = true;
+          found[k][0] = value_start;
+          found[k][1] = value_end;
+        }
+      }
+    });
+    auto is_summary = [&](int k) {
+      if (!seen[k]) return false;
+      for (const char *want : {"description", "og:description", "twitter:description"})
+        if (equals_lower(found[k][0], found[k][1], want)) return true;
+      return false;
+    };
+    if (!(is_summary(0) || is_summary(1)) || !seen[2] || found[2][1] == found[2][0]) return;
+    Text text;
+    unescape(s_, found[2][0], found[2][1], text);
+    page_.summaries.push_back(std::move(text));
   }
 
   bool name_is(size_t start, size_t end, const char *want) const {
@@ -1261,6 +1474,236 @@ struct PairHash {
     return static_cast<size_t>(h);
   }
 };
+
+// features._shingles / _share_in: the share of each block's word triples (\w+ tokens, ASCII lower
+// case) that the declared texts (or the summaries) hold, NaN where those texts have no triple or
+// the block has fewer than three tokens.  Only membership counts, so the triples of one side
+// (the smaller one, in characters) are indexed and the other side's looked up: time is linear,
+// memory that of the smaller side, whatever the size of a page's JSON-LD.
+
+inline uint64_t mix64(uint64_t h) {  // murmur3's finaliser
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+// A per-process random seed for the hashes below (the tables hold tokens of the page).
+uint64_t hash_seed() {
+  static const uint64_t seed = [] {
+    uint64_t x = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&x)) ^
+                 static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    try {
+      std::random_device device;
+      x ^= (static_cast<uint64_t>(device()) << 32) ^ device();
+    } catch (...) {  // (no entropy source: the address and the clock only)
+    }
+    return mix64(x) | 1;
+  }();
+  return seed;
+}
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// Open addressing (linear probing, at most half full) over entries kept in insertion order.
+// Key k's entries are found through index_; `same(entry, ...)` and `hash_of(entry)` are the
+// caller's.
+class Index {
+ public:
+  template <class Same>
+  uint32_t find(uint64_t hash, Same same) const {
+    if (index_.empty()) return kNone;
+    for (size_t at = hash & mask_;; at = (at + 1) & mask_) {
+      const uint32_t e = index_[at];
+      if (e == kNone) return kNone;
+      if (same(e)) return e;
+    }
+  }
+  // The slot for a new entry `e` of `hash` (call after find() gave kNone); `hash_of(entry)`
+  // gives an entry's hash again when the table grows.
+  template <class HashOf>
+  void insert(uint64_t hash, uint32_t e, HashOf hash_of) {
+    if (2 * (count_ + 1) > index_.size()) grow(hash_of);
+    size_t at = hash & mask_;
+    while (index_[at] != kNone) at = (at + 1) & mask_;
+    index_[at] = e;
+    ++count_;
+  }
+
+ private:
+  template <class HashOf>
+  void grow(HashOf hash_of) {
+    std::vector<uint32_t> old;
+    old.swap(index_);
+    index_.assign(old.empty() ? 64 : old.size() * 2, kNone);
+    mask_ = index_.size() - 1;
+    for (uint32_t e : old) {
+      if (e == kNone) continue;
+      size_t at = hash_of(e) & mask_;
+      while (index_[at] != kNone) at = (at + 1) & mask_;
+      index_[at] = e;
+    }
+  }
+
+  std::vector<uint32_t> index_;
+  size_t mask_ = 0;
+  size_t count_ = 0;
+};
+
+// Tokens (ASCII lower case) -> dense ids.
+class Tokens {
+  struct Entry {
+    uint64_t hash;
+    size_t offset, length;
+  };
+  static uint64_t hash(const Text &w) {
+    uint64_t h = hash_seed() ^ (w.size() * 0x9E3779B97F4A7C15ULL);
+    size_t i = 0;
+    for (; i + 1 < w.size(); i += 2) h = mix64(h ^ ((static_cast<uint64_t>(w[i]) << 32) | w[i + 1]));
+    if (i < w.size()) h = mix64(h ^ w[i]);
+    return h;
+  }
+  auto same(const Text &w) const {
+    return [this, &w](uint32_t e) {
+      const Entry &entry = entries_[e];
+      return entry.length == w.size() && std::equal(w.begin(), w.end(), pool_.begin() + entry.offset);
+    };
+  }
+  std::vector<Entry> entries_;
+  Text pool_;
+  Index index_;
+
+ public:
+  uint32_t find(const Text &w) const { return index_.find(hash(w), same(w)); }
+  uint32_t intern(const Text &w) {
+    const uint64_t h = hash(w);
+    const uint32_t found = index_.find(h, same(w));
+    if (found != kNone) return found;
+    const uint32_t id = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{h, pool_.size(), w.size()});
+    pool_.append(w);
+    index_.insert(h, id, [this](uint32_t e) { return entries_[e].hash; });
+    return id;
+  }
+};
+
+// Word triples (token ids) -> dense slots, each with bits of which texts hold it.
+class Triples {
+  struct Entry {
+    uint32_t a, b, c;
+    uint8_t bits;
+  };
+  static uint64_t hash(uint32_t a, uint32_t b, uint32_t c) {
+    return mix64(mix64(hash_seed() ^ ((static_cast<uint64_t>(a) << 32) | b)) ^ c);
+  }
+  auto same(uint32_t a, uint32_t b, uint32_t c) const {
+    return [this, a, b, c](uint32_t e) {
+      const Entry &entry = entries_[e];
+      return entry.a == a && entry.b == b && entry.c == c;
+    };
+  }
+  std::vector<Entry> entries_;
+  Index index_;
+
+ public:
+  uint32_t find(uint32_t a, uint32_t b, uint32_t c) const { return index_.find(hash(a, b, c), same(a, b, c)); }
+  uint32_t insert(uint32_t a, uint32_t b, uint32_t c) {
+    const uint64_t h = hash(a, b, c);
+    const uint32_t found = index_.find(h, same(a, b, c));
+    if (found != kNone) return found;
+    const uint32_t slot = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{a, b, c, 0});
+    index_.insert(h, slot, [this](uint32_t e) { return hash(entries_[e].a, entries_[e].b, entries_[e].c); });
+    return slot;
+  }
+  uint8_t &bits(uint32_t slot) { return entries_[slot].bits; }
+  uint8_t bits(uint32_t slot) const { return entries_[slot].bits; }
+};
+
+void declared_shares(const PageData &page, std::vector<double> &declared_share, std::vector<double> &summary_share) {
+  const size_t n = page.blocks.size();
+  declared_share.assign(n, kNaN);
+  summary_share.assign(n, kNaN);
+  if (page.declared.empty() && page.summaries.empty()) return;
+  size_t block_chars = 0, text_chars = 0;
+  for (const Block &b : page.blocks) block_chars += b.text.size();
+  for (const Text &t : page.declared) text_chars += t.size();
+  for (const Text &t : page.summaries) text_chars += t.size();
+  Tokens tokens;
+  Triples triples;
+  Text scratch;
+  std::vector<int64_t> counts(n, 0);       // each block's tokens
+  std::vector<int64_t> in_declared(n, 0), in_summary(n, 0);
+  bool any_declared = false, any_summary = false;
+  // Calls f(slot) for each triple of `text` (slot: kNone where the index does not hold it, or
+  // where `add`, a new one); returns the text's token count.
+  auto each_triple = [&](std::u32string_view text, bool add, auto f) {
+    uint32_t a = kNone, b = kNone;
+    int64_t count = 0;
+    each_token(text, scratch, [&](const Text &w) {
+      const uint32_t c = add ? tokens.intern(w) : tokens.find(w);
+      if (++count >= 3) {
+        if (add) {
+          f(triples.insert(a, b, c));
+        } else {
+          f(a != kNone && b != kNone && c != kNone ? triples.find(a, b, c) : kNone);
+        }
+      }
+      a = b;
+      b = c;
+    });
+    return count;
+  };
+  if (text_chars <= block_chars) {
+    // the texts' triples indexed, the blocks' looked up
+    for (const Text &t : page.declared)
+      if (each_triple(std::u32string_view(t), true, [&](uint32_t slot) { triples.bits(slot) |= 1; }) >= 3)
+        any_declared = true;
+    for (const Text &t : page.summaries)
+      if (each_triple(std::u32string_view(t), true, [&](uint32_t slot) { triples.bits(slot) |= 2; }) >= 3)
+        any_summary = true;
+    for (size_t i = 0; i < n; ++i) {
+      counts[i] = each_triple(page.text(page.blocks[i]), false, [&](uint32_t slot) {
+        if (slot == kNone) return;
+        in_declared[i] += triples.bits(slot) & 1;
+        in_summary[i] += (triples.bits(slot) >> 1) & 1;
+      });
+    }
+  } else {
+    // the blocks' triples indexed (each block's slots kept), the texts' looked up
+    std::vector<uint32_t> slots;
+    std::vector<size_t> first(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      first[i] = slots.size();
+      counts[i] = each_triple(page.text(page.blocks[i]), true, [&](uint32_t slot) { slots.push_back(slot); });
+    }
+    first[n] = slots.size();
+    for (const Text &t : page.declared)
+      if (each_triple(std::u32string_view(t), false, [&](uint32_t slot) {
+            if (slot != kNone) triples.bits(slot) |= 1;
+          }) >= 3)
+        any_declared = true;
+    for (const Text &t : page.summaries)
+      if (each_triple(std::u32string_view(t), false, [&](uint32_t slot) {
+            if (slot != kNone) triples.bits(slot) |= 2;
+          }) >= 3)
+        any_summary = true;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t k = first[i]; k < first[i + 1]; ++k) {
+        in_declared[i] += triples.bits(slots[k]) & 1;
+        in_summary[i] += (triples.bits(slots[k]) >> 1) & 1;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (counts[i] < 3) continue;
+    const double total = static_cast<double>(counts[i] - 2);
+    if (any_declared) declared_share[i] = static_cast<double>(in_declared[i]) / total;
+    if (any_summary) summary_share[i] = static_cast<double>(in_summary[i]) / total;
+  }
+}
 
 // Fills out[n * kFeatureCount]; logprobs: one per block, or null.
 void block_features(const PageData &page, bool declares_item, const double *logprobs, size_t n_logprobs,
@@ -1442,6 +1885,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     std::stable_sort(known.begin(), known.end());
     if (!known.empty()) page_logprob = known[known.size() / 2];
   }
+  std::vector<double> declared_share, summary_share;
+  declared_shares(page, declared_share, summary_share);
 
   const double log_root_words = std::log1p(static_cast<double>(root.words));
   const double log_n = std::log1p(static_cast<double>(n));
@@ -1573,6 +2018,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
         for (int f = 0; f < 4; ++f) row[k++] = kNaN;
       }
     }
+    row[k++] = declared_share[i];
+    row[k++] = summary_share[i];
     if (logprobs == nullptr) {
       row[k++] = kNaN;
       row[k++] = kNaN;
@@ -1709,6 +2156,21 @@ PyObject *Page_features(PageObject *self, PyObject *args) {
 }
 
 PyObject *Page_get_title(PageObject *self, void *) { return from_text(self->page->title.data(), self->page->title.size()); }
+PyObject *text_list(const std::vector<Text> &texts) {
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(texts.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    PyObject *text = from_text(texts[i].data(), texts[i].size());
+    if (text == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), text);
+  }
+  return list;
+}
+PyObject *Page_get_declared(PageObject *self, void *) { return text_list(self->page->declared); }
+PyObject *Page_get_summaries(PageObject *self, void *) { return text_list(self->page->summaries); }
 PyObject *Page_get_chars(PageObject *self, void *) { return PyLong_FromLongLong(self->page->chars); }
 PyObject *Page_get_truncated(PageObject *self, void *) { return PyBool_FromLong(self->page->truncated); }
 Py_ssize_t Page_length(PageObject *self) { return static_cast<Py_ssize_t>(self->page->blocks.size()); }
@@ -1726,6 +2188,10 @@ PyMethodDef Page_methods[] = {
 PyGetSetDef Page_getset[] = {
     {"title", reinterpret_cast<getter>(Page_get_title), nullptr, "the page's title", nullptr},
     {"chars", reinterpret_cast<getter>(Page_get_chars), nullptr, "characters of its blocks (not whitespace)", nullptr},
+    {"declared", reinterpret_cast<getter>(Page_get_declared), nullptr,
+     "the articleBody / text strings of its JSON-LD scripts (segment.Page.declared)", nullptr},
+    {"summaries", reinterpret_cast<getter>(Page_get_summaries), nullptr,
+     "the contents of its <meta> descriptions (segment.Page.summaries)", nullptr},
     {"truncated", reinterpret_cast<getter>(Page_get_truncated), nullptr,
      "whether the page was read only up to MAX_BLOCKS blocks or MAX_ELEMENTS elements", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
