@@ -118,7 +118,7 @@ def first_run(tmp_path_factory):
 
 
 @pytest.mark.parametrize("options, difference", [
-    (["--extractor", "tags"], "extractor: dense -> tags"),
+    (["--extractor", "tags"], "extractor: learned -> tags"),
     (["--threshold", "800"], "threshold: 5269.3 -> 800"),
     (["--method", "regions"], "method: trim -> regions"),
     (["--format", "warc"], "format: jsonl -> warc"),
