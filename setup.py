@@ -1,6 +1,6 @@
 """Build of the compiled hot path, plexity_plugins.runtime._native (everything else is in pyproject.toml).
 
-The extension is native/plexity_native.cpp plus KenLM's query code (native/third_party/kenlm: the
+The extension is native/plexity_native.cpp and native/learned_reader.cpp (the learned reader) plus KenLM's query code (native/third_party/kenlm: the
 lm/ and util/ sources of the kenlm 0.3.0 sdist, LGPL-2.1, unmodified), compiled in so
 that tokenising and scoring a page is one C++ loop.  Sources are compiled in parallel
 (one job per CPU): KenLM alone is ~40 files.
@@ -67,7 +67,7 @@ class ParallelBuildExt(build_ext):
 
 native = Extension(
     "plexity_plugins.runtime._native",
-    sources=["native/plexity_native.cpp", *kenlm_sources()],
+    sources=["native/plexity_native.cpp", "native/learned_reader.cpp", *kenlm_sources()],
     include_dirs=[str(KENLM)],
     define_macros=[("KENLM_MAX_ORDER", "6"), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None)],
     extra_compile_args=["-std=c++17", "-O3", "-g0", "-w"],

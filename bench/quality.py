@@ -5,7 +5,7 @@
                                       [--figures DIR] [--markdown]
 
 Sets (read in place from ``shared/bench`` beside the checkout or one of its parent folders; the
-script stops with exit status 2 if they are absent):
+script stops with exit status 2 if they are absent; all four by default):
 
 - ``articles``: articles-dev, 76 news-like pages; the benchmark's own metric (4-token shingles,
   TP/FP/FN normalised per page, precision and recall averaged over pages, F1 of the two means);
@@ -14,6 +14,8 @@ script stops with exit status 2 if they are absent):
   overall and per page type; and its snippet checks, by its own rule (`snippet_check`): the % of
   content snippets (``ground_truth.with``) kept and of boilerplate snippets (``without``) leaked.
 - ``cleaneval``: cleaneval-dev, 58 pages; its own ``similarity`` (word-level edit distance), in %.
+- ``traf``: traf-eval-dev, 513 pages of trafilatura's evaluation set (most German); snippet F1 by
+  its own rule, overall and per language (English and German in their own table).
 
 Every page goes to one half by a hash of its site (host without ``www.``, cut to the registered
 domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes are kept only when
@@ -67,7 +69,8 @@ from plexity_plugins import extractors as plexity_extract  # noqa: E402
 from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
 
 DEFAULT_BENCH = figures.BENCH
-SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev"}
+SET_DIRS = {"articles": "articles-dev", "wcxb": "wcxb-dev", "cleaneval": "cleaneval-dev", "traf": "traf-eval-dev"}
+SET_NAMES = {"articles": "articles", "wcxb": "WCXB", "cleaneval": "CleanEval", "traf": "trafilatura's set"}
 WCXB_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 HALVES = ("dev", "held")
 _WORD = re.compile(r"\w+")
@@ -135,7 +138,43 @@ def load_cleaneval(root: Path) -> list[dict]:
     return pages
 
 
-LOADERS = {"articles": load_articles, "wcxb": load_wcxb, "cleaneval": load_cleaneval}
+def load_traf(root: Path) -> list[dict]:
+    """traf-eval-dev: pages with ``with`` / ``without`` snippets and no gold text; ``group`` is the
+    language of the snippets."""
+    data = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
+    return [{"key": item["file"], "path": root / "html" / item["file"], "truth": None, "group": item.get("language", ""),
+             "half": half_of(url), "with": item.get("with", []), "without": item.get("without", [])}
+            for url, item in data.items()]
+
+
+LOADERS = {"articles": load_articles, "wcxb": load_wcxb, "cleaneval": load_cleaneval, "traf": load_traf}
+
+
+def page_bytes(page: dict) -> bytes:
+    """The page as crawled (the benchmarks store it gzipped, or plain)."""
+    raw = page["path"].read_bytes()
+    return gzip.decompress(raw) if page["path"].suffix == ".gz" else raw
+
+
+def gold_text(set_name: str, page: dict) -> str | None:
+    """The page's gold text as plain text (CleanEval's without its URL line and block marks), or
+    None where the benchmark has snippets instead."""
+    truth = page["truth"]
+    if truth is None or set_name != "cleaneval":
+        return truth
+    import html
+
+    truth = re.sub(r"^\s*URL.*$", "", truth, flags=re.M)
+    return html.unescape(re.sub(r"<[phlPHL]>", " ", truth))
+
+
+def require_bench(bench: Path, sets) -> None:
+    """Stop with exit status 2, naming what is missing, when a benchmark is absent."""
+    absent = [str(bench / SET_DIRS[s]) for s in sets if not (bench / SET_DIRS[s]).is_dir()]
+    if absent:
+        print(f"benchmark data not found: {', '.join(absent)}\nIt is read in place from ../shared/bench beside "
+              f"the repository (or --bench DIR); it is never part of the repository.", file=sys.stderr)
+        sys.exit(2)
 
 
 # -- metrics -------------------------------------------------------------------------
@@ -207,8 +246,42 @@ class Scorers:
             scores = [self.wcxb.word_f1(text, page["truth"]) for page, text in pairs]
             return {"f1": statistics.mean(s[2] for s in scores), "precision": statistics.mean(s[0] for s in scores),
                     "recall": statistics.mean(s[1] for s in scores), "pages": len(scores), **snippet_rates(pairs)}
+        if name == "traf":
+            return traf_metrics(pairs)
         scores = [self.cleaneval.similarity(page["truth"], text) for page, text in pairs]
         return {"similarity": 100 * statistics.mean(scores), "pages": len(scores)}
+
+
+def traf_metrics(pairs: list[tuple[dict, str]]) -> dict[str, float]:
+    """trafilatura's evaluation rule (traf-eval-dev/evaluate.py): whitespace collapsed, a ``with``
+    snippet found is a true positive, a ``without`` snippet found a false positive; precision,
+    recall and F1 over all snippets of all pages together."""
+    tp = fn = fp = 0
+    for page, text in pairs:
+        found = re.sub(r"\s+", " ", text or "").strip()
+        kept = sum(re.sub(r"\s+", " ", s).strip() in found for s in page["with"])
+        tp += kept
+        fn += len(page["with"]) - kept
+        fp += sum(re.sub(r"\s+", " ", s).strip() in found for s in page["without"])
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"f1": 2 * p * r / (p + r) if p + r else 0.0, "precision": p, "recall": r, "pages": len(pairs)}
+
+
+def figures_of(set_name: str, scorers: "Scorers", pairs: list[tuple[dict, str]]) -> dict:
+    """A set's headline figure as ``score`` (F1, or CleanEval's similarity as a fraction), with the
+    figures that matter beside it: articles' English pages, trafilatura's set's English and German
+    pages, WCXB's snippet rates."""
+    whole = scorers(set_name, pairs)
+    out = {"score": whole["similarity"] / 100 if "similarity" in whole else whole["f1"], "pages": len(pairs)}
+    if set_name == "articles":
+        out["english"] = scorers(set_name, [(p, t) for p, t in pairs if p["group"] == "english"])["f1"]
+    elif set_name == "traf":
+        for code, name in (("en", "english"), ("de", "german")):
+            out[name] = scorers(set_name, [(p, t) for p, t in pairs if p["group"] == code])["f1"]
+    elif set_name == "wcxb":
+        out.update(with_kept=whole["with_kept"], without_leaked=whole["without_leaked"])
+    return out
 
 
 # -- extractors (cached) -------------------------------------------------------------
@@ -332,15 +405,42 @@ if {"auto", "trafilatura", "fast"} <= set(plexity_extract.EXTRACTORS) and hasatt
 for _name in plexity_extract.EXTRACTORS:
     if _name not in EXTRACTORS and _name not in DERIVED and _name != "none":
         EXTRACTORS[_name] = _ours(_name)
+# The learned reader's forests trained without each set (scripts/reader_model/build.py writes them):
+# ``learned-left-out`` reads each set with the forest that never saw it, the honest figure of a
+# learned extractor on these pages (the shipped forest was trained on all of them).
+LEFT_OUT = "learned-left-out"
+LEFT_OUT_DIR = Path(os.environ.get("PLEXITY_READER_LEFT_OUT", "/tmp/plexity-reader-left-out"))
+
+
+def _left_out_function(set_name: str):
+    from plexity_plugins.extractors import learned
+
+    path = LEFT_OUT_DIR / f"without-{set_name}.json"
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: run scripts/reader_model/build.py first (it writes the forests "
+                         f"trained without each set), or leave out {LEFT_OUT}")
+    forest = learned.Forest(json.loads(path.read_text()))
+    return lambda html, raw: learned.html_to_text_learned(html, forest=forest)
+
+
+def _left_out_tag() -> str:
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(LEFT_OUT_DIR.glob("without-*.json"))))
+    return f"{LEFT_OUT}-{digest.hexdigest()[:12]}-{_closure_source('plexity_plugins.extractors.learned')}"
+
+
+if "learned" in plexity_extract.EXTRACTORS:
+    EXTRACTORS[LEFT_OUT] = (None, _left_out_tag, "lightgbm")
 OURS = [name for name in plexity_extract.EXTRACTORS if name != "none"]
 DEFAULT = plexity_extract.DEFAULT_EXTRACTOR
 LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
           "datatrove": "datatrove's Trafilatura step", "tags": "all visible text (tags)", "fast": "fast alone",
-          "auto": "auto: trafilatura, else fast"}
+          "auto": "auto: trafilatura, else fast", LEFT_OUT: "learned, forest trained without this set"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default): each of our
 # extractors + the filter (the default first), and the paper's rules on tag text.
 PIPELINES = {f"{name}+filter": (name, None) for name in sorted(OURS, key=lambda n: n != DEFAULT)}
 PIPELINES.update({"tags+region": ("tags", "region"), "tags+sentences": ("tags", "sentences")})
+if LEFT_OUT in EXTRACTORS:
+    PIPELINES[f"{LEFT_OUT}+filter"] = (LEFT_OUT, method_for_extractor("learned"))
 
 
 def label(variant: str) -> str:
@@ -351,13 +451,15 @@ def label(variant: str) -> str:
 
 def page_html(page: dict) -> str:
     """The page's HTML, decoded as the extractors get it."""
-    return plexity_extract.decode_html(gzip.decompress(page["path"].read_bytes()))[0]
+    return plexity_extract.decode_html(page_bytes(page))[0]
 
 
 def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Path) -> tuple[dict[str, str], float]:
     """{key: text} of every page by `extractor`, and the seconds extraction took when it ran
     (cached per set; the speed figures come from `measure_speed`, not from these)."""
     function, tag, _ = EXTRACTORS[extractor]
+    if extractor == LEFT_OUT:
+        function = _left_out_function(set_name)
     path = cache_dir / set_name / f"{tag()}.json.gz"
     cached = {"texts": {}, "seconds": {}}
     if path.exists():
@@ -366,7 +468,7 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
     if missing:
         print(f"  extracting {len(missing)} {set_name} pages with {extractor} ...", file=sys.stderr, flush=True)
         for page in missing:
-            raw = gzip.decompress(page["path"].read_bytes())
+            raw = page_bytes(page)
             html, _ = plexity_extract.decode_html(raw)
             started = time.perf_counter()
             try:
@@ -418,6 +520,8 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
     Pages per second of this process's CPU time (everything here runs in this one thread), which
     other jobs on the machine do not inflate as they do wall time; the wall-time rates are in
     ``wall``, and the load averages around the timing in ``loadavg``."""
+    extractors = [e for e in extractors if e != LEFT_OUT]  # (the shipped learned's speed: the same reader)
+    pipelines = {n: spec for n, spec in pipelines.items() if spec[0] != LEFT_OUT}
     step = max(1, len(pages) // sample)
     chosen = pages[::step][:sample]
     cpu: Counter = Counter()
@@ -432,7 +536,7 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
             wall[key] += time.perf_counter() - started
 
     # one page untimed first: what an extractor or filter loads on first use is not per-page work
-    raw = gzip.decompress(chosen[0]["path"].read_bytes())
+    raw = page_bytes(chosen[0])
     html, _ = plexity_extract.decode_html(raw)
     for extractor in extractors:
         try:
@@ -443,7 +547,7 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
         scorer.clean("Warm up the model and the language identifier with an English sentence, please.")
     load_before = [round(x, 2) for x in os.getloadavg()]
     for i, page in enumerate(chosen):
-        raw = gzip.decompress(page["path"].read_bytes())
+        raw = page_bytes(page)
         html, _ = plexity_extract.decode_html(raw)
         texts = {}
         order = extractors[i % len(extractors):] + extractors[:i % len(extractors)]
@@ -480,7 +584,7 @@ def check_derived(bench: Path, sets: list[str], sample: int = 6) -> dict[str, st
         for set_name in sets:
             pages = LOADERS[set_name](bench / SET_DIRS[set_name])
             for page in pages[:: max(1, len(pages) // sample)][:sample]:
-                raw = gzip.decompress(page["path"].read_bytes())
+                raw = page_bytes(page)
                 html = plexity_extract.decode_html(raw)[0]
                 try:
                     expected = shipped(html)
@@ -655,7 +759,8 @@ def render_markdown(results: dict) -> dict[str, str]:
         for half in HALVES:
             unit = "similarity %" if set_name == "cleaneval" else "F1 / P / R"
             n = data["variants"][variants[0]][half][group]["pages"]
-            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval"}[set_name]
+            name = {"articles": "articles (English)", "wcxb": "WCXB", "cleaneval": "CleanEval",
+                    "traf": "trafilatura's set"}[set_name]
             heads.append(f"{name} {half} ({n}), {unit}")
             for v in variants:
                 c = data["variants"][v][half][group]
@@ -669,6 +774,18 @@ def render_markdown(results: dict) -> dict[str, str]:
                      "deduplicate, which drops a paragraph seen more than twice on earlier pages of the process), "
                      "called in process on each set's pages in order, without its 1 s timeout.")
     out["quality"] = "\n\n".join([head + quick, figures.table(heads, [cells[v] for v in variants]), *notes])
+
+    if "traf" in sets:
+        data = sets["traf"]
+        rows = [[label(v), *(" / ".join(f"{data['variants'][v][h][g]['f1']:.3f}" if g in data["variants"][v][h] else "—"
+                                         for h in HALVES) for g in ("all", "en", "de"))] for v in variants]
+        counts = {g: " / ".join(str(data["variants"][variants[0]][h].get(g, {}).get("pages", 0)) for h in HALVES)
+                  for g in ("all", "en", "de")}
+        heads = ["variant", *(f"{g} ({counts[g]})" for g in ("all", "en", "de"))]
+        note = ("trafilatura's evaluation set (traf-eval-dev): snippet F1 by its own rule (a `with` snippet found "
+                "is a true positive, a `without` snippet found a false positive, over all pages together), by the "
+                "page's language, dev / held half (pages per half in the heading).")
+        out["quality-traf-languages"] = "\n\n".join([head + quick, figures.table(heads, rows), note])
 
     if "wcxb" in sets:
         data = sets["wcxb"]
@@ -707,7 +824,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
                         help="the folder holding articles-dev, wcxb-dev and cleaneval-dev")
-    parser.add_argument("--sets", default="articles,wcxb,cleaneval")
+    parser.add_argument("--sets", default=",".join(SET_DIRS))
     parser.add_argument("--quick", action="store_true", help="one WCXB page in five")
     parser.add_argument("--model", default=None)
     parser.add_argument("--threshold", type=float, default=None)

@@ -15,6 +15,8 @@
 //   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle)         extractors.text.find_all_python (str.find, again and again)
+//   segment_html, LearnedPage,     the learned reader (extractors/learned/): in native/learned_reader.cpp
+//   Forest, unescape_html
 //
 // Character classes use CPython's own Unicode tables (Py_UNICODE_IS*), the ones the
 // `re` module uses for \w, \s and \d, so tokens match the regular expressions exactly.
@@ -1523,6 +1525,8 @@ bool add_type(PyObject *module, PyTypeObject *type, const char *name, const char
 
 }  // namespace
 
+bool add_learned_reader(PyObject *module);  // native/learned_reader.cpp
+
 PyMODINIT_FUNC PyInit__native(void) {
   PyObject *module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
@@ -1535,7 +1539,8 @@ PyMODINIT_FUNC PyInit__native(void) {
       !add_type(module, &WordCounterType, "WordCounter", "plexity_plugins.runtime._native.WordCounter",
                 sizeof(WordCounterObject), reinterpret_cast<destructor>(WordCounter_dealloc),
                 reinterpret_cast<initproc>(WordCounter_init), WordCounter_methods, nullptr,
-                "WordCounter(words): counts words of a set in text")) {
+                "WordCounter(words): counts words of a set in text") ||
+      !add_learned_reader(module)) {
     Py_DECREF(module);
     return nullptr;
   }

@@ -124,13 +124,13 @@ class PerplexityFilterPipeline:
         PLEXITY_THRESHOLD: perplexity above which text counts as boilerplate; default: the
             model's (for the method).
         PLEXITY_METHOD: "region", "regions", "trim" or "sentences" (see `plexity_plugins.scoring.methods`);
-            default: "trim" after dense, auto, trafilatura and fast, "regions" after tags, else "region"
+            default: "trim" after learned, dense, auto, trafilatura and fast, "regions" after tags, else
+            "region"
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
-        PLEXITY_EXTRACTOR: "auto", "dense", "trafilatura", "fast", "tags" or "none", for HTML input;
-            default as `plexity clean` (dense: the page's declared or densest item, one lexbor
-            parse).
+        PLEXITY_EXTRACTOR: "learned", "dense", "auto", "trafilatura", "fast", "tags" or "none", for
+            HTML input; default as `plexity clean` (learned: blocks kept by a small learned forest).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
         PLEXITY_STATS_FIELD: field that receives the per-item ``plexity_*`` fields (a dict,
             the same fields as the datatrove step's metadata: `plexity_plugins.cleaning.policy.metadata`);

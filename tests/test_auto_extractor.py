@@ -22,7 +22,7 @@ PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 def test_auto_stays_selectable_and_trims_like_the_other_main_content_extractors():
     from plexity_plugins.scoring.methods import method_for_extractor
 
-    assert DEFAULT_EXTRACTOR == "dense" and "auto" in EXTRACTORS and get_extractor("auto") is html_to_text_auto
+    assert DEFAULT_EXTRACTOR == "learned" and "auto" in EXTRACTORS and get_extractor("auto") is html_to_text_auto
     assert method_for_extractor("auto") == "trim"
 
 

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.ray
 TOKEN_VAR = "PLEXITY_TEST_RAY_CLUSTER"  # in the environment of every process of the cluster
 NODE_VAR = "PLEXITY_TEST_RAY_NODE"  # which node a process belongs to
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
-READER, EXTRACTOR = "📖 - READER: 🕷 WARC HTML", "🛢 - EXTRAC: ▦ dense (lexbor)"  # in stats.json (the default extractor)
+READER, EXTRACTOR = "📖 - READER: 🕷 WARC HTML", "🛢 - EXTRAC: 🌲 learned (block forest)"  # in stats.json (the default)
 
 
 # -- the cluster, and what it leaves behind ----------------------------------------------

@@ -304,10 +304,10 @@ def test_the_scrapy_pipeline_takes_the_dense_extractor_and_trims_its_output():
     assert all(line in text for line in ARTICLE) and "Home" not in text
 
 
-def test_plexity_run_and_plexity_clean_use_dense_by_default(tmp_path):
+def test_plexity_run_and_plexity_clean_read_with_dense_when_asked(tmp_path):
     sample = REPO / "examples" / "sample.warc.gz"
     run = subprocess.run([*PLEXITY, "run", str(sample), "--output-dir", str(tmp_path / "run"), "--executor", "local",
-                          "--workers", "1"], capture_output=True, text=True, timeout=300)
+                          "--workers", "1", "--extractor", "dense"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     steps = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
     assert any("dense (lexbor)" in step["name"] for step in steps)
@@ -315,7 +315,8 @@ def test_plexity_run_and_plexity_clean_use_dense_by_default(tmp_path):
     for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
         with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
             ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
-    clean = subprocess.run([*PLEXITY, "clean", str(sample), "--output-dir", str(tmp_path / "clean"), "-q"],
+    clean = subprocess.run([*PLEXITY, "clean", str(sample), "--output-dir", str(tmp_path / "clean"), "-q",
+                            "--extractor", "dense"],
                            capture_output=True, text=True, timeout=300)
     assert clean.returncode == 0, clean.stderr[-3000:]
     stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())

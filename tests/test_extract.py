@@ -65,7 +65,7 @@ def test_the_tags_extractor_keeps_every_visible_block_on_its_own_line():
 
 
 def test_an_unknown_extractor_is_refused_with_the_choices():
-    with pytest.raises(ValueError, match="auto, dense, trafilatura, fast, tags, none"):
+    with pytest.raises(ValueError, match="learned, dense, auto, trafilatura, fast, tags, none"):
         extract.get_extractor("readability")
 
 

@@ -118,7 +118,7 @@ def first_run(tmp_path_factory):
 
 
 @pytest.mark.parametrize("options, difference", [
-    (["--extractor", "tags"], "extractor: dense -> tags"),
+    (["--extractor", "tags"], "extractor: learned -> tags"),
     (["--threshold", "800"], "threshold: 5269.3 -> 800"),
     (["--method", "regions"], "method: trim -> regions"),
     (["--format", "warc"], "format: jsonl -> warc"),
@@ -274,7 +274,7 @@ def test_scrapy_with_a_wrong_extractor_says_so_first_in_one_line_and_exits_1():
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
     assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: PLEXITY_EXTRACTOR "
-                              "must be one of auto, dense, trafilatura, fast, tags, none, got 'bogus'")
+                              "must be one of learned, dense, auto, trafilatura, fast, tags, none, got 'bogus'")
 
 
 # -- datatrove users building their own pipeline -------------------------------------------------

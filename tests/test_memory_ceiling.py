@@ -3,7 +3,9 @@
 The pages are the shape that grew an extraction child to 1.4 GB (14 MB) and 4.2 GB (45 MB)
 before the time limit ended it: a million sibling <span>s.  Each front end runs in a process
 of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
-children from /proc.  A low ceiling shows the mechanism in each front end quickly; one test
+children from /proc.  A low ceiling shows the mechanism in each front end quickly (with `auto`, which
+holds the whole tree; the default `learned` reads a bounded number of elements and stays far
+below it); one test
 per front end with the default ceiling shows the bound on the whole process tree.
 """
 
@@ -118,7 +120,7 @@ def _run(pages: Path, tmp_path: Path, folder: str, *options: str):
                                 "-o", str(tmp_path / "out"), *options], timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     merged = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
-    extractor = next(step for step in merged if "dense" in step["name"] or "auto" in step["name"])
+    extractor = next(step for step in merged if any(name in step["name"] for name in ("learned", "dense", "auto")))
     return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in extractor["stats"].items()}, memory
 
 
@@ -129,7 +131,7 @@ _SCRAPY = textwrap.dedent("""
     from scrapy.utils.test import get_crawler
     from plexity_plugins.scrapy import PerplexityFilterPipeline
 
-    settings = {"PLEXITY_THREADS": 1}
+    settings = {"PLEXITY_THREADS": 1, "PLEXITY_EXTRACTOR": sys.argv[3]}
     if sys.argv[2] != "default":
         settings["PLEXITY_EXTRACT_MEMORY"] = sys.argv[2]
     crawler = get_crawler(settings_dict=settings)
@@ -156,8 +158,8 @@ _DATATROVE = textwrap.dedent("""
 """)
 
 
-def _scrapy(pages: Path, folder: str, ceiling: str = "default"):
-    run, memory = run_measured([sys.executable, "-c", _SCRAPY, str(pages / folder), ceiling], timeout=300)
+def _scrapy(pages: Path, folder: str, ceiling: str = "default", extractor: str = "auto"):
+    run, memory = run_measured([sys.executable, "-c", _SCRAPY, str(pages / folder), ceiling, extractor], timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1]), memory
 
@@ -169,7 +171,7 @@ def _datatrove(pages: Path, folder: str, ceiling: str = "default"):
 
 
 def test_plexity_clean_skips_the_page_as_memory_limit_and_cleans_the_rest(pages, tmp_path):
-    stats, _ = _clean(pages, tmp_path, "html", "--extract-memory", LOW)
+    stats, _ = _clean(pages, tmp_path, "html", "--extract-memory", LOW, "--extractor", "auto")
     assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
     assert "The council approved the budget" in (tmp_path / "out" / "fine.html.txt").read_text()
     dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
@@ -180,7 +182,7 @@ def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, mon
     from warcio.archiveiterator import ArchiveIterator
 
     monkeypatch.setenv("PLEXITY_EXTRACT_MEMORY", LOW)  # the environment sets the default
-    stats, _ = _clean(pages, tmp_path, "warc")
+    stats, _ = _clean(pages, tmp_path, "warc", "--extractor", "auto")
     assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
     with open(tmp_path / "out" / "pages.warc.gz", "rb") as f:
         skipped = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers.get_header("X-Plexity-Skipped")
@@ -189,7 +191,7 @@ def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, mon
 
 
 def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
-    stats, _ = _run(pages, tmp_path, "warc", "--extract-memory", LOW)
+    stats, _ = _run(pages, tmp_path, "warc", "--extract-memory", LOW, "--extractor", "auto")
     assert stats["memory_limit"] == 1 and stats["extracted"] == 1
 
 
@@ -210,8 +212,10 @@ def test_the_datatrove_extractor_step_counts_memory_limit(pages):
 
 @pytest.mark.parametrize("folder, extractor, skipped", [
     ("html", "auto", {"memory_limit": 1}), ("html45", "auto", {"memory_limit": 1}),
-    # the default extractor reads the 14 MB page within the ceiling, and stops at the 45 MB one
-    ("html", "dense", {}), ("html45", "dense", {"memory_limit": 1})])
+    # dense reads the 14 MB page within the ceiling, and stops at the 45 MB one
+    ("html", "dense", {}), ("html45", "dense", {"memory_limit": 1}),
+    # the default, learned, reads both within it (up to its bound on elements: the page is cut short)
+    ("html45", "learned", {})])
 def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, folder, extractor, skipped,
                                                                        monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
@@ -222,14 +226,14 @@ def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp
 
 def test_plexity_run_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
-    stats, memory = _run(pages, tmp_path, "warc45")
+    stats, memory = _run(pages, tmp_path, "warc45", "--extractor", "dense")
     assert stats["memory_limit"] == 1
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 
 
 def test_the_scrapy_pipeline_stays_under_the_bound_with_the_default_ceiling(pages, monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
-    stats, memory = _scrapy(pages, "html45")
+    stats, memory = _scrapy(pages, "html45", extractor="dense")
     assert stats["plexity/items_dropped/memory_limit"] == 1
     assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(siblings.html)"]
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"

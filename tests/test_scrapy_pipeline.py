@@ -265,12 +265,12 @@ def test_the_threshold_setting_overrides_the_model_default():
     assert all(line in item["text"] for line in BOILERPLATE)
 
 
-def test_the_extractor_is_dense_unless_set():
+def test_the_extractor_is_learned_unless_set():
     html = ("<html><body><nav><ul><li><a href=/>Home</a></li><li><a href=/news>News</a></li></ul></nav>"
             f"<main><article><h1>Library</h1>{''.join(f'<p>{line}</p>' for line in ARTICLE)}</article></main>"
             "</body></html>")
     default, tags = make_pipeline(PLEXITY_EXTRACTOR=None), make_pipeline(PLEXITY_EXTRACTOR="tags")
-    assert default.extractor == "dense" and default.scorer.method == "trim"
+    assert default.extractor == "learned" and default.scorer.method == "trim"
     assert run(default, {"html": html})["text"] == "\n".join(ARTICLE)  # the menu was never extracted
     with_tags = run(tags, {"html": html})  # the menu and the heading extracted, then filtered out
     assert with_tags["text"] == "\n".join(ARTICLE) and with_tags["plexity"]["plexity_sentences_dropped"] == 3
@@ -315,7 +315,7 @@ def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
 
 @pytest.mark.parametrize("setting, value, message", [
     ("PLEXITY_INPUT_FORMAT", "pdf", "PLEXITY_INPUT_FORMAT must be one of html, text, got 'pdf'"),
-    ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of auto, dense, trafilatura, fast, tags, none, got 'magic'"),
+    ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of learned, dense, auto, trafilatura, fast, tags, none, got 'magic'"),
     ("PLEXITY_THREADS", -1, "PLEXITY_THREADS must be 0 or more"),
     ("PLEXITY_THRESHOLD", -5, "threshold must be a positive perplexity"),
 ])

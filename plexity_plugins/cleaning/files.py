@@ -117,7 +117,7 @@ class FileCleaner:
     Args:
         scorer: the shared PerplexityScorer.
         output_dir: where outputs, the stats JSON and (optionally) dropped sentences go.
-        extractor: one of `plexity_plugins.extractors.EXTRACTORS` for HTML (default "dense");
+        extractor: one of `plexity_plugins.extractors.EXTRACTORS` for HTML (default "learned");
             text files are always text.
         threshold, annotate: as in `PerplexityScorer.clean`.
         write_dropped: also write every dropped sentence and skipped document, with its

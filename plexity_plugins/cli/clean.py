@@ -25,8 +25,8 @@ def add_parser(sub) -> None:
                    help=f"HTML to text before filtering (default: {DEFAULT_EXTRACTOR})")
     p.add_argument("--method", choices=METHODS, default=None,
                    help="regions: the best runs of blocks (default for tags); region: the best run "
-                        "(default for none and .txt inputs); trim: edges only (default for dense, auto, "
-                        "trafilatura and fast); sentences: the paper's per-sentence rule")
+                        "(default for none and .txt inputs); trim: edges only (default for learned, dense, "
+                        "auto, trafilatura and fast); sentences: the paper's per-sentence rule")
     p.add_argument("--annotate", action="store_true",
                    help='keep everything, wrap would-be-dropped sentences in <ppl score="...">')
     p.add_argument("--write-dropped", action="store_true",

@@ -109,6 +109,11 @@ def list_inputs(folder: str, pattern: str, storage_options: dict | None = None) 
     return get_datafolder(data_folder(folder, storage_options)).list_files(glob_pattern=pattern)
 
 
+# each extractor's datatrove step (`plexity_plugins.datatrove`)
+EXTRACTOR_STEPS = {"auto": "AutoExtractor", "dense": "DenseExtractor", "fast": "FastExtractor",
+                   "learned": "LearnedExtractor", "tags": "HtmlTagsExtractor", "trafilatura": "TrafilaturaExtractor"}
+
+
 def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: str = DEFAULT_EXTRACTOR,
                    model: str | None = None, threshold: float | None = None, method: str | None = None,
                    fmt: str = "jsonl",
@@ -120,8 +125,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     `storage_options`: fsspec filesystem options (credentials ...) of an input URL."""
     from ..datatrove.writers import JsonlDocumentWriter
 
-    from ..datatrove import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, PerplexitySentenceFilter,
-                            TrafilaturaExtractor, WarcHtmlReader, WarcResponseWriter)
+    from .. import datatrove as steps_module
+    from ..datatrove import PerplexitySentenceFilter, WarcHtmlReader, WarcResponseWriter
     from ..scoring.methods import method_for_extractor
 
     if fmt not in FORMATS:
@@ -131,18 +136,10 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
                             max_payload_bytes=max_document_bytes, read_timeout=extract_timeout)]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
-    if extractor == "auto":
-        steps.append(AutoExtractor(**limits))
-    elif extractor == "tags":
-        steps.append(HtmlTagsExtractor(**limits))
-    elif extractor == "dense":
-        steps.append(DenseExtractor(**limits))
-    elif extractor == "fast":
-        steps.append(FastExtractor(**limits))
-    elif extractor == "trafilatura":
-        steps.append(TrafilaturaExtractor(**limits))
-    elif extractor != "none":
+    if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
+    if extractor != "none":
+        steps.append(getattr(steps_module, EXTRACTOR_STEPS[extractor])(**limits))
     steps.append(PerplexitySentenceFilter(
         model=model, threshold=threshold, method=method or method_for_extractor(extractor),
         annotate=annotate, min_chars=min_chars,
@@ -514,11 +511,12 @@ def add_parser(subparsers) -> None:
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")
     add_model_args(p)
     p.add_argument("--method", choices=METHODS, default=None,
-                   help="default: trim after dense, auto, trafilatura and fast, regions after tags, region after none "
+                   help="default: trim after learned, dense, auto, trafilatura and fast, regions after tags, region "
+                        "after none "
                         "(as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
-                   help="HTML to text: dense (default: the page's declared or densest item, one lexbor "
-                        "parse), auto (trafilatura, else fast where trafilatura left out part of the "
+                   help="HTML to text: learned (default: blocks kept by a small learned forest), dense (the "
+                        "page's declared or densest item, one lexbor parse), auto (trafilatura, else fast where trafilatura left out part of the "
                         "page), trafilatura, fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",

@@ -19,8 +19,9 @@
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
-- `DenseExtractor`: the ``dense`` extractor, the default of ``plexity clean`` and ``plexity run``
-  (one lexbor parse, the page's item).
+- `LearnedExtractor`: the ``learned`` extractor, the default of ``plexity clean`` and ``plexity run``
+  (blocks kept by a forest trained on four benchmarks).
+- `DenseExtractor`: the ``dense`` extractor (one lexbor parse, the page's item; hand-set rules).
 - `FastExtractor`: the ``fast`` extractor of ``plexity clean`` (resiliparse's main content).
 - `AutoExtractor`: the ``auto`` extractor of ``plexity clean`` (trafilatura's text, or fast's where
   trafilatura left out part of the page).
@@ -50,7 +51,8 @@ from ..runtime.extras import require_extra
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
-from .extractors import AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, TrafilaturaExtractor  # noqa: E402
+from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
+                         TrafilaturaExtractor)
 from ..errors import ExecutorUnavailable, SettingsChanged, TasksFailed  # noqa: E402
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
@@ -59,6 +61,6 @@ from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlTagsExtractor",
-           "JsonlDocumentWriter", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
+           "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
            "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",
            "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]

@@ -6,7 +6,8 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extractors import html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_tags, html_to_text_trafilatura
+from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_learned, html_to_text_tags,
+                          html_to_text_trafilatura)
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message)
@@ -167,9 +168,8 @@ class DenseExtractor(_PlexityExtractor):
     the item the page declares (schema.org articleBody, a single <article>, <main>) or the
     container where its paragraphs are densest, read without what HTML says is not its text
     (nav, aside, header, footer, forms, hidden), when it holds enough of the page's main content
-    (resiliparse's), else that main content.  No lists of class or id names.  The extractor of
-    ``plexity run`` and ``plexity clean`` by default: ``auto``'s quality at about ``fast``'s
-    speed (docs/extraction.md).  Counted like every datatrove extractor
+    (resiliparse's), else that main content.  No lists of class or id names.  The default before
+    `LearnedExtractor` (docs/extraction.md).  Counted like every datatrove extractor
     (``timeout``, ``clean_error``, ``dropped``); a resiliparse that cannot be imported stops the
     task (`InstallationError`).
 
@@ -181,6 +181,29 @@ class DenseExtractor(_PlexityExtractor):
     name = "▦ dense (lexbor)"
     extractor = "dense"
     to_text = staticmethod(html_to_text_dense)
+
+
+class LearnedExtractor(_PlexityExtractor):
+    """The page's text chosen block by block by a small learned model: ``plexity clean --extractor
+    learned``.
+
+    `plexity_plugins.extractors.html_to_text_learned`: one pass cuts the page into blocks; each
+    block gets a row of evidence (its shape, link and text density of its elements, declared
+    roles, position, repetition, the page's kind, the text the page declares) and a forest of
+    decision trees, trained on four benchmarks' pages and shipped in the package (its card:
+    ``plexity_plugins/extractors/learned/card.json``), keeps the blocks it finds to be the page's
+    text.  Compiled where the extension is built.  The extractor of ``plexity run`` and ``plexity
+    clean`` by default (docs/extraction.md).  Counted like every datatrove extractor
+    (``timeout``, ``clean_error``, ``dropped``).
+
+    Args:
+        timeout: seconds allowed per document
+        memory_limit: as `HtmlTagsExtractor`'s (``memory_limit`` counted)
+    """
+
+    name = "🌲 learned (block forest)"
+    extractor = "learned"
+    to_text = staticmethod(html_to_text_learned)
 
 
 class FastExtractor(_PlexityExtractor):

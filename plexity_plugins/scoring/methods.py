@@ -67,12 +67,12 @@ REASONS = {
 }
 
 
-MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "trafilatura", "fast")
+MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "learned", "trafilatura", "fast")
 
 
 def method_for_extractor(extractor: str | None) -> str:
     """The method that suits text from `extractor`: the output of a main-content extractor,
-    auto, dense, trafilatura or fast, is already the main content: only trim it; the tag remover's text
+    learned, auto, dense, trafilatura or fast, is already the main content: only trim it; the tag remover's text
     (every visible line of a page): find its content regions; plain text: find the region."""
     if extractor in MAIN_CONTENT_EXTRACTORS:
         return "trim"

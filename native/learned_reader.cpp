@@ -1,0 +1,2556 @@
+// plexity_plugins.runtime._native, the learned reader's part: a page's blocks, their features and
+// the forest that labels them, in one pass over the page's HTML.
+//
+// A port of plexity_plugins/extractors/learned/ (the reference; its docstrings specify the
+// procedure).  Each function gives exactly the reference's result (tests/test_learned_native.py):
+//
+//   segment_html(html) -> Page          segment.segment: Page.texts(), .title, .chars, .truncated,
+//                                       .declared, .summaries, and for the tests .blocks() /
+//                                       .elements() (the fields of segment's Block and Element, in
+//                                       their __slots__ order)
+//   Page.features(declares_item, logprobs) -> bytes
+//                                       features.block_features, row-major float64 (n x FEATURE_COUNT),
+//                                       every value bit-equal (same operations in the same order,
+//                                       libm's log1p as Python's math.log1p)
+//   Forest(spec).probabilities(rows, n_features) -> [float]
+//                                       forest.Forest(spec).probabilities
+//   unescape_html(text)                 segment.unescape (html.unescape)
+//
+// Character classes are CPython's own (Py_UNICODE_IS*), the ones `re` uses for \w, \s, \d and
+// str.split() for whitespace; re.IGNORECASE's extra equivalences (i: U+0130, U+0131; s: U+017F;
+// k: U+212A) are spelled out where the reference matches ASCII names case-insensitively.
+// html.unescape's tables are read from Python's html module on first use (html.entities.html5,
+// and the numeric references html.unescape maps specially, asked of html.unescape itself).
+// JSON-LD strings are decoded as CPython's json.loads decodes them (its C scanstring, strict).
+//
+// Bounded like the reference: the stack of open elements is at most kMaxDepth deep, an end tag
+// searches at most kMaxCloseSearch open elements, a page is read up to kMaxBlocks blocks or
+// kMaxElements elements, every scan moves forward (linear in the page: a JSON-LD script's strings
+// too, however many keys it holds or however long a string that never ends).  Text is held once:
+// a block's pieces are unescaped and collapsed in place, then moved to the block.
+// Segmentation and features run without the GIL; it is taken back only to lower-case a tag name
+// that is not ASCII (str.lower, with its full case mapping).
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr int kMaxDepth = 256;        // segment.MAX_DEPTH
+constexpr int kMaxCloseSearch = 64;   // segment.MAX_CLOSE_SEARCH
+constexpr size_t kMaxBlocks = 50000;      // segment.MAX_BLOCKS
+constexpr size_t kMaxElements = 200000;   // segment.MAX_ELEMENTS
+constexpr int kFeatureCount = 124;    // len(features.FEATURES)
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------------------------------
+// Character classes (re's \s, \w, \d; str.split()'s whitespace)
+
+inline bool is_space(Py_UCS4 c) { return Py_UNICODE_ISSPACE(c); }
+inline bool is_word(Py_UCS4 c) {
+  if (c < 128) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return Py_UNICODE_ISALNUM(c) || c == '_';
+}
+inline bool is_decimal(Py_UCS4 c) { return c < 128 ? (c >= '0' && c <= '9') : Py_UNICODE_ISDECIMAL(c) != 0; }
+inline bool is_ascii_alpha(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+inline Py_UCS4 ascii_lower(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+
+// Whether c matches the ASCII lower-case letter (or other ASCII character) `want` under
+// re.IGNORECASE for a str pattern.
+inline bool ci_equal(Py_UCS4 c, char want) {
+  if (c < 128) return ascii_lower(c) == static_cast<Py_UCS4>(want);
+  switch (want) {
+    case 'i': return c == 0x130 || c == 0x131;
+    case 's': return c == 0x17F;
+    case 'k': return c == 0x212A;
+    default: return false;
+  }
+}
+
+// A stop that ends a sentence (features._STOPS, segment._SENTENCE_END): [.!?。！？।؟]
+inline bool is_stop(Py_UCS4 c) {
+  return c == '.' || c == '!' || c == '?' || c == 0x3002 || c == 0xFF01 || c == 0xFF1F || c == 0x964 || c == 0x61F;
+}
+// features._SEPARATORS: [|·•»›/\-–—:]
+inline bool is_separator(Py_UCS4 c) {
+  return c == '|' || c == 0xB7 || c == 0x2022 || c == 0xBB || c == 0x203A || c == '/' || c == '-' || c == 0x2013 ||
+         c == 0x2014 || c == ':';
+}
+// features._UPPER_INITIAL's letters: [A-ZÀ-ÖØ-Þ]
+inline bool is_upper_initial(Py_UCS4 c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xD6) || (c >= 0xD8 && c <= 0xDE);
+}
+
+typedef std::u32string Text;
+
+// ---------------------------------------------------------------------------------------
+// html.unescape
+
+struct Entities {
+  // html.entities.html5 as a trie over its (ASCII) names
+  std::unordered_map<uint64_t, int32_t> edges;  // (node << 8 | char) -> child node
+  std::vector<int32_t> value_of;                 // node -> index into values, or -1
+  std::vector<Text> values;
+  // numeric references html.unescape does not map to chr(n) (its _invalid_charrefs and
+  // _invalid_codepoints, below U+10FFFF and outside the surrogates)
+  std::unordered_map<uint32_t, Text> special;
+
+  int32_t child(int32_t node, Py_UCS4 c) const {
+    if (c >= 128) return -1;
+    auto it = edges.find((static_cast<uint64_t>(node) << 8) | c);
+    return it == edges.end() ? -1 : it->second;
+  }
+};
+
+const Entities *g_entities = nullptr;
+
+bool to_text(PyObject *str, Text &out) {
+  if (!PyUnicode_Check(str)) {
+    PyErr_SetString(PyExc_TypeError, "expected str");
+    return false;
+  }
+  const int kind = PyUnicode_KIND(str);
+  const void *data = PyUnicode_DATA(str);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(str);
+  out.clear();
+  out.reserve(n);
+  for (Py_ssize_t i = 0; i < n; ++i) out.push_back(PyUnicode_READ(kind, data, i));
+  return true;
+}
+
+PyObject *from_text(const char32_t *data, size_t n) {
+  return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, data, static_cast<Py_ssize_t>(n));
+}
+
+// Reads the tables from Python's html module (with the GIL, once).
+bool load_entities() {
+  if (g_entities != nullptr) return true;
+  std::unique_ptr<Entities> e(new Entities);
+  e->value_of.push_back(-1);  // the root
+  PyObject *module = PyImport_ImportModule("html.entities");
+  if (module == nullptr) return false;
+  PyObject *html5 = PyObject_GetAttrString(module, "html5");
+  Py_DECREF(module);
+  if (html5 == nullptr) return false;
+  if (!PyDict_Check(html5)) {
+    Py_DECREF(html5);
+    PyErr_SetString(PyExc_TypeError, "html.entities.html5 is not a dict");
+    return false;
+  }
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  Text name, replacement;
+  while (PyDict_Next(html5, &pos, &key, &value)) {
+    if (!to_text(key, name) || !to_text(value, replacement)) {
+      Py_DECREF(html5);
+      return false;
+    }
+    int32_t node = 0;
+    bool ascii = true;
+    for (Py_UCS4 c : name) {
+      if (c >= 128) {
+        ascii = false;
+        break;
+      }
+      const uint64_t edge = (static_cast<uint64_t>(node) << 8) | c;
+      auto it = e->edges.find(edge);
+      if (it == e->edges.end()) {
+        const int32_t made = static_cast<int32_t>(e->value_of.size());
+        e->value_of.push_back(-1);
+        e->edges.emplace(edge, made);
+        node = made;
+      } else {
+        node = it->second;
+      }
+    }
+    if (!ascii) continue;  // (none is: a name html.unescape's pattern could match is what counts)
+    e->value_of[node] = static_cast<int32_t>(e->values.size());
+    e->values.push_back(replacement);
+  }
+  Py_DECREF(html5);
+  // The numbers html.unescape maps to something other than chr(n): C0 and C1 controls, the
+  // non-characters U+FDD0..U+FDEF and U+nFFFE, U+nFFFF (asked of html.unescape itself).
+  PyObject *html = PyImport_ImportModule("html");
+  if (html == nullptr) return false;
+  PyObject *unescape = PyObject_GetAttrString(html, "unescape");
+  Py_DECREF(html);
+  if (unescape == nullptr) return false;
+  std::vector<uint32_t> candidates;
+  for (uint32_t c = 0; c <= 0x9F; ++c) candidates.push_back(c);
+  for (uint32_t c = 0xFDD0; c <= 0xFDEF; ++c) candidates.push_back(c);
+  for (uint32_t plane = 0; plane <= 0x10; ++plane) {
+    candidates.push_back(plane * 0x10000 + 0xFFFE);
+    candidates.push_back(plane * 0x10000 + 0xFFFF);
+  }
+  for (uint32_t c : candidates) {
+    char ref[32];
+    snprintf(ref, sizeof ref, "&#%u;", c);
+    PyObject *result = PyObject_CallFunction(unescape, "s", ref);
+    if (result == nullptr || !to_text(result, replacement)) {
+      Py_XDECREF(result);
+      Py_DECREF(unescape);
+      return false;
+    }
+    Py_DECREF(result);
+    if (!(replacement.size() == 1 && replacement[0] == c)) e->special.emplace(c, replacement);
+  }
+  Py_DECREF(unescape);
+  g_entities = e.release();
+  return true;
+}
+
+inline bool is_hex(Py_UCS4 c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+inline uint32_t hex_value(Py_UCS4 c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+// html.unescape's named reference: [^\t\n\f <&#;]
+inline bool is_ref_name_char(Py_UCS4 c) {
+  return !(c == '\t' || c == '\n' || c == '\f' || c == ' ' || c == '<' || c == '&' || c == '#' || c == ';');
+}
+
+// html.unescape(s[start:end]) appended to out (its pattern and replacement rules, read left to
+// right: a numeric reference, else a named one of at most 32 characters, the longest known
+// prefix of it when the whole is not a name).
+template <class CharT>
+void unescape(const CharT *s, size_t start, size_t end, Text &out) {
+  const Entities &ent = *g_entities;
+  size_t i = start;
+  while (i < end) {
+    const Py_UCS4 c = s[i];
+    if (c != '&') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    const size_t j = i + 1;
+    if (j < end && s[j] == '#') {
+      size_t k = j + 1;
+      bool decimal = k < end && s[k] >= '0' && s[k] <= '9';
+      bool hex = !decimal && k + 1 < end && (s[k] == 'x' || s[k] == 'X') && is_hex(s[k + 1]);
+      if (!decimal && !hex) {
+        out.push_back('&');
+        ++i;
+        continue;
+      }
+      if (hex) ++k;
+      size_t e = k;
+      while (e < end && (decimal ? (s[e] >= '0' && s[e] <= '9') : is_hex(s[e]))) ++e;
+      size_t first = k;
+      while (first < e && s[first] == '0') ++first;
+      // more than 7 decimal (6 hex) significant digits: past U+10FFFF
+      const bool huge = (e - first) > (decimal ? 7u : 6u);
+      uint32_t number = 0;
+      if (!huge) {
+        for (size_t d = first; d < e; ++d) number = decimal ? number * 10 + (s[d] - '0') : number * 16 + hex_value(s[d]);
+      }
+      auto special = huge ? ent.special.end() : ent.special.find(number);
+      if (special != ent.special.end()) {
+        out += special->second;
+      } else if (huge || (number >= 0xD800 && number <= 0xDFFF) || number > 0x10FFFF) {
+        out.push_back(0xFFFD);
+      } else {
+        out.push_back(number);
+      }
+      i = e + (e < end && s[e] == ';' ? 1 : 0);
+      continue;
+    }
+    size_t e = j;
+    while (e < end && e - j < 32 && is_ref_name_char(s[e])) ++e;
+    if (e == j) {
+      out.push_back('&');
+      ++i;
+      continue;
+    }
+    const size_t length = e - j + (e < end && s[e] == ';' ? 1 : 0);
+    int32_t node = 0, full = -1, best_value = -1;
+    size_t best_length = 0;
+    for (size_t d = 0; d < length; ++d) {
+      node = ent.child(node, s[j + d]);
+      if (node < 0) break;
+      const int32_t v = ent.value_of[node];
+      if (v < 0) continue;
+      if (d + 1 == length) {
+        full = v;
+      } else if (d + 1 >= 2) {
+        best_value = v;
+        best_length = d + 1;
+      }
+    }
+    if (full >= 0) {
+      out += ent.values[full];
+    } else if (best_value >= 0) {
+      out += ent.values[best_value];
+      for (size_t d = best_length; d < length; ++d) out.push_back(s[j + d]);
+    } else {
+      out.push_back('&');
+      for (size_t d = 0; d < length; ++d) out.push_back(s[j + d]);
+    }
+    i = j + length;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The tag vocabulary (segment.py, features.py)
+
+enum TagFlag : uint32_t {
+  kBlock = 1, kVoid = 2, kRaw = 4, kClosesP = 8,
+  kScopeP = 16,       // the scope of an implied </p>: button table td th body html
+  kScopeList = 32,    // of </li>: ul ol menu dir table body html (segment._LIST_SCOPE)
+  kScopeDl = 64,      // of </dt>, </dd>: dl body html
+  kScopeCell = 128,   // of </td>, </th>: table body html tr (segment._TABLE_SCOPE | {"tr"})
+  kScopeTable = 256,  // of </tr>: table body html (segment._TABLE_SCOPE)
+  kScopeSelect = 512, // of </option>: select body html
+};
+
+struct TagInfo {
+  uint32_t flags = 0;
+  int32_t feature_id = 0;   // segment.TAG_ID (0: any other tag)
+  uint32_t inline_bits = 0; // segment.INLINE_BITS
+  uint32_t ancestry = 0;    // features._ANCESTRY
+};
+
+// Known tags; the first ones have fixed ids for the procedure.
+enum KnownTag : int32_t {
+  T_ROOT, T_A, T_PRE, T_BR, T_P, T_LI, T_DT, T_DD, T_TD, T_TH, T_TR, T_OPTION, T_OPTGROUP, T_TITLE, T_SCRIPT, T_META,
+  T_FIXED_END
+};
+const char *const kFixedNames[] = {"#root", "a", "pre", "br", "p", "li", "dt", "dd", "td", "th", "tr", "option",
+                                   "optgroup", "title", "script", "meta"};
+
+const char kBlockTags[] =
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
+    "figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend li listing main menu nav ol "
+    "noscript optgroup option p pre search section summary table tbody td tfoot th thead tr ul";
+const char kVoidTags[] = "area base br col embed hr img input keygen link meta param source track wbr";
+const char kRawTags[] = "script style textarea title xmp iframe noembed noframes template plaintext svg math";
+const char kClosesPTags[] =
+    "address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
+    "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section summary table "
+    "ul li dd dt";
+const char kFeatureTags[] =  // segment.TAGS, in order (its index is the tag's feature)
+    "other a address article aside b blockquote body button caption center code dd details div dl dt em "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header html i label legend li main nav ol "
+    "option p pre section select small span strong summary table tbody td th time tr u ul cite font dialog "
+    "menu hgroup search thead tfoot noscript";
+
+struct NameKey {  // an ASCII name of at most 16 characters
+  uint64_t lo = 0, hi = 0;
+  uint32_t length = 0;
+  bool operator==(const NameKey &o) const { return lo == o.lo && hi == o.hi && length == o.length; }
+};
+struct NameKeyHash {
+  size_t operator()(const NameKey &k) const {
+    uint64_t h = k.lo * 0x9E3779B97F4A7C15ULL ^ (k.hi + 0x632BE59BD9B4E019ULL + (h_len(k) << 6));
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+  static uint64_t h_len(const NameKey &k) { return k.length; }
+};
+
+// Packs an ASCII name (already lower-cased) into a key; false if it is longer than 16 or not ASCII.
+template <class It>
+bool make_key(It begin, size_t length, NameKey &key) {
+  if (length > 16) return false;
+  key = NameKey();
+  key.length = static_cast<uint32_t>(length);
+  for (size_t i = 0; i < length; ++i) {
+    const Py_UCS4 c = begin[i];
+    if (c >= 128) return false;
+    if (i < 8)
+      key.lo |= static_cast<uint64_t>(c) << (8 * i);
+    else
+      key.hi |= static_cast<uint64_t>(c) << (8 * (i - 8));
+  }
+  return true;
+}
+
+struct Vocabulary {
+  std::unordered_map<NameKey, int32_t, NameKeyHash> ids;
+  std::vector<std::string> names;
+  std::vector<TagInfo> info;
+
+  int32_t add(const std::string &name) {
+    NameKey key;
+    make_key(name.begin(), name.size(), key);
+    auto it = ids.find(key);
+    if (it != ids.end()) return it->second;
+    const int32_t id = static_cast<int32_t>(names.size());
+    ids.emplace(key, id);
+    names.push_back(name);
+    info.emplace_back();
+    return id;
+  }
+  template <class F>
+  void each(const char *list, F f) {
+    std::string name;
+    for (const char *p = list;; ++p) {
+      if (*p == ' ' || *p == '\0') {
+        if (!name.empty()) f(add(name), name);
+        name.clear();
+        if (*p == '\0') break;
+      } else {
+        name.push_back(*p);
+      }
+    }
+  }
+
+  Vocabulary() {
+    for (const char *name : kFixedNames) add(name);
+    each(kBlockTags, [&](int32_t id, const std::string &) { info[id].flags |= kBlock; });
+    each(kVoidTags, [&](int32_t id, const std::string &) { info[id].flags |= kVoid; });
+    each(kRawTags, [&](int32_t id, const std::string &) { info[id].flags |= kRaw; });
+    each(kClosesPTags, [&](int32_t id, const std::string &) { info[id].flags |= kClosesP; });
+    each("button table td th body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeP; });
+    each("ul ol menu dir table body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeList; });
+    each("dl body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeDl; });
+    each("table body html tr", [&](int32_t id, const std::string &) { info[id].flags |= kScopeCell; });
+    each("table body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeTable; });
+    each("select body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeSelect; });
+    int32_t feature = 0;
+    each(kFeatureTags, [&](int32_t id, const std::string &) { info[id].feature_id = feature++; });
+    const std::pair<const char *, uint32_t> inline_bits[] = {
+        {"a", 1}, {"b", 2}, {"strong", 2}, {"em", 4}, {"i", 4}, {"button", 8}, {"label", 8}, {"select", 8},
+        {"time", 16}, {"small", 32}, {"code", 64}, {"cite", 128}, {"h1", 256}, {"h2", 256}, {"h3", 256},
+        {"h4", 256}, {"h5", 256}, {"h6", 256}};
+    for (const auto &p : inline_bits) info[add(p.first)].inline_bits = p.second;
+    const std::pair<const char *, uint32_t> ancestry[] = {
+        {"article", 1}, {"main", 2}, {"nav", 4}, {"aside", 8}, {"header", 16}, {"footer", 32}, {"form", 64},
+        {"li", 128}, {"td", 256}, {"th", 256}, {"blockquote", 512}, {"figure", 1024}, {"dialog", 2048},
+        {"table", 4096}, {"h1", 8192}, {"h2", 8192}, {"h3", 8192}, {"h4", 8192}, {"h5", 8192}, {"h6", 8192},
+        {"pre", 16384}, {"select", 32768}, {"button", 32768}, {"label", 32768}, {"dl", 65536},
+        {"noscript", 1u << 19}};
+    for (const auto &p : ancestry) info[add(p.first)].ancestry = p.second;
+  }
+};
+
+const Vocabulary *g_vocabulary = nullptr;
+
+// segment.ROLE_IDS
+int role_id(const Text &role) {
+  static const std::pair<const char *, int> roles[] = {
+      {"main", 1}, {"article", 2}, {"navigation", 3}, {"complementary", 4}, {"banner", 5}, {"contentinfo", 6},
+      {"menu", 7}, {"menubar", 7}, {"list", 8}, {"listitem", 8}, {"dialog", 9}, {"alertdialog", 9},
+      {"search", 3}, {"tablist", 7}, {"tab", 7}, {"button", 10}, {"link", 10}};
+  for (const auto &r : roles) {
+    const size_t length = std::strlen(r.first);
+    if (length == role.size() && std::equal(role.begin(), role.end(), r.first)) return r.second;
+  }
+  return 0;
+}
+
+// features._ROLE_BITS
+uint32_t role_bits(int role) {
+  switch (role) {
+    case 1: return 2;
+    case 2: return 1;
+    case 3: return 4;
+    case 4: return 8;
+    case 5: return 16;
+    case 6: return 32;
+    case 9: return 2048;
+    default: return 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The page (segment.Page)
+
+struct Element {  // segment.Element
+  int32_t tag, parent, signature, depth;
+  bool block, hidden, declared;
+  uint8_t role;
+  int32_t words, link_words, chars, blocks, long_blocks, long_words, elements, links, first_block, last_block;
+};
+
+struct Block {  // segment.Block
+  Text text;
+  int32_t element, words, link_words, chars, links, inline_bits, lines;
+};
+
+struct Signature {  // segment.Element.signature: its tag, and " " + its classes if it has a class attribute
+  int32_t tag;            // (-1: the root's, "")
+  const Text *classes;    // (the key of Segmenter::class_signatures_ that holds them after the tag), or null
+};
+
+struct PageData {
+  std::vector<Element> elements;
+  std::vector<Block> blocks;
+  Text title;
+  int64_t chars = 0;
+  bool truncated = false;
+  std::vector<Text> declared;    // segment.Page.declared: a JSON-LD script's articleBody / text strings
+  std::vector<Text> summaries;   // segment.Page.summaries: the <meta> descriptions' contents
+  std::vector<Text> extra_tags;  // names of tags outside the vocabulary (ids from the vocabulary's size on)
+  std::vector<Signature> signatures;
+  // the keys of class_signatures: the tag id, then the classes (their nodes do not move)
+  std::unordered_map<Text, int32_t> class_signatures;
+
+  std::u32string_view text(const Block &b) const { return std::u32string_view(b.text); }
+  Text tag_name(int32_t tag) const {
+    const auto &known = g_vocabulary->names;
+    if (tag < static_cast<int32_t>(known.size())) return Text(known[tag].begin(), known[tag].end());
+    return extra_tags[tag - known.size()];
+  }
+};
+
+// Lower-cases a tag name that is not ASCII with str.lower (the GIL taken back for it); false with a
+// Python error set on failure.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  ~GilRelease() { PyEval_RestoreThread(state_); }
+  GilRelease(const GilRelease &) = delete;
+  GilRelease &operator=(const GilRelease &) = delete;
+  template <class F>
+  bool with_gil(F call) {
+    PyEval_RestoreThread(state_);
+    const bool ok = call();
+    state_ = PyEval_SaveThread();
+    return ok;
+  }
+
+ private:
+  PyThreadState *state_;
+};
+
+bool python_lower(GilRelease &gil, const Text &name, Text &out) {
+  return gil.with_gil([&]() {
+    PyObject *str = from_text(name.data(), name.size());
+    if (str == nullptr) return false;
+    PyObject *lower = PyObject_CallMethod(str, "lower", nullptr);
+    Py_DECREF(str);
+    if (lower == nullptr) return false;
+    const bool ok = to_text(lower, out);
+    Py_DECREF(lower);
+    return ok;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Segmentation (segment.segment and segment._Reader)
+
+template <class CharT>
+class Segmenter {
+ public:
+  Segmenter(const CharT *s, size_t n, PageData &page, GilRelease &gil)
+      : s_(s), n_(n), page_(page), gil_(gil), vocabulary_(*g_vocabulary) {}
+
+  // false with a Python error set (when lower-casing a tag name failed)
+  bool run() {
+    Element root = {};
+    root.tag = T_ROOT;
+    root.parent = -1;
+    root.signature = static_cast<int32_t>(page_.signatures.size());  // the root's is "" (it has no group)
+    page_.signatures.push_back(Signature{-1, nullptr});
+    root.block = true;
+    root.first_block = root.last_block = -1;
+    page_.elements.push_back(root);
+    stack_.push_back(0);
+    block_of_.push_back(0);
+    const size_t n = n_;
+    size_t at = 0;
+    while (at < n) {
+      if (page_.blocks.size() >= kMaxBlocks || page_.elements.size() >= kMaxElements) {
+        page_.truncated = true;
+        break;
+      }
+      const size_t lt = find(static_cast<CharT>('<'), at);
+      if (lt == npos) {
+        add_text(at, n);
+        break;
+      }
+      if (lt > at) add_text(at, lt);
+      const Py_UCS4 next = lt + 1 < n ? static_cast<Py_UCS4>(s_[lt + 1]) : 0;
+      if (lt + 1 < n && next == '!') {
+        size_t end;
+        if (lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
+          end = find_comment_end(lt + 4);
+          at = end == npos ? n : end + 3;
+        } else {
+          end = find(static_cast<CharT>('>'), lt + 2);
+          at = end == npos ? n : end + 1;
+        }
+        continue;
+      }
+      if (lt + 1 < n && next == '?') {
+        const size_t end = find(static_cast<CharT>('>'), lt + 2);
+        at = end == npos ? n : end + 1;
+        continue;
+      }
+      const bool closing = lt + 1 < n && next == '/';
+      const size_t start = closing ? lt + 2 : lt + 1;
+      if (start >= n || !is_ascii_alpha(s_[start])) {
+        if (closing) {  // "</" and no letter: a bogus comment to the next ">"
+          const size_t end = find(static_cast<CharT>('>'), start);
+          at = end == npos ? n : end + 1;
+        } else {  // a "<" that starts no tag is text
+          add_text('<');
+          at = lt + 1;
+        }
+        continue;
+      }
+      size_t name_end = start;
+      while (name_end < n && s_[name_end] != '/' && s_[name_end] != '>' && !is_space(s_[name_end])) ++name_end;
+      int32_t tag;
+      if (!intern_tag(start, name_end, &tag)) return false;
+      const size_t end = tag_end(name_end);
+      const size_t attributes_end = std::min(end, n);
+      at = end >= n ? n : end + 1;
+      if (closing) {
+        close(tag);
+        continue;
+      }
+      if (info(tag).flags & kRaw) {
+        const std::string &name = vocabulary_.names[tag];
+        const size_t close_at = find_end_tag(name, at);
+        if (tag == T_TITLE && page_.title.empty()) {
+          Text raw;
+          unescape(s_, at, close_at, raw);
+          join_split(raw.data(), raw.size(), page_.title);
+        } else if (tag == T_SCRIPT && contains_ld_json(name_end, attributes_end)) {
+          read_declared(at, close_at);
+        }
+        at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
+        continue;
+      }
+      if (tag == T_META && attributes_end > name_end) read_summary(name_end, attributes_end);
+      open(tag, name_end, attributes_end);
+    }
+    pop_to(1);
+    flush();
+    return true;
+  }
+
+ private:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+  const TagInfo &info(int32_t tag) const {
+    static const TagInfo none;
+    return tag < static_cast<int32_t>(vocabulary_.info.size()) ? vocabulary_.info[tag] : none;
+  }
+
+  // str.find(c, from, to)
+  size_t find(CharT c, size_t from, size_t to = npos) const {
+    if (to > n_) to = n_;
+    if (from >= to) return npos;
+    if (sizeof(CharT) == 1) {
+      const void *hit = std::memchr(s_ + from, static_cast<int>(c), to - from);
+      return hit == nullptr ? npos : static_cast<const CharT *>(hit) - s_;
+    }
+    for (size_t i = from; i < to; ++i)
+      if (s_[i] == c) return i;
+    return npos;
+  }
+
+  size_t find_comment_end(size_t from) const {  // "-->"
+    for (size_t i = find(static_cast<CharT>('-'), from); i != npos; i = find(static_cast<CharT>('-'), i + 1)) {
+      if (i + 2 < n_ && s_[i + 1] == '-' && s_[i + 2] == '>') return i;
+    }
+    return npos;
+  }
+
+  // segment._tag_end: the ">" that ends the tag whose attributes start at `at` (or n): a quote
+  // right after "=" (spaces between allowed) opens a value that may hold ">", up to the same quote.
+  // Quotes are looked for before the next ">" only (npos: none there).
+  size_t tag_end(size_t at) const {
+    const size_t n = n_;
+    size_t gt = find('>', at);
+    if (gt == npos) return n;
+    size_t dq = find('"', at, gt), sq = find('\'', at, gt);
+    while (true) {
+      const size_t quote_at = std::min(dq, sq);
+      if (quote_at == npos) return gt;
+      size_t before = quote_at;  // (one past the position looked at)
+      while (before > at && is_space(s_[before - 1])) --before;
+      if (before > at && s_[before - 1] == '=') {
+        const size_t close = find(s_[quote_at], quote_at + 1);
+        if (close == npos) return n;
+        at = close + 1;
+      } else {
+        at = quote_at + 1;
+      }
+      if (gt < at) {
+        gt = find('>', at);
+        if (gt == npos) return n;
+        dq = find('"', at, gt);
+        sq = find('\'', at, gt);
+        continue;
+      }
+      if (dq != npos && dq < at) dq = find('"', at, gt);
+      if (sq != npos && sq < at) sq = find('\'', at, gt);
+    }
+  }
+
+  // segment._find_end_tag: where "</name" followed by \s, "/" or ">" starts (name matched as
+  // re.IGNORECASE does), at or after `at`, or n.
+  size_t find_end_tag(const std::string &name, size_t at) const {
+    const size_t length = name.size();
+    for (size_t i = find('<', at); i != npos; i = find('<', i + 1)) {
+      if (i + 2 + length >= n_) return n_;  // (no room for "</name" and one more character)
+      if (s_[i + 1] != '/') continue;
+      size_t k = 0;
+      while (k < length && ci_equal(s_[i + 2 + k], name[k])) ++k;
+      if (k < length) continue;
+      const Py_UCS4 after = s_[i + 2 + length];
+      if (after == '/' || after == '>' || is_space(after)) return i;
+    }
+    return n_;
+  }
+
+  bool intern_tag(size_t start, size_t end, int32_t *tag) {
+    bool ascii = true;
+    for (size_t i = start; i < end && ascii; ++i) ascii = s_[i] < 128;
+    NameKey key;
+    if (ascii) {
+      if (end - start <= 16) {
+        make_lower_key(start, end, key);
+        auto it = vocabulary_.ids.find(key);
+        if (it != vocabulary_.ids.end()) {
+          *tag = it->second;
+          return true;
+        }
+      }
+      lowered_.clear();
+      for (size_t i = start; i < end; ++i) lowered_.push_back(ascii_lower(s_[i]));
+    } else {
+      name_.assign(s_ + start, s_ + end);
+      if (!python_lower(gil_, name_, lowered_)) return false;
+      if (make_key(lowered_.begin(), lowered_.size(), key)) {
+        auto it = vocabulary_.ids.find(key);
+        if (it != vocabulary_.ids.end()) {
+          *tag = it->second;
+          return true;
+        }
+      }
+    }
+    auto it = extra_ids_.find(lowered_);
+    if (it != extra_ids_.end()) {
+      *tag = it->second;
+      return true;
+    }
+    *tag = static_cast<int32_t>(vocabulary_.names.size() + page_.extra_tags.size());
+    page_.extra_tags.push_back(lowered_);
+    extra_ids_.emplace(lowered_, *tag);
+    return true;
+  }
+
+  void make_lower_key(size_t start, size_t end, NameKey &key) const {
+    key = NameKey();
+    key.length = static_cast<uint32_t>(end - start);
+    for (size_t i = 0; i < end - start; ++i) {
+      const uint64_t c = ascii_lower(s_[start + i]);
+      if (i < 8)
+        key.lo |= c << (8 * i);
+      else
+        key.hi |= c << (8 * (i - 8));
+    }
+  }
+
+  // The signature of a tag without a class attribute, or with the classes in signature_key_
+  // after the tag id.
+  int32_t signature(int32_t tag, bool has_class) {
+    if (!has_class) {
+      if (static_cast<size_t>(tag) >= signature_of_tag_.size()) signature_of_tag_.resize(tag + 1, -1);
+      int32_t &id = signature_of_tag_[tag];
+      if (id < 0) {
+        id = static_cast<int32_t>(page_.signatures.size());
+        page_.signatures.push_back(Signature{tag, nullptr});
+      }
+      return id;
+    }
+    auto it = page_.class_signatures.find(signature_key_);
+    if (it != page_.class_signatures.end()) return it->second;
+    const int32_t id = static_cast<int32_t>(page_.signatures.size());
+    it = page_.class_signatures.emplace(std::move(signature_key_), id).first;
+    signature_key_ = Text();
+    page_.signatures.push_back(Signature{tag, &it->first});
+    return id;
+  }
+
+  // -- text ---------------------------------------------------------------------------
+
+  void add_text(size_t start, size_t end) {
+    bool amp = false;
+    if (sizeof(CharT) == 1) {
+      amp = std::memchr(s_ + start, '&', end - start) != nullptr;
+    } else {
+      for (size_t i = start; i < end && !amp; ++i) amp = s_[i] == '&';
+    }
+    const size_t before = text_.size();
+    if (amp) {
+      unescape(s_, start, end, text_);
+    } else {
+      text_.append(s_ + start, s_ + end);
+    }
+    add_piece(before);
+  }
+
+  void add_text(Py_UCS4 c) {
+    const size_t before = text_.size();
+    text_.push_back(c);
+    add_piece(before);
+  }
+
+  // _Reader.add_text of the piece text_[before:], already unescaped: whitespace runs collapsed
+  // outside <pre> (in place), its words counted.
+  void add_piece(size_t before) {
+    int64_t words = 0;
+    bool in_word = false, in_space = false;
+    const bool collapse = in_pre_ == 0;
+    const size_t end = text_.size();
+    size_t w = before;
+    for (size_t i = before; i < end; ++i) {
+      const Py_UCS4 c = text_[i];
+      if (collapse && is_space(c)) {
+        if (!in_space) text_[w++] = ' ';
+        in_space = true;
+        in_word = false;
+        continue;
+      }
+      in_space = false;
+      text_[w++] = c;
+      if (is_word(c)) {
+        if (!in_word) ++words;
+        in_word = true;
+      } else {
+        in_word = false;
+      }
+    }
+    text_.resize(w);
+    if (w == before) return;
+    pieces_ = true;
+    words_ += words;
+    if (in_link_ && words) {
+      link_words_ += words;
+      if (!link_counted_) {
+        links_ += 1;
+        link_counted_ = true;
+      }
+    }
+    if (words) {
+      uint32_t bits = 0;
+      const size_t depth = stack_.size();
+      for (size_t k = depth > 8 ? depth - 8 : 0; k < depth; ++k) bits |= info(page_.elements[stack_[k]].tag).inline_bits;
+      inline_ |= bits;
+    }
+  }
+
+  void line_break() {
+    text_.push_back('\n');
+    pieces_ = true;
+    lines_ += 1;
+  }
+
+  // " ".join(str.split(text)) appended to out
+  template <class T>
+  static void join_split(const T *p, size_t length, Text &out) {
+    bool first = true;
+    size_t i = 0;
+    while (i < length) {
+      if (is_space(p[i])) {
+        ++i;
+        continue;
+      }
+      if (!first) out.push_back(' ');
+      first = false;
+      while (i < length && !is_space(p[i])) out.push_back(p[i++]);
+    }
+  }
+
+  // _Reader.flush: the pieces become a block: one line per "\n", words joined by one space
+  // (rstripped inside <pre>), empty lines dropped; in place (the output never passes the input).
+  void flush() {
+    if (!pieces_) return;
+    Text &t = text_;
+    const size_t length = t.size();
+    size_t w = 0, line_start = 0;
+    bool first = true;
+    for (size_t i = 0; i <= length; ++i) {
+      if (i < length && t[i] != '\n') continue;
+      if (in_pre_) {
+        size_t line_end = i;
+        while (line_end > line_start && is_space(t[line_end - 1])) --line_end;
+        if (line_end > line_start) {
+          if (!first) t[w++] = '\n';
+          first = false;
+          for (size_t k = line_start; k < line_end; ++k) t[w++] = t[k];
+        }
+      } else {
+        size_t k = line_start;
+        while (k < i && is_space(t[k])) ++k;
+        if (k < i) {
+          if (!first) t[w++] = '\n';
+          first = false;
+          bool word = false;  // " ".join(line.split())
+          while (k < i) {
+            if (is_space(t[k])) {
+              ++k;
+              continue;
+            }
+            if (word) t[w++] = ' ';
+            word = true;
+            while (k < i && !is_space(t[k])) t[w++] = t[k++];
+          }
+        }
+      }
+      line_start = i + 1;
+    }
+    t.resize(w);
+    pieces_ = false;
+    const int64_t words = words_, link_words = link_words_, links = links_, inline_bits = inline_;
+    words_ = link_words_ = links_ = inline_ = 0;
+    lines_ = 1;
+    link_counted_ = false;
+    if (w == 0) return;
+    int64_t spaces = 0, newlines = 0;
+    bool ends = false;
+    for (size_t i = 0; i < w; ++i) {
+      const Py_UCS4 c = t[i];
+      spaces += c == ' ';
+      newlines += c == '\n';
+      if (!ends && is_stop(c) && (i + 1 == w || is_space(t[i + 1]))) ends = true;
+    }
+    const int32_t chars = static_cast<int32_t>(w - spaces - newlines);
+    Block block;
+    if (t.capacity() > 2 * w + 64) t.shrink_to_fit();
+    block.text = std::move(t);
+    t = Text();
+    block.element = block_of_.back();
+    block.words = static_cast<int32_t>(words);
+    block.link_words = static_cast<int32_t>(link_words);
+    block.chars = chars;
+    block.links = static_cast<int32_t>(links);
+    block.inline_bits = static_cast<int32_t>(inline_bits);
+    block.lines = static_cast<int32_t>(newlines + 1);
+    const int32_t index = static_cast<int32_t>(page_.blocks.size());
+    page_.blocks.push_back(std::move(block));
+    page_.chars += chars;
+    // counted on the innermost open element; added to its parent's when it closes (pop_to)
+    Element &e = page_.elements[stack_.back()];
+    e.words += words;
+    e.link_words += link_words;
+    e.chars += chars;
+    e.blocks += 1;
+    if (words >= 10 && ends) {
+      e.long_blocks += 1;
+      e.long_words += words;
+    }
+    if (e.first_block < 0) e.first_block = index;
+    e.last_block = index;
+  }
+
+  // -- tags -----------------------------------------------------------------------------
+
+  void open(int32_t tag, size_t attributes_start, size_t attributes_end) {
+    const TagInfo &ti = info(tag);
+    const bool block = ti.flags & kBlock;
+    if (block) {
+      flush();
+      implied_ends(tag, ti);
+    }
+    if (ti.flags & kVoid) {
+      if (tag == T_BR) line_break();
+      return;
+    }
+    if (stack_.size() >= static_cast<size_t>(kMaxDepth)) return;
+    const int32_t parent = stack_.back();
+    Element e = {};
+    e.tag = tag;
+    e.parent = parent;
+    e.depth = static_cast<int32_t>(stack_.size());
+    e.block = block;
+    e.first_block = e.last_block = -1;
+    has_class_ = false;
+    if (attributes_end > attributes_start) read_attributes(e, attributes_start, attributes_end);
+    e.signature = signature(tag, has_class_);
+    if (tag == T_A) {
+      in_link_ += 1;
+      link_counted_ = false;
+      e.links = 1;
+    } else if (tag == T_PRE) {
+      in_pre_ += 1;
+    }
+    const int32_t index = static_cast<int32_t>(page_.elements.size());
+    page_.elements.push_back(e);
+    page_.elements[parent].elements += 1;
+    stack_.push_back(index);
+    block_of_.push_back(block ? index : block_of_.back());
+  }
+
+  void implied_ends(int32_t tag, const TagInfo &ti) {
+    if (ti.flags & kClosesP) close_in_scope([](int32_t t) { return t == T_P; }, kScopeP);
+    if (tag == T_LI) {
+      close_in_scope([](int32_t t) { return t == T_LI; }, kScopeList);
+    } else if (tag == T_DT || tag == T_DD) {
+      close_in_scope([](int32_t t) { return t == T_DT || t == T_DD; }, kScopeDl);
+    } else if (tag == T_TD || tag == T_TH) {
+      close_in_scope([](int32_t t) { return t == T_TD || t == T_TH; }, kScopeCell);
+    } else if (tag == T_TR) {
+      close_in_scope([](int32_t t) { return t == T_TR || t == T_TD || t == T_TH; }, kScopeTable);
+    } else if (tag == T_OPTION || tag == T_OPTGROUP) {
+      close_in_scope([](int32_t t) { return t == T_OPTION; }, kScopeSelect);
+    }
+  }
+
+  template <class Names>
+  void close_in_scope(Names names, uint32_t scope) {
+    const size_t depth = stack_.size();
+    const size_t low = depth - 1 > static_cast<size_t>(kMaxCloseSearch) ? depth - 1 - kMaxCloseSearch : 0;
+    for (size_t d = depth - 1; d > low; --d) {
+      const int32_t t = page_.elements[stack_[d]].tag;
+      if (names(t)) {
+        pop_to(d);
+        return;
+      }
+      if (info(t).flags & scope) return;
+    }
+  }
+
+  void close(int32_t tag) {
+    if ((info(tag).flags & kBlock) || tag == T_BR) flush();
+    if (tag == T_BR) {  // </br> is <br>
+      line_break();
+      return;
+    }
+    const size_t depth = stack_.size();
+    const size_t low = depth - 1 > static_cast<size_t>(kMaxCloseSearch) ? depth - 1 - kMaxCloseSearch : 0;
+    for (size_t d = depth - 1; d > low; --d) {
+      if (page_.elements[stack_[d]].tag == tag) {
+        pop_to(d);
+        return;
+      }
+    }
+  }
+
+  // Close the element at `depth` of the stack and every element above it.
+  void pop_to(size_t depth) {
+    auto &elements = page_.elements;
+    while (stack_.size() > depth) {
+      const int32_t top = stack_.back();
+      if (elements[top].block) flush();
+      stack_.pop_back();
+      block_of_.pop_back();
+      const Element &child = elements[top];
+      Element &parent = elements[stack_.back()];
+      parent.words += child.words;
+      parent.link_words += child.link_words;
+      parent.chars += child.chars;
+      parent.blocks += child.blocks;
+      parent.long_blocks += child.long_blocks;
+      parent.long_words += child.long_words;
+      parent.elements += child.elements;
+      parent.links += child.links;
+      if (child.first_block >= 0) {
+        if (parent.first_block < 0 || child.first_block < parent.first_block) parent.first_block = child.first_block;
+        parent.last_block = std::max(parent.last_block, child.last_block);
+      }
+      if (child.tag == T_A) {
+        in_link_ -= 1;
+        link_counted_ = false;
+      } else if (child.tag == T_PRE) {
+        in_pre_ -= 1;
+      }
+    }
+  }
+
+  // -- attributes (segment._read_attributes: the matches of segment._ATTRIBUTE, left to right)
+
+  static bool is_attribute_name_char(Py_UCS4 c) {
+    return !(c == '"' || c == '\'' || c == '=' || c == '<' || c == '>' || c == '/' || c == '`' || is_space(c));
+  }
+
+  // Each match of segment._ATTRIBUTE in s[start:end], left to right: f(name_start, name_end,
+  // value_start, value_end), the value its first group that matched after the name ("" if none).
+  template <class F>
+  void each_attribute(size_t start, size_t end, F f) const {
+    size_t p = start;
+    while (true) {
+      while (p < end && !is_attribute_name_char(s_[p])) ++p;
+      if (p >= end) return;
+      size_t q = p;
+      while (q < end && is_attribute_name_char(s_[q])) ++q;
+      size_t value_start = q, value_end = q, match_end = q;
+      size_t j = q;
+      while (j < end && is_space(s_[j])) ++j;
+      if (j < end && s_[j] == '=') {
+        size_t k = j + 1;
+        while (k < end && is_space(s_[k])) ++k;
+        size_t close = npos;
+        if (k < end && (s_[k] == '"' || s_[k] == '\'')) {
+          for (size_t c = k + 1; c < end; ++c) {
+            if (s_[c] == s_[k]) {
+              close = c;
+              break;
+            }
+          }
+        }
+        if (close != npos) {
+          value_start = k + 1;
+          value_end = close;
+          match_end = close + 1;
+        } else {
+          size_t v = k;
+          while (v < end && s_[v] != '>' && !is_space(s_[v])) ++v;
+          value_start = k;
+          value_end = v;
+          match_end = v;
+        }
+      }
+      f(p, q, value_start, value_end);
+      p = match_end;
+    }
+  }
+
+  void read_attributes(Element &e, size_t start, size_t end) {
+    each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
+      apply_attribute(e, name_start, name_end, value_start, value_end);
+    });
+  }
+
+  // -- what the head declares (segment._read_declared, segment._read_summary) ------------
+
+  // s[start:end] equals `want` (ASCII), case-insensitively as str.lower() compares: only ASCII
+  // letters lower-case to the ASCII letters of the names compared here (U+0130 lower-cases to two
+  // characters, U+212A to "k", which none holds)
+  bool equals_lower(size_t start, size_t end, const char *want) const {
+    const size_t length = std::strlen(want);
+    if (end - start != length) return false;
+    for (size_t i = 0; i < length; ++i) {
+      const Py_UCS4 c = s_[start + i];
+      if (c >= 128 || ascii_lower(c) != static_cast<Py_UCS4>(want[i])) return false;
+    }
+    return true;
+  }
+
+  // "ld+json" in s[start:end].lower()
+  bool contains_ld_json(size_t start, size_t end) const {
+    static const char want[] = "ld+json";
+    for (size_t i = start; i + 7 <= end; ++i) {
+      size_t k = 0;
+      while (k < 7 && s_[i + k] < 128 && ascii_lower(s_[i + k]) == static_cast<Py_UCS4>(want[k])) ++k;
+      if (k == 7) return true;
+    }
+    return false;
+  }
+
+  bool literal_at(size_t i, size_t end, const char *want) const {
+    for (; *want; ++want, ++i) {
+      if (i >= end || s_[i] != static_cast<Py_UCS4>(static_cast<unsigned char>(*want))) return false;
+    }
+    return true;
+  }
+
+  // segment._read_declared: each match of segment._DECLARED in s[start:end]
+  // ("articleBody" or "text", \s*:\s*, a string: characters but '"' and '\\', or '\\' and any
+  // character but "\n", up to a '"'), its string decoded as json.loads does (skipped where it
+  // cannot be, or is blank), then unescaped.  Matches are found left to right, the next looked
+  // for after the end of the last; where a string does not end, at the next '"' after the key's.
+  // Linear: a string that does not end (a "\\" before a line break, or the script's end) holds
+  // no key (a key's closing quote would end the string), so no character is read by two of them.
+  void read_declared(size_t start, size_t end) {
+    size_t i = start;
+    Text value;
+    while (true) {
+      const size_t q = find(static_cast<CharT>('"'), i, end);
+      if (q == npos) return;
+      i = q + 1;
+      size_t p;
+      if (literal_at(q + 1, end, "articleBody\"")) {
+        p = q + 13;
+      } else if (literal_at(q + 1, end, "text\"")) {
+        p = q + 6;
+      } else {
+        continue;
+      }
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end || s_[p] != ':') continue;
+      ++p;
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end || s_[p] != '"') continue;
+      const size_t body = p + 1;
+      size_t v = body;
+      bool closed = false;
+      while (v < end) {
+        const Py_UCS4 c = s_[v];
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        if (c == '\\') {
+          if (v + 1 < end && s_[v + 1] != '\n') {
+            v += 2;
+            continue;
+          }
+          break;
+        }
+        ++v;
+      }
+      if (!closed) continue;
+      i = v + 1;
+      value.clear();
+      value.reserve(v - body);
+      if (!json_string(body, v, value)) continue;
+      bool blank = true;
+      for (Py_UCS4 c : value) {
+        if (!is_space(c)) {
+          blank = false;
+          break;
+        }
+      }
+      if (blank) continue;
+      if (std::find(value.begin(), value.end(), static_cast<char32_t>('&')) == value.end()) {
+        page_.declared.push_back(std::move(value));  // (unescape changes nothing)
+        value = Text();
+      } else {
+        Text text;
+        unescape(value.data(), 0, value.size(), text);
+        page_.declared.push_back(std::move(text));
+      }
+    }
+  }
+
+  static int hex_digit(Py_UCS4 c) {
+    if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
+    if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
+    return -1;
+  }
+
+  // The 4 hex digits at s[at:at + 4] (all before `end`), or -1.
+  int32_t hex4(size_t at, size_t end) const {
+    if (at + 4 > end) return -1;
+    int32_t value = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const int d = hex_digit(s_[k]);
+      if (d < 0) return -1;
+      value = value * 16 + d;
+    }
+    return value;
+  }
+
+  // json.loads('"' + s[start:end] + '"') into out (s[start:end] holds no '"' but after a '\\'):
+  // CPython's scanstring (strict): a control character (below U+0020) or an escape other than
+  // \" \\ \/ \b \f \n \r \t \uXXXX is an error; \uXXXX of a high surrogate followed by \uXXXX
+  // of a low one is their character, any other surrogate stays alone.  false on an error.
+  bool json_string(size_t start, size_t end, Text &out) const {
+    size_t i = start;
+    while (i < end) {
+      const Py_UCS4 c = s_[i];
+      if (c != '\\') {
+        if (c <= 0x1f) return false;
+        out.push_back(c);
+        ++i;
+        continue;
+      }
+      if (i + 1 >= end) return false;
+      const Py_UCS4 e = s_[i + 1];
+      switch (e) {
+        case '"': out.push_back('"'); i += 2; continue;
+        case '\\': out.push_back('\\'); i += 2; continue;
+        case '/': out.push_back('/'); i += 2; continue;
+        case 'b': out.push_back('\b'); i += 2; continue;
+        case 'f': out.push_back('\f'); i += 2; continue;
+        case 'n': out.push_back('\n'); i += 2; continue;
+        case 'r': out.push_back('\r'); i += 2; continue;
+        case 't': out.push_back('\t'); i += 2; continue;
+        case 'u': break;
+        default: return false;
+      }
+      const int32_t c1 = hex4(i + 2, end);
+      if (c1 < 0) return false;
+      i += 6;
+      if (c1 >= 0xD800 && c1 <= 0xDBFF && i + 6 <= end && s_[i] == '\\' && s_[i + 1] == 'u') {
+        const int32_t c2 = hex4(i + 2, end);
+        if (c2 < 0) return false;  // (scanstring reports it here; read alone it would fail the same)
+        if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
+          out.push_back(0x10000 + (((c1 - 0xD800) << 10) | (c2 - 0xDC00)));
+          i += 6;
+          continue;
+        }
+      }
+      out.push_back(static_cast<Py_UCS4>(c1));
+    }
+    return true;
+  }
+
+  // segment._read_summary: a <meta> whose name or property is a description (its last name,
+  // property and content attributes count) gives its content, unescaped, when not empty.
+  void read_summary(size_t start, size_t end) {
+    size_t found[3][2];  // name, property, content: (value_start, value_end)
+    bool seen[3] = {false, false, false};
+    each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
+      static const char *const names[3] = {"name", "property", "content"};
+      for (int k = 0; k < 3; ++k) {
+        if (equals_lower(name_start, name_end, names[k])) {
+          seen[k] = true;
+          found[k][0] = value_start;
+          found[k][1] = value_end;
+        }
+      }
+    });
+    auto is_summary = [&](int k) {
+      if (!seen[k]) return false;
+      for (const char *want : {"description", "og:description", "twitter:description"})
+        if (equals_lower(found[k][0], found[k][1], want)) return true;
+      return false;
+    };
+    if (!(is_summary(0) || is_summary(1)) || !seen[2] || found[2][1] == found[2][0]) return;
+    Text text;
+    unescape(s_, found[2][0], found[2][1], text);
+    page_.summaries.push_back(std::move(text));
+  }
+
+  bool name_is(size_t start, size_t end, const char *want) const {
+    const size_t length = std::strlen(want);
+    if (end - start != length) return false;
+    for (size_t i = 0; i < length; ++i) {
+      const Py_UCS4 c = s_[start + i];
+      if (c >= 128 || ascii_lower(c) != static_cast<Py_UCS4>(want[i])) return false;
+    }
+    return true;
+  }
+
+  void strip(size_t &start, size_t &end) const {
+    while (start < end && is_space(s_[start])) ++start;
+    while (end > start && is_space(s_[end - 1])) --end;
+  }
+
+  void apply_attribute(Element &e, size_t name_start, size_t name_end, size_t start, size_t end) {
+    const size_t length = name_end - name_start;
+    if (length < 4 || length > 11) return;
+    if (name_is(name_start, name_end, "hidden")) {
+      e.hidden = true;
+    } else if (name_is(name_start, name_end, "aria-hidden")) {
+      strip(start, end);
+      bool is_true = end - start == 4;
+      for (size_t i = 0; i < 4 && is_true; ++i) {
+        const Py_UCS4 c = s_[start + i];
+        is_true = c < 128 && ascii_lower(c) == static_cast<Py_UCS4>("true"[i]);
+      }
+      e.hidden = e.hidden || is_true;
+    } else if (name_is(name_start, name_end, "style")) {
+      e.hidden = e.hidden || hidden_style(start, end);
+    } else if (name_is(name_start, name_end, "role")) {
+      strip(start, end);
+      // value.strip().lower(): only ASCII letters and U+212A (KELVIN SIGN, lower-cased "k") lower-case
+      // to ASCII, and every role name is ASCII
+      Text role;
+      for (size_t i = start; i < end; ++i) {
+        const Py_UCS4 c = s_[i];
+        if (c == 0x212A) {
+          role.push_back('k');
+        } else if (c < 128) {
+          role.push_back(ascii_lower(c));
+        } else {
+          role.clear();
+          role.push_back(0x80);  // no role
+          break;
+        }
+      }
+      e.role = static_cast<uint8_t>(role_id(role));
+    } else if (name_is(name_start, name_end, "class")) {
+      has_class_ = true;
+      signature_key_.clear();
+      signature_key_.push_back(static_cast<char32_t>(e.tag));
+      join_split(s_ + start, end - start, signature_key_);
+    } else if (name_is(name_start, name_end, "itemprop")) {
+      strip(start, end);
+      static const char *const declared[] = {"articleBody", "text", "reviewBody"};
+      for (const char *want : declared) {
+        const size_t want_length = std::strlen(want);
+        if (end - start == want_length && std::equal(s_ + start, s_ + end, want,
+                                                     [](CharT a, char b) { return static_cast<Py_UCS4>(a) == static_cast<Py_UCS4>(b); }))
+          e.declared = true;
+      }
+    }
+  }
+
+  // segment._HIDDEN_STYLE.search(value): display\s*:\s*none or visibility\s*:\s*hidden, re.I
+  bool hidden_style(size_t start, size_t end) const {
+    for (size_t i = start; i < end; ++i) {
+      if (style_match(i, end, "display", "none") || style_match(i, end, "visibility", "hidden")) return true;
+    }
+    return false;
+  }
+
+  bool style_match(size_t i, size_t end, const char *property, const char *value) const {
+    for (const char *p = property; *p; ++p, ++i) {
+      if (i >= end || !ci_equal(s_[i], *p)) return false;
+    }
+    while (i < end && is_space(s_[i])) ++i;
+    if (i >= end || s_[i] != ':') return false;
+    ++i;
+    while (i < end && is_space(s_[i])) ++i;
+    for (const char *p = value; *p; ++p, ++i) {
+      if (i >= end || !ci_equal(s_[i], *p)) return false;
+    }
+    return true;
+  }
+
+  const CharT *s_;
+  const size_t n_;
+  PageData &page_;
+  GilRelease &gil_;
+  const Vocabulary &vocabulary_;
+
+  std::vector<int32_t> stack_;     // indices into page.elements; 0 is the root
+  std::vector<int32_t> block_of_;  // per stack entry, the innermost block-level element at or below it
+  Text text_;                      // pieces of the current block
+  bool pieces_ = false;            // (a piece or a line break is in text_)
+  int64_t words_ = 0, link_words_ = 0, links_ = 0, inline_ = 0, lines_ = 1;
+  int in_link_ = 0, in_pre_ = 0;
+  bool link_counted_ = false;
+
+  Text name_, lowered_;
+  Text signature_key_;  // the tag id, then the classes of the element being opened
+  bool has_class_ = false;
+  std::unordered_map<Text, int32_t> extra_ids_;
+  std::vector<int32_t> signature_of_tag_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Features (features.block_features)
+
+struct TextCounts {  // what the features read of a block's text
+  bool ends = false;  // a stop followed by whitespace or the end
+  int64_t stops = 0, digits = 0, upper_initial = 0, punctuation = 0, separators = 0;
+};
+
+TextCounts count_text(std::u32string_view t) {
+  TextCounts out;
+  const size_t n = t.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Py_UCS4 c = t[i];
+    const bool space = is_space(c);
+    if (is_stop(c) && (i + 1 == n || is_space(t[i + 1]))) {
+      out.stops += 1;
+      out.ends = true;
+    }
+    if (is_decimal(c)) out.digits += 1;
+    if (i == 0 ? is_upper_initial(c) : false) out.upper_initial += 1;
+    if (space && i + 1 < n && is_upper_initial(t[i + 1])) out.upper_initial += 1;
+    if (!space && !is_word(c)) out.punctuation += 1;
+    if (is_separator(c)) out.separators += 1;
+  }
+  return out;
+}
+
+// The \w+ tokens of t, ASCII letters lower-cased (features._ascii_lower), each passed to f.
+template <class F>
+void each_token(std::u32string_view t, Text &scratch, F f) {
+  const size_t n = t.size();
+  size_t i = 0;
+  while (i < n) {
+    if (!is_word(t[i])) {
+      ++i;
+      continue;
+    }
+    scratch.clear();
+    while (i < n && is_word(t[i])) scratch.push_back(ascii_lower(t[i++]));
+    f(scratch);
+  }
+}
+
+struct PairHash {
+  size_t operator()(const std::pair<int32_t, int32_t> &p) const {
+    uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(p.first)) << 32) | static_cast<uint32_t>(p.second);
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    return static_cast<size_t>(h);
+  }
+};
+
+// features._shingles / _share_in: the share of each block's word triples (\w+ tokens, ASCII lower
+// case) that the declared texts (or the summaries) hold, NaN where those texts have no triple or
+// the block has fewer than three tokens.  Only membership counts, so the triples of one side
+// (the smaller one, in characters) are indexed and the other side's looked up: time is linear,
+// memory that of the smaller side, whatever the size of a page's JSON-LD.
+
+inline uint64_t mix64(uint64_t h) {  // murmur3's finaliser
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+// A per-process random seed for the hashes below (the tables hold tokens of the page).
+uint64_t hash_seed() {
+  static const uint64_t seed = [] {
+    uint64_t x = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&x)) ^
+                 static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    try {
+      std::random_device device;
+      x ^= (static_cast<uint64_t>(device()) << 32) ^ device();
+    } catch (...) {  // (no entropy source: the address and the clock only)
+    }
+    return mix64(x) | 1;
+  }();
+  return seed;
+}
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// Open addressing (linear probing, at most half full) over entries kept in insertion order.
+// Key k's entries are found through index_; `same(entry, ...)` and `hash_of(entry)` are the
+// caller's.
+class Index {
+ public:
+  template <class Same>
+  uint32_t find(uint64_t hash, Same same) const {
+    if (index_.empty()) return kNone;
+    for (size_t at = hash & mask_;; at = (at + 1) & mask_) {
+      const uint32_t e = index_[at];
+      if (e == kNone) return kNone;
+      if (same(e)) return e;
+    }
+  }
+  // The slot for a new entry `e` of `hash` (call after find() gave kNone); `hash_of(entry)`
+  // gives an entry's hash again when the table grows.
+  template <class HashOf>
+  void insert(uint64_t hash, uint32_t e, HashOf hash_of) {
+    if (2 * (count_ + 1) > index_.size()) grow(hash_of);
+    size_t at = hash & mask_;
+    while (index_[at] != kNone) at = (at + 1) & mask_;
+    index_[at] = e;
+    ++count_;
+  }
+
+ private:
+  template <class HashOf>
+  void grow(HashOf hash_of) {
+    std::vector<uint32_t> old;
+    old.swap(index_);
+    index_.assign(old.empty() ? 64 : old.size() * 2, kNone);
+    mask_ = index_.size() - 1;
+    for (uint32_t e : old) {
+      if (e == kNone) continue;
+      size_t at = hash_of(e) & mask_;
+      while (index_[at] != kNone) at = (at + 1) & mask_;
+      index_[at] = e;
+    }
+  }
+
+  std::vector<uint32_t> index_;
+  size_t mask_ = 0;
+  size_t count_ = 0;
+};
+
+// Tokens (ASCII lower case) -> dense ids.
+class Tokens {
+  struct Entry {
+    uint64_t hash;
+    size_t offset, length;
+  };
+  static uint64_t hash(const Text &w) {
+    uint64_t h = hash_seed() ^ (w.size() * 0x9E3779B97F4A7C15ULL);
+    size_t i = 0;
+    for (; i + 1 < w.size(); i += 2) h = mix64(h ^ ((static_cast<uint64_t>(w[i]) << 32) | w[i + 1]));
+    if (i < w.size()) h = mix64(h ^ w[i]);
+    return h;
+  }
+  auto same(const Text &w) const {
+    return [this, &w](uint32_t e) {
+      const Entry &entry = entries_[e];
+      return entry.length == w.size() && std::equal(w.begin(), w.end(), pool_.begin() + entry.offset);
+    };
+  }
+  std::vector<Entry> entries_;
+  Text pool_;
+  Index index_;
+
+ public:
+  uint32_t find(const Text &w) const { return index_.find(hash(w), same(w)); }
+  uint32_t intern(const Text &w) {
+    const uint64_t h = hash(w);
+    const uint32_t found = index_.find(h, same(w));
+    if (found != kNone) return found;
+    const uint32_t id = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{h, pool_.size(), w.size()});
+    pool_.append(w);
+    index_.insert(h, id, [this](uint32_t e) { return entries_[e].hash; });
+    return id;
+  }
+};
+
+// Word triples (token ids) -> dense slots, each with bits of which texts hold it.
+class Triples {
+  struct Entry {
+    uint32_t a, b, c;
+    uint8_t bits;
+  };
+  static uint64_t hash(uint32_t a, uint32_t b, uint32_t c) {
+    return mix64(mix64(hash_seed() ^ ((static_cast<uint64_t>(a) << 32) | b)) ^ c);
+  }
+  auto same(uint32_t a, uint32_t b, uint32_t c) const {
+    return [this, a, b, c](uint32_t e) {
+      const Entry &entry = entries_[e];
+      return entry.a == a && entry.b == b && entry.c == c;
+    };
+  }
+  std::vector<Entry> entries_;
+  Index index_;
+
+ public:
+  uint32_t find(uint32_t a, uint32_t b, uint32_t c) const { return index_.find(hash(a, b, c), same(a, b, c)); }
+  uint32_t insert(uint32_t a, uint32_t b, uint32_t c) {
+    const uint64_t h = hash(a, b, c);
+    const uint32_t found = index_.find(h, same(a, b, c));
+    if (found != kNone) return found;
+    const uint32_t slot = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{a, b, c, 0});
+    index_.insert(h, slot, [this](uint32_t e) { return hash(entries_[e].a, entries_[e].b, entries_[e].c); });
+    return slot;
+  }
+  uint8_t &bits(uint32_t slot) { return entries_[slot].bits; }
+  uint8_t bits(uint32_t slot) const { return entries_[slot].bits; }
+};
+
+void declared_shares(const PageData &page, std::vector<double> &declared_share, std::vector<double> &summary_share) {
+  const size_t n = page.blocks.size();
+  declared_share.assign(n, kNaN);
+  summary_share.assign(n, kNaN);
+  if (page.declared.empty() && page.summaries.empty()) return;
+  size_t block_chars = 0, text_chars = 0;
+  for (const Block &b : page.blocks) block_chars += b.text.size();
+  for (const Text &t : page.declared) text_chars += t.size();
+  for (const Text &t : page.summaries) text_chars += t.size();
+  Tokens tokens;
+  Triples triples;
+  Text scratch;
+  std::vector<int64_t> counts(n, 0);       // each block's tokens
+  std::vector<int64_t> in_declared(n, 0), in_summary(n, 0);
+  bool any_declared = false, any_summary = false;
+  // Calls f(slot) for each triple of `text` (slot: kNone where the index does not hold it, or
+  // where `add`, a new one); returns the text's token count.
+  auto each_triple = [&](std::u32string_view text, bool add, auto f) {
+    uint32_t a = kNone, b = kNone;
+    int64_t count = 0;
+    each_token(text, scratch, [&](const Text &w) {
+      const uint32_t c = add ? tokens.intern(w) : tokens.find(w);
+      if (++count >= 3) {
+        if (add) {
+          f(triples.insert(a, b, c));
+        } else {
+          f(a != kNone && b != kNone && c != kNone ? triples.find(a, b, c) : kNone);
+        }
+      }
+      a = b;
+      b = c;
+    });
+    return count;
+  };
+  if (text_chars <= block_chars) {
+    // the texts' triples indexed, the blocks' looked up
+    for (const Text &t : page.declared)
+      if (each_triple(std::u32string_view(t), true, [&](uint32_t slot) { triples.bits(slot) |= 1; }) >= 3)
+        any_declared = true;
+    for (const Text &t : page.summaries)
+      if (each_triple(std::u32string_view(t), true, [&](uint32_t slot) { triples.bits(slot) |= 2; }) >= 3)
+        any_summary = true;
+    for (size_t i = 0; i < n; ++i) {
+      counts[i] = each_triple(page.text(page.blocks[i]), false, [&](uint32_t slot) {
+        if (slot == kNone) return;
+        in_declared[i] += triples.bits(slot) & 1;
+        in_summary[i] += (triples.bits(slot) >> 1) & 1;
+      });
+    }
+  } else {
+    // the blocks' triples indexed (each block's slots kept), the texts' looked up
+    std::vector<uint32_t> slots;
+    std::vector<size_t> first(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      first[i] = slots.size();
+      counts[i] = each_triple(page.text(page.blocks[i]), true, [&](uint32_t slot) { slots.push_back(slot); });
+    }
+    first[n] = slots.size();
+    for (const Text &t : page.declared)
+      if (each_triple(std::u32string_view(t), false, [&](uint32_t slot) {
+            if (slot != kNone) triples.bits(slot) |= 1;
+          }) >= 3)
+        any_declared = true;
+    for (const Text &t : page.summaries)
+      if (each_triple(std::u32string_view(t), false, [&](uint32_t slot) {
+            if (slot != kNone) triples.bits(slot) |= 2;
+          }) >= 3)
+        any_summary = true;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t k = first[i]; k < first[i + 1]; ++k) {
+        in_declared[i] += triples.bits(slots[k]) & 1;
+        in_summary[i] += (triples.bits(slots[k]) >> 1) & 1;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (counts[i] < 3) continue;
+    const double total = static_cast<double>(counts[i] - 2);
+    if (any_declared) declared_share[i] = static_cast<double>(in_declared[i]) / total;
+    if (any_summary) summary_share[i] = static_cast<double>(in_summary[i]) / total;
+  }
+}
+
+// Fills out[n * kFeatureCount]; logprobs: one per block, or null.
+void block_features(const PageData &page, bool declares_item, const double *logprobs, size_t n_logprobs,
+                    double *out) {
+  const auto &blocks = page.blocks;
+  const auto &elements = page.elements;
+  const Element &root = elements[0];
+  const size_t n = blocks.size();
+  if (n == 0) return;
+  const Vocabulary &vocabulary = *g_vocabulary;
+  auto feature_id = [&](int32_t tag) {
+    return tag < static_cast<int32_t>(vocabulary.info.size()) ? vocabulary.info[tag].feature_id : 0;
+  };
+  // ancestry bits (_ancestry)
+  std::vector<uint32_t> ancestry(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const Element &e = elements[i];
+    uint32_t own = (e.tag < static_cast<int32_t>(vocabulary.info.size()) ? vocabulary.info[e.tag].ancestry : 0) |
+                   role_bits(e.role);
+    if (e.hidden) own |= 1u << 17;
+    if (e.declared) own |= 1u << 18;
+    ancestry[i] = own | (e.parent >= 0 ? ancestry[e.parent] : 0);
+  }
+  const int64_t page_words = std::max<int64_t>(1, root.words);
+  std::vector<TextCounts> counts(n);
+  for (size_t i = 0; i < n; ++i) counts[i] = count_text(page.text(blocks[i]));
+  std::unordered_map<std::u32string_view, int64_t> repeats;
+  for (const Block &b : blocks) repeats[page.text(b)] += 1;
+  std::unordered_map<std::pair<int32_t, int32_t>, int64_t, PairHash> siblings;
+  for (const Block &b : blocks) siblings[{elements[b.element].parent, elements[b.element].tag}] += 1;
+  Text scratch;
+  std::unordered_set<Text> title_words;
+  each_token(std::u32string_view(page.title), scratch, [&](const Text &w) { title_words.insert(w); });
+
+  // _block_parents
+  auto block_parents = [&](int32_t index, size_t levels, int32_t chain[4]) {
+    size_t length = 0;
+    chain[length++] = index;
+    int32_t at = elements[index].parent;
+    while (at >= 0 && length < levels) {
+      if (elements[at].block) chain[length++] = at;
+      at = elements[at].parent;
+    }
+    return length;
+  };
+
+  // _best_container: scores in insertion order, the first of the highest
+  std::vector<double> score(elements.size(), 0.0);
+  std::vector<char> scored(elements.size(), 0);
+  std::vector<int32_t> score_order;
+  auto add_score = [&](int32_t at, double value) {
+    if (!scored[at]) {
+      scored[at] = 1;
+      score_order.push_back(at);
+      score[at] = 0 + value;
+    } else {
+      score[at] = score[at] + value;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Block &b = blocks[i];
+    if (b.words < 10 || !counts[i].ends) continue;
+    const double value = 1 + static_cast<double>(std::min<int64_t>(b.words, 100)) / 25;
+    const int32_t at = b.element;
+    add_score(at, value);
+    int32_t parent = elements[at].parent;
+    while (parent >= 0 && !elements[parent].block) parent = elements[parent].parent;
+    if (parent >= 0) add_score(parent, value / 2);
+  }
+  int32_t best = -1;
+  double best_share = 0.0;
+  if (!score_order.empty()) {
+    best = score_order[0];
+    for (int32_t at : score_order)
+      if (score[at] > score[best]) best = at;
+    best_share = static_cast<double>(elements[best].words) / static_cast<double>(std::max<int64_t>(1, root.words));
+  }
+
+  std::vector<int32_t> longest(elements.size(), 0);
+  for (const Block &b : blocks) {
+    int32_t chain[4];
+    const size_t length = block_parents(b.element, 3, chain);
+    for (size_t k = 0; k < length; ++k) longest[chain[k]] = std::max(longest[chain[k]], b.words);
+  }
+  std::vector<int32_t> seen_in(elements.size(), 0);
+  int32_t first = 0, last = 0;
+  if (best >= 0) {
+    first = elements[best].first_block;
+    last = elements[best].last_block;
+  }
+  // title words in each block: (matching tokens, tokens)
+  std::vector<std::pair<int64_t, int64_t>> title_hits(n, {0, 0});
+  if (!title_words.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      int64_t hits = 0, tokens = 0;
+      each_token(page.text(blocks[i]), scratch, [&](const Text &w) {
+        tokens += 1;
+        hits += title_words.count(w) ? 1 : 0;
+      });
+      title_hits[i] = {hits, tokens};
+    }
+  }
+  int64_t heading_best = -1;
+  double heading_share = 0.5;
+  if (!title_words.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      const Block &b = blocks[i];
+      if ((b.inline_bits & 256) && b.words) {
+        const double share = static_cast<double>(title_hits[i].first) / static_cast<double>(title_hits[i].second);
+        if (share > heading_share) {
+          heading_best = static_cast<int64_t>(i);
+          heading_share = share;
+        }
+      }
+    }
+  }
+  // _regions
+  int32_t regions[3];
+  {
+    const double shares[3] = {0.5, 0.8, 0.95};
+    const int64_t total = root.long_words;
+    for (int r = 0; r < 3; ++r) {
+      int32_t found = -1;
+      int64_t found_words = 0;
+      if (total) {
+        const double need = shares[r] * static_cast<double>(total);
+        for (size_t i = 0; i < elements.size(); ++i) {
+          const Element &e = elements[i];
+          if (e.block && static_cast<double>(e.long_words) >= need &&
+              (found < 0 || e.words < found_words || (e.words == found_words && static_cast<int32_t>(i) > found))) {
+            found = static_cast<int32_t>(i);
+            found_words = e.words;
+          }
+        }
+      }
+      regions[r] = found;
+    }
+  }
+  // _repetition: groups of (parent, signature), in order of first appearance
+  std::vector<int32_t> group_of(elements.size(), -1);
+  std::vector<int64_t> group_count, group_words, group_links;
+  {
+    std::unordered_map<std::pair<int32_t, int32_t>, int32_t, PairHash> groups;
+    for (size_t i = 1; i < elements.size(); ++i) {
+      const Element &e = elements[i];
+      auto it = groups.emplace(std::make_pair(e.parent, e.signature), static_cast<int32_t>(group_count.size()));
+      if (it.second) {
+        group_count.push_back(0);
+        group_words.push_back(0);
+        group_links.push_back(0);
+      }
+      const int32_t g = it.first->second;
+      group_of[i] = g;
+      group_count[g] += 1;
+      group_words[g] += e.words;
+      group_links[g] += e.link_words;
+    }
+  }
+  int32_t top_group = -1;
+  int64_t top_words = 0;
+  for (size_t g = 0; g < group_count.size(); ++g) {
+    if (group_count[g] >= 3 && group_words[g] > top_words) {
+      top_group = static_cast<int32_t>(g);
+      top_words = group_words[g];
+    }
+  }
+  const double page_extra[3] = {
+      static_cast<double>(root.long_words) / static_cast<double>(page_words),
+      static_cast<double>(top_words) / static_cast<double>(page_words),
+      top_group >= 0 ? static_cast<double>(group_links[top_group]) / static_cast<double>(std::max<int64_t>(1, top_words))
+                     : kNaN};
+  double page_logprob = kNaN;
+  if (logprobs != nullptr) {
+    std::vector<double> known;
+    for (size_t i = 0; i < std::min(n, n_logprobs); ++i) {
+      const double lp = logprobs[i];
+      if (lp == lp && blocks[i].words >= 10) known.push_back(lp);
+    }
+    std::stable_sort(known.begin(), known.end());
+    if (!known.empty()) page_logprob = known[known.size() / 2];
+  }
+  std::vector<double> declared_share, summary_share;
+  declared_shares(page, declared_share, summary_share);
+
+  const double log_root_words = std::log1p(static_cast<double>(root.words));
+  const double log_n = std::log1p(static_cast<double>(n));
+  const double root_link_share = static_cast<double>(root.link_words) / static_cast<double>(page_words);
+  int64_t words_before = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Block &b = blocks[i];
+    const TextCounts &tc = counts[i];
+    double *row = out + i * kFeatureCount;
+    size_t k = 0;
+    const int64_t words = b.words;
+    const double chars = static_cast<double>(std::max<int32_t>(1, b.chars));
+    const double dwords = static_cast<double>(words);
+    row[k++] = std::log1p(dwords);
+    row[k++] = std::log1p(static_cast<double>(b.chars));
+    row[k++] = words ? static_cast<double>(b.link_words) / dwords : (b.links ? 1.0 : 0.0);
+    row[k++] = b.links;
+    row[k++] = tc.ends ? 1.0 : 0.0;
+    row[k++] = static_cast<double>(tc.stops);
+    row[k++] = words ? static_cast<double>(b.chars) / dwords : 0.0;
+    row[k++] = static_cast<double>(tc.digits) / chars;
+    row[k++] = words ? static_cast<double>(tc.upper_initial) / dwords : 0.0;
+    row[k++] = static_cast<double>(tc.punctuation) / chars;
+    row[k++] = static_cast<double>(tc.separators) / static_cast<double>(std::max<int64_t>(1, words));
+    row[k++] = b.lines;
+    for (int bit = 0; bit < 9; ++bit) row[k++] = (b.inline_bits & (1 << bit)) ? 1.0 : 0.0;
+    const Element &element = elements[b.element];
+    row[k++] = feature_id(element.tag);
+    row[k++] = element.depth;
+    const uint32_t bits = ancestry[b.element];
+    for (int bit = 0; bit < 20; ++bit) row[k++] = (bits & (1u << bit)) ? 1.0 : 0.0;
+    int32_t chain[4];
+    const size_t chain_length = block_parents(b.element, 4, chain);
+    for (size_t level = 0; level < 4; ++level) {
+      if (level < chain_length) {
+        const Element &e = elements[chain[level]];
+        const double ew = static_cast<double>(std::max<int32_t>(1, e.words));
+        row[k++] = feature_id(e.tag);
+        row[k++] = std::log1p(static_cast<double>(e.words));
+        row[k++] = static_cast<double>(e.link_words) / ew;
+        row[k++] = std::log1p(static_cast<double>(e.blocks));
+        row[k++] = static_cast<double>(e.long_blocks) / static_cast<double>(std::max<int32_t>(1, e.blocks));
+        row[k++] = static_cast<double>(e.elements) / ew;
+        row[k++] = dwords / ew;
+        row[k++] = static_cast<double>(e.words) / static_cast<double>(page_words);
+      } else {
+        for (int f = 0; f < 8; ++f) row[k++] = kNaN;
+      }
+    }
+    row[k++] = static_cast<double>(i) / static_cast<double>(n);
+    row[k++] = static_cast<double>(words_before) / static_cast<double>(page_words);
+    row[k++] = static_cast<double>(page_words - words_before - words) / static_cast<double>(page_words);
+    row[k++] = log_root_words;
+    row[k++] = log_n;
+    row[k++] = root_link_share;
+    row[k++] = root.long_blocks;
+    row[k++] = static_cast<double>(repeats[page.text(b)]);
+    row[k++] = static_cast<double>(siblings[{element.parent, element.tag}]);
+    const int64_t hits = title_hits[i].first, tokens = title_hits[i].second;
+    row[k++] = tokens ? static_cast<double>(hits) / static_cast<double>(tokens) : 0.0;
+    row[k++] = tokens && hits == tokens ? 1.0 : 0.0;
+    const int32_t index = static_cast<int32_t>(i);
+    auto holds = [&](int32_t e) { return elements[e].first_block <= index && index <= elements[e].last_block; };
+    row[k++] = best >= 0 && holds(best) ? 1.0 : 0.0;
+    row[k++] = best_share;
+    row[k++] = declares_item ? 1.0 : 0.0;
+    if (best >= 0) {
+      row[k++] = index < first ? -1.0 : (index > last ? 1.0 : 0.0);
+      const int64_t distance = index < first ? first - index : (index > last ? index - last : 0);
+      row[k++] = static_cast<double>(distance) / static_cast<double>(n);
+    } else {
+      row[k++] = kNaN;
+      row[k++] = kNaN;
+    }
+    row[k++] = static_cast<int64_t>(i) == heading_best ? 1.0 : 0.0;
+    for (int r = 0; r < 3; ++r) row[k++] = regions[r] >= 0 && holds(regions[r]) ? 1.0 : 0.0;
+    for (int r = 0; r < 3; ++r)
+      row[k++] = regions[r] >= 0 ? static_cast<double>(elements[regions[r]].words) / static_cast<double>(page_words)
+                                 : kNaN;
+    // the nearest ancestor that is one of 3 or more like siblings
+    double item[4] = {kNaN, kNaN, kNaN, kNaN};
+    double item_links = kNaN, in_top = 0.0, max_share = 0.0;
+    int32_t at = b.element;
+    int hops = 0;
+    while (at > 0 && hops < 12) {
+      const Element &e = elements[at];
+      const int32_t g = group_of[at];
+      if (group_count[g] >= 3) {
+        const double share = static_cast<double>(group_words[g]) / static_cast<double>(page_words);
+        if (item[0] != item[0]) {
+          item[0] = std::log1p(static_cast<double>(group_count[g]));
+          item[1] = share;
+          item[2] = dwords / static_cast<double>(std::max<int32_t>(1, e.words));
+          item[3] = hops;
+          item_links = static_cast<double>(group_links[g]) / static_cast<double>(std::max<int64_t>(1, group_words[g]));
+        }
+        if (g == top_group) in_top = 1.0;
+        if (share > max_share) max_share = share;
+      }
+      at = e.parent;
+      hops += 1;
+    }
+    for (double v : item) row[k++] = v;
+    row[k++] = max_share;
+    const size_t chain3 = std::min<size_t>(chain_length, 3);
+    for (size_t level = 1; level <= 2; ++level)
+      row[k++] = level < chain3 ? std::log1p(static_cast<double>(longest[chain[level]])) : kNaN;
+    for (size_t level = 1; level <= 2; ++level) {
+      if (level < chain3) {
+        const int32_t seen = seen_in[chain[level]]++;
+        row[k++] = static_cast<double>(seen) / static_cast<double>(std::max<int32_t>(1, elements[chain[level]].blocks));
+      } else {
+        row[k++] = kNaN;
+      }
+    }
+    row[k++] = page_extra[0];
+    row[k++] = page_extra[1];
+    row[k++] = page_extra[2];
+    row[k++] = in_top;
+    row[k++] = item_links;
+    for (int64_t j : {static_cast<int64_t>(i) - 1, static_cast<int64_t>(i) + 1}) {
+      if (j >= 0 && j < static_cast<int64_t>(n)) {
+        const Block &o = blocks[j];
+        row[k++] = std::log1p(static_cast<double>(o.words));
+        row[k++] = o.words ? static_cast<double>(o.link_words) / static_cast<double>(o.words) : 1.0;
+        row[k++] = counts[j].ends ? 1.0 : 0.0;
+        row[k++] = o.element == b.element ? 1.0 : 0.0;
+      } else {
+        for (int f = 0; f < 4; ++f) row[k++] = kNaN;
+      }
+    }
+    row[k++] = declared_share[i];
+    row[k++] = summary_share[i];
+    if (logprobs == nullptr) {
+      row[k++] = kNaN;
+      row[k++] = kNaN;
+    } else {
+      const double lp = logprobs[i];
+      row[k++] = lp;
+      row[k++] = lp - page_logprob;
+    }
+    words_before += words;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Python objects: Page
+
+struct PageObject {
+  PyObject_HEAD
+  PageData *page;
+};
+
+void Page_dealloc(PageObject *self) {
+  delete self->page;
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+PyTypeObject PageType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject *from_view(std::u32string_view v) { return from_text(v.data(), v.size()); }
+
+PyObject *Page_texts(PageObject *self, PyObject *) {
+  const PageData &page = *self->page;
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.blocks.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < page.blocks.size(); ++i) {
+    PyObject *text = from_view(page.text(page.blocks[i]));
+    if (text == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), text);
+  }
+  return list;
+}
+
+PyObject *Page_blocks(PageObject *self, PyObject *) {
+  const PageData &page = *self->page;
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.blocks.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < page.blocks.size(); ++i) {
+    const Block &b = page.blocks[i];
+    PyObject *text = from_view(page.text(b));
+    PyObject *item = text == nullptr ? nullptr
+                                     : Py_BuildValue("(Niiiiiii)", text, b.element, b.words, b.link_words, b.chars,
+                                                     b.links, b.inline_bits, b.lines);
+    if (item == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+
+PyObject *Page_elements(PageObject *self, PyObject *) {
+  const PageData &page = *self->page;
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.elements.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < page.elements.size(); ++i) {
+    const Element &e = page.elements[i];
+    const Text tag = page.tag_name(e.tag);
+    const Signature &sig = page.signatures[e.signature];
+    Text signature = sig.tag >= 0 ? page.tag_name(sig.tag) : Text();
+    if (sig.classes != nullptr) {
+      signature.push_back(' ');
+      signature.append(*sig.classes, 1, Text::npos);
+    }
+    PyObject *tag_str = from_text(tag.data(), tag.size());
+    PyObject *sig_str = from_text(signature.data(), signature.size());
+    // segment.Element.__slots__'s order
+    PyObject *item = tag_str == nullptr || sig_str == nullptr
+                         ? nullptr
+                         : Py_BuildValue("(NiiNiNNiiiiiiiiiiN)", tag_str, e.parent, e.depth, PyBool_FromLong(e.block),
+                                         static_cast<int>(e.role), PyBool_FromLong(e.hidden),
+                                         PyBool_FromLong(e.declared), e.words, e.link_words, e.blocks, e.elements,
+                                         e.links, e.first_block, e.last_block, e.chars, e.long_blocks, e.long_words,
+                                         sig_str);
+    if (item == nullptr) {
+      if (tag_str == nullptr || sig_str == nullptr) {
+        Py_XDECREF(tag_str);
+        Py_XDECREF(sig_str);
+      }
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+
+PyObject *Page_features(PageObject *self, PyObject *args) {
+  int declares_item = 0;
+  PyObject *logprobs = Py_None;
+  if (!PyArg_ParseTuple(args, "|pO", &declares_item, &logprobs)) return nullptr;
+  const PageData &page = *self->page;
+  const size_t n = page.blocks.size();
+  std::vector<double> lps;
+  if (logprobs != Py_None) {
+    PyObject *seq = PySequence_Fast(logprobs, "logprobs must be a sequence of floats or None");
+    if (seq == nullptr) return nullptr;
+    const Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+    lps.resize(m);
+    for (Py_ssize_t i = 0; i < m; ++i) {
+      lps[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+      if (lps[i] == -1.0 && PyErr_Occurred()) {
+        Py_DECREF(seq);
+        return nullptr;
+      }
+    }
+    Py_DECREF(seq);
+    if (lps.size() < n) {
+      PyErr_Format(PyExc_IndexError, "logprobs has %zd values for %zd blocks", static_cast<Py_ssize_t>(lps.size()),
+                   static_cast<Py_ssize_t>(n));
+      return nullptr;
+    }
+  }
+  PyObject *out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n * kFeatureCount * sizeof(double)));
+  if (out == nullptr) return nullptr;
+  double *rows = reinterpret_cast<double *>(PyBytes_AS_STRING(out));
+  {
+    GilRelease gil;  // (the bytes object is not shared yet)
+    block_features(page, declares_item != 0, logprobs == Py_None ? nullptr : lps.data(), lps.size(), rows);
+  }
+  return out;
+}
+
+PyObject *Page_get_title(PageObject *self, void *) { return from_text(self->page->title.data(), self->page->title.size()); }
+PyObject *text_list(const std::vector<Text> &texts) {
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(texts.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    PyObject *text = from_text(texts[i].data(), texts[i].size());
+    if (text == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), text);
+  }
+  return list;
+}
+PyObject *Page_get_declared(PageObject *self, void *) { return text_list(self->page->declared); }
+PyObject *Page_get_summaries(PageObject *self, void *) { return text_list(self->page->summaries); }
+PyObject *Page_get_chars(PageObject *self, void *) { return PyLong_FromLongLong(self->page->chars); }
+PyObject *Page_get_truncated(PageObject *self, void *) { return PyBool_FromLong(self->page->truncated); }
+Py_ssize_t Page_length(PageObject *self) { return static_cast<Py_ssize_t>(self->page->blocks.size()); }
+
+PyMethodDef Page_methods[] = {
+    {"texts", reinterpret_cast<PyCFunction>(Page_texts), METH_NOARGS, "texts() -> [str]: each block's text"},
+    {"blocks", reinterpret_cast<PyCFunction>(Page_blocks), METH_NOARGS,
+     "blocks() -> [(text, element, words, link_words, chars, links, inline, lines)]: segment.Block's fields"},
+    {"elements", reinterpret_cast<PyCFunction>(Page_elements), METH_NOARGS,
+     "elements() -> [tuple]: segment.Element's fields in its __slots__ order"},
+    {"features", reinterpret_cast<PyCFunction>(Page_features), METH_VARARGS,
+     "features(declares_item=False, logprobs=None) -> bytes: features.block_features as float64, row-major"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef Page_getset[] = {
+    {"title", reinterpret_cast<getter>(Page_get_title), nullptr, "the page's title", nullptr},
+    {"chars", reinterpret_cast<getter>(Page_get_chars), nullptr, "characters of its blocks (not whitespace)", nullptr},
+    {"declared", reinterpret_cast<getter>(Page_get_declared), nullptr,
+     "the articleBody / text strings of its JSON-LD scripts (segment.Page.declared)", nullptr},
+    {"summaries", reinterpret_cast<getter>(Page_get_summaries), nullptr,
+     "the contents of its <meta> descriptions (segment.Page.summaries)", nullptr},
+    {"truncated", reinterpret_cast<getter>(Page_get_truncated), nullptr,
+     "whether the page was read only up to MAX_BLOCKS blocks or MAX_ELEMENTS elements", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PySequenceMethods Page_sequence = {reinterpret_cast<lenfunc>(Page_length)};
+
+bool ensure_tables() {
+  if (g_vocabulary == nullptr) g_vocabulary = new Vocabulary();
+  return load_entities();
+}
+
+PyObject *segment_html(PyObject *, PyObject *arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "segment_html() takes a str");
+    return nullptr;
+  }
+  if (!ensure_tables()) return nullptr;
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+  if (n >= INT32_MAX / 2) {  // (counts are 32-bit)
+    PyErr_SetString(PyExc_ValueError, "page too long for segment_html (a billion characters or more)");
+    return nullptr;
+  }
+  std::unique_ptr<PageData> page(new PageData);
+  const int kind = PyUnicode_KIND(arg);
+  const void *data = PyUnicode_DATA(arg);
+  bool ok;
+  {
+    GilRelease gil;  // (the str is immutable and held by the caller)
+    if (kind == PyUnicode_1BYTE_KIND) {
+      ok = Segmenter<Py_UCS1>(static_cast<const Py_UCS1 *>(data), n, *page, gil).run();
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+      ok = Segmenter<Py_UCS2>(static_cast<const Py_UCS2 *>(data), n, *page, gil).run();
+    } else {
+      ok = Segmenter<Py_UCS4>(static_cast<const Py_UCS4 *>(data), n, *page, gil).run();
+    }
+  }
+  if (!ok) return nullptr;
+  PageObject *self = PyObject_New(PageObject, &PageType);
+  if (self == nullptr) return nullptr;
+  self->page = page.release();
+  return reinterpret_cast<PyObject *>(self);
+}
+
+PyObject *unescape_html(PyObject *, PyObject *arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "unescape_html() takes a str");
+    return nullptr;
+  }
+  if (!ensure_tables()) return nullptr;
+  Text in, out;
+  to_text(arg, in);
+  unescape(in.data(), 0, in.size(), out);
+  return from_text(out.data(), out.size());
+}
+
+// ---------------------------------------------------------------------------------------
+// Forest (forest.Forest)
+
+struct Node {
+  int32_t feature;  // -1: a leaf
+  int32_t left, right;
+  uint8_t missing;  // 0: "none", 1: "zero", 2: "nan"
+  bool default_left;
+  bool categorical;
+  double threshold;
+  double value;
+  int32_t categories_begin, categories_end;  // into categories (sorted)
+};
+
+struct ForestData {
+  std::vector<Node> nodes;
+  std::vector<int32_t> roots;
+  std::vector<int64_t> categories;
+  int32_t max_feature = -1;
+};
+
+struct ForestObject {
+  PyObject_HEAD
+  ForestData *forest;
+};
+
+PyTypeObject ForestType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+PyObject *list_item(PyObject *tree, const char *key, Py_ssize_t size) {
+  PyObject *list = PyDict_GetItemString(tree, key);
+  if (list == nullptr || !PyList_Check(list) || PyList_GET_SIZE(list) != size) {
+    PyErr_Format(PyExc_ValueError, "each tree needs a list \"%s\" of one entry per node", key);
+    return nullptr;
+  }
+  return list;
+}
+
+bool read_tree(PyObject *tree, ForestData &f) {
+  if (!PyDict_Check(tree)) {
+    PyErr_SetString(PyExc_TypeError, "each tree must be a dict");
+    return false;
+  }
+  PyObject *feature = PyDict_GetItemString(tree, "feature");
+  if (feature == nullptr || !PyList_Check(feature) || PyList_GET_SIZE(feature) == 0) {
+    PyErr_SetString(PyExc_ValueError, "each tree needs a non-empty list \"feature\"");
+    return false;
+  }
+  const Py_ssize_t size = PyList_GET_SIZE(feature);
+  PyObject *threshold = list_item(tree, "threshold", size), *categories = list_item(tree, "categories", size),
+           *missing = list_item(tree, "missing", size), *default_left = list_item(tree, "default_left", size),
+           *left = list_item(tree, "left", size), *right = list_item(tree, "right", size),
+           *value = list_item(tree, "value", size);
+  if (!threshold || !categories || !missing || !default_left || !left || !right || !value) return false;
+  const int32_t base = static_cast<int32_t>(f.nodes.size());
+  f.roots.push_back(base);
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    Node node = {};
+    const long feat = PyLong_AsLong(PyList_GET_ITEM(feature, i));
+    if (feat == -1 && PyErr_Occurred()) return false;
+    if (feat >= INT32_MAX) {
+      PyErr_SetString(PyExc_ValueError, "feature index too large");
+      return false;
+    }
+    node.feature = feat < 0 ? -1 : static_cast<int32_t>(feat);
+    if (node.feature < 0) {
+      node.value = PyFloat_AsDouble(PyList_GET_ITEM(value, i));
+      if (node.value == -1.0 && PyErr_Occurred()) return false;
+      f.nodes.push_back(node);
+      continue;
+    }
+    f.max_feature = std::max(f.max_feature, node.feature);
+    const long l = PyLong_AsLong(PyList_GET_ITEM(left, i)), r = PyLong_AsLong(PyList_GET_ITEM(right, i));
+    if (PyErr_Occurred()) return false;
+    if (l < 0 || l >= size || r < 0 || r >= size) {
+      PyErr_SetString(PyExc_ValueError, "a child index is outside its tree");
+      return false;
+    }
+    node.left = base + static_cast<int32_t>(l);
+    node.right = base + static_cast<int32_t>(r);
+    PyObject *cats = PyList_GET_ITEM(categories, i);
+    if (cats != Py_None) {
+      PyObject *seq = PySequence_Fast(cats, "categories must be a list of ints or None");
+      if (seq == nullptr) return false;
+      node.categorical = true;
+      node.categories_begin = static_cast<int32_t>(f.categories.size());
+      for (Py_ssize_t c = 0; c < PySequence_Fast_GET_SIZE(seq); ++c) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, c);
+        if (PyFloat_Check(item)) {  // an integral float is the int it equals; any other matches nothing
+          const double d = PyFloat_AS_DOUBLE(item);
+          if (d == std::floor(d) && std::fabs(d) < 9e18) f.categories.push_back(static_cast<int64_t>(d));
+          continue;
+        }
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+        if (v == -1 && PyErr_Occurred()) {
+          Py_DECREF(seq);
+          return false;
+        }
+        if (!overflow) f.categories.push_back(v);
+      }
+      Py_DECREF(seq);
+      node.categories_end = static_cast<int32_t>(f.categories.size());
+      std::sort(f.categories.begin() + node.categories_begin, f.categories.end());
+    } else {
+      node.threshold = PyFloat_AsDouble(PyList_GET_ITEM(threshold, i));
+      if (node.threshold == -1.0 && PyErr_Occurred()) return false;
+      PyObject *kind = PyList_GET_ITEM(missing, i);
+      if (PyUnicode_Check(kind)) {
+        if (PyUnicode_CompareWithASCIIString(kind, "nan") == 0) node.missing = 2;
+        else if (PyUnicode_CompareWithASCIIString(kind, "zero") == 0) node.missing = 1;
+      }
+      const int dl = PyObject_IsTrue(PyList_GET_ITEM(default_left, i));
+      if (dl < 0) return false;
+      node.default_left = dl != 0;
+    }
+    f.nodes.push_back(node);
+  }
+  // every walk from the root ends at a leaf (forest.py's loop would not end on a cycle)
+  std::vector<uint8_t> state(size, 0);  // 0 new, 1 on the path, 2 done
+  std::vector<std::pair<int32_t, int>> path = {{0, 0}};
+  state[0] = 1;
+  while (!path.empty()) {
+    auto &top = path.back();
+    const Node &node = f.nodes[base + top.first];
+    if (node.feature < 0 || top.second == 2) {
+      state[top.first] = 2;
+      path.pop_back();
+      continue;
+    }
+    const int32_t next = (top.second++ == 0 ? node.left : node.right) - base;
+    if (state[next] == 1) {
+      PyErr_SetString(PyExc_ValueError, "a tree has a cycle");
+      return false;
+    }
+    if (state[next] == 0) {
+      state[next] = 1;
+      path.emplace_back(next, 0);
+    }
+  }
+  return true;
+}
+
+int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
+  PyObject *spec;
+  if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &spec)) return -1;
+  PyObject *trees = PyDict_GetItemString(spec, "trees");
+  if (trees == nullptr || !PyList_Check(trees)) {
+    PyErr_SetString(PyExc_ValueError, "the forest needs a list \"trees\"");
+    return -1;
+  }
+  std::unique_ptr<ForestData> f(new ForestData);
+  for (Py_ssize_t t = 0; t < PyList_GET_SIZE(trees); ++t) {
+    if (!read_tree(PyList_GET_ITEM(trees, t), *f)) return -1;
+  }
+  delete self->forest;
+  self->forest = f.release();
+  return 0;
+}
+
+void Forest_dealloc(ForestObject *self) {
+  delete self->forest;
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+constexpr double kZero = 1e-35;  // LightGBM's kZeroThreshold
+
+// 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows
+int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out) {
+  for (size_t r = 0; r < n; ++r) {
+    const double *row = rows + r * width;
+    double total = 0.0;
+    for (int32_t root : f.roots) {
+      const Node *node = &f.nodes[root];
+      while (node->feature >= 0) {
+        double value = row[node->feature];
+        bool go_left;
+        if (node->categorical) {  // a NaN or negative value goes right
+          if (value == value && value >= 0) {
+            if (std::isinf(value)) return 1;
+            if (value >= 9.2e18) {
+              go_left = false;
+            } else {
+              const int64_t v = static_cast<int64_t>(value);
+              go_left = std::binary_search(f.categories.begin() + node->categories_begin,
+                                           f.categories.begin() + node->categories_end, v);
+            }
+          } else {
+            go_left = false;
+          }
+        } else {
+          if (value != value && node->missing != 2) value = 0.0;
+          if ((node->missing == 1 && std::fabs(value) <= kZero) || (node->missing == 2 && value != value)) {
+            go_left = node->default_left;
+          } else {
+            go_left = value <= node->threshold;
+          }
+        }
+        node = &f.nodes[go_left ? node->left : node->right];
+      }
+      total += node->value;
+    }
+    const double e = std::exp(-total);
+    if (std::isinf(e) && std::isfinite(total)) return 2;
+    out[r] = 1.0 / (1.0 + e);
+  }
+  return 0;
+}
+
+PyObject *Forest_probabilities(ForestObject *self, PyObject *args) {
+  Py_buffer buffer;
+  Py_ssize_t width;
+  if (!PyArg_ParseTuple(args, "y*n", &buffer, &width)) return nullptr;
+  struct Release {
+    Py_buffer *b;
+    ~Release() { PyBuffer_Release(b); }
+  } release{&buffer};
+  if (self->forest == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "forest not initialised");
+    return nullptr;
+  }
+  if (width <= 0 || buffer.len % static_cast<Py_ssize_t>(width * sizeof(double)) != 0) {
+    PyErr_SetString(PyExc_ValueError, "rows must hold n_features float64 values per row");
+    return nullptr;
+  }
+  if (self->forest->max_feature >= width) {
+    PyErr_Format(PyExc_ValueError, "the forest reads feature %d of rows of %zd", self->forest->max_feature, width);
+    return nullptr;
+  }
+  const size_t n = static_cast<size_t>(buffer.len / (width * sizeof(double)));
+  std::vector<double> rows;
+  const double *data = static_cast<const double *>(buffer.buf);
+  if (reinterpret_cast<uintptr_t>(buffer.buf) % alignof(double) != 0) {
+    rows.resize(n * width);
+    std::memcpy(rows.data(), buffer.buf, buffer.len);
+    data = rows.data();
+  }
+  std::vector<double> out(n);
+  int status;
+  {
+    GilRelease gil;
+    status = predict(*self->forest, data, n, static_cast<size_t>(width), out.data());
+  }
+  if (status == 1) {
+    PyErr_SetString(PyExc_OverflowError, "cannot convert float infinity to integer");
+    return nullptr;
+  }
+  if (status == 2) {
+    PyErr_SetString(PyExc_OverflowError, "math range error");
+    return nullptr;
+  }
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(n));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *p = PyFloat_FromDouble(out[i]);
+    if (p == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), p);
+  }
+  return list;
+}
+
+PyMethodDef Forest_methods[] = {
+    {"probabilities", reinterpret_cast<PyCFunction>(Forest_probabilities), METH_VARARGS,
+     "probabilities(rows, n_features) -> [float]: rows a buffer of float64, n_features per row"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyMethodDef learned_methods[] = {
+    {"segment_html", segment_html, METH_O, "segment_html(html) -> Page: learned.segment.segment"},
+    {"unescape_html", unescape_html, METH_O, "unescape_html(text) -> str: html.unescape (learned.segment.unescape)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+// Adds the learned reader's functions and types to the module (called from PyInit__native).
+bool add_learned_reader(PyObject *module) {
+  PageType.tp_name = "plexity_plugins.runtime._native.LearnedPage";
+  PageType.tp_basicsize = sizeof(PageObject);
+  PageType.tp_flags = Py_TPFLAGS_DEFAULT;
+  PageType.tp_dealloc = reinterpret_cast<destructor>(Page_dealloc);
+  PageType.tp_methods = Page_methods;
+  PageType.tp_getset = Page_getset;
+  PageType.tp_as_sequence = &Page_sequence;
+  PageType.tp_doc = "A page's blocks and elements (segment_html's result)";
+  ForestType.tp_name = "plexity_plugins.runtime._native.Forest";
+  ForestType.tp_basicsize = sizeof(ForestObject);
+  ForestType.tp_flags = Py_TPFLAGS_DEFAULT;
+  ForestType.tp_new = PyType_GenericNew;
+  ForestType.tp_init = reinterpret_cast<initproc>(Forest_init);
+  ForestType.tp_dealloc = reinterpret_cast<destructor>(Forest_dealloc);
+  ForestType.tp_methods = Forest_methods;
+  ForestType.tp_doc = "Forest(spec): the learned reader's forest (learned/forest.py's JSON form, parsed)";
+  if (PyType_Ready(&PageType) < 0 || PyType_Ready(&ForestType) < 0) return false;
+  Py_INCREF(&PageType);
+  if (PyModule_AddObject(module, "LearnedPage", reinterpret_cast<PyObject *>(&PageType)) < 0) {
+    Py_DECREF(&PageType);
+    return false;
+  }
+  Py_INCREF(&ForestType);
+  if (PyModule_AddObject(module, "Forest", reinterpret_cast<PyObject *>(&ForestType)) < 0) {
+    Py_DECREF(&ForestType);
+    return false;
+  }
+  if (PyModule_AddIntConstant(module, "LEARNED_FEATURE_COUNT", kFeatureCount) < 0) return false;
+  return PyModule_AddFunctions(module, learned_methods) == 0;
+}

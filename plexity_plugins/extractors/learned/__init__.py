@@ -1,0 +1,101 @@
+"""``learned``: the page's text chosen block by block by a small model learned from pages whose
+text is known, over evidence that names no site and no class.
+
+How a page is read (`html_to_text_learned`):
+
+1. **Blocks** (`segment`): one pass over the HTML cuts it into blocks, the text between two
+   block-level tags, and records for every element its tag, its parent and how much text and
+   link text its subtree holds.
+2. **Evidence** (`features`): for each block, a row of numbers: its shape (words, link text,
+   sentence ends, digits), its elements' tags and declared roles (``<article>``, ``<nav>``,
+   ARIA landmarks, ``hidden``), the text and link density of its parent elements, its
+   position, repetition (like items of a list, posts of a thread), where the page's prose is
+   (the smallest elements that hold half, four fifths, nearly all of it), and the page's kind
+   (how much of it is prose, how much one repeated list).
+3. **Decision** (`forest`): a forest of decision trees, trained with LightGBM on four
+   benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
+   sources, the settings and each benchmark's score when it was left out of training), gives each
+   block a probability of being the page's text; blocks at or above the forest's threshold
+   are kept.
+4. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+   `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
+   catalogue whose items are all links, which the trees, taught mostly by articles, score low
+   one by one).  A page where nothing is kept then is text-less to the forest (an error page, a
+   bare form) and ends as the front end's counted ``no text extracted``.
+
+Segmentation, evidence and trees are compiled where the extension is built (a few tenths of a
+millisecond a page); the Python modules are their reference.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+from ...io.decoding import decode_html
+from ..auto import declares_article_or_product
+from .features import FEATURES
+from .reading import WIDTH, Forest, feature_rows, read_blocks
+
+FOREST_PATH = Path(__file__).with_name("forest.json")
+CARD_PATH = Path(__file__).with_name("card.json")
+MIN_WORDS = 50
+
+__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "html_to_text_learned", "load_forest",
+           "read_page"]
+
+
+@functools.lru_cache(maxsize=4)
+def load_forest(path: str | None = None) -> Forest:
+    """The shipped forest (``forest.json`` beside this module), or the one at `path`; read once
+    per process."""
+    spec = json.loads(Path(path or FOREST_PATH).read_text(encoding="utf-8"))
+    if list(spec["features"]) != list(FEATURES):
+        raise ValueError(f"{path or FOREST_PATH}: the forest was trained on other features than this "
+                         f"version computes; rebuild it (scripts/reader_model/build.py)")
+    return Forest(spec)
+
+
+def read_page(html: str, logprobs: list[float] | None = None) -> tuple[list[str], bytes, object]:
+    """(texts, feature rows, page) of `html`'s blocks; rows as `reading.feature_rows` gives them."""
+    texts, page = read_blocks(html)
+    rows = feature_rows(page, declares_article_or_product(html), logprobs) if texts else b""
+    return texts, rows, page
+
+
+_WORDS = FEATURES.index("words")  # log1p of the block's words
+TOP_GROUP = FEATURES.index("in_top_group")
+
+
+def column(rows: bytes, index: int) -> list[float]:
+    """One feature of every block, from rows of `FEATURES`."""
+    return memoryview(rows).cast("B").cast("d")[index::WIDTH].tolist()
+
+
+def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool]) -> list[bool]:
+    """Which blocks are the page's text: those at or above `threshold`; where they hold fewer than
+    `MIN_WORDS` words, also the blocks of the page's largest list of like items (`top_group`)."""
+    keep = [p >= threshold for p in probabilities]
+    if sum(w for w, k in zip(words, keep) if k) < MIN_WORDS:
+        keep = [k or t for k, t in zip(keep, top_group)]
+    return keep
+
+
+def kept(texts: list[str], rows: bytes, forest: Forest) -> list[bool]:
+    """`choose` over the blocks of `read_page`, with `forest`'s probabilities."""
+    return choose(forest.probabilities(rows), forest.threshold, [round(math.expm1(w)) for w in column(rows, _WORDS)],
+                  [t > 0 for t in column(rows, TOP_GROUP)])
+
+
+def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:
+    """The page's text: its blocks that the learned forest keeps, one per line (see the
+    module's docstring).  `forest`: another trained forest than the shipped one."""
+    if isinstance(html, bytes):
+        html, _ = decode_html(html)
+    texts, rows, _page = read_page(html)
+    if not texts:
+        return ""
+    keep = kept(texts, rows, forest or load_forest())
+    return "\n".join(text for text, k in zip(texts, keep) if k)

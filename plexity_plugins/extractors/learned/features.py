@@ -1,0 +1,304 @@
+"""The evidence about each block that the learned reader weighs: its shape, its elements' text
+and link density, declared structure, position, repetition, the page's kind, and (where a model
+for the page's language is given) its perplexity.  One row of `FEATURES` per block.
+
+No feature names a class, an id or a site: tags and roles are HTML's own vocabulary, counts are
+of words (``\\w+``, any script), characters and links.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from .segment import TAG_ID, Page
+
+_STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
+_DIGIT = re.compile(r"\d")
+_UPPER_INITIAL = re.compile(r"(?:^|\s)[A-ZÀ-ÖØ-Þ]")
+_PUNCT = re.compile(r"[^\w\s]")
+_SEPARATORS = re.compile(r"[|·•»›/\-–—:]")
+_TOKEN = re.compile(r"\w+")
+# (titles are compared with a page's words in ASCII lower case: the same in every port)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ascii_lower(word: str) -> str:
+    return word.translate(_ASCII_LOWER)
+
+# Bits of an element's ancestry (its own and every ancestor's), from HTML's own semantics.
+_ANCESTRY = {"article": 1, "main": 2, "nav": 4, "aside": 8, "header": 16, "footer": 32, "form": 64, "li": 128,
+             "td": 256, "th": 256, "blockquote": 512, "figure": 1024, "dialog": 2048, "table": 4096,
+             "h1": 8192, "h2": 8192, "h3": 8192, "h4": 8192, "h5": 8192, "h6": 8192, "pre": 16384,
+             "select": 32768, "button": 32768, "label": 32768, "dl": 65536, "noscript": 1 << 19}
+_ROLE_BITS = {1: 2, 2: 1, 3: 4, 4: 8, 5: 16, 6: 32, 9: 2048}
+_HIDDEN_BIT = 1 << 17
+_DECLARED_BIT = 1 << 18
+ANCESTRY_NAMES = ("article", "main", "nav", "aside", "header", "footer", "form", "li", "cell", "blockquote",
+                  "figure", "dialog", "table", "heading", "pre", "control", "dl", "hidden", "declared", "noscript")
+
+BLOCK_FEATURES = ("words", "chars", "link_share", "links", "ends_sentence", "stops", "word_length", "digits",
+                  "upper_initial", "punctuation", "separators", "lines", "in_link", "in_bold", "in_em", "in_control",
+                  "in_time", "in_small", "in_code", "in_cite", "in_heading", "tag", "depth")
+CONTEXT_FEATURES = tuple(f"{level}_{name}" for level in ("e0", "e1", "e2", "e3")
+                         for name in ("tag", "words", "link_share", "blocks", "long_share", "density", "share",
+                                      "page_share"))
+PAGE_FEATURES = ("position", "words_before", "words_after", "page_words", "page_blocks", "page_link_share",
+                 "page_long_blocks", "repeats", "same_tag_siblings", "title_share", "in_title", "best_container",
+                 "best_share", "declares_item", "container_side", "container_distance", "title_heading",
+                 "in_region50", "in_region80", "in_region95", "region50_share", "region80_share", "region95_share",
+                 "item_count", "item_group_share", "item_share", "item_hops", "group_max_share",
+                 "e1_longest", "e2_longest", "e1_index", "e2_index", "page_prose_share", "top_group_share",
+                 "top_group_link_share", "in_top_group", "item_link_share")
+NEIGHBOUR_FEATURES = tuple(f"{side}_{name}" for side in ("prev", "next")
+                           for name in ("words", "link_share", "ends_sentence", "same_element"))
+DECLARED_FEATURES = ("declared_share", "summary_share")
+PERPLEXITY_FEATURES = ("logprob", "logprob_vs_page")
+FEATURES = (BLOCK_FEATURES + tuple(f"anc_{name}" for name in ANCESTRY_NAMES) + CONTEXT_FEATURES + PAGE_FEATURES
+            + NEIGHBOUR_FEATURES + DECLARED_FEATURES + PERPLEXITY_FEATURES)
+CATEGORICAL = tuple(name for name in FEATURES if name.endswith("tag"))
+NAN = float("nan")
+
+
+def _ancestry(page: Page) -> list[int]:
+    """Per element, the bits of `_ANCESTRY` of itself and its ancestors (parents come first)."""
+    bits = [0] * len(page.elements)
+    for i, e in enumerate(page.elements):
+        own = _ANCESTRY.get(e.tag, 0) | _ROLE_BITS.get(e.role, 0)
+        if e.hidden:
+            own |= _HIDDEN_BIT
+        if e.declared:
+            own |= _DECLARED_BIT
+        bits[i] = own | (bits[e.parent] if e.parent >= 0 else 0)
+    return bits
+
+
+def _block_parents(page: Page, index: int, levels: int) -> list[int]:
+    """The block-level element `index` and up to `levels - 1` block-level ancestors."""
+    elements = page.elements
+    chain = [index]
+    at = elements[index].parent
+    while at >= 0 and len(chain) < levels:
+        if elements[at].block:
+            chain.append(at)
+        at = elements[at].parent
+    return chain
+
+
+def _best_container(page: Page) -> tuple[int, float]:
+    """The block-level element whose direct block children hold most sentence-ending text (a
+    Readability-like score: long blocks score their element, half of it its parent), and the
+    share of the page's words it holds."""
+    elements = page.elements
+    score: dict[int, float] = {}
+    for block in page.blocks:
+        if block.words < 10 or not _STOPS.search(block.text):
+            continue
+        value = 1 + min(block.words, 100) / 25
+        at = block.element
+        score[at] = score.get(at, 0) + value
+        parent = elements[at].parent
+        while parent >= 0 and not elements[parent].block:
+            parent = elements[parent].parent
+        if parent >= 0:
+            score[parent] = score.get(parent, 0) + value / 2
+    if not score:
+        return -1, 0.0
+    best = max(score, key=score.get)
+    total = max(1, elements[0].words)
+    return best, elements[best].words / total
+
+
+def _shingles(texts) -> set:
+    """The word triples (ASCII lower case) of `texts`."""
+    found = set()
+    for text in texts:
+        words = list(map(_ascii_lower, _TOKEN.findall(text)))
+        found.update(zip(words, words[1:], words[2:]))
+    return found
+
+
+def _share_in(words: list[str], shingles: set) -> float:
+    """The share of `words`' triples in `shingles` (NaN: no shingles, or under three words)."""
+    if not shingles or len(words) < 3:
+        return NAN
+    triples = list(zip(words, words[1:], words[2:]))
+    return sum(t in shingles for t in triples) / len(triples)
+
+
+def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
+    """For each share, the block-level element with the fewest words (the last of equals) that
+    holds that share of the words of the page's sentence-like blocks (where its prose is), or -1."""
+    elements = page.elements
+    total = elements[0].long_words
+    found = []
+    for share in shares:
+        best, best_words = -1, None
+        if total:
+            need = share * total
+            for i, e in enumerate(elements):
+                if e.block and e.long_words >= need and (best_words is None or e.words < best_words or
+                                             (e.words == best_words and i > best)):
+                    best, best_words = i, e.words
+        found.append(best)
+    return found
+
+
+def _repetition(page: Page) -> tuple[dict, dict]:
+    """Groups of like siblings (same parent, tag and class): per group key, its members' count
+    and words."""
+    count: dict = {}
+    words: dict = {}
+    links: dict = {}
+    for e in page.elements[1:]:
+        key = (e.parent, e.signature)
+        count[key] = count.get(key, 0) + 1
+        words[key] = words.get(key, 0) + e.words
+        links[key] = links.get(key, 0) + e.link_words
+    return count, words, links
+
+
+def _holds(page: Page, element: int, block: int) -> bool:
+    """Whether block-level `element` holds block number `block` (an element's blocks are a
+    contiguous run of the page's)."""
+    e = page.elements[element]
+    return e.first_block <= block <= e.last_block
+
+
+def block_features(page: Page, declares_item: bool = False, logprobs: list[float] | None = None) -> list[list[float]]:
+    """One row of `FEATURES` per block of `page`.  `logprobs`: each block's mean log10
+    probability per token under a language model of the page's language (NaN where the block
+    is too short to say), or None where there is no such model."""
+    blocks = page.blocks
+    elements = page.elements
+    root = elements[0]
+    n = len(blocks)
+    if not n:
+        return []
+    ancestry = _ancestry(page)
+    page_words = max(1, root.words)
+    repeats = Counter(b.text for b in blocks)
+    siblings = Counter((elements[b.element].parent, elements[b.element].tag) for b in blocks)
+    title_words = set(map(_ascii_lower, _TOKEN.findall(page.title)))
+    best, best_share = _best_container(page)
+    longest: dict[int, int] = {}
+    for b in blocks:
+        for at in _block_parents(page, b.element, 3):
+            longest[at] = max(longest.get(at, 0), b.words)
+    seen_in: dict[int, int] = {}
+    if best >= 0:
+        first, last = elements[best].first_block, elements[best].last_block
+    heading_best, heading_share = -1, 0.5
+    if title_words:
+        for i, b in enumerate(blocks):
+            if b.inline & 256 and b.words:
+                block_words = list(map(_ascii_lower, _TOKEN.findall(b.text)))
+                share = sum(w in title_words for w in block_words) / len(block_words)
+                if share > heading_share:
+                    heading_best, heading_share = i, share
+    regions = _regions(page)
+    group_count, group_words, group_links = _repetition(page)
+    top_group, top_words = None, 0
+    for key, c in group_count.items():
+        if c >= 3 and group_words[key] > top_words:
+            top_group, top_words = key, group_words[key]
+    page_extra = [root.long_words / page_words, top_words / page_words,
+                  group_links[top_group] / max(1, top_words) if top_group else NAN]
+    declared = _shingles(page.declared)
+    summaries = _shingles(page.summaries)
+    if logprobs is not None:
+        known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
+        page_logprob = known[len(known) // 2] if known else NAN
+    rows = []
+    words_before = 0
+    for i, b in enumerate(blocks):
+        words = b.words
+        text = b.text
+        chars = max(1, b.chars)
+        row = [
+            math.log1p(words), math.log1p(b.chars), b.link_words / words if words else (1.0 if b.links else 0.0),
+            b.links, 1.0 if _STOPS.search(text) else 0.0, len(_STOPS.findall(text)), b.chars / words if words else 0.0,
+            len(_DIGIT.findall(text)) / chars, len(_UPPER_INITIAL.findall(text)) / words if words else 0.0,
+            len(_PUNCT.findall(text)) / chars, len(_SEPARATORS.findall(text)) / max(1, words), b.lines,
+        ]
+        inline = b.inline
+        row += [1.0 if inline & bit else 0.0 for bit in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
+        element = elements[b.element]
+        row += [TAG_ID.get(element.tag, 0), element.depth]
+        bits = ancestry[b.element]
+        row += [1.0 if bits & (1 << k) else 0.0 for k in range(len(ANCESTRY_NAMES))]
+        chain = _block_parents(page, b.element, 4)
+        for level in range(4):
+            if level < len(chain):
+                e = elements[chain[level]]
+                ew = max(1, e.words)
+                row += [TAG_ID.get(e.tag, 0), math.log1p(e.words), e.link_words / ew, math.log1p(e.blocks),
+                        e.long_blocks / max(1, e.blocks), e.elements / ew, words / ew, e.words / page_words]
+            else:
+                row += [NAN] * 8
+        row += [i / n, words_before / page_words, (page_words - words_before - words) / page_words,
+                math.log1p(root.words), math.log1p(n), root.link_words / page_words, root.long_blocks,
+                repeats[text], siblings[(element.parent, element.tag)]]
+        block_words = list(map(_ascii_lower, _TOKEN.findall(text))) if title_words else []
+        row += [sum(w in title_words for w in block_words) / len(block_words) if block_words else 0.0,
+                1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
+                1.0 if best >= 0 and _holds(page, best, i) else 0.0, best_share,
+                1.0 if declares_item else 0.0]
+        if best >= 0:
+            side = -1.0 if i < first else (1.0 if i > last else 0.0)
+            distance = (first - i if i < first else (i - last if i > last else 0)) / n
+        else:
+            side, distance = NAN, NAN
+        chain3 = _block_parents(page, b.element, 3)
+        row += [side, distance, 1.0 if i == heading_best else 0.0]
+        row_regions = [1.0 if r >= 0 and _holds(page, r, i) else 0.0 for r in regions]
+        # the nearest ancestor that is one of 3 or more like siblings: an item of a list, a post
+        item = [NAN, NAN, NAN, NAN]
+        item_links = NAN
+        in_top = 0.0
+        max_share = 0.0
+        at, hops = b.element, 0
+        while at > 0 and hops < 12:
+            e = elements[at]
+            key = (e.parent, e.signature)
+            if group_count[key] >= 3:
+                share = group_words[key] / page_words
+                if item[0] != item[0]:
+                    item = [math.log1p(group_count[key]), share, words / max(1, e.words), hops]
+                    item_links = group_links[key] / max(1, group_words[key])
+                if key == top_group:
+                    in_top = 1.0
+                max_share = max(max_share, share)
+            at = e.parent
+            hops += 1
+        row += row_regions + [elements[r].words / page_words if r >= 0 else NAN for r in regions] + item + [max_share]
+        row += [math.log1p(longest[chain3[k]]) if k < len(chain3) else NAN for k in (1, 2)]
+        for k in (1, 2):
+            if k < len(chain3):
+                seen = seen_in.get(chain3[k], 0)
+                seen_in[chain3[k]] = seen + 1
+                row.append(seen / max(1, elements[chain3[k]].blocks))
+            else:
+                row.append(NAN)
+        row += page_extra + [in_top, item_links]
+        for j in (i - 1, i + 1):
+            if 0 <= j < n:
+                o = blocks[j]
+                row += [math.log1p(o.words), o.link_words / o.words if o.words else 1.0,
+                        1.0 if _STOPS.search(o.text) else 0.0, 1.0 if o.element == b.element else 0.0]
+            else:
+                row += [NAN] * 4
+        if declared or summaries:
+            tokens = list(map(_ascii_lower, _TOKEN.findall(text)))
+            row += [_share_in(tokens, declared), _share_in(tokens, summaries)]
+        else:
+            row += [NAN, NAN]
+        if logprobs is None:
+            row += [NAN, NAN]
+        else:
+            lp = logprobs[i]
+            row += [lp, lp - page_logprob]
+        words_before += words
+        rows.append(row)
+    return rows

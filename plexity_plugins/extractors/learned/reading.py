@@ -1,0 +1,88 @@
+"""The learned reader's hot path, compiled where it can be: a page's blocks (`read_blocks`), their
+features (`feature_rows`) and the forest's probabilities (`Forest`).  The caller never sees which
+path ran.
+
+The compiled path is ``plexity_plugins.runtime._native`` (native/learned_reader.cpp), a port of
+`segment`, `features` and `forest` that gives exactly their results (tests/test_learned_native.py
+holds them equal: the same texts, elements and title, bit-equal features and probabilities).  The
+Python modules are the reference and the fallback where the extension is not built, or with
+``PLEXITY_PURE_PYTHON=1``.
+
+Rows of features travel as ``bytes``: float64, row-major, ``len(FEATURES)`` values a block
+(``numpy.frombuffer(rows).reshape(-1, len(FEATURES))`` reads them, `rows_as_lists` too).
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from ...runtime import native
+from . import segment as _segment
+from .features import FEATURES, block_features
+from .forest import Forest as _ReferenceForest
+
+WIDTH = len(FEATURES)
+
+
+def _compiled():
+    """The compiled functions, or None (not built, turned off, or built from other sources)."""
+    segment_html = native.compiled("segment_html")
+    forest = native.compiled("Forest")
+    if segment_html is None or forest is None or getattr(native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH:
+        return None, None
+    return segment_html, forest
+
+
+_SEGMENT_HTML, _NATIVE_FOREST = _compiled()
+COMPILED = _SEGMENT_HTML is not None
+
+
+def read_blocks(page_html: str):
+    """(each block's text, the page): the page is what `feature_rows` and `title` take."""
+    if _SEGMENT_HTML is not None:
+        page = _SEGMENT_HTML(page_html)
+        return page.texts(), page
+    page = _segment.segment(page_html)
+    return [block.text for block in page.blocks], page
+
+
+def title(page) -> str:
+    return page.title
+
+
+def feature_rows(page, declares_item: bool = False, logprobs: list[float] | None = None) -> bytes:
+    """`features.block_features` of the page from `read_blocks`, as float64 bytes (row-major)."""
+    if isinstance(page, _segment.Page):
+        rows = block_features(page, declares_item, logprobs)
+        return array("d", [value for row in rows for value in row]).tobytes()
+    return page.features(bool(declares_item), logprobs)
+
+
+def rows_as_lists(rows: bytes) -> list[list[float]]:
+    values = memoryview(rows).cast("B").cast("d")
+    return [list(values[i:i + WIDTH]) for i in range(0, len(values), WIDTH)]
+
+
+class Forest:
+    """The forest of `forest.py`'s JSON form (parsed), reading rows of `FEATURES`: its nodes
+    name features by the forest's own ``features`` list, which may be any of `FEATURES` in any
+    order (a model trained without some of them)."""
+
+    def __init__(self, spec: dict):
+        columns = {name: i for i, name in enumerate(FEATURES)}
+        missing = [name for name in spec["features"] if name not in columns]
+        if missing:
+            raise ValueError(f"the forest reads features the reader does not make: {missing[:5]}")
+        to_column = [columns[name] for name in spec["features"]]
+        trees = [dict(tree, feature=[to_column[f] if f >= 0 else f for f in tree["feature"]])
+                 for tree in spec["trees"]]
+        spec = dict(spec, features=list(FEATURES), trees=trees)
+        self.threshold: float = float(spec.get("threshold", 0.5))
+        self._native = _NATIVE_FOREST(spec) if _NATIVE_FOREST is not None else None
+        self._reference = None if self._native is not None else _ReferenceForest(spec)
+
+    def probabilities(self, rows: bytes) -> list[float]:
+        """Each row's probability of being the page's text."""
+        if self._native is not None:
+            return self._native.probabilities(rows, WIDTH)
+        return self._reference.probabilities(rows_as_lists(rows))

@@ -1,0 +1,518 @@
+"""HTML to blocks in one pass: the units the learned reader labels, with what each block's
+elements are and how much text and link text each element holds.
+
+A page is read as a stream of tags and text (no tree is built): a stack of open elements, with
+HTML's usual implied ends (a ``<p>`` closes an open ``<p>``, an ``<li>`` the open ``<li>`` of its
+list, a cell the open cell of its row, and so on) and an end tag closing the nearest open
+element of its name.  A **block** is the text between two block-level tags (``p``, ``div``,
+``li``, ``td``, ``h1``, ...), whitespace collapsed (kept inside ``<pre>``), ``<br>`` a line
+break; its **element** is the innermost open block-level element.  Every element records its
+tag, its parent, the words and link words of its subtree and how many blocks and elements it
+holds: the evidence (text density, link density, declared structure) that the features of
+`features.py` read.
+
+The procedure is specified here and in `segment` so that the compiled port
+(`plexity_plugins._native`, `native/`) can give exactly the same blocks; tests hold the two equal.
+
+Bounded for hostile pages: work is linear in the page, the stack of open elements is at most
+`MAX_DEPTH` deep (deeper elements are read as text of the innermost one), an end tag looks at
+most `MAX_CLOSE_SEARCH` elements down the stack for its match, and a page is read up to its
+`MAX_BLOCKS`-th block or `MAX_ELEMENTS`-th element (what follows is not read, and
+``Page.truncated`` says so): a 50 MB page of ``<p>a`` would otherwise be 12 million blocks, and
+their rows of features gigabytes.  (The largest of 2,144 development pages has 6,218 blocks and
+9,444 elements.)
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import re
+
+MAX_DEPTH = 256
+MAX_CLOSE_SEARCH = 64
+MAX_BLOCKS = 50_000
+MAX_ELEMENTS = 200_000
+
+# Elements that start and end a block (HTML's block-level and table elements).
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
+    "figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend li listing main menu nav ol "
+    "noscript optgroup option p pre search section summary table tbody td tfoot th thead tr ul".split())
+# Elements without an end tag.
+VOID_TAGS = frozenset("area base br col embed hr img input keygen link meta param source track wbr".split())
+# Elements whose content is not markup: skipped to their end tag (``title``'s is the page's title).
+# (``noscript`` is read: what a page shows without scripts is what a crawler got, often the whole
+# text of a page that a script renders.)
+RAW_TAGS = frozenset("script style textarea title xmp iframe noembed noframes template plaintext svg math".split())
+# Implied ends: a start tag of the key closes the open elements of the value, looking down the
+# stack no further than the first of the ``scope`` elements.
+_CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
+                      "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section summary table "
+                      "ul li dd dt".split())
+_LIST_SCOPE = frozenset("ul ol menu dir table body html".split())
+_TABLE_SCOPE = frozenset("table body html".split())
+
+# Tag vocabulary of the features: an element's tag as a number (0: any other tag).
+TAGS = ("other", "a", "address", "article", "aside", "b", "blockquote", "body", "button", "caption", "center",
+        "code", "dd", "details", "div", "dl", "dt", "em", "fieldset", "figcaption", "figure", "footer", "form",
+        "h1", "h2", "h3", "h4", "h5", "h6", "header", "html", "i", "label", "legend", "li", "main", "nav", "ol",
+        "option", "p", "pre", "section", "select", "small", "span", "strong", "summary", "table", "tbody", "td",
+        "th", "time", "tr", "u", "ul", "cite", "font", "dialog", "menu", "hgroup", "search", "thead", "tfoot",
+        "noscript")
+TAG_ID = {tag: i for i, tag in enumerate(TAGS)}
+
+_HIDDEN_STYLE = re.compile(r"(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+_ATTRIBUTE = re.compile(r"""([^\s"'=<>/`]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?""")
+_NAME = re.compile(r"[^\s/>]*")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+# Roles and landmarks HTML itself gives (generic semantics, never names from pages).
+ROLE_IDS = {"main": 1, "article": 2, "navigation": 3, "complementary": 4, "banner": 5, "contentinfo": 6,
+            "menu": 7, "menubar": 7, "list": 8, "listitem": 8, "dialog": 9, "alertdialog": 9, "search": 3,
+            "tablist": 7, "tab": 7, "button": 10, "link": 10}
+
+
+class Element:
+    """An open or closed element of the page: tag, parent, and counts of its subtree."""
+
+    __slots__ = ("tag", "parent", "depth", "block", "role", "hidden", "declared", "words", "link_words", "blocks",
+                 "elements", "links", "first_block", "last_block", "chars", "long_blocks", "long_words",
+                 "signature")
+
+    def __init__(self, tag: str, parent: int, depth: int, block: bool):
+        self.tag = tag
+        self.parent = parent
+        self.depth = depth
+        self.block = block
+        self.role = 0          # ROLE_IDS of its role attribute
+        self.hidden = False    # hidden attribute, aria-hidden=true, inline display:none / visibility:hidden
+        self.declared = False  # itemprop=articleBody / text (schema.org's item text)
+        self.words = 0         # words of its subtree
+        self.link_words = 0    # ... of which inside links
+        self.chars = 0         # characters (not whitespace) of its subtree
+        self.blocks = 0        # blocks of its subtree
+        self.long_blocks = 0   # ... holding a sentence end and 10 words or more
+        self.long_words = 0    # words of those blocks
+        self.signature = ""    # its tag and class attribute: what repeats in a list of like items
+        self.elements = 0      # elements of its subtree (itself excluded)
+        self.links = 0         # <a href> elements of its subtree
+        self.first_block = -1
+        self.last_block = -1
+
+
+class Block:
+    """A run of text between two block-level tags."""
+
+    __slots__ = ("text", "element", "words", "link_words", "chars", "links", "inline", "lines")
+
+    def __init__(self, text: str, element: int, words: int, link_words: int, chars: int, links: int, inline: int,
+                 lines: int):
+        self.text = text
+        self.element = element        # index of its innermost block-level element
+        self.words = words
+        self.link_words = link_words  # words inside <a>
+        self.chars = chars            # characters that are not whitespace
+        self.links = links            # <a> elements that gave it text
+        self.inline = inline          # bit set of the inline context (INLINE_BITS) of its words
+        self.lines = lines            # lines (<br> breaks) in it
+
+
+INLINE_BITS = {"a": 1, "b": 2, "strong": 2, "em": 4, "i": 4, "button": 8, "label": 8, "select": 8, "time": 16,
+               "small": 32, "code": 64, "cite": 128, "h1": 256, "h2": 256, "h3": 256, "h4": 256, "h5": 256,
+               "h6": 256}
+
+
+class Page:
+    """The blocks and elements of a page, and what its head declares."""
+
+    __slots__ = ("blocks", "elements", "title", "chars", "truncated", "declared", "summaries")
+
+    def __init__(self):
+        self.blocks: list[Block] = []
+        self.elements: list[Element] = [Element("#root", -1, 0, True)]
+        self.title = ""
+        self.chars = 0
+        self.truncated = False  # read only up to MAX_BLOCKS blocks or MAX_ELEMENTS elements
+        self.declared: list[str] = []   # the text a JSON-LD item declares (articleBody, text)
+        self.summaries: list[str] = []  # the page's descriptions (meta description, og / twitter)
+
+
+class _Reader:
+    """The state of one pass over a page (see the module's docstring)."""
+
+    def __init__(self):
+        self.page = Page()
+        self.stack = [0]          # indices into page.elements; 0 is the root
+        self.text: list[str] = []  # pieces of the current block
+        self.words = 0
+        self.link_words = 0
+        self.links = 0
+        self.inline = 0
+        self.lines = 1
+        self.in_link = 0          # open <a> elements
+        self.in_pre = 0
+        self.link_counted = False  # the current <a> already gave this block words
+
+    # -- text ---------------------------------------------------------------------------
+
+    def add_text(self, raw: str) -> None:
+        text = unescape(raw) if "&" in raw else raw
+        if not self.in_pre:
+            text = _SPACE.sub(" ", text)
+        if not text:
+            return
+        words = len(_WORD.findall(text))
+        self.text.append(text)
+        self.words += words
+        if self.in_link and words:
+            self.link_words += words
+            if not self.link_counted:
+                self.links += 1
+                self.link_counted = True
+        if words:
+            bits = 0
+            elements = self.page.elements
+            for index in self.stack[-8:]:
+                bits |= INLINE_BITS.get(elements[index].tag, 0)
+            self.inline |= bits
+
+    def line_break(self) -> None:
+        self.text.append("\n")
+        self.lines += 1
+
+    def flush(self) -> None:
+        """End the current block (at a block-level tag)."""
+        if not self.text:
+            return
+        text = "".join(self.text)
+        self.text = []
+        if self.in_pre:
+            lines = [line.rstrip() for line in text.split("\n")]
+        else:
+            lines = [" ".join(line.split()) for line in text.split("\n")]
+        text = "\n".join(line for line in lines if line.strip())
+        words, link_words, links, inline = self.words, self.link_words, self.links, self.inline
+        self.words = self.link_words = self.links = self.inline = 0
+        self.lines = 1
+        self.link_counted = False
+        if not text:
+            return
+        elements = self.page.elements
+        element = next(i for i in reversed(self.stack) if elements[i].block)
+        chars = len(text) - text.count(" ") - text.count("\n")
+        block = Block(text, element, words, link_words, chars, links, inline, text.count("\n") + 1)
+        index = len(self.page.blocks)
+        self.page.blocks.append(block)
+        self.page.chars += chars
+        # counted on the innermost open element; added to its parent's when it closes (`_pop_to`)
+        e = elements[self.stack[-1]]
+        e.words += words
+        e.link_words += link_words
+        e.chars += chars
+        e.blocks += 1
+        if words >= 10 and _ends_sentence(text):
+            e.long_blocks += 1
+            e.long_words += words
+        if e.first_block < 0:
+            e.first_block = index
+        e.last_block = index
+
+    # -- tags -----------------------------------------------------------------------------
+
+    def open(self, tag: str, attributes: str) -> None:
+        block = tag in BLOCK_TAGS
+        if block:
+            self.flush()
+            self._implied_ends(tag)
+        if tag in VOID_TAGS:
+            if tag == "br":
+                self.line_break()
+            return
+        if len(self.stack) >= MAX_DEPTH:
+            return
+        elements = self.page.elements
+        parent = self.stack[-1]
+        element = Element(tag, parent, len(self.stack), block)
+        element.signature = tag
+        if attributes:
+            _read_attributes(element, attributes)
+        index = len(elements)
+        elements.append(element)
+        elements[parent].elements += 1
+        if tag == "a":
+            self.in_link += 1
+            self.link_counted = False
+            element.links = 1
+        elif tag == "pre":
+            self.in_pre += 1
+        self.stack.append(index)
+
+    def _implied_ends(self, tag: str) -> None:
+        if tag in _CLOSES_P:
+            self._close_in_scope(("p",), frozenset(("button", "table", "td", "th", "body", "html")))
+        if tag == "li":
+            self._close_in_scope(("li",), _LIST_SCOPE)
+        elif tag in ("dt", "dd"):
+            self._close_in_scope(("dt", "dd"), frozenset(("dl", "body", "html")))
+        elif tag in ("td", "th"):
+            self._close_in_scope(("td", "th"), _TABLE_SCOPE | {"tr"})
+        elif tag == "tr":
+            self._close_in_scope(("tr", "td", "th"), _TABLE_SCOPE)
+        elif tag in ("option", "optgroup"):
+            self._close_in_scope(("option",), frozenset(("select", "body", "html")))
+
+    def _close_in_scope(self, names: tuple[str, ...], scope: frozenset) -> None:
+        elements = self.page.elements
+        for depth in range(len(self.stack) - 1, max(0, len(self.stack) - 1 - MAX_CLOSE_SEARCH), -1):
+            tag = elements[self.stack[depth]].tag
+            if tag in names:
+                self._pop_to(depth)
+                return
+            if tag in scope:
+                return
+
+    def close(self, tag: str) -> None:
+        if tag in BLOCK_TAGS or tag == "br":
+            self.flush()
+        if tag == "br":  # </br> is <br>
+            self.line_break()
+            return
+        elements = self.page.elements
+        for depth in range(len(self.stack) - 1, max(0, len(self.stack) - 1 - MAX_CLOSE_SEARCH), -1):
+            if elements[self.stack[depth]].tag == tag:
+                self._pop_to(depth)
+                return
+
+    def _pop_to(self, depth: int) -> None:
+        """Close the element at `depth` of the stack and every element above it."""
+        elements = self.page.elements
+        while len(self.stack) > depth:
+            if elements[self.stack[-1]].block:
+                self.flush()
+            element = elements[self.stack.pop()]
+            _add_to(elements[self.stack[-1]], element)
+            if element.tag == "a":
+                self.in_link -= 1
+                self.link_counted = False
+            elif element.tag == "pre":
+                self.in_pre -= 1
+
+
+def _add_to(parent: Element, child: Element) -> None:
+    """Add a closed element's subtree counts to its parent's."""
+    parent.words += child.words
+    parent.link_words += child.link_words
+    parent.chars += child.chars
+    parent.blocks += child.blocks
+    parent.long_blocks += child.long_blocks
+    parent.long_words += child.long_words
+    parent.elements += child.elements
+    parent.links += child.links
+    if child.first_block >= 0:
+        if parent.first_block < 0 or child.first_block < parent.first_block:
+            parent.first_block = child.first_block
+        parent.last_block = max(parent.last_block, child.last_block)
+
+
+def _ends_sentence(text: str) -> bool:
+    """Whether `text` holds a sentence end: a stop followed by a space or the end (any script's)."""
+    return bool(_SENTENCE_END.search(text))
+
+
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
+
+
+def _read_attributes(element: Element, attributes: str) -> None:
+    for match in _ATTRIBUTE.finditer(attributes):
+        name = match.group(1).lower()
+        if name not in _USED_ATTRIBUTES:
+            continue
+        value = match.group(2) if match.group(2) is not None else (
+            match.group(3) if match.group(3) is not None else (match.group(4) or ""))
+        if name == "hidden":
+            element.hidden = True
+        elif name == "aria-hidden":
+            element.hidden = element.hidden or value.strip().lower() == "true"
+        elif name == "style":
+            element.hidden = element.hidden or bool(_HIDDEN_STYLE.search(value))
+        elif name == "role":
+            element.role = ROLE_IDS.get(value.strip().lower(), 0)
+        elif name == "class":
+            element.signature = element.tag + " " + " ".join(value.split())
+        elif name == "itemprop":
+            element.declared = element.declared or value.strip() in ("articleBody", "text", "reviewBody")
+
+
+_USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop", "class"))
+
+
+def segment(page_html: str) -> Page:
+    """The blocks and elements of `page_html` (see the module's docstring)."""
+    reader = _Reader()
+    page = reader.page
+    n = len(page_html)
+    at = 0
+    find = page_html.find
+    while at < n:
+        if len(page.blocks) >= MAX_BLOCKS or len(page.elements) >= MAX_ELEMENTS:
+            page.truncated = True
+            break
+        lt = find("<", at)
+        if lt < 0:
+            reader.add_text(page_html[at:])
+            break
+        if lt > at:
+            reader.add_text(page_html[at:lt])
+        nxt = page_html[lt + 1:lt + 2]
+        if nxt == "!":
+            if page_html.startswith("<!--", lt):
+                end = find("-->", lt + 4)
+                at = n if end < 0 else end + 3
+            else:
+                end = find(">", lt + 2)
+                at = n if end < 0 else end + 1
+            continue
+        if nxt == "?":
+            end = find(">", lt + 2)
+            at = n if end < 0 else end + 1
+            continue
+        closing = nxt == "/"
+        start = lt + 2 if closing else lt + 1
+        if not page_html[start:start + 1].isascii() or not page_html[start:start + 1].isalpha():
+            if closing:  # "</" and no letter: a bogus comment to the next ">"
+                end = find(">", start)
+                at = n if end < 0 else end + 1
+            else:        # a "<" that starts no tag is text
+                reader.add_text("<")
+                at = lt + 1
+            continue
+        name_end = _NAME.match(page_html, start).end()
+        tag = page_html[start:name_end].lower()
+        end = _tag_end(page_html, name_end)
+        attributes = page_html[name_end:end]
+        at = n if end >= n else end + 1
+        if closing:
+            reader.close(tag)
+            continue
+        if tag in RAW_TAGS:
+            close = _find_end_tag(page_html, tag, at)
+            if tag == "title" and not page.title:
+                page.title = " ".join(unescape(page_html[at:close]).split())
+            elif tag == "script" and "ld+json" in attributes.lower():
+                _read_declared(page, page_html, at, close)
+            at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
+            continue
+        if tag == "meta" and attributes:
+            _read_summary(page, attributes)
+        reader.open(tag, attributes)
+    reader._pop_to(1)
+    reader.flush()
+    return page
+
+
+# (the string's body as runs of plain characters between escapes, each run and the whole
+# possessive: the same matches as ``"((?:[^"\\]|\\.)*)"`` (no way of backtracking into it finds a
+# '"'), whose repeat of one character at a time keeps a backtracking entry per character, ~135
+# bytes each: 7 GB and 4 s for a 50 MB articleBody, 0.1 GB and 0.2 s so; tests/test_learned_native.py
+# compares the two)
+_DECLARED = re.compile(r'"(?:articleBody|text)"\s*:\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+_SUMMARY_NAMES = frozenset(("description", "og:description", "twitter:description"))
+
+
+def _read_declared(page: Page, page_html: str, start: int, end: int) -> None:
+    """The ``articleBody`` and ``text`` strings of a JSON-LD script (JSON escapes and HTML entities
+    decoded)."""
+    for match in _DECLARED.finditer(page_html, start, end):
+        try:
+            value = json.loads('"' + match.group(1) + '"')
+        except ValueError:
+            continue
+        if value.strip():
+            page.declared.append(unescape(value))
+
+
+def _read_summary(page: Page, attributes: str) -> None:
+    """A ``<meta>`` description's content."""
+    values = {}
+    for match in _ATTRIBUTE.finditer(attributes):
+        name = match.group(1).lower()
+        if name in ("name", "property", "content"):
+            values[name] = next((g for g in match.groups()[1:] if g is not None), "")
+    if (values.get("name", "").lower() in _SUMMARY_NAMES or values.get("property", "").lower() in _SUMMARY_NAMES) \
+            and values.get("content"):
+        page.summaries.append(unescape(values["content"]))
+
+
+def unescape(text: str) -> str:
+    """`html.unescape`, except that a decimal reference of thousands of digits is U+FFFD like any
+    other number past U+10FFFF (html.unescape raises ValueError on it: int() refuses strings of
+    more than 4300 digits)."""
+    try:
+        return _html.unescape(text)
+    except ValueError:
+        return _CHARREF.sub(_one_reference, text)
+
+
+# html.unescape's pattern: each match, unescaped alone, is what html.unescape makes of it in place
+_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)")
+
+
+def _one_reference(match: re.Match) -> str:
+    ref = match.group(0)
+    if ref[1] == "#" and ref[2] not in "xX":  # decimal: its value without the leading zeros
+        digits = ref[2:].rstrip(";").lstrip("0") or "0"
+        if len(digits) > 7:
+            return "\ufffd"
+        ref = "&#" + digits + (";" if ref.endswith(";") else "")
+    return _html.unescape(ref)
+
+
+def _tag_end(page_html: str, at: int) -> int:
+    """The position of the ``>`` that ends the tag whose attributes start at `at`, or the page's
+    length.  A quote right after ``=`` (spaces between allowed) opens a value, which may hold
+    ``>``, up to the same quote; any other quote is part of a name.  Quotes are looked for only
+    before the next ``>`` and each search moves forward only: linear in the tag, whatever follows
+    it (a page without quotes is not searched to its end at every tag)."""
+    n = len(page_html)
+    find = page_html.find
+    gt = find(">", at)
+    if gt < 0:
+        return n
+    dq, sq = find('"', at, gt), find("'", at, gt)  # -1: none before gt
+    while True:
+        quote_at = dq if sq < 0 or 0 <= dq < sq else sq
+        if quote_at < 0:
+            return gt
+        before = quote_at - 1
+        while before >= at and page_html[before].isspace():
+            before -= 1
+        if before >= at and page_html[before] == "=":
+            close = find(page_html[quote_at], quote_at + 1)
+            if close < 0:
+                return n
+            at = close + 1
+        else:
+            at = quote_at + 1
+        if gt < at:
+            gt = find(">", at)
+            if gt < 0:
+                return n
+            dq, sq = find('"', at, gt), find("'", at, gt)
+            continue
+        if 0 <= dq < at:
+            dq = find('"', at, gt)
+        if 0 <= sq < at:
+            sq = find("'", at, gt)
+
+
+def _find_end_tag(page_html: str, tag: str, at: int) -> int:
+    """Where ``</tag`` starts (case-insensitive) at or after `at`, or the page's length."""
+    pattern = _END_TAGS.get(tag)
+    if pattern is None:
+        pattern = _END_TAGS[tag] = re.compile(r"</" + re.escape(tag) + r"[\s/>]", re.I)
+    match = pattern.search(page_html, at)
+    return match.start() if match else len(page_html)
+
+
+_END_TAGS: dict[str, re.Pattern] = {}

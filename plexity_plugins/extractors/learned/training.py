@@ -1,0 +1,125 @@
+"""Training the learned reader: blocks labelled from a page's known text, a LightGBM forest over
+their features, and its JSON form (`forest.py`).
+
+Two kinds of truth label a page's blocks (`label_blocks`):
+
+- the page's **gold text** (a benchmark's cleaned text): a block is the page's text when at least
+  `LABEL_SHARE` of its words are matched, in order, to the gold text's words;
+- **snippets** (trafilatura's evaluation set): a block holding part of a ``with`` snippet is text,
+  one holding part of a ``without`` snippet is not, the others are not labelled.
+
+Each page weighs the same in training, whatever its number of blocks; within a page a block
+weighs the square root of its words (a few long paragraphs decide a page's score as much as
+many short lines).  LightGBM is needed only here (``pip install lightgbm``); the package predicts
+with `forest.Forest`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from .features import CATEGORICAL, FEATURES
+
+LABEL_SHARE = 0.5
+WEIGHT_POWER = 0.5
+# LightGBM's settings, fixed (seeded and deterministic: the same data give the same forest).
+PARAMS = {"objective": "binary", "learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 40,
+          "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0, "seed": 7,
+          "deterministic": True, "force_row_wise": True, "num_threads": 1, "verbose": -1, "cat_smooth": 10,
+          "max_cat_to_onehot": 8, "min_sum_hessian_in_leaf": 1e-4}
+TREES = 100
+
+_WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class Example:
+    """One page's blocks for training: feature rows, labels (1 text, 0 not, -1 unknown), words."""
+
+    rows: list[list[float]]
+    labels: list[int]
+    words: list[int]
+    weight: float = 1.0  # the page's weight (its source's share)
+    texts: list[str] = field(default_factory=list)
+
+
+def aligned_shares(texts: list[str], gold: str) -> list[float]:
+    """The share of each block's words (``\\w+``, lower-cased) matched in order to `gold`'s words
+    (difflib's matching blocks over the two word sequences)."""
+    vocabulary: dict[str, int] = {}
+    block_words = [[w.lower() for w in _WORD.findall(t)] for t in texts]
+    owner = [i for i, words in enumerate(block_words) for _ in words]
+    page = [vocabulary.setdefault(w, len(vocabulary)) for words in block_words for w in words]
+    truth = [vocabulary.setdefault(w.lower(), len(vocabulary)) for w in _WORD.findall(gold)]
+    matched = [0] * len(texts)
+    for match in difflib.SequenceMatcher(None, page, truth, autojunk=False).get_matching_blocks():
+        for k in range(match.a, match.a + match.size):
+            matched[owner[k]] += 1
+    return [matched[i] / len(words) if words else 0.0 for i, words in enumerate(block_words)]
+
+
+def snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> list[int]:
+    """1 for a block holding part of a `with_` snippet, 0 for one holding part of a `without`
+    snippet, -1 for the others and for blocks that hold both (whitespace collapsed, as the
+    snippets are matched)."""
+    parts = [_SPACE.sub(" ", t).strip() for t in texts]
+    starts, at = [], 0
+    for part in parts:
+        starts.append(at)
+        at += len(part) + 1
+    joined = " ".join(parts)
+    labels = [-1] * len(texts)
+    both = set()
+    for snippets, value in ((without, 0), (with_, 1)):
+        for snippet in snippets:
+            snippet = _SPACE.sub(" ", snippet).strip()
+            if not snippet:
+                continue
+            at = joined.find(snippet)
+            while at >= 0:
+                first = bisect.bisect_right(starts, at) - 1
+                last = bisect.bisect_right(starts, at + len(snippet) - 1) - 1
+                for i in range(first, last + 1):
+                    if labels[i] not in (-1, value):
+                        both.add(i)
+                    labels[i] = value
+                at = joined.find(snippet, at + 1)
+    for i in both:
+        labels[i] = -1
+    return labels
+
+
+def label_blocks(texts: list[str], gold: str | None = None, with_: list[str] = (),
+                 without: list[str] = ()) -> list[int]:
+    """Each block's label from the page's gold text, else from its snippets."""
+    if gold is not None:
+        return [1 if share >= LABEL_SHARE else 0 for share in aligned_shares(texts, gold)]
+    return snippet_labels(texts, list(with_), list(without))
+
+
+def fit(examples: list[Example], feature_names=FEATURES, trees: int = TREES, params: dict | None = None):
+    """A LightGBM booster trained on the labelled blocks of `examples`."""
+    import lightgbm
+    import numpy as np
+
+    rows, labels, weights = [], [], []
+    for example in examples:
+        keep = [i for i, label in enumerate(example.labels) if label in (0, 1)]
+        if not keep:
+            continue
+        block_weights = [(example.words[i] + 1) ** WEIGHT_POWER for i in keep]
+        total = sum(block_weights)
+        rows.extend(example.rows[i] for i in keep)
+        labels.extend(example.labels[i] for i in keep)
+        weights.extend(w / total * example.weight for w in block_weights)
+    if not rows or len(set(labels)) < 2:
+        raise ValueError("training needs blocks of both kinds (text and not text)")
+    names = list(feature_names)
+    data = lightgbm.Dataset(np.asarray(rows, dtype=np.float64), np.asarray(labels), weight=np.asarray(weights),
+                            feature_name=names, categorical_feature=[i for i, n in enumerate(names) if n in CATEGORICAL],
+                            free_raw_data=False)
+    return lightgbm.train({**PARAMS, **(params or {})}, data, num_boost_round=trees)

@@ -1,0 +1,261 @@
+"""Build the learned reader's forest (plexity_plugins/extractors/learned/forest.json and card.json)
+from the four development benchmarks, and say how well it does on each when that one is left out.
+
+    .venv/bin/python scripts/reader_model/build.py [--bench DIR] [--cache DIR] [--out DIR]
+                                                    [--left-out DIR] [--no-write]
+
+1. reads every page of ``articles-dev``, ``cleaneval-dev``, ``traf-eval-dev`` and ``wcxb-dev``
+   (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
+   computes their features exactly as the extractor does, and labels them from the page's gold
+   text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
+2. **leaves each source out in turn**: trains on the other three, reads the left-out pages with
+   that forest, and scores them with the source's own metric, the extractor alone and followed by
+   the perplexity filter as the default pipeline runs it; writes each of these forests to
+   --left-out (default /tmp/plexity-reader-left-out) for bench/quality.py;
+3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
+   by site as bench/quality.py splits them);
+4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
+   settings, versions, and the scores of 2 and 3).
+
+``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
+scored by the embedded KenLM model (two more features), scores printed, nothing written.
+
+Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
+Needs ``pip install lightgbm`` (the package itself predicts without it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import quality  # noqa: E402  (the benchmarks' loaders and metrics)
+
+from plexity_plugins.extractors import learned  # noqa: E402
+from plexity_plugins.extractors.learned import forest as forest_module, training  # noqa: E402
+from plexity_plugins.extractors.learned import reading  # noqa: E402
+from plexity_plugins.extractors.learned.features import FEATURES  # noqa: E402
+from plexity_plugins.text.language import identify  # noqa: E402
+from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
+from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
+
+SOURCES = ("articles", "cleaneval", "traf", "wcxb")
+
+
+def _code_hash() -> str:
+    folder = REPO / "plexity_plugins" / "extractors" / "learned"
+    parts = [p.read_bytes() for p in sorted(folder.glob("*.py"))]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
+
+
+def block_logprobs(texts: list[str], scorer: PerplexityScorer) -> list[float] | None:
+    """Each block's log10 probability a token under the embedded English model (NaN under three
+    tokens), for a page identified as English; None for a page in another language."""
+    if identify(" ".join(texts[:400])[:20000])[0] != "en":
+        return None
+    spans, at = [], 0
+    for text in texts:
+        spans.append((at, at + len(text)))
+        at += len(text) + 1
+    logprobs, counts = scorer._logprobs("\n".join(texts), spans)
+    return [lp / (n + 1) if n >= 3 else float("nan") for lp, n in zip(logprobs, counts)]
+
+
+def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityScorer | None = None
+                ) -> list[training.Example]:
+    """Every page of `source` as a training example (features and labels), cached; with `scorer`,
+    its English pages' blocks carry their perplexity features."""
+    path = cache / f"{source}-{_code_hash()}{'-perplexity' if scorer else ''}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    print(f"  reading {len(pages)} {source} pages ...", file=sys.stderr, flush=True)
+    examples = []
+    for page in pages:
+        html = quality.page_html(page)
+        texts, rows, _ = learned.read_page(html)
+        if scorer is not None and texts:
+            logprobs = block_logprobs(texts, scorer)
+            if logprobs is not None:
+                texts, rows, _ = learned.read_page(html, logprobs)
+        rows = reading.rows_as_lists(rows)
+        labels = training.label_blocks(texts, gold=quality.gold_text(source, page), with_=page.get("with", ()),
+                                       without=page.get("without", ())) if texts else []
+        words = [int(round(2.718281828459045 ** row[0] - 1)) for row in rows]  # (FEATURES[0] is log1p(words))
+        examples.append(training.Example(rows=rows, labels=labels, words=words, texts=texts))
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(examples))
+    return examples
+
+
+def read_with(forest, example: training.Example) -> str:
+    if not example.texts:
+        return ""
+    keep = learned.choose(forest.probabilities(example.rows), forest.threshold, example.words,
+                          [row[learned.TOP_GROUP] > 0 for row in example.rows])  # (the reference forest: rows as lists)
+    return "\n".join(t for t, k in zip(example.texts, keep) if k)
+
+
+def evaluate(source: str, pages: list[dict], texts: list[str], scorers, filtered) -> dict:
+    """The source's own figures, the extractor alone and + the default pipeline's filter."""
+    alone = quality.figures_of(source, scorers, list(zip(pages, texts)))
+    piped = quality.figures_of(source, scorers, list(zip(pages, [filtered.clean(t).text for t in texts])))
+    return {"alone": alone, "filter": piped}
+
+
+def weighted(examples: list[training.Example], weight: float) -> list[training.Example]:
+    for example in examples:
+        example.weight = weight
+    return examples
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", type=Path, default=quality.DEFAULT_BENCH)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/plexity-reader-cache"))
+    parser.add_argument("--out", type=Path, default=learned.FOREST_PATH.parent)
+    parser.add_argument("--left-out", type=Path, default=Path("/tmp/plexity-reader-left-out"))
+    parser.add_argument("--no-write", action="store_true", help="score only; leave the shipped forest as it is")
+    parser.add_argument("--figures", type=Path, default=REPO / "docs" / "figures",
+                        help="where the tables go (reader-left-out.md; with --perplexity reader-perplexity.md)")
+    parser.add_argument("--perplexity", action="store_true",
+                        help="the ablation: give English pages' blocks their perplexity under the embedded model "
+                             "as two more features (implies --no-write: the shipped reader computes none)")
+    args = parser.parse_args()
+    quality.require_bench(args.bench, SOURCES)
+    started = time.time()
+    pages = {s: quality.LOADERS[s](args.bench / quality.SET_DIRS[s]) for s in SOURCES}
+    if args.perplexity:
+        args.no_write = True
+    examples = {s: examples_of(s, pages[s], args.cache, PerplexityScorer() if args.perplexity else None)
+                for s in SOURCES}
+    scorers = quality.Scorers(args.bench, list(SOURCES))
+    filtered = PerplexityScorer(method=method_for_extractor("learned"))
+    args.left_out.mkdir(parents=True, exist_ok=True)
+
+    def train(parts: list[training.Example]):
+        return forest_module.Forest(json.loads(json.dumps(forest_module.from_lightgbm(training.fit(parts)))))
+
+    left_out = {}
+    for held in SOURCES:
+        spec = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]))
+        (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
+        forest = forest_module.Forest(spec)
+        texts = [read_with(forest, e) for e in examples[held]]
+        left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
+        print(f"{held} left out: {json.dumps(left_out[held])}", flush=True)
+    halves = {}
+    for half in quality.HALVES:
+        mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
+        other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
+        forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
+        texts = [read_with(forest, examples["wcxb"][i]) for i in mine]
+        halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
+        print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
+              flush=True)
+    if args.perplexity:
+        write_ablation(args.figures, left_out)
+        print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
+        return 0
+    booster = training.fit([e for s in SOURCES for e in examples[s]])
+    spec = forest_module.from_lightgbm(booster)
+    card = card_of(pages, examples, left_out, halves, booster, time.time() - started)
+    if not args.no_write:
+        (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
+        (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.out / 'forest.json'} and card.json", file=sys.stderr)
+        write_left_out(args.figures, card)
+    print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
+    return 0
+
+
+HEADS = {"articles": "articles-dev (shingle F1; English)", "cleaneval": "cleaneval-dev (similarity)",
+         "traf": "traf-eval-dev (snippet F1; English / German)", "wcxb": "wcxb-dev (word F1)"}
+
+
+def _cell(figures: dict) -> str:
+    parts = [f"{figures['score']:.3f}"]
+    if "english" in figures:
+        parts.append(f"en {figures['english']:.3f}")
+    if "german" in figures:
+        parts.append(f"de {figures['german']:.3f}")
+    return " · ".join(parts)
+
+
+def _header(what: str) -> str:
+    return (f"<!-- written by {what} on {time.strftime('%Y-%m-%d')}, code {_code_hash()}; "
+            f"do not edit by hand -->\n")
+
+
+def write_left_out(folder: Path, card: dict) -> None:
+    """The card's left-out table as Markdown (docs/figures/reader-left-out.md)."""
+    lines = [_header("scripts/reader_model/build.py"),
+             "| left-out source | learned alone | learned + filter |", "|---|---|---|"]
+    for source in SOURCES:
+        scores = card["left_out"][source]
+        lines.append(f"| {HEADS[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    lines.append(f"| mean of the four | | {card['left_out_mean_with_filter']:.4f} |")
+    for half, scores in card["wcxb_halves_figures"].items():
+        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | "
+                     f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reader-left-out.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_ablation(folder: Path, with_perplexity: dict) -> None:
+    """Left-out scores with and without the perplexity features (docs/figures/reader-perplexity.md),
+    the latter from the shipped card (the same code and pages)."""
+    card = json.loads(learned.CARD_PATH.read_text(encoding="utf-8"))
+    lines = [_header("scripts/reader_model/build.py --perplexity"),
+             "| left-out source (reader + filter) | without perplexity (shipped) | with perplexity | difference |",
+             "|---|---|---|---|"]
+    for source in SOURCES:
+        without, with_ = card["left_out"][source]["filter"], with_perplexity[source]["filter"]
+        lines.append(f"| {HEADS[source]} | {_cell(without)} | {_cell(with_)} | "
+                     f"{with_['score'] - without['score']:+.4f} |")
+    mean_with = statistics.mean(with_perplexity[s]["filter"]["score"] for s in SOURCES)
+    lines.append(f"| mean | {card['left_out_mean_with_filter']:.4f} | {mean_with:.4f} | "
+                 f"{mean_with - card['left_out_mean_with_filter']:+.4f} |")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def card_of(pages, examples, left_out, halves, booster, seconds) -> dict:
+    from importlib.metadata import version
+
+    mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
+    return {
+        "name": "plexity-reader",
+        "description": "Learned reader: which blocks of a page are its text (LightGBM forest over block features).",
+        "command": "python scripts/reader_model/build.py",
+        "sources": {s: {"pages": len(pages[s]), "labelled_blocks": sum(sum(1 for l in e.labels if l in (0, 1))
+                                                                        for e in examples[s])} for s in SOURCES},
+        "labels": f"gold text: a block is text when {training.LABEL_SHARE:.0%} of its words align with the gold "
+                  f"text; snippets: blocks holding a `with` snippet are text, a `without` snippet not",
+        "features": list(FEATURES),
+        "trees": booster.num_trees(),
+        "params": training.PARAMS,
+        "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
+                            for s in SOURCES},
+        "left_out_mean_with_filter": mean,
+        "left_out": left_out,
+        "wcxb_halves_figures": halves,
+        "wcxb_halves": {h: halves[h]["filter"]["score"] for h in halves},
+        "versions": {lib: version(lib) for lib in ("lightgbm", "numpy")},
+        "python": sys.version.split()[0],
+        "build_seconds": round(seconds),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""The learned reader (``--extractor learned``): a page cut into blocks, a row of evidence per block,
+a forest of trees that keeps the page's text.  The forests here are trained in the test, with
+LightGBM, on made-up pages whose text is known (tests/learned_pages.py); the shipped forest is
+checked for what it must hold, not for its quality (docs/quality.md has that)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import pytest
+
+from learned_pages import BOILERPLATE, NAV, page
+from plexity_plugins.extractors import EXTRACTORS, get_extractor
+from plexity_plugins.extractors import learned
+from plexity_plugins.extractors.learned import forest as reference, reading, training
+from plexity_plugins.extractors.learned.features import FEATURES
+
+
+def examples(seeds) -> list[training.Example]:
+    out = []
+    for seed in seeds:
+        html, lines = page(seed)
+        texts, rows, _ = learned.read_page(html)
+        rows = reading.rows_as_lists(rows)
+        out.append(training.Example(rows=rows, labels=training.label_blocks(texts, gold="\n".join(lines)),
+                                    words=[round(math.expm1(row[0])) for row in rows], texts=texts))
+    return out
+
+
+SMALL = {"min_data_in_leaf": 5}
+
+
+@pytest.fixture(scope="module")
+def booster():
+    return training.fit(examples(range(60)), trees=20, params=SMALL)
+
+
+@pytest.fixture(scope="module")
+def spec(booster):
+    return json.loads(json.dumps(reference.from_lightgbm(booster)))
+
+
+def test_a_forest_trained_on_pages_with_known_text_reads_new_pages_without_their_boilerplate(spec):
+    forest = learned.Forest(spec)
+    for seed in range(100, 112):
+        html, lines = page(seed)
+        text = learned.html_to_text_learned(html, forest=forest)
+        kept = sum(line in text for line in lines)
+        assert kept >= 0.9 * len(lines), (seed, text)
+        assert not any(line in text.splitlines() for line in BOILERPLATE), (seed, text)
+        assert not any(name in text.splitlines() for name in NAV), (seed, text)
+
+
+def test_the_json_forest_predicts_exactly_what_lightgbm_predicts(booster, spec):
+    import numpy as np
+
+    forest = learned.Forest(spec)
+    for seed in (200, 201, 202):
+        texts, rows, _ = learned.read_page(page(seed)[0])
+        ours = forest.probabilities(rows)
+        theirs = booster.predict(np.frombuffer(rows).reshape(-1, len(FEATURES)))
+        assert ours == pytest.approx(list(theirs), abs=1e-12)
+        assert reference.Forest(json.loads(json.dumps(spec))).probabilities(reading.rows_as_lists(rows)) == \
+            pytest.approx(ours, abs=1e-12)
+
+
+def test_training_is_deterministic(spec):
+    again = reference.from_lightgbm(training.fit(examples(range(60)), trees=20, params=SMALL))
+    assert json.dumps(again, sort_keys=True) == json.dumps(spec, sort_keys=True)
+
+
+def test_blocks_are_labelled_by_the_gold_text_or_by_snippets():
+    texts = ["Home News Sport", "The council approved the budget on Tuesday.", "Share on Facebook"]
+    assert training.label_blocks(texts, gold="The council approved the budget on Tuesday evening.") == [0, 1, 0]
+    assert training.label_blocks(texts, with_=["approved the budget"], without=["Share on"]) == [-1, 1, 0]
+
+
+def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_the_text():
+    probabilities, words, top_group = [0.9, 0.1, 0.2, 0.1], [10, 30, 30, 30], [False, True, True, True]
+    assert learned.choose(probabilities, 0.5, words, top_group) == [True, True, True, True]
+    assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
+
+
+def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_card_says_how_it_was_made():
+    forest = learned.load_forest()
+    card = json.loads(learned.CARD_PATH.read_text())
+    assert card["features"] == list(FEATURES) and card["command"].startswith("python scripts/reader_model/build.py")
+    assert set(card["left_out_scores"]) == {"articles", "cleaneval", "traf", "wcxb"}
+    texts, rows, _ = learned.read_page(page(7)[0])
+    assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
+
+
+def test_a_forest_trained_on_other_features_is_refused_with_how_to_rebuild_it(tmp_path, spec):
+    stale = tmp_path / "forest.json"
+    stale.write_text(json.dumps(dict(spec, features=list(FEATURES)[:-1] + ["a_feature_since_removed"])))
+    with pytest.raises(ValueError, match="rebuild it"):
+        learned.load_forest(str(stale))
+
+
+def test_it_is_an_extractor_of_every_front_end():
+    from plexity_plugins.cli.run import EXTRACTOR_STEPS
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    html = page(5)[0]
+    assert "learned" in EXTRACTORS and get_extractor("learned") is learned.html_to_text_learned
+    assert LearnedExtractor().extract(html) == learned.html_to_text_learned(html)
+    assert set(EXTRACTOR_STEPS) == set(EXTRACTORS) - {"none"}
+
+
+def test_pages_without_text_and_bytes_in_any_charset():
+    assert learned.html_to_text_learned("") == ""
+    assert learned.html_to_text_learned("<html><head><title>t</title></head><body></body></html>") == ""
+    html, lines = page(3)
+    html = html.replace("<head>", "<head><meta charset='windows-1252'>").replace(lines[1], lines[1] + " Café crème.")
+    text = learned.html_to_text_learned(html.encode("cp1252"))
+    assert lines[1] + " Café crème." in text
+
+
+def test_a_hostile_page_is_read_in_bounded_time_and_memory():
+    deep = "<div>" * 300_000 + "word " * 10 + "</div>" * 300_000
+    many = "<p>x</p>" * 200_000
+    quotes = "<a b='" * 50_000
+    for html in (deep, many, quotes):
+        started = time.perf_counter()
+        learned.html_to_text_learned(html)
+        assert time.perf_counter() - started < 10
+
+
+def test_plexity_run_and_plexity_clean_read_with_learned_by_default(tmp_path):
+    import gzip
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    plexity = [sys.executable, "-m", "plexity_plugins.cli"]
+    run = subprocess.run([*plexity, "run", str(examples / "sample.warc.gz"), "--output-dir", str(tmp_path / "run"),
+                          "--executor", "local", "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    steps = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
+    assert any("learned (block forest)" in step["name"] for step in steps)
+    ran = {}
+    for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
+            ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
+    clean = subprocess.run([*plexity, "clean", str(examples / "sample.warc.gz"), "--output-dir",
+                            str(tmp_path / "clean"), "-q"], capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["extractor"] == "learned" and stats["method"] == "trim"
+    truth = json.loads((examples / "sample_truth.json").read_text())
+    article = [p[-40:] in ran[uri] for uri in ran for p in truth[uri]["article"]]
+    assert len(ran) >= 10 and sum(article) / len(article) > 0.95
