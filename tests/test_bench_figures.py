@@ -145,7 +145,7 @@ def test_the_headline_is_the_same_table_from_the_same_json(tmp_path, figures):
     first = headline.render_headline(tmp_path)
     assert first == headline.render_headline(tmp_path)
     ours = next(line for line in first.splitlines() if line.startswith("| **plexity_plugins, default**"))
-    assert ours.endswith("| 0.850 / 0.860 | 80.0 / 80.0 | — | 6.0 / 5.5 | 120.0 (5.00×) | 5.00× / 4.00× (CPU: 4.50× / 4.50×) |")
+    assert ours.endswith("| 0.850 / 0.860 | 80.0 / 80.0 | — | — | 6.0 / 5.5 | 120.0 (5.00×) | 5.00× / 4.00× (CPU: 4.50× / 4.50×) |")
     datatrove = next(line for line in first.splitlines() if line.startswith("| datatrove's pipeline"))
     assert datatrove.endswith("| 24.0 (1.00×) | 1.00× / 1.00× (CPU: 1.00× / 1.00×) |")
     assert "| jusText | — | — | — | — | — | — |" in first  # not measured: no figure
