@@ -1475,7 +1475,7 @@ struct PairHash {
   }
 };
 
-// features._shingles / _share_in: the share of each block's word triples (\w+ tokens, ASCII lower
+// features._declared_shares: the share of each block's word triples (\w+ tokens, ASCII lower
 // case) that the declared texts (or the summaries) hold, NaN where those texts have no triple or
 // the block has fewer than three tokens.  Only membership counts, so the triples of one side
 // (the smaller one, in characters) are indexed and the other side's looked up: time is linear,

@@ -110,21 +110,76 @@ def _best_container(page: Page) -> tuple[int, float]:
     return best, elements[best].words / total
 
 
-def _shingles(texts) -> set:
-    """The word triples (ASCII lower case) of `texts`."""
-    found = set()
-    for text in texts:
-        words = list(map(_ascii_lower, _TOKEN.findall(text)))
-        found.update(zip(words, words[1:], words[2:]))
-    return found
+# Texts are tokenized this many characters at a time (cut where no token is): a 50 MB
+# articleBody as one list of its words would take a gigabyte.
+_PIECE = 1 << 18
+_NON_WORD = re.compile(r"\W")
 
 
-def _share_in(words: list[str], shingles: set) -> float:
-    """The share of `words`' triples in `shingles` (NaN: no shingles, or under three words)."""
-    if not shingles or len(words) < 3:
-        return NAN
-    triples = list(zip(words, words[1:], words[2:]))
-    return sum(t in shingles for t in triples) / len(triples)
+def _word_runs(text: str):
+    """The \\w+ tokens (ASCII lower case) of `text` as lists of a piece's tokens, each list led
+    by the last two tokens of the one before, so that the lists' triples are exactly the text's."""
+    tail: list[str] = []
+    start, size = 0, len(text)
+    while start < size:
+        end = size
+        if size - start > _PIECE:
+            cut = _NON_WORD.search(text, start + _PIECE)  # (a non-word character: no token is cut)
+            if cut:
+                end = cut.start()
+        # (lower case before tokenizing: A-Z and a-z are all word characters, so the tokens are
+        # the same, and one translate of the piece is far quicker than one a token)
+        words = tail + _TOKEN.findall(text[start:end].translate(_ASCII_LOWER))
+        yield words
+        tail = words[-2:]
+        start = end
+
+
+def _triples(words: list[str]):
+    return zip(words, words[1:], words[2:])
+
+
+def _declared_shares(page: Page) -> tuple[list[float], list[float]]:
+    """Per block, the share of its word triples that the page's declared texts hold, and the share
+    that its summaries hold: NaN where the block has under three words or those texts have no
+    triple at all.
+
+    Only membership counts, so only the smaller side (in characters) has its triples held in a
+    set: the texts' where they are no longer than the blocks' text; else the blocks', and of the
+    texts' triples only those the blocks show.  The memory is that of the page's blocks, however
+    long its JSON-LD (as the compiled port, native/learned_reader.cpp, does it)."""
+    blocks = page.blocks
+    shares = ([NAN] * len(blocks), [NAN] * len(blocks))
+    if not page.declared and not page.summaries:
+        return shares
+    text_chars = sum(map(len, page.declared)) + sum(map(len, page.summaries))
+    shown = None  # (None: the texts' triples are all kept)
+    if text_chars > sum(len(b.text) for b in blocks):
+        shown = set()
+        for b in blocks:
+            for words in _word_runs(b.text):
+                shown.update(_triples(words))
+    held = []  # per kind of text, the triples it holds (None: it has no triple at all)
+    for texts in (page.declared, page.summaries):
+        found, any_triple = set(), False
+        for text in texts:
+            for words in _word_runs(text):
+                any_triple = any_triple or len(words) >= 3
+                found.update(_triples(words) if shown is None else filter(shown.__contains__, _triples(words)))
+        held.append(found if any_triple else None)
+    for i, b in enumerate(blocks):
+        count, hits = 0, [0, 0]
+        for words in _word_runs(b.text):
+            triples = list(_triples(words))
+            count += len(triples)
+            for k, found in enumerate(held):
+                if found is not None:
+                    hits[k] += sum(map(found.__contains__, triples))
+        if count:
+            for k, found in enumerate(held):
+                if found is not None:
+                    shares[k][i] = hits[k] / count
+    return shares
 
 
 def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
@@ -205,8 +260,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
             top_group, top_words = key, group_words[key]
     page_extra = [root.long_words / page_words, top_words / page_words,
                   group_links[top_group] / max(1, top_words) if top_group else NAN]
-    declared = _shingles(page.declared)
-    summaries = _shingles(page.summaries)
+    declared_shares, summary_shares = _declared_shares(page)
     if logprobs is not None:
         known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
         page_logprob = known[len(known) // 2] if known else NAN
@@ -289,11 +343,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
                         1.0 if _STOPS.search(o.text) else 0.0, 1.0 if o.element == b.element else 0.0]
             else:
                 row += [NAN] * 4
-        if declared or summaries:
-            tokens = list(map(_ascii_lower, _TOKEN.findall(text)))
-            row += [_share_in(tokens, declared), _share_in(tokens, summaries)]
-        else:
-            row += [NAN, NAN]
+        row += [declared_shares[i], summary_shares[i]]
         if logprobs is None:
             row += [NAN, NAN]
         else:
