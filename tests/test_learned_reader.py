@@ -12,6 +12,7 @@ import time
 import pytest
 
 from learned_pages import BOILERPLATE, NAV, page
+from plexity_plugins.errors import InstallationError
 from plexity_plugins.extractors import EXTRACTORS, get_extractor
 from plexity_plugins.extractors import learned
 from plexity_plugins.extractors.learned import forest as reference, reading, training
@@ -92,11 +93,13 @@ def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_car
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
 
 
-def test_a_forest_trained_on_other_features_is_refused_with_how_to_rebuild_it(tmp_path, spec):
+def test_a_missing_or_stale_forest_is_a_broken_installation_that_says_how_to_rebuild_it(tmp_path, spec):
     stale = tmp_path / "forest.json"
     stale.write_text(json.dumps(dict(spec, features=list(FEATURES)[:-1] + ["a_feature_since_removed"])))
-    with pytest.raises(ValueError, match="rebuild it"):
+    with pytest.raises(InstallationError, match="rebuild it"):
         learned.load_forest(str(stale))
+    with pytest.raises(InstallationError, match="cannot be read"):
+        learned.load_forest(str(tmp_path / "missing.json"))
 
 
 def test_it_is_an_extractor_of_every_front_end():

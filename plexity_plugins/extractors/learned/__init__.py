@@ -34,6 +34,7 @@ import json
 import math
 from pathlib import Path
 
+from ...errors import InstallationError
 from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
 from .features import FEATURES
@@ -51,10 +52,16 @@ __all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "html_to
 def load_forest(path: str | None = None) -> Forest:
     """The shipped forest (``forest.json`` beside this module), or the one at `path`; read once
     per process."""
-    spec = json.loads(Path(path or FOREST_PATH).read_text(encoding="utf-8"))
-    if list(spec["features"]) != list(FEATURES):
-        raise ValueError(f"{path or FOREST_PATH}: the forest was trained on other features than this "
-                         f"version computes; rebuild it (scripts/reader_model/build.py)")
+    # (a forest that cannot be read is a broken installation, not a bad page: every front end stops)
+    where = path or FOREST_PATH
+    try:
+        spec = json.loads(Path(where).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InstallationError(f"the learned reader's forest {where} cannot be read ({exc}); reinstall "
+                                f"plexity_plugins, or rebuild it (scripts/reader_model/build.py)", exc) from exc
+    if list(spec.get("features", ())) != list(FEATURES):
+        raise InstallationError(f"{where}: the forest was trained on other features than this version computes; "
+                                f"rebuild it (scripts/reader_model/build.py)")
     return Forest(spec)
 
 

@@ -1,7 +1,7 @@
 """The learned reader's model: a forest of binary decision trees (gradient boosting), stored as
 plain JSON so that the package needs no machine-learning library to use it.
 
-The file (``model.json`` beside this module) holds::
+The file (``forest.json`` in this package, written by scripts/reader_model/build.py) holds::
 
     {"features": [names...], "trees": [tree, ...], "threshold": t, "card": {...}}
 
