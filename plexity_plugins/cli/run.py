@@ -512,12 +512,11 @@ def add_parser(subparsers) -> None:
     add_model_args(p)
     p.add_argument("--method", choices=METHODS, default=None,
                    help="default: trim after learned, dense, auto, trafilatura and fast, regions after tags, region "
-                        "after none "
-                        "(as plexity clean)")
+                        "after none (as plexity clean)")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
                    help="HTML to text: learned (default: blocks kept by a small learned forest), dense (the "
-                        "page's declared or densest item, one lexbor parse), auto (trafilatura, else fast where trafilatura left out part of the "
-                        "page), trafilatura, fast (resiliparse), tags, or none")
+                        "page's declared or densest item, one lexbor parse), auto (trafilatura, else fast where "
+                        "trafilatura left out part of the page), trafilatura, fast (resiliparse), tags, or none")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')

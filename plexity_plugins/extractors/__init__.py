@@ -40,8 +40,8 @@ DEFAULT_EXTRACTOR = "learned"
 
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
            "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
-           "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned", "html_to_text_tags",
-           "html_to_text_trafilatura", "prefer_fuller"]
+           "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
+           "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
 
 def _identity(text: str | bytes) -> str:
@@ -53,7 +53,8 @@ def _identity(text: str | bytes) -> str:
 def get_extractor(name: str) -> Callable[[str | bytes], str]:
     """The extractor function for `name` (one of EXTRACTORS)."""
     try:
-        return {"auto": html_to_text_auto, "dense": html_to_text_dense, "learned": html_to_text_learned, "tags": html_to_text_tags, "trafilatura": html_to_text_trafilatura,
-                "fast": html_to_text_fast, "none": _identity}[name]
+        return {"learned": html_to_text_learned, "dense": html_to_text_dense, "auto": html_to_text_auto,
+                "trafilatura": html_to_text_trafilatura, "fast": html_to_text_fast, "tags": html_to_text_tags,
+                "none": _identity}[name]
     except KeyError:
         raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}") from None
