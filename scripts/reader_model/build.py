@@ -2,7 +2,8 @@
 from the four development benchmarks, and say how well it does on each when that one is left out.
 
     .venv/bin/python scripts/reader_model/build.py [--bench DIR] [--cache DIR] [--out DIR]
-                                                    [--left-out DIR] [--no-write]
+                                                    [--left-out DIR] [--figures DIR] [--no-write]
+                                                    [--perplexity]
 
 1. reads every page of ``articles-dev``, ``cleaneval-dev``, ``traf-eval-dev`` and ``wcxb-dev``
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
@@ -15,10 +16,12 @@ from the four development benchmarks, and say how well it does on each when that
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
    by site as bench/quality.py splits them);
 4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
-   settings, versions, and the scores of 2 and 3).
+   settings, versions, and the scores of 2 and 3), and the left-out table to
+   --figures/reader-left-out.md (docs/figures by default).
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
-scored by the embedded KenLM model (two more features), scores printed, nothing written.
+scored by the embedded KenLM model (two more features), scores printed and written to
+--figures/reader-perplexity.md beside the shipped card's, no forest written.
 
 Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
 Needs ``pip install lightgbm`` (the package itself predicts without it).
