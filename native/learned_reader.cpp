@@ -34,6 +34,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "gil_release.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -507,26 +509,10 @@ struct PageData {
   }
 };
 
+using plexity::GilRelease;  // (native/gil_release.h)
+
 // Lower-cases a tag name that is not ASCII with str.lower (the GIL taken back for it); false with a
 // Python error set on failure.
-class GilRelease {
- public:
-  GilRelease() : state_(PyEval_SaveThread()) {}
-  ~GilRelease() { PyEval_RestoreThread(state_); }
-  GilRelease(const GilRelease &) = delete;
-  GilRelease &operator=(const GilRelease &) = delete;
-  template <class F>
-  bool with_gil(F call) {
-    PyEval_RestoreThread(state_);
-    const bool ok = call();
-    state_ = PyEval_SaveThread();
-    return ok;
-  }
-
- private:
-  PyThreadState *state_;
-};
-
 bool python_lower(GilRelease &gil, const Text &name, Text &out) {
   return gil.with_gil([&]() {
     PyObject *str = from_text(name.data(), name.size());
@@ -2049,45 +2035,41 @@ PyTypeObject PageType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 PyObject *from_view(std::u32string_view v) { return from_text(v.data(), v.size()); }
 
-PyObject *Page_texts(PageObject *self, PyObject *) {
-  const PageData &page = *self->page;
-  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.blocks.size()));
+// A list of `n` items made by `item(i)` (a new reference, or nullptr with a Python error set).
+template <class F>
+PyObject *list_of(size_t n, F item) {
+  PyObject *list = PyList_New(static_cast<Py_ssize_t>(n));
   if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < page.blocks.size(); ++i) {
-    PyObject *text = from_view(page.text(page.blocks[i]));
-    if (text == nullptr) {
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *value = item(i);
+    if (value == nullptr) {
       Py_DECREF(list);
       return nullptr;
     }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), text);
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), value);
   }
   return list;
+}
+
+PyObject *Page_texts(PageObject *self, PyObject *) {
+  const PageData &page = *self->page;
+  return list_of(page.blocks.size(), [&](size_t i) { return from_view(page.text(page.blocks[i])); });
 }
 
 PyObject *Page_blocks(PageObject *self, PyObject *) {
   const PageData &page = *self->page;
-  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.blocks.size()));
-  if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < page.blocks.size(); ++i) {
+  return list_of(page.blocks.size(), [&](size_t i) -> PyObject * {
     const Block &b = page.blocks[i];
     PyObject *text = from_view(page.text(b));
-    PyObject *item = text == nullptr ? nullptr
-                                     : Py_BuildValue("(Niiiiiii)", text, b.element, b.words, b.link_words, b.chars,
-                                                     b.links, b.inline_bits, b.lines);
-    if (item == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
-  return list;
+    return text == nullptr ? nullptr
+                           : Py_BuildValue("(Niiiiiii)", text, b.element, b.words, b.link_words, b.chars, b.links,
+                                           b.inline_bits, b.lines);
+  });
 }
 
 PyObject *Page_elements(PageObject *self, PyObject *) {
   const PageData &page = *self->page;
-  PyObject *list = PyList_New(static_cast<Py_ssize_t>(page.elements.size()));
-  if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < page.elements.size(); ++i) {
+  return list_of(page.elements.size(), [&](size_t i) -> PyObject * {
     const Element &e = page.elements[i];
     const Text tag = page.tag_name(e.tag);
     const Signature &sig = page.signatures[e.signature];
@@ -2098,25 +2080,17 @@ PyObject *Page_elements(PageObject *self, PyObject *) {
     }
     PyObject *tag_str = from_text(tag.data(), tag.size());
     PyObject *sig_str = from_text(signature.data(), signature.size());
-    // segment.Element.__slots__'s order
-    PyObject *item = tag_str == nullptr || sig_str == nullptr
-                         ? nullptr
-                         : Py_BuildValue("(NiiNiNNiiiiiiiiiiN)", tag_str, e.parent, e.depth, PyBool_FromLong(e.block),
-                                         static_cast<int>(e.role), PyBool_FromLong(e.hidden),
-                                         PyBool_FromLong(e.declared), e.words, e.link_words, e.blocks, e.elements,
-                                         e.links, e.first_block, e.last_block, e.chars, e.long_blocks, e.long_words,
-                                         sig_str);
-    if (item == nullptr) {
-      if (tag_str == nullptr || sig_str == nullptr) {
-        Py_XDECREF(tag_str);
-        Py_XDECREF(sig_str);
-      }
-      Py_DECREF(list);
+    if (tag_str == nullptr || sig_str == nullptr) {
+      Py_XDECREF(tag_str);
+      Py_XDECREF(sig_str);
       return nullptr;
     }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
-  return list;
+    // segment.Element.__slots__'s order
+    return Py_BuildValue("(NiiNiNNiiiiiiiiiiN)", tag_str, e.parent, e.depth, PyBool_FromLong(e.block),
+                         static_cast<int>(e.role), PyBool_FromLong(e.hidden), PyBool_FromLong(e.declared), e.words,
+                         e.link_words, e.blocks, e.elements, e.links, e.first_block, e.last_block, e.chars,
+                         e.long_blocks, e.long_words, sig_str);
+  });
 }
 
 PyObject *Page_features(PageObject *self, PyObject *args) {
@@ -2157,17 +2131,7 @@ PyObject *Page_features(PageObject *self, PyObject *args) {
 
 PyObject *Page_get_title(PageObject *self, void *) { return from_text(self->page->title.data(), self->page->title.size()); }
 PyObject *text_list(const std::vector<Text> &texts) {
-  PyObject *list = PyList_New(static_cast<Py_ssize_t>(texts.size()));
-  if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    PyObject *text = from_text(texts[i].data(), texts[i].size());
-    if (text == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), text);
-  }
-  return list;
+  return list_of(texts.size(), [&](size_t i) { return from_text(texts[i].data(), texts[i].size()); });
 }
 PyObject *Page_get_declared(PageObject *self, void *) { return text_list(self->page->declared); }
 PyObject *Page_get_summaries(PageObject *self, void *) { return text_list(self->page->summaries); }
@@ -2497,17 +2461,7 @@ PyObject *Forest_probabilities(ForestObject *self, PyObject *args) {
     PyErr_SetString(PyExc_OverflowError, "math range error");
     return nullptr;
   }
-  PyObject *list = PyList_New(static_cast<Py_ssize_t>(n));
-  if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < n; ++i) {
-    PyObject *p = PyFloat_FromDouble(out[i]);
-    if (p == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), p);
-  }
-  return list;
+  return list_of(n, [&](size_t i) { return PyFloat_FromDouble(out[i]); });
 }
 
 PyMethodDef Forest_methods[] = {

@@ -26,6 +26,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "gil_release.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -55,28 +57,7 @@ struct UText {
   inline Py_UCS4 operator[](Py_ssize_t i) const { return PyUnicode_READ(kind, data, i); }
 };
 
-// The GIL released for the object's lifetime (scoring and splitting read only immutable
-// str buffers the caller holds, KenLM's const model and BlingFire), so that other Python
-// threads run meanwhile (e.g. Scrapy's reactor while its worker thread cleans a page);
-// `with_gil` takes it back for the few calls into Python.
-class GilRelease {
- public:
-  GilRelease() : state_(PyEval_SaveThread()) {}
-  ~GilRelease() { PyEval_RestoreThread(state_); }
-  GilRelease(const GilRelease &) = delete;
-  GilRelease &operator=(const GilRelease &) = delete;
-
-  template <class F>
-  bool with_gil(F call) {
-    PyEval_RestoreThread(state_);
-    const bool ok = call();
-    state_ = PyEval_SaveThread();
-    return ok;
-  }
-
- private:
-  PyThreadState *state_;
-};
+using plexity::GilRelease;  // (native/gil_release.h)
 
 // re's \w for str patterns (sre: SRE_UNI_IS_WORD), with a table for ASCII.
 struct AsciiTables {

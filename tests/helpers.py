@@ -82,6 +82,27 @@ def run_plexity(*args: str, timeout: float = 300) -> subprocess.CompletedProcess
         return subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
 
 
+def sample_through_run_and_clean(tmp_path: Path, *options: str) -> tuple[list[str], dict, float]:
+    """The sample WARC through `plexity run` (one local worker) and `plexity clean`, with `options`:
+    the run's step names, `plexity clean`'s stats, and the share of the sample's article
+    paragraphs (examples/sample_truth.json) found in the run's texts (every page read)."""
+    run = run_plexity("run", str(SAMPLE), "--output-dir", str(tmp_path / "run"), "--executor", "local",
+                      "--workers", "1", *options)
+    assert run.returncode == 0, run.stderr[-3000:]
+    steps = [step["name"] for step in json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())]
+    ran = {}
+    for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
+            ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
+    clean = run_plexity("clean", str(SAMPLE), "--output-dir", str(tmp_path / "clean"), "-q", *options)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    truth = json.loads((REPO / "examples" / "sample_truth.json").read_text())
+    article = [p[-40:] in ran[uri] for uri in ran for p in truth[uri]["article"]]
+    assert len(ran) >= 10
+    return steps, stats, sum(article) / len(article)
+
+
 def completions(logging_dir: Path) -> list[str]:
     directory = logging_dir / "completions"
     return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []

@@ -4,21 +4,18 @@ by where its paragraphs are densest (no class or id names), in every front end."
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from scrapy.utils.test import get_crawler
 
 from plexity_plugins.datatrove import DenseExtractor
 from plexity_plugins.extractors import EXTRACTORS, get_extractor, html_to_text_dense
 from plexity_plugins.scrapy import PerplexityFilterPipeline
-from helpers import executed_lines
+from helpers import executed_lines, sample_through_run_and_clean
 
-REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 ARTICLE = ["The city council approved the budget for the new library on Tuesday after a long debate.",
            "The library will open in the spring and will stay open late on weekdays, the mayor said.",
@@ -305,22 +302,7 @@ def test_the_scrapy_pipeline_takes_the_dense_extractor_and_trims_its_output():
 
 
 def test_plexity_run_and_plexity_clean_read_with_dense_when_asked(tmp_path):
-    sample = REPO / "examples" / "sample.warc.gz"
-    run = subprocess.run([*PLEXITY, "run", str(sample), "--output-dir", str(tmp_path / "run"), "--executor", "local",
-                          "--workers", "1", "--extractor", "dense"], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    steps = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
-    assert any("dense (lexbor)" in step["name"] for step in steps)
-    ran = {}
-    for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
-        with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
-            ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
-    clean = subprocess.run([*PLEXITY, "clean", str(sample), "--output-dir", str(tmp_path / "clean"), "-q",
-                            "--extractor", "dense"],
-                           capture_output=True, text=True, timeout=300)
-    assert clean.returncode == 0, clean.stderr[-3000:]
-    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    steps, stats, article_share = sample_through_run_and_clean(tmp_path, "--extractor", "dense")
+    assert any("dense (lexbor)" in name for name in steps)
     assert stats["extractor"] == "dense" and stats["method"] == "trim"
-    truth = json.loads((REPO / "examples" / "sample_truth.json").read_text())
-    article = [p[-40:] in ran[uri] for uri in ran for p in truth[uri]["article"]]
-    assert len(ran) >= 10 and sum(article) / len(article) > 0.95
+    assert article_share > 0.95

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from helpers import sample_through_run_and_clean
 from learned_pages import BOILERPLATE, NAV, page
 from plexity_plugins.errors import InstallationError
 from plexity_plugins.extractors import EXTRACTORS, get_extractor
@@ -132,27 +133,7 @@ def test_a_hostile_page_is_read_in_bounded_time_and_memory():
 
 
 def test_plexity_run_and_plexity_clean_read_with_learned_by_default(tmp_path):
-    import gzip
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    examples = Path(__file__).resolve().parent.parent / "examples"
-    plexity = [sys.executable, "-m", "plexity_plugins.cli"]
-    run = subprocess.run([*plexity, "run", str(examples / "sample.warc.gz"), "--output-dir", str(tmp_path / "run"),
-                          "--executor", "local", "--workers", "1"], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    steps = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
-    assert any("learned (block forest)" in step["name"] for step in steps)
-    ran = {}
-    for path in (tmp_path / "run" / "documents").glob("*.jsonl*"):
-        with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
-            ran.update((doc["metadata"]["url"], doc["text"]) for doc in map(json.loads, f))
-    clean = subprocess.run([*plexity, "clean", str(examples / "sample.warc.gz"), "--output-dir",
-                            str(tmp_path / "clean"), "-q"], capture_output=True, text=True, timeout=300)
-    assert clean.returncode == 0, clean.stderr[-3000:]
-    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    steps, stats, article_share = sample_through_run_and_clean(tmp_path)
+    assert any("learned (block forest)" in name for name in steps)
     assert stats["extractor"] == "learned" and stats["method"] == "trim"
-    truth = json.loads((examples / "sample_truth.json").read_text())
-    article = [p[-40:] in ran[uri] for uri in ran for p in truth[uri]["article"]]
-    assert len(ran) >= 10 and sum(article) / len(article) > 0.95
+    assert article_share > 0.95
