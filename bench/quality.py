@@ -823,7 +823,7 @@ def render_markdown(results: dict) -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
-                        help="the folder holding articles-dev, wcxb-dev and cleaneval-dev")
+                        help="the folder holding articles-dev, wcxb-dev, cleaneval-dev and traf-eval-dev")
     parser.add_argument("--sets", default=",".join(SET_DIRS))
     parser.add_argument("--quick", action="store_true", help="one WCXB page in five")
     parser.add_argument("--model", default=None)
@@ -851,12 +851,7 @@ def main() -> int:
     unknown = [v for v in variants or [] if v not in {*EXTRACTORS, *DERIVED, *PIPELINES}]
     if unknown:
         parser.error(f"unknown variant(s) {unknown}: choose from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
-    absent = [str(args.bench / SET_DIRS[s]) for s in sets if not (args.bench / SET_DIRS[s]).is_dir()]
-    if absent:
-        print(f"bench/quality.py: benchmark data not found: {', '.join(absent)}\n"
-              f"It is read in place from ../shared/bench (articles-dev, wcxb-dev, cleaneval-dev) beside the "
-              f"repository, or from --bench DIR; it is never part of the repository.", file=sys.stderr)
-        return 2
+    require_bench(args.bench, sets)
     if args.trim_relative is not None:
         from plexity_plugins.scoring import methods
 
