@@ -9,15 +9,19 @@ from the four development benchmarks, and say how well it does on each when that
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
    computes their features exactly as the extractor does, and labels them from the page's gold
    text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
-2. **leaves each source out in turn**: trains on the other three, reads the left-out pages with
-   that forest, and scores them with the source's own metric, the extractor alone and followed by
-   the perplexity filter as the default pipeline runs it; writes each of these forests to
-   --left-out (default /tmp/plexity-reader-left-out) for bench/quality.py;
+2. **leaves each source out in turn**: trains on the other three and reads the left-out pages with
+   that forest at each threshold of `training.THRESHOLDS`; each left-out forest's threshold is the
+   one with the best mean score on the *other* three sources (`training.choose_threshold`), so a
+   source's figure never comes from a threshold chosen on it; scores each source at its threshold
+   with its own metric, the extractor alone and followed by the perplexity filter as the default
+   pipeline runs it; writes each of these forests to --left-out (default
+   /tmp/plexity-reader-left-out) for bench/quality.py;
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
-   by site as bench/quality.py splits them);
-4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
-   settings, versions, and the scores of 2 and 3), and the left-out table to
-   --figures/reader-left-out.md (docs/figures by default).
+   by site as bench/quality.py splits them) at the threshold chosen without WCXB;
+4. trains on all four, with the threshold of the best mean over the four left-out sources, and
+   writes forest.json and card.json (sources, pages, blocks, features, settings, threshold sweep,
+   versions, and the scores of 2 and 3), and the left-out table to --figures/reader-left-out.md
+   (docs/figures by default).
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
 scored by the embedded KenLM model (two more features), scores printed and written to
@@ -101,12 +105,24 @@ def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityS
     return examples
 
 
-def read_with(forest, example: training.Example) -> str:
+def probabilities_of(forest, examples: list[training.Example]) -> list[list[float]]:
+    # (the reference forest: rows as lists)
+    return [forest.probabilities(e.rows) if e.texts else [] for e in examples]
+
+
+def read_at(example: training.Example, probabilities: list[float], threshold: float) -> str:
+    """The page's text as the extractor reads it, with these block probabilities and threshold."""
     if not example.texts:
         return ""
-    keep = learned.choose(forest.probabilities(example.rows), forest.threshold, example.words,
-                          [row[learned.TOP_GROUP] > 0 for row in example.rows])  # (the reference forest: rows as lists)
+    keep = learned.choose(probabilities, threshold, example.words, [row[learned.TOP_GROUP] > 0 for row in example.rows])
     return "\n".join(t for t, k in zip(example.texts, keep) if k)
+
+
+def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:
+    """The source's score (extractor alone) at each of `training.THRESHOLDS`."""
+    return {t: quality.figures_of(source, scorers, [(p, read_at(e, pr, t)) for p, e, pr in
+                                                    zip(pages, examples, probabilities)])["score"]
+            for t in training.THRESHOLDS}
 
 
 def evaluate(source: str, pages: list[dict], texts: list[str], scorers, filtered) -> dict:
@@ -146,23 +162,35 @@ def main() -> int:
     filtered = PerplexityScorer(method=method_for_extractor("learned"))
     args.left_out.mkdir(parents=True, exist_ok=True)
 
-    def train(parts: list[training.Example]):
-        return forest_module.Forest(json.loads(json.dumps(forest_module.from_lightgbm(training.fit(parts)))))
+    def forest_of(spec: dict):  # (a Forest annotates the spec it is given: give it a copy)
+        return forest_module.Forest(json.loads(json.dumps(spec)))
 
+    def train(parts: list[training.Example]):
+        return forest_of(forest_module.from_lightgbm(training.fit(parts)))
+
+    # Each source read by the forest trained without it, at every threshold of the grid ...
+    specs, probabilities, scores = {}, {}, {}
+    for held in SOURCES:
+        specs[held] = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]))
+        probabilities[held] = probabilities_of(forest_of(specs[held]), examples[held])
+        scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
+        print(f"{held} left out, by threshold: {json.dumps(scores[held])}", flush=True)
+    # ... and at the threshold chosen on the other three (the figures a stranger's pages can expect).
+    thresholds = {held: training.choose_threshold(scores, [s for s in SOURCES if s != held]) for held in SOURCES}
     left_out = {}
     for held in SOURCES:
-        spec = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]))
+        spec = {**specs[held], "threshold": thresholds[held]}
         (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
-        forest = forest_module.Forest(spec)
-        texts = [read_with(forest, e) for e in examples[held]]
-        left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
+        texts = [read_at(e, pr, thresholds[held]) for e, pr in zip(examples[held], probabilities[held])]
+        left_out[held] = {**evaluate(held, pages[held], texts, scorers, filtered), "threshold": thresholds[held]}
         print(f"{held} left out: {json.dumps(left_out[held])}", flush=True)
     halves = {}
-    for half in quality.HALVES:
+    for half in quality.HALVES:  # (at the threshold chosen without WCXB's scores)
         mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
         other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
         forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
-        texts = [read_with(forest, examples["wcxb"][i]) for i in mine]
+        texts = [read_at(examples["wcxb"][i], forest.probabilities(examples["wcxb"][i].rows)
+                         if examples["wcxb"][i].texts else [], thresholds["wcxb"]) for i in mine]
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
@@ -171,8 +199,10 @@ def main() -> int:
         print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
         return 0
     booster = training.fit([e for s in SOURCES for e in examples[s]])
-    spec = forest_module.from_lightgbm(booster)
-    card = card_of(pages, examples, left_out, halves, booster, time.time() - started)
+    spec = forest_module.from_lightgbm(booster, threshold=training.choose_threshold(scores, SOURCES))
+    card = card_of(pages, examples, left_out, halves, booster, time.time() - started,
+                   {"grid": list(training.THRESHOLDS), "left_out_scores": scores, "chosen_without": thresholds,
+                    "shipped": spec["threshold"]})
     if not args.no_write:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -201,16 +231,28 @@ def _header(what: str) -> str:
 
 
 def write_left_out(folder: Path, card: dict) -> None:
-    """The card's left-out table as Markdown (docs/figures/reader-left-out.md)."""
+    """The card's left-out table as Markdown (docs/figures/reader-left-out.md), and the threshold
+    sweep the thresholds were chosen from."""
+    chosen = card["thresholds"]["chosen_without"]
     lines = [_header("scripts/reader_model/build.py"),
-             "| left-out source | learned alone | learned + filter |", "|---|---|---|"]
+             "| left-out source | threshold (chosen on the other three) | learned alone | learned + filter |",
+             "|---|---|---|---|"]
     for source in SOURCES:
         scores = card["left_out"][source]
-        lines.append(f"| {HEADS[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
-    lines.append(f"| mean of the four | | {card['left_out_mean_with_filter']:.4f} |")
+        lines.append(f"| {HEADS[source]} | {chosen[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    lines.append(f"| mean of the four | | | {card['left_out_mean_with_filter']:.4f} |")
     for half, scores in card["wcxb_halves_figures"].items():
-        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | "
+        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | {chosen['wcxb']} | "
                      f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    sweep_scores = card["thresholds"]["left_out_scores"]
+    grid = card["thresholds"]["grid"]
+    lines += ["", f"Each source read, alone, by the forest trained without it, at each threshold (the shipped forest's: "
+                  f"{card['threshold']}, the best mean of the four):", "",
+              "| left-out source | " + " | ".join(str(t) for t in grid) + " |", "|---|" + "---|" * len(grid)]
+    for source in SOURCES:
+        lines.append(f"| {source} | " + " | ".join(f"{sweep_scores[source][t]:.4f}" for t in grid) + " |")
+    lines.append("| mean | " + " | ".join(f"{statistics.mean(sweep_scores[s][t] for s in SOURCES):.4f}"
+                                           for t in grid) + " |")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reader-left-out.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -233,7 +275,7 @@ def write_ablation(folder: Path, with_perplexity: dict) -> None:
     (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def card_of(pages, examples, left_out, halves, booster, seconds) -> dict:
+def card_of(pages, examples, left_out, halves, booster, seconds, thresholds) -> dict:
     from importlib.metadata import version
 
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
@@ -248,6 +290,8 @@ def card_of(pages, examples, left_out, halves, booster, seconds) -> dict:
         "features": list(FEATURES),
         "trees": booster.num_trees(),
         "params": training.PARAMS,
+        "threshold": thresholds["shipped"],
+        "thresholds": thresholds,
         "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
                             for s in SOURCES},
         "left_out_mean_with_filter": mean,
