@@ -315,6 +315,7 @@ enum TagFlag : uint32_t {
   kScopeCell = 128,   // of </td>, </th>: table body html tr (segment._TABLE_SCOPE | {"tr"})
   kScopeTable = 256,  // of </tr>: table body html (segment._TABLE_SCOPE)
   kScopeSelect = 512, // of </option>: select body html
+  kAnnotation = 1024, // segment.ANNOTATION_TAGS: rt rp
 };
 
 struct TagInfo {
@@ -338,6 +339,7 @@ const char kBlockTags[] =
     "noscript optgroup option p pre search section summary table tbody td tfoot th thead tr ul";
 const char kVoidTags[] = "area base br col embed hr img input keygen link meta param source track wbr";
 const char kRawTags[] = "script style textarea title xmp iframe noembed noframes template plaintext svg math";
+const char kAnnotationTags[] = "rt rp";
 const char kClosesPTags[] =
     "address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
     "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section summary table "
@@ -415,6 +417,7 @@ struct Vocabulary {
     each(kBlockTags, [&](int32_t id, const std::string &) { info[id].flags |= kBlock; });
     each(kVoidTags, [&](int32_t id, const std::string &) { info[id].flags |= kVoid; });
     each(kRawTags, [&](int32_t id, const std::string &) { info[id].flags |= kRaw; });
+    each(kAnnotationTags, [&](int32_t id, const std::string &) { info[id].flags |= kAnnotation; });
     each(kClosesPTags, [&](int32_t id, const std::string &) { info[id].flags |= kClosesP; });
     each("button table td th body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeP; });
     each("ul ol menu dir table body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeList; });
@@ -611,6 +614,11 @@ class Segmenter {
           read_declared(at, close_at);
         }
         at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
+        continue;
+      }
+      if (info(tag).flags & kAnnotation) {  // (segment.py: a ruby annotation is skipped to the next tag)
+        const size_t next_tag = find('<', at);
+        at = next_tag == npos ? n : next_tag;
         continue;
       }
       if (tag == T_META && attributes_end > name_end) read_summary(name_end, attributes_end);

@@ -256,6 +256,8 @@ CASES = {
     "spans-past-the-bound": "<div>" + "<span>" * 600 + "deep" + "</span>" * 600 + "</div><p>after</p>",
     "tables-past-the-bound": "<table><tr><td>" * 120 + "cell" + "</td></tr></table>" * 120,
     "lists-past-the-bound": "<ul><li>" * 300 + "item" + "</li></ul>" * 300,
+    "ruby-annotations": "<p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><RT class=x>ぎゃくたい</rt><rp>)</rp></ruby>を"
+                        "なくす。</p><p>漢<rt>かん<b>字</b></rt>と<rt>no end tag, then the end</p><rt>",
 }
 
 
@@ -513,7 +515,7 @@ _TAGS = ["p", "div", "li", "ul", "ol", "td", "tr", "th", "table", "tbody", "dl",
          "b", "em", "i", "span", "br", "hr", "img", "meta", "script", "style", "title", "noscript", "textarea",
          "option", "select", "optgroup", "article", "nav", "main", "aside", "header", "footer", "section", "form",
          "button", "label", "blockquote", "figure", "code", "small", "time", "cite", "svg", "body", "html", "head",
-         "listing", "ÿtag", "x-y", "P", "DIV", "Br"]
+         "listing", "ÿtag", "x-y", "P", "DIV", "Br", "rt", "rp", "ruby", "RT"]
 _ATTRIBUTES = ["", "class='a b'", 'class="post"', "class=post", "role=main", "role='navigation'", "hidden",
                "aria-hidden=TRUE", "style='display:none'", 'style="visibility : hidden"', "itemprop=articleBody",
                "itemprop=' text '", "href='/x'", "name=description", "property='og:description'",

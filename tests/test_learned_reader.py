@@ -85,21 +85,12 @@ def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_th
     assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
 
 
-def test_the_threshold_is_the_one_that_reads_best_the_sources_a_forest_never_saw():
-    scores = {"a": {t: 0.8 for t in training.THRESHOLDS}, "b": {t: 0.7 for t in training.THRESHOLDS}}
-    assert training.choose_threshold(scores, ["a", "b"]) == 0.5  # (all equal: the middle)
-    scores["a"][0.4], scores["b"][0.4] = 0.83, 0.69
-    scores["b"][0.6] = 0.71
-    assert training.choose_threshold(scores, ["a", "b"]) == 0.4  # (the best mean: 0.76, against 0.755 at 0.6 ...)
-    assert training.choose_threshold(scores, ["b"]) == 0.6  # (... but not when a's scores are left out)
-
-
 def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_card_says_how_it_was_made():
     forest = learned.load_forest()
     card = json.loads(learned.CARD_PATH.read_text())
     assert card["features"] == list(FEATURES) and card["command"].startswith("python scripts/reader_model/build.py")
     assert set(card["left_out_scores"]) == {"articles", "cleaneval", "traf", "wcxb"}
-    assert forest.threshold == card["threshold"] in training.THRESHOLDS
+    assert forest.threshold == card["threshold"] == training.THRESHOLD
     texts, rows, _ = learned.read_page(page(7)[0])
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
 
@@ -121,6 +112,12 @@ def test_it_is_an_extractor_of_every_front_end():
     assert "learned" in EXTRACTORS and get_extractor("learned") is learned.html_to_text_learned
     assert LearnedExtractor().extract(html) == learned.html_to_text_learned(html)
     assert set(EXTRACTOR_STEPS) == set(EXTRACTORS) - {"none"}
+
+
+def test_a_ruby_annotation_is_a_reading_of_the_text_not_text():
+    page = "<article><p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><rt>ぎゃくたい</rt><rp>)</rp></ruby>をなくす。</p></article>"
+    texts, _, _ = learned.read_page(page)
+    assert texts == ["子どもへの虐待をなくす。"]
 
 
 def test_pages_without_text_and_bytes_in_any_charset():

@@ -3,25 +3,25 @@ from the four development benchmarks, and say how well it does on each when that
 
     .venv/bin/python scripts/reader_model/build.py [--bench DIR] [--cache DIR] [--out DIR]
                                                     [--left-out DIR] [--figures DIR] [--no-write]
-                                                    [--perplexity]
+                                                    [--seeds 8,9] [--perplexity]
 
 1. reads every page of ``articles-dev``, ``cleaneval-dev``, ``traf-eval-dev`` and ``wcxb-dev``
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
    computes their features exactly as the extractor does, and labels them from the page's gold
    text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
-2. **leaves each source out in turn**: trains on the other three and reads the left-out pages with
-   that forest at each threshold of `training.THRESHOLDS`; each left-out forest's threshold is the
-   one with the best mean score on the *other* three sources (`training.choose_threshold`), so a
-   source's figure never comes from a threshold chosen on it; scores each source at its threshold
-   with its own metric, the extractor alone and followed by the perplexity filter as the default
-   pipeline runs it; writes each of these forests to --left-out (default
-   /tmp/plexity-reader-left-out) for bench/quality.py;
+2. **leaves each source out in turn**: trains on the other three, reads the left-out pages with
+   that forest and scores them with the source's own metric, the extractor alone and followed by
+   the perplexity filter as the default pipeline runs it; writes each of these forests to
+   --left-out (default /tmp/plexity-reader-left-out) for bench/quality.py; reads them also at
+   each threshold of `training.THRESHOLDS` (how the figures move with the threshold);
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
-   by site as bench/quality.py splits them) at the threshold chosen without WCXB;
-4. trains on all four, with the threshold of the best mean over the four left-out sources, and
-   writes forest.json and card.json (sources, pages, blocks, features, settings, threshold sweep,
-   versions, and the scores of 2 and 3), and the left-out table to --figures/reader-left-out.md
-   (docs/figures by default).
+   by site as bench/quality.py splits them);
+4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
+   settings, versions, and the scores of 2, 3 and 5), and the left-out tables to
+   --figures/reader-left-out.md (docs/figures by default);
+
+5. trains the left-out forests again with other LightGBM seeds (``--seeds``, default 8 and 9) and
+   reports their left-out scores beside the shipped seed's: how much of a figure is the seed's draw.
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
 scored by the embedded KenLM model (two more features), scores printed and written to
@@ -147,6 +147,9 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="score only; leave the shipped forest as it is")
     parser.add_argument("--figures", type=Path, default=REPO / "docs" / "figures",
                         help="where the tables go (reader-left-out.md; with --perplexity reader-perplexity.md)")
+    parser.add_argument("--seeds", default="8,9", type=lambda v: [int(x) for x in v.split(",") if x],
+                        help="train the left-out forests again with these LightGBM seeds and report their scores: "
+                             "how much of a figure is the seed's draw (default 8,9; '' for none)")
     parser.add_argument("--perplexity", action="store_true",
                         help="the ablation: give English pages' blocks their perplexity under the embedded model "
                              "as two more features (implies --no-write: the shipped reader computes none)")
@@ -168,29 +171,26 @@ def main() -> int:
     def train(parts: list[training.Example]):
         return forest_of(forest_module.from_lightgbm(training.fit(parts)))
 
-    # Each source read by the forest trained without it, at every threshold of the grid ...
-    specs, probabilities, scores = {}, {}, {}
+    # Each source read by the forest trained without it (and, to see how the figures move with the
+    # threshold, at every threshold of the grid).
+    threshold = training.THRESHOLD
+    probabilities, scores, left_out = {}, {}, {}
     for held in SOURCES:
-        specs[held] = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]))
-        probabilities[held] = probabilities_of(forest_of(specs[held]), examples[held])
-        scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
-        print(f"{held} left out, by threshold: {json.dumps(scores[held])}", flush=True)
-    # ... and at the threshold chosen on the other three (the figures a stranger's pages can expect).
-    thresholds = {held: training.choose_threshold(scores, [s for s in SOURCES if s != held]) for held in SOURCES}
-    left_out = {}
-    for held in SOURCES:
-        spec = {**specs[held], "threshold": thresholds[held]}
+        spec = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]),
+                                           threshold=threshold)
         (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
-        texts = [read_at(e, pr, thresholds[held]) for e, pr in zip(examples[held], probabilities[held])]
-        left_out[held] = {**evaluate(held, pages[held], texts, scorers, filtered), "threshold": thresholds[held]}
-        print(f"{held} left out: {json.dumps(left_out[held])}", flush=True)
+        probabilities[held] = probabilities_of(forest_of(spec), examples[held])
+        scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
+        texts = [read_at(e, pr, threshold) for e, pr in zip(examples[held], probabilities[held])]
+        left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
+        print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
     halves = {}
-    for half in quality.HALVES:  # (at the threshold chosen without WCXB's scores)
+    for half in quality.HALVES:
         mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
         other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
         forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
         texts = [read_at(examples["wcxb"][i], forest.probabilities(examples["wcxb"][i].rows)
-                         if examples["wcxb"][i].texts else [], thresholds["wcxb"]) for i in mine]
+                         if examples["wcxb"][i].texts else [], threshold) for i in mine]
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
@@ -198,11 +198,21 @@ def main() -> int:
         write_ablation(args.figures, left_out)
         print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
         return 0
+    # How much of a figure is the draw of LightGBM's seed (its bagging and feature sampling): the
+    # left-out forests again with other seeds, each source read alone.
+    seed_spread = {training.PARAMS["seed"]: {s: left_out[s]["alone"]["score"] for s in SOURCES}}
+    for seed in args.seeds:
+        seed_spread[seed] = {}
+        for held in SOURCES:
+            forest = forest_of(forest_module.from_lightgbm(training.fit(
+                [e for s in SOURCES if s != held for e in examples[s]], params={"seed": seed})))
+            seed_spread[seed][held] = quality.figures_of(held, scorers, [
+                (p, read_at(e, pr, threshold)) for p, e, pr in
+                zip(pages[held], examples[held], probabilities_of(forest, examples[held]))])["score"]
+        print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
     booster = training.fit([e for s in SOURCES for e in examples[s]])
-    spec = forest_module.from_lightgbm(booster, threshold=training.choose_threshold(scores, SOURCES))
-    card = card_of(pages, examples, left_out, halves, booster, time.time() - started,
-                   {"grid": list(training.THRESHOLDS), "left_out_scores": scores, "chosen_without": thresholds,
-                    "shipped": spec["threshold"]})
+    spec = forest_module.from_lightgbm(booster, threshold=threshold)
+    card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread)
     if not args.no_write:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -231,28 +241,33 @@ def _header(what: str) -> str:
 
 
 def write_left_out(folder: Path, card: dict) -> None:
-    """The card's left-out table as Markdown (docs/figures/reader-left-out.md), and the threshold
-    sweep the thresholds were chosen from."""
-    chosen = card["thresholds"]["chosen_without"]
+    """The card's left-out tables as Markdown (docs/figures/reader-left-out.md)."""
     lines = [_header("scripts/reader_model/build.py"),
-             "| left-out source | threshold (chosen on the other three) | learned alone | learned + filter |",
-             "|---|---|---|---|"]
+             "| left-out source | learned alone | learned + filter |", "|---|---|---|"]
     for source in SOURCES:
         scores = card["left_out"][source]
-        lines.append(f"| {HEADS[source]} | {chosen[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
-    lines.append(f"| mean of the four | | | {card['left_out_mean_with_filter']:.4f} |")
+        lines.append(f"| {HEADS[source]} | {_cell(scores['alone'])} | {_cell(scores['filter'])} |")
+    lines.append(f"| mean of the four | | {card['left_out_mean_with_filter']:.4f} |")
     for half, scores in card["wcxb_halves_figures"].items():
-        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | {chosen['wcxb']} | "
+        lines.append(f"| wcxb-dev {half} half, trained on the other half and the other sources | "
                      f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
-    sweep_scores = card["thresholds"]["left_out_scores"]
-    grid = card["thresholds"]["grid"]
-    lines += ["", f"Each source read, alone, by the forest trained without it, at each threshold (the shipped forest's: "
-                  f"{card['threshold']}, the best mean of the four):", "",
+    by_threshold = card["left_out_by_threshold"]
+    grid = list(training.THRESHOLDS)
+    lines += ["", f"Each source read alone by the forest trained without it, at other thresholds than the "
+                  f"forest's ({card['threshold']}):", "",
               "| left-out source | " + " | ".join(str(t) for t in grid) + " |", "|---|" + "---|" * len(grid)]
     for source in SOURCES:
-        lines.append(f"| {source} | " + " | ".join(f"{sweep_scores[source][t]:.4f}" for t in grid) + " |")
-    lines.append("| mean | " + " | ".join(f"{statistics.mean(sweep_scores[s][t] for s in SOURCES):.4f}"
+        lines.append(f"| {source} | " + " | ".join(f"{by_threshold[source][t]:.4f}" for t in grid) + " |")
+    lines.append("| mean | " + " | ".join(f"{statistics.mean(by_threshold[s][t] for s in SOURCES):.4f}"
                                            for t in grid) + " |")
+    spread = card["left_out_by_seed"]
+    lines += ["", "The same left-out forests trained again with other LightGBM seeds (its bagging and feature "
+                  "sampling), each source read alone: the spread is what a retraining moves a figure by, "
+                  "whatever the change.", "",
+              "| LightGBM seed | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
+    for seed, figures in spread.items():
+        lines.append(f"| {seed} | " + " | ".join(f"{figures[s]:.4f}" for s in SOURCES) +
+                     f" | {statistics.mean(figures[s] for s in SOURCES):.4f} |")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reader-left-out.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -275,7 +290,7 @@ def write_ablation(folder: Path, with_perplexity: dict) -> None:
     (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def card_of(pages, examples, left_out, halves, booster, seconds, thresholds) -> dict:
+def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, seed_spread) -> dict:
     from importlib.metadata import version
 
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
@@ -290,14 +305,15 @@ def card_of(pages, examples, left_out, halves, booster, seconds, thresholds) -> 
         "features": list(FEATURES),
         "trees": booster.num_trees(),
         "params": training.PARAMS,
-        "threshold": thresholds["shipped"],
-        "thresholds": thresholds,
+        "threshold": training.THRESHOLD,
+        "left_out_by_threshold": by_threshold,
         "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
                             for s in SOURCES},
         "left_out_mean_with_filter": mean,
         "left_out": left_out,
         "wcxb_halves_figures": halves,
         "wcxb_halves": {h: halves[h]["filter"]["score"] for h in halves},
+        "left_out_by_seed": seed_spread,
         "versions": {lib: version(lib) for lib in ("lightgbm", "numpy")},
         "python": sys.version.split()[0],
         "build_seconds": round(seconds),

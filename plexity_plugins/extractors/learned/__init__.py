@@ -17,8 +17,7 @@ How a page is read (`html_to_text_learned`):
    benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
    sources, the settings and each benchmark's score when it was left out of training), gives each
    block a probability of being the page's text; blocks at or above the forest's threshold
-   are kept (a threshold the build chooses too: the one that reads best the benchmarks the
-   forests being judged did not see, `training.choose_threshold`).
+   (`training.THRESHOLD`) are kept.
 4. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low

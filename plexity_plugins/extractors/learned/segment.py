@@ -45,6 +45,9 @@ VOID_TAGS = frozenset("area base br col embed hr img input keygen link meta para
 # (``noscript`` is read: what a page shows without scripts is what a crawler got, often the whole
 # text of a page that a script renders.)
 RAW_TAGS = frozenset("script style textarea title xmp iframe noembed noframes template plaintext svg math".split())
+# Ruby annotations: the reading printed above a character (Japanese furigana, Chinese pinyin), not
+# the text; skipped to the next tag (their end tag may be left out).
+ANNOTATION_TAGS = frozenset(("rt", "rp"))
 # Implied ends: a start tag of the key closes the open elements of the value, looking down the
 # stack no further than the first of the ``scope`` elements.
 _CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
@@ -402,6 +405,10 @@ def segment(page_html: str) -> Page:
             elif tag == "script" and "ld+json" in attributes.lower():
                 _read_declared(page, page_html, at, close)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
+            continue
+        if tag in ANNOTATION_TAGS:
+            next_tag = find("<", at)
+            at = n if next_tag < 0 else next_tag
             continue
         if tag == "meta" and attributes:
             _read_summary(page, attributes)
