@@ -16,12 +16,11 @@ from the four development benchmarks, and say how well it does on each when that
    each threshold of `training.THRESHOLDS` (how the figures move with the threshold);
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
    by site as bench/quality.py splits them);
-4. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
-   settings, versions, and the scores of 2, 3 and 5), and the left-out tables to
-   --figures/reader-left-out.md (docs/figures by default);
-
-5. trains the left-out forests again with other LightGBM seeds (``--seeds``, default 8 and 9) and
-   reports their left-out scores beside the shipped seed's: how much of a figure is the seed's draw.
+4. trains the left-out forests again with other LightGBM seeds (``--seeds``, default 8 and 9) and
+   reports their left-out scores beside the shipped seed's: how much of a figure is the seed's draw;
+5. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
+   settings, versions, and the scores of 2, 3 and 4), and the left-out tables to
+   --figures/reader-left-out.md (docs/figures by default).
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
 scored by the embedded KenLM model (two more features), scores printed and written to
