@@ -1308,16 +1308,6 @@ class Segmenter {
     page_.summaries.push_back(std::move(text));
   }
 
-  bool name_is(size_t start, size_t end, const char *want) const {
-    const size_t length = std::strlen(want);
-    if (end - start != length) return false;
-    for (size_t i = 0; i < length; ++i) {
-      const Py_UCS4 c = s_[start + i];
-      if (c >= 128 || ascii_lower(c) != static_cast<Py_UCS4>(want[i])) return false;
-    }
-    return true;
-  }
-
   void strip(size_t &start, size_t &end) const {
     while (start < end && is_space(s_[start])) ++start;
     while (end > start && is_space(s_[end - 1])) --end;
@@ -1326,9 +1316,9 @@ class Segmenter {
   void apply_attribute(Element &e, size_t name_start, size_t name_end, size_t start, size_t end) {
     const size_t length = name_end - name_start;
     if (length < 4 || length > 11) return;
-    if (name_is(name_start, name_end, "hidden")) {
+    if (equals_lower(name_start, name_end, "hidden")) {
       e.hidden = true;
-    } else if (name_is(name_start, name_end, "aria-hidden")) {
+    } else if (equals_lower(name_start, name_end, "aria-hidden")) {
       strip(start, end);
       bool is_true = end - start == 4;
       for (size_t i = 0; i < 4 && is_true; ++i) {
@@ -1336,9 +1326,9 @@ class Segmenter {
         is_true = c < 128 && ascii_lower(c) == static_cast<Py_UCS4>("true"[i]);
       }
       e.hidden = e.hidden || is_true;
-    } else if (name_is(name_start, name_end, "style")) {
+    } else if (equals_lower(name_start, name_end, "style")) {
       e.hidden = e.hidden || hidden_style(start, end);
-    } else if (name_is(name_start, name_end, "role")) {
+    } else if (equals_lower(name_start, name_end, "role")) {
       strip(start, end);
       // value.strip().lower(): only ASCII letters and U+212A (KELVIN SIGN, lower-cased "k") lower-case
       // to ASCII, and every role name is ASCII
@@ -1356,12 +1346,12 @@ class Segmenter {
         }
       }
       e.role = static_cast<uint8_t>(role_id(role));
-    } else if (name_is(name_start, name_end, "class")) {
+    } else if (equals_lower(name_start, name_end, "class")) {
       has_class_ = true;
       signature_key_.clear();
       signature_key_.push_back(static_cast<char32_t>(e.tag));
       join_split(s_ + start, end - start, signature_key_);
-    } else if (name_is(name_start, name_end, "itemprop")) {
+    } else if (equals_lower(name_start, name_end, "itemprop")) {
       strip(start, end);
       static const char *const declared[] = {"articleBody", "text", "reviewBody"};
       for (const char *want : declared) {
