@@ -57,7 +57,7 @@ constexpr int kMaxDepth = 256;        // segment.MAX_DEPTH
 constexpr int kMaxCloseSearch = 64;   // segment.MAX_CLOSE_SEARCH
 constexpr size_t kMaxBlocks = 50000;      // segment.MAX_BLOCKS
 constexpr size_t kMaxElements = 200000;   // segment.MAX_ELEMENTS
-constexpr int kFeatureCount = 124;    // len(features.FEATURES)
+constexpr int kFeatureCount = 146;    // len(features.FEATURES)
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---------------------------------------------------------------------------------------
@@ -321,6 +321,7 @@ enum TagFlag : uint32_t {
 struct TagInfo {
   uint32_t flags = 0;
   int32_t feature_id = 0;   // segment.TAG_ID (0: any other tag)
+  int32_t counted = -1;     // its index in segment.COUNTED_TAGS (-1: not counted)
   uint32_t inline_bits = 0; // segment.INLINE_BITS
   uint32_t ancestry = 0;    // features._ANCESTRY
 };
@@ -328,10 +329,10 @@ struct TagInfo {
 // Known tags; the first ones have fixed ids for the procedure.
 enum KnownTag : int32_t {
   T_ROOT, T_A, T_PRE, T_BR, T_P, T_LI, T_DT, T_DD, T_TD, T_TH, T_TR, T_OPTION, T_OPTGROUP, T_TITLE, T_SCRIPT, T_META,
-  T_FIXED_END
+  T_LINK, T_FIXED_END
 };
 const char *const kFixedNames[] = {"#root", "a", "pre", "br", "p", "li", "dt", "dd", "td", "th", "tr", "option",
-                                   "optgroup", "title", "script", "meta"};
+                                   "optgroup", "title", "script", "meta", "link"};
 
 const char kBlockTags[] =
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
@@ -344,6 +345,7 @@ const char kClosesPTags[] =
     "address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
     "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section summary table "
     "ul li dd dt";
+const char kCountedTags[] = "article h2 time input img li p";  // segment.COUNTED_TAGS, in order
 const char kFeatureTags[] =  // segment.TAGS, in order (its index is the tag's feature)
     "other a address article aside b blockquote body button caption center code dd details div dl dt em "
     "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header html i label legend li main nav ol "
@@ -427,6 +429,8 @@ struct Vocabulary {
     each("select body html", [&](int32_t id, const std::string &) { info[id].flags |= kScopeSelect; });
     int32_t feature = 0;
     each(kFeatureTags, [&](int32_t id, const std::string &) { info[id].feature_id = feature++; });
+    int32_t counted = 0;
+    each(kCountedTags, [&](int32_t id, const std::string &) { info[id].counted = counted++; });
     const std::pair<const char *, uint32_t> inline_bits[] = {
         {"a", 1}, {"b", 2}, {"strong", 2}, {"em", 4}, {"i", 4}, {"button", 8}, {"label", 8}, {"select", 8},
         {"time", 16}, {"small", 32}, {"code", 64}, {"cite", 128}, {"h1", 256}, {"h2", 256}, {"h3", 256},
@@ -491,6 +495,39 @@ struct Signature {  // segment.Element.signature: its tag, and " " + its classes
   const Text *classes;    // (the key of Segmenter::class_signatures_ that holds them after the tag), or null
 };
 
+constexpr int kSchemaFamilies = 7;    // len(segment.SCHEMA_FAMILIES)
+constexpr int kCountedTagCount = 7;   // len(segment.COUNTED_TAGS)
+
+// segment.SCHEMA_FAMILY: schema.org type names (ASCII lower case) by family
+const std::unordered_map<std::string, int> &schema_families() {
+  static const std::unordered_map<std::string, int> families = [] {
+    static const char *const names[kSchemaFamilies] = {
+        "article newsarticle blogposting report scholarlyarticle techarticle blog liveblogposting "
+        "opinionnewsarticle analysisnewsarticle reportagenewsarticle socialmediaposting",
+        "product offer aggregateoffer productgroup vehicle book softwareapplication individualproduct",
+        "itemlist collectionpage searchresultspage offercatalog",
+        "discussionforumposting qapage question answer comment",
+        "faqpage howto recipe howtostep",
+        "service localbusiness organization contactpage aboutpage restaurant event place course jobposting person",
+        "webpage website breadcrumblist sitenavigationelement"};
+    std::unordered_map<std::string, int> out;
+    for (int k = 0; k < kSchemaFamilies; ++k) {
+      std::string name;
+      for (const char *p = names[k];; ++p) {
+        if (*p == ' ' || *p == '\0') {
+          if (!name.empty()) out.emplace(name, k);
+          name.clear();
+          if (*p == '\0') break;
+        } else {
+          name.push_back(*p);
+        }
+      }
+    }
+    return out;
+  }();
+  return families;
+}
+
 struct PageData {
   std::vector<Element> elements;
   std::vector<Block> blocks;
@@ -499,6 +536,9 @@ struct PageData {
   bool truncated = false;
   std::vector<Text> declared;    // segment.Page.declared: a JSON-LD script's articleBody / text strings
   std::vector<Text> summaries;   // segment.Page.summaries: the <meta> descriptions' contents
+  Text og_type, canonical, og_url;  // segment.Page's, as it reads them
+  int64_t schema_counts[kSchemaFamilies] = {};  // segment.Page.schema_counts
+  int64_t tag_counts[kCountedTagCount] = {};    // segment.Page.tag_counts
   std::vector<Text> extra_tags;  // names of tags outside the vocabulary (ids from the vocabulary's size on)
   std::vector<Signature> signatures;
   // the keys of class_signatures: the tag id, then the classes (their nodes do not move)
@@ -612,6 +652,7 @@ class Segmenter {
           join_split(raw.data(), raw.size(), page_.title);
         } else if (tag == T_SCRIPT && contains_ld_json(name_end, attributes_end)) {
           read_declared(at, close_at);
+          read_types(at, close_at);
         }
         at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
         continue;
@@ -621,7 +662,12 @@ class Segmenter {
         at = next_tag == npos ? n : next_tag;
         continue;
       }
-      if (tag == T_META && attributes_end > name_end) read_summary(name_end, attributes_end);
+      if (tag == T_META && attributes_end > name_end) {
+        read_meta(name_end, attributes_end);
+      } else if (tag == T_LINK && attributes_end > name_end && page_.canonical.empty()) {
+        read_link(name_end, attributes_end);
+      }
+      if (info(tag).counted >= 0) page_.tag_counts[info(tag).counted] += 1;
       open(tag, name_end, attributes_end);
     }
     pop_to(1);
@@ -1281,9 +1327,78 @@ class Segmenter {
     return true;
   }
 
-  // segment._read_summary: a <meta> whose name or property is a description (its last name,
-  // property and content attributes count) gives its content, unescaped, when not empty.
-  void read_summary(size_t start, size_t end) {
+  // segment._count_schema_type: s[start:end] after its last "/", ASCII lower case, by family
+  void count_schema_type(size_t start, size_t end) {
+    size_t from = start;
+    for (size_t i = start; i < end; ++i)
+      if (s_[i] == '/') from = i + 1;
+    std::string name;
+    for (size_t i = from; i < end; ++i) {
+      const Py_UCS4 c = s_[i];
+      if (c >= 128) return;  // (no family's name has one)
+      name.push_back(static_cast<char>(ascii_lower(c)));
+    }
+    const auto &families = schema_families();
+    const auto it = families.find(name);
+    if (it != families.end()) page_.schema_counts[it->second] += 1;
+  }
+
+  // segment._read_types: each match of segment._TYPE in s[start:end] ("@type", \s*:\s*, then a
+  // string to the next '"', or a list: '[' to the first ']' with no '[' before it, whose
+  // strings count), found left to right, the next looked for after the end of the last (or one
+  // character after the start of a "@type" that did not match).  Linear: the scans of two
+  // failed matches do not overlap (each stops at the next '"' or bracket).
+  void read_types(size_t start, size_t end) {
+    size_t i = start;
+    while (true) {
+      const size_t q = find(static_cast<CharT>('"'), i, end);
+      if (q == npos) return;
+      i = q + 1;
+      if (!literal_at(q + 1, end, "@type\"")) continue;
+      size_t p = q + 7;
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end || s_[p] != ':') continue;
+      ++p;
+      while (p < end && is_space(s_[p])) ++p;
+      if (p >= end) continue;
+      if (s_[p] == '"') {
+        const size_t close = find(static_cast<CharT>('"'), p + 1, end);
+        if (close == npos) continue;
+        count_schema_type(p + 1, close);
+        i = close + 1;
+      } else if (s_[p] == '[') {
+        size_t v = p + 1;
+        while (v < end && s_[v] != '[' && s_[v] != ']') ++v;
+        if (v >= end || s_[v] != ']') continue;
+        size_t a = p + 1;
+        while (true) {  // _STRING.findall(the list)
+          const size_t open_at = find(static_cast<CharT>('"'), a, v);
+          if (open_at == npos) break;
+          const size_t close = find(static_cast<CharT>('"'), open_at + 1, v);
+          if (close == npos) break;
+          count_schema_type(open_at + 1, close);
+          a = close + 1;
+        }
+        i = v + 1;
+      }
+    }
+  }
+
+  // s[start:end] starts with "http"
+  bool starts_http(size_t start, size_t end) const { return literal_at(start, end, "http"); }
+
+  // s[start:end] ASCII-lower-cased (what _ascii_lower does: only A-Z change)
+  Text ascii_lowered(size_t start, size_t end) const {
+    Text out;
+    out.reserve(end - start);
+    for (size_t i = start; i < end; ++i) out.push_back(ascii_lower(s_[i]));
+    return out;
+  }
+
+  // segment._read_meta: a <meta> whose name or property is a description (its last name,
+  // property and content attributes count) gives its content, unescaped, when not empty; else
+  // the first og:type (stripped, ASCII lower case) and the first og:url that starts with "http".
+  void read_meta(size_t start, size_t end) {
     size_t found[3][2];  // name, property, content: (value_start, value_end)
     bool seen[3] = {false, false, false};
     each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
@@ -1302,10 +1417,48 @@ class Segmenter {
         if (equals_lower(found[k][0], found[k][1], want)) return true;
       return false;
     };
-    if (!(is_summary(0) || is_summary(1)) || !seen[2] || found[2][1] == found[2][0]) return;
-    Text text;
-    unescape(s_, found[2][0], found[2][1], text);
-    page_.summaries.push_back(std::move(text));
+    if (!seen[2] || found[2][1] == found[2][0]) return;
+    if (is_summary(0) || is_summary(1)) {
+      Text text;
+      unescape(s_, found[2][0], found[2][1], text);
+      page_.summaries.push_back(std::move(text));
+      return;
+    }
+    auto named = [&](const char *want) {
+      return (seen[0] && equals_lower(found[0][0], found[0][1], want)) ||
+             (seen[1] && equals_lower(found[1][0], found[1][1], want));
+    };
+    size_t content_start = found[2][0], content_end = found[2][1];
+    strip(content_start, content_end);
+    if (named("og:type")) {
+      if (page_.og_type.empty()) page_.og_type = ascii_lowered(content_start, content_end);
+    } else if (named("og:url")) {
+      if (page_.og_url.empty() && starts_http(content_start, content_end))
+        page_.og_url.assign(s_ + content_start, s_ + content_end);
+    }
+  }
+
+  // segment._read_link: a <link> whose (last) rel is "canonical" (stripped, ASCII lower case) and
+  // whose (last) href, stripped, starts with "http" gives that href
+  void read_link(size_t start, size_t end) {
+    size_t rel[2] = {0, 0}, href[2] = {0, 0};
+    bool seen_rel = false, seen_href = false;
+    each_attribute(start, end, [&](size_t name_start, size_t name_end, size_t value_start, size_t value_end) {
+      if (equals_lower(name_start, name_end, "rel")) {
+        seen_rel = true;
+        rel[0] = value_start;
+        rel[1] = value_end;
+      } else if (equals_lower(name_start, name_end, "href")) {
+        seen_href = true;
+        href[0] = value_start;
+        href[1] = value_end;
+      }
+    });
+    if (!seen_rel || !seen_href) return;
+    strip(rel[0], rel[1]);
+    strip(href[0], href[1]);
+    if (equals_lower(rel[0], rel[1], "canonical") && starts_http(href[0], href[1]))
+      page_.canonical.assign(s_ + href[0], s_ + href[1]);
   }
 
   void strip(size_t &start, size_t &end) const {
@@ -1316,6 +1469,18 @@ class Segmenter {
   void apply_attribute(Element &e, size_t name_start, size_t name_end, size_t start, size_t end) {
     const size_t length = name_end - name_start;
     if (length < 4 || length > 11) return;
+    if (equals_lower(name_start, name_end, "itemtype")) {  // each of its names (str.split())
+      size_t i = start;
+      while (true) {
+        while (i < end && is_space(s_[i])) ++i;
+        if (i >= end) break;
+        size_t j = i;
+        while (j < end && !is_space(s_[j])) ++j;
+        count_schema_type(i, j);
+        i = j;
+      }
+      return;
+    }
     if (equals_lower(name_start, name_end, "hidden")) {
       e.hidden = true;
     } else if (equals_lower(name_start, name_end, "aria-hidden")) {
@@ -1689,6 +1854,111 @@ void declared_shares(const PageData &page, std::vector<double> &declared_share, 
   }
 }
 
+// features._url_shape: 7 values
+bool url_digit(char32_t c) { return c >= '0' && c <= '9'; }
+bool url_word(char32_t c) { return url_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+void url_shape(const Text &url, double *out) {
+  const size_t scheme = url.find(U"://");
+  if (scheme == Text::npos) {
+    out[0] = 0.0;
+    for (int k = 1; k < 7; ++k) out[k] = kNaN;
+    return;
+  }
+  const std::u32string_view rest = std::u32string_view(url).substr(scheme + 3);
+  size_t path_start = rest.size();
+  for (char32_t c : {U'/', U'?', U'#'}) path_start = std::min(path_start, rest.find(c));
+  if (path_start == std::u32string_view::npos) path_start = rest.size();
+  size_t path_end = rest.size();
+  for (char32_t c : {U'?', U'#'}) {
+    const size_t at = rest.find(c, path_start);
+    if (at != std::u32string_view::npos) path_end = std::min(path_end, at);
+  }
+  const std::u32string_view path = rest.substr(path_start, path_end - path_start);
+  bool query = false;
+  if (path_end < rest.size() && rest[path_end] == U'?') {
+    const size_t hash_at = rest.find(U'#', path_end);
+    query = (hash_at == std::u32string_view::npos ? rest.size() : hash_at) > path_end + 1;
+  }
+  int64_t segments = 0;
+  std::u32string_view last;
+  for (size_t a = 0; a <= path.size();) {
+    size_t b = path.find(U'/', a);
+    if (b == std::u32string_view::npos) b = path.size();
+    if (b > a) {
+      ++segments;
+      last = path.substr(a, b - a);
+    }
+    a = b + 1;
+  }
+  std::u32string_view stem = last;
+  const size_t dot = last.rfind(U'.');
+  if (dot != std::u32string_view::npos) {
+    const size_t tail = last.size() - dot - 1;
+    bool word = tail >= 2 && tail <= 5;
+    for (size_t i = dot + 1; word && i < last.size(); ++i) word = url_word(last[i]);
+    if (word) stem = last.substr(0, dot);
+  }
+  int64_t words = 0;
+  bool in_piece = false;
+  for (char32_t c : stem) {
+    const bool cut = c == U'-' || c == U'_' || c == U'.';
+    if (!cut && !in_piece) ++words;
+    in_piece = !cut;
+  }
+  double date = 0.0;
+  for (size_t i = 0; i + 5 < path.size(); ++i) {
+    const bool century = (path[i] == U'1' && path[i + 1] == U'9') || (path[i] == U'2' && path[i + 1] == U'0');
+    if (century && url_digit(path[i + 2]) && url_digit(path[i + 3]) && (path[i + 4] == U'/' || path[i + 4] == U'-') &&
+        url_digit(path[i + 5])) {
+      const size_t after = i + 6 < path.size() && url_digit(path[i + 6]) ? i + 7 : i + 6;
+      if (after >= path.size() || !url_word(path[after])) {
+        date = 1.0;
+        break;
+      }
+    }
+  }
+  int64_t digits = 0, run = 0;
+  for (char32_t c : last) {
+    run = url_digit(c) ? run + 1 : 0;
+    digits = std::max(digits, run);
+  }
+  out[0] = 1.0;
+  out[1] = static_cast<double>(segments);
+  out[2] = static_cast<double>(words);
+  out[3] = date;
+  out[4] = static_cast<double>(digits);
+  out[5] = query ? 1.0 : 0.0;
+  out[6] = !path.empty() && path.back() == U'/' ? 1.0 : 0.0;
+}
+
+constexpr int kPageKindCount = 1 + kSchemaFamilies + 7 + kCountedTagCount;  // len(features.PAGE_KIND_FEATURES)
+
+// features.page_kind
+void page_kind(const PageData &page, double *out) {
+  const std::u32string_view og(page.og_type);
+  auto starts = [&](std::u32string_view want) { return og.substr(0, want.size()) == want; };
+  auto ends = [&](std::u32string_view want) {
+    return og.size() >= want.size() && og.substr(og.size() - want.size()) == want;
+  };
+  int k = 0;
+  if (og.empty()) {
+    out[k++] = 0.0;
+  } else if (starts(U"article") || ends(U"article") || og == U"blog") {
+    out[k++] = 1.0;
+  } else if (starts(U"product")) {
+    out[k++] = 2.0;
+  } else if (og == U"website") {
+    out[k++] = 3.0;
+  } else {
+    out[k++] = 4.0;
+  }
+  for (int f = 0; f < kSchemaFamilies; ++f) out[k++] = std::log1p(static_cast<double>(page.schema_counts[f]));
+  url_shape(page.canonical.empty() ? page.og_url : page.canonical, out + k);
+  k += 7;
+  for (int f = 0; f < kCountedTagCount; ++f) out[k++] = std::log1p(static_cast<double>(page.tag_counts[f]));
+}
+
 // Fills out[n * kFeatureCount]; logprobs: one per block, or null.
 void block_features(const PageData &page, bool declares_item, const double *logprobs, size_t n_logprobs,
                     double *out) {
@@ -1871,6 +2141,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
   }
   std::vector<double> declared_share, summary_share;
   declared_shares(page, declared_share, summary_share);
+  double kind[kPageKindCount];
+  page_kind(page, kind);
 
   const double log_root_words = std::log1p(static_cast<double>(root.words));
   const double log_n = std::log1p(static_cast<double>(n));
@@ -2004,6 +2276,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     }
     row[k++] = declared_share[i];
     row[k++] = summary_share[i];
+    for (double v : kind) row[k++] = v;
     if (logprobs == nullptr) {
       row[k++] = kNaN;
       row[k++] = kNaN;

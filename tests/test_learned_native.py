@@ -58,7 +58,7 @@ def test_the_compiled_reader_is_built_and_reads_the_features_of_this_version():
     from plexity_plugins.runtime import native
 
     assert native._native is not None, f"the extension is not built: {native._IMPORT_ERROR}"
-    assert native._native.LEARNED_FEATURE_COUNT == WIDTH == 124
+    assert native._native.LEARNED_FEATURE_COUNT == WIDTH == 146
     assert reading.COMPILED is True
 
 
@@ -189,6 +189,22 @@ JSON_VALUES = [
 ]
 
 CASES = {
+    # head: what the page says of its kind (og:type, og:url, canonical link, schema.org types)
+    "page-kind": "<html><head><meta property=og:type content=' NewsArticle'><meta property=og:type content=website>"
+                 "<meta name=og:url content='https://example.org/2021/03/the-council-approved.html'>"
+                 "<link rel=stylesheet href='https://example.org/a.css'><link rel=canonical href='/relative'>"
+                 "<link REL=' Canonical ' href=' https://example.org/news/item-123456/?page=2#top'>"
+                 f'{SCRIPT}{{"@graph": [{{"@type": ["NewsArticle", "https://schema.org/WebPage"]}},'
+                 ' {"@type" :\n"BreadcrumbList", "itemListElement": [{"@type": "ListItem"}]},'
+                 ' {"@type": ["Product", ["nested"]]}, {"@type": "Ünïcode"}, {"@type": "Question"}]}</script>'
+                 "</head><body><main itemscope itemtype='https://schema.org/Product http://schema.org/Offer'>"
+                 "<h2>The budget</h2><article><p>The council approved the budget.<img src=x><input></article>"
+                 "<ul><li>one<li>two</ul><time>today</time></main></body></html>",
+    "page-kind-url-shapes": "<head><meta property='og:url' content='ftp://x'><meta property='og:url' "
+                            "content='https://x.org/a/b.toolong'><meta property='og:url' content='https://x.org'>"
+                            f"</head>{BODY}",
+    "page-kind-unclosed-types": f"<head>{SCRIPT}" + '{"@type": [' * 50 + '"Article"' + '{"@type": "' * 50
+                                + "</script></head>" + BODY,
     # head: JSON-LD in its forms
     "jsonld-keys": f"<html><head>{SCRIPT}"
                    '{"@graph": [{"text" : "The council approved the budget"}, {"articleBody"\n:\n'
@@ -515,18 +531,24 @@ _TAGS = ["p", "div", "li", "ul", "ol", "td", "tr", "th", "table", "tbody", "dl",
          "b", "em", "i", "span", "br", "hr", "img", "meta", "script", "style", "title", "noscript", "textarea",
          "option", "select", "optgroup", "article", "nav", "main", "aside", "header", "footer", "section", "form",
          "button", "label", "blockquote", "figure", "code", "small", "time", "cite", "svg", "body", "html", "head",
-         "listing", "ÿtag", "x-y", "P", "DIV", "Br", "rt", "rp", "ruby", "RT"]
+         "listing", "ÿtag", "x-y", "P", "DIV", "Br", "rt", "rp", "ruby", "RT", "link", "LINK", "input", "h2", "li"]
 _ATTRIBUTES = ["", "class='a b'", 'class="post"', "class=post", "role=main", "role='navigation'", "hidden",
                "aria-hidden=TRUE", "style='display:none'", 'style="visibility : hidden"', "itemprop=articleBody",
                "itemprop=' text '", "href='/x'", "name=description", "property='og:description'",
                'content="The council approved &amp; the budget"', "content='a b c d'", "type=application/ld+json",
                "type='application/LD+JSON'", 'data-x="a>b"', "=", "'", '"', "x=", "NAME=Description", "cOntent=x",
-               "name='twitter:description'", "/"]
+               "name='twitter:description'", "/", "property=og:type", "NAME='OG:TYPE'", "property='og:url'",
+               "content=' Article '", "content=product.item", "content=website",
+               "content='https://x.org/news/2021-03/a-b_c.html?q=1#f'", "content='http://x.org/2020/1'",
+               "rel=canonical", "REL=' Canonical '", "rel='canonical x'", "href='https://x.org/p/item-12345/'",
+               "href='http:/x'", "href=' https://x.org '", "itemtype='https://schema.org/Product'",
+               "itemtype='http://schema.org/ItemList https://schema.org/NEWSarticle'", "itemtype=Question"]
 _TEXT = ["The council approved the budget", "a local farmer", "a", " ", "\n", "&amp;", "&lt;p&gt;", "&#x41;", "&#0;",
          "&nbsp;", "&notit;", "&#99999999;", "é", "\u0301", "😀", "Word.", "x? y! z", "1 2 3", "—", "\t", "<", ">",
          "</", "<!--", "-->", "<!doctype html>", "<?xml?>", "</ >", "& ", "İ", "ſ", "K", "\u3000", "\x00", "\x1f"]
 _JSON = ["the council approved the budget", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00", "\\x", "\\n", '\\"',
-         "\\\\", "\\/", "\\u12", "\t", " ", "&amp;", "a local farmer", "\\", '"text": "', '"', "</script>", "é"]
+         "\\\\", "\\/", "\\u12", "\t", " ", "&amp;", "a local farmer", "\\", '"text": "', '"', "</script>", "é",
+         '"@type"', '"@type": ', ":", "[", "]", '"Article"', '"https://schema.org/Product"', '"ItemList", ']
 
 _tag = st.builds(lambda closing, name, attributes, end: f"<{'/' if closing else ''}{name}"
                  f"{' ' + ' '.join(attributes) if attributes else ''}{end}",
@@ -534,9 +556,13 @@ _tag = st.builds(lambda closing, name, attributes, end: f"<{'/' if closing else 
                  st.sampled_from([">", ">", " >", "/>", ""]))
 _jsonld = st.builds(lambda key, pieces, close: f'<script type="application/ld+json">{{"{key}": "{"".join(pieces)}"'
                     f'}}{close}',
-                    st.sampled_from(["text", "articleBody", "name"]), st.lists(st.sampled_from(_JSON), max_size=8),
-                    st.sampled_from(["</script>", "</SCRIPT >", ""]))
-_soup = st.lists(st.one_of(_tag, _tag, st.sampled_from(_TEXT), st.text(max_size=5), _jsonld), max_size=80)
+                    st.sampled_from(["text", "articleBody", "name", "@type"]),
+                    st.lists(st.sampled_from(_JSON), max_size=8), st.sampled_from(["</script>", "</SCRIPT >", ""]))
+_jsonld_types = st.builds(lambda pieces, close: f'<script type="application/ld+json">{{"@type": [{"".join(pieces)}'
+                          f"{close}", st.lists(st.sampled_from(_JSON), max_size=8),
+                          st.sampled_from(["]}</script>", "]</script>", "</script>", ""]))
+_soup = st.lists(st.one_of(_tag, _tag, st.sampled_from(_TEXT), st.text(max_size=5), _jsonld, _jsonld_types),
+                 max_size=80)
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])

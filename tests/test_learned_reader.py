@@ -120,6 +120,27 @@ def test_a_ruby_annotation_is_a_reading_of_the_text_not_text():
     assert texts == ["子どもへの虐待をなくす。"]
 
 
+def test_what_a_page_says_of_its_kind_is_evidence_in_every_row():
+    head = ("<head><meta property='og:type' content='Article'>"
+            "<link rel=canonical href='https://example.org/news/2021/03/the-council-approved-the-budget.html'>"
+            '<script type="application/ld+json">{"@type": ["NewsArticle", "https://schema.org/WebPage"]}</script>'
+            "</head>")
+    body = "<body><article><h2>Budget</h2><p>The council approved the budget.</p><p>It did so today.</p></article>"
+    _, rows, _ = learned.read_page(head + body)
+    kind = {name: learned.column(rows, FEATURES.index(name)) for name in FEATURES
+            if name.startswith(("og_", "schema_", "url_", "count_"))}
+    assert all(len(set(values)) == 1 for values in kind.values())  # one value a page
+    said = {name: values[0] for name, values in kind.items()}
+    assert said["og_kind"] == 1.0  # an article
+    assert said["schema_article"] == said["schema_web"] == math.log1p(1) and said["schema_product"] == 0.0
+    assert (said["url_known"], said["url_depth"], said["url_slug_words"], said["url_date"]) == (1.0, 4.0, 5.0, 1.0)
+    assert said["count_p"] == math.log1p(2) and said["count_h2"] == math.log1p(1)
+    _, rows, _ = learned.read_page(body)  # nothing said: no address, no kind
+    assert learned.column(rows, FEATURES.index("og_kind"))[0] == 0.0
+    assert learned.column(rows, FEATURES.index("url_known"))[0] == 0.0
+    assert math.isnan(learned.column(rows, FEATURES.index("url_depth"))[0])
+
+
 def test_pages_without_text_and_bytes_in_any_charset():
     assert learned.html_to_text_learned("") == ""
     assert learned.html_to_text_learned("<html><head><title>t</title></head><body></body></html>") == ""

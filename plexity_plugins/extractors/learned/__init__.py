@@ -11,8 +11,9 @@ How a page is read (`html_to_text_learned`):
    ARIA landmarks, ``hidden``), the text and link density of its parent elements, its
    position, repetition (like items of a list, posts of a thread), where the page's prose is
    (the smallest elements that hold half, four fifths, nearly all of it), the page's kind (how
-   much of it is prose, how much one repeated list), and how much of the block the text the page
-   declares holds (JSON-LD ``articleBody``, its descriptions).
+   much of it is prose, how much one repeated list, what its og:type and schema.org types say,
+   the shape of its canonical address, how many of some elements it has), and how much of the
+   block the text the page declares holds (JSON-LD ``articleBody``, its descriptions).
 3. **Decision** (`forest`): a forest of decision trees, trained with LightGBM on four
    benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
    sources, the settings and each benchmark's score when it was left out of training), gives each

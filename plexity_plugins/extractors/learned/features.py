@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from .segment import TAG_ID, Page
+from .segment import COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page
 
 _STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
 _DIGIT = re.compile(r"\d")
@@ -54,9 +54,13 @@ PAGE_FEATURES = ("position", "words_before", "words_after", "page_words", "page_
 NEIGHBOUR_FEATURES = tuple(f"{side}_{name}" for side in ("prev", "next")
                            for name in ("words", "link_share", "ends_sentence", "same_element"))
 DECLARED_FEATURES = ("declared_share", "summary_share")
+# What kind of page it is, by what the page says of itself (the same in every row of a page)
+PAGE_KIND_FEATURES = (("og_kind",) + tuple(f"schema_{family}" for family in SCHEMA_FAMILIES)
+                      + ("url_known", "url_depth", "url_slug_words", "url_date", "url_digits", "url_query",
+                         "url_slash") + tuple(f"count_{tag}" for tag in COUNTED_TAGS))
 PERPLEXITY_FEATURES = ("logprob", "logprob_vs_page")
 FEATURES = (BLOCK_FEATURES + tuple(f"anc_{name}" for name in ANCESTRY_NAMES) + CONTEXT_FEATURES + PAGE_FEATURES
-            + NEIGHBOUR_FEATURES + DECLARED_FEATURES + PERPLEXITY_FEATURES)
+            + NEIGHBOUR_FEATURES + DECLARED_FEATURES + PAGE_KIND_FEATURES + PERPLEXITY_FEATURES)
 CATEGORICAL = tuple(name for name in FEATURES if name.endswith("tag"))
 NAN = float("nan")
 
@@ -182,6 +186,79 @@ def _declared_shares(page: Page) -> tuple[list[float], list[float]]:
     return shares
 
 
+def _is_digit(c: str) -> bool:
+    return "0" <= c <= "9"
+
+
+def _is_word(c: str) -> bool:  # an ASCII word character
+    return _is_digit(c) or "a" <= c <= "z" or "A" <= c <= "Z" or c == "_"
+
+
+def _url_shape(url: str) -> list[float]:
+    """The shape of a page's address: whether it is known, its path's segments, the words of its
+    last segment (an extension of 2-5 characters left out; split at "-", "_", "."), whether the
+    path holds a date (19xx or 20xx, "/" or "-", a one- or two-digit number), the longest run of
+    digits in the last segment, whether it has a query, whether its path ends in "/".  The same
+    procedure as the compiled port (no URL library: ASCII rules only)."""
+    scheme = url.find("://")
+    if scheme < 0:
+        return [0.0] + [NAN] * 6
+    rest = url[scheme + 3:]
+    path_start = len(rest)
+    for c in "/?#":
+        at = rest.find(c)
+        if 0 <= at < path_start:
+            path_start = at
+    path_end = len(rest)
+    for c in "?#":
+        at = rest.find(c, path_start)
+        if 0 <= at < path_end:
+            path_end = at
+    path = rest[path_start:path_end]
+    query = ""
+    if path_end < len(rest) and rest[path_end] == "?":
+        hash_at = rest.find("#", path_end)
+        query = rest[path_end + 1:hash_at if hash_at >= 0 else len(rest)]
+    segments = [piece for piece in path.split("/") if piece]
+    last = segments[-1] if segments else ""
+    dot = last.rfind(".")
+    stem = last[:dot] if dot >= 0 and 2 <= len(last) - dot - 1 <= 5 and all(map(_is_word, last[dot + 1:])) else last
+    words = sum(1 for piece in stem.replace("_", "-").replace(".", "-").split("-") if piece)
+    date = 0.0
+    for i in range(len(path) - 5):
+        if path[i:i + 2] in ("19", "20") and _is_digit(path[i + 2]) and _is_digit(path[i + 3]) \
+                and path[i + 4] in "/-" and _is_digit(path[i + 5]):
+            after = i + 7 if i + 6 < len(path) and _is_digit(path[i + 6]) else i + 6
+            if after >= len(path) or not _is_word(path[after]):
+                date = 1.0
+                break
+    digits = run = 0
+    for c in last:
+        run = run + 1 if _is_digit(c) else 0
+        digits = max(digits, run)
+    return [1.0, float(len(segments)), float(words), date, float(digits), 1.0 if query else 0.0,
+            1.0 if path.endswith("/") else 0.0]
+
+
+def page_kind(page: Page) -> list[float]:
+    """The `PAGE_KIND_FEATURES` of `page`: what it says it is (og:type: 1 an article or blog, 2 a
+    product, 3 a website, 4 anything else, 0 not said; schema.org types by family), the shape of
+    its declared address (canonical link, else og:url) and how many of some elements it has."""
+    og = page.og_type
+    if not og:
+        og_kind = 0.0
+    elif og.startswith("article") or og.endswith("article") or og == "blog":
+        og_kind = 1.0
+    elif og.startswith("product"):
+        og_kind = 2.0
+    elif og == "website":
+        og_kind = 3.0
+    else:
+        og_kind = 4.0
+    return ([og_kind] + [math.log1p(c) for c in page.schema_counts] + _url_shape(page.canonical or page.og_url)
+            + [math.log1p(c) for c in page.tag_counts])
+
+
 def _regions(page: Page, shares=(0.5, 0.8, 0.95)) -> list[int]:
     """For each share, the block-level element with the fewest words (the last of equals) that
     holds that share of the words of the page's sentence-like blocks (where its prose is), or -1."""
@@ -261,6 +338,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     page_extra = [root.long_words / page_words, top_words / page_words,
                   group_links[top_group] / max(1, top_words) if top_group else NAN]
     declared_shares, summary_shares = _declared_shares(page)
+    kind = page_kind(page)
     if logprobs is not None:
         known = sorted(lp for lp, b in zip(logprobs, blocks) if lp == lp and b.words >= 10)
         page_logprob = known[len(known) // 2] if known else NAN
@@ -344,6 +422,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
             else:
                 row += [NAN] * 4
         row += [declared_shares[i], summary_shares[i]]
+        row += kind
         if logprobs is None:
             row += [NAN, NAN]
         else:

@@ -53,6 +53,23 @@ ANNOTATION_TAGS = frozenset(("rt", "rp"))
 _CLOSES_P = frozenset("address article aside blockquote center details dialog dir div dl fieldset figcaption figure "
                       "footer form h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre section summary table "
                       "ul li dd dt".split())
+# What a page says of its own kind, counted for `features.page_kind`: schema.org's types (JSON-LD
+# ``@type``, microdata ``itemtype``) by family, and start tags of a few elements.
+SCHEMA_FAMILIES = ("article", "product", "listing", "discussion", "howto", "service", "web")
+_SCHEMA_TYPES = {
+    "article": "article newsarticle blogposting report scholarlyarticle techarticle blog liveblogposting "
+               "opinionnewsarticle analysisnewsarticle reportagenewsarticle socialmediaposting",
+    "product": "product offer aggregateoffer productgroup vehicle book softwareapplication individualproduct",
+    "listing": "itemlist collectionpage searchresultspage offercatalog",
+    "discussion": "discussionforumposting qapage question answer comment",
+    "howto": "faqpage howto recipe howtostep",
+    "service": "service localbusiness organization contactpage aboutpage restaurant event place course jobposting "
+               "person",
+    "web": "webpage website breadcrumblist sitenavigationelement",
+}
+SCHEMA_FAMILY = {name: k for k, family in enumerate(SCHEMA_FAMILIES) for name in _SCHEMA_TYPES[family].split()}
+COUNTED_TAGS = ("article", "h2", "time", "input", "img", "li", "p")
+_COUNTED = {tag: k for k, tag in enumerate(COUNTED_TAGS)}
 _LIST_SCOPE = frozenset("ul ol menu dir table body html".split())
 _TABLE_SCOPE = frozenset("table body html".split())
 
@@ -129,7 +146,8 @@ INLINE_BITS = {"a": 1, "b": 2, "strong": 2, "em": 4, "i": 4, "button": 8, "label
 class Page:
     """The blocks and elements of a page, and what its head declares."""
 
-    __slots__ = ("blocks", "elements", "title", "chars", "truncated", "declared", "summaries")
+    __slots__ = ("blocks", "elements", "title", "chars", "truncated", "declared", "summaries", "og_type",
+                 "canonical", "og_url", "schema_counts", "tag_counts")
 
     def __init__(self):
         self.blocks: list[Block] = []
@@ -139,6 +157,11 @@ class Page:
         self.truncated = False  # read only up to MAX_BLOCKS blocks or MAX_ELEMENTS elements
         self.declared: list[str] = []   # the text a JSON-LD item declares (articleBody, text)
         self.summaries: list[str] = []  # the page's descriptions (meta description, og / twitter)
+        self.og_type = ""    # the first og:type's content, stripped, ASCII lower case
+        self.canonical = ""  # the first <link rel=canonical>'s href that starts with "http", stripped
+        self.og_url = ""     # the first og:url's content that starts with "http", stripped
+        self.schema_counts = [0] * len(SCHEMA_FAMILIES)  # schema.org types named, by family
+        self.tag_counts = [0] * len(COUNTED_TAGS)        # start tags of COUNTED_TAGS read
 
 
 class _Reader:
@@ -239,7 +262,7 @@ class _Reader:
         element = Element(tag, parent, len(self.stack), block)
         element.signature = tag
         if attributes:
-            _read_attributes(element, attributes)
+            _read_attributes(element, attributes, self.page)
         index = len(elements)
         elements.append(element)
         elements[parent].elements += 1
@@ -326,7 +349,7 @@ def _ends_sentence(text: str) -> bool:
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
 
 
-def _read_attributes(element: Element, attributes: str) -> None:
+def _read_attributes(element: Element, attributes: str, page: Page) -> None:
     for match in _ATTRIBUTE.finditer(attributes):
         name = match.group(1).lower()
         if name not in _USED_ATTRIBUTES:
@@ -345,9 +368,26 @@ def _read_attributes(element: Element, attributes: str) -> None:
             element.signature = element.tag + " " + " ".join(value.split())
         elif name == "itemprop":
             element.declared = element.declared or value.strip() in ("articleBody", "text", "reviewBody")
+        elif name == "itemtype":
+            for url in value.split():
+                _count_schema_type(page, url)
 
 
-_USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop", "class"))
+_USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop", "class", "itemtype"))
+
+
+def _count_schema_type(page: Page, name: str) -> None:
+    """Count a schema.org type (a name or a URL: what follows its last "/") in its family."""
+    family = SCHEMA_FAMILY.get(_ascii_lower(name[name.rfind("/") + 1:]))
+    if family is not None:
+        page.schema_counts[family] += 1
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
 
 
 def segment(page_html: str) -> Page:
@@ -404,6 +444,7 @@ def segment(page_html: str) -> Page:
                 page.title = " ".join(unescape(page_html[at:close]).split())
             elif tag == "script" and "ld+json" in attributes.lower():
                 _read_declared(page, page_html, at, close)
+                _read_types(page, page_html, at, close)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
             continue
         if tag in ANNOTATION_TAGS:
@@ -411,7 +452,12 @@ def segment(page_html: str) -> Page:
             at = n if next_tag < 0 else next_tag
             continue
         if tag == "meta" and attributes:
-            _read_summary(page, attributes)
+            _read_meta(page, attributes)
+        elif tag == "link" and attributes and not page.canonical:
+            _read_link(page, attributes)
+        counted = _COUNTED.get(tag)
+        if counted is not None:
+            page.tag_counts[counted] += 1
         reader.open(tag, attributes)
     reader._pop_to(1)
     reader.flush()
@@ -425,6 +471,10 @@ def segment(page_html: str) -> Page:
 # compares the two)
 _DECLARED = re.compile(r'"(?:articleBody|text)"\s*:\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
 _SUMMARY_NAMES = frozenset(("description", "og:description", "twitter:description"))
+# a JSON-LD "@type": one string, or a flat list of them (no "[" before its "]": the scans of
+# two failed matches never overlap, so a script of unclosed lists is read in linear time)
+_TYPE = re.compile(r'"@type"\s*:\s*(?:"([^"]*)"|\[([^\[\]]*)\])')
+_STRING = re.compile(r'"([^"]*)"')
 
 
 def _read_declared(page: Page, page_html: str, start: int, end: int) -> None:
@@ -439,16 +489,51 @@ def _read_declared(page: Page, page_html: str, start: int, end: int) -> None:
             page.declared.append(unescape(value))
 
 
-def _read_summary(page: Page, attributes: str) -> None:
-    """A ``<meta>`` description's content."""
+def _read_types(page: Page, page_html: str, start: int, end: int) -> None:
+    """Count the schema.org types a JSON-LD script names (its ``@type`` values, not decoded)."""
+    for match in _TYPE.finditer(page_html, start, end):
+        if match.group(1) is not None:
+            _count_schema_type(page, match.group(1))
+        else:
+            for name in _STRING.findall(match.group(2)):
+                _count_schema_type(page, name)
+
+
+def _read_meta(page: Page, attributes: str) -> None:
+    """A ``<meta>`` description's content; the first og:type and og:url."""
     values = {}
     for match in _ATTRIBUTE.finditer(attributes):
         name = match.group(1).lower()
         if name in ("name", "property", "content"):
             values[name] = next((g for g in match.groups()[1:] if g is not None), "")
-    if (values.get("name", "").lower() in _SUMMARY_NAMES or values.get("property", "").lower() in _SUMMARY_NAMES) \
-            and values.get("content"):
-        page.summaries.append(unescape(values["content"]))
+    names = (values.get("name", "").lower(), values.get("property", "").lower())
+    content = values.get("content")
+    if not content:
+        return
+    if names[0] in _SUMMARY_NAMES or names[1] in _SUMMARY_NAMES:
+        page.summaries.append(unescape(content))
+    elif "og:type" in names:
+        if not page.og_type:
+            page.og_type = _ascii_lower(content.strip())
+    elif "og:url" in names:
+        if not page.og_url and content.strip().startswith("http"):
+            page.og_url = content.strip()
+
+
+def _read_link(page: Page, attributes: str) -> None:
+    """The href of a ``<link rel=canonical>`` (the first that starts with "http")."""
+    rel = href = None
+    for match in _ATTRIBUTE.finditer(attributes):
+        name = match.group(1).lower()
+        if name in ("rel", "href"):
+            value = next((g for g in match.groups()[1:] if g is not None), "")
+            if name == "rel":
+                rel = value
+            else:
+                href = value
+    if rel is not None and href is not None and _ascii_lower(rel.strip()) == "canonical" \
+            and href.strip().startswith("http"):
+        page.canonical = href.strip()
 
 
 def unescape(text: str) -> str:
