@@ -429,6 +429,11 @@ HOSTILE_JSONLD = {
     "articlebody-5mb": SCRIPT + '{"articleBody":"' + "The council approved the budget. " * 150_000 + '"}</script>'
                        + BODY,
     "many-metas": "<head>" + '<meta name="description" content="the council approved the budget">' * 50_000 + BODY,
+    "unclosed-type-lists": SCRIPT + '{"@type": ["Article", ' * 200_000 + "</script>" + BODY,
+    "unclosed-type-strings": SCRIPT + '"@type": "' * 200_000 + "</script>" + BODY,
+    "many-links-and-types": "<head>" + "<link rel=canonical href='https://x.org/a/2020/1'>"
+                            "<meta property=og:type content=article>" * 50_000 + "</head><body>"
+                            + "<p itemtype='https://schema.org/Product https://schema.org/Offer'>a" * 20_000 + BODY,
 }
 
 
@@ -446,6 +451,7 @@ def test_hostile_json_ld_is_read_in_linear_time():
         "50mb": SCRIPT + '{"articleBody":"' + ("lorem ipsum dolor sit amet " * 1_850_000) + '"}</script>' + BODY,
         "unterminated-50mb": SCRIPT + '{"articleBody":"' + ("lorem ipsum dolor sit amet " * 1_850_000) + BODY,
         "a-million-keys": SCRIPT + '"text":"' * 1_000_000 + "</script>" + BODY,
+        "a-million-unclosed-type-lists": SCRIPT + '{"@type": [' * 1_000_000 + "</script>" + BODY,
         "random-words-declared-and-shown": SCRIPT + '{"text":"' + words + '"}</script><p>' + words + "</p>",
     }
     for name, html in pages.items():
