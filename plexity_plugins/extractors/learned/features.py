@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from .segment import COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page
+from .segment import ASCII_LOWER, COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page, ascii_lower
 
 _STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
 _DIGIT = re.compile(r"\d")
@@ -20,12 +20,6 @@ _UPPER_INITIAL = re.compile(r"(?:^|\s)[A-ZÀ-ÖØ-Þ]")
 _PUNCT = re.compile(r"[^\w\s]")
 _SEPARATORS = re.compile(r"[|·•»›/\-–—:]")
 _TOKEN = re.compile(r"\w+")
-# (titles are compared with a page's words in ASCII lower case: the same in every port)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _ascii_lower(word: str) -> str:
-    return word.translate(_ASCII_LOWER)
 
 # Bits of an element's ancestry (its own and every ancestor's), from HTML's own semantics.
 _ANCESTRY = {"article": 1, "main": 2, "nav": 4, "aside": 8, "header": 16, "footer": 32, "form": 64, "li": 128,
@@ -133,7 +127,7 @@ def _word_runs(text: str):
                 end = cut.start()
         # (lower case before tokenizing: A-Z and a-z are all word characters, so the tokens are
         # the same, and one translate of the piece is far quicker than one a token)
-        words = tail + _TOKEN.findall(text[start:end].translate(_ASCII_LOWER))
+        words = tail + _TOKEN.findall(text[start:end].translate(ASCII_LOWER))
         yield words
         tail = words[-2:]
         start = end
@@ -312,7 +306,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     page_words = max(1, root.words)
     repeats = Counter(b.text for b in blocks)
     siblings = Counter((elements[b.element].parent, elements[b.element].tag) for b in blocks)
-    title_words = set(map(_ascii_lower, _TOKEN.findall(page.title)))
+    title_words = set(map(ascii_lower, _TOKEN.findall(page.title)))
     best, best_share = _best_container(page)
     longest: dict[int, int] = {}
     for b in blocks:
@@ -325,7 +319,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     if title_words:
         for i, b in enumerate(blocks):
             if b.inline & 256 and b.words:
-                block_words = list(map(_ascii_lower, _TOKEN.findall(b.text)))
+                block_words = list(map(ascii_lower, _TOKEN.findall(b.text)))
                 share = sum(w in title_words for w in block_words) / len(block_words)
                 if share > heading_share:
                     heading_best, heading_share = i, share
@@ -372,7 +366,7 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
         row += [i / n, words_before / page_words, (page_words - words_before - words) / page_words,
                 math.log1p(root.words), math.log1p(n), root.link_words / page_words, root.long_blocks,
                 repeats[text], siblings[(element.parent, element.tag)]]
-        block_words = list(map(_ascii_lower, _TOKEN.findall(text))) if title_words else []
+        block_words = list(map(ascii_lower, _TOKEN.findall(text))) if title_words else []
         row += [sum(w in title_words for w in block_words) / len(block_words) if block_words else 0.0,
                 1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
                 1.0 if best >= 0 and _holds(page, best, i) else 0.0, best_share,

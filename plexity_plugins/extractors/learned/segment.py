@@ -378,16 +378,17 @@ _USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itempro
 
 def _count_schema_type(page: Page, name: str) -> None:
     """Count a schema.org type (a name or a URL: what follows its last "/") in its family."""
-    family = SCHEMA_FAMILY.get(_ascii_lower(name[name.rfind("/") + 1:]))
+    family = SCHEMA_FAMILY.get(ascii_lower(name[name.rfind("/") + 1:]))
     if family is not None:
         page.schema_counts[family] += 1
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# (names and titles are compared in ASCII lower case: only A-Z change, the same in every port)
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _ascii_lower(text: str) -> str:
-    return text.translate(_ASCII_LOWER)
+def ascii_lower(text: str) -> str:
+    return text.translate(ASCII_LOWER)
 
 
 def segment(page_html: str) -> Page:
@@ -514,7 +515,7 @@ def _read_meta(page: Page, attributes: str) -> None:
         page.summaries.append(unescape(content))
     elif "og:type" in names:
         if not page.og_type:
-            page.og_type = _ascii_lower(content.strip())
+            page.og_type = ascii_lower(content.strip())
     elif "og:url" in names:
         if not page.og_url and content.strip().startswith("http"):
             page.og_url = content.strip()
@@ -531,7 +532,7 @@ def _read_link(page: Page, attributes: str) -> None:
                 rel = value
             else:
                 href = value
-    if rel is not None and href is not None and _ascii_lower(rel.strip()) == "canonical" \
+    if rel is not None and href is not None and ascii_lower(rel.strip()) == "canonical" \
             and href.strip().startswith("http"):
         page.canonical = href.strip()
 
