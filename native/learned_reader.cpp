@@ -384,6 +384,21 @@ bool make_key(It begin, size_t length, NameKey &key) {
   return true;
 }
 
+// f(name) for each space-separated name of `list`
+template <class F>
+void each_name(const char *list, F f) {
+  std::string name;
+  for (const char *p = list;; ++p) {
+    if (*p == ' ' || *p == '\0') {
+      if (!name.empty()) f(name);
+      name.clear();
+      if (*p == '\0') break;
+    } else {
+      name.push_back(*p);
+    }
+  }
+}
+
 struct Vocabulary {
   std::unordered_map<NameKey, int32_t, NameKeyHash> ids;
   std::vector<std::string> names;
@@ -402,16 +417,7 @@ struct Vocabulary {
   }
   template <class F>
   void each(const char *list, F f) {
-    std::string name;
-    for (const char *p = list;; ++p) {
-      if (*p == ' ' || *p == '\0') {
-        if (!name.empty()) f(add(name), name);
-        name.clear();
-        if (*p == '\0') break;
-      } else {
-        name.push_back(*p);
-      }
-    }
+    each_name(list, [&](const std::string &name) { f(add(name), name); });
   }
 
   Vocabulary() {
@@ -511,18 +517,7 @@ const std::unordered_map<std::string, int> &schema_families() {
         "service localbusiness organization contactpage aboutpage restaurant event place course jobposting person",
         "webpage website breadcrumblist sitenavigationelement"};
     std::unordered_map<std::string, int> out;
-    for (int k = 0; k < kSchemaFamilies; ++k) {
-      std::string name;
-      for (const char *p = names[k];; ++p) {
-        if (*p == ' ' || *p == '\0') {
-          if (!name.empty()) out.emplace(name, k);
-          name.clear();
-          if (*p == '\0') break;
-        } else {
-          name.push_back(*p);
-        }
-      }
-    }
+    for (int k = 0; k < kSchemaFamilies; ++k) each_name(names[k], [&](const std::string &name) { out.emplace(name, k); });
     return out;
   }();
   return families;
@@ -1856,7 +1851,7 @@ void declared_shares(const PageData &page, std::vector<double> &declared_share, 
 
 // features._url_shape: 7 values
 bool url_digit(char32_t c) { return c >= '0' && c <= '9'; }
-bool url_word(char32_t c) { return url_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool url_word(char32_t c) { return url_digit(c) || is_ascii_alpha(c) || c == '_'; }
 
 void url_shape(const Text &url, double *out) {
   const size_t scheme = url.find(U"://");

@@ -24,7 +24,8 @@ from the four development benchmarks, and say how well it does on each when that
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
 scored by the embedded KenLM model (two more features), scores printed and written to
---figures/reader-perplexity.md beside the shipped card's, no forest written.
+--figures/reader-perplexity.md beside the shipped card's, no forest written (neither the shipped
+one nor the left-out ones bench/quality.py reads).
 
 Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
 Needs ``pip install lightgbm`` (the package itself predicts without it).
@@ -117,10 +118,13 @@ def read_at(example: training.Example, probabilities: list[float], threshold: fl
     return "\n".join(t for t, k in zip(example.texts, keep) if k)
 
 
+def texts_at(examples: list[training.Example], probabilities, threshold: float) -> list[str]:
+    return [read_at(e, pr, threshold) for e, pr in zip(examples, probabilities)]
+
+
 def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:
     """The source's score (extractor alone) at each of `training.THRESHOLDS`."""
-    return {t: quality.figures_of(source, scorers, [(p, read_at(e, pr, t)) for p, e, pr in
-                                                    zip(pages, examples, probabilities)])["score"]
+    return {t: quality.figures_of(source, scorers, list(zip(pages, texts_at(examples, probabilities, t))))["score"]
             for t in training.THRESHOLDS}
 
 
@@ -162,7 +166,8 @@ def main() -> int:
                 for s in SOURCES}
     scorers = quality.Scorers(args.bench, list(SOURCES))
     filtered = PerplexityScorer(method=method_for_extractor("learned"))
-    args.left_out.mkdir(parents=True, exist_ok=True)
+    if not args.perplexity:  # (the ablation's forests are not the reader's: bench/quality.py must not read them)
+        args.left_out.mkdir(parents=True, exist_ok=True)
 
     def forest_of(spec: dict):  # (a Forest annotates the spec it is given: give it a copy)
         return forest_module.Forest(json.loads(json.dumps(spec)))
@@ -177,10 +182,11 @@ def main() -> int:
     for held in SOURCES:
         spec = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]),
                                            threshold=threshold)
-        (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
+        if not args.perplexity:
+            (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
         probabilities[held] = probabilities_of(forest_of(spec), examples[held])
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
-        texts = [read_at(e, pr, threshold) for e, pr in zip(examples[held], probabilities[held])]
+        texts = texts_at(examples[held], probabilities[held], threshold)
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
     halves = {}
@@ -188,8 +194,8 @@ def main() -> int:
         mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
         other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
         forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
-        texts = [read_at(examples["wcxb"][i], forest.probabilities(examples["wcxb"][i].rows)
-                         if examples["wcxb"][i].texts else [], threshold) for i in mine]
+        read = [examples["wcxb"][i] for i in mine]
+        texts = texts_at(read, probabilities_of(forest, read), threshold)
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
@@ -205,9 +211,8 @@ def main() -> int:
         for held in SOURCES:
             forest = forest_of(forest_module.from_lightgbm(training.fit(
                 [e for s in SOURCES if s != held for e in examples[s]], params={"seed": seed})))
-            seed_spread[seed][held] = quality.figures_of(held, scorers, [
-                (p, read_at(e, pr, threshold)) for p, e, pr in
-                zip(pages[held], examples[held], probabilities_of(forest, examples[held]))])["score"]
+            texts = texts_at(examples[held], probabilities_of(forest, examples[held]), threshold)
+            seed_spread[seed][held] = quality.figures_of(held, scorers, list(zip(pages[held], texts)))["score"]
         print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
     booster = training.fit([e for s in SOURCES for e in examples[s]])
     spec = forest_module.from_lightgbm(booster, threshold=threshold)
