@@ -3,7 +3,7 @@ from the four development benchmarks, and say how well it does on each when that
 
     .venv/bin/python scripts/reader_model/build.py [--bench DIR] [--cache DIR] [--out DIR]
                                                     [--left-out DIR] [--figures DIR] [--no-write]
-                                                    [--seeds 8,9] [--perplexity]
+                                                    [--seeds 8,9] [--perplexity] [--param NAME=VALUE ...]
 
 1. reads every page of ``articles-dev``, ``cleaneval-dev``, ``traf-eval-dev`` and ``wcxb-dev``
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
@@ -26,6 +26,11 @@ from the four development benchmarks, and say how well it does on each when that
 scored by the embedded KenLM model (two more features), scores printed and written to
 --figures/reader-perplexity.md beside the shipped card's, no forest written (neither the shipped
 one nor the left-out ones bench/quality.py reads).
+
+``--param NAME=VALUE`` (repeatable) is an experiment with LightGBM's settings: every forest of
+steps 2 to 5 trained with `training.PARAMS` so changed, its scores printed beside the same seed
+spread, nothing written (as ``--perplexity``).  A setting is worth shipping only when the mean of
+the left-out scores rises at every seed and no source falls by more than 0.005.
 
 Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
 Needs ``pip install lightgbm`` (the package itself predicts without it).
@@ -141,6 +146,17 @@ def weighted(examples: list[training.Example], weight: float) -> list[training.E
     return examples
 
 
+def lightgbm_setting(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` of ``--param``: the value as JSON (numbers, true, false), else as a string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except ValueError:
+        return name, value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=quality.DEFAULT_BENCH)
@@ -156,33 +172,43 @@ def main() -> int:
     parser.add_argument("--perplexity", action="store_true",
                         help="the ablation: give English pages' blocks their perplexity under the embedded model "
                              "as two more features (implies --no-write: the shipped reader computes none)")
+    parser.add_argument("--param", action="append", default=[], type=lightgbm_setting, metavar="NAME=VALUE",
+                        help="an experiment: every forest trained with this LightGBM setting changed (repeatable; "
+                             "the value read as JSON, else as a string; implies --no-write and leaves the left-out "
+                             "forests bench/quality.py reads as they are)")
     args = parser.parse_args()
     quality.require_bench(args.bench, SOURCES)
+    settings = dict(args.param)
     started = time.time()
     pages = {s: quality.LOADERS[s](args.bench / quality.SET_DIRS[s]) for s in SOURCES}
-    if args.perplexity:
+    # (an experiment's forests are not the reader's: bench/quality.py must not read them)
+    experiment = args.perplexity or bool(settings)
+    if experiment:
         args.no_write = True
     examples = {s: examples_of(s, pages[s], args.cache, PerplexityScorer() if args.perplexity else None)
                 for s in SOURCES}
     scorers = quality.Scorers(args.bench, list(SOURCES))
     filtered = PerplexityScorer(method=method_for_extractor("learned"))
-    if not args.perplexity:  # (the ablation's forests are not the reader's: bench/quality.py must not read them)
+    if not experiment:
         args.left_out.mkdir(parents=True, exist_ok=True)
 
     def forest_of(spec: dict):  # (a Forest annotates the spec it is given: give it a copy)
         return forest_module.Forest(json.loads(json.dumps(spec)))
 
+    def fit(parts: list[training.Example], **more):
+        return training.fit(parts, params={**settings, **more})
+
     def train(parts: list[training.Example]):
-        return forest_of(forest_module.from_lightgbm(training.fit(parts)))
+        return forest_of(forest_module.from_lightgbm(fit(parts)))
 
     # Each source read by the forest trained without it (and, to see how the figures move with the
     # threshold, at every threshold of the grid).
     threshold = training.THRESHOLD
     probabilities, scores, left_out = {}, {}, {}
     for held in SOURCES:
-        spec = forest_module.from_lightgbm(training.fit([e for s in SOURCES if s != held for e in examples[s]]),
+        spec = forest_module.from_lightgbm(fit([e for s in SOURCES if s != held for e in examples[s]]),
                                            threshold=threshold)
-        if not args.perplexity:
+        if not experiment:
             (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
         probabilities[held] = probabilities_of(forest_of(spec), examples[held])
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
@@ -205,16 +231,17 @@ def main() -> int:
         return 0
     # How much of a figure is the draw of LightGBM's seed (its bagging and feature sampling): the
     # left-out forests again with other seeds, each source read alone.
-    seed_spread = {training.PARAMS["seed"]: {s: left_out[s]["alone"]["score"] for s in SOURCES}}
+    shipped_seed = settings.get("seed", training.PARAMS["seed"])
+    seed_spread = {shipped_seed: {s: left_out[s]["alone"]["score"] for s in SOURCES}}
     for seed in args.seeds:
         seed_spread[seed] = {}
         for held in SOURCES:
-            forest = forest_of(forest_module.from_lightgbm(training.fit(
-                [e for s in SOURCES if s != held for e in examples[s]], params={"seed": seed})))
+            forest = forest_of(forest_module.from_lightgbm(fit(
+                [e for s in SOURCES if s != held for e in examples[s]], seed=seed)))
             texts = texts_at(examples[held], probabilities_of(forest, examples[held]), threshold)
             seed_spread[seed][held] = quality.figures_of(held, scorers, list(zip(pages[held], texts)))["score"]
         print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
-    booster = training.fit([e for s in SOURCES for e in examples[s]])
+    booster = fit([e for s in SOURCES for e in examples[s]])
     spec = forest_module.from_lightgbm(booster, threshold=threshold)
     card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread)
     if not args.no_write:
