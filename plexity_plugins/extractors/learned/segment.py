@@ -354,8 +354,7 @@ def _read_attributes(element: Element, attributes: str, page: Page) -> None:
         name = match.group(1).lower()
         if name not in _USED_ATTRIBUTES:
             continue
-        value = match.group(2) if match.group(2) is not None else (
-            match.group(3) if match.group(3) is not None else (match.group(4) or ""))
+        value = _attribute_value(match)
         if name == "hidden":
             element.hidden = True
         elif name == "aria-hidden":
@@ -374,6 +373,22 @@ def _read_attributes(element: Element, attributes: str, page: Page) -> None:
 
 
 _USED_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style", "role", "itemprop", "class", "itemtype"))
+
+
+def _attribute_value(match: re.Match) -> str:
+    """The value of an `_ATTRIBUTE` match, unquoted ("" for a name given without one)."""
+    return next((g for g in match.groups()[1:] if g is not None), "")
+
+
+def _attribute_values(attributes: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The values of the attributes of `names` (lower case) in a start tag's `attributes`; of a
+    name given twice, the last."""
+    values = {}
+    for match in _ATTRIBUTE.finditer(attributes):
+        name = match.group(1).lower()
+        if name in names:
+            values[name] = _attribute_value(match)
+    return values
 
 
 def _count_schema_type(page: Page, name: str) -> None:
@@ -502,11 +517,7 @@ def _read_types(page: Page, page_html: str, start: int, end: int) -> None:
 
 def _read_meta(page: Page, attributes: str) -> None:
     """A ``<meta>`` description's content; the first og:type and og:url."""
-    values = {}
-    for match in _ATTRIBUTE.finditer(attributes):
-        name = match.group(1).lower()
-        if name in ("name", "property", "content"):
-            values[name] = next((g for g in match.groups()[1:] if g is not None), "")
+    values = _attribute_values(attributes, ("name", "property", "content"))
     names = (values.get("name", "").lower(), values.get("property", "").lower())
     content = values.get("content")
     if not content:
@@ -523,15 +534,8 @@ def _read_meta(page: Page, attributes: str) -> None:
 
 def _read_link(page: Page, attributes: str) -> None:
     """The href of a ``<link rel=canonical>`` (the first that starts with "http")."""
-    rel = href = None
-    for match in _ATTRIBUTE.finditer(attributes):
-        name = match.group(1).lower()
-        if name in ("rel", "href"):
-            value = next((g for g in match.groups()[1:] if g is not None), "")
-            if name == "rel":
-                rel = value
-            else:
-                href = value
+    values = _attribute_values(attributes, ("rel", "href"))
+    rel, href = values.get("rel"), values.get("href")
     if rel is not None and href is not None and ascii_lower(rel.strip()) == "canonical" \
             and href.strip().startswith("http"):
         page.canonical = href.strip()
