@@ -198,8 +198,8 @@ def main() -> int:
     def fit(parts: list[training.Example], **more):
         return training.fit(parts, params={**settings, **more})
 
-    def train(parts: list[training.Example]):
-        return forest_of(forest_module.from_lightgbm(fit(parts)))
+    def train(parts: list[training.Example], **more):
+        return forest_of(forest_module.from_lightgbm(fit(parts, **more)))
 
     # Each source read by the forest trained without it (and, to see how the figures move with the
     # threshold, at every threshold of the grid).
@@ -236,8 +236,7 @@ def main() -> int:
     for seed in args.seeds:
         seed_spread[seed] = {}
         for held in SOURCES:
-            forest = forest_of(forest_module.from_lightgbm(fit(
-                [e for s in SOURCES if s != held for e in examples[s]], seed=seed)))
+            forest = train([e for s in SOURCES if s != held for e in examples[s]], seed=seed)
             texts = texts_at(examples[held], probabilities_of(forest, examples[held]), threshold)
             seed_spread[seed][held] = quality.figures_of(held, scorers, list(zip(pages[held], texts)))["score"]
         print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
