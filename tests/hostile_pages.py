@@ -46,6 +46,10 @@ def pages(seed: int = 7) -> list[tuple[str, bytes, str | None]]:
         ("control-characters", ("<html><body>" + ARTICLE + "".join(chr(c) for c in range(1, 32)) * 100
                                 + "\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace")
                                 + "</body></html>").encode(), html),
+        # a JSON-LD "@type" followed by 300,000 spaces (a pattern with two runs of spaces side by side
+        # is quadratic here: minutes)
+        ("type-then-spaces", ('<html><head><script type="application/ld+json">{"@type":' + " " * 300_000
+                              + '1}</script></head><body>' + ARTICLE + "</body></html>").encode(), html),
         ("no-content-type", ("<!DOCTYPE html><html><body>" + ARTICLE + "</body></html>").encode(), None),
         # 7,000 content regions, each between runs of gibberish: a decision that searches the
         # page again after each region it keeps is quadratic here

@@ -14,6 +14,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 import urllib.error
 from pathlib import Path
 
@@ -23,8 +24,10 @@ from scrapy.utils.test import get_crawler
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from hostile_pages import pages
+from hostile_pages import ARTICLE, pages
 from helpers import run_step_stats
+from plexity_plugins.extractors import declares_article_or_product, html_to_text_learned
+from plexity_plugins.extractors.dense import declares_discussion
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 from plexity_plugins.cli.serve import DEFAULT_MAX_BYTES
 
@@ -133,3 +136,16 @@ def test_the_web_api_answers_every_hostile_page_and_never_with_a_500():
         assert post(url, {"text": "The council approved the budget.", "format": "text"})[0] == 200  # still up
     finally:
         stop_server(process)
+
+
+def test_a_run_of_spaces_after_a_json_ld_type_is_read_in_linear_time():
+    # ``"@type":`` and then 40,000 spaces: the pattern of a declared item had two runs of spaces
+    # side by side (``\s*\[?\s*``), which its failed match split every way: 6 s here, minutes at
+    # 300,000, in every reader that asks what the page declares (learned, auto, dense)
+    html = ('<html><head><script type="application/ld+json">{"@type":' + " " * 40_000 + '1, "about": "QAPage"}'
+            "</script></head><body>" + ARTICLE + "</body></html>")
+    for read in (declares_article_or_product, declares_discussion, html_to_text_learned):
+        started = time.perf_counter()
+        read(html)
+        assert time.perf_counter() - started < 1, read.__name__
+    assert declares_article_or_product(html.replace(":" + " " * 40_000 + "1", ": \n [ \"NewsArticle\"]"))

@@ -124,9 +124,10 @@ LIST_ITEM_WORDS = 8
 LINKED = 0.5
 # A page's declaration that it is a discussion (a thread, a question and its answers): schema.org's
 # QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `text.find_all` first
-# (a regex scan of a whole page costs a millisecond).
+# (a regex scan of a whole page costs a millisecond).  As `auto._ITEM_DECLARATIONS`, no two runs of
+# spaces meet (``\s*\[?\s*`` is quadratic in a run of spaces after ``"@type":``).
 _DISCUSSION_TYPES = ("QAPage", "DiscussionForumPosting")
-_DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*\[?\s*["'](?:https?://schema\.org/)?|"""
+_DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*+(?:\[\s*+)?["'](?:https?://schema\.org/)?|"""
                          r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
 # How a sentence or a clause ends (a fragment does not).
 # (with the full-width marks of Chinese and Japanese, whose lines have no spaces: one "word" each)
