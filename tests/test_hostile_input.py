@@ -149,3 +149,24 @@ def test_a_run_of_spaces_after_a_json_ld_type_is_read_in_linear_time():
         read(html)
         assert time.perf_counter() - started < 1, read.__name__
     assert declares_article_or_product(html.replace(":" + " " * 40_000 + "1", ": \n [ \"NewsArticle\"]"))
+
+
+@pytest.mark.parametrize("body", ["<h1>" + "Word " * 400_000, "<p>" + ". " * 1_000_000],
+                         ids=["words-in-a-heading", "sentence-ends"])
+def test_the_learned_reader_s_reference_reads_a_long_block_in_memory_of_its_size(body):
+    # the Python reference (the fallback where the extension is not built) listed every match of a
+    # block to count them (len(findall)), every word to compare it with the title, and every piece
+    # re.sub kept: 60-75 MB for these 2 MB pages, 780 MB (past the ceiling) at 20 MB
+    import tracemalloc
+
+    from plexity_plugins.extractors.learned import features, segment
+
+    html = "<html><head><title>Word</title></head><body>" + body + "</body></html>"
+    tracemalloc.start()
+    try:
+        page = segment.segment(html)
+        features.block_features(page)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * len(html), f"{peak / 1e6:.0f} MB for a {len(html) / 1e6:.1f} MB page"

@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from .segment import ASCII_LOWER, COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page, ascii_lower
+from .segment import ASCII_LOWER, COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page, ascii_lower, count
 
 _STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
 _DIGIT = re.compile(r"\d")
@@ -114,23 +114,41 @@ _PIECE = 1 << 18
 _NON_WORD = re.compile(r"\W")
 
 
-def _word_runs(text: str):
-    """The \\w+ tokens (ASCII lower case) of `text` as lists of a piece's tokens, each list led
-    by the last two tokens of the one before, so that the lists' triples are exactly the text's."""
-    tail: list[str] = []
+def _pieces(text: str):
+    """(start, end) of the pieces of `text`, `_PIECE` characters or a little more, cut where no
+    token is (at a non-word character)."""
     start, size = 0, len(text)
     while start < size:
         end = size
         if size - start > _PIECE:
-            cut = _NON_WORD.search(text, start + _PIECE)  # (a non-word character: no token is cut)
+            cut = _NON_WORD.search(text, start + _PIECE)
             if cut:
                 end = cut.start()
+        yield start, end
+        start = end
+
+
+def _word_runs(text: str):
+    """The \\w+ tokens (ASCII lower case) of `text` as lists of a piece's tokens, each list led
+    by the last two tokens of the one before, so that the lists' triples are exactly the text's."""
+    tail: list[str] = []
+    for start, end in _pieces(text):
         # (lower case before tokenizing: A-Z and a-z are all word characters, so the tokens are
         # the same, and one translate of the piece is far quicker than one a token)
         words = tail + _TOKEN.findall(text[start:end].translate(ASCII_LOWER))
         yield words
         tail = words[-2:]
-        start = end
+
+
+def _title_hits(text: str, title_words: set[str]) -> tuple[int, int]:
+    """(how many of the \\w+ tokens of `text`, ASCII lower case, are in `title_words`, how many
+    tokens it has), a piece of a long text at a time."""
+    hits = tokens = 0
+    for start, end in _pieces(text):
+        words = _TOKEN.findall(text[start:end].translate(ASCII_LOWER))
+        hits += sum(w in title_words for w in words)
+        tokens += len(words)
+    return hits, tokens
 
 
 def _triples(words: list[str]):
@@ -319,8 +337,8 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
     if title_words:
         for i, b in enumerate(blocks):
             if b.inline & 256 and b.words:
-                block_words = list(map(ascii_lower, _TOKEN.findall(b.text)))
-                share = sum(w in title_words for w in block_words) / len(block_words)
+                hits, tokens = _title_hits(b.text, title_words)
+                share = hits / tokens
                 if share > heading_share:
                     heading_best, heading_share = i, share
     regions = _regions(page)
@@ -344,9 +362,9 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
         chars = max(1, b.chars)
         row = [
             math.log1p(words), math.log1p(b.chars), b.link_words / words if words else (1.0 if b.links else 0.0),
-            b.links, 1.0 if _STOPS.search(text) else 0.0, len(_STOPS.findall(text)), b.chars / words if words else 0.0,
-            len(_DIGIT.findall(text)) / chars, len(_UPPER_INITIAL.findall(text)) / words if words else 0.0,
-            len(_PUNCT.findall(text)) / chars, len(_SEPARATORS.findall(text)) / max(1, words), b.lines,
+            b.links, 1.0 if _STOPS.search(text) else 0.0, count(_STOPS, text), b.chars / words if words else 0.0,
+            count(_DIGIT, text) / chars, count(_UPPER_INITIAL, text) / words if words else 0.0,
+            count(_PUNCT, text) / chars, count(_SEPARATORS, text) / max(1, words), b.lines,
         ]
         inline = b.inline
         row += [1.0 if inline & bit else 0.0 for bit in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
@@ -366,9 +384,8 @@ def block_features(page: Page, declares_item: bool = False, logprobs: list[float
         row += [i / n, words_before / page_words, (page_words - words_before - words) / page_words,
                 math.log1p(root.words), math.log1p(n), root.link_words / page_words, root.long_blocks,
                 repeats[text], siblings[(element.parent, element.tag)]]
-        block_words = list(map(ascii_lower, _TOKEN.findall(text))) if title_words else []
-        row += [sum(w in title_words for w in block_words) / len(block_words) if block_words else 0.0,
-                1.0 if block_words and all(w in title_words for w in block_words) else 0.0,
+        hits, tokens = _title_hits(text, title_words) if title_words else (0, 0)
+        row += [hits / tokens if tokens else 0.0, 1.0 if tokens and hits == tokens else 0.0,
                 1.0 if best >= 0 and _holds(page, best, i) else 0.0, best_share,
                 1.0 if declares_item else 0.0]
         if best >= 0:
