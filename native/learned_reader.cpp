@@ -640,7 +640,11 @@ class Segmenter {
       }
       if (info(tag).flags & kRaw) {
         const std::string &name = vocabulary_.names[tag];
-        const size_t close_at = find_end_tag(name, at);
+        if ((name == "svg" || name == "math") && end < n && s_[end - 1] == '/') continue;  // <svg/>: holds nothing
+        // (segment.py: a declarative shadow root, <template shadowrootmode=open>, is skipped to its first end tag)
+        const size_t close_at = name == "template" && contains_ascii(name_end, attributes_end, "shadowroot")
+                                    ? find_end_tag(name, at)
+                                    : find_raw_end(name, at);
         if (tag == T_TITLE && page_.title.empty()) {
           Text raw;
           unescape(s_, at, close_at, raw);
@@ -744,6 +748,146 @@ class Segmenter {
       if (after == '/' || after == '>' || is_space(after)) return i;
     }
     return n_;
+  }
+
+  // segment._find_raw_end: where the end tag of the raw element `name` whose content starts at
+  // `at` starts (or n): a script's as browsers read it, a template's, svg's or math's counting
+  // their nesting, any other's the first.
+  size_t find_raw_end(const std::string &name, size_t at) const {
+    if (name == "script") return find_script_end(at);
+    if (name == "template" || name == "svg" || name == "math") return find_nested_end(name, at);
+    return find_end_tag(name, at);
+  }
+
+  // Whether "<" (closing: "</") "script" (as re.IGNORECASE matches it) and one of \s, "/", ">"
+  // start at `i` (s_[i] == '<').
+  bool script_tag_at(size_t i, bool closing) const {
+    size_t k = i + 1;
+    if (closing) {
+      if (k >= n_ || s_[k] != '/') return false;
+      ++k;
+    }
+    static const char kName[] = "script";
+    if (k + 6 >= n_) return false;  // (no room for the name and one more character)
+    for (size_t j = 0; j < 6; ++j)
+      if (!ci_equal(s_[k + j], kName[j])) return false;
+    const Py_UCS4 after = s_[k + 6];
+    return after == '/' || after == '>' || is_space(after);
+  }
+
+  bool comment_end_at(size_t i) const {  // "-->" at i
+    return i + 2 < n_ && s_[i] == '-' && s_[i + 1] == '-' && s_[i + 2] == '>';
+  }
+
+  // segment._find_script_end: HTML's script data, escaped and double escaped states, one pass.
+  size_t find_script_end(size_t at) const {
+    enum { kData, kEscaped, kDoubleEscaped } state = kData;
+    const size_t n = n_;
+    size_t i = at;
+    while (i < n) {
+      if (state == kData) {
+        const size_t lt = find(static_cast<CharT>('<'), i);
+        if (lt == npos) return n;
+        if (lt + 3 < n && s_[lt + 1] == '!' && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
+          state = kEscaped;
+          i = lt + 2;  // (its dashes count: "<!-->" opens and closes)
+        } else if (script_tag_at(lt, true)) {
+          return lt;
+        } else {
+          i = lt + 1;
+        }
+        continue;
+      }
+      const CharT c = s_[i];
+      if (c == '-' && comment_end_at(i)) {
+        state = kData;
+        i += 3;
+      } else if (c == '<' && script_tag_at(i, true)) {
+        if (state == kEscaped) return i;
+        state = kEscaped;
+        i += 9;  // "</script" and the character after it
+      } else if (c == '<' && state == kEscaped && script_tag_at(i, false)) {
+        state = kDoubleEscaped;
+        i += 8;  // "<script" and the character after it
+      } else {
+        ++i;
+      }
+    }
+    return n;
+  }
+
+  // Whether s_[start, end) is `want` in ASCII lower case (what str.lower() makes of it: no other
+  // character lower-cases to an ASCII letter but the Kelvin sign, and no name asked has a "k").
+  bool name_is(size_t start, size_t end, const std::string &want) const {
+    if (end - start != want.size()) return false;
+    for (size_t j = 0; j < want.size(); ++j)
+      if (s_[start + j] >= 128 || ascii_lower(s_[start + j]) != static_cast<Py_UCS4>(want[j])) return false;
+    return true;
+  }
+
+  // segment._find_nested_end: the "</name" that closes a template, svg or math, counting the start
+  // and end tags of `name` read as the page's tags (a self-closed svg or math opens nothing; in a
+  // template, the raw elements but these three are skipped whole); if the count never comes back
+  // to 0, the first "</name" read (or n).
+  size_t find_nested_end(const std::string &name, size_t at) const {
+    static const std::string kRawInTemplate[] = {"script",  "style",   "textarea", "title",    "xmp",
+                                                 "iframe",  "noembed", "noframes", "plaintext"};
+    const size_t n = n_;
+    const bool template_ = name == "template";
+    size_t depth = 1, first = npos;
+    while (at < n) {
+      const size_t lt = find(static_cast<CharT>('<'), at);
+      if (lt == npos) break;
+      const Py_UCS4 next = lt + 1 < n ? static_cast<Py_UCS4>(s_[lt + 1]) : 0;
+      if (lt + 1 < n && next == '!') {
+        size_t end;
+        if (lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
+          end = find_comment_end(lt + 4);
+          at = end == npos ? n : end + 3;
+        } else {
+          end = find(static_cast<CharT>('>'), lt + 2);
+          at = end == npos ? n : end + 1;
+        }
+        continue;
+      }
+      if (lt + 1 < n && next == '?') {
+        const size_t end = find(static_cast<CharT>('>'), lt + 2);
+        at = end == npos ? n : end + 1;
+        continue;
+      }
+      const bool closing = lt + 1 < n && next == '/';
+      const size_t start = closing ? lt + 2 : lt + 1;
+      if (start >= n || !is_ascii_alpha(s_[start])) {
+        if (closing) {
+          const size_t end = find(static_cast<CharT>('>'), start);
+          at = end == npos ? n : end + 1;
+        } else {
+          at = lt + 1;
+        }
+        continue;
+      }
+      size_t name_end = start;
+      while (name_end < n && s_[name_end] != '/' && s_[name_end] != '>' && !is_space(s_[name_end])) ++name_end;
+      const size_t end = tag_end(name_end);
+      at = end >= n ? n : end + 1;
+      if (name_is(start, name_end, name)) {
+        if (closing) {
+          if (--depth == 0) return lt;
+          if (first == npos) first = lt;
+        } else if (template_ || !(end < n && s_[end - 1] == '/')) {
+          ++depth;
+        }
+        continue;
+      }
+      if (!template_ || closing) continue;
+      for (const std::string &raw : kRawInTemplate) {
+        if (!name_is(start, name_end, raw)) continue;
+        const size_t close = find_raw_end(raw, at);
+        at = close >= n ? n : tag_end(close + 2 + raw.size()) + 1;
+        break;
+      }
+    }
+    return first == npos ? n : first;
   }
 
   bool intern_tag(size_t start, size_t end, int32_t *tag) {
@@ -1172,12 +1316,15 @@ class Segmenter {
   }
 
   // "ld+json" in s[start:end].lower()
-  bool contains_ld_json(size_t start, size_t end) const {
-    static const char want[] = "ld+json";
-    for (size_t i = start; i + 7 <= end; ++i) {
+  bool contains_ld_json(size_t start, size_t end) const { return contains_ascii(start, end, "ld+json"); }
+
+  // Whether s_[start, end) holds `want` (ASCII lower case), ASCII case ignored.
+  bool contains_ascii(size_t start, size_t end, const char *want) const {
+    const size_t length = std::strlen(want);
+    for (size_t i = start; i + length <= end; ++i) {
       size_t k = 0;
-      while (k < 7 && s_[i + k] < 128 && ascii_lower(s_[i + k]) == static_cast<Py_UCS4>(want[k])) ++k;
-      if (k == 7) return true;
+      while (k < length && s_[i + k] < 128 && ascii_lower(s_[i + k]) == static_cast<Py_UCS4>(want[k])) ++k;
+      if (k == length) return true;
     }
     return false;
   }

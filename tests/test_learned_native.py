@@ -272,6 +272,18 @@ CASES = {
     "spans-past-the-bound": "<div>" + "<span>" * 600 + "deep" + "</span>" * 600 + "</div><p>after</p>",
     "tables-past-the-bound": "<table><tr><td>" * 120 + "cell" + "</td></tr></table>" * 120,
     "lists-past-the-bound": "<ul><li>" * 300 + "item" + "</li></ul>" * 300,
+    "script-escapes": "<p>a</p><script><!-- document.write('<script src=x></script>'); //--></script><p>b</p>"
+                      "<script><!--<SCRIPT>x</SCRIPT >y--></script><script><!-->x</script><script><!---->z</script>"
+                      "<script><!--<ſcript>x</ſcript>--></script><script><!-<!--<script/x></script\t>--></script/>"
+                      "<p>c</p><script><!--<script>--></script><p>d</p><script><!--</script",
+    "nested-templates": "<template><div><template><p>{{ t }}</p></template><p>{{ x }}</p></div></template><p>a</p>"
+                        "<template><!-- <template> --><?x <template> ?><!x <template>></ <template>>< template>"
+                        "<div title='</template>'>x</div><textarea></template></textarea><template/></template>"
+                        "y</template><p>b</p><template shadowrootmode=open><template></template>c</template>"
+                        "<template><script><!--<script></template></script></template>--></script></template>"
+                        "<p>d</p><template><template>e</template><p>f</p><template></template",
+    "nested-svg-and-math": "<svg><svg/><svg a=b/><math></math><svg>x</svg>y</svg><p>a</p><svg /><p>b</p>"
+                           "<math><math>x</math>y</math><p>c</p><math/><p>d</p><svg><svg>e</svg><p>f</p><svg/",
     "ruby-annotations": "<p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><RT class=x>ぎゃくたい</rt><rp>)</rp></ruby>を"
                         "なくす。</p><p>漢<rt>かん<b>字</b></rt>と<rt>no end tag, then the end</p><rt>",
 }

@@ -16,7 +16,7 @@ from learned_pages import BOILERPLATE, NAV, page
 from plexity_plugins.errors import InstallationError
 from plexity_plugins.extractors import EXTRACTORS, get_extractor
 from plexity_plugins.extractors import learned
-from plexity_plugins.extractors.learned import forest as reference, reading, training
+from plexity_plugins.extractors.learned import forest as reference, reading, segment, training
 from plexity_plugins.extractors.learned.features import FEATURES
 
 
@@ -139,6 +139,72 @@ def test_what_a_page_says_of_its_kind_is_evidence_in_every_row():
     assert learned.column(rows, FEATURES.index("og_kind"))[0] == 0.0
     assert learned.column(rows, FEATURES.index("url_known"))[0] == 0.0
     assert math.isnan(learned.column(rows, FEATURES.index("url_depth"))[0])
+
+
+def blocks_of_both_paths(html: str) -> list[str]:
+    """The block texts of `html` by the compiled path and by the Python reference (the same)."""
+    texts = learned.read_page(html)[0]
+    assert texts == [block.text for block in segment.segment(html).blocks]
+    return texts
+
+
+def test_a_script_that_writes_a_script_in_a_comment_ends_where_browsers_end_it():
+    # HTML's script data escape states: after "<!--" a "<script" makes the next "</script>" part of
+    # the script; "-->" ends the escape.  The first "</script>" let the rest of the script leak out
+    script = ("<script><!-- document.write('<script src=x></script>'); var adslot = {\"id\": 12345}; //-->"
+              "</script>")
+    assert blocks_of_both_paths(f"<p>Before.</p>{script}<p>After.</p>") == ["Before.", "After."]
+    assert blocks_of_both_paths("<p>a</p><script><!--<SCRIPT>x</SCRIPT >y--></script><p>b</p>") == ["a", "b"]
+    # "<!-->" opens and closes the escape; a "</script>" in the escape (no "<script" before) ends it
+    assert blocks_of_both_paths("<p>a</p><script><!-->x</script><p>b</p>") == ["a", "b"]
+    assert blocks_of_both_paths("<p>a</p><script><!-- x</script><p>b</p>") == ["a", "b"]
+    # a "<script" outside an escape changes nothing; one left open runs to the page's end, as in browsers
+    assert blocks_of_both_paths("<p>a</p><script>'<script>'</script><p>b</p>") == ["a", "b"]
+    assert blocks_of_both_paths("<p>a</p><script><!--<script></script><p>b</p>") == ["a"]
+
+
+def test_template_contents_nest_and_a_template_in_a_comment_or_a_script_of_one_does_not_count():
+    nested = "<template><div><template><p>{{ item.title }}</p></template><p>{{ x }}</p></div></template>"
+    assert blocks_of_both_paths(f"<p>Before.</p>{nested}<p>After.</p>") == ["Before.", "After."]
+    inert = ("<template><!-- <template> --><script>var t = '<template>';</script><textarea><template></textarea>"
+             "<div title='</template>'>{{ a }}</div></template><p>After.</p>")
+    assert blocks_of_both_paths(inert) == ["After."]
+    assert blocks_of_both_paths("<TEMPLATE><template/>{{ a }}</Template>{{ b }}</template><p>After.</p>") == ["After."]
+    # an inner template left open: the first end tag ends the skip, as before (no more text lost)
+    assert blocks_of_both_paths("<template><template>{{ a }}</template><p>Shown.</p>") == ["Shown."]
+    # a declarative shadow root is shown by browsers, not inert: read as before, to its first end tag
+    shadow = "<x-nav><template shadowrootmode=open><slot></slot><template>t</template></template>Home</x-nav>"
+    assert blocks_of_both_paths(shadow) == ["Home"]
+
+
+def test_an_svg_in_an_svg_is_skipped_whole_and_a_self_closed_svg_holds_nothing():
+    icon = "<svg><svg/><svg viewBox='0 0 9 9'><text>inner</text></svg><text>label</text></svg>"
+    assert blocks_of_both_paths(f"<p>Before.</p>{icon}<p>After.</p>") == ["Before.", "After."]
+    assert blocks_of_both_paths("<p>Before.</p><svg /><p>After.</p><svg></svg>") == ["Before.", "After."]
+    assert blocks_of_both_paths("<math><math>x</math>y</math><p>After.</p>") == ["After."]
+
+
+def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_them():
+    # each state change and each tag is read once: no scan starts over (a quadratic one would take
+    # minutes here); what follows a script or template left open is its content, as in browsers
+    pages = {"<script>" + "<!--<script>" * 100_000 + "<p>x": [],
+             "<script>" + "<!--<script></script>" * 100_000 + "</script><p>x": ["x"],
+             "<script><!--" + "<script></script>" * 100_000 + "<p>x": [],
+             "<template>" * 100_000 + "<p>x": [],
+             "<template>" * 100_000 + "</template>" * 100_000 + "<p>x": ["x"],
+             "<template>" + "<template></template>" * 100_000 + "{{ leak }}</template><p>x": ["x"],
+             "<template>" + "<script><!--<script>" * 100_000: [],
+             "<template>" + "<!--<template>" * 100_000: [],
+             "<svg>" * 100_000 + "</svg><p>x": ["x"]}
+    for html, expected in pages.items():
+        started = time.perf_counter()
+        texts = learned.read_page(html)[0]
+        compiled = time.perf_counter() - started
+        started = time.perf_counter()
+        page = segment.segment(html)
+        reference = time.perf_counter() - started
+        assert texts == [block.text for block in page.blocks] == expected, html[:30]
+        assert compiled < 0.5 and reference < 3, (html[:30], compiled, reference)
 
 
 def test_pages_without_text_and_bytes_in_any_charset():

@@ -41,7 +41,9 @@ BLOCK_TAGS = frozenset(
     "noscript optgroup option p pre search section summary table tbody td tfoot th thead tr ul".split())
 # Elements without an end tag.
 VOID_TAGS = frozenset("area base br col embed hr img input keygen link meta param source track wbr".split())
-# Elements whose content is not markup: skipped to their end tag (``title``'s is the page's title).
+# Elements whose content is not markup: skipped to their end tag (``title``'s is the page's title):
+# a script's where browsers find it (`_find_script_end`), a template's, svg's or math's counting
+# their nesting (`_find_nested_end`), any other's the first.
 # (``noscript`` is read: what a page shows without scripts is what a crawler got, often the whole
 # text of a page that a script renders.)
 RAW_TAGS = frozenset("script style textarea title xmp iframe noembed noframes template plaintext svg math".split())
@@ -491,7 +493,14 @@ def segment(page_html: str) -> Page:
             reader.close(tag)
             continue
         if tag in RAW_TAGS:
-            close = _find_end_tag(page_html, tag, at)
+            if tag in _FOREIGN_ROOTS and end < n and page_html[end - 1] == "/":
+                continue  # <svg/>: a self-closed element of foreign content holds nothing
+            if tag == "template" and "shadowroot" in ascii_lower(attributes):
+                # a declarative shadow root (shadowrootmode=open): a content that browsers show, not
+                # an inert template; skipped to its first end tag as ever (the forest learned so)
+                close = _find_end_tag(page_html, tag, at)
+            else:
+                close = _find_raw_end(page_html, tag, at)
             if tag == "title" and not page.title:
                 page.title = " ".join(unescape(page_html[at:close]).split())
             elif tag == "script" and "ld+json" in attributes.lower():
@@ -637,6 +646,118 @@ def _tag_end(page_html: str, at: int) -> int:
             dq = find('"', at, gt)
         if 0 <= sq < at:
             sq = find("'", at, gt)
+
+
+def _find_raw_end(page_html: str, tag: str, at: int) -> int:
+    """Where the end tag (``</tag``) of the raw element `tag` whose content starts at `at` starts,
+    or the page's length: a script's by `_find_script_end`, a template's, svg's or math's by
+    `_find_nested_end`, any other's is the first."""
+    if tag == "script":
+        return _find_script_end(page_html, at)
+    if tag in _NESTED:
+        return _find_nested_end(page_html, tag, at)
+    return _find_end_tag(page_html, tag, at)
+
+
+# HTML's script data states (WHATWG tokenizer): in the "escaped" state, entered at a "<!--" of the
+# script's data, a "<script" opens the "double escaped" state, in which a "</script" goes back to
+# the escaped state instead of ending the script; a "-->" goes back to the data state from either
+# (the two dashes of the "<!--" count: "<!-->" opens and closes).  What each state looks for,
+# the first match the next event: one pass over the script, whatever it holds.
+_SCRIPT_DATA, _ESCAPED, _DOUBLE_ESCAPED = 0, 1, 2
+_SCRIPT_EVENTS = (re.compile(r"<!--|</script[\s/>]", re.I),
+                  re.compile(r"-->|</script[\s/>]|<script[\s/>]", re.I),
+                  re.compile(r"-->|</script[\s/>]", re.I))
+
+
+def _find_script_end(page_html: str, at: int) -> int:
+    """Where the ``</script`` that ends a script whose content starts at `at` starts, or the page's
+    length (as browsers read it: `_SCRIPT_EVENTS`): ``<script><!-- document.write('<script
+    src=x></script>'); //--></script>`` ends at its last ``</script>``."""
+    state = _SCRIPT_DATA
+    while True:
+        match = _SCRIPT_EVENTS[state].search(page_html, at)
+        if match is None:
+            return len(page_html)
+        event = match.group()
+        if event[1] == "/":            # </script
+            if state != _DOUBLE_ESCAPED:
+                return match.start()
+            state, at = _ESCAPED, match.end()
+        elif event[1] == "!":          # <!--
+            state, at = _ESCAPED, match.start() + 2
+        elif event[0] == "-":          # -->
+            state, at = _SCRIPT_DATA, match.end()
+        else:                          # <script
+            state, at = _DOUBLE_ESCAPED, match.end()
+
+
+# Elements whose content nests: a <template> in a template, an <svg> in an svg (a <math> in math) is
+# closed by its own end tag, not the outer one's.  Their content is read as markup (tags, comments)
+# only to count those start and end tags; in a template's, the raw elements of HTML are skipped as
+# anywhere else (a "</template>" in a script of a template is the script's text).
+_NESTED = frozenset(("template", "svg", "math"))
+_FOREIGN_ROOTS = frozenset(("svg", "math"))
+_RAW_IN_TEMPLATE = RAW_TAGS - _NESTED
+
+
+def _find_nested_end(page_html: str, tag: str, at: int) -> int:
+    """Where the ``</tag`` that closes the `tag` element (template, svg or math) whose content
+    starts at `at` starts, counting the start and end tags of `tag` between (a self-closed ``<svg
+    />`` or ``<math/>`` opens nothing; a ``<template/>`` does, as in HTML); tags are read as the
+    page's (quoted values, comments), and in a template the raw elements but the nested ones are
+    skipped whole.  If the count never comes back to 0 (an inner element left open), the first
+    ``</tag`` read, else the page's length: a page left unbalanced loses no more than when
+    nesting was not counted.  One pass: every step moves past a tag, comment or raw element."""
+    n = len(page_html)
+    find = page_html.find
+    raw = _RAW_IN_TEMPLATE if tag == "template" else ()
+    self_closes = tag in _FOREIGN_ROOTS
+    depth, first = 1, -1
+    while True:
+        lt = find("<", at)
+        if lt < 0:
+            break
+        nxt = page_html[lt + 1:lt + 2]
+        if nxt == "!":
+            if page_html.startswith("<!--", lt):
+                end = find("-->", lt + 4)
+                at = n if end < 0 else end + 3
+            else:
+                end = find(">", lt + 2)
+                at = n if end < 0 else end + 1
+            continue
+        if nxt == "?":
+            end = find(">", lt + 2)
+            at = n if end < 0 else end + 1
+            continue
+        closing = nxt == "/"
+        start = lt + 2 if closing else lt + 1
+        if not page_html[start:start + 1].isascii() or not page_html[start:start + 1].isalpha():
+            if closing:
+                end = find(">", start)
+                at = n if end < 0 else end + 1
+            else:
+                at = lt + 1
+            continue
+        name_end = _NAME.match(page_html, start).end()
+        name = page_html[start:name_end].lower()
+        end = _tag_end(page_html, name_end)
+        at = n if end >= n else end + 1
+        if closing:
+            if name == tag:
+                depth -= 1
+                if depth == 0:
+                    return lt
+                if first < 0:
+                    first = lt
+        elif name == tag:
+            if not (self_closes and end < n and page_html[end - 1] == "/"):
+                depth += 1
+        elif name in raw:
+            close = _find_raw_end(page_html, name, at)
+            at = n if close >= n else _tag_end(page_html, close + 2 + len(name)) + 1
+    return n if first < 0 else first
 
 
 def _find_end_tag(page_html: str, tag: str, at: int) -> int:
