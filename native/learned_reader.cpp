@@ -644,7 +644,7 @@ class Segmenter {
         // (segment.py: a declarative shadow root, <template shadowrootmode=open>, is skipped to its first end tag)
         const size_t close_at = name == "template" && contains_ascii(name_end, attributes_end, "shadowroot")
                                     ? find_end_tag(name, at)
-                                    : find_raw_end(name, at);
+                                    : find_raw_end(name, at, &unbalanced_);
         if (tag == T_TITLE && page_.title.empty()) {
           Text raw;
           unescape(s_, at, close_at, raw);
@@ -753,9 +753,18 @@ class Segmenter {
   // segment._find_raw_end: where the end tag of the raw element `name` whose content starts at
   // `at` starts (or n): a script's as browsers read it, a template's, svg's or math's counting
   // their nesting, any other's the first.
-  size_t find_raw_end(const std::string &name, size_t at) const {
+  // `unbalanced` (the page's): the nested names whose count once ran to the page's end without
+  // coming back to 0, closed from then on by their first end tag (else quadratic on a page of
+  // "<template><template></template>" repeated).
+  size_t find_raw_end(const std::string &name, size_t at, std::unordered_set<std::string> *unbalanced = nullptr) const {
     if (name == "script") return find_script_end(at);
-    if (name == "template" || name == "svg" || name == "math") return find_nested_end(name, at);
+    if ((name == "template" || name == "svg" || name == "math") &&
+        (unbalanced == nullptr || unbalanced->count(name) == 0)) {
+      bool balanced = false;
+      const size_t close = find_nested_end(name, at, &balanced);
+      if (!balanced && unbalanced != nullptr) unbalanced->insert(name);
+      return close;
+    }
     return find_end_tag(name, at);
   }
 
@@ -828,8 +837,8 @@ class Segmenter {
   // segment._find_nested_end: the "</name" that closes a template, svg or math, counting the start
   // and end tags of `name` read as the page's tags (a self-closed svg or math opens nothing; in a
   // template, the raw elements but these three are skipped whole); if the count never comes back
-  // to 0, the first "</name" read (or n).
-  size_t find_nested_end(const std::string &name, size_t at) const {
+  // to 0, the first "</name" read (or n); *balanced says whether it came back to 0.
+  size_t find_nested_end(const std::string &name, size_t at, bool *balanced) const {
     static const std::string kRawInTemplate[] = {"script",  "style",   "textarea", "title",    "xmp",
                                                  "iframe",  "noembed", "noframes", "plaintext"};
     const size_t n = n_;
@@ -872,7 +881,10 @@ class Segmenter {
       at = end >= n ? n : end + 1;
       if (name_is(start, name_end, name)) {
         if (closing) {
-          if (--depth == 0) return lt;
+          if (--depth == 0) {
+            *balanced = true;
+            return lt;
+          }
           if (first == npos) first = lt;
         } else if (template_ || !(end < n && s_[end - 1] == '/')) {
           ++depth;
@@ -1697,6 +1709,7 @@ class Segmenter {
   PageData &page_;
   GilRelease &gil_;
   const Vocabulary &vocabulary_;
+  std::unordered_set<std::string> unbalanced_;  // (find_raw_end)
 
   std::vector<int32_t> stack_;     // indices into page.elements; 0 is the root
   std::vector<int32_t> block_of_;  // per stack entry, the innermost block-level element at or below it

@@ -451,6 +451,7 @@ def segment(page_html: str) -> Page:
     n = len(page_html)
     at = 0
     find = page_html.find
+    unbalanced: set[str] = set()  # (see `_find_raw_end`)
     while at < n:
         if len(page.blocks) >= MAX_BLOCKS or len(page.elements) >= MAX_ELEMENTS:
             page.truncated = True
@@ -500,7 +501,7 @@ def segment(page_html: str) -> Page:
                 # an inert template; skipped to its first end tag as ever (the forest learned so)
                 close = _find_end_tag(page_html, tag, at)
             else:
-                close = _find_raw_end(page_html, tag, at)
+                close = _find_raw_end(page_html, tag, at, unbalanced)
             if tag == "title" and not page.title:
                 page.title = " ".join(unescape(page_html[at:close]).split())
             elif tag == "script" and "ld+json" in attributes.lower():
@@ -648,14 +649,22 @@ def _tag_end(page_html: str, at: int) -> int:
             sq = find("'", at, gt)
 
 
-def _find_raw_end(page_html: str, tag: str, at: int) -> int:
+def _find_raw_end(page_html: str, tag: str, at: int, unbalanced: set[str] | None = None) -> int:
     """Where the end tag (``</tag``) of the raw element `tag` whose content starts at `at` starts,
     or the page's length: a script's by `_find_script_end`, a template's, svg's or math's by
-    `_find_nested_end`, any other's is the first."""
+    `_find_nested_end`, any other's is the first.
+
+    `unbalanced` (the page's, from `segment`): the nested tags whose count once ran to the page's
+    end without coming back to 0; from then on their first end tag closes them, as it does a
+    raw element's.  (A page of ``<template><template></template>`` repeated reads the rest of
+    the page for every one of them otherwise: quadratic.)"""
     if tag == "script":
         return _find_script_end(page_html, at)
-    if tag in _NESTED:
-        return _find_nested_end(page_html, tag, at)
+    if tag in _NESTED and tag not in (unbalanced or ()):
+        close, balanced = _find_nested_end(page_html, tag, at)
+        if not balanced and unbalanced is not None:
+            unbalanced.add(tag)
+        return close
     return _find_end_tag(page_html, tag, at)
 
 
@@ -701,14 +710,15 @@ _FOREIGN_ROOTS = frozenset(("svg", "math"))
 _RAW_IN_TEMPLATE = RAW_TAGS - _NESTED
 
 
-def _find_nested_end(page_html: str, tag: str, at: int) -> int:
-    """Where the ``</tag`` that closes the `tag` element (template, svg or math) whose content
+def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
+    """(where the ``</tag`` that closes the `tag` element (template, svg or math) whose content
     starts at `at` starts, counting the start and end tags of `tag` between (a self-closed ``<svg
     />`` or ``<math/>`` opens nothing; a ``<template/>`` does, as in HTML); tags are read as the
     page's (quoted values, comments), and in a template the raw elements but the nested ones are
     skipped whole.  If the count never comes back to 0 (an inner element left open), the first
     ``</tag`` read, else the page's length: a page left unbalanced loses no more than when
-    nesting was not counted.  One pass: every step moves past a tag, comment or raw element."""
+    nesting was not counted; and whether the count came back to 0).  One pass: every step moves
+    past a tag, comment or raw element."""
     n = len(page_html)
     find = page_html.find
     raw = _RAW_IN_TEMPLATE if tag == "template" else ()
@@ -748,7 +758,7 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> int:
             if name == tag:
                 depth -= 1
                 if depth == 0:
-                    return lt
+                    return lt, True
                 if first < 0:
                     first = lt
         elif name == tag:
@@ -757,7 +767,7 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> int:
         elif name in raw:
             close = _find_raw_end(page_html, name, at)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(name)) + 1
-    return n if first < 0 else first
+    return (n if first < 0 else first), False
 
 
 def _find_end_tag(page_html: str, tag: str, at: int) -> int:
