@@ -108,11 +108,12 @@ def completions(logging_dir: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
 
 
-def run_step_stats(out: Path) -> tuple[dict, dict, dict]:
-    """The merged counters of `plexity run`'s reader, tags extractor and filter steps."""
+def run_step_stats(out: Path, extractor: str = "HTML tags") -> tuple[dict, dict, dict]:
+    """The merged counters of `plexity run`'s reader, extractor (its step's name holds `extractor`)
+    and filter steps."""
     merged = json.loads((out / "logs" / "stats.json").read_text())
     step = {s["name"]: {k: v["total"] if isinstance(v, dict) else v for k, v in s["stats"].items()} for s in merged}
-    return tuple(next(v for k, v in step.items() if part in k) for part in ("WARC HTML", "HTML tags", "Perplexity"))
+    return tuple(next(v for k, v in step.items() if part in k) for part in ("WARC HTML", extractor, "Perplexity"))
 
 
 def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
