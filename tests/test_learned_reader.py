@@ -85,12 +85,49 @@ def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_th
     assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
 
 
+def test_each_page_s_threshold_label_is_the_one_that_reads_its_labelled_blocks_best():
+    rows = [[0.0] * len(FEATURES) for _ in range(4)]
+    listing = training.Example(rows=rows, labels=[1, 1, 0, 0], words=[20, 20, 20, 20], texts=["a", "b", "c", "d"])
+    # every threshold from 0.15 to 0.3 keeps both items and drops the menus: the nearest 0.5 is the label
+    assert training.best_threshold(listing, [0.3, 0.35, 0.05, 0.1]) == 0.3
+    # an article whose comments score 0.6: 0.65 and above keep only the article
+    article = training.Example(rows=rows, labels=[1, 1, 0, 0], words=[80, 80, 40, 40], texts=["a", "b", "c", "d"])
+    assert training.best_threshold(article, [0.9, 0.8, 0.6, 0.55]) == 0.65
+    # a page read as well at any threshold keeps the forest's own
+    assert training.best_threshold(article, [0.99, 0.99, 0.01, 0.01]) == training.THRESHOLD
+
+
+def test_a_page_threshold_forest_gives_each_page_its_threshold_and_travels_in_the_forest_s_json(spec):
+    from plexity_plugins.extractors.learned import page_threshold
+
+    train = examples(range(60, 120))
+    forest = reference.Forest(json.loads(json.dumps(spec)))
+    page_spec = training.fit_page_threshold([(e, forest.probabilities(e.rows)) for e in train],
+                                            params={"min_data_in_leaf": 5})
+    assert page_spec == training.fit_page_threshold([(e, forest.probabilities(e.rows)) for e in train],
+                                                    params={"min_data_in_leaf": 5})  # deterministic
+    reader = learned.Forest(json.loads(json.dumps(dict(spec, page_threshold=page_spec))))
+    assert learned.Forest(spec).page_threshold is None  # (a forest without one: its single threshold)
+    for seed in range(300, 309):
+        html, lines = page(seed)
+        texts, rows, _ = learned.read_page(html)
+        probabilities = reader.probabilities(rows)
+        words = [round(math.expm1(w)) for w in learned.column(rows, 0)]
+        assert page_threshold.LOWEST <= reader.threshold_of(rows, probabilities, words) <= page_threshold.HIGHEST
+        text = learned.html_to_text_learned(html, forest=reader)
+        assert sum(line in text for line in lines) >= 0.9 * len(lines), (seed, text)
+        assert not any(line in text.splitlines() for line in BOILERPLATE), (seed, text)
+
+
 def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_card_says_how_it_was_made():
+    from plexity_plugins.extractors.learned.page_threshold import THRESHOLD_FEATURES
+
     forest = learned.load_forest()
     card = json.loads(learned.CARD_PATH.read_text())
     assert card["features"] == list(FEATURES) and card["command"].startswith("python scripts/reader_model/build.py")
     assert set(card["left_out_scores"]) == {"articles", "cleaneval", "traf", "wcxb"}
     assert forest.threshold == card["threshold"] == training.THRESHOLD
+    assert forest.page_threshold is not None and card["page_threshold"]["features"] == list(THRESHOLD_FEATURES)
     texts, rows, _ = learned.read_page(page(7)[0])
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
 
@@ -98,6 +135,9 @@ def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_car
 def test_a_missing_or_stale_forest_is_a_broken_installation_that_says_how_to_rebuild_it(tmp_path, spec):
     stale = tmp_path / "forest.json"
     stale.write_text(json.dumps(dict(spec, features=list(FEATURES)[:-1] + ["a_feature_since_removed"])))
+    with pytest.raises(InstallationError, match="rebuild it"):
+        learned.load_forest(str(stale))
+    stale.write_text(json.dumps(dict(spec, page_threshold={"features": ["a_page_feature_since_removed"], "trees": []})))
     with pytest.raises(InstallationError, match="rebuild it"):
         learned.load_forest(str(stale))
     with pytest.raises(InstallationError, match="cannot be read"):

@@ -9,18 +9,23 @@ from the four development benchmarks, and say how well it does on each when that
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
    computes their features exactly as the extractor does, and labels them from the page's gold
    text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
-2. **leaves each source out in turn**: trains on the other three, reads the left-out pages with
-   that forest and scores them with the source's own metric, the extractor alone and followed by
-   the perplexity filter as the default pipeline runs it; writes each of these forests to
-   --left-out (default /tmp/plexity-reader-left-out) for bench/quality.py; reads them also at
-   each threshold of `training.THRESHOLDS` (how the figures move with the threshold);
+2. **leaves each source out in turn**: trains a reader on the other three and reads the left-out
+   pages with it, scored with the source's own metric, the extractor alone and followed by the
+   perplexity filter as the default pipeline runs it.  A reader is a block forest and its page
+   threshold forest (`page_threshold.py`); the one that never saw source h learns its page
+   thresholds from each other source s as read by a block forest trained without s and h (10
+   block forests in all).  Writes each of these readers to --left-out (default
+   /tmp/plexity-reader-left-out) for bench/quality.py; reads each left-out source also with its
+   block forest alone at each threshold of `training.THRESHOLDS`, one for every page;
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
-   by site as bench/quality.py splits them);
-4. trains the left-out forests again with other LightGBM seeds (``--seeds``, default 8 and 9) and
+   by site as bench/quality.py splits them), the page thresholds learned from the pages of 2 but
+   the half scored;
+4. trains the left-out readers again with other LightGBM seeds (``--seeds``, default 8 and 9) and
    reports their left-out scores beside the shipped seed's: how much of a figure is the seed's draw;
-5. trains on all four and writes forest.json and card.json (sources, pages, blocks, features,
-   settings, versions, and the scores of 2, 3 and 4), and the left-out tables to
-   --figures/reader-left-out.md (docs/figures by default).
+5. trains the block forest on all four, its page threshold on every page as read in 2, and writes
+   them to forest.json, with card.json (sources, pages, blocks, features, settings, versions, and
+   the scores of 2, 3 and 4), and the left-out tables to --figures/reader-left-out.md
+   (docs/figures by default).
 
 ``--perplexity`` is the ablation of docs/quality.md: the same, with each English page's blocks
 scored by the embedded KenLM model (two more features), scores printed and written to
@@ -56,7 +61,7 @@ import quality  # noqa: E402  (the benchmarks' loaders and metrics)
 
 from plexity_plugins.extractors import learned  # noqa: E402
 from plexity_plugins.extractors.learned import forest as forest_module, training  # noqa: E402
-from plexity_plugins.extractors.learned import reading  # noqa: E402
+from plexity_plugins.extractors.learned import page_threshold, reading  # noqa: E402
 from plexity_plugins.extractors.learned.features import FEATURES  # noqa: E402
 from plexity_plugins.text.language import identify  # noqa: E402
 from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
@@ -125,6 +130,13 @@ def read_at(example: training.Example, probabilities: list[float], threshold: fl
 
 def texts_at(examples: list[training.Example], probabilities, threshold: float) -> list[str]:
     return [read_at(e, pr, threshold) for e, pr in zip(examples, probabilities)]
+
+
+def texts_by_page(examples: list[training.Example], probabilities, page_spec: dict) -> list[str]:
+    """The pages' texts as the extractor reads them, each at the threshold `page_spec` (the page
+    threshold forest) gives it."""
+    judge = page_threshold.PageThreshold(json.loads(json.dumps(page_spec)))
+    return [read_at(e, pr, judge.of(e.rows[0], pr, e.words)) if e.texts else "" for e, pr in zip(examples, probabilities)]
 
 
 def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:
@@ -201,27 +213,57 @@ def main() -> int:
     def train(parts: list[training.Example], **more):
         return forest_of(forest_module.from_lightgbm(fit(parts, **more)))
 
-    # Each source read by the forest trained without it (and, to see how the figures move with the
-    # threshold, at every threshold of the grid).
     threshold = training.THRESHOLD
+    # Forests trained without some sources (a set of them), kept: the page threshold of a reader
+    # left without source h is trained on each other source s read by the forest without s and h.
+    without_cache: dict = {}
+
+    def spec_without(excluded: frozenset, seed: int | None = None) -> dict:
+        key = (excluded, seed)
+        if key not in without_cache:
+            more = {} if seed is None else {"seed": seed}
+            spec = forest_module.from_lightgbm(fit([e for s in SOURCES if s not in excluded for e in examples[s]],
+                                                   **more), threshold=threshold)
+            without_cache[key] = (spec, probabilities_by_source(forest_of(spec), excluded))
+        return without_cache[key]
+
+    def probabilities_by_source(forest, sources) -> dict:
+        return {s: probabilities_of(forest, examples[s]) for s in sources}
+
+    def page_spec(pairs: list, seed: int | None = None) -> dict:
+        return training.fit_page_threshold(pairs, params=None if seed is None else {"seed": seed})
+
+    def reader_without(held: str, seed: int | None = None) -> tuple[dict, list]:
+        """The reader that never saw `held` (its forest and page threshold), and its probabilities
+        on `held`'s pages."""
+        spec, probs = spec_without(frozenset((held,)), seed)
+        pairs = [pair for s in SOURCES if s != held
+                 for pair in zip(examples[s], spec_without(frozenset((held, s)), seed)[1][s])]
+        return dict(spec, page_threshold=page_spec(pairs, seed)), probs[held]
+
+    # Each source read by the reader trained without it (and, to see how the figures move with the
+    # threshold, by its forest at every threshold of the grid, one threshold for every page).
     probabilities, scores, left_out = {}, {}, {}
     for held in SOURCES:
-        spec = forest_module.from_lightgbm(fit([e for s in SOURCES if s != held for e in examples[s]]),
-                                           threshold=threshold)
+        spec, probabilities[held] = reader_without(held)
         if not experiment:
             (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
-        probabilities[held] = probabilities_of(forest_of(spec), examples[held])
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
-        texts = texts_at(examples[held], probabilities[held], threshold)
+        texts = texts_by_page(examples[held], probabilities[held], spec["page_threshold"])
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
+    # The page threshold of the shipped reader and of the WCXB halves' readers: learned from the pages
+    # of every source as the forest that never saw that source reads them.
+    unseen = {s: list(zip(examples[s], probabilities[s])) for s in SOURCES}
     halves = {}
     for half in quality.HALVES:
         mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
         other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
         forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
+        pairs = [pair for s in SOURCES if s != "wcxb" for pair in unseen[s]]
+        pairs += [pair for p, pair in zip(pages["wcxb"], unseen["wcxb"]) if p["half"] != half]
         read = [examples["wcxb"][i] for i in mine]
-        texts = texts_at(read, probabilities_of(forest, read), threshold)
+        texts = texts_by_page(read, probabilities_of(forest, read), page_spec(pairs))
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
@@ -230,18 +272,19 @@ def main() -> int:
         print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
         return 0
     # How much of a figure is the draw of LightGBM's seed (its bagging and feature sampling): the
-    # left-out forests again with other seeds, each source read alone.
+    # left-out readers again with other seeds, each source read alone.
     shipped_seed = settings.get("seed", training.PARAMS["seed"])
     seed_spread = {shipped_seed: {s: left_out[s]["alone"]["score"] for s in SOURCES}}
     for seed in args.seeds:
         seed_spread[seed] = {}
         for held in SOURCES:
-            forest = train([e for s in SOURCES if s != held for e in examples[s]], seed=seed)
-            texts = texts_at(examples[held], probabilities_of(forest, examples[held]), threshold)
+            spec, probs = reader_without(held, seed)
+            texts = texts_by_page(examples[held], probs, spec["page_threshold"])
             seed_spread[seed][held] = quality.figures_of(held, scorers, list(zip(pages[held], texts)))["score"]
         print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
     booster = fit([e for s in SOURCES for e in examples[s]])
-    spec = forest_module.from_lightgbm(booster, threshold=threshold)
+    spec = dict(forest_module.from_lightgbm(booster, threshold=threshold),
+                page_threshold=page_spec([pair for s in SOURCES for pair in unseen[s]]))
     card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread)
     if not args.no_write:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
@@ -283,15 +326,15 @@ def write_left_out(folder: Path, card: dict) -> None:
                      f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
     by_threshold = card["left_out_by_threshold"]
     grid = list(training.THRESHOLDS)
-    lines += ["", f"Each source read alone by the forest trained without it, at other thresholds than the "
-                  f"forest's ({card['threshold']}):", "",
+    lines += ["", "Each source read alone by the forest trained without it with one threshold for every page, "
+                  "instead of each page's own (the page threshold forest's):", "",
               "| left-out source | " + " | ".join(str(t) for t in grid) + " |", "|---|" + "---|" * len(grid)]
     for source in SOURCES:
         lines.append(f"| {source} | " + " | ".join(f"{by_threshold[source][t]:.4f}" for t in grid) + " |")
     lines.append("| mean | " + " | ".join(f"{statistics.mean(by_threshold[s][t] for s in SOURCES):.4f}"
                                            for t in grid) + " |")
     spread = card["left_out_by_seed"]
-    lines += ["", "The same left-out forests trained again with other LightGBM seeds (its bagging and feature "
+    lines += ["", "The same left-out readers (forest and page threshold) trained again with other LightGBM seeds (its bagging and feature "
                   "sampling), each source read alone: the spread is what a retraining moves a figure by, "
                   "whatever the change.", "",
               "| LightGBM seed | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
@@ -336,6 +379,14 @@ def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, s
         "trees": booster.num_trees(),
         "params": training.PARAMS,
         "threshold": training.THRESHOLD,
+        "page_threshold": {
+            "description": "a regression forest giving each page its threshold from the page's own features and "
+                           "the spread of its blocks' probabilities (page_threshold.py)",
+            "features": list(page_threshold.THRESHOLD_FEATURES), "trees": training.PAGE_TREES,
+            "params": training.PAGE_PARAMS, "range": [page_threshold.LOWEST, page_threshold.HIGHEST],
+            "labels": f"each page's threshold of {list(training.PAGE_THRESHOLDS)} with the best F1 of its labelled "
+                      f"blocks' words (within {training.PAGE_TOLERANCE} of it: the nearest {training.THRESHOLD})",
+            "trained_on": "every page of the four sources, read by the block forest trained without its source"},
         "left_out_by_threshold": by_threshold,
         "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
                             for s in SOURCES},

@@ -17,8 +17,10 @@ How a page is read (`html_to_text_learned`):
 3. **Decision** (`forest`): a forest of decision trees, trained with LightGBM on four
    benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
    sources, the settings and each benchmark's score when it was left out of training), gives each
-   block a probability of being the page's text; blocks at or above the forest's threshold
-   (`training.THRESHOLD`) are kept.
+   block a probability of being the page's text; blocks at or above the page's threshold are
+   kept.  A second small forest (`page_threshold`) gives each page that threshold, from the
+   page's own features and how the probabilities spread over its words: the block forest ranks
+   a page's blocks better than it calibrates them from one kind of page to another.
 4. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
@@ -40,6 +42,7 @@ from ...errors import InstallationError
 from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
 from .features import FEATURES
+from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
@@ -61,7 +64,9 @@ def load_forest(path: str | None = None) -> Forest:
     except (OSError, ValueError) as exc:
         raise InstallationError(f"the learned reader's forest {where} cannot be read ({exc}); reinstall "
                                 f"plexity_plugins, or rebuild it (scripts/reader_model/build.py)", exc) from exc
-    if list(spec.get("features", ())) != list(FEATURES):
+    page = spec.get("page_threshold")
+    if list(spec.get("features", ())) != list(FEATURES) or (
+            page is not None and list(page.get("features", ())) != list(THRESHOLD_FEATURES)):
         raise InstallationError(f"{where}: the forest was trained on other features than this version computes; "
                                 f"rebuild it (scripts/reader_model/build.py)")
     return Forest(spec)
@@ -93,8 +98,11 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
 
 
 def kept(texts: list[str], rows: bytes, forest: Forest) -> list[bool]:
-    """`choose` over the blocks of `read_page`, with `forest`'s probabilities."""
-    return choose(forest.probabilities(rows), forest.threshold, [round(math.expm1(w)) for w in column(rows, _WORDS)],
+    """`choose` over the blocks of `read_page`, with `forest`'s probabilities and the page's
+    threshold (`Forest.threshold_of`)."""
+    probabilities = forest.probabilities(rows)
+    words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
+    return choose(probabilities, forest.threshold_of(rows, probabilities, words), words,
                   [t > 0 for t in column(rows, TOP_GROUP)])
 
 

@@ -20,6 +20,7 @@ from ...runtime import native
 from . import segment as _segment
 from .features import FEATURES, block_features
 from .forest import Forest as _ReferenceForest
+from .page_threshold import PageThreshold
 
 WIDTH = len(FEATURES)
 
@@ -78,6 +79,9 @@ class Forest:
                  for tree in spec["trees"]]
         spec = dict(spec, features=list(FEATURES), trees=trees)
         self.threshold: float = float(spec.get("threshold", 0.5))
+        # (a reader's own threshold a page, where it has one: page_threshold.py)
+        page = spec.get("page_threshold")
+        self.page_threshold = PageThreshold(page) if page is not None else None
         self._native = _NATIVE_FOREST(spec) if _NATIVE_FOREST is not None else None
         self._reference = None if self._native is not None else _ReferenceForest(spec)
 
@@ -86,3 +90,10 @@ class Forest:
         if self._native is not None:
             return self._native.probabilities(rows, WIDTH)
         return self._reference.probabilities(rows_as_lists(rows))
+
+    def threshold_of(self, rows: bytes, probabilities: list[float], words: list[int]) -> float:
+        """The threshold of the page of `rows` (its blocks' `probabilities` and `words`): the page
+        threshold forest's answer, else the forest's one threshold."""
+        if self.page_threshold is None or not probabilities:
+            return self.threshold
+        return self.page_threshold.of(memoryview(rows).cast("B").cast("d")[:WIDTH], probabilities, words)

@@ -128,3 +128,64 @@ def fit(examples: list[Example], feature_names=FEATURES, trees: int = TREES, par
                             feature_name=names, categorical_feature=[i for i, n in enumerate(names) if n in CATEGORICAL],
                             free_raw_data=False)
     return lightgbm.train({**PARAMS, **(params or {})}, data, num_boost_round=trees)
+
+
+# -- the page's threshold (page_threshold.py) ---------------------------------------------------
+
+# The thresholds a page's best is chosen among, and LightGBM's settings of the threshold forest (a
+# regression: small trees, as it has one row a page).
+PAGE_THRESHOLDS = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.1 to 0.9
+PAGE_PARAMS = {"objective": "regression", "learning_rate": 0.05, "num_leaves": 7, "min_data_in_leaf": 40,
+               "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "seed": 7, "deterministic": True,
+               "force_row_wise": True, "num_threads": 1, "verbose": -1}
+PAGE_TREES = 100
+# Thresholds whose block F1 is within this of the page's best count as its best too; the one
+# nearest `THRESHOLD` is its label (most pages are flat around it: the label is not noise).
+PAGE_TOLERANCE = 0.01
+
+
+def block_f1(example: Example, probabilities: list[float], threshold: float) -> float:
+    """The F1 over the words of a page's labelled blocks of what the reader keeps at `threshold`."""
+    from . import TOP_GROUP, choose  # (the reader's own decision)
+
+    keep = choose(probabilities, threshold, example.words, [row[TOP_GROUP] > 0 for row in example.rows])
+    right = wrong = missed = 0
+    for k, label, words in zip(keep, example.labels, example.words):
+        if label == 1:
+            right, missed = (right + words, missed) if k else (right, missed + words)
+        elif label == 0 and k:
+            wrong += words
+    return 2 * right / (2 * right + wrong + missed) if right else 0.0
+
+
+def best_threshold(example: Example, probabilities: list[float]) -> float:
+    """The page's threshold label: of `PAGE_THRESHOLDS` within `PAGE_TOLERANCE` of its best block
+    F1, the nearest `THRESHOLD`."""
+    f1 = [block_f1(example, probabilities, t) for t in PAGE_THRESHOLDS]
+    best = max(f1)
+    return min((t for t, v in zip(PAGE_THRESHOLDS, f1) if v >= best - PAGE_TOLERANCE),
+               key=lambda t: abs(t - THRESHOLD))
+
+
+def fit_page_threshold(pages: list[tuple[Example, list[float]]], params: dict | None = None) -> dict:
+    """The page threshold forest (`page_threshold.PageThreshold`'s JSON) trained on (page, its
+    blocks' probabilities) pairs: the pages that have text blocks labelled, each labelled with
+    `best_threshold`.  The probabilities should come from a forest that never saw the page's
+    source, as the shipped forest meets a new site."""
+    import lightgbm
+    import numpy as np
+
+    from .forest import from_lightgbm
+    from .page_threshold import HIGHEST, LOWEST, THRESHOLD_FEATURES, threshold_row
+
+    rows, targets = [], []
+    for example, probabilities in pages:
+        if example.texts and any(label == 1 for label in example.labels):
+            rows.append(threshold_row(example.rows[0], probabilities, example.words))
+            targets.append(best_threshold(example, probabilities))
+    data = lightgbm.Dataset(np.asarray(rows, dtype=np.float64), np.asarray(targets),
+                            feature_name=list(THRESHOLD_FEATURES), free_raw_data=False)
+    booster = lightgbm.train({**PAGE_PARAMS, **(params or {})}, data, num_boost_round=PAGE_TREES)
+    spec = from_lightgbm(booster)
+    del spec["threshold"]  # (a regression's answer is the threshold)
+    return dict(spec, lowest=LOWEST, highest=HIGHEST)
