@@ -598,33 +598,16 @@ class Segmenter {
         break;
       }
       if (lt > at) add_text(at, lt);
-      const Py_UCS4 next = lt + 1 < n ? static_cast<Py_UCS4>(s_[lt + 1]) : 0;
-      if (lt + 1 < n && next == '!') {
-        size_t end;
-        if (lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
-          end = find_comment_end(lt + 4);
-          at = end == npos ? n : end + 3;
-        } else {
-          end = find(static_cast<CharT>('>'), lt + 2);
-          at = end == npos ? n : end + 1;
-        }
+      const size_t past = past_markup(lt);
+      if (past != npos) {
+        at = past;
         continue;
       }
-      if (lt + 1 < n && next == '?') {
-        const size_t end = find(static_cast<CharT>('>'), lt + 2);
-        at = end == npos ? n : end + 1;
-        continue;
-      }
-      const bool closing = lt + 1 < n && next == '/';
+      const bool closing = lt + 1 < n && s_[lt + 1] == '/';
       const size_t start = closing ? lt + 2 : lt + 1;
-      if (start >= n || !is_ascii_alpha(s_[start])) {
-        if (closing) {  // "</" and no letter: a bogus comment to the next ">"
-          const size_t end = find(static_cast<CharT>('>'), start);
-          at = end == npos ? n : end + 1;
-        } else {  // a "<" that starts no tag is text
-          add_text('<');
-          at = lt + 1;
-        }
+      if (start >= n || !is_ascii_alpha(s_[start])) {  // a "<" that starts no tag is text
+        add_text('<');
+        at = lt + 1;
         continue;
       }
       size_t name_end = start;
@@ -750,6 +733,25 @@ class Segmenter {
     return n_;
   }
 
+  // segment._past_markup: where reading goes on when the "<" at `lt` opens markup that is not an
+  // element (a comment, a declaration "<!...>", a processing instruction "<?...>", or "</" and no
+  // letter: a bogus comment to the next ">"), n if it runs to the end; npos when it opens a tag or
+  // is text.
+  size_t past_markup(size_t lt) const {
+    const size_t n = n_;
+    if (lt + 1 >= n) return npos;
+    const CharT next = s_[lt + 1];
+    if (next == '!' && lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
+      const size_t end = find_comment_end(lt + 4);
+      return end == npos ? n : end + 3;
+    }
+    if (next == '!' || next == '?' || (next == '/' && (lt + 2 >= n || !is_ascii_alpha(s_[lt + 2])))) {
+      const size_t end = find(static_cast<CharT>('>'), lt + 2);
+      return end == npos ? n : end + 1;
+    }
+    return npos;
+  }
+
   // segment._find_raw_end: where the end tag of the raw element `name` whose content starts at
   // `at` starts (or n): a script's as browsers read it, a template's, svg's or math's counting
   // their nesting, any other's the first.
@@ -847,32 +849,15 @@ class Segmenter {
     while (at < n) {
       const size_t lt = find(static_cast<CharT>('<'), at);
       if (lt == npos) break;
-      const Py_UCS4 next = lt + 1 < n ? static_cast<Py_UCS4>(s_[lt + 1]) : 0;
-      if (lt + 1 < n && next == '!') {
-        size_t end;
-        if (lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
-          end = find_comment_end(lt + 4);
-          at = end == npos ? n : end + 3;
-        } else {
-          end = find(static_cast<CharT>('>'), lt + 2);
-          at = end == npos ? n : end + 1;
-        }
+      const size_t past = past_markup(lt);
+      if (past != npos) {
+        at = past;
         continue;
       }
-      if (lt + 1 < n && next == '?') {
-        const size_t end = find(static_cast<CharT>('>'), lt + 2);
-        at = end == npos ? n : end + 1;
-        continue;
-      }
-      const bool closing = lt + 1 < n && next == '/';
+      const bool closing = lt + 1 < n && s_[lt + 1] == '/';
       const size_t start = closing ? lt + 2 : lt + 1;
       if (start >= n || !is_ascii_alpha(s_[start])) {
-        if (closing) {
-          const size_t end = find(static_cast<CharT>('>'), start);
-          at = end == npos ? n : end + 1;
-        } else {
-          at = lt + 1;
-        }
+        at = lt + 1;
         continue;
       }
       size_t name_end = start;

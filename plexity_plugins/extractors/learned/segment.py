@@ -462,28 +462,15 @@ def segment(page_html: str) -> Page:
             break
         if lt > at:
             reader.add_text(page_html[at:lt])
-        nxt = page_html[lt + 1:lt + 2]
-        if nxt == "!":
-            if page_html.startswith("<!--", lt):
-                end = find("-->", lt + 4)
-                at = n if end < 0 else end + 3
-            else:
-                end = find(">", lt + 2)
-                at = n if end < 0 else end + 1
+        past = _past_markup(page_html, lt)
+        if past >= 0:
+            at = past
             continue
-        if nxt == "?":
-            end = find(">", lt + 2)
-            at = n if end < 0 else end + 1
-            continue
-        closing = nxt == "/"
+        closing = page_html.startswith("/", lt + 1)
         start = lt + 2 if closing else lt + 1
-        if not page_html[start:start + 1].isascii() or not page_html[start:start + 1].isalpha():
-            if closing:  # "</" and no letter: a bogus comment to the next ">"
-                end = find(">", start)
-                at = n if end < 0 else end + 1
-            else:        # a "<" that starts no tag is text
-                reader.add_text("<")
-                at = lt + 1
+        if not _letter_at(page_html, start):  # a "<" that starts no tag is text
+            reader.add_text("<")
+            at = lt + 1
             continue
         name_end = _NAME.match(page_html, start).end()
         tag = page_html[start:name_end].lower()
@@ -649,6 +636,27 @@ def _tag_end(page_html: str, at: int) -> int:
             sq = find("'", at, gt)
 
 
+def _letter_at(page_html: str, at: int) -> bool:
+    """Whether an ASCII letter is at `at` (a tag's name starts with one)."""
+    char = page_html[at:at + 1]
+    return char.isascii() and char.isalpha()
+
+
+def _past_markup(page_html: str, lt: int) -> int:
+    """Where reading goes on when the "<" at `lt` opens markup that is not an element: past a
+    comment, a declaration (``<!...>``), a processing instruction (``<?...>``) or a bogus comment
+    (``</`` and no letter, to the next ``>``), or the page's end; -1 when it opens a tag or is
+    text."""
+    nxt = page_html[lt + 1:lt + 2]
+    if nxt == "!" and page_html.startswith("<!--", lt):
+        end = page_html.find("-->", lt + 4)
+        return len(page_html) if end < 0 else end + 3
+    if nxt in ("!", "?") or (nxt == "/" and not _letter_at(page_html, lt + 2)):
+        end = page_html.find(">", lt + 2)
+        return len(page_html) if end < 0 else end + 1
+    return -1
+
+
 def _find_raw_end(page_html: str, tag: str, at: int, unbalanced: set[str] | None = None) -> int:
     """Where the end tag (``</tag``) of the raw element `tag` whose content starts at `at` starts,
     or the page's length: a script's by `_find_script_end`, a template's, svg's or math's by
@@ -728,27 +736,14 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
         lt = find("<", at)
         if lt < 0:
             break
-        nxt = page_html[lt + 1:lt + 2]
-        if nxt == "!":
-            if page_html.startswith("<!--", lt):
-                end = find("-->", lt + 4)
-                at = n if end < 0 else end + 3
-            else:
-                end = find(">", lt + 2)
-                at = n if end < 0 else end + 1
+        past = _past_markup(page_html, lt)
+        if past >= 0:
+            at = past
             continue
-        if nxt == "?":
-            end = find(">", lt + 2)
-            at = n if end < 0 else end + 1
-            continue
-        closing = nxt == "/"
+        closing = page_html.startswith("/", lt + 1)
         start = lt + 2 if closing else lt + 1
-        if not page_html[start:start + 1].isascii() or not page_html[start:start + 1].isalpha():
-            if closing:
-                end = find(">", start)
-                at = n if end < 0 else end + 1
-            else:
-                at = lt + 1
+        if not _letter_at(page_html, start):
+            at = lt + 1
             continue
         name_end = _NAME.match(page_html, start).end()
         name = page_html[start:name_end].lower()
