@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from .segment import ASCII_LOWER, COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page, ascii_lower, count
+from .segment import ASCII_LOWER, COUNTED_TAGS, SCHEMA_FAMILIES, TAG_ID, Page, ascii_lower, count, pieces
 
 _STOPS = re.compile(r"[.!?\u3002\uff01\uff1f\u0964\u061f](?:\s|$)")
 _DIGIT = re.compile(r"\d")
@@ -117,15 +117,7 @@ _NON_WORD = re.compile(r"\W")
 def _pieces(text: str):
     """(start, end) of the pieces of `text`, `_PIECE` characters or a little more, cut where no
     token is (at a non-word character)."""
-    start, size = 0, len(text)
-    while start < size:
-        end = size
-        if size - start > _PIECE:
-            cut = _NON_WORD.search(text, start + _PIECE)
-            if cut:
-                end = cut.start()
-        yield start, end
-        start = end
+    return pieces(text, _NON_WORD, _PIECE)
 
 
 def _word_runs(text: str):

@@ -359,6 +359,20 @@ def count(pattern: re.Pattern, text: str) -> int:
     return sum(1 for _ in pattern.finditer(text))
 
 
+def pieces(text: str, cut_at: re.Pattern, size: int = _LIST_CHARS):
+    """(start, end) of the pieces of `text`, `size` characters or a little more, each cut where
+    `cut_at` next matches (so that no token or run that it cannot match is cut)."""
+    start, length = 0, len(text)
+    while start < length:
+        end = length
+        if length - start > size:
+            cut = cut_at.search(text, start + size)
+            if cut:
+                end = cut.start()
+        yield start, end
+        start = end
+
+
 _NON_SPACE = re.compile(r"\S")
 
 
@@ -367,16 +381,7 @@ def collapse(text: str) -> str:
     not a space: no run of spaces is cut), as re.sub holds a list of every piece between matches."""
     if len(text) <= _LIST_CHARS:
         return _SPACE.sub(" ", text)
-    pieces, start, size = [], 0, len(text)
-    while start < size:
-        end = size
-        if size - start > _LIST_CHARS:
-            cut = _NON_SPACE.search(text, start + _LIST_CHARS)
-            if cut:
-                end = cut.start()
-        pieces.append(_SPACE.sub(" ", text[start:end]))
-        start = end
-    return "".join(pieces)
+    return "".join(_SPACE.sub(" ", text[start:end]) for start, end in pieces(text, _NON_SPACE))
 
 
 def _ends_sentence(text: str) -> bool:
