@@ -106,7 +106,9 @@ def test_a_page_threshold_forest_gives_each_page_its_threshold_and_travels_in_th
                                             params={"min_data_in_leaf": 5})
     assert page_spec == training.fit_page_threshold([(e, forest.probabilities(e.rows)) for e in train],
                                                     params={"min_data_in_leaf": 5})  # deterministic
-    reader = learned.Forest(json.loads(json.dumps(dict(spec, page_threshold=page_spec))))
+    reader_spec = json.loads(json.dumps(dict(spec, page_threshold=page_spec)))
+    reader = learned.Forest(reader_spec)
+    assert reader_spec == dict(spec, page_threshold=page_spec)  # (reading a spec leaves it as it was)
     assert learned.Forest(spec).page_threshold is None  # (a forest without one: its single threshold)
     for seed in range(300, 309):
         html, lines = page(seed)
