@@ -136,7 +136,8 @@ def texts_by_page(examples: list[training.Example], probabilities, page_spec: di
     """The pages' texts as the extractor reads them, each at the threshold `page_spec` (the page
     threshold forest) gives it."""
     judge = page_threshold.PageThreshold(json.loads(json.dumps(page_spec)))
-    return [read_at(e, pr, judge.of(e.rows[0], pr, e.words)) if e.texts else "" for e, pr in zip(examples, probabilities)]
+    return [read_at(e, pr, judge.of(e.rows[0], pr, e.words)) if e.texts else ""
+            for e, pr in zip(examples, probabilities)]
 
 
 def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:
@@ -218,7 +219,8 @@ def main() -> int:
     # left without source h is trained on each other source s read by the forest without s and h.
     without_cache: dict = {}
 
-    def spec_without(excluded: frozenset, seed: int | None = None) -> dict:
+    def spec_without(excluded: frozenset, seed: int | None = None) -> tuple[dict, dict]:
+        """(the block forest trained without the `excluded` sources, its probabilities on each of them)"""
         key = (excluded, seed)
         if key not in without_cache:
             more = {} if seed is None else {"seed": seed}
@@ -334,9 +336,9 @@ def write_left_out(folder: Path, card: dict) -> None:
     lines.append("| mean | " + " | ".join(f"{statistics.mean(by_threshold[s][t] for s in SOURCES):.4f}"
                                            for t in grid) + " |")
     spread = card["left_out_by_seed"]
-    lines += ["", "The same left-out readers (forest and page threshold) trained again with other LightGBM seeds (its bagging and feature "
-                  "sampling), each source read alone: the spread is what a retraining moves a figure by, "
-                  "whatever the change.", "",
+    lines += ["", "The same left-out readers (forest and page threshold) trained again with other LightGBM seeds "
+                  "(its bagging and feature sampling), each source read alone: the spread is what a retraining "
+                  "moves a figure by, whatever the change.", "",
               "| LightGBM seed | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
     for seed, figures in spread.items():
         lines.append(f"| {seed} | " + " | ".join(f"{figures[s]:.4f}" for s in SOURCES) +
