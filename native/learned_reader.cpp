@@ -636,7 +636,13 @@ class Segmenter {
           read_declared(at, close_at);
           read_types(at, close_at);
         }
-        at = close_at >= n ? n : tag_end(close_at + 2 + name.size()) + 1;
+        if (close_at >= n) {
+          at = n;
+        } else if (s_[close_at + 1] == '/' && name_is(close_at + 2, std::min(n, close_at + 2 + name.size()), name)) {
+          at = tag_end(close_at + 2 + name.size()) + 1;
+        } else {
+          at = close_at;  // an svg or math that an HTML tag ended (find_nested_end): that tag is read
+        }
         continue;
       }
       if (info(tag).flags & kAnnotation) {  // (segment.py: a ruby annotation is skipped to the next tag)
@@ -839,13 +845,31 @@ class Segmenter {
   // segment._find_nested_end: the "</name" that closes a template, svg or math, counting the start
   // and end tags of `name` read as the page's tags (a self-closed svg or math opens nothing; in a
   // template, the raw elements but these three are skipped whole); if the count never comes back
-  // to 0, the first "</name" read (or n); *balanced says whether it came back to 0.
+  // to 0, the first "</name" read (or n); *balanced says whether it came back to 0.  In an svg or a
+  // math, a tag of segment._ENDS_FOREIGN outside the elements that hold HTML ends it where that tag
+  // starts (*balanced: true).
   size_t find_nested_end(const std::string &name, size_t at, bool *balanced) const {
     static const std::string kRawInTemplate[] = {"script",  "style",   "textarea", "title",    "xmp",
                                                  "iframe",  "noembed", "noframes", "plaintext"};
+    static const std::vector<std::string> kEndsForeign = {
+        "b",     "big", "blockquote", "body", "br",   "center", "code",    "dd",    "div",   "dl",
+        "dt",    "em",  "embed",      "h1",   "h2",   "h3",     "h4",      "h5",    "h6",    "head",
+        "hr",    "i",   "img",        "li",   "listing", "menu", "meta",   "nobr",  "ol",    "p",
+        "pre",   "ruby", "s",         "small", "span", "strong", "strike", "sub",   "sup",   "table",
+        "tt",    "u",   "ul",         "var"};
+    static const std::vector<std::string> kEndsForeignClosing = {"p", "br"};
+    static const std::vector<std::string> kSvgHoldsHtml = {"foreignobject", "desc", "title"};
+    static const std::vector<std::string> kMathHoldsHtml = {"mi", "mo", "mn", "ms", "mtext", "annotation-xml"};
+    static const std::vector<std::string> kNone;
     const size_t n = n_;
     const bool template_ = name == "template";
-    size_t depth = 1, first = npos;
+    const std::vector<std::string> &holds_html = name == "svg" ? kSvgHoldsHtml : name == "math" ? kMathHoldsHtml : kNone;
+    const auto one_of = [this](size_t start, size_t end, const std::vector<std::string> &names) {
+      for (const std::string &candidate : names)
+        if (name_is(start, end, candidate)) return true;
+      return false;
+    };
+    size_t depth = 1, first = npos, in_html = 0;
     while (at < n) {
       const size_t lt = find(static_cast<CharT>('<'), at);
       if (lt == npos) break;
@@ -876,7 +900,20 @@ class Segmenter {
         }
         continue;
       }
-      if (!template_ || closing) continue;
+      if (!template_) {  // (svg, math)
+        if (one_of(start, name_end, holds_html)) {
+          if (closing) {
+            if (in_html > 0) --in_html;
+          } else if (!(end < n && s_[end - 1] == '/')) {
+            ++in_html;
+          }
+        } else if (in_html == 0 && one_of(start, name_end, closing ? kEndsForeignClosing : kEndsForeign)) {
+          *balanced = true;
+          return lt;
+        }
+        continue;
+      }
+      if (closing) continue;
       for (const std::string &raw : kRawInTemplate) {
         if (!name_is(start, name_end, raw)) continue;
         const size_t close = find_raw_end(raw, at);

@@ -284,6 +284,10 @@ CASES = {
                         "<p>d</p><template><template>e</template><p>f</p><template></template",
     "nested-svg-and-math": "<svg><svg/><svg a=b/><math></math><svg>x</svg>y</svg><p>a</p><svg /><p>b</p>"
                            "<math><math>x</math>y</math><p>c</p><math/><p>d</p><svg><svg>e</svg><p>f</p><svg/",
+    "foreign-content-ended": "<svg><g><path d=x><p>a</p><math><mrow></P>b<svg><foreignObject><div>c</div>"
+                             "</foreignObject><desc/><DIV>d</DIV><svg><title><b>e</b></title></br>f<math><mtext>"
+                             "<p>g</p></mtext><annotation-xml><svg><p>h</p></svg></annotation-xml></math><p>i"
+                             "<svg><b\u212aockquote>j<blockquote>k<svg><font color=red>l</font></svg>m",
     "ruby-annotations": "<p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><RT class=x>ぎゃくたい</rt><rp>)</rp></ruby>を"
                         "なくす。</p><p>漢<rt>かん<b>字</b></rt>と<rt>no end tag, then the end</p><rt>",
 }

@@ -226,6 +226,22 @@ def test_an_svg_in_an_svg_is_skipped_whole_and_a_self_closed_svg_holds_nothing()
     assert blocks_of_both_paths("<math><math>x</math>y</math><p>After.</p>") == ["After."]
 
 
+def test_an_html_tag_ends_an_svg_left_open_as_in_browsers_so_it_hides_no_more_of_the_page():
+    # a broken icon (no </svg>): the <p> ends every svg element open, and the page reads on from it
+    assert blocks_of_both_paths("<p>Before.</p><svg><g><path d='M0 0'><p>After.</p><div>More.</div>") == [
+        "Before.", "After.", "More."]
+    assert blocks_of_both_paths("<svg><g></p>After.") == ["After."]  # (so do the end tags </p> and </br>)
+    assert blocks_of_both_paths("<math><mrow><mi>x</mi><DIV>After.</DIV>") == ["After."]
+    # in the svg elements that hold HTML (foreignObject, desc, title; math's mi, mtext...) HTML tags
+    # are theirs, and the svg stays hidden to its end tag, as before
+    embedded = "<svg><foreignObject><div>Chart label</div></foreignObject><desc><p>d</p></desc><text>t</text></svg>"
+    assert blocks_of_both_paths(f"{embedded}<p>After.</p>") == ["After."]
+    assert blocks_of_both_paths("<math><mtext><b>x</b></mtext></math><p>After.</p>") == ["After."]
+    # SVG's own elements do not end it, nor does <font> (it would with some attributes only)
+    assert blocks_of_both_paths("<svg><text><tspan>t</tspan></text><a>l</a><font>f</font></svg><p>After.</p>") == [
+        "After."]
+
+
 def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_them():
     # each state change and each tag is read once: no scan starts over (a quadratic one would take
     # minutes here); what follows a script or template left open is its content, as in browsers
@@ -241,7 +257,10 @@ def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_th
              # unbalanced again and again: once a count runs to the page's end, the first end tag
              # closes that element from then on (each one would read the rest of the page again)
              "<template><template></template><p>x</p>" * 20_000: ["x"] * 20_000,
-             "<svg><svg></svg><p>x</p>" * 20_000: ["x"] * 20_000}
+             "<svg><svg></svg><p>x</p>" * 20_000: ["x"] * 20_000,
+             "<svg>" * 100_000 + "<p>x": ["x"],
+             "<svg><foreignObject>" * 100_000 + "<p>x": [],
+             "<svg><g><div>x</div>" * 20_000: ["x"] * 20_000}
     for html, expected in pages.items():
         started = time.perf_counter()
         texts = learned.read_page(html)[0]

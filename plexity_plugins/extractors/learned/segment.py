@@ -499,7 +499,12 @@ def segment(page_html: str) -> Page:
             elif tag == "script" and "ld+json" in attributes.lower():
                 _read_declared(page, page_html, at, close)
                 _read_types(page, page_html, at, close)
-            at = n if close >= n else _tag_end(page_html, close + 2 + len(tag)) + 1
+            if close >= n:
+                at = n
+            elif page_html.startswith("</", close) and ascii_lower(page_html[close + 2:close + 2 + len(tag)]) == tag:
+                at = _tag_end(page_html, close + 2 + len(tag)) + 1
+            else:
+                at = close  # an svg or math that an HTML tag ended (`_find_nested_end`): that tag is read
             continue
         if tag in ANNOTATION_TAGS:
             next_tag = find("<", at)
@@ -720,6 +725,16 @@ def _find_script_end(page_html: str, at: int) -> int:
 # anywhere else (a "</template>" in a script of a template is the script's text).
 _NESTED = frozenset(("template", "svg", "math"))
 _FOREIGN_ROOTS = frozenset(("svg", "math"))
+# In an svg or a math, these HTML start tags (and the end tags </p> and </br>) end every foreign
+# element open, as browsers do (WHATWG, "in foreign content"): an <svg> left open does not hide the
+# rest of the page.  Not in the elements that hold HTML (`_HOLDS_HTML`), where they are HTML's.
+# (<font>, which ends them only with some attributes, is left out: it keeps the svg, as before.)
+_ENDS_FOREIGN = frozenset("b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i "
+                          "img li listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt "
+                          "u ul var".split())
+_ENDS_FOREIGN_CLOSING = frozenset(("p", "br"))
+_HOLDS_HTML = {"svg": frozenset(("foreignobject", "desc", "title")),
+               "math": frozenset(("mi", "mo", "mn", "ms", "mtext", "annotation-xml"))}
 _RAW_IN_TEMPLATE = RAW_TAGS - _NESTED
 
 
@@ -730,13 +745,15 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
     page's (quoted values, comments), and in a template the raw elements but the nested ones are
     skipped whole.  If the count never comes back to 0 (an inner element left open), the first
     ``</tag`` read, else the page's length: a page left unbalanced loses no more than when
-    nesting was not counted; and whether the count came back to 0).  One pass: every step moves
-    past a tag, comment or raw element."""
+    nesting was not counted; and whether the count came back to 0).  In an svg or a math, a tag
+    of `_ENDS_FOREIGN` outside the elements of `_HOLDS_HTML` ends it where that tag starts (as
+    ended: True).  One pass: every step moves past a tag, comment or raw element."""
     n = len(page_html)
     find = page_html.find
     raw = _RAW_IN_TEMPLATE if tag == "template" else ()
     self_closes = tag in _FOREIGN_ROOTS
-    depth, first = 1, -1
+    holds_html = _HOLDS_HTML.get(tag, ())
+    depth, first, in_html = 1, -1, 0
     while True:
         lt = find("<", at)
         if lt < 0:
@@ -751,7 +768,7 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
             at = lt + 1
             continue
         name_end = _NAME.match(page_html, start).end()
-        name = page_html[start:name_end].lower()
+        name = ascii_lower(page_html[start:name_end])  # (as the compiled path: ASCII letters only)
         end = _tag_end(page_html, name_end)
         at = n if end >= n else end + 1
         if closing:
@@ -761,9 +778,18 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
                     return lt, True
                 if first < 0:
                     first = lt
+            elif name in holds_html:
+                in_html = max(0, in_html - 1)
+            elif self_closes and not in_html and name in _ENDS_FOREIGN_CLOSING:
+                return lt, True
         elif name == tag:
             if not (self_closes and end < n and page_html[end - 1] == "/"):
                 depth += 1
+        elif name in holds_html:
+            if not (end < n and page_html[end - 1] == "/"):
+                in_html += 1
+        elif self_closes and not in_html and name in _ENDS_FOREIGN:
+            return lt, True
         elif name in raw:
             close = _find_raw_end(page_html, name, at)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(name)) + 1
