@@ -329,10 +329,10 @@ struct TagInfo {
 // Known tags; the first ones have fixed ids for the procedure.
 enum KnownTag : int32_t {
   T_ROOT, T_A, T_PRE, T_BR, T_P, T_LI, T_DT, T_DD, T_TD, T_TH, T_TR, T_OPTION, T_OPTGROUP, T_TITLE, T_SCRIPT, T_META,
-  T_LINK, T_FIXED_END
+  T_LINK, T_NOSCRIPT, T_FIXED_END
 };
 const char *const kFixedNames[] = {"#root", "a", "pre", "br", "p", "li", "dt", "dd", "td", "th", "tr", "option",
-                                   "optgroup", "title", "script", "meta", "link"};
+                                   "optgroup", "title", "script", "meta", "link", "noscript"};
 
 const char kBlockTags[] =
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption "
@@ -587,6 +587,8 @@ class Segmenter {
     block_of_.push_back(0);
     const size_t n = n_;
     size_t at = 0;
+    // (segment.py) open <noscript> elements, and where the next "</noscript" starts
+    size_t in_noscript = 0, noscript_end = npos;
     while (at < n) {
       if (page_.blocks.size() >= kMaxBlocks || page_.elements.size() >= kMaxElements) {
         page_.truncated = true;
@@ -618,16 +620,23 @@ class Segmenter {
       const size_t attributes_end = std::min(end, n);
       at = end >= n ? n : end + 1;
       if (closing) {
+        if (tag == T_NOSCRIPT && in_noscript > 0) --in_noscript;
         close(tag);
         continue;
       }
+      if (tag == T_NOSCRIPT) ++in_noscript;
       if (info(tag).flags & kRaw) {
         const std::string &name = vocabulary_.names[tag];
         if ((name == "svg" || name == "math") && end < n && s_[end - 1] == '/') continue;  // <svg/>: holds nothing
         // (segment.py: a declarative shadow root, <template shadowrootmode=open>, is skipped to its first end tag)
+        size_t stop = n;
+        if (in_noscript > 0) {  // (segment.py: a raw element in a noscript ends at its end tag at the latest)
+          if (noscript_end == npos || noscript_end < at) noscript_end = find_end_tag("noscript", at);
+          stop = noscript_end;
+        }
         const size_t close_at = name == "template" && contains_ascii(name_end, attributes_end, "shadowroot")
-                                    ? find_end_tag(name, at)
-                                    : find_raw_end(name, at, &unbalanced_);
+                                    ? find_end_tag(name, at, stop)
+                                    : find_raw_end(name, at, &unbalanced_, stop);
         if (tag == T_TITLE && page_.title.empty()) {
           Text raw;
           unescape(s_, at, close_at, raw);
@@ -641,7 +650,7 @@ class Segmenter {
         } else if (s_[close_at + 1] == '/' && name_is(close_at + 2, std::min(n, close_at + 2 + name.size()), name)) {
           at = tag_end(close_at + 2 + name.size()) + 1;
         } else {
-          at = close_at;  // an svg or math that an HTML tag ended (find_nested_end): that tag is read
+          at = close_at;  // ended by an HTML tag (find_nested_end) or a </noscript>: that tag is read
         }
         continue;
       }
@@ -725,10 +734,11 @@ class Segmenter {
 
   // segment._find_end_tag: where "</name" followed by \s, "/" or ">" starts (name matched as
   // re.IGNORECASE does), at or after `at`, or n.
-  size_t find_end_tag(const std::string &name, size_t at) const {
+  size_t find_end_tag(const std::string &name, size_t at, size_t stop = npos) const {
+    if (stop > n_) stop = n_;
     const size_t length = name.size();
-    for (size_t i = find('<', at); i != npos; i = find('<', i + 1)) {
-      if (i + 2 + length >= n_) return n_;  // (no room for "</name" and one more character)
+    for (size_t i = find('<', at, stop); i != npos; i = find('<', i + 1, stop)) {
+      if (i + 2 + length >= stop) return stop;  // (no room for "</name" and one more character)
       if (s_[i + 1] != '/') continue;
       size_t k = 0;
       while (k < length && ci_equal(s_[i + 2 + k], name[k])) ++k;
@@ -736,7 +746,7 @@ class Segmenter {
       const Py_UCS4 after = s_[i + 2 + length];
       if (after == '/' || after == '>' || is_space(after)) return i;
     }
-    return n_;
+    return stop;
   }
 
   // segment._past_markup: where reading goes on when the "<" at `lt` opens markup that is not an
@@ -764,51 +774,53 @@ class Segmenter {
   // `unbalanced` (the page's): the nested names whose count once ran to the page's end without
   // coming back to 0, closed from then on by their first end tag (else quadratic on a page of
   // "<template><template></template>" repeated).
-  size_t find_raw_end(const std::string &name, size_t at, std::unordered_set<std::string> *unbalanced = nullptr) const {
-    if (name == "script") return find_script_end(at);
+  size_t find_raw_end(const std::string &name, size_t at, std::unordered_set<std::string> *unbalanced = nullptr,
+                      size_t stop = npos) const {
+    if (stop > n_) stop = n_;
+    if (name == "script") return find_script_end(at, stop);
     if ((name == "template" || name == "svg" || name == "math") &&
         (unbalanced == nullptr || unbalanced->count(name) == 0)) {
       bool balanced = false;
-      const size_t close = find_nested_end(name, at, &balanced);
-      if (!balanced && unbalanced != nullptr) unbalanced->insert(name);
+      const size_t close = find_nested_end(name, at, &balanced, stop);
+      if (!balanced && unbalanced != nullptr && stop == n_) unbalanced->insert(name);
       return close;
     }
-    return find_end_tag(name, at);
+    return find_end_tag(name, at, stop);
   }
 
   // Whether "<" (closing: "</") "script" (as re.IGNORECASE matches it) and one of \s, "/", ">"
   // start at `i` (s_[i] == '<').
-  bool script_tag_at(size_t i, bool closing) const {
+  bool script_tag_at(size_t i, bool closing, size_t stop) const {  // (it and the character after it before `stop`)
     size_t k = i + 1;
     if (closing) {
-      if (k >= n_ || s_[k] != '/') return false;
+      if (k >= stop || s_[k] != '/') return false;
       ++k;
     }
     static const char kName[] = "script";
-    if (k + 6 >= n_) return false;  // (no room for the name and one more character)
+    if (k + 6 >= stop) return false;  // (no room for the name and one more character)
     for (size_t j = 0; j < 6; ++j)
       if (!ci_equal(s_[k + j], kName[j])) return false;
     const Py_UCS4 after = s_[k + 6];
     return after == '/' || after == '>' || is_space(after);
   }
 
-  bool comment_end_at(size_t i) const {  // "-->" at i
-    return i + 2 < n_ && s_[i] == '-' && s_[i + 1] == '-' && s_[i + 2] == '>';
+  bool comment_end_at(size_t i, size_t stop) const {  // "-->" at i, before `stop`
+    return i + 2 < stop && s_[i] == '-' && s_[i + 1] == '-' && s_[i + 2] == '>';
   }
 
   // segment._find_script_end: HTML's script data, escaped and double escaped states, one pass.
-  size_t find_script_end(size_t at) const {
+  size_t find_script_end(size_t at, size_t stop) const {  // (read before `stop` only)
     enum { kData, kEscaped, kDoubleEscaped } state = kData;
-    const size_t n = n_;
+    const size_t n = stop;
     size_t i = at;
     while (i < n) {
       if (state == kData) {
-        const size_t lt = find(static_cast<CharT>('<'), i);
+        const size_t lt = find(static_cast<CharT>('<'), i, n);
         if (lt == npos) return n;
         if (lt + 3 < n && s_[lt + 1] == '!' && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
           state = kEscaped;
           i = lt + 2;  // (its dashes count: "<!-->" opens and closes)
-        } else if (script_tag_at(lt, true)) {
+        } else if (script_tag_at(lt, true, n)) {
           return lt;
         } else {
           i = lt + 1;
@@ -816,14 +828,14 @@ class Segmenter {
         continue;
       }
       const CharT c = s_[i];
-      if (c == '-' && comment_end_at(i)) {
+      if (c == '-' && comment_end_at(i, n)) {
         state = kData;
         i += 3;
-      } else if (c == '<' && script_tag_at(i, true)) {
+      } else if (c == '<' && script_tag_at(i, true, n)) {
         if (state == kEscaped) return i;
         state = kEscaped;
         i += 9;  // "</script" and the character after it
-      } else if (c == '<' && state == kEscaped && script_tag_at(i, false)) {
+      } else if (c == '<' && state == kEscaped && script_tag_at(i, false, n)) {
         state = kDoubleEscaped;
         i += 8;  // "<script" and the character after it
       } else {
@@ -848,7 +860,7 @@ class Segmenter {
   // to 0, the first "</name" read (or n); *balanced says whether it came back to 0.  In an svg or a
   // math, a tag of segment._ENDS_FOREIGN outside the elements that hold HTML ends it where that tag
   // starts (*balanced: true).
-  size_t find_nested_end(const std::string &name, size_t at, bool *balanced) const {
+  size_t find_nested_end(const std::string &name, size_t at, bool *balanced, size_t stop) const {
     static const std::string kRawInTemplate[] = {"script",  "style",   "textarea", "title",    "xmp",
                                                  "iframe",  "noembed", "noframes", "plaintext"};
     static const std::vector<std::string> kEndsForeign = {
@@ -861,7 +873,7 @@ class Segmenter {
     static const std::vector<std::string> kSvgHoldsHtml = {"foreignobject", "desc", "title"};
     static const std::vector<std::string> kMathHoldsHtml = {"mi", "mo", "mn", "ms", "mtext", "annotation-xml"};
     static const std::vector<std::string> kNone;
-    const size_t n = n_;
+    const size_t n = stop;  // (tags are read before it; their names and ends as anywhere: segment.py)
     const bool template_ = name == "template";
     const std::vector<std::string> &holds_html = name == "svg" ? kSvgHoldsHtml : name == "math" ? kMathHoldsHtml : kNone;
     const auto one_of = [this](size_t start, size_t end, const std::vector<std::string> &names) {
@@ -871,21 +883,21 @@ class Segmenter {
     };
     size_t depth = 1, first = npos, in_html = 0;
     while (at < n) {
-      const size_t lt = find(static_cast<CharT>('<'), at);
+      const size_t lt = find(static_cast<CharT>('<'), at, n);
       if (lt == npos) break;
       const size_t past = past_markup(lt);
       if (past != npos) {
         at = past;
         continue;
       }
-      const bool closing = lt + 1 < n && s_[lt + 1] == '/';
+      const bool closing = lt + 1 < n_ && s_[lt + 1] == '/';
       const size_t start = closing ? lt + 2 : lt + 1;
-      if (start >= n || !is_ascii_alpha(s_[start])) {
+      if (start >= n_ || !is_ascii_alpha(s_[start])) {
         at = lt + 1;
         continue;
       }
       size_t name_end = start;
-      while (name_end < n && s_[name_end] != '/' && s_[name_end] != '>' && !is_space(s_[name_end])) ++name_end;
+      while (name_end < n_ && s_[name_end] != '/' && s_[name_end] != '>' && !is_space(s_[name_end])) ++name_end;
       const size_t end = tag_end(name_end);
       at = end >= n ? n : end + 1;
       if (name_is(start, name_end, name)) {
@@ -916,7 +928,7 @@ class Segmenter {
       if (closing) continue;
       for (const std::string &raw : kRawInTemplate) {
         if (!name_is(start, name_end, raw)) continue;
-        const size_t close = find_raw_end(raw, at);
+        const size_t close = find_raw_end(raw, at, nullptr, n);
         at = close >= n ? n : tag_end(close + 2 + raw.size()) + 1;
         break;
       }

@@ -288,6 +288,9 @@ CASES = {
                              "</foreignObject><desc/><DIV>d</DIV><svg><title><b>e</b></title></br>f<math><mtext>"
                              "<p>g</p></mtext><annotation-xml><svg><p>h</p></svg></annotation-xml></math><p>i"
                              "<svg><b\u212aockquote>j<blockquote>k<svg><font color=red>l</font></svg>m",
+    "raw-in-noscript": "<noscript><iframe src=x height=0 /></noscript><p>a</p><noscript><p>b</p><script>c</NOSCRIPT >"
+                       "<p>d</p><noscript><noscript></noscript><title>e</title><svg><g></noscript><p>f</p>"
+                       "<noscript><template><template></template></noscript>g<iframe>h</noscript><p>i",
     "ruby-annotations": "<p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><RT class=x>ぎゃくたい</rt><rp>)</rp></ruby>を"
                         "なくす。</p><p>漢<rt>かん<b>字</b></rt>と<rt>no end tag, then the end</p><rt>",
 }

@@ -242,6 +242,16 @@ def test_an_html_tag_ends_an_svg_left_open_as_in_browsers_so_it_hides_no_more_of
         "After."]
 
 
+def test_a_raw_element_left_open_in_a_noscript_ends_with_the_noscript():
+    # Next.js writes Google Tag Manager's <iframe .../> self-closed, which HTML does not close; to a
+    # browser that runs scripts, a noscript's content is text up to </noscript>, so the page goes on
+    gtm = "<noscript><iframe src='https://www.googletagmanager.com/ns.html' height='0' width='0' /></noscript>"
+    assert blocks_of_both_paths(f"<p>Before.</p>{gtm}<p>After.</p>") == ["Before.", "After."]
+    assert blocks_of_both_paths("<NOSCRIPT><script>x<svg><g></NoScript ><p>After.</p>") == ["After."]
+    # a noscript's own content is read as before, and a raw element outside one is not bounded by it
+    assert blocks_of_both_paths("<noscript><p>Posts.</p></noscript><iframe>x</noscript><p>y") == ["Posts."]
+
+
 def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_them():
     # each state change and each tag is read once: no scan starts over (a quadratic one would take
     # minutes here); what follows a script or template left open is its content, as in browsers
@@ -260,7 +270,10 @@ def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_th
              "<svg><svg></svg><p>x</p>" * 20_000: ["x"] * 20_000,
              "<svg>" * 100_000 + "<p>x": ["x"],
              "<svg><foreignObject>" * 100_000 + "<p>x": [],
-             "<svg><g><div>x</div>" * 20_000: ["x"] * 20_000}
+             "<svg><g><div>x</div>" * 20_000: ["x"] * 20_000,
+             "<noscript>" + "<iframe></iframe>" * 100_000 + "<p>x": ["x"],
+             "<noscript><iframe/></noscript><p>x</p>" * 20_000: ["x"] * 20_000,
+             "<noscript>" * 100_000 + "<script>" * 100_000: []}
     for html, expected in pages.items():
         started = time.perf_counter()
         texts = learned.read_page(html)[0]

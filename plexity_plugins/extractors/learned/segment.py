@@ -457,6 +457,9 @@ def segment(page_html: str) -> Page:
     at = 0
     find = page_html.find
     unbalanced: set[str] = set()  # (see `_find_raw_end`)
+    # Open <noscript> elements, and where the next "</noscript" starts (found once, not again for
+    # every raw element in it): a raw element in a noscript ends there at the latest.
+    in_noscript, noscript_end = 0, -1
     while at < n:
         if len(page.blocks) >= MAX_BLOCKS or len(page.elements) >= MAX_ELEMENTS:
             page.truncated = True
@@ -483,17 +486,30 @@ def segment(page_html: str) -> Page:
         attributes = page_html[name_end:end]
         at = n if end >= n else end + 1
         if closing:
+            if tag == "noscript" and in_noscript:
+                in_noscript -= 1
             reader.close(tag)
             continue
+        if tag == "noscript":
+            in_noscript += 1
         if tag in RAW_TAGS:
             if tag in _FOREIGN_ROOTS and end < n and page_html[end - 1] == "/":
                 continue  # <svg/>: a self-closed element of foreign content holds nothing
+            stop = n
+            if in_noscript:
+                # Browsers run scripts, and to them a noscript's content is text up to its end tag:
+                # a raw element left open in it (Next.js writes Google Tag Manager's <iframe .../>
+                # self-closed, which HTML does not close) ends there, not at the page's end.  (Its
+                # end is looked for up to there only: each noscript's content is read once.)
+                if noscript_end < at:
+                    noscript_end = _find_end_tag(page_html, "noscript", at)
+                stop = noscript_end
             if tag == "template" and "shadowroot" in ascii_lower(attributes):
                 # a declarative shadow root (shadowrootmode=open): a content that browsers show, not
                 # an inert template; skipped to its first end tag as ever (the forest learned so)
-                close = _find_end_tag(page_html, tag, at)
+                close = _find_end_tag(page_html, tag, at, stop)
             else:
-                close = _find_raw_end(page_html, tag, at, unbalanced)
+                close = _find_raw_end(page_html, tag, at, unbalanced, stop)
             if tag == "title" and not page.title:
                 page.title = " ".join(unescape(page_html[at:close]).split())
             elif tag == "script" and "ld+json" in attributes.lower():
@@ -504,7 +520,7 @@ def segment(page_html: str) -> Page:
             elif page_html.startswith("</", close) and ascii_lower(page_html[close + 2:close + 2 + len(tag)]) == tag:
                 at = _tag_end(page_html, close + 2 + len(tag)) + 1
             else:
-                at = close  # an svg or math that an HTML tag ended (`_find_nested_end`): that tag is read
+                at = close  # ended by an HTML tag (`_find_nested_end`) or a </noscript>: that tag is read
             continue
         if tag in ANNOTATION_TAGS:
             next_tag = find("<", at)
@@ -667,23 +683,25 @@ def _past_markup(page_html: str, lt: int) -> int:
     return -1
 
 
-def _find_raw_end(page_html: str, tag: str, at: int, unbalanced: set[str] | None = None) -> int:
+def _find_raw_end(page_html: str, tag: str, at: int, unbalanced: set[str] | None = None, stop: int | None = None
+                  ) -> int:
     """Where the end tag (``</tag``) of the raw element `tag` whose content starts at `at` starts,
-    or the page's length: a script's by `_find_script_end`, a template's, svg's or math's by
-    `_find_nested_end`, any other's is the first.
+    or the page's length (or `stop`: looked for before it only): a script's by `_find_script_end`,
+    a template's, svg's or math's by `_find_nested_end`, any other's is the first.
 
     `unbalanced` (the page's, from `segment`): the nested tags whose count once ran to the page's
     end without coming back to 0; from then on their first end tag closes them, as it does a
     raw element's.  (A page of ``<template><template></template>`` repeated reads the rest of
     the page for every one of them otherwise: quadratic.)"""
+    stop = len(page_html) if stop is None else stop
     if tag == "script":
-        return _find_script_end(page_html, at)
+        return _find_script_end(page_html, at, stop)
     if tag in _NESTED and tag not in (unbalanced or ()):
-        close, balanced = _find_nested_end(page_html, tag, at)
-        if not balanced and unbalanced is not None:
+        close, balanced = _find_nested_end(page_html, tag, at, stop)
+        if not balanced and unbalanced is not None and stop == len(page_html):
             unbalanced.add(tag)
         return close
-    return _find_end_tag(page_html, tag, at)
+    return _find_end_tag(page_html, tag, at, stop)
 
 
 # HTML's script data states (WHATWG tokenizer): in the "escaped" state, entered at a "<!--" of the
@@ -697,15 +715,15 @@ _SCRIPT_EVENTS = (re.compile(r"<!--|</script[\s/>]", re.I),
                   re.compile(r"-->|</script[\s/>]", re.I))
 
 
-def _find_script_end(page_html: str, at: int) -> int:
-    """Where the ``</script`` that ends a script whose content starts at `at` starts, or the page's
-    length (as browsers read it: `_SCRIPT_EVENTS`): ``<script><!-- document.write('<script
+def _find_script_end(page_html: str, at: int, stop: int) -> int:
+    """Where the ``</script`` that ends a script whose content starts at `at` starts, or `stop`
+    (as browsers read it: `_SCRIPT_EVENTS`): ``<script><!-- document.write('<script
     src=x></script>'); //--></script>`` ends at its last ``</script>``."""
     state = _SCRIPT_DATA
     while True:
-        match = _SCRIPT_EVENTS[state].search(page_html, at)
+        match = _SCRIPT_EVENTS[state].search(page_html, at, stop)
         if match is None:
-            return len(page_html)
+            return stop
         event = match.group()
         if event[1] == "/":            # </script
             if state != _DOUBLE_ESCAPED:
@@ -738,24 +756,24 @@ _HOLDS_HTML = {"svg": frozenset(("foreignobject", "desc", "title")),
 _RAW_IN_TEMPLATE = RAW_TAGS - _NESTED
 
 
-def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
+def _find_nested_end(page_html: str, tag: str, at: int, stop: int) -> tuple[int, bool]:
     """(where the ``</tag`` that closes the `tag` element (template, svg or math) whose content
     starts at `at` starts, counting the start and end tags of `tag` between (a self-closed ``<svg
     />`` or ``<math/>`` opens nothing; a ``<template/>`` does, as in HTML); tags are read as the
     page's (quoted values, comments), and in a template the raw elements but the nested ones are
     skipped whole.  If the count never comes back to 0 (an inner element left open), the first
-    ``</tag`` read, else the page's length: a page left unbalanced loses no more than when
+    ``</tag`` read, else `stop` (read up to there): a page left unbalanced loses no more than when
     nesting was not counted; and whether the count came back to 0).  In an svg or a math, a tag
     of `_ENDS_FOREIGN` outside the elements of `_HOLDS_HTML` ends it where that tag starts (as
     ended: True).  One pass: every step moves past a tag, comment or raw element."""
-    n = len(page_html)
+    n = stop
     find = page_html.find
     raw = _RAW_IN_TEMPLATE if tag == "template" else ()
     self_closes = tag in _FOREIGN_ROOTS
     holds_html = _HOLDS_HTML.get(tag, ())
     depth, first, in_html = 1, -1, 0
     while True:
-        lt = find("<", at)
+        lt = find("<", at, n)
         if lt < 0:
             break
         past = _past_markup(page_html, lt)
@@ -791,18 +809,20 @@ def _find_nested_end(page_html: str, tag: str, at: int) -> tuple[int, bool]:
         elif self_closes and not in_html and name in _ENDS_FOREIGN:
             return lt, True
         elif name in raw:
-            close = _find_raw_end(page_html, name, at)
+            close = _find_raw_end(page_html, name, at, stop=n)
             at = n if close >= n else _tag_end(page_html, close + 2 + len(name)) + 1
     return (n if first < 0 else first), False
 
 
-def _find_end_tag(page_html: str, tag: str, at: int) -> int:
-    """Where ``</tag`` starts (case-insensitive) at or after `at`, or the page's length."""
+def _find_end_tag(page_html: str, tag: str, at: int, stop: int | None = None) -> int:
+    """Where ``</tag`` starts (case-insensitive) at or after `at`, or the page's length (or `stop`:
+    looked for before it only)."""
     pattern = _END_TAGS.get(tag)
     if pattern is None:
         pattern = _END_TAGS[tag] = re.compile(r"</" + re.escape(tag) + r"[\s/>]", re.I)
-    match = pattern.search(page_html, at)
-    return match.start() if match else len(page_html)
+    stop = len(page_html) if stop is None else stop
+    match = pattern.search(page_html, at, stop)
+    return match.start() if match else stop
 
 
 _END_TAGS: dict[str, re.Pattern] = {}
