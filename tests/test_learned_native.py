@@ -404,6 +404,43 @@ def test_the_article_page_and_the_golden_page_set(forests):
         assert_same(html, forests)
 
 
+def test_the_second_look_reads_alike_on_both_paths(trained):
+    """The second look's forest (over the block forest's probabilities in context and the
+    features) gives bit-equal probabilities compiled and in Python, so the same blocks are added."""
+    from plexity_plugins.extractors.learned import page_threshold, second_look
+
+    forest = reference_forest.Forest(copy.deepcopy(trained))
+    pairs = []
+    for seed in range(60, 100):
+        html, lines = learned_page(seed)
+        texts, page = reading.read_blocks(html)
+        rows = reading.rows_as_lists(reading.feature_rows(page))
+        example = training.Example(rows=rows, labels=training.label_blocks(texts, gold="\n".join(lines)),
+                                   words=[round(math.expm1(row[0])) for row in rows], texts=texts)
+        pairs.append((example, forest.probabilities(rows)))
+    spec = json.loads(json.dumps(training.fit_second_look(pairs, params=SMALL)))
+    compiled = second_look.SecondLook(spec, reading._NATIVE_FOREST)
+    python = second_look.SecondLook(spec)
+    assert compiled._native is not None and python._reference is not None
+    added = 0
+    for html in learned_pages(range(100, 110)) + list(CASES.values()):
+        texts, page = reading.read_blocks(html)
+        if not texts:
+            continue
+        rows = reading.rows_as_lists(reading.feature_rows(page))
+        probabilities = forest.probabilities(rows)
+        words = [round(math.expm1(row[0])) for row in rows]
+        page_row = page_threshold.threshold_row(rows[0], probabilities, words)
+        wide = second_look.neighbour_rows(rows, probabilities, words, page_row)
+        ours = compiled._native.probabilities(wide.tobytes(), wide.shape[1])
+        theirs = python._reference.probabilities(wide.tolist())
+        assert array("d", ours).tobytes() == array("d", theirs).tobytes()
+        both = compiled.added(rows, probabilities, words, page_row)
+        assert both == python.added(rows, probabilities, words, page_row)
+        added += sum(a and p < 0.5 for a, p in zip(both, probabilities))
+    assert added  # (the forest trained here adds blocks: the comparison is not of empty answers)
+
+
 def test_hostile_pages(forests):
     for name, body, _ in hostile_pages():
         html, _ = decode_html(body)

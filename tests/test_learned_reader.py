@@ -121,15 +121,72 @@ def test_a_page_threshold_forest_gives_each_page_its_threshold_and_travels_in_th
         assert not any(line in text.splitlines() for line in BOILERPLATE), (seed, text)
 
 
+def test_the_second_look_reads_each_block_beside_its_neighbours_probabilities():
+    import numpy as np
+
+    from plexity_plugins.extractors.learned import second_look
+
+    p, words = [0.9, 0.4, 0.8, 0.1, 0.1], [10, 30, 20, 0, 0]
+    spread = [0.5] * len(second_look.SPREAD)
+    table = second_look.context_columns(p, words, spread)
+    column = {name: table[:, i] for i, name in enumerate(second_look.CONTEXT + second_look.SPREAD)}
+    assert table.shape == (5, len(second_look.CONTEXT) + len(second_look.SPREAD))
+    assert column["p"].tolist() == p and column["p_max"].tolist() == [0.5] * 5
+    assert np.isnan(column["p_prev1"][0]) and column["p_prev1"][1] == 0.9 and column["p_next2"][2] == 0.1
+    # the 0.4 between two kept blocks: its neighbours' word-weighted mean, itself left out
+    assert column["p_around2"][1] == pytest.approx((0.9 * 11 + 0.8 * 21 + 0.1 * 1) / 33)
+    assert column["p_sandwich5"][1] == 0.8 and np.isnan(column["p_sandwich5"][0])
+    assert column["kept_back"].tolist() == [99, 1, 2, 1, 2] and column["kept_ahead"].tolist() == [2, 1, 99, 99, 99]
+    # where it ranks among the page's words, the most probable first
+    assert column["p_rank_words"].tolist() == [0.0, 0.5, 10 / 60, 1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def second_spec(spec):
+    forest = reference.Forest(json.loads(json.dumps(spec)))
+    return training.fit_second_look([(e, forest.probabilities(e.rows)) for e in examples(range(60, 120))],
+                                    params=SMALL)
+
+
+def test_the_second_look_may_only_add_blocks_and_travels_in_the_forest_s_json(spec, second_spec):
+    from plexity_plugins.extractors.learned.second_look import NEIGHBOUR_FEATURES
+
+    assert second_spec["features"] == list(NEIGHBOUR_FEATURES) and second_spec["add_at"] == 0.5
+    forest = reference.Forest(json.loads(json.dumps(spec)))
+    again = training.fit_second_look([(e, forest.probabilities(e.rows)) for e in examples(range(60, 120))],
+                                     params=SMALL)
+    assert json.dumps(again, sort_keys=True) == json.dumps(second_spec, sort_keys=True)  # deterministic
+    reader = learned.Forest(json.loads(json.dumps(dict(spec, second_look=second_spec))))
+    alone = learned.Forest(spec)
+    assert alone.second_look is None and reader.second_look is not None
+    for seed in range(300, 309):
+        html, lines = page(seed)
+        texts, rows, _ = learned.read_page(html)
+        probabilities = reader.probabilities(rows)
+        words = [round(math.expm1(w)) for w in learned.column(rows, 0)]
+        threshold, added = reader.decision(rows, probabilities, words)
+        assert threshold == 0.5 and len(added) == len(texts)
+        assert alone.decision(rows, probabilities, words) == (0.5, None)
+        before, after = learned.kept(texts, rows, alone), learned.kept(texts, rows, reader)
+        assert all(a for b, a in zip(before, after) if b)  # nothing the forest keeps is dropped
+        assert after == [b or a for b, a in zip(before, added)] or sum(
+            w for w, k in zip(words, before) if k) < learned.MIN_WORDS
+        text = learned.html_to_text_learned(html, forest=reader)
+        assert sum(line in text for line in lines) >= 0.9 * len(lines), (seed, text)
+        assert not any(line in text.splitlines() for line in BOILERPLATE), (seed, text)
+
+
 def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_card_says_how_it_was_made():
-    from plexity_plugins.extractors.learned.page_threshold import THRESHOLD_FEATURES
+    from plexity_plugins.extractors.learned.second_look import NEIGHBOUR_FEATURES
 
     forest = learned.load_forest()
     card = json.loads(learned.CARD_PATH.read_text())
     assert card["features"] == list(FEATURES) and card["command"].startswith("python scripts/reader_model/build.py")
     assert set(card["left_out_scores"]) == {"articles", "cleaneval", "traf", "wcxb"}
     assert forest.threshold == card["threshold"] == training.THRESHOLD
-    assert forest.page_threshold is not None and card["page_threshold"]["features"] == list(THRESHOLD_FEATURES)
+    # what decides after the block forest: the second look, compared in the card with the page threshold
+    assert card["after_the_forest"]["shipped"] == ["second_look"] and forest.page_threshold is None
+    assert forest.second_look is not None and card["second_look"]["features"] == list(NEIGHBOUR_FEATURES)
     texts, rows, _ = learned.read_page(page(7)[0])
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
 

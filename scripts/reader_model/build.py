@@ -61,13 +61,22 @@ import quality  # noqa: E402  (the benchmarks' loaders and metrics)
 
 from plexity_plugins.extractors import learned  # noqa: E402
 from plexity_plugins.extractors.learned import forest as forest_module, training  # noqa: E402
-from plexity_plugins.extractors.learned import page_threshold, reading  # noqa: E402
+from plexity_plugins.extractors.learned import page_threshold, reading, second_look  # noqa: E402
 from plexity_plugins.extractors.learned.features import FEATURES  # noqa: E402
 from plexity_plugins.text.language import identify  # noqa: E402
 from plexity_plugins.scoring.methods import method_for_extractor  # noqa: E402
 from plexity_plugins.scoring.scorer import PerplexityScorer  # noqa: E402
 
 SOURCES = ("articles", "cleaneval", "traf", "wcxb")
+# What decides after the block forest (each trained on pages read by block forests that never saw
+# their source): the page threshold (page_threshold.py) and the second look (second_look.py).
+PARTS = ("page_threshold", "second_look")
+# The shipped reader's: the second look alone, at the block forest's one threshold.  Left out, it
+# read better than the page threshold at each of LightGBM's seeds 7, 8 and 9, and as well as both
+# together (docs/quality.md; the build prints all three: `COMPARED`).
+SHIPPED = ("second_look",)
+COMPARED = {"page threshold": ("page_threshold",), "second look": ("second_look",),
+            "both": ("page_threshold", "second_look")}
 
 
 def _code_hash() -> str:
@@ -120,11 +129,14 @@ def probabilities_of(forest, examples: list[training.Example]) -> list[list[floa
     return [forest.probabilities(e.rows) if e.texts else [] for e in examples]
 
 
-def read_at(example: training.Example, probabilities: list[float], threshold: float) -> str:
-    """The page's text as the extractor reads it, with these block probabilities and threshold."""
+def read_at(example: training.Example, probabilities: list[float], threshold: float,
+            added: list[bool] | None = None) -> str:
+    """The page's text as the extractor reads it, with these block probabilities and threshold (and
+    the blocks a second look `added`)."""
     if not example.texts:
         return ""
-    keep = learned.choose(probabilities, threshold, example.words, [row[learned.TOP_GROUP] > 0 for row in example.rows])
+    keep = learned.choose(probabilities, threshold, example.words, [row[learned.TOP_GROUP] > 0 for row in example.rows],
+                          added)
     return "\n".join(t for t, k in zip(example.texts, keep) if k)
 
 
@@ -132,12 +144,14 @@ def texts_at(examples: list[training.Example], probabilities, threshold: float) 
     return [read_at(e, pr, threshold) for e, pr in zip(examples, probabilities)]
 
 
-def texts_by_page(examples: list[training.Example], probabilities, page_spec: dict) -> list[str]:
-    """The pages' texts as the extractor reads them, each at the threshold `page_spec` (the page
-    threshold forest) gives it."""
-    judge = page_threshold.PageThreshold(json.loads(json.dumps(page_spec)))
-    return [read_at(e, pr, judge.of(e.rows[0], pr, e.words)) if e.texts else ""
-            for e, pr in zip(examples, probabilities)]
+def texts_by_page(examples: list[training.Example], probabilities, reader: dict, parts=None) -> list[str]:
+    """The pages' texts as the extractor reads them with `reader` (a reader's JSON: its block
+    forest gave `probabilities`; its page threshold and second look decide), or with only the
+    `parts` of it named (of `PARTS`)."""
+    if parts is not None:
+        reader = {key: value for key, value in reader.items() if key not in PARTS or key in parts}
+    decide = reading.Forest(json.loads(json.dumps(reader))).decision
+    return [read_at(e, pr, *decide(e.rows, pr, e.words)) if e.texts else "" for e, pr in zip(examples, probabilities)]
 
 
 def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:
@@ -232,26 +246,42 @@ def main() -> int:
     def probabilities_by_source(forest, sources) -> dict:
         return {s: probabilities_of(forest, examples[s]) for s in sources}
 
-    def page_spec(pairs: list, seed: int | None = None) -> dict:
-        return training.fit_page_threshold(pairs, params=None if seed is None else {"seed": seed})
+    def deciders(pairs: list, seed: int | None = None) -> dict:
+        """The parts of a reader after its block forest (`PARTS`), trained on (page, probabilities
+        of a block forest that never saw the page's source) pairs."""
+        more = {} if seed is None else {"seed": seed}
+        return {"page_threshold": training.fit_page_threshold(pairs, params=more),
+                "second_look": training.fit_second_look(pairs, params={**settings, **more})}
 
     def reader_without(held: str, seed: int | None = None) -> tuple[dict, list]:
-        """The reader that never saw `held` (its forest and page threshold), and its probabilities
-        on `held`'s pages."""
+        """The reader that never saw `held` (its block forest, page threshold and second look),
+        and its block forest's probabilities on `held`'s pages."""
         spec, probs = spec_without(frozenset((held,)), seed)
         pairs = [pair for s in SOURCES if s != held
                  for pair in zip(examples[s], spec_without(frozenset((held, s)), seed)[1][s])]
-        return dict(spec, page_threshold=page_spec(pairs, seed)), probs[held]
+        return dict(spec, **deciders(pairs, seed)), probs[held]
+
+    def shipped(reader: dict) -> dict:
+        return {key: value for key, value in reader.items() if key not in PARTS or key in SHIPPED}
+
+    def compared(held: str, reader: dict, probs: list) -> dict:
+        """`held`'s score (read alone) by `reader` with each set of parts of `COMPARED`."""
+        return {name: quality.figures_of(held, scorers, list(zip(pages[held], texts_by_page(
+            examples[held], probs, reader, parts))))["score"] for name, parts in COMPARED.items()}
 
     # Each source read by the reader trained without it (and, to see how the figures move with the
     # threshold, by its forest at every threshold of the grid, one threshold for every page).
     probabilities, scores, left_out = {}, {}, {}
+    shipped_seed = settings.get("seed", training.PARAMS["seed"])
+    by_parts = {shipped_seed: {}}
     for held in SOURCES:
-        spec, probabilities[held] = reader_without(held)
+        reader, probabilities[held] = reader_without(held)
+        spec = shipped(reader)
         if not experiment:
             (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
-        texts = texts_by_page(examples[held], probabilities[held], spec["page_threshold"])
+        by_parts[shipped_seed][held] = compared(held, reader, probabilities[held])
+        texts = texts_by_page(examples[held], probabilities[held], spec)
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
     # The page threshold of the shipped reader and of the WCXB halves' readers: learned from the pages
@@ -261,11 +291,12 @@ def main() -> int:
     for half in quality.HALVES:
         mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
         other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
-        forest = train([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
+        booster = fit([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
         pairs = [pair for s in SOURCES if s != "wcxb" for pair in unseen[s]]
         pairs += [pair for p, pair in zip(pages["wcxb"], unseen["wcxb"]) if p["half"] != half]
         read = [examples["wcxb"][i] for i in mine]
-        texts = texts_by_page(read, probabilities_of(forest, read), page_spec(pairs))
+        reader = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold), **deciders(pairs)))
+        texts = texts_by_page(read, probabilities_of(forest_of(reader), read), reader)
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
@@ -275,19 +306,21 @@ def main() -> int:
         return 0
     # How much of a figure is the draw of LightGBM's seed (its bagging and feature sampling): the
     # left-out readers again with other seeds, each source read alone.
-    shipped_seed = settings.get("seed", training.PARAMS["seed"])
     seed_spread = {shipped_seed: {s: left_out[s]["alone"]["score"] for s in SOURCES}}
+    print(f"left out, LightGBM seed {shipped_seed}, by the parts after the block forest: "
+          f"{json.dumps(by_parts[shipped_seed])}", flush=True)
     for seed in args.seeds:
-        seed_spread[seed] = {}
+        seed_spread[seed], by_parts[seed] = {}, {}
         for held in SOURCES:
-            spec, probs = reader_without(held, seed)
-            texts = texts_by_page(examples[held], probs, spec["page_threshold"])
-            seed_spread[seed][held] = quality.figures_of(held, scorers, list(zip(pages[held], texts)))["score"]
-        print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}", flush=True)
+            reader, probs = reader_without(held, seed)
+            by_parts[seed][held] = compared(held, reader, probs)
+            seed_spread[seed][held] = by_parts[seed][held][_shipped_name()]
+        print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}; by the parts after the block "
+              f"forest: {json.dumps(by_parts[seed])}", flush=True)
     booster = fit([e for s in SOURCES for e in examples[s]])
-    spec = dict(forest_module.from_lightgbm(booster, threshold=threshold),
-                page_threshold=page_spec([pair for s in SOURCES for pair in unseen[s]]))
-    card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread)
+    spec = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold),
+                        **deciders([pair for s in SOURCES for pair in unseen[s]])))
+    card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread, by_parts)
     if not args.no_write:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -299,6 +332,10 @@ def main() -> int:
 
 HEADS = {"articles": "articles-dev (shingle F1; English)", "cleaneval": "cleaneval-dev (similarity)",
          "traf": "traf-eval-dev (snippet F1; English / German)", "wcxb": "wcxb-dev (word F1)"}
+
+
+def _shipped_name() -> str:
+    return next(name for name, parts in COMPARED.items() if tuple(parts) == tuple(SHIPPED))
 
 
 def _cell(figures: dict) -> str:
@@ -328,21 +365,33 @@ def write_left_out(folder: Path, card: dict) -> None:
                      f"{_cell(scores['alone'])} | {_cell(scores['filter'])} |")
     by_threshold = card["left_out_by_threshold"]
     grid = list(training.THRESHOLDS)
-    lines += ["", "Each source read alone by the forest trained without it with one threshold for every page, "
-                  "instead of each page's own (the page threshold forest's):", "",
+    lines += ["", "Each source read alone by the block forest trained without it, with one threshold for every "
+                  "page and nothing deciding after it (neither page threshold nor second look):", "",
               "| left-out source | " + " | ".join(str(t) for t in grid) + " |", "|---|" + "---|" * len(grid)]
     for source in SOURCES:
         lines.append(f"| {source} | " + " | ".join(f"{by_threshold[source][t]:.4f}" for t in grid) + " |")
     lines.append("| mean | " + " | ".join(f"{statistics.mean(by_threshold[s][t] for s in SOURCES):.4f}"
                                            for t in grid) + " |")
     spread = card["left_out_by_seed"]
-    lines += ["", "The same left-out readers (forest and page threshold) trained again with other LightGBM seeds "
+    lines += ["", "The same left-out readers (the block forest and what decides after it) trained again with other LightGBM seeds "
                   "(its bagging and feature sampling), each source read alone: the spread is what a retraining "
                   "moves a figure by, whatever the change.", "",
               "| LightGBM seed | " + " | ".join(SOURCES) + " | mean |", "|---|" + "---|" * (len(SOURCES) + 1)]
     for seed, figures in spread.items():
         lines.append(f"| {seed} | " + " | ".join(f"{figures[s]:.4f}" for s in SOURCES) +
                      f" | {statistics.mean(figures[s] for s in SOURCES):.4f} |")
+    parts = card["after_the_forest"]["left_out_by_seed"]
+    lines += ["", "What decides after the block forest, each source read alone by the readers trained without it: "
+                  "the page threshold (page_threshold.py), the second look (second_look.py, shipped: "
+                  f"{', '.join(card['after_the_forest']['shipped'])}), or both; the mean of the four sources, and "
+                  "each source's difference from the page threshold.", "",
+              "| LightGBM seed | parts | mean | " + " | ".join(SOURCES) + " |", "|---|---|---|" + "---|" * len(SOURCES)]
+    for seed, by_source in parts.items():
+        for name in COMPARED:
+            mean = statistics.mean(by_source[s][name] for s in SOURCES)
+            moves = " | ".join(f"{by_source[s][name]:.4f}" if name == "page threshold" else
+                               f"{by_source[s][name] - by_source[s]['page threshold']:+.4f}" for s in SOURCES)
+            lines.append(f"| {seed} | {name} | {mean:.4f} | {moves} |")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "reader-left-out.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -365,7 +414,7 @@ def write_ablation(folder: Path, with_perplexity: dict) -> None:
     (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, seed_spread) -> dict:
+def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, seed_spread, by_parts) -> dict:
     from importlib.metadata import version
 
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
@@ -381,14 +430,25 @@ def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, s
         "trees": booster.num_trees(),
         "params": training.PARAMS,
         "threshold": training.THRESHOLD,
+        "after_the_forest": {
+            "shipped": list(SHIPPED), "compared": {name: list(parts) for name, parts in COMPARED.items()},
+            "left_out_by_seed": by_parts,
+            "trained_on": "every page of the four sources, read by the block forest trained without its source"},
+        "second_look": {
+            "description": "a second block forest over each block's probability beside its neighbours', the "
+                           "spread of the page's probabilities and the block's features; a block under the "
+                           "threshold is added where the mean of its two probabilities reaches add_at "
+                           "(second_look.py)",
+            "features": list(second_look.NEIGHBOUR_FEATURES), "trees": training.TREES, "params": training.PARAMS,
+            "add_at": second_look.ADD_AT, "shipped": "second_look" in SHIPPED},
         "page_threshold": {
+            "shipped": "page_threshold" in SHIPPED,
             "description": "a regression forest giving each page its threshold from the page's own features and "
                            "the spread of its blocks' probabilities (page_threshold.py)",
             "features": list(page_threshold.THRESHOLD_FEATURES), "trees": training.PAGE_TREES,
             "params": training.PAGE_PARAMS, "range": [page_threshold.LOWEST, page_threshold.HIGHEST],
             "labels": f"each page's threshold of {list(training.PAGE_THRESHOLDS)} with the best F1 of its labelled "
-                      f"blocks' words (within {training.PAGE_TOLERANCE} of it: the nearest {training.THRESHOLD})",
-            "trained_on": "every page of the four sources, read by the block forest trained without its source"},
+                      f"blocks' words (within {training.PAGE_TOLERANCE} of it: the nearest {training.THRESHOLD})"},
         "left_out_by_threshold": by_threshold,
         "left_out_scores": {s: {"alone": left_out[s]["alone"]["score"], "with_filter": left_out[s]["filter"]["score"]}
                             for s in SOURCES},

@@ -17,11 +17,13 @@ How a page is read (`html_to_text_learned`):
 3. **Decision** (`forest`): a forest of decision trees, trained with LightGBM on four
    benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
    sources, the settings and each benchmark's score when it was left out of training), gives each
-   block a probability of being the page's text; blocks at or above the page's threshold are
-   kept.  A second small forest (`page_threshold`) gives each page that threshold, from the
-   page's own features and how the probabilities spread over its words: the block forest ranks
-   a page's blocks better than it calibrates them from one kind of page to another.
-4. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+   block a probability of being the page's text; blocks at or above the threshold are kept.
+4. **A second look** (`second_look`): a second forest reads each dropped block again beside the
+   forest's probabilities of its neighbours and how they spread over the page, and adds the
+   blocks it is confident of (a paragraph scored 0.4 between two kept ones).  (A reader may
+   instead give each page its own threshold, `page_threshold`; the build compares both and ships
+   the second look.)
+5. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
    one by one).  A page where nothing is kept then is text-less to the forest (an error page, a
@@ -44,6 +46,7 @@ from ..auto import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks
+from .second_look import NEIGHBOUR_FEATURES
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
@@ -64,9 +67,10 @@ def load_forest(path: str | None = None) -> Forest:
     except (OSError, ValueError) as exc:
         raise InstallationError(f"the learned reader's forest {where} cannot be read ({exc}); reinstall "
                                 f"plexity_plugins, or rebuild it (scripts/reader_model/build.py)", exc) from exc
-    page = spec.get("page_threshold")
+    page, second = spec.get("page_threshold"), spec.get("second_look")
     if list(spec.get("features", ())) != list(FEATURES) or (
-            page is not None and list(page.get("features", ())) != list(THRESHOLD_FEATURES)):
+            page is not None and list(page.get("features", ())) != list(THRESHOLD_FEATURES)) or (
+            second is not None and list(second.get("features", ())) != list(NEIGHBOUR_FEATURES)):
         raise InstallationError(f"{where}: the forest was trained on other features than this version computes; "
                                 f"rebuild it (scripts/reader_model/build.py)")
     return Forest(spec)
@@ -88,22 +92,26 @@ def column(rows: bytes, index: int) -> list[float]:
     return memoryview(rows).cast("B").cast("d")[index::WIDTH].tolist()
 
 
-def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool]) -> list[bool]:
-    """Which blocks are the page's text: those at or above `threshold`; where they hold fewer than
-    `MIN_WORDS` words, also the blocks of the page's largest list of like items (`top_group`)."""
+def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
+           added: list[bool] | None = None) -> list[bool]:
+    """Which blocks are the page's text: those at or above `threshold`, and those the second look
+    `added`; where they hold fewer than `MIN_WORDS` words, also the blocks of the page's largest
+    list of like items (`top_group`)."""
     keep = [p >= threshold for p in probabilities]
+    if added is not None:
+        keep = [k or a for k, a in zip(keep, added)]
     if sum(w for w, k in zip(words, keep) if k) < MIN_WORDS:
         keep = [k or t for k, t in zip(keep, top_group)]
     return keep
 
 
 def kept(texts: list[str], rows: bytes, forest: Forest) -> list[bool]:
-    """`choose` over the blocks of `read_page`, with `forest`'s probabilities and the page's
-    threshold (`Forest.threshold_of`)."""
+    """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
+    threshold and what its second look adds (`Forest.decision`)."""
     probabilities = forest.probabilities(rows)
     words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
-    return choose(probabilities, forest.threshold_of(rows, probabilities, words), words,
-                  [t > 0 for t in column(rows, TOP_GROUP)])
+    threshold, added = forest.decision(rows, probabilities, words)
+    return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added)
 
 
 def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:

@@ -78,5 +78,8 @@ class PageThreshold:
 
     def of(self, first_row, probabilities: list[float], words: list[int]) -> float:
         """The page's threshold (see `threshold_row` for the arguments)."""
-        value = self._forest.score(threshold_row(first_row, probabilities, words))
-        return min(self.highest, max(self.lowest, value))
+        return self.at(threshold_row(first_row, probabilities, words))
+
+    def at(self, row: list[float]) -> float:
+        """The threshold of the page whose `threshold_row` is `row`."""
+        return min(self.highest, max(self.lowest, self._forest.score(row)))

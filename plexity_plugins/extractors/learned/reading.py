@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from array import array
 
+import numpy
+
 from ...runtime import native
 from . import segment as _segment
 from .features import FEATURES, block_features
 from .forest import Forest as _ReferenceForest
-from .page_threshold import PageThreshold
+from .page_threshold import PageThreshold, threshold_row
+from .second_look import SecondLook
 
 WIDTH = len(FEATURES)
 
@@ -82,6 +85,9 @@ class Forest:
         # (a reader's own threshold a page, where it has one: page_threshold.py)
         page = spec.get("page_threshold")
         self.page_threshold = PageThreshold(page) if page is not None else None
+        # (and its second look at the blocks it drops, where it has one: second_look.py)
+        second = spec.get("second_look")
+        self.second_look = SecondLook(second, _NATIVE_FOREST) if second is not None else None
         self._native = _NATIVE_FOREST(spec) if _NATIVE_FOREST is not None else None
         self._reference = None if self._native is not None else _ReferenceForest(spec)
 
@@ -94,6 +100,20 @@ class Forest:
     def threshold_of(self, rows: bytes, probabilities: list[float], words: list[int]) -> float:
         """The threshold of the page of `rows` (its blocks' `probabilities` and `words`): the page
         threshold forest's answer, else the forest's one threshold."""
-        if self.page_threshold is None or not probabilities:
-            return self.threshold
-        return self.page_threshold.of(memoryview(rows).cast("B").cast("d")[:WIDTH], probabilities, words)
+        return self.decision(rows, probabilities, words)[0]
+
+    def decision(self, rows, probabilities: list[float], words: list[int]) -> tuple[float, list[bool] | None]:
+        """(the page's threshold, which blocks the second look adds to those at or above it, or
+        None where the reader has no second look) for the page of `rows` (bytes of
+        `feature_rows`, or lists; its blocks' `probabilities` and `words`)."""
+        if not probabilities or (self.page_threshold is None and self.second_look is None):
+            return self.threshold, None
+        if isinstance(rows, (bytes, bytearray, memoryview)):
+            matrix = numpy.frombuffer(rows, dtype=numpy.float64).reshape(-1, WIDTH)
+        else:  # (rows as lists: the build's)
+            matrix = numpy.asarray(rows, dtype=numpy.float64)
+        page = threshold_row(matrix[0].tolist(), probabilities, words)
+        threshold = self.page_threshold.at(page) if self.page_threshold is not None else self.threshold
+        if self.second_look is None:
+            return threshold, None
+        return threshold, self.second_look.added(matrix, probabilities, words, page, threshold)

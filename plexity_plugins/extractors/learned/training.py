@@ -189,3 +189,24 @@ def fit_page_threshold(pages: list[tuple[Example, list[float]]], params: dict | 
     spec = from_lightgbm(booster)
     del spec["threshold"]  # (a regression's answer is the threshold)
     return dict(spec, lowest=LOWEST, highest=HIGHEST)
+
+
+# -- the second look (second_look.py) -----------------------------------------------------------
+
+def fit_second_look(pages: list[tuple[Example, list[float]]], params: dict | None = None) -> dict:
+    """The second look's forest (`second_look.SecondLook`'s JSON) trained on (page, its blocks'
+    probabilities) pairs, over the same labelled blocks and weights as `fit`.  As for
+    `fit_page_threshold`, the probabilities should come from a forest that never saw the page's
+    source."""
+    from .forest import from_lightgbm
+    from .page_threshold import threshold_row
+    from .second_look import ADD_AT, LOOK_FROM, NEIGHBOUR_FEATURES, neighbour_rows
+
+    wide = [Example(rows=neighbour_rows(example.rows, probabilities, example.words,
+                                        threshold_row(example.rows[0], probabilities, example.words)),
+                    labels=example.labels, words=example.words, weight=example.weight, texts=example.texts)
+            for example, probabilities in pages
+            if example.texts and any(label in (0, 1) for label in example.labels)]
+    spec = from_lightgbm(fit(wide, feature_names=NEIGHBOUR_FEATURES, params=params))
+    del spec["threshold"]  # (its probability is averaged with the block forest's: `add_at`)
+    return dict(spec, add_at=ADD_AT, look_from=LOOK_FROM)
