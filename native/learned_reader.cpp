@@ -15,6 +15,8 @@
 //   Forest(spec).probabilities(rows, n_features) -> [float]
 //                                       forest.Forest(spec).probabilities
 //   unescape_html(text)                 segment.unescape (html.unescape)
+//   second_look_rows(rows, width, probabilities, words, spread, looked) -> bytes
+//                                       second_look.neighbour_rows of the looked blocks
 //
 // Character classes are CPython's own (Py_UNICODE_IS*), the ones `re` uses for \w, \s, \d and
 // str.split() for whitespace; re.IGNORECASE's extra equivalences (i: U+0130, U+0131; s: U+017F;
@@ -2924,6 +2926,118 @@ PyObject *Forest_probabilities(ForestObject *self, PyObject *args) {
   return list_of(n, [&](size_t i) { return PyFloat_FromDouble(out[i]); });
 }
 
+// second_look.neighbour_rows(rows, probabilities, words, threshold_row, only=looked): the rows of
+// NEIGHBOUR_FEATURES of the looked blocks (CONTEXT, then SPREAD, then the block's FEATURES), bit-equal
+// to numpy's (the same operations in the same order: prefix sums added one block at a time, as
+// numpy's cumsum; a stable sort by probability, the highest first, as argsort(-p, kind="stable")).
+constexpr int kContextCount = 15;
+constexpr double kKept = 0.5, kFar = 20.0, kNoneKept = 99.0;
+
+double around(const std::vector<double> &sums, const std::vector<double> &totals, const double *p,
+              const double *w, size_t i, size_t n, size_t reach, bool itself) {
+  const size_t low = i >= reach ? i - reach : 0, high = std::min(i + reach + 1, n);
+  double num = sums[high] - sums[low], den = totals[high] - totals[low];
+  if (!itself) {
+    num = num - p[i] * w[i];
+    den = den - w[i];
+  }
+  return den > 0.5 ? num / den : kNaN;
+}
+
+PyObject *second_look_rows(PyObject *, PyObject *args) {
+  Py_buffer rows_b, p_b, words_b, spread_b, looked_b;
+  Py_ssize_t width;
+  if (!PyArg_ParseTuple(args, "y*ny*y*y*y*", &rows_b, &width, &p_b, &words_b, &spread_b, &looked_b)) return nullptr;
+  struct Release {
+    Py_buffer *b[5];
+    ~Release() {
+      for (Py_buffer *x : b) PyBuffer_Release(x);
+    }
+  } release{{&rows_b, &p_b, &words_b, &spread_b, &looked_b}};
+  const size_t n = static_cast<size_t>(p_b.len) / sizeof(double);
+  if (width <= 0 || p_b.len % sizeof(double) != 0 || words_b.len != p_b.len || spread_b.len % sizeof(double) != 0 ||
+      static_cast<size_t>(looked_b.len) != n ||
+      static_cast<size_t>(rows_b.len) != n * static_cast<size_t>(width) * sizeof(double)) {
+    PyErr_SetString(PyExc_ValueError, "second_look_rows: rows (n x width float64), probabilities and words (n "
+                                      "float64), spread (float64) and looked (n bytes) do not agree");
+    return nullptr;
+  }
+  // (copies: the buffers may not be aligned for double)
+  std::vector<double> p(n), words(n), spread(static_cast<size_t>(spread_b.len) / sizeof(double));
+  std::memcpy(p.data(), p_b.buf, p_b.len);
+  std::memcpy(words.data(), words_b.buf, words_b.len);
+  std::memcpy(spread.data(), spread_b.buf, spread_b.len);
+  const unsigned char *looked = static_cast<const unsigned char *>(looked_b.buf);
+  const unsigned char *rows = static_cast<const unsigned char *>(rows_b.buf);
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += looked[i] != 0;
+  const size_t out_width = kContextCount + spread.size() + static_cast<size_t>(width);
+  PyObject *result = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(count * out_width * sizeof(double)));
+  if (result == nullptr || n == 0) return result;
+  double *out = reinterpret_cast<double *>(PyBytes_AS_STRING(result));
+  {
+    GilRelease gil;
+    std::vector<double> w(n), sums(n + 1, 0.0), totals(n + 1, 0.0);
+    for (size_t i = 0; i < n; ++i) w[i] = words[i] + 1.0;
+    for (size_t i = 0; i < n; ++i) {
+      sums[i + 1] = i == 0 ? p[0] * w[0] : sums[i] + p[i] * w[i];
+      totals[i + 1] = i == 0 ? w[0] : totals[i] + w[i];
+    }
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return -p[a] < -p[b]; });
+    double all_words = 0.0;  // (whole numbers: any order of adding gives the same sum)
+    for (size_t i = 0; i < n; ++i) all_words += w[order[i]] - 1.0;
+    const double total = std::max(1.0, all_words);
+    std::vector<double> rank(n);
+    double running = 0.0;
+    for (size_t k = 0; k < n; ++k) {
+      const double words_k = w[order[k]] - 1.0;
+      running = k == 0 ? words_k : running + words_k;
+      rank[order[k]] = (running - words_k) / total;
+    }
+    double top = p[0];
+    for (size_t i = 1; i < n; ++i) top = std::max(top, p[i]);
+    std::vector<double> back(n), ahead(n);
+    long last = -1;
+    for (size_t i = 0; i < n; ++i) {
+      back[i] = last >= 0 ? std::min(kFar, static_cast<double>(static_cast<long>(i) - last)) : kNoneKept;
+      if (p[i] >= kKept) last = static_cast<long>(i);
+    }
+    long next = -1;
+    for (size_t i = n; i-- > 0;) {
+      ahead[i] = next >= 0 ? std::min(kFar, static_cast<double>(next - static_cast<long>(i))) : kNoneKept;
+      if (p[i] >= kKept) next = static_cast<long>(i);
+    }
+    auto at = [&](long i) { return i >= 0 && i < static_cast<long>(n) ? p[static_cast<size_t>(i)] : kNaN; };
+    double *row = out;
+    for (size_t i = 0; i < n; ++i) {
+      if (!looked[i]) continue;
+      const long li = static_cast<long>(i);
+      double max_before = kNaN, max_after = kNaN;
+      for (long j = li - 5; j < li; ++j)
+        if (j >= 0) max_before = max_before == max_before ? std::max(max_before, p[j]) : p[j];
+      for (long j = li + 1; j <= li + 5; ++j)
+        if (j < static_cast<long>(n)) max_after = max_after == max_after ? std::max(max_after, p[j]) : p[j];
+      const double sandwich =
+          max_before != max_before || max_after != max_after ? kNaN : std::min(max_before, max_after);
+      const double context[kContextCount] = {p[i], at(li - 1), at(li - 2), at(li + 1), at(li + 2),
+                                             around(sums, totals, p.data(), w.data(), i, n, 2, false),
+                                             around(sums, totals, p.data(), w.data(), i, n, 5, false),
+                                             around(sums, totals, p.data(), w.data(), i, n, 10, true),
+                                             max_before, max_after, sandwich, rank[i],
+                                             top > 0 ? p[i] / top : 0.0, back[i], ahead[i]};
+      std::memcpy(row, context, sizeof(context));
+      row += kContextCount;
+      std::memcpy(row, spread.data(), spread.size() * sizeof(double));
+      row += spread.size();
+      std::memcpy(row, rows + i * static_cast<size_t>(width) * sizeof(double), static_cast<size_t>(width) * sizeof(double));
+      row += width;
+    }
+  }
+  return result;
+}
+
 PyMethodDef Forest_methods[] = {
     {"probabilities", reinterpret_cast<PyCFunction>(Forest_probabilities), METH_VARARGS,
      "probabilities(rows, n_features) -> [float]: rows a buffer of float64, n_features per row"},
@@ -2932,6 +3046,9 @@ PyMethodDef Forest_methods[] = {
 PyMethodDef learned_methods[] = {
     {"segment_html", segment_html, METH_O, "segment_html(html) -> Page: learned.segment.segment"},
     {"unescape_html", unescape_html, METH_O, "unescape_html(text) -> str: html.unescape (learned.segment.unescape)"},
+    {"second_look_rows", second_look_rows, METH_VARARGS,
+     "second_look_rows(rows, width, probabilities, words, spread, looked) -> bytes: "
+     "learned.second_look.neighbour_rows of the looked blocks (float64 buffers; looked one byte a block)"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -404,6 +404,36 @@ def test_the_article_page_and_the_golden_page_set(forests):
         assert_same(html, forests)
 
 
+def assert_same_neighbour_rows(rows, probabilities, words, page_row, looked=None):
+    """The compiled `second_look_rows` gives numpy's `neighbour_rows`, bit for bit, for the looked
+    blocks (all of them by default)."""
+    import numpy as np
+
+    from plexity_plugins.extractors.learned import page_threshold, second_look
+
+    matrix = np.ascontiguousarray(rows, dtype=np.float64).reshape(len(probabilities), -1)
+    looked = np.ones(len(probabilities), dtype=bool) if looked is None else np.asarray(looked, dtype=bool)
+    ours = reading._SECOND_LOOK_ROWS(matrix, matrix.shape[1], np.asarray(probabilities, dtype=np.float64),
+                                     np.asarray(words, dtype=np.float64),
+                                     np.asarray(page_row[len(page_threshold.PAGE_EVIDENCE):], dtype=np.float64), looked)
+    theirs = second_look.neighbour_rows(matrix, probabilities, words, page_row, looked).tobytes()
+    assert ours == theirs, first_difference(ours, theirs)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.45, 0.5, 0.7, 1.0]) | st.floats(0, 1),
+                          st.integers(0, 3000), st.booleans()), min_size=1, max_size=80))
+def test_the_second_look_s_rows_are_computed_alike_on_both_paths(blocks):
+    """Any probabilities (ties, 0, 1, exactly 0.5), any words, any blocks looked at."""
+    from plexity_plugins.extractors.learned import page_threshold
+
+    probabilities = [p for p, _, _ in blocks]
+    words = [w for _, w, _ in blocks]
+    rows = [[float(i), float(w), 0.5] for i, w in enumerate(words)]
+    page_row = [0.0] * len(page_threshold.PAGE_EVIDENCE) + [float(i) / 7 for i in range(len(page_threshold.SPREAD))]
+    assert_same_neighbour_rows(rows, probabilities, words, page_row, [looked for _, _, looked in blocks])
+
+
 def test_the_second_look_reads_alike_on_both_paths(trained):
     """The second look's forest (over the block forest's probabilities in context and the
     features) gives bit-equal probabilities compiled and in Python, so the same blocks are added."""
@@ -419,9 +449,9 @@ def test_the_second_look_reads_alike_on_both_paths(trained):
                                    words=[round(math.expm1(row[0])) for row in rows], texts=texts)
         pairs.append((example, forest.probabilities(rows)))
     spec = json.loads(json.dumps(training.fit_second_look(pairs, params=SMALL)))
-    compiled = second_look.SecondLook(spec, reading._NATIVE_FOREST)
+    compiled = second_look.SecondLook(spec, reading._NATIVE_FOREST, reading._SECOND_LOOK_ROWS)
     python = second_look.SecondLook(spec)
-    assert compiled._native is not None and python._reference is not None
+    assert compiled._native is not None and compiled._rows is not None and python._reference is not None
     added = 0
     for html in learned_pages(range(100, 110)) + list(CASES.values()):
         texts, page = reading.read_blocks(html)
@@ -432,6 +462,7 @@ def test_the_second_look_reads_alike_on_both_paths(trained):
         words = [round(math.expm1(row[0])) for row in rows]
         page_row = page_threshold.threshold_row(rows[0], probabilities, words)
         wide = second_look.neighbour_rows(rows, probabilities, words, page_row)
+        assert_same_neighbour_rows(rows, probabilities, words, page_row)
         ours = compiled._native.probabilities(wide.tobytes(), wide.shape[1])
         theirs = python._reference.probabilities(wide.tolist())
         assert array("d", ours).tobytes() == array("d", theirs).tobytes()

@@ -3,7 +3,7 @@ features (`feature_rows`) and the forest's probabilities (`Forest`).  The caller
 path ran.
 
 The compiled path is ``plexity_plugins.runtime._native`` (native/learned_reader.cpp), a port of
-`segment`, `features` and `forest` that gives exactly their results (tests/test_learned_native.py
+`segment`, `features`, `forest` and the second look's rows that gives exactly their results (tests/test_learned_native.py
 holds them equal: the same texts, elements and title, bit-equal features and probabilities).  The
 Python modules are the reference and the fallback where the extension is not built, or with
 ``PLEXITY_PURE_PYTHON=1``.
@@ -32,12 +32,14 @@ def _compiled():
     """The compiled functions, or None (not built, turned off, or built from other sources)."""
     segment_html = native.compiled("segment_html")
     forest = native.compiled("Forest")
-    if segment_html is None or forest is None or getattr(native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH:
-        return None, None
-    return segment_html, forest
+    second_look_rows = native.compiled("second_look_rows")
+    if segment_html is None or forest is None or second_look_rows is None or getattr(
+            native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH:
+        return None, None, None
+    return segment_html, forest, second_look_rows
 
 
-_SEGMENT_HTML, _NATIVE_FOREST = _compiled()
+_SEGMENT_HTML, _NATIVE_FOREST, _SECOND_LOOK_ROWS = _compiled()
 COMPILED = _SEGMENT_HTML is not None
 
 
@@ -87,7 +89,7 @@ class Forest:
         self.page_threshold = PageThreshold(page) if page is not None else None
         # (and its second look at the blocks it drops, where it has one: second_look.py)
         second = spec.get("second_look")
-        self.second_look = SecondLook(second, _NATIVE_FOREST) if second is not None else None
+        self.second_look = SecondLook(second, _NATIVE_FOREST, _SECOND_LOOK_ROWS) if second is not None else None
         self._native = _NATIVE_FOREST(spec) if _NATIVE_FOREST is not None else None
         self._reference = None if self._native is not None else _ReferenceForest(spec)
 

@@ -17,9 +17,11 @@ block, `NEIGHBOUR_FEATURES`:
 
 A block the forest scored from `LOOK_FROM` up to the threshold is added where the mean of its two
 probabilities (the block forest's and the second forest's) reaches `ADD_AT`.  The second look
-may only add: letting it drop blocks too, or decide alone, read some sources worse (measured
-leaving one source out, docs/quality.md).  The second forest is trained on pages read by block
-forests that never saw their source, as the page threshold is.
+may only add: letting it decide every block, or only drop blocks, read some sources worse
+(measured leaving one source out, docs/quality.md).  The second forest is trained on pages read
+by block forests that never saw their source, as the page threshold is.  The rows are computed in
+numpy here (the reference) and compiled where the extension is built (``second_look_rows``,
+bit-equal).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ NEIGHBOUR_FEATURES = CONTEXT + SPREAD + tuple(FEATURES)
 ADD_AT = 0.5
 # Blocks the forest scores under this are not looked at again (the second forest would need 0.9 to
 # add one): left out, at LightGBM's seeds 7 and 8, looking at them or not read every source the
-# same to four decimals.  Most blocks are under it (menus, footers): looking at every block made
-# the reader about 40 % slower a WCXB page, looking from here about 15 %.
+# same to four decimals.  Most blocks are under it (menus, footers: 55 % of WCXB's, 80 % of the
+# articles'), so the second forest reads 4 to 19 % of a page's blocks.
 LOOK_FROM = 0.1
 KEPT = 0.5  # a neighbour counted as kept (`kept_back`, `kept_ahead`)
 FAR = 20  # blocks: nearer kept blocks are counted; none at all is `NONE`
@@ -109,9 +111,10 @@ def neighbour_rows(rows, probabilities, words, threshold_row: list[float], only=
 
 class SecondLook:
     """The second forest of a reader's JSON (its ``second_look``: a `forest.py` forest over
-    `NEIGHBOUR_FEATURES`); `compiled`: the compiled forest's class, where it is built."""
+    `NEIGHBOUR_FEATURES`); `compiled`, `compiled_rows`: the compiled forest's class and
+    `neighbour_rows`, where they are built."""
 
-    def __init__(self, spec: dict, compiled=None):
+    def __init__(self, spec: dict, compiled=None, compiled_rows=None):
         if list(spec["features"]) != list(NEIGHBOUR_FEATURES):
             raise ValueError("the second look was trained on other features than this version computes")
         self.add_at = float(spec.get("add_at", ADD_AT))
@@ -119,6 +122,7 @@ class SecondLook:
         spec = json.loads(json.dumps(spec))  # (a forest annotates the trees it is given)
         self._native = compiled(spec) if compiled is not None else None
         self._reference = _TreeForest(spec) if self._native is None else None
+        self._rows = compiled_rows if self._native is not None else None
 
     def added(self, rows, probabilities, words, threshold_row: list[float], threshold: float = 1.0) -> list[bool]:
         """Which blocks the second look adds (see the module's docstring; arguments as
@@ -128,10 +132,14 @@ class SecondLook:
         looked = (p < threshold) & (p >= self.look_from)
         added = np.zeros(len(p), dtype=bool)
         if looked.any():
-            wide = neighbour_rows(rows, probabilities, words, threshold_row, looked)
-            if self._native is not None:
-                second = np.asarray(self._native.probabilities(wide, wide.shape[1]))
+            if self._rows is not None:
+                rows = np.ascontiguousarray(rows, dtype=np.float64)
+                wide = self._rows(rows, rows.shape[1], p, np.asarray(words, dtype=np.float64),
+                                  np.asarray(threshold_row[len(PAGE_EVIDENCE):], dtype=np.float64), looked)
+                second = np.asarray(self._native.probabilities(wide, len(NEIGHBOUR_FEATURES)))
             else:
-                second = np.asarray(self._reference.probabilities(wide.tolist()))
+                wide = neighbour_rows(rows, probabilities, words, threshold_row, looked)
+                second = np.asarray(self._native.probabilities(wide, wide.shape[1]) if self._native is not None
+                                    else self._reference.probabilities(wide.tolist()))
             added[looked] = (second + p[looked]) / 2 >= self.add_at
         return added.tolist()
