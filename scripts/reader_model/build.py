@@ -11,18 +11,21 @@ from the four development benchmarks, and say how well it does on each when that
    text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
 2. **leaves each source out in turn**: trains a reader on the other three and reads the left-out
    pages with it, scored with the source's own metric, the extractor alone and followed by the
-   perplexity filter as the default pipeline runs it.  A reader is a block forest and its page
-   threshold forest (`page_threshold.py`); the one that never saw source h learns its page
-   thresholds from each other source s as read by a block forest trained without s and h (10
-   block forests in all).  Writes each of these readers to --left-out (default
-   /tmp/plexity-reader-left-out) for bench/quality.py; reads each left-out source also with its
-   block forest alone at each threshold of `training.THRESHOLDS`, one for every page;
+   perplexity filter as the default pipeline runs it.  A reader is a block forest and what
+   decides after it (`PARTS`): a page threshold forest (`page_threshold.py`) and a second look
+   (`second_look.py`); the one that never saw source h learns both from each other source s as
+   read by a block forest trained without s and h (10 block forests in all).  The shipped
+   reader's parts are `SHIPPED`; each left-out source is also read with each set of parts of
+   `COMPARED`, and with its block forest alone at each threshold of `training.THRESHOLDS`, one for
+   every page.  Writes each shipped left-out reader to --left-out (default
+   /tmp/plexity-reader-left-out) for bench/quality.py;
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
-   by site as bench/quality.py splits them), the page thresholds learned from the pages of 2 but
-   the half scored;
+   by site as bench/quality.py splits them), the parts after the forest learned from the pages of
+   2 but the half scored;
 4. trains the left-out readers again with other LightGBM seeds (``--seeds``, default 8 and 9) and
-   reports their left-out scores beside the shipped seed's: how much of a figure is the seed's draw;
-5. trains the block forest on all four, its page threshold on every page as read in 2, and writes
+   reports their left-out scores (shipped and `COMPARED`) beside the shipped seed's: how much of a
+   figure is the seed's draw;
+5. trains the block forest on all four, its `SHIPPED` parts on every page as read in 2, and writes
    them to forest.json, with card.json (sources, pages, blocks, features, settings, versions, and
    the scores of 2, 3 and 4), and the left-out tables to --figures/reader-left-out.md
    (docs/figures by default).
@@ -225,9 +228,6 @@ def main() -> int:
     def fit(parts: list[training.Example], **more):
         return training.fit(parts, params={**settings, **more})
 
-    def train(parts: list[training.Example], **more):
-        return forest_of(forest_module.from_lightgbm(fit(parts, **more)))
-
     threshold = training.THRESHOLD
     # Forests trained without some sources (a set of them), kept: the page threshold of a reader
     # left without source h is trained on each other source s read by the forest without s and h.
@@ -284,8 +284,8 @@ def main() -> int:
         texts = texts_by_page(examples[held], probabilities[held], spec)
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
-    # The page threshold of the shipped reader and of the WCXB halves' readers: learned from the pages
-    # of every source as the forest that never saw that source reads them.
+    # What decides after the block forest, in the shipped reader and the WCXB halves' readers: learned
+    # from the pages of every source as the forest that never saw that source reads them.
     unseen = {s: list(zip(examples[s], probabilities[s])) for s in SOURCES}
     halves = {}
     for half in quality.HALVES:
