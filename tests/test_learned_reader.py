@@ -199,6 +199,9 @@ def test_a_missing_or_stale_forest_is_a_broken_installation_that_says_how_to_reb
     stale.write_text(json.dumps(dict(spec, page_threshold={"features": ["a_page_feature_since_removed"], "trees": []})))
     with pytest.raises(InstallationError, match="rebuild it"):
         learned.load_forest(str(stale))
+    stale.write_text(json.dumps(dict(spec, second_look={"features": ["a_context_feature_since_removed"], "trees": []})))
+    with pytest.raises(InstallationError, match="rebuild it"):
+        learned.load_forest(str(stale))
     with pytest.raises(InstallationError, match="cannot be read"):
         learned.load_forest(str(tmp_path / "missing.json"))
 
