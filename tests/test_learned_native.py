@@ -466,8 +466,9 @@ def test_the_second_look_reads_alike_on_both_paths(trained):
         ours = compiled._native.probabilities(wide.tobytes(), wide.shape[1])
         theirs = python._reference.probabilities(wide.tolist())
         assert array("d", ours).tobytes() == array("d", theirs).tobytes()
-        both = compiled.added(rows, probabilities, words, page_row)
+        both = compiled.added(reading.feature_rows(page), probabilities, words, page_row)  # (compiled rows)
         assert both == python.added(rows, probabilities, words, page_row)
+        assert both == compiled.added(rows, probabilities, words, page_row)  # (numpy rows, compiled trees)
         added += sum(a and p < 0.5 for a, p in zip(both, probabilities))
     assert added  # (the forest trained here adds blocks: the comparison is not of empty answers)
 

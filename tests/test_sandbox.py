@@ -116,17 +116,31 @@ def test_every_page_reaches_the_child_as_it_was_given():
         extractor.close()
 
 
-def test_the_extraction_child_starts_without_the_scorer():
+@pytest.mark.parametrize("name", ["dense", "learned"])
+def test_the_extraction_child_starts_without_the_scorer(name):
     # the child imports its extractor only: not the scorer, BlingFire and numpy (~0.1 s of CPU
-    # per start, once per plexity run task, plexity clean and Scrapy crawl)
+    # per start, once per plexity run task, plexity clean and Scrapy crawl); the learned reader's
+    # second look, compiled, does without numpy too (a page where it looks at blocks again)
+    import importlib.util
     import subprocess
     import sys
+    from pathlib import Path
 
+    spec = importlib.util.spec_from_file_location("golden_pages_for_sandbox", Path(__file__).parent / "golden" / "pages.py")
+    golden = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(golden)
     code = ("import sys\nfrom plexity_plugins.extractors.sandbox import _WARM_UP_PAGE, _resolve, unpack_page, pack_page\n"
-            "_resolve('dense')(unpack_page(pack_page(_WARM_UP_PAGE)))\n"
-            "print(sorted(m for m in ('numpy', 'blingfire', 'plexity_plugins.scoring.scorer') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+            "from plexity_plugins.extractors import learned\n"
+            "page = sys.stdin.read()\n"
+            f"_resolve({name!r})(unpack_page(pack_page(_WARM_UP_PAGE)))\n"
+            f"_resolve({name!r})(unpack_page(pack_page(page)))\n"
+            "print(sorted(m for m in ('numpy', 'blingfire', 'plexity_plugins.scoring.scorer') if m in sys.modules))\n"
+            "texts, rows, _ = learned.read_page(page)\n"
+            "print(sum(0.1 <= p < 0.5 for p in learned.load_forest().probabilities(rows)))")
+    out = subprocess.run([sys.executable, "-c", code], input=golden.pages()["sample-00"], capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert int(out[1]) > 0  # (blocks the second look looked at again)
 
 
 def test_it_pickles_as_its_settings():

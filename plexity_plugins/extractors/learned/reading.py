@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from array import array
 
-import numpy
-
 from ...runtime import native
 from . import segment as _segment
 from .features import FEATURES, block_features
@@ -111,11 +109,11 @@ class Forest:
         if not probabilities or (self.page_threshold is None and self.second_look is None):
             return self.threshold, None
         if isinstance(rows, (bytes, bytearray, memoryview)):
-            matrix = numpy.frombuffer(rows, dtype=numpy.float64).reshape(-1, WIDTH)
+            first = memoryview(rows).cast("B").cast("d")[:WIDTH].tolist()
         else:  # (rows as lists: the build's)
-            matrix = numpy.asarray(rows, dtype=numpy.float64)
-        page = threshold_row(matrix[0].tolist(), probabilities, words)
+            first = list(rows[0])
+        page = threshold_row(first, probabilities, words)
         threshold = self.page_threshold.at(page) if self.page_threshold is not None else self.threshold
         if self.second_look is None:
             return threshold, None
-        return threshold, self.second_look.added(matrix, probabilities, words, page, threshold)
+        return threshold, self.second_look.added(rows, probabilities, words, page, threshold)

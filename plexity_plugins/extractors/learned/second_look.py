@@ -27,9 +27,7 @@ bit-equal).
 from __future__ import annotations
 
 import json
-
-import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from array import array
 
 from .features import FEATURES
 from .forest import Forest as _TreeForest
@@ -49,9 +47,11 @@ FAR = 20  # blocks: nearer kept blocks are counted; none at all is `NONE`
 NONE = 99.0
 
 
-def _around(values: np.ndarray, weights: np.ndarray, reach: int, itself: bool) -> np.ndarray:
+def _around(values, weights, reach: int, itself: bool):
     """Each block's mean of `values` over the blocks within `reach` of it, weighted by `weights`
     (itself included or not); NaN where there is none."""
+    import numpy as np
+
     n = len(values)
     sums = np.concatenate(([0.0], np.cumsum(values * weights)))
     totals = np.concatenate(([0.0], np.cumsum(weights)))
@@ -64,9 +64,13 @@ def _around(values: np.ndarray, weights: np.ndarray, reach: int, itself: bool) -
         return np.where(den > 0.5, num / np.where(den > 0.5, den, 1.0), np.nan)
 
 
-def context_columns(probabilities, words, spread: list[float]) -> np.ndarray:
-    """The `CONTEXT` and `SPREAD` columns of a page's blocks (one row a block); `spread` is the
-    SPREAD part of the page's `page_threshold.threshold_row`."""
+def context_columns(probabilities, words, spread: list[float]):
+    """The `CONTEXT` and `SPREAD` columns of a page's blocks (one row a block, a numpy array);
+    `spread` is the SPREAD part of the page's `page_threshold.threshold_row`."""
+    # (numpy only here, the reference: the compiled path and the extraction child do without it)
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
     p = np.asarray(probabilities, dtype=np.float64)
     weights = np.asarray(words, dtype=np.float64) + 1.0
     n = len(p)
@@ -98,10 +102,12 @@ def context_columns(probabilities, words, spread: list[float]) -> np.ndarray:
     return np.column_stack(columns)
 
 
-def neighbour_rows(rows, probabilities, words, threshold_row: list[float], only=None) -> np.ndarray:
+def neighbour_rows(rows, probabilities, words, threshold_row: list[float], only=None):
     """The rows of `NEIGHBOUR_FEATURES` of a page's blocks: `rows` their rows of `FEATURES` (n ×
     len(FEATURES), any form numpy reads), `threshold_row` the page's `page_threshold.threshold_row`;
     `only`: a mask of the blocks wanted (default all)."""
+    import numpy as np
+
     context = context_columns(probabilities, words, threshold_row[len(PAGE_EVIDENCE):])
     rows = np.asarray(rows, dtype=np.float64)
     if only is not None:
@@ -126,20 +132,26 @@ class SecondLook:
 
     def added(self, rows, probabilities, words, threshold_row: list[float], threshold: float = 1.0) -> list[bool]:
         """Which blocks the second look adds (see the module's docstring; arguments as
-        `neighbour_rows`).  Only blocks under `threshold` (those not kept already) and at
-        `look_from` or above are looked at."""
-        p = np.asarray(probabilities, dtype=np.float64)
-        looked = (p < threshold) & (p >= self.look_from)
-        added = np.zeros(len(p), dtype=bool)
-        if looked.any():
-            if self._rows is not None:
-                rows = np.ascontiguousarray(rows, dtype=np.float64)
-                wide = self._rows(rows, rows.shape[1], p, np.asarray(words, dtype=np.float64),
-                                  np.asarray(threshold_row[len(PAGE_EVIDENCE):], dtype=np.float64), looked)
-                second = np.asarray(self._native.probabilities(wide, len(NEIGHBOUR_FEATURES)))
-            else:
-                wide = neighbour_rows(rows, probabilities, words, threshold_row, looked)
-                second = np.asarray(self._native.probabilities(wide, wide.shape[1]) if self._native is not None
-                                    else self._reference.probabilities(wide.tolist()))
-            added[looked] = (second + p[looked]) / 2 >= self.add_at
-        return added.tolist()
+        `neighbour_rows`, `rows` as bytes of `reading.feature_rows` or lists).  Only blocks under
+        `threshold` (those not kept already) and at `look_from` or above are looked at."""
+        looked = bytes(threshold > p >= self.look_from for p in probabilities)
+        added = [False] * len(probabilities)
+        if not any(looked):
+            return added
+        if self._rows is not None and isinstance(rows, (bytes, bytearray, memoryview)):
+            width = len(rows) // (8 * len(probabilities))
+            wide = self._rows(rows, width, array("d", probabilities), array("d", words),
+                              array("d", threshold_row[len(PAGE_EVIDENCE):]), looked)
+            second = self._native.probabilities(wide, len(NEIGHBOUR_FEATURES))
+        else:
+            import numpy as np
+
+            if isinstance(rows, (bytes, bytearray, memoryview)):
+                rows = np.frombuffer(rows, dtype=np.float64).reshape(len(probabilities), -1)
+            wide = neighbour_rows(rows, probabilities, words, threshold_row, np.frombuffer(looked, dtype=bool))
+            second = (self._native.probabilities(wide, wide.shape[1]) if self._native is not None
+                      else self._reference.probabilities(wide.tolist()))
+        at = (i for i, look in enumerate(looked) if look)
+        for i, q in zip(at, second):
+            added[i] = (q + probabilities[i]) / 2 >= self.add_at
+        return added
