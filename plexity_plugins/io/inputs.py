@@ -853,8 +853,10 @@ def _is_whole_record(fileobj, offset: int, size: int) -> bool:
 
 def _container(head: bytes) -> bool | None:
     """Whether a WARC file whose first bytes are `head` is gzipped (True), uncompressed (False),
-    or cannot tell (None: damaged at its start)."""
-    if head.startswith(b"\x1f\x8b"):
+    or cannot tell (None: damaged at its start).  Gzip's two magic bytes alone are not enough: an
+    uncompressed file whose first bytes were overwritten may begin with them, and is resynchronised
+    on either kind of record start."""
+    if _GZIP_MEMBER.match(head):
         return True
     return False if head.startswith(b"WARC/") else None
 
