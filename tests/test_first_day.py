@@ -31,7 +31,7 @@ def test_a_set_up_step_says_what_it_does_how_long_it_took_and_speaks_while_it_ru
     lines = result.stdout.splitlines()
     assert lines[0] == "setup: compiling something ..."
     assert "setup:   ... 1 s (now: Collecting numpy)" in lines  # a long step is never silent
-    assert re.fullmatch(r"setup:   \.\.\. done in [23] s", lines[-1])
+    assert re.fullmatch(r"setup:   \.\.\. done in [2-9] s", lines[-1])  # (2.5 s of work; more on a loaded machine)
 
 
 def test_a_failing_set_up_step_shows_its_output_and_stops_the_set_up():
