@@ -469,6 +469,8 @@ def test_the_second_look_reads_alike_on_both_paths(trained):
         both = compiled.added(reading.feature_rows(page), probabilities, words, page_row)  # (compiled rows)
         assert both == python.added(rows, probabilities, words, page_row)
         assert both == compiled.added(rows, probabilities, words, page_row)  # (numpy rows, compiled trees)
+        as_doubles = memoryview(reading.feature_rows(page)).cast("B").cast("d")
+        assert both == compiled.added(as_doubles, probabilities, words, page_row)  # (any view of the bytes)
         added += sum(a and p < 0.5 for a, p in zip(both, probabilities))
     assert added  # (the forest trained here adds blocks: the comparison is not of empty answers)
 

@@ -115,7 +115,8 @@ def test_a_page_threshold_forest_gives_each_page_its_threshold_and_travels_in_th
         texts, rows, _ = learned.read_page(html)
         probabilities = reader.probabilities(rows)
         words = [round(math.expm1(w)) for w in learned.column(rows, 0)]
-        assert page_threshold.LOWEST <= reader.threshold_of(rows, probabilities, words) <= page_threshold.HIGHEST
+        threshold, added = reader.decision(rows, probabilities, words)
+        assert page_threshold.LOWEST <= threshold <= page_threshold.HIGHEST and added is None  # (no second look)
         text = learned.html_to_text_learned(html, forest=reader)
         assert sum(line in text for line in lines) >= 0.9 * len(lines), (seed, text)
         assert not any(line in text.splitlines() for line in BOILERPLATE), (seed, text)

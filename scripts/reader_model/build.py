@@ -264,10 +264,15 @@ def main() -> int:
     def shipped(reader: dict) -> dict:
         return {key: value for key, value in reader.items() if key not in PARTS or key in SHIPPED}
 
-    def compared(held: str, reader: dict, probs: list) -> dict:
-        """`held`'s score (read alone) by `reader` with each set of parts of `COMPARED`."""
-        return {name: quality.figures_of(held, scorers, list(zip(pages[held], texts_by_page(
-            examples[held], probs, reader, parts))))["score"] for name, parts in COMPARED.items()}
+    def compared(held: str, reader: dict, probs: list, shipped_texts: list[str] | None = None) -> dict:
+        """`held`'s score (read alone) by `reader` with each set of parts of `COMPARED` (the
+        shipped parts' texts given, where they have been read already)."""
+        def texts(parts: tuple) -> list[str]:
+            if shipped_texts is not None and set(parts) == set(SHIPPED):
+                return shipped_texts
+            return texts_by_page(examples[held], probs, reader, parts)
+        return {name: quality.figures_of(held, scorers, list(zip(pages[held], texts(parts))))["score"]
+                for name, parts in COMPARED.items()}
 
     # Each source read by the reader trained without it (and, to see how the figures move with the
     # threshold, by its forest at every threshold of the grid, one threshold for every page).
@@ -280,8 +285,8 @@ def main() -> int:
         if not experiment:
             (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
-        by_parts[shipped_seed][held] = compared(held, reader, probabilities[held])
         texts = texts_by_page(examples[held], probabilities[held], spec)
+        by_parts[shipped_seed][held] = compared(held, reader, probabilities[held], texts)
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
     # What decides after the block forest, in the shipped reader and the WCXB halves' readers: learned

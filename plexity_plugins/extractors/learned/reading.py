@@ -97,11 +97,6 @@ class Forest:
             return self._native.probabilities(rows, WIDTH)
         return self._reference.probabilities(rows_as_lists(rows))
 
-    def threshold_of(self, rows: bytes, probabilities: list[float], words: list[int]) -> float:
-        """The threshold of the page of `rows` (its blocks' `probabilities` and `words`): the page
-        threshold forest's answer, else the forest's one threshold."""
-        return self.decision(rows, probabilities, words)[0]
-
     def decision(self, rows, probabilities: list[float], words: list[int]) -> tuple[float, list[bool] | None]:
         """(the page's threshold, which blocks the second look adds to those at or above it, or
         None where the reader has no second look) for the page of `rows` (bytes of

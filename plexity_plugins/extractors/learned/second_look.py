@@ -139,7 +139,7 @@ class SecondLook:
         if not any(looked):
             return added
         if self._rows is not None and isinstance(rows, (bytes, bytearray, memoryview)):
-            width = len(rows) // (8 * len(probabilities))
+            width = memoryview(rows).nbytes // (8 * len(probabilities))  # (bytes, whatever the view's format)
             wide = self._rows(rows, width, array("d", probabilities), array("d", words),
                               array("d", threshold_row[len(PAGE_EVIDENCE):]), looked)
             second = self._native.probabilities(wide, len(NEIGHBOUR_FEATURES))
