@@ -144,6 +144,7 @@ def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
 @given(k=st.integers(0, RECORDS - 1), at=st.integers(0, 2000), noise=st.binary(min_size=1, max_size=60),
        cut=st.booleans())
 @example(k=0, at=0, noise=b"\x1f\x8b", cut=False)  # (gzip's magic bytes over an uncompressed file's start)
+@example(k=0, at=0, noise=b"\x1f\x8b\x08\x00", cut=False)  # (a whole gzip header over it)
 def test_damage_to_an_uncompressed_warc_never_crashes_and_counts_add_up(k, at, noise, cut):
     records = list(PLAIN)
     at = min(at, len(records[k]) - 1)

@@ -449,7 +449,7 @@ class WarcFile:
         try:
             start = self.fileobj.tell()
             self._head = self.fileobj.read(_SNIFF_BYTES)  # what the file is, if it is no WARC
-            gzipped = _container(self._head[:16])  # (what a record start looks like, to resynchronise)
+            gzipped = _container(self._head)  # (what a record start looks like, to resynchronise)
             self.fileobj.seek(start)
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
             start, self._head = None, None
@@ -854,10 +854,11 @@ def _is_whole_record(fileobj, offset: int, size: int) -> bool:
 def _container(head: bytes) -> bool | None:
     """Whether a WARC file whose first bytes are `head` is gzipped (True), uncompressed (False),
     or cannot tell (None: damaged at its start, resynchronised on either kind of record start).
-    Neither a gzip header's magic bytes nor ``WARC/`` alone are enough: a file's first bytes may
-    have been overwritten with them, or garbage that begins with them written before its first
-    record; an uncompressed file starts with a whole ``WARC/1.x`` line."""
-    if _GZIP_MEMBER.match(head):
+    Neither a gzip header nor ``WARC/`` alone is enough: a file's first bytes may have been
+    overwritten with one, or garbage that begins with one written before its first record.  A
+    gzipped file's first member inflates to a ``WARC/1.x`` line; an uncompressed file starts with
+    one."""
+    if _GZIP_MEMBER.match(head) and _inflates_to_warc(head):
         return True
     return False if _WARC_LINE.match(head) else None
 
