@@ -503,9 +503,11 @@ class WarcFile:
                                              f"({describe(exc)})")
                 return iterator.damage_offset()
             if record is None:
-                if self.records == 0 and not resumed and self._not_warc_start():  # (a line of text, empty)
-                    self._stop(NOT_A_WARC, self._not_a_warc("no WARC record"))
-                    return None
+                if self.records == 0 and not resumed and self._not_warc_start():
+                    # (a line of text, an empty file, or a gzip member damaged in its header, which
+                    # reads as empty: whole records may follow, as after other damage at the start)
+                    self._note(NOT_A_WARC, self._not_a_warc("no WARC record"))
+                    return iterator.damage_offset()
                 # (warcio has read the previous record to its end by now: its shortness is known)
                 if iterator.truncated or (previous is not None and previous.short_by()):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
