@@ -130,8 +130,8 @@ def _consistent(records, warc, size: int) -> None:
 @given(damaged=damaged_members())
 @example(damaged=(b"WARC/" + b"".join(MEMBERS), [f"http://t/{i}" for i in range(RECORDS)]))  # (garbage that
 # begins as an uncompressed record does, before the first member: a fresh root's hypothesis run found it)
-@example(damaged=(b"".join(MEMBERS)[:3] + b"\x04" + b"".join(MEMBERS)[4:], [f"http://t/{i}" for i in range(1, RECORDS)]))
-# (the first member's header says it has an extra field it has not: it reads as an empty file)
+@example(damaged=(b"".join(MEMBERS)[:3] + b"\x04" + b"".join(MEMBERS)[4:],  # (the first member's header says
+                  [f"http://t/{i}" for i in range(1, RECORDS)]))  # it has an extra field: it reads as empty)
 def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
     data, whole = damaged
     records, warc = _read(data)
