@@ -72,7 +72,7 @@ class PageThreshold:
     def __init__(self, spec: dict):
         if list(spec["features"]) != list(THRESHOLD_FEATURES):
             raise ValueError("the page threshold was trained on other page features than this version computes")
-        self._forest = _TreeForest(dict(spec, trees=[dict(tree) for tree in spec["trees"]]))  # (it annotates its trees)
+        self._forest = _TreeForest(spec)
         self.lowest = float(spec.get("lowest", LOWEST))
         self.highest = float(spec.get("highest", HIGHEST))
 

@@ -26,7 +26,6 @@ bit-equal).
 
 from __future__ import annotations
 
-import json
 from array import array
 
 from .features import FEATURES
@@ -125,7 +124,6 @@ class SecondLook:
             raise ValueError("the second look was trained on other features than this version computes")
         self.add_at = float(spec.get("add_at", ADD_AT))
         self.look_from = float(spec.get("look_from", LOOK_FROM))
-        spec = json.loads(json.dumps(spec))  # (a forest annotates the trees it is given)
         self._native = compiled(spec) if compiled is not None else None
         self._reference = _TreeForest(spec) if self._native is None else None
         self._rows = compiled_rows if self._native is not None else None
