@@ -235,9 +235,6 @@ def main() -> int:
     if not experiment:
         args.left_out.mkdir(parents=True, exist_ok=True)
 
-    def forest_of(spec: dict):
-        return forest_module.Forest(spec)
-
     def fit(parts: list[training.Example], **more):
         return training.fit(parts, params={**settings, **more})
 
@@ -253,7 +250,7 @@ def main() -> int:
             more = {} if seed is None else {"seed": seed}
             spec = forest_module.from_lightgbm(fit([e for s in SOURCES if s not in excluded for e in examples[s]],
                                                    **more), threshold=threshold)
-            without_cache[key] = (spec, probabilities_by_source(forest_of(spec), excluded))
+            without_cache[key] = (spec, probabilities_by_source(forest_module.Forest(spec), excluded))
         return without_cache[key]
 
     def probabilities_by_source(forest, sources) -> dict:
@@ -314,7 +311,7 @@ def main() -> int:
         pairs += [pair for p, pair in zip(pages["wcxb"], unseen["wcxb"]) if p["half"] != half]
         read = [examples["wcxb"][i] for i in mine]
         reader = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold), **deciders(pairs)))
-        texts = texts_by_page(read, probabilities_of(forest_of(reader), read), reader)
+        texts = texts_by_page(read, probabilities_of(forest_module.Forest(reader), read), reader)
         halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
         print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
               flush=True)
