@@ -115,6 +115,25 @@ def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_th
     assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
 
 
+def test_a_page_that_shows_too_little_is_read_from_the_text_its_json_ld_declares():
+    # (a news page rendered by its scripts: the saved HTML shows a menu, the article is in JSON-LD)
+    sentences = [f"Paragraph {i} of the story says what the council decided and why it matters." for i in range(8)]
+    body = "".join(f"<p>{s}</p>" for s in sentences).replace("council", "council &amp; its mayor")
+    ld = json.dumps({"@type": "NewsArticle", "headline": "Budget", "articleBody": body})
+    shell = (f'<html><head><script type="application/ld+json">{ld}</script></head>'
+             f'<body><nav><a href="/">Home</a> <a href="/news">News</a></nav><div id="app"></div></body></html>')
+    text = learned.html_to_text_learned(shell)
+    assert text.splitlines() == [s.replace("council", "council & its mayor") for s in sentences]
+    # a declared text of fewer than MIN_WORDS words is not the page's text
+    short = shell.replace(ld, json.dumps({"@type": "NewsArticle", "articleBody": sentences[0]}))
+    assert learned.html_to_text_learned(short) == ""
+    # where the page shows its text, the blocks it shows are read, not what it declares
+    html, lines = page(3)
+    html = html.replace("<head>", f'<head><script type="application/ld+json">{ld}</script>')
+    text = learned.html_to_text_learned(html)
+    assert lines[1] in text and sentences[0] not in text
+
+
 def test_each_page_s_threshold_label_is_the_one_that_reads_its_labelled_blocks_best():
     rows = [[0.0] * len(FEATURES) for _ in range(4)]
     listing = training.Example(rows=rows, labels=[1, 1, 0, 0], words=[20, 20, 20, 20], texts=["a", "b", "c", "d"])

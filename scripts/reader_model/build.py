@@ -117,7 +117,7 @@ def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityS
     examples = []
     for page in pages:
         html = quality.page_html(page)
-        texts, rows, _ = learned.read_page(html)
+        texts, rows, read = learned.read_page(html)
         if scorer is not None and texts:
             logprobs = block_logprobs(texts, scorer)
             if logprobs is not None:
@@ -126,7 +126,8 @@ def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityS
         labels = training.label_blocks(texts, gold=quality.gold_text(source, page), with_=page.get("with", ()),
                                        without=page.get("without", ())) if texts else []
         words = [int(round(2.718281828459045 ** row[0] - 1)) for row in rows]  # (FEATURES[0] is log1p(words))
-        examples.append(training.Example(rows=rows, labels=labels, words=words, texts=texts))
+        examples.append(training.Example(rows=rows, labels=labels, words=words, texts=texts,
+                                         declared=list(read.declared)))
     cache.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(examples))
     return examples
@@ -140,12 +141,13 @@ def probabilities_of(forest, examples: list[training.Example]) -> list[list[floa
 def read_at(example: training.Example, probabilities: list[float], threshold: float,
             added: list[bool] | None = None) -> str:
     """The page's text as the extractor reads it, with these block probabilities and threshold (and
-    the blocks a second look `added`)."""
-    if not example.texts:
-        return ""
-    keep = learned.choose(probabilities, threshold, example.words, [row[learned.TOP_GROUP] > 0 for row in example.rows],
-                          added)
-    return "\n".join(t for t, k in zip(example.texts, keep) if k)
+    the blocks a second look `added`), or the text it declares where that reads too little."""
+    text = ""
+    if example.texts:
+        keep = learned.choose(probabilities, threshold, example.words,
+                              [row[learned.TOP_GROUP] > 0 for row in example.rows], added)
+        text = "\n".join(t for t, k in zip(example.texts, keep) if k)
+    return learned.or_declared(text, example.declared)
 
 
 def texts_at(examples: list[training.Example], probabilities, threshold: float) -> list[str]:
@@ -159,7 +161,7 @@ def texts_by_page(examples: list[training.Example], probabilities, reader: dict,
     if parts is not None:
         reader = {key: value for key, value in reader.items() if key not in PARTS or key in parts}
     decide = reading.Forest(reader).decision
-    return [read_at(e, pr, *decide(e.rows, pr, e.words)) if e.texts else "" for e, pr in zip(examples, probabilities)]
+    return [read_at(e, pr, *decide(e.rows, pr, e.words)) for e, pr in zip(examples, probabilities)]
 
 
 def sweep(source: str, pages: list[dict], examples: list[training.Example], probabilities, scorers) -> dict:

@@ -50,6 +50,7 @@ class Example:
     words: list[int]
     weight: float = 1.0  # the page's weight (its source's share)
     texts: list[str] = field(default_factory=list)
+    declared: list[str] = field(default_factory=list)  # the page's JSON-LD text strings (`or_declared`)
 
 
 def aligned_shares(texts: list[str], gold: str) -> list[float]:
