@@ -115,15 +115,18 @@ def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_th
     assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
 
 
-def test_a_page_that_shows_too_little_is_read_from_the_text_its_json_ld_declares():
+def test_a_page_that_shows_too_little_text_is_given_the_text_its_json_ld_declares():
     # (a news page rendered by its scripts: the saved HTML shows a menu, the article is in JSON-LD)
     sentences = [f"Paragraph {i} of the story says what the council decided and why it matters." for i in range(8)]
     body = "".join(f"<p>{s}</p>" for s in sentences).replace("council", "council &amp; its mayor")
     ld = json.dumps({"@type": "NewsArticle", "headline": "Budget", "articleBody": body})
     shell = (f'<html><head><script type="application/ld+json">{ld}</script></head>'
              f'<body><nav><a href="/">Home</a> <a href="/news">News</a></nav><div id="app"></div></body></html>')
-    text = learned.html_to_text_learned(shell)
-    assert text.splitlines() == [s.replace("council", "council & its mayor") for s in sentences]
+    declared = [s.replace("council", "council & its mayor") for s in sentences]
+    assert learned.html_to_text_learned(shell).splitlines() == declared
+    # what the reader kept stays, and the declared text's lines follow it, each once
+    kept = "Budget approved\n" + declared[0]
+    assert learned.or_declared(kept, [body, body]).splitlines() == ["Budget approved"] + declared
     # a declared text of fewer than MIN_WORDS words is not the page's text
     short = shell.replace(ld, json.dumps({"@type": "NewsArticle", "articleBody": sentences[0]}))
     assert learned.html_to_text_learned(short) == ""

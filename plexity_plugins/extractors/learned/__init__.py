@@ -29,7 +29,7 @@ How a page is read (`html_to_text_learned`):
    one by one).
 6. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
    fewer than `MIN_WORDS` words and the page's JSON-LD declares an ``articleBody`` or ``text`` of
-   at least as many, that text is the page's (a news page rendered by its scripts shows its
+   at least as many, that text follows them (a news page rendered by its scripts shows its
    article only there).  A page where nothing is kept then is text-less to the forest (an error
    page, a bare form) and ends as the front end's counted ``no text extracted``.
 
@@ -137,13 +137,16 @@ def _words(text: str) -> int:
 
 
 def or_declared(text: str, declared: list[str]) -> str:
-    """`text` (the kept blocks' text), or where it holds fewer than `MIN_WORDS` words, the text
-    the page declares (`declared_text` of its `declared` strings) where that holds at least as
-    many."""
+    """`text` (the kept blocks' text); where it holds fewer than `MIN_WORDS` words and the text the
+    page declares (`declared_text` of its `declared` strings) at least as many, `text` and then
+    the declared text's lines it does not hold already."""
     if not declared or _words(text) >= MIN_WORDS:
         return text
     stated = declared_text(declared)
-    return stated if _words(stated) >= MIN_WORDS else text
+    if _words(stated) < MIN_WORDS:
+        return text
+    shown = set(text.splitlines())
+    return "\n".join(([text] if text else []) + [line for line in stated.splitlines() if line not in shown])
 
 
 def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:
