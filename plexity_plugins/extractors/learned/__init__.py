@@ -150,14 +150,14 @@ def or_declared(text: str, declared: list[str]) -> str:
 
 
 def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:
-    """The page's text: its blocks that the learned forest keeps, one per line, or the text the
-    page declares where those are too few (see the module's docstring).  `forest`: another
-    trained forest than the shipped one."""
+    """The page's text: its blocks that the learned forest keeps, one per line, followed by the
+    text the page declares where those are too few (see the module's docstring).  `forest`:
+    another trained forest than the shipped one."""
     if isinstance(html, bytes):
         html, _ = decode_html(html)
     texts, rows, page = read_page(html)
-    text = ""
+    shown = ""
     if texts:
         keep = kept(texts, rows, forest or load_forest())
-        text = "\n".join(text for text, k in zip(texts, keep) if k)
-    return or_declared(text, page.declared)
+        shown = "\n".join(text for text, k in zip(texts, keep) if k)
+    return or_declared(shown, page.declared)
