@@ -2555,6 +2555,27 @@ PyObject *Page_elements(PageObject *self, PyObject *) {
   });
 }
 
+// segment.section_ends: per block, the last block of its innermost block-level element's nearest
+// block-level ancestor (of two) that holds more blocks than it, else the page's last block
+PyObject *Page_section_ends(PageObject *self, PyObject *) {
+  const PageData &page = *self->page;
+  const std::vector<Element> &elements = page.elements;
+  const int32_t last = static_cast<int32_t>(page.blocks.size()) - 1;
+  return list_of(page.blocks.size(), [&](size_t i) -> PyObject * {
+    const int32_t own = elements[page.blocks[i].element].blocks;
+    int32_t at = elements[page.blocks[i].element].parent, end = last;
+    for (int hops = 0; at >= 0 && hops < 2; at = elements[at].parent) {
+      if (!elements[at].block) continue;
+      ++hops;
+      if (elements[at].blocks > own) {
+        end = std::min(last, elements[at].last_block);
+        break;
+      }
+    }
+    return PyLong_FromLong(end);
+  });
+}
+
 PyObject *Page_features(PageObject *self, PyObject *args) {
   int declares_item = 0;
   PyObject *logprobs = Py_None;
@@ -2607,6 +2628,8 @@ PyMethodDef Page_methods[] = {
      "blocks() -> [(text, element, words, link_words, chars, links, inline, lines)]: segment.Block's fields"},
     {"elements", reinterpret_cast<PyCFunction>(Page_elements), METH_NOARGS,
      "elements() -> [tuple]: segment.Element's fields in its __slots__ order"},
+    {"section_ends", reinterpret_cast<PyCFunction>(Page_section_ends), METH_NOARGS,
+     "section_ends() -> [int]: segment.section_ends"},
     {"features", reinterpret_cast<PyCFunction>(Page_features), METH_VARARGS,
      "features(declares_item=False, logprobs=None) -> bytes: features.block_features as float64, row-major"},
     {nullptr, nullptr, 0, nullptr}};

@@ -94,6 +94,7 @@ def assert_same(html: str, forests=(), declares_item=False, logprobs=None) -> tu
     assert page.summaries == ref.summaries
     assert page.blocks() == [tuple(getattr(b, f) for f in segment.Block.__slots__) for b in ref.blocks]
     assert page.elements() == [tuple(getattr(e, f) for f in segment.Element.__slots__) for e in ref.elements]
+    assert reading.section_ends(page) == segment.section_ends(ref)
     assert rows == ref_rows, first_difference(rows, ref_rows)
     for spec in forests:
         ours = reading.Forest(copy.deepcopy(spec)).probabilities(rows)

@@ -115,6 +115,60 @@ def test_when_the_trees_keep_almost_nothing_the_largest_list_of_like_items_is_th
     assert learned.choose(probabilities, 0.5, [learned.MIN_WORDS, 30, 30, 30], top_group) == [True, False, False, False]
 
 
+def test_a_heading_goes_with_its_section_where_the_section_is_of_one_mind():
+    follow = learned.headings_follow_sections
+    # h1 "Budget" over a kept paragraph, h2 "Related articles" over two dropped links, h2
+    # "Contact" with nothing under it before the end, an h2 over an h3 whose paragraph is kept
+    levels = [1, 0, 2, 0, 0, 2, 2, 3, 0]
+    keep = [True, True, True, False, False, True, True, True, True]
+    page_wide = [8] * 9
+    assert follow(keep, levels, page_wide) == [True, True, False, False, False, True, True, True, True]
+    # a dropped heading over a section read whole is kept; over a section read in part, it stays dropped
+    assert follow([False, True, True, False, True, False], [2, 0, 0, 2, 0, 0], [5] * 6) == \
+        [True, True, True, False, True, False]
+    # (a heading's rank bounds its section: the h1's holds the paragraph of the h3 below an h2)
+    assert follow([True, True, False, True], [1, 2, 0, 0], [3] * 4) == [True, True, False, True]
+    assert follow([True, True, False], [1, 2, 0], [2] * 3) == [False, False, False]
+    # (and so does its parent element: an h2 alone in its box says nothing of the blocks after the box)
+    assert follow([True, True, False], [1, 2, 0], [2, 1, 2]) == [False, True, False]
+    words, probabilities = [4, 60, 3, 5, 5, 1, 1, 2, 40], [0.9, 0.9, 0.9, 0.1, 0.1, 0.9, 0.9, 0.9, 0.9]
+    assert learned.choose(probabilities, 0.5, words, [False] * 9, sections=(levels, page_wide))[2] is False
+    assert learned.choose(probabilities, 0.5, words, [False] * 9)[2] is True  # (no sections: headings as scored)
+
+
+def test_a_heading_section_ends_with_the_element_that_holds_the_heading():
+    html = ("<main><h1>Results</h1><ul><li><h3>First item</h3></li><li><h3>Last item</h3></li></ul>"
+            "<div class='more'><h2>More</h2><p>A paragraph under the second heading.</p></div></main>"
+            "<footer><a href='/'>Home</a></footer>")
+    texts, rows, page = learned.read_page(html)
+    assert texts == ["Results", "First item", "Last item", "More", "A paragraph under the second heading.", "Home"]
+    levels, ends = learned.heading_sections(learned.column(rows, learned.TAG), reading.section_ends(page))
+    assert levels == [1, 3, 3, 2, 0, 0]
+    # the h1's parent is <main>; each h3 is alone in its <li>, so its section ends with the <ul>;
+    # the h2's ends with its <div>
+    assert ends[0] == 4 and ends[1] == ends[2] == 2 and ends[3] == 4
+
+
+def test_headings_follow_their_sections_in_linear_time():
+    # each block is in at most one section of each rank: 50,000 blocks are read at most six times
+    n = 50_000
+    for levels in ([1] + [2, 0] * (n // 2), [1 + i % 6 for i in range(n)], [6 - i % 6 for i in range(n)],
+                   [1 + i % 6 if i % 7 else 0 for i in range(n)]):
+        keep = [bool(level) for level in levels[:n]]
+        started = time.perf_counter()
+        learned.headings_follow_sections(keep, levels[:n], [n - 1] * n)
+        assert time.perf_counter() - started < 2, levels[:8]
+
+
+def test_headings_stay_where_dropping_them_would_leave_too_little_text():
+    levels, probabilities, top_group = [1, 0, 2, 0], [0.9, 0.9, 0.9, 0.1], [False] * 4
+    sections = (levels, [3] * 4)
+    words = [6, learned.MIN_WORDS - 10, 8, 20]
+    assert learned.choose(probabilities, 0.5, words, top_group, sections=sections) == [True, True, True, False]
+    assert learned.choose(probabilities, 0.5, [6, learned.MIN_WORDS, 8, 20], top_group, sections=sections) == \
+        [True, True, False, False]
+
+
 def test_a_page_that_shows_too_little_text_is_given_the_text_its_json_ld_declares():
     # (a news page rendered by its scripts: the saved HTML shows a menu, the article is in JSON-LD)
     sentences = [f"Paragraph {i} of the story says what the council decided and why it matters." for i in range(8)]

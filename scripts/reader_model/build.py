@@ -127,7 +127,7 @@ def examples_of(source: str, pages: list[dict], cache: Path, scorer: PerplexityS
                                        without=page.get("without", ())) if texts else []
         words = [int(round(2.718281828459045 ** row[0] - 1)) for row in rows]  # (FEATURES[0] is log1p(words))
         examples.append(training.Example(rows=rows, labels=labels, words=words, texts=texts,
-                                         declared=list(read.declared)))
+                                         declared=list(read.declared), ends=reading.section_ends(read)))
     cache.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(examples))
     return examples
@@ -145,7 +145,8 @@ def read_at(example: training.Example, probabilities: list[float], threshold: fl
     text = ""
     if example.texts:
         keep = learned.choose(probabilities, threshold, example.words,
-                              [row[learned.TOP_GROUP] > 0 for row in example.rows], added)
+                              [row[learned.TOP_GROUP] > 0 for row in example.rows], added,
+                              learned.heading_sections([row[learned.TAG] for row in example.rows], example.ends))
         text = "\n".join(t for t, k in zip(example.texts, keep) if k)
     return learned.or_declared(text, example.declared)
 

@@ -23,11 +23,18 @@ How a page is read (`html_to_text_learned`):
    blocks it is confident of (a paragraph scored 0.4 between two kept ones).  (A reader may
    instead give each page its own threshold, `page_threshold`; the build compares both and ships
    the second look.)
-5. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+5. **A heading goes with its section** (`choose`, `headings_follow_sections`): a kept heading
+   (``<h1>`` to ``<h6>``) whose section's blocks are all dropped is dropped too ("Related
+   articles" over a dropped list of links, "Leave a comment" over a dropped form), and a dropped
+   heading whose section's blocks are all kept is kept (the title of a part of the text), unless
+   the page would then hold fewer than `MIN_WORDS` words.  A section runs from the heading up to
+   the next heading of its rank or higher, and no further than the end of the heading's
+   block-level parent, or of its grandparent where the parent holds only the heading.
+6. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
    one by one).
-6. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
+7. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
    fewer than `MIN_WORDS` words and the page's JSON-LD declares an ``articleBody`` or ``text`` of
    at least as many, that text follows them (a news page rendered by its scripts shows its
    article only there).  A page where nothing is kept then is text-less to the forest (an error
@@ -50,15 +57,16 @@ from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
-from .reading import WIDTH, Forest, feature_rows, read_blocks
+from .segment import TAG_ID
+from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
 from .second_look import NEIGHBOUR_FEATURES
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
 MIN_WORDS = 50
 
-__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "declared_text", "html_to_text_learned",
-           "load_forest", "or_declared", "read_page"]
+__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "declared_text", "heading_sections",
+           "html_to_text_learned", "load_forest", "or_declared", "read_page", "headings_follow_sections"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -91,6 +99,8 @@ def read_page(html: str, logprobs: list[float] | None = None) -> tuple[list[str]
 _WORDS = FEATURES.index("words")  # log1p of the block's words
 _WORD = re.compile(r"\w+")
 TOP_GROUP = FEATURES.index("in_top_group")
+TAG = FEATURES.index("tag")
+_HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
 
 
 def column(rows: bytes, index: int) -> list[float]:
@@ -98,26 +108,70 @@ def column(rows: bytes, index: int) -> list[float]:
     return memoryview(rows).cast("B").cast("d")[index::WIDTH].tolist()
 
 
+def heading_sections(tags: list[float], ends: list[int]) -> tuple[list[int], list[int]] | None:
+    """The `choose` ``sections`` of a page's blocks: per block, its heading's rank from its
+    `FEATURES` ``tag`` (1 for ``<h1>`` to 6; 0: not a heading), and `ends` (`reading.section_ends`:
+    the last block its section may reach); None where `ends` is not known."""
+    if not ends:
+        return None
+    return [_HEADING_RANKS.get(int(tag), 0) for tag in tags], ends
+
+
+def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int]) -> list[bool]:
+    """`keep` with each heading (`levels` > 0) as its section is, where the section is of one mind:
+    a kept heading whose section's blocks are all dropped is dropped (the heading of a dropped
+    list of links, of a dropped form), a dropped heading whose section's blocks are all kept is
+    kept (the title of a part of the text).  A heading's section: the blocks after it up to the
+    next heading of its rank or higher and up to its `ends`, less the headings in it; a heading
+    with no such block stays as it is."""
+    # (each block is in at most six sections, one a rank: the scans read at most six times the page)
+    out = list(keep)
+    for i, level in enumerate(levels):
+        if not level:
+            continue
+        body = agrees = False
+        for j in range(i + 1, ends[i] + 1):
+            if levels[j]:
+                if levels[j] <= level:
+                    break
+                continue
+            body = True
+            if keep[j] == keep[i]:
+                agrees = True
+                break
+        if body and not agrees:
+            out[i] = not keep[i]
+    return out
+
+
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
-           added: list[bool] | None = None) -> list[bool]:
+           added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None) -> list[bool]:
     """Which blocks are the page's text: those at or above `threshold`, and those the second look
-    `added`; where they hold fewer than `MIN_WORDS` words, also the blocks of the page's largest
-    list of like items (`top_group`)."""
+    `added`, with each heading as its section is (`headings_follow_sections` over the blocks'
+    `heading_sections`) unless that leaves fewer than `MIN_WORDS` words; where they hold fewer
+    than `MIN_WORDS` words, also the blocks of the page's largest list of like items
+    (`top_group`)."""
     keep = [p >= threshold for p in probabilities]
     if added is not None:
         keep = [k or a for k, a in zip(keep, added)]
+    if sections is not None:
+        headed = headings_follow_sections(keep, *sections)
+        if sum(w for w, k in zip(words, headed) if k) >= MIN_WORDS:
+            keep = headed
     if sum(w for w, k in zip(words, keep) if k) < MIN_WORDS:
         keep = [k or t for k, t in zip(keep, top_group)]
     return keep
 
 
-def kept(texts: list[str], rows: bytes, forest: Forest) -> list[bool]:
+def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
     """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
-    threshold and what its second look adds (`Forest.decision`)."""
+    threshold and what its second look adds (`Forest.decision`), and with `ends`
+    (`reading.section_ends` of the page) each heading as its section is."""
     probabilities = forest.probabilities(rows)
     words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
     threshold, added = forest.decision(rows, probabilities, words)
-    return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added)
+    return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added,
+                  heading_sections(column(rows, TAG), ends or []))
 
 
 def declared_text(declared: list[str]) -> str:
@@ -158,6 +212,6 @@ def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str
     texts, rows, page = read_page(html)
     shown = ""
     if texts:
-        keep = kept(texts, rows, forest or load_forest())
+        keep = kept(texts, rows, forest or load_forest(), section_ends(page))
         shown = "\n".join(text for text, k in zip(texts, keep) if k)
     return or_declared(shown, page.declared)

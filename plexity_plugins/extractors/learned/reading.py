@@ -32,7 +32,7 @@ def _compiled():
     forest = native.compiled("Forest")
     second_look_rows = native.compiled("second_look_rows")
     if segment_html is None or forest is None or second_look_rows is None or getattr(
-            native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH:
+            native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH or not hasattr(segment_html(""), "section_ends"):
         return None, None, None
     return segment_html, forest, second_look_rows
 
@@ -48,6 +48,13 @@ def read_blocks(page_html: str):
         return page.texts(), page
     page = _segment.segment(page_html)
     return [block.text for block in page.blocks], page
+
+
+def section_ends(page) -> list[int]:
+    """`segment.section_ends` of a page of `read_blocks`."""
+    if isinstance(page, _segment.Page):
+        return _segment.section_ends(page)
+    return page.section_ends()
 
 
 def title(page) -> str:

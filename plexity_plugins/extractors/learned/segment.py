@@ -352,6 +352,26 @@ def _add_to(parent: Element, child: Element) -> None:
 _LIST_CHARS = 1 << 18
 
 
+def section_ends(page: Page) -> list[int]:
+    """Per block, the last block its section may reach if it is a heading's: the end of the
+    nearest of its element's two block-level ancestors that holds more blocks than the element
+    (its parent, or its grandparent where the parent holds only the heading), else the page's."""
+    elements, last = page.elements, len(page.blocks) - 1
+    out = []
+    for block in page.blocks:
+        own = elements[block.element].blocks
+        at, hops, end = elements[block.element].parent, 0, last
+        while at >= 0 and hops < 2:
+            if elements[at].block:
+                hops += 1
+                if elements[at].blocks > own:
+                    end = min(last, elements[at].last_block)
+                    break
+            at = elements[at].parent
+        out.append(end)
+    return out
+
+
 def count(pattern: re.Pattern, text: str) -> int:
     """``len(pattern.findall(text))``, without the list of a long text's matches."""
     if len(text) <= _LIST_CHARS:

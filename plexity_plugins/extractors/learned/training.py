@@ -54,6 +54,7 @@ class Example:
     weight: float = 1.0  # the page's weight (its source's share)
     texts: list[str] = field(default_factory=list)
     declared: list[str] = field(default_factory=list)  # the page's JSON-LD text strings (`or_declared`)
+    ends: list[int] = field(default_factory=list)  # where each block's section would end (`reading.section_ends`)
 
 
 def aligned_shares(texts: list[str], gold: str) -> list[float]:
@@ -150,9 +151,10 @@ PAGE_TOLERANCE = 0.01
 
 def block_f1(example: Example, probabilities: list[float], threshold: float) -> float:
     """The F1 over the words of a page's labelled blocks of what the reader keeps at `threshold`."""
-    from . import TOP_GROUP, choose  # (the reader's own decision)
+    from . import TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
 
-    keep = choose(probabilities, threshold, example.words, [row[TOP_GROUP] > 0 for row in example.rows])
+    keep = choose(probabilities, threshold, example.words, [row[TOP_GROUP] > 0 for row in example.rows],
+                  sections=heading_sections([row[TAG] for row in example.rows], example.ends))
     right = wrong = missed = 0
     for k, label, words in zip(keep, example.labels, example.words):
         if label == 1:
