@@ -160,6 +160,19 @@ def test_headings_follow_their_sections_in_linear_time():
         assert time.perf_counter() - started < 2, levels[:8]
 
 
+def test_what_a_footer_holds_is_not_the_text_unless_the_page_has_no_other():
+    # an article's paragraphs, then its footer (a byline, a copyright line) that the trees kept
+    probabilities, words, top_group = [0.9, 0.9, 0.8, 0.7], [60, 40, 8, 6], [False] * 4
+    footers = [False, False, True, True]
+    assert learned.choose(probabilities, 0.5, words, top_group, footers=footers) == [True, True, False, False]
+    # a page whose only text is in a footer (a shop that puts its content there) keeps it
+    assert learned.choose(probabilities, 0.5, [20, 10, 30, 30], top_group, footers=footers) == [True] * 4
+    html = ("<article><p>" + "The council approved the budget for the new library on Tuesday. " * 12 + "</p>"
+            "<footer><p>Written by a reporter of the town's paper, who covers the council.</p></footer></article>")
+    texts, rows, page = learned.read_page(html)
+    assert [f > 0 for f in learned.column(rows, learned.FOOTER)] == [False, True]
+
+
 def test_headings_stay_where_dropping_them_would_leave_too_little_text():
     levels, probabilities, top_group = [1, 0, 2, 0], [0.9, 0.9, 0.9, 0.1], [False] * 4
     sections = (levels, [3] * 4)

@@ -146,7 +146,8 @@ def read_at(example: training.Example, probabilities: list[float], threshold: fl
     if example.texts:
         keep = learned.choose(probabilities, threshold, example.words,
                               [row[learned.TOP_GROUP] > 0 for row in example.rows], added,
-                              learned.heading_sections([row[learned.TAG] for row in example.rows], example.ends))
+                              learned.heading_sections([row[learned.TAG] for row in example.rows], example.ends),
+                              [row[learned.FOOTER] > 0 for row in example.rows])
         text = "\n".join(t for t, k in zip(example.texts, keep) if k)
     return learned.or_declared(text, example.declared)
 

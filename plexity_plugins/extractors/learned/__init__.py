@@ -23,18 +23,22 @@ How a page is read (`html_to_text_learned`):
    blocks it is confident of (a paragraph scored 0.4 between two kept ones).  (A reader may
    instead give each page its own threshold, `page_threshold`; the build compares both and ships
    the second look.)
-5. **A heading goes with its section** (`choose`, `headings_follow_sections`): a kept heading
+5. **What a footer holds is not the text** (`choose`): a block inside a ``<footer>`` (or an
+   ARIA ``contentinfo``) is not kept, as HTML declares a footer to hold what is about its section
+   (its author, its copyright, related links), unless the page would then hold fewer than
+   `MIN_WORDS` words.
+6. **A heading goes with its section** (`choose`, `headings_follow_sections`): a kept heading
    (``<h1>`` to ``<h6>``) whose section's blocks are all dropped is dropped too ("Related
    articles" over a dropped list of links, "Leave a comment" over a dropped form), and a dropped
    heading whose section's blocks are all kept is kept (the title of a part of the text), unless
    the page would then hold fewer than `MIN_WORDS` words.  A section runs from the heading up to
    the next heading of its rank or higher, and no further than the end of the heading's
    block-level parent, or of its grandparent where the parent holds only the heading.
-6. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+7. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
    one by one).
-7. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
+8. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
    fewer than `MIN_WORDS` words and the page's JSON-LD declares an ``articleBody`` or ``text`` of
    at least as many, that text follows them (a news page rendered by its scripts shows its
    article only there).  A page where nothing is kept then is text-less to the forest (an error
@@ -100,6 +104,7 @@ _WORDS = FEATURES.index("words")  # log1p of the block's words
 _WORD = re.compile(r"\w+")
 TOP_GROUP = FEATURES.index("in_top_group")
 TAG = FEATURES.index("tag")
+FOOTER = FEATURES.index("anc_footer")  # (inside a <footer> or an ARIA contentinfo)
 _HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
 
 
@@ -145,15 +150,21 @@ def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int
 
 
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
-           added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None) -> list[bool]:
+           added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None,
+           footers: list[bool] | None = None) -> list[bool]:
     """Which blocks are the page's text: those at or above `threshold`, and those the second look
-    `added`, with each heading as its section is (`headings_follow_sections` over the blocks'
-    `heading_sections`) unless that leaves fewer than `MIN_WORDS` words; where they hold fewer
-    than `MIN_WORDS` words, also the blocks of the page's largest list of like items
+    `added`, less those in `footers` (blocks HTML declares to be about a section, not its text)
+    and with each heading as its section is (`headings_follow_sections` over the blocks'
+    `heading_sections`), each step unless it leaves fewer than `MIN_WORDS` words; where they
+    hold fewer than `MIN_WORDS` words, also the blocks of the page's largest list of like items
     (`top_group`)."""
     keep = [p >= threshold for p in probabilities]
     if added is not None:
         keep = [k or a for k, a in zip(keep, added)]
+    if footers is not None:
+        unfooted = [k and not f for k, f in zip(keep, footers)]
+        if sum(w for w, k in zip(words, unfooted) if k) >= MIN_WORDS:
+            keep = unfooted
     if sections is not None:
         headed = headings_follow_sections(keep, *sections)
         if sum(w for w, k in zip(words, headed) if k) >= MIN_WORDS:
@@ -165,13 +176,13 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
 
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
     """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
-    threshold and what its second look adds (`Forest.decision`), and with `ends`
-    (`reading.section_ends` of the page) each heading as its section is."""
+    threshold and what its second look adds (`Forest.decision`), less the blocks of its footers,
+    and with `ends` (`reading.section_ends` of the page) each heading as its section is."""
     probabilities = forest.probabilities(rows)
     words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
     threshold, added = forest.decision(rows, probabilities, words)
     return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added,
-                  heading_sections(column(rows, TAG), ends or []))
+                  heading_sections(column(rows, TAG), ends or []), [f > 0 for f in column(rows, FOOTER)])
 
 
 def declared_text(declared: list[str]) -> str:

@@ -151,10 +151,11 @@ PAGE_TOLERANCE = 0.01
 
 def block_f1(example: Example, probabilities: list[float], threshold: float) -> float:
     """The F1 over the words of a page's labelled blocks of what the reader keeps at `threshold`."""
-    from . import TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
+    from . import FOOTER, TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
 
     keep = choose(probabilities, threshold, example.words, [row[TOP_GROUP] > 0 for row in example.rows],
-                  sections=heading_sections([row[TAG] for row in example.rows], example.ends))
+                  sections=heading_sections([row[TAG] for row in example.rows], example.ends),
+                  footers=[row[FOOTER] > 0 for row in example.rows])
     right = wrong = missed = 0
     for k, label, words in zip(keep, example.labels, example.words):
         if label == 1:
