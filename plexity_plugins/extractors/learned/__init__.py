@@ -61,16 +61,16 @@ from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
-from .segment import TAG_ID
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
 from .second_look import NEIGHBOUR_FEATURES
+from .segment import TAG_ID
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
 MIN_WORDS = 50
 
 __all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "declared_text", "heading_sections",
-           "html_to_text_learned", "load_forest", "or_declared", "read_page", "headings_follow_sections"]
+           "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared", "read_page"]
 
 
 @functools.lru_cache(maxsize=4)
