@@ -144,10 +144,7 @@ def read_at(example: training.Example, probabilities: list[float], threshold: fl
     the blocks a second look `added`), or the text it declares where that reads too little."""
     text = ""
     if example.texts:
-        keep = learned.choose(probabilities, threshold, example.words,
-                              [row[learned.TOP_GROUP] > 0 for row in example.rows], added,
-                              learned.heading_sections([row[learned.TAG] for row in example.rows], example.ends),
-                              [row[learned.FOOTER] > 0 for row in example.rows])
+        keep = example.choose(probabilities, threshold, added)
         text = "\n".join(t for t, k in zip(example.texts, keep) if k)
     return learned.or_declared(text, example.declared)
 

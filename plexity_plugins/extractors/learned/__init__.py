@@ -158,18 +158,21 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     `heading_sections`), each step unless it leaves fewer than `MIN_WORDS` words; where they
     hold fewer than `MIN_WORDS` words, also the blocks of the page's largest list of like items
     (`top_group`)."""
+    def enough(keep: list[bool]) -> bool:
+        return sum(w for w, k in zip(words, keep) if k) >= MIN_WORDS
+
     keep = [p >= threshold for p in probabilities]
     if added is not None:
         keep = [k or a for k, a in zip(keep, added)]
     if footers is not None:
         unfooted = [k and not f for k, f in zip(keep, footers)]
-        if sum(w for w, k in zip(words, unfooted) if k) >= MIN_WORDS:
+        if enough(unfooted):
             keep = unfooted
     if sections is not None:
         headed = headings_follow_sections(keep, *sections)
-        if sum(w for w, k in zip(words, headed) if k) >= MIN_WORDS:
+        if enough(headed):
             keep = headed
-    if sum(w for w, k in zip(words, keep) if k) < MIN_WORDS:
+    if not enough(keep):
         keep = [k or t for k, t in zip(keep, top_group)]
     return keep
 

@@ -56,6 +56,15 @@ class Example:
     declared: list[str] = field(default_factory=list)  # the page's JSON-LD text strings (`or_declared`)
     ends: list[int] = field(default_factory=list)  # where each block's section would end (`reading.section_ends`)
 
+    def choose(self, probabilities: list[float], threshold: float, added: list[bool] | None = None) -> list[bool]:
+        """The blocks the reader keeps with these probabilities and threshold (`learned.choose`, with
+        the page's own list of like items, headings' sections and footers)."""
+        from . import FOOTER, TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
+
+        rows = self.rows
+        return choose(probabilities, threshold, self.words, [row[TOP_GROUP] > 0 for row in rows], added,
+                      heading_sections([row[TAG] for row in rows], self.ends), [row[FOOTER] > 0 for row in rows])
+
 
 def aligned_shares(texts: list[str], gold: str) -> list[float]:
     """The share of each block's words (``\\w+``, lower-cased) matched in order to `gold`'s words
@@ -151,11 +160,7 @@ PAGE_TOLERANCE = 0.01
 
 def block_f1(example: Example, probabilities: list[float], threshold: float) -> float:
     """The F1 over the words of a page's labelled blocks of what the reader keeps at `threshold`."""
-    from . import FOOTER, TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
-
-    keep = choose(probabilities, threshold, example.words, [row[TOP_GROUP] > 0 for row in example.rows],
-                  sections=heading_sections([row[TAG] for row in example.rows], example.ends),
-                  footers=[row[FOOTER] > 0 for row in example.rows])
+    keep = example.choose(probabilities, threshold)
     right = wrong = missed = 0
     for k, label, words in zip(keep, example.labels, example.words):
         if label == 1:
