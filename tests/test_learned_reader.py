@@ -160,17 +160,24 @@ def test_headings_follow_their_sections_in_linear_time():
         assert time.perf_counter() - started < 2, levels[:8]
 
 
-def test_what_a_footer_holds_is_not_the_text_unless_the_page_has_no_other():
+def test_what_a_footer_or_a_dialog_holds_is_not_the_text_unless_the_page_has_no_other():
     # an article's paragraphs, then its footer (a byline, a copyright line) that the trees kept
     probabilities, words, top_group = [0.9, 0.9, 0.8, 0.7], [60, 40, 8, 6], [False] * 4
-    footers = [False, False, True, True]
-    assert learned.choose(probabilities, 0.5, words, top_group, footers=footers) == [True, True, False, False]
+    apart = [False, False, True, True]
+    assert learned.choose(probabilities, 0.5, words, top_group, apart=apart) == [True, True, False, False]
     # a page whose only text is in a footer (a shop that puts its content there) keeps it
-    assert learned.choose(probabilities, 0.5, [20, 10, 30, 30], top_group, footers=footers) == [True] * 4
+    assert learned.choose(probabilities, 0.5, [20, 10, 30, 30], top_group, apart=apart) == [True] * 4
     html = ("<article><p>" + "The council approved the budget for the new library on Tuesday. " * 12 + "</p>"
             "<footer><p>Written by a reporter of the town's paper, who covers the council.</p></footer></article>")
     texts, rows, page = learned.read_page(html)
     assert [f > 0 for f in learned.column(rows, learned.FOOTER)] == [False, True]
+    # a cookie notice or a sign-up form in a <dialog> (or an ARIA dialog) is set apart too
+    notice = ("<p>We and our partners store cookies on your device to measure how this site is used.</p>"
+              "<p><button>Accept all</button></p>")
+    for wrapped in (f"<dialog open>{notice}</dialog>", f'<div role="alertdialog">{notice}</div>'):
+        texts, rows, page = learned.read_page(html.replace("<article>", wrapped + "<article>"))
+        assert learned.set_apart(learned.column(rows, learned.FOOTER), learned.column(rows, learned.DIALOG)) == \
+            [True, True, False, True]
 
 
 def test_headings_stay_where_dropping_them_would_leave_too_little_text():

@@ -70,7 +70,8 @@ CARD_PATH = Path(__file__).with_name("card.json")
 MIN_WORDS = 50
 
 __all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "declared_text", "heading_sections",
-           "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared", "read_page"]
+           "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared", "read_page",
+           "set_apart"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -105,6 +106,7 @@ _WORD = re.compile(r"\w+")
 TOP_GROUP = FEATURES.index("in_top_group")
 TAG = FEATURES.index("tag")
 FOOTER = FEATURES.index("anc_footer")  # (inside a <footer> or an ARIA contentinfo)
+DIALOG = FEATURES.index("anc_dialog")  # (inside a <dialog> or an ARIA dialog or alertdialog)
 _HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
 
 
@@ -149,25 +151,32 @@ def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int
     return out
 
 
+def set_apart(footer: list[float], dialog: list[float]) -> list[bool]:
+    """The `choose` ``apart`` of a page's blocks, from their `FEATURES` ``anc_footer`` and
+    ``anc_dialog``: the blocks HTML declares are not the text, being about a section (a
+    ``<footer>``, ARIA ``contentinfo``) or apart from the page (a ``<dialog>``, ARIA ``dialog``:
+    cookie notices, sign-up forms, quick views)."""
+    return [f > 0 or d > 0 for f, d in zip(footer, dialog)]
+
+
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
            added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None,
-           footers: list[bool] | None = None) -> list[bool]:
+           apart: list[bool] | None = None) -> list[bool]:
     """Which blocks are the page's text: those at or above `threshold`, and those the second look
-    `added`, less those in `footers` (blocks HTML declares to be about a section, not its text)
-    and with each heading as its section is (`headings_follow_sections` over the blocks'
-    `heading_sections`), each step unless it leaves fewer than `MIN_WORDS` words; where they
-    hold fewer than `MIN_WORDS` words, also the blocks of the page's largest list of like items
-    (`top_group`)."""
+    `added`, less those `apart` (`set_apart`: in a footer or a dialog), and with each heading as
+    its section is (`headings_follow_sections` over the blocks' `heading_sections`), each step
+    unless it leaves fewer than `MIN_WORDS` words; where they hold fewer than `MIN_WORDS` words,
+    also the blocks of the page's largest list of like items (`top_group`)."""
     def enough(keep: list[bool]) -> bool:
         return sum(w for w, k in zip(words, keep) if k) >= MIN_WORDS
 
     keep = [p >= threshold for p in probabilities]
     if added is not None:
         keep = [k or a for k, a in zip(keep, added)]
-    if footers is not None:
-        unfooted = [k and not f for k, f in zip(keep, footers)]
-        if enough(unfooted):
-            keep = unfooted
+    if apart is not None:
+        within = [k and not a for k, a in zip(keep, apart)]
+        if enough(within):
+            keep = within
     if sections is not None:
         headed = headings_follow_sections(keep, *sections)
         if enough(headed):
@@ -179,13 +188,13 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
 
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
     """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
-    threshold and what its second look adds (`Forest.decision`), less the blocks of its footers,
-    and with `ends` (`reading.section_ends` of the page) each heading as its section is."""
+    threshold and what its second look adds (`Forest.decision`), less the blocks of its footers
+    and dialogs, and with `ends` (`reading.section_ends` of the page) each heading as its section is."""
     probabilities = forest.probabilities(rows)
     words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
     threshold, added = forest.decision(rows, probabilities, words)
     return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added,
-                  heading_sections(column(rows, TAG), ends or []), [f > 0 for f in column(rows, FOOTER)])
+                  heading_sections(column(rows, TAG), ends or []), set_apart(column(rows, FOOTER), column(rows, DIALOG)))
 
 
 def declared_text(declared: list[str]) -> str:

@@ -58,12 +58,13 @@ class Example:
 
     def choose(self, probabilities: list[float], threshold: float, added: list[bool] | None = None) -> list[bool]:
         """The blocks the reader keeps with these probabilities and threshold (`learned.choose`, with
-        the page's own list of like items, headings' sections and footers)."""
-        from . import FOOTER, TAG, TOP_GROUP, choose, heading_sections  # (the reader's own decision)
+        the page's own list of like items, headings' sections, footers and dialogs)."""
+        from . import DIALOG, FOOTER, TAG, TOP_GROUP, choose, heading_sections, set_apart  # (the reader's own decision)
 
         rows = self.rows
         return choose(probabilities, threshold, self.words, [row[TOP_GROUP] > 0 for row in rows], added,
-                      heading_sections([row[TAG] for row in rows], self.ends), [row[FOOTER] > 0 for row in rows])
+                      heading_sections([row[TAG] for row in rows], self.ends),
+                      set_apart([row[FOOTER] for row in rows], [row[DIALOG] for row in rows]))
 
 
 def aligned_shares(texts: list[str], gold: str) -> list[float]:
