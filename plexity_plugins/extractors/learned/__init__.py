@@ -69,9 +69,9 @@ FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
 MIN_WORDS = 50
 
-__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "declared_text", "heading_sections",
-           "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared", "read_page",
-           "set_apart"]
+__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "choose_from_rows", "declared_text",
+           "heading_sections", "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared",
+           "read_page", "set_apart"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -186,6 +186,15 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     return keep
 
 
+def choose_from_rows(probabilities: list[float], threshold: float, words: list[int], column_of, ends: list[int],
+                     added: list[bool] | None = None) -> list[bool]:
+    """`choose` with what it reads of the page's own blocks taken from their `FEATURES` rows:
+    `column_of(index)` is one feature of every block (the rows of the extractor and of training
+    are stored differently), `ends` each heading's section bound (`reading.section_ends`)."""
+    return choose(probabilities, threshold, words, [t > 0 for t in column_of(TOP_GROUP)], added,
+                  heading_sections(column_of(TAG), ends), set_apart(column_of(FOOTER), column_of(DIALOG)))
+
+
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
     """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
     threshold and what its second look adds (`Forest.decision`), less the blocks of its footers
@@ -193,8 +202,7 @@ def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None =
     probabilities = forest.probabilities(rows)
     words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
     threshold, added = forest.decision(rows, probabilities, words)
-    return choose(probabilities, threshold, words, [t > 0 for t in column(rows, TOP_GROUP)], added,
-                  heading_sections(column(rows, TAG), ends or []), set_apart(column(rows, FOOTER), column(rows, DIALOG)))
+    return choose_from_rows(probabilities, threshold, words, lambda index: column(rows, index), ends or [], added)
 
 
 def declared_text(declared: list[str]) -> str:

@@ -59,12 +59,11 @@ class Example:
     def choose(self, probabilities: list[float], threshold: float, added: list[bool] | None = None) -> list[bool]:
         """The blocks the reader keeps with these probabilities and threshold (`learned.choose`, with
         the page's own list of like items, headings' sections, footers and dialogs)."""
-        from . import DIALOG, FOOTER, TAG, TOP_GROUP, choose, heading_sections, set_apart  # (the reader's own decision)
+        from . import choose_from_rows  # (the reader's own decision)
 
         rows = self.rows
-        return choose(probabilities, threshold, self.words, [row[TOP_GROUP] > 0 for row in rows], added,
-                      heading_sections([row[TAG] for row in rows], self.ends),
-                      set_apart([row[FOOTER] for row in rows], [row[DIALOG] for row in rows]))
+        return choose_from_rows(probabilities, threshold, self.words, lambda index: [row[index] for row in rows],
+                                self.ends, added)
 
 
 def aligned_shares(texts: list[str], gold: str) -> list[float]:
