@@ -2710,12 +2710,74 @@ struct Node {
   int32_t categories_begin, categories_end;  // into categories (sorted)
 };
 
+// A node as predict walks it: 16 bytes (a third of a `Node`), the two children of a node side
+// by side (left, then right; each tree's nodes in breadth-first order), so that the next node of
+// a walk is one add away.
+struct FlatNode {
+  union {
+    double split;  // the threshold; a leaf's value
+    struct {
+      int32_t begin, end;  // a categorical split's categories (into ForestData::categories)
+    } cats;
+  };
+  int32_t left;     // the left child; the right one is left + 1
+  int16_t feature;  // -1: a leaf
+  uint8_t missing;  // as Node's
+  uint8_t flags;    // kDefaultLeft | kCategorical
+};
+static_assert(sizeof(FlatNode) == 16, "FlatNode is meant to be 16 bytes");
+constexpr uint8_t kDefaultLeft = 1, kCategorical = 2;
+
 struct ForestData {
-  std::vector<Node> nodes;
+  std::vector<Node> nodes;  // as read from the spec (read_tree checks them)
   std::vector<int32_t> roots;
   std::vector<int64_t> categories;
   int32_t max_feature = -1;
+  std::vector<FlatNode> flat;  // what predict walks (flatten)
+  std::vector<int32_t> flat_roots;
 };
+
+// `f.nodes` laid out as `f.flat`; false (with a Python error) where a feature index does not fit.
+bool flatten(ForestData &f) {
+  if (f.max_feature > INT16_MAX) {
+    PyErr_SetString(PyExc_ValueError, "the forest reads more features than the compiled reader can index");
+    return false;
+  }
+  f.flat.clear();
+  f.flat_roots.clear();
+  f.flat.reserve(f.nodes.size());
+  std::vector<std::pair<int32_t, int32_t>> queue;  // (node in f.nodes, its slot in f.flat)
+  for (int32_t root : f.roots) {
+    const int32_t slot = static_cast<int32_t>(f.flat.size());
+    f.flat_roots.push_back(slot);
+    f.flat.emplace_back();
+    queue.assign(1, {root, slot});
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const Node &node = f.nodes[queue[q].first];
+      FlatNode out = {};
+      out.feature = static_cast<int16_t>(node.feature);
+      if (node.feature < 0) {
+        out.split = node.value;
+      } else {
+        out.missing = node.missing;
+        out.flags = static_cast<uint8_t>((node.default_left ? kDefaultLeft : 0) | (node.categorical ? kCategorical : 0));
+        if (node.categorical) {
+          out.cats.begin = node.categories_begin;
+          out.cats.end = node.categories_end;
+        } else {
+          out.split = node.threshold;
+        }
+        out.left = static_cast<int32_t>(f.flat.size());
+        f.flat.emplace_back();
+        f.flat.emplace_back();
+        queue.emplace_back(node.left, out.left);
+        queue.emplace_back(node.right, out.left + 1);
+      }
+      f.flat[queue[q].second] = out;
+    }
+  }
+  return true;
+}
 
 struct ForestObject {
   PyObject_HEAD
@@ -2850,6 +2912,8 @@ int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
   for (Py_ssize_t t = 0; t < PyList_GET_SIZE(trees); ++t) {
     if (!read_tree(PyList_GET_ITEM(trees, t), *f)) return -1;
   }
+  if (!flatten(*f)) return -1;
+  std::vector<Node>().swap(f->nodes);  // (predict walks the flat copy)
   delete self->forest;
   self->forest = f.release();
   return 0;
@@ -2862,41 +2926,65 @@ void Forest_dealloc(ForestObject *self) {
 
 constexpr double kZero = 1e-35;  // LightGBM's kZeroThreshold
 
+// One step of a walk down a tree: the child of `node` that `row` goes to; nullptr where a
+// categorical feature is infinite (predict's status 1).
+inline const FlatNode *step(const FlatNode *nodes, const FlatNode *node, const double *row,
+                            const int64_t *categories) {
+  double value = row[node->feature];
+  bool go_left;
+  if (node->flags & kCategorical) {  // a NaN or negative value goes right
+    if (value == value && value >= 0) {
+      if (std::isinf(value)) return nullptr;
+      if (value >= 9.2e18) {
+        go_left = false;
+      } else {
+        const int64_t v = static_cast<int64_t>(value);
+        go_left = std::binary_search(categories + node->cats.begin, categories + node->cats.end, v);
+      }
+    } else {
+      go_left = false;
+    }
+  } else {
+    if (value != value && node->missing != 2) value = 0.0;
+    if ((node->missing == 1 && std::fabs(value) <= kZero) || (node->missing == 2 && value != value)) {
+      go_left = node->flags & kDefaultLeft;
+    } else {
+      go_left = value <= node->split;
+    }
+  }
+  return nodes + node->left + (go_left ? 0 : 1);
+}
+
+// Rows walk a tree this many at a time, side by side: their walks do not wait on each other's
+// loads, so the processor overlaps them.  Each row's leaves are still added tree by tree in the
+// forest's order (the same sums, to the bit, as one row at a time).
+constexpr size_t kLanes = 8;
+
 // 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows
 int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out) {
-  for (size_t r = 0; r < n; ++r) {
-    const double *row = rows + r * width;
-    double total = 0.0;
-    for (int32_t root : f.roots) {
-      const Node *node = &f.nodes[root];
-      while (node->feature >= 0) {
-        double value = row[node->feature];
-        bool go_left;
-        if (node->categorical) {  // a NaN or negative value goes right
-          if (value == value && value >= 0) {
-            if (std::isinf(value)) return 1;
-            if (value >= 9.2e18) {
-              go_left = false;
-            } else {
-              const int64_t v = static_cast<int64_t>(value);
-              go_left = std::binary_search(f.categories.begin() + node->categories_begin,
-                                           f.categories.begin() + node->categories_end, v);
-            }
-          } else {
-            go_left = false;
-          }
-        } else {
-          if (value != value && node->missing != 2) value = 0.0;
-          if ((node->missing == 1 && std::fabs(value) <= kZero) || (node->missing == 2 && value != value)) {
-            go_left = node->default_left;
-          } else {
-            go_left = value <= node->threshold;
-          }
+  const FlatNode *nodes = f.flat.data();
+  const int64_t *categories = f.categories.data();
+  std::fill(out, out + n, 0.0);
+  for (int32_t root : f.flat_roots) {
+    for (size_t r0 = 0; r0 < n; r0 += kLanes) {
+      const size_t lanes = std::min(kLanes, n - r0);
+      const FlatNode *at[kLanes];
+      for (size_t k = 0; k < lanes; ++k) at[k] = nodes + root;
+      bool walking = nodes[root].feature >= 0;
+      while (walking) {
+        walking = false;
+        for (size_t k = 0; k < lanes; ++k) {
+          if (at[k]->feature < 0) continue;
+          at[k] = step(nodes, at[k], rows + (r0 + k) * width, categories);
+          if (at[k] == nullptr) return 1;
+          walking |= at[k]->feature >= 0;
         }
-        node = &f.nodes[go_left ? node->left : node->right];
       }
-      total += node->value;
+      for (size_t k = 0; k < lanes; ++k) out[r0 + k] += at[k]->split;
     }
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const double total = out[r];
     const double e = std::exp(-total);
     if (std::isinf(e) && std::isfinite(total)) return 2;
     out[r] = 1.0 / (1.0 + e);
