@@ -2960,10 +2960,17 @@ inline const FlatNode *step(const FlatNode *nodes, const FlatNode *node, const d
 // forest's order (the same sums, to the bit, as one row at a time).
 constexpr size_t kLanes = 8;
 
-// 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows
+// 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows.  As in
+// forest.py, which scores the rows one after the other, the first row with either fault decides.
 int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out) {
+  static const FlatNode kStopped = [] {  // (a leaf of value 0: where a row's walk met a fault)
+    FlatNode leaf = {};
+    leaf.feature = -1;
+    return leaf;
+  }();
   const FlatNode *nodes = f.flat.data();
   const int64_t *categories = f.categories.data();
+  std::vector<uint8_t> infinite(n, 0);
   std::fill(out, out + n, 0.0);
   for (int32_t root : f.flat_roots) {
     for (size_t r0 = 0; r0 < n; r0 += kLanes) {
@@ -2976,7 +2983,10 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
         for (size_t k = 0; k < lanes; ++k) {
           if (at[k]->feature < 0) continue;
           at[k] = step(nodes, at[k], rows + (r0 + k) * width, categories);
-          if (at[k] == nullptr) return 1;
+          if (at[k] == nullptr) {
+            infinite[r0 + k] = 1;
+            at[k] = &kStopped;
+          }
           walking |= at[k]->feature >= 0;
         }
       }
@@ -2984,6 +2994,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
     }
   }
   for (size_t r = 0; r < n; ++r) {
+    if (infinite[r]) return 1;
     const double total = out[r];
     const double e = std::exp(-total);
     if (std::isinf(e) && std::isfinite(total)) return 2;

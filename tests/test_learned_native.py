@@ -682,3 +682,28 @@ def test_random_json_strings(pieces, article):
             decoded = None
         expected = [segment.unescape(decoded)] if decoded is not None and decoded.strip() else []
         assert segment.segment(html).declared == expected
+
+
+def test_a_forest_fails_on_the_same_row_as_the_reference():
+    """A row the forest cannot score fails the compiled path as it fails forest.py, which scores
+    the rows in order: the first faulty row's fault is the error, whatever the rows after it hold
+    (the compiled path walks several rows down each tree at once)."""
+    tag = FEATURES.index("tag")
+    categorical = {"feature": [tag, -1, -1], "threshold": [0.0] * 3, "categories": [[1], None, None],
+                   "missing": ["none"] * 3, "default_left": [False] * 3, "left": [1, -1, -1],
+                   "right": [2, -1, -1], "value": [0.0, 0.0, 0.0]}
+    very_sure = {"feature": [-1], "threshold": [0.0], "categories": [None], "missing": ["none"],
+                 "default_left": [False], "left": [-1], "right": [-1], "value": [-1000.0]}
+    spec = {"features": list(FEATURES), "trees": [categorical, very_sure], "threshold": 0.5}
+
+    def row(tag_value: float) -> list[float]:
+        values = [0.0] * WIDTH
+        values[tag] = tag_value
+        return values
+
+    for rows in ([row(1.0), row(math.inf)], [row(math.inf), row(1.0)], [row(2.0)] * 9 + [row(math.inf)]):
+        with pytest.raises(OverflowError) as theirs:
+            reference_forest.Forest(copy.deepcopy(spec)).probabilities(rows)
+        with pytest.raises(OverflowError) as ours:
+            reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
+        assert str(ours.value) == str(theirs.value)
