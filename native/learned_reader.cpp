@@ -2710,7 +2710,7 @@ struct Node {
   int32_t categories_begin, categories_end;  // into categories (sorted)
 };
 
-// A node as predict walks it: 16 bytes (a third of a `Node`), the two children of a node side
+// A node as predict walks it: 16 bytes (a `Node` takes 40), the two children of a node side
 // by side (left, then right; each tree's nodes in breadth-first order), so that the next node of
 // a walk is one add away.
 struct FlatNode {
