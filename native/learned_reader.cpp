@@ -2970,7 +2970,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
   }();
   const FlatNode *nodes = f.flat.data();
   const int64_t *categories = f.categories.data();
-  std::vector<uint8_t> infinite(n, 0);
+  size_t first_infinite = n;  // the first row met with an infinite categorical value
   std::fill(out, out + n, 0.0);
   for (int32_t root : f.flat_roots) {
     for (size_t r0 = 0; r0 < n; r0 += kLanes) {
@@ -2984,7 +2984,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
           if (at[k]->feature < 0) continue;
           at[k] = step(nodes, at[k], rows + (r0 + k) * width, categories);
           if (at[k] == nullptr) {
-            infinite[r0 + k] = 1;
+            first_infinite = std::min(first_infinite, r0 + k);
             at[k] = &kStopped;
           }
           walking |= at[k]->feature >= 0;
@@ -2994,7 +2994,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
     }
   }
   for (size_t r = 0; r < n; ++r) {
-    if (infinite[r]) return 1;
+    if (r == first_infinite) return 1;
     const double total = out[r];
     const double e = std::exp(-total);
     if (std::isinf(e) && std::isfinite(total)) return 2;
