@@ -4,7 +4,7 @@ from the four development benchmarks, and say how well it does on each when that
     .venv/bin/python scripts/reader_model/build.py [--bench DIR] [--cache DIR] [--out DIR]
                                                     [--left-out DIR] [--figures DIR] [--no-write]
                                                     [--seeds 8,9] [--perplexity] [--param NAME=VALUE ...]
-                                                    [--source-power P]
+                                                    [--source-power P] [--halves]
 
 1. reads every page of ``articles-dev``, ``cleaneval-dev``, ``traf-eval-dev`` and ``wcxb-dev``
    (in place, from ``shared/bench`` beside the checkout or above it), cuts each into blocks and
@@ -44,6 +44,10 @@ the left-out scores rises at every seed and no source falls by more than 0.005.
 ``--source-power P`` is an experiment with the sources' weights: each page weighs n ** (P - 1), n
 its source's pages (the shipped reader's P is 1, every page alike: WCXB's 1,497 pages outweigh the
 other three sources' 647; at 0 each source weighs the same), printed and written as ``--param``.
+
+``--halves`` reads every source's halves as 3 reads WCXB's (the reader trained on the source's
+other half and the other three sources: the pages unseen, their source not, as the shipped reader
+meets a benchmark's test split), printed after the left-out scores of 2; nothing written.
 
 Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
 Needs ``pip install lightgbm`` (the package itself predicts without it).
@@ -219,13 +223,17 @@ def main() -> int:
     parser.add_argument("--source-power", type=float, default=1.0, metavar="P",
                         help="an experiment: each page weighs n ** (P - 1), n its source's pages (1, the shipped "
                              "reader's: pages alike; 0: sources alike; implies --no-write as --param does)")
+    parser.add_argument("--halves", action="store_true",
+                        help="every source's halves read as WCXB's are (by a reader trained on the source's other "
+                             "half and the other sources: the pages unseen, their source not, as the shipped reader "
+                             "meets a benchmark's test split), printed; implies --no-write")
     args = parser.parse_args()
     quality.require_bench(args.bench, SOURCES)
     settings = dict(args.param)
     started = time.time()
     pages = {s: quality.LOADERS[s](args.bench / quality.SET_DIRS[s]) for s in SOURCES}
     # (an experiment's forests are not the reader's: bench/quality.py must not read them)
-    experiment = args.perplexity or bool(settings) or args.source_power != 1.0
+    experiment = args.perplexity or bool(settings) or args.source_power != 1.0 or args.halves
     if experiment:
         args.no_write = True
     examples = {s: examples_of(s, pages[s], args.cache, PerplexityScorer() if args.perplexity else None)
@@ -303,19 +311,27 @@ def main() -> int:
     # What decides after the block forest, in the shipped reader and the WCXB halves' readers: learned
     # from the pages of every source as the forest that never saw that source reads them.
     unseen = {s: list(zip(examples[s], probabilities[s])) for s in SOURCES}
-    halves = {}
-    for half in quality.HALVES:
-        mine = [i for i, p in enumerate(pages["wcxb"]) if p["half"] == half]
-        other = [e for p, e in zip(pages["wcxb"], examples["wcxb"]) if p["half"] != half]
-        booster = fit([e for s in SOURCES if s != "wcxb" for e in examples[s]] + other)
-        pairs = [pair for s in SOURCES if s != "wcxb" for pair in unseen[s]]
-        pairs += [pair for p, pair in zip(pages["wcxb"], unseen["wcxb"]) if p["half"] != half]
-        read = [examples["wcxb"][i] for i in mine]
-        reader = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold), **deciders(pairs)))
-        texts = texts_by_page(read, probabilities_of(forest_module.Forest(reader), read), reader)
-        halves[half] = evaluate("wcxb", [pages["wcxb"][i] for i in mine], texts, scorers, filtered)
-        print(f"wcxb {half} half, trained on the other half and the other sources: {json.dumps(halves[half])}",
-              flush=True)
+    def halves_of(source: str) -> dict:
+        """`source`'s halves, each read by a reader trained on the other half and the other sources."""
+        figures = {}
+        for half in quality.HALVES:
+            mine = [i for i, p in enumerate(pages[source]) if p["half"] == half]
+            other = [e for p, e in zip(pages[source], examples[source]) if p["half"] != half]
+            booster = fit([e for s in SOURCES if s != source for e in examples[s]] + other)
+            pairs = [pair for s in SOURCES if s != source for pair in unseen[s]]
+            pairs += [pair for p, pair in zip(pages[source], unseen[source]) if p["half"] != half]
+            read = [examples[source][i] for i in mine]
+            reader = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold), **deciders(pairs)))
+            texts = texts_by_page(read, probabilities_of(forest_module.Forest(reader), read), reader)
+            figures[half] = evaluate(source, [pages[source][i] for i in mine], texts, scorers, filtered)
+            print(f"{source} {half} half, trained on the other half and the other sources: "
+                  f"{json.dumps(figures[half])}", flush=True)
+        return figures
+
+    if args.halves:
+        print(json.dumps({"left_out": left_out, "halves": {s: halves_of(s) for s in SOURCES}}))
+        return 0
+    halves = halves_of("wcxb")
     if args.perplexity:
         write_ablation(args.figures, left_out)
         print(json.dumps({"left_out": left_out, "wcxb_halves": halves}))
