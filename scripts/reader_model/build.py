@@ -308,9 +308,10 @@ def main() -> int:
         by_parts[shipped_seed][held] = compared(held, reader, probabilities[held], texts)
         left_out[held] = evaluate(held, pages[held], texts, scorers, filtered)
         print(f"{held} left out: {json.dumps(left_out[held])}; by threshold: {json.dumps(scores[held])}", flush=True)
-    # What decides after the block forest, in the shipped reader and the WCXB halves' readers: learned
+    # What decides after the block forest, in the shipped reader and the halves' readers: learned
     # from the pages of every source as the forest that never saw that source reads them.
     unseen = {s: list(zip(examples[s], probabilities[s])) for s in SOURCES}
+
     def halves_of(source: str) -> dict:
         """`source`'s halves, each read by a reader trained on the other half and the other sources."""
         figures = {}
