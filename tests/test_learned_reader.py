@@ -5,15 +5,19 @@ checked for what it must hold, not for its quality (docs/quality.md has that).""
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import subprocess
 import time
 
 import pytest
+from warcio.warcwriter import WARCWriter
 
-from helpers import sample_through_run_and_clean
+from helpers import PLEXITY, run_plexity, run_step_stats, sample_through_run_and_clean
 from learned_pages import BOILERPLATE, NAV, page
-from plexity_plugins.errors import InstallationError
+from warc_corpus import response, write_warc
+from plexity_plugins.errors import ExtractionError, InstallationError
 from plexity_plugins.extractors import EXTRACTORS, get_extractor
 from plexity_plugins.extractors import learned
 from plexity_plugins.extractors.learned import forest as reference, reading, segment, training
@@ -484,7 +488,7 @@ def test_pages_without_text_and_bytes_in_any_charset():
 
 def test_a_hostile_page_is_read_in_bounded_time_and_memory():
     deep = "<div>" * 300_000 + "word " * 10 + "</div>" * 300_000
-    many = "<p>x</p>" * 200_000
+    many = "<p>x</p>" * 40_000 + "<b>y</b>" * 150_000  # (just under both bounds)
     quotes = "<a b='" * 50_000
     # (100,000 JSON-LD strings, each read as HTML where the page shows too little: 5 MB)
     answers = ",".join('{"@type": "Answer", "text": "answer %d is here"}' % i for i in range(100_000))
@@ -493,6 +497,54 @@ def test_a_hostile_page_is_read_in_bounded_time_and_memory():
         started = time.perf_counter()
         learned.html_to_text_learned(html)
         assert time.perf_counter() - started < 10
+
+
+PAST_THE_BOUNDS = {
+    "blocks": "<p>x</p>" * 200_000,
+    "elements": "<p>text of the page.</p>" + "<b>x</b>" * 250_000,
+    # a page that shows too little and declares an article of more blocks than the bound
+    "declared": '<script type="application/ld+json">{"@type": "Article", "articleBody": "'
+                + "<p>x</p>" * 60_000 + '"}</script><p>x</p>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAST_THE_BOUNDS))
+def test_a_page_past_the_readers_bounds_is_refused_not_read_in_part(name):
+    # The segmenter stops at MAX_BLOCKS blocks or MAX_ELEMENTS elements (a page of millions of
+    # blocks would take gigabytes); the text of the part before is not passed off as the page's.
+    started = time.perf_counter()
+    with pytest.raises(ExtractionError, match="more than 50,000 blocks or 200,000 elements"):
+        learned.html_to_text_learned(PAST_THE_BOUNDS[name])
+    assert time.perf_counter() - started < 10
+
+
+def test_plexity_clean_counts_a_page_past_the_bounds_as_a_named_skip(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "huge.html").write_text(PAST_THE_BOUNDS["blocks"])
+    (tmp_path / "in" / "fine.html").write_text(page(7)[0])
+    done = subprocess.run([*PLEXITY, "clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
+                           "--write-dropped", "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"extraction_failed": 1} and stats["documents"] == 1
+    dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert any(d["source"].endswith("huge.html") and "more than 50,000 blocks" in d.get("detail", "")
+               for d in dropped)
+    assert not (tmp_path / "out" / "huge.html.txt").exists()
+    assert (tmp_path / "out" / "fine.html.txt").read_text().strip()
+
+
+def test_plexity_run_counts_a_page_past_the_bounds_and_its_summary_says_so(tmp_path):
+    dummy = WARCWriter(io.BytesIO())
+    write_warc(tmp_path / "in.warc.gz", [response(dummy, "http://example.org/huge", PAST_THE_BOUNDS["blocks"].encode()),
+                                         response(dummy, "http://example.org/fine", page(7)[0].encode())])
+    done = run_plexity("run", str(tmp_path / "in.warc.gz"), "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    reader, extractor, filt = run_step_stats(tmp_path / "out", "learned")
+    assert reader["documents"] == extractor["total"] == 2
+    assert extractor["clean_error"] == 1 and extractor["forwarded"] == filt["total"] == 1
+    assert "more than 50,000 blocks" in done.stderr  # (the task's log)
+    assert "extraction: 1 with text, lost: {'clean_error': 1}" in done.stdout
 
 
 def test_plexity_run_and_plexity_clean_read_with_learned_by_default(tmp_path):

@@ -216,6 +216,13 @@ def test_html_the_parser_refuses_is_dropped_as_extraction_failed():
     assert stats(pipeline)["items_dropped/extraction_failed"] == 1
 
 
+def test_a_page_past_the_learned_readers_bounds_is_dropped_saying_so():
+    pipeline = make_pipeline(PLEXITY_EXTRACTOR="learned")
+    with pytest.raises(DropItem, match="extraction_failed: the page has more than 50,000 blocks"):
+        run(pipeline, {"html": "<p>x</p>" * 200_000})
+    assert stats(pipeline)["items_dropped/extraction_failed"] == 1
+
+
 def test_a_page_of_boilerplate_only_is_dropped_as_too_short():
     pipeline = make_pipeline()
     html = "<html><body>" + "".join(f"<p>{line}</p>" for line in BOILERPLATE) + "</body></html>"

@@ -268,17 +268,26 @@ def _step_stats(merged: dict, name_part: str) -> dict:
     return {}
 
 
+# The extractor step's counters of pages it forwards nothing for, as the summary names them.
+EXTRACTOR_LOSSES = {"dropped": "no_text", "timeout": "timeout", "memory_limit": "memory_limit",
+                    "clean_error": "clean_error", "broken_process": "broken_process"}
+
+
 def summary(merged: dict | None) -> str:
     if not merged:
         return "no task has finished yet"
     reader = _step_stats(merged, "WARC HTML")
+    extractor = _step_stats(merged, "EXTRAC")
     filt = _step_stats(merged, "Perplexity")
+    # (the pages the extractor step forwards nothing for: no text, or skipped and counted)
+    lost = {EXTRACTOR_LOSSES[k]: extractor[k] for k in EXTRACTOR_LOSSES if extractor.get(k)}
     reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
     skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
     damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
     return (f"{reader.get('records', 0)} WARC records read, {reader.get('documents', 0)} HTML documents "
             f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}"
             f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}); "
+            f"extraction: {extractor.get('forwarded', 0)} with text, lost: {lost or 'none'}; "
             f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
             f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "
             f"dropped; passed through (other language): {filt.get('passthrough', 0)}")

@@ -56,14 +56,14 @@ import math
 import re
 from pathlib import Path
 
-from ...errors import InstallationError
+from ...errors import ExtractionError, InstallationError
 from ...io.decoding import decode_html
 from ..auto import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
 from .second_look import NEIGHBOUR_FEATURES
-from .segment import TAG_ID
+from .segment import MAX_BLOCKS, MAX_ELEMENTS, TAG_ID
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
@@ -94,9 +94,21 @@ def load_forest(path: str | None = None) -> Forest:
     return Forest(spec)
 
 
+def read_whole(html: str) -> tuple[list[str], object]:
+    """`reading.read_blocks` of `html`, refusing a page read only in part: past `MAX_BLOCKS`
+    blocks or `MAX_ELEMENTS` elements the segmenter stops (a page of millions of blocks would
+    take gigabytes), and the text of its first part is not passed off as the page's.  Raises
+    `ExtractionError`, a counted skip that names the bound in every front end."""
+    texts, page = read_blocks(html)
+    if page.truncated:
+        raise ExtractionError(f"the page has more than {MAX_BLOCKS:,} blocks or {MAX_ELEMENTS:,} elements, past "
+                              f"what the learned reader reads; another extractor (fast, dense) reads it")
+    return texts, page
+
+
 def read_page(html: str, logprobs: list[float] | None = None) -> tuple[list[str], bytes, object]:
     """(texts, feature rows, page) of `html`'s blocks; rows as `reading.feature_rows` gives them."""
-    texts, page = read_blocks(html)
+    texts, page = read_whole(html)
     rows = feature_rows(page, declares_article_or_product(html), logprobs) if texts else b""
     return texts, rows, page
 
@@ -213,7 +225,7 @@ def declared_text(declared: list[str]) -> str:
     for value in declared:
         if value not in seen:
             seen.add(value)
-            lines.extend(read_blocks(value)[0])
+            lines.extend(read_whole(value)[0])
     return "\n".join(lines)
 
 
