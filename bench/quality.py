@@ -659,7 +659,8 @@ def run(bench: Path, sets: list[str], quick: bool = False, model: str | None = N
             outputs[name] = [filters[name].clean(text).text for text in outputs[extractor]]
         all_pages.extend(pages)
         table: dict = {}
-        groups = sorted({page["group"] for page in pages}, key=lambda g: (WCXB_TYPES + (g,)).index(g))
+        # (WCXB's types in their order, then the others by name: the same JSON from run to run)
+        groups = sorted({page["group"] for page in pages}, key=lambda g: ((WCXB_TYPES + (g,)).index(g), g))
         for variant, texts in outputs.items():
             row = {}
             for half in HALVES + ("all",):
