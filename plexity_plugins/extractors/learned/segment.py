@@ -19,8 +19,8 @@ Bounded for hostile pages: work is linear in the page, the stack of open element
 most `MAX_CLOSE_SEARCH` elements down the stack for its match, and a page is read up to its
 `MAX_BLOCKS`-th block or `MAX_ELEMENTS`-th element (what follows is not read, and
 ``Page.truncated`` says so: the extractor then refuses the page, `learned.read_whole`): a 50 MB
-page of ``<p>a`` would otherwise be 12 million blocks, and their rows of features gigabytes.  (The largest of 2,144 development pages has 6,218 blocks and
-9,444 elements.)
+page of ``<p>a`` would otherwise be 12 million blocks, and their rows of features gigabytes.
+(The largest of 2,144 development pages has 6,218 blocks and 9,444 elements.)
 """
 
 from __future__ import annotations
