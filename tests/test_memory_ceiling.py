@@ -214,8 +214,9 @@ def test_the_datatrove_extractor_step_counts_memory_limit(pages):
     ("html", "auto", {"memory_limit": 1}), ("html45", "auto", {"memory_limit": 1}),
     # dense reads the 14 MB page within the ceiling, and stops at the 45 MB one
     ("html", "dense", {}), ("html45", "dense", {"memory_limit": 1}),
-    # the default, learned, reads both within it (up to its bound on elements: the page is cut short)
-    ("html45", "learned", {})])
+    # the default, learned, stops at its bound on elements within it, and refuses the page (a
+    # counted skip naming the bound) rather than pass off its first part as the whole
+    ("html45", "learned", {"extraction_failed": 1})])
 def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, folder, extractor, skipped,
                                                                        monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
