@@ -4,8 +4,8 @@ The pages are the shape that grew an extraction child to 1.4 GB (14 MB) and 4.2 
 before the time limit ended it: a million sibling <span>s.  Each front end runs in a process
 of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
 children from /proc.  A low ceiling shows the mechanism in each front end quickly (with `auto`, which
-holds the whole tree; the default `learned` reads a bounded number of elements and stays far
-below it); one test
+holds the whole tree; the default `learned` reads a bounded number of elements, stays far
+below it, and refuses a page with more as a counted skip); one test
 per front end with the default ceiling shows the bound on the whole process tree.
 """
 
