@@ -8,13 +8,12 @@ from __future__ import annotations
 import io
 import json
 import math
-import subprocess
 import time
 
 import pytest
 from warcio.warcwriter import WARCWriter
 
-from helpers import PLEXITY, run_plexity, run_step_stats, sample_through_run_and_clean
+from helpers import run_plexity, run_step_stats, sample_through_run_and_clean
 from learned_pages import BOILERPLATE, NAV, page
 from warc_corpus import response, write_warc
 from plexity_plugins.errors import ExtractionError, InstallationError
@@ -522,8 +521,7 @@ def test_plexity_clean_counts_a_page_past_the_bounds_as_a_named_skip(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "huge.html").write_text(PAST_THE_BOUNDS["blocks"])
     (tmp_path / "in" / "fine.html").write_text(page(7)[0])
-    done = subprocess.run([*PLEXITY, "clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
-                           "--write-dropped", "-q"], capture_output=True, text=True, timeout=300)
+    done = run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"), "--write-dropped", "-q")
     assert done.returncode == 0, done.stderr
     stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
     assert stats["skip_reasons"] == {"extraction_failed": 1} and stats["documents"] == 1

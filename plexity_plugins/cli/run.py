@@ -268,19 +268,15 @@ def _step_stats(merged: dict, name_part: str) -> dict:
     return {}
 
 
-# The extractor step's counters of pages it forwards nothing for, as the summary names them.
-EXTRACTOR_LOSSES = {"dropped": "no_text", "timeout": "timeout", "memory_limit": "memory_limit",
-                    "clean_error": "clean_error", "broken_process": "broken_process"}
-
-
 def summary(merged: dict | None) -> str:
+    from ..datatrove.extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
+
     if not merged:
         return "no task has finished yet"
     reader = _step_stats(merged, "WARC HTML")
     extractor = _step_stats(merged, "EXTRAC")
     filt = _step_stats(merged, "Perplexity")
-    # (the pages the extractor step forwards nothing for: no text, or skipped and counted)
-    lost = {EXTRACTOR_LOSSES[k]: extractor[k] for k in EXTRACTOR_LOSSES if extractor.get(k)}
+    lost = {"no_text" if k == "dropped" else k: extractor[k] for k in LOST_COUNTERS if extractor.get(k)}
     reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
     skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
     damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}

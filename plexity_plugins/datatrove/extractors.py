@@ -20,6 +20,9 @@ _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p>
 # What a document's extraction ends in when it gives no text, besides the extractor's own error on
 # the page (``clean_error``): the counter (the names datatrove's own extractors count).
 _SKIPS = ((ExtractionTimeout, "timeout"), (ExtractionMemoryLimit, MEMORY_LIMIT), (ExtractorDied, "broken_process"))
+# Every counter of a document the step forwards nothing for: no text (datatrove's own ``dropped``),
+# a skip above, or the extractor's error.
+LOST_COUNTERS = ("dropped", *(name for _, name in _SKIPS), "clean_error")
 
 
 class _PlexityExtractor(BaseExtractor):
