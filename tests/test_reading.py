@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import subprocess
 import sys
 import time
@@ -81,6 +82,59 @@ def test_content_encodings_decode_within_the_cap():
         decode_content(gzip.compress(html)[:-20], "gzip", 10_000)
     with pytest.raises(Undecodable):
         decode_content(brotli.compress(html)[:-5], "br", 10_000)
+    # a body the crawler declared cut: what it inflates to, the page's start
+    for encoding, body in (("gzip", gzip.compress(html)), ("deflate", zlib.compress(html)), ("br", brotli.compress(html))):
+        start = decode_content(body[:len(body) * 2 // 3], encoding, 10_000, cut=True)
+        assert start and html.startswith(start) and len(start) < len(html), encoding
+
+
+def _cut_pages_warc(path, html: bytes) -> None:
+    """Three responses cut in the middle of their body: two the crawler declared cut
+    (``WARC-Truncated: length``, as Common Crawl marks a page past 1 MiB), one not."""
+    dummy = WARCWriter(io.BytesIO())
+    gzipped = gzip.compress(html)
+    cut = {"WARC-Truncated": "length"}
+    write_warc(path, [
+        response(dummy, "http://t/gzip-cut", gzipped[:len(gzipped) // 2], headers=[("Content-Encoding", "gzip")],
+                 warc_headers=cut),
+        response(dummy, "http://t/plain-cut", html[:len(html) // 2], warc_headers=cut),
+        response(dummy, "http://t/gzip-damaged", gzipped[:len(gzipped) // 2], headers=[("Content-Encoding", "gzip")]),
+    ])
+
+
+def test_a_page_the_crawler_kept_only_the_start_of_is_read_as_far_as_it_goes(tmp_path):
+    """A compressed body the record declares cut (WARC-Truncated) gives what it inflates to, as
+    browsers and datatrove's own reader show it; the same body without that declaration is
+    damage, named. Both declared pages are counted."""
+    html = page(*[ARTICLE] * 40).encode()
+    _cut_pages_warc(tmp_path / "cut.warc.gz", html)
+    with open(tmp_path / "cut.warc.gz", "rb") as f:
+        warc = WarcFile(f)
+        records = {r.uri: r for r in warc}
+    gzip_cut = records["http://t/gzip-cut"].payload
+    assert gzip_cut and html.startswith(gzip_cut) and len(gzip_cut) < len(html)
+    assert records["http://t/plain-cut"].payload == html[:len(html) // 2]
+    damaged = records["http://t/gzip-damaged"]
+    assert (damaged.payload, damaged.skip, damaged.detail) == (None, "undecodable", "the compressed body ends early")
+    assert warc.pages_cut_by_crawler == 2
+
+
+def test_cut_pages_are_counted_in_plexity_clean_and_marked_in_datatrove_documents(tmp_path):
+    from plexity_plugins.datatrove import WarcHtmlReader
+    from helpers import run_plexity
+
+    html = page(*[ARTICLE] * 40).encode()
+    (tmp_path / "in").mkdir()
+    _cut_pages_warc(tmp_path / "in" / "cut.warc.gz", html)
+    reader = WarcHtmlReader(str(tmp_path / "in"))
+    documents = {d.metadata["url"]: d.metadata.get("warc_truncated") for d in reader.run()}
+    assert documents == {"http://t/gzip-cut": "length", "http://t/plain-cut": "length"}
+    assert reader.stats["pages_cut_by_crawler"].total == 2
+    result = run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert "2 pages cut short by the crawler" in result.stdout + result.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["pages_cut_by_crawler"] == 2 and stats["skip_reasons"] == {"undecodable": 1}
 
 
 def test_chunked_bodies_are_joined_and_unchunked_ones_left_alone():

@@ -269,6 +269,7 @@ class FileCleaner:
                 self.stats.records += warc.records
                 self.stats.records_recovered += warc.records_recovered
                 self.stats.bytes_skipped += warc.bytes_skipped
+                self.stats.pages_cut_by_crawler += warc.pages_cut_by_crawler
             if out is not None:
                 out.commit()  # named only when whole (a full disk raises here or above)
         except BaseException:

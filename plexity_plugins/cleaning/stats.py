@@ -45,6 +45,7 @@ class RunStats:
     records_copied: int = 0  # WARC records copied unchanged (not responses, not HTML)
     records_recovered: int = 0  # WARC records read after damage, where reading resynchronised
     bytes_skipped: int = 0  # bytes of WARC files passed over to resynchronise after damage
+    pages_cut_by_crawler: int = 0  # HTML pages whose WARC record says the crawler kept only their start
     documents: int = 0  # documents judged by the policy (HTML responses, HTML and text files)
     documents_skipped: int = 0
     documents_dropped: int = 0
@@ -171,7 +172,9 @@ class RunStats:
         damaged = (f", damaged: {'; '.join(self.damaged_file_details)}" if self.damaged_file_details else "")
         recovered = (f", {self.records_recovered} recovered after damage ({self.bytes_skipped:,} bytes skipped)"
                      if self.bytes_skipped else "")
-        records = (f"{self.records} WARC records ({self.records_copied} copied{recovered}), " if self.records else "")
+        cut = f", {self.pages_cut_by_crawler} pages cut short by the crawler" if self.pages_cut_by_crawler else ""
+        records = (f"{self.records} WARC records ({self.records_copied} copied{recovered}{cut}), "
+                   if self.records else "")
         return (
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
             f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied"

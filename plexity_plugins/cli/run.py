@@ -282,7 +282,8 @@ def summary(merged: dict | None) -> str:
     damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
     return (f"{reader.get('records', 0)} WARC records read, {reader.get('documents', 0)} HTML documents "
             f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}"
-            f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}); "
+            f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}"
+            f"{'; cut short by the crawler: %d' % reader['pages_cut_by_crawler'] if reader.get('pages_cut_by_crawler') else ''}); "
             f"extraction: {extractor.get('forwarded', 0)} with text, lost: {lost or 'none'}; "
             f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
             f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "

@@ -39,6 +39,10 @@ class WarcHtmlReader(BaseDiskReader):
     - past damage in the middle of a file (a wrong Content-Length, garbage) reading resumes
       at the next record (gzip member, or ``WARC/1.`` line), counting ``records_recovered``
       and ``bytes_skipped`` (as ``plexity clean`` does);
+    - a page whose record says the crawler kept only its start (``WARC-Truncated``: Common
+      Crawl's 1 MiB limit) is read as it is, a compressed one as far as it inflates (as
+      datatrove's reader and browsers do), counted in ``pages_cut_by_crawler``, its Document's
+      metadata holding ``warc_truncated`` (the header's value: ``length``, ``time`` ...);
     - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
@@ -144,6 +148,8 @@ class WarcHtmlReader(BaseDiskReader):
             if warc.bytes_skipped:
                 self.stat_update("records_recovered", value=warc.records_recovered)
                 self.stat_update("bytes_skipped", value=warc.bytes_skipped)
+            if warc.pages_cut_by_crawler:
+                self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
@@ -156,7 +162,7 @@ class WarcHtmlReader(BaseDiskReader):
         if not html.strip():
             self.stat_update("skipped_empty_payload")
             return None
-        return {
+        data = {
             "text": html,
             "id": record.record_id,
             "url": record.uri,
@@ -164,3 +170,7 @@ class WarcHtmlReader(BaseDiskReader):
             "content_type": record.content_type,
             "charset": charset,
         }
+        cut = record.record.rec_headers.get_header("WARC-Truncated")
+        if cut:  # the crawler kept only the page's start (and why: length, time, ...)
+            data["warc_truncated"] = cut
+        return data

@@ -173,10 +173,12 @@ def read_capped(stream, limit: int) -> bytes:
             raise TooLarge(f"more than {limit:,} bytes")
 
 
-def _inflate(wbits: int, data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
+def _inflate(wbits: int, data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: bool = False) -> bytes:
     """`data` inflated by zlib (`wbits`: gzip, zlib or raw deflate), never producing more than
     `limit` + 1 bytes; gzip members that follow are inflated too (concatenated gzip, up to
     `MAX_GZIP_MEMBERS`), bytes after the end that are not a gzip member are ignored, as browsers do.
+    A body that ends early is `Undecodable`, unless `cut` (the crawler said it kept only its
+    start): then what it inflates to, as a browser shows it.
 
     The input is fed a block at a time and followed by its offset (zlib's ``unused_data`` after
     each member is a copy of the rest: fed whole, ten megabytes of empty members took minutes)."""
@@ -200,12 +202,12 @@ def _inflate(wbits: int, data: bytes, limit: int, deadline: Deadline = _NO_DEADL
             decompressor = zlib.decompressobj(wbits)
     if not decompressor.eof:
         out += decompressor.flush()
-        if not decompressor.eof:
+        if not decompressor.eof and not cut:
             raise Undecodable("the compressed body ends early")
     return bytes(out)
 
 
-def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
+def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: bool = False) -> bytes:
     try:
         import brotli
     except ImportError as exc:
@@ -229,16 +231,19 @@ def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE) -> byt
         raise Undecodable(f"brotli: {exc}") from None
     if len(out) > limit:
         raise TooLarge(f"inflates to more than {limit:,} bytes")
-    if not decompressor.is_finished():
+    if not decompressor.is_finished() and not (cut and out):
         raise Undecodable("the brotli body ends early")
     return bytes(out)
 
 
-def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Deadline = _NO_DEADLINE) -> bytes:
+def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Deadline = _NO_DEADLINE,
+                   cut: bool = False) -> bytes:
     """The payload under its Content-Encoding (gzip, x-gzip, deflate, br; others as they are).
 
     As browsers and warcio do, a body that does not even start as the declared encoding is
     taken as already decoded (crawlers often store the decoded body with the header kept).
+    `cut`: the crawler kept only the body's start (a WARC-Truncated record): a compressed body
+    that ends early gives what it inflates to, not `Undecodable`.
     `deadline`: past it, `TooSlow`.
     """
     encoding = (encoding or "").strip().lower()
@@ -252,7 +257,7 @@ def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Dead
         wbits = (zlib.MAX_WBITS, -zlib.MAX_WBITS)  # zlib-wrapped, or raw deflate as some servers send
     else:
         try:
-            return _unbrotli(data, limit, deadline)
+            return _unbrotli(data, limit, deadline, cut)
         except TooSlow:
             raise
         except Undecodable:
@@ -262,7 +267,7 @@ def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Dead
     error = None
     for bits in wbits:
         try:
-            return _inflate(bits, data, limit, deadline)
+            return _inflate(bits, data, limit, deadline, cut)
         except zlib.error as exc:
             error = exc
     if encoding == "deflate" and _HTML_START.match(data[:_SNIFF_BYTES]):
@@ -412,7 +417,10 @@ class WarcFile:
     ``WARC/1.`` line in an uncompressed file that starts a record whose headers and length are
     consistent and that ends where the next record starts (a record written inside a page is
     not one).  `bytes_skipped` counts the bytes passed over,
-    `records_recovered` the records read after a resynchronisation (lost before it).  A
+    `records_recovered` the records read after a resynchronisation (lost before it).
+    `pages_cut_by_crawler` counts the pages read whose record says the crawler kept only their
+    start (``WARC-Truncated``: Common Crawl's 1 MiB limit, a time limit): their text is the
+    start of the page, and a compressed body among them is read as far as it goes.  A
     ``.warc.gz`` gzipped as one single member (the whole file one stream) is read whole, as
     warcio's own tools read it.
 
@@ -437,6 +445,7 @@ class WarcFile:
         self.records = 0
         self.records_recovered = 0
         self.bytes_skipped = 0
+        self.pages_cut_by_crawler = 0
         self.problem: str | None = None
         self.problem_detail = ""
 
@@ -604,12 +613,14 @@ class WarcFile:
         if item.wrong_length():  # its page goes on past its Content-Length: not a whole page
             item.skip, item.detail = TRUNCATED, item.wrong_length()
             return
+        cut = bool((record.rec_headers.get_header("WARC-Truncated") or "").strip())  # kept only its start
         deadline = Deadline(self.read_timeout).start()
         try:
             body = raw
             if (http_header(record, "Transfer-Encoding") or "").strip().lower() == "chunked":
                 body = dechunk(body, deadline)
-            body = decode_content(body, http_header(record, "Content-Encoding"), self.max_payload_bytes, deadline)
+            body = decode_content(body, http_header(record, "Content-Encoding"), self.max_payload_bytes, deadline,
+                                  cut)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
@@ -625,6 +636,7 @@ class WarcFile:
             record.raw_stream = io.BytesIO(raw)  # (for a copy: the payload as it came)
             return
         item.payload = body
+        self.pages_cut_by_crawler += cut
 
 
 def _broken_headers(record) -> str | None:
