@@ -16,9 +16,9 @@ from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, TooLarge
 from .policy import CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog, Verdict, metadata, warc_headers
-from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, TOO_LARGE,
-                         TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe, open_input,
-                         read_document_file)
+from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, PAGE_TEXT,
+                         TOO_LARGE, TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe,
+                         open_input, read_document_file)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record
@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".txt.gz")
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
-WARC_SUFFIXES = (".warc", ".warc.gz")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
 STATS_FILE = "plexity-stats.json"
 CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
              "other_languages": "--other-languages"}
@@ -123,6 +123,8 @@ class FileCleaner:
         write_dropped: also write every dropped sentence and skipped document, with its
             reason, to ``plexity-dropped.jsonl`` in the output directory.
         text_scorer: the scorer for unextracted text (.txt inputs, extractor "none").
+        page_text_scorer: the scorer for a page's whole visible text (a WET record's); by
+            default `text_scorer`.
         min_chars, min_kept_fraction, other_languages: the document policy
             (`plexity_plugins.cleaning.policy.DocumentPolicy`); by default nothing is dropped.
         max_document_bytes: a larger document (decompressed: .gz files, WARC payloads) is
@@ -137,7 +139,8 @@ class FileCleaner:
 
     def __init__(self, scorer: PerplexityScorer, output_dir: Path, extractor: str = DEFAULT_EXTRACTOR,
                  threshold: float | None = None, annotate: bool = False, write_dropped: bool = False,
-                 text_scorer: PerplexityScorer | None = None, min_chars: int = CLEAN_MIN_CHARS,
+                 text_scorer: PerplexityScorer | None = None, page_text_scorer: PerplexityScorer | None = None,
+                 min_chars: int = CLEAN_MIN_CHARS,
                  min_kept_fraction: float = 0.0, other_languages: str = "keep",
                  max_document_bytes: int = MAX_DOCUMENT_BYTES,
                  extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
@@ -145,6 +148,7 @@ class FileCleaner:
         self.scorer = scorer
         # Text inputs are not extracted, so they may want another method than extracted HTML.
         self.text_scorer = text_scorer or scorer
+        self.page_text_scorer = page_text_scorer or self.text_scorer
         self.output_dir = Path(output_dir)
         self.extractor_name = extractor
         # (in a child process that is stopped past the time limit: `plexity_plugins.extractors.sandbox`)
@@ -161,6 +165,9 @@ class FileCleaner:
         if self.text_scorer is not scorer:
             self.stats.text_method = self.text_scorer.method
             self.stats.text_threshold = threshold or self.text_scorer.threshold
+        if self.page_text_scorer is not scorer:
+            self.stats.page_text_method = self.page_text_scorer.method
+            self.stats.page_text_threshold = threshold or self.page_text_scorer.threshold
         if write_dropped:
             self.output_dir.mkdir(parents=True, exist_ok=True)
         self.dropped = DroppedLog(self.output_dir / DROPPED_FILE if write_dropped else None)
@@ -181,7 +188,7 @@ class FileCleaner:
     def _judge(self, raw: bytes, kind: str, source: str, content_type: str | None = None) -> Verdict | None:
         """The policy's verdict on a document's bytes (extracted first if HTML), or None
         when its HTML could not be parsed (counted)."""
-        is_text = kind == "text" or self.extractor_name == "none"
+        is_text = kind in ("text", PAGE_TEXT) or self.extractor_name == "none"
         try:
             if is_text:
                 text, replaced = sanitize(raw)
@@ -196,8 +203,9 @@ class FileCleaner:
             self._skip(source, self.failure, detail)
             return None
         self.stats.replaced_chars += replaced
-        verdict = self.policy.judge(text, input_empty=not raw.strip(),
-                                    scorer=self.text_scorer if is_text else self.scorer)
+        scorer = self.page_text_scorer if kind == PAGE_TEXT else self.text_scorer if is_text else self.scorer
+        self.stats.documents_page_text += kind == PAGE_TEXT
+        verdict = self.policy.judge(text, input_empty=not raw.strip(), scorer=scorer)
         self.stats.add(verdict)
         self.dropped.sentences(source, verdict.result)
         if verdict.status == DROPPED:
@@ -209,7 +217,7 @@ class FileCleaner:
     def clean_file(self, item: InputFile) -> None:
         if item.kind is None:
             self._skip_file(str(item.path), "unknown_file_type",
-                            "not a .txt, .html, .htm or .warc file (optionally .gz)")
+                            "not a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)")
             return
         if item.kind == "warc":
             self._clean_warc(item)
@@ -319,7 +327,7 @@ class FileCleaner:
             headers["X-Plexity-Skipped"] = record.skip
         else:
             self.stats.bytes_in += len(record.payload)
-            verdict = self._judge(record.payload, "html", source, record.content_type)
+            verdict = self._judge(record.payload, record.kind, source, record.content_type)
             if verdict is None:
                 headers["X-Plexity-Skipped"] = self.failure
             else:

@@ -35,6 +35,8 @@ class RunStats:
     method: str = ""
     text_method: str | None = None  # for .txt inputs, when it differs from `method`
     text_threshold: float | None = None
+    page_text_method: str | None = None  # for WET records (a page's whole text), when it differs from `method`
+    page_text_threshold: float | None = None
     extractor: str = ""
     annotate: bool = False
     max_document_bytes: int = 0
@@ -51,6 +53,7 @@ class RunStats:
     documents_dropped: int = 0
     documents_empty: int = 0
     documents_passthrough: int = 0  # passed through unfiltered (e.g. another language)
+    documents_page_text: int = 0  # of `documents`, WET records: a page's text, not extracted
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -157,7 +160,7 @@ class RunStats:
             "dropped_counts": {str(k): v for k, v in sorted(self.histogram_dropped.items())},
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
-        for key in ("threshold", "text_threshold"):  # NaN: a language -> model map, each model its own
+        for key in ("threshold", "text_threshold", "page_text_threshold"):  # NaN: a language -> model map, each model its own
             if data[key] is not None and data[key] != data[key]:
                 data[key] = None
         return data
@@ -183,8 +186,16 @@ class RunStats:
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
-            f"extractor {self.extractor})"
+            f"extractor {self.extractor}{self._page_text()})"
         )
+
+    def _page_text(self) -> str:
+        if not self.documents_page_text:
+            return ""
+        method = self.page_text_method or self.method
+        threshold = self.page_text_threshold if self.page_text_method else self.threshold
+        return (f"; {self.documents_page_text} WET records, a page's text each: not extracted, method {method}, "
+                f"threshold {_threshold(threshold)}")
 
     def what_was_dropped(self, examples: int = 5) -> str:
         """Lines that show the cleaning: the drop reasons and a few dropped sentences with

@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from ..scoring.methods import method_for_extractor
+    from ..scoring.methods import method_for_extractor, method_for_page_text
     from ..cleaning.files import FileCleaner, collect_inputs
     from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
@@ -68,13 +68,19 @@ def cmd_clean(args: argparse.Namespace) -> int:
     text_method = args.method or method_for_extractor("none")
     text_scorer = (scorer if text_method == method else
                    make_scorer(args.model, threshold=args.threshold, method=text_method, language_check=language_check))
+    # A WET record's text is a page's every visible line: the tag remover's kind of text, and method.
+    page_text_method = args.method or method_for_page_text()
+    page_text_scorer = (scorer if page_text_method == method else text_scorer if page_text_method == text_method else
+                        make_scorer(args.model, threshold=args.threshold, method=page_text_method,
+                                    language_check=language_check))
     inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
     with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
         cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
-                              write_dropped=args.write_dropped, text_scorer=text_scorer, min_chars=args.min_chars,
+                              write_dropped=args.write_dropped, text_scorer=text_scorer,
+                              page_text_scorer=page_text_scorer, min_chars=args.min_chars,
                               min_kept_fraction=args.min_kept_fraction, other_languages=args.other_languages,
                               max_document_bytes=args.max_document_bytes, extract_timeout=args.extract_timeout,
                               extract_memory=args.extract_memory)

@@ -46,7 +46,7 @@ from .options import add_model_args, parse_memory, parse_size
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
-WARC_GLOB = "**/*.warc*"  # .warc and .warc.gz, recursively
+WARC_GLOB = "**/*.warc*"  # .warc, .warc.gz and WET files (.warc.wet.gz), recursively
 
 
 # -- pipeline -------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     if extractor != "none":
         steps.append(getattr(steps_module, EXTRACTOR_STEPS[extractor])(**limits))
     steps.append(PerplexitySentenceFilter(
-        model=model, threshold=threshold, method=method or method_for_extractor(extractor),
+        model=model, threshold=threshold, method=method or method_for_extractor(extractor), page_text_method=method,
         annotate=annotate, min_chars=min_chars,
         min_kept_fraction=min_kept_fraction, other_languages=other_languages, language_check=language_check,
         exclusion_writer=JsonlDocumentWriter(str(output_dir / "excluded")),
@@ -280,7 +280,10 @@ def summary(merged: dict | None) -> str:
     reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
     skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
     damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
-    return (f"{reader.get('records', 0)} WARC records read, {reader.get('documents', 0)} HTML documents "
+    texts = reader.get("page_texts", 0)
+    documents = (f"{reader.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
+                 else f"{reader.get('documents', 0)} HTML documents")
+    return (f"{reader.get('records', 0)} WARC records read, {documents} "
             f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}"
             f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % reader['pages_cut_by_crawler'] if reader.get('pages_cut_by_crawler') else ''}); "
@@ -511,7 +514,8 @@ def add_parser(subparsers) -> None:
         description="WarcHtmlReader -> extractor -> PerplexitySentenceFilter -> writer, as a datatrove "
                     "pipeline. Re-running the same command resumes: completed tasks are skipped.")
     p.add_argument("input", metavar="INPUT_GLOB_OR_DIR",
-                   help="a directory (every *.warc / *.warc.gz below it), a WARC file, or a glob (quote it); "
+                   help="a directory (every *.warc / *.warc.gz below it, WET files *.warc.wet.gz too), a WARC file, "
+                        "or a glob (quote it); "
                         "local or an fsspec URL (s3://bucket/crawl/, hf://datasets/..., https://...)")
     p.add_argument("--output-dir", "-o", required=True,
                    help="cleaned documents go to DIR/documents, dropped ones to DIR/excluded")

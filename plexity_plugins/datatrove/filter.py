@@ -13,6 +13,8 @@ from ..cleaning import policy
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
+from ..scoring.methods import method_for_page_text
+from .readers import is_page_text
 from .run_settings import model_settings, step_settings, with_settings
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -41,6 +43,9 @@ class PerplexitySentenceFilter(BaseFilter):
             from a main-content extractor such as datatrove's Trafilatura, the best variant on
             our benchmark), "regions" (after `HtmlTagsExtractor`), "region" (for raw text) or
             "sentences" (the paper's per-sentence rule).
+        page_text_method: the method for a WET record's text (a page's every visible line, which
+            no extractor has cut down: `readers.is_page_text`); None = "regions", the method for
+            `HtmlTagsExtractor`'s text, of which it is the kind.
         threshold: perplexity above which text counts as boilerplate; None = the model's
             calibrated default for the method.
         annotate: remove nothing; wrap each would-be-removed sentence in
@@ -85,6 +90,7 @@ class PerplexitySentenceFilter(BaseFilter):
         model: str | PathLike | Mapping[str, str | PathLike | None] | None = None,
         threshold: float | None = None,
         method: str = "trim",
+        page_text_method: str | None = None,
         annotate: bool = False,
         max_sentence_chars: int = DEFAULT_MAX_CHARS,
         allow_tokenizer_mismatch: bool = False,
@@ -102,6 +108,9 @@ class PerplexitySentenceFilter(BaseFilter):
         # Resolved here, so that a wrong model name fails at pipeline construction, not in a
         # worker; KenLM itself is opened lazily (see `scorer`).
         self._scorer = make_scorer(model, **kwargs)
+        self.page_text_method = page_text_method or method_for_page_text()
+        self._page_text_scorer = (self._scorer if self.page_text_method == method
+                                  else make_scorer(model, **{**kwargs, "method": self.page_text_method}))
         self.policy = DocumentPolicy(self._scorer, annotate=annotate, min_chars=min_chars,
                                      min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.model_name = self._scorer.model_name
@@ -110,6 +119,7 @@ class PerplexitySentenceFilter(BaseFilter):
         paths = (self._scorer.info.path if isinstance(self._scorer, PerplexityScorer)
                  else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
         self._scorer_key = (paths, threshold, method, max_sentence_chars, allow_tokenizer_mismatch, language_check)
+        self._page_text_key = (*self._scorer_key[:2], self.page_text_method, *self._scorer_key[3:])
         self.annotate = annotate
         self.min_chars = min_chars
         self.min_kept_fraction = min_kept_fraction
@@ -133,6 +143,7 @@ class PerplexitySentenceFilter(BaseFilter):
         the model with the SHA-256 of its file (each language's, with a map), the method, the
         threshold in effect, the document policy and where dropped documents go."""
         return {**model_settings(self._scorer), "method": self.method, "threshold": self.threshold,
+                "page_text_method": self.page_text_method,
                 "min_chars": self.min_chars, "min_kept_fraction": self.min_kept_fraction,
                 "other_languages": self.other_languages, "language_check": self.language_check,
                 "annotate": self.annotate, "max_sentence_chars": self.max_sentence_chars,
@@ -145,8 +156,13 @@ class PerplexitySentenceFilter(BaseFilter):
         """The scorer of this worker process (KenLM opened on first use, once per process)."""
         return _PROCESS_SCORERS.setdefault(self._scorer_key, self._scorer)
 
+    @property
+    def page_text_scorer(self) -> PerplexityScorer | LanguageModels:
+        """The scorer of this worker process for WET records' text (`page_text_method`)."""
+        return _PROCESS_SCORERS.setdefault(self._page_text_key, self._page_text_scorer)
+
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        scorer = self.scorer
+        scorer = self.page_text_scorer if is_page_text(doc) else self.scorer
         verdict = self.policy.judge(doc.text or "", scorer=scorer, language=doc.metadata.get("language"))
         for name, value in policy.counts(verdict).items():
             self.stat_update(name, value=value)

@@ -10,12 +10,26 @@ from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
 from ..errors import NotARegularFile
-from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, UNREADABLE_FILE,
+from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT, UNREADABLE_FILE,
                          WarcFile, describe, open_input)
+from ..scoring.scorer import sanitize
+
+# A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
+# text already (every visible line), which no extractor reads and the filter takes as such.
+PAGE_TEXT_WARC_TYPE = "conversion"
+
+
+def is_page_text(doc) -> bool:
+    """Whether `doc` is a WET record's text (a page's text already), not a page's HTML."""
+    return doc.metadata.get("warc_type") == PAGE_TEXT_WARC_TYPE
 
 
 class WarcHtmlReader(BaseDiskReader):
-    """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents.
+    """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents, and
+    the text records of WET files (``.warc.wet.gz``: ``conversion``, text/plain, Common Crawl's text
+    of each page) as Documents whose metadata ``warc_type`` is "conversion" (`is_page_text`):
+    the extractor steps of this package pass them on as they are, and `PerplexitySentenceFilter`
+    cleans them with its ``page_text_method``.
 
     Like datatrove's ``WarcReader`` (same arguments, same Document id/url/date), but made
     for crawls that contain anything:
@@ -27,8 +41,9 @@ class WarcHtmlReader(BaseDiskReader):
     - records are read and judged by `plexity_plugins.io.inputs.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
-    - every record is counted (``records``) and becomes a Document or a skip counted by
-      reason: ``skipped_not_response`` (request, metadata, warcinfo ... records),
+    - every record is counted (``records``) and becomes a Document (``page_texts`` counts those of
+      WET records) or a skip counted by reason: ``skipped_not_response`` (request, metadata,
+      warcinfo ... records),
       ``skipped_not_html`` (images, PDF, ...), ``skipped_too_large``,
       ``skipped_empty_payload``, ``skipped_undecodable``, ``skipped_truncated`` (shorter
       than its Content-Length: the records after it are still read);
@@ -157,7 +172,10 @@ class WarcHtmlReader(BaseDiskReader):
             self.stat_update(f"skipped_{record.skip}")
             logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
             return None
-        html, charset = decode_html(record.payload, record.content_type)
+        if record.kind == PAGE_TEXT:  # a WET record: the page's text, UTF-8
+            html, charset = sanitize(record.payload, keep_nul=True)[0], "utf-8"
+        else:
+            html, charset = decode_html(record.payload, record.content_type)
         record.payload = None  # (the text goes on; its bytes need not stay with the reader while it does)
         if not html.strip():
             self.stat_update("skipped_empty_payload")
@@ -170,6 +188,9 @@ class WarcHtmlReader(BaseDiskReader):
             "content_type": record.content_type,
             "charset": charset,
         }
+        if record.kind == PAGE_TEXT:
+            self.stat_update("page_texts")
+            data["warc_type"] = PAGE_TEXT_WARC_TYPE
         cut = record.record.rec_headers.get_header("WARC-Truncated")
         if cut:  # the crawler kept only the page's start (and why: length, time, ...)
             data["warc_truncated"] = cut

@@ -55,6 +55,11 @@ UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that 
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
 
+# What a record's payload is: a page's HTML (a response), or a page's text already (a WET file's
+# ``conversion`` record, text/plain: Common Crawl's text of a page, every visible line of it).
+HTML = "html"
+PAGE_TEXT = "page_text"
+
 # Why a file is not read at all.
 NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
 UNREADABLE_FILE = "unreadable_file"  # a symlink loop, a dangling link, no permission, a damaged .gz
@@ -312,7 +317,8 @@ class WarcRecord:
     """One record of a WARC file and what reading made of it.
 
     `payload` is the decoded HTTP payload of an HTML response (bytes, charset not yet
-    applied), else None and `skip` says why.  `record` is warcio's record; for a
+    applied), or a WET record's text (`kind` PAGE_TEXT: a ``conversion`` record of text/plain),
+    else None and `skip` says why.  `record` is warcio's record; for a
     not_response or not_html record its payload can still be copied (``WARCWriter.write_record``)
     before the next record is read: it has not been read yet, or (a payload declared HTML whose
     bytes are binary) it was read and is given back as it came.
@@ -323,6 +329,7 @@ class WarcRecord:
     uri: str
     content_type: str | None
     payload: bytes | None = None
+    kind: str = HTML  # what the payload is: HTML, or PAGE_TEXT (a WET record's text, UTF-8)
     skip: str | None = None
     detail: str = ""
     offset: int | None = None  # where the record (its gzip member) starts in the file
@@ -590,6 +597,9 @@ class WarcFile:
     def _judge(self, item: WarcRecord) -> None:
         """Set the record's payload, or its skip reason."""
         record, content_type = item.record, item.content_type
+        if record.rec_type == "conversion" and _is_plain_text(record.rec_headers.get_header("Content-Type")):
+            self._judge_page_text(item)
+            return
         if record.rec_type != "response":
             item.skip = NOT_RESPONSE
             return
@@ -602,18 +612,10 @@ class WarcFile:
         if not is_html_type(content_type, identified, head):
             item.skip = NOT_HTML
             return
-        try:
-            raw = read_capped(record.raw_stream, self.max_payload_bytes)  # (the sniffed head included)
-        except TooLarge as exc:
-            item.skip, item.detail = TOO_LARGE, str(exc)
+        raw = self._read_whole(item)  # (the sniffed head included)
+        if raw is None:
             return
-        if item.short_by():  # fewer bytes than its Content-Length
-            item.skip, item.detail = TRUNCATED, f"{item.short_by():,} bytes short of its Content-Length"
-            return
-        if item.wrong_length():  # its page goes on past its Content-Length: not a whole page
-            item.skip, item.detail = TRUNCATED, item.wrong_length()
-            return
-        cut = bool((record.rec_headers.get_header("WARC-Truncated") or "").strip())  # kept only its start
+        cut = _cut_by_crawler(record)
         deadline = Deadline(self.read_timeout).start()
         try:
             body = raw
@@ -637,6 +639,49 @@ class WarcFile:
             return
         item.payload = body
         self.pages_cut_by_crawler += cut
+
+    def _read_whole(self, item: WarcRecord) -> bytes | None:
+        """The record's block (its payload, as stored) up to the cap; None, with the skip set, when
+        it is over the cap or the record is not whole (fewer bytes than its Content-Length, or its
+        page goes on past it)."""
+        try:
+            raw = read_capped(item.record.raw_stream, self.max_payload_bytes)
+        except TooLarge as exc:
+            item.skip, item.detail = TOO_LARGE, str(exc)
+            return None
+        if item.short_by():  # fewer bytes than its Content-Length
+            item.skip, item.detail = TRUNCATED, f"{item.short_by():,} bytes short of its Content-Length"
+            return None
+        if item.wrong_length():  # its page goes on past its Content-Length: not a whole page
+            item.skip, item.detail = TRUNCATED, item.wrong_length()
+            return None
+        return raw
+
+    def _judge_page_text(self, item: WarcRecord) -> None:
+        """A WET record: its block is the page's text (UTF-8), no HTTP headers, no encoding."""
+        item.kind, item.content_type = PAGE_TEXT, item.record.rec_headers.get_header("Content-Type")
+        raw = self._read_whole(item)
+        if raw is None:
+            return
+        if not raw.strip():
+            item.skip = EMPTY_PAYLOAD
+            return
+        kind = binary_kind(raw[:_SNIFF_BYTES])
+        if kind is not None:  # declared text, but a PDF, an image ...: never text
+            item.skip, item.detail = NOT_HTML, f"its bytes are {kind}, not text"
+            item.record.raw_stream = io.BytesIO(raw)  # (for a copy: the payload as it came)
+            return
+        item.payload = raw
+        self.pages_cut_by_crawler += _cut_by_crawler(item.record)
+
+
+def _is_plain_text(content_type: str | None) -> bool:
+    return (content_type or "").split(";", 1)[0].strip().lower() == "text/plain"
+
+
+def _cut_by_crawler(record) -> bool:
+    """Whether the record says the crawler kept only the start of its page (WARC-Truncated)."""
+    return bool((record.rec_headers.get_header("WARC-Truncated") or "").strip())
 
 
 def _broken_headers(record) -> str | None:

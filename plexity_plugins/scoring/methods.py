@@ -70,6 +70,13 @@ REASONS = {
 MAIN_CONTENT_EXTRACTORS = ("auto", "dense", "learned", "trafilatura", "fast")
 
 
+def method_for_page_text() -> str:
+    """The method for a page's whole visible text that no extractor has cut down, as a WET
+    record (Common Crawl's text of a page) holds it: the tag remover's kind of text, so its
+    method (docs/quality.md: tags + ``regions`` against tags + ``region``)."""
+    return method_for_extractor("tags")
+
+
 def method_for_extractor(extractor: str | None) -> str:
     """The method that suits text from `extractor`: the output of a main-content extractor,
     learned, auto, dense, trafilatura or fast, is already the main content: only trim it; the tag remover's text

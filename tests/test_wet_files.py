@@ -1,0 +1,113 @@
+"""WET files (Common Crawl's text of each page, ``.warc.wet.gz``): a ``conversion`` record of
+text/plain holds a page's every visible line, the text the tag remover gives.  Every front end
+reads it as text (no extractor) and cleans it with the tag remover's method, ``regions``; both
+front ends give the same text."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from warcio.warcwriter import WARCWriter
+
+from warcio.archiveiterator import ArchiveIterator
+
+from helpers import SAMPLE, iter_warc_html, read_jsonl_dir, run_plexity
+from plexity_plugins.extractors import html_to_text_tags
+from plexity_plugins.io.inputs import PAGE_TEXT, WarcFile
+from plexity_plugins.scoring.scorer import PerplexityScorer
+
+
+def cleaned_records(f):
+    """(uri, payload, None) of the response records of a cleaned file (`plexity clean` writes each page so)."""
+    for record in ArchiveIterator(f):
+        if record.rec_type == "response":
+            yield record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read(), None
+
+
+def total(counter) -> int:
+    """A datatrove counter's total, as stats.json writes it (a number, or {"total": ...})."""
+    return counter if isinstance(counter, int) else counter["total"]
+
+
+def _conversion(writer, uri: str, body: bytes, content_type: str = "text/plain"):
+    return writer.create_warc_record(uri, "conversion", payload=io.BytesIO(body), length=len(body),
+                                     warc_headers_dict={"Content-Type": content_type})
+
+
+def write_wet(path) -> dict[str, str]:
+    """A WET file of the sample WARC's pages, as Common Crawl writes one: a warcinfo record, then
+    one conversion record of each page's visible text; the texts by URI."""
+    texts = {uri: html_to_text_tags(body.decode("utf-8", "replace")) for uri, body, _ in iter_warc_html(SAMPLE)}
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        writer.write_record(writer.create_warcinfo_record(path.name, {"software": "tests"}))
+        for uri, text in texts.items():
+            writer.write_record(_conversion(writer, uri, text.encode()))
+    return texts
+
+
+def test_a_wet_record_is_a_pages_text_and_other_records_keep_their_outcomes(tmp_path):
+    dummy = WARCWriter(io.BytesIO())
+    path = tmp_path / "mixed.warc.wet.gz"
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for record in (_conversion(dummy, "http://t/text", "Ein Satz. A sentence.\n".encode()),
+                       _conversion(dummy, "http://t/html", b"<html><body>x</body></html>", "text/html"),
+                       _conversion(dummy, "http://t/pdf", b"%PDF-1.7\n" + bytes(200)),
+                       _conversion(dummy, "http://t/empty", b"  \n")):
+            writer.write_record(record)
+    with open(path, "rb") as f:
+        records = list(WarcFile(f))
+    assert [(r.uri, r.kind, r.payload, r.skip) for r in records] == [
+        ("http://t/text", PAGE_TEXT, "Ein Satz. A sentence.\n".encode(), None),
+        ("http://t/html", "html", None, "not_response"),  # (a conversion to HTML: not a page's text)
+        ("http://t/pdf", PAGE_TEXT, None, "not_html"),
+        ("http://t/empty", PAGE_TEXT, None, "empty_payload")]
+
+
+def test_plexity_clean_cleans_a_wet_file_with_the_tag_removers_method(tmp_path):
+    texts = write_wet(tmp_path / "sample.warc.wet.gz")
+    result = run_plexity("clean", str(tmp_path / "sample.warc.wet.gz"), "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    assert f"{len(texts)} WET records, a page's text each: not extracted, method regions" in result.stdout
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert (stats["documents"], stats["documents_page_text"], stats["page_text_method"]) == (len(texts), len(texts),
+                                                                                          "regions")
+    assert stats["records_copied"] == 1  # the warcinfo record
+    regions = PerplexityScorer(method="regions")
+    with open(tmp_path / "out" / "sample.warc.wet.gz", "rb") as f:  # (a WET file in, its cleaned file out)
+        cleaned = {uri: body.decode() for uri, body, _ in cleaned_records(f)}
+    assert cleaned == {uri: regions.clean(text).text for uri, text in texts.items()}
+    assert sum(map(len, cleaned.values())) < 0.8 * sum(map(len, texts.values()))  # menus and footers went
+
+
+def test_plexity_run_passes_wet_text_by_the_extractor_and_cleans_it_as_plexity_clean_does(tmp_path):
+    (tmp_path / "in").mkdir()
+    texts = write_wet(tmp_path / "in" / "sample.warc.wet.gz")
+    result = run_plexity("run", str(tmp_path / "in"), "--output-dir", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert f"{len(texts)} documents, {len(texts)} of them WET records' text, not extracted" in result.stdout
+    documents = read_jsonl_dir(tmp_path / "run" / "documents")
+    assert {d["metadata"]["warc_type"] for d in documents} == {"conversion"}
+    assert {d["metadata"]["plexity_method"] for d in documents} == {"regions"}
+    steps = {step["name"]: step["stats"] for step in json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())}
+    extractor = next(stats for name, stats in steps.items() if "learned" in name)
+    assert total(extractor["page_texts"]) == len(texts) and "extracted" not in extractor
+    regions = PerplexityScorer(method="regions")
+    assert {d["metadata"]["url"]: d["text"] for d in documents} == {
+        uri: regions.clean(text).text for uri, text in texts.items() if regions.clean(text).text}
+
+
+def test_the_filter_step_takes_another_method_for_wet_text_when_told(tmp_path):
+    from datatrove.data import Document
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    text = next(iter(write_wet(tmp_path / "sample.warc.wet.gz").values()))
+    step = PerplexitySentenceFilter(page_text_method="region")
+    wet = Document(text=text, id="wet", metadata={"warc_type": "conversion"})
+    html_text = Document(text=text, id="extracted", metadata={})
+    assert list(step.run([wet, html_text]))
+    assert (wet.metadata["plexity_method"], html_text.metadata["plexity_method"]) == ("region", "trim")
+    assert wet.text == PerplexityScorer(method="region").clean(text).text
