@@ -34,10 +34,10 @@ class _PlexityExtractor(BaseExtractor):
     a document past either is dropped and counted (``timeout``, ``memory_limit``), a child that
     dies as ``broken_process``, the extractor's own error on a page as ``clean_error`` (one
     warning); the next document gets a fresh child where needed.  A WET record's text (the page's
-    text already: `readers.is_page_text`) is passed on as it is, counted as ``page_texts``.  The extractor runs once in
-    the task's own process first: a broken installation (its module cannot be imported) would
-    otherwise lose every document as if it were damaged input; here it stops the task instead,
-    saying what to install.
+    text already: `readers.is_page_text`) is passed on as it is, counted as ``page_texts``.  The
+    extractor runs once in the task's own process first: a broken installation (its module cannot
+    be imported) would otherwise lose every document as if it were damaged input; here it stops
+    the task instead, saying what to install.
 
     The step is datatrove's ``BaseExtractor`` (its arguments, its ``extract``) with a ``run`` of its
     own: datatrove's runs every extractor in its own sandbox, a fork of the task's process with a
