@@ -83,7 +83,8 @@ def test_content_encodings_decode_within_the_cap():
     with pytest.raises(Undecodable):
         decode_content(brotli.compress(html)[:-5], "br", 10_000)
     # a body the crawler declared cut: what it inflates to, the page's start
-    for encoding, body in (("gzip", gzip.compress(html)), ("deflate", zlib.compress(html)), ("br", brotli.compress(html))):
+    for encoding, body in (("gzip", gzip.compress(html)), ("deflate", zlib.compress(html)),
+                           ("br", brotli.compress(html))):
         start = decode_content(body[:len(body) * 2 // 3], encoding, 10_000, cut=True)
         assert start and html.startswith(start) and len(start) < len(html), encoding
 

@@ -47,8 +47,8 @@ class RunStats:
     records_copied: int = 0  # WARC records copied unchanged (not responses, not HTML)
     records_recovered: int = 0  # WARC records read after damage, where reading resynchronised
     bytes_skipped: int = 0  # bytes of WARC files passed over to resynchronise after damage
-    pages_cut_by_crawler: int = 0  # HTML pages whose WARC record says the crawler kept only their start
-    documents: int = 0  # documents judged by the policy (HTML responses, HTML and text files)
+    pages_cut_by_crawler: int = 0  # pages (HTML, WET text) whose WARC record says the crawler kept only their start
+    documents: int = 0  # documents judged by the policy (HTML responses, WET records, HTML and text files)
     documents_skipped: int = 0
     documents_dropped: int = 0
     documents_empty: int = 0
@@ -160,7 +160,8 @@ class RunStats:
             "dropped_counts": {str(k): v for k, v in sorted(self.histogram_dropped.items())},
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
-        for key in ("threshold", "text_threshold", "page_text_threshold"):  # NaN: a language -> model map, each model its own
+        # NaN: a language -> model map, each model its own
+        for key in ("threshold", "text_threshold", "page_text_threshold"):
             if data[key] is not None and data[key] != data[key]:
                 data[key] = None
         return data

@@ -281,12 +281,13 @@ def summary(merged: dict | None) -> str:
     skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
     damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
     texts = reader.get("page_texts", 0)
+    cut = reader.get("pages_cut_by_crawler", 0)
     documents = (f"{reader.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
                  else f"{reader.get('documents', 0)} HTML documents")
     return (f"{reader.get('records', 0)} WARC records read, {documents} "
             f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}"
             f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}"
-            f"{'; cut short by the crawler: %d' % reader['pages_cut_by_crawler'] if reader.get('pages_cut_by_crawler') else ''}); "
+            f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
             f"extraction: {extractor.get('forwarded', 0)} with text, lost: {lost or 'none'}; "
             f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
             f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "
