@@ -8,9 +8,8 @@ from __future__ import annotations
 import io
 import json
 
-from warcio.warcwriter import WARCWriter
-
 from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
 
 from helpers import SAMPLE, iter_warc_html, read_jsonl_dir, run_plexity
 from plexity_plugins.extractors import html_to_text_tags
@@ -18,11 +17,11 @@ from plexity_plugins.io.inputs import PAGE_TEXT, WarcFile
 from plexity_plugins.scoring.scorer import PerplexityScorer
 
 
-def cleaned_records(f):
-    """(uri, payload, None) of the response records of a cleaned file (`plexity clean` writes each page so)."""
-    for record in ArchiveIterator(f):
-        if record.rec_type == "response":
-            yield record.rec_headers.get_header("WARC-Target-URI"), record.content_stream().read(), None
+def cleaned_texts(path) -> dict[str, str]:
+    """{uri: cleaned text} of a file `plexity clean` wrote (a response record of text/plain a page)."""
+    with open(path, "rb") as f:
+        return {record.rec_headers.get_header("WARC-Target-URI"): record.content_stream().read().decode()
+                for record in ArchiveIterator(f) if record.rec_type == "response"}
 
 
 def total(counter) -> int:
@@ -76,8 +75,7 @@ def test_plexity_clean_cleans_a_wet_file_with_the_tag_removers_method(tmp_path):
                                                                                           "regions")
     assert stats["records_copied"] == 1  # the warcinfo record
     regions = PerplexityScorer(method="regions")
-    with open(tmp_path / "out" / "sample.warc.wet.gz", "rb") as f:  # (a WET file in, its cleaned file out)
-        cleaned = {uri: body.decode() for uri, body, _ in cleaned_records(f)}
+    cleaned = cleaned_texts(tmp_path / "out" / "sample.warc.wet.gz")  # (a WET file in, its cleaned file out)
     assert cleaned == {uri: regions.clean(text).text for uri, text in texts.items()}
     assert sum(map(len, cleaned.values())) < 0.8 * sum(map(len, texts.values()))  # menus and footers went
 
