@@ -61,18 +61,20 @@ def cmd_clean(args: argparse.Namespace) -> int:
     from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 
-    method = args.method or method_for_extractor(args.extractor)
     language_check = not args.no_language_check
-    scorer = make_scorer(args.model, threshold=args.threshold, method=method, language_check=language_check)
-    # Text files skip the extractor, so by default they get the method for unextracted text.
-    text_method = args.method or method_for_extractor("none")
-    text_scorer = (scorer if text_method == method else
-                   make_scorer(args.model, threshold=args.threshold, method=text_method, language_check=language_check))
-    # A WET record's text is a page's every visible line: the tag remover's kind of text, and method.
-    page_text_method = args.method or method_for_page_text()
-    page_text_scorer = (scorer if page_text_method == method else text_scorer if page_text_method == text_method else
-                        make_scorer(args.model, threshold=args.threshold, method=page_text_method,
-                                    language_check=language_check))
+    scorers: dict = {}  # one scorer per method
+
+    def scorer_for(method: str):
+        if method not in scorers:
+            scorers[method] = make_scorer(args.model, threshold=args.threshold, method=method,
+                                          language_check=language_check)
+        return scorers[method]
+
+    scorer = scorer_for(args.method or method_for_extractor(args.extractor))
+    # Text files skip the extractor, so by default they get the method for unextracted text; a WET
+    # record's text is a page's every visible line: the tag remover's kind of text, and method.
+    text_scorer = scorer_for(args.method or method_for_extractor("none"))
+    page_text_scorer = scorer_for(args.method or method_for_page_text())
     inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
         print("plexity clean: no input files found", file=sys.stderr)

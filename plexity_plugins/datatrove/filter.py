@@ -118,8 +118,9 @@ class PerplexitySentenceFilter(BaseFilter):
         self.method = method
         paths = (self._scorer.info.path if isinstance(self._scorer, PerplexityScorer)
                  else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
-        self._scorer_key = (paths, threshold, method, max_sentence_chars, allow_tokenizer_mismatch, language_check)
-        self._page_text_key = (*self._scorer_key[:2], self.page_text_method, *self._scorer_key[3:])
+        self._scorer_key, self._page_text_key = (
+            (paths, threshold, m, max_sentence_chars, allow_tokenizer_mismatch, language_check)
+            for m in (method, self.page_text_method))
         self.annotate = annotate
         self.min_chars = min_chars
         self.min_kept_fraction = min_kept_fraction

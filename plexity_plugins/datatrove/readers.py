@@ -191,7 +191,6 @@ class WarcHtmlReader(BaseDiskReader):
         if record.kind == PAGE_TEXT:
             self.stat_update("page_texts")
             data["warc_type"] = PAGE_TEXT_WARC_TYPE
-        cut = record.record.rec_headers.get_header("WARC-Truncated")
-        if cut:  # the crawler kept only the page's start (and why: length, time, ...)
-            data["warc_truncated"] = cut
+        if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)
+            data["warc_truncated"] = record.cut_by_crawler
         return data

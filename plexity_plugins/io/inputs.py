@@ -363,6 +363,12 @@ class WarcRecord:
     def date(self) -> str | None:
         return self.record.rec_headers.get_header("WARC-Date")
 
+    @property
+    def cut_by_crawler(self) -> str | None:
+        """Why the crawler kept only the start of the page (WARC-Truncated: ``length``, ``time``
+        ...), or None when the record holds it whole."""
+        return (self.record.rec_headers.get_header("WARC-Truncated") or "").strip() or None
+
 
 _RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
 
@@ -615,7 +621,7 @@ class WarcFile:
         raw = self._read_whole(item)  # (the sniffed head included)
         if raw is None:
             return
-        cut = _cut_by_crawler(record)
+        cut = item.cut_by_crawler is not None
         deadline = Deadline(self.read_timeout).start()
         try:
             body = raw
@@ -672,16 +678,12 @@ class WarcFile:
             item.record.raw_stream = io.BytesIO(raw)  # (for a copy: the payload as it came)
             return
         item.payload = raw
-        self.pages_cut_by_crawler += _cut_by_crawler(item.record)
+        self.pages_cut_by_crawler += item.cut_by_crawler is not None
 
 
 def _is_plain_text(content_type: str | None) -> bool:
     return (content_type or "").split(";", 1)[0].strip().lower() == "text/plain"
 
-
-def _cut_by_crawler(record) -> bool:
-    """Whether the record says the crawler kept only the start of its page (WARC-Truncated)."""
-    return bool((record.rec_headers.get_header("WARC-Truncated") or "").strip())
 
 
 def _broken_headers(record) -> str | None:
