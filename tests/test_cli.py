@@ -140,7 +140,17 @@ def test_text_files_get_the_method_for_unextracted_text(tmp_path):
     plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
     assert "Share on Facebook" not in (tmp_path / "out" / "t.txt.txt").read_text()
     stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
-    assert (stats["method"], stats["text_method"]) == ("trim", "region")
+    assert (stats["method"], stats["text_method"], stats["documents_text"]) == ("trim", "region", 1)
+
+
+def test_the_summary_says_which_method_and_threshold_judged_text_files(tmp_path):
+    # The line's "method trim, threshold ..." is the HTML's; a text file's document was judged by
+    # its own method and threshold, and the summary says so.
+    (tmp_path / "t.txt").write_text("The library opens in the spring.\nShare on Facebook\n")
+    proc = plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert f"1 from text files: not extracted, method region, threshold {stats['text_threshold']:g}" in proc.stdout
+    assert stats["text_threshold"] != stats["threshold"]
 
 
 def test_invalid_utf8_in_files_is_counted(tmp_path):

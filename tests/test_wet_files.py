@@ -109,3 +109,19 @@ def test_the_filter_step_takes_another_method_for_wet_text_when_told(tmp_path):
     assert list(step.run([wet, html_text]))
     assert (wet.metadata["plexity_method"], html_text.metadata["plexity_method"]) == ("region", "trim")
     assert wet.text == PerplexityScorer(method="region").clean(text).text
+
+
+def test_after_datatrove_s_own_warc_reader_the_filter_is_told_the_method(tmp_path):
+    # datatrove's WarcReader reads a WET file's text too, but its Documents do not say they are a
+    # page's whole text: with it, give the filter method="regions" (docs/datatrove.md).
+    from datatrove.pipeline.readers import WarcReader
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    (tmp_path / "in").mkdir()
+    texts = write_wet(tmp_path / "in" / "sample.warc.wet.gz")
+    documents = list(WarcReader(str(tmp_path / "in")).run())
+    assert {d.metadata["url"]: d.text for d in documents} == texts
+    kept = {d.metadata["url"]: d.text for d in PerplexitySentenceFilter(method="regions").run(documents)}
+    regions = PerplexityScorer(method="regions")
+    assert kept == {uri: regions.clean(text).text for uri, text in texts.items() if regions.clean(text).text}

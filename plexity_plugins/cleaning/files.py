@@ -205,6 +205,7 @@ class FileCleaner:
         self.stats.replaced_chars += replaced
         scorer = self.page_text_scorer if kind == PAGE_TEXT else self.text_scorer if is_text else self.scorer
         self.stats.documents_page_text += kind == PAGE_TEXT
+        self.stats.documents_text += kind == "text"
         verdict = self.policy.judge(text, input_empty=not raw.strip(), scorer=scorer)
         self.stats.add(verdict)
         self.dropped.sentences(source, verdict.result)

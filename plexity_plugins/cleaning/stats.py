@@ -54,6 +54,7 @@ class RunStats:
     documents_empty: int = 0
     documents_passthrough: int = 0  # passed through unfiltered (e.g. another language)
     documents_page_text: int = 0  # of `documents`, WET records: a page's text, not extracted
+    documents_text: int = 0  # of `documents`, text files' (.txt, .txt.gz): not extracted
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -187,16 +188,22 @@ class RunStats:
             f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
             f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
-            f"extractor {self.extractor}{self._page_text()})"
+            f"extractor {self.extractor}{self._not_extracted()})"
         )
 
-    def _page_text(self) -> str:
-        if not self.documents_page_text:
-            return ""
-        method = self.page_text_method or self.method
-        threshold = self.page_text_threshold if self.page_text_method else self.threshold
-        return (f"; {self.documents_page_text} WET records, a page's text each: not extracted, method {method}, "
-                f"threshold {_threshold(threshold)}")
+    def _not_extracted(self) -> str:
+        """What judged the documents no extractor read, where that is not the line's method: the
+        text files' and the WET records' method and threshold."""
+        clauses = []
+        if self.documents_text and self.text_method:
+            clauses.append(f"{self.documents_text} from text files: not extracted, method {self.text_method}, "
+                           f"threshold {_threshold(self.text_threshold)}")
+        if self.documents_page_text:
+            method = self.page_text_method or self.method
+            threshold = self.page_text_threshold if self.page_text_method else self.threshold
+            clauses.append(f"{self.documents_page_text} WET records, a page's text each: not extracted, "
+                           f"method {method}, threshold {_threshold(threshold)}")
+        return "".join(f"; {clause}" for clause in clauses)
 
     def what_was_dropped(self, examples: int = 5) -> str:
         """Lines that show the cleaning: the drop reasons and a few dropped sentences with
