@@ -125,6 +125,24 @@ def test_each_text_is_cleaned_with_its_languages_model(german_model, tiny_model)
     assert models.clean(GERMAN_PAGE, language="fr").passthrough == "language:fr"
 
 
+def test_a_map_keyed_by_something_other_than_a_language_code_is_refused(tiny_model, tmp_path, capsys):
+    # "english" is never the language a text is identified in: every text would pass through
+    # unfiltered, so the map is refused when it is made, in every front end and for import.
+    for key in ("english", "", "e1"):
+        with pytest.raises(ValueError, match="is not a language code"):
+            LanguageModels({key: str(tiny_model)})
+    with pytest.raises(ValueError, match="names language 'de' twice"):
+        LanguageModels({"de": str(tiny_model), "deu": str(tiny_model)})
+    assert list(LanguageModels({"EN": str(tiny_model), "*": str(tiny_model)}).models) == ["en", "*"]
+    (tmp_path / "t.txt").write_text(ENGLISH)
+    assert main(["clean", str(tmp_path / "t.txt"), "-o", str(tmp_path / "out"), "--model", "english=en-default"]) == 2
+    assert "'english' is not a language code" in capsys.readouterr().err
+    assert main(["models", "import", "m", "--kenlm", str(tiny_model / "model.bin"), "--tokenizer", "plexity-tok-1",
+                 "--language", "english", "--output-dir", str(tmp_path / "models")]) == 2
+    assert "--language: 'english' is not a language code" in capsys.readouterr().err
+    assert not (tmp_path / "models" / "m").exists()
+
+
 def test_datatrove_step_with_a_map_counts_languages_without_a_model(german_model, tiny_model):
     step = PerplexitySentenceFilter(model={"en": str(tiny_model), "de": german_model}, threshold=100.0,
                                     method="sentences", min_chars=0)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from os import PathLike
 
 from . import methods
-from ..text.language import MIN_PROBABILITY, identify, language_code
+from ..text.language import MIN_PROBABILITY, checked_language_code, identify, language_code
 from .scorer import CleanResult, DocumentScore, PerplexityScorer, passthrough_result, sanitize
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -72,14 +72,18 @@ class LanguageModels:
             raise ValueError("a language -> model map needs at least one entry")
         self.scorers: dict[str, PerplexityScorer] = {}
         for language, model in models.items():
+            if language != ANY_LANGUAGE:
+                language = checked_language_code(language)
+            if language in self.scorers:
+                raise ValueError(f"the language -> model map names language {language!r} twice")
             # The map already routes by language: each model's own check would only repeat it.
             scorer = PerplexityScorer(model, threshold=threshold, method=method, max_sentence_chars=max_sentence_chars,
                                       allow_tokenizer_mismatch=allow_tokenizer_mismatch, language_check=False)
             declared = scorer.info.language
-            if language != ANY_LANGUAGE and declared and language_code(declared) != language_code(language):
+            if language != ANY_LANGUAGE and declared and language_code(declared) != language:
                 logger.warning("model %s is declared as language %r but mapped to %r", scorer.model_name, declared,
                                language)
-            self.scorers[language if language == ANY_LANGUAGE else language_code(language)] = scorer
+            self.scorers[language] = scorer
         self.method = method
         self._threshold = threshold
         self.language_check = language_check

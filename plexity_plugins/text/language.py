@@ -308,6 +308,21 @@ _ISO639_3_TO_1 = dict(pair.split(":") for pair in (
     "wuu:zh yue:zh").split())
 
 
+_CODE = re.compile(r"[a-z]{2,3}")
+
+
+def checked_language_code(label: str) -> str:
+    """`language_code` of a language a user names (a model's, a key of a language -> model
+    map), refused unless it is a language code: ISO 639 codes have two or three letters, and a
+    name ("english") would never match the language a text is identified in, so every text would
+    pass through unfiltered."""
+    code = language_code(label.strip()) if label and label.strip() else None
+    if code is None or not _CODE.fullmatch(code):
+        raise ValueError(f"{label!r} is not a language code: give its ISO 639-1 code (en, de, fr, ...), as "
+                         f"py3langid and datatrove label texts")
+    return code
+
+
 def language_code(label: str | None) -> str | None:
     """A language label as models store it (ISO 639-1 where there is one): "deu_Latn",
     "de" and "DE" all give "de"; an unknown label is returned lower-cased."""

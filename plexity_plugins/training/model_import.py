@@ -25,6 +25,7 @@ from pathlib import Path
 from . import thresholds
 from ..scoring.models import ModelInfo, model_dir, resolve
 from ..errors import ModelError, TokenizerError
+from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
 
 logger = logging.getLogger(__name__)
@@ -119,6 +120,11 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
     for value in (threshold, threshold_extracted, document_threshold):
         if value is not None and not value > 0:
             raise ValueError(f"a threshold is a positive perplexity, got {value}")
+    if language:
+        try:
+            language = checked_language_code(language)
+        except ValueError as exc:
+            raise ModelError(f"--language: {exc}") from None
 
     base = Path(output_dir).expanduser() if output_dir else model_dir()
     directory = base / name

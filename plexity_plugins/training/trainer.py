@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, make_reader
 from ..errors import CorpusError, TrainError
+from ..text.language import checked_language_code
 
 MAX_HELDOUT_SENTENCES = 50_000  # enough for a stable 99.9th percentile (50 sentences above it); bounds the scoring time
 DROPPED_FILE = "train-dropped.jsonl"
@@ -140,6 +141,11 @@ class ModelTrainer:
         self.tokenizer = tokenizer_for(tokenizer, Path(sp_model).expanduser().resolve() if sp_model else None)
         if sp_model:
             self.tokenizer.sp  # noqa: B018 - loads (and checks) the SentencePiece model
+        if language:
+            try:
+                language = checked_language_code(language)
+            except ValueError as exc:
+                raise TrainError(f"--language: {exc}") from None
         self.language = language
         self._language_sample: list[str] = []
         if corpus not in CORPORA:
