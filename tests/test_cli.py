@@ -126,10 +126,11 @@ def test_clean_text_and_html_files_into_relative_paths(tmp_path):
 
 def test_clean_annotate_marks_instead_of_dropping(tmp_path):
     (tmp_path / "t.txt").write_text("The library opens in the spring.\nAccept all cookies\n")
-    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "--annotate", "-q")
+    proc = plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "--annotate", "-q")
     text = (tmp_path / "out" / "t.txt.txt").read_text()
     assert text.startswith("The library opens in the spring.\n<ppl score=\"")
     assert text.endswith('">Accept all cookies</ppl>\n')
+    assert "2 sentences: 1 marked to drop (50.0 %), none removed (--annotate)" in proc.stdout
 
 
 def test_text_files_get_the_method_for_unextracted_text(tmp_path):

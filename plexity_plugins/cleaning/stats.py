@@ -185,11 +185,16 @@ class RunStats:
             f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied"
             f"{_reasons(self.empty_reasons)}, "
             f"{self.documents_passthrough} passed through unfiltered), "
-            f"{sentences} sentences: {self.sentences_kept} kept, {self.sentences_dropped} dropped "
-            f"({share:.1f} %), {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
+            f"{sentences} sentences: {self._sentences(share)}, {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
             f"extractor {self.extractor}{self._not_extracted()})"
         )
+
+    def _sentences(self, share: float) -> str:
+        """What became of the sentences: kept and dropped, or (--annotate) all kept, some marked."""
+        if self.annotate:
+            return f"{self.sentences_dropped} marked to drop ({share:.1f} %), none removed (--annotate)"
+        return f"{self.sentences_kept} kept, {self.sentences_dropped} dropped ({share:.1f} %)"
 
     def _not_extracted(self) -> str:
         """What judged the documents no extractor read, where that is not the line's method: the
@@ -218,7 +223,8 @@ class RunStats:
             picked = [band[i] for i in range(max(map(len, bands), default=0)) for band in bands
                       if i < len(band)][:examples]
             shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
-            lines.append(f"sentences dropped: {self.sentences_dropped} ({self.chars_dropped:,} characters), e.g. {shown}")
+            lines.append(f"sentences {'marked' if self.annotate else 'dropped'}: {self.sentences_dropped} "
+                         f"({self.chars_dropped:,} characters), e.g. {shown}")
         return "\n".join(lines)
 
 
