@@ -293,6 +293,13 @@ def test_a_bare_kenlm_file_is_refused_saying_how_to_import_it(ccnet_files):
         PerplexityScorer(str(ccnet_files[0]))
 
 
+def test_a_file_that_is_no_kenlm_model_is_refused_as_such(tmp_path):
+    # (not "a bare KenLM file ... import it": importing it would fail too)
+    (tmp_path / "notes.txt").write_text("The council approved the budget.\n")
+    with pytest.raises(ModelError, match=r"notes.txt is not a model: neither a KenLM binary nor an ARPA file"):
+        PerplexityScorer(str(tmp_path / "notes.txt"))
+
+
 def test_import_needs_an_existing_sentencepiece_model(ccnet_files, model_dir, tmp_path, capsys):
     code, out = run_cli(capsys, "models", "import", "m", "--kenlm", str(ccnet_files[0]), "--tokenizer", "ccnet",
                         "--sp-model", str(tmp_path / "absent.sp.model"))

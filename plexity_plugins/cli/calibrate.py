@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
             "print the perplexity percentiles and suggest a threshold: the given percentile of the clean "
             "sentences, the rule every trained model's default follows."))
     p.add_argument("clean", nargs="+", metavar="CLEAN_TEXT", help="held-out clean text files")
-    add_model_args(p, threshold=False)
+    add_model_args(p, threshold=False, language_map=None)
     p.add_argument("--boilerplate", "-b", nargs="+", action="extend", default=[], metavar="FILE",
                    help="boilerplate samples, one a line (e.g. scripts/default_model/boilerplate.txt)")
     p.add_argument("--percentile", "-p", type=float, default=thresholds.THRESHOLD_PERCENTILE,

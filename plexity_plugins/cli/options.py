@@ -7,13 +7,16 @@ import argparse
 from ..runtime import sizes
 
 
-def add_model_args(parser: argparse.ArgumentParser, threshold: bool = True) -> None:
+def add_model_args(parser: argparse.ArgumentParser, threshold: bool = True,
+                   language_map: str | None = "to clean each text with its language's model") -> None:
+    """--model (and --threshold); `language_map`: what a LANG=MODEL map does in this command, or
+    None where it takes one model only (`single_model`)."""
     # Repeated LANG=MODEL values make a language -> model map (`plexity_plugins.scoring.multilingual`);
     # `main` turns the list into a name, a map or None.
+    repeat = (f"; repeat as LANG=MODEL (--model en=en-default --model de=ccnet-de) {language_map}"
+              if language_map else "")
     parser.add_argument("--model", "-m", default=None, action="append",
-                        help="model name or path (default: the embedded model; see `plexity models`); repeat "
-                             "as LANG=MODEL (--model en=en-default --model de=ccnet-de) to clean each text "
-                             "with its language's model")
+                        help=f"model name or path (default: the embedded model; see `plexity models`){repeat}")
     if threshold:
         parser.add_argument("--threshold", "-t", type=float, default=None,
                             help="perplexity above which a sentence is dropped (default: the model's)")

@@ -18,18 +18,19 @@ from .options import add_model_args, parse_size, single_model
 def add_parser(sub) -> None:
     p = sub.add_parser("score", help="perplexity of a sentence, with how to read it against the threshold")
     p.add_argument("text", help="the text, or - to read stdin (plexity score - < page.txt)")
-    p.add_argument("--sentences", action="store_true",
-                   help="first list each sentence: perplexity, tokens, unknown tokens, text (tab-separated, "
-                        "with a header line)")
-    p.add_argument("--document", action="store_true",
-                   help="the text's document perplexity (CCNet's for a CCNet model; for ours, its sentences "
-                        "pooled): 10 ** (-sum log10 P / sum (tokens + 1)) over its lines")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--sentences", action="store_true",
+                      help="first list each sentence: perplexity, tokens, unknown tokens, text (tab-separated, "
+                           "with a header line)")
+    what.add_argument("--document", action="store_true",
+                      help="the text's document perplexity (CCNet's for a CCNet model; for ours, its sentences "
+                           "pooled): 10 ** (-sum log10 P / sum (tokens + 1)) over its lines")
     p.add_argument("--plain", action="store_true",
                    help="print the numbers only (the perplexity on the last line), no labels")
     p.add_argument("--max-document-bytes", type=parse_size, default=MAX_DOCUMENT_BYTES,
                    help=f"refuse a longer text, as plexity clean skips a longer document (default: "
                         f"{MAX_DOCUMENT_BYTES // 10**6} MB); stdin is read no further")
-    add_model_args(p, threshold=False)
+    add_model_args(p, threshold=False, language_map="with --document, to score the text with its language's model")
     p.set_defaults(func=cmd_score)
 
 

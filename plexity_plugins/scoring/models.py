@@ -122,12 +122,37 @@ def _from_directory(directory: Path) -> ModelInfo:
     return _load_metadata(json_path, model_path)
 
 
+KENLM_BINARY_MAGIC = b"mmap lm "
+
+
+def kenlm_file_name(path: Path) -> str | None:
+    """The name `resolve` knows a KenLM file by, from its first bytes: model.bin for a KenLM
+    binary, model.arpa(.gz) for ARPA text; None for anything else."""
+    import gzip
+
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head.startswith(KENLM_BINARY_MAGIC):
+        return "model.bin"
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            with gzip.open(path, "rb") as f:
+                head = f.read(64)
+        except (OSError, EOFError):
+            return None
+        return "model.arpa.gz" if head.lstrip().startswith(b"\\data\\") else None
+    return "model.arpa" if head.lstrip().startswith(b"\\data\\") else None
+
+
 def _from_file(path: Path) -> ModelInfo:
     sidecar = Path(str(path) + ".json")
     if sidecar.is_file():
         return _load_metadata(sidecar, path)
     if (path.parent / "model.json").is_file() and path.name in MODEL_FILES:
         return _load_metadata(path.parent / "model.json", path)
+    if kenlm_file_name(path) is None:
+        raise ModelError(f"{path} is not a model: neither a KenLM binary nor an ARPA file (a model is a name "
+                         f"`plexity models` lists, a model directory, or a KenLM file with its metadata)")
     raise ModelError(bare_kenlm_message(path))
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import thresholds
-from ..scoring.models import ModelInfo, model_dir, resolve
+from ..scoring.models import ModelInfo, kenlm_file_name, model_dir, resolve
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
@@ -32,7 +32,6 @@ logger = logging.getLogger(__name__)
 
 MAX_OOV_SHARE = 0.8
 SP_FILE = "model.sp.model"
-KENLM_BINARY_MAGIC = b"mmap lm "
 SPACE_PIECE = "\u2581"  # SentencePiece's word-start mark
 
 # A few plain sentences per language for the sanity check.
@@ -83,15 +82,10 @@ class ImportResult:
 
 def _kenlm_target_name(path: Path) -> str:
     """model.bin for a KenLM binary, model.arpa(.gz) for ARPA text: the names `resolve` knows."""
-    with open(path, "rb") as f:
-        head = f.read(64)
-    if head.startswith(KENLM_BINARY_MAGIC):
-        return "model.bin"
-    if path.name.endswith(".gz"):
-        return "model.arpa.gz"
-    if head.lstrip().startswith(b"\\data\\"):
-        return "model.arpa"
-    raise ModelError(f"{path} is neither a KenLM binary nor an ARPA file")
+    name = kenlm_file_name(path)
+    if name is None:
+        raise ModelError(f"{path} is neither a KenLM binary nor an ARPA file")
+    return name
 
 
 def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: str | Path | None = None,
