@@ -42,6 +42,7 @@ import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn
 
 from .runtime.extras import require_extra
@@ -58,6 +59,7 @@ from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_h
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                      environment_message, is_disk_full)
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
+from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
 from .scoring.multilingual import LanguageModels, make_scorer
@@ -154,17 +156,20 @@ class PerplexityFilterPipeline:
         PLEXITY_THREADS: worker threads for the CPU work; 0 runs it on the reactor thread
             (a large page then stalls the crawl). Default 1.
         PLEXITY_DROPPED_FILE: path of a JSON-lines file receiving every dropped sentence
-            and every dropped item with its reason. Default None (not written).
+            and every dropped item with its reason (a missing directory is made, a directory there
+            stops the crawl before it starts). Default None (not written).
         PLEXITY_MAX_DOCUMENT_BYTES: a larger page (bytes; characters for a str) is dropped as
-            ``too_large`` before any work. Default 50 MB, as ``plexity clean`` and ``plexity run``.
+            ``too_large`` before any work; bytes or a size ("50MB"), 1 or more, as ``--max-document-bytes``.
+            Default 50 MB, as ``plexity clean`` and ``plexity run``.
         PLEXITY_EXTRACT_TIMEOUT: seconds allowed to extract one page; a longer extraction is
             stopped and the item dropped (``extraction_failed``). 0: no limit. Default 30.
         PLEXITY_EXTRACT_MEMORY: bytes of resident memory (RSS) the extraction process may hold (or a
             size, "512MiB"); past it the item is dropped (``memory_limit``). 0: no ceiling.
             Default: the ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB.
 
-    The model is opened once per crawler, in `open_spider`.  Stats go to the crawler's
-    stats collector under ``plexity/``.
+    A setting of the wrong kind (``PLEXITY_THRESHOLD=abc``) stops the crawl as any bad setting does,
+    naming it (`_typed_setting`).  The model is opened once per crawler, in `open_spider`.  Stats go to
+    the crawler's stats collector under ``plexity/``.
     """
 
     def __init__(self, scorer: PerplexityScorer | LanguageModels, stats, *, input_field: str = "html",
@@ -211,9 +216,9 @@ class PerplexityFilterPipeline:
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
-        if not settings.getbool("PLEXITY_ENABLED", True):
-            raise NotConfigured("PLEXITY_ENABLED is False")
         try:
+            if not _typed_setting(settings, "PLEXITY_ENABLED", bool, True):
+                raise NotConfigured("PLEXITY_ENABLED is False")
             pipeline = cls._from_settings(crawler, settings)
         except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting, a missing model: said first, in one line
             # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
@@ -239,12 +244,11 @@ class PerplexityFilterPipeline:
         # its edges are trimmed; raw tag text gets the regions method, plain text region.
         method = settings.get("PLEXITY_METHOD") or methods.method_for_extractor(
             extractor if input_format == "html" else None)
-        threshold = settings.get("PLEXITY_THRESHOLD")
         scorer = make_scorer(
             _model_setting(settings.get("PLEXITY_MODEL")),
-            threshold=float(threshold) if threshold not in (None, "") else None,
+            threshold=_typed_setting(settings, "PLEXITY_THRESHOLD", float),
             method=method,
-            language_check=settings.getbool("PLEXITY_LANGUAGE_CHECK", True),
+            language_check=_typed_setting(settings, "PLEXITY_LANGUAGE_CHECK", bool, True),
         )
         pipeline = cls(
             scorer, crawler.stats,
@@ -253,19 +257,19 @@ class PerplexityFilterPipeline:
             extractor=extractor,
             output_field=settings.get("PLEXITY_OUTPUT_FIELD", "text"),
             stats_field=settings.get("PLEXITY_STATS_FIELD", "plexity"),
-            annotate=settings.getbool("PLEXITY_ANNOTATE", False),
-            min_chars=settings.getint("PLEXITY_MIN_CHARS", DEFAULT_MIN_CHARS),
-            min_kept_fraction=settings.getfloat("PLEXITY_MIN_KEPT_FRACTION", 0.0),
+            annotate=_typed_setting(settings, "PLEXITY_ANNOTATE", bool, False),
+            min_chars=_typed_setting(settings, "PLEXITY_MIN_CHARS", int, DEFAULT_MIN_CHARS),
+            min_kept_fraction=_typed_setting(settings, "PLEXITY_MIN_KEPT_FRACTION", float, 0.0),
             other_languages=settings.get("PLEXITY_OTHER_LANGUAGES", "keep"),
-            threads=settings.getint("PLEXITY_THREADS", 1),
-            dropped_file=settings.get("PLEXITY_DROPPED_FILE") or None,
-            extract_timeout=settings.getfloat("PLEXITY_EXTRACT_TIMEOUT", DEFAULT_EXTRACT_TIMEOUT),
-            extract_memory=_memory_setting(settings.get("PLEXITY_EXTRACT_MEMORY")),
-            max_document_bytes=settings.getint("PLEXITY_MAX_DOCUMENT_BYTES", MAX_DOCUMENT_BYTES),
+            threads=_typed_setting(settings, "PLEXITY_THREADS", int, 1),
+            dropped_file=_dropped_file_setting(settings.get("PLEXITY_DROPPED_FILE")),
+            extract_timeout=_typed_setting(settings, "PLEXITY_EXTRACT_TIMEOUT", float, DEFAULT_EXTRACT_TIMEOUT),
+            extract_memory=_typed_setting(settings, "PLEXITY_EXTRACT_MEMORY", parse_memory),
+            max_document_bytes=_typed_setting(settings, "PLEXITY_MAX_DOCUMENT_BYTES", parse_size, MAX_DOCUMENT_BYTES),
             language_field=settings.get("PLEXITY_LANGUAGE_FIELD") or None,
             doc_perplexity_field=settings.get("PLEXITY_DOC_PERPLEXITY_FIELD") or None,
-            min_doc_perplexity=_float_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY"),
-            max_doc_perplexity=_float_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY"),
+            min_doc_perplexity=_typed_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY", float),
+            max_doc_perplexity=_typed_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY", float),
         )
         return pipeline
 
@@ -492,7 +496,7 @@ class PlexityAddon:
     """
 
     def update_settings(self, settings) -> None:
-        priority = settings.getint("PLEXITY_PIPELINE_PRIORITY", DEFAULT_PIPELINE_PRIORITY)
+        priority = _typed_setting(settings, "PLEXITY_PIPELINE_PRIORITY", int, DEFAULT_PIPELINE_PRIORITY)
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return
@@ -502,22 +506,51 @@ class PlexityAddon:
 def _model_setting(value):
     """PLEXITY_MODEL: a name or path, a dict (language -> model), or that dict as JSON (``-s``)."""
     if isinstance(value, str) and value.lstrip().startswith("{"):
-        value = json.loads(value)
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: a model name or path, or a language -> model "
+                                      f'map in JSON ({{"en": "en-default"}}); {exc}') from None
     if hasattr(value, "copy_to_dict"):  # a scrapy BaseSettings given as a dict setting
         value = value.copy_to_dict()
     return value or None
 
 
-def _memory_setting(value) -> int | str | None:
-    """PLEXITY_EXTRACT_MEMORY: bytes, or a size ("512MiB"); unset: None (the environment's, else 768 MiB)."""
-    if value in (None, ""):
-        return None
-    return value if isinstance(value, str) and not value.strip().isdigit() else int(value)
+# What a typed PLEXITY_* setting takes, by how it is read: said when its value is not that.
+_SETTING_KINDS = {int: "a whole number", float: "a number", bool: "True or False (or 1 or 0)",
+                  parse_size: "a size of 1 byte or more, as the CLI's --max-document-bytes (50MB, 200KiB, 1000000)",
+                  parse_memory: "a size (512MiB, 768000000), or 0: no ceiling"}
 
 
-def _float_setting(settings, name: str) -> float | None:
+def _typed_setting(settings, name: str, kind, default=None):
+    """Setting `name` read as `kind` (a key of `_SETTING_KINDS`); unset or "": `default`.  A value that is
+    not one stops the crawl naming the setting (Python's "could not convert string to float" does not)."""
     value = settings.get(name)
-    return float(value) if value not in (None, "") else None
+    if value is None or value == "":
+        return default
+    try:
+        if kind in (parse_size, parse_memory):  # the CLI's parsers: a number of bytes or a size string
+            return kind(str(value))
+        return {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
+    except (TypeError, ValueError):
+        raise PlexitySettingError(f"{name} is {value!r}: {_SETTING_KINDS[kind]}") from None
+
+
+def _dropped_file_setting(value) -> str | None:
+    """PLEXITY_DROPPED_FILE, checked before the crawl: the file is renamed into place when the spider closes,
+    so a directory there would fail only then, losing the crawl's log.  A missing directory is made, as
+    `plexity clean` makes its --output-dir (and Scrapy its feeds' directories)."""
+    if not value:
+        return None
+    path = Path(value)
+    if path.is_dir():
+        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission
+        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: its directory cannot be made "
+                                  f"({exc.strerror}: {exc.filename})") from None
+    return value
 
 
 def _asyncio_available() -> bool:

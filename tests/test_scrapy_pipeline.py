@@ -21,6 +21,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.test import get_crawler
 
 from plexity_plugins import ModelError
+from plexity_plugins.errors import PlexitySettingError
 from plexity_plugins.scrapy import PerplexityFilterPipeline
 
 ARTICLE = [
@@ -329,6 +330,59 @@ def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
 def test_invalid_settings_stop_the_crawl_with_a_message(setting, value, message):
     with pytest.raises(ValueError, match=message):
         PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={setting: value}))
+
+
+@pytest.mark.parametrize("setting, value, takes", [
+    ("PLEXITY_THRESHOLD", "abc", "a number"),
+    ("PLEXITY_MIN_DOC_PERPLEXITY", "x", "a number"),
+    ("PLEXITY_MIN_CHARS", "fifty", "a whole number"),
+    ("PLEXITY_ANNOTATE", "yes", "True or False"),
+    ("PLEXITY_LANGUAGE_CHECK", "maybe", "True or False"),
+    ("PLEXITY_MAX_DOCUMENT_BYTES", "50 megs", "a size of 1 byte or more"),
+    ("PLEXITY_EXTRACT_MEMORY", "lots", "a size"),
+    ("PLEXITY_MODEL", "{en:en-default}", "a model name or path, or a language -> model map in JSON"),
+])
+def test_a_setting_of_the_wrong_kind_stops_the_crawl_in_one_line_naming_it(setting, value, takes, caplog):
+    # not Python's "could not convert string to float: 'abc'", which names no setting
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={setting: value}))
+    assert f"plexity: the crawl cannot start: {setting} is {value!r}: {takes}" in caplog.text
+
+
+def test_the_size_cap_takes_a_size_as_the_cli_does():
+    pipeline = make_pipeline(PLEXITY_MAX_DOCUMENT_BYTES="1KB")
+    with pytest.raises(DropItem, match="too_large: 2,000 bytes, PLEXITY_MAX_DOCUMENT_BYTES is 1,000"):
+        run(pipeline, {"url": "u", "html": b"x" * 2000})
+
+
+@pytest.mark.parametrize("value", [0, "0", -1])
+def test_a_size_cap_of_zero_or_less_is_a_bad_setting_as_in_the_cli(value):
+    # (it would drop every item as too_large; --max-document-bytes refuses it too)
+    with pytest.raises(PlexitySettingError, match=f"PLEXITY_MAX_DOCUMENT_BYTES is {value!r}: a size of 1 byte or"):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MAX_DOCUMENT_BYTES": value}))
+
+
+def test_a_dropped_file_that_is_a_directory_stops_the_crawl_before_it_starts(tmp_path, caplog):
+    # (it would fail only when the spider closes, the crawl's log of drops lost)
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_DROPPED_FILE": str(tmp_path)}))
+    assert f"cannot start: PLEXITY_DROPPED_FILE is {str(tmp_path)!r}: a directory, not a file" in caplog.text
+
+
+def test_the_dropped_files_missing_directory_is_made_as_plexity_clean_makes_its_output_dir(tmp_path):
+    path = tmp_path / "new" / "dropped.jsonl"
+    pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(path))
+    with pytest.raises(DropItem):
+        run(pipeline, {"url": "http://b", "html": 7})
+    pipeline.close_spider()
+    assert json.loads(path.read_text())["reason"] == "input_not_text"
+
+
+def test_a_dropped_file_whose_directory_cannot_be_made_stops_the_crawl(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(PlexitySettingError, match="PLEXITY_DROPPED_FILE is .*: its directory cannot be made"):
+        PerplexityFilterPipeline.from_crawler(get_crawler(
+            settings_dict={"PLEXITY_DROPPED_FILE": str(tmp_path / "a-file" / "dropped.jsonl")}))
 
 
 def test_an_unknown_model_stops_the_crawl_naming_it(model_dir):
