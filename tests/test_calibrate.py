@@ -119,6 +119,19 @@ def test_the_embedded_model_is_read_only(capsys, samples):
     assert code == 2 and "embedded model, which is read-only" in err
 
 
+def test_an_imported_copy_of_the_embedded_model_takes_a_threshold(capsys, model_dir, samples):
+    # `plexity models import` links the embedded model.bin; its own model.json is writable
+    from plexity_plugins.scoring.models import EMBEDDED_DIR
+
+    clean, _ = samples
+    assert main(["models", "import", "mine", "--kenlm", str(EMBEDDED_DIR / "en-default" / "model.bin"),
+                 "--tokenizer", "plexity-tok-1", "--language", "en"]) == 0
+    assert (model_dir / "mine" / "model.bin").is_symlink()
+    code, out, err = run(capsys, "--model", "mine", clean, "--write")
+    assert code == 0, err
+    assert PerplexityScorer("mine").threshold == suggested(out)
+
+
 def test_too_little_clean_text_is_refused(capsys, model, tmp_path):
     one = tmp_path / "one.txt"
     one.write_text("# a comment\nThe council approved the budget.\n")

@@ -156,16 +156,20 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
 def metadata_path(info: ModelInfo) -> Path:
     """The model.json (or <file>.json) that holds a model's metadata, if it may be written."""
     path = Path(info.path)
-    if EMBEDDED_DIR in path.resolve().parents:
-        raise ModelError(f"'{info.name}' is the embedded model, which is read-only: calibrate a model you "
-                         f"trained (plexity train), or pass --threshold when cleaning")
-    if path.name in MODEL_FILES and (path.parent / "model.json").is_file():
-        return path.parent / "model.json"
     sidecar = Path(str(path) + ".json")
-    if sidecar.is_file():
-        return sidecar
-    raise ModelError(f"model {path} has no metadata file to write the threshold into "
-                     f"(expected {path.parent / 'model.json'} or {sidecar})")
+    if path.name in MODEL_FILES and (path.parent / "model.json").is_file():
+        metadata = path.parent / "model.json"
+    elif sidecar.is_file():
+        metadata = sidecar
+    else:
+        raise ModelError(f"model {path} has no metadata file to write the threshold into "
+                         f"(expected {path.parent / 'model.json'} or {sidecar})")
+    # (the metadata's own place decides: an imported model links the embedded model.bin, and is writable)
+    if EMBEDDED_DIR.resolve() in metadata.resolve().parents:
+        raise ModelError(f"'{info.name}' is the embedded model, which is read-only: calibrate a model you "
+                         f"trained (plexity train) or imported (plexity models import), or pass --threshold "
+                         f"when cleaning")
+    return metadata
 
 
 def write_threshold(info: ModelInfo, threshold: float, procedure: str, details: dict | None = None,
