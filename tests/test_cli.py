@@ -296,3 +296,23 @@ def test_clean_shows_what_it_dropped_with_examples(tmp_path):
     line = next(line for line in out.splitlines() if line.startswith("sentences dropped: "))
     assert "'Skip to main content' (19,440)" in line and line.count("(") >= 5
     assert "--write-dropped" in out  # where the full list is
+
+
+def test_a_run_into_an_earlier_runs_folder_says_what_is_not_its_own(tmp_path):
+    # Its stats count this run only: the earlier run's other outputs are named in a note, and
+    # its log of dropped sentences, which would read as this run's, is removed.
+    (tmp_path / "in").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "in" / f"{name}.txt").write_text("The library opens in the spring.\nShare on Facebook\n")
+    (tmp_path / "c.txt").write_text("The council approved the budget on Tuesday.\n")
+    out = tmp_path / "out"
+    first = plexity("clean", tmp_path / "in", "--output-dir", out, "--write-dropped", "-q")
+    assert "note:" not in first.stdout and (out / "plexity-dropped.jsonl").is_file()
+    again = plexity("clean", tmp_path / "in", "--output-dir", out, "--write-dropped", "-q")
+    assert "note:" not in again.stdout  # the same run again rewrites everything it wrote
+    other = plexity("clean", tmp_path / "c.txt", "--output-dir", out, "-q")
+    assert (f"note: {out} also holds 2 files this run did not write (an earlier run's? e.g. a.txt.txt): "
+            f"plexity-stats.json counts this run only; the earlier run's plexity-dropped.jsonl was removed"
+            in other.stdout)
+    assert not (out / "plexity-dropped.jsonl").exists()
+    assert json.loads((out / "plexity-stats.json").read_text())["files"] == 1

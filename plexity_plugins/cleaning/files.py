@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -103,6 +104,54 @@ def _resolved(path: Path) -> Path | None:
 def output_name(item: "InputFile") -> Path:
     """Where an input's output goes, relative to the output directory."""
     return item.relative if item.kind == "warc" else Path(str(item.relative) + ".txt")
+
+
+EARLIER_FILES = 100_000
+
+
+class EarlierRun:
+    """What an earlier run left in an output folder, so that a run into it says what is not its own.
+
+    Made before the run: the files there then (less the run's own stats and log).  An earlier
+    run's `DROPPED_FILE` is removed when this run writes none: beside this run's stats it would read
+    as this run's log.  `note` after the run: the files it did not rewrite, in one line, or None."""
+
+    def __init__(self, folder: Path, write_dropped: bool):
+        from ..io.output_lock import LOCK_NAME
+
+        self.folder = Path(folder)
+        # (the first EARLIER_FILES only: an output folder may be a big tree of other things)
+        found = itertools.islice((path for path in self.folder.rglob("*") if path.is_file()), EARLIER_FILES)
+        self.files = {path: _identity(path) for path in found
+                      if path.relative_to(self.folder).as_posix() not in (STATS_FILE, DROPPED_FILE, LOCK_NAME)}
+        log = self.folder / DROPPED_FILE
+        self.removed_log = not write_dropped and log.is_file()
+        if self.removed_log:
+            log.unlink()
+
+    def note(self) -> str | None:
+        left = sorted(path for path, identity in self.files.items() if _identity(path) == identity)
+        if not left and not self.removed_log:
+            return None
+        parts = []
+        if left:
+            example = left[0].relative_to(self.folder)
+            many = "at least " if len(self.files) >= EARLIER_FILES - 3 else ""
+            files = f"{many}{len(left)} file{'s' if len(left) > 1 else ''}"
+            parts.append(f"{self.folder} also holds {files} this run did not write (an earlier run's? e.g. "
+                         f"{example}): {STATS_FILE} counts this run only")
+        if self.removed_log:
+            parts.append(f"the earlier run's {DROPPED_FILE} was removed (this run wrote none: --write-dropped)")
+        return "note: " + "; ".join(parts)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """A file's inode and modification time (a file rewritten by rename has another), or None if gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 class FileCleaner:

@@ -57,7 +57,7 @@ def add_parser(sub) -> None:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..scoring.methods import method_for_extractor, method_for_page_text
-    from ..cleaning.files import FileCleaner, collect_inputs
+    from ..cleaning.files import EarlierRun, FileCleaner, collect_inputs
     from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 
@@ -80,6 +80,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print("plexity clean: no input files found", file=sys.stderr)
         return 2
     with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
+        earlier = EarlierRun(args.output_dir, args.write_dropped)
         cleaner = FileCleaner(scorer, args.output_dir, extractor=args.extractor, annotate=args.annotate,
                               write_dropped=args.write_dropped, text_scorer=text_scorer,
                               page_text_scorer=page_text_scorer, min_chars=args.min_chars,
@@ -93,6 +94,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print(dropped)
     print(f"outputs and plexity-stats.json in {args.output_dir}"
           f"{'' if args.write_dropped else ' (every dropped sentence with its reason: --write-dropped)'}")
+    note = earlier.note()
+    if note:
+        print(note)
     if stats.nothing_read():  # nothing usable is no success
         print(f"plexity clean: error: no input could be read: {stats.unread_files()}", file=sys.stderr)
         return FAILED_STATUS
