@@ -176,6 +176,9 @@ def test_outputs_never_overwrite_inputs_or_each_other(tmp_path):
     (tmp_path / "b" / "x.txt").write_text("The council met on Monday.")
     proc = plexity("clean", tmp_path / "a" / "x.txt", tmp_path / "b" / "x.txt", "-o", tmp_path / "out", check=False)
     assert proc.returncode == 2 and "would both be written" in proc.stderr
+    # the same file named twice (by a glob and by name, or inside a folder given too) is read once
+    proc = plexity("clean", tmp_path / "a" / "x.txt", tmp_path / "a" / "x.txt", tmp_path / "a", "-o", tmp_path / "once")
+    assert json.loads((tmp_path / "once" / "plexity-stats.json").read_text())["files"] == 1
     sample = tmp_path / "s.warc.gz"
     sample.write_bytes((Path(__file__).parent.parent / "examples" / "sample.warc.gz").read_bytes())
     proc = plexity("clean", sample, "-o", tmp_path, check=False)

@@ -59,7 +59,7 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
 
     Raises FileNotFoundError for an input that does not exist, and ValueError when two
     inputs would write the same output or an input would be overwritten by its own
-    output.  The output directory itself is never searched for inputs.  Files of unknown
+    output; a file named twice (by a glob and by name) is read once.  The output directory itself is never searched for inputs.  Files of unknown
     kind inside a directory are returned with kind None (the caller counts the skip).
     What is not a regular file (a FIFO, a socket, a symlink loop) is returned as found: reading
     it is a counted skip, never a hang nor an error of the run.
@@ -80,16 +80,22 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
             raise FileNotFoundError(f"input {root} does not exist")
     if out is not None:
         targets: dict[Path, Path] = {}
+        unique: list[InputFile] = []
         for f in found:
             if f.kind is None:
+                unique.append(f)
                 continue
             target = (out / output_name(f)).resolve()
             if target == _resolved(f.path):
                 raise ValueError(f"the output for {f.path} would overwrite it: choose another --output-dir")
             if target in targets:
+                if _resolved(targets[target]) == _resolved(f.path):  # named twice (a glob and a name): once
+                    continue
                 raise ValueError(f"{targets[target]} and {f.path} would both be written to {target}: "
                                  f"give their common parent directory as the input instead")
             targets[target] = f.path
+            unique.append(f)
+        found = unique
     return found
 
 
