@@ -51,6 +51,13 @@ def test_non_text_input_is_a_type_error(scorer):
         scorer.clean(42)
 
 
+def test_a_language_map_given_to_the_one_model_scorer_names_the_class_that_takes_it():
+    from plexity_plugins import PerplexityScorer
+
+    with pytest.raises(TypeError, match=r"multilingual.LanguageModels\(models\), not by PerplexityScorer"):
+        PerplexityScorer({"en": "en-default"})
+
+
 def test_ten_megabyte_single_line_is_cleaned_with_linear_work(scorer):
     """A line without punctuation is cut into sentences of bounded length, so ten times the text
     is ten times the sentences and about ten times the work (Python's part of it counted; the

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 
@@ -288,6 +289,9 @@ class PerplexityScorer:
         allow_tokenizer_mismatch: bool = False,
         language_check: bool = True,
     ):
+        if isinstance(model, Mapping):  # (as datatrove's and Scrapy's model settings take one)
+            raise TypeError("a language -> model map is cleaned by "
+                            "plexity_plugins.scoring.multilingual.LanguageModels(models), not by PerplexityScorer")
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
