@@ -65,6 +65,11 @@ def test_score_reads_stdin():
     assert proc.returncode == 0 and last_number(proc.stdout) > 0
 
 
+def test_score_takes_the_words_of_a_text_unquoted_too():
+    quoted = plexity("score", "--plain", "The council met on Monday.")
+    assert plexity("score", "--plain", "The", "council", "met", "on", "Monday.").stdout == quoted.stdout
+
+
 def test_score_of_an_empty_text_is_an_error_not_nan(tmp_path):
     # `plexity score --document "$(cat page.txt)"` without page.txt: cat fails, the argument is empty
     proc = subprocess.run(["bash", "-c", f'{" ".join(PLEXITY)} score --document "$(cat {tmp_path}/page.txt)"'],
@@ -72,7 +77,8 @@ def test_score_of_an_empty_text_is_an_error_not_nan(tmp_path):
     assert proc.returncode == 2 and "nan" not in proc.stdout
     assert "the text argument is empty" in proc.stderr and "does FILE exist" in proc.stderr
     proc = subprocess.run([*PLEXITY, "score", "-"], input="  \n", capture_output=True, text=True)
-    assert proc.returncode == 2 and "stdin is empty" in proc.stderr
+    assert proc.returncode == 2 and "stdin is only whitespace: nothing to score" in proc.stderr
+    assert "does FILE exist" not in proc.stderr  # (it was read from stdin already)
     # read from a file that is not there: the shell stops before plexity runs
     proc = subprocess.run(["bash", "-c", f"{' '.join(PLEXITY)} score --document - < {tmp_path}/page.txt"],
                           capture_output=True, text=True)

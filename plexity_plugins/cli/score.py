@@ -17,7 +17,8 @@ from .options import add_model_args, parse_size, single_model
 
 def add_parser(sub) -> None:
     p = sub.add_parser("score", help="perplexity of a sentence, with how to read it against the threshold")
-    p.add_argument("text", help="the text, or - to read stdin (plexity score - < page.txt)")
+    p.add_argument("text", nargs="+",
+                   help="the text (its words, quoted or not), or - to read stdin (plexity score - < page.txt)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--sentences", action="store_true",
                       help="first list each sentence: perplexity, tokens, unknown tokens, text (tab-separated, "
@@ -39,6 +40,8 @@ def read_text(args: argparse.Namespace) -> str | None:
     .txt file), or None after saying why there is none to score."""
     from ..scoring.scorer import sanitize
 
+    if isinstance(args.text, list):  # (unquoted words arrive one argument each)
+        args.text = " ".join(args.text)
     cap = args.max_document_bytes
     raw = sys.stdin.buffer.read(cap + 1) if args.text == "-" else args.text.encode("utf-8", "surrogatepass")
     if len(raw) > cap:
@@ -48,10 +51,12 @@ def read_text(args: argparse.Namespace) -> str | None:
         return None
     text = sanitize(raw)[0]
     if not text.strip():
-        # `plexity score "$(cat missing.txt)"`: cat failed and the argument is empty
-        where = "stdin" if args.text == "-" else "the text argument"
-        print(f"plexity score: {where} is empty: nothing to score (if it came from $(cat FILE), "
-              f"does FILE exist? `plexity score - < FILE` fails loudly when it does not)", file=sys.stderr)
+        what = "empty" if not text else "only whitespace"
+        if args.text == "-":
+            print(f"plexity score: stdin is {what}: nothing to score", file=sys.stderr)
+        else:  # `plexity score "$(cat missing.txt)"`: cat failed and the argument is empty
+            print(f"plexity score: the text argument is {what}: nothing to score (if it came from $(cat FILE), "
+                  f"does FILE exist? `plexity score - < FILE` fails loudly when it does not)", file=sys.stderr)
         return None
     if args.text != "-":
         hint = file_name_hint(text)
@@ -116,6 +121,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+# What may end a whole sentence (then a high perplexity is not for want of its full stop)
+SENTENCE_ENDS = ".!?\"'”’)»…\u3002\uff01\uff1f\u0964\u061f"
+
+
 def explain(scorer, model, text: str, perplexity: float, several: bool) -> str:
     """The perplexity with its label, the threshold that applies to one sentence, and what
     `plexity clean` (method `region`, its default for plain text) does with the same text."""
@@ -141,7 +150,8 @@ def explain(scorer, model, text: str, perplexity: float, several: bool) -> str:
                        "dropped" if not result.sentences_kept else "partly kept")
             verdict += f", {result.sentences_kept} of {total} sentence(s) kept"
         lines.append(f"plexity clean on this text (method region): {verdict}")
-        if perplexity > sentence_threshold and text.rstrip()[-1:] not in ".!?\"'”)":
+        if (not result.passthrough and perplexity > sentence_threshold
+                and text.rstrip()[-1:] not in SENTENCE_ENDS):
             lines.append("(a fragment without its full stop scores higher: the model has rarely seen a "
                          "sentence end there; try the whole sentence)")
     return "\n".join(lines)
