@@ -137,3 +137,9 @@ def test_too_little_clean_text_is_refused(capsys, model, tmp_path):
     one.write_text("# a comment\nThe council approved the budget.\n")
     code, _, err = run(capsys, "--model", "news", one)
     assert code == 2 and "at least 2 clean sentences" in err and "one.txt" in err
+
+
+def test_a_missing_file_is_named_before_any_text_is_scored(capsys, model, samples, tmp_path):
+    clean, _ = samples
+    code, _, err = run(capsys, "--model", "news", clean, "-b", tmp_path / "absent.txt")
+    assert code == 2 and "absent.txt does not exist" in err

@@ -182,6 +182,10 @@ def test_outputs_never_overwrite_inputs_or_each_other(tmp_path):
     (tmp_path / "b" / "x.txt").write_text("The council met on Monday.")
     proc = plexity("clean", tmp_path / "a" / "x.txt", tmp_path / "b" / "x.txt", "-o", tmp_path / "out", check=False)
     assert proc.returncode == 2 and "would both be written" in proc.stderr
+    # an output folder that is a file is refused saying so
+    (tmp_path / "a" / "file").write_text("")
+    proc = plexity("clean", tmp_path / "a" / "x.txt", "-o", tmp_path / "a" / "file", check=False)
+    assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr
     # the same file named twice (by a glob and by name, or inside a folder given too) is read once
     proc = plexity("clean", tmp_path / "a" / "x.txt", tmp_path / "a" / "x.txt", tmp_path / "a", "-o", tmp_path / "once")
     assert json.loads((tmp_path / "once" / "plexity-stats.json").read_text())["files"] == 1

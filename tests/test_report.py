@@ -60,6 +60,11 @@ def test_the_report_shows_the_runs_counts_and_threshold(run, report):
     assert stats["sentences_dropped"] > 0 and stats["sentences_kept"] > 0
 
 
+def test_a_report_and_histogram_of_one_name_are_refused(run, tmp_path):
+    done = plexity("report", str(run), "-o", str(tmp_path / "r.txt"), "--png", str(tmp_path / "r.txt"))
+    assert done.returncode == 2 and "would both be" in done.stderr and not (tmp_path / "r.txt").exists()
+
+
 def test_the_histogram_counts_every_sentence_and_every_drop(run):
     stats = json.loads((run / STATS_FILE).read_text())
     histogram = stats["histogram"]

@@ -344,6 +344,8 @@ def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path 
     data = load_report_data(stats)
     html_path = Path(html_path)
     png_path = Path(png_path) if png_path else html_path.with_suffix(".png")
+    if png_path.resolve() == html_path.resolve():
+        raise ValueError(f"the report and its histogram would both be {html_path}: give --png another name")
     png = histogram_png(data) if data.histogram else None
     html_path.parent.mkdir(parents=True, exist_ok=True)
     if png:

@@ -28,6 +28,8 @@ def own_output_folder(folder: str | os.PathLike, option: str = "--output-dir"):
     import fcntl
 
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():  # (mkdir would say only "[Errno 17] File exists")
+        raise NotADirectoryError(f"{option} {folder} is a file, not a folder: choose a folder for the outputs")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     while True:

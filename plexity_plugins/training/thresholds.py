@@ -142,6 +142,10 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
     for value in (percentile, percentile_extracted):
         if not 0 < value < 100:
             raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
+    boilerplate_files = list(boilerplate_files)
+    for path in (*clean_files, *boilerplate_files):  # (before scoring what may be a lot of text)
+        if not Path(path).is_file():
+            raise CorpusError(f"{path} does not exist or is not a file")
     clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
     if len(clean) < 2:
         raise CorpusError(f"need at least 2 clean sentences to calibrate, found {len(clean)} in "
