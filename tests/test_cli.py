@@ -94,6 +94,7 @@ def test_models_lists_the_embedded_model_and_the_paper_names(model_dir):
     out = plexity("models", env={"PLEXITY_MODEL_DIR": str(model_dir)}).stdout
     assert "en-default" in out and "plexity-tok-1" in out
     assert "bigrams-bnc" in out and "trigrams-cord19" in out
+    assert plexity("models", "list", env={"PLEXITY_MODEL_DIR": str(model_dir)}).stdout == out
 
 
 def test_unknown_model_is_a_clear_error_not_a_traceback():

@@ -12,7 +12,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("models", help="list available models and their metadata; `plexity models import` "
                                       "installs a KenLM file you have")
     p.set_defaults(func=cmd_models)
-    add_import_parser(p.add_subparsers(dest="models_command", metavar="SUBCOMMAND"))
+    subparsers = p.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
+    # (`plexity models list`: what `plexity models` does, under the name people try first)
+    subparsers.add_parser("list", help="list the models (as `plexity models`)").set_defaults(func=cmd_models)
+    add_import_parser(subparsers)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
