@@ -57,6 +57,8 @@ def test_score_sentences_lists_each_sentence_under_a_header():
     float(lines[1].split("\t")[0])
     plain = plexity("score", "--sentences", "--plain", "The council met on Monday. Share on Facebook").stdout
     assert len(plain.splitlines()) == 3 and float(plain.splitlines()[-1]) > 0
+    tabbed = plexity("score", "--sentences", "--plain", "The council\tmet on Monday.").stdout.splitlines()
+    assert tabbed[0].split("\t")[1:] == ["6", "0", "The council met on Monday."]  # four columns still
 
 
 def test_score_reads_stdin():

@@ -112,7 +112,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         if not args.plain:
             print("perplexity\ttokens\tunknown\tsentence")
         for record in records:
-            print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text}")
+            # (a tab inside the sentence would start a column of its own)
+            print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text.replace(chr(9), ' ')}")
     perplexity = scorer.perplexity(text)
     if args.plain:
         print(f"{perplexity:.2f}")
