@@ -146,6 +146,17 @@ def test_import_writes_a_model_that_names_its_tokenizer(ccnet_model, model_dir, 
     assert (model_dir / ccnet_model / "model.sp.model").read_bytes() == ccnet_files[1].read_bytes()
 
 
+def test_import_warns_when_the_model_reads_another_language_far_better(ccnet_files, model_dir, capsys):
+    # (a SentencePiece model has few unknown tokens in any language: its perplexities tell)
+    kenlm_path, sp_path = ccnet_files
+    assert main(["models", "import", "en-as-de", "--kenlm", str(kenlm_path), "--sp-model", str(sp_path),
+                 "--tokenizer", "ccnet", "--language", "de"]) == 0
+    assert "the model reads the check sentences of 'en' far better" in capsys.readouterr().err
+    assert main(["models", "import", "en-as-en", "--kenlm", str(kenlm_path), "--sp-model", str(sp_path),
+                 "--tokenizer", "ccnet", "--language", "en"]) == 0
+    assert "far better" not in capsys.readouterr().err
+
+
 def test_document_perplexity_equals_cc_nets_computation(ccnet_model, ccnet_files):
     scorer = PerplexityScorer(ccnet_model, threshold=1e9)
     for document in DOCUMENTS:

@@ -31,6 +31,7 @@ from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZER
 logger = logging.getLogger(__name__)
 
 MAX_OOV_SHARE = 0.8
+LANGUAGE_MARGIN = 2.0  # another language read this many times better than the declared one: warn
 SP_FILE = "model.sp.model"
 SPACE_PIECE = "\u2581"  # SentencePiece's word-start mark
 
@@ -165,6 +166,8 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
     if not sentences:
         sentences = [line for f in calibrate_files for line in _read_lines(f)][:50]
     oov_share = _check_vocabulary(scorer, tokenizer, sentences, warnings) if sentences else None
+    if language in CHECK_SENTENCES:
+        _check_language(scorer, language, warnings)
     if not sentences:
         warnings.append(f"no built-in sentences for language {language or '(none)'!r} and no --calibrate text: "
                         f"the tokenizer could not be checked")
@@ -185,6 +188,19 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
                             result.threshold_extracted)
     info = resolve(directory)
     return ImportResult(info, directory, oov_share, len(sentences), warnings)
+
+
+def _check_language(scorer, language: str, warnings: list[str]) -> None:
+    """Warns when the model reads another language's check sentences far better than its declared
+    language's: a SentencePiece model has almost no unknown tokens in any language, so only its
+    perplexities can tell that --language is wrong."""
+    perplexities = {code: scorer.document_perplexity("\n".join(sentences))
+                    for code, sentences in CHECK_SENTENCES.items()}
+    best = min(perplexities, key=perplexities.get)
+    if best != language and perplexities[language] > LANGUAGE_MARGIN * perplexities[best]:
+        warnings.append(f"the model reads the check sentences of {best!r} far better (perplexity "
+                        f"{perplexities[best]:,.0f}) than those of {language!r}, its declared language "
+                        f"({perplexities[language]:,.0f}): is --language right?")
 
 
 def _read_lines(path) -> list[str]:
