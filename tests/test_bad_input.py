@@ -58,6 +58,23 @@ def test_a_language_map_given_to_the_one_model_scorer_names_the_class_that_takes
         PerplexityScorer({"en": "en-default"})
 
 
+def test_a_threshold_is_a_positive_number_said_in_one_error(scorer):
+    import numpy
+
+    assert scorer.clean("The council met.", threshold=numpy.float32(2000)).text == "The council met."
+    for bad in ("2000", True, float("nan"), 0, -1):
+        with pytest.raises(ValueError, match="threshold must be a positive perplexity"):
+            scorer.clean("The council met.", threshold=bad)
+
+
+def test_the_perplexity_of_no_sentence_is_an_error_not_a_number(scorer):
+    # (score gives no sentence for it and document_perplexity None; it was the end token's alone)
+    for empty in ("", "  \n"):
+        assert scorer.score(empty) == [] and scorer.document_perplexity(empty) is None
+        with pytest.raises(ValueError, match="no sentence to score"):
+            scorer.perplexity(empty)
+
+
 def test_ten_megabyte_single_line_is_cleaned_with_linear_work(scorer):
     """A line without punctuation is cut into sentences of bounded length, so ten times the text
     is ten times the sentences and about ten times the work (Python's part of it counted; the

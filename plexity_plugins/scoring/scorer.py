@@ -37,6 +37,7 @@ model the whole normalised document is one line, as in cc_net and datatrove.
 from __future__ import annotations
 
 import codecs
+import numbers
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,13 @@ from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_bloc
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+
+
+def checked_threshold(value) -> float:
+    """`value` if it is a positive perplexity, else ValueError (a string, a bool, NaN, 0 ...)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise ValueError(f"threshold must be a positive perplexity (a number), got {value!r}")
+    return value
 
 
 @dataclass(slots=True)
@@ -295,8 +303,8 @@ class PerplexityScorer:
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
-        if threshold is not None and not threshold > 0:
-            raise ValueError(f"threshold must be a positive perplexity, got {threshold!r}")
+        if threshold is not None:
+            checked_threshold(threshold)
         if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
             raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
         if method not in methods.METHODS:
@@ -353,8 +361,12 @@ class PerplexityScorer:
         return self
 
     def perplexity(self, sentence: str) -> float:
-        """Perplexity of `sentence` taken as one sentence (no splitting)."""
+        """Perplexity of `sentence` taken as one sentence (no splitting); ValueError for a text
+        without any (empty or whitespace: `score` gives no sentence for it, and
+        `document_perplexity` None)."""
         text = sanitize(sentence)[0]
+        if not text.strip():  # (its "perplexity" would be the end-of-sentence token's alone)
+            raise ValueError("the text is empty or only whitespace: no sentence to score")
         (logprob,), (n,) = self._logprobs(text, [(0, len(text))])
         return perplexity_of(logprob, n)
 
@@ -439,10 +451,7 @@ class PerplexityScorer:
         return result
 
     def _limit(self, threshold: float | None) -> float:
-        limit = self.threshold if threshold is None else threshold
-        if not limit > 0:
-            raise ValueError(f"threshold must be a positive perplexity, got {limit!r}")
-        return limit
+        return checked_threshold(self.threshold if threshold is None else threshold)
 
     def _passthrough(self, text: str, limit: float, replaced: int, language: str | None = None) -> CleanResult | None:
         """The unfiltered result for text in another language than the model's, else None.
