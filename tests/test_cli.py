@@ -332,3 +332,10 @@ def test_a_run_into_an_earlier_runs_folder_says_what_is_not_its_own(tmp_path):
             in other.stdout)
     assert not (out / "plexity-dropped.jsonl").exists()
     assert json.loads((out / "plexity-stats.json").read_text())["files"] == 1
+
+
+def test_clean_reads_the_text_files_train_reads():
+    from plexity_plugins.cleaning.files import TEXT_SUFFIXES
+    from plexity_plugins.training.corpora import TextReader
+
+    assert TextReader.suffixes == TEXT_SUFFIXES and ".text" in TEXT_SUFFIXES

@@ -26,7 +26,7 @@ from ..io.warc_writer import cleaned_response_record
 
 logger = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".txt.gz")
+TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
 STATS_FILE = "plexity-stats.json"

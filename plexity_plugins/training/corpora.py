@@ -261,11 +261,11 @@ class Cord19Reader(CorpusReader):
 
 
 class TextReader(CorpusReader):
-    """Plain UTF-8 text (``.txt``/``.txt.gz`` in directories; any file named directly),
+    """Plain UTF-8 text (``.txt``, ``.text`` and gzipped in directories; any file named directly),
     one document or one sentence per line; a line is split into sentences like any
     document.  Blank lines are ignored."""
 
-    suffixes = (".txt", ".txt.gz", ".text")
+    suffixes = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity clean` reads text: TEXT_SUFFIXES)
 
     def read_file(self, path: Path) -> Iterator[Document]:
         lineno = 0
