@@ -58,6 +58,17 @@ def test_a_language_map_given_to_the_one_model_scorer_names_the_class_that_takes
         PerplexityScorer({"en": "en-default"})
 
 
+def test_every_kind_of_line_break_ends_a_block(scorer):
+    # A lone \r (old Mac files), U+2028 or a form feed ends a line as \n does; \r\n stays as it is.
+    lines = ["The council approved the budget on Tuesday after a long debate about school funding.",
+             "Share on Facebook | Share on X | Email", "Home News Sport Weather"]
+    for sep in ("\r", "\u2028", "\x0c", "\x85"):
+        result = scorer.clean(sep.join(lines) + sep)
+        assert result.blocks == [0, 1, 2] and result.text == lines[0]
+    assert scorer.clean("The council met on Monday.\r\nThe library opens in May.").text == \
+        "The council met on Monday.\r\nThe library opens in May."
+
+
 def test_a_threshold_is_a_positive_number_said_in_one_error(scorer):
     import numpy
 

@@ -51,6 +51,11 @@ from ..errors import ModelError
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Line breaks other than \n (and \r\n, kept as it is), as Python's str.splitlines knows them: a
+# block ends at each, as at \n (one character for one: offsets hold).  Not for CCNet models
+# (keep_nul), whose normaliser is cc_net's own.
+_LINE_BREAK_CHARS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"\r(?!\n)|[{_LINE_BREAK_CHARS[1:]}]")
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
@@ -196,8 +201,10 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
     Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
-    become U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it)
-    and lone surrogates U+FFFD, so a `str` input keeps its length and offsets.
+    become U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
+    lone surrogates U+FFFD, and the line breaks str.splitlines knows besides \n and \r\n (a lone
+    \r, U+2028 ...) \n, where a block ends (not with `keep_nul`); so a `str` input keeps its
+    length and offsets.
     """
     replaced = 0
     if isinstance(text, (bytes, bytearray, memoryview)):
@@ -213,6 +220,8 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     if not keep_nul and "\x00" in text:
         replaced += text.count("\x00")
         text = text.replace("\x00", " ")
+    if not keep_nul and any(c in text for c in _LINE_BREAK_CHARS):  # (a scan each: 100 times a regex's speed)
+        text = _LINE_BREAK.sub("\n", text)
     if text.isascii():  # (a flag lookup in CPython: most web text needs no further check)
         return text, replaced
     try:
