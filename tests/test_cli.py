@@ -339,3 +339,14 @@ def test_clean_reads_the_text_files_train_reads():
     from plexity_plugins.training.corpora import TextReader
 
     assert TextReader.suffixes == TEXT_SUFFIXES and ".text" in TEXT_SUFFIXES
+
+
+def test_the_dropped_log_names_a_document_written_empty(tmp_path):
+    # (with --min-chars 0, plexity clean's default, an emptied document is written, empty: the
+    # log says which and why, as it does for a dropped one)
+    (tmp_path / "nav.html").write_text('<html><body><nav><a href="/">Home</a></nav></body></html>')
+    plexity("clean", tmp_path / "nav.html", "-o", tmp_path / "out", "--write-dropped", "-q")
+    rows = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
+    assert rows == [{"source": str(tmp_path / "nav.html"), "reason": "no_text_extracted",
+                     "detail": "its output is written empty"}]
+    assert (tmp_path / "out" / "nav.html.txt").read_text() == ""

@@ -16,7 +16,8 @@ from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, TooLarge
-from .policy import CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog, Verdict, metadata, warc_headers
+from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
+                     Verdict, metadata, warc_headers)
 from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, PAGE_TEXT,
                          TOO_LARGE, TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe,
                          open_input, read_document_file)
@@ -266,6 +267,8 @@ class FileCleaner:
         self.dropped.sentences(source, verdict.result)
         if verdict.status == DROPPED:
             self.dropped.document(source, verdict.reason, self.policy.explain(verdict, CLI_NAMES))
+        elif verdict.empty and verdict.empty != ALL_SENTENCES_DROPPED:  # (those sentences are each listed)
+            self.dropped.document(source, verdict.empty, "its output is written empty")
         return verdict
 
     # -- files ------------------------------------------------------------------------
