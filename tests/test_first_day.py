@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -183,6 +184,36 @@ def test_overwrite_starts_over_with_the_new_settings(tmp_path):
     assert again.returncode == 0 and "(0 in this run" in again.stdout
 
 
+def test_a_file_added_to_the_input_folder_is_another_run_not_a_resumed_one(tmp_path):
+    # (the files are shared among the tasks by their order: the completed tasks' results would
+    # not be the new list's, and the new file would never be read)
+    crawl, out = tmp_path / "crawl", tmp_path / "run"
+    crawl.mkdir()
+    shutil.copy(EXAMPLES / "sample.warc.gz", crawl / "a.warc.gz")
+    assert plexity("run", crawl, "--output-dir", out, "--tasks", "2").returncode == 0
+    shutil.copy(EXAMPLES / "sample.warc.gz", crawl / "b.warc.gz")
+    result = plexity("run", crawl, "--output-dir", out, "--tasks", "2")
+    assert result.returncode == 2 and "(input files: 1 -> 2; input files' names: sha256:" in error_line(result)
+
+
+def test_warc_outputs_inside_the_input_folder_are_refused(tmp_path):
+    # (the next run would read them as input)
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    shutil.copy(EXAMPLES / "sample.warc.gz", crawl)
+    result = plexity("run", crawl, "--output-dir", crawl / "out", "--format", "warc")
+    assert result.returncode == 2 and "is inside the input folder" in error_line(result)
+    assert plexity("run", crawl, "--output-dir", crawl / "out").returncode == 0  # JSONL is not read as input
+
+
+@pytest.mark.parametrize("option", [["--tasks", "0"], ["--tasks", "-1"], ["--workers", "0"], ["--workers", "-3"]])
+def test_no_task_or_worker_count_under_one_is_taken(tmp_path, option):
+    # (with 0 workers the run used to wait, silent, for a task it would never start)
+    result = plexity("run", EXAMPLES, "--output-dir", tmp_path / "run", *option, timeout=60)
+    assert result.returncode == 2 and "1 or more" in error_line(result)
+    assert not (tmp_path / "run").exists()
+
+
 # -- nothing usable is no success ---------------------------------------------------------------
 
 def test_a_text_file_named_warc_is_called_text_and_the_run_exits_1_naming_it(tmp_path):
@@ -309,6 +340,41 @@ def test_plexitys_executor_stops_a_run_with_other_settings_before_it_runs(tmp_pa
     written = log.stat().st_mtime_ns
     LocalTaskExecutor(pipeline(tmp_path), tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
     assert log.stat().st_mtime_ns == written
+
+
+def test_plexitys_local_executor_refuses_zero_workers_where_it_is_made(tmp_path):
+    from plexity_plugins.datatrove import LocalTaskExecutor
+
+    for workers in (0, -2):
+        with pytest.raises(ValueError, match=f"workers is {workers}: tasks running at once are 1 or more"):
+            LocalTaskExecutor(pipeline(tmp_path), tasks=2, workers=workers, logging_dir=str(tmp_path / "logs"))
+
+
+def test_datatroves_own_steps_are_compared_by_the_arguments_they_keep(tmp_path):
+    # A datatrove reader of another folder, or its extractor with other options, is another run.
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.extractors import Trafilatura
+    from datatrove.pipeline.readers import WarcReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter, SettingsChanged, check_run_settings
+
+    def steps(folder, precision=True):
+        return [WarcReader(str(folder), glob_pattern="*.warc.gz"), Trafilatura(favour_precision=precision),
+                PerplexitySentenceFilter(), JsonlWriter(str(tmp_path / "documents"))]
+
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(EXAMPLES / "sample.warc.gz", other)
+    first = LocalPipelineExecutor(steps(EXAMPLES), tasks=1, logging_dir=str(tmp_path / "logs"))
+    check_run_settings(first)
+    first.run()
+    check_run_settings(LocalPipelineExecutor(steps(EXAMPLES), tasks=1, logging_dir=str(tmp_path / "logs")))
+    with pytest.raises(SettingsChanged, match="data_folder: .*examples -> .*other"):
+        check_run_settings(LocalPipelineExecutor(steps(other), tasks=1, logging_dir=str(tmp_path / "logs")))
+    with pytest.raises(SettingsChanged, match="favour_precision: True -> False"):
+        check_run_settings(LocalPipelineExecutor(steps(EXAMPLES, precision=False), tasks=1,
+                                                 logging_dir=str(tmp_path / "logs")))
 
 
 def test_check_run_settings_gives_datatroves_own_executor_the_same_check(tmp_path):

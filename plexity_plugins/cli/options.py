@@ -42,3 +42,14 @@ def parse_size(text: str) -> int:
         return sizes.parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    """A whole number of 1 or more (tasks, workers), as an argument type."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: 1 or more")
+    return value

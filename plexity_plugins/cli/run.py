@@ -42,7 +42,7 @@ from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
-from .options import add_model_args, parse_memory, parse_size
+from .options import add_model_args, parse_memory, parse_size, positive_int
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
@@ -268,7 +268,7 @@ def _step_stats(merged: dict, name_part: str) -> dict:
     return {}
 
 
-def summary(merged: dict | None) -> str:
+def summary(merged: dict | None, annotate: bool = False) -> str:
     from ..datatrove.extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 
     if not merged:
@@ -284,14 +284,22 @@ def summary(merged: dict | None) -> str:
     cut = reader.get("pages_cut_by_crawler", 0)
     documents = (f"{reader.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
                  else f"{reader.get('documents', 0)} HTML documents")
+    passed = filt.get("passthrough", 0)
+    sentences = (f"sentences {filt.get('sentences_dropped', 0)} marked to drop, none removed (--annotate)" if annotate
+                 else f"sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} dropped")
     return (f"{reader.get('records', 0)} WARC records read, {documents} "
-            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)} {damaged or ''}"
+            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)}{_either(damaged)}"
             f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
             f"extraction: {extractor.get('forwarded', 0)} with text, lost: {lost or 'none'}; "
-            f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept, {filt.get('dropped', 0)} dropped "
-            f"{reasons or ''}; sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} "
-            f"dropped; passed through (other language): {filt.get('passthrough', 0)}")
+            f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept"
+            f"{f' ({passed} of them passed through unfiltered: another language)' if passed else ''}, "
+            f"{filt.get('dropped', 0)} dropped{_either(reasons)}; {sentences}")
+
+
+def _either(counts: dict) -> str:
+    """The counts after a space where there are any, else nothing (no stray space)."""
+    return f" {counts}" if counts else ""
 
 
 def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
@@ -406,6 +414,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not inputs:
         print(f"plexity run: error: {no_warc_files_message(folder, pattern)}", file=sys.stderr)
         return USAGE_STATUS
+    if args.format == "warc" and (output_dir == Path(folder) or Path(folder) in output_dir.parents):
+        # (its cleaned WARCs would be read as input by the next run, and change the run's files)
+        raise ValueError(f"--output-dir {output_dir} is inside the input folder {folder}, where --format warc "
+                         f"writes WARC files the next run would read as input: choose an output folder outside it")
     tasks = args.tasks or len(inputs)
     check_extraction(args.extractor, args.extract_timeout, args.extract_memory)
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
@@ -468,7 +480,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"plexity run: error: {disk_full_message(disk_full)} ({tasks - done} of {tasks} task(s) did not "
               f"complete; their outputs were not left under their final names)", file=sys.stderr)
         return DISK_FULL_STATUS
-    print(summary(merged))
+    print(summary(merged, annotate=args.annotate))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir))
     if failed is not None or done < tasks:
@@ -554,8 +566,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local: worker processes on this machine (default); slurm: an array job (needs --partition); "
                         "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")
-    p.add_argument("--tasks", type=int, default=None, help="number of tasks (default: one per input file)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--tasks", type=positive_int, default=None, help="number of tasks (default: one per input file)")
+    p.add_argument("--workers", type=positive_int, default=None,
                    help="tasks running at once (default: local: CPU count; slurm, ray: no limit)")
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
     p.add_argument("--overwrite", action="store_true",

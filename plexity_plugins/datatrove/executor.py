@@ -52,12 +52,25 @@ def _describe_exit(code: int | None) -> str:
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
+def check_task_counts(executor) -> None:
+    """ValueError for a number of tasks under 1, or of workers under 1 once datatrove has read -1
+    as "one per task" (Slurm's -1: no limit): with 0 workers the local run waited, silent,
+    for a task it would never start."""
+    tasks, workers = getattr(executor, "tasks", 1), getattr(executor, "workers", 1)
+    if not isinstance(tasks, int) or tasks < 1:
+        raise ValueError(f"tasks is {tasks!r}: a number of tasks is 1 or more")
+    no_limit = workers == -1 and isinstance(executor, SlurmPipelineExecutor)
+    if not isinstance(workers, int) or (workers < 1 and not no_limit):
+        raise ValueError(f"workers is {workers!r}: tasks running at once are 1 or more, or -1 (as many as tasks)")
+
+
 class _SettingsChecked:
     """For a datatrove executor: the run's settings recorded in its logging folder when it starts,
     checked against what is recorded there when it starts and when each task starts
     (`plexity_plugins.datatrove.run_settings`; `SettingsChanged` when they differ)."""
 
     def _check_run_settings(self) -> None:
+        check_task_counts(self)
         self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
         check_settings(self.logging_dir, self._plexity_settings)
 
@@ -97,6 +110,7 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        check_task_counts(self)  # (now, not as the run starts: a script fails where the executor is made)
         self.logging_dir = TaskFolder.of(self.logging_dir)
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:

@@ -14,8 +14,9 @@ run into the same logging folder compares its own first:
 A run's settings are the settings of each of its steps, in order (`step_settings`): plexity's
 steps say theirs (the reader's input and size cap, the extractor and its limits, the filter's
 model with the SHA-256 of its file, method, threshold and document policy, the writer's format
-and folder); another datatrove step is recorded by its class (and its output folder, for a
-writer); then the number of tasks (which file each task reads depends on it) and the
+and folder); another datatrove step is recorded by its class and the arguments it keeps (its
+public attributes of plain values, its folders by name); a reader also by the files it finds
+(their number and the SHA-256 of their names); then the number of tasks (which file each task reads depends on it) and the
 plexity_plugins version.  plexity's steps also carry their main settings in their name, which
 is what datatrove's log and stats show for a step.
 
@@ -37,17 +38,67 @@ SETTINGS_FILE = "plexity-settings.json"
 
 def step_settings(step) -> dict[str, Any]:
     """What a pipeline step was built with: ``{"step": its class, ...}``.  plexity's steps define
-    ``settings()``; a datatrove writer is recorded with its output folder."""
+    ``settings()``; another datatrove step is recorded by its arguments as it keeps them (its
+    public attributes of plain values: `_arguments`), a writer with its output folder and file
+    names.  A reader of a folder also by the files it finds there (`input_files`): which file each
+    task reads follows from their list."""
     settings = {"step": type(step).__name__}
     own = getattr(step, "settings", None)
     if callable(own):
         settings.update(own())
-    elif getattr(step, "output_folder", None) is not None:  # a datatrove writer
-        settings["output"] = folder_name(step.output_folder)
-        template = getattr(getattr(step, "output_filename", None), "template", None)
-        if template is not None:
-            settings["output_filename"] = template
+    else:
+        settings.update(_arguments(step))
+        if getattr(step, "output_folder", None) is not None:  # a datatrove writer
+            settings["output"] = folder_name(step.output_folder)
+            template = getattr(getattr(step, "output_filename", None), "template", None)
+            if template is not None:
+                settings["output_filename"] = template
+    settings.update(input_files(step))
     return settings
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain(value) -> bool:
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(map(_plain, value))
+    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v) for k, v in value.items())
+
+
+def _arguments(step) -> dict[str, Any]:
+    """A datatrove step's public attributes of plain values (numbers, strings, lists and dicts of
+    them: the arguments it keeps, ``favour_precision``, ``limit``, ``glob_pattern`` ...) and its
+    folders by name; functions and other objects are not compared."""
+    found = {}
+    for name, value in sorted(vars(step).items()):
+        if name.startswith("_") or name in ("stats", "output_folder", "output_filename"):
+            continue
+        if _plain(value):
+            found[name] = value
+        elif hasattr(value, "list_files") and hasattr(value, "path"):  # a DataFolder
+            found[name] = folder_name(value)
+    return found
+
+
+def input_files(step) -> dict[str, Any]:
+    """For a step that reads the files of a folder (datatrove's readers, ours): how many it finds
+    and the SHA-256 of their names, so that a file added or taken away is another run (the files
+    are shared among the tasks by their order).  {} for other steps, and where a paths file names
+    the files (it is recorded by name) or the folder cannot be listed."""
+    import hashlib
+
+    folder = getattr(step, "data_folder", None)
+    if folder is None or not hasattr(folder, "list_files") or getattr(step, "paths_file", None):
+        return {}
+    try:
+        files = folder.list_files(recursive=getattr(step, "recursive", True),
+                                  glob_pattern=getattr(step, "glob_pattern", None))
+    except OSError:
+        return {}
+    return {"input_files": len(files), "input_files_sha256": hashlib.sha256("\n".join(files).encode()).hexdigest()}
 
 
 def with_settings(name: str, *settings: str) -> str:
@@ -104,7 +155,8 @@ def differences(recorded: dict, current: dict) -> list[str]:
 
 
 def _label(key: str) -> str:
-    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum"}.get(key, key)
+    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum", "input_files": "input files",
+            "input_files_sha256": "input files' names"}.get(key, key)
 
 
 def _value(value) -> str:
