@@ -74,6 +74,9 @@ def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_re
     excluded = {d["id"]: d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")}
     assert excluded == {"menu": "too_short", "mostly-menu": "too_little_kept", "blank": "empty_input"}
     assert step.stats["dropped"].total == 3 and step.stats["dropped_too_short"].total == 1
+    # a dropped document is written whole, to be audited (not what the filter would have left of it)
+    texts = {d["id"]: d["text"] for d in read_jsonl_dir(tmp_path / "excluded")}
+    assert texts["menu"] == BOILERPLATE and texts["mostly-menu"] == docs[2].text
 
 
 def test_plexity_run_s_jsonl_writer_writes_exactly_what_datatrove_s_writes(tmp_path):

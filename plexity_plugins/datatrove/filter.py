@@ -171,7 +171,8 @@ class PerplexitySentenceFilter(BaseFilter):
             self.stat_update("passthrough", f"passthrough_{verdict.result.passthrough}")
         if verdict.empty:  # (as plexity clean's empty_reasons and Scrapy's items_empty/<reason>)
             self.stat_update("empty", f"empty_{verdict.empty}")
-        doc.text = verdict.text
+        if verdict.kept:  # (a dropped document goes to the exclusion writer whole, to be audited)
+            doc.text = verdict.text
         doc.metadata.update(policy.metadata(verdict, scorer))
         if self.record_dropped_sentences:
             doc.metadata["plexity_dropped_sentences"] = policy.dropped_sentences(verdict.result)
