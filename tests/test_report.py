@@ -7,6 +7,7 @@ import html
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from plexity_plugins.cleaning.report import build_report
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.cleaning.stats import RunStats
 from browser import chromium
+from helpers import run_step_stats
 
 EXAMPLE_WARC = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
 PLEXITY = str(Path(sys.executable).with_name("plexity"))
@@ -46,8 +48,28 @@ def report(run) -> Path:
     return run / "report.html"
 
 
+@pytest.fixture(scope="module")
+def plexity_run(tmp_path_factory) -> tuple[Path, str]:
+    """A real `plexity run` of the sample WARC beside a text file (no WARC name) and a file that is no
+    WARC, and its report: (the output directory, what the run printed)."""
+    crawl, out = tmp_path_factory.mktemp("crawl"), tmp_path_factory.mktemp("run-out")
+    shutil.copy(EXAMPLE_WARC, crawl)
+    (crawl / "notes.txt").write_text("hi\n")
+    (crawl / "bad.warc").write_text("not a warc")
+    done = plexity("run", str(crawl), "-o", str(out), "--extractor", "tags")
+    assert done.returncode == 0, done.stderr
+    done_report = plexity("report", str(out), "-o", str(out / "report.html"))
+    assert done_report.returncode == 0, done_report.stderr
+    return out, done.stdout
+
+
 def text_of(page: str, element_id: str) -> str:
     return html.unescape(re.search(rf'id="{element_id}"[^>]*>([^<]*)<', page).group(1))
+
+
+def table_of(page: str, element_id: str) -> dict[str, str]:
+    rows = re.search(rf'<table id="{element_id}">(.*?)</table>', page, re.S).group(1)
+    return {html.unescape(k): v for k, v in re.findall(r'<tr[^>]*><td>([^<]*)</td><td class="n">([^<]*)<', rows)}
 
 
 def test_the_report_shows_the_runs_counts_and_threshold(run, report):
@@ -138,6 +160,39 @@ def test_plexity_run_stats_give_a_counts_only_report(tmp_path):
     page = html_path.read_text()
     assert png_path is None and 'id="no-histogram"' in page
     assert text_of(page, "sentences-dropped") == "600" and ">empty<" in page
+
+
+def test_the_report_of_plexity_run_shows_what_the_run_counted_and_its_settings(plexity_run):
+    out, printed = plexity_run
+    page = (out / "report.html").read_text()
+    reader, extractor, filt = run_step_stats(out)
+    counts = dict(re.findall(r'<tr data-count="(\w+)"><td>[^<]*</td><td class="n">([^<]*)<', page))
+    skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
+    # the summary the run printed
+    assert (f"{reader['records']} WARC records read, {reader['documents']} HTML documents (skipped: {skipped}; "
+            f"corrupt files: 1 {{'not_a_warc': 1}}); extraction: {extractor['forwarded']} with text") in printed
+    assert f"filter: {filt['total']} in, {filt['forwarded']} kept, {filt.get('dropped', 0)} dropped" in printed
+    # the report: the same counts (notes.txt has no WARC name: two files, bad.warc damaged)
+    assert counts["files"] == str(reader["input_files"]) == "2" and counts["files_skipped"] == "0"
+    assert table_of(page, "damaged-files") == {"not_a_warc": "1"}
+    assert counts["records"] == f"{reader['records']:,}" and reader["records"] > 0
+    assert counts["documents"] == f"{reader['documents']:,}" and reader["documents"] > 0
+    assert table_of(page, "skip-reasons") == {k: f"{v:,}" for k, v in skipped.items()} and skipped
+    assert counts["documents_skipped"] == f"{sum(skipped.values()):,}"
+    assert counts["documents_extracted"] == f"{extractor['forwarded']:,}"
+    assert counts["documents_kept"] == f"{filt['forwarded']:,}"
+    assert counts["documents_dropped"] == f"{filt.get('dropped', 0):,}"
+    assert counts["documents_passthrough"] == f"{filt.get('passthrough', 0):,}"
+    for key in ("sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped"):
+        assert counts[key] == f"{filt[key]:,}"
+    # what a run does not count is unknown, not 0
+    assert counts["records_copied"] == counts["bytes_in"] == counts["bytes_out"] == "unknown"
+    # the settings the run recorded
+    steps = json.loads((out / "logs" / "plexity-settings.json").read_text())["steps"]
+    filter_settings = next(step for step in steps if step["step"] == "PerplexitySentenceFilter")
+    assert text_of(page, "threshold") == f"{filter_settings['threshold']:g}"
+    assert (f"model <b>{filter_settings['model']}</b>" in page and "extractor tags" in page
+            and f"method {filter_settings['method']}" in page)
 
 
 def test_a_directory_without_stats_is_a_clear_error(tmp_path):

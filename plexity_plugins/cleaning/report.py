@@ -4,8 +4,10 @@ Input: the ``plexity-stats.json`` that `plexity clean` writes (`plexity_plugins.
 counters, a histogram of log10 perplexity in bins of 0.1, a few dropped sentences per
 decade), or the output directory holding it; a ``plexity-dropped.jsonl`` beside it (from
 ``--write-dropped``) adds more sample sentences, with their sources.  The output directory of
-`plexity run` (datatrove's merged ``logs/stats.json``) is read too, but its stats carry counts
-only, so that report has no histogram.
+`plexity run` (datatrove's merged ``logs/stats.json``) is read too: the counts its summary prints
+(`plexity_plugins.cli.run.run_counts`) and the settings it recorded beside them
+(``logs/plexity-settings.json``); its stats carry counts only, so that report has no histogram,
+and what a run does not count (records copied, bytes) is shown as unknown.
 
 The HTML has no scripts and loads nothing: the histogram is embedded as a PNG data URI and
 every piece of text from the data is HTML-escaped.
@@ -26,6 +28,8 @@ from .files import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
+# counts only `plexity run` keeps (`plexity_plugins.cli.run.run_counts`): no row for `plexity clean`'s stats
+RUN_ONLY_COUNTS = ("documents_extracted", "documents_kept")
 KEPT_COLOUR = "#1f5fbf"
 DROPPED_COLOUR = "#c62828"
 
@@ -69,22 +73,39 @@ def find_stats(path: str | Path) -> Path:
                             f"in {path}")
 
 
-def _from_datatrove(merged: list) -> dict:
-    """Counts from datatrove's merged stats (a list of steps) in RunStats' field names."""
+def _from_datatrove(merged: list, folder: Path) -> dict:
+    """The counts of datatrove's merged stats (a list of steps) as `plexity run`'s summary counts them,
+    with the settings the run recorded in `folder`."""
     if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
         raise ValueError("logs/stats.json is not datatrove's merged stats (a list of steps)")
-    stats: dict = {}
-    for step in merged:
-        name = step.get("name", "")
-        values = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
-        if "Perplexity" in name:
-            for key in ("sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped", "replaced_chars"):
-                stats[key] = int(values.get(key, 0))
-            stats["documents"] = int(values.get("total", 0))
-            stats["skip_reasons"] = {k[len("dropped_"):]: int(v) for k, v in values.items()
-                                     if k.startswith("dropped_")}
+    from ..cli.run import run_counts  # (one reading of a run's stats: its summary's)
+
+    stats = {**run_counts(merged), **_run_settings(folder)}
     stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
     return stats
+
+
+def _run_settings(folder: Path) -> dict:
+    """Model, threshold, method, extractor and annotate, from the settings a run recorded in `folder`
+    (`plexity_plugins.datatrove.run_settings`); none (shown as unknown) when it recorded none."""
+    from ..datatrove.run_settings import SETTINGS_FILE
+
+    try:
+        steps = [s for s in json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))["steps"]
+                 if isinstance(s, dict)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    # --extractor none: no extractor step
+    settings = {"extractor": next((s["extractor"] for s in steps if "extractor" in s), "none")}
+    for step in steps:
+        if step.get("step") == "PerplexitySentenceFilter":
+            model, threshold = step.get("model"), step.get("threshold")
+            if isinstance(model, dict):  # a language -> model map
+                model = ", ".join(f"{language} {name}" for language, name in model.items())
+            # NaN: each model of a map its own threshold
+            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"),
+                            threshold=threshold if threshold == threshold else None)
+    return settings
 
 
 def load_report_data(path: str | Path) -> ReportData:
@@ -95,7 +116,7 @@ def load_report_data(path: str | Path) -> ReportData:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{stats_path} is not a JSON stats file: {exc}") from None
     if isinstance(raw, list):
-        stats = _from_datatrove(raw)
+        stats = _from_datatrove(raw, stats_path.parent)
     elif isinstance(raw, dict) and ("sentences_kept" in raw or "histogram" in raw):
         stats = raw
     else:
@@ -285,25 +306,31 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
 
     out += ["<h2>Counts</h2>", '<table id="counts">']
     rows = [
-        ("files", s.get("files", 0)), ("files skipped", s.get("files_skipped", 0)),
-        ("WARC records read", s.get("records", 0)), ("WARC records copied unchanged", s.get("records_copied", 0)),
-        ("documents", s.get("documents", 0)), ("documents skipped", s.get("documents_skipped", 0)),
-        ("documents dropped (by the document policy)", s.get("documents_dropped", 0)),
-        ("documents emptied (every sentence dropped)", s.get("documents_empty", 0)),
-        ("documents passed through unfiltered (not the model's language)", s.get("documents_passthrough", 0)),
-        ("sentences kept", kept), ("sentences dropped", dropped),
-        ("characters kept", chars_kept), ("characters dropped", chars_dropped),
-        ("characters replaced (invalid UTF-8, NUL)", s.get("replaced_chars", 0)),
-        ("bytes in", s.get("bytes_in", 0)), ("bytes out", s.get("bytes_out", 0)),
+        ("files", "files"), ("files skipped", "files_skipped"),
+        ("WARC records read", "records"), ("WARC records copied unchanged", "records_copied"),
+        ("documents", "documents"), ("documents skipped", "documents_skipped"),
+        ("documents with text extracted", "documents_extracted"), ("documents kept", "documents_kept"),
+        ("documents dropped (by the document policy)", "documents_dropped"),
+        ("documents emptied (every sentence dropped)", "documents_empty"),
+        ("documents passed through unfiltered (not the model's language)", "documents_passthrough"),
+        ("sentences kept", "sentences_kept"), ("sentences dropped", "sentences_dropped"),
+        ("characters kept", "chars_kept"), ("characters dropped", "chars_dropped"),
+        ("characters replaced (invalid UTF-8, NUL)", "replaced_chars"),
+        ("bytes in", "bytes_in"), ("bytes out", "bytes_out"),
     ]
-    for label, value in rows:
-        out.append(f'<tr><td>{_e(label)}</td><td class="n">{int(value or 0):,}</td></tr>')
+    for label, key in rows:
+        if key in RUN_ONLY_COUNTS and key not in s:
+            continue
+        # what the stats do not hold (a count `plexity run` does not keep) is unknown, not 0
+        value = f"{int(s[key]):,}" if s.get(key) is not None else "unknown"
+        out.append(f'<tr data-count="{key}"><td>{_e(label)}</td><td class="n">{value}</td></tr>')
     if s.get("seconds"):
         out.append(f'<tr><td>seconds</td><td class="n">{float(s["seconds"]):,.1f}</td></tr>')
     out.append("</table>")
     for key, title in (("skip_reasons", "Skipped, by reason"), ("drop_reasons", "Dropped, by reason"),
                        ("copied_reasons", "Copied unchanged, by reason"), ("damaged_files", "Damaged files"),
-                       ("passthrough_reasons", "Passed through, by reason")):
+                       ("passthrough_reasons", "Passed through, by reason"),
+                       ("lost_reasons", "Lost in extraction, by reason")):
         reasons = s.get(key) or {}
         if reasons:
             out += [f"<h3>{title}</h3>", f'<table id="{key.replace("_", "-")}">']

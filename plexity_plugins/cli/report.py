@@ -21,11 +21,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
-        "report", help="static HTML report (and PNG histogram) of a `plexity clean` run",
+        "report", help="static HTML report (and PNG histogram) of a `plexity clean` or `plexity run` output",
         description="A self-contained HTML report of a run: perplexity histogram with the threshold, kept and "
                     "dropped counts, sample dropped sentences per perplexity band.")
     p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
-                   help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it")
+                   help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it; or the output "
+                        "directory of `plexity run` (its logs/stats.json: counts only, no histogram)")
     p.add_argument("--output", "-o", default="plexity-report.html", help="the HTML report (default: %(default)s)")
     p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
     p.set_defaults(func=cmd_report)

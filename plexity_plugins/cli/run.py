@@ -261,43 +261,78 @@ def completed_tasks(logging_dir: str | os.PathLike) -> int:
     return len(list(directory.iterdir())) if directory.is_dir() else 0
 
 
-def _step_stats(merged: dict, name_part: str) -> dict:
+def _step_stats(merged: list, name_part: str) -> dict | None:
+    """The counters of the step whose name holds `name_part`; None when the run has no such step."""
     for step in merged:
         if name_part in step.get("name", ""):
             return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
-    return {}
+    return None
 
 
-def summary(merged: dict | None, annotate: bool = False) -> str:
+def _by_prefix(counters: dict, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in counters.items() if k.startswith(prefix)}
+
+
+def run_counts(merged: list) -> dict:
+    """What a run counted, from datatrove's merged stats, named as `plexity clean`'s (`RunStats`) where it
+    has the count: what the summary prints and `plexity report` shows.  A step the run does not have
+    (no extractor with --extractor none) gives no counts at all, not 0s: the report shows them unknown."""
     from ..datatrove.extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
+    from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE
 
+    counts: dict = {}
+    reader = _step_stats(merged, "WARC HTML")
+    if reader is not None:
+        # datatrove counts every listed file in input_files, also those the reader could not open
+        files_skipped = reader.get(NOT_A_REGULAR_FILE, 0) + reader.get(UNREADABLE_FILE, 0)
+        skipped = _by_prefix(reader, "skipped_")
+        counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
+                      records=reader.get("records", 0), documents=reader.get("documents", 0),
+                      documents_page_text=reader.get("page_texts", 0), documents_skipped=sum(skipped.values()),
+                      skip_reasons=skipped, damaged_files=_by_prefix(reader, "corrupt_files_"),
+                      records_recovered=reader.get("records_recovered", 0),
+                      bytes_skipped=reader.get("bytes_skipped", 0),
+                      pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
+    extractor = _step_stats(merged, "EXTRAC")
+    if extractor is not None:
+        counts.update(documents_extracted=extractor.get("forwarded", 0),
+                      lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
+                                    for k in LOST_COUNTERS if extractor.get(k)})
+    filt = _step_stats(merged, "Perplexity")
+    if filt is not None:
+        counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
+                                                          "chars_dropped", "replaced_chars")})
+        counts.update(documents_filtered=filt.get("total", 0), documents_kept=filt.get("forwarded", 0),
+                      documents_dropped=filt.get("dropped", 0), drop_reasons=_by_prefix(filt, "dropped_"),
+                      documents_empty=filt.get("empty", 0), empty_reasons=_by_prefix(filt, "empty_"),
+                      documents_passthrough=filt.get("passthrough", 0),
+                      passthrough_reasons=_by_prefix(filt, "passthrough_"))
+    return counts
+
+
+def summary(merged: list | None, annotate: bool = False) -> str:
     if not merged:
         return "no task has finished yet"
-    reader = _step_stats(merged, "WARC HTML")
-    extractor = _step_stats(merged, "EXTRAC")
-    filt = _step_stats(merged, "Perplexity")
-    lost = {"no_text" if k == "dropped" else k: extractor[k] for k in LOST_COUNTERS if extractor.get(k)}
-    reasons = {k[len("dropped_"):]: v for k, v in filt.items() if k.startswith("dropped_")}
-    skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
-    damaged = {k[len("corrupt_files_"):]: v for k, v in reader.items() if k.startswith("corrupt_files_")}
-    texts = reader.get("page_texts", 0)
-    cut = reader.get("pages_cut_by_crawler", 0)
-    documents = (f"{reader.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
-                 else f"{reader.get('documents', 0)} HTML documents")
-    passed = filt.get("passthrough", 0)
-    sentences = (f"sentences {filt.get('sentences_dropped', 0)} marked to drop, none removed (--annotate)" if annotate
-                 else f"sentences {filt.get('sentences_kept', 0)} kept / {filt.get('sentences_dropped', 0)} dropped")
-    return (f"{reader.get('records', 0)} WARC records read, {documents} "
-            f"(skipped: {skipped or 'none'}; corrupt files: {reader.get('corrupt_files', 0)}{_either(damaged)}"
-            f"{'; recovered after damage: %d' % reader['records_recovered'] if reader.get('records_recovered') else ''}"
+    c = run_counts(merged)
+    damaged = c.get("damaged_files") or {}
+    texts = c.get("documents_page_text", 0)
+    cut = c.get("pages_cut_by_crawler", 0)
+    passed = c.get("documents_passthrough", 0)
+    documents = (f"{c.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
+                 else f"{c.get('documents', 0)} HTML documents")
+    sentences = (f"sentences {c.get('sentences_dropped', 0)} marked to drop, none removed (--annotate)" if annotate
+                 else f"sentences {c.get('sentences_kept', 0)} kept / {c.get('sentences_dropped', 0)} dropped")
+    return (f"{c.get('records', 0)} WARC records read, {documents} "
+            f"(skipped: {c.get('skip_reasons') or 'none'}; corrupt files: {sum(damaged.values())}{_either(damaged)}"
+            f"{'; recovered after damage: %d' % c['records_recovered'] if c.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
-            f"extraction: {extractor.get('forwarded', 0)} with text, lost: {lost or 'none'}; "
-            f"filter: {filt.get('total', 0)} in, {filt.get('forwarded', 0)} kept"
+            f"extraction: {c.get('documents_extracted', 0)} with text, lost: {c.get('lost_reasons') or 'none'}; "
+            f"filter: {c.get('documents_filtered', 0)} in, {c.get('documents_kept', 0)} kept"
             f"{f' ({passed} of them passed through unfiltered: another language)' if passed else ''}, "
-            f"{filt.get('dropped', 0)} dropped{_either(reasons)}; {sentences}")
+            f"{c.get('documents_dropped', 0)} dropped{_either(c.get('drop_reasons'))}; {sentences}")
 
 
-def _either(counts: dict) -> str:
+def _either(counts: dict | None) -> str:
     """The counts after a space where there are any, else nothing (no stray space)."""
     return f" {counts}" if counts else ""
 
@@ -488,7 +523,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
               f"re-run the same command to run only those", file=sys.stderr)
         return FAILED_STATUS
-    if merged and _step_stats(merged, "WARC HTML").get("records", 0) == 0:  # nothing usable is no success
+    if merged and run_counts(merged).get("records", 0) == 0:  # nothing usable is no success
         print(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs, storage_options)}",
               file=sys.stderr)
         return FAILED_STATUS
