@@ -178,3 +178,33 @@ def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_g
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
     assert sorted(written) == sorted(uris)  # every record exactly once
+
+
+def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
+    shards = tmp_path / "shards"
+    uris = _busy_shards(shards)
+    out = tmp_path / "out"
+    command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers", "2",
+                         "--min-chars", "0"]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        parts = out / "documents"
+        while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
+            time.sleep(0.02)
+        assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before Ctrl+C"
+        os.kill(run.pid, 2)  # SIGINT, as a terminal's Ctrl+C sends it to the run (its tasks lead groups of their own)
+        _, err = run.communicate(timeout=30)
+        assert run.returncode == 130 and "Traceback" not in err
+        assert err.strip().splitlines()[-1] == ("plexity run: interrupted: the tasks that completed are kept; the same "
+                                                "command runs the others")
+        time.sleep(1)
+        assert processes_in_session(run.pid) == []
+    finally:
+        for line in processes_in_session(run.pid):
+            os.kill(int(line.split()[0]), 9)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(uris)

@@ -18,6 +18,11 @@ COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
                               ("score", "clean", "models", "train", "calibrate", "serve", "report", "run")]
 
 
+# What an interrupted command left, said after "interrupted"
+INTERRUPTED = {"run": ": the tasks that completed are kept; the same command runs the others",
+               "clean": ": the outputs written so far are whole; plexity-stats.json says \"completed\": false"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="plexity", description="Perplexity-based boilerplate removal with KenLM.")
     parser.add_argument("--version", action="version", version=f"plexity_plugins {__version__}")
@@ -45,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # Ctrl+C: one line, not a traceback from wherever it landed
+        print(f"plexity {args.command}: interrupted{INTERRUPTED.get(args.command, '')}", file=sys.stderr)
+        return 130
     except MissingExtraError as exc:  # the installation lacks an extra: say which
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
         return 3

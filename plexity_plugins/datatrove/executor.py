@@ -184,9 +184,15 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     failures[rank] = _describe_exit(process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
-        for process in running:  # interrupted (Ctrl+C): stop what still runs
-            _kill_group(process.pid)
-            process.join(timeout=5)
+        # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running else None
+        try:
+            for process in running:
+                _kill_group(process.pid)
+                process.join(timeout=5)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
     return failures
 
 
