@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
+import select
 import shutil
 import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from plexity_plugins.cli import build_parser
-from plexity_plugins.extractors import html_to_text_tags
+from plexity_plugins.extractors import EXTRACTORS, html_to_text_tags
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.web.app import STATIC_DIR
 from web_server import post, start_server, stop_server
@@ -27,7 +32,31 @@ ARTICLE = (
     "Home | News | Sport | Weather | Contact us"
 )
 BOILERPLATE = ["Share on Facebook | Share on Twitter | Email", "Home | News | Sport | Weather | Contact us"]
+PLEXITY = str(Path(sys.executable).with_name("plexity"))
+WEB_DOC = Path(__file__).resolve().parent.parent / "docs" / "web.md"
 
+
+def get(url: str, headers: dict | None = None) -> tuple[int, dict, dict]:
+    """(status, JSON answer, headers) of a GET whose answer must be JSON, an error's too."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=30) as response:
+            return response.status, json.loads(response.read()), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        assert error.headers["Content-Type"] == "application/json"
+        return error.code, json.loads(error.read()), dict(error.headers)
+
+
+def serve(*args: str) -> subprocess.CompletedProcess:
+    """`plexity serve` with arguments it refuses: it must stop at once, by itself."""
+    return subprocess.run([PLEXITY, "serve", *args], capture_output=True, text=True, timeout=120)
+
+
+def one_error_line(stderr: str) -> str:
+    """The last line of stderr, which must be the only error line, and no traceback."""
+    assert "Traceback" not in stderr and "http://" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith("plexity serve: error: "), stderr
+    return errors[0]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +96,7 @@ def test_the_per_sentence_method_drops_exactly_the_sentences_above_the_threshold
         assert sentence["kept"] == (sentence["perplexity"] <= data["threshold"])
     assert [s["text"] for s in data["sentences"] if not s["kept"]] == BOILERPLATE
     assert data["clean_text"] == PerplexityScorer(method="sentences").clean(ARTICLE).text
+    assert data["empty"] is None  # there is cleaned text
 
 
 def test_a_threshold_in_the_request_overrides_the_models(server):
@@ -96,6 +126,18 @@ def test_html_is_extracted_first_and_spans_refer_to_the_extracted_text(server):
     assert "Privacy policy" not in data["clean_text"]
     _, trimmed, _ = post(server, {"text": html, "format": "html", "extractor": "trafilatura"})
     assert trimmed["method"] == "trim"  # trafilatura already chose the region: only trim its edges
+
+
+def test_an_empty_cleaned_text_comes_with_the_reason_plexity_clean_counts(server):
+    # the learned extractor finds no main content in a one-paragraph snippet: 200, and why it is empty
+    status, data, _ = post(server, {"text": "<p>one sentence</p>", "format": "html", "extractor": "learned"})
+    assert status == 200
+    assert data["text"] == data["clean_text"] == "" and data["sentences"] == []
+    assert data["empty"] == "no_text_extracted"  # (cleaning.policy.EMPTY_REASONS)
+    _, blank, _ = post(server, {"text": " \n ", "format": "html"})
+    assert blank["empty"] == "empty_input"
+    _, strict, _ = post(server, {"text": ARTICLE, "threshold": 1, "method": "sentences"})
+    assert strict["clean_text"] == "" and strict["empty"] == "all_sentences_dropped"
 
 
 def test_a_listed_model_can_be_chosen_by_name(server):
@@ -173,10 +215,18 @@ def test_only_json_is_accepted_so_cross_site_forms_cannot_post(server):
 
 
 def test_a_foreign_host_header_is_refused_against_dns_rebinding(server):
-    request = urllib.request.Request(server + "/api/models", headers={"Host": "attacker.example"})
-    with pytest.raises(urllib.error.HTTPError) as error:
-        urllib.request.urlopen(request)
-    assert error.value.code == 400
+    status, data, _ = get(server + "/api/models", headers={"Host": "attacker.example"})
+    assert status == 400
+    assert "invalid Host header 'attacker.example'" in data["error"] and "--allowed-host" in data["error"]
+
+
+def test_a_path_or_method_the_server_does_not_have_gets_the_same_json_error(server):
+    status, data, headers = get(server + "/api/score")  # POST only
+    assert status == 405 and headers["allow"] == "POST"
+    assert data["error"] == "GET is not allowed on /api/score: use POST"
+    for path in ("/no-such-page", "/api/no-such-call", "/static/no-such-file.js"):
+        status, data, _ = get(server + path)
+        assert status == 404 and data == {"error": f"not found: {path}"}
 
 
 # -- the page and its assets ---------------------------------------------------------------
@@ -201,6 +251,66 @@ def test_the_page_and_assets_come_from_the_package_with_a_strict_policy(server):
 def test_serve_binds_to_loopback_unless_told_otherwise():
     args = build_parser().parse_args(["serve"])
     assert args.host == "127.0.0.1" and args.port == 8000
+
+
+# -- start-up ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("port", ["80000", "-1", "http"])
+def test_a_port_outside_0_to_65535_is_a_usage_error(port):
+    done = serve("--port", port)
+    assert done.returncode == 2
+    assert one_error_line(done.stderr) == (f"plexity serve: error: argument --port: not a port: '{port}' "
+                                           f"(0 to 65535; 0: any free port)")
+
+
+@pytest.mark.parametrize("option, value", [("--max-bytes", "-5"), ("--max-bytes", "0"), ("--body-timeout", "-1"),
+                                           ("--extract-timeout", "-1"), ("--body-timeout", "nan")])
+def test_a_limit_that_would_refuse_every_request_is_a_usage_error(option, value):
+    # (they used to start a server that answered every request 413, or 408)
+    done = serve(option, value)
+    assert done.returncode == 2
+    assert f"argument {option}: not a " in one_error_line(done.stderr)
+
+
+def test_sizes_and_time_limits_are_read_as_in_the_other_commands():
+    args = build_parser().parse_args(["serve", "--max-bytes", "2MiB", "--body-timeout", "0",
+                                      "--extract-timeout", "2.5"])
+    assert args.max_bytes == 2 * 1024 * 1024
+    assert args.body_timeout == 0 and args.extract_timeout == 2.5  # 0: no limit
+
+
+def test_a_port_in_use_is_one_error_line_naming_it_before_any_url():
+    with socket.socket() as other:  # another server holds the port
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        done = serve("--port", str(port))
+    assert done.returncode == 2
+    assert one_error_line(done.stderr) == (f"plexity serve: error: cannot listen on 127.0.0.1 port {port}: "
+                                           f"Address already in use")
+
+
+def test_port_0_listens_on_a_free_port_and_prints_the_one_it_got():
+    process = subprocess.Popen([PLEXITY, "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "plexity serve printed nothing within 60 s"
+        line = process.stdout.readline()
+        match = re.fullmatch(r"plexity serve: http://127\.0\.0\.1:(\d+)/  \(Ctrl\+C to stop\)\n", line)
+        assert match and int(match.group(1)) != 0, line
+        status, data, _ = get(f"http://127.0.0.1:{match.group(1)}/api/models")
+        assert status == 200 and data["default"] == "en-default"
+    finally:
+        stop_server(process)
+
+
+def test_the_docs_synopsis_names_every_extractor_and_option():
+    synopsis = re.search(r"```text\n(plexity serve .*?)```", WEB_DOC.read_text(), re.S).group(1)
+    assert re.search(r"--extractor ([a-z|]+)", synopsis).group(1).split("|") == list(EXTRACTORS)
+    usage = subprocess.run([PLEXITY, "serve", "--help"], capture_output=True, text=True, check=True).stdout
+    options = set(re.findall(r"--[a-z][a-z-]+", usage)) - {"--help"}
+    assert options <= set(re.findall(r"--[a-z][a-z-]+", synopsis)), options
 
 
 # -- load ----------------------------------------------------------------------------------------

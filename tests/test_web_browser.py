@@ -224,6 +224,18 @@ def test_markup_in_pasted_text_is_shown_as_text_never_run(page):
     assert "<img src=x onerror=" in page.find_element(By.ID, "sentences").get_attribute("textContent")
 
 
+def test_html_the_extractor_finds_no_text_in_says_so_instead_of_an_empty_result(page):
+    page.find_element(By.ID, "format-html").click()
+    Select(page.find_element(By.ID, "extractor")).select_by_value("learned")  # no main content in a snippet
+    paste_and_score(page, "<p>one sentence</p>")
+    note = page.find_element(By.ID, "empty")
+    assert note.is_displayed() and "found no text in this HTML (no_text_extracted)" in note.text
+    assert sentences(page) == [] and clean_text(page) == ""
+    Select(page.find_element(By.ID, "extractor")).select_by_value("tags")  # every visible block: the sentence
+    paste_and_score(page, "<p>one sentence</p>")
+    assert not note.is_displayed() and sentences(page) == ["one sentence"]
+
+
 def test_an_uploaded_html_page_is_extracted_and_scored(page, server, tmp_path):
     uri, body, _ = next(iter_warc_html(EXAMPLE_WARC))
     html_file = tmp_path / "page.html"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from ..runtime import sizes
 
@@ -53,3 +54,14 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value}: 1 or more")
     return value
+
+
+def parse_seconds(text: str) -> float:
+    """A time limit in seconds, as an argument type: 0 (no limit) or more."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise argparse.ArgumentTypeError(f"not a time limit: {text!r} (seconds, 0 or more; 0: no limit)")
+    return seconds

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import socket
 import sys
 
 from ..web import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
@@ -18,12 +19,45 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _port(text: str) -> int:
+    """A TCP port, as an argument type: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r} (0 to 65535; 0: any free port)")
+    return port
+
+
+def _listen_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port`, as uvicorn binds one (Config.bind_socket), but bound here:
+    a port in use is known before the URL is printed, and port 0's real port can be shown."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_extra
 
     require_extra("web", "plexity serve")
+    try:  # before the model and the extractor are loaded: a port in use fails at once
+        sock = _listen_socket(args.host, args.port)
+    except OSError as exc:
+        print(f"plexity serve: error: cannot listen on {args.host} port {args.port}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with sock:
+        return _serve(args, sock)
+
+
+def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
     from ..web.app import LOOPBACK_HOSTS, create_app
@@ -38,36 +72,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"plexity serve: http://{shown_host}:{args.port}/  (Ctrl+C to stop)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning",
-                access_log=args.verbose, server_header=False)
-    return 0
+    sock.listen()  # from now on the URL printed answers (queued until uvicorn accepts)
+    port = sock.getsockname()[1]  # (the one the system chose for --port 0)
+    print(f"plexity serve: http://{shown_host}:{port}/  (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
+                            access_log=args.verbose, server_header=False)
+    server = uvicorn.Server(config)
+    try:  # as uvicorn.run does, on our socket
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    return 0 if server.started else 3
 
 
 def add_parser(subparsers) -> None:
     from ..extractors import EXTRACTORS
-    from .options import parse_memory
+    from .options import parse_memory, parse_seconds, parse_size
 
     p = subparsers.add_parser(
         "serve", help="web demo: paste text or HTML, see each sentence's perplexity and what is dropped",
         description="A one-page web demo and its JSON API (POST /api/score). It never fetches URLs.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0: any free port, printed)")
     p.add_argument("--model", "-m", default=None,
                    help="default model, name or path (default: the embedded model); the page can pick "
                         "any model `plexity models` lists")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_WEB_EXTRACTOR,
                    help=f"HTML to text for pasted HTML when the request names none (default: "
                         f"{DEFAULT_WEB_EXTRACTOR}: every visible block, so the filter's work shows)")
-    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                   help=f"largest request body accepted, larger ones get HTTP 413 (default: {DEFAULT_MAX_BYTES})")
-    p.add_argument("--extract-timeout", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--max-bytes", type=parse_size, default=DEFAULT_MAX_BYTES, metavar="SIZE",
+                   help=f"largest request body accepted (e.g. 2MiB), larger ones get HTTP 413 "
+                        f"(default: {DEFAULT_MAX_BYTES})")
+    p.add_argument("--extract-timeout", type=parse_seconds, default=30.0, metavar="SECONDS",
                    help="stop extracting a pasted page after this long: HTTP 422 (default: 30; 0: no limit)")
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help="stop extracting a pasted page when its extraction process holds more memory: HTTP 400 "
                         "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
-    p.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
+    p.add_argument("--body-timeout", type=parse_seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
                    help=f"a request body must have arrived within this long, before it waits for a scoring "
                         f"thread; a slower one gets HTTP 408 (default: {DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--workers", type=int, default=2,

@@ -13,6 +13,8 @@ Security, because the page is fed pasted web pages:
   server-side request forgery); the page takes pasted text or a local file only;
 - request bodies above `max_bytes` are refused with 413 before they are read in full;
 - malformed JSON or fields -> 400 with a message, unknown model -> 404, never a traceback;
+  every error, Starlette's own (no such route 404, wrong method 405, refused Host 400) too,
+  is JSON ``{"error": message}`` (`error_response`);
 - a request may name only listed models, not paths on the server's disk;
 - POST /api/score requires ``Content-Type: application/json`` (so a cross-site HTML form
   cannot post to it) and, when bound to a loopback address, the Host header must be a
@@ -42,7 +44,8 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -50,6 +53,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..cleaning.policy import empty_reason
 from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
@@ -75,6 +79,56 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
+
+
+def error_response(status: int, message: str, headers: dict | None = None) -> JSONResponse:
+    """Every error the API answers with, its own and Starlette's (404, 405, a refused Host): ``{"error": message}``."""
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+async def http_error(request: Request, exc: HTTPException) -> Response:
+    """Starlette's refusals (no such route, a method the route does not take) in the API's JSON shape."""
+    if exc.status_code == 404:
+        message = f"not found: {request.url.path}"
+    elif exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+        message = f"{request.method} is not allowed on {request.url.path}: use {exc.headers['Allow']}"
+    else:
+        message = exc.detail
+    return error_response(exc.status_code, message, exc.headers)
+
+
+HOST_ALLOWED = "plexity.host_allowed"  # a scope key: JSONTrustedHostMiddleware's check passed
+
+
+class JSONTrustedHostMiddleware(TrustedHostMiddleware):
+    """Starlette's Host header check (against DNS rebinding), refusing with the API's JSON error.
+
+    The check stays Starlette's own: a request it lets through is marked in its scope, and the
+    plain-text 400 it answers an unmarked one with is replaced by `error_response`'s.
+    """
+
+    def __init__(self, app, allowed_hosts: list[str]):
+        async def allowed(scope, receive, send):
+            scope[HOST_ALLOWED] = True
+            await app(scope, receive, send)
+
+        super().__init__(allowed, allowed_hosts=allowed_hosts)
+
+    async def __call__(self, scope, receive, send):
+        refused = False
+
+        async def send_unless_refused(message):
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 400 and not scope.get(HOST_ALLOWED):
+                refused = True
+            if not refused:
+                await send(message)
+
+        await super().__call__(scope, receive, send_unless_refused)
+        if refused:
+            host = Headers(scope=scope).get("host")
+            await error_response(400, f"invalid Host header {host!r}: not a name this server answers to "
+                                      f"(start it with --allowed-host to add one)")(scope, receive, send)
 
 
 class SecurityHeadersMiddleware:
@@ -266,7 +320,8 @@ def _parse_request(body: bytes) -> dict:
             "method": method}
 
 
-def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None) -> dict:
+def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None,
+                   input_empty: bool | None = None) -> dict:
     """Every sentence of `text` with its span, perplexity, block and verdict, and the cleaned text.
 
     All of it is `PerplexityScorer.clean`'s own result (`CleanResult.spans`,
@@ -275,11 +330,14 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
     as the threshold moves; perplexities are sent unrounded so that it reaches the same
     verdicts.  Text passed through unscored (not the model's language) is only split, for
     display: every sentence kept, without a perplexity.
+    ``empty`` says why the cleaned text is empty, as `plexity clean` counts it (`policy.empty_reason`;
+    `input_empty` tells pasted HTML without text from an empty paste), None when it is not.
     """
     try:
         result = scorer.clean(text, threshold=threshold)
     except ModelError as exc:  # e.g. a model without a default threshold and none given
         raise ApiError(400, str(exc)) from exc
+    empty = empty_reason(result, text, input_empty)
     text = sanitize(text)[0]
     if result.passthrough:
         spans, blocks = split_with_blocks(text, scorer.max_sentence_chars)
@@ -294,6 +352,7 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
         ]
     return {"sentences": sentences, "clean_text": result.text, "threshold": result.threshold,
             "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
+            "empty": empty,
             "method_params": {"negative_token_cap": methods.NEGATIVE_TOKEN_CAP,
                               "short_block_tokens": methods.SHORT_BLOCK_TOKENS,
                               "trim_max_tokens": methods.TRIM_MAX_TOKENS,
@@ -335,9 +394,6 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         extractors[extractor].warm_up()
     scoring = ScoringQueue(workers, queue)
 
-    def error(status: int, message: str) -> JSONResponse:
-        return JSONResponse({"error": message}, status_code=status)
-
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
 
@@ -356,19 +412,19 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             text, charset = decode_html(await _read_body(request, max_bytes, body_timeout))
             return JSONResponse({"text": text, "charset": charset})
         except ApiError as exc:
-            return error(exc.status, exc.message)
+            return error_response(exc.status, exc.message)
 
     async def api_score(request: Request) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
-            return error(415, "send the request as Content-Type: application/json")
+            return error_response(415, "send the request as Content-Type: application/json")
         try:
             body = await _read_body(request, max_bytes, body_timeout)  # (before it takes a place)
         except ApiError as exc:
-            return error(exc.status, exc.message)
+            return error_response(exc.status, exc.message)
         if not scoring.admit():  # full: refused at once
-            response = error(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
-                                  f"try again in a moment")
+            response = error_response(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
+                                           f"try again in a moment")
             response.headers["Retry-After"] = str(scoring.retry_after())
             return response
 
@@ -379,20 +435,21 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             method = query["method"] or (methods.method_for_extractor(form_extractor)
                                          if query["format"] == "html" else methods.DEFAULT_METHOD)
             scorer = scorers.get(query["model"], method)
-            text = query["text"]
+            text, input_empty = query["text"], None
             if query["format"] == "html":
+                input_empty = not text.strip()  # (else text but none extracted: no_text_extracted)
                 try:
                     text = extractors[form_extractor](text)
                 except ExtractionTimeout as exc:
                     raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
                 except ExtractionError as exc:
                     raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
-            return JSONResponse(score_document(scorer, text, query["threshold"])).body
+            return JSONResponse(score_document(scorer, text, query["threshold"], input_empty)).body
 
         try:  # (the place is given back when the work ends, not before, even if the client has gone)
             return Response(await scoring.submit(work), media_type="application/json")
         except ApiError as exc:
-            return error(exc.status, exc.message)
+            return error_response(exc.status, exc.message)
 
     routes = [
         Route("/", index),
@@ -403,7 +460,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     ]
     middleware = [Middleware(SecurityHeadersMiddleware)]
     if allowed_hosts:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
+        middleware.append(Middleware(JSONTrustedHostMiddleware, allowed_hosts=allowed_hosts))
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
@@ -411,4 +468,5 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         for limited in extractors.values():
             limited.close()
 
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
+                     exception_handlers={HTTPException: http_error})

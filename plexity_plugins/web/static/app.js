@@ -15,6 +15,14 @@
   let lastModel = null;
   let userMoved = false;  // keep a threshold the user chose when re-scoring with the same model
 
+  // Why the server's cleaned text is empty (the answer's `empty`, as `plexity clean` counts it), for the
+  // reasons no threshold changes; all_sentences_dropped is not shown: moving the threshold changes it.
+  const EMPTY_NOTES = {
+    empty_input: "Nothing to score: the input is empty.",
+    no_text_extracted: "The extractor found no text in this HTML (no_text_extracted): try another extractor.",
+    no_sentences: "No sentence to score in this text (no_sentences).",
+  };
+
   // -- helpers -----------------------------------------------------------------------
 
   function el(tag, attrs = {}, parent = null, ns = null) {
@@ -341,6 +349,9 @@
     const note = $("passthrough");
     note.hidden = !data.passthrough;
     note.textContent = data.passthrough ? `Passed through unfiltered (${data.passthrough}).` : "";
+    const empty = $("empty");
+    empty.hidden = !EMPTY_NOTES[data.empty];
+    empty.textContent = EMPTY_NOTES[data.empty] || "";
     buildSentenceView();
     $("results").hidden = false;
     render();
