@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
 
 def add_parser(subparsers) -> None:
     from ..extractors import EXTRACTORS
-    from .options import parse_memory, parse_seconds, parse_size
+    from .options import parse_memory, parse_seconds, parse_size, positive_int
 
     p = subparsers.add_parser(
         "serve", help="web demo: paste text or HTML, see each sentence's perplexity and what is dropped",
@@ -112,7 +112,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--body-timeout", type=parse_seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
                    help=f"a request body must have arrived within this long, before it waits for a scoring "
                         f"thread; a slower one gets HTTP 408 (default: {DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
-    p.add_argument("--workers", type=int, default=2,
+    p.add_argument("--workers", type=positive_int, default=2,
                    help="threads scoring requests (default: 2); the page and /api/models never wait for them")
     p.add_argument("--queue", type=int, default=8,
                    help="requests waiting for a scoring thread; one more gets HTTP 503 with Retry-After "
