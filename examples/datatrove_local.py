@@ -13,8 +13,8 @@ with the embedded English model, and the cleaned documents are written as JSONL:
     OUTPUT_DIR/logs/                          datatrove logs, per-task stats, stats.json
 
 Running it again resumes: completed tasks are skipped.  Copy this file and change the
-steps: another extractor (DenseExtractor, plexity run's default, or AutoExtractor, with method="trim"), a model (PerplexitySentenceFilter(
-model="trigrams-bnc", threshold=...)), WarcResponseWriter to write cleaned WARCs.
+steps: another extractor (LearnedExtractor, plexity run's default, or DenseExtractor, with method="trim"), a
+model (PerplexitySentenceFilter(model="trigrams-bnc", threshold=...)), WarcResponseWriter to write cleaned WARCs.
 """
 
 import argparse

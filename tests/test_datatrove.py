@@ -79,6 +79,13 @@ def test_filter_drops_documents_with_too_little_left_and_writes_them_with_the_re
     assert texts["menu"] == BOILERPLATE and texts["mostly-menu"] == docs[2].text
 
 
+def test_a_batch_size_under_one_is_refused_when_the_step_is_made():
+    # (datatrove's own check came only as the run started, from inside its batching)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=f"batch_size is {bad}: 1 or more"):
+            PerplexitySentenceFilter(batch_size=bad)
+
+
 def test_plexity_run_s_jsonl_writer_writes_exactly_what_datatrove_s_writes(tmp_path):
     import dataclasses
 

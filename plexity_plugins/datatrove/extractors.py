@@ -111,9 +111,9 @@ class _PlexityExtractor(BaseExtractor):
             counter = next((name for kind, name in _SKIPS if isinstance(exc, kind)), "clean_error")
             self.stat_update(counter)
             if counter != "clean_error":
-                logger.warning(f"document {doc.id} skipped ({counter}): {exc}")
+                logger.warning(f"document {_named(doc)} skipped ({counter}): {exc}")
             elif not self.warned_of_errors:  # (the extractor's own error: said once, then counted)
-                logger.warning(f"document {doc.id} skipped (clean_error: {exc}); further documents the "
+                logger.warning(f"document {_named(doc)} skipped (clean_error: {exc}); further documents the "
                                f"extractor fails on are only counted")
                 self.warned_of_errors = True
             return None
@@ -258,3 +258,9 @@ class AutoExtractor(_PlexityExtractor):
     name = "⛏ auto (trafilatura, else fast)"
     extractor = "auto"
     to_text = staticmethod(html_to_text_auto)
+
+
+def _named(doc) -> str:
+    """A document as a log line names it: its URL where it has one (a WARC record's id tells a reader little)."""
+    url = doc.metadata.get("url")
+    return f"{url} ({doc.id})" if url else str(doc.id)

@@ -102,6 +102,8 @@ class PerplexitySentenceFilter(BaseFilter):
         exclusion_writer: DiskWriter | None = None,
         batch_size: int = 1,
     ):
+        if not isinstance(batch_size, int) or batch_size < 1:  # (datatrove's own check waits for the run)
+            raise ValueError(f"batch_size is {batch_size!r}: 1 or more")
         super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
         kwargs = {"threshold": threshold, "method": method, "max_sentence_chars": max_sentence_chars,
                   "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}
