@@ -156,3 +156,10 @@ def test_plexity_run_into_an_owned_output_folder_stops_at_once(tmp_path):
                            timeout=120)
     assert again.returncode == 0, again.stderr[-2000:]
     assert not (out / ".plexity.lock").exists()  # (removed by its last owner)
+    # its logging folder is owned too: another run given it as --logging-dir stops (it would take the
+    # completion markers there for its own, and --overwrite delete them)
+    with own_output_folder(out / "logs", "--logging-dir"):
+        done = subprocess.run([*PLEXITY, "run", str(folder), "-o", str(tmp_path / "other"), "--logging-dir",
+                               str(out / "logs"), "--overwrite"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "in use by another run" in done.stderr and "--logging-dir" in done.stderr
+    assert (out / "logs" / "completions").is_dir()

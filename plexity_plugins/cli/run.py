@@ -464,10 +464,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
-    with own_output_folder(output_dir):  # one run at a time (its forked workers hold it with it)
+    # The logging folder is owned too: another run given it as its --logging-dir would take this run's
+    # completion markers for its own (and --overwrite delete them).
+    apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
+    with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.overwrite:
             delete_results(output_dir, logging_dir)
-        stop = check_settings_or_stop(executor, output_dir)
+        stop = check_settings_or_stop(executor, logging_dir if apart else output_dir)
         if stop:
             print(f"plexity run: error: {stop}", file=sys.stderr)
             return USAGE_STATUS
