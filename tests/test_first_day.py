@@ -222,7 +222,12 @@ def test_a_text_file_named_warc_is_called_text_and_the_run_exits_1_naming_it(tmp
     result = plexity("run", fake, "--output-dir", tmp_path / "out")
     assert result.returncode == 1
     assert error_line(result) == ("plexity run: error: no input could be read: fake.warc: not a WARC file: a text "
-                                  "file (it starts 'hello, this is a plain text file')")
+                                  f"file (it starts 'hello, this is a plain text file') (what the run wrote of it "
+                                  f"was removed: {tmp_path / 'out'} takes another command)")
+    # so the corrected command, into the same folder, is not refused as other settings
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(EXAMPLES / "sample.warc.gz", tmp_path / "crawl")
+    assert plexity("run", tmp_path / "crawl", "--output-dir", tmp_path / "out").returncode == 0
     clean = plexity("clean", fake, "--output-dir", tmp_path / "cleaned", "-q")
     assert clean.returncode == 1
     assert error_line(clean) == (f"plexity clean: error: no input could be read: {fake}: not a WARC file: a text "

@@ -527,8 +527,14 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"re-run the same command to run only those", file=sys.stderr)
         return FAILED_STATUS
     if merged and run_counts(merged).get("records", 0) == 0:  # nothing usable is no success
-        print(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs, storage_options)}",
-              file=sys.stderr)
+        removed = ""
+        if done_before == 0:  # (its markers would hold the folder for these settings: a corrected command is refused)
+            with contextlib.suppress(OSError), own_output_folder(output_dir), \
+                    own_output_folder(logging_dir, "--logging-dir"):
+                delete_results(output_dir, logging_dir)
+                removed = f" (what the run wrote of it was removed: {output_dir} takes another command)"
+        print(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs, storage_options)}"
+              f"{removed}", file=sys.stderr)
         return FAILED_STATUS
     return 0
 
