@@ -151,12 +151,14 @@ def test_text_from_crawled_pages_is_escaped(tmp_path):
 def test_plexity_run_stats_give_a_counts_only_report(tmp_path):
     from datatrove.utils.stats import PipelineStats, Stats
 
+    from plexity_plugins.datatrove.run_counts import report_stats
+
     step = Stats("🔻 - FILTER: 🧮 Perplexity sentences")
     for key, value in {"total": 12, "sentences_kept": 240, "sentences_dropped": 600, "dropped_empty": 2}.items():
         step[key] += value
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "stats.json").write_text(PipelineStats([step]).to_json())
-    html_path, png_path = build_report(tmp_path, tmp_path / "r.html")
+    html_path, png_path = build_report(tmp_path, tmp_path / "r.html", run_stats=report_stats)
     page = html_path.read_text()
     assert png_path is None and 'id="no-histogram"' in page
     assert text_of(page, "sentences-dropped") == "600" and ">empty<" in page

@@ -5,7 +5,7 @@ counters, a histogram of log10 perplexity in bins of 0.1, a few dropped sentence
 decade), or the output directory holding it; a ``plexity-dropped.jsonl`` beside it (from
 ``--write-dropped``) adds more sample sentences, with their sources.  The output directory of
 `plexity run` (datatrove's merged ``logs/stats.json``) is read too: the counts its summary prints
-(`plexity_plugins.cli.run.run_counts`) and the settings it recorded beside them
+(`plexity_plugins.datatrove.run_counts.report_stats`) and the settings it recorded beside them
 (``logs/plexity-settings.json``); its stats carry counts only, so that report has no histogram,
 and what a run does not count (records copied, bytes) is shown as unknown.
 
@@ -28,7 +28,7 @@ from .files import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
-# counts only `plexity run` keeps (`plexity_plugins.cli.run.run_counts`): no row for `plexity clean`'s stats
+# counts only `plexity run` keeps (`plexity_plugins.datatrove.run_counts`): no row for `plexity clean`'s stats
 RUN_ONLY_COUNTS = ("documents_extracted", "documents_kept")
 KEPT_COLOUR = "#1f5fbf"
 DROPPED_COLOUR = "#c62828"
@@ -73,50 +73,20 @@ def find_stats(path: str | Path) -> Path:
                             f"in {path}")
 
 
-def _from_datatrove(merged: list, folder: Path) -> dict:
-    """The counts of datatrove's merged stats (a list of steps) as `plexity run`'s summary counts them,
-    with the settings the run recorded in `folder`."""
-    if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
-        raise ValueError("logs/stats.json is not datatrove's merged stats (a list of steps)")
-    from ..cli.run import run_counts  # (one reading of a run's stats: its summary's)
-
-    stats = {**run_counts(merged), **_run_settings(folder)}
-    stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
-    return stats
-
-
-def _run_settings(folder: Path) -> dict:
-    """Model, threshold, method, extractor and annotate, from the settings a run recorded in `folder`
-    (`plexity_plugins.datatrove.run_settings`); none (shown as unknown) when it recorded none."""
-    from ..datatrove.run_settings import SETTINGS_FILE
-
-    try:
-        steps = [s for s in json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))["steps"]
-                 if isinstance(s, dict)]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    # --extractor none: no extractor step
-    settings = {"extractor": next((s["extractor"] for s in steps if "extractor" in s), "none")}
-    for step in steps:
-        if step.get("step") == "PerplexitySentenceFilter":
-            model, threshold = step.get("model"), step.get("threshold")
-            if isinstance(model, dict):  # a language -> model map
-                model = ", ".join(f"{language} {name}" for language, name in model.items())
-            # NaN: each model of a map its own threshold
-            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"),
-                            threshold=threshold if threshold == threshold else None)
-    return settings
-
-
-def load_report_data(path: str | Path) -> ReportData:
-    """Read a run's stats (see the module docstring) into ReportData."""
+def load_report_data(path: str | Path, run_stats=None) -> ReportData:
+    """Read a run's stats (see the module docstring) into ReportData.  `run_stats(merged, folder)`
+    reads a `plexity run` folder's (datatrove's merged stats, and the settings the run recorded in
+    `folder`): `plexity_plugins.datatrove.run_counts.report_stats`, given by the caller (this layer
+    is below datatrove's)."""
     stats_path = find_stats(path)
     try:
         raw = json.loads(stats_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{stats_path} is not a JSON stats file: {exc}") from None
     if isinstance(raw, list):
-        stats = _from_datatrove(raw, stats_path.parent)
+        if run_stats is None:
+            raise ValueError(f"{stats_path} holds a plexity run's stats: read them with `plexity report`")
+        stats = run_stats(raw, stats_path.parent)
     elif isinstance(raw, dict) and ("sentences_kept" in raw or "histogram" in raw):
         stats = raw
     else:
@@ -363,12 +333,12 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     return "\n".join(out) + "\n"
 
 
-def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path | None = None
+def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path | None = None, run_stats=None
                  ) -> tuple[Path, Path | None]:
     """Write the HTML report and the histogram PNG (next to it, same stem, unless given).
 
     Returns (html path, png path or None when the stats have no histogram)."""
-    data = load_report_data(stats)
+    data = load_report_data(stats, run_stats)
     html_path = Path(html_path)
     png_path = Path(png_path) if png_path else html_path.with_suffix(".png")
     if png_path.resolve() == html_path.resolve():

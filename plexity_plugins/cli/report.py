@@ -9,8 +9,18 @@ from ..cleaning.files import STATS_FILE
 from ..cleaning.report import build_report
 
 
+def _run_stats(merged: list, folder):
+    """A `plexity run` folder's counts and settings (`plexity_plugins.datatrove.run_counts.report_stats`)."""
+    from ..runtime.extras import require_extra
+
+    require_extra("datatrove", "plexity report of a plexity run folder")
+    from ..datatrove.run_counts import report_stats
+
+    return report_stats(merged, folder)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    html_path, png_path = build_report(args.stats, args.output, args.png)
+    html_path, png_path = build_report(args.stats, args.output, args.png, run_stats=_run_stats)
     print(f"report: {html_path}")
     if png_path:
         print(f"histogram: {png_path}")

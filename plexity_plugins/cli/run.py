@@ -261,56 +261,9 @@ def completed_tasks(logging_dir: str | os.PathLike) -> int:
     return len(list(directory.iterdir())) if directory.is_dir() else 0
 
 
-def _step_stats(merged: list, name_part: str) -> dict | None:
-    """The counters of the step whose name holds `name_part`; None when the run has no such step."""
-    for step in merged:
-        if name_part in step.get("name", ""):
-            return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
-    return None
-
-
-def _by_prefix(counters: dict, prefix: str) -> dict:
-    return {k[len(prefix):]: v for k, v in counters.items() if k.startswith(prefix)}
-
-
-def run_counts(merged: list) -> dict:
-    """What a run counted, from datatrove's merged stats, named as `plexity clean`'s (`RunStats`) where it
-    has the count: what the summary prints and `plexity report` shows.  A step the run does not have
-    (no extractor with --extractor none) gives no counts at all, not 0s: the report shows them unknown."""
-    from ..datatrove.extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
-    from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE
-
-    counts: dict = {}
-    reader = _step_stats(merged, "WARC HTML")
-    if reader is not None:
-        # datatrove counts every listed file in input_files, also those the reader could not open
-        files_skipped = reader.get(NOT_A_REGULAR_FILE, 0) + reader.get(UNREADABLE_FILE, 0)
-        skipped = _by_prefix(reader, "skipped_")
-        counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
-                      records=reader.get("records", 0), documents=reader.get("documents", 0),
-                      documents_page_text=reader.get("page_texts", 0), documents_skipped=sum(skipped.values()),
-                      skip_reasons=skipped, damaged_files=_by_prefix(reader, "corrupt_files_"),
-                      records_recovered=reader.get("records_recovered", 0),
-                      bytes_skipped=reader.get("bytes_skipped", 0),
-                      pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
-    extractor = _step_stats(merged, "EXTRAC")
-    if extractor is not None:
-        counts.update(documents_extracted=extractor.get("forwarded", 0),
-                      lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
-                                    for k in LOST_COUNTERS if extractor.get(k)})
-    filt = _step_stats(merged, "Perplexity")
-    if filt is not None:
-        counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
-                                                          "chars_dropped", "replaced_chars")})
-        counts.update(documents_filtered=filt.get("total", 0), documents_kept=filt.get("forwarded", 0),
-                      documents_dropped=filt.get("dropped", 0), drop_reasons=_by_prefix(filt, "dropped_"),
-                      documents_empty=filt.get("empty", 0), empty_reasons=_by_prefix(filt, "empty_"),
-                      documents_passthrough=filt.get("passthrough", 0),
-                      passthrough_reasons=_by_prefix(filt, "passthrough_"))
-    return counts
-
-
 def summary(merged: list | None, annotate: bool = False) -> str:
+    from ..datatrove.run_counts import run_counts
+
     if not merged:
         return "no task has finished yet"
     c = run_counts(merged)
@@ -330,6 +283,13 @@ def summary(merged: list | None, annotate: bool = False) -> str:
             f"filter: {c.get('documents_filtered', 0)} in, {c.get('documents_kept', 0)} kept"
             f"{f' ({passed} of them passed through unfiltered: another language)' if passed else ''}, "
             f"{c.get('documents_dropped', 0)} dropped{_either(c.get('drop_reasons'))}; {sentences}")
+
+
+def nothing_read(merged: list) -> bool:
+    """Whether the run's readers read no WARC record at all."""
+    from ..datatrove.run_counts import run_counts
+
+    return run_counts(merged).get("records", 0) == 0
 
 
 def _either(counts: dict | None) -> str:
@@ -526,7 +486,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
               f"re-run the same command to run only those", file=sys.stderr)
         return FAILED_STATUS
-    if merged and run_counts(merged).get("records", 0) == 0:  # nothing usable is no success
+    if merged and nothing_read(merged):  # nothing usable is no success
         removed = ""
         if done_before == 0:  # (its markers would hold the folder for these settings: a corrected command is refused)
             with contextlib.suppress(OSError), own_output_folder(output_dir), \

@@ -16,8 +16,8 @@ steps say theirs (the reader's input and size cap, the extractor and its limits,
 model with the SHA-256 of its file, method, threshold and document policy, the writer's format
 and folder); another datatrove step is recorded by its class and the arguments it keeps (its
 public attributes of plain values, its folders by name); a reader also by the files it finds
-(their number and the SHA-256 of their names); then the number of tasks (which file each task reads depends on it) and the
-plexity_plugins version.  plexity's steps also carry their main settings in their name, which
+(their number and the SHA-256 of their names); then the number of tasks (which file each task
+reads depends on it) and the plexity_plugins version.  plexity's steps also carry their main settings in their name, which
 is what datatrove's log and stats show for a step.
 
 plexity's executors (`LocalTaskExecutor`, `RayTaskExecutor`, `SlurmTaskExecutor`) check when
@@ -155,8 +155,8 @@ def differences(recorded: dict, current: dict) -> list[str]:
 
 
 def _label(key: str) -> str:
-    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum", "input_files": "input files",
-            "input_files_sha256": "input files' names"}.get(key, key)
+    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum",
+            "input_files": "input files", "input_files_sha256": "input files' names"}.get(key, key)
 
 
 def _value(value) -> str:

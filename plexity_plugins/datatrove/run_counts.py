@@ -1,0 +1,90 @@
+"""What a `plexity run` counted, read from datatrove's merged stats (``logs/stats.json``), named as
+`plexity clean`'s counts are (`plexity_plugins.cleaning.stats.RunStats`) where it has the count: the
+one reading of a run's stats, which the run's summary prints and `plexity report` shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE
+from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
+from .run_settings import SETTINGS_FILE
+
+
+def _step_stats(merged: list, name_part: str) -> dict | None:
+    """The counters of the step whose name holds `name_part`; None when the run has no such step."""
+    for step in merged:
+        if name_part in step.get("name", ""):
+            return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
+    return None
+
+
+def _by_prefix(counters: dict, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in counters.items() if k.startswith(prefix)}
+
+
+def run_counts(merged: list) -> dict:
+    """What a run counted, from datatrove's merged stats, named as `plexity clean`'s (`RunStats`) where it
+    has the count: what the summary prints and `plexity report` shows.  A step the run does not have
+    (no extractor with --extractor none) gives no counts at all, not 0s: the report shows them unknown."""
+    counts: dict = {}
+    reader = _step_stats(merged, "WARC HTML")
+    if reader is not None:
+        # datatrove counts every listed file in input_files, also those the reader could not open
+        files_skipped = reader.get(NOT_A_REGULAR_FILE, 0) + reader.get(UNREADABLE_FILE, 0)
+        skipped = _by_prefix(reader, "skipped_")
+        counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
+                      records=reader.get("records", 0), documents=reader.get("documents", 0),
+                      documents_page_text=reader.get("page_texts", 0), documents_skipped=sum(skipped.values()),
+                      skip_reasons=skipped, damaged_files=_by_prefix(reader, "corrupt_files_"),
+                      records_recovered=reader.get("records_recovered", 0),
+                      bytes_skipped=reader.get("bytes_skipped", 0),
+                      pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
+    extractor = _step_stats(merged, "EXTRAC")
+    if extractor is not None:
+        counts.update(documents_extracted=extractor.get("forwarded", 0),
+                      lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
+                                    for k in LOST_COUNTERS if extractor.get(k)})
+    filt = _step_stats(merged, "Perplexity")
+    if filt is not None:
+        counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
+                                                          "chars_dropped", "replaced_chars")})
+        counts.update(documents_filtered=filt.get("total", 0), documents_kept=filt.get("forwarded", 0),
+                      documents_dropped=filt.get("dropped", 0), drop_reasons=_by_prefix(filt, "dropped_"),
+                      documents_empty=filt.get("empty", 0), empty_reasons=_by_prefix(filt, "empty_"),
+                      documents_passthrough=filt.get("passthrough", 0),
+                      passthrough_reasons=_by_prefix(filt, "passthrough_"))
+    return counts
+
+
+def report_stats(merged: list, folder: Path) -> dict:
+    """What `plexity report` shows of a run folder (`plexity_plugins.cleaning.report`): the counts of
+    datatrove's merged stats (a list of steps) as the run's summary counts them (`run_counts`), with
+    the settings the run recorded in `folder`."""
+    if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
+        raise ValueError("logs/stats.json is not datatrove's merged stats (a list of steps)")
+    stats = {**run_counts(merged), **_run_settings(folder)}
+    stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
+    return stats
+
+
+def _run_settings(folder: Path) -> dict:
+    """Model, threshold, method, extractor and annotate, from the settings a run recorded in `folder`
+    (`plexity_plugins.datatrove.run_settings`); none (shown as unknown) when it recorded none."""
+    try:
+        steps = [s for s in json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))["steps"]
+                 if isinstance(s, dict)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    # --extractor none: no extractor step
+    settings = {"extractor": next((s["extractor"] for s in steps if "extractor" in s), "none")}
+    for step in steps:
+        if step.get("step") == "PerplexitySentenceFilter":
+            model, threshold = step.get("model"), step.get("threshold")
+            if isinstance(model, dict):  # a language -> model map
+                model = ", ".join(f"{language} {name}" for language, name in model.items())
+            # NaN: each model of a map its own threshold
+            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"),
+                            threshold=threshold if threshold == threshold else None)
+    return settings
