@@ -150,18 +150,32 @@ def _sizes(folder: Path) -> dict[str, int]:
     return {str(p): p.stat().st_size for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
 
 
-def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_gives_each_record_once(tmp_path):
+def _busy_run(tmp_path: Path, stderr=subprocess.DEVNULL) -> tuple[subprocess.Popen, list[str], list[str], Path]:
+    """`plexity run` (2 workers) on `_busy_shards`, in a session of its own, returned once both tasks
+    are writing their documents: (the process, its command, the shards' URIs, its output folder)."""
     shards = tmp_path / "shards"
     uris = _busy_shards(shards)
     out = tmp_path / "out"
     command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers", "2",
                          "--min-chars", "0"]
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    parts = out / "documents"  # (each task writes its output under a .part name until it ends)
+    while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
+        time.sleep(0.02)
+    return run, command, uris, out
+
+
+def _rerun_gives_each_record_once(command: list[str], out: Path, uris: list[str]) -> None:
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(uris)  # every record exactly once
+
+
+def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_gives_each_record_once(tmp_path):
+    run, command, uris, out = _busy_run(tmp_path)
     try:
-        deadline = time.monotonic() + 120
-        parts = out / "documents"  # (each task writes its output under a .part name until it ends)
-        while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
-            time.sleep(0.02)
         # both tasks are writing their documents
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before the kill"
         os.killpg(run.pid, 9)  # the run's process group, as a scheduler or a terminal does
@@ -174,25 +188,12 @@ def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_g
     finally:
         for line in processes_in_session(run.pid):
             os.kill(int(line.split()[0]), 9)
-    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
-    assert sorted(written) == sorted(uris)  # every record exactly once
+    _rerun_gives_each_record_once(command, out, uris)
 
 
 def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
-    shards = tmp_path / "shards"
-    uris = _busy_shards(shards)
-    out = tmp_path / "out"
-    command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers", "2",
-                         "--min-chars", "0"]
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
+    run, command, uris, out = _busy_run(tmp_path, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        parts = out / "documents"
-        while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
-            time.sleep(0.02)
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before Ctrl+C"
         os.kill(run.pid, 2)  # SIGINT, as a terminal's Ctrl+C sends it to the run (its tasks lead groups of their own)
         _, err = run.communicate(timeout=30)
@@ -204,7 +205,4 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
     finally:
         for line in processes_in_session(run.pid):
             os.kill(int(line.split()[0]), 9)
-    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
-    assert sorted(written) == sorted(uris)
+    _rerun_gives_each_record_once(command, out, uris)
