@@ -189,3 +189,20 @@ def test_every_empty_output_is_counted_with_its_reason_the_same_in_every_front_e
     assert Counter({k.removeprefix(prefix): v for k, v in crawler.stats.get_stats().items()
                     if k.startswith(prefix)}) == expected
     assert crawler.stats.get_value("plexity/items_empty") == 3
+
+
+def test_a_document_passed_through_is_still_no_shorter_than_min_chars():
+    # Unfiltered (another language, or none identified with a language -> model map), but an empty
+    # page or a scrap of one is no document: min_chars applies as to any other.
+    from plexity_plugins.scoring.multilingual import LanguageModels
+
+    judge = policy.DocumentPolicy(PerplexityScorer(method=METHOD), min_chars=60).judge
+    assert judge(GERMAN).status == policy.PASSED_THROUGH
+    short = judge("Der Stadtrat hat den Haushalt beschlossen, heute.")  # German, 48 characters
+    assert (short.status, short.reason, short.result.passthrough) == (policy.DROPPED, policy.TOO_SHORT, "language:de")
+    mapped = policy.DocumentPolicy(LanguageModels({"en": "en-default"}, method=METHOD), min_chars=60).judge
+    empty = mapped("", input_empty=False)  # HTML whose extraction gave nothing: its language is unknown
+    assert (empty.status, empty.reason, empty.result.passthrough) == (policy.DROPPED, policy.NO_TEXT_EXTRACTED,
+                                                                      "language:unknown")
+    annotated = policy.DocumentPolicy(PerplexityScorer(method=METHOD), min_chars=60, annotate=True).judge
+    assert annotated("Der Stadtrat hat den Haushalt beschlossen, heute.").status == policy.PASSED_THROUGH

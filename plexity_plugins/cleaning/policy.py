@@ -7,7 +7,8 @@ same page with the same settings gets the same verdict, the same reason and the 
 ``plexity_*`` metadata everywhere:
 
 - `Verdict`: ``kept``, ``dropped`` (with a reason from `DROP_REASONS`) or
-  ``passed_through`` (another language than the model's, kept unfiltered);
+  ``passed_through`` (another language than the model's, kept unfiltered; still dropped when
+  shorter than ``min_chars``: an empty page's language is "unknown");
 - `DocumentPolicy.judge`: cleans the text with the scorer and decides;
 - `metadata`: the ``plexity_*`` fields describing a verdict (datatrove metadata, the
   Scrapy item's stats field, ``X-Plexity-*`` WARC headers through `WARC_HEADERS`);
@@ -135,6 +136,11 @@ class DocumentPolicy:
         if result.passthrough:
             if self.other_languages == "drop":
                 return Verdict(DROPPED, result.text, result, OTHER_LANGUAGE, **common)
+            # (unfiltered, but no shorter than min_chars: an empty page, whose language is unknown,
+            # is no document in any language)
+            reason = self._too_short(result, text, input_empty)
+            if reason and not self.annotate:
+                return Verdict(DROPPED, result.text, result, reason, **common)
             return Verdict(PASSED_THROUGH, result.text, result, **common)
         reason = self._drop_reason(result, text, input_empty)
         if reason and not self.annotate:
@@ -155,11 +161,17 @@ class DocumentPolicy:
         kept = result.chars_kept if result is not None else 0
         return f"{kept} characters kept, {names.get('min_chars', 'min_chars')} is {self.min_chars}"
 
-    def _drop_reason(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
+    def _too_short(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
         if result.chars_kept < self.min_chars:
             if not text.strip():
                 return EMPTY_INPUT if input_empty in (None, True) else NO_TEXT_EXTRACTED
             return TOO_SHORT
+        return None
+
+    def _drop_reason(self, result: CleanResult, text: str | bytes, input_empty: bool | None) -> str | None:
+        too_short = self._too_short(result, text, input_empty)
+        if too_short:
+            return too_short
         total = result.chars_kept + result.chars_dropped
         if total and result.chars_kept / total < self.min_kept_fraction:
             return TOO_LITTLE_KEPT
