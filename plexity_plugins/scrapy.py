@@ -62,7 +62,7 @@ from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
-from .scoring.multilingual import LanguageModels, make_scorer
+from .scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from .scoring.scorer import PerplexityScorer
 
 logger = logging.getLogger(__name__)
@@ -250,6 +250,7 @@ class PerplexityFilterPipeline:
             method=method,
             language_check=_typed_setting(settings, "PLEXITY_LANGUAGE_CHECK", bool, True),
         )
+        require_thresholds(scorer)  # (a model without one failed at its first item, mid-crawl)
         pipeline = cls(
             scorer, crawler.stats,
             input_field=settings.get("PLEXITY_INPUT_FIELD", "html"),

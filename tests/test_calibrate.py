@@ -113,6 +113,24 @@ def test_calibrate_can_give_a_model_without_a_threshold_its_first(capsys, model_
     assert PerplexityScorer("bare").threshold > 0
 
 
+def test_a_model_without_a_threshold_stops_a_pipeline_where_it_is_made(model_dir):
+    # (before, its first document failed, mid-run; in Scrapy, mid-crawl, the item lost)
+    from conftest import build_tiny_model
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+    from plexity_plugins.errors import ModelError
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    build_tiny_model(model_dir / "bare", name="bare", threshold=None)
+    for model in ("bare", {"en": "en-default", "de": "bare"}):
+        with pytest.raises(ModelError, match="model 'bare' has no default threshold"):
+            PerplexitySentenceFilter(model=model)
+        with pytest.raises(ModelError, match="model 'bare' has no default threshold"):
+            PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MODEL": model}))
+    assert PerplexitySentenceFilter(model="bare", threshold=500.0).threshold == 500.0
+
+
 def test_the_embedded_model_is_read_only(capsys, samples):
     clean, _ = samples
     code, out, err = run(capsys, clean, "--write")  # no --model: the embedded en-default

@@ -11,7 +11,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from ..cleaning import policy
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
-from ..scoring.multilingual import LanguageModels, make_scorer
+from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer
 from ..scoring.methods import method_for_page_text
 from .readers import is_page_text
@@ -113,6 +113,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self.page_text_method = page_text_method or method_for_page_text()
         self._page_text_scorer = (self._scorer if self.page_text_method == method
                                   else make_scorer(model, **{**kwargs, "method": self.page_text_method}))
+        require_thresholds(self._scorer)  # (else the first document's worker fails, mid-run)
         self.policy = DocumentPolicy(self._scorer, annotate=annotate, min_chars=min_chars,
                                      min_kept_fraction=min_kept_fraction, other_languages=other_languages)
         self.model_name = self._scorer.model_name

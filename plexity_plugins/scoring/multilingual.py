@@ -46,6 +46,13 @@ def parse_model_args(values: list[str] | str | None) -> str | dict[str, str] | N
     return mapping
 
 
+def require_thresholds(scorer) -> None:
+    """ModelError now, where a model of `scorer` (one, or each of a language map's) has no
+    threshold to clean with, given or calibrated: not at its first document, mid-run."""
+    for one in getattr(scorer, "scorers", {}).values() or [scorer]:
+        one.threshold  # noqa: B018 - raises ModelError naming the model
+
+
 def make_scorer(model, **kwargs):
     """A `PerplexityScorer` for one model, a `LanguageModels` for a language -> model map."""
     if isinstance(model, Mapping):

@@ -349,8 +349,8 @@ class PerplexityScorer:
             value = self.info.threshold_extracted
         if value is None:
             raise ModelError(
-                f"model '{self.info.name}' has no default threshold in its metadata: pass "
-                f"threshold=... (or --threshold), or calibrate it with `plexity calibrate --write`"
+                f"model '{self.info.name}' has no default threshold in its metadata: give a threshold "
+                f"(threshold=..., --threshold, PLEXITY_THRESHOLD), or calibrate it with `plexity calibrate --write`"
             )
         return float(value)
 

@@ -77,6 +77,9 @@ class ImportResult:
                          f"sentences")
         lines.append(f"  threshold {self.info.threshold}, threshold_extracted {self.info.threshold_extracted}, "
                      f"document_threshold {self.info.document_threshold}")
+        if self.info.threshold is None:
+            lines.append(f"  no threshold yet: give one when cleaning (--threshold), or set it from clean text with "
+                         f"`plexity calibrate --model {self.info.name} CLEAN_TEXT --write`")
         lines.append(f"  use it with --model {self.info.name}")
         return "\n".join(lines)
 
