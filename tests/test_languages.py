@@ -73,6 +73,15 @@ def test_train_identifies_the_language_when_not_given(tmp_path, capsys):
     assert "language: de (identified" in capsys.readouterr().err
 
 
+def test_train_warns_when_the_language_given_is_not_the_texts(tmp_path, capsys):
+    corpus = tmp_path / "de.txt"
+    corpus.write_text("\n".join(GERMAN_CORPUS) + "\n", encoding="utf-8")
+    assert main(["train", "--name", "de-as-en", "--corpus", "text", "--order", "2", "--holdout-every", "0",
+                 "--language", "en", "--output-dir", str(tmp_path / "models"), str(corpus)]) == 0
+    assert resolve(str(tmp_path / "models" / "de-as-en")).language == "en"  # (as told)
+    assert "warning: --language en, but the training text reads as de" in capsys.readouterr().err
+
+
 def test_a_german_model_filters_german_boilerplate_and_passes_english_through(german_model):
     scorer = PerplexityScorer(german_model, threshold=100.0, method="sentences")
     result = scorer.clean(GERMAN_PAGE)

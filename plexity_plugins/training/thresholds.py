@@ -130,7 +130,13 @@ def read_sample_lines(path: Path) -> list[str]:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
-    text = data.decode("utf-8", errors="replace")
+    try:  # (as `plexity train` reads text: a binary or Latin-1 file is no sample of clean text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path}: not UTF-8 text (at byte {exc.start}): give clean text, one paragraph a line") \
+            from None
+    if "\x00" in text:
+        raise CorpusError(f"{path}: not text (it holds NUL bytes): give clean text, one paragraph a line")
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 

@@ -330,12 +330,17 @@ class ModelTrainer:
     def _language(self) -> str:
         """--language, else English for the BNC and CORD-19, else the language identified on a
         sample of the training text ("" if unsure: the model then filters text in any language)."""
+        from ..text.language import MIN_PROBABILITY, identify
+
         if self.language is not None:
+            if self.language:  # (a wrong --language makes the model pass its own language's pages through)
+                found, probability = identify("\n".join(self._language_sample))
+                if found is not None and probability >= MIN_PROBABILITY and found != self.language:
+                    self.report(f"warning: --language {self.language}, but the training text reads as {found} "
+                                f"(p={probability:.2f}): text in {found} would pass through this model unfiltered")
             return self.language
         if self.corpus in ("bnc", "cord19"):  # English corpora
             return "en"
-        from ..text.language import MIN_PROBABILITY, identify
-
         language, probability = identify("\n".join(self._language_sample))
         if language is None or probability < MIN_PROBABILITY:
             self.report("language: not identified from the training text (pass --language); no language check")
