@@ -188,6 +188,9 @@ class PerplexityFilterPipeline:
             raise ValueError(f"PLEXITY_EXTRACTOR must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
         if threads < 0:
             raise ValueError(f"PLEXITY_THREADS must be 0 or more, got {threads}")
+        for setting, field in (("PLEXITY_INPUT_FIELD", input_field), ("PLEXITY_OUTPUT_FIELD", output_field)):
+            if not field:  # (an empty name: every item passed on untouched, or a text under the key "")
+                raise ValueError(f"{setting} is empty: the name of an item field")
         self.scorer = scorer
         self.stats = stats
         self.input_field = input_field
@@ -199,6 +202,7 @@ class PerplexityFilterPipeline:
         self.max_document_bytes = max_document_bytes
         self.output_field = output_field
         self.stats_field = stats_field or None
+        self._warned: set[str] = set()  # (`_warn_once`)
         self.annotate = annotate
         self.min_chars = min_chars
         self.policy = DocumentPolicy(scorer, annotate=annotate, min_chars=min_chars,
@@ -307,18 +311,26 @@ class PerplexityFilterPipeline:
 
     # -- items ------------------------------------------------------------------------
 
+    def _warn_once(self, key: str, message: str, *args) -> None:
+        """A warning said for the first item it is about only (the stats count them all)."""
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(message, *args)
+
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
             self._inc("items_not_an_item")
-            logger.warning("plexity: %s is not an item itemadapter can read: passed on untouched",
-                           type(item).__name__)
+            self._warn_once("not_an_item", "plexity: %s is not an item itemadapter can read: passed on untouched "
+                            "(said once; counted in plexity/items_not_an_item)", type(item).__name__)
             return item
         adapter = ItemAdapter(item)
         value = adapter.get(self.input_field)
         if value is None:
             self._inc("items_without_input")
-            logger.debug("plexity: item without %r passed on untouched", self.input_field)
+            # (said once: a misnamed field, PLEXITY_INPUT_FIELD, passes every item on uncleaned)
+            self._warn_once("without_input", "plexity: an item without %r (PLEXITY_INPUT_FIELD) passed on "
+                            "uncleaned (said once; counted in plexity/items_without_input)", self.input_field)
             return item
         source = str(adapter.get("url") or type(item).__name__)
         if isinstance(value, (bytearray, memoryview)):

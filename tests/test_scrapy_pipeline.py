@@ -151,6 +151,23 @@ def test_items_without_the_input_field_pass_through_untouched_and_counted(item):
     assert stats(pipeline)["items_without_input"] == 1
 
 
+def test_items_without_the_input_field_are_said_once_naming_the_setting(caplog):
+    # (a misnamed PLEXITY_INPUT_FIELD passes every item on uncleaned: the log says so, once)
+    pipeline = make_pipeline(PLEXITY_INPUT_FIELD="body")
+    for _ in range(3):
+        run(pipeline, {"url": "u", "html": "<p>text</p>"})
+    warnings = [r.getMessage() for r in caplog.records if "PLEXITY_INPUT_FIELD" in r.getMessage()]
+    assert warnings == ["plexity: an item without 'body' (PLEXITY_INPUT_FIELD) passed on uncleaned (said once; "
+                        "counted in plexity/items_without_input)"]
+    assert stats(pipeline)["items_without_input"] == 3
+
+
+@pytest.mark.parametrize("setting", ["PLEXITY_INPUT_FIELD", "PLEXITY_OUTPUT_FIELD"])
+def test_an_empty_field_name_is_a_bad_setting(setting):
+    with pytest.raises(ValueError, match=f"{setting} is empty: the name of an item field"):
+        make_pipeline(**{setting: ""})
+
+
 def test_a_page_over_the_size_cap_is_dropped_before_any_work():
     pipeline = make_pipeline(PLEXITY_MAX_DOCUMENT_BYTES=1000)
     with pytest.raises(DropItem, match="too_large: 2,000 bytes, PLEXITY_MAX_DOCUMENT_BYTES is 1,000"):
