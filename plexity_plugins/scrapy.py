@@ -265,7 +265,7 @@ class PerplexityFilterPipeline:
             annotate=_typed_setting(settings, "PLEXITY_ANNOTATE", bool, False),
             min_chars=_typed_setting(settings, "PLEXITY_MIN_CHARS", int, DEFAULT_MIN_CHARS),
             min_kept_fraction=_typed_setting(settings, "PLEXITY_MIN_KEPT_FRACTION", float, 0.0),
-            other_languages=settings.get("PLEXITY_OTHER_LANGUAGES", "keep"),
+            other_languages=_choice_setting(settings, "PLEXITY_OTHER_LANGUAGES", ("keep", "drop"), "keep"),
             threads=_typed_setting(settings, "PLEXITY_THREADS", int, 1),
             dropped_file=_dropped_file_setting(settings.get("PLEXITY_DROPPED_FILE")),
             extract_timeout=_typed_setting(settings, "PLEXITY_EXTRACT_TIMEOUT", float, DEFAULT_EXTRACT_TIMEOUT),
@@ -544,9 +544,33 @@ def _typed_setting(settings, name: str, kind, default=None):
     try:
         if kind in (parse_size, parse_memory):  # the CLI's parsers: a number of bytes or a size string
             return kind(str(value))
-        return {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
+        read = {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
     except (TypeError, ValueError):
         raise PlexitySettingError(f"{name} is {value!r}: {_SETTING_KINDS[kind]}") from None
+    if name in _SETTING_RANGES:  # (the pipeline's own check would not name the setting)
+        valid, takes = _SETTING_RANGES[name]
+        if not valid(read):
+            raise PlexitySettingError(f"{name} is {value!r}: {takes}")
+    return read
+
+
+# What a numeric PLEXITY_* setting takes beyond its kind
+_SETTING_RANGES = {
+    "PLEXITY_THRESHOLD": (lambda v: v > 0 and v == v, "a positive perplexity"),
+    "PLEXITY_MIN_CHARS": (lambda v: v >= 0, "0 or more characters"),
+    "PLEXITY_MIN_KEPT_FRACTION": (lambda v: 0 <= v <= 1, "a fraction from 0 to 1"),
+    "PLEXITY_EXTRACT_TIMEOUT": (lambda v: v >= 0, "0 or more seconds (0: no limit)"),
+    "PLEXITY_MIN_DOC_PERPLEXITY": (lambda v: v > 0, "a positive perplexity"),
+    "PLEXITY_MAX_DOC_PERPLEXITY": (lambda v: v > 0, "a positive perplexity"),
+}
+
+
+def _choice_setting(settings, name: str, choices: tuple[str, ...], default: str) -> str:
+    """Setting `name`, one of `choices`; unset or "": `default`."""
+    value = settings.get(name) or default
+    if value not in choices:
+        raise PlexitySettingError(f"{name} is {value!r}: one of {', '.join(choices)}")
+    return value
 
 
 def _dropped_file_setting(value) -> str | None:

@@ -342,7 +342,11 @@ def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
     ("PLEXITY_INPUT_FORMAT", "pdf", "PLEXITY_INPUT_FORMAT must be one of html, text, got 'pdf'"),
     ("PLEXITY_EXTRACTOR", "magic", "PLEXITY_EXTRACTOR must be one of learned, dense, auto, trafilatura, fast, tags, none, got 'magic'"),
     ("PLEXITY_THREADS", -1, "PLEXITY_THREADS must be 0 or more"),
-    ("PLEXITY_THRESHOLD", -5, "threshold must be a positive perplexity"),
+    ("PLEXITY_THRESHOLD", -5, "PLEXITY_THRESHOLD is -5: a positive perplexity"),
+    ("PLEXITY_MIN_CHARS", -1, "PLEXITY_MIN_CHARS is -1: 0 or more characters"),
+    ("PLEXITY_MIN_KEPT_FRACTION", 1.5, "PLEXITY_MIN_KEPT_FRACTION is 1.5: a fraction from 0 to 1"),
+    ("PLEXITY_EXTRACT_TIMEOUT", -1, r"PLEXITY_EXTRACT_TIMEOUT is -1: 0 or more seconds \(0: no limit\)"),
+    ("PLEXITY_OTHER_LANGUAGES", "dropp", "PLEXITY_OTHER_LANGUAGES is 'dropp': one of keep, drop"),
 ])
 def test_invalid_settings_stop_the_crawl_with_a_message(setting, value, message):
     with pytest.raises(ValueError, match=message):
