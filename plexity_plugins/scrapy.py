@@ -288,7 +288,12 @@ class PerplexityFilterPipeline:
             self.extract("<html><body><p>plexity start-up check</p></body></html>")
         self.stats.set_value(STATS_PREFIX + "model", self.scorer.model_name)
         self.stats.set_value(STATS_PREFIX + "method", self.scorer.method)
-        self.stats.set_value(STATS_PREFIX + "threshold", self.scorer.threshold)
+        threshold = self.scorer.threshold  # (NaN for a language map without one: each model has its own)
+        if threshold == threshold:  # (a NaN stat is no JSON: a stats dump would write an invalid file)
+            self.stats.set_value(STATS_PREFIX + "threshold", threshold)
+        else:
+            self.stats.set_value(STATS_PREFIX + "thresholds", {language: scorer.threshold
+                                                              for language, scorer in self.scorer.scorers.items()})
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
         if self.dropped_file:
