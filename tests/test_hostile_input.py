@@ -26,6 +26,7 @@ from warcio.warcwriter import WARCWriter
 
 from hostile_pages import ARTICLE, pages
 from helpers import run_step_stats
+from plexity_plugins.cleaning import policy
 from plexity_plugins.extractors import declares_article_or_product, html_to_text_learned
 from plexity_plugins.extractors.dense import declares_discussion
 from plexity_plugins.scrapy import PerplexityFilterPipeline
@@ -70,8 +71,11 @@ def test_plexity_clean_takes_every_hostile_page_and_accounts_for_each(hostile_di
     assert copied == 1  # (random bytes are never text)
     assert stats["documents"] + stats["documents_skipped"] + copied == 2 * len(PAGES) + len(GZIPPED)
     rows = [json.loads(line) for line in (out / "plexity-dropped.jsonl").read_text().split("\n") if line]
-    skips = [r for r in rows if "perplexity" not in r and r["reason"] != "too_short"]
+    emptied = [r for r in rows if "perplexity" not in r and r["reason"] in policy.EMPTY_REASONS]
+    skips = [r for r in rows if "perplexity" not in r and r["reason"] != "too_short" and r not in emptied]
     assert len(skips) == stats["documents_skipped"] + stats["files_skipped"]
+    # (a document written empty is named too, unless its sentences are each listed)
+    assert len(emptied) == stats["documents_empty"] - stats["empty_reasons"].get(policy.ALL_SENTENCES_DROPPED, 0)
     # each file: an output, or a skip naming it
     assert (out / "hostile.warc.gz").is_file()
     skipped_sources = {r["source"] for r in skips}
