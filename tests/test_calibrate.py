@@ -166,7 +166,8 @@ def test_a_missing_file_is_named_before_any_text_is_scored(capsys, model, sample
 def test_a_binary_or_latin_1_file_is_no_clean_text(capsys, model, tmp_path):
     # (as plexity train refuses them; read with replacement characters they gave a threshold)
     (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 20)
-    (tmp_path / "latin1.txt").write_bytes("Le conseil a approuvé le budget.\nLa bibliothèque ouvre.\n".encode("latin-1"))
+    latin1 = "Le conseil a approuvé le budget.\nLa bibliothèque ouvre.\n".encode("latin-1")
+    (tmp_path / "latin1.txt").write_bytes(latin1)
     for name in ("random.bin", "latin1.txt"):
         code, _, err = run(capsys, "--model", "news", tmp_path / name)
         assert code == 2 and f"{name}: not UTF-8 text" in err

@@ -61,9 +61,10 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
     Raises FileNotFoundError for an input that does not exist, and ValueError when two
     inputs would write the same output or an input would be overwritten by its own
     output; a file named twice (by a glob and by name) is read once.  The output directory
-    itself is never searched for inputs.  Files of unknown kind inside a directory are returned with kind None (the caller counts the skip).
-    What is not a regular file (a FIFO, a socket, a symlink loop) is returned as found: reading
-    it is a counted skip, never a hang nor an error of the run.
+    itself is never searched for inputs.  Files of unknown kind inside a directory are returned
+    with kind None (the caller counts the skip).  What is not a regular file (a FIFO, a socket,
+    a symlink loop) is returned as found: reading it is a counted skip, never a hang nor an error
+    of the run.
     """
     out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []

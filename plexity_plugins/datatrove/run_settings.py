@@ -17,8 +17,8 @@ model with the SHA-256 of its file, method, threshold and document policy, the w
 and folder); another datatrove step is recorded by its class and the arguments it keeps (its
 public attributes of plain values, its folders by name); a reader also by the files it finds
 (their number and the SHA-256 of their names); then the number of tasks (which file each task
-reads depends on it) and the plexity_plugins version.  plexity's steps also carry their main settings in their name, which
-is what datatrove's log and stats show for a step.
+reads depends on it) and the plexity_plugins version.  plexity's steps also carry their main
+settings in their name, which is what datatrove's log and stats show for a step.
 
 plexity's executors (`LocalTaskExecutor`, `RayTaskExecutor`, `SlurmTaskExecutor`) check when
 the run starts, and each task checks again when it starts (a Slurm task may start hours after
