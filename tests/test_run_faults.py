@@ -150,18 +150,19 @@ def _sizes(folder: Path) -> dict[str, int]:
     return {str(p): p.stat().st_size for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
 
 
-def _busy_run(tmp_path: Path, stderr=subprocess.DEVNULL) -> tuple[subprocess.Popen, list[str], list[str], Path]:
-    """`plexity run` (2 workers) on `_busy_shards`, in a session of its own, returned once both tasks
-    are writing their documents: (the process, its command, the shards' URIs, its output folder)."""
+def _busy_run(tmp_path: Path, stderr=subprocess.DEVNULL, workers: int = 2
+              ) -> tuple[subprocess.Popen, list[str], list[str], Path]:
+    """`plexity run` on `_busy_shards`, in a session of its own, returned once `workers` tasks are
+    writing their documents: (the process, its command, the shards' URIs, its output folder)."""
     shards = tmp_path / "shards"
     uris = _busy_shards(shards)
     out = tmp_path / "out"
-    command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers", "2",
-                         "--min-chars", "0"]
+    command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers",
+                         str(workers), "--min-chars", "0"]
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     parts = out / "documents"  # (each task writes its output under a .part name until it ends)
-    while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < 2:
+    while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < workers:
         time.sleep(0.02)
     return run, command, uris, out
 
@@ -200,6 +201,23 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
         assert run.returncode == 130 and "Traceback" not in err
         assert err.strip().splitlines()[-1] == ("plexity run: interrupted: the tasks that completed are kept; the same "
                                                 "command runs the others")
+        time.sleep(1)
+        assert processes_in_session(run.pid) == []
+    finally:
+        for line in processes_in_session(run.pid):
+            os.kill(int(line.split()[0]), 9)
+    _rerun_gives_each_record_once(command, out, uris)
+
+
+def test_one_worker_run_killed_alone_leaves_no_process_holding_its_folder(tmp_path):
+    # (the out-of-memory killer kills one process: datatrove's one-worker run kept a forked
+    # multiprocess Manager that outlived it, holding the output folder's lock, so the re-run
+    # was refused as "in use by another run")
+    run, command, uris, out = _busy_run(tmp_path, workers=1)
+    try:
+        assert run.poll() is None and completions(out / "logs") == [], "the task ended before the kill"
+        os.kill(run.pid, 9)  # the run's own process only
+        run.wait(10)
         time.sleep(1)
         assert processes_in_session(run.pid) == []
     finally:

@@ -25,6 +25,7 @@ import random
 import signal
 import sys
 import time
+from copy import deepcopy
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor
@@ -126,7 +127,7 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
     def run(self):
         self._check_run_settings()
-        if self.workers == 1 or self.depends is not None:
+        if self.depends is not None:
             return super().run()
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
@@ -136,6 +137,20 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
         to_run = self.get_incomplete_ranks(ranks)
         if skipped := self.local_tasks - len(to_run):
             logger.info(f"Skipping {skipped} already completed tasks")
+        if self.workers == 1:
+            # In this process, as datatrove's does, but without its `multiprocess.Manager`: that server
+            # process, forked, outlived a run killed with SIGKILL, holding the output folder's lock.
+            self._launched = True  # (what an executor that depends on this one reads)
+            pipeline = self.pipeline
+            stats = PipelineStats()
+            for rank in to_run:
+                self.pipeline = deepcopy(pipeline)
+                stats = stats + self._run_for_rank(rank, 0)
+            self.pipeline = pipeline
+            with self.logging_dir.open("stats.json", "wt") as f:
+                stats.save_to_disk(f)
+            logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
+            return stats
         failures = _run_in_processes(self, to_run, skipped)
         stats = sum((_read_stats(self.logging_dir, rank) for rank in to_run
                      if rank not in failures and self.logging_dir.isfile(f"stats/{rank:05d}.json")),
