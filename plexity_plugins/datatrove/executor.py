@@ -140,7 +140,6 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
         if self.workers == 1:
             # In this process, as datatrove's does, but without its `multiprocess.Manager`: that server
             # process, forked, outlived a run killed with SIGKILL, holding the output folder's lock.
-            self._launched = True  # (what an executor that depends on this one reads)
             pipeline = self.pipeline
             stats = PipelineStats()
             for rank in to_run:
