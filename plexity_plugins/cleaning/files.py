@@ -18,8 +18,8 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimi
 from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, TooLarge
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
-from ..io.inputs import (MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE, PAGE_TEXT,
-                         TOO_LARGE, TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe,
+from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE,
+                         PAGE_TEXT, TOO_LARGE, TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe,
                          open_input, read_document_file)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
@@ -244,8 +244,10 @@ class FileCleaner:
 
     def _judge(self, raw: bytes, kind: str, source: str, content_type: str | None = None) -> Verdict | None:
         """The policy's verdict on a document's bytes (extracted first if HTML), or None
-        when its HTML could not be parsed (counted)."""
-        is_text = kind in ("text", PAGE_TEXT) or self.extractor_name == "none"
+        when its HTML could not be parsed (counted).  A cleaned WARC's record read back
+        (CLEANED_TEXT) is text an extractor already cut down: not extracted, and cleaned with
+        the method for the extractor's text, as it was the first time."""
+        is_text = kind in ("text", PAGE_TEXT, CLEANED_TEXT) or self.extractor_name == "none"
         try:
             if is_text:
                 text, replaced = sanitize(raw)
@@ -260,8 +262,10 @@ class FileCleaner:
             self._skip(source, self.failure, detail)
             return None
         self.stats.replaced_chars += replaced
-        scorer = self.page_text_scorer if kind == PAGE_TEXT else self.text_scorer if is_text else self.scorer
+        scorer = (self.page_text_scorer if kind == PAGE_TEXT else self.scorer if kind == CLEANED_TEXT
+                  else self.text_scorer if is_text else self.scorer)
         self.stats.documents_page_text += kind == PAGE_TEXT
+        self.stats.documents_cleaned_text += kind == CLEANED_TEXT
         self.stats.documents_text += kind == "text"
         verdict = self.policy.judge(text, input_empty=not raw.strip(), scorer=scorer)
         self.stats.add(verdict)

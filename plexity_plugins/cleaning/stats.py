@@ -55,6 +55,7 @@ class RunStats:
     documents_passthrough: int = 0  # passed through unfiltered (e.g. another language)
     documents_page_text: int = 0  # of `documents`, WET records: a page's text, not extracted
     documents_text: int = 0  # of `documents`, text files' (.txt, .txt.gz): not extracted
+    documents_cleaned_text: int = 0  # of `documents`, a cleaned WARC's records read back: not extracted
     sentences_kept: int = 0
     sentences_dropped: int = 0
     chars_kept: int = 0
@@ -208,6 +209,9 @@ class RunStats:
             threshold = self.page_text_threshold if self.page_text_method else self.threshold
             clauses.append(f"{self.documents_page_text} WET records, a page's text each: not extracted, "
                            f"method {method}, threshold {_threshold(threshold)}")
+        if self.documents_cleaned_text:  # (the line's own method: the one for an extractor's text)
+            clauses.append(f"{self.documents_cleaned_text} records of a cleaned WARC, read back as text: "
+                           f"not extracted")
         return "".join(f"; {clause}" for clause in clauses)
 
     def what_was_dropped(self, examples: int = 5) -> str:

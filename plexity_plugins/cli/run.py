@@ -269,9 +269,12 @@ def summary(merged: list | None, annotate: bool = False) -> str:
     c = run_counts(merged)
     damaged = c.get("damaged_files") or {}
     texts = c.get("documents_page_text", 0)
+    cleaned = c.get("documents_cleaned_text", 0)
     cut = c.get("pages_cut_by_crawler", 0)
     passed = c.get("documents_passthrough", 0)
-    documents = (f"{c.get('documents', 0)} documents, {texts} of them WET records' text, not extracted" if texts
+    read_as_text = [f"{texts} of them WET records' text"] * bool(texts) + \
+        [f"{cleaned} of them a cleaned WARC's records, read back as text"] * bool(cleaned)
+    documents = (f"{c.get('documents', 0)} documents, {', '.join(read_as_text)}, not extracted" if read_as_text
                  else f"{c.get('documents', 0)} HTML documents")
     sentences = (f"sentences {c.get('sentences_dropped', 0)} marked to drop, none removed (--annotate)" if annotate
                  else f"sentences {c.get('sentences_kept', 0)} kept / {c.get('sentences_dropped', 0)} dropped")

@@ -12,7 +12,7 @@ from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message)
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
-from .readers import is_page_text
+from .readers import is_page_text, is_text_already
 from .run_settings import with_settings
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
@@ -34,7 +34,8 @@ class _PlexityExtractor(BaseExtractor):
     a document past either is dropped and counted (``timeout``, ``memory_limit``), a child that
     dies as ``broken_process``, the extractor's own error on a page as ``clean_error`` (one
     warning); the next document gets a fresh child where needed.  A WET record's text (the page's
-    text already: `readers.is_page_text`) is passed on as it is, counted as ``page_texts``.  The
+    text already: `readers.is_page_text`) is passed on as it is, counted as ``page_texts``, and so is
+    a cleaned WARC's record read back (`readers.is_cleaned_text`), counted as ``cleaned_texts``.  The
     extractor runs once in the task's own process first: a broken installation (its module cannot
     be imported) would otherwise lose every document as if it were damaged input; here it stops
     the task instead, saying what to install.
@@ -72,8 +73,8 @@ class _PlexityExtractor(BaseExtractor):
             self.check_installation()
             for doc in data:
                 self.stat_update(StatHints.total)
-                if is_page_text(doc):  # a WET record's text: the page's text already
-                    self.stat_update("page_texts")
+                if is_text_already(doc):  # a WET record's text, a cleaned record's: the page's text already
+                    self.stat_update("page_texts" if is_page_text(doc) else "cleaned_texts")
                     self.stat_update(StatHints.forwarded)
                     yield doc
                     continue

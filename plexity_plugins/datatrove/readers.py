@@ -10,8 +10,8 @@ from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
 from ..errors import NotARegularFile
-from ..io.inputs import (DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT, UNREADABLE_FILE,
-                         WarcFile, describe, open_input)
+from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
+                         UNREADABLE_FILE, WarcFile, describe, open_input)
 from ..scoring.scorer import sanitize
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
@@ -19,9 +19,25 @@ from ..scoring.scorer import sanitize
 PAGE_TEXT_WARC_TYPE = "conversion"
 
 
+# A Document's metadata ``cleaned_text`` is True when its text is a cleaned WARC's record read back
+# (``plexity clean``'s, ``plexity run --format warc``'s): text an extractor already cut down to the
+# page's content, which no extractor reads and the filter cleans with its own method, as the first time.
+CLEANED_TEXT_KEY = "cleaned_text"
+
+
 def is_page_text(doc) -> bool:
     """Whether `doc` is a WET record's text (a page's text already), not a page's HTML."""
     return doc.metadata.get("warc_type") == PAGE_TEXT_WARC_TYPE
+
+
+def is_cleaned_text(doc) -> bool:
+    """Whether `doc` is a cleaned WARC's record read back (a page's text already, its content)."""
+    return doc.metadata.get(CLEANED_TEXT_KEY) is True
+
+
+def is_text_already(doc) -> bool:
+    """Whether `doc` holds a page's text, not its HTML: nothing for an extractor to do."""
+    return is_page_text(doc) or is_cleaned_text(doc)
 
 
 class WarcHtmlReader(BaseDiskReader):
@@ -29,7 +45,10 @@ class WarcHtmlReader(BaseDiskReader):
     the text records of WET files (``.warc.wet.gz``: ``conversion``, text/plain, Common Crawl's text
     of each page) as Documents whose metadata ``warc_type`` is "conversion" (`is_page_text`):
     the extractor steps of this package pass them on as they are, and `PerplexitySentenceFilter`
-    cleans them with its ``page_text_method``.
+    cleans them with its ``page_text_method``.  A cleaned WARC read back (the ``response`` records of
+    text/plain with ``X-Plexity-*`` headers that ``plexity clean`` and `WarcResponseWriter` write) gives
+    Documents whose metadata ``cleaned_text`` is True (`is_cleaned_text`): passed on by the extractor
+    steps too, and cleaned with the filter's own ``method`` (its text was an extractor's).
 
     Like datatrove's ``WarcReader`` (same arguments, same Document id/url/date), but made
     for crawls that contain anything:
@@ -42,8 +61,8 @@ class WarcHtmlReader(BaseDiskReader):
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
     - every record is counted (``records``) and becomes a Document (``page_texts`` counts those of
-      WET records) or a skip counted by reason: ``skipped_not_response`` (request, metadata,
-      warcinfo ... records),
+      WET records, ``cleaned_texts`` those of a cleaned WARC) or a skip counted by reason:
+      ``skipped_not_response`` (request, metadata, warcinfo ... records),
       ``skipped_not_html`` (images, PDF, ...), ``skipped_too_large``,
       ``skipped_empty_payload``, ``skipped_undecodable``, ``skipped_truncated`` (shorter
       than its Content-Length: the records after it are still read);
@@ -172,7 +191,7 @@ class WarcHtmlReader(BaseDiskReader):
             self.stat_update(f"skipped_{record.skip}")
             logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
             return None
-        if record.kind == PAGE_TEXT:  # a WET record: the page's text, UTF-8
+        if record.kind in (PAGE_TEXT, CLEANED_TEXT):  # a WET or a cleaned record: the page's text, UTF-8
             html, charset = sanitize(record.payload, keep_nul=True)[0], "utf-8"
         else:
             html, charset = decode_html(record.payload, record.content_type)
@@ -191,6 +210,9 @@ class WarcHtmlReader(BaseDiskReader):
         if record.kind == PAGE_TEXT:
             self.stat_update("page_texts")
             data["warc_type"] = PAGE_TEXT_WARC_TYPE
+        elif record.kind == CLEANED_TEXT:
+            self.stat_update("cleaned_texts")
+            data[CLEANED_TEXT_KEY] = True
         if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)
             data["warc_truncated"] = record.cut_by_crawler
         return data

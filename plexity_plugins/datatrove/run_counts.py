@@ -36,7 +36,8 @@ def run_counts(merged: list) -> dict:
         skipped = _by_prefix(reader, "skipped_")
         counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
                       records=reader.get("records", 0), documents=reader.get("documents", 0),
-                      documents_page_text=reader.get("page_texts", 0), documents_skipped=sum(skipped.values()),
+                      documents_page_text=reader.get("page_texts", 0),
+                      documents_cleaned_text=reader.get("cleaned_texts", 0), documents_skipped=sum(skipped.values()),
                       skip_reasons=skipped, damaged_files=_by_prefix(reader, "corrupt_files_"),
                       records_recovered=reader.get("records_recovered", 0),
                       bytes_skipped=reader.get("bytes_skipped", 0),

@@ -1,10 +1,11 @@
 """Reading inputs, the one way every front end does: WARC records and (gzipped) document files.
 
-- `WarcFile` turns each record of a WARC file into one outcome: an HTML payload to clean,
-  or a skip reason (`RECORD_SKIPS`); a file that is not a WARC, ends inside a record or
-  turns to garbage gets a file problem (`FILE_PROBLEMS`) naming the record after which
-  reading stopped.  ``plexity clean`` (`plexity_plugins.cleaning.files`) and ``plexity run``'s
-  `WarcHtmlReader` both read through it, so a record is judged the same by both.
+- `WarcFile` turns each record of a WARC file into one outcome: an HTML payload to clean, a
+  page's text (a WET record's; a cleaned WARC's, read back), or a skip reason (`RECORD_SKIPS`);
+  a file that is not a WARC, ends inside a record or turns to garbage gets a file problem
+  (`FILE_PROBLEMS`) naming the record after which reading stopped.  ``plexity clean``
+  (`plexity_plugins.cleaning.files`) and ``plexity run``'s `WarcHtmlReader` both read through it,
+  so a record is judged the same by both.
 - `read_document_file` reads a ``.html``/``.txt`` file, gzipped or not, stopping at the
   size cap (a gzip bomb is never inflated past it).
 
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ResyncGaveUp, TooLarge, TooSlow,
                       Undecodable)
+from .warc_writer import is_cleaned_record
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
@@ -55,10 +57,14 @@ UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that 
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
 
-# What a record's payload is: a page's HTML (a response), or a page's text already (a WET file's
-# ``conversion`` record, text/plain: Common Crawl's text of a page, every visible line of it).
+# What a record's payload is: a page's HTML (a response), or a page's text already: a WET file's
+# ``conversion`` record, text/plain (Common Crawl's text of a page, every visible line of it), or a
+# cleaned WARC's record read back (a response of text/plain with X-Plexity-* headers, as ``plexity
+# clean`` and ``plexity run --format warc`` write it: `warc_writer.is_cleaned_record`), text already
+# cut down to the page's content, which is cleaned as an extractor's text is.
 HTML = "html"
 PAGE_TEXT = "page_text"
+CLEANED_TEXT = "cleaned_text"
 
 # Why a file is not read at all.
 NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
@@ -317,7 +323,8 @@ class WarcRecord:
     """One record of a WARC file and what reading made of it.
 
     `payload` is the decoded HTTP payload of an HTML response (bytes, charset not yet
-    applied), or a WET record's text (`kind` PAGE_TEXT: a ``conversion`` record of text/plain),
+    applied), or a page's text (`kind` PAGE_TEXT: a WET file's ``conversion`` record of text/plain;
+    CLEANED_TEXT: a cleaned WARC's response record of text/plain, `warc_writer.is_cleaned_record`),
     else None and `skip` says why.  `record` is warcio's record; for a
     not_response or not_html record its payload can still be copied (``WARCWriter.write_record``)
     before the next record is read: it has not been read yet, or (a payload declared HTML whose
@@ -329,7 +336,7 @@ class WarcRecord:
     uri: str
     content_type: str | None
     payload: bytes | None = None
-    kind: str = HTML  # what the payload is: HTML, or PAGE_TEXT (a WET record's text, UTF-8)
+    kind: str = HTML  # what the payload is: HTML, PAGE_TEXT (a WET record's text) or CLEANED_TEXT, UTF-8
     skip: str | None = None
     detail: str = ""
     offset: int | None = None  # where the record (its gzip member) starts in the file
@@ -609,6 +616,9 @@ class WarcFile:
         if record.rec_type != "response":
             item.skip = NOT_RESPONSE
             return
+        if is_cleaned_record(record):  # a cleaned WARC read back: the page's text already, not HTML
+            self._judge_page_text(item, CLEANED_TEXT)
+            return
         raw_stream = record.raw_stream
         identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
         head = b""
@@ -663,9 +673,12 @@ class WarcFile:
             return None
         return raw
 
-    def _judge_page_text(self, item: WarcRecord) -> None:
-        """A WET record: its block is the page's text (UTF-8), no HTTP headers, no encoding."""
-        item.kind, item.content_type = PAGE_TEXT, item.record.rec_headers.get_header("Content-Type")
+    def _judge_page_text(self, item: WarcRecord, kind: str = PAGE_TEXT) -> None:
+        """A WET record (its block is the page's text, no HTTP headers) or a cleaned record (its HTTP
+        payload is): UTF-8 text, no encoding."""
+        item.kind = kind
+        if item.record.rec_type == "conversion":  # (a cleaned record's is its HTTP Content-Type)
+            item.content_type = item.record.rec_headers.get_header("Content-Type")
         raw = self._read_whole(item)
         if raw is None:
             return

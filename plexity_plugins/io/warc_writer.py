@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from warcio.statusandheaders import StatusAndHeaders
 
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
+CLEANED_HEADER_PREFIX = "X-Plexity-"  # the verdict and counts of a cleaned record (X-Plexity-Verdict ...)
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
@@ -29,3 +30,18 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
     return writer.create_warc_record(uri, "response", payload=io.BytesIO(payload),
                                      length=len(payload), http_headers=http_headers,
                                      warc_headers_dict=warc_headers)
+
+
+def is_cleaned_record(record) -> bool:
+    """Whether a record (warcio's) is a cleaned page as `cleaned_response_record` writes it (``plexity
+    clean``, ``plexity run --format warc``): a ``response`` of ``text/plain`` whose WARC headers say
+    how it was cleaned (``X-Plexity-*``: the verdict, or why it was skipped).  Its payload is a page's
+    text already, to be read back as text; a crawl's text/plain page (robots.txt ...) carries no such
+    header and stays a response that is not HTML."""
+    if record.rec_type != "response" or record.http_headers is None:
+        return False
+    content_type = record.http_headers.get_header("Content-Type") or ""
+    if content_type.split(";", 1)[0].strip().lower() != "text/plain":
+        return False
+    prefix = CLEANED_HEADER_PREFIX.lower()
+    return any(name.lower().startswith(prefix) for name, _ in record.rec_headers.headers)
