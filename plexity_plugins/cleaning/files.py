@@ -19,8 +19,8 @@ from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile,
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE,
-                         PAGE_TEXT, TOO_LARGE, TRUNCATED, UNREADABLE_FILE, WarcFile, WarcRecord, binary_kind, describe,
-                         open_input, read_document_file)
+                         PAGE_TEXT, TOO_LARGE, TRUNCATED, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile,
+                         WarcRecord, binary_kind, describe, open_input, read_document_file, unsupported_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record
@@ -279,6 +279,9 @@ class FileCleaner:
     # -- files ------------------------------------------------------------------------
 
     def clean_file(self, item: InputFile) -> None:
+        if item.kind is None and unsupported_compression(str(item.path)):  # a .warc.bz2, .warc.xz, .warc.zst
+            self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, unsupported_compression(str(item.path)))
+            return
         if item.kind is None:
             self._skip_file(str(item.path), "unknown_file_type",
                             "not a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)")

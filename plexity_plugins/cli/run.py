@@ -270,6 +270,7 @@ def summary(merged: list | None, annotate: bool = False) -> str:
     damaged = c.get("damaged_files") or {}
     texts = c.get("documents_page_text", 0)
     cleaned = c.get("documents_cleaned_text", 0)
+    unread = c.get("files_skipped", 0)
     cut = c.get("pages_cut_by_crawler", 0)
     passed = c.get("documents_passthrough", 0)
     read_as_text = [f"{texts} of them WET records' text"] * bool(texts) + \
@@ -280,6 +281,7 @@ def summary(merged: list | None, annotate: bool = False) -> str:
                  else f"sentences {c.get('sentences_kept', 0)} kept / {c.get('sentences_dropped', 0)} dropped")
     return (f"{c.get('records', 0)} WARC records read, {documents} "
             f"(skipped: {c.get('skip_reasons') or 'none'}; corrupt files: {sum(damaged.values())}{_either(damaged)}"
+            f"{'; files not read: %d %s' % (unread, c['file_skip_reasons']) if unread else ''}"
             f"{'; recovered after damage: %d' % c['records_recovered'] if c.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
             f"extraction: {c.get('documents_extracted', 0)} with text, lost: {c.get('lost_reasons') or 'none'}; "
@@ -371,11 +373,14 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     """Why each input (the first `shown`) gave no WARC record, in one line: as the reader judged it."""
     from datatrove.io import get_datafolder
 
-    from ..io.inputs import WarcFile
+    from ..io.inputs import WarcFile, unsupported_compression
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []
     for name in files[:shown]:
+        if unsupported_compression(name):  # (as the reader skips it: never opened)
+            found.append(f"{name}: {unsupported_compression(name)}")
+            continue
         try:
             with data.open(name, "rb", compression=None) as f:
                 warc = WarcFile(f)

@@ -11,7 +11,8 @@ from datatrove.utils.logging import logger
 from ..extractors import decode_html
 from ..errors import NotARegularFile
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
-                         UNREADABLE_FILE, WarcFile, describe, open_input)
+                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, open_input,
+                         unsupported_compression)
 from ..scoring.scorer import sanitize
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
@@ -77,6 +78,10 @@ class WarcHtmlReader(BaseDiskReader):
       Crawl's 1 MiB limit) is read as it is, a compressed one as far as it inflates (as
       datatrove's reader and browsers do), counted in ``pages_cut_by_crawler``, its Document's
       metadata holding ``warc_truncated`` (the header's value: ``length``, ``time`` ...);
+    - a WARC compressed otherwise than by gzip (``.warc.bz2``, ``.warc.xz``, ``.warc.zst``: one stream,
+      no record boundaries to resume at after damage) is not read: counted as
+      ``unsupported_compression``, with a logged warning giving the one-line conversion to ``.warc.gz``
+      (as ``plexity clean`` counts it, `plexity_plugins.io.inputs.unsupported_compression`);
     - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
@@ -164,6 +169,11 @@ class WarcHtmlReader(BaseDiskReader):
                 "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
 
     def read_file(self, filepath: str):
+        why = unsupported_compression(filepath)
+        if why:  # a .warc.bz2, .warc.xz, .warc.zst (the glob takes them): never opened
+            self.stat_update(UNSUPPORTED_COMPRESSION)
+            logger.warning(f"skipped {filepath}: {why}")
+            return
         f = self._open(filepath)
         if f is None:
             return

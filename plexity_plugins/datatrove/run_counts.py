@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE
+from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
 from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 from .run_settings import SETTINGS_FILE
 
@@ -32,9 +32,12 @@ def run_counts(merged: list) -> dict:
     reader = _step_stats(merged, "WARC HTML")
     if reader is not None:
         # datatrove counts every listed file in input_files, also those the reader could not open
-        files_skipped = reader.get(NOT_A_REGULAR_FILE, 0) + reader.get(UNREADABLE_FILE, 0)
+        file_skips = {reason: reader[reason] for reason in (NOT_A_REGULAR_FILE, UNREADABLE_FILE,
+                                                            UNSUPPORTED_COMPRESSION) if reader.get(reason)}
+        files_skipped = sum(file_skips.values())
         skipped = _by_prefix(reader, "skipped_")
         counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
+                      file_skip_reasons=file_skips,
                       records=reader.get("records", 0), documents=reader.get("documents", 0),
                       documents_page_text=reader.get("page_texts", 0),
                       documents_cleaned_text=reader.get("cleaned_texts", 0), documents_skipped=sum(skipped.values()),

@@ -31,6 +31,7 @@ import gzip
 import io
 import os
 import re
+import shlex
 import stat
 import time
 import zlib
@@ -69,6 +70,7 @@ CLEANED_TEXT = "cleaned_text"
 # Why a file is not read at all.
 NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
 UNREADABLE_FILE = "unreadable_file"  # a symlink loop, a dangling link, no permission, a damaged .gz
+UNSUPPORTED_COMPRESSION = "unsupported_compression"  # a WARC compressed otherwise than by gzip: .warc.bz2 ...
 
 # Why reading a file stopped before its end.
 NOT_A_WARC = "not_a_warc"  # no WARC record at its start: nothing read
@@ -757,6 +759,28 @@ def what_file_is(head: bytes) -> str:
         return "binary data"
     start = " ".join(text.split())[:40].encode("ascii", "backslashreplace").decode("ascii")
     return f"a text file (it starts '{start}')" if start else "a text file of blank lines"
+
+
+# WARC files compressed otherwise than by gzip, which are not read: (suffix, compression, its decompressor).
+_OTHER_COMPRESSIONS = ((".bz2", "a bzip2", "bzcat"), (".xz", "an xz", "xzcat"), (".zst", "a zstd", "zstdcat"))
+
+
+def unsupported_compression(name: str) -> str | None:
+    """Why a file named `name` (``f.warc.bz2``, ``f.warc.wet.xz``, ``f.warc.zst``; a path, as the caller
+    names it) is not read, and how to make it readable, else None.
+
+    WARCs are read as ``.warc`` or ``.warc.gz``: gzip, one member per record, is how crawlers write
+    them, and what lets reading resume at the next record after damage.  A bzip2, xz or zstd file is
+    one stream (no record boundary to resume at; a step back means decompressing from the start
+    again), and ``plexity clean`` writes its output in its input's compression: such a file is a
+    counted skip, whose message gives the one-line conversion."""
+    lower = name.lower()
+    for suffix, compression, decompressor in _OTHER_COMPRESSIONS:
+        if lower.endswith(suffix) and lower[:-len(suffix)].endswith((".warc", ".warc.wet")):
+            gzipped = shlex.quote(name[:-len(suffix)] + ".gz")
+            return (f"{compression}-compressed WARC, which plexity does not read (it reads .warc and .warc.gz): "
+                    f"convert it with `{decompressor} {shlex.quote(name)} | gzip > {gzipped}`")
+    return None
 
 
 def describe(exc: BaseException) -> str:
