@@ -93,8 +93,10 @@ class WarcHtmlReader(BaseDiskReader):
     Args:
         data_folder: a str, tuple or DataFolder: where the WARC files are
         paths_file: optionally a file with one path per line (relative to `data_folder`)
-        limit: maximum number of documents to read per task (-1: all)
-        skip: number of documents to skip at the start of each task's input
+        limit: maximum number of documents to read per task (-1: all); no record after the last one is
+            read or counted
+        skip: number of documents to skip at the start of each task's input (counted as
+            ``skipped_by_skip_argument``)
         file_progress: show a progress bar over the files
         doc_progress: show a progress bar over the documents
         adapter: as in datatrove's readers
@@ -137,6 +139,7 @@ class WarcHtmlReader(BaseDiskReader):
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes = max_payload_bytes
         self.read_timeout = read_timeout
+        self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
 
     def _open(self, filepath: str):
         """The file, opened for reading (no decompression: warcio reads gzip member by member, so
@@ -179,12 +182,17 @@ class WarcHtmlReader(BaseDiskReader):
             return
         with f:
             warc = WarcFile(f, self.max_payload_bytes, self.read_timeout)
-            for record in warc:
+            records = iter(warc)
+            while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
+                record = next(records, None)
+                if record is None:
+                    break
                 with self.track_time():
                     data = self._process_record(record, filepath)
                 if data is not None:
                     document = self.get_document_from_dict(data, filepath, record.number - 1)
                     if document is not None:
+                        self._count_document(record)
                         yield document
             if warc.problem is not None:
                 self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
@@ -194,6 +202,29 @@ class WarcHtmlReader(BaseDiskReader):
                 self.stat_update("bytes_skipped", value=warc.bytes_skipped)
             if warc.pages_cut_by_crawler:
                 self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
+
+    def read_files_shard(self, shard: list[str]):
+        """datatrove's, the `limit` and `skip` kept by `read_file` too, so that the counters count exactly
+        the records the task took: `read_file` reads no record after the `limit`-th document (datatrove's
+        loop asks for one more document before it stops, which read, counted and dropped a record), and
+        counts the documents datatrove passes over for `skip` as ``skipped_by_skip_argument``.  Then
+        ``records = documents + Σ skipped_*`` with any `limit` and `skip`."""
+        self._documents_read = 0
+        yield from super().read_files_shard(shard)
+
+    def _limit_reached(self) -> bool:
+        """Whether datatrove has taken its `limit` of documents (after `skip`) from this task's files."""
+        return self.limit != -1 and self._documents_read >= self.skip + self.limit
+
+    def _count_document(self, record) -> None:
+        """Count a document handed to datatrove: passed over for `skip`, or of a page's text already."""
+        if self._documents_read < self.skip:
+            self.stat_update("skipped_by_skip_argument")
+        elif record.kind == PAGE_TEXT:
+            self.stat_update("page_texts")
+        elif record.kind == CLEANED_TEXT:
+            self.stat_update("cleaned_texts")
+        self._documents_read += 1
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
@@ -218,10 +249,8 @@ class WarcHtmlReader(BaseDiskReader):
             "charset": charset,
         }
         if record.kind == PAGE_TEXT:
-            self.stat_update("page_texts")
             data["warc_type"] = PAGE_TEXT_WARC_TYPE
         elif record.kind == CLEANED_TEXT:
-            self.stat_update("cleaned_texts")
             data[CLEANED_TEXT_KEY] = True
         if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)
             data["warc_truncated"] = record.cut_by_crawler
