@@ -214,6 +214,20 @@ def test_no_task_or_worker_count_under_one_is_taken(tmp_path, option):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("option, says", [
+    (["--cpus-per-task", "0"], "1 or more"), (["--cpus-per-task", "-1"], "1 or more"),
+    (["--mem-per-cpu-gb", "0"], "not a number above 0"), (["--mem-per-cpu-gb", "-1"], "not a number above 0")])
+@pytest.mark.parametrize("executor", ["slurm", "ray"])
+def test_a_task_reserving_no_cpus_or_no_memory_is_refused_before_anything_is_launched(tmp_path, option, says,
+                                                                                         executor):
+    # (Ray refused such a task in every task once the run had started, and the run then said to run the
+    # same command again; sbatch read `--cpus-per-task 0` as a run of its other options)
+    result = plexity("run", EXAMPLES, "--output-dir", tmp_path / "run", "--executor", executor, "--partition", "debug",
+                     *option, timeout=60)
+    assert result.returncode == 2 and says in error_line(result) and option[0] in error_line(result)
+    assert not (tmp_path / "run").exists()
+
+
 # -- nothing usable is no success ---------------------------------------------------------------
 
 def test_a_text_file_named_warc_is_called_text_and_the_run_exits_1_naming_it(tmp_path):
@@ -353,6 +367,20 @@ def test_plexitys_local_executor_refuses_zero_workers_where_it_is_made(tmp_path)
     for workers in (0, -2):
         with pytest.raises(ValueError, match=f"workers is {workers}: tasks running at once are 1 or more"):
             LocalTaskExecutor(pipeline(tmp_path), tasks=2, workers=workers, logging_dir=str(tmp_path / "logs"))
+
+
+@pytest.mark.parametrize("reservation, says", [({"cpus_per_task": 0}, "cpus_per_task is 0: a task reserves more "
+                                                "than 0 CPUs"),
+                                                ({"mem_per_cpu_gb": -1}, "mem_per_cpu_gb is -1: the memory a task "
+                                                 "reserves per CPU is 0 GB or more")])
+def test_plexitys_ray_executor_refuses_a_task_reserving_nothing_before_it_asks_ray(tmp_path, reservation, says):
+    pytest.importorskip("ray")
+    from plexity_plugins.datatrove import RayTaskExecutor
+
+    executor = RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=str(tmp_path / "logs"), **reservation)
+    with pytest.raises(ValueError, match=says):
+        executor.run()  # (no Ray is connected: the check comes first)
+    assert not (tmp_path / "logs" / "completions").exists()
 
 
 def test_datatroves_own_steps_are_compared_by_the_arguments_they_keep(tmp_path):

@@ -56,6 +56,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """A number above 0 (GB of memory per CPU), as an argument type."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"not a number above 0: {text!r}")
+    return value
+
+
 def parse_seconds(text: str) -> float:
     """A time limit in seconds, as an argument type: 0 (no limit) or more."""
     try:

@@ -42,7 +42,7 @@ from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
-from .options import add_model_args, parse_memory, parse_size, positive_int
+from .options import add_model_args, parse_memory, parse_size, positive_float, positive_int
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
@@ -587,8 +587,8 @@ def add_parser(subparsers) -> None:
                         "the logging dir's completions, stats and logs) and start over; without it, a re-run "
                         "with the same settings resumes and one with other settings stops")
     cluster = p.add_argument_group("slurm and ray")
-    cluster.add_argument("--cpus-per-task", type=int, default=1, help="CPUs each task reserves (default: 1)")
-    cluster.add_argument("--mem-per-cpu-gb", type=float, default=2,
+    cluster.add_argument("--cpus-per-task", type=positive_int, default=1, help="CPUs each task reserves (default: 1)")
+    cluster.add_argument("--mem-per-cpu-gb", type=positive_float, default=2,
                          help="memory each task reserves per CPU, GB (default: 2; Slurm: whole GB)")
     ray_group = p.add_argument_group("ray")
     ray_group.add_argument("--ray-address", default=None,

@@ -56,13 +56,22 @@ def _describe_exit(code: int | None) -> str:
 def check_task_counts(executor) -> None:
     """ValueError for a number of tasks under 1, or of workers under 1 once datatrove has read -1
     as "one per task" (Slurm's -1: no limit): with 0 workers the local run waited, silent,
-    for a task it would never start."""
+    for a task it would never start; and for a cluster task's reservation of no CPUs or of
+    negative memory."""
     tasks, workers = getattr(executor, "tasks", 1), getattr(executor, "workers", 1)
     if not isinstance(tasks, int) or tasks < 1:
         raise ValueError(f"tasks is {tasks!r}: a number of tasks is 1 or more")
     no_limit = workers == -1 and isinstance(executor, SlurmPipelineExecutor)
     if not isinstance(workers, int) or (workers < 1 and not no_limit):
         raise ValueError(f"workers is {workers!r}: tasks running at once are 1 or more, or -1 (as many as tasks)")
+    # (a Ray or Slurm task's reservation: Ray refused it in every task, after the run had started,
+    # and the run then said to run it again)
+    cpus = getattr(executor, "cpus_per_task", 1)
+    if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not cpus > 0:
+        raise ValueError(f"cpus_per_task is {cpus!r}: a task reserves more than 0 CPUs")
+    memory = getattr(executor, "mem_per_cpu_gb", 0)
+    if isinstance(memory, bool) or not isinstance(memory, (int, float)) or not memory >= 0:
+        raise ValueError(f"mem_per_cpu_gb is {memory!r}: the memory a task reserves per CPU is 0 GB or more")
 
 
 class _SettingsChecked:
