@@ -10,6 +10,7 @@ tests can tell a process the cluster left behind from anybody else's.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -207,6 +208,67 @@ def test_plexity_run_without_the_ray_extra_says_which_extra_to_install(tmp_path)
         'plexity run: error: plexity run --executor ray needs Ray, which is not installed in this environment: '
         f"{sys.executable} -m pip install -e '{REPO}[ray]'"]
     assert not (tmp_path / "out").exists()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_address_where_no_ray_runs_is_one_line_at_once_not_minutes_of_retries(tmp_path):
+    # (ray.init tried such an address again and again, a warning every few seconds, for over 3 minutes)
+    address = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    proc = plexity_run(str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray", "--ray-address", address,
+                       timeout=60)
+    assert proc.returncode == 2 and time.monotonic() - started < 30
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"plexity run: error: no Ray cluster answers at {address} (Connection refused): start one there "
+        f"(`ray start --head`), or give its head's address (--ray-address, $RAY_ADDRESS)")
+    assert not (tmp_path / "out" / "logs" / "completions").exists()
+
+
+@pytest.fixture
+def token_cluster():
+    """The address of a one-node Ray of token authentication, started by `ray start --head` as a
+    user starts one where a token exists (~/.ray/auth_token; here the token is in its environment),
+    stopped by ending its processes (`ray stop` would stop every Ray of the machine)."""
+    token = f"{os.getpid()}-{time.time_ns()}"
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": os.urandom(16).hex(), TOKEN_VAR: token}
+    address = f"127.0.0.1:{free_port()}"
+    try:
+        subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={address.split(':')[1]}",
+                        "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"],
+                       env=env, check=True, capture_output=True, timeout=120)
+        yield address, env
+    finally:
+        for process in cluster_processes(token):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        assert wait_until(lambda: not cluster_processes(token), timeout=20) is True
+
+
+def test_a_cluster_of_token_authentication_says_to_set_ray_auth_mode_not_just_failed_to_connect(
+        token_cluster, tmp_path):
+    # Ray sends a token to an address given explicitly only under RAY_AUTH_MODE=token; without it, it said
+    # "Failed to connect to Ray cluster at ...", the reason only in warnings among its retries.
+    address, cluster_env = token_cluster
+    env = {k: v for k, v in cluster_env.items() if k != "RAY_AUTH_MODE"}  # (the token is there, as in ~/.ray)
+    env["RAY_NUM_REDIS_GET_RETRIES"] = "2"  # (Ray's retries of the refused connection: 20 by default, a second each)
+    run = [*PLEXITY, "run", str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray", "--ray-address", address,
+           "--mem-per-cpu-gb", "0.5"]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"plexity run: error: the Ray cluster at {address} uses token authentication and this run sent no token: "
+        f"set RAY_AUTH_MODE=token (Ray then reads the token from $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or "
+        f"~/.ray/auth_token; `ray get-auth-token` on the head prints the cluster's)")
+    env["RAY_AUTH_MODE"] = "token"  # and with it, the run runs
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert proc.returncode == 0 and "1/1 tasks completed" in proc.stdout, proc.stderr[-3000:]
 
 
 # -- a RayPipelineExecutor a user builds -------------------------------------------------

@@ -213,6 +213,44 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
     raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
 
 
+RAY_ANSWER_TIMEOUT = 5  # seconds a Ray head's port has to accept a connection
+
+
+def check_ray_address(address: str, timeout: float = RAY_ANSWER_TIMEOUT) -> None:
+    """OSError, in one line, unless something accepts connections at a ``HOST:PORT`` or
+    ``ray://HOST:PORT`` address (``auto`` and other forms are Ray's to read): given an address where no Ray runs,
+    ``ray.init`` tried again and again for some twelve minutes (20 tries of ~36 s), logging warnings."""
+    import socket
+
+    where = address.removeprefix("ray://")
+    host, colon, port = where.rpartition(":")
+    if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise OSError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
+                      f"or give its head's address (--ray-address, $RAY_ADDRESS)") from None
+
+
+def ray_refusal(address: str, exc: ConnectionError) -> str:
+    """What ``ray.init``'s "Failed to connect to Ray cluster at ..." hides in its cause, in one line:
+    a cluster of token authentication (Ray 2.60 turns it on where a token exists: ~/.ray/auth_token,
+    which a local Ray also writes) refuses a driver that sends none, and Ray sends one to an
+    explicit address only when RAY_AUTH_MODE=token says so."""
+    cause = str(exc.__cause__ or "")
+    if "InvalidAuthToken" in cause or "AuthenticationError" in cause or "Authentication token" in cause:
+        if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+            return (f"the Ray cluster at {address} uses token authentication and this run sent no token: set "
+                    f"RAY_AUTH_MODE=token (Ray then reads the token from $RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or "
+                    f"~/.ray/auth_token; `ray get-auth-token` on the head prints the cluster's)")
+        return (f"the Ray cluster at {address} refused this run's token: give the cluster's "
+                f"($RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token; `ray get-auth-token` on the head)")
+    last = next((line.strip() for line in reversed(cause.splitlines()) if line.strip()), "")
+    return f"{exc}{f' ({last})' if last else ''}"
+
+
 @contextlib.contextmanager
 def ray_connection(address: str | None):
     """Connect to the Ray cluster at `address` (``auto``: the one started on this machine by
@@ -222,7 +260,11 @@ def ray_connection(address: str | None):
 
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        ray.init(address=address, logging_level="WARNING")
+        check_ray_address(address)
+        try:
+            ray.init(address=address, logging_level="WARNING")
+        except ConnectionError as exc:
+            raise OSError(ray_refusal(address, exc)) from None
     else:
         # "local": a new Ray, not one another program started on this machine (which
         # ray.init() would join)
