@@ -300,6 +300,26 @@ def test_the_slurm_example_without_sbatch_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_executor_slurm_with_a_venv_that_is_not_there_is_one_line_exit_2_and_submits_nothing(tmp_path):
+    # (it was submitted: every array task failed on its node, `source: No such file or directory`, and the
+    # run said to run the same command again)
+    env = without_slurm(tmp_path)
+    sbatch = tmp_path / "bin" / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho called > \"$(dirname \"$0\")/sbatch-called\"\nexit 1\n")
+    sbatch.chmod(0o755)
+    # no such path; a folder without bin/activate
+    for venv, missing in ((tmp_path / "no-such-venv", tmp_path / "no-such-venv"),
+                          (tmp_path / "bin", tmp_path / "bin" / "bin" / "activate")):
+        result = plexity("run", EXAMPLES, "--output-dir", tmp_path / "out", "--executor", "slurm",
+                         "--partition", "debug", "--venv", venv, env=env)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [
+            f"plexity run: error: --venv {venv}: no virtualenv there ({missing} does not exist): give "
+            f"the folder of a virtualenv with plexity_plugins installed, or its bin/activate, on a filesystem the "
+            f"nodes share"]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "bin" / "sbatch-called").exists()
+
+
 # -- the smaller points --------------------------------------------------------------------------
 
 def test_plexity_models_prints_the_licence_whole():

@@ -198,8 +198,13 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
         if mem_per_cpu_gb != int(mem_per_cpu_gb):
             raise ValueError("--executor slurm takes a whole number of GB per CPU (--mem-per-cpu-gb)")
         mem_per_cpu_gb = int(mem_per_cpu_gb)
-        if venv and Path(venv).is_dir():
-            venv = str(Path(venv) / "bin" / "activate")
+        if venv:  # (a wrong one was submitted, and every task failed on its node, which re-running did not mend)
+            activate = Path(venv) / "bin" / "activate" if Path(venv).is_dir() else Path(venv)
+            if not activate.is_file():
+                raise ValueError(f"--venv {venv}: no virtualenv there ({activate} does not exist): give the folder of "
+                                 f"a virtualenv with plexity_plugins installed, or its bin/activate, on a filesystem "
+                                 f"the nodes share")
+            venv = str(activate.resolve())
         return SlurmTaskExecutor(
             pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
             partition=partition, time=time_limit, cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb,
