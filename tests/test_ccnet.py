@@ -359,6 +359,23 @@ def test_a_model_whose_sentencepiece_file_went_missing_is_refused(ccnet_model, m
         PerplexityScorer(ccnet_model)
 
 
+def test_a_model_whose_linked_kenlm_file_moved_names_the_link_and_how_to_mend_it(ccnet_files, model_dir, tmp_path,
+                                                                                   capsys):
+    # (it said the model's folder "holds no model file", which holds its model.bin: a link to the moved file)
+    kenlm_path, sp_path = ccnet_files
+    kept = tmp_path / "xx.arpa.bin"
+    kept.write_bytes(kenlm_path.read_bytes())
+    assert main(["models", "import", "moved", "--kenlm", str(kept), "--sp-model", str(sp_path),
+                 "--tokenizer", "ccnet", "--language", "en"]) == 0
+    kept.rename(tmp_path / "elsewhere.arpa.bin")
+    capsys.readouterr()
+    assert main(["score", "--model", "moved", "Some text."]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"plexity score: error: {model_dir / 'moved' / 'model.bin'} links to {kept}, which is not there any more (a "
+        f"model imported without --copy links its KenLM file): put the file back, or import it again with "
+        f"`plexity models import moved --kenlm FILE ... --force`")
+
+
 def test_a_missing_sentencepiece_package_names_the_extra(ccnet_model, monkeypatch):
     monkeypatch.setitem(sys.modules, "sentencepiece", None)  # import sentencepiece -> ImportError
     scorer = PerplexityScorer(ccnet_model, threshold=1e9)

@@ -115,6 +115,12 @@ def _load_metadata(json_path: Path, model_path: Path) -> ModelInfo:
 def _from_directory(directory: Path) -> ModelInfo:
     model_path = _model_file_in(directory)
     if model_path is None:
+        for name in MODEL_FILES:  # (`plexity models import` links the KenLM file: it may have moved since)
+            link = directory / name
+            if link.is_symlink():
+                raise ModelError(f"{link} links to {os.readlink(link)}, which is not there any more (a model "
+                                 f"imported without --copy links its KenLM file): put the file back, or import "
+                                 f"it again with `plexity models import {directory.name} --kenlm FILE ... --force`")
         raise ModelError(f"{directory} holds no model file (expected one of {', '.join(MODEL_FILES)})")
     json_path = directory / "model.json"
     if not json_path.is_file():
