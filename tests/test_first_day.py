@@ -320,6 +320,56 @@ def test_executor_slurm_with_a_venv_that_is_not_there_is_one_line_exit_2_and_sub
     assert not (tmp_path / "out").exists() and not (tmp_path / "bin" / "sbatch-called").exists()
 
 
+def fake_squeue(tmp_path: Path, answers: list[tuple[int, str, str]]) -> Path:
+    """A `squeue` on PATH giving each (status, stdout, stderr) in turn, the last one from then on; it
+    counts its calls in `calls`."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    (bin_dir / "answers.json").write_text(json.dumps(answers))
+    script = bin_dir / "squeue"
+    script.write_text(f"""#!{sys.executable}
+import json, pathlib, sys
+here = pathlib.Path(__file__).parent
+calls = here / "calls"
+n = int(calls.read_text()) if calls.exists() else 0
+calls.write_text(str(n + 1))
+answers = json.loads((here / "answers.json").read_text())
+status, out, err = answers[min(n, len(answers) - 1)]
+sys.stdout.write(out); sys.stderr.write(err); sys.exit(status)
+""")
+    script.chmod(0o755)
+    return bin_dir
+
+
+DOWN = (1, "", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
+
+
+def test_wait_goes_on_while_squeue_cannot_reach_the_controller_and_ends_when_the_job_is_gone(tmp_path, monkeypatch,
+                                                                                              capsys):
+    # (a failed squeue was taken for the end of the job: --wait said the tasks had not completed and to run the
+    # same command again, which would have run them a second time beside the first)
+    from plexity_plugins.cli.run import wait_for_slurm
+
+    bin_dir = fake_squeue(tmp_path, [DOWN, DOWN, (0, "42\n", ""), (1, "", "slurm_load_jobs error: Invalid job id "
+                                                                         "specified\n")])
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    wait_for_slurm(["42"], poll=0.01)
+    assert (bin_dir / "calls").read_text() == "4"  # through the failures and the running job, to the job gone
+    assert capsys.readouterr().err == ("plexity run: squeue failed (slurm_load_jobs error: Unable to contact slurm "
+                                       "controller (connect failure)); still waiting for Slurm job 42\n")
+
+
+def test_wait_gives_up_in_one_line_when_squeue_keeps_failing_saying_the_job_may_still_run(tmp_path, monkeypatch):
+    from plexity_plugins.cli.run import wait_for_slurm
+
+    monkeypatch.setenv("PATH", f"{fake_squeue(tmp_path, [DOWN])}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(OSError, match=r"^cannot ask Slurm whether job 42 still runs: squeue has failed for \d+ s "
+                                      r"\(slurm_load_jobs error: Unable to contact slurm controller \(connect "
+                                      r"failure\)\); the job may still be running: check with squeue before "
+                                      r"running the same command again$"):
+        wait_for_slurm(["42"], poll=0.01, patience=0.2)
+
+
 # -- the smaller points --------------------------------------------------------------------------
 
 def test_plexity_models_prints_the_licence_whole():

@@ -349,14 +349,34 @@ def _either(counts: dict | None) -> str:
     return f" {counts}" if counts else ""
 
 
-def wait_for_slurm(job_ids: list[str], poll: float = 2.0) -> None:
-    """Block until none of the jobs is pending or running any more."""
-    pending = [j for j in job_ids if j and str(j) != "-1"]
+SQUEUE_PATIENCE = 600.0  # seconds squeue may fail in a row (a controller restarting) before --wait gives up
+
+
+def wait_for_slurm(job_ids: list[str], poll: float = 2.0, patience: float = SQUEUE_PATIENCE) -> None:
+    """Block until none of the jobs is pending or running any more.  A squeue that fails (Slurm's
+    controller restarting or too busy to answer) says nothing of the jobs: they may still run, so
+    the wait goes on, and gives up after `patience` seconds of failures with OSError saying so.
+    (It used to take a failure for the end of the jobs: the run said its tasks had not completed
+    and to run it again, which would have run them twice.)"""
+    pending = [str(j) for j in job_ids if j and str(j) != "-1"]
+    failing_since = None
     while pending:
-        out = subprocess.run(["squeue", "-h", "-o", "%A", "-j", ",".join(map(str, pending))],
-                             capture_output=True, text=True).stdout
-        if not out.strip():
-            return
+        result = subprocess.run(["squeue", "-h", "-o", "%A", "-j", ",".join(pending)], capture_output=True, text=True)
+        if result.returncode == 0 or "Invalid job id" in result.stderr:  # (a job gone from squeue's memory)
+            if not result.stdout.strip():
+                return
+            failing_since = None
+        else:
+            why = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
+            now = time.monotonic()
+            if failing_since is None:
+                failing_since = now
+                print(f"plexity run: squeue failed ({why}); still waiting for Slurm job {', '.join(pending)}",
+                      file=sys.stderr, flush=True)
+            elif now - failing_since > patience:
+                raise OSError(f"cannot ask Slurm whether job {', '.join(pending)} still runs: squeue has failed for "
+                              f"{now - failing_since:.0f} s ({why}); the job may still be running: check with squeue "
+                              f"before running the same command again")
         time.sleep(poll)
 
 
