@@ -12,8 +12,8 @@ default: $RAY_ADDRESS, else the one `ray start` started here, else a Ray of this
 CPUs started for the run).
 
 Each task is a Ray task holding --cpus-per-task CPUs and that many times --mem-per-cpu-gb GB;
-it reads its share of the WARC files, extracts the text with trafilatura (else resiliparse
-where trafilatura left out part of the page), removes high-perplexity sentences with the
+it reads its share of the WARC files, extracts the text with the dense extractor (the page's
+declared or densest item), removes high-perplexity sentences with the
 embedded English model, and writes:
 
     OUTPUT_DIR/documents/00000.jsonl.gz ...   cleaned documents (text + plexity_* metadata)
@@ -66,7 +66,8 @@ def main() -> None:
     )
     executor.run()
     ray.shutdown()
-    done = len(list((out / "logs" / "completions").iterdir()))
+    completions = out / "logs" / "completions"  # (none when no task completed)
+    done = len(list(completions.iterdir())) if completions.is_dir() else 0
     print(f"{done}/{args.tasks} tasks completed; cleaned documents in {out / 'documents'}, "
           f"stats in {out / 'logs' / 'stats.json'}")
     if done < args.tasks:
