@@ -229,6 +229,30 @@ def test_a_path_or_method_the_server_does_not_have_gets_the_same_json_error(serv
         assert status == 404 and data == {"error": f"not found: {path}"}
 
 
+def test_an_internal_error_is_a_json_500_naming_its_kind_with_the_traceback_in_the_servers_log():
+    # a bug inside the server (here: a scorer that raises) used to be Starlette's plain-text
+    # "Internal Server Error", the one answer of the API that was not JSON
+    broken_scorer = ("import sys\n"
+                     "from plexity_plugins.scoring.scorer import PerplexityScorer\n"
+                     "def clean(self, text, threshold=None):\n"
+                     "    raise RuntimeError('the scorer broke\\nat its second line')\n"
+                     "PerplexityScorer.clean = clean\n"
+                     "from plexity_plugins.cli import main\n"
+                     "sys.exit(main(sys.argv[1:]))\n")
+    process, url = start_server([], command=[sys.executable, "-c", broken_scorer])
+    try:
+        status, data, headers = post(url, {"text": "The council approved the budget on Tuesday."})
+        assert status == 500 and headers["content-type"] == "application/json"
+        assert data == {"error": "internal error (RuntimeError: the scorer broke); the server's log has the details"}
+        assert headers["x-content-type-options"] == "nosniff"  # the security headers, as on every answer
+        status, data, _ = get(url + "/api/models")  # and the server goes on answering
+        assert status == 200 and data["default"] == "en-default"
+    finally:
+        stop_server(process)
+    log = process.stdout.read()
+    assert "Traceback" in log and "RuntimeError: the scorer broke" in log, log
+
+
 # -- the page and its assets ---------------------------------------------------------------
 
 def test_the_page_and_assets_come_from_the_package_with_a_strict_policy(server):

@@ -19,11 +19,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    """`plexity serve` on a free loopback port; returns (process, base URL) once it answers."""
+def start_server(args: list[str], env: dict | None = None,
+                 command: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`plexity serve` on a free loopback port; returns (process, base URL) once it answers.
+    `command` runs instead of the `plexity` script (given ``serve --port N`` and `args`)."""
     port = free_port()
-    plexity = Path(sys.executable).with_name("plexity")
-    process = subprocess.Popen([str(plexity), "serve", "--port", str(port), *args],
+    plexity = command or [str(Path(sys.executable).with_name("plexity"))]
+    process = subprocess.Popen([*plexity, "serve", "--port", str(port), *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"

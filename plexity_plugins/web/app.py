@@ -13,7 +13,8 @@ Security, because the page is fed pasted web pages:
   server-side request forgery); the page takes pasted text or a local file only;
 - request bodies above `max_bytes` are refused with 413 before they are read in full;
 - malformed JSON or fields -> 400 with a message, unknown model -> 404, never a traceback;
-  every error, Starlette's own (no such route 404, wrong method 405, refused Host 400) too,
+  every error, Starlette's own (no such route 404, wrong method 405, refused Host 400) and an
+  uncaught one (500, `internal_error`; its traceback goes to the server's log) too,
   is JSON ``{"error": message}`` (`error_response`);
 - a request may name only listed models, not paths on the server's disk;
 - POST /api/score requires ``Content-Type: application/json`` (so a cross-site HTML form
@@ -95,6 +96,18 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
     else:
         message = exc.detail
     return error_response(exc.status_code, message, exc.headers)
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    """An uncaught error (a bug) in the API's JSON shape: its kind and the first line of its message.
+
+    The client gets no traceback; the server's log has it (Starlette raises the error on after this
+    answer, and uvicorn logs it with its traceback, "Exception in ASGI application").  The security
+    headers are set here: this answer is sent from outside `SecurityHeadersMiddleware`.
+    """
+    detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    kind = type(exc).__name__ + (f": {detail}" if detail else "")
+    return error_response(500, f"internal error ({kind}); the server's log has the details", SECURITY_HEADERS)
 
 
 HOST_ALLOWED = "plexity.host_allowed"  # a scope key: JSONTrustedHostMiddleware's check passed
@@ -469,4 +482,4 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             limited.close()
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
-                     exception_handlers={HTTPException: http_error})
+                     exception_handlers={HTTPException: http_error, Exception: internal_error})
