@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,31 @@ def test_bad_requests_get_400_with_a_message_not_a_traceback(server, body, messa
     status, data, _ = post(server, body)
     assert status == 400
     assert message in data["error"]
+
+
+PDF = (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+       b"2 0 obj\n<< /Length 44 /Filter /FlateDecode >>\nstream\n" + zlib.compress(b"BT (Hello) Tj ET" * 20)
+       + b"\nendstream\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n")
+
+
+def test_a_pdf_is_refused_with_422_saying_what_it_is_not_scored_as_sentences(server):
+    # `plexity clean` skips a PDF named .html or .txt as not_html; the API used to decode its
+    # bytes as a page and score them ("%PDF-1.4" came back as the cleaned text)
+    request = urllib.request.Request(server + "/api/decode", data=PDF, method="POST",
+                                     headers={"Content-Type": "application/octet-stream"})
+    with pytest.raises(urllib.error.HTTPError) as refused:  # the page's "open a file"
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 422
+    assert json.loads(refused.value.read())["error"] == (
+        "the file is not text or HTML: its bytes are PDF (plexity reads HTML and plain text; "
+        "plexity clean skips such a file as not_html)")
+    for form in ("text", "html"):  # the same bytes, read as text by a client and posted
+        status, data, _ = post(server, {"text": PDF.decode("utf-8", "replace"), "format": form})
+        assert status == 422 and data["error"].startswith('"text" is not text or HTML: its bytes are PDF')
+    status, data, _ = post(server, {"text": "\x00\x01\x02\x03 binary \x04\x05" * 50})  # NULs and control codes
+    assert status == 422 and "binary data" in data["error"]
+    status, _, _ = post(server, {"text": "%PDF is how a PDF file starts, the council was told."})  # text about it
+    assert status == 200
 
 
 def test_only_json_is_accepted_so_cross_site_forms_cannot_post(server):

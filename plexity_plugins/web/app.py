@@ -12,6 +12,7 @@ Security, because the page is fed pasted web pages:
 - nothing is ever fetched from a URL (pyplexity's demo fetched any URL it was given:
   server-side request forgery); the page takes pasted text or a local file only;
 - request bodies above `max_bytes` are refused with 413 before they are read in full;
+- a file or text that is not text at all (a PDF, an image: `refuse_binary`) is refused with 422;
 - malformed JSON or fields -> 400 with a message, unknown model -> 404, never a traceback;
   every error, Starlette's own (no such route 404, wrong method 405, refused Host 400) and an
   uncaught one (500, `internal_error`; its traceback goes to the server's log) too,
@@ -59,6 +60,7 @@ from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionTimeout, ModelError
+from ..io.inputs import binary_kind
 from ..scoring.models import DEFAULT_MODEL, list_models, resolve
 from ..scoring.scorer import PerplexityScorer, sanitize
 from ..text.sentences import split_with_blocks
@@ -333,6 +335,20 @@ def _parse_request(body: bytes) -> dict:
             "method": method}
 
 
+SNIFF_CHARS = 4096  # the start of a file or text that `binary_kind` judges, as `plexity clean` does
+
+
+def refuse_binary(data: bytes | str, what: str) -> None:
+    """422 when `data` is not text at all: a PDF, an image, an archive, bytes rich in NULs and
+    control codes (`io.inputs.binary_kind`, the test by which `plexity clean` skips such a file
+    as ``not_html``/``not_text``), instead of scoring its bytes as sentences."""
+    head = data[:SNIFF_CHARS]
+    kind = binary_kind(head.encode("utf-8", "surrogatepass") if isinstance(head, str) else head)
+    if kind is not None:
+        raise ApiError(422, f"{what} is not text or HTML: its bytes are {kind} (plexity reads HTML and plain "
+                            f"text; plexity clean skips such a file as not_html)")
+
+
 def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None,
                    input_empty: bool | None = None) -> dict:
     """Every sentence of `text` with its span, perplexity, block and verdict, and the cleaned text.
@@ -422,7 +438,9 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type != "application/octet-stream":
                 raise ApiError(415, "send the file's bytes as Content-Type: application/octet-stream")
-            text, charset = decode_html(await _read_body(request, max_bytes, body_timeout))
+            raw = await _read_body(request, max_bytes, body_timeout)
+            refuse_binary(raw, "the file")
+            text, charset = decode_html(raw)
             return JSONResponse({"text": text, "charset": charset})
         except ApiError as exc:
             return error_response(exc.status, exc.message)
@@ -443,6 +461,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
 
         def work() -> bytes:  # all of the CPU work, JSON both ways included, off the event loop
             query = _parse_request(body)
+            refuse_binary(query["text"], '"text"')
             form_extractor = query["extractor"] or extractor
             # as `plexity clean` does: trim a main-content extractor's output, find the regions of tag text
             method = query["method"] or (methods.method_for_extractor(form_extractor)
