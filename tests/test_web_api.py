@@ -195,7 +195,10 @@ def test_an_oversized_chunked_body_without_length_is_refused_too(server):
     (b'["text"]', "JSON object"),
     (b'{"format": "text"}', '"text" must be a string'),
     (b'{"text": 42}', '"text" must be a string'),
-    (b'{"text": "a", "format": "pdf"}', '"format"'),
+    (b'{"text": "a", "format": "pdf"}', '"format" must be "text", "html" or null, not "pdf"'),
+    (b'{"text": "a", "format": ""}', '"format" must be'),  # (an empty or false value is not "text")
+    (b'{"text": "a", "format": false}', '"format" must be'),
+    (b'{"text": "a", "format": []}', '"format" must be'),
     (b'{"text": "a", "threshold": -5}', '"threshold"'),
     (b'{"text": "a", "threshold": "high"}', '"threshold"'),
     (b'{"text": "a", "model": 3}', '"model"'),

@@ -309,9 +309,11 @@ def _parse_request(body: bytes) -> dict:
     text = data.get("text")
     if not isinstance(text, str):
         raise ApiError(400, '"text" must be a string')
-    form = data.get("format") or "text"
-    if form not in ("text", "html"):
-        raise ApiError(400, '"format" must be "text" or "html"')
+    form = data.get("format")
+    if form is None:
+        form = "text"
+    elif form not in ("text", "html"):  # (not 0, "" or []: they used to mean "text")
+        raise ApiError(400, f'"format" must be "text", "html" or null, not {json.dumps(form)[:40]}')
     threshold = data.get("threshold")
     if threshold is not None:
         try:  # (a huge integer overflows a float: OverflowError)
