@@ -325,6 +325,19 @@ def test_a_limit_that_would_refuse_every_request_is_a_usage_error(option, value)
     assert f"argument {option}: not a " in one_error_line(done.stderr)
 
 
+def test_a_language_map_is_refused_saying_serve_takes_one_model():
+    # `plexity clean --model en=en-default --model de=...` maps languages to models; serve used to
+    # look for a model called 'en=en-default' and say it was not installed
+    done = serve("--model", "en=en-default", "--model", "de=ccnet-de")
+    assert done.returncode == 2
+    assert one_error_line(done.stderr) == (
+        "plexity serve: error: argument --model: 'en=en-default' is a language map entry (LANG=MODEL), which "
+        "plexity clean and plexity run take; plexity serve scores with one model: name it (e.g. --model "
+        "en-default), and a request can name any that `plexity models` lists")
+    done = serve("--model", "en-default", "--model", "tiny")  # (the last one used to win, silently)
+    assert done.returncode == 2 and "argument --model: given twice" in one_error_line(done.stderr)
+
+
 def test_sizes_and_time_limits_are_read_as_in_the_other_commands():
     args = build_parser().parse_args(["serve", "--max-bytes", "2MiB", "--body-timeout", "0",
                                       "--extract-timeout", "2.5"])

@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import socket
 import sys
+from pathlib import Path
 
 from ..web import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
 
@@ -28,6 +29,23 @@ def _port(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"not a port: {text!r} (0 to 65535; 0: any free port)")
     return port
+
+
+class _OneModel(argparse.Action):
+    """``--model``: one name or path.  A language map (``--model en=X --model de=Y``, as `plexity clean`
+    and `plexity run` take) is refused by name: it used to be read as a model called 'en=X' (or the
+    last ``--model`` won), and the error said no such model was installed."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if getattr(namespace, self.dest) is not None:
+            parser.error(f"argument {option_string}: given twice; plexity serve takes one model (a request "
+                         f"can name any other that `plexity models` lists)")
+        language, sep, model = value.partition("=")
+        if sep and language.strip() and model.strip() and not Path(value).exists():
+            parser.error(f"argument {option_string}: {value!r} is a language map entry (LANG=MODEL), which "
+                         f"plexity clean and plexity run take; plexity serve scores with one model: name it "
+                         f"(e.g. --model {model.strip()}), and a request can name any that `plexity models` lists")
+        setattr(namespace, self.dest, value)
 
 
 def _listen_socket(host: str, port: int) -> socket.socket:
@@ -95,7 +113,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port (default: 8000; 0: any free port, printed)")
-    p.add_argument("--model", "-m", default=None,
+    p.add_argument("--model", "-m", default=None, action=_OneModel,
                    help="default model, name or path (default: the embedded model); the page can pick "
                         "any model `plexity models` lists")
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_WEB_EXTRACTOR,
