@@ -458,3 +458,29 @@ def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit(
         for connection in slow:
             connection.close()
         stop_server(process)
+
+
+def peak_memory_mb(process: subprocess.Popen) -> int:
+    """The highest resident memory the process has held so far (VmHWM), in MiB."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    return int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.M).group(1)) // 1024
+
+
+def test_a_body_of_690000_one_letter_lines_is_answered_without_the_server_growing_by_half_a_gigabyte():
+    # 2 MB (the default --max-bytes) of "a\n": 690,000 sentences, 77 MB of answer.  The answer was
+    # built as 690,000 dicts (265 MB) and then encoded: the server grew by 520 MB for this one
+    # request (two scoring threads: a gigabyte).  Encoded a batch of sentences at a time, and the
+    # scores freed before the answer is joined, it grows by about 290 MB (the scores themselves)
+    process, url = start_server([])
+    try:
+        post(url, {"text": "The council met. It approved the budget."})  # the model open, the threads started
+        before = peak_memory_mb(process)
+        status, data, _ = post(url, {"text": "a\n" * 690_000})
+        grown = peak_memory_mb(process) - before
+    finally:
+        stop_server(process)
+    assert status == 200 and len(data["sentences"]) == 690_000
+    assert data["sentences"][-1] == {"text": "a", "start": 1_379_998, "end": 1_379_999,
+                                     "perplexity": data["sentences"][0]["perplexity"], "tokens": 1,
+                                     "block": 689_999, "kept": data["sentences"][0]["kept"]}
+    assert grown < 400, f"the server grew by {grown} MiB for one 2 MB request"

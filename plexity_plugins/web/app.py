@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import math
 import threading
@@ -351,9 +352,18 @@ def refuse_binary(data: bytes | str, what: str) -> None:
                             f"text; plexity clean skips such a file as not_html)")
 
 
-def score_document(scorer: PerplexityScorer, text: str, threshold: float | None = None,
-                   input_empty: bool | None = None) -> dict:
-    """Every sentence of `text` with its span, perplexity, block and verdict, and the cleaned text.
+SENTENCE_BATCH = 10_000  # sentences turned into JSON at a time (`score_answer`)
+
+
+def _json(value) -> bytes:
+    """`value` as Starlette's JSONResponse writes it (compact, UTF-8, NaN refused)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
+def score_answer(scorer: PerplexityScorer, text: str, threshold: float | None = None,
+                 input_empty: bool | None = None) -> bytes:
+    """The JSON answer of POST /api/score: every sentence of `text` with its span, perplexity, block
+    and verdict, and the cleaned text.
 
     All of it is `PerplexityScorer.clean`'s own result (`CleanResult.spans`,
     `token_counts`, `blocks`, `keep`, `perplexities`): one scoring pass, nothing
@@ -363,6 +373,10 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
     display: every sentence kept, without a perplexity.
     ``empty`` says why the cleaned text is empty, as `plexity clean` counts it (`policy.empty_reason`;
     `input_empty` tells pasted HTML without text from an empty paste), None when it is not.
+
+    The sentences are written `SENTENCE_BATCH` at a time, never all as dicts at once: a 2 MB body of
+    690,000 one-letter lines made 690,000 dicts (265 MB) beside their 77 MB of JSON, and the
+    server grew by 480 MB for that one request.
     """
     try:
         result = scorer.clean(text, threshold=threshold)
@@ -371,24 +385,28 @@ def score_document(scorer: PerplexityScorer, text: str, threshold: float | None 
     empty = empty_reason(result, text, input_empty)
     text = sanitize(text)[0]
     if result.passthrough:
-        spans, blocks = split_with_blocks(text, scorer.max_sentence_chars)
-        sentences = [{"text": text[start:end], "start": start, "end": end, "perplexity": None, "tokens": None,
-                      "block": block, "kept": True} for (start, end), block in zip(spans, blocks)]
+        rows = (((start, end), None, None, block, True)
+                for (start, end), block in zip(*split_with_blocks(text, scorer.max_sentence_chars)))
     else:
-        sentences = [
-            {"text": text[start:end], "start": start, "end": end, "perplexity": value, "tokens": n,
-             "block": block, "kept": kept}
-            for (start, end), value, n, block, kept
-            in zip(result.spans, result.perplexities, result.token_counts, result.blocks, result.keep)
-        ]
-    return {"sentences": sentences, "clean_text": result.text, "threshold": result.threshold,
-            "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
-            "empty": empty,
-            "method_params": {"negative_token_cap": methods.NEGATIVE_TOKEN_CAP,
-                              "short_block_tokens": methods.SHORT_BLOCK_TOKENS,
-                              "trim_max_tokens": methods.TRIM_MAX_TOKENS,
-                              "trim_relative": methods.TRIM_RELATIVE,
-                              "regions_fraction": methods.REGIONS_FRACTION}}
+        rows = zip(result.spans, result.perplexities, result.token_counts, result.blocks, result.keep)
+    rest = _json({"clean_text": result.text, "threshold": result.threshold,
+                  "model": scorer.model_name, "method": scorer.method, "text": text, "passthrough": result.passthrough,
+                  "empty": empty,
+                  "method_params": {"negative_token_cap": methods.NEGATIVE_TOKEN_CAP,
+                                    "short_block_tokens": methods.SHORT_BLOCK_TOKENS,
+                                    "trim_max_tokens": methods.TRIM_MAX_TOKENS,
+                                    "trim_relative": methods.TRIM_RELATIVE,
+                                    "regions_fraction": methods.REGIONS_FRACTION}})
+    parts = [b'{"sentences":[']
+    while batch := [{"text": text[start:end], "start": start, "end": end, "perplexity": value, "tokens": n,
+                     "block": block, "kept": kept}
+                    for (start, end), value, n, block, kept in itertools.islice(rows, SENTENCE_BATCH)]:
+        if len(parts) > 1:
+            parts.append(b",")
+        parts.append(_json(batch)[1:-1])
+    del result, rows  # (the scores' lists, before the answer is joined: not both at their peak)
+    parts += [b"],", rest[1:]]
+    return b"".join(parts)
 
 
 def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
@@ -478,7 +496,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                     raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
                 except ExtractionError as exc:
                     raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
-            return JSONResponse(score_document(scorer, text, query["threshold"], input_empty)).body
+            return score_answer(scorer, text, query["threshold"], input_empty)
 
         try:  # (the place is given back when the work ends, not before, even if the client has gone)
             return Response(await scoring.submit(work), media_type="application/json")
