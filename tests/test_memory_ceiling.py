@@ -195,6 +195,22 @@ def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
     assert stats["memory_limit"] == 1 and stats["extracted"] == 1
 
 
+def test_the_web_api_answers_a_page_past_the_ceiling_with_400_naming_the_option_and_goes_on(pages):
+    from web_server import post, start_server, stop_server
+
+    process, url = start_server(["--extract-memory", LOW, "--max-bytes", "20MB"])
+    try:
+        page = (pages / "html" / "siblings.html").read_text()
+        status, data, _ = post(url, {"text": page, "format": "html", "extractor": "auto"})
+        assert status == 400
+        assert data["error"] == ("could not extract text from the HTML: extraction needed more than 200 MiB of "
+                                 "memory (the server's --extract-memory)")
+        status, data, _ = post(url, {"text": FINE, "format": "html", "extractor": "auto"})
+        assert status == 200 and "The council approved the budget" in data["clean_text"]
+    finally:
+        stop_server(process)
+
+
 def test_the_scrapy_pipeline_drops_the_item_as_memory_limit_and_goes_on(pages):
     stats, _ = _scrapy(pages, "html", LOW)
     assert stats["plexity/items_dropped/memory_limit"] == 1 and stats["plexity/items_cleaned"] == 1

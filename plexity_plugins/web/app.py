@@ -60,7 +60,7 @@ from ..cleaning.policy import empty_reason
 from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
-from ..errors import ApiError, ExtractionTimeout, ModelError
+from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
 from ..io.inputs import binary_kind
 from ..scoring.models import DEFAULT_MODEL, list_models, resolve
 from ..scoring.scorer import PerplexityScorer, sanitize
@@ -492,8 +492,12 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                 input_empty = not text.strip()  # (else text but none extracted: no_text_extracted)
                 try:
                     text = extractors[form_extractor](text)
-                except ExtractionTimeout as exc:
-                    raise ApiError(422, f"could not extract text from the HTML in time: {exc}") from exc
+                except ExtractionTimeout as exc:  # (the options named: what the server's operator can raise)
+                    raise ApiError(422, f"could not extract text from the HTML in time: {exc} (the server's "
+                                        f"--extract-timeout)") from exc
+                except ExtractionMemoryLimit as exc:
+                    raise ApiError(400, f"could not extract text from the HTML: {exc} (the server's "
+                                        f"--extract-memory)") from exc
                 except ExtractionError as exc:
                     raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
             return score_answer(scorer, text, query["threshold"], input_empty)
