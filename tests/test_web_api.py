@@ -460,6 +460,43 @@ def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit(
         stop_server(process)
 
 
+def test_request_headers_too_have_a_time_limit_and_an_unparsable_request_gets_a_json_400():
+    # uvicorn's own handling, below the app: a connection that sent nothing, or part of its headers,
+    # was held for ever (enough of them take every file descriptor), and a request it could not
+    # parse got a plain-text 400
+    process, url = start_server(["--body-timeout", "2"])
+    port = int(url.rsplit(":", 1)[1])
+
+    def answer(connection: socket.socket) -> bytes:
+        received = b""
+        while block := connection.recv(4096):
+            received += block
+        connection.close()
+        return received
+
+    try:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=30)
+        partial = socket.create_connection(("127.0.0.1", port), timeout=30)
+        partial.sendall(b"GET /api/models HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+        for garbled in (b"NOT HTTP AT ALL\r\n\r\n",
+                        b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n"):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+            connection.sendall(garbled)
+            head, _, body = answer(connection).partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head
+            assert json.loads(body)["error"].startswith("not a valid HTTP/1.1 request")
+        status, data, _ = get(url + "/api/models")  # served meanwhile
+        assert status == 200
+        started = time.monotonic()
+        head, _, body = answer(partial).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 ") and 1.5 < time.monotonic() - started < 10
+        assert json.loads(body) == {"error": "the request headers did not arrive within 2 s (the server's "
+                                             "--body-timeout)"}
+        assert answer(silent) == b""  # closed without an answer: it asked nothing
+    finally:
+        stop_server(process)
+
+
 def peak_memory_mb(process: subprocess.Popen) -> int:
     """The highest resident memory the process has held so far (VmHWM), in MiB."""
     status = Path(f"/proc/{process.pid}/status").read_text()

@@ -79,6 +79,7 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
     from ..web.app import LOOPBACK_HOSTS, create_app
+    from ..web.protocol import protocol_class
 
     loopback = _is_loopback(args.host)
     allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
@@ -94,7 +95,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     port = sock.getsockname()[1]  # (the one the system chose for --port 0)
     print(f"plexity serve: http://{shown_host}:{port}/  (Ctrl+C to stop)", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
-                            access_log=args.verbose, server_header=False)
+                            access_log=args.verbose, server_header=False,
+                            http=protocol_class(args.body_timeout))  # (JSON 400s, headers within --body-timeout)
     server = uvicorn.Server(config)
     try:  # as uvicorn.run does, on our socket
         server.run(sockets=[sock])
@@ -128,8 +130,9 @@ def add_parser(subparsers) -> None:
                    help="stop extracting a pasted page when its extraction process holds more memory: HTTP 400 "
                         "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
     p.add_argument("--body-timeout", type=parse_seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
-                   help=f"a request body must have arrived within this long, before it waits for a scoring "
-                        f"thread; a slower one gets HTTP 408 (default: {DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
+                   help=f"a request's headers, and then its body, must have arrived within this long (the body "
+                        f"before it waits for a scoring thread); a slower one gets HTTP 408 (default: "
+                        f"{DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--workers", type=positive_int, default=2,
                    help="threads scoring requests (default: 2); the page and /api/models never wait for them")
     p.add_argument("--queue", type=int, default=8,

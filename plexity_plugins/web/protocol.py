@@ -1,0 +1,84 @@
+"""uvicorn's HTTP/1.1 protocol (h11) with two of the API's promises kept below the app.
+
+uvicorn answers a request it cannot parse (a garbled request line, a negative Content-Length)
+itself, before any app sees it, with a plain-text 400; and it has no time limit on a request's
+headers: a client that connects and sends nothing, or a header line now and then, holds its
+connection for ever (uvicorn's keep-alive timeout starts only after a first answer, and any byte
+stops it), so enough of them take every file descriptor the server may open.  `protocol_class`
+gives the protocol `plexity serve` runs uvicorn with:
+
+- a request uvicorn cannot parse is answered 400 in the API's JSON shape, ``{"error": message}``;
+- a request's headers must have arrived within ``header_timeout`` seconds of the connection (or
+  of the first byte after the previous answer): past it a client that sent part of them is
+  answered 408 in JSON, and a connection that sent nothing is closed.  The body then has its own
+  time limit (`app._read_body`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+REASONS = {400: b"Bad Request", 408: b"Request Timeout"}
+
+
+def protocol_class(header_timeout: float | None) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with JSON answers to unparsable requests and a time limit on headers
+    (None or 0: none); for ``uvicorn.Config(http=...)``."""
+
+    class JSONH11Protocol(H11Protocol):
+        _deadline = None  # the headers' time limit, while it runs
+        _received = False  # bytes of the next request have arrived
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete  # (no request being answered)
+            if waiting:
+                self._arm()
+                self._received = True
+            super().data_received(data)
+            if waiting and self.cycle is not None and not self.cycle.response_complete:
+                self._disarm()  # its headers are in: the app reads the body within its own limit
+
+        def _arm(self) -> None:
+            if header_timeout and self._deadline is None:
+                self._received = False
+                self._deadline = self.loop.call_later(header_timeout, self._headers_too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _headers_too_slow(self) -> None:
+            self._deadline = None
+            if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+                return  # (a pipelined request started meanwhile)
+            if not self._received:  # connected, or kept alive, and silent: just closed
+                self.transport.close()
+                return
+            self._answer(408, f"the request headers did not arrive within {header_timeout:g} s (the server's "
+                              f"--body-timeout)")
+
+        def send_400_response(self, msg: str) -> None:  # (uvicorn's own answer to an unparsable request)
+            self._disarm()
+            self._answer(400, "not a valid HTTP/1.1 request: its request line, a header or its framing (a "
+                              "Content-Length, a chunk size) could not be read")
+
+        def _answer(self, status: int, message: str) -> None:
+            body = json.dumps({"error": message}).encode()
+            head = (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                    b"x-content-type-options: nosniff\r\nconnection: close\r\n\r\n"
+                    % (status, REASONS[status], len(body)))
+            self.transport.write(head + body)
+            self.transport.close()
+
+    return JSONH11Protocol
