@@ -229,9 +229,11 @@ def test_a_page_without_visible_text_is_dropped_as_no_text_extracted():
 
 def test_html_the_parser_refuses_is_dropped_as_extraction_failed():
     pipeline = make_pipeline()
-    with pytest.raises(DropItem, match="extraction_failed: unparsable HTML: Document is empty"):
-        run(pipeline, {"html": "<!-- only a comment -->"})
+    with pytest.raises(DropItem, match="extraction_failed: HTML parser limit: Excessive depth"):
+        run(pipeline, {"html": "<div>" * 5_000 + "nested past libxml2's 2,048 levels"})
     assert stats(pipeline)["items_dropped/extraction_failed"] == 1
+    with pytest.raises(DropItem, match="no_text_extracted"):  # markup without an element: a page without text
+        run(pipeline, {"html": "<!-- only a comment -->"})
 
 
 def test_a_page_past_the_learned_readers_bounds_is_dropped_saying_so():

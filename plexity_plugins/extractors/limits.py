@@ -25,7 +25,8 @@ def parser_limit(parser) -> str | None:
 
 
 def parse_html(html: str | bytes):
-    """(root element or None for an empty document, libxml2's limit message if it hit one)."""
+    """(root element or None for an empty document, libxml2's limit message if it hit one).  A
+    document of markup without an element (only a comment, a doctype) is an empty one."""
     if isinstance(html, bytes):
         html, _ = decode_html(html)
     html = html.replace("\x00", "")
@@ -39,7 +40,11 @@ def parse_html(html: str | bytes):
         parser = lxml.html.HTMLParser(encoding="utf-8", huge_tree=True)
         try:
             root = lxml.html.document_fromstring(html.encode("utf-8"), parser=parser)
-        except (lxml.etree.ParserError, ValueError):
+        except (lxml.etree.ParserError, ValueError) as again:
             limit = parser_limit(parser)
+            if limit is None and "Document is empty" in str(again):
+                # markup without a single element (a comment, a doctype, an XML declaration alone):
+                # a page without text, as for every other extractor, not an unreadable one
+                return None, None
             raise ExtractionError(f"HTML parser limit: {limit}" if limit else f"unparsable HTML: {exc}") from exc
     return root, parser_limit(parser)
