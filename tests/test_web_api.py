@@ -192,7 +192,11 @@ def test_an_oversized_chunked_body_without_length_is_refused_too(server):
     (b'{"text": "unterminated', "malformed JSON"),
     (b"\xff\xfe not utf-8", "malformed JSON"),
     (b"[" * 5_000 + b"]" * 5_000, "nested too deeply"),
-    (b'["text"]', "JSON object"),
+    (b'["text"]', 'the request must be a JSON object, e.g. {"text": "..."}, not an array'),
+    (b'"some text"', "JSON object, e.g. {\"text\": \"...\"}, not a string"),
+    (b"null", "JSON object, e.g. {\"text\": \"...\"}, not null"),
+    (b"", 'the request body is empty: send a JSON object, e.g. {"text": "..."}'),  # (not "Expecting value")
+    (b" \r\n", "the request body is empty"),
     (b'{"format": "text"}', '"text" must be a string'),
     (b'{"text": 42}', '"text" must be a string'),
     (b'{"text": "a", "format": "pdf"}', '"format" must be "text", "html" or null, not "pdf"'),

@@ -298,7 +298,13 @@ async def _receive_body(request: Request, max_bytes: int) -> bytes:
     return bytes(body)
 
 
+JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false",
+              type(None): "null"}
+
+
 def _parse_request(body: bytes) -> dict:
+    if not body.strip():
+        raise ApiError(400, 'the request body is empty: send a JSON object, e.g. {"text": "..."}')
     try:
         data = json.loads(body)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4,300 digits
@@ -306,7 +312,7 @@ def _parse_request(body: bytes) -> dict:
     except RecursionError:
         raise ApiError(400, "malformed JSON: nested too deeply") from None
     if not isinstance(data, dict):
-        raise ApiError(400, "the request must be a JSON object")
+        raise ApiError(400, f'the request must be a JSON object, e.g. {{"text": "..."}}, not {JSON_TYPES[type(data)]}')
     text = data.get("text")
     if not isinstance(text, str):
         raise ApiError(400, '"text" must be a string')
