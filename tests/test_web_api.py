@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -497,6 +498,50 @@ def test_request_headers_too_have_a_time_limit_and_an_unparsable_request_gets_a_
         assert json.loads(body) == {"error": "the request headers did not arrive within 2 s (the server's "
                                              "--body-timeout)"}
         assert answer(silent) == b""  # closed without an answer: it asked nothing
+    finally:
+        stop_server(process)
+
+
+def test_a_client_that_reads_nothing_of_its_answer_is_disconnected_and_a_slow_reader_is_served():
+    # five clients that posted 2 MB of one-letter lines and read nothing held their 77 MB answers
+    # (630 MB) for as long as they stayed connected; now a client that takes none of its answer
+    # for --body-timeout seconds is dropped, its answer freed, while one that reads slowly gets all
+    process, url = start_server(["--body-timeout", "2"])
+    port = int(url.rsplit(":", 1)[1])
+
+    def ask(lines: int) -> socket.socket:
+        body = json.dumps({"text": "a\n" * lines}).encode()
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (the kernel buffers little)
+        client.settimeout(60)
+        client.connect(("127.0.0.1", port))
+        client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        return client
+
+    def read_all(client: socket.socket, pause: float = 0.0) -> bytes:
+        received = b""
+        with contextlib.suppress(ConnectionResetError):
+            while block := client.recv(65536):
+                received += block
+                time.sleep(pause)
+        client.close()
+        return received
+
+    try:
+        stalled = ask(200_000)  # a 22 MB answer
+        started = time.monotonic()
+        steady = read_all(ask(60_000), pause=0.002)  # 6.7 MB, a little at a time: longer than the limit
+        assert time.monotonic() - started > 3
+        head, _, body = steady.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and len(json.loads(body)["sentences"]) == 60_000
+        time.sleep(5)  # reading nothing
+        head, _, body = read_all(stalled).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ")
+        length = int(re.search(rb"content-length: (\d+)", head).group(1))
+        assert length > 20_000_000 and len(body) < length / 2  # cut off, not kept for it
+        status, _, _ = get(url + "/api/models")
+        assert status == 200
     finally:
         stop_server(process)
 

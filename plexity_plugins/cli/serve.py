@@ -94,9 +94,9 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     sock.listen()  # from now on the URL printed answers (queued until uvicorn accepts)
     port = sock.getsockname()[1]  # (the one the system chose for --port 0)
     print(f"plexity serve: http://{shown_host}:{port}/  (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    # (uvicorn's h11 protocol with JSON 400s, and --body-timeout on headers and on unread answers too)
     config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
-                            access_log=args.verbose, server_header=False,
-                            http=protocol_class(args.body_timeout))  # (JSON 400s, headers within --body-timeout)
+                            access_log=args.verbose, server_header=False, http=protocol_class(args.body_timeout))
     server = uvicorn.Server(config)
     try:  # as uvicorn.run does, on our socket
         server.run(sockets=[sock])
@@ -131,7 +131,8 @@ def add_parser(subparsers) -> None:
                         "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
     p.add_argument("--body-timeout", type=parse_seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
                    help=f"a request's headers, and then its body, must have arrived within this long (the body "
-                        f"before it waits for a scoring thread); a slower one gets HTTP 408 (default: "
+                        f"before it waits for a scoring thread); a slower one gets HTTP 408, and a client that "
+                        f"takes nothing of its answer for this long is disconnected (default: "
                         f"{DEFAULT_BODY_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--workers", type=positive_int, default=2,
                    help="threads scoring requests (default: 2); the page and /api/models never wait for them")
