@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 
 import pytest
 from datatrove.data import Document
@@ -163,7 +164,7 @@ def test_datatrove_step_with_a_map_counts_languages_without_a_model(german_model
     assert docs["de"].metadata["plexity_doc_perplexity"] > 0
     assert docs["en"].metadata["plexity_model"] == "tiny"
     assert docs["fr"].metadata["plexity_passthrough"] == "language:fr" and docs["fr"].text == FRENCH
-    assert docs["fr"].metadata["plexity_doc_perplexity"] is None
+    assert math.isnan(docs["fr"].metadata["plexity_doc_perplexity"])  # (NaN, not None: one type per field)
     assert step.stats["passthrough_language:fr"].total == 2
 
 
@@ -174,7 +175,7 @@ def test_datatrove_step_uses_the_language_an_upstream_step_set(german_model):
     assert labelled.metadata["plexity_passthrough"] == "language:en"
     unlabelled = Document(text=GERMAN_PAGE, id="y")
     step.filter(unlabelled)
-    assert unlabelled.metadata["plexity_passthrough"] is None and "Impressum" not in unlabelled.text
+    assert unlabelled.metadata["plexity_passthrough"] == "" and "Impressum" not in unlabelled.text
 
 
 def test_cli_clean_with_a_model_per_language(german_model, tiny_model, tmp_path):
@@ -232,7 +233,7 @@ def test_document_filter_with_a_map_labels_each_language(german_model, tiny_mode
     step = PerplexityDocumentFilter({"en": str(tiny_model), "de": german_model}, label_only=True)
     docs = [Document(text=GERMAN_PAGE, id="de"), Document(text=ENGLISH, id="en"), Document(text=FRENCH, id="fr")]
     assert all(step.filter(doc) is True for doc in docs)
-    assert [d.metadata["plexity_doc_model"] for d in docs] == ["de-news", "tiny", None]
+    assert [d.metadata["plexity_doc_model"] for d in docs] == ["de-news", "tiny", ""]  # ("", never None)
     assert docs[0].metadata["plexity_doc_perplexity"] == PerplexityScorer(german_model).document_perplexity(GERMAN_PAGE)
     assert docs[2].metadata["plexity_passthrough"] == "language:fr"
     assert step.stats["passthrough_language:fr"].total == 1 and step.stats["scored"].total == 2

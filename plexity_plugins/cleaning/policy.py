@@ -220,6 +220,30 @@ def metadata(verdict: Verdict, scorer: PerplexityScorer) -> dict:
     }
 
 
+# Each ``plexity_*`` field's type, and what stands for "no value" where a front end needs every field
+# of one type in every document (`typed_metadata`).
+_TEXT_FIELDS = ("plexity_verdict", "plexity_reason", "plexity_would_drop", "plexity_model", "plexity_method",
+                "plexity_passthrough", "plexity_doc_model", "plexity_doc_would_drop")
+_NUMBER_FIELDS = ("plexity_threshold", "plexity_ppl_mean", "plexity_ppl_median", "plexity_doc_perplexity")
+
+
+def typed_metadata(meta: dict) -> dict:
+    """`meta` with no None left among the ``plexity_*`` fields: "" for a text field without a
+    value, NaN for a number field (which JSON writers such as datatrove's JsonlWriter, orjson,
+    write as null), so that every document has every field with one type.  datatrove's
+    ParquetWriter takes its schema from the first document and each batch's from the batch: a
+    field None there (pyarrow's null type) and a string or a number later stopped the task with
+    "Table schema does not match schema used to create file"."""
+    out = dict(meta)
+    for key in _TEXT_FIELDS:
+        if key in out and out[key] is None:
+            out[key] = ""
+    for key in _NUMBER_FIELDS:
+        if key in out and out[key] is None:
+            out[key] = float("nan")
+    return out
+
+
 def _threshold(scorer) -> float | None:
     value = scorer.threshold
     return None if value != value else value  # NaN: a language -> model map, each model its own
@@ -256,7 +280,8 @@ WARC_HEADERS = {
 
 def warc_headers(meta: dict) -> dict:
     """The ``X-Plexity-*`` WARC headers for the ``plexity_*`` metadata `meta`."""
-    return {header: meta[key] for key, header in WARC_HEADERS.items() if meta.get(key) is not None}
+    return {header: value for key, header in WARC_HEADERS.items()
+            if (value := meta.get(key)) is not None and value != "" and value == value}  # (typed_metadata's NaN)
 
 
 def dropped_sentences(result: CleanResult | None) -> list[dict]:

@@ -9,9 +9,12 @@ from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
+from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
 from .run_settings import model_settings, step_settings, with_settings
+
+_FIELDS = ("plexity_doc_perplexity", "plexity_doc_model", "plexity_passthrough", "plexity_doc_would_drop")
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
@@ -43,8 +46,10 @@ class PerplexityDocumentFilter(BaseFilter):
             "drop" them (reason "other_language").
         exclusion_writer: a datatrove writer that receives every dropped document.
 
-    Metadata: ``plexity_doc_perplexity`` (None when not scored), ``plexity_doc_model``, and
-    ``plexity_passthrough`` when not scored.  Counters: ``scored``, ``passthrough`` and
+    Metadata, in every document: ``plexity_doc_perplexity`` (NaN when not scored: JsonlWriter
+    writes null), ``plexity_doc_model`` ("" when not scored), ``plexity_passthrough`` (why not
+    scored, else ""), with ``label_only`` ``plexity_doc_would_drop`` ("" when kept): never None,
+    one type per field, as datatrove's ParquetWriter needs.  Counters: ``scored``, ``passthrough`` and
     ``passthrough_<why>``, ``no_text``, besides BaseFilter's.
     """
 
@@ -106,8 +111,13 @@ class PerplexityDocumentFilter(BaseFilter):
         score, passthrough, model = (None, None, None)
         if doc.text and doc.text.strip():
             score, passthrough, model = self.scorer.score_document(doc.text, language=meta.get("language"))
+        # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs)
         meta["plexity_doc_perplexity"] = score.perplexity if score is not None else None
         meta["plexity_doc_model"] = model
+        meta.setdefault("plexity_passthrough", None)  # (a sentence filter before may have set it)
+        if self.label_only:
+            meta["plexity_doc_would_drop"] = None
+        meta.update(policy.typed_metadata({key: meta[key] for key in _FIELDS if key in meta}))
         if passthrough:
             meta["plexity_passthrough"] = passthrough
             self.stat_update("passthrough", f"passthrough_{passthrough}")

@@ -73,10 +73,13 @@ class PerplexitySentenceFilter(BaseFilter):
     ``plexity_model``, ``plexity_method``, ``plexity_threshold``, ``plexity_sentences``,
     ``plexity_sentences_kept``, ``plexity_sentences_dropped``, ``plexity_chars_before``,
     ``plexity_chars_after``, ``plexity_chars_kept``, ``plexity_chars_dropped``,
-    ``plexity_ppl_mean``, ``plexity_ppl_median`` (None without sentences),
+    ``plexity_ppl_mean``, ``plexity_ppl_median`` (NaN without sentences),
     ``plexity_doc_perplexity`` (the text's document perplexity before cleaning,
-    `PerplexityScorer.document_perplexity`; None when passed through),
-    ``plexity_replaced_chars`` and ``plexity_passthrough`` (e.g. "language:de").
+    `PerplexityScorer.document_perplexity`; NaN when passed through),
+    ``plexity_replaced_chars`` and ``plexity_passthrough`` (e.g. "language:de").  Every document
+    gets every field, never None: a text field without a value is "", a number field NaN (which
+    datatrove's JsonlWriter writes as null), so that datatrove's ParquetWriter, which takes its
+    schema from the first document, writes them all (`plexity_plugins.cleaning.policy.typed_metadata`).
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
@@ -176,7 +179,8 @@ class PerplexitySentenceFilter(BaseFilter):
             self.stat_update("empty", f"empty_{verdict.empty}")
         if verdict.kept:  # (a dropped document goes to the exclusion writer whole, to be audited)
             doc.text = verdict.text
-        doc.metadata.update(policy.metadata(verdict, scorer))
+        # (no None: every document has every field with one type, as datatrove's ParquetWriter needs)
+        doc.metadata.update(policy.typed_metadata(policy.metadata(verdict, scorer)))
         if self.record_dropped_sentences:
             doc.metadata["plexity_dropped_sentences"] = policy.dropped_sentences(verdict.result)
         return True if verdict.kept else (False, verdict.reason)

@@ -1,0 +1,113 @@
+"""Text datasets already extracted (FineWeb-like JSONL, JSONL.gz and Parquet rows with a ``text``
+field), read by datatrove's own readers, cleaned by `PerplexitySentenceFilter` and written by
+datatrove's own writers, on datatrove's `LocalPipelineExecutor`."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+from datatrove.data import Document
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+
+from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter
+from helpers import read_jsonl_dir
+
+ENGLISH = ("The city council approved the budget on Tuesday after a long debate about school funding. "
+           "The plan adds two libraries and repairs forty miles of road over the next three years.")
+GERMAN = ("Der Stadtrat hat am Dienstag nach einer langen Debatte über die Finanzierung der Schulen den "
+          "Haushalt beschlossen. Der Plan sieht zwei neue Bibliotheken und die Sanierung vieler Straßen vor.")
+CHINESE = ("市议会周二在就学校经费进行长时间辩论后批准了预算。"
+           "该计划将在未来三年内增加两座图书馆并修复四十英里的道路。")
+
+# FineWeb's columns: text, id, url, language (datatrove's LanguageFilter's label) and more metadata
+ROWS = [
+    {"id": "en", "text": ENGLISH, "url": "http://t/en", "language": "en", "metadata": {"dump": "CC-1"}},
+    {"id": "de", "text": GERMAN, "url": "http://t/de", "metadata": {"dump": "CC-1"}},  # no label: identified
+    {"id": "zh", "text": CHINESE, "url": "http://t/zh", "language": "zh", "metadata": {"dump": "CC-1"}},
+    {"id": "menu", "text": "Home | News | Sport", "url": "http://t/menu", "language": "en", "metadata": {}},
+    {"id": "blank", "text": "  \n ", "url": "http://t/blank", "language": "en", "metadata": {}},
+    {"id": "en2", "text": ENGLISH + "\n" + ENGLISH, "url": "http://t/en2", "language": "en", "metadata": {}},
+]
+
+
+def write_jsonl(folder: Path, rows: list[dict], name: str = "part.jsonl.gz") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / name, "wt", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return folder
+
+
+def plexity_fields(doc: Document | dict) -> dict:
+    meta = doc.metadata if isinstance(doc, Document) else doc["metadata"]
+    return {key: value for key, value in meta.items() if key.startswith("plexity_")}
+
+
+def test_every_document_gets_every_plexity_field_with_one_type_never_none():
+    """A field without a value is "" (text) or NaN (numbers), so that a column has one type."""
+    step = PerplexitySentenceFilter(annotate=True)  # (annotate: would_drop set for some documents only)
+    docs = [Document(text=row["text"], id=row["id"], metadata={"language": row.get("language")}) for row in ROWS]
+    for doc in docs:
+        step.filter(doc)
+    fields = [plexity_fields(doc) for doc in docs]
+    assert all(f.keys() == fields[0].keys() for f in fields)
+    for key in fields[0]:
+        assert {type(f[key]) for f in fields} in ({str}, {int}, {float}), key
+    german = fields[1]
+    assert german["plexity_passthrough"] == "language:de" and german["plexity_reason"] == ""
+    assert math.isnan(german["plexity_ppl_mean"]) and math.isnan(german["plexity_doc_perplexity"])
+    assert fields[0]["plexity_passthrough"] == "" and fields[0]["plexity_ppl_mean"] > 0
+
+    by_document = PerplexityDocumentFilter(label_only=True)
+    for doc in docs:
+        by_document.filter(doc)
+    fields = [plexity_fields(doc) for doc in docs]
+    assert all(f.keys() == fields[0].keys() for f in fields)
+    assert fields[1]["plexity_doc_model"] == "" and math.isnan(fields[1]["plexity_doc_perplexity"])
+
+
+def test_jsonl_writer_writes_a_number_without_value_as_null(tmp_path):
+    write_jsonl(tmp_path / "in", ROWS)
+    LocalPipelineExecutor(pipeline=[
+        JsonlReader(str(tmp_path / "in")),
+        PerplexitySentenceFilter(exclusion_writer=JsonlWriter(str(tmp_path / "excluded"))),
+        JsonlWriter(str(tmp_path / "out")),
+    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    docs = {d["id"]: d for d in read_jsonl_dir(tmp_path / "out")}
+    assert docs["de"]["metadata"]["plexity_ppl_mean"] is None  # (NaN, written by orjson as null)
+    assert docs["de"]["metadata"]["plexity_passthrough"] == "language:de"
+    assert docs["en"]["metadata"]["plexity_passthrough"] == ""
+    excluded = {d["id"]: d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")}
+    assert excluded == {"menu": "too_short", "blank": "empty_input"}
+
+
+def test_parquet_in_parquet_out_with_datatrove_own_reader_and_writer(tmp_path):
+    """ParquetWriter takes its schema from the first document: a field None there and a string
+    or a number later (the German page's passthrough, its NaN perplexities) stopped the task."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    from datatrove.pipeline.readers import ParquetReader
+    from datatrove.pipeline.writers import ParquetWriter
+
+    (tmp_path / "in").mkdir()
+    table = pa.Table.from_pylist([{k: v for k, v in row.items() if k != "metadata"} | {"dump": "CC-1"}
+                                  for row in ROWS])
+    pq.write_table(table, tmp_path / "in" / "part.parquet")
+    LocalPipelineExecutor(pipeline=[
+        ParquetReader(str(tmp_path / "in")),
+        PerplexitySentenceFilter(exclusion_writer=ParquetWriter(str(tmp_path / "excluded"), batch_size=1)),
+        PerplexityDocumentFilter(label_only=True),
+        ParquetWriter(str(tmp_path / "out"), batch_size=2),
+    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    out = pq.read_table(tmp_path / "out").to_pylist()
+    assert [d["id"] for d in out] == ["en", "de", "zh", "en2"]
+    assert [d["metadata"]["plexity_passthrough"] for d in out] == ["", "language:de", "language:zh", ""]
+    excluded = pq.read_table(tmp_path / "excluded").to_pylist()
+    assert [(d["id"], d["metadata"]["filter_reason"]) for d in excluded] == [("menu", "too_short"),
+                                                                             ("blank", "empty_input")]
