@@ -111,3 +111,26 @@ def test_parquet_in_parquet_out_with_datatrove_own_reader_and_writer(tmp_path):
     excluded = pq.read_table(tmp_path / "excluded").to_pylist()
     assert [(d["id"], d["metadata"]["filter_reason"]) for d in excluded] == [("menu", "too_short"),
                                                                              ("blank", "empty_input")]
+
+
+def test_a_row_whose_text_or_language_is_no_string_is_one_counted_drop_not_the_end_of_the_task(tmp_path):
+    """A dataset's row with a list of paragraphs or a dict as its text, or a number as its language
+    label, stopped the task (TypeError, AttributeError); the other rows were lost.  (A number as
+    its text already stops datatrove's JsonlReader, which takes its len().)"""
+    rows = [{"id": "fields", "text": {"title": "A", "body": ENGLISH}},
+            {"id": "paragraphs", "text": [ENGLISH, ENGLISH]},
+            {"id": "odd-label", "text": ENGLISH, "language": 7},  # (ignored: the text's language is identified)
+            {"id": "en", "text": ENGLISH, "language": "en"}]
+    write_jsonl(tmp_path / "in", rows)
+    step = PerplexitySentenceFilter(exclusion_writer=JsonlWriter(str(tmp_path / "excluded")))
+    LocalPipelineExecutor(pipeline=[
+        JsonlReader(str(tmp_path / "in")), step, PerplexityDocumentFilter(label_only=True),
+        JsonlWriter(str(tmp_path / "out")),
+    ], tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    assert sorted(d["id"] for d in read_jsonl_dir(tmp_path / "out")) == ["en", "odd-label"]
+    excluded = {d["id"]: d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")}
+    assert excluded == {"fields": "input_not_text", "paragraphs": "input_not_text"}
+    stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
+    filter_stats = next(s["stats"] for s in stats if s["name"] == str(step))
+    assert filter_stats["total"] == 4 and filter_stats["dropped_input_not_text"] == 2
+    assert PerplexityDocumentFilter().filter(Document(text=[ENGLISH], id="x")) == (False, "input_not_text")

@@ -12,6 +12,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
+from .filter import INPUT_NOT_TEXT, declared_language
 from .run_settings import model_settings, step_settings, with_settings
 
 _FIELDS = ("plexity_doc_perplexity", "plexity_doc_model", "plexity_passthrough", "plexity_doc_would_drop")
@@ -50,7 +51,8 @@ class PerplexityDocumentFilter(BaseFilter):
     writes null), ``plexity_doc_model`` ("" when not scored), ``plexity_passthrough`` (why not
     scored, else ""), with ``label_only`` ``plexity_doc_would_drop`` ("" when kept): never None,
     one type per field, as datatrove's ParquetWriter needs.  Counters: ``scored``, ``passthrough`` and
-    ``passthrough_<why>``, ``no_text``, besides BaseFilter's.
+    ``passthrough_<why>``, ``no_text``, besides BaseFilter's; a document whose text is not str
+    or bytes is dropped as ``input_not_text``.
     """
 
     name = "🧮 Perplexity document"
@@ -108,9 +110,11 @@ class PerplexityDocumentFilter(BaseFilter):
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         meta = doc.metadata
+        if doc.text is not None and not isinstance(doc.text, (str, bytes)):  # (a number, a list: not the task's end)
+            return False, INPUT_NOT_TEXT
         score, passthrough, model = (None, None, None)
         if doc.text and doc.text.strip():
-            score, passthrough, model = self.scorer.score_document(doc.text, language=meta.get("language"))
+            score, passthrough, model = self.scorer.score_document(doc.text, language=declared_language(doc))
         # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs)
         meta["plexity_doc_perplexity"] = score.perplexity if score is not None else None
         meta["plexity_doc_model"] = model

@@ -8,6 +8,7 @@ from os import PathLike
 from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
+from datatrove.utils.logging import logger
 
 from ..cleaning import policy
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
@@ -23,6 +24,15 @@ from ..text.sentences import DEFAULT_MAX_CHARS
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer] = {}
 
 OTHER_LANGUAGE_ACTIONS = policy.OTHER_LANGUAGE_ACTIONS
+INPUT_NOT_TEXT = "input_not_text"  # why a document whose text is no str or bytes is dropped (as Scrapy's)
+
+
+def declared_language(doc: Document) -> str | None:
+    """The language an upstream step set (``metadata["language"]``, datatrove's LanguageFilter),
+    if it is a label at all: a number or a list there is ignored (the text's language is then
+    identified) instead of stopping the task."""
+    language = doc.metadata.get("language")
+    return language if isinstance(language, str) else None
 
 
 class PerplexitySentenceFilter(BaseFilter):
@@ -81,6 +91,9 @@ class PerplexitySentenceFilter(BaseFilter):
     datatrove's JsonlWriter writes as null), so that datatrove's ParquetWriter, which takes its
     schema from the first document, writes them all (`plexity_plugins.cleaning.policy.typed_metadata`).
 
+    A document whose text is not str or bytes (a dataset row holding a number or a list there)
+    is dropped as ``input_not_text``, with one warning per task, instead of stopping the task.
+
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
     ``chars_dropped``, ``replaced_chars``, ``passthrough`` and ``passthrough_<reason>``.
@@ -135,6 +148,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self.max_sentence_chars = max_sentence_chars
         self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
         self.language_check = language_check
+        self._warned_not_text = False
         # its settings in its name: what datatrove's log and stats show of the step
         self.name = with_settings(type(self).name, self.model_name, self.method, f"threshold {self.threshold:g}",
                                   *self._non_default_policy())
@@ -169,8 +183,16 @@ class PerplexitySentenceFilter(BaseFilter):
         return _PROCESS_SCORERS.setdefault(self._page_text_key, self._page_text_scorer)
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
+        text = bytes(doc.text) if isinstance(doc.text, (bytearray, memoryview)) else doc.text
+        if text is not None and not isinstance(text, (str, bytes)):
+            # (a dataset's row whose text field holds a number, a list of paragraphs ...: it stopped the task)
+            if not self._warned_not_text:
+                self._warned_not_text = True
+                logger.warning(f"document {doc.id!r}: its text is a {type(text).__name__}, not str or bytes: dropped "
+                               f"as {INPUT_NOT_TEXT} (said once; counted in dropped_{INPUT_NOT_TEXT})")
+            return False, INPUT_NOT_TEXT
         scorer = self.page_text_scorer if is_page_text(doc) else self.scorer
-        verdict = self.policy.judge(doc.text or "", scorer=scorer, language=doc.metadata.get("language"))
+        verdict = self.policy.judge(text or "", scorer=scorer, language=declared_language(doc))
         for name, value in policy.counts(verdict).items():
             self.stat_update(name, value=value)
         if verdict.status == policy.PASSED_THROUGH or verdict.reason == policy.OTHER_LANGUAGE:
