@@ -134,3 +134,19 @@ def test_a_row_whose_text_or_language_is_no_string_is_one_counted_drop_not_the_e
     filter_stats = next(s["stats"] for s in stats if s["name"] == str(step))
     assert filter_stats["total"] == 4 and filter_stats["dropped_input_not_text"] == 2
     assert PerplexityDocumentFilter().filter(Document(text=[ENGLISH], id="x")) == (False, "input_not_text")
+
+
+def test_html_given_as_text_is_counted_and_named_once_in_the_task_log(tmp_path):
+    """A dataset of HTML pages in its text field, with no extractor before the filter: the
+    markup was cleaned as text and written without a word said."""
+    page = ("<!DOCTYPE html>\n<html><head><title>News</title></head><body>\n<nav>Home | News</nav>\n"
+            f"<p>{ENGLISH}</p>\n</body></html>")
+    write_jsonl(tmp_path / "in", [{"id": "p1", "text": page}, {"id": "p2", "text": "\ufeff  " + page},
+                                  {"id": "en", "text": ENGLISH + "\n<p>is not a page</p>"}])
+    step = PerplexitySentenceFilter()
+    LocalPipelineExecutor(pipeline=[JsonlReader(str(tmp_path / "in")), step, JsonlWriter(str(tmp_path / "out"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
+    assert next(s["stats"] for s in stats if s["name"] == str(step))["looks_like_html"] == 2
+    log = (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
+    assert log.count("its text is an HTML page") == 1 and "put an extractor step before it" in log

@@ -26,6 +26,20 @@ _PROCESS_SCORERS: dict[tuple, PerplexityScorer] = {}
 OTHER_LANGUAGE_ACTIONS = policy.OTHER_LANGUAGE_ACTIONS
 INPUT_NOT_TEXT = "input_not_text"  # why a document whose text is no str or bytes is dropped (as Scrapy's)
 
+LOOKS_LIKE_HTML = "looks_like_html"  # the counter of texts that are HTML pages (no extractor before the filter)
+_HTML_STARTS = ("<!doctype html", "<html", "<head", "<body")
+
+
+def looks_like_html(text: str | bytes) -> bool:
+    """Whether `text` is an HTML page rather than text: it starts (after white space and a BOM)
+    with ``<!DOCTYPE html``, ``<html``, ``<head`` or ``<body``, or an XML declaration followed by
+    ``<html`` soon after."""
+    start = text[:1024] if isinstance(text, str) else text[:1024].decode("utf-8", "replace")
+    start = start.lstrip("\ufeff \t\r\n").lower()
+    if start.startswith("<?xml"):
+        return "<html" in start or "<!doctype html" in start
+    return start.startswith(_HTML_STARTS)
+
 
 def declared_language(doc: Document) -> str | None:
     """The language an upstream step set (``metadata["language"]``, datatrove's LanguageFilter),
@@ -93,10 +107,13 @@ class PerplexitySentenceFilter(BaseFilter):
 
     A document whose text is not str or bytes (a dataset row holding a number or a list there)
     is dropped as ``input_not_text``, with one warning per task, instead of stopping the task.
+    A text that is an HTML page (no extractor before the filter; `looks_like_html`) is counted
+    as ``looks_like_html``, with one warning per task naming the extractor steps, and cleaned as
+    the text it is.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
-    ``chars_dropped``, ``replaced_chars``, ``passthrough`` and ``passthrough_<reason>``.
+    ``chars_dropped``, ``replaced_chars``, ``passthrough``, ``passthrough_<reason>`` and ``looks_like_html``.
     """
 
     name = "🧮 Perplexity sentences"
@@ -148,7 +165,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self.max_sentence_chars = max_sentence_chars
         self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
         self.language_check = language_check
-        self._warned_not_text = False
+        self._warned_not_text = self._warned_html = False
         # its settings in its name: what datatrove's log and stats show of the step
         self.name = with_settings(type(self).name, self.model_name, self.method, f"threshold {self.threshold:g}",
                                   *self._non_default_policy())
@@ -191,6 +208,13 @@ class PerplexitySentenceFilter(BaseFilter):
                 logger.warning(f"document {doc.id!r}: its text is a {type(text).__name__}, not str or bytes: dropped "
                                f"as {INPUT_NOT_TEXT} (said once; counted in dropped_{INPUT_NOT_TEXT})")
             return False, INPUT_NOT_TEXT
+        if text and looks_like_html(text):
+            self.stat_update(LOOKS_LIKE_HTML)
+            if not self._warned_html:
+                self._warned_html = True
+                logger.warning(f"document {doc.id!r}: its text is an HTML page, which this filter cleans as text, "
+                               f"markup and all: put an extractor step before it (LearnedExtractor, "
+                               f"HtmlTagsExtractor ...) (said once; counted in {LOOKS_LIKE_HTML})")
         scorer = self.page_text_scorer if is_page_text(doc) else self.scorer
         verdict = self.policy.judge(text or "", scorer=scorer, language=declared_language(doc))
         for name, value in policy.counts(verdict).items():
