@@ -150,3 +150,20 @@ def test_html_given_as_text_is_counted_and_named_once_in_the_task_log(tmp_path):
     assert next(s["stats"] for s in stats if s["name"] == str(step))["looks_like_html"] == 2
     log = (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
     assert log.count("its text is an HTML page") == 1 and "put an extractor step before it" in log
+
+
+def test_a_pdf_or_binary_bytes_as_text_are_dropped_as_input_not_text(tmp_path):
+    """A PDF's bytes in the text field (decoded as latin-1 into a JSONL row, or a Parquet binary
+    column) were cleaned as text and kept: thousands of characters of garbage and U+FFFD."""
+    pdf = (b"%PDF-1.4\n" + bytes(range(256)) * 20).decode("latin-1")
+    write_jsonl(tmp_path / "in", [{"id": "pdf", "text": pdf}, {"id": "en", "text": ENGLISH}])
+    step = PerplexitySentenceFilter(exclusion_writer=JsonlWriter(str(tmp_path / "excluded")))
+    LocalPipelineExecutor(pipeline=[JsonlReader(str(tmp_path / "in")), step, JsonlWriter(str(tmp_path / "out"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    assert [d["id"] for d in read_jsonl_dir(tmp_path / "out")] == ["en"]
+    assert [d["metadata"]["filter_reason"] for d in read_jsonl_dir(tmp_path / "excluded")] == ["input_not_text"]
+    assert "document 'pdf': its text is PDF, not text" in (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
+    noise = bytes([0, 1, 2, 3, 200, 150, 7, 8]) * 1000  # (bytes: what a Parquet binary column gives)
+    assert step.filter(Document(text=noise, id="noise")) == (False, "input_not_text")
+    assert PerplexityDocumentFilter().filter(Document(text=noise, id="noise")) == (False, "input_not_text")
+    assert step.filter(Document(text=ENGLISH.encode(), id="utf-8 bytes")) is True

@@ -12,7 +12,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
-from .filter import INPUT_NOT_TEXT, declared_language
+from .filter import INPUT_NOT_TEXT, declared_language, not_text
 from .run_settings import model_settings, step_settings, with_settings
 
 _FIELDS = ("plexity_doc_perplexity", "plexity_doc_model", "plexity_passthrough", "plexity_doc_would_drop")
@@ -52,7 +52,7 @@ class PerplexityDocumentFilter(BaseFilter):
     scored, else ""), with ``label_only`` ``plexity_doc_would_drop`` ("" when kept): never None,
     one type per field, as datatrove's ParquetWriter needs.  Counters: ``scored``, ``passthrough`` and
     ``passthrough_<why>``, ``no_text``, besides BaseFilter's; a document whose text is not str
-    or bytes is dropped as ``input_not_text``.
+    or bytes, or is a PDF's, an image's ... (`filter.not_text`), is dropped as ``input_not_text``.
     """
 
     name = "🧮 Perplexity document"
@@ -110,7 +110,7 @@ class PerplexityDocumentFilter(BaseFilter):
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         meta = doc.metadata
-        if doc.text is not None and not isinstance(doc.text, (str, bytes)):  # (a number, a list: not the task's end)
+        if not_text(doc.text):  # (a list, a PDF's bytes ...: dropped, as the sentence filter drops it)
             return False, INPUT_NOT_TEXT
         score, passthrough, model = (None, None, None)
         if doc.text and doc.text.strip():

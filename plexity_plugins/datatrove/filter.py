@@ -11,6 +11,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from datatrove.utils.logging import logger
 
 from ..cleaning import policy
+from ..io.inputs import binary_kind
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer
@@ -39,6 +40,19 @@ def looks_like_html(text: str | bytes) -> bool:
     if start.startswith("<?xml"):
         return "<html" in start or "<!doctype html" in start
     return start.startswith(_HTML_STARTS)
+
+
+def not_text(text) -> str | None:
+    """Why a document's `text` is no text ("its text is a list, not str or bytes", "its text is
+    PDF, not text": bytes, or characters, that start as a PDF, an image, an archive, or rich in
+    NUL and control codes, as `plexity clean` judges a .txt file), else None."""
+    if text is None:
+        return None
+    if not isinstance(text, (str, bytes)):
+        return f"its text is a {type(text).__name__}, not str or bytes"
+    head = text[:4096] if isinstance(text, bytes) else text[:1024].encode("utf-8", "replace")
+    kind = binary_kind(head)
+    return f"its text is {kind}, not text" if kind else None
 
 
 def declared_language(doc: Document) -> str | None:
@@ -105,8 +119,9 @@ class PerplexitySentenceFilter(BaseFilter):
     datatrove's JsonlWriter writes as null), so that datatrove's ParquetWriter, which takes its
     schema from the first document, writes them all (`plexity_plugins.cleaning.policy.typed_metadata`).
 
-    A document whose text is not str or bytes (a dataset row holding a number or a list there)
-    is dropped as ``input_not_text``, with one warning per task, instead of stopping the task.
+    A document whose text is not str or bytes (a dataset row holding a number or a list there),
+    or whose text starts as a PDF, an image, an archive or bytes rich in NUL and control codes
+    (`not_text`), is dropped as ``input_not_text``, with one warning per task.
     A text that is an HTML page (no extractor before the filter; `looks_like_html`) is counted
     as ``looks_like_html``, with one warning per task naming the extractor steps, and cleaned as
     the text it is.
@@ -201,12 +216,12 @@ class PerplexitySentenceFilter(BaseFilter):
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         text = bytes(doc.text) if isinstance(doc.text, (bytearray, memoryview)) else doc.text
-        if text is not None and not isinstance(text, (str, bytes)):
-            # (a dataset's row whose text field holds a number, a list of paragraphs ...: it stopped the task)
+        why = not_text(text)
+        if why:  # (a row whose text field holds a list of paragraphs: it stopped the task; a PDF's bytes: kept)
             if not self._warned_not_text:
                 self._warned_not_text = True
-                logger.warning(f"document {doc.id!r}: its text is a {type(text).__name__}, not str or bytes: dropped "
-                               f"as {INPUT_NOT_TEXT} (said once; counted in dropped_{INPUT_NOT_TEXT})")
+                logger.warning(f"document {doc.id!r}: {why}: dropped as {INPUT_NOT_TEXT} "
+                               f"(said once; counted in dropped_{INPUT_NOT_TEXT})")
             return False, INPUT_NOT_TEXT
         if text and looks_like_html(text):
             self.stat_update(LOOKS_LIKE_HTML)
