@@ -90,7 +90,7 @@ def test_jsonl_writer_writes_a_number_without_value_as_null(tmp_path):
 def test_parquet_in_parquet_out_with_datatrove_own_reader_and_writer(tmp_path):
     """ParquetWriter takes its schema from the first document: a field None there and a string
     or a number later (the German page's passthrough, its NaN perplexities) stopped the task."""
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa  # (the [test] extra's: datatrove's Parquet steps need it)
     import pyarrow.parquet as pq
     from datatrove.pipeline.readers import ParquetReader
     from datatrove.pipeline.writers import ParquetWriter
