@@ -151,3 +151,55 @@ def test_the_web_demo_reads_an_html_files_bytes_the_same_way():
         assert refused.value.code == 415
     finally:
         stop_server(process)
+
+
+# Windows-1252 bytes ("é", "’", "“") and no charset declared anywhere: read as UTF-8, as browsers'
+# last rule says, so each of those bytes is replaced by U+FFFD.
+UNDECLARED_CP1252 = ("<html><body><p>The café on the rue de l’Église said the council’s “new plan” "
+                     "would bring more visitors to the square in the summer months.</p></body></html>").encode("cp1252")
+UNDECLARED_REPLACED = 6  # é ’ É ’ “ ”
+
+
+def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_front_end(tmp_path):
+    """The same undecodable page counts the same replaced_chars in plexity clean (plexity-stats.json),
+    plexity run's pipeline (WarcHtmlReader -> extractor -> PerplexitySentenceFilter: the filter's
+    replaced_chars counter and the document's plexity_replaced_chars) and the Scrapy pipeline given
+    the page's bytes (plexity/replaced_chars, plexity_replaced_chars).  plexity run counted 0: its
+    reader decoded the page without counting."""
+    from scrapy.utils.test import get_crawler
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    assert decode_html(UNDECLARED_CP1252, "text/html")[0].count("\ufffd") == UNDECLARED_REPLACED
+    (tmp_path / "in").mkdir()
+    write_warc(tmp_path / "in" / "page.warc.gz",
+               [response(WARCWriter(io.BytesIO()), "http://t/cafe", UNDECLARED_CP1252, "text/html")])
+    settings = ["--extractor", "tags", "--method", "regions", "--threshold", "1e12", "--min-chars", "0"]
+
+    # plexity clean
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                          "-o", str(tmp_path / "clean"), "-q", *settings], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())["replaced_chars"] == UNDECLARED_REPLACED
+
+    # plexity run's steps
+    step = PerplexitySentenceFilter(method="regions", threshold=1e12, min_chars=0)
+    documents = list(step.run(HtmlTagsExtractor().run(WarcHtmlReader(str(tmp_path / "in")).run())))
+    assert [d.metadata["plexity_replaced_chars"] for d in documents] == [UNDECLARED_REPLACED]
+    assert step.stats.stats["replaced_chars"].total == UNDECLARED_REPLACED
+
+    # the Scrapy pipeline, given response.body
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": "regions",
+                                         "PLEXITY_THRESHOLD": 1e12, "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        item = asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": UNDECLARED_CP1252}))
+    finally:
+        pipeline.close_spider()
+    assert item["plexity"]["plexity_replaced_chars"] == UNDECLARED_REPLACED
+    assert crawler.stats.get_value("plexity/replaced_chars") == UNDECLARED_REPLACED
+    assert item["text"] == documents[0].text  # (and the same text)

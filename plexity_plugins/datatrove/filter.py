@@ -16,7 +16,7 @@ from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer
 from ..scoring.methods import method_for_page_text
-from .readers import is_page_text
+from .readers import decoding_replaced, is_page_text
 from .run_settings import model_settings, step_settings, with_settings
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -114,7 +114,8 @@ class PerplexitySentenceFilter(BaseFilter):
     ``plexity_ppl_mean``, ``plexity_ppl_median`` (NaN without sentences),
     ``plexity_doc_perplexity`` (the text's document perplexity before cleaning,
     `PerplexityScorer.document_perplexity`; NaN when passed through),
-    ``plexity_replaced_chars`` and ``plexity_passthrough`` (e.g. "language:de").  Every document
+    ``plexity_replaced_chars`` (characters replaced by U+FFFD: undecodable bytes, `WarcHtmlReader`'s
+    decoding included, NULs, lone surrogates) and ``plexity_passthrough`` (e.g. "language:de").  Every document
     gets every field, never None: a text field without a value is "", a number field NaN (which
     datatrove's JsonlWriter writes as null), so that datatrove's ParquetWriter, which takes its
     schema from the first document, writes them all (`plexity_plugins.cleaning.policy.typed_metadata`).
@@ -231,7 +232,9 @@ class PerplexitySentenceFilter(BaseFilter):
                                f"markup and all: put an extractor step before it (LearnedExtractor, "
                                f"HtmlTagsExtractor ...) (said once; counted in {LOOKS_LIKE_HTML})")
         scorer = self.page_text_scorer if is_page_text(doc) else self.scorer
-        verdict = self.policy.judge(text or "", scorer=scorer, language=declared_language(doc))
+        # (the U+FFFD WarcHtmlReader inserted decoding the page's bytes count too, as in plexity clean)
+        verdict = self.policy.judge(text or "", scorer=scorer, language=declared_language(doc),
+                                    extra_replaced=decoding_replaced(doc))
         for name, value in policy.counts(verdict).items():
             self.stat_update(name, value=value)
         if verdict.status == policy.PASSED_THROUGH or verdict.reason == policy.OTHER_LANGUAGE:

@@ -10,6 +10,7 @@ from datatrove.utils.logging import logger
 
 from ..extractors import decode_html
 from ..errors import NotARegularFile
+from ..io.decoding import replaced_in_decoding
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, open_input,
                          unsupported_compression)
@@ -25,10 +26,21 @@ PAGE_TEXT_WARC_TYPE = "conversion"
 # page's content, which no extractor reads and the filter cleans with its own method, as the first time.
 CLEANED_TEXT_KEY = "cleaned_text"
 
+# A Document's metadata ``replaced_chars``: the characters the reader replaced (U+FFFD) decoding its
+# payload's bytes, which `PerplexitySentenceFilter` adds to the document's ``plexity_replaced_chars``
+# and its ``replaced_chars`` counter, as ``plexity clean`` and the Scrapy pipeline (given bytes) count them.
+REPLACED_CHARS_KEY = "replaced_chars"
+
 
 def is_page_text(doc) -> bool:
     """Whether `doc` is a WET record's text (a page's text already), not a page's HTML."""
     return doc.metadata.get("warc_type") == PAGE_TEXT_WARC_TYPE
+
+
+def decoding_replaced(doc) -> int:
+    """Characters `WarcHtmlReader` replaced decoding `doc`'s bytes (0 for a Document from elsewhere)."""
+    value = doc.metadata.get(REPLACED_CHARS_KEY)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def is_cleaned_text(doc) -> bool:
@@ -233,9 +245,10 @@ class WarcHtmlReader(BaseDiskReader):
             logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
             return None
         if record.kind in (PAGE_TEXT, CLEANED_TEXT):  # a WET or a cleaned record: the page's text, UTF-8
-            html, charset = sanitize(record.payload, keep_nul=True)[0], "utf-8"
+            (html, replaced), charset = sanitize(record.payload, keep_nul=True), "utf-8"
         else:
             html, charset = decode_html(record.payload, record.content_type)
+            replaced = replaced_in_decoding(record.payload, html)
         record.payload = None  # (the text goes on; its bytes need not stay with the reader while it does)
         if not html.strip():
             self.stat_update("skipped_empty_payload")
@@ -247,6 +260,7 @@ class WarcHtmlReader(BaseDiskReader):
             "date": record.date,
             "content_type": record.content_type,
             "charset": charset,
+            REPLACED_CHARS_KEY: replaced,
         }
         if record.kind == PAGE_TEXT:
             data["warc_type"] = PAGE_TEXT_WARC_TYPE

@@ -62,4 +62,10 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
 def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:
     """(text, characters replaced): `decode_html`, counting the U+FFFD it had to insert."""
     text, _ = decode_html(body, content_type)
-    return text, max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
+    return text, replaced_in_decoding(body, text)
+
+
+def replaced_in_decoding(body: bytes, text: str) -> int:
+    """The U+FFFD that decoding `body` into `text` inserted (those the bytes spelled are not counted):
+    the ``replaced_chars`` every front end counts for a page's bytes."""
+    return max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
