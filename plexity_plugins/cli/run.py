@@ -666,6 +666,6 @@ def add_parser(subparsers) -> None:
     slurm.add_argument("--time", default="24:00:00", help="time limit per task (default: 24:00:00)")
     slurm.add_argument("--venv", default=None,
                        help="virtualenv (dir or its bin/activate) the jobs activate (default: the running one)")
-    slurm.add_argument("--job-name", default="plexity")
+    slurm.add_argument("--job-name", default="plexity", help="the Slurm job's name (default: plexity)")
     slurm.add_argument("--wait", action="store_true", help="wait for the Slurm job, then print the stats")
     p.set_defaults(func=cmd_run)

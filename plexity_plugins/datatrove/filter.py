@@ -128,8 +128,10 @@ class PerplexitySentenceFilter(BaseFilter):
     the text it is.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
-    ``dropped_<reason>``: ``sentences_kept``, ``sentences_dropped``, ``chars_kept``,
-    ``chars_dropped``, ``replaced_chars``, ``passthrough``, ``passthrough_<reason>`` and ``looks_like_html``.
+    ``dropped_<reason>`` (``input_not_text`` among the reasons): ``sentences_kept``, ``sentences_dropped``,
+    ``chars_kept``, ``chars_dropped``, ``replaced_chars``, ``passthrough``, ``passthrough_<reason>``,
+    ``empty`` and ``empty_<reason>`` (why a cleaned text is empty: `policy.EMPTY_REASONS`) and
+    ``looks_like_html``.
     """
 
     name = "🧮 Perplexity sentences"

@@ -116,15 +116,18 @@ class WarcHtmlReader(BaseDiskReader):
         id_key: as in datatrove's readers
         default_metadata: as in datatrove's readers
         recursive: search `data_folder` recursively
-        glob_pattern: files to read, relative to `data_folder` (default: ``*.warc`` and
-            ``*.warc.gz`` files, recursively)
+        glob_pattern: files to read, relative to `data_folder` (default ``"**/*.warc*"``: ``.warc``,
+            ``.warc.gz`` and WET files, recursively; a ``.warc.bz2``, ``.xz`` or ``.zst`` is counted as
+            ``unsupported_compression``)
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
             (``skipped_too_large``); default 50 MB, as ``plexity clean --max-document-bytes``
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
             (``skipped_undecodable``); default 30, the extraction time limit's
 
-    Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``.
+    Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
+    ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
+    back, ``warc_truncated`` for a page the crawler cut (``WARC-Truncated``).
     """
 
     name = "🕷 WARC HTML"
