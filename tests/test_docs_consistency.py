@@ -1,0 +1,153 @@
+"""The docs name what the code has, and the code's options, settings, arguments and counters are
+documented where a user looks for them: every option of a `plexity` command on its page (and every
+option a usage block shows exists), every Scrapy ``PLEXITY_*`` setting in docs/scrapy.md's table,
+every argument of the datatrove steps and every counter they keep in docs/datatrove.md (the
+document filter's in docs/models.md).  Fast: no model is opened and nothing runs."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+PACKAGE = REPO / "plexity_plugins"
+
+# command -> the page that documents it
+COMMAND_PAGES = {
+    "clean": "cli.md", "score": "cli.md", "models import": "models.md", "run": "datatrove.md",
+    "serve": "web.md", "report": "web.md", "train": "training.md", "calibrate": "training.md",
+}
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def subparser(command: str) -> argparse.ArgumentParser:
+    from plexity_plugins.cli import build_parser
+
+    parser = build_parser()
+    for word in command.split():
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
+    return parser
+
+
+def long_options(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
+
+
+def named(option: str, text: str) -> bool:
+    return re.search(re.escape(option) + r"(?![\w-])", text) is not None
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_PAGES))
+def test_every_option_of_a_command_is_named_on_its_page(command):
+    text = page(COMMAND_PAGES[command])
+    missing = sorted(o for o in long_options(subparser(command)) if not named(o, text))
+    assert not missing, f"plexity {command}: {missing} not in docs/{COMMAND_PAGES[command]}"
+
+
+def usage_blocks(text: str, command: str) -> list[str]:
+    """The ``text`` blocks that show `plexity COMMAND`'s usage (they start with it), each joined into one line."""
+    blocks = re.findall(r"^```text\n(.*?)^```", text, re.M | re.S)
+    return [block.replace("\\\n", " ") for block in blocks if block.startswith(f"plexity {command} ")]
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_PAGES))
+def test_every_option_a_usage_block_shows_exists(command):
+    options = long_options(subparser(command))
+    shown = [o for block in usage_blocks(page(COMMAND_PAGES[command]), command)
+             for line in block.splitlines() if line.startswith(f"plexity {command}") or line.startswith(" ")
+             for o in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line.split("#")[0])]
+    unknown = sorted(set(shown) - options)
+    assert not unknown, f"docs/{COMMAND_PAGES[command]} shows plexity {command} {unknown}, which it does not take"
+
+
+def test_the_usage_blocks_are_found():  # (else the test above checks nothing)
+    for command in ("clean", "score", "run", "serve", "train", "calibrate"):
+        assert usage_blocks(page(COMMAND_PAGES[command]), command), command
+
+
+def scrapy_settings_read() -> set[str]:
+    """The PLEXITY_* settings plexity_plugins/scrapy.py reads from Scrapy's settings."""
+    source = (PACKAGE / "scrapy.py").read_text(encoding="utf-8")
+    return set(re.findall(r'settings(?:\.get\w*\(|, )"(PLEXITY_[A-Z_]+)"', source))
+
+
+def scrapy_settings_documented() -> set[str]:
+    rows = [line for line in page("scrapy.md").splitlines() if line.startswith("| `PLEXITY_")]
+    return {name for row in rows for name in re.findall(r"`(PLEXITY_[A-Z_]+)`", row.split(" | ")[0])}
+
+
+def test_every_scrapy_setting_is_in_the_settings_table_and_every_row_is_read():
+    read, documented = scrapy_settings_read(), scrapy_settings_documented()
+    assert len(read) > 20  # (the pattern finds them)
+    assert not read - documented, f"read by the pipeline, not in docs/scrapy.md's table: {sorted(read - documented)}"
+    assert not documented - read, f"in docs/scrapy.md's table, never read: {sorted(documented - read)}"
+
+
+def own_parameters(cls) -> list[str]:
+    """The arguments `cls` adds to those of the datatrove class it extends."""
+    base = next(b for b in cls.__mro__[1:] if b.__module__.startswith("datatrove"))
+    inherited = set(inspect.signature(base.__init__).parameters)
+    return [p for p in inspect.signature(cls.__init__).parameters if p not in inherited | {"self", "args", "kwargs"}]
+
+
+@pytest.mark.parametrize("name, page_name", [
+    ("PerplexitySentenceFilter", "datatrove.md"), ("WarcHtmlReader", "datatrove.md"),
+    ("HtmlTagsExtractor", "datatrove.md"), ("LearnedExtractor", "datatrove.md"),
+    ("PerplexityDocumentFilter", "models.md")])
+def test_every_argument_of_a_datatrove_step_is_documented(name, page_name):
+    import plexity_plugins.datatrove as steps
+
+    parameters = own_parameters(getattr(steps, name))
+    assert parameters
+    text = page(page_name)
+    missing = [p for p in parameters if f"`{p}`" not in text]
+    assert not missing, f"{name}: {missing} not in docs/{page_name}"
+
+
+def counters(module: str) -> set[str]:
+    """The counter names a module passes to ``stat_update`` as literals or module constants."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    names = set()
+    for node in ast.walk(ast.parse(Path(mod.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "stat_update":
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    names.add(arg.value)
+                elif isinstance(arg, ast.Name) and isinstance(getattr(mod, arg.id, None), str):
+                    names.add(getattr(mod, arg.id))
+                elif isinstance(arg, ast.JoinedStr) and isinstance(arg.values[0], ast.Constant):
+                    names.add(arg.values[0].value + "<")  # f"skipped_{...}": documented as skipped_<...>
+    return names
+
+
+@pytest.mark.parametrize("module, page_name", [
+    ("plexity_plugins.datatrove.filter", "datatrove.md"), ("plexity_plugins.datatrove.readers", "datatrove.md"),
+    ("plexity_plugins.datatrove.extractors", "datatrove.md"),
+    ("plexity_plugins.datatrove.document_filter", "models.md")])
+def test_every_counter_of_a_datatrove_step_is_documented(module, page_name):
+    names = counters(module)
+    assert names
+    if module.endswith(".readers"):  # (counted as f"skipped_{record.skip}")
+        from plexity_plugins.io.inputs import RECORD_SKIPS
+
+        names |= {f"skipped_{reason}" for reason in RECORD_SKIPS}
+    if module.endswith(".extractors"):  # (counted by a variable: the sandbox's skips)
+        from plexity_plugins.datatrove.extractors import LOST_COUNTERS
+
+        names |= set(LOST_COUNTERS)
+    text = page(page_name)
+    missing = sorted(n for n in names if not re.search(f"`{re.escape(n.rstrip('<'))}" + ("" if n.endswith("<") else "`"),
+                                                       text))
+    assert not missing, f"{module} counts {missing}, not in docs/{page_name}"
