@@ -8,9 +8,8 @@ from datatrove.io import DataFileLike, DataFolderLike
 from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
-from ..extractors import decode_html
 from ..errors import NotARegularFile
-from ..io.decoding import replaced_in_decoding
+from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, open_input,
                          unsupported_compression)
@@ -250,8 +249,7 @@ class WarcHtmlReader(BaseDiskReader):
         if record.kind in (PAGE_TEXT, CLEANED_TEXT):  # a WET or a cleaned record: the page's text, UTF-8
             (html, replaced), charset = sanitize(record.payload, keep_nul=True), "utf-8"
         else:
-            html, charset = decode_html(record.payload, record.content_type)
-            replaced = replaced_in_decoding(record.payload, html)
+            html, charset, replaced = decode_html_replaced(record.payload, record.content_type)
         record.payload = None  # (the text goes on; its bytes need not stay with the reader while it does)
         if not html.strip():
             self.stat_update("skipped_empty_payload")

@@ -47,25 +47,28 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
     """(text, encoding) of an HTML body: BOM, then the Content-Type header, then the page's own
     declaration (UTF-16/32 there meaning UTF-8), else UTF-8; undecodable bytes become U+FFFD
     (never raises)."""
+    text, encoding, _ = decode_html_replaced(body, content_type)
+    return text, encoding
+
+
+def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[str, str, int]:
+    """(text, encoding, characters replaced): `decode_html`, with the U+FFFD it had to insert (those
+    the bytes spelled are not counted): the ``replaced_chars`` every front end counts for a page's bytes."""
     from w3lib.encoding import to_unicode
 
     encoding, bom = html_encoding(body, content_type)
     if codecs.lookup(encoding).name == "utf-8":
         # (valid UTF-8, nearly every page: decoded keeping its bytes as the str's UTF-8 form, which
-        # sending the page to the extraction child and parsing it would otherwise encode again)
+        # sending the page to the extraction child and parsing it would otherwise encode again;
+        # valid, so nothing replaced: no count to scan for)
         text = native.utf8_text(memoryview(body)[bom:])
         if text is not None:
-            return text, encoding
-    return to_unicode(body[bom:], encoding), encoding
+            return text, encoding, 0
+    text = to_unicode(body[bom:], encoding)
+    return text, encoding, max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
 
 
 def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:
     """(text, characters replaced): `decode_html`, counting the U+FFFD it had to insert."""
-    text, _ = decode_html(body, content_type)
-    return text, replaced_in_decoding(body, text)
-
-
-def replaced_in_decoding(body: bytes, text: str) -> int:
-    """The U+FFFD that decoding `body` into `text` inserted (those the bytes spelled are not counted):
-    the ``replaced_chars`` every front end counts for a page's bytes."""
-    return max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
+    text, _, replaced = decode_html_replaced(body, content_type)
+    return text, replaced
