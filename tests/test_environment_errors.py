@@ -68,7 +68,7 @@ def test_the_datatrove_reader_lets_an_installation_error_through(tmp_path, monke
     def out_of_memory(*args, **kwargs):
         raise MemoryError()
 
-    monkeypatch.setattr(readers, "decode_html", out_of_memory)
+    monkeypatch.setattr(readers, "decode_html_replaced", out_of_memory)  # (its decoding of each page)
     reader = WarcHtmlReader(str(SAMPLE.parent), glob_pattern=SAMPLE.name)
     with pytest.raises(MemoryError):
         list(reader())
