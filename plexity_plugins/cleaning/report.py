@@ -29,7 +29,7 @@ from .files import DROPPED_FILE, STATS_FILE
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
 # counts only `plexity run` keeps (`plexity_plugins.datatrove.run_counts`): no row for `plexity clean`'s stats
-RUN_ONLY_COUNTS = ("documents_extracted", "documents_kept")
+RUN_ONLY_COUNTS = ("records_not_pages", "documents_extracted", "documents_kept")
 KEPT_COLOUR = "#1f5fbf"
 DROPPED_COLOUR = "#c62828"
 
@@ -278,6 +278,7 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     rows = [
         ("files", "files"), ("files skipped", "files_skipped"),
         ("WARC records read", "records"), ("WARC records copied unchanged", "records_copied"),
+        ("WARC records that are no page, not written (requests, metadata, images ...)", "records_not_pages"),
         ("documents", "documents"), ("documents skipped", "documents_skipped"),
         ("documents with text extracted", "documents_extracted"), ("documents kept", "documents_kept"),
         ("documents dropped (by the document policy)", "documents_dropped"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.inputs import NOT_A_REGULAR_FILE, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
+from ..io.inputs import NOT_A_REGULAR_FILE, NOT_HTML, NOT_RESPONSE, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
 from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 from .run_settings import SETTINGS_FILE
 
@@ -36,11 +36,15 @@ def run_counts(merged: list) -> dict:
                                                             UNSUPPORTED_COMPRESSION) if reader.get(reason)}
         files_skipped = sum(file_skips.values())
         skipped = _by_prefix(reader, "skipped_")
+        # records that are no page (requests, metadata, images ...): `plexity clean` copies them
+        # (records_copied), a run writes only documents; they are not documents skipped
+        not_pages = sum(skipped.get(reason, 0) for reason in (NOT_RESPONSE, NOT_HTML))
         counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
                       file_skip_reasons=file_skips,
                       records=reader.get("records", 0), documents=reader.get("documents", 0),
                       documents_page_text=reader.get("page_texts", 0),
-                      documents_cleaned_text=reader.get("cleaned_texts", 0), documents_skipped=sum(skipped.values()),
+                      documents_cleaned_text=reader.get("cleaned_texts", 0),
+                      documents_skipped=sum(skipped.values()) - not_pages, records_not_pages=not_pages,
                       skip_reasons=skipped, damaged_files=_by_prefix(reader, "corrupt_files_"),
                       records_recovered=reader.get("records_recovered", 0),
                       bytes_skipped=reader.get("bytes_skipped", 0),
