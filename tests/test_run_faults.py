@@ -7,6 +7,7 @@ exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -167,6 +168,16 @@ def _busy_run(tmp_path: Path, stderr=subprocess.DEVNULL, workers: int = 2
     return run, command, uris, out
 
 
+@contextlib.contextmanager
+def _reaped(run: subprocess.Popen):
+    """Whatever the test asserts inside, no process of the run's session outlives it."""
+    try:
+        yield
+    finally:
+        for line in processes_in_session(run.pid):
+            os.kill(int(line.split()[0]), 9)
+
+
 def _rerun_gives_each_record_once(command: list[str], out: Path, uris: list[str]) -> None:
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
@@ -176,7 +187,7 @@ def _rerun_gives_each_record_once(command: list[str], out: Path, uris: list[str]
 
 def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_gives_each_record_once(tmp_path):
     run, command, uris, out = _busy_run(tmp_path)
-    try:
+    with _reaped(run):
         # both tasks are writing their documents
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before the kill"
         os.killpg(run.pid, 9)  # the run's process group, as a scheduler or a terminal does
@@ -186,15 +197,12 @@ def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_g
         before = _sizes(out)
         time.sleep(1.5)
         assert _sizes(out) == before  # nothing writes after the kill
-    finally:
-        for line in processes_in_session(run.pid):
-            os.kill(int(line.split()[0]), 9)
     _rerun_gives_each_record_once(command, out, uris)
 
 
 def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path):
     run, command, uris, out = _busy_run(tmp_path, stderr=subprocess.PIPE)
-    try:
+    with _reaped(run):
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before Ctrl+C"
         os.kill(run.pid, 2)  # SIGINT, as a terminal's Ctrl+C sends it to the run (its tasks lead groups of their own)
         _, err = run.communicate(timeout=30)
@@ -203,9 +211,6 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
                                                 "command runs the others")
         time.sleep(1)
         assert processes_in_session(run.pid) == []
-    finally:
-        for line in processes_in_session(run.pid):
-            os.kill(int(line.split()[0]), 9)
     _rerun_gives_each_record_once(command, out, uris)
 
 
@@ -214,13 +219,10 @@ def test_one_worker_run_killed_alone_leaves_no_process_holding_its_folder(tmp_pa
     # multiprocess Manager that outlived it, holding the output folder's lock, so the re-run
     # was refused as "in use by another run")
     run, command, uris, out = _busy_run(tmp_path, workers=1)
-    try:
+    with _reaped(run):
         assert run.poll() is None and completions(out / "logs") == [], "the task ended before the kill"
         os.kill(run.pid, 9)  # the run's own process only
         run.wait(10)
         time.sleep(1)
         assert processes_in_session(run.pid) == []
-    finally:
-        for line in processes_in_session(run.pid):
-            os.kill(int(line.split()[0]), 9)
     _rerun_gives_each_record_once(command, out, uris)
