@@ -77,7 +77,8 @@ class WarcHtmlReader(BaseDiskReader):
       ``skipped_not_response`` (request, metadata, warcinfo ... records),
       ``skipped_not_html`` (images, PDF, ...), ``skipped_too_large``,
       ``skipped_empty_payload``, ``skipped_undecodable``, ``skipped_truncated`` (shorter
-      than its Content-Length: the records after it are still read);
+      than its Content-Length: the records after it are still read), ``skipped_by_adapter`` (a
+      custom `adapter` returned None or no text for it);
     - a file that is not a WARC, or ends inside a record, or turns to garbage, is counted in
       ``corrupt_files`` and ``corrupt_files_<problem>`` (``not_a_warc``, ``truncated``,
       ``corrupt``) with a logged warning naming the record after which reading stopped:
@@ -110,7 +111,8 @@ class WarcHtmlReader(BaseDiskReader):
             ``skipped_by_skip_argument``)
         file_progress: show a progress bar over the files
         doc_progress: show a progress bar over the documents
-        adapter: as in datatrove's readers
+        adapter: as in datatrove's readers; a record it drops (returns None, or a dict without text) is
+            counted as ``skipped_by_adapter``
         text_key: as in datatrove's readers
         id_key: as in datatrove's readers
         default_metadata: as in datatrove's readers
@@ -154,6 +156,10 @@ class WarcHtmlReader(BaseDiskReader):
         self.max_payload_bytes = max_payload_bytes
         self.read_timeout = read_timeout
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
+        # (datatrove's own warning for a record without text blames `text_key`: `_count_adapter_drop` warns)
+        self._empty_warning, self._adapter_drop_warned = True, False
+        if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
+            self._user_adapter, self.adapter = self.adapter, self._adapt
 
     def _open(self, filepath: str):
         """The file, opened for reading (no decompression: warcio reads gzip member by member, so
@@ -205,7 +211,9 @@ class WarcHtmlReader(BaseDiskReader):
                     data = self._process_record(record, filepath)
                 if data is not None:
                     document = self.get_document_from_dict(data, filepath, record.number - 1)
-                    if document is not None:
+                    if document is None:  # (its payload had text: the adapter dropped it)
+                        self._count_adapter_drop(record, filepath)
+                    else:
                         self._count_document(record)
                         yield document
             if warc.problem is not None:
@@ -239,6 +247,20 @@ class WarcHtmlReader(BaseDiskReader):
         elif record.kind == CLEANED_TEXT:
             self.stat_update("cleaned_texts")
         self._documents_read += 1
+
+    def _adapt(self, data: dict, path: str, id_in_file):
+        """The user's `adapter`, its None (the record dropped) given to datatrove as a dict without
+        text, which datatrove's reader drops too (and counts nowhere: `_count_adapter_drop` does)."""
+        parsed = self._user_adapter(data, path, id_in_file)
+        return {} if parsed is None else parsed
+
+    def _count_adapter_drop(self, record, filepath: str) -> None:
+        self.stat_update("skipped_by_adapter")
+        if not self._adapter_drop_warned:  # (once per task: an adapter may drop most records on purpose)
+            self._adapter_drop_warned = True
+            logger.warning(f"the reader's adapter gave no document (None, or no text: is text_key "
+                           f"{self.text_key!r} right?) for {filepath} {record.uri}; such records are "
+                           f"counted as skipped_by_adapter")
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
