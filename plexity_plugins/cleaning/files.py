@@ -334,7 +334,7 @@ class FileCleaner:
         out: AtomicFile | None = None
         try:
             with src:
-                warc = WarcFile(src, self.max_document_bytes, self.read_timeout)
+                warc = WarcFile(src, self.max_document_bytes, self.read_timeout, name=str(item.path))
                 for record in warc:
                     if writer is None:  # created at the first record: a non-WARC file writes nothing
                         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -351,8 +351,8 @@ class FileCleaner:
             if out is not None:  # stopped by a full disk or an installation error: no half output
                 out.discard()
             raise
-        if warc.problem == NOT_A_WARC:
-            self._skip_file(str(item.path), NOT_A_WARC, warc.problem_detail)
+        if warc.problem in (NOT_A_WARC, UNSUPPORTED_COMPRESSION):  # (the latter: a bzip2 ... WARC named .warc.gz)
+            self._skip_file(str(item.path), warc.problem, warc.problem_detail)
             return
         self.stats.files += 1
         if warc.problem is not None:

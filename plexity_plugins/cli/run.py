@@ -450,7 +450,7 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
             continue
         try:
             with data.open(name, "rb", compression=None) as f:
-                warc = WarcFile(f)
+                warc = WarcFile(f, name=name)
                 for _ in warc:
                     pass
             found.append(f"{name}: {warc.problem_detail or 'no WARC record'}")

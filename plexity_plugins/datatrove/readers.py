@@ -91,9 +91,10 @@ class WarcHtmlReader(BaseDiskReader):
       datatrove's reader and browsers do), counted in ``pages_cut_by_crawler``, its Document's
       metadata holding ``warc_truncated`` (the header's value: ``length``, ``time`` ...);
     - a WARC compressed otherwise than by gzip (``.warc.bz2``, ``.warc.xz``, ``.warc.zst``: one stream,
-      no record boundaries to resume at after damage) is not read: counted as
-      ``unsupported_compression``, with a logged warning giving the one-line conversion to ``.warc.gz``
-      (as ``plexity clean`` counts it, `plexity_plugins.io.inputs.unsupported_compression`);
+      no record boundaries to resume at after damage; or any name, its first bytes a bzip2, xz or zstd
+      stream) is not read: counted as ``unsupported_compression``, with a logged warning giving the
+      one-line conversion to ``.warc.gz`` (as ``plexity clean`` counts it,
+      `plexity_plugins.io.inputs.unsupported_compression`);
     - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
@@ -201,7 +202,7 @@ class WarcHtmlReader(BaseDiskReader):
         if f is None:
             return
         with f:
-            warc = WarcFile(f, self.max_payload_bytes, self.read_timeout)
+            warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
             records = iter(warc)
             while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
                 record = next(records, None)
@@ -216,7 +217,10 @@ class WarcHtmlReader(BaseDiskReader):
                     else:
                         self._count_document(record)
                         yield document
-            if warc.problem is not None:
+            if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
+                self.stat_update(UNSUPPORTED_COMPRESSION)
+                logger.warning(f"skipped {filepath}: {warc.problem_detail}")
+            elif warc.problem is not None:
                 self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
                 logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}")
             if warc.bytes_skipped:

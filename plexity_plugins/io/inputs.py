@@ -448,7 +448,9 @@ class WarcFile:
 
     When the file is damaged, `problem` is set (a reason in `FILE_PROBLEMS`) and
     `problem_detail` says after which record (and where reading resumed, if it did);
-    `records` counts the records yielded.
+    `records` counts the records yielded.  A file whose bytes are a bzip2, xz or zstd stream is
+    no damaged file: nothing is read, `problem` is ``unsupported_compression`` and `problem_detail`
+    the line that converts it (`unsupported_compression`), as for a file named ``.warc.bz2``.
 
     Args:
         fileobj: the file, opened in binary mode (not decompressed: warcio reads gzip
@@ -457,11 +459,14 @@ class WarcFile:
         max_payload_bytes: larger payloads (decompressed) are skipped as ``too_large``
         read_timeout: seconds to decode one payload (de-chunk, inflate); past it the record is
             skipped as ``undecodable`` (0 or None: no limit)
+        name: the file's name as the caller shows it, for the conversion line of a file compressed
+            otherwise than by gzip
     """
 
     def __init__(self, fileobj, max_payload_bytes: int = MAX_DOCUMENT_BYTES,
-                 read_timeout: float | None = DEFAULT_READ_TIMEOUT):
+                 read_timeout: float | None = DEFAULT_READ_TIMEOUT, name: str | None = None):
         self.fileobj = fileobj
+        self.name = name
         self.max_payload_bytes = max_payload_bytes
         self.read_timeout = read_timeout
         self.records = 0
@@ -484,6 +489,10 @@ class WarcFile:
             self.fileobj.seek(start)
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
             start, self._head = None, None
+        why = unsupported_compression(self.name or "FILE", self._head) if self._head else None
+        if why:  # (a bzip2 WARC named .warc.gz: warcio would call it no WARC)
+            self.problem, self.problem_detail = UNSUPPORTED_COMPRESSION, why
+            return
         resumed = False
         while True:
             iterator = _archive_iterator(self.fileobj)
@@ -761,25 +770,39 @@ def what_file_is(head: bytes) -> str:
     return f"a text file (it starts '{start}')" if start else "a text file of blank lines"
 
 
-# WARC files compressed otherwise than by gzip, which are not read: (suffix, compression, its decompressor).
-_OTHER_COMPRESSIONS = ((".bz2", "a bzip2", "bzcat"), (".xz", "an xz", "xzcat"), (".zst", "a zstd", "zstdcat"))
+# WARC files compressed otherwise than by gzip, which are not read: (suffix, compression, its decompressor,
+# `binary_kind`'s name for its bytes).
+_OTHER_COMPRESSIONS = ((".bz2", "a bzip2", "bzcat", "bzip2"), (".xz", "an xz", "xzcat", "xz"),
+                       (".zst", "a zstd", "zstdcat", "zstd"))
+_NOT_READ = "which plexity does not read (it reads .warc and .warc.gz): convert it with"
 
 
-def unsupported_compression(name: str) -> str | None:
+def unsupported_compression(name: str, head: bytes | None = None) -> str | None:
     """Why a file named `name` (``f.warc.bz2``, ``f.warc.wet.xz``, ``f.warc.zst``; a path, as the caller
-    names it) is not read, and how to make it readable, else None.
+    names it), or one whose first bytes `head` are a bzip2, xz or zstd stream whatever its name
+    (``f.warc``, ``f.warc.gz``), is not read, and how to make it readable, else None.
 
     WARCs are read as ``.warc`` or ``.warc.gz``: gzip, one member per record, is how crawlers write
     them, and what lets reading resume at the next record after damage.  A bzip2, xz or zstd file is
     one stream (no record boundary to resume at; a step back means decompressing from the start
     again), and ``plexity clean`` writes its output in its input's compression: such a file is a
-    counted skip, whose message gives the one-line conversion."""
+    counted skip, whose message gives the one-line conversion.  A file misnamed is renamed to what it
+    is first (``f.warc.gz`` -> ``f.warc.bz2``), then converted to its name: converting it in place,
+    ``bzcat f.warc.gz | gzip > f.warc.gz``, would empty it before it is read."""
     lower = name.lower()
-    for suffix, compression, decompressor in _OTHER_COMPRESSIONS:
+    for suffix, compression, decompressor, _ in _OTHER_COMPRESSIONS:
         if lower.endswith(suffix) and lower[:-len(suffix)].endswith((".warc", ".warc.wet")):
             gzipped = shlex.quote(name[:-len(suffix)] + ".gz")
-            return (f"{compression}-compressed WARC, which plexity does not read (it reads .warc and .warc.gz): "
-                    f"convert it with `{decompressor} {shlex.quote(name)} | gzip > {gzipped}`")
+            return (f"{compression}-compressed WARC, {_NOT_READ} "
+                    f"`{decompressor} {shlex.quote(name)} | gzip > {gzipped}`")
+    kind = binary_kind(head) if head else None
+    for suffix, compression, decompressor, bytes_kind in _OTHER_COMPRESSIONS:
+        if kind == bytes_kind:
+            stem = name[:-3] if lower.endswith(".gz") else name
+            renamed = shlex.quote(stem + suffix)
+            return (f"{compression}-compressed WARC (its bytes say so, not its name), {_NOT_READ} "
+                    f"`mv {shlex.quote(name)} {renamed} && {decompressor} {renamed} | gzip > "
+                    f"{shlex.quote(stem + '.gz')}`")
     return None
 
 
