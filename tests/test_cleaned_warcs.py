@@ -3,18 +3,25 @@
 cleaned); fed back to either command, such a record is read as a page's text: not extracted (there
 is no HTML left), cleaned with the method for an extractor's text (``trim`` after the default
 extractor), as the first time, and counted (``documents_cleaned_text``; the reader's ``cleaned_texts``)
-so that the counts add up.  A crawl's own text/plain page (robots.txt ...) has no such header and
-stays a response that is not HTML."""
+so that the counts add up.  Every record either writes says so (``X-Plexity-Payload: text``), also
+`WarcResponseWriter`'s after steps that set no ``plexity_*`` field (an extractor, no filter): a
+datatrove user's own WARC of texts reads back as text.  A crawl's own text/plain page (robots.txt ...)
+has no such header and stays a response that is not HTML."""
 
 from __future__ import annotations
 
 import io
 import json
+import shutil
 
+from datatrove.executor import LocalPipelineExecutor
 from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from helpers import SAMPLE, read_jsonl_dir, run_plexity, run_step_stats
+from plexity_plugins.datatrove import HtmlTagsExtractor, WarcHtmlReader
+from plexity_plugins.datatrove.writers import WarcResponseWriter
 from plexity_plugins.io.inputs import CLEANED_TEXT, WarcFile
 from plexity_plugins.io.warc_writer import cleaned_response_record
 from plexity_plugins.scoring.scorer import PerplexityScorer
@@ -36,7 +43,10 @@ def test_a_cleaned_record_is_read_as_text_and_a_crawl_s_text_page_is_not(tmp_pat
                                                     extra_headers={"X-Plexity-Verdict": "kept"}))
         writer.write_record(cleaned_response_record(writer, "", uri="http://t/skipped",
                                                     extra_headers={"X-Plexity-Skipped": "too_large"}))
-        writer.write_record(cleaned_response_record(writer, "User-agent: *\nDisallow:\n", uri="http://t/robots.txt"))
+        robots = b"User-agent: *\nDisallow:\n"  # (as a crawler stores it)
+        writer.write_record(writer.create_warc_record(
+            "http://t/robots.txt", "response", payload=io.BytesIO(robots), length=len(robots),
+            http_headers=StatusAndHeaders("200 OK", [("Content-Type", "text/plain")], protocol="HTTP/1.1")))
     with open(path, "rb") as f:
         records = list(WarcFile(f))
     assert [(r.uri, r.kind, r.payload, r.skip) for r in records] == [
@@ -89,3 +99,31 @@ def test_plexity_run_and_plexity_clean_read_a_cleaned_warc_of_plexity_run_back_a
     stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
     assert (stats["records"], stats["documents_cleaned_text"], stats["records_copied"]) == (len(cleaned) + 1,
                                                                                           len(cleaned), 1)
+
+
+def test_a_warc_of_texts_written_without_the_filter_reads_back_as_text(tmp_path):
+    """`WarcResponseWriter` after an extractor and no filter wrote records without ``X-Plexity-*`` headers:
+    fed back to either command, every page was a crawl's text/plain response (``not_html``), no document."""
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl")
+    LocalPipelineExecutor(pipeline=[WarcHtmlReader(str(tmp_path / "crawl")), HtmlTagsExtractor(),
+                                    WarcResponseWriter(str(tmp_path / "in"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    written = tmp_path / "in" / "00000.warc.gz"
+    texts = cleaned_texts(written)
+    assert len(texts) == 12
+
+    clean = run_plexity("clean", str(written), "--output-dir", str(tmp_path / "clean"), "-q")
+    assert clean.returncode == 0, clean.stderr
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert (stats["documents"], stats["documents_cleaned_text"], stats["copied_reasons"]) == (
+        12, 12, {"not_response": 1})  # (the warcinfo record)
+
+    run = run_plexity("run", str(tmp_path / "in"), "--output-dir", str(tmp_path / "run"), "--workers", "1")
+    assert run.returncode == 0, run.stderr
+    reader, extractor, _ = run_step_stats(tmp_path / "run", "learned")
+    assert (reader["documents"], reader["cleaned_texts"], extractor["cleaned_texts"]) == (12, 12, 12)
+    assert "skipped_not_html" not in reader
+    with open(written, "rb") as f:  # (what says so: each record's marker)
+        assert {r.rec_headers.get_header("X-Plexity-Payload") for r in ArchiveIterator(f)
+                if r.rec_type == "response"} == {"text"}

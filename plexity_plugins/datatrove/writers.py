@@ -143,7 +143,9 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
 
     The record keeps the document's URL (``metadata["url"]``, else its id) and date, refers
     to the original record (``WARC-Refers-To``: the document id, a WARC-Record-ID when read
-    by `WarcHtmlReader`) and carries the filter's metadata as ``X-Plexity-*`` headers.  Each
+    by `WarcHtmlReader`) and carries the filter's metadata as ``X-Plexity-*`` headers, and on every
+    record ``X-Plexity-Payload: text`` (`plexity_plugins.io.warc_writer.TEXT_MARKER`), whatever steps
+    came before: read back by `WarcHtmlReader` and ``plexity clean`` as text, not as a crawl's page.  Each
     output file starts with a ``warcinfo`` record.  With a ``.gz`` file name every record is
     its own gzip member (the usual ``.warc.gz`` layout, readable record by record).
 
