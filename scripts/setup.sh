@@ -54,6 +54,9 @@ if command -v apt-get >/dev/null 2>&1; then
     # git: the environment tests copy the checkout by its tracked files (scripts/lib.sh);
     # curl: the docs' JSON API example, which the tests run as written.
     packages+=(git curl ca-certificates)
+    # bzip2: tests/test_other_compressions.py runs the conversion plexity names for a .warc.bz2
+    # (`bzcat f.warc.bz2 | gzip > f.warc.gz`) as written; a minbase Debian has no bzcat.
+    packages+=(bzip2)
   fi
   missing="$(missing_packages "${packages[@]}")"
   if [[ -n "$missing" ]]; then
