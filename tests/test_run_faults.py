@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -160,7 +161,11 @@ def _busy_run(tmp_path: Path, stderr=subprocess.DEVNULL, workers: int = 2
     out = tmp_path / "out"
     command = PLEXITY + ["run", str(shards), "--output-dir", str(out), "--extractor", "tags", "--workers",
                          str(workers), "--min-chars", "0"]
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=True)
+    # SIGINT at its default in the run, as in a terminal's foreground job, whatever this test inherited:
+    # a suite started in the background (`nohup ... &`, `cmd &` in a script) ignores SIGINT, an ignored
+    # signal stays ignored across exec, and Python then keeps ignoring it (no KeyboardInterrupt)
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     parts = out / "documents"  # (each task writes its output under a .part name until it ends)
     while time.monotonic() < deadline and len(list(parts.glob(".*.part")) if parts.exists() else []) < workers:
