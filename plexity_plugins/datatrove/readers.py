@@ -157,8 +157,7 @@ class WarcHtmlReader(BaseDiskReader):
         self.max_payload_bytes = max_payload_bytes
         self.read_timeout = read_timeout
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
-        # (datatrove's own warning for a record without text blames `text_key`: `_count_adapter_drop` warns)
-        self._empty_warning, self._adapter_drop_warned = True, False
+        self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
             self._user_adapter, self.adapter = self.adapter, self._adapt
 
@@ -262,9 +261,8 @@ class WarcHtmlReader(BaseDiskReader):
         self.stat_update("skipped_by_adapter")
         if not self._adapter_drop_warned:  # (once per task: an adapter may drop most records on purpose)
             self._adapter_drop_warned = True
-            logger.warning(f"the reader's adapter gave no document (None, or no text: is text_key "
-                           f"{self.text_key!r} right?) for {filepath} {record.uri}; such records are "
-                           f"counted as skipped_by_adapter")
+            logger.warning(f"the reader's adapter gave no document (None, or no text) for {filepath} "
+                           f"{record.uri}; such records are counted as skipped_by_adapter")
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
