@@ -201,8 +201,10 @@ def _child_environment(extractor_name: str) -> dict | None:
 
 
 def _widen(pipe_fd: int) -> None:
-    """Let a pipe hold a whole common page (1 MiB, Linux's most for any user, instead of 64 KiB): a
-    page then crosses in one write, not in turns of the two processes waking each other."""
+    """Let the pipe to the child hold a whole common page (1 MiB, Linux's most for any user, instead of
+    64 KiB): a page then crosses in one write, not in turns of the two processes waking each other.
+    (Only that pipe: the answers are a page's text, a few KB; and a user's pipes share a budget,
+    64 MiB by default, past which the kernel makes their new pipes small: 32 children take half.)"""
     try:
         fcntl.fcntl(pipe_fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     except (AttributeError, OSError):  # not Linux, or over this user's pipe memory: the default size
@@ -219,7 +221,6 @@ class _Child:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         _widen(to_child_w)
-        _widen(from_child_w)
         # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
