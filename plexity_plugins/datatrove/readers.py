@@ -194,8 +194,7 @@ class WarcHtmlReader(BaseDiskReader):
     def read_file(self, filepath: str):
         why = unsupported_compression(filepath)
         if why:  # a .warc.bz2, .warc.xz, .warc.zst (the glob takes them): never opened
-            self.stat_update(UNSUPPORTED_COMPRESSION)
-            logger.warning(f"skipped {filepath}: {why}")
+            self._not_read(filepath, why)
             return
         f = self._open(filepath)
         if f is None:
@@ -217,8 +216,7 @@ class WarcHtmlReader(BaseDiskReader):
                         self._count_document(record)
                         yield document
             if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
-                self.stat_update(UNSUPPORTED_COMPRESSION)
-                logger.warning(f"skipped {filepath}: {warc.problem_detail}")
+                self._not_read(filepath, warc.problem_detail)
             elif warc.problem is not None:
                 self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
                 logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}")
@@ -250,6 +248,11 @@ class WarcHtmlReader(BaseDiskReader):
         elif record.kind == CLEANED_TEXT:
             self.stat_update("cleaned_texts")
         self._documents_read += 1
+
+    def _not_read(self, filepath: str, why: str) -> None:
+        """A WARC compressed otherwise than by gzip: counted, and the line that converts it said."""
+        self.stat_update(UNSUPPORTED_COMPRESSION)
+        logger.warning(f"skipped {filepath}: {why}")
 
     def _adapt(self, data: dict, path: str, id_in_file):
         """The user's `adapter`, its None (the record dropped) given to datatrove as a dict without
