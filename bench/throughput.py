@@ -1,6 +1,7 @@
 """Single-core throughput: our scorer vs pyplexity 0.2.12 vs raw KenLM scoring.
 
     .venv/bin/python bench/throughput.py [--mb 20] [--repeat 3] [--quick] [--cpu N] [--dev-dir DIR]
+                                         [--skip-pyplexity] [--figures DIR]
 
 Input: the text of the dev benchmark pages (../shared/bench/articles-dev/html/*.html.gz beside
 the repository, extracted with `html_to_text_tags`), repeated until it is at least `--mb` MB
@@ -26,6 +27,8 @@ minute to minute; the fastest pass is the least disturbed one); ours and the Ken
 alternate for `--rounds` rounds, so that both meet the same minutes, and the ratio is also
 printed round by round.  The last line of stdout is one
 JSON object with every figure: {"mb_per_s": .., "pyplexity_mb_per_s": .., "kenlm_limit_mb_per_s": ..}.
+A full run (no --quick, no --skip-pyplexity, the default --mb) writes the table of docs/performance.md
+to docs/figures/throughput.md and the figures to docs/figures/throughput.json (any run with --figures DIR).
 
 This file is also the child processes' entry point (`--stage ...`); the pyplexity stages run
 under pyplexity's venv, so nothing here imports plexity_plugins at module level.
@@ -377,6 +380,9 @@ def main() -> int:
                         help="alternations of ours and the KenLM limit, so that both meet the VM's slow and fast "
                              "minutes alike; each one's fastest pass over all rounds counts (default 3)")
     parser.add_argument("--skip-pyplexity", action="store_true", help="only ours and the KenLM limit")
+    parser.add_argument("--figures", type=Path, default=None,
+                        help="write throughput.md and throughput.json here (default: docs/figures/ on a full run: "
+                             "no --quick, no --skip-pyplexity, the default --mb)")
     parser.add_argument("--stage", help=argparse.SUPPRESS)
     parser.add_argument("--input", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--train", type=Path, help=argparse.SUPPRESS)
@@ -492,8 +498,41 @@ def main() -> int:
         "cpu": cpu, "loadavg_before": load_before, "loadavg_after": load_after,
         "repeat": args.repeat, "scoring_path": ours["scoring_path"],
     }
+    import figures  # (bench/figures.py: imported here, where only the parent process needs it)
+
+    table = render_markdown(results, figures.header_line(figures.provenance("bench/throughput.py")))
+    print("\n" + table)
+    full_run = not args.quick and not args.skip_pyplexity and args.mb == parser.get_default("mb")
+    figures.publish({"throughput": table}, results, "throughput", args.figures or (figures.FIGURES if full_run else None))
     print(json.dumps(results))
     return 0
+
+
+def render_markdown(results: dict, header: str) -> str:
+    """docs/figures/throughput.md: the one-core table of docs/performance.md, from `results`."""
+    rss = f"{results['peak_rss_mb']:.0f} MB ({results['rss_with_input_only_mb']:.0f} MB of it the input held in memory)"
+    rows = [["ours: `PerplexityScorer().clean(doc)`, end to end (language check on, the default)",
+             f"**{results['mb_per_s']:.2f}**", f"{results['sentences_per_s'] / 1000:.0f} k", rss],
+            ["ours, `language_check=False`", f"{results['mb_per_s_no_language_check']:.2f}", "", ""]]
+    if results["pyplexity_mb_per_s"] is not None:
+        rows.append(["pyplexity 0.2.12 `PerplexityProcessor.process(doc)` (see below)",
+                     f"{results['pyplexity_mb_per_s']:.2f}", f"{results['pyplexity_sentences_per_s'] / 1000:.0f} k",
+                     f"{results['pyplexity_peak_rss_mb']:.0f} MB"])
+    rows.append(["raw KenLM `model.score()` on pre-split, pre-tokenised lines (the limit of the design)",
+                 f"{results['kenlm_limit_mb_per_s']:.2f}", f"{results['kenlm_limit_sentences_per_s'] / 1000:.0f} k",
+                 "—"])
+    lines = ["| | MB/s | sentences/s | peak RSS |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    ratio = (f"ours = {results['fraction_of_kenlm_limit']:.0%} of the KenLM limit"
+             + (f", {results['ratio_to_pyplexity']:.1f}× pyplexity" if results["ratio_to_pyplexity"] else ""))
+    cpu = (f"by CPU time: ours {results['cpu_time_mb_per_s']:.2f} MB/s, the KenLM limit "
+           f"{results['cpu_time_kenlm_limit_mb_per_s']:.2f}"
+           + (f", pyplexity {results['cpu_time_pyplexity_mb_per_s']:.2f}"
+              if results["cpu_time_pyplexity_mb_per_s"] else ""))
+    return "\n".join([header, "", *lines, "",
+                      f"{results['documents']:,} documents, {results['input_mb']:.1f} MB ({results['dev_pages']} dev "
+                      f"pages' text repeated), one core, the fastest of {results['repeat']} passes; {ratio}; {cpu}; "
+                      f"load average {results['loadavg_before']} before, {results['loadavg_after']} after."])
 
 
 if __name__ == "__main__":

@@ -158,3 +158,22 @@ def test_outside_a_git_checkout_the_code_is_said_to_be_no_git(figures, tmp_path,
     monkeypatch.setattr(figures, "REPO", tmp_path)
     assert figures.code_version() == "no git"
     assert figures.provenance("bench/x.py", ["--quick"])["command"] == ".venv/bin/python bench/x.py --quick"
+
+
+def test_the_one_core_table_is_rendered_from_the_throughput_figures(figures):
+    throughput = _bench_module("throughput")
+    results = {"mb_per_s": 11.574, "mb_per_s_no_language_check": 11.18, "sentences_per_s": 177321,
+               "peak_rss_mb": 201.3, "rss_with_input_only_mb": 66.0, "pyplexity_mb_per_s": 1.55,
+               "pyplexity_sentences_per_s": 10200, "pyplexity_peak_rss_mb": 317.0, "kenlm_limit_mb_per_s": 21.16,
+               "kenlm_limit_sentences_per_s": 444000, "fraction_of_kenlm_limit": 0.547, "ratio_to_pyplexity": 7.47,
+               "cpu_time_mb_per_s": 11.6, "cpu_time_kenlm_limit_mb_per_s": 21.2, "cpu_time_pyplexity_mb_per_s": 1.6,
+               "documents": 2378, "input_mb": 20.0, "dev_pages": 76, "repeat": 3, "loadavg_before": [0.1, 0.2, 0.3],
+               "loadavg_after": [0.4, 0.5, 0.6]}
+    text = throughput.render_markdown(results, "Made by `x`.")
+    assert text.startswith("Made by `x`.\n\n| | MB/s | sentences/s | peak RSS |")
+    assert "(language check on, the default) | **11.57** | 177 k | 201 MB (66 MB of it the input held in memory) |" \
+        in text
+    assert "| pyplexity 0.2.12 `PerplexityProcessor.process(doc)` (see below) | 1.55 | 10 k | 317 MB |" in text
+    assert "ours = 55% of the KenLM limit, 7.5× pyplexity" in text
+    no_pyplexity = dict(results, pyplexity_mb_per_s=None, ratio_to_pyplexity=None, cpu_time_pyplexity_mb_per_s=None)
+    assert "pyplexity" not in throughput.render_markdown(no_pyplexity, "Made by `x`.")
