@@ -177,3 +177,15 @@ def test_the_one_core_table_is_rendered_from_the_throughput_figures(figures):
     assert "ours = 55% of the KenLM limit, 7.5× pyplexity" in text
     no_pyplexity = dict(results, pyplexity_mb_per_s=None, ratio_to_pyplexity=None, cpu_time_pyplexity_mb_per_s=None)
     assert "pyplexity" not in throughput.render_markdown(no_pyplexity, "Made by `x`.")
+
+
+def test_the_reactor_stall_table_has_a_row_per_extractor_and_thread_count(figures):
+    stall = _bench_module("scrapy_stall")
+    run = {"max_stall_s": 0.12, "p99_gap_s": 0.06, "crawl_s": 2.2, "clean_s": 1.8, "items": 6, "dropped": 0}
+    results = {"provenance": PROVENANCE, "large_page_mb": 10.0, "pages": 7, "tick_s": 0.01, "cpus": 2,
+               "runs": [dict(run, extractor="learned", threads=0, max_stall_s=4.3), dict(run, extractor="learned",
+                                                                                     threads=1)]}
+    text = stall.render_markdown(results)
+    assert text.startswith("Made by `.venv/bin/python bench/quality.py` on commit abc1234")
+    assert "| learned | 0 | 4.30 s | 60 ms | 2.2 s | 1.8 s | 6 / 0 |" in text
+    assert "| learned | 1 | 0.12 s | 60 ms | 2.2 s | 1.8 s | 6 / 0 |" in text
