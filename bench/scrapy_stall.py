@@ -139,11 +139,13 @@ def render_markdown(results: dict) -> str:
     """docs/figures/scrapy_stall.md: one row per extractor and PLEXITY_THREADS value."""
     lines = [figures.header_line(results["provenance"]), "",
              "| extractor | `PLEXITY_THREADS` | longest reactor stall | p99 tick gap | crawl "
-             f"({results['pages'] - 1} pages + {results['large_page_mb']:.0f} MB) | time in cleaning | items kept / dropped |",
+             f"({results['pages'] - 1} pages + {results['large_page_mb']:.0f} MB) | time in cleaning "
+             "| items kept / dropped |",
              "|---|---|---|---|---|---|---|"]
     for r in results["runs"]:
-        lines.append(f"| {r['extractor']} | {r['threads']} | {r['max_stall_s']:.2f} s | {r['p99_gap_s'] * 1000:.0f} ms | "
-                     f"{r['crawl_s']:.1f} s | {r['clean_s']:.1f} s | {r['items']} / {r['dropped']} |")
+        lines.append(f"| {r['extractor']} | {r['threads']} | {r['max_stall_s']:.2f} s | "
+                     f"{r['p99_gap_s'] * 1000:.0f} ms | {r['crawl_s']:.1f} s | {r['clean_s']:.1f} s | "
+                     f"{r['items']} / {r['dropped']} |")
     return "\n".join(lines)
 
 

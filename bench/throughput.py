@@ -503,7 +503,8 @@ def main() -> int:
     table = render_markdown(results, figures.header_line(figures.provenance("bench/throughput.py")))
     print("\n" + table)
     full_run = not args.quick and not args.skip_pyplexity and args.mb == parser.get_default("mb")
-    figures.publish({"throughput": table}, results, "throughput", args.figures or (figures.FIGURES if full_run else None))
+    figures.publish({"throughput": table}, results, "throughput",
+                    args.figures or (figures.FIGURES if full_run else None))
     print(json.dumps(results))
     return 0
 
