@@ -1,6 +1,7 @@
 """Memory with worker processes: is the KenLM model shared (mmap) or copied per worker?
 
-    .venv/bin/python bench/memory.py [--workers 1 2 4] [--mb-per-worker 3] [--start-method fork|spawn|both]
+    .venv/bin/python bench/memory.py [--workers 1 2 4] [--mb-per-worker 3] [--quick] [--figures DIR]
+                                     [--start-method fork|spawn|fork-preloaded|all]
 
 For each worker count N, N processes (multiprocessing) each get a pickled `PerplexityScorer()`
 (embedded model, opened lazily in the worker: memory-mapped), clean `--mb-per-worker` MB of the
@@ -15,7 +16,11 @@ processes that map it, so:
 
 is what one more worker really costs, and the model mapping's PSS summed over the workers stays
 at the model's resident size if (and only if) the pages are shared.  Both are compared with the
-model file's size.  The last line of stdout is one JSON object with every figure.
+model file's size.  The model and py3langid's tables are read from private copies, so that other
+programs mapping the same files do not take a share of their pages.  A full run (no --quick, the
+default --workers, --mb-per-worker and --start-method) writes the table of docs/performance.md to
+docs/figures/memory.md and the figures to docs/figures/memory.json (any run with --figures DIR).
+The last line of stdout is one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import multiprocessing as mp
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -129,7 +135,15 @@ def main() -> int:
                         help="fork-preloaded: fork after loading the language identifier in the parent")
     parser.add_argument("--dev-dir", type=Path, default=DEV_DIR)
     parser.add_argument("--quick", action="store_true", help="smoke run: 0.3 MB per worker, 1 and 2 workers")
+    parser.add_argument("--figures", type=Path, default=None,
+                        help="write memory.md and memory.json here (default: docs/figures/ on a full run: no "
+                             "--quick, the default --workers, --mb-per-worker and --start-method)")
     args = parser.parse_args()
+    full_run = not args.quick and all(getattr(args, name) == parser.get_default(name)
+                                      for name in ("workers", "mb_per_worker", "start_method"))
+    import figures  # (bench/figures.py: imported here, where only the parent process needs it)
+
+    provenance = figures.provenance("bench/memory.py")  # before the run: the code it ran
     if args.quick:
         args.mb_per_worker, args.workers = 0.3, [1, 2]
     if 1 not in args.workers:
@@ -141,6 +155,7 @@ def main() -> int:
     model_mb = embedded.stat().st_size / MB
     methods = ["fork", "spawn", "fork-preloaded"] if args.start_method == "all" else [args.start_method]
     CACHE.mkdir(parents=True, exist_ok=True)
+    load_start = loadavg()
     runs = []
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
         # A private copy of the embedded model: PSS divides a page among ALL processes that map it,
@@ -149,21 +164,27 @@ def main() -> int:
         model_dir.mkdir()
         for name in ("model.bin", "model.json"):
             shutil.copyfile(embedded.parent / name, model_dir / name)
-        model_file = model_dir / "model.bin"
+        # py3langid's tables likewise: a private cache, written once before any worker maps it.
+        os.environ["PLEXITY_CACHE_DIR"] = str(Path(tmp) / "cache")
+        subprocess.run([sys.executable, "-c", "from plexity_plugins.text.language import identifier; identifier()"],
+                       check=True)
+        langid_mb = sum(f.stat().st_size for f in (Path(tmp) / "cache").rglob("*.npy")) / MB
         input_path = Path(tmp) / "input.jsonl"
         write_input(dev_texts(args.dev_dir), args.mb_per_worker, input_path)
-        print(f"model {embedded} ({model_mb:.1f} MB, measured on a private copy); each worker cleans {args.mb_per_worker} MB; "
-              f"load average {loadavg()}")
+        print(f"model {embedded} ({model_mb:.1f} MB, measured on a private copy); py3langid's tables "
+              f"{langid_mb:.1f} MB; each worker cleans {args.mb_per_worker} MB; load average {loadavg()}")
         for method in methods:
             for n in sorted(set(args.workers)):
                 runs.append(measure(n, method, input_path, args.mb_per_worker, model_dir))
                 r = runs[-1]
-                print(f"{method:14} {n} worker(s): PSS {r['pss_per_worker_mb']} MB (sum with parent {r['sum_pss_mb']}); "
+                print(f"{method:14} {n} worker(s): PSS {r['pss_per_worker_mb']} MB "
+                      f"(sum with parent {r['sum_pss_mb']}); "
                       f"model mapping RSS {r['model_rss_per_worker_mb']} PSS {r['model_pss_per_worker_mb']} "
                       f"private {r['model_private_per_worker_mb']} MB")
 
-    summary: dict = {"model_file_mb": round(model_mb, 2), "mb_per_worker": args.mb_per_worker,
-                     "loadavg": loadavg(), "by_start_method": {}}
+    summary: dict = {"provenance": provenance, "quick": args.quick, "model_file_mb": round(model_mb, 2),
+                     "langid_tables_mb": round(langid_mb, 2), "mb_per_worker": args.mb_per_worker,
+                     "loadavg_start": load_start, "loadavg": loadavg(), "by_start_method": {}}
     for method in methods:
         mine = {r["workers"]: r for r in runs if r["start_method"] == method}
         one = mine[1]
@@ -192,8 +213,47 @@ def main() -> int:
     summary["pss_added_per_extra_worker_mb"] = first[top]["pss_added_per_extra_worker_mb"] if top else None
     summary["model_pss_added_per_extra_worker_mb"] = first[top]["model_pss_added_per_extra_worker_mb"] if top else None
     summary["model_shared"] = all(v["model_shared"] for v in summary["by_start_method"].values())
+    table = render_markdown(summary, figures.header_line(provenance) + (" QUICK RUN." if args.quick else ""))
+    print("\n" + table)
+    figures.publish({"memory": table}, summary, "memory", args.figures or (figures.FIGURES if full_run else None))
     print(json.dumps(summary))
     return 0
+
+
+METHODS = {"fork": "fork", "spawn": "spawn",
+           "fork-preloaded": "fork after loading the language identifier in the parent"}
+
+
+def render_markdown(summary: dict, header: str) -> str:
+    """docs/figures/memory.md: the table of docs/performance.md's "Memory with workers", from `summary`."""
+    rows = []
+    for method, data in summary["by_start_method"].items():
+        runs = sorted(data["runs"], key=lambda r: r["workers"])
+        top = max(data["extra"], key=int) if data["extra"] else None
+        extra = data["extra"][top] if top else None
+
+        def per_worker(key):
+            return " / ".join(f"{sum(r[key]) / len(r[key]):.1f}" for r in runs) + " MB"
+
+        rows.append([METHODS.get(method, method), per_worker("pss_per_worker_mb"),
+                     f"{extra['pss_added_per_extra_worker_mb']:.1f} MB" if extra else "—",
+                     f"{round(extra['model_pss_added_per_extra_worker_mb'], 2) + 0.0:+.2f} MB" if extra else "—",
+                     per_worker("model_pss_per_worker_mb"), "yes" if data["model_shared"] else "**no**"])
+    counts = " / ".join(str(r["workers"]) for r in sorted(next(iter(summary["by_start_method"].values()))["runs"],
+                                                          key=lambda r: r["workers"]))
+    heads = ["start method", f"PSS per worker, {counts} workers", "PSS added per extra worker",
+             "of which the model mapping", f"model mapping's PSS per worker, {counts} workers",
+             "model pages shared"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    note = (f"Each worker cleans {summary['mb_per_worker']:g} MB of the dev pages' text (tags extractor) with a "
+            f"private copy of the embedded model ({summary['model_file_mb']:.1f} MB file, memory-mapped); "
+            f"py3langid's tables: {summary['langid_tables_mb']:.1f} MB, memory-mapped from a private cache. PSS "
+            f"from /proc/PID/smaps_rollup while every worker is alive (a shared page split between the processes "
+            f"mapping it); PSS added per extra worker = (sum of PSS with the most workers, the parent's included, "
+            f"- the sum with one) / (workers - 1). Model pages shared: each worker's private part of the model "
+            f"mapping under a tenth of the file. Load average {summary['loadavg_start']} at the start.")
+    return "\n".join([header, "", *lines, "", note])
 
 
 if __name__ == "__main__":

@@ -189,3 +189,23 @@ def test_the_reactor_stall_table_has_a_row_per_extractor_and_thread_count(figure
     assert text.startswith("Made by `.venv/bin/python bench/quality.py` on commit abc1234")
     assert "| learned | 0 | 4.30 s | 60 ms | 2.2 s | 1.8 s | 6 / 0 |" in text
     assert "| learned | 1 | 0.12 s | 60 ms | 2.2 s | 1.8 s | 6 / 0 |" in text
+
+
+def _memory_run(workers, pss, model_pss):
+    return {"workers": workers, "pss_per_worker_mb": [pss] * workers, "model_pss_per_worker_mb": [model_pss] * workers}
+
+
+def test_the_memory_table_is_rendered_from_the_memory_figures(figures):
+    memory = _bench_module("memory")
+    fork = {"runs": [_memory_run(4, 52.0, 3.9), _memory_run(1, 115.0, 15.7), _memory_run(2, 73.0, 7.9)],
+            "extra": {"2": {"pss_added_per_extra_worker_mb": 31.0, "model_pss_added_per_extra_worker_mb": 0.1},
+                      "4": {"pss_added_per_extra_worker_mb": 29.04, "model_pss_added_per_extra_worker_mb": -0.004}},
+            "model_shared": True}
+    spawn = dict(fork, model_shared=False)
+    summary = {"by_start_method": {"fork": fork, "spawn": spawn}, "mb_per_worker": 3.0, "model_file_mb": 17.04,
+               "langid_tables_mb": 68.4, "loadavg_start": [0.1, 0.2, 0.3]}
+    text = memory.render_markdown(summary, "Made by `x`.")
+    assert text.startswith("Made by `x`.\n\n| start method | PSS per worker, 1 / 2 / 4 workers |")
+    assert "| fork | 115.0 / 73.0 / 52.0 MB | 29.0 MB | +0.00 MB | 15.7 / 7.9 / 3.9 MB | yes |" in text
+    assert "| spawn | 115.0 / 73.0 / 52.0 MB | 29.0 MB | +0.00 MB | 15.7 / 7.9 / 3.9 MB | **no** |" in text
+    assert "Each worker cleans 3 MB" in text and "(17.0 MB file, memory-mapped)" in text and "68.4 MB" in text
