@@ -209,3 +209,18 @@ def test_the_memory_table_is_rendered_from_the_memory_figures(figures):
     assert "| fork | 115.0 / 73.0 / 52.0 MB | 29.0 MB | +0.00 MB | 15.7 / 7.9 / 3.9 MB | yes |" in text
     assert "| spawn | 115.0 / 73.0 / 52.0 MB | 29.0 MB | +0.00 MB | 15.7 / 7.9 / 3.9 MB | **no** |" in text
     assert "Each worker cleans 3 MB" in text and "(17.0 MB file, memory-mapped)" in text and "68.4 MB" in text
+
+
+def test_the_run_throughput_table_is_rendered_from_its_figures_and_names_the_extractor(figures):
+    run_throughput = _bench_module("run_throughput")
+    runs = {"2": {"seconds": 3.5, "pages_per_s": 164.6, "mb_per_s": 0.732, "cpu_seconds": 6.04},
+            "1": {"seconds": 4.9, "pages_per_s": 117.6, "mb_per_s": 0.523, "cpu_seconds": 4.51}}
+    results = {"extractor": "default", "default_extractor": "learned", "copies": 48, "pages": 576, "megabytes": 2.56,
+               "repeat": 2, "runs": runs, "speedup": 1.4, "cpus": 2, "loadavg_start": [0.1, 0.2, 0.3]}
+    text = run_throughput.render_markdown(results, "Made by `x`.")
+    assert text.startswith("Made by `x`.\n\n| workers | wall time | pages/s | MB/s (gzip WARC) | CPU time |\n|---|")
+    assert text.index("| 1 | 4.9 s | 118 | 0.52 | 4.5 s |") < text.index("| 2 | 3.5 s | 165 | 0.73 | 6.0 s |")
+    assert "the default extractor (learned; no --extractor)" in text
+    assert "576 pages, 2.56 MB gzip" in text and "the best of 2 runs" in text and "Two workers: 1.40×" in text
+    tags = run_throughput.render_markdown(dict(results, extractor="tags", repeat=1), "Made by `x`.")
+    assert "`--extractor tags`" in tags and "default extractor" not in tags and "one run per worker count" in tags
