@@ -163,8 +163,8 @@ def local_start_method(pipeline: list, workers: int) -> str:
     """How the local executor starts its worker processes: forked from this one where the
     OS can, after loading what every worker would otherwise load for itself (Python's
     modules, the language identifier's ~70 MB of tables), which they then share
-    copy-on-write: ~15 MB instead of ~93 MB added per extra worker, and no start-up
-    imports (README, "Throughput and memory").  Else (one worker; not Linux, where forking a
+    copy-on-write: less memory added per extra worker, and no start-up imports
+    (docs/performance.md, "Memory with workers", measures it).  Else (one worker; not Linux, where forking a
     process with system libraries loaded is not safe everywhere; a remote input, whose fsspec
     filesystem, made here, runs an event loop that refuses to work in a forked process:
     "This class is not fork-safe") datatrove's default."""
