@@ -7,7 +7,7 @@ from typing import Callable
 
 from ..io.decoding import decode_html
 from .fast import html_to_text_fast
-from .text import find_all
+from .text import composed, find_all
 from .trafilatura import html_to_text_trafilatura
 
 # ``auto`` takes fast's text over trafilatura's when fast is no shorter and its lines that
@@ -75,6 +75,7 @@ def prefer_fuller(main: str, fuller: str, declares_one_item: Callable[[], bool] 
     return fuller
 
 
+@composed
 def html_to_text_auto(html: str | bytes) -> str:
     """trafilatura's main text, or fast's where trafilatura left out part of the page
     (`prefer_fuller`; the page's declaration of one article or product is looked for only when

@@ -73,7 +73,7 @@ import re
 from .auto import declares_article_or_product
 from ..io.decoding import decode_html
 from .links import drop_link_dense
-from .text import find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
+from .text import composed, find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # List items are marked (resiliparse's bullets) so that `drop_fragments` knows them without asking
@@ -376,6 +376,7 @@ def page_item(body) -> tuple:
     return (densest, "density") if densest is not None else (None, None)
 
 
+@composed
 def html_to_text_dense(html: str | bytes) -> str:
     """The page's item, or its main content when the item is only part of it (see the module's
     docstring); one line per block, whitespace inside a line collapsed; "" when none."""

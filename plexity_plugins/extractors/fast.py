@@ -7,6 +7,7 @@ import re
 
 from ..io.decoding import decode_html
 from .links import drop_link_dense
+from .text import composed
 
 _FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}
 
@@ -174,6 +175,7 @@ def _declared_alone(tree, declared, page_text: str) -> str:
     return inner if 2 * _words(inner) >= _words(page_text) else page_text
 
 
+@composed
 def html_to_text_fast(html: str | bytes) -> str:
     """resiliparse's main content (its heuristic drops navigation, headers, footers and
     sidebars), one line per block, whitespace inside a line collapsed; "" when none.

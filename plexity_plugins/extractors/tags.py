@@ -7,6 +7,7 @@ import re
 
 from .limits import parse_html
 from ..errors import ExtractionError
+from .text import composed
 
 # Elements whose content is never visible text.
 SKIP_TAGS = frozenset({
@@ -33,6 +34,7 @@ def _is_hidden(element) -> bool:
     style = attrib.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
 
+@composed
 def html_to_text_tags(html: str | bytes) -> str:
     """Visible text, one line per block element, whitespace inside a line collapsed."""
     root, limit = parse_html(html)

@@ -10,7 +10,10 @@ at ``"\\n"`` only.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
+from typing import Callable
 
 from ..runtime import native
 
@@ -55,3 +58,16 @@ words = native.compiled("count_words") or words_python
 nonspace = native.compiled("count_nonspace") or nonspace_python
 marked_words = native.compiled("count_marked_words") or marked_words_python
 find_all = native.compiled("find_all") or find_all_python
+
+
+def composed(extractor: Callable[..., str]) -> Callable[..., str]:
+    """`extractor` returning its text in Unicode's composed form (NFC): a page that spells a
+    letter as a base and a combining mark (e.g. Bengali য + ় for য়, e + ◌́ for é) reads as the
+    same text as one that spells it whole.  NFC is the form the W3C asks of text on the Web and
+    the one trafilatura returns; reference texts are written in it, and searching a corpus for
+    a word finds it either way.  (A text already composed is checked, not copied.)"""
+    @functools.wraps(extractor)
+    def in_composed_form(*args, **kwargs) -> str:
+        text = extractor(*args, **kwargs)
+        return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+    return in_composed_form

@@ -12,6 +12,7 @@ import lxml.html
 from ..io.decoding import decode_html
 from .limits import parse_html, parser_limit
 from ..errors import ExtractionError
+from .text import composed
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ def _hashable_justext_stoplist() -> None:
         external.JT_STOPLIST = frozenset(external.JT_STOPLIST or external.jt_stoplist_init())
 
 
+@composed
 def html_to_text_trafilatura(html: str | bytes) -> str:
     """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
     global _TRAFILATURA_CONFIG

@@ -64,6 +64,7 @@ from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
 from .second_look import NEIGHBOUR_FEATURES
 from .segment import MAX_BLOCKS, MAX_ELEMENTS, TAG_ID
+from ..text import composed
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
@@ -246,6 +247,7 @@ def or_declared(text: str, declared: list[str]) -> str:
     return "\n".join(([text] if text else []) + [line for line in stated.splitlines() if line not in shown])
 
 
+@composed
 def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str:
     """The page's text: its blocks that the learned forest keeps, one per line, followed by the
     text the page declares where those are too few (see the module's docstring).  `forest`:
