@@ -10,12 +10,17 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1);
 4. else UTF-8.
 
+A label that names no charset is no declaration (as a browser ignores a label it does not know):
+Python's codecs that are not charsets (``base64``, ``zlib``, ``rot13``: bytes to bytes; ``idna``,
+``punycode``, ``undefined``: they raise whatever the error handler; ``unicode_escape``: it reads
+backslashes) are found by their names as Python's codec registry finds any other (`_charset`).
 Undecodable bytes become U+FFFD: decoding never raises.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 
 from ..runtime import native
 
@@ -25,6 +30,25 @@ def _wide(encoding: str) -> bool:
     return name.startswith(("utf-16", "utf-32"))
 
 
+_ESCAPE_CODECS = ("unicode-escape", "raw-unicode-escape")
+
+
+@functools.lru_cache(maxsize=64)
+def _charset(encoding: str | None) -> str | None:
+    """`encoding` (a codec name w3lib found for a label) if it is a charset: its codec decodes any
+    bytes to text, replacing what it cannot decode, and is not one of Python's escape codecs; else
+    None."""
+    if not encoding:
+        return None
+    try:
+        if codecs.lookup(encoding).name in _ESCAPE_CODECS:
+            return None
+        bytes(range(256)).decode(encoding, "replace")
+    except (LookupError, UnicodeError):
+        return None
+    return encoding
+
+
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
     """(Python codec name, length of the byte order mark) of an HTML body, by the rules above."""
     from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
@@ -32,12 +56,12 @@ def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, in
     encoding, bom = read_bom(body)
     if encoding:
         return encoding, len(bom)
-    encoding = http_content_type_encoding(content_type) if content_type else None
+    encoding = _charset(http_content_type_encoding(content_type)) if content_type else None
     if encoding:
         # (the WHATWG label "utf-16" is little-endian; Python's codec would guess)
         return ("utf-16-le" if codecs.lookup(encoding).name == "utf-16" else
                 "utf-32-le" if codecs.lookup(encoding).name == "utf-32" else encoding), 0
-    encoding = html_body_declared_encoding(body)
+    encoding = _charset(html_body_declared_encoding(body))
     if encoding and not _wide(encoding):
         return encoding, 0
     return "utf-8", 0
