@@ -94,3 +94,82 @@ def test_the_web_demo_decodes_a_file_with_a_bogus_label():
     finally:
         stop_server(process)
     assert data == {"text": "<meta charset='rot13'>" + BODY, "charset": "utf-8"}
+
+
+# -- header blocks and lines of any length ---------------------------------------------------------------------------
+# warcio reads a line whole, and a header block line by line to its blank line, whatever their length: a .warc.gz of
+# 118 KB holding one record of 10 million HTTP header lines took 2 GB and 20 s; a line of 100 MB between two records
+# of an uncompressed WARC (or in a record's WARC headers) was read by concatenating 16 kB blocks, still running after
+# 120 s.  Now each is read up to MAX_HEADER_BYTES (1 MiB): a record whose HTTP headers are longer is a too_large
+# skip; WARC headers longer, or such a line where a record should start, make the file corrupt there, and reading
+# resumes at the next record.
+
+def _raw_record(uri: str, block: bytes, warc_headers: bytes = b"", rec_type: bytes = b"response") -> bytes:
+    return (b"WARC/1.0\r\nWARC-Type: " + rec_type + b"\r\nWARC-Record-ID: <urn:uuid:" + uri.encode() + b">\r\n"
+            b"WARC-Target-URI: " + uri.encode() + b"\r\n" + warc_headers
+            + b"Content-Type: application/http; msgtype=response\r\nContent-Length: " + str(len(block)).encode()
+            + b"\r\n\r\n" + block + b"\r\n\r\n")
+
+
+def _good(i: int) -> bytes:
+    return record_bytes(f"http://t/good-{i}", page(ARTICLE, f"Good {i}.").encode())
+
+
+HTTP_START = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+LONG = 30_000_000
+LONG_HEADERS = {  # name: (records between two good ones, gzipped, the long record's skip or None: the file corrupt)
+    "http-header-lines": (_raw_record("http://t/long", HTTP_START + b"X-A: b\r\n" * (LONG // 8) + b"\r\n"
+                                      + page(ARTICLE).encode()), True, "too_large"),
+    "http-header-line": (_raw_record("http://t/long", HTTP_START + b"X-A: " + b"a" * LONG + b"\r\n\r\n"
+                                     + page(ARTICLE).encode()), True, "too_large"),
+    "http-header-lines-uncompressed": (_raw_record("http://t/long", HTTP_START + b"X-A: b\r\n" * (LONG // 8)
+                                                   + b"\r\n" + page(ARTICLE).encode()), False, "too_large"),
+    # (a request is no page, but partly read it cannot be copied whole: skipped too)
+    "request-header-lines": (_raw_record("http://t/long", b"GET / HTTP/1.1\r\n" + b"X-A: b\r\n" * (LONG // 8) + b"\r\n",
+                                         rec_type=b"request"), True, "too_large"),
+    "warc-header-lines": (_raw_record("http://t/long", HTTP_START + b"\r\n" + page(ARTICLE).encode(),
+                                      b"X-A: b\r\n" * (LONG // 8)), True, None),
+    "warc-header-line-uncompressed": (_raw_record("http://t/long", HTTP_START + b"\r\n" + page(ARTICLE).encode(),
+                                                  b"X-A: " + b"a" * LONG + b"\r\n"), False, None),
+    "a-line-between-records": (b"z" * LONG + b"\r\n", False, None),
+}
+
+
+@pytest.mark.parametrize("name", LONG_HEADERS)
+def test_a_header_block_or_a_line_of_any_length_is_read_up_to_its_bound(name):
+    import io
+    import signal
+    import tracemalloc
+
+    from plexity_plugins.io.inputs import WarcFile
+
+    middle, gzipped, skip = LONG_HEADERS[name]
+    records = [_good(0), middle, _good(1)]
+    data = b"".join(gzip.compress(r, 1) for r in records) if gzipped else b"".join(records)
+
+    def hung(signum, frame):
+        raise TimeoutError("still reading after 20 s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    tracemalloc.start()
+    try:
+        warc = WarcFile(io.BytesIO(data))
+        read = [(r.uri, r.skip, r.detail) for r in warc]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert peak < 40 << 20, f"{peak / 1e6:.0f} MB"  # (before: 143-173 MB here; 2 GB for 70 MB of header lines)
+    outcomes = {uri: skip for uri, skip, _ in read}
+    assert outcomes["http://t/good-0"] is None and outcomes["http://t/good-1"] is None
+    if skip:
+        assert [uri for uri, _, _ in read] == ["http://t/good-0", "http://t/long", "http://t/good-1"]
+        assert outcomes["http://t/long"] == skip and "HTTP headers are over 1,048,576 bytes" in read[1][2]
+        assert warc.problem is None
+    else:
+        assert [uri for uri, _, _ in read] == ["http://t/good-0", "http://t/good-1"]
+        assert warc.problem == "corrupt" and warc.records_recovered == 1, warc.problem_detail
+        if name != "a-line-between-records":
+            assert "record 2: its WARC headers are over 1,048,576 bytes" in warc.problem_detail

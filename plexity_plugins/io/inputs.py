@@ -13,7 +13,9 @@ Every cap is `MAX_DOCUMENT_BYTES` unless a caller gives another (``--max-documen
 ``WarcHtmlReader(max_payload_bytes=...)``).  Every loop over input bytes makes progress and is
 linear in the input: decoding stops at the cap, at `MAX_GZIP_MEMBERS` members and at the
 reading time limit (`DEFAULT_READ_TIMEOUT`, the extraction limit's default); resynchronising
-after damage tries at most `MAX_RESYNC_CANDIDATES` false starts.  Only regular files are read
+after damage tries at most `MAX_RESYNC_CANDIDATES` false starts; a record's WARC headers, its
+HTTP headers and a line between records are read up to `MAX_HEADER_BYTES` (warcio reads a line,
+and a header block, whatever its length: 70 MB of header lines took 2 GB).  Only regular files are read
 (`open_input`): a FIFO, socket or device is `NotARegularFile`, never opened for reading.
 
 Payloads are decoded here, not by warcio: warcio's Content-Encoding decoding inflates without a
@@ -46,13 +48,14 @@ MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
 MAX_GZIP_MEMBERS = 1_000  # gzip members in one Content-Encoding: gzip body (a server sends one)
 MAX_RESYNC_CANDIDATES = 100_000  # false record starts looked at before resynchronising gives up
+MAX_HEADER_BYTES = 1 << 20  # a record's WARC headers, or its HTTP headers (servers take 8-64 kB)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 # Why a record gives no HTML payload (each record gets exactly one outcome).
 NOT_RESPONSE = "not_response"  # request, metadata, warcinfo, revisit ... records
 NOT_HTML = "not_html"  # images, PDF, ...
-TOO_LARGE = "too_large"  # payload (decompressed) over the cap
+TOO_LARGE = "too_large"  # payload (decompressed) over the cap, or HTTP headers over MAX_HEADER_BYTES
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that does not decode
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
@@ -534,7 +537,9 @@ class WarcFile:
             except ENVIRONMENT_ERRORS:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
-                if self.records == 0 and not resumed and (not iterator.truncated or self._not_warc_start()):
+                if isinstance(exc, TooLarge):  # (headers over MAX_HEADER_BYTES: read on at the next record)
+                    self._note(CORRUPT_FILE, f"record {self.records + 1}: {exc}")
+                elif self.records == 0 and not resumed and (not iterator.truncated or self._not_warc_start()):
                     self._note(NOT_A_WARC, self._not_a_warc(describe(exc)))
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
@@ -623,6 +628,10 @@ class WarcFile:
         record, content_type = item.record, item.content_type
         if record.rec_type == "conversion" and _is_plain_text(record.rec_headers.get_header("Content-Type")):
             self._judge_page_text(item)
+            return
+        too_long = getattr(record, "headers_too_long", None)
+        if too_long:  # (partly read: never copied; the rest is still read to its end, where the next record starts)
+            item.skip, item.detail = TOO_LARGE, too_long
             return
         if record.rec_type != "response":
             item.skip = NOT_RESPONSE
@@ -832,6 +841,22 @@ def _gzip_member_decompressors():
     return lambda: isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
+class _HeaderLines:
+    """The lines of a header block read from `stream` (warcio's parsers ask only readline of it), at
+    most `MAX_HEADER_BYTES` of them: past it, TooLarge (warcio reads any line and any number of
+    lines whole)."""
+
+    def __init__(self, stream, what: str):
+        self.stream, self.what, self.left = stream, what, MAX_HEADER_BYTES
+
+    def readline(self, size: int | None = None) -> bytes:
+        line = self.stream.readline(self.left + 1)
+        self.left -= len(line)
+        if self.left < 0:
+            raise TooLarge(f"its {self.what} headers are over {MAX_HEADER_BYTES:,} bytes")
+        return line
+
+
 def _record_loader():
     """warcio's record loader, parsing a record's HTTP block by what the record is, not by how its
     URI is spelled: warcio parses it only when WARC-Target-URI starts with ``http:`` or ``https:``,
@@ -843,9 +868,20 @@ def _record_loader():
 
     class RecordLoader(ArcWarcRecordLoader):
         block_type = ""
+        headers_too_long = None
+
+        def parse_record_stream(self, stream, *args, **kwargs):
+            self.headers_too_long = None
+            record = super().parse_record_stream(stream, *args, **kwargs)
+            record.headers_too_long = self.headers_too_long  # (`WarcFile._judge` skips it as too_large)
+            return record
 
         def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
-            the_format, rec_headers = super()._detect_type_load_headers(stream, statusline, known_format)
+            if statusline is not None and len(statusline) > MAX_HEADER_BYTES:
+                raise TooLarge(f"a line of more than {MAX_HEADER_BYTES:,} bytes where a record should start")
+            # (over the bound: TooLarge, the record unreadable; reading resumes at the next record)
+            lines = _HeaderLines(stream, "WARC")
+            the_format, rec_headers = super()._detect_type_load_headers(lines, statusline, known_format)
             self.block_type = ((rec_headers.get_header("Content-Type") or "").lower()
                                if the_format in ("warc", "arc2warc") else "")
             return the_format, rec_headers
@@ -854,7 +890,11 @@ def _record_loader():
             if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
                                                   or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
                 uri = "http:"  # (what warcio's own check asks of it)
-            return super().load_http_headers(rec_type, uri, stream, length)
+            try:
+                return super().load_http_headers(rec_type, uri, _HeaderLines(stream, "HTTP"), length)
+            except TooLarge as exc:  # (the record's end is known: it alone is skipped)
+                self.headers_too_long = str(exc)
+                return None
 
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
 
@@ -915,6 +955,12 @@ def _archive_iterator(fileobj):
         return moved
 
     reader.read_next_member = read_next_member
+    next_line = reader.readline
+
+    def readline(length=None):  # (the blank lines between records: a garbage line is read up to the bound)
+        return next_line(MAX_HEADER_BYTES + 1 if length is None else length)
+
+    reader.readline = readline
     return iterator
 
 
