@@ -173,3 +173,34 @@ def test_a_header_block_or_a_line_of_any_length_is_read_up_to_its_bound(name):
         assert warc.problem == "corrupt" and warc.records_recovered == 1, warc.problem_detail
         if name != "a-line-between-records":
             assert "record 2: its WARC headers are over 1,048,576 bytes" in warc.problem_detail
+
+
+# -- lone surrogates in a page given as a str ------------------------------------------------------------------------
+# A JSON "\ud800" escape puts a lone surrogate in a str (a POST to /api/score, a Scrapy item built from an API's JSON,
+# a JSONL document): libxml2 stopped reading the page at the first one (tags, trafilatura: "The council approved the
+# bud", the rest lost; /api/score answered an empty text, all_sentences_dropped) and resiliparse's parse raised
+# (dense, fast, auto: extraction_failed; a 500 from /api/score).  Each is U+FFFD now, as an undecodable byte is.
+
+SURROGATES = page(ARTICLE).replace("budget", "bud\ud800get\udfff")
+
+
+@pytest.mark.parametrize("extractor", ["learned", "dense", "auto", "trafilatura", "fast", "tags"])
+def test_every_extractor_reads_a_page_with_lone_surrogates_to_its_end(extractor):
+    from plexity_plugins.extractors import get_extractor
+
+    text = get_extractor(extractor)(SURROGATES)
+    assert "bud\ufffdget\ufffd for the new library" in text and "the mayor said it would be finished" in text
+
+
+def test_the_web_api_scores_a_page_with_a_lone_surrogate_escape():
+    from web_server import post, start_server, stop_server
+
+    process, url = start_server([])
+    try:
+        answers = {extractor: post(url, json.dumps({"text": SURROGATES, "format": "html", "extractor": extractor}))
+                   for extractor in ("tags", "dense")}  # (json.dumps escapes them: "\ud800")
+    finally:
+        stop_server(process)
+    for extractor, (status, answer, _) in answers.items():
+        assert status == 200, (extractor, answer)  # (before: dense a 500)
+        assert "the mayor said it would be finished soon" in answer["clean_text"], extractor

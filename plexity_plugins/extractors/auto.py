@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..io.decoding import decode_html
+from ..io.decoding import html_text
 from .fast import html_to_text_fast
 from .text import composed, find_all
 from .trafilatura import html_to_text_trafilatura
@@ -82,8 +82,7 @@ def html_to_text_auto(html: str | bytes) -> str:
     it matters).  Costs both extractions (fast adds a few ms to trafilatura's tens).  A page
     past the parser's nesting limit fails with trafilatura's `ExtractionError`, and fast is not
     run on it."""
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
+    html = html_text(html)
     return prefer_fuller(html_to_text_trafilatura(html), html_to_text_fast(html),
                          lambda: declares_article_or_product(html))
 

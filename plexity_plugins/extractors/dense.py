@@ -71,7 +71,7 @@ from __future__ import annotations
 import re
 
 from .auto import declares_article_or_product
-from ..io.decoding import decode_html
+from ..io.decoding import html_text
 from .links import drop_link_dense
 from .text import composed, find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
@@ -383,8 +383,7 @@ def html_to_text_dense(html: str | bytes) -> str:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
+    html = html_text(html)
     if not html.strip():
         return ""
     tree = HTMLTree.parse(html)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..io.decoding import decode_html
+from ..io.decoding import html_text
 from .links import drop_link_dense
 from .text import composed
 
@@ -190,8 +190,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
+    html = html_text(html)
     if not html.strip():
         return ""
     tree = HTMLTree.parse(html)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import lxml.etree
 import lxml.html
 
-from ..io.decoding import decode_html
+from ..io.decoding import html_text
 from ..errors import ExtractionError
 
 
@@ -27,9 +27,7 @@ def parser_limit(parser) -> str | None:
 def parse_html(html: str | bytes):
     """(root element or None for an empty document, libxml2's limit message if it hit one).  A
     document of markup without an element (only a comment, a doctype) is an empty one."""
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
-    html = html.replace("\x00", "")
+    html = html_text(html).replace("\x00", "")
     if not html.strip():
         return None, None
     parser = lxml.html.HTMLParser(huge_tree=True)

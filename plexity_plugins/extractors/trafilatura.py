@@ -9,7 +9,7 @@ import logging
 import lxml.etree
 import lxml.html
 
-from ..io.decoding import decode_html
+from ..io.decoding import html_text
 from .limits import parse_html, parser_limit
 from ..errors import ExtractionError
 from .text import composed
@@ -77,8 +77,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"
         _TRAFILATURA_CONFIG = config
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
+    html = html_text(html)
     if not html.strip():
         return ""
     options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 
 from ..runtime import native
 
@@ -90,6 +91,25 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
             return text, encoding, 0
     text = to_unicode(body[bom:], encoding)
     return text, encoding, max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def html_text(html: str | bytes) -> str:
+    """A page as every extractor parses it: bytes decoded (`decode_html`); a str's lone surrogates
+    (a JSON ``\\ud800`` escape puts them in a str; no encoding holds them) U+FFFD, as undecodable
+    bytes are: libxml2 stopped reading a page at the first one, the rest of it lost, and resiliparse's
+    parse raised."""
+    if isinstance(html, bytes):
+        return decode_html(html)[0]
+    if html.isascii():  # (a flag lookup in CPython)
+        return html
+    try:
+        html.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", html)
+    return html
 
 
 def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:

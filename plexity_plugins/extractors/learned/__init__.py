@@ -57,7 +57,7 @@ import re
 from pathlib import Path
 
 from ...errors import ExtractionError, InstallationError
-from ...io.decoding import decode_html
+from ...io.decoding import html_text
 from ..auto import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
@@ -252,8 +252,7 @@ def html_to_text_learned(html: str | bytes, forest: Forest | None = None) -> str
     """The page's text: its blocks that the learned forest keeps, one per line, followed by the
     text the page declares where those are too few (see the module's docstring).  `forest`:
     another trained forest than the shipped one."""
-    if isinstance(html, bytes):
-        html, _ = decode_html(html)
+    html = html_text(html)
     texts, rows, page = read_page(html)
     shown = ""
     if texts:
