@@ -204,3 +204,28 @@ def test_the_web_api_scores_a_page_with_a_lone_surrogate_escape():
     for extractor, (status, answer, _) in answers.items():
         assert status == 200, (extractor, answer)  # (before: dense a 500)
         assert "the mayor said it would be finished soon" in answer["clean_text"], extractor
+
+
+# -- a file name that is not UTF-8 -----------------------------------------------------------------------------------
+# b"caf\xe9.warc.gz" (a name from a Latin-1 system) is listed with surrogates: `plexity run` stopped before running
+# ("error: 'utf-8' codec can't encode characters in position 3-4: surrogates not allowed", hashing the input's names),
+# and then its task failed writing the documents' file_path (orjson: "str is not valid UTF-8"), the good file's
+# documents with it.  The names are hashed as their bytes, and the metadata holds the name with its bytes escaped.
+
+def test_plexity_run_reads_a_warc_whose_name_is_not_utf8(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.warc.gz").write_bytes(gzip.compress(_good(0)))
+    (folder / os.fsdecode(b"caf\xe9.warc.gz")).write_bytes(gzip.compress(_good(1)))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "run", str(folder), "-o", str(out),
+                           "--extractor", "tags", "--min-chars", "0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    documents = [json.loads(line) for path in sorted((out / "documents").glob("*.jsonl.gz"))
+                 for line in gzip.decompress(path.read_bytes()).splitlines()]
+    paths = sorted(d["metadata"]["file_path"] for d in documents)
+    assert paths == [str(folder / "caf\\xe9.warc.gz"), str(folder / "good.warc.gz")]

@@ -199,6 +199,9 @@ class WarcHtmlReader(BaseDiskReader):
         f = self._open(filepath)
         if f is None:
             return
+        # the file's name as the documents' metadata holds it: a name that is not UTF-8 (b"caf\xe9.warc.gz") is
+        # listed with surrogates, which no JSON writer takes (orjson failed the task): its bytes escaped
+        source = filepath.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         with f:
             warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
             records = iter(warc)
@@ -209,7 +212,7 @@ class WarcHtmlReader(BaseDiskReader):
                 with self.track_time():
                     data = self._process_record(record, filepath)
                 if data is not None:
-                    document = self.get_document_from_dict(data, filepath, record.number - 1)
+                    document = self.get_document_from_dict(data, source, record.number - 1)
                     if document is None:  # (its payload had text: the adapter dropped it)
                         self._count_adapter_drop(record, filepath)
                     else:

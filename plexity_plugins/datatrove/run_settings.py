@@ -98,7 +98,9 @@ def input_files(step) -> dict[str, Any]:
                                   glob_pattern=getattr(step, "glob_pattern", None))
     except OSError:
         return {}
-    return {"input_files": len(files), "input_files_sha256": hashlib.sha256("\n".join(files).encode()).hexdigest()}
+    # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
+    names = "\n".join(files).encode("utf-8", "surrogateescape")
+    return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest()}
 
 
 def with_settings(name: str, *settings: str) -> str:
