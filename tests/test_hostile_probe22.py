@@ -15,10 +15,13 @@ label is bogus).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
+import signal
 import urllib.request
 import warnings
+import zlib
 
 import pytest
 
@@ -104,6 +107,20 @@ def test_the_web_demo_decodes_a_file_with_a_bogus_label():
 # skip; WARC headers longer, or such a line where a record should start, make the file corrupt there, and reading
 # resumes at the next record.
 
+@contextlib.contextmanager
+def within(seconds: int):
+    def hung(signum, frame):
+        raise TimeoutError(f"still reading after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _raw_record(uri: str, block: bytes, warc_headers: bytes = b"", rec_type: bytes = b"response") -> bytes:
     return (b"WARC/1.0\r\nWARC-Type: " + rec_type + b"\r\nWARC-Record-ID: <urn:uuid:" + uri.encode() + b">\r\n"
             b"WARC-Target-URI: " + uri.encode() + b"\r\n" + warc_headers
@@ -138,7 +155,6 @@ LONG_HEADERS = {  # name: (records between two good ones, gzipped, the long reco
 @pytest.mark.parametrize("name", LONG_HEADERS)
 def test_a_header_block_or_a_line_of_any_length_is_read_up_to_its_bound(name):
     import io
-    import signal
     import tracemalloc
 
     from plexity_plugins.io.inputs import WarcFile
@@ -146,21 +162,14 @@ def test_a_header_block_or_a_line_of_any_length_is_read_up_to_its_bound(name):
     middle, gzipped, skip = LONG_HEADERS[name]
     records = [_good(0), middle, _good(1)]
     data = b"".join(gzip.compress(r, 1) for r in records) if gzipped else b"".join(records)
-
-    def hung(signum, frame):
-        raise TimeoutError("still reading after 20 s")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(20)
     tracemalloc.start()
     try:
-        warc = WarcFile(io.BytesIO(data))
-        read = [(r.uri, r.skip, r.detail) for r in warc]
+        with within(20):
+            warc = WarcFile(io.BytesIO(data))
+            read = [(r.uri, r.skip, r.detail) for r in warc]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert peak < 40 << 20, f"{peak / 1e6:.0f} MB"  # (before: 143-173 MB here; 2 GB for 70 MB of header lines)
     outcomes = {uri: skip for uri, skip, _ in read}
     assert outcomes["http://t/good-0"] is None and outcomes["http://t/good-1"] is None
@@ -229,3 +238,33 @@ def test_plexity_run_reads_a_warc_whose_name_is_not_utf8(tmp_path):
                  for line in gzip.decompress(path.read_bytes()).splitlines()]
     paths = sorted(d["metadata"]["file_path"] for d in documents)
     assert paths == [str(folder / "caf\\xe9.warc.gz"), str(folder / "good.warc.gz")]
+
+
+def _gzip_bomb(start: bytes, fill: bytes, megabytes: int) -> bytes:
+    """A single gzip member: `start`, then `megabytes` MB of `fill` bytes (a few kB per MB compressed)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = fill * (1 << 20)
+    return compressor.compress(start) + b"".join(compressor.compress(block) for _ in range(megabytes)) \
+        + compressor.flush()
+
+
+@pytest.mark.parametrize("start, fill, problem, detail", [
+    (b"", b"\0", "not_a_warc", "not a WARC file: a gzip file holding binary data"),
+    (b"WARC/1.0\r\nWARC-Type: response\r\nX-A: ", b"a", "corrupt", "record 1: its WARC headers are over 1,048,576"),
+], ids=["zeros", "one-header"])
+def test_a_warc_gz_that_inflates_to_one_endless_line_is_read_in_bounded_memory(start, fill, problem, detail):
+    # a 1 MB .warc.gz of 1 GB without a line break: warcio read it as one line (before: 3.2 GB and still reading
+    # after 60 s at 2 GB)
+    import io
+    import resource
+
+    from plexity_plugins.io.inputs import WarcFile
+
+    data = _gzip_bomb(start, fill, 1000)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    warc = WarcFile(io.BytesIO(data))
+    with within(20):
+        assert list(warc) == []
+    assert (warc.problem, warc.problem_detail[:len(detail)]) == (problem, detail)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown < 100_000, f"{grown / 1000:.0f} MB"  # (kB)

@@ -537,9 +537,11 @@ class WarcFile:
             except ENVIRONMENT_ERRORS:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
-                if isinstance(exc, TooLarge):  # (headers over MAX_HEADER_BYTES: read on at the next record)
+                first = self.records == 0 and not resumed
+                if isinstance(exc, TooLarge) and not (first and self._not_warc_start()):
+                    # (headers over MAX_HEADER_BYTES: read on at the next record)
                     self._note(CORRUPT_FILE, f"record {self.records + 1}: {exc}")
-                elif self.records == 0 and not resumed and (not iterator.truncated or self._not_warc_start()):
+                elif first and (not iterator.truncated or self._not_warc_start()):
                     self._note(NOT_A_WARC, self._not_a_warc(describe(exc)))
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
