@@ -726,7 +726,7 @@ def _broken_headers(record) -> str | None:
     declared = record.rec_headers.get_header("Content-Length")
     if record.length is None or declared is None:  # (warcio would read on to the end of the file)
         return "no Content-Length: where the record ends is unknown"
-    if not declared.strip().isdigit():  # (warcio reads it as 0 and loses its place)
+    if not declared.strip().isdecimal():  # (warcio reads it as 0 and loses its place; int() takes no "²")
         return f"its Content-Length is not a number of bytes ({declared.strip()[:20]!r})"
     names = [name.lower() for name, _ in record.rec_headers.headers]
     if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
