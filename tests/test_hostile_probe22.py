@@ -287,3 +287,25 @@ def test_a_content_length_of_superscript_digits_is_not_a_number_of_bytes(gzipped
     assert read == {"http://t/good-0": (None, ""), "http://t/good-1": (None, ""),
                     "http://t/odd": ("truncated", f"its Content-Length is not a number of bytes ({length!r})")}
     assert warc.problem == "corrupt"
+
+
+# -- a page that starts with many comments ---------------------------------------------------------------------------
+# The pattern that knows HTML by its start (`inputs._HTML_START`, asked of every payload by `binary_kind`) let a
+# comment end at any later "-->": n comments not followed by <html>, <head> ... were tried in 2**n ways.  A record
+# whose page starts with 24 comment lines and then a <div> took plexity clean 44 s; 30, most of an hour.
+
+COMMENTS = b"<!-- c -->\n" * 300
+
+
+def test_a_page_that_starts_with_many_comments_is_read_in_linear_time():
+    import io
+
+    from plexity_plugins.io.inputs import WarcFile, binary_kind, is_html_type
+
+    body = COMMENTS + b"<div><p>" + ARTICLE.encode() + b"</p></div>"
+    with within(10):
+        assert binary_kind(body) is None and not is_html_type(None, None, body)  # (no tag it knows HTML by)
+        assert is_html_type(None, None, COMMENTS + b"<!DOCTYPE html><html>")
+        records = [_good(0), record_bytes("http://t/comments", body), _good(1)]
+        read = [(r.uri, r.skip) for r in WarcFile(io.BytesIO(b"".join(gzip.compress(r) for r in records)))]
+    assert read == [("http://t/good-0", None), ("http://t/comments", None), ("http://t/good-1", None)]
