@@ -39,6 +39,24 @@ missing_packages() {
   done
 }
 
+# new_venv PYTHON: .venv from PYTHON, then the latest pip.  Says which pip it has ("venv: ..."
+# lines, which `step` shows): when the index (PyPI) cannot be reached, pip's upgrade still exits 0
+# ("Requirement already satisfied") and venv's own pip (Debian 12: 23.0.1) stays; that is said plainly.
+new_venv() {
+  "$1" -m venv .venv || return
+  local before after
+  before="$(.venv/bin/python -m pip --version | cut -d' ' -f2)"
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off --upgrade pip || return
+  after="$(.venv/bin/python -m pip --version | cut -d' ' -f2)"
+  if [[ "$after" != "$before" ]]; then
+    echo "venv: pip $before -> $after"
+  elif .venv/bin/python -m pip index versions pip >/dev/null 2>&1; then
+    echo "venv: pip $after, the latest"
+  else
+    echo "venv: kept pip $after (the one venv installs), not the latest: PyPI could not be reached"
+  fi
+}
+
 # took SECONDS: "42 s", "3 min 05 s".
 took() {
   if (($1 < 60)); then printf '%d s' "$1"; else printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); fi
@@ -46,8 +64,9 @@ took() {
 
 # step LABEL COMMAND...: run COMMAND, its output into a log; say what it does, then how long it
 # took.  While it runs, a line a minute ($SETUP_NOTE_EVERY seconds) with the last thing it logged (pip: the package it is
-# at), so that a long install is never silent; its lines starting "ci/" (what a hook installed)
-# are shown after it; when it fails, the log's end is shown and set-up stops.
+# at), so that a long install is never silent; its lines starting "ci/" (what a hook installed),
+# "KenLM tools " or "venv: " (which pip .venv has) are shown after it; when it fails, the log's
+# end is shown and set-up stops.
 step() {
   local label="$1"
   shift
@@ -74,7 +93,7 @@ step() {
     echo "setup: failed: $label (exit $status; the last lines of its output are above; full log: $log)" >&2
     exit 1
   fi
-  grep -E "^(ci/|KenLM tools )" "$log" | sed 's/^/setup:   /' || true
+  grep -E "^(ci/|KenLM tools |venv: )" "$log" | sed 's/^/setup:   /' || true
   rm -f "$log"
   echo "setup:   ... done in $(took $((SECONDS - started)))"
 }

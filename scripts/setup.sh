@@ -82,8 +82,7 @@ else
   rm -f "$stamp"
   pip=(.venv/bin/python -m pip install --disable-pip-version-check --progress-bar off)
   if [[ ! -x .venv/bin/python ]]; then
-    step "Python environment: $PYTHON -m venv .venv, then the latest pip" \
-      bash -c "'$PYTHON' -m venv .venv && ${pip[*]} --upgrade pip"
+    step "Python environment: $PYTHON -m venv .venv, then the latest pip" new_venv "$PYTHON"
   fi
   # kenlm's Python module comes as source only: pip compiles it (C++, a minute or two).
   step "compiling kenlm's Python module (pip, from its source; a minute or two)" \

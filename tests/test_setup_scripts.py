@@ -63,3 +63,20 @@ def test_what_the_examples_write_is_git_ignored():
     ignored = set((REPO / ".gitignore").read_text().splitlines())
     assert {"/cleaned/", "/cleaned-local/", "/out/", "/site/", "/examples/scrapy_project/items.jsonl"} <= ignored
     assert 'default="cleaned-local"' in (REPO / "examples" / "datatrove_local.py").read_text()
+
+
+def test_a_new_venv_says_it_kept_the_old_pip_when_pypi_cannot_be_reached(tmp_path):
+    # pip's `install --upgrade pip` exits 0 there ("Requirement already satisfied"): the step said it was done
+    unreachable = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_FIND_LINKS": "",
+                   "PIP_EXTRA_INDEX_URL": "", "PIP_RETRIES": "0", "PIP_NO_INDEX": ""}
+    result = subprocess.run(["bash", "-c", f"source {REPO}/scripts/lib.sh && step 'Python environment: python3 -m venv "
+                             f".venv, then the latest pip' new_venv python3"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300, env={**os.environ, **unreachable})
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    kept = (tmp_path / ".venv" / "bin" / "python").exists() and subprocess.run(
+        [str(tmp_path / ".venv" / "bin" / "python"), "-m", "pip", "--version"], capture_output=True,
+        text=True).stdout.split()[1]
+    assert lines[1] == (f"setup:   venv: kept pip {kept} (the one venv installs), not the latest: "
+                        f"PyPI could not be reached")
+    assert re.fullmatch(r"setup:   \.\.\. done in \d+ s", lines[-1])
