@@ -19,6 +19,7 @@ LAYERS = [
     ["training", "cleaning"],
     ["datatrove", "scrapy", "web"],
     ["cli"],
+    ["__main__"],  # `python -m plexity_plugins`: the command
 ]
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 
@@ -84,7 +85,8 @@ def test_every_module_imports_only_its_own_layer_and_the_layers_below():
 def test_the_package_root_holds_only_the_front_ends_errors_and_the_layer_folders():
     # (build products left out: a compiled extension built here before the layers, say)
     entries = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and p.suffix not in (".so", ".pyd")}
-    expected = {"__init__.py", "errors.py", "scrapy.py", "data"} | {n for n in LEVEL if (PACKAGE / n).is_dir()}
+    expected = {"__init__.py", "__main__.py", "errors.py", "scrapy.py", "data"}
+    expected |= {n for n in LEVEL if (PACKAGE / n).is_dir()}
     assert entries == expected
 
 
