@@ -36,3 +36,34 @@ def test_python_dash_m_plexity_plugins_is_the_plexity_command():
     usage = run("-m", "plexity_plugins", "--help")
     assert usage.returncode == 0 and usage.stdout.startswith("usage: plexity ")
 
+
+@pytest.mark.parametrize("first, second", [([], ["--logging-dir", "{out}/logs2"]),
+                                           (["--logging-dir", "{out}/logs2"], []),
+                                           (["--logging-dir", "{tmp}/a"], ["--logging-dir", "{tmp}/b"])],
+                         ids=["default-then-other", "other-then-default", "other-then-another"])
+def test_a_re_run_into_the_same_output_dir_with_another_logging_dir_stops(tmp_path, first, second):
+    # Before, the second run (another extractor, another --logging-dir) found no record in its new
+    # logging folder and rewrote DIR/documents with its results; the first command, run again, then
+    # "resumed" (0 tasks in this run) and answered learned/trim with the tags/regions documents.
+    out = tmp_path / "run"
+
+    def options(extra):
+        return [o.format(out=out, tmp=tmp_path) for o in extra]
+
+    assert plexity("run", EXAMPLES, "-o", out, *options(first)).returncode == 0
+    before = {p.name: p.read_bytes() for p in (out / "documents").iterdir()}
+    result = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", *options(second))
+    assert result.returncode == 2 and result.stdout == ""
+    logs = Path(options(second)[1]) if second else out / "logs"
+    assert error_line(result) == (f"plexity run: error: {out / 'documents'} holds the results of a run that kept "
+                                  f"its logs in another folder ({logs} has no record of them): give a new "
+                                  f"--output-dir, that run's --logging-dir, or add --overwrite to delete those "
+                                  f"results and start over")
+    assert {p.name: p.read_bytes() for p in (out / "documents").iterdir()} == before  # nothing touched
+    again = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", "--overwrite", *options(second))
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_first_run_into_an_output_dir_whose_documents_folder_is_empty_runs(tmp_path):
+    (tmp_path / "run" / "documents").mkdir(parents=True)
+    assert plexity("run", EXAMPLES, "-o", tmp_path / "run").returncode == 0

@@ -423,6 +423,23 @@ def check_settings_or_stop(executor, output_dir: Path) -> str | None:
     return None
 
 
+def unrecorded_results(output_dir: Path, logging_dir: Path) -> str | None:
+    """None unless DIR/documents or DIR/excluded holds files and the logging folder has no record of
+    a run (no settings, no completed task): a run that kept its logs in another folder wrote them
+    (another --logging-dir), and this run would rewrite them under the other run's record, which a
+    re-run of that command would then resume as its own.  Else the one line that says so."""
+    from ..datatrove.run_settings import SETTINGS_FILE
+
+    if (logging_dir / SETTINGS_FILE).exists() or completed_tasks(logging_dir):
+        return None
+    for folder in (output_dir / "documents", output_dir / "excluded"):
+        if folder.is_dir() and any(folder.iterdir()):
+            return (f"{folder} holds the results of a run that kept its logs in another folder ({logging_dir} "
+                    f"has no record of them): give a new --output-dir, that run's --logging-dir, or add "
+                    f"--overwrite to delete those results and start over")
+    return None
+
+
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
     message = f"no WARC files match {pattern} in {folder}"
@@ -505,7 +522,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.overwrite:
             delete_results(output_dir, logging_dir)
-        stop = check_settings_or_stop(executor, logging_dir if apart else output_dir)
+        stop = unrecorded_results(output_dir, logging_dir) or \
+            check_settings_or_stop(executor, logging_dir if apart else output_dir)
         if stop:
             print(f"plexity run: error: {stop}", file=sys.stderr)
             return USAGE_STATUS
