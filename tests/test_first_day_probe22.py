@@ -4,6 +4,7 @@ that says what is wrong and what to do, with a non-zero exit status."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,22 @@ def test_a_re_run_into_the_same_output_dir_with_another_logging_dir_stops(tmp_pa
 def test_a_first_run_into_an_output_dir_whose_documents_folder_is_empty_runs(tmp_path):
     (tmp_path / "run" / "documents").mkdir(parents=True)
     assert plexity("run", EXAMPLES, "-o", tmp_path / "run").returncode == 0
+
+
+# -- datatrove steps built with arguments of the wrong kind -------------------------------------
+
+def test_warc_html_reader_takes_a_size_as_its_cap_and_refuses_what_is_no_cap_when_it_is_built():
+    # Before, max_payload_bytes="50MB" (as --max-document-bytes is written), -1 or read_timeout="30"
+    # were taken, and every record was skipped: 0 documents, the task a success.
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    reader = WarcHtmlReader(str(EXAMPLES), glob_pattern="sample.warc.gz", max_payload_bytes="50MB")
+    assert len(list(reader(None, 0, 1))) == 12
+    assert reader.settings()["max_payload_bytes"] == 50_000_000
+    for wrong, says in [({"max_payload_bytes": -1}, "max_payload_bytes must be a number of bytes, 1 or more, or a "
+                                                    "size such as '50MB', got -1"),
+                        ({"max_payload_bytes": "lots"}, "max_payload_bytes: not a size: 'lots'"),
+                        ({"read_timeout": "30"}, "read_timeout must be 0 (no limit) or more seconds, got '30'"),
+                        ({"read_timeout": -1}, "read_timeout must be 0 (no limit) or more seconds, got -1")]:
+        with pytest.raises(ValueError, match=re.escape(says)):
+            WarcHtmlReader(str(EXAMPLES), **wrong)

@@ -12,7 +12,7 @@ from ..errors import NotARegularFile
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, open_input,
-                         unsupported_compression)
+                         reading_limits, unsupported_compression)
 from ..scoring.scorer import sanitize
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
@@ -123,9 +123,10 @@ class WarcHtmlReader(BaseDiskReader):
             ``unsupported_compression``)
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
-            (``skipped_too_large``); default 50 MB, as ``plexity clean --max-document-bytes``
+            (``skipped_too_large``); bytes or a size (``"50MB"``); default 50 MB, as ``plexity clean
+            --max-document-bytes``
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
-            (``skipped_undecodable``); default 30, the extraction time limit's
+            (``skipped_undecodable``); default 30, the extraction time limit's; 0: no limit
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
@@ -154,8 +155,7 @@ class WarcHtmlReader(BaseDiskReader):
     ):
         super().__init__(data_folder, paths_file, limit, skip, file_progress, doc_progress, adapter, text_key,
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
-        self.max_payload_bytes = max_payload_bytes
-        self.read_timeout = read_timeout
+        self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)

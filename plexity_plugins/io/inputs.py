@@ -46,6 +46,28 @@ from .warc_writer import is_cleaned_record
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
+
+
+def reading_limits(max_payload_bytes, read_timeout) -> tuple[int, float | None]:
+    """The caps of reading one record, checked: `max_payload_bytes` a number of bytes, 1 or more, or
+    a size (``"50MB"``, as ``--max-document-bytes``); `read_timeout` seconds, 0 or more (0 or None: no
+    limit).  Anything else is a ValueError naming the argument: a string cap compared with each
+    payload's length skipped every record, a negative one too, as undecodable or too large."""
+    from ..runtime.sizes import parse_size
+
+    if isinstance(max_payload_bytes, str):
+        try:
+            max_payload_bytes = parse_size(max_payload_bytes)
+        except ValueError as exc:
+            raise ValueError(f"max_payload_bytes: {exc}") from None
+    if isinstance(max_payload_bytes, bool) or not isinstance(max_payload_bytes, (int, float)) \
+            or not max_payload_bytes >= 1 or max_payload_bytes == float("inf"):
+        raise ValueError(f"max_payload_bytes must be a number of bytes, 1 or more, or a size such as '50MB', "
+                         f"got {max_payload_bytes!r}")
+    if read_timeout is not None and (isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float))
+                                     or not read_timeout >= 0):
+        raise ValueError(f"read_timeout must be 0 (no limit) or more seconds, got {read_timeout!r}")
+    return int(max_payload_bytes), read_timeout
 MAX_GZIP_MEMBERS = 1_000  # gzip members in one Content-Encoding: gzip body (a server sends one)
 MAX_RESYNC_CANDIDATES = 100_000  # false record starts looked at before resynchronising gives up
 MAX_HEADER_BYTES = 1 << 20  # a record's WARC headers, or its HTTP headers (servers take 8-64 kB)
@@ -473,8 +495,7 @@ class WarcFile:
                  read_timeout: float | None = DEFAULT_READ_TIMEOUT, name: str | None = None):
         self.fileobj = fileobj
         self.name = name
-        self.max_payload_bytes = max_payload_bytes
-        self.read_timeout = read_timeout
+        self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self.records = 0
         self.records_recovered = 0
         self.bytes_skipped = 0
