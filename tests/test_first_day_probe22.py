@@ -87,3 +87,29 @@ def test_warc_html_reader_takes_a_size_as_its_cap_and_refuses_what_is_no_cap_whe
                         ({"read_timeout": -1}, "read_timeout must be 0 (no limit) or more seconds, got -1")]:
         with pytest.raises(ValueError, match=re.escape(says)):
             WarcHtmlReader(str(EXAMPLES), **wrong)
+
+
+def test_a_filter_given_a_folder_for_its_exclusion_writer_says_so_when_it_is_built():
+    # Before, PerplexitySentenceFilter(exclusion_writer="out/excluded") was taken and the task stopped at
+    # the first dropped document: TypeError: 'str' object does not support the context manager protocol.
+    from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter
+
+    for step in (PerplexitySentenceFilter, PerplexityDocumentFilter):
+        with pytest.raises(ValueError, match=re.escape("exclusion_writer is 'out/excluded': a datatrove writer that "
+                                                       "receives the dropped documents, e.g. "
+                                                       "JsonlWriter(\"out/excluded\"), or None")):
+            step(exclusion_writer="out/excluded")
+
+
+@pytest.mark.parametrize("wrong, says", [
+    ({"min_chars": "50"}, "min_chars must be a whole number of characters, 0 or more, got '50'"),
+    ({"min_chars": -1}, "min_chars must be a whole number of characters, 0 or more, got -1"),
+    ({"min_kept_fraction": "0.5"}, "min_kept_fraction must be a number between 0 and 1, got '0.5'"),
+    ({"min_kept_fraction": 2}, "min_kept_fraction must be a number between 0 and 1, got 2"),
+])
+def test_the_document_policy_names_the_argument_of_the_wrong_kind(wrong, says):
+    # Before, min_chars="50" was "TypeError: '>=' not supported between instances of 'str' and 'int'"
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    with pytest.raises(ValueError, match=re.escape(says)):
+        PerplexitySentenceFilter(**wrong)

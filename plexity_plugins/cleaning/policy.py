@@ -22,6 +22,7 @@ as a skipped document: every front end lets them stop the run (`InstallationErro
 from __future__ import annotations
 
 import json
+import numbers
 import statistics
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
@@ -110,9 +111,11 @@ class DocumentPolicy:
                  other_languages: str = "keep"):
         if other_languages not in OTHER_LANGUAGE_ACTIONS:
             raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
-        if not (0.0 <= min_kept_fraction <= 1.0 and min_chars >= 0):
-            raise ValueError(f"min_kept_fraction must be between 0 and 1 and min_chars 0 or more, "
-                             f"got {min_kept_fraction!r} and {min_chars!r}")
+        if isinstance(min_chars, bool) or not isinstance(min_chars, numbers.Integral) or min_chars < 0:
+            raise ValueError(f"min_chars must be a whole number of characters, 0 or more, got {min_chars!r}")
+        if isinstance(min_kept_fraction, bool) or not isinstance(min_kept_fraction, numbers.Real) \
+                or not 0.0 <= min_kept_fraction <= 1.0:
+            raise ValueError(f"min_kept_fraction must be a number between 0 and 1, got {min_kept_fraction!r}")
         self.scorer = scorer
         self.threshold = threshold
         self.annotate = annotate

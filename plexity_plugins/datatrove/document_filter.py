@@ -12,7 +12,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
-from .filter import INPUT_NOT_TEXT, declared_language, not_text
+from .filter import INPUT_NOT_TEXT, declared_language, exclusion_writer_checked, not_text
 from .run_settings import model_settings, step_settings, with_settings
 
 _FIELDS = ("plexity_doc_perplexity", "plexity_doc_model", "plexity_passthrough", "plexity_doc_would_drop")
@@ -67,7 +67,7 @@ class PerplexityDocumentFilter(BaseFilter):
         other_languages: str = "keep",
         exclusion_writer: DiskWriter | None = None,
     ):
-        super().__init__(exclusion_writer=exclusion_writer)
+        super().__init__(exclusion_writer=exclusion_writer_checked(exclusion_writer))
         if other_languages not in ("keep", "drop"):
             raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
         # Resolved now, so that a wrong model fails at pipeline construction; KenLM opens lazily.

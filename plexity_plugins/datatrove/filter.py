@@ -55,6 +55,16 @@ def not_text(text) -> str | None:
     return f"its text is {kind}, not text" if kind else None
 
 
+def exclusion_writer_checked(writer) -> DiskWriter | None:
+    """A filter's `exclusion_writer`: None or a datatrove writer; anything else (a folder's name,
+    ``"out/excluded"``) is a ValueError when the step is built, not a TypeError at the first
+    dropped document, after the run has started."""
+    if writer is not None and not isinstance(writer, DiskWriter):
+        raise ValueError(f"exclusion_writer is {writer!r}: a datatrove writer that receives the dropped "
+                         f"documents, e.g. JsonlWriter(\"out/excluded\"), or None")
+    return writer
+
+
 def declared_language(doc: Document) -> str | None:
     """The language an upstream step set (``metadata["language"]``, datatrove's LanguageFilter),
     if it is a label at all: a number or a list there is ignored (the text's language is then
@@ -155,7 +165,7 @@ class PerplexitySentenceFilter(BaseFilter):
     ):
         if not isinstance(batch_size, int) or batch_size < 1:  # (datatrove's own check waits for the run)
             raise ValueError(f"batch_size is {batch_size!r}: 1 or more")
-        super().__init__(exclusion_writer=exclusion_writer, batch_size=batch_size)
+        super().__init__(exclusion_writer=exclusion_writer_checked(exclusion_writer), batch_size=batch_size)
         kwargs = {"threshold": threshold, "method": method, "max_sentence_chars": max_sentence_chars,
                   "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}
         # Resolved here, so that a wrong model name fails at pipeline construction, not in a
