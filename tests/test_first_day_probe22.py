@@ -113,3 +113,28 @@ def test_the_document_policy_names_the_argument_of_the_wrong_kind(wrong, says):
 
     with pytest.raises(ValueError, match=re.escape(says)):
         PerplexitySentenceFilter(**wrong)
+
+
+@pytest.mark.parametrize("wrong, says", [
+    ({"timeout": "30"}, "the extraction time limit must be 0 (none) or more seconds, got '30'"),
+    ({"timeout": -3}, "the extraction time limit must be 0 (none) or more seconds, got -3"),
+    ({"memory_limit": "lots"}, "the extraction memory ceiling: not a size: 'lots'"),
+    ({"memory_limit": -1}, "the extraction memory ceiling must be 0 (none) or more bytes, or a size such as "
+                           "'512MiB', got -1"),
+])
+def test_an_extractor_step_refuses_limits_of_the_wrong_kind_when_it_is_built(wrong, says):
+    # Before, timeout="30" was "Unknown format code 'g' for object of type 'str'", timeout=-3 was taken
+    # and failed every task when it ran, and memory_limit="lots" was blamed on PLEXITY_EXTRACT_MEMORY.
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    with pytest.raises(ValueError, match=re.escape(says)):
+        LearnedExtractor(**wrong)
+
+
+def test_a_bad_plexity_extract_memory_is_named_as_the_environment_variable(monkeypatch):
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    monkeypatch.setenv("PLEXITY_EXTRACT_MEMORY", "lots")
+    with pytest.raises(ValueError, match=re.escape("the extraction memory ceiling (PLEXITY_EXTRACT_MEMORY): not a "
+                                                   "size: 'lots'")):
+        LearnedExtractor()

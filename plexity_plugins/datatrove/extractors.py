@@ -11,7 +11,7 @@ from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fa
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message)
-from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
+from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
 from .readers import is_page_text, is_text_already
 from .run_settings import with_settings
 
@@ -48,6 +48,7 @@ class _PlexityExtractor(BaseExtractor):
     to_text = None  # staticmethod(its function)
 
     def __init__(self, timeout: float = 30, memory_limit: int | str | None = None):
+        extract_timeout(timeout)  # (a string or a negative number: a ValueError here, not when a task runs)
         super().__init__(timeout)
         # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
         self.memory_limit = extract_memory_limit(memory_limit)

@@ -51,16 +51,27 @@ _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 def extract_memory_limit(value: int | str | None = None) -> int | None:
     """The memory ceiling in bytes: `value` (bytes, or a size such as ``"512MiB"``), else the
     ``PLEXITY_EXTRACT_MEMORY`` environment variable, else `DEFAULT_EXTRACT_MEMORY`; 0: none (None)."""
+    source = ""
     if value is None:
         value = os.environ.get(EXTRACT_MEMORY_ENV, "").strip() or DEFAULT_EXTRACT_MEMORY
+        source = f" ({EXTRACT_MEMORY_ENV})"
     if isinstance(value, str):
         try:
             value = parse_memory(value)
         except ValueError as exc:
-            raise ValueError(f"the extraction memory ceiling ({EXTRACT_MEMORY_ENV}): {exc}") from None
-    if value < 0:
-        raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, got {value!r}")
+            raise ValueError(f"the extraction memory ceiling{source}: {exc}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, or a size such as "
+                         f"'512MiB', got {value!r}")
     return int(value) or None
+
+
+def extract_timeout(value: float | None) -> float | None:
+    """The time limit of one extraction, checked: seconds, 0 or more; 0 or None: none (None).
+    Anything else (a string, a negative number) is a ValueError when the extractor is built."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0):
+        raise ValueError(f"the extraction time limit must be 0 (none) or more seconds, got {value!r}")
+    return value or None
 
 
 def resident_memory(pid: int) -> int | None:
@@ -307,10 +318,8 @@ class TimeLimitedExtractor:
 
     def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
                  memory_limit: int | str | None = None):
-        if timeout is not None and timeout < 0:
-            raise ValueError(f"the extraction time limit must be 0 (none) or more seconds, got {timeout!r}")
         self.name = extractor if isinstance(extractor, str) else _reference(extractor)
-        self.timeout = timeout or None
+        self.timeout = extract_timeout(timeout)
         self.memory_limit = extract_memory_limit(memory_limit)
         self.processes = max(1, processes)
         self._direct: Callable[[str | bytes], str] = (get_extractor(extractor) if isinstance(extractor, str)
