@@ -138,3 +138,25 @@ def test_a_bad_plexity_extract_memory_is_named_as_the_environment_variable(monke
     with pytest.raises(ValueError, match=re.escape("the extraction memory ceiling (PLEXITY_EXTRACT_MEMORY): not a "
                                                    "size: 'lots'")):
         LearnedExtractor()
+
+
+# -- a typo in an option ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, command, says", [
+    (["clean", EXAMPLES / "sample.warc.gz", "-o", "{tmp}/out", "--extracter", "tags"], "plexity clean",
+     "unrecognized arguments: --extracter tags (did you mean --extractor? plexity clean --help lists the options)"),
+    (["score", "--plian", "The cat sat."], "plexity score",
+     "unrecognized arguments: --plian (did you mean --plain? plexity score --help lists the options)"),
+    (["models", "import", "n", "--kenlm", "x.bin", "--tokenizer", "ccnet", "--sp-modle", "x"],
+     "plexity models import", "unrecognized arguments: --sp-modle x (did you mean --sp-model? plexity models "
+                              "import --help lists the options)"),
+    (["--bogus", "models"], "plexity", "unrecognized arguments: --bogus (plexity --help lists the options)"),
+], ids=["clean", "score", "models-import", "top-level"])
+def test_an_unknown_option_is_said_in_its_commands_words_with_the_option_meant(tmp_path, args, command, says):
+    # Before: the top-level usage ("usage: plexity [-h] [--version] [-v] COMMAND ...") and "plexity: error:
+    # unrecognized arguments: --extracter tags", neither the command's options nor the one meant.
+    result = plexity(*[str(a).format(tmp=tmp_path) for a in args])
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"usage: {command} ")
+    assert error_line(result) == f"{command}: error: {says}"
+    assert not (tmp_path / "out").exists()

@@ -23,8 +23,21 @@ INTERRUPTED = {"run": ": the tasks that completed are kept; the same command run
                "clean": ": the outputs written so far are whole; plexity-stats.json says \"completed\": false"}
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that keeps its commands by name (`unknown_arguments` finds the command an
+    unknown option was given to); its subcommands' parsers are of this class too (argparse's
+    default ``parser_class``)."""
+
+    commands: dict[str, argparse.ArgumentParser] = {}
+
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(**kwargs)
+        self.commands = action.choices
+        return action
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="plexity", description="Perplexity-based boilerplate removal with KenLM.")
+    parser = _Parser(prog="plexity", description="Perplexity-based boilerplate removal with KenLM.")
     parser.add_argument("--version", action="version", version=f"plexity_plugins {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -33,9 +46,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown: list[str]) -> None:
+    """Exit 2 in the words of the command given them: its usage, then ``plexity clean: error:
+    unrecognized arguments: --extracter tags (did you mean --extractor? plexity clean --help lists
+    the options)`` (argparse said it in the top-level usage, `plexity [-h] [--version] [-v] COMMAND
+    ...`, without the command's options)."""
+    import difflib
+    import re
+
+    command = parser
+    for word in argv[:argv.index(unknown[0])] if unknown[0] in argv else argv:
+        command = getattr(command, "commands", {}).get(word, command)
+    options = sorted(set(re.findall(r"--[a-z][a-z-]*", command.format_help())))
+    guesses = [match for word in unknown if word.startswith("--")
+               for match in difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.8)]
+    hint = f"did you mean {' or '.join(dict.fromkeys(guesses))}? " if guesses else ""
+    command.error(f"unrecognized arguments: {' '.join(unknown)} ({hint}{command.prog} --help lists the options)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        unknown_arguments(parser, argv, unknown)
     if isinstance(getattr(args, "model", None), list):
         from ..scoring.multilingual import parse_model_args
 
