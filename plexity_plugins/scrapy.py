@@ -73,6 +73,14 @@ DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
                  "other_languages": "PLEXITY_OTHER_LANGUAGES"}
+# Every PLEXITY_* setting the pipeline and the add-on read (docs/scrapy.md's table): another one is
+# a typo, which Scrapy itself would ignore (`_unknown_settings`).
+SETTINGS = ("PLEXITY_MODEL", "PLEXITY_THRESHOLD", "PLEXITY_METHOD", "PLEXITY_INPUT_FIELD", "PLEXITY_INPUT_FORMAT",
+            "PLEXITY_EXTRACTOR", "PLEXITY_OUTPUT_FIELD", "PLEXITY_STATS_FIELD", "PLEXITY_DOC_PERPLEXITY_FIELD",
+            "PLEXITY_MIN_DOC_PERPLEXITY", "PLEXITY_MAX_DOC_PERPLEXITY", "PLEXITY_LANGUAGE_FIELD", "PLEXITY_ANNOTATE",
+            "PLEXITY_MIN_CHARS", "PLEXITY_MIN_KEPT_FRACTION", "PLEXITY_OTHER_LANGUAGES", "PLEXITY_LANGUAGE_CHECK",
+            "PLEXITY_THREADS", "PLEXITY_DROPPED_FILE", "PLEXITY_MAX_DOCUMENT_BYTES", "PLEXITY_EXTRACT_TIMEOUT",
+            "PLEXITY_EXTRACT_MEMORY", "PLEXITY_PIPELINE_PRIORITY", "PLEXITY_ENABLED")
 
 
 class PlexityDropItem(DropItem):
@@ -221,6 +229,7 @@ class PerplexityFilterPipeline:
     def from_crawler(cls, crawler):
         settings = crawler.settings
         try:
+            _unknown_settings(settings)
             if not _typed_setting(settings, "PLEXITY_ENABLED", bool, True):
                 raise NotConfigured("PLEXITY_ENABLED is False")
             pipeline = cls._from_settings(crawler, settings)
@@ -519,6 +528,18 @@ class PlexityAddon:
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return
         settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
+
+
+def _unknown_settings(settings) -> None:
+    """A PLEXITY_* setting that is none of `SETTINGS` (``PLEXITY_EXTRACTR``) stops the crawl naming the
+    setting meant: Scrapy ignores a setting nothing reads, so the typo went unsaid and the default
+    was used."""
+    import difflib
+
+    for name in sorted(name for name in settings if str(name).startswith("PLEXITY_") and name not in SETTINGS):
+        meant = difflib.get_close_matches(name, SETTINGS, n=1, cutoff=0.8)
+        said = f": did you mean {meant[0]}?" if meant else ""
+        raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
 
 
 def _model_setting(value):

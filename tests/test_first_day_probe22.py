@@ -160,3 +160,24 @@ def test_an_unknown_option_is_said_in_its_commands_words_with_the_option_meant(t
     assert result.stderr.startswith(f"usage: {command} ")
     assert error_line(result) == f"{command}: error: {says}"
     assert not (tmp_path / "out").exists()
+
+
+# -- Scrapy settings ----------------------------------------------------------------------------
+
+def test_scrapy_with_a_misspelt_plexity_setting_says_so_first_in_one_line_and_exits_1():
+    # Before, Scrapy ignored PLEXITY_EXTRACTR (nothing reads it) and the crawl ran with the default extractor.
+    result = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "site", "-a", "start_url=http://127.0.0.1:9/",
+                             "-s", "PLEXITY_EXTRACTR=tags"], cwd=EXAMPLES / "scrapy_project", capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
+    assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: 'PLEXITY_EXTRACTR' "
+                              "is no setting of plexity's: did you mean PLEXITY_EXTRACTOR? (the settings: "
+                              "docs/scrapy.md)")
+
+
+def test_every_documented_scrapy_setting_is_one_the_pipeline_knows():
+    from plexity_plugins.scrapy import SETTINGS
+
+    table = (REPO / "docs" / "scrapy.md").read_text().split("| setting | default | meaning |")[1].split("\n\n")[0]
+    assert set(re.findall(r"`(PLEXITY_[A-Z_]+)`", table.replace("`, `", "` `"))) == set(SETTINGS)
