@@ -181,3 +181,20 @@ def test_every_documented_scrapy_setting_is_one_the_pipeline_knows():
 
     table = (REPO / "docs" / "scrapy.md").read_text().split("| setting | default | meaning |")[1].split("\n\n")[0]
     assert set(re.findall(r"`(PLEXITY_[A-Z_]+)`", table.replace("`, `", "` `"))) == set(SETTINGS)
+
+
+# -- plexity report -----------------------------------------------------------------------------
+
+def test_a_report_without_a_histogram_leaves_no_earlier_reports_png_beside_it(tmp_path):
+    # Before, `plexity report cleaned` then `plexity report run` (no histogram) left the first report's
+    # plexity-report.png beside the second's plexity-report.html, said to have written no PNG.
+    cleaned, out = tmp_path / "cleaned", tmp_path / "run"
+    assert plexity("clean", EXAMPLES / "sample.warc.gz", "-o", cleaned, "--quiet").returncode == 0
+    assert plexity("run", EXAMPLES, "-o", out).returncode == 0
+    first = plexity("report", cleaned, cwd=tmp_path)
+    assert first.returncode == 0 and (tmp_path / "plexity-report.png").is_file()
+    second = plexity("report", out, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert not (tmp_path / "plexity-report.png").exists()
+    assert error_line(second) == ("plexity report: these stats have no perplexity histogram: no PNG written (the "
+                                  "earlier plexity-report.png, another report's, was removed)")

@@ -334,14 +334,21 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     return "\n".join(out) + "\n"
 
 
+def histogram_path(html_path: str | Path, png_path: str | Path | None = None) -> Path:
+    """Where a report's histogram PNG goes: `png_path`, else next to the report, same stem."""
+    return Path(png_path) if png_path else Path(html_path).with_suffix(".png")
+
+
 def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path | None = None, run_stats=None
                  ) -> tuple[Path, Path | None]:
-    """Write the HTML report and the histogram PNG (next to it, same stem, unless given).
+    """Write the HTML report and the histogram PNG (`histogram_path`).  Stats without a histogram
+    (a `plexity run` folder's) write no PNG, and an earlier report's PNG there is removed: beside
+    this report, it would be taken for this one's.
 
     Returns (html path, png path or None when the stats have no histogram)."""
     data = load_report_data(stats, run_stats)
     html_path = Path(html_path)
-    png_path = Path(png_path) if png_path else html_path.with_suffix(".png")
+    png_path = histogram_path(html_path, png_path)
     if png_path.resolve() == html_path.resolve():
         raise ValueError(f"the report and its histogram would both be {html_path}: give --png another name")
     png = histogram_png(data) if data.histogram else None
@@ -349,6 +356,8 @@ def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path 
     if png:
         png_path.parent.mkdir(parents=True, exist_ok=True)
         png_path.write_bytes(png)
+    elif png_path.is_file():
+        png_path.unlink()
     html_path.write_text(render_html(data, png, png_path.name if png else None), encoding="utf-8")
     return html_path, (png_path if png else None)
 

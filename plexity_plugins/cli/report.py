@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..cleaning.files import STATS_FILE
-from ..cleaning.report import build_report
+from ..cleaning.report import build_report, histogram_path
 
 
 def _run_stats(merged: list, folder):
@@ -20,12 +20,15 @@ def _run_stats(merged: list, folder):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    earlier = histogram_path(args.output, args.png)
+    earlier = earlier if earlier.is_file() else None
     html_path, png_path = build_report(args.stats, args.output, args.png, run_stats=_run_stats)
     print(f"report: {html_path}")
     if png_path:
         print(f"histogram: {png_path}")
     else:
-        print("plexity report: these stats have no perplexity histogram: no PNG written", file=sys.stderr)
+        removed = f" (the earlier {earlier}, another report's, was removed)" if earlier else ""
+        print(f"plexity report: these stats have no perplexity histogram: no PNG written{removed}", file=sys.stderr)
     return 0
 
 
