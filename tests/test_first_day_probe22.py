@@ -198,3 +198,16 @@ def test_a_report_without_a_histogram_leaves_no_earlier_reports_png_beside_it(tm
     assert not (tmp_path / "plexity-report.png").exists()
     assert error_line(second) == ("plexity report: these stats have no perplexity histogram: no PNG written (the "
                                   "earlier plexity-report.png, another report's, was removed)")
+
+
+# -- plexity train ------------------------------------------------------------------------------
+
+def test_plexity_train_names_only_the_option_missing(tmp_path):
+    # Before, `plexity train --corpus text --name news news.txt` said "--corpus and --order are needed",
+    # --corpus given.
+    (tmp_path / "news.txt").write_text("The council approved the budget on Tuesday.\n")
+    result = plexity("train", "--corpus", "text", "--name", "news", tmp_path / "news.txt")
+    assert result.returncode == 2
+    assert error_line(result) == ("plexity train: error: --order is needed for a model named 'news' (only the "
+                                  "paper's names bigrams-bnc, trigrams-bnc, bigrams-cord19, trigrams-cord19 imply "
+                                  "--corpus and --order), e.g. plexity train --corpus text --order 3 --name news ...")

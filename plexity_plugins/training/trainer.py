@@ -48,9 +48,12 @@ def paper_config(name: str, corpus: str | None, order: int | None) -> tuple[str,
             raise TrainError(f"'{name}' is the paper's order-{spec['order']} model: --order {order} contradicts "
                              f"it (choose another --name)")
         return spec["corpus"], spec["order"]
-    if not corpus or not order:
-        raise TrainError(f"--corpus and --order are needed for a model named '{name}' (only the paper's "
-                         f"names {', '.join(PAPER_MODELS)} imply them)")
+    missing = [option for option, value in (("--corpus", corpus), ("--order", order)) if not value]
+    if missing:  # (name the one not given: "--corpus and --order" after --corpus text read as a contradiction)
+        needed = " and ".join(missing) + (" are" if len(missing) > 1 else " is")
+        raise TrainError(f"{needed} needed for a model named '{name}' (only the paper's names "
+                         f"{', '.join(PAPER_MODELS)} imply --corpus and --order), e.g. plexity train --corpus "
+                         f"{corpus or 'text'} --order {order or 3} --name {name} ...")
     return corpus, order
 
 
