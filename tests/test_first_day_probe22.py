@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -211,3 +212,23 @@ def test_plexity_train_names_only_the_option_missing(tmp_path):
     assert error_line(result) == ("plexity train: error: --order is needed for a model named 'news' (only the "
                                   "paper's names bigrams-bnc, trigrams-bnc, bigrams-cord19, trigrams-cord19 imply "
                                   "--corpus and --order), e.g. plexity train --corpus text --order 3 --name news ...")
+
+
+# -- a model directory without its metadata -----------------------------------------------------
+
+def test_a_model_directory_without_model_json_is_judged_by_its_kenlm_file(tmp_path):
+    # Before: "DIR has a model file but no model.json metadata", and nothing said what to do, nor that
+    # the file was no KenLM model at all.
+    bare, junk = tmp_path / "bare", tmp_path / "junk"
+    bare.mkdir()
+    junk.mkdir()
+    shutil.copy(REPO / "plexity_plugins" / "data" / "en-default" / "model.bin", bare / "model.bin")
+    (junk / "model.bin").write_text("hello\n")
+    result = plexity("score", "--model", bare, "The cat sat.")
+    assert result.returncode == 2
+    assert error_line(result).startswith(f"plexity score: error: {bare / 'model.bin'} is a bare KenLM file: ")
+    assert f"`plexity models import NAME --kenlm {bare / 'model.bin'} --tokenizer ccnet" in error_line(result)
+    result = plexity("score", "--model", junk, "The cat sat.")
+    assert result.returncode == 2
+    assert error_line(result).startswith(f"plexity score: error: {junk / 'model.bin'} is not a model: neither a "
+                                         f"KenLM binary nor an ARPA file")

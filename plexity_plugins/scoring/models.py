@@ -123,8 +123,8 @@ def _from_directory(directory: Path) -> ModelInfo:
                                  f"it again with `plexity models import {directory.name} --kenlm FILE ... --force`")
         raise ModelError(f"{directory} holds no model file (expected one of {', '.join(MODEL_FILES)})")
     json_path = directory / "model.json"
-    if not json_path.is_file():
-        raise ModelError(f"{directory} has a model file but no model.json metadata")
+    if not json_path.is_file():  # (its KenLM file as one given alone: not a model, or how to import it)
+        return _from_file(model_path)
     return _load_metadata(json_path, model_path)
 
 
