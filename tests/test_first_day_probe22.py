@@ -232,3 +232,22 @@ def test_a_model_directory_without_model_json_is_judged_by_its_kenlm_file(tmp_pa
     assert result.returncode == 2
     assert error_line(result).startswith(f"plexity score: error: {junk / 'model.bin'} is not a model: neither a "
                                          f"KenLM binary nor an ARPA file")
+
+
+def test_an_unquoted_glob_the_shell_expanded_for_plexity_run_is_named_as_such(tmp_path):
+    # README: `plexity run 'crawl/*.warc.gz' -o out`; unquoted, the shell hands plexity run every file, and it
+    # said only "unrecognized arguments: crawl/b.warc.gz".
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for name in ("a.warc.gz", "b.warc.gz"):
+        shutil.copy(EXAMPLES / "sample.warc.gz", crawl / name)
+    result = subprocess.run(f"{sys.executable} -m plexity_plugins run crawl/*.warc.gz -o out", shell=True,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert error_line(result) == ("plexity run: error: unrecognized arguments: crawl/b.warc.gz (more paths than "
+                                  "plexity run takes: a glob the shell expanded? quote it, as in 'crawl/*.warc.gz', "
+                                  "for plexity run to expand it; plexity run --help lists the options)")
+    assert not (tmp_path / "out").exists()
+    quoted = subprocess.run(f"{sys.executable} -m plexity_plugins run 'crawl/*.warc.gz' -o out", shell=True,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert quoted.returncode == 0, quoted.stderr

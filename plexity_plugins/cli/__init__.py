@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from .. import __version__
@@ -61,6 +62,9 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     guesses = [match for word in unknown if word.startswith("--")
                for match in difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.8)]
     hint = f"did you mean {' or '.join(dict.fromkeys(guesses))}? " if guesses else ""
+    if any(not word.startswith("-") and os.path.exists(word) for word in unknown):  # `plexity run crawl/*.warc.gz`
+        hint += (f"more paths than {command.prog} takes: a glob the shell expanded? quote it, as in "
+                 f"'crawl/*.warc.gz', for {command.prog} to expand it; ")
     command.error(f"unrecognized arguments: {' '.join(unknown)} ({hint}{command.prog} --help lists the options)")
 
 
