@@ -34,6 +34,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1, help="shards of the input files")
     parser.add_argument("--workers", type=int, default=1, help="tasks running at once")
     args = parser.parse_args()
+    if not Path(args.input_dir).is_dir():  # (else every task fails: "No files found", a traceback each)
+        parser.error(f"{args.input_dir} is not a folder: give the folder of your .warc / .warc.gz files")
     out = Path(args.output_dir).resolve()
 
     # datatrove's LocalPipelineExecutor with one process per task: a worker killed by the

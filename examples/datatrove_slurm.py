@@ -44,6 +44,8 @@ def main() -> None:
                         help="the venv's bin/activate script, sourced by every task")
     parser.add_argument("--job-name", default="plexity-clean")
     args = parser.parse_args()
+    if not Path(args.input_dir).is_dir():  # (else every task fails: "No files found", a traceback each)
+        parser.error(f"{args.input_dir} is not a folder: give the folder of your .warc / .warc.gz files")
     out = Path(args.output_dir).resolve()  # absolute: the jobs do not run in this directory
 
     # datatrove's SlurmPipelineExecutor, which also checks for sbatch and the run's settings first

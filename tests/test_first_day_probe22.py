@@ -251,3 +251,16 @@ def test_an_unquoted_glob_the_shell_expanded_for_plexity_run_is_named_as_such(tm
     quoted = subprocess.run(f"{sys.executable} -m plexity_plugins run 'crawl/*.warc.gz' -o out", shell=True,
                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert quoted.returncode == 0, quoted.stderr
+
+
+# -- the datatrove examples ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("example, extra", [("datatrove_local.py", []), ("datatrove_slurm.py", ["--partition", "p"])])
+def test_a_datatrove_example_given_a_folder_that_is_not_there_says_so_in_one_line(tmp_path, example, extra):
+    # Before (datatrove_local.py): the pipeline ran, its task failed, and two tracebacks ended with
+    # "RuntimeError: No files found on .../crawl!", exit 1, a logs folder left in the output.
+    result = run(EXAMPLES / example, tmp_path / "crawl", tmp_path / "out", *extra)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert error_line(result) == (f"{example}: error: {tmp_path / 'crawl'} is not a folder: give the folder of "
+                                  f"your .warc / .warc.gz files")
+    assert not (tmp_path / "out").exists()
