@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -552,6 +553,9 @@ def _model_setting(value):
                                       f'map in JSON ({{"en": "en-default"}}); {exc}') from None
     if hasattr(value, "copy_to_dict"):  # a scrapy BaseSettings given as a dict setting
         value = value.copy_to_dict()
+    if value and not isinstance(value, (str, os.PathLike, dict)):
+        raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: a model name or path, or a language -> model map "
+                                  f'({{"en": "en-default"}})')
     return value or None
 
 

@@ -264,3 +264,26 @@ def test_a_datatrove_example_given_a_folder_that_is_not_there_says_so_in_one_lin
     assert error_line(result) == (f"{example}: error: {tmp_path / 'crawl'} is not a folder: give the folder of "
                                   f"your .warc / .warc.gz files")
     assert not (tmp_path / "out").exists()
+
+
+# -- a model of the wrong kind ------------------------------------------------------------------
+
+def test_a_model_of_the_wrong_kind_is_named_as_the_model():
+    # Before: "TypeError: expected str, bytes or os.PathLike object, not int", naming no argument.
+    from plexity_plugins import PerplexityScorer
+    from plexity_plugins.errors import ModelError
+
+    with pytest.raises(ModelError, match=re.escape("model is 5: a model name (`plexity models` lists them) or a "
+                                                   "path")):
+        PerplexityScorer(5)
+
+
+def test_scrapy_with_a_plexity_model_of_the_wrong_kind_names_the_setting():
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.errors import PlexitySettingError
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    with pytest.raises(PlexitySettingError, match=re.escape("PLEXITY_MODEL is 5: a model name or path, or a "
+                                                            "language -> model map")):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MODEL": 5}))

@@ -197,6 +197,8 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     """The metadata (with `.path` set) of a model given by name, path or None (default)."""
     if model is None:
         model = DEFAULT_MODEL
+    if not isinstance(model, (str, os.PathLike)):  # (os.fspath's TypeError did not say which argument)
+        raise ModelError(f"model is {model!r}: a model name (`plexity models` lists them) or a path")
     name = _ALIASES.get(str(model), str(model))
     embedded = EMBEDDED_DIR / name
     if os.sep not in name and embedded.is_dir():
