@@ -287,3 +287,20 @@ def test_scrapy_with_a_plexity_model_of_the_wrong_kind_names_the_setting():
     with pytest.raises(PlexitySettingError, match=re.escape("PLEXITY_MODEL is 5: a model name or path, or a "
                                                             "language -> model map")):
         PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MODEL": 5}))
+
+
+def test_plexity_model_dir_that_is_a_file_is_named_as_the_knob(tmp_path):
+    # Before: `plexity models import` said "[Errno 20] Not a directory: '.../models.txt/mine'" and
+    # `plexity models` listed "model directory: .../models.txt" as if it were one.
+    from plexity_plugins.runtime.paths import user_cache_dir
+
+    knob = tmp_path / "models.txt"
+    knob.write_text("not a folder\n")
+    env = {**os.environ, "PLEXITY_MODEL_DIR": str(knob)}
+    for args in (["models"], ["models", "import", "mine", "--kenlm", EXAMPLES / "sample.warc.gz", "--tokenizer",
+                              "plexity-tok-1", "--language", "en"]):
+        result = subprocess.run([sys.executable, "-m", "plexity_plugins", *map(str, args)], capture_output=True,
+                                text=True, env=env, timeout=120)
+        assert result.returncode == 2
+        assert error_line(result).endswith(f"error: PLEXITY_MODEL_DIR is {knob}, which is not a folder: set it to the "
+                                           f"folder of your models, or unset it (then {user_cache_dir() / 'models'})")

@@ -91,7 +91,11 @@ def model_dir() -> Path:
     """Where trained models are installed: ``$PLEXITY_MODEL_DIR`` or the user cache dir."""
     env = os.environ.get("PLEXITY_MODEL_DIR")
     if env:
-        return Path(env).expanduser()
+        path = Path(env).expanduser()
+        if path.exists() and not path.is_dir():  # (else "[Errno 20] Not a directory: 'FILE/NAME'", the knob unsaid)
+            raise ModelError(f"PLEXITY_MODEL_DIR is {env}, which is not a folder: set it to the folder of your "
+                             f"models, or unset it (then {user_cache_dir() / 'models'})")
+        return path
     return user_cache_dir() / "models"
 
 
