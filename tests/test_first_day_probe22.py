@@ -304,3 +304,24 @@ def test_plexity_model_dir_that_is_a_file_is_named_as_the_knob(tmp_path):
         assert result.returncode == 2
         assert error_line(result).endswith(f"error: PLEXITY_MODEL_DIR is {knob}, which is not a folder: set it to the "
                                            f"folder of your models, or unset it (then {user_cache_dir() / 'models'})")
+
+
+# -- plexity run: a cluster executor's option without that executor ----------------------------
+
+@pytest.mark.parametrize("options, says", [
+    (["--partition", "debug"], "--partition is an option of --executor slurm, and this run's executor is local: "
+                               "give --executor slurm, or leave --partition out"),
+    (["--ray-address", "auto"], "--ray-address is an option of --executor ray, and this run's executor is local: "
+                                "give --executor ray, or leave --ray-address out"),
+    (["--cpus-per-task", "2"], "--cpus-per-task is an option of --executor slurm and ray, and this run's executor "
+                               "is local: give --executor slurm, or leave --cpus-per-task out"),
+    (["--executor", "ray", "--wait"], "--wait is an option of --executor slurm, and this run's executor is ray: "
+                                      "give --executor slurm, or leave --wait out"),
+], ids=["partition", "ray-address", "cpus", "wait-with-ray"])
+def test_a_cluster_executors_option_without_that_executor_is_refused(tmp_path, options, says):
+    # Before, `plexity run crawl/ -o out --partition debug` (--executor slurm forgotten) ran the job on this
+    # machine, exit 0, and --ray-address, --wait, --cpus-per-task were ignored the same way.
+    result = plexity("run", EXAMPLES, "-o", tmp_path / "run", *options)
+    assert result.returncode == 2 and result.stdout == ""
+    assert error_line(result) == f"plexity run: error: {says}"
+    assert not (tmp_path / "run").exists()

@@ -46,6 +46,14 @@ from .options import add_model_args, parse_memory, parse_size, positive_float, p
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
+# The options of the cluster executors: (option, its default, the executors that read it).  Given with
+# another executor, it was ignored without a word (--partition without --executor slurm ran the job here).
+EXECUTOR_OPTIONS = {"cpus_per_task": ("--cpus-per-task", 1, ("slurm", "ray")),
+                    "mem_per_cpu_gb": ("--mem-per-cpu-gb", 2, ("slurm", "ray")),
+                    "ray_address": ("--ray-address", None, ("ray",)),
+                    "partition": ("--partition", None, ("slurm",)), "time": ("--time", "24:00:00", ("slurm",)),
+                    "venv": ("--venv", None, ("slurm",)), "job_name": ("--job-name", "plexity", ("slurm",)),
+                    "wait": ("--wait", False, ("slurm",))}
 WARC_GLOB = "**/*.warc*"  # .warc, .warc.gz and WET files (.warc.wet.gz), recursively
 
 
@@ -481,6 +489,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_executor, require_extra
 
     require_extra("datatrove", "plexity run")
+    for name, (option, default, executors) in EXECUTOR_OPTIONS.items():
+        if args.executor not in executors and getattr(args, name) != default:
+            raise ValueError(f"{option} is an option of --executor {' and '.join(executors)}, and this run's "
+                             f"executor is {args.executor}: give --executor {executors[0]}, or leave {option} out")
     if args.executor in ("slurm", "ray"):  # before anything is written or launched
         require_executor(args.executor, f"plexity run --executor {args.executor}")
     try:
@@ -672,18 +684,20 @@ def add_parser(subparsers) -> None:
                         "the logging dir's completions, stats and logs) and start over; without it, a re-run "
                         "with the same settings resumes and one with other settings stops")
     cluster = p.add_argument_group("slurm and ray")
-    cluster.add_argument("--cpus-per-task", type=positive_int, default=1, help="CPUs each task reserves (default: 1)")
-    cluster.add_argument("--mem-per-cpu-gb", type=positive_float, default=2,
-                         help="memory each task reserves per CPU, GB (default: 2; Slurm: whole GB)")
+    cluster.add_argument("--cpus-per-task", type=positive_int, default=EXECUTOR_OPTIONS["cpus_per_task"][1],
+                         help="CPUs each task reserves (default: %(default)s)")
+    cluster.add_argument("--mem-per-cpu-gb", type=positive_float, default=EXECUTOR_OPTIONS["mem_per_cpu_gb"][1],
+                         help="memory each task reserves per CPU, GB (default: %(default)s; Slurm: whole GB)")
     ray_group = p.add_argument_group("ray")
     ray_group.add_argument("--ray-address", default=None,
                            help="the Ray cluster to run on: auto (started with `ray start` on this machine), "
                                 "HOST:6379 or ray://HOST:10001 (default: $RAY_ADDRESS, else a local Ray for the run)")
     slurm = p.add_argument_group("slurm")
     slurm.add_argument("--partition", help="Slurm partition (required with --executor slurm)")
-    slurm.add_argument("--time", default="24:00:00", help="time limit per task (default: 24:00:00)")
+    slurm.add_argument("--time", default=EXECUTOR_OPTIONS["time"][1], help="time limit per task (default: %(default)s)")
     slurm.add_argument("--venv", default=None,
                        help="virtualenv (dir or its bin/activate) the jobs activate (default: the running one)")
-    slurm.add_argument("--job-name", default="plexity", help="the Slurm job's name (default: plexity)")
+    slurm.add_argument("--job-name", default=EXECUTOR_OPTIONS["job_name"][1],
+                       help="the Slurm job's name (default: %(default)s)")
     slurm.add_argument("--wait", action="store_true", help="wait for the Slurm job, then print the stats")
     p.set_defaults(func=cmd_run)
