@@ -325,3 +325,13 @@ def test_a_cluster_executors_option_without_that_executor_is_refused(tmp_path, o
     assert result.returncode == 2 and result.stdout == ""
     assert error_line(result) == f"plexity run: error: {says}"
     assert not (tmp_path / "run").exists()
+
+
+def test_plexity_clean_of_an_empty_folder_says_what_it_cleans(tmp_path):
+    # Before: "plexity clean: no input files found", no "error:", nor what it looks for.
+    (tmp_path / "crawl").mkdir()
+    result = plexity("clean", tmp_path / "crawl", "-o", tmp_path / "out")
+    assert result.returncode == 2
+    assert error_line(result) == (f"plexity clean: error: no file to clean: {tmp_path / 'crawl'} holds none: give "
+                                  f".txt, .html, .warc or .warc.wet files (or .gz), or folders holding them")
+    assert not (tmp_path / "out").exists()

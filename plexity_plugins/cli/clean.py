@@ -77,7 +77,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
     page_text_scorer = scorer_for(args.method or method_for_page_text())
     inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
-        print("plexity clean: no input files found", file=sys.stderr)
+        holds = "holds" if len(args.inputs) == 1 else "hold"
+        print(f"plexity clean: error: no file to clean: {', '.join(map(str, args.inputs))} {holds} none: give "
+              f".txt, .html, .warc or .warc.wet files (or .gz), or folders holding them", file=sys.stderr)
         return 2
     with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
         earlier = EarlierRun(args.output_dir, args.write_dropped)
