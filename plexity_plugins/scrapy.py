@@ -70,6 +70,7 @@ logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
+CANNOT_START = "plexity: the crawl cannot start: %s"  # the log's first error for a setting it cannot use
 DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
@@ -236,7 +237,7 @@ class PerplexityFilterPipeline:
             pipeline = cls._from_settings(crawler, settings)
         except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting, a missing model: said first, in one line
             # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
-            logger.critical("plexity: the crawl cannot start: %s", exc)
+            logger.critical(CANNOT_START, exc)
             if isinstance(exc, ModelError):
                 raise
             raise PlexitySettingError(str(exc)) from None
@@ -524,7 +525,11 @@ class PlexityAddon:
     """
 
     def update_settings(self, settings) -> None:
-        priority = _typed_setting(settings, "PLEXITY_PIPELINE_PRIORITY", int, DEFAULT_PIPELINE_PRIORITY)
+        try:
+            priority = _typed_setting(settings, "PLEXITY_PIPELINE_PRIORITY", int, DEFAULT_PIPELINE_PRIORITY)
+        except PlexitySettingError as exc:  # (said first, as the pipeline's settings are, not after asyncio's)
+            logger.critical(CANNOT_START, exc)
+            raise
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return

@@ -335,3 +335,14 @@ def test_plexity_clean_of_an_empty_folder_says_what_it_cleans(tmp_path):
     assert error_line(result) == (f"plexity clean: error: no file to clean: {tmp_path / 'crawl'} holds none: give "
                                   f".txt, .html, .warc or .warc.wet files (or .gz), or folders holding them")
     assert not (tmp_path / "out").exists()
+
+
+def test_scrapy_with_a_wrong_pipeline_priority_says_so_first_in_one_line_and_exits_1():
+    # Before, the add-on's setting was said only in asyncio's "Task exception was never retrieved" traceback.
+    result = subprocess.run([sys.executable, "-m", "scrapy", "crawl", "site", "-a", "start_url=http://127.0.0.1:9/",
+                             "-s", "PLEXITY_PIPELINE_PRIORITY=high"], cwd=EXAMPLES / "scrapy_project",
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
+    assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: "
+                              "PLEXITY_PIPELINE_PRIORITY is 'high': a whole number")
