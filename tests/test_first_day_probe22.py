@@ -346,3 +346,12 @@ def test_scrapy_with_a_wrong_pipeline_priority_says_so_first_in_one_line_and_exi
     errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
     assert errors[0].endswith("[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: "
                               "PLEXITY_PIPELINE_PRIORITY is 'high': a whole number")
+
+
+def test_plexity_models_import_of_a_folder_says_it_is_one(tmp_path):
+    # Before: "KenLM file DIR does not exist", of a folder that exists.
+    result = plexity("models", "import", "mine", "--kenlm", tmp_path, "--tokenizer", "plexity-tok-1",
+                     "--output-dir", tmp_path / "models")
+    assert result.returncode == 2
+    assert error_line(result) == (f"plexity models import: error: {tmp_path} is a folder: --kenlm is the KenLM file "
+                                  f"(xx.arpa.bin, model.bin, .arpa)")

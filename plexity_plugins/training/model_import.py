@@ -110,6 +110,8 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
         raise TokenizerError(f"--sp-model was given with --tokenizer {PLEXITY}, which does not use one: a "
                              f"CCNet / edugp model is imported with --tokenizer ccnet")
     kenlm_path = Path(kenlm_path).expanduser().resolve()
+    if kenlm_path.is_dir():  # (a model folder, say: --kenlm names the KenLM file itself)
+        raise ModelError(f"{kenlm_path} is a folder: --kenlm is the KenLM file (xx.arpa.bin, model.bin, .arpa)")
     if not kenlm_path.is_file():
         raise ModelError(f"KenLM file {kenlm_path} does not exist")
     if sp_model:
