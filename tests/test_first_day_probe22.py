@@ -355,3 +355,19 @@ def test_plexity_models_import_of_a_folder_says_it_is_one(tmp_path):
     assert result.returncode == 2
     assert error_line(result) == (f"plexity models import: error: {tmp_path} is a folder: --kenlm is the KenLM file "
                                   f"(xx.arpa.bin, model.bin, .arpa)")
+
+
+# -- the JSON API -------------------------------------------------------------------------------
+
+def test_the_json_api_refuses_a_misspelt_field_naming_the_one_meant():
+    # Before, {"text": ..., "treshold": 500} was answered (200) with the model's own threshold, the field ignored.
+    from starlette.testclient import TestClient
+
+    from plexity_plugins.web.app import create_app
+
+    client = TestClient(create_app(), base_url="http://127.0.0.1")
+    answer = client.post("/api/score", json={"text": "The cat sat on the mat.", "treshold": 500})
+    assert answer.status_code == 400
+    assert answer.json() == {"error": 'unknown field "treshold" (did you mean "threshold"?): the fields are text, '
+                                      'format, threshold, model, extractor, method'}
+    assert client.post("/api/score", json={"text": "The cat sat on the mat.", "threshold": 500}).status_code == 200

@@ -302,6 +302,9 @@ JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a numb
               type(None): "null"}
 
 
+REQUEST_FIELDS = ("text", "format", "threshold", "model", "extractor", "method")  # of POST /api/score
+
+
 def _parse_request(body: bytes) -> dict:
     if not body.strip():
         raise ApiError(400, 'the request body is empty: send a JSON object, e.g. {"text": "..."}')
@@ -313,6 +316,14 @@ def _parse_request(body: bytes) -> dict:
         raise ApiError(400, "malformed JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, f'the request must be a JSON object, e.g. {{"text": "..."}}, not {JSON_TYPES[type(data)]}')
+    unknown = [name for name in data if name not in REQUEST_FIELDS]
+    if unknown:  # (a misspelt field was ignored: {"treshold": 500} answered with the model's threshold)
+        import difflib
+
+        meant = difflib.get_close_matches(unknown[0], REQUEST_FIELDS, n=1, cutoff=0.7)
+        raise ApiError(400, f"unknown field {json.dumps(unknown[0])[:40]}"
+                            f"{f' (did you mean {json.dumps(meant[0])}?)' if meant else ''}: the fields are "
+                            f"{', '.join(REQUEST_FIELDS)}")
     text = data.get("text")
     if not isinstance(text, str):
         raise ApiError(400, '"text" must be a string')
