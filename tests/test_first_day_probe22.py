@@ -66,6 +66,21 @@ def test_a_re_run_into_the_same_output_dir_with_another_logging_dir_stops(tmp_pa
     assert again.returncode == 0, again.stderr
 
 
+def test_overwrite_with_another_logging_dir_leaves_no_completions_of_the_default_one_to_resume(tmp_path):
+    # After the stop above, --overwrite ran the tags run and left DIR/logs' completion markers of the learned
+    # run: `plexity run crawl -o DIR` then "resumed" (0 tasks in this run) with the tags documents.
+    out = tmp_path / "run"
+    assert plexity("run", EXAMPLES, "-o", out).returncode == 0
+    other = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", "--logging-dir", tmp_path / "logs2",
+                    "--overwrite")
+    assert other.returncode == 0, other.stderr
+    assert not (out / "logs" / "completions").exists() and not (out / "logs" / "plexity-settings.json").exists()
+    first = plexity("run", EXAMPLES, "-o", out)
+    assert first.returncode == 2  # the tags documents are there, and DIR/logs has no record of them
+    assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run that "
+                                        f"kept its logs in another folder")
+
+
 def test_a_first_run_into_an_output_dir_whose_documents_folder_is_empty_runs(tmp_path):
     (tmp_path / "run" / "documents").mkdir(parents=True)
     assert plexity("run", EXAMPLES, "-o", tmp_path / "run").returncode == 0

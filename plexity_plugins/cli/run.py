@@ -405,12 +405,15 @@ RUN_LOG_ENTRIES = ("completions", "logs", "stats", "slurm_logs", "stats.json", "
                    "launch_script.slurm", "launch_merge_stats.slurm", "ranks_to_run.json", "plexity-settings.json")
 
 
-def delete_results(output_dir: Path, logging_dir: Path) -> None:
-    """What an earlier run into these folders wrote (--overwrite): the documents and excluded
-    folders, and the run's entries of its logging folder (nothing else there)."""
+def delete_results(output_dir: Path, logging_dir: Path, overwrite: bool = False) -> None:
+    """What an earlier run into these folders wrote: the documents and excluded folders, and the
+    run's entries of its logging folder (nothing else there).  With `overwrite` (--overwrite) and
+    another --logging-dir, those of DIR/logs too, the default one: its completion markers would
+    otherwise resume the command that wrote them, answering it with this run's documents."""
     import shutil
 
-    for path in (output_dir / "documents", output_dir / "excluded", *(logging_dir / n for n in RUN_LOG_ENTRIES)):
+    logs = {logging_dir, output_dir / "logs"} if overwrite else {logging_dir}
+    for path in (output_dir / "documents", output_dir / "excluded", *(f / n for f in logs for n in RUN_LOG_ENTRIES)):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         elif path.exists() or path.is_symlink():
@@ -533,7 +536,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.overwrite:
-            delete_results(output_dir, logging_dir)
+            delete_results(output_dir, logging_dir, overwrite=True)
         stop = unrecorded_results(output_dir, logging_dir) or \
             check_settings_or_stop(executor, logging_dir if apart else output_dir)
         if stop:
@@ -681,8 +684,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
     p.add_argument("--overwrite", action="store_true",
                    help="delete the results of an earlier run into these folders (DIR/documents, DIR/excluded, "
-                        "the logging dir's completions, stats and logs) and start over; without it, a re-run "
-                        "with the same settings resumes and one with other settings stops")
+                        "the logging dir's and DIR/logs' completions, stats and logs) and start over; without it, "
+                        "a re-run with the same settings resumes and one with other settings stops")
     cluster = p.add_argument_group("slurm and ray")
     cluster.add_argument("--cpus-per-task", type=positive_int, default=EXECUTOR_OPTIONS["cpus_per_task"][1],
                          help="CPUs each task reserves (default: %(default)s)")
