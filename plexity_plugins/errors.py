@@ -184,6 +184,12 @@ class SettingsChanged(ValueError):
                          f"run into new output and logging folders, or delete these to start over")
 
 
+class UnrecordedResults(SettingsChanged):
+    """A folder a run writes holds results that its logging folder has no record of: a run with
+    another logging folder wrote them (`plexity_plugins.datatrove.run_settings.check_outputs`);
+    `logging_dir` is that folder."""
+
+
 class ExecutorUnavailable(ValueError):
     """An executor was asked for that this machine or environment does not have (no ``sbatch``
     for Slurm, no Ray): what was asked cannot run here (``plexity run`` exits 2), and nothing was

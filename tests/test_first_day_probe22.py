@@ -57,10 +57,10 @@ def test_a_re_run_into_the_same_output_dir_with_another_logging_dir_stops(tmp_pa
     result = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", *options(second))
     assert result.returncode == 2 and result.stdout == ""
     logs = Path(options(second)[1]) if second else out / "logs"
-    assert error_line(result) == (f"plexity run: error: {out / 'documents'} holds the results of a run that kept "
-                                  f"its logs in another folder ({logs} has no record of them): give a new "
-                                  f"--output-dir, that run's --logging-dir, or add --overwrite to delete those "
-                                  f"results and start over")
+    assert error_line(result) == (f"plexity run: error: {out / 'documents'} holds the results of a run with other "
+                                  f"settings (no record of them in {logs}: a run with another logging folder wrote "
+                                  f"them): give a new --output-dir, or add --overwrite to delete those results and "
+                                  f"start over")
     assert {p.name: p.read_bytes() for p in (out / "documents").iterdir()} == before  # nothing touched
     again = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", "--overwrite", *options(second))
     assert again.returncode == 0, again.stderr
@@ -77,8 +77,34 @@ def test_overwrite_with_another_logging_dir_leaves_no_completions_of_the_default
     assert not (out / "logs" / "completions").exists() and not (out / "logs" / "plexity-settings.json").exists()
     first = plexity("run", EXAMPLES, "-o", out)
     assert first.returncode == 2  # the tags documents are there, and DIR/logs has no record of them
-    assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run that "
-                                        f"kept its logs in another folder")
+    assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run with "
+                                        f"other settings (no record of them in {out / 'logs'}: ")
+
+
+def test_a_datatrove_pipeline_re_run_with_another_logging_dir_into_the_same_output_stops(tmp_path):
+    # The same with plexity's executors and datatrove's (check_run_settings): the README script run again
+    # with another step and another logging_dir rewrote out/documents, and the first script, run again,
+    # resumed with those documents.
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import (HtmlTagsExtractor, LearnedExtractor, LocalTaskExecutor,
+                                           PerplexitySentenceFilter, SettingsChanged, WarcHtmlReader,
+                                           check_run_settings)
+
+    def steps(extractor):
+        return [WarcHtmlReader(str(EXAMPLES), glob_pattern="sample.warc.gz"), extractor,
+                PerplexitySentenceFilter(), JsonlWriter(str(tmp_path / "out" / "documents"))]
+
+    LocalTaskExecutor(steps(LearnedExtractor()), tasks=1, logging_dir=str(tmp_path / "out" / "logs")).run()
+    says = re.escape(f"{tmp_path / 'out' / 'documents'} holds the results of a run with other settings (no record "
+                     f"of them in {tmp_path / 'logs2'}: a run with another logging folder wrote them)")
+    with pytest.raises(SettingsChanged, match=says):
+        LocalTaskExecutor(steps(HtmlTagsExtractor()), tasks=1, logging_dir=str(tmp_path / "logs2")).run()
+    with pytest.raises(SettingsChanged, match=says):
+        check_run_settings(LocalPipelineExecutor(steps(HtmlTagsExtractor()), tasks=1,
+                                                 logging_dir=str(tmp_path / "logs2")))
+    assert not (tmp_path / "logs2" / "plexity-settings.json").exists()
 
 
 def test_a_first_run_into_an_output_dir_whose_documents_folder_is_empty_runs(tmp_path):

@@ -424,30 +424,14 @@ def check_settings_or_stop(executor, output_dir: Path) -> str | None:
     """None when the run may go on (the same settings as the results in its folders, or none
     there); else the one line that says which settings differ and the two ways out."""
     from ..datatrove.run_settings import check_run_settings
-    from ..errors import SettingsChanged
+    from ..errors import SettingsChanged, UnrecordedResults
 
     try:
         check_run_settings(executor)
-    except SettingsChanged as exc:
-        return (f"{output_dir} holds the results of a run with other settings ({'; '.join(exc.differences)}): "
+    except SettingsChanged as exc:  # (UnrecordedResults: its folder is DIR/documents or DIR/excluded)
+        where = exc.logging_dir if isinstance(exc, UnrecordedResults) else output_dir
+        return (f"{where} holds the results of a run with other settings ({'; '.join(exc.differences)}): "
                 f"give a new --output-dir, or add --overwrite to delete those results and start over")
-    return None
-
-
-def unrecorded_results(output_dir: Path, logging_dir: Path) -> str | None:
-    """None unless DIR/documents or DIR/excluded holds files and the logging folder has no record of
-    a run (no settings, no completed task): a run that kept its logs in another folder wrote them
-    (another --logging-dir), and this run would rewrite them under the other run's record, which a
-    re-run of that command would then resume as its own.  Else the one line that says so."""
-    from ..datatrove.run_settings import SETTINGS_FILE
-
-    if (logging_dir / SETTINGS_FILE).exists() or completed_tasks(logging_dir):
-        return None
-    for folder in (output_dir / "documents", output_dir / "excluded"):
-        if folder.is_dir() and any(folder.iterdir()):
-            return (f"{folder} holds the results of a run that kept its logs in another folder ({logging_dir} "
-                    f"has no record of them): give a new --output-dir, that run's --logging-dir, or add "
-                    f"--overwrite to delete those results and start over")
     return None
 
 
@@ -537,8 +521,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.overwrite:
             delete_results(output_dir, logging_dir, overwrite=True)
-        stop = unrecorded_results(output_dir, logging_dir) or \
-            check_settings_or_stop(executor, logging_dir if apart else output_dir)
+        stop = check_settings_or_stop(executor, logging_dir if apart else output_dir)
         if stop:
             print(f"plexity run: error: {stop}", file=sys.stderr)
             return USAGE_STATUS

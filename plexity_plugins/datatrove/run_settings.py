@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import SettingsChanged
+from ..errors import SettingsChanged, UnrecordedResults
 
 SETTINGS_FILE = "plexity-settings.json"
 
@@ -188,6 +188,35 @@ def has_results(logging_dir) -> bool:
     return logging_dir.isdir("completions") and bool(logging_dir.list_files("completions"))
 
 
+def output_folders(pipeline: list) -> list:
+    """The folders a pipeline writes: each writer's output folder, and each filter's exclusion
+    writer's (DataFolders)."""
+    found = []
+    for step in pipeline:
+        for writer in (step, getattr(step, "exclusion_writer", None)):
+            folder = getattr(writer, "output_folder", None)
+            if folder is not None and hasattr(folder, "list_files"):
+                found.append(folder)
+    return found
+
+
+def check_outputs(logging_dir, pipeline: list) -> None:
+    """Raise SettingsChanged when the logging folder records no run (no settings, no completed
+    task) while a folder the pipeline writes already holds files: a run with another logging
+    folder wrote them, and this one would rewrite them under that run's record, which a re-run
+    of that run would then resume, answering its settings with these results."""
+    if recorded_settings(logging_dir) is not None or has_results(logging_dir):
+        return
+    for folder in output_folders(pipeline):
+        try:
+            written = folder.list_files()
+        except OSError:  # (a remote folder that cannot be listed: nothing is known)
+            continue
+        if written:
+            raise UnrecordedResults(folder_name(folder), [f"no record of them in {folder_name(logging_dir)}: a run "
+                                                          f"with another logging folder wrote them"])
+
+
 def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
     """Raise SettingsChanged unless `settings` are those recorded in `logging_dir` (a DataFolder);
     record them when none are, or when the run that recorded others completed no task (it
@@ -211,7 +240,10 @@ def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
 def check_run_settings(executor, record: bool = True) -> None:
     """Compare the settings of a datatrove executor's pipeline with those its logging folder
     recorded (`check_settings`): call it before ``executor.run()`` when the executor is one of
-    datatrove's own (plexity's executors call it themselves)."""
+    datatrove's own (plexity's executors call it themselves); and that the folders it writes hold
+    no results its logging folder has no record of (`check_outputs`)."""
+    if record:
+        check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
 
 
