@@ -412,3 +412,15 @@ def test_the_json_api_refuses_a_misspelt_field_naming_the_one_meant():
     assert answer.json() == {"error": 'unknown field "treshold" (did you mean "threshold"?): the fields are text, '
                                       'format, threshold, model, extractor, method'}
     assert client.post("/api/score", json={"text": "The cat sat on the mat.", "threshold": 500}).status_code == 200
+
+
+def test_plexity_report_into_a_folder_writes_the_report_in_it(tmp_path):
+    # Before: "plexity report: error: [Errno 21] Is a directory: 'reports'".
+    cleaned, reports = tmp_path / "cleaned", tmp_path / "reports"
+    reports.mkdir()
+    assert plexity("clean", EXAMPLES / "sample.warc.gz", "-o", cleaned, "--quiet").returncode == 0
+    result = plexity("report", cleaned, "-o", reports)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"report: {reports / 'plexity-report.html'}",
+                                          f"histogram: {reports / 'plexity-report.png'}"]
+    assert (reports / "plexity-report.html").is_file() and (reports / "plexity-report.png").is_file()

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..cleaning.files import STATS_FILE
 from ..cleaning.report import build_report, histogram_path
+
+DEFAULT_REPORT = "plexity-report.html"
 
 
 def _run_stats(merged: list, folder):
@@ -20,6 +23,8 @@ def _run_stats(merged: list, folder):
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if Path(args.output).is_dir():  # (`-o reports/`: the report goes in it, under its default name)
+        args.output = str(Path(args.output) / DEFAULT_REPORT)
     earlier = histogram_path(args.output, args.png)
     earlier = earlier if earlier.is_file() else None
     html_path, png_path = build_report(args.stats, args.output, args.png, run_stats=_run_stats)
@@ -40,6 +45,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
                    help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it; or the output "
                         "directory of `plexity run` (its logs/stats.json: counts only, no histogram)")
-    p.add_argument("--output", "-o", default="plexity-report.html", help="the HTML report (default: %(default)s)")
+    p.add_argument("--output", "-o", default=DEFAULT_REPORT,
+                   help="the HTML report, or a folder to write it in (default: %(default)s)")
     p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
     p.set_defaults(func=cmd_report)
