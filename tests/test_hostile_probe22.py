@@ -309,3 +309,26 @@ def test_a_page_that_starts_with_many_comments_is_read_in_linear_time():
         records = [_good(0), record_bytes("http://t/comments", body), _good(1)]
         read = [(r.uri, r.skip) for r in WarcFile(io.BytesIO(b"".join(gzip.compress(r) for r in records)))]
     assert read == [("http://t/good-0", None), ("http://t/comments", None), ("http://t/good-1", None)]
+
+
+# -- control characters in what a warning names ----------------------------------------------------------------------
+# A record's WARC-Target-URI is the crawl's: `plexity clean` wrote it into its warnings as it came, so an ESC ] 0 ; ...
+# BEL set the terminal's title, ESC [ 2 J cleared it and a CR overwrote the warning with a line of the page's
+# choosing.  The command line's log lines escape control characters now.
+
+def test_plexity_clean_writes_a_uri_s_control_characters_escaped_in_its_warnings(tmp_path):
+    import subprocess
+    import sys
+
+    uri = "http://t/\x1b]0;PWNED\x07\x1b[2J\rWARNING fake: all good"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "esc.warc.gz").write_bytes(gzip.compress(_good(0)) + gzip.compress(
+        record_bytes(uri, b"", content_type="text/html")))  # (an empty page: a skip, and its warning)
+    done = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(folder), "-o",
+                           str(tmp_path / "out"), "--extractor", "tags"], capture_output=True, timeout=120)
+    stderr = done.stderr.decode()  # (as written: no newline translation)
+    assert done.returncode == 0, stderr
+    warnings_ = [line for line in stderr.split("\n") if "empty_payload" in line]
+    assert len(warnings_) == 1 and "http://t/\\x1b]0;PWNED\\x07\\x1b[2J\\rWARNING" in warnings_[0], stderr
+    assert not set(stderr) & {"\x1b", "\x07", "\r"}

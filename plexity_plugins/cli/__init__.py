@@ -68,6 +68,21 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     command.error(f"unrecognized arguments: {' '.join(unknown)} ({hint}{command.prog} --help lists the options)")
 
 
+# Control characters as their escapes (not TAB): a message naming a WARC's URI or a file's name holds the input's
+# characters, and ESC, BEL, CR or a line break written as they are could set the terminal's title, clear it, or
+# forge a log line ("\rWARNING ...: all good").
+_CONTROL_ESCAPES = {c: chr(c).encode("unicode_escape").decode("ascii")
+                    for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x09}
+
+
+class PrintableFormatter(logging.Formatter):
+    """Each log message one printable line: its control characters escaped (`_CONTROL_ESCAPES`); a
+    traceback, appended after the message, as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return super().formatMessage(record).translate(_CONTROL_ESCAPES)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -81,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             args.model = parse_model_args(args.model)
         except ValueError as exc:
             parser.error(str(exc))
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
         return args.func(args) or 0
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
