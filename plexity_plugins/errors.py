@@ -30,6 +30,18 @@ DISK_FULL_STATUS = 4  # the disk (or quota) is full; also a datatrove task proce
 
 # -- the input ---------------------------------------------------------------------------------
 
+# Control characters as their escapes (not TAB): a message naming a WARC's URI or a file's name holds the input's
+# characters, and ESC, BEL, CR or a line break written as they are could set the terminal's title, clear it, or
+# forge a log line ("\rWARNING ...: all good").
+_CONTROL_ESCAPES = {c: chr(c).encode("unicode_escape").decode("ascii")
+                    for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x09}
+
+
+def printable(text: str) -> str:
+    """`text` for a log line: its control characters escaped (``\\x1b``, ``\\r``, ``\\n``), the rest as it is."""
+    return text.translate(_CONTROL_ESCAPES)
+
+
 class TooLarge(ValueError):
     """More bytes than the cap."""
 

@@ -332,3 +332,23 @@ def test_plexity_clean_writes_a_uri_s_control_characters_escaped_in_its_warnings
     warnings_ = [line for line in stderr.split("\n") if "empty_payload" in line]
     assert len(warnings_) == 1 and "http://t/\\x1b]0;PWNED\\x07\\x1b[2J\\rWARNING" in warnings_[0], stderr
     assert not set(stderr) & {"\x1b", "\x07", "\r"}
+
+
+def test_plexity_run_writes_a_uri_s_control_characters_escaped_in_its_warnings(tmp_path):
+    # (datatrove's logger, to the terminal and the task's log: the extractor step names a document by its URL)
+    import subprocess
+    import sys
+
+    uri = "http://t/\x1b]0;PWNED\x07\x1b[2J\rWARNING fake: all good"
+    deep = b"<html><body>" + b"<div>" * 5000 + b"x" + b"</div>" * 5000 + b"</body></html>"  # (past lxml's depth)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "esc.warc.gz").write_bytes(gzip.compress(_good(0)) + gzip.compress(record_bytes(uri, deep)))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "run", str(folder), "-o", str(out),
+                           "--extractor", "tags"], capture_output=True, timeout=300)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr[-3000:]
+    logs = stderr + "".join(path.read_text() for path in (out / "logs" / "logs").glob("*.log"))
+    assert "document http://t/\\x1b]0;PWNED\\x07\\x1b[2J\\rWARNING" in logs, logs[-3000:]
+    assert not set(logs) & {"\x1b", "\x07", "\r"}

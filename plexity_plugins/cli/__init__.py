@@ -12,7 +12,7 @@ import sys
 
 from .. import __version__
 from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
-                      disk_full_message, environment_message, is_disk_full)
+                      disk_full_message, environment_message, is_disk_full, printable)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
@@ -68,19 +68,12 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     command.error(f"unrecognized arguments: {' '.join(unknown)} ({hint}{command.prog} --help lists the options)")
 
 
-# Control characters as their escapes (not TAB): a message naming a WARC's URI or a file's name holds the input's
-# characters, and ESC, BEL, CR or a line break written as they are could set the terminal's title, clear it, or
-# forge a log line ("\rWARNING ...: all good").
-_CONTROL_ESCAPES = {c: chr(c).encode("unicode_escape").decode("ascii")
-                    for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x09}
-
-
 class PrintableFormatter(logging.Formatter):
-    """Each log message one printable line: its control characters escaped (`_CONTROL_ESCAPES`); a
-    traceback, appended after the message, as it is."""
+    """Each log message one printable line (`printable`: a message naming a WARC's URI holds the crawl's
+    characters); a traceback, appended after the message, as it is."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return super().formatMessage(record).translate(_CONTROL_ESCAPES)
+        return printable(super().formatMessage(record))
 
 
 def main(argv: list[str] | None = None) -> int:

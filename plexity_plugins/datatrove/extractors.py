@@ -10,7 +10,7 @@ from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fa
                           html_to_text_trafilatura)
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
-                      environment_message)
+                      environment_message, printable)
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
 from .readers import is_page_text, is_text_already
 from .run_settings import with_settings
@@ -265,4 +265,4 @@ class AutoExtractor(_PlexityExtractor):
 def _named(doc) -> str:
     """A document as a log line names it: its URL where it has one (a WARC record's id tells a reader little)."""
     url = doc.metadata.get("url")
-    return f"{url} ({doc.id})" if url else str(doc.id)
+    return printable(f"{url} ({doc.id})" if url else str(doc.id))  # (the crawl's characters: no ESC, no CR)
