@@ -3,8 +3,10 @@ what a run wrote, and a count of the Python lines a call executes (work measured
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -150,3 +152,22 @@ def executed_lines(function, *args, **kwargs) -> int:
     finally:
         sys.settrace(old)
     return count
+
+
+class Hung(BaseException):
+    """Raised by `within` (a BaseException: the reader's own handlers must not count it as damage)."""
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """Raise `Hung` in the block still running after `seconds` (SIGALRM: the main thread only)."""
+    def hung(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -15,10 +15,8 @@ label is bogus).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gzip
 import json
-import signal
 import urllib.request
 import warnings
 import zlib
@@ -26,6 +24,7 @@ import zlib
 import pytest
 
 from plexity_plugins.extractors import decode_html, decode_html_counted
+from helpers import within
 from warc_corpus import ARTICLE, page, record_bytes
 
 NOT_CHARSETS = ["base64", "zlib", "rot13", "hex", "bz2", "quopri", "uu", "idna", "punycode", "undefined",
@@ -106,20 +105,6 @@ def test_the_web_demo_decodes_a_file_with_a_bogus_label():
 # 120 s.  Now each is read up to MAX_HEADER_BYTES (1 MiB): a record whose HTTP headers are longer is a too_large
 # skip; WARC headers longer, or such a line where a record should start, make the file corrupt there, and reading
 # resumes at the next record.
-
-@contextlib.contextmanager
-def within(seconds: int):
-    def hung(signum, frame):
-        raise TimeoutError(f"still reading after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 def _raw_record(uri: str, block: bytes, warc_headers: bytes = b"", rec_type: bytes = b"response") -> bytes:
     return (b"WARC/1.0\r\nWARC-Type: " + rec_type + b"\r\nWARC-Record-ID: <urn:uuid:" + uri.encode() + b">\r\n"

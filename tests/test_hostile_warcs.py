@@ -11,10 +11,8 @@ kept beside the intact ones.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 import hostile_warcs
+from helpers import within
 from plexity_plugins.io.inputs import WarcFile
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
@@ -45,24 +44,6 @@ def shape(key: str) -> hostile_warcs.Shape:
     if key not in _BUILT:
         _BUILT[key] = BUILDERS[key]()
     return _BUILT[key]
-
-
-class Hung(BaseException):
-    """Raised by `within` (a BaseException: the reader's own handlers must not count it as damage)."""
-
-
-@contextlib.contextmanager
-def within(seconds: int):
-    def hung(signum, frame):
-        raise Hung(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="module")
