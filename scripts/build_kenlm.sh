@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build KenLM's lmplz and build_binary from the kenlm sdist on PyPI (the PyPI package ships
-# only the query module). Reuses a previous build when both binaries exist.
+# only the query module). Reuses a previous build when both binaries exist in BIN_DIR; for another
+# BIN_DIR, copies the build of the default folder when it is of the same kenlm version and machine
+# (its BUILD file says so), instead of compiling again.
 #
 #   scripts/build_kenlm.sh [BIN_DIR]
 #
@@ -11,11 +13,25 @@
 set -euo pipefail
 
 KENLM_VERSION="${KENLM_VERSION:-0.3.0}"
-BIN_DIR="${1:-${PLEXITY_KENLM_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/plexity_plugins/kenlm/bin}}"
+DEFAULT_DIR="${XDG_CACHE_HOME:-${HOME:-~}/.cache}/plexity_plugins/kenlm/bin"  # (no HOME: the user's own)
+BIN_DIR="${1:-${PLEXITY_KENLM_BIN:-$DEFAULT_DIR}}"
 PYTHON="${PYTHON:-python3}"
+# What a build is: the tools of another kenlm version or machine are not copied.
+BUILD="kenlm $KENLM_VERSION, KENLM_MAX_ORDER=6, $OSTYPE $HOSTTYPE"
 
-if [[ -x "$BIN_DIR/lmplz" && -x "$BIN_DIR/build_binary" ]]; then
+built() { [[ -x "$1/lmplz" && -x "$1/build_binary" ]]; }
+runs() { local status=0; "$1" --help >/dev/null 2>&1 || status=$?; ((status < 126)); }  # (126, 127: no exec, no lib)
+if built "$BIN_DIR"; then
   echo "KenLM tools already built in $BIN_DIR"
+  exit 0
+fi
+# (BIN_DIR is not DEFAULT_DIR here: that one has no tools either)
+if built "$DEFAULT_DIR" && [[ "$(cat "$DEFAULT_DIR/BUILD" 2>/dev/null)" == "$BUILD" ]] \
+   && runs "$DEFAULT_DIR/lmplz" && runs "$DEFAULT_DIR/build_binary"; then
+  mkdir -p "$BIN_DIR"
+  install -m 0755 "$DEFAULT_DIR/lmplz" "$DEFAULT_DIR/build_binary" "$BIN_DIR/"
+  echo "$BUILD" >"$BIN_DIR/BUILD"
+  echo "KenLM tools installed in $BIN_DIR (copied from the same build in $DEFAULT_DIR)"
   exit 0
 fi
 
@@ -46,4 +62,5 @@ cmake --build "$work/build" --target lmplz build_binary -j "$(nproc)" >"$work/bu
 
 mkdir -p "$BIN_DIR"
 install -m 0755 "$work/build/bin/lmplz" "$work/build/bin/build_binary" "$BIN_DIR/"
+echo "$BUILD" >"$BIN_DIR/BUILD"
 echo "KenLM tools installed in $BIN_DIR"

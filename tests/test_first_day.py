@@ -57,17 +57,57 @@ def test_build_kenlm_without_cmake_names_the_set_up_option_that_installs_it(tmp_
     for tool in ("bash", "dirname"):
         os.symlink(subprocess.check_output(["bash", "-c", f"command -v {tool}"], text=True).strip(), bin_dir / tool)
     result = subprocess.run(["bash", str(REPO / "scripts" / "build_kenlm.sh"), str(tmp_path / "kenlm")],
-                            capture_output=True, text=True, env={"PATH": str(bin_dir), "PYTHON": sys.executable})
+                            capture_output=True, text=True, env={"PATH": str(bin_dir), "PYTHON": sys.executable,
+                                                                 "HOME": str(tmp_path)})  # (no build to copy)
     assert result.returncode == 2
     assert result.stderr.strip() == (f"build_kenlm: cmake g++ missing: run `bash {REPO}/scripts/setup.sh --kenlm-tools`,"
                                      f" which installs what the build needs and builds the tools")
+
+
+def test_build_kenlm_copies_the_default_folder_s_build_only_when_it_is_of_this_kenlm_version_and_machine(tmp_path):
+    """Another BIN_DIR gets the tools `setup.sh` built in the default folder, not a second build;
+    a default folder whose BUILD names another kenlm version is not copied (here no cmake: the
+    script then says what a build needs)."""
+    built = Path(os.environ.get("PLEXITY_KENLM_BIN") or Path.home() / ".cache/plexity_plugins/kenlm/bin")
+    if not (built / "lmplz").exists():
+        pytest.fail(f"no lmplz in {built}: `bash scripts/setup.sh --test` builds it")
+    bin_dir = tmp_path / "path"  # bash and the basics, no cmake, no g++
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "cat", "mkdir", "install"):
+        os.symlink(subprocess.check_output(["bash", "-c", f"command -v {tool}"], text=True).strip(), bin_dir / tool)
+    default = tmp_path / "home" / ".cache" / "plexity_plugins" / "kenlm" / "bin"
+    default.mkdir(parents=True)
+    for tool in ("lmplz", "build_binary"):
+        shutil.copy2(built / tool, default / tool)
+    version = re.search(r'KENLM_VERSION:-([0-9.]+)', (REPO / "scripts" / "build_kenlm.sh").read_text()).group(1)
+    this_build = subprocess.check_output(
+        ["bash", "-c", f'echo "kenlm {version}, KENLM_MAX_ORDER=6, $OSTYPE $HOSTTYPE"'], text=True)
+    env = {"PATH": str(bin_dir), "PYTHON": sys.executable, "HOME": str(tmp_path / "home")}
+
+    def build_into(folder: str):
+        return subprocess.run(["bash", str(REPO / "scripts" / "build_kenlm.sh"), str(tmp_path / folder)],
+                              capture_output=True, text=True, env=env)
+
+    (default / "BUILD").write_text(this_build.replace(version, version + ".1"))
+    other_version = build_into("a")
+    assert other_version.returncode == 2 and "cmake g++ missing" in other_version.stderr
+    assert not (tmp_path / "a").exists()
+    (default / "BUILD").write_text(this_build)
+    copied = build_into("b")
+    assert copied.returncode == 0, copied.stderr
+    assert copied.stdout.strip() == (f"KenLM tools installed in {tmp_path / 'b'}"
+                                     f" (copied from the same build in {default})")
+    assert (tmp_path / "b" / "lmplz").read_bytes() == (built / "lmplz").read_bytes()
+    assert (tmp_path / "b" / "BUILD").read_text() == this_build  # so that it is copied again from there too
 
 
 @pytest.mark.environments
 def test_plexity_train_without_kenlm_tools_names_a_command_that_makes_it_work(tmp_path):
     """After the README's first command (this checkout's .venv has what it installs), `plexity
     train` without KenLM's tools says what to run; that is run as said, from another folder; then
-    `plexity train` works.  (The tools are built for real, into a folder of the test's own.)"""
+    `plexity train` works.  (The tools are installed for real, into a folder of the test's own: copied
+    from the build `setup.sh --test` made in the default folder, where it is of the same kenlm version
+    and machine, else built from kenlm's source.)"""
     env = {"PLEXITY_KENLM_BIN": str(tmp_path / "kenlm-bin"), "PLEXITY_MODEL_DIR": str(tmp_path / "models")}
     corpus = tmp_path / "news.txt"
     corpus.write_text("The council approved the budget for the new library on Tuesday.\n"
@@ -85,7 +125,8 @@ def test_plexity_train_without_kenlm_tools_names_a_command_that_makes_it_work(tm
             if not re.fullmatch(r"setup:   \.\.\. (\d+ s|\d+ min \d\d s)( \(now: .*\))?", line)]
     assert any(line.startswith("setup: Python packages: .venv is up to date") for line in said)  # nothing reinstalled
     start = said.index("setup: KenLM's lmplz and build_binary (cmake, from kenlm's source; about a minute) ...")
-    assert said[start + 1] == f"setup:   KenLM tools installed in {tmp_path / 'kenlm-bin'}"
+    assert re.fullmatch(rf"setup:   KenLM tools installed in {re.escape(str(tmp_path / 'kenlm-bin'))}"
+                        r"( \(copied from the same build in .*\))?", said[start + 1]), said[start + 1]
     assert re.fullmatch(r"setup:   \.\.\. done in (\d+ s|\d+ min \d\d s)", said[start + 2])
     assert re.fullmatch(r"setup: done in (\d+ s|\d+ min \d\d s)", said[-1])
     after = subprocess.run(train, capture_output=True, text=True, env={**os.environ, **env})
