@@ -204,3 +204,65 @@ def test_a_directory_without_stats_is_a_clear_error(tmp_path):
     done = plexity("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
     assert done.returncode == 2
     assert f"no {STATS_FILE}" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- a stats file edited by hand: one line naming the file and what is wrong ------------------
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda s: s.update(documents="12"), '"documents" is "12", not a whole number'),
+    (lambda s: s.update(threshold="high"), '"threshold" is "high", not a number'),
+    (lambda s: s.update(sentences_kept=None), None),  # null: unknown, as a key left out
+    (lambda s: s.pop("sentences_kept"), None),
+    (lambda s: s.update(drop_reasons=[1]), '"drop_reasons" is [1], not an object of reason: count'),
+    (lambda s: s.update(histogram=[1, 2]), '"histogram" is [1, 2], not an object'),
+    (lambda s: s["histogram"].update(counts={"a": "b"}), '"histogram"."counts" has "a": "b" (its bins and counts '
+                                                         'are whole numbers)'),
+    (lambda s: s["histogram"].update(bin_width_log10=0), '"histogram"."bin_width_log10" is 0, not a number above 0'),
+    (lambda s: s.update(dropped_samples={"5": [1]}), '"dropped_samples"."5" holds 1, not a sentence with its '
+                                                    'perplexity'),
+], ids=["count-a-string", "threshold-a-string", "count-null", "count-left-out", "reasons-a-list", "histogram-a-list",
+        "bin-a-word", "bin-width-0", "sample-a-number"])
+def test_a_hand_edited_stats_file_is_one_line_naming_the_file_and_the_key_or_reads(run, tmp_path, edit, says):
+    stats = json.loads((run / STATS_FILE).read_text())
+    edit(stats)
+    (tmp_path / STATS_FILE).write_text(json.dumps(stats))
+    done = plexity("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    if says is None:  # what a report can show without
+        assert done.returncode == 0, done.stderr
+        return
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.strip() == (f"plexity report: error: {tmp_path / STATS_FILE}: {says}: a hand-edited or damaged "
+                                   f"file? the same plexity clean or plexity run command again writes it anew")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_truncated_stats_file_is_one_line(run, tmp_path):
+    (tmp_path / STATS_FILE).write_text((run / STATS_FILE).read_text()[:300])
+    done = plexity("report", str(tmp_path / STATS_FILE), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"plexity report: error: {tmp_path / STATS_FILE} is not a JSON stats file (")
+
+
+def test_hand_edited_lines_of_plexity_dropped_jsonl_are_passed_over(run, tmp_path):
+    shutil.copy(run / STATS_FILE, tmp_path)
+    (tmp_path / "plexity-dropped.jsonl").write_text('[1]\n5\n{"perplexity": "x", "text": "a"}\n'
+                                                    '{"perplexity": 4000, "text": 3}\n'
+                                                    '{"perplexity": 4000, "text": "Kept from the file."}\n')
+    done = plexity("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 0, done.stderr
+    assert "Kept from the file." in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize("edit", [lambda steps: steps[0].update(name=5), lambda steps: steps[0].update(stats=[1]),
+                                  lambda steps: steps.append(3)], ids=["name-a-number", "stats-a-list", "step-a-number"])
+def test_a_hand_edited_run_stats_file_is_one_line_naming_it(plexity_run, tmp_path, edit):
+    out, _ = plexity_run
+    shutil.copytree(out / "logs", tmp_path / "logs")
+    steps = json.loads((tmp_path / "logs" / "stats.json").read_text())
+    edit(steps)
+    (tmp_path / "logs" / "stats.json").write_text(json.dumps(steps))
+    done = plexity("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"plexity report: error: {tmp_path / 'logs' / 'stats.json'} is not datatrove's "
+                                  f"merged stats as a run writes them (")
+    assert done.stderr.strip().endswith("the same plexity clean or plexity run command again writes it anew")

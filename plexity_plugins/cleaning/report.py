@@ -30,6 +30,8 @@ SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decad
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
 # counts only `plexity run` keeps (`plexity_plugins.datatrove.run_counts`): no row for `plexity clean`'s stats
 RUN_ONLY_COUNTS = ("records_not_pages", "documents_extracted", "documents_kept")
+# (every stats file is written whole, or not at all: one that does not read was edited or damaged since)
+REWRITE = "a hand-edited or damaged file? the same plexity clean or plexity run command again writes it anew"
 KEPT_COLOUR = "#1f5fbf"
 DROPPED_COLOUR = "#c62828"
 
@@ -82,15 +84,22 @@ def load_report_data(path: str | Path, run_stats=None) -> ReportData:
     try:
         raw = json.loads(stats_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{stats_path} is not a JSON stats file: {exc}") from None
+        raise ValueError(f"{stats_path} is not a JSON stats file ({exc}): {REWRITE}") from None
     if isinstance(raw, list):
         if run_stats is None:
             raise ValueError(f"{stats_path} holds a plexity run's stats: read them with `plexity report`")
-        stats = run_stats(raw, stats_path.parent)
+        try:
+            stats = run_stats(raw, stats_path.parent)
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:  # (a hand-edited stats.json)
+            raise ValueError(f"{stats_path} is not datatrove's merged stats as a run writes them ({exc}): "
+                             f"{REWRITE}") from None
     elif isinstance(raw, dict) and ("sentences_kept" in raw or "histogram" in raw):
         stats = raw
     else:
         raise ValueError(f"{stats_path} is neither a {STATS_FILE} from `plexity clean` nor datatrove stats")
+    problem = stats_problem(stats)
+    if problem:
+        raise ValueError(f"{stats_path}: {problem}: {REWRITE}")
     data = ReportData(source=stats_path, stats=stats)
     hist = stats.get("histogram") or {}
     data.bin_width = float(hist.get("bin_width_log10", 0.1))
@@ -101,6 +110,83 @@ def load_report_data(path: str | Path, run_stats=None) -> ReportData:
         data.samples[str(band)] = [dict(s) for s in samples]
     _add_dropped_file_samples(data, stats_path.parent / DROPPED_FILE)
     return data
+
+
+COUNT_KEYS = ("files", "files_skipped", "records", "records_copied", "records_not_pages", "documents",
+              "documents_skipped", "documents_extracted", "documents_kept", "documents_dropped", "documents_empty",
+              "documents_passthrough", "sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped",
+              "replaced_chars", "bytes_in", "bytes_out")
+REASON_KEYS = ("skip_reasons", "drop_reasons", "copied_reasons", "damaged_files", "passthrough_reasons",
+               "lost_reasons")
+
+
+def _is_number(value, whole: bool = False) -> bool:
+    kinds = (int,) if whole else (int, float)
+    return isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)  # (JSON's NaN)
+
+
+def _shown(value) -> str:
+    """A value of a stats file as an error shows it: its JSON, cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _whole_key(key) -> bool:
+    try:
+        int(key)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def stats_problem(stats: dict) -> str | None:
+    """What in a stats dict the report cannot read, in words naming the key; None when all of it reads.
+    A key left out (or null) is shown as unknown in the counts; a key of the wrong type is an error (a
+    report showing it would guess)."""
+    for key in COUNT_KEYS:
+        if stats.get(key) is not None and not _is_number(stats[key], whole=True):
+            return f'"{key}" is {_shown(stats[key])}, not a whole number'
+    for key in ("threshold", "seconds"):
+        if stats.get(key) is not None and not _is_number(stats[key]):
+            return f'"{key}" is {_shown(stats[key])}, not a number'
+    for key in REASON_KEYS:
+        reasons = stats.get(key)
+        if reasons is None:
+            continue
+        if not isinstance(reasons, dict):
+            return f'"{key}" is {_shown(reasons)}, not an object of reason: count'
+        bad = next((reason for reason, count in reasons.items() if not _is_number(count, whole=True)), None)
+        if bad is not None:
+            return f'"{key}"."{bad}" is {_shown(reasons[bad])}, not a whole number'
+    hist = stats.get("histogram")
+    if hist is not None:
+        if not isinstance(hist, dict):
+            return f'"histogram" is {_shown(hist)}, not an object'
+        width = hist.get("bin_width_log10", 0.1)
+        if not _is_number(width) or width <= 0:
+            return f'"histogram"."bin_width_log10" is {_shown(width)}, not a number above 0'
+        for part in ("counts", "dropped_counts"):
+            counts = hist.get(part)
+            if counts is None:
+                continue
+            if not isinstance(counts, dict):
+                return f'"histogram"."{part}" is {_shown(counts)}, not an object of bin: count'
+            bad = next((b for b, c in counts.items() if not _whole_key(b) or not _is_number(c, whole=True)), None)
+            if bad is not None:
+                return (f'"histogram"."{part}" has {_shown(bad)}: {_shown(counts[bad])} '
+                        f'(its bins and counts are whole numbers)')
+    samples = stats.get("dropped_samples")
+    if samples is not None:
+        if not isinstance(samples, dict):
+            return f'"dropped_samples" is {_shown(samples)}, not an object of band: sentences'
+        for band, items in samples.items():
+            if not _whole_key(band) or not isinstance(items, list):
+                return f'"dropped_samples" has {_shown(band)}: {_shown(items)} (a whole number: a list of sentences)'
+            bad = next((item for item in items if not isinstance(item, dict)
+                        or not _is_number(item.get("perplexity", 0))), None)
+            if bad is not None:
+                return f'"dropped_samples"."{band}" holds {_shown(bad)}, not a sentence with its perplexity'
+    return None
 
 
 def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
@@ -114,8 +200,10 @@ def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if "perplexity" not in record or "text" not in record:
+            if not isinstance(record, dict) or "perplexity" not in record or "text" not in record:
                 continue  # a skipped document, not a dropped sentence
+            if not _is_number(record["perplexity"]) or not isinstance(record["text"], str):
+                continue  # (a hand-edited line: the samples are a sample; the rest still reads)
             band = str(int(math.log10(max(float(record["perplexity"]), 1.0))))
             samples = data.samples.setdefault(band, [])
             key = (record.get("text", "")[:300], round(float(record["perplexity"]), 1))
@@ -164,7 +252,7 @@ def histogram_png(data: ReportData) -> bytes:
         ax.axvline(threshold, color="black", linewidth=1.5, linestyle="--")
         ax.annotate(f"threshold {threshold:g}", xy=(threshold, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=9, fontweight="bold")
-    kept, dropped = int(data.stats.get("sentences_kept", 0)), int(data.stats.get("sentences_dropped", 0))
+    kept, dropped = data.stats.get("sentences_kept") or 0, data.stats.get("sentences_dropped") or 0
     total = kept + dropped
     share = 100.0 * dropped / total if total else 0.0
     method = f", method {data.stats['method']}" if data.stats.get("method") else ""
@@ -223,8 +311,9 @@ tr.current td { font-weight: bold; }
 
 def render_html(data: ReportData, png: bytes | None, png_name: str | None = None) -> str:
     s = data.stats
-    kept, dropped = int(s.get("sentences_kept", 0)), int(s.get("sentences_dropped", 0))
-    chars_kept, chars_dropped = int(s.get("chars_kept", 0)), int(s.get("chars_dropped", 0))
+    # (`stats_problem` let through only whole numbers, or nothing: a key left out counts 0 here)
+    kept, dropped = s.get("sentences_kept") or 0, s.get("sentences_dropped") or 0
+    chars_kept, chars_dropped = s.get("chars_kept") or 0, s.get("chars_dropped") or 0
     total, chars = kept + dropped, chars_kept + chars_dropped
     threshold = data.threshold
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -71,7 +71,7 @@ def report_stats(merged: list, folder: Path) -> dict:
     datatrove's merged stats (a list of steps) as the run's summary counts them (`run_counts`), with
     the settings the run recorded in `folder`."""
     if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
-        raise ValueError("logs/stats.json is not datatrove's merged stats (a list of steps)")
+        raise ValueError("not a list of steps, each an object")
     stats = {**run_counts(merged), **_run_settings(folder)}
     stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
     return stats
