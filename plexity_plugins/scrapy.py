@@ -75,6 +75,8 @@ DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
 SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
                  "other_languages": "PLEXITY_OTHER_LANGUAGES"}
+SETTING_NAMES_IN_ERRORS = {"other_languages": "PLEXITY_OTHER_LANGUAGES = 'drop'",
+                           "language_check": "PLEXITY_LANGUAGE_CHECK = False"}
 # Every PLEXITY_* setting the pipeline and the add-on read (docs/scrapy.md's table): another one is
 # a typo, which Scrapy itself would ignore (`_unknown_settings`).
 SETTINGS = ("PLEXITY_MODEL", "PLEXITY_THRESHOLD", "PLEXITY_METHOD", "PLEXITY_INPUT_FIELD", "PLEXITY_INPUT_FORMAT",
@@ -216,7 +218,8 @@ class PerplexityFilterPipeline:
         self.annotate = annotate
         self.min_chars = min_chars
         self.policy = DocumentPolicy(scorer, annotate=annotate, min_chars=min_chars,
-                                     min_kept_fraction=min_kept_fraction, other_languages=other_languages)
+                                     min_kept_fraction=min_kept_fraction, other_languages=other_languages,
+                                     names=SETTING_NAMES_IN_ERRORS)
         self.threads = threads
         self.dropped_file = dropped_file
         self.language_field = language_field or None

@@ -19,7 +19,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.datatrove import PerplexitySentenceFilter, WarcHtmlReader, filter as filter_module
+from plexity_plugins.datatrove import (PerplexityDocumentFilter, PerplexitySentenceFilter, WarcHtmlReader,
+                                      filter as filter_module)
 from helpers import REPO, SAMPLE, html_uris, read_jsonl_dir, read_warc_dir, run_plexity, split_warc
 
 
@@ -365,3 +366,16 @@ def test_plexity_run_names_only_the_folders_it_made(tmp_path):
         label, _, path = line.partition(": ")
         if label in ("cleaned documents", "dropped documents", "logs", "merged stats") and path != "none":
             assert Path(path).exists(), line
+
+
+def test_dropping_other_languages_without_the_language_check_is_refused_where_the_step_is_made():
+    # (nothing is ever found in another language then: "drop" used to drop nothing, silently)
+    for step in (PerplexitySentenceFilter, PerplexityDocumentFilter):
+        with pytest.raises(ValueError, match=r"^other_languages='drop' with language_check=False: without the "
+                                             r"language check no document is found in another language, so none "
+                                             r"would be dropped: leave out language_check=False to drop them"):
+            step(language_check=False, other_languages="drop")
+    PerplexityDocumentFilter(language_check=False, other_languages="drop", label_only=True)  # (drops nothing)
+    # a language -> model map still routes by the language an upstream step labelled: "drop" drops the unmapped
+    step = PerplexitySentenceFilter({"en": None}, language_check=False, other_languages="drop")
+    assert step.filter(Document(text=GERMAN, id="de", metadata={"language": "de"})) == (False, "other_language")

@@ -532,3 +532,34 @@ def test_check_run_settings_gives_datatroves_own_executor_the_same_check(tmp_pat
     again = LocalPipelineExecutor(pipeline(tmp_path, threshold=900), tasks=1, logging_dir=str(tmp_path / "logs"))
     with pytest.raises(SettingsChanged, match="threshold: 5269.3 -> 900"):
         check_run_settings(again)
+
+
+# -- options that contradict each other ---------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["clean", "run"])
+def test_other_languages_drop_with_no_language_check_is_refused_in_one_line_before_anything_is_written(
+        tmp_path, command):
+    # (no document was found in another language then: --other-languages drop dropped nothing, silently)
+    result = plexity(command, EXAMPLES, "--output-dir", tmp_path / "out", "--other-languages", "drop",
+                     "--no-language-check")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        f"plexity {command}: error: --other-languages drop with --no-language-check: without the language check no "
+        f"document is found in another language: leave out --no-language-check to drop them, or --other-languages "
+        f"drop to filter every document with the model")
+    assert not (tmp_path / "out").exists()
+
+
+def test_other_languages_drop_with_a_model_recording_no_language_names_the_model(tmp_path):
+    from conftest import build_tiny_model
+
+    # (as `plexity models import` without --language makes one)
+    model = build_tiny_model(tmp_path / "imported", name="imported", language="")
+    for command in ("clean", "run"):
+        result = plexity(command, EXAMPLES, "--output-dir", tmp_path / command, "--model", model,
+                         "--other-languages", "drop")
+        assert result.returncode == 2 and not (tmp_path / command).exists()
+        assert error_line(result) == (
+            f"plexity {command}: error: --other-languages drop, but model imported records no language, so no "
+            "document is found in another language and none would be dropped: record the model's language "
+            "(`plexity models import --language`, or \"language\" in its model.json), or leave out --other-languages drop")

@@ -450,3 +450,13 @@ def test_the_add_on_keeps_a_priority_the_project_gave_the_pipeline_and_other_pip
 
 def test_without_the_add_on_nothing_is_enabled():
     assert _pipelines_with({}) == {}
+
+
+def test_dropping_other_languages_without_the_language_check_stops_the_crawl_naming_both_settings(caplog):
+    # (PLEXITY_OTHER_LANGUAGES = "drop" used to drop nothing then, silently)
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_OTHER_LANGUAGES": "drop",
+                                                                         "PLEXITY_LANGUAGE_CHECK": False}))
+    assert ("plexity: the crawl cannot start: PLEXITY_OTHER_LANGUAGES = 'drop' with PLEXITY_LANGUAGE_CHECK = False: "
+            "without the language check no document is found in another language, so none would be dropped: leave "
+            "out PLEXITY_LANGUAGE_CHECK = False to drop them") in caplog.text

@@ -56,6 +56,26 @@ EMPTY_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, NO_SENTENCES, ALL_SENTENCES_DRO
 DEFAULT_MIN_CHARS = 50
 CLEAN_MIN_CHARS = 0
 OTHER_LANGUAGE_ACTIONS = ("keep", "drop")
+# how the library's arguments are named in messages; front ends pass their own names (CLI options, settings)
+ARGUMENT_NAMES = {"other_languages": "other_languages='drop'", "language_check": "language_check=False"}
+
+
+def check_other_languages(scorer, other_languages: str, names: dict[str, str] | None = None) -> None:
+    """Refuse "drop" where no document can be found in another language: one model whose language
+    check is off (turned off, or the model records no language), where "drop" would silently drop
+    nothing.  (A language -> model map still routes by a language an upstream step labelled, and
+    drops what it has no model for: "drop" means something there.)"""
+    if other_languages != "drop" or hasattr(scorer, "scorers") or scorer.language_check:
+        return
+    names = {**ARGUMENT_NAMES, **(names or {})}
+    drop, off = names["other_languages"], names["language_check"]
+    if not scorer.info.language:
+        raise ValueError(f"{drop}, but model {scorer.model_name} records no language, so no document is found in "
+                         f"another language and none would be dropped: record the model's language (`plexity models "
+                         f"import --language`, or \"language\" in its model.json), or leave out {drop}")
+    raise ValueError(f"{drop} with {off}: without the language check no document is found in another language, "
+                     f"so none would be dropped: leave out {off} to drop them, or {drop} to filter every document "
+                     f"with the model")
 
 # Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
 # str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
@@ -103,14 +123,17 @@ class DocumentPolicy:
         min_kept_fraction: a kept share of the sentence characters below this -> dropped
             (``too_little_kept``).
         other_languages: a document in another language than the model's is kept unfiltered
-            ("keep": ``passed_through``) or dropped ("drop": ``other_language``).
+            ("keep": ``passed_through``) or dropped ("drop": ``other_language``); "drop" with one
+            model whose language check is off is refused (`check_other_languages`).
+        names: the front end's names of other_languages and language_check, for that refusal.
     """
 
     def __init__(self, scorer: PerplexityScorer, *, threshold: float | None = None, annotate: bool = False,
                  min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
-                 other_languages: str = "keep"):
+                 other_languages: str = "keep", names: dict[str, str] | None = None):
         if other_languages not in OTHER_LANGUAGE_ACTIONS:
             raise ValueError(f"other_languages must be one of {OTHER_LANGUAGE_ACTIONS}, got {other_languages!r}")
+        check_other_languages(scorer, other_languages, names)
         if isinstance(min_chars, bool) or not isinstance(min_chars, numbers.Integral) or min_chars < 0:
             raise ValueError(f"min_chars must be a whole number of characters, 0 or more, got {min_chars!r}")
         if isinstance(min_kept_fraction, bool) or not isinstance(min_kept_fraction, numbers.Real) \

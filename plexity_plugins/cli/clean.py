@@ -13,7 +13,7 @@ from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE
 from ..io.inputs import MAX_DOCUMENT_BYTES
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import parse_memory
-from .options import add_model_args, parse_size
+from .options import add_model_args, check_language_options, parse_size
 
 
 def add_parser(sub) -> None:
@@ -71,6 +71,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         return scorers[method]
 
     scorer = scorer_for(args.method or method_for_extractor(args.extractor))
+    check_language_options(args, scorer)
     # Text files skip the extractor, so by default they get the method for unextracted text; a WET
     # record's text is a page's every visible line: the tag remover's kind of text, and method.
     text_scorer = scorer_for(args.method or method_for_extractor("none"))

@@ -76,3 +76,23 @@ def parse_seconds(text: str) -> float:
     if not (math.isfinite(seconds) and seconds >= 0):
         raise argparse.ArgumentTypeError(f"not a time limit: {text!r} (seconds, 0 or more; 0: no limit)")
     return seconds
+
+
+# the options' names in the document policy's refusal (`plexity_plugins.cleaning.policy.check_other_languages`)
+LANGUAGE_OPTION_NAMES = {"other_languages": "--other-languages drop", "language_check": "--no-language-check"}
+
+
+def check_language_options(args: argparse.Namespace, scorer=None) -> None:
+    """--other-languages drop needs the language check: refused with --no-language-check (the command
+    line has no upstream language labels: nothing would be found in another language, or, with a
+    LANG=MODEL map, everything unlabelled would be), and with `scorer`, a model that records no language."""
+    from ..cleaning.policy import check_other_languages
+
+    if args.other_languages != "drop":
+        return
+    if args.no_language_check:
+        raise ValueError("--other-languages drop with --no-language-check: without the language check no document "
+                         "is found in another language: leave out --no-language-check to drop them, or "
+                         "--other-languages drop to filter every document with the model")
+    if scorer is not None:
+        check_other_languages(scorer, args.other_languages, LANGUAGE_OPTION_NAMES)

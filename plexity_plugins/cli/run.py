@@ -42,7 +42,7 @@ from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
-from .options import add_model_args, parse_memory, parse_size, positive_float, positive_int
+from .options import add_model_args, check_language_options, parse_memory, parse_size, positive_float, positive_int
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
@@ -506,6 +506,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"writes WARC files the next run would read as input: choose an output folder outside it")
     tasks = args.tasks or len(inputs)
     check_extraction(args.extractor, args.extract_timeout, args.extract_memory)
+    check_language_options(args)
+    if args.other_languages == "drop":  # (a model that records no language: in the options' words)
+        from ..scoring.multilingual import make_scorer
+
+        check_language_options(args, make_scorer(args.model, language_check=True))
     pipeline = build_pipeline(args.input, output_dir, extractor=args.extractor, model=args.model,
                               threshold=args.threshold, method=args.method, fmt=args.format, annotate=args.annotate,
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,

@@ -72,6 +72,8 @@ class PerplexityDocumentFilter(BaseFilter):
             raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
         # Resolved now, so that a wrong model fails at pipeline construction; KenLM opens lazily.
         self._scorer = make_scorer(model, language_check=language_check)
+        if not label_only:  # (label_only drops nothing, whatever other_languages says)
+            policy.check_other_languages(self._scorer, other_languages)
         if max_perplexity is None and isinstance(self._scorer, PerplexityScorer):
             max_perplexity = self._scorer.info.document_threshold
         if min_perplexity is not None and max_perplexity is not None and min_perplexity >= max_perplexity:
