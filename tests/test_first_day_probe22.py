@@ -424,3 +424,19 @@ def test_plexity_report_into_a_folder_writes_the_report_in_it(tmp_path):
     assert result.stdout.splitlines() == [f"report: {reports / 'plexity-report.html'}",
                                           f"histogram: {reports / 'plexity-report.png'}"]
     assert (reports / "plexity-report.html").is_file() and (reports / "plexity-report.png").is_file()
+
+
+def test_overwrite_clears_the_logging_dir_of_the_run_that_wrote_the_output_dir_too(tmp_path):
+    # --overwrite cleared this run's --logging-dir and DIR/logs, not the first run's own --logging-dir: the first
+    # command, run again, "resumed" (0 tasks in this run) and answered learned/trim with the tags documents.
+    out, first_logs = tmp_path / "run", tmp_path / "logs-a"
+    assert plexity("run", EXAMPLES, "-o", out, "--logging-dir", first_logs).returncode == 0
+    other = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", "--logging-dir", tmp_path / "logs-b",
+                    "--overwrite")
+    assert other.returncode == 0, other.stderr
+    assert not (first_logs / "completions").exists() and not (first_logs / "plexity-settings.json").exists()
+    first = plexity("run", EXAMPLES, "-o", out, "--logging-dir", first_logs)
+    assert first.returncode == 2  # the tags documents are there, and logs-a has no record of them
+    assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run with "
+                                        f"other settings (no record of them in {first_logs}: ")
+

@@ -8,6 +8,7 @@ Output layout (DIR = --output-dir):
     DIR/excluded/00000.jsonl.gz ...    dropped documents, with metadata.filter_reason
     DIR/logs/                          datatrove's logging dir (--logging-dir): logs/, stats/,
                                        completions/, slurm_logs/, and stats.json (all tasks merged)
+    DIR/.plexity-logging-dir           the logging dir of the run that last wrote here (for --overwrite)
 
 The input may be an fsspec URL (``s3://bucket/crawl/``, ``hf://datasets/...``, ``https://...``),
 read by each task where it runs; ``--storage-options`` passes credentials and settings to its
@@ -420,6 +421,30 @@ def delete_results(output_dir: Path, logging_dir: Path, overwrite: bool = False)
             path.unlink()
 
 
+# In DIR: the logging folder of the run that last wrote there (--overwrite clears that one too)
+LOGGING_DIR_RECORD = ".plexity-logging-dir"
+
+
+def recorded_logging_dir(output_dir: Path) -> Path | None:
+    """The logging folder of the run that last wrote into `output_dir`, if it recorded one."""
+    try:
+        text = (output_dir / LOGGING_DIR_RECORD).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(text) if text else None
+
+
+def delete_earlier_logs(output_dir: Path, logging_dir: Path) -> None:
+    """--overwrite: the run entries of the logging folder of the run that last wrote into `output_dir`,
+    when it is another --logging-dir than this run's: its completion markers would resume that run's
+    command with this run's documents."""
+    earlier = recorded_logging_dir(output_dir)
+    if earlier is None or earlier == logging_dir or earlier == output_dir / "logs" or not earlier.is_dir():
+        return  # (DIR/logs and this run's own are cleared by delete_results)
+    with own_output_folder(earlier, "--logging-dir"):  # (not while that run still runs)
+        delete_results(output_dir, earlier)
+
+
 def check_settings_or_stop(executor, output_dir: Path) -> str | None:
     """None when the run may go on (the same settings as the results in its folders, or none
     there); else the one line that says which settings differ and the two ways out."""
@@ -525,11 +550,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.overwrite:
+            delete_earlier_logs(output_dir, logging_dir)
             delete_results(output_dir, logging_dir, overwrite=True)
         stop = check_settings_or_stop(executor, logging_dir if apart else output_dir)
         if stop:
             print(f"plexity run: error: {stop}", file=sys.stderr)
             return USAGE_STATUS
+        with contextlib.suppress(OSError):  # (a full disk: the run itself says so, with its tasks' count)
+            (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n", encoding="utf-8")
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
@@ -672,7 +700,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
     p.add_argument("--overwrite", action="store_true",
                    help="delete the results of an earlier run into these folders (DIR/documents, DIR/excluded, "
-                        "the logging dir's and DIR/logs' completions, stats and logs) and start over; without it, "
+                        "the completions, stats and logs of the logging dir, of DIR/logs and of the logging dir of "
+                        "the run that last wrote into DIR) and start over; without it, "
                         "a re-run with the same settings resumes and one with other settings stops")
     cluster = p.add_argument_group("slurm and ray")
     cluster.add_argument("--cpus-per-task", type=positive_int, default=EXECUTOR_OPTIONS["cpus_per_task"][1],
