@@ -185,6 +185,12 @@ class TasksFailed(RuntimeError):
                          f"not marked complete: run the same command again to redo only them")
 
 
+class NoInputFiles(FileNotFoundError):
+    """A reader of a pipeline has no file to read, found before any task runs
+    (`plexity_plugins.datatrove.run_settings.check_inputs`): datatrove said it in every task, with a
+    traceback each ("No files found on ...!")."""
+
+
 class SettingsChanged(ValueError):
     """A run's logging folder holds the completions of a run with other settings
     (`plexity_plugins.datatrove.run_settings`); `differences` names each ("threshold: 5269.3 -> 900")."""

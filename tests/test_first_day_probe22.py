@@ -440,3 +440,42 @@ def test_overwrite_clears_the_logging_dir_of_the_run_that_wrote_the_output_dir_t
     assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run with "
                                         f"other settings (no record of them in {first_logs}: ")
 
+
+def readme_datatrove_script() -> str:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## datatrove"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_readmes_datatrove_script_run_elsewhere_says_which_folder_it_did_not_find_before_any_task(tmp_path):
+    # (every task failed with datatrove's traceback ending "RuntimeError: No files found on .../examples!")
+    script = tmp_path / "clean_crawl.py"
+    script.write_text(readme_datatrove_script())
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert error_line(result) == (
+        f"plexity_plugins.errors.NoInputFiles: WarcHtmlReader has no file to read: {tmp_path / 'examples'} does "
+        f"not exist (a relative path is taken from the folder this runs in, {tmp_path}): give the folder of the "
+        f"input files, as an absolute path or one relative to where this runs")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clean_crawl.py"]  # nothing written, no out/logs
+    (tmp_path / "examples").mkdir()
+    empty = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert error_line(empty).endswith(f"{tmp_path / 'examples'} holds no file matching **/*.warc*: give the folder "
+                                      f"of the input files or their glob")
+    shutil.copy(EXAMPLES / "sample.warc.gz", tmp_path / "examples")
+    ran = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+
+
+def test_check_run_settings_finds_a_datatrove_reader_without_files_before_the_run(tmp_path):
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter, check_run_settings
+    from plexity_plugins.errors import NoInputFiles
+
+    executor = LocalPipelineExecutor([JsonlReader(str(tmp_path / "nowhere")), PerplexitySentenceFilter(),
+                                      JsonlWriter(str(tmp_path / "out"))], tasks=1, logging_dir=str(tmp_path / "logs"))
+    with pytest.raises(NoInputFiles, match=f"^JsonlReader has no file to read: {tmp_path / 'nowhere'} does not exist"):
+        check_run_settings(executor)

@@ -36,7 +36,8 @@
   there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove.
 
 plexity's executors record the run's settings (each step's, the tasks, the version) in the
-logging folder and stop a run into it with other settings (`SettingsChanged`, naming them);
+logging folder and stop a run into it with other settings (`SettingsChanged`, naming them), or
+whose reader has no file to read (`NoInputFiles`, naming the folder);
 `check_run_settings(executor)` does the same before a datatrove executor's ``run()``
 (`plexity_plugins.datatrove.run_settings`).  Each plexity step shows its main settings in its
 name, as datatrove's log and stats print it.
@@ -53,7 +54,7 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
                          TrafilaturaExtractor)
-from ..errors import ExecutorUnavailable, SettingsChanged, TasksFailed  # noqa: E402
+from ..errors import ExecutorUnavailable, NoInputFiles, SettingsChanged, TasksFailed  # noqa: E402
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
@@ -61,6 +62,7 @@ from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlTagsExtractor",
-           "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
+           "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "NoInputFiles", "PerplexityDocumentFilter",
+           "PerplexitySentenceFilter",
            "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",
            "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]

@@ -37,7 +37,7 @@ from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, dis
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
-from .run_settings import check_outputs, check_settings, run_settings
+from .run_settings import check_inputs, check_outputs, check_settings, run_settings
 
 
 def _describe_exit(code: int | None) -> str:
@@ -82,6 +82,7 @@ class _SettingsChecked:
     def _check_run_settings(self) -> None:
         check_task_counts(self)
         self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
+        check_inputs(self.pipeline)
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import SettingsChanged, UnrecordedResults
+from ..errors import NoInputFiles, SettingsChanged, UnrecordedResults
 
 SETTINGS_FILE = "plexity-settings.json"
 
@@ -217,6 +217,34 @@ def check_outputs(logging_dir, pipeline: list) -> None:
                                                           f"with another logging folder wrote them"])
 
 
+def check_inputs(pipeline: list) -> None:
+    """Raise `NoInputFiles` when a disk reader's local folder holds no file it would read (a path
+    relative to another folder than the one the script runs in, a glob that matches nothing):
+    datatrove found it only in the tasks, each failing with "No files found on ...!".  Remote
+    folders and readers given a paths_file are not listed here (their tasks list them)."""
+    import os
+
+    from datatrove.pipeline.readers.base import BaseDiskReader
+
+    for step in pipeline:
+        folder = getattr(step, "data_folder", None)
+        if not isinstance(step, BaseDiskReader) or step.paths_file or folder_name(folder) != folder.path:
+            continue
+        try:
+            if folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern):
+                continue
+        except OSError:  # (unreadable: its tasks say how)
+            continue
+        pattern = step.glob_pattern or "*"
+        if not os.path.isdir(folder.path):
+            why = (f"{folder.path} does not exist (a relative path is taken from the folder this runs in, "
+                   f"{os.getcwd()}): give the folder of the input files, as an absolute path or one relative to "
+                   f"where this runs")
+        else:
+            why = f"{folder.path} holds no file matching {pattern}: give the folder of the input files or their glob"
+        raise NoInputFiles(f"{type(step).__name__} has no file to read: {why}")
+
+
 def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
     """Raise SettingsChanged unless `settings` are those recorded in `logging_dir` (a DataFolder);
     record them when none are, or when the run that recorded others completed no task (it
@@ -241,8 +269,10 @@ def check_run_settings(executor, record: bool = True) -> None:
     """Compare the settings of a datatrove executor's pipeline with those its logging folder
     recorded (`check_settings`): call it before ``executor.run()`` when the executor is one of
     datatrove's own (plexity's executors call it themselves); and that the folders it writes hold
-    no results its logging folder has no record of (`check_outputs`)."""
+    no results its logging folder has no record of (`check_outputs`), and that its readers have files
+    to read (`check_inputs`)."""
     if record:
+        check_inputs(executor.pipeline)
         check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
 
