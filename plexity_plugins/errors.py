@@ -181,8 +181,21 @@ class TasksFailed(RuntimeError):
     def __init__(self, failures: dict[int, str]):
         self.failures = failures
         listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+        # (a pipeline without an extractor stops every task the same way: running it again would too)
+        then = ("correct the pipeline, then run it again" if set(failures.values()) == {HTML_PAGES_WHY}
+                else "run the same command again to redo only them")
         super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
-                         f"not marked complete: run the same command again to redo only them")
+                         f"not marked complete: {then}")
+
+
+class HtmlPagesNotText(ValueError):
+    """The first texts a `PerplexitySentenceFilter` task sees are all HTML pages: its pipeline has no
+    extractor step before the filter (`plexity_plugins.datatrove.filter`); the task stops."""
+
+
+HTML_PAGES_STATUS = 5  # a task process's exit status for HtmlPagesNotText
+HTML_PAGES_WHY = ("its first texts are HTML pages: no extractor step comes before PerplexitySentenceFilter "
+                  "(the task's log says more)")
 
 
 class NoInputFiles(FileNotFoundError):

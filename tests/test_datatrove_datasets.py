@@ -152,6 +152,43 @@ def test_html_given_as_text_is_counted_and_named_once_in_the_task_log(tmp_path):
     assert log.count("its text is an HTML page") == 1 and "put an extractor step before it" in log
 
 
+def test_a_pipeline_without_an_extractor_stops_its_task_at_the_third_html_page_naming_the_fix(tmp_path):
+    """The README's pipeline without its extractor: every page was cleaned as text, markup and all, written,
+    and counted in looks_like_html, with a warning in the task's log; the run succeeded."""
+    from datatrove.pipeline.readers import JsonlReader
+
+    from plexity_plugins.datatrove import HtmlPagesNotText, LocalTaskExecutor, TasksFailed, WarcHtmlReader
+    from helpers import SAMPLE, split_warc
+
+    def pipeline(reader, out, **options):
+        return [reader, PerplexitySentenceFilter(**options), JsonlWriter(str(tmp_path / out))]
+
+    with pytest.raises(HtmlPagesNotText, match=r"^PerplexitySentenceFilter: the first 3 texts of this task are HTML "
+                                               r"pages \(the last, document '<urn:uuid:[^']+>', starts '<!DOCTYPE "
+                                               r"html>\\n<html.*put one between the reader and the filter "
+                                               r"\(LearnedExtractor\(\), HtmlTagsExtractor\(\), datatrove's "
+                                               r"Trafilatura\(\) \.\.\.\); or, if these texts are HTML on purpose, "
+                                               r"give allow_html_pages=True"):
+        LocalTaskExecutor(pipeline(WarcHtmlReader(str(SAMPLE.parent), glob_pattern=SAMPLE.name), "out"), tasks=1,
+                          logging_dir=str(tmp_path / "logs")).run()
+    # tasks in processes of their own: the run names why, and not to run the same again
+    split_warc(SAMPLE, tmp_path / "shards", 2)
+    with pytest.raises(TasksFailed, match=r"task 0: its first texts are HTML pages: no extractor step comes before "
+                                          r"PerplexitySentenceFilter .*task 1: .*correct the pipeline, then run it "
+                                          r"again$"):
+        LocalTaskExecutor(pipeline(WarcHtmlReader(str(tmp_path / "shards")), "out2"), tasks=2, workers=2,
+                          logging_dir=str(tmp_path / "logs2")).run()
+    # pages on purpose: cleaned as text and counted, without a word in the log
+    pages = [{"id": f"p{i}", "text": f"<html><body><p>{ENGLISH}</p></body></html>"} for i in range(4)]
+    write_jsonl(tmp_path / "in", pages)
+    step = PerplexitySentenceFilter(allow_html_pages=True)
+    LocalPipelineExecutor(pipeline=[JsonlReader(str(tmp_path / "in")), step, JsonlWriter(str(tmp_path / "kept"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs3")).run()
+    stats = json.loads((tmp_path / "logs3" / "stats.json").read_text())
+    assert next(s["stats"] for s in stats if s["name"] == str(step))["looks_like_html"] == 4
+    assert "its text is an HTML page" not in (tmp_path / "logs3" / "logs" / "task_00000.log").read_text()
+
+
 def test_a_pdf_or_binary_bytes_as_text_are_dropped_as_input_not_text(tmp_path):
     """A PDF's bytes in the text field (decoded as latin-1 into a JSONL row, or a Parquet binary
     column) were cleaned as text and kept: thousands of characters of garbage and U+FFFD."""
@@ -167,3 +204,13 @@ def test_a_pdf_or_binary_bytes_as_text_are_dropped_as_input_not_text(tmp_path):
     assert step.filter(Document(text=noise, id="noise")) == (False, "input_not_text")
     assert PerplexityDocumentFilter().filter(Document(text=noise, id="noise")) == (False, "input_not_text")
     assert step.filter(Document(text=ENGLISH.encode(), id="utf-8 bytes")) is True
+
+
+def test_plexity_run_extractor_none_cleans_the_pages_as_text_as_asked(tmp_path):
+    # (no extractor on purpose: the filter's stop for a pipeline without one does not apply)
+    from helpers import REPO, run_plexity
+
+    done = run_plexity("run", str(REPO / "examples"), "--output-dir", str(tmp_path / "out"), "--extractor", "none")
+    assert done.returncode == 0, done.stderr[-3000:]
+    stats = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
+    assert next(s["stats"] for s in stats if "Perplexity" in s["name"])["looks_like_html"] == 12

@@ -154,6 +154,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
         annotate=annotate, min_chars=min_chars,
         min_kept_fraction=min_kept_fraction, other_languages=other_languages, language_check=language_check,
         exclusion_writer=JsonlDocumentWriter(str(output_dir / "excluded")),
+        allow_html_pages=extractor == "none",  # (asked for: the pages cleaned as they are, as plexity clean does)
     ))
     if fmt == "warc":
         steps.append(WarcResponseWriter(str(output_dir / "documents")))

@@ -54,14 +54,15 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
                          TrafilaturaExtractor)
-from ..errors import ExecutorUnavailable, NoInputFiles, SettingsChanged, TasksFailed  # noqa: E402
+from ..errors import ExecutorUnavailable, HtmlPagesNotText, NoInputFiles, SettingsChanged, TasksFailed  # noqa: E402
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
-__all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlTagsExtractor",
+__all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlPagesNotText",
+           "HtmlTagsExtractor",
            "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "NoInputFiles", "PerplexityDocumentFilter",
            "PerplexitySentenceFilter",
            "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",

@@ -33,7 +33,8 @@ from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..errors import DISK_FULL_STATUS, DISK_FULL_WHY, DiskFull, TasksFailed, disk_full_message, is_disk_full
+from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
+                      TasksFailed, disk_full_message, is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
@@ -50,6 +51,8 @@ def _describe_exit(code: int | None) -> str:
         return f"its worker process was killed by {name}{hint}"
     if code == DISK_FULL_STATUS:
         return DISK_FULL_WHY
+    if code == HTML_PAGES_STATUS:
+        return HTML_PAGES_WHY
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
@@ -262,6 +265,8 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         executor._run_for_rank(rank, local_rank)
     except DiskFull:  # said in one line; the parent names the task
         sys.exit(DISK_FULL_STATUS)
+    except HtmlPagesNotText:  # (logged by datatrove) the parent says why in its words
+        sys.exit(HTML_PAGES_STATUS)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

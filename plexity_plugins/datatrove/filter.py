@@ -11,6 +11,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from datatrove.utils.logging import logger
 
 from ..cleaning import policy
+from ..errors import HtmlPagesNotText
 from ..io.inputs import binary_kind
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
@@ -28,6 +29,9 @@ OTHER_LANGUAGE_ACTIONS = policy.OTHER_LANGUAGE_ACTIONS
 INPUT_NOT_TEXT = "input_not_text"  # why a document whose text is no str or bytes is dropped (as Scrapy's)
 
 LOOKS_LIKE_HTML = "looks_like_html"  # the counter of texts that are HTML pages (no extractor before the filter)
+# A task whose first texts are all HTML pages stops: the pipeline has no extractor before the filter.
+# (Later or scattered pages are counted: one page in a long task must not stop it.)
+FIRST_TEXTS_ALL_HTML = 3
 _HTML_STARTS = ("<!doctype html", "<html", "<head", "<body")
 
 
@@ -114,6 +118,8 @@ class PerplexitySentenceFilter(BaseFilter):
             offsets, in ``metadata["plexity_dropped_sentences"]``, for the writer to save.
         exclusion_writer: a datatrove writer that receives every dropped document, with
             ``metadata["filter_reason"]``.
+        allow_html_pages: clean texts that are HTML pages as text, markup and all, instead of
+            stopping a task whose first texts are all such pages (a pipeline without an extractor).
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
 
     Metadata added to every document (`plexity_plugins.cleaning.policy.metadata`): ``plexity_verdict``
@@ -133,9 +139,11 @@ class PerplexitySentenceFilter(BaseFilter):
     A document whose text is not str or bytes (a dataset row holding a number or a list there),
     or whose text starts as a PDF, an image, an archive or bytes rich in NUL and control codes
     (`not_text`), is dropped as ``input_not_text``, with one warning per task.
-    A text that is an HTML page (no extractor before the filter; `looks_like_html`) is counted
-    as ``looks_like_html``, with one warning per task naming the extractor steps, and cleaned as
-    the text it is.
+    A text that is an HTML page (`looks_like_html`) is counted as ``looks_like_html``.  When the
+    first three texts of a task are all HTML pages, the pipeline has no extractor step before the
+    filter: the task stops with `HtmlPagesNotText`, naming the extractor steps, not marked complete
+    (``allow_html_pages=True``: clean such pages as the text they are, markup and all).  A page
+    among text, or later in the task, is cleaned as text, with one warning per task.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>`` (``input_not_text`` among the reasons): ``sentences_kept``, ``sentences_dropped``,
@@ -162,6 +170,7 @@ class PerplexitySentenceFilter(BaseFilter):
         record_dropped_sentences: bool = False,
         exclusion_writer: DiskWriter | None = None,
         batch_size: int = 1,
+        allow_html_pages: bool = False,
     ):
         if not isinstance(batch_size, int) or batch_size < 1:  # (datatrove's own check waits for the run)
             raise ValueError(f"batch_size is {batch_size!r}: 1 or more")
@@ -193,7 +202,10 @@ class PerplexitySentenceFilter(BaseFilter):
         self.max_sentence_chars = max_sentence_chars
         self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
         self.language_check = language_check
+        self.allow_html_pages = allow_html_pages
         self._warned_not_text = self._warned_html = False
+        self._first_texts = 0  # (texts seen, up to FIRST_TEXTS_ALL_HTML, and whether all were HTML pages)
+        self._first_all_html = True
         # its settings in its name: what datatrove's log and stats show of the step
         self.name = with_settings(type(self).name, self.model_name, self.method, f"threshold {self.threshold:g}",
                                   *self._non_default_policy())
@@ -214,7 +226,7 @@ class PerplexitySentenceFilter(BaseFilter):
                 "other_languages": self.other_languages, "language_check": self.language_check,
                 "annotate": self.annotate, "max_sentence_chars": self.max_sentence_chars,
                 "allow_tokenizer_mismatch": self.allow_tokenizer_mismatch,
-                "record_dropped_sentences": self.record_dropped_sentences,
+                "record_dropped_sentences": self.record_dropped_sentences, "allow_html_pages": self.allow_html_pages,
                 "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
@@ -236,9 +248,20 @@ class PerplexitySentenceFilter(BaseFilter):
                 logger.warning(f"document {doc.id!r}: {why}: dropped as {INPUT_NOT_TEXT} "
                                f"(said once; counted in dropped_{INPUT_NOT_TEXT})")
             return False, INPUT_NOT_TEXT
-        if text and looks_like_html(text):
+        html = bool(text) and looks_like_html(text)
+        if text and self._first_texts < FIRST_TEXTS_ALL_HTML:
+            self._first_texts += 1
+            self._first_all_html = self._first_all_html and html
+            if self._first_texts == FIRST_TEXTS_ALL_HTML and self._first_all_html and not self.allow_html_pages:
+                raise HtmlPagesNotText(
+                    f"{type(self).__name__}: the first {FIRST_TEXTS_ALL_HTML} texts of this task are HTML pages (the "
+                    f"last, document {doc.id!r}, starts {str(text).lstrip()[:30]!r}): the filter cleans text, and no "
+                    f"extractor step comes before it: put one between the reader and the filter (LearnedExtractor(), "
+                    f"HtmlTagsExtractor(), datatrove's Trafilatura() ...); or, if these texts are HTML on purpose, "
+                    f"give allow_html_pages=True to clean them as text, markup and all")
+        if html:
             self.stat_update(LOOKS_LIKE_HTML)
-            if not self._warned_html:
+            if not self._warned_html and not self.allow_html_pages:
                 self._warned_html = True
                 logger.warning(f"document {doc.id!r}: its text is an HTML page, which this filter cleans as text, "
                                f"markup and all: put an extractor step before it (LearnedExtractor, "
