@@ -479,3 +479,15 @@ def test_check_run_settings_finds_a_datatrove_reader_without_files_before_the_ru
                                       JsonlWriter(str(tmp_path / "out"))], tasks=1, logging_dir=str(tmp_path / "logs"))
     with pytest.raises(NoInputFiles, match=f"^JsonlReader has no file to read: {tmp_path / 'nowhere'} does not exist"):
         check_run_settings(executor)
+
+
+def test_a_model_without_a_threshold_names_the_calibrate_command_that_gives_it_one(tmp_path):
+    # (it said `plexity calibrate --write`, which needs the model and clean text besides)
+    from conftest import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "models" / "fresh", name="fresh", threshold=None)
+    result = plexity("clean", EXAMPLES / "sample.warc.gz", "-o", tmp_path / "out", "--model", model)
+    assert result.returncode == 2
+    assert error_line(result).endswith("or calibrate it on clean text with `plexity calibrate --model fresh "
+                                       "CLEAN_TEXT --write`")
+

@@ -350,7 +350,8 @@ class PerplexityScorer:
         if value is None:
             raise ModelError(
                 f"model '{self.info.name}' has no default threshold in its metadata: give a threshold "
-                f"(threshold=..., --threshold, PLEXITY_THRESHOLD), or calibrate it with `plexity calibrate --write`"
+                f"(threshold=..., --threshold, PLEXITY_THRESHOLD), or calibrate it on clean text with "
+                f"`plexity calibrate --model {self.info.name} CLEAN_TEXT --write`"
             )
         return float(value)
 
