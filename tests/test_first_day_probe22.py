@@ -491,3 +491,15 @@ def test_a_model_without_a_threshold_names_the_calibrate_command_that_gives_it_o
     assert error_line(result).endswith("or calibrate it on clean text with `plexity calibrate --model fresh "
                                        "CLEAN_TEXT --write`")
 
+
+def test_models_import_says_each_warning_once(tmp_path):
+    # (each was printed twice: as a log record and as the command's own line)
+    from conftest import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "built", name="built")
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins", "models", "import", "m", "--kenlm",
+                             str(model / "model.bin"), "--tokenizer", "plexity-tok-1", "--language", "",
+                             "--output-dir", str(tmp_path / "models")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert said.count("no built-in sentences for language '(none)'") == 1

@@ -92,15 +92,23 @@ def _kenlm_target_name(path: Path) -> str:
     return name
 
 
+def _log_warnings(message: str) -> None:
+    """What a library caller that gave no `report` hears of an import: its warnings, logged."""
+    if message.startswith("warning: "):
+        logger.warning("%s", message.removeprefix("warning: "))
+
+
 def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: str | Path | None = None,
                  language: str = "", calibrate_files: list[str | Path] = (), threshold: float | None = None,
                  threshold_extracted: float | None = None, document_threshold: float | None = None,
                  copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
-                 licence: str = "unknown", report=lambda message: None) -> ImportResult:
-    """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring."""
+                 licence: str = "unknown", report=None) -> ImportResult:
+    """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring.  `report(message)`
+    says what happens, warnings included; without it, warnings are logged."""
     from . import TrainError, calibrate, check_model_name, write_threshold
 
     check_model_name(name)
+    report = report or _log_warnings
     if tokenizer not in TOKENIZERS:
         raise TokenizerError(f"unknown tokenizer {tokenizer!r} (choose one of {', '.join(TOKENIZERS)})")
     if tokenizer in SENTENCEPIECE_TOKENIZERS and not sp_model:
@@ -176,8 +184,7 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
     if not sentences:
         warnings.append(f"no built-in sentences for language {language or '(none)'!r} and no --calibrate text: "
                         f"the tokenizer could not be checked")
-    for message in warnings:
-        logger.warning("%s", message)
+    for message in warnings:  # (once: the command's report, or the log for a library caller)
         report(f"warning: {message}")
 
     if calibrate_files:
