@@ -350,7 +350,7 @@ def test_sizes_and_time_limits_are_read_as_in_the_other_commands():
     assert args.body_timeout == 0 and args.extract_timeout == 2.5  # 0: no limit
 
 
-def test_a_port_in_use_is_one_error_line_naming_it_before_any_url():
+def test_a_port_in_use_is_one_error_line_naming_it_and_the_way_out_before_any_url():
     with socket.socket() as other:  # another server holds the port
         other.bind(("127.0.0.1", 0))
         other.listen()
@@ -358,7 +358,8 @@ def test_a_port_in_use_is_one_error_line_naming_it_before_any_url():
         done = serve("--port", str(port))
     assert done.returncode == 2
     assert one_error_line(done.stderr) == (f"plexity serve: error: cannot listen on 127.0.0.1 port {port}: "
-                                           f"Address already in use")
+                                           f"Address already in use: give another --port (--port 0: any free "
+                                           f"one)")
 
 
 def test_port_0_listens_on_a_free_port_and_prints_the_one_it_got():

@@ -69,7 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sock = _listen_socket(args.host, args.port)
     except OSError as exc:
         print(f"plexity serve: error: cannot listen on {args.host} port {args.port}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+              f"{exc.strerror or exc}: give another --port (--port 0: any free one)", file=sys.stderr)
         return 2
     with sock:
         return _serve(args, sock)
