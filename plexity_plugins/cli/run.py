@@ -469,9 +469,9 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
 
         others = [p for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES)]
         if others:
-            message += (f" (it holds {len(others)} HTML or text file(s): plexity run reads WARC files; "
-                        f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
-    return message
+            return message + (f" (it holds {len(others)} HTML or text file(s): plexity run reads WARC files; "
+                              f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
+    return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
 def unreadable_inputs(folder: str, files: list[str], storage_options: dict | None = None, shown: int = 3) -> str:
