@@ -266,3 +266,15 @@ def test_a_hand_edited_run_stats_file_is_one_line_naming_it(plexity_run, tmp_pat
     assert done.stderr.startswith(f"plexity report: error: {tmp_path / 'logs' / 'stats.json'} is not datatrove's "
                                   f"merged stats as a run writes them (")
     assert done.stderr.strip().endswith("the same plexity clean or plexity run command again writes it anew")
+
+
+@pytest.mark.parametrize("given", ["sample.warc.gz", "other.json"])
+def test_a_file_that_is_no_stats_file_is_one_line_saying_what_to_give(tmp_path, given):
+    if given == "other.json":
+        (tmp_path / given).write_text('{"a": 1}')
+    else:
+        shutil.copy(EXAMPLE_WARC, tmp_path)
+    done = plexity("report", str(tmp_path / given), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.strip().endswith(": give the output folder of plexity clean or plexity run, or the "
+                                        "plexity-stats.json of plexity clean")

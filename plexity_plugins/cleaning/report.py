@@ -32,6 +32,7 @@ WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds
 RUN_ONLY_COUNTS = ("records_not_pages", "documents_extracted", "documents_kept")
 # (every stats file is written whole, or not at all: one that does not read was edited or damaged since)
 REWRITE = "a hand-edited or damaged file? the same plexity clean or plexity run command again writes it anew"
+WHAT_TO_GIVE = f"give the output folder of plexity clean or plexity run, or the {STATS_FILE} of plexity clean"
 KEPT_COLOUR = "#1f5fbf"
 DROPPED_COLOUR = "#c62828"
 
@@ -84,7 +85,9 @@ def load_report_data(path: str | Path, run_stats=None) -> ReportData:
     try:
         raw = json.loads(stats_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{stats_path} is not a JSON stats file ({exc}): {REWRITE}") from None
+        # (a stats file's name: damaged since; another file: given by mistake)
+        hint = REWRITE if stats_path.name in (STATS_FILE, "stats.json") else WHAT_TO_GIVE
+        raise ValueError(f"{stats_path} is not a JSON stats file ({exc}): {hint}") from None
     if isinstance(raw, list):
         if run_stats is None:
             raise ValueError(f"{stats_path} holds a plexity run's stats: read them with `plexity report`")
@@ -96,7 +99,8 @@ def load_report_data(path: str | Path, run_stats=None) -> ReportData:
     elif isinstance(raw, dict) and ("sentences_kept" in raw or "histogram" in raw):
         stats = raw
     else:
-        raise ValueError(f"{stats_path} is neither a {STATS_FILE} from `plexity clean` nor datatrove stats")
+        raise ValueError(f"{stats_path} is neither a {STATS_FILE} from `plexity clean` nor datatrove stats: "
+                         f"{WHAT_TO_GIVE}")
     problem = stats_problem(stats)
     if problem:
         raise ValueError(f"{stats_path}: {problem}: {REWRITE}")
