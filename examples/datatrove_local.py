@@ -18,11 +18,13 @@ model (PerplexitySentenceFilter(model="trigrams-bnc", threshold=...)), WarcRespo
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import HtmlTagsExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
+from plexity_plugins.datatrove import (HtmlTagsExtractor, LocalTaskExecutor, NoInputFiles, PerplexitySentenceFilter,
+                                       SettingsChanged, WarcHtmlReader)
 
 HERE = Path(__file__).resolve().parent
 
@@ -55,7 +57,11 @@ def main() -> None:
         workers=args.workers,
         logging_dir=str(out / "logs"),
     )
-    executor.run()
+    try:
+        executor.run()
+    except (NoInputFiles, SettingsChanged) as exc:  # found before any task ran: one line
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     print(f"cleaned documents in {out / 'documents'}, stats in {out / 'logs' / 'stats.json'}")
 
 

@@ -27,12 +27,14 @@ plexity_plugins (with its model) must be installed on every node, at the same Ra
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 import ray
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import DenseExtractor, PerplexitySentenceFilter, RayTaskExecutor, WarcHtmlReader
+from plexity_plugins.datatrove import (DenseExtractor, NoInputFiles, PerplexitySentenceFilter, RayTaskExecutor,
+                                       SettingsChanged, WarcHtmlReader)
 
 HERE = Path(__file__).resolve().parent
 
@@ -64,8 +66,13 @@ def main() -> None:
         mem_per_cpu_gb=args.mem_per_cpu_gb,
         logging_dir=str(out / "logs"),
     )
-    executor.run()
-    ray.shutdown()
+    try:
+        executor.run()
+    except (NoInputFiles, SettingsChanged) as exc:  # found before any task ran: one line
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        ray.shutdown()
     completions = out / "logs" / "completions"  # (none when no task completed)
     done = len(list(completions.iterdir())) if completions.is_dir() else 0
     print(f"{done}/{args.tasks} tasks completed; cleaned documents in {out / 'documents'}, "

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, PerplexitySentenceFilter,
+from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, NoInputFiles, PerplexitySentenceFilter,
                                        SettingsChanged, SlurmTaskExecutor, WarcHtmlReader, WarcResponseWriter)
 
 
@@ -73,7 +73,7 @@ def main() -> None:
     )
     try:
         executor.run()  # sbatch; returns once submitted
-    except (ExecutorUnavailable, SettingsChanged) as exc:  # nothing was launched
+    except (ExecutorUnavailable, NoInputFiles, SettingsChanged) as exc:  # nothing was launched
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         sys.exit(2)
     if executor.job_id == -1:

@@ -503,3 +503,18 @@ def test_models_import_says_each_warning_once(tmp_path):
     assert result.returncode == 0, result.stderr
     said = result.stdout + result.stderr
     assert said.count("no built-in sentences for language '(none)'") == 1
+
+
+def test_the_local_example_says_an_empty_input_folder_or_other_settings_in_one_line(tmp_path):
+    # (each ended in a traceback: NoInputFiles, SettingsChanged)
+    example = EXAMPLES / "datatrove_local.py"
+    (tmp_path / "empty").mkdir()
+    empty = run(example, tmp_path / "empty", tmp_path / "out-empty", timeout=120)
+    assert empty.returncode == 2 and empty.stderr.strip() == (
+        f"datatrove_local.py: error: WarcHtmlReader has no file to read: {tmp_path / 'empty'} holds no file matching "
+        f"**/*.warc*: give the folder of the input files or their glob")
+    assert run(example, EXAMPLES, tmp_path / "out", timeout=300).returncode == 0
+    other = run(example, EXAMPLES, tmp_path / "out", "--tasks", "2", timeout=120)
+    assert other.returncode == 2 and other.stderr.strip() == (
+        f"datatrove_local.py: error: {tmp_path / 'out' / 'logs'} holds the results of a run with other settings "
+        f"(tasks: 1 -> 2): run into new output and logging folders, or delete these to start over")
