@@ -571,3 +571,15 @@ def test_plexity_run_on_a_folder_without_warc_files_says_what_to_give(tmp_path):
     assert result.returncode == 2 and not (tmp_path / "out").exists()
     assert error_line(result) == (f"plexity run: error: no WARC files match **/*.warc* in {tmp_path / 'crawl'}: give "
                                   f"the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them")
+
+
+def test_the_examples_of_dropped_sentences_name_each_sentence_once(tmp_path):
+    # (a crawl of one site drops its header on every page: the summary showed it five times over)
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for i in range(3):
+        shutil.copy(EXAMPLES / "sample.warc.gz", crawl / f"copy{i}.warc.gz")
+    result = plexity("clean", crawl, "--output-dir", tmp_path / "out", "-q")
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("sentences dropped: "))
+    assert line == "sentences dropped: 3 (75 characters), e.g. 'Riverside Community Notes' (323,058)"

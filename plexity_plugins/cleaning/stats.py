@@ -224,8 +224,8 @@ class RunStats:
         if self.sentences_dropped:
             bands = [self.dropped_samples[b] for b in sorted(self.dropped_samples, key=int, reverse=True)]
             # one from each perplexity decade in turn, the highest first
-            picked = [band[i] for i in range(max(map(len, bands), default=0)) for band in bands
-                      if i < len(band)][:examples]
+            picked = list({s["text"]: s for s in (band[i] for i in range(max(map(len, bands), default=0))
+                                                  for band in bands if i < len(band))}.values())[:examples]
             shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
             lines.append(f"sentences {'marked' if self.annotate else 'dropped'}: {self.sentences_dropped} "
                          f"({self.chars_dropped:,} characters), e.g. {shown}")
