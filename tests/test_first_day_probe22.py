@@ -57,8 +57,9 @@ def test_a_re_run_into_the_same_output_dir_with_another_logging_dir_stops(tmp_pa
     result = plexity("run", EXAMPLES, "-o", out, "--extractor", "tags", *options(second))
     assert result.returncode == 2 and result.stdout == ""
     logs = Path(options(second)[1]) if second else out / "logs"
+    first_logs = Path(options(first)[1]) if first else out / "logs"
     assert error_line(result) == (f"plexity run: error: {out / 'documents'} holds the results of a run with other "
-                                  f"settings (no record of them in {logs}: a run with another logging folder wrote "
+                                  f"settings (the run logged in {first_logs} wrote them; {logs} has no record of "
                                   f"them): give a new --output-dir, or add --overwrite to delete those results and "
                                   f"start over")
     assert {p.name: p.read_bytes() for p in (out / "documents").iterdir()} == before  # nothing touched
@@ -78,7 +79,8 @@ def test_overwrite_with_another_logging_dir_leaves_no_completions_of_the_default
     first = plexity("run", EXAMPLES, "-o", out)
     assert first.returncode == 2  # the tags documents are there, and DIR/logs has no record of them
     assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run with "
-                                        f"other settings (no record of them in {out / 'logs'}: ")
+                                        f"other settings (the run logged in {tmp_path / 'logs2'} wrote them; "
+                                        f"{out / 'logs'} has no record of them): ")
 
 
 def test_a_datatrove_pipeline_re_run_with_another_logging_dir_into_the_same_output_stops(tmp_path):
@@ -438,7 +440,8 @@ def test_overwrite_clears_the_logging_dir_of_the_run_that_wrote_the_output_dir_t
     first = plexity("run", EXAMPLES, "-o", out, "--logging-dir", first_logs)
     assert first.returncode == 2  # the tags documents are there, and logs-a has no record of them
     assert error_line(first).startswith(f"plexity run: error: {out / 'documents'} holds the results of a run with "
-                                        f"other settings (no record of them in {first_logs}: ")
+                                        f"other settings (the run logged in {tmp_path / 'logs-b'} wrote them; "
+                                        f"{first_logs} has no record of them): ")
 
 
 def readme_datatrove_script() -> str:

@@ -446,9 +446,11 @@ def delete_earlier_logs(output_dir: Path, logging_dir: Path) -> None:
         delete_results(output_dir, earlier)
 
 
-def check_settings_or_stop(executor, output_dir: Path) -> str | None:
+def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None = None) -> str | None:
     """None when the run may go on (the same settings as the results in its folders, or none
-    there); else the one line that says which settings differ and the two ways out."""
+    there); else the one line that says which settings differ and the two ways out.  `earlier_logs`:
+    the logging folder of the run that last wrote into DIR (`recorded_logging_dir`), named when
+    this run's has no record of DIR's results."""
     from ..datatrove.run_settings import check_run_settings
     from ..errors import SettingsChanged, UnrecordedResults
 
@@ -456,7 +458,11 @@ def check_settings_or_stop(executor, output_dir: Path) -> str | None:
         check_run_settings(executor)
     except SettingsChanged as exc:  # (UnrecordedResults: its folder is DIR/documents or DIR/excluded)
         where = exc.logging_dir if isinstance(exc, UnrecordedResults) else output_dir
-        return (f"{where} holds the results of a run with other settings ({'; '.join(exc.differences)}): "
+        why = "; ".join(exc.differences)
+        logs = Path(executor.logging_dir.path)
+        if isinstance(exc, UnrecordedResults) and earlier_logs is not None and earlier_logs != logs:
+            why = f"the run logged in {earlier_logs} wrote them; {logs} has no record of them"
+        return (f"{where} holds the results of a run with other settings ({why}): "
                 f"give a new --output-dir, or add --overwrite to delete those results and start over")
     return None
 
@@ -553,7 +559,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.overwrite:
             delete_earlier_logs(output_dir, logging_dir)
             delete_results(output_dir, logging_dir, overwrite=True)
-        stop = check_settings_or_stop(executor, logging_dir if apart else output_dir)
+        stop = check_settings_or_stop(executor, logging_dir if apart else output_dir,
+                                      recorded_logging_dir(output_dir))
         if stop:
             print(f"plexity run: error: {stop}", file=sys.stderr)
             return USAGE_STATUS
