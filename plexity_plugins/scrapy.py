@@ -27,7 +27,9 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
   ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass,
-  attrs or pydantic object): passed on untouched, with a warning.
+  attrs or pydantic object): passed on untouched, with a warning;
+- ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
+  page: cleaned as text, markup and all, with a warning naming the setting.
 
 The CPU work (extraction, scoring) runs in a worker thread (``PLEXITY_THREADS``), so a
 large page does not stall the reactor: downloads and other items go on meanwhile
@@ -59,7 +61,7 @@ from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                      environment_message, is_disk_full)
-from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE
+from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
@@ -363,6 +365,12 @@ class PerplexityFilterPipeline:
         missing = self._missing_field(item, self.output_field)
         if missing:
             self._drop(source, "no_output_field", missing)
+        if self.input_format == "text" and looks_like_html(value):  # (its markup would be cleaned as text)
+            self._inc("items_looks_like_html")
+            self._warn_once("looks_like_html", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds an HTML page, and "
+                            "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set "
+                            "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
+                            "plexity/items_looks_like_html)", source, self.input_field)
 
         try:
             language = adapter.get(self.language_field) if self.language_field else None

@@ -460,3 +460,16 @@ def test_dropping_other_languages_without_the_language_check_stops_the_crawl_nam
     assert ("plexity: the crawl cannot start: PLEXITY_OTHER_LANGUAGES = 'drop' with PLEXITY_LANGUAGE_CHECK = False: "
             "without the language check no document is found in another language, so none would be dropped: leave "
             "out PLEXITY_LANGUAGE_CHECK = False to drop them") in caplog.text
+
+
+def test_an_html_page_given_as_text_is_counted_and_said_once_naming_the_setting(caplog):
+    # (PLEXITY_INPUT_FORMAT = "text" with a spider yielding pages: the markup was cleaned as text, silently)
+    pipeline = make_pipeline(PLEXITY_INPUT_FORMAT="text", PLEXITY_MIN_CHARS=0)
+    for _ in range(2):
+        run(pipeline, {"url": "http://example.org/", "html": "<!DOCTYPE html>" + PAGE})
+    run(pipeline, {"url": "http://example.org/text", "html": "The library opens on Monday. It has new books."})
+    assert stats(pipeline)["items_looks_like_html"] == 2
+    said = [r.getMessage() for r in caplog.records if "holds an HTML page" in r.getMessage()]
+    assert said == ["plexity: http://example.org/: 'html' (PLEXITY_INPUT_FIELD) holds an HTML page, and "
+                    "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set PLEXITY_INPUT_FORMAT "
+                    "= 'html' to extract its text first (said once; counted in plexity/items_looks_like_html)"]

@@ -12,7 +12,7 @@ from datatrove.utils.logging import logger
 
 from ..cleaning import policy
 from ..errors import HtmlPagesNotText
-from ..io.inputs import binary_kind
+from ..io.inputs import binary_kind, looks_like_html
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer
@@ -32,18 +32,6 @@ LOOKS_LIKE_HTML = "looks_like_html"  # the counter of texts that are HTML pages 
 # A task whose first texts are all HTML pages stops: the pipeline has no extractor before the filter.
 # (Later or scattered pages are counted: one page in a long task must not stop it.)
 FIRST_TEXTS_ALL_HTML = 3
-_HTML_STARTS = ("<!doctype html", "<html", "<head", "<body")
-
-
-def looks_like_html(text: str | bytes) -> bool:
-    """Whether `text` is an HTML page rather than text: it starts (after white space and a BOM)
-    with ``<!DOCTYPE html``, ``<html``, ``<head`` or ``<body``, or an XML declaration followed by
-    ``<html`` soon after."""
-    start = text[:1024] if isinstance(text, str) else text[:1024].decode("utf-8", "replace")
-    start = start.lstrip("\ufeff \t\r\n").lower()
-    if start.startswith("<?xml"):
-        return "<html" in start or "<!doctype html" in start
-    return start.startswith(_HTML_STARTS)
 
 
 def not_text(text) -> str | None:

@@ -161,6 +161,20 @@ _BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C
 _BINARY_SHARE = 0.05  # of the first kilobyte: text has none, random bytes have ~10 %
 
 
+_HTML_STARTS = ("<!doctype html", "<html", "<head", "<body")
+
+
+def looks_like_html(text: str | bytes) -> bool:
+    """Whether `text` is an HTML page rather than text: it starts (after white space and a BOM)
+    with ``<!DOCTYPE html``, ``<html``, ``<head`` or ``<body``, or an XML declaration followed by
+    ``<html`` soon after."""
+    start = text[:1024] if isinstance(text, str) else text[:1024].decode("utf-8", "replace")
+    start = start.lstrip("\ufeff \t\r\n").lower()
+    if start.startswith("<?xml"):
+        return "<html" in start or "<!doctype html" in start
+    return start.startswith(_HTML_STARTS)
+
+
 def binary_kind(head: bytes) -> str | None:
     """What a payload is when its first bytes say it is not text (a PDF, an image, an archive,
     bytes rich in NULs and control codes), else None.  Text that starts as HTML, and UTF-16 or
