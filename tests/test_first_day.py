@@ -583,3 +583,19 @@ def test_the_examples_of_dropped_sentences_name_each_sentence_once(tmp_path):
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("sentences dropped: "))
     assert line == "sentences dropped: 3 (75 characters), e.g. 'Riverside Community Notes' (323,058)"
+
+
+@pytest.mark.parametrize("logs, says", [
+    ("{out}", "--logging-dir {out} is the --output-dir: give another folder, or leave --logging-dir out (its "
+              "default is DIR/logs)"),
+    ("{out}/documents/logs", "--logging-dir {out}/documents/logs is inside {out}/documents, where the run writes "
+                             "its cleaned documents: give another folder, or leave --logging-dir out (its default "
+                             "is DIR/logs)")],
+    ids=["the-output-dir", "inside-documents"])
+def test_a_logging_dir_that_is_the_output_dir_or_in_its_documents_is_refused_naming_why(tmp_path, logs, says):
+    # (the output dir: "in use by another run (pid ...)", the run's own pid; documents/: "holds the results of a
+    # run with other settings", its own lock file taken for results)
+    out = tmp_path / "out"
+    result = plexity("run", EXAMPLES, "--output-dir", out, "--logging-dir", logs.format(out=out))
+    assert result.returncode == 2 and not out.exists()
+    assert error_line(result) == f"plexity run: error: {says.format(out=out)}"

@@ -446,6 +446,20 @@ def delete_earlier_logs(output_dir: Path, logging_dir: Path) -> None:
         delete_results(output_dir, earlier)
 
 
+def check_logging_dir(output_dir: Path, logging_dir: Path) -> None:
+    """The logging folder is neither the output folder (each run owns its folders: the run would wait
+    on itself) nor inside the folders the writers fill (its files would be taken for results)."""
+    if logging_dir == output_dir:
+        raise ValueError(f"--logging-dir {logging_dir} is the --output-dir: give another folder, or leave "
+                         f"--logging-dir out (its default is DIR/logs)")
+    for name, what in (("documents", "cleaned"), ("excluded", "dropped")):
+        if logging_dir == output_dir / name or output_dir / name in logging_dir.parents:
+            where = "is" if logging_dir == output_dir / name else "is inside"
+            raise ValueError(f"--logging-dir {logging_dir} {where} {output_dir / name}, where the run writes its "
+                             f"{what} documents: give another folder, or leave --logging-dir out (its default "
+                             f"is DIR/logs)")
+
+
 def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None = None) -> str | None:
     """None when the run may go on (the same settings as the results in its folders, or none
     there); else the one line that says which settings differ and the two ways out.  `earlier_logs`:
@@ -522,6 +536,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
+    check_logging_dir(output_dir, logging_dir)
     folder, pattern = resolve_input(args.input, storage_options)
     try:
         inputs = list_inputs(folder, pattern, storage_options)
