@@ -521,3 +521,31 @@ def test_the_local_example_says_an_empty_input_folder_or_other_settings_in_one_l
     assert other.returncode == 2 and other.stderr.strip() == (
         f"datatrove_local.py: error: {tmp_path / 'out' / 'logs'} holds the results of a run with other settings "
         f"(tasks: 1 -> 2): run into new output and logging folders, or delete these to start over")
+
+
+def test_ctrl_c_in_plexity_clean_is_one_line_without_the_extraction_processs_traceback(tmp_path):
+    # A terminal's Ctrl-C goes to the whole foreground process group, the extraction child included: it
+    # printed its own KeyboardInterrupt traceback above the command's one line.
+    import signal
+    import time
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for i in range(150):
+        shutil.copy(EXAMPLES / "sample.warc.gz", crawl / f"copy{i:03d}.warc.gz")
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, "-m", "plexity_plugins", "clean", str(crawl), "-o", str(out), "-q"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (as in a terminal)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list(out.glob("copy*"))) < 5:
+            time.sleep(0.02)
+        os.killpg(run.pid, signal.SIGINT)  # the foreground group, as a terminal's Ctrl-C
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130 and "Traceback" not in err, err
+    assert err.strip() == ('plexity clean: interrupted: the outputs written so far are whole; plexity-stats.json '
+                           'says "completed": false')

@@ -20,6 +20,11 @@ to ``processes`` of them serve several calling threads at once.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # an extraction child: Ctrl-C, which a terminal sends to its whole process group,
+    import signal           # is the parent's to handle (the child ends with it), not a traceback of the child's
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 import fcntl
 import os
 import queue
