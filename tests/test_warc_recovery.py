@@ -106,3 +106,22 @@ def test_plexity_clean_and_plexity_run_recover_the_same_records(tmp_path):
     reader = next(step["stats"] for step in merged if "WARC HTML" in step["name"])
     assert reader["records_recovered"]["total"] == 10 and reader["bytes_skipped"]["total"] == stats["bytes_skipped"]
     assert reader["documents"]["total"] == len(intact)
+
+
+@pytest.mark.parametrize("gap", [b"\r\n", b"\n\n\n", b" \t\r\n", b"\n" * 20000], ids=["crlf", "lf", "spaces", "20k"])
+def test_blank_lines_between_gzip_members_are_no_damage(tmp_path, gap):
+    """Some writers put blank lines between (or after) the gzip members of a .warc.gz: every record is
+    read and the file is not named damaged (before: "corrupt", a resynchronisation at every gap)."""
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    # (the first member's end falls at a different place in each of warcio's 16 kB reads)
+    members = [gzip.compress(record_bytes(f"http://t/{i}", page(ARTICLE, "x" * (5000 * i)).encode()), 0)
+               for i in range(4)]
+    path = tmp_path / "gaps.warc.gz"
+    path.write_bytes(gap.join(members) + gap)
+    records, warc = read(path)
+    assert [r.uri for r in records if r.payload is not None] == [f"http://t/{i}" for i in range(4)]
+    assert warc.problem is None, warc.problem_detail
+    assert warc.bytes_skipped == 0 and warc.records_recovered == 0

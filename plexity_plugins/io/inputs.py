@@ -939,6 +939,26 @@ def _record_loader():
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
 
 
+_GAP_BYTES = b"\r\n\t "
+_GAP_BLOCK = 1 << 14
+
+
+def _skip_gap(fh, unused: bytes) -> bytes | None:
+    """What follows the whitespace at the start of `unused` (the bytes after a gzip member), reading
+    on from `fh` while there is only whitespace, up to `MAX_HEADER_BYTES` of it; None at the end of
+    the file."""
+    rest, seen = unused.lstrip(_GAP_BYTES), len(unused)
+    while not rest:
+        block = fh.read(_GAP_BLOCK)
+        if not block:
+            return None
+        seen += len(block)
+        rest = block.lstrip(_GAP_BYTES)
+        if seen > MAX_HEADER_BYTES:  # (more whitespace than a gap: read as warcio would, as damage)
+            return rest or block
+    return rest
+
+
 def _archive_iterator(fileobj):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
     where warcio itself stops silently, and where the record being read starts
@@ -988,6 +1008,15 @@ def _archive_iterator(fileobj):
     def read_next_member():
         # the next member starts where the bytes read from the file, less those after this member, end
         unused = getattr(reader.decompressor, "unused_data", b"") if reader.decompressor is not None else b""
+        if unused and unused[:1] in _GAP_BYTES:  # blank lines after a member (some writers add them): not damage
+            rest = _skip_gap(iterator.fh, unused)
+            if rest is None:  # (only blank lines to the end: no member follows)
+                return False
+            iterator.previous_member_start, iterator.member_start = iterator.member_start, \
+                iterator.fh.tell() - len(rest)
+            reader.starting_data = rest
+            reader._init_decomp(reader.decomp_type)
+            return True
         start = iterator.fh.tell() - len(unused or b"")
         moved = next_member()
         if moved:
