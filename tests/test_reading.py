@@ -15,7 +15,8 @@ import brotli
 import pytest
 from warcio.warcwriter import WARCWriter
 
-from plexity_plugins.io.inputs import NOT_A_WARC, WarcFile, decode_content, dechunk, read_document_file
+from plexity_plugins.io.inputs import (NOT_A_WARC, WarcFile, decode_content, dechunk, read_document,
+                                       read_document_file)
 from plexity_plugins.errors import TooLarge, Undecodable
 from warc_corpus import ARTICLE, CAP, count_records, page, response, write_corpus, write_warc
 
@@ -154,6 +155,39 @@ def test_document_files_are_read_up_to_the_cap_only(tmp_path):
     (tmp_path / "c.txt.gz").write_bytes(gzip.compress(b"z" * 1000)[:-10])
     with pytest.raises(EOFError):
         read_document_file(tmp_path / "c.txt.gz", 5000)
+
+
+def test_a_gzipped_document_with_trailing_garbage_is_read_and_the_garbage_counted(tmp_path):
+    """Bytes after the gzip stream of an .html.gz are ignored, as gzip and browsers ignore them, and
+    counted (before: GzipFile raised at them and the whole file was an unreadable_file)."""
+    html = page(ARTICLE).encode()
+    for name, data, trailing in (("garbage", gzip.compress(html) + b"<!-- junk -->\n" * 5, 70),
+                                 ("nul-padded", gzip.compress(html) + bytes(512), 0),
+                                 ("two-members", gzip.compress(html[:50]) + gzip.compress(html[50:]), 0),
+                                 ("padding-then-garbage", gzip.compress(html) + bytes(3) + b"xy", 2),
+                                 ("large-garbage", gzip.compress(html) + b"\xff" * 300_000, 300_000)):
+        (tmp_path / f"{name}.html.gz").write_bytes(data)
+        assert read_document(tmp_path / f"{name}.html.gz", 5000) == (html, trailing), name
+    (tmp_path / "second-member-damaged.html.gz").write_bytes(gzip.compress(html) + b"\x1f\x8b\x08\x00" + bytes(40))
+    with pytest.raises(zlib.error):  # (a damaged member is damage, as before)
+        read_document(tmp_path / "second-member-damaged.html.gz", 5000)
+    (tmp_path / "not-gzip.html.gz").write_bytes(html)
+    with pytest.raises(OSError):
+        read_document(tmp_path / "not-gzip.html.gz", 5000)
+
+
+def test_plexity_clean_cleans_a_gzipped_page_with_trailing_garbage_and_names_it(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "page.html.gz").write_bytes(gzip.compress(page(ARTICLE, ARTICLE).encode()) + b"junk" * 10)
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(folder), "-o",
+                             str(tmp_path / "out"), "--extractor", "tags", "-q"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["documents"] == 1 and stats["skip_reasons"] == {} and stats["damaged_files"] == {"trailing_garbage": 1}
+    assert "40 bytes after the gzip stream" in stats["damaged_file_details"][0]
+    assert "library" in (tmp_path / "out" / "page.html.gz.txt").read_text()
 
 
 def test_gzip_members_inflate_alike_with_isa_l_and_with_zlib(corpus, monkeypatch):

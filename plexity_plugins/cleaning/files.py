@@ -19,8 +19,9 @@ from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile,
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE,
-                         PAGE_TEXT, TOO_LARGE, TRUNCATED, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile,
-                         WarcRecord, binary_kind, describe, open_input, read_document_file, unsupported_compression)
+                         PAGE_TEXT, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION,
+                         WarcFile, WarcRecord, binary_kind, describe, open_input, read_document,
+                         unsupported_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record
@@ -294,7 +295,7 @@ class FileCleaner:
     def _clean_document_file(self, item: InputFile) -> None:
         source = str(item.path)
         try:
-            raw = read_document_file(item.path, self.max_document_bytes)
+            raw, trailing = read_document(item.path, self.max_document_bytes)
         except TooLarge as exc:
             self.stats.files += 1
             self._skip(source, TOO_LARGE, str(exc))
@@ -306,6 +307,10 @@ class FileCleaner:
             self._skip_file(source, UNREADABLE_FILE, describe(exc))
             return
         self.stats.files += 1
+        if trailing:  # (read as gzip and browsers read it: the stream, then the rest ignored)
+            message = f"{source}: {trailing:,} bytes after the gzip stream that are not gzip, ignored"
+            logger.warning("damaged file %s", message)
+            self.stats.damaged_file(TRAILING_GARBAGE, message)
         binary = binary_kind(raw[:4096])
         if binary is not None:  # a PDF, an image ... named .html or .txt: never text
             self._skip(source, NOT_HTML if item.kind == "html" else NOT_TEXT, f"its bytes are {binary}")

@@ -102,6 +102,7 @@ NOT_A_WARC = "not_a_warc"  # no WARC record at its start: nothing read
 TRUNCATED_FILE = "truncated"  # ends inside a record (a cut gzip member, a short payload)
 CORRUPT_FILE = "corrupt"  # unreadable from some record on
 FILE_PROBLEMS = (NOT_A_WARC, TRUNCATED_FILE, CORRUPT_FILE)
+TRAILING_GARBAGE = "trailing_garbage"  # a .gz document file: bytes after its gzip stream, ignored
 
 # Start of a payload that is HTML although no Content-Type says so (old crawls).  A comment ends at its first
 # ``-->`` (``(?!-->).``, not ``.*?``: a lazy dot could end it at any later one, and n comments not followed by one
@@ -1174,18 +1175,51 @@ def _file_type(mode: int) -> str:
 
 
 def read_document_file(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
-    """The bytes of a text or HTML file, gunzipped if its name ends in ``.gz``.
+    """The bytes of a text or HTML file, gunzipped if its name ends in ``.gz`` (`read_document`,
+    without the count of bytes after the gzip stream)."""
+    return read_document(path, limit)[0]
+
+
+def read_document(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, int]:
+    """The bytes of a text or HTML file, gunzipped if its name ends in ``.gz``, and how many bytes
+    after its gzip stream were not read (trailing garbage: ignored, as gzip and browsers ignore it;
+    0 for a file not gzipped).
 
     Raises TooLarge past `limit` bytes (after decompression; reading stops there),
     `NotARegularFile` for a FIFO, socket or device, and OSError / EOFError / zlib.error for an
     unreadable or damaged file.
     """
+    gzipped = path.name.lower().endswith(".gz")
     with open_input(path) as raw:
-        if path.name.lower().endswith(".gz"):
-            with gzip.GzipFile(fileobj=raw, mode="rb") as f:  # GzipFile.read(n) inflates at most n bytes
-                data = f.read(limit + 1)
-        else:
-            data = raw.read(limit + 1)
+        data, trailing = _gunzip_file(raw, limit) if gzipped else (raw.read(limit + 1), 0)
     if len(data) > limit:
-        raise TooLarge(f"{'inflates to ' if path.name.lower().endswith('.gz') else ''}more than {limit:,} bytes")
-    return data
+        raise TooLarge(f"{'inflates to ' if gzipped else ''}more than {limit:,} bytes")
+    return data, trailing
+
+
+def _gunzip_file(raw, limit: int) -> tuple[bytes, int]:
+    """What the gzip members at the start of `raw` inflate to (at most `limit` + 1 bytes; NUL padding
+    between and after them skipped, as gzip does), and how many bytes follow them that are not a gzip
+    member (GzipFile raised on those, and the whole file was lost)."""
+    out = bytearray()
+    data = raw.read(_CHUNK)
+    if data and not data.startswith(b"\x1f\x8b"):
+        raise gzip.BadGzipFile(f"not a gzipped file (it starts {data[:8]!r})")
+    while data:
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while not decompressor.eof:  # one member
+            out += decompressor.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                return bytes(out), 0
+            data = decompressor.unused_data if decompressor.eof else raw.read(_CHUNK)
+            if not data and not decompressor.eof:
+                raise EOFError("the gzip stream ends early (the file is cut short)")
+        data = data.lstrip(b"\0")
+        while len(data) < 2:  # (a member's start may be split between two reads)
+            more = raw.read(_CHUNK)
+            if not more:
+                break
+            data = (data + more).lstrip(b"\0")
+        if data and not data.startswith(b"\x1f\x8b"):
+            return bytes(out), len(data) + os.fstat(raw.fileno()).st_size - raw.tell()
+    return bytes(out), 0
