@@ -64,6 +64,48 @@ def test_a_brotli_record_is_decoded_and_the_records_after_it_are_read(tmp_path):
     assert [(r.uri, r.payload) for r in records] == [("http://t/br", html), ("http://t/after", html)]
 
 
+def test_stacked_and_zstd_content_encodings_are_decoded_and_others_named(tmp_path, monkeypatch):
+    """``Content-Encoding: gzip, br`` (applied in that order) and ``zstd`` are decoded (before: the
+    body was left encoded and counted not_html, "its bytes are binary data"); a coding plexity does
+    not decode is an undecodable record naming it, where the body is not text."""
+    from backports import zstd
+
+    html = page(ARTICLE).encode()
+    dummy = WARCWriter(io.BytesIO())
+    cases = {  # uri: (body, Content-Encoding, the outcome: the html, or the skip and words of its detail)
+        "gzip-br": (brotli.compress(gzip.compress(html)), "gzip, br", html),
+        "br-gzip": (gzip.compress(brotli.compress(html)), "br,gzip", html),
+        "deflate-gzip-identity": (gzip.compress(zlib.compress(html)), "deflate, gzip, identity", html),
+        "zstd": (zstd.compress(html), "zstd", html),
+        "zstd-frames": (zstd.compress(html[:60]) + zstd.compress(html[60:]), "zstd", html),
+        "gzip-zstd": (zstd.compress(gzip.compress(html)), "GZIP , ZSTD", html),
+        "zstd-stored-decoded": (html, "zstd", html),
+        "zstd-bomb": (zstd.compress(bytes(CAP * 100)), "zstd", ("too_large", "more than")),
+        "zstd-cut": (zstd.compress(html + bytes(range(256)) * 40)[:150], "zstd", ("undecodable", "ends early")),
+        "compress": (b"\x1f\x9d\x90" + bytes(range(256)) * 4, "compress", ("undecodable", "'compress'")),
+        "five-layers": (html, "gzip, gzip, gzip, gzip, gzip", ("undecodable", "more than 4")),
+    }
+    records = [response(dummy, f"http://t/{uri}", body, headers=[("Content-Encoding", coding)])
+               for uri, (body, coding, _) in cases.items()]
+    write_warc(tmp_path / "codings.warc.gz", records)
+    with open(tmp_path / "codings.warc.gz", "rb") as f:
+        outcomes = {r.uri[9:]: r.payload if r.payload is not None else (r.skip, r.detail) for r in WarcFile(f, CAP)}
+    for uri, (_, _, want) in cases.items():
+        if isinstance(want, bytes):
+            assert outcomes[uri] == want, uri
+        else:
+            assert outcomes[uri][0] == want[0] and want[1] in outcomes[uri][1], (uri, outcomes[uri])
+    # a frame that asks for a window over 8 MiB is refused, as RFC 9659 asks and browsers do
+    wide = zstd.compress(bytes(20 << 20), options={zstd.CompressionParameter.window_log: 27})  # (658 bytes)
+    with pytest.raises(Undecodable, match="zstd: .*too much memory"):
+        decode_content(wide, "zstd", 10**8)
+    # without a zstd decoder installed: a counted skip naming what to install
+    monkeypatch.setitem(sys.modules, "backports.zstd", None)
+    monkeypatch.setitem(sys.modules, "compression.zstd", None)
+    with pytest.raises(Undecodable, match="pip install backports.zstd"):
+        decode_content(zstd.compress(html), "zstd", 10_000)
+
+
 def test_content_encodings_decode_within_the_cap():
     html = page(ARTICLE).encode()
     assert decode_content(gzip.compress(html), "gzip", 10_000) == html

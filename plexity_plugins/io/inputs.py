@@ -30,6 +30,7 @@ Only damage in the input becomes a skip or a file problem; an error of the insta
 from __future__ import annotations
 
 import gzip
+import importlib
 import io
 import os
 import re
@@ -79,7 +80,7 @@ NOT_RESPONSE = "not_response"  # request, metadata, warcinfo, revisit ... record
 NOT_HTML = "not_html"  # images, PDF, ...
 TOO_LARGE = "too_large"  # payload (decompressed) over the cap, or HTTP headers over MAX_HEADER_BYTES
 EMPTY_PAYLOAD = "empty_payload"
-UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br) body that does not decode
+UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br, zstd) body that does not decode
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
 RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
 
@@ -292,19 +293,84 @@ def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: b
     return bytes(out)
 
 
+def _zstd_module():
+    """A zstd decompressor's module: Python 3.14's, the backports.zstd package's (Scrapy needs it), or
+    None (then a zstd body is a counted skip naming what to install)."""
+    for name in ("compression.zstd", "backports.zstd"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+def _unzstd(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: bool = False) -> bytes:
+    """`data`'s zstd frames decompressed (at most `MAX_GZIP_MEMBERS`), never more than `limit` + 1 bytes."""
+    module = _zstd_module()
+    if module is None:
+        raise Undecodable("Content-Encoding zstd, and no zstd decoder is installed (pip install backports.zstd)")
+    out = bytearray()
+    for _ in range(MAX_GZIP_MEMBERS):
+        deadline.check()
+        # (a window of 8 MiB at most, as RFC 9659 asks of HTTP and browsers enforce: a frame may ask for 2 GiB)
+        decompressor = module.ZstdDecompressor(options={module.DecompressionParameter.window_log_max: 23})
+        try:
+            out += decompressor.decompress(data, limit + 1 - len(out))
+            while len(out) <= limit and not decompressor.eof and not decompressor.needs_input:
+                deadline.check()
+                out += decompressor.decompress(b"", limit + 1 - len(out))
+        except module.ZstdError as exc:
+            raise Undecodable(f"zstd: {exc}") from None
+        if len(out) > limit:
+            raise TooLarge(f"inflates to more than {limit:,} bytes")
+        if not decompressor.eof:
+            if cut and out:
+                return bytes(out)
+            raise Undecodable("the zstd body ends early")
+        data = decompressor.unused_data
+        if not data.startswith(_ZSTD_MAGIC):  # (what follows the last frame is ignored, as after gzip)
+            return bytes(out)
+    raise Undecodable(f"more than {MAX_GZIP_MEMBERS:,} zstd frames")
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_DECODED = ("gzip", "x-gzip", "deflate", "br", "zstd")
+MAX_CONTENT_ENCODINGS = 4  # codings stacked in one Content-Encoding (``gzip, br``: two)
+
+
 def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Deadline = _NO_DEADLINE,
                    cut: bool = False) -> bytes:
-    """The payload under its Content-Encoding (gzip, x-gzip, deflate, br; others as they are).
+    """The payload under its Content-Encoding: gzip, x-gzip, deflate, br, zstd, or several of them in
+    the order applied (``gzip, br``: undone br first); identity is none.
 
     As browsers and warcio do, a body that does not even start as the declared encoding is
-    taken as already decoded (crawlers often store the decoded body with the header kept).
+    taken as already decoded (crawlers often store the decoded body with the header kept).  A
+    coding that plexity does not decode (``compress``, ``dcb``) is taken so too where the body is
+    text, and is `Undecodable`, naming it, where the body is binary (it was counted not_html).
     `cut`: the crawler kept only the body's start (a WARC-Truncated record): a compressed body
     that ends early gives what it inflates to, not `Undecodable`.
     `deadline`: past it, `TooSlow`.
     """
-    encoding = (encoding or "").strip().lower()
-    if not data or encoding not in ("gzip", "x-gzip", "deflate", "br"):
-        return data
+    codings = [c.strip() for c in (encoding or "").lower().split(",")]
+    codings = [c for c in codings if c and c != "identity"]
+    if len(codings) > MAX_CONTENT_ENCODINGS:
+        raise Undecodable(f"more than {MAX_CONTENT_ENCODINGS} Content-Encodings ({encoding.strip()[:80]!r})")
+    for coding in reversed(codings):  # (the last listed was applied last)
+        if not data:
+            return data
+        if coding not in _DECODED:
+            if binary_kind(data[:_SNIFF_BYTES]) is None:  # text: stored decoded
+                return data
+            raise Undecodable(f"Content-Encoding {coding[:40]!r} is not one plexity decodes "
+                              f"({', '.join(_DECODED)})")
+        data = _decode_one(data, coding, limit, deadline, cut)
+    return data
+
+
+def _decode_one(data: bytes, encoding: str, limit: int, deadline: Deadline, cut: bool) -> bytes:
+    """`data` under one coding of `_DECODED` (see `decode_content`)."""
+    if encoding == "zstd":
+        return _unzstd(data, limit, deadline, cut) if data.startswith(_ZSTD_MAGIC) else data
     if encoding in ("gzip", "x-gzip"):
         if not data.startswith(b"\x1f\x8b"):
             return data
