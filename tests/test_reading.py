@@ -106,6 +106,55 @@ def test_stacked_and_zstd_content_encodings_are_decoded_and_others_named(tmp_pat
         decode_content(zstd.compress(html), "zstd", 10_000)
 
 
+def _response_block(uri: str, block: bytes, content_type: bytes = b"application/http; msgtype=response") -> bytes:
+    """A response record whose HTTP block is `block`, as it is (no blank line added), in its gzip member."""
+    head = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " + uri.encode() + b"\r\nWARC-Record-ID: <urn:uuid:"
+            + uri.encode() + b">\r\nContent-Type: " + content_type + b"\r\nContent-Length: %d\r\n\r\n" % len(block))
+    return gzip.compress(head + block + b"\r\n\r\n")
+
+
+NO_BLANK_LINE = {  # uri: (HTTP block without the blank line after its headers, the payload it must give)
+    "http://t/plain": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + page(ARTICLE).encode(), page(ARTICLE)),
+    "http://t/doctype": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nServer: x\r\n<!DOCTYPE html>\n"
+                         + page(ARTICLE).encode(), "<!DOCTYPE html>\n" + page(ARTICLE)),
+    "http://t/indented": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n  <html><body>\n  <p>" + ARTICLE.encode(),
+                          "  <html><body>\n  <p>" + ARTICLE),
+    "http://t/text-with-colon": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nPosted at 10:30 " + ARTICLE.encode(),
+                                 "Posted at 10:30 " + ARTICLE),
+    "http://t/gzip": (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+                      + gzip.compress(page(ARTICLE).encode()), page(ARTICLE)),
+    "http://t/no-headers-at-all": (page(ARTICLE).encode(), page(ARTICLE)),
+}
+
+
+def test_a_response_without_a_blank_line_after_its_http_headers_gives_its_page(tmp_path):
+    """warcio reads every line of such a block as a header (dropping those without a colon), so its
+    payload was empty: counted empty_payload, and datatrove's WarcReader drops it unsaid.  The headers
+    end at the first line that is no header field; what follows is the page."""
+    records = [_response_block(uri, block) for uri, (block, _) in NO_BLANK_LINE.items()]
+    records += [_response_block("http://t/headers-only", b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-A: b\r\n"),
+                _response_block("http://t/junk-header", b"HTTP/1.1 200 OK\r\nX-Junk\r\nContent-Type: text/html\r\n\r\n"
+                                + page(ARTICLE).encode()),
+                _response_block("http://t/png", b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\x89PNG\r\n\x1a\n"
+                                + bytes(100))]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "no-blank.warc.gz").write_bytes(b"".join(records))
+    with open(tmp_path / "in" / "no-blank.warc.gz", "rb") as f:
+        warc = WarcFile(f)
+        outcomes = {r.uri: r.payload.decode() if r.payload is not None else r.skip for r in warc}
+    assert warc.problem is None
+    assert outcomes == {**{uri: want for uri, (_, want) in NO_BLANK_LINE.items()}, "http://t/headers-only":
+                        "empty_payload", "http://t/junk-header": page(ARTICLE), "http://t/png": "not_html"}
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"), "-o",
+                             str(tmp_path / "out"), "--extractor", "tags", "-q"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["documents"] == 7 and stats["skip_reasons"] == {"empty_payload": 1}
+    assert stats["copied_reasons"] == {"not_html": 1}
+    assert count_records(tmp_path / "out" / "no-blank.warc.gz") == 9  # (the copy of the png a whole record)
+
+
 def test_content_encodings_decode_within_the_cap():
     html = page(ARTICLE).encode()
     assert decode_content(gzip.compress(html), "gzip", 10_000) == html

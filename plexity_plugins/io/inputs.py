@@ -211,7 +211,10 @@ def _wide_text(head: bytes) -> bool:
 
 
 def http_header(record, name: str) -> str | None:
-    headers = record.http_headers
+    return _header(record.http_headers, name)
+
+
+def _header(headers, name: str) -> str | None:
     return headers.get_header(name) if headers is not None else None
 
 
@@ -748,24 +751,32 @@ class WarcFile:
             return
         raw_stream = record.raw_stream
         identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
-        head = b""
-        if not (content_type or identified or "").strip():  # undeclared: sniff, keeping the bytes
+        headers, start = record.http_headers, b""
+        split = split_unended_headers(record.http_unended) if getattr(record, "http_unended", None) else None
+        if split is not None:  # no blank line after its headers: its page is in the lines warcio took for headers
+            headers, start = split
+            content_type = item.content_type = headers.get_header("Content-Type")
+        head = start[:_SNIFF_BYTES]
+        if not (content_type or identified or "").strip() and not start:  # undeclared: sniff, keeping the bytes
             head = raw_stream.read(_SNIFF_BYTES)
             record.raw_stream = _Prefixed(head, raw_stream)
         if not is_html_type(content_type, identified, head):
             item.skip = NOT_HTML
             return
-        raw = self._read_whole(item)  # (the sniffed head included)
-        if raw is None:
+        stored = self._read_whole(item)  # (the sniffed head included)
+        if stored is None:
+            return
+        raw = start + stored
+        if len(raw) > self.max_payload_bytes:
+            item.skip, item.detail = TOO_LARGE, f"more than {self.max_payload_bytes:,} bytes"
             return
         cut = item.cut_by_crawler is not None
         deadline = Deadline(self.read_timeout).start()
         try:
             body = raw
-            if (http_header(record, "Transfer-Encoding") or "").strip().lower() == "chunked":
+            if (_header(headers, "Transfer-Encoding") or "").strip().lower() == "chunked":
                 body = dechunk(body, deadline)
-            body = decode_content(body, http_header(record, "Content-Encoding"), self.max_payload_bytes, deadline,
-                                  cut)
+            body = decode_content(body, _header(headers, "Content-Encoding"), self.max_payload_bytes, deadline, cut)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
@@ -778,7 +789,7 @@ class WarcFile:
         kind = binary_kind(body[:_SNIFF_BYTES])
         if kind is not None:  # declared HTML, but a PDF, an image, an archive ...: never text
             item.skip, item.detail = NOT_HTML, f"its bytes are {kind}, not HTML"
-            record.raw_stream = io.BytesIO(raw)  # (for a copy: the payload as it came)
+            record.raw_stream = io.BytesIO(stored)  # (for a copy: the payload as it came)
             return
         item.payload = body
         self.pages_cut_by_crawler += cut
@@ -953,15 +964,46 @@ class _HeaderLines:
     most `MAX_HEADER_BYTES` of them: past it, TooLarge (warcio reads any line and any number of
     lines whole)."""
 
-    def __init__(self, stream, what: str):
+    def __init__(self, stream, what: str, keep: bool = False):
         self.stream, self.what, self.left = stream, what, MAX_HEADER_BYTES
+        self.lines: list[bytes] | None = [] if keep else None  # (kept: at most MAX_HEADER_BYTES)
 
     def readline(self, size: int | None = None) -> bytes:
         line = self.stream.readline(self.left + 1)
         self.left -= len(line)
         if self.left < 0:
             raise TooLarge(f"its {self.what} headers are over {MAX_HEADER_BYTES:,} bytes")
+        if self.lines is not None:
+            self.lines.append(line)
         return line
+
+    def unended(self) -> list[bytes] | None:
+        """The lines read, when they ran to the end of the block with no blank line after them."""
+        return self.lines if self.lines and not self.lines[-1] and any(self.lines) else None
+
+
+# A header field's line (RFC 9110: a token, then a colon), and a folded one's continuation.
+_HEADER_FIELD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
+_CONTINUATION = re.compile(rb"[ \t]+[^<\s]")
+
+
+def split_unended_headers(lines: list[bytes]):
+    """An HTTP block whose header lines run to its end with no blank line, cut where its headers end:
+    at the first line that is no header field (``<!doctype html>``, a line of text), as the blank
+    line should have.  (warcio took every line for a header, dropping those without a colon, and
+    the payload was empty.)  Returns (warcio's StatusAndHeaders, the payload), or None when every
+    line is a header."""
+    from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
+
+    first = 1 if lines[0].startswith(b"HTTP/") else 0
+    end = next((i for i in range(first, len(lines)) if lines[i]
+                and not _HEADER_FIELD.match(lines[i]) and not (i > first and _CONTINUATION.match(lines[i]))), None)
+    if end is None:
+        return None
+    head = b"".join(lines[:end])
+    headers = StatusAndHeadersParser([], verify=False).parse(io.BytesIO(head + b"\r\n")) if head \
+        else StatusAndHeaders("", [], protocol="")
+    return headers, b"".join(lines[end:])
 
 
 def _record_loader():
@@ -978,9 +1020,10 @@ def _record_loader():
         headers_too_long = None
 
         def parse_record_stream(self, stream, *args, **kwargs):
-            self.headers_too_long = None
+            self.headers_too_long = self.http_unended = None
             record = super().parse_record_stream(stream, *args, **kwargs)
             record.headers_too_long = self.headers_too_long  # (`WarcFile._judge` skips it as too_large)
+            record.http_unended = self.http_unended  # (`WarcFile._judge` finds its payload in them)
             return record
 
         def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
@@ -997,11 +1040,14 @@ def _record_loader():
             if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
                                                   or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
                 uri = "http:"  # (what warcio's own check asks of it)
+            lines = _HeaderLines(stream, "HTTP", keep=rec_type == "response")
             try:
-                return super().load_http_headers(rec_type, uri, _HeaderLines(stream, "HTTP"), length)
+                headers = super().load_http_headers(rec_type, uri, lines, length)
             except TooLarge as exc:  # (the record's end is known: it alone is skipped)
                 self.headers_too_long = str(exc)
                 return None
+            self.http_unended = lines.unended() if headers is not None else None
+            return headers
 
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
 
