@@ -155,6 +155,27 @@ def test_a_response_without_a_blank_line_after_its_http_headers_gives_its_page(t
     assert count_records(tmp_path / "out" / "no-blank.warc.gz") == 9  # (the copy of the png a whole record)
 
 
+def test_a_transfer_encoding_list_is_undone_chunked_first(tmp_path):
+    """``Transfer-Encoding: gzip, chunked`` or ``identity, chunked`` (a list, as HTTP/1.1 allows) was
+    compared whole with "chunked": the body was kept chunked, its size lines in the page's text, or,
+    gzipped, counted not_html."""
+    html = page(ARTICLE).encode()
+
+    def chunked(data: bytes) -> bytes:
+        return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (data[:30], data[30:])) + b"0\r\n\r\n"
+
+    dummy = WARCWriter(io.BytesIO())
+    cases = {"gzip-chunked": (chunked(gzip.compress(html)), "gzip, chunked", None),
+             "identity-chunked": (chunked(html), "identity, chunked", None),
+             "Chunked": (chunked(html), " Chunked ", None),
+             "chunked-over-br": (chunked(brotli.compress(html)), "chunked", "br")}
+    write_warc(tmp_path / "te.warc.gz", [
+        response(dummy, f"http://t/{uri}", body, headers=[("Transfer-Encoding", te)]
+                 + ([("Content-Encoding", ce)] if ce else [])) for uri, (body, te, ce) in cases.items()])
+    with open(tmp_path / "te.warc.gz", "rb") as f:
+        assert {r.uri[9:]: r.payload for r in WarcFile(f)} == {uri: html for uri in cases}
+
+
 def test_content_encodings_decode_within_the_cap():
     html = page(ARTICLE).encode()
     assert decode_content(gzip.compress(html), "gzip", 10_000) == html

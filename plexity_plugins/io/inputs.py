@@ -774,9 +774,13 @@ class WarcFile:
         deadline = Deadline(self.read_timeout).start()
         try:
             body = raw
-            if (_header(headers, "Transfer-Encoding") or "").strip().lower() == "chunked":
+            # Transfer-Encoding is a list too (``gzip, chunked``): chunked last, the others undone after it,
+            # before the Content-Encoding (it was compared whole with "chunked": such a body was left as stored)
+            transfer = [c.strip() for c in (_header(headers, "Transfer-Encoding") or "").lower().split(",")]
+            if "chunked" in transfer:
                 body = dechunk(body, deadline)
-            body = decode_content(body, _header(headers, "Content-Encoding"), self.max_payload_bytes, deadline, cut)
+            codings = [_header(headers, "Content-Encoding") or ""] + [c for c in transfer if c != "chunked"]
+            body = decode_content(body, ", ".join(codings), self.max_payload_bytes, deadline, cut)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
             return
