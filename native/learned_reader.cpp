@@ -25,7 +25,8 @@
 // and the numeric references html.unescape maps specially, asked of html.unescape itself).
 // JSON-LD strings are decoded as CPython's json.loads decodes them (its C scanstring, strict).
 //
-// Bounded like the reference: the stack of open elements is at most kMaxDepth deep, an end tag
+// Bounded like the reference: the stack of open elements is at most kMaxDepth deep (inline ones
+// kMaxInlineDepth), an end tag
 // searches at most kMaxCloseSearch open elements, a page is read up to kMaxBlocks blocks or
 // kMaxElements elements, every scan moves forward (linear in the page: a JSON-LD script's strings
 // too, however many keys it holds or however long a string that never ends).  Text is held once:
@@ -56,6 +57,7 @@
 namespace {
 
 constexpr int kMaxDepth = 256;        // segment.MAX_DEPTH
+constexpr int kMaxInlineDepth = 240;  // segment.MAX_INLINE_DEPTH
 constexpr int kMaxCloseSearch = 64;   // segment.MAX_CLOSE_SEARCH
 constexpr size_t kMaxBlocks = 50000;      // segment.MAX_BLOCKS
 constexpr size_t kMaxElements = 200000;   // segment.MAX_ELEMENTS
@@ -1193,7 +1195,7 @@ class Segmenter {
       if (tag == T_BR) line_break();
       return;
     }
-    if (stack_.size() >= static_cast<size_t>(kMaxDepth)) return;
+    if (stack_.size() >= static_cast<size_t>(block ? kMaxDepth : kMaxInlineDepth)) return;
     const int32_t parent = stack_.back();
     Element e = {};
     e.tag = tag;

@@ -15,7 +15,7 @@ from warcio.warcwriter import WARCWriter
 
 from helpers import run_plexity, run_step_stats, sample_through_run_and_clean
 from learned_pages import BOILERPLATE, NAV, page
-from warc_corpus import response, write_warc
+from warc_corpus import ARTICLE, response, write_warc
 from plexity_plugins.errors import ExtractionError, InstallationError
 from plexity_plugins.extractors import EXTRACTORS, get_extractor
 from plexity_plugins.extractors import learned
@@ -496,6 +496,27 @@ def test_a_hostile_page_is_read_in_bounded_time_and_memory():
         started = time.perf_counter()
         learned.html_to_text_learned(html)
         assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("inline", ["span", "b", "font", "em"])
+def test_a_paragraph_under_hundreds_of_inline_tags_is_read_on_both_paths(inline, monkeypatch):
+    """A paragraph under more inline tags than the stack holds (MAX_DEPTH) is still a paragraph: inline
+    elements stop MAX_DEPTH - MAX_INLINE_DEPTH levels short, which block-level ones keep.  (Before,
+    from 254 of them, its <p> was read as part of the <div> around them, and the page gave no text.)"""
+    text = " ".join([ARTICLE] * 4)
+    for depth in (segment.MAX_INLINE_DEPTH, 254, 1000, 100_000):
+        for shape in ("<div>{o}<p>{t}</p>{c}</div>", "<html><body><div>{o}<p>{t}</p><p>{t}</p>{c}</div></body></html>"):
+            deep = shape.format(o=f"<{inline}>" * depth, c=f"</{inline}>" * depth, t=text)
+            for compiled in (reading._compiled()[0], None):  # the compiled path and the reference
+                monkeypatch.setattr(reading, "_SEGMENT_HTML", compiled)
+                started = time.perf_counter()
+                assert ARTICLE in learned.html_to_text_learned(deep), (depth, shape, compiled)
+                assert time.perf_counter() - started < 10
+    # block-level elements past the bound: their text is read into the deepest block that is open
+    html, lines = page(0)
+    body = "".join(f"<p>{line}</p>" for line in lines)
+    deep = "<html><body>" + "<div>" * 1000 + body + "</div>" * 1000 + "</body></html>"
+    assert all(line in learned.html_to_text_learned(deep) for line in lines[1:])
 
 
 PAST_THE_BOUNDS = {

@@ -15,8 +15,9 @@ The procedure is specified here and in `segment` so that the compiled port
 (`plexity_plugins._native`, `native/`) can give exactly the same blocks; tests hold the two equal.
 
 Bounded for hostile pages: work is linear in the page, the stack of open elements is at most
-`MAX_DEPTH` deep (deeper elements are read as text of the innermost one), an end tag looks at
-most `MAX_CLOSE_SEARCH` elements down the stack for its match, and a page is read up to its
+`MAX_DEPTH` deep, inline ones `MAX_INLINE_DEPTH` (deeper elements are read as text of the innermost
+one), an end tag looks at most `MAX_CLOSE_SEARCH` elements down the stack for its match, and a page
+is read up to its
 `MAX_BLOCKS`-th block or `MAX_ELEMENTS`-th element (what follows is not read, and
 ``Page.truncated`` says so: the extractor then refuses the page, `learned.read_whole`): a 50 MB
 page of ``<p>a`` would otherwise be 12 million blocks, and their rows of features gigabytes.
@@ -30,6 +31,10 @@ import json
 import re
 
 MAX_DEPTH = 256
+# Inline elements are open at most this deep: the last levels are kept for block-level ones, so that a
+# paragraph under hundreds of inline tags is still a paragraph (it used to be read as part of the
+# block around them, and the reader dropped it).
+MAX_INLINE_DEPTH = MAX_DEPTH - 16
 MAX_CLOSE_SEARCH = 64
 MAX_BLOCKS = 50_000
 MAX_ELEMENTS = 200_000
@@ -260,7 +265,7 @@ class _Reader:
             if tag == "br":
                 self.line_break()
             return
-        if len(self.stack) >= MAX_DEPTH:
+        if len(self.stack) >= (MAX_DEPTH if block else MAX_INLINE_DEPTH):
             return
         elements = self.page.elements
         parent = self.stack[-1]
