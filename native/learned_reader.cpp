@@ -3207,5 +3207,6 @@ bool add_learned_reader(PyObject *module) {
     return false;
   }
   if (PyModule_AddIntConstant(module, "LEARNED_FEATURE_COUNT", kFeatureCount) < 0) return false;
+  if (PyModule_AddIntConstant(module, "LEARNED_MAX_INLINE_DEPTH", kMaxInlineDepth) < 0) return false;
   return PyModule_AddFunctions(module, learned_methods) == 0;
 }

@@ -34,6 +34,8 @@ def _compiled():
     if segment_html is None or forest is None or second_look_rows is None or getattr(
             native._native, "LEARNED_FEATURE_COUNT", None) != WIDTH or not hasattr(segment_html(""), "section_ends"):
         return None, None, None
+    if getattr(native._native, "LEARNED_MAX_INLINE_DEPTH", None) != _segment.MAX_INLINE_DEPTH:
+        return None, None, None  # (built before the inline bound: it would read deep pages otherwise)
     return segment_html, forest, second_look_rows
 
 
