@@ -176,6 +176,19 @@ def test_a_transfer_encoding_list_is_undone_chunked_first(tmp_path):
         assert {r.uri[9:]: r.payload for r in WarcFile(f)} == {uri: html for uri in cases}
 
 
+def test_a_response_without_a_status_line_is_all_page_as_http_0_9(tmp_path):
+    """A response block with no status line (HTTP/0.9, or a crawler that stored the page alone under
+    application/http): warcio took its lines up to the first blank one for headers, and the page's
+    head, title and all, was lost unsaid.  Browsers read such a response whole."""
+    html = (b"<html><head><title>The title</title></head>\n\n<body><p>" + ARTICLE.encode() + b"</p>\n\n<p>"
+            + ARTICLE.encode() + b"</p></body></html>")
+    path = tmp_path / "http09.warc.gz"
+    path.write_bytes(_response_block("http://t/http09", html) + _response_block("http://t/after", b"HTTP/1.1 200 OK\r\n"
+                                                                                 b"Content-Type: text/html\r\n\r\n" + html))
+    with open(path, "rb") as f:
+        assert [(r.uri, r.payload) for r in WarcFile(f)] == [("http://t/http09", html), ("http://t/after", html)]
+
+
 def test_content_encodings_decode_within_the_cap():
     html = page(ARTICLE).encode()
     assert decode_content(gzip.compress(html), "gzip", 10_000) == html

@@ -753,7 +753,7 @@ class WarcFile:
         identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
         headers, start = record.http_headers, b""
         split = split_unended_headers(record.http_unended) if getattr(record, "http_unended", None) else None
-        if split is not None:  # no blank line after its headers: its page is in the lines warcio took for headers
+        if split is not None:  # no blank line after its headers, or no headers: its page is in what warcio took
             headers, start = split
             content_type = item.content_type = headers.get_header("Content-Type")
         head = start[:_SNIFF_BYTES]
@@ -982,10 +982,15 @@ class _HeaderLines:
         return line
 
     def unended(self) -> list[bytes] | None:
-        """The lines read, when they ran to the end of the block with no blank line after them."""
-        return self.lines if self.lines and not self.lines[-1] and any(self.lines) else None
+        """The lines read, when they ran to the end of the block with no blank line after them, or
+        the first is no status line (an HTTP/0.9 response: all of it is the page)."""
+        lines = self.lines
+        if lines and ((not lines[-1] and any(lines)) or (lines[0].strip() and not _STATUS_LINE.match(lines[0]))):
+            return lines
+        return None
 
 
+_STATUS_LINE = re.compile(rb"[ \t]*HTTP/", re.I)
 # A header field's line (RFC 9110: a token, then a colon), and a folded one's continuation.
 _HEADER_FIELD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
 _CONTINUATION = re.compile(rb"[ \t]+[^<\s]")
@@ -995,13 +1000,15 @@ def split_unended_headers(lines: list[bytes]):
     """An HTTP block whose header lines run to its end with no blank line, cut where its headers end:
     at the first line that is no header field (``<!doctype html>``, a line of text), as the blank
     line should have.  (warcio took every line for a header, dropping those without a colon, and
-    the payload was empty.)  Returns (warcio's StatusAndHeaders, the payload), or None when every
-    line is a header."""
+    the payload was empty.)  A block whose first line is no status line is an HTTP/0.9 response, all
+    page, as browsers read one (warcio took its lines up to the first blank one for headers).
+    Returns (warcio's StatusAndHeaders, the payload read so far), or None when every line is a header."""
     from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParser
 
-    first = 1 if lines[0].startswith(b"HTTP/") else 0
-    end = next((i for i in range(first, len(lines)) if lines[i]
-                and not _HEADER_FIELD.match(lines[i]) and not (i > first and _CONTINUATION.match(lines[i]))), None)
+    if not _STATUS_LINE.match(lines[0]):
+        return StatusAndHeaders("", [], protocol=""), b"".join(lines)
+    end = next((i for i in range(1, len(lines)) if lines[i]
+                and not _HEADER_FIELD.match(lines[i]) and not (i > 1 and _CONTINUATION.match(lines[i]))), None)
     if end is None:
         return None
     head = b"".join(lines[:end])
