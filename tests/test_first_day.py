@@ -308,6 +308,18 @@ def test_plexity_run_on_html_files_points_to_plexity_clean(tmp_path):
         f"and text files)")
 
 
+def test_plexity_run_says_how_many_html_files_beside_the_warcs_it_does_not_read(tmp_path):
+    """(Before, a folder of WARCs and HTML pages was run on its WARCs alone, the pages not mentioned.)"""
+    (tmp_path / "in" / "pages").mkdir(parents=True)
+    (tmp_path / "in" / "sample.warc.gz").write_bytes((EXAMPLES / "sample.warc.gz").read_bytes())
+    for name in ("a.html", "b.htm.gz", "c.txt"):
+        (tmp_path / "in" / "pages" / name).write_bytes(b"x")
+    result = plexity("run", tmp_path / "in", "--output-dir", tmp_path / "out")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (f"plexity run: 3 HTML or text file(s) beside them not read (plexity run reads WARC files; "
+            f"plexity clean {tmp_path / 'in'} --output-dir DIR cleans them)") in result.stdout
+
+
 # -- a missing executor is one line, before anything is launched ---------------------------------
 
 def without_slurm(tmp_path: Path) -> dict:

@@ -481,16 +481,22 @@ def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None
     return None
 
 
+def document_files(folder: str) -> int:
+    """How many HTML and text files a local input folder holds (which `plexity run` does not read)."""
+    if "://" in folder or not Path(folder).is_dir():
+        return 0
+    from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES
+
+    return sum(1 for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES))
+
+
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
     message = f"no WARC files match {pattern} in {folder}"
-    if "://" not in folder and Path(folder).is_dir():
-        from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES
-
-        others = [p for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES)]
-        if others:
-            return message + (f" (it holds {len(others)} HTML or text file(s): plexity run reads WARC files; "
-                              f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
+    others = document_files(folder)
+    if others:
+        return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
+                          f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
@@ -584,6 +590,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        others = document_files(args.input)  # (said, not lost unsaid)
+        if others:
+            print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
+                  f"plexity clean {args.input} --output-dir DIR cleans them)")
         failed = None
         started = time.perf_counter()
         with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
