@@ -183,10 +183,43 @@ def test_a_response_without_a_status_line_is_all_page_as_http_0_9(tmp_path):
     html = (b"<html><head><title>The title</title></head>\n\n<body><p>" + ARTICLE.encode() + b"</p>\n\n<p>"
             + ARTICLE.encode() + b"</p></body></html>")
     path = tmp_path / "http09.warc.gz"
-    path.write_bytes(_response_block("http://t/http09", html) + _response_block("http://t/after", b"HTTP/1.1 200 OK\r\n"
-                                                                                 b"Content-Type: text/html\r\n\r\n" + html))
+    after = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + html
+    path.write_bytes(_response_block("http://t/http09", html) + _response_block("http://t/after", after))
     with open(path, "rb") as f:
         assert [(r.uri, r.payload) for r in WarcFile(f)] == [("http://t/http09", html), ("http://t/after", html)]
+
+
+def test_interim_1xx_responses_before_the_page_are_skipped_as_browsers_skip_them(tmp_path):
+    """A crawler that records the socket keeps ``100 Continue`` or ``103 Early Hints`` before the final
+    response: warcio takes the first for the record's headers and the page's own headers for its
+    payload, so the page was counted not_html (and datatrove's WarcReader dropped it unsaid)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    html = page(ARTICLE).encode()
+    early = b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    blocks = {"http://t/103": early + b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + html,
+              "http://t/100-103-gzip": b"HTTP/1.1 100 Continue\r\n\r\n" + early + b"HTTP/1.1 200 OK\r\nContent-Type: "
+                                       b"text/html\r\nContent-Encoding: gzip\r\n\r\n" + gzip.compress(html),
+              "http://t/103-png": early + b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n" + png,
+              "http://t/100-alone": b"HTTP/1.1 100 Continue\r\n\r\n"}
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "interim.warc.gz"
+    path.write_bytes(b"".join(_response_block(uri, block) for uri, block in blocks.items()))
+    with open(path, "rb") as f:
+        outcomes = {r.uri: r.payload if r.payload is not None else r.skip for r in WarcFile(f)}
+    assert outcomes == {"http://t/103": html, "http://t/100-103-gzip": html, "http://t/103-png": "not_html",
+                        "http://t/100-alone": "not_html"}
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"), "-o",
+                             str(tmp_path / "out"), "--extractor", "tags", "-q"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    with open(path, "rb") as f:
+        given = {r.rec_headers.get_header("WARC-Target-URI"): r.content_stream().read() for r in ArchiveIterator(f)}
+    with open(tmp_path / "out" / "interim.warc.gz", "rb") as f:
+        copied = {r.rec_headers.get_header("WARC-Target-URI"): r.content_stream().read() for r in ArchiveIterator(f)
+                  if not r.rec_headers.get_header("X-Plexity-Verdict")}
+    assert copied["http://t/103-png"] == given["http://t/103-png"]  # the copy whole, its final response in it
 
 
 def test_content_encodings_decode_within_the_cap():

@@ -756,6 +756,15 @@ class WarcFile:
         if split is not None:  # no blank line after its headers, or no headers: its page is in what warcio took
             headers, start = split
             content_type = item.content_type = headers.get_header("Content-Type")
+        interim = b""
+        if split is None and _is_interim(headers):  # 100 Continue, 103 Early Hints: the response follows them
+            try:
+                headers, interim = final_response_headers(headers, raw_stream)
+            except TooLarge as exc:
+                item.skip, item.detail = TOO_LARGE, str(exc)
+                return
+            record.raw_stream = raw_stream = _Prefixed(interim, raw_stream)  # (a copy: the block as it came)
+            content_type = item.content_type = _header(headers, "Content-Type")
         head = start[:_SNIFF_BYTES]
         if not (content_type or identified or "").strip() and not start:  # undeclared: sniff, keeping the bytes
             head = raw_stream.read(_SNIFF_BYTES)
@@ -766,7 +775,7 @@ class WarcFile:
         stored = self._read_whole(item)  # (the sniffed head included)
         if stored is None:
             return
-        raw = start + stored
+        raw = start + stored[len(interim):]
         if len(raw) > self.max_payload_bytes:
             item.skip, item.detail = TOO_LARGE, f"more than {self.max_payload_bytes:,} bytes"
             return
@@ -994,6 +1003,32 @@ _STATUS_LINE = re.compile(rb"[ \t]*HTTP/", re.I)
 # A header field's line (RFC 9110: a token, then a colon), and a folded one's continuation.
 _HEADER_FIELD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
 _CONTINUATION = re.compile(rb"[ \t]+[^<\s]")
+
+
+MAX_INTERIM_RESPONSES = 8  # 1xx responses before the final one (a server sends one or two)
+
+
+def _is_interim(headers) -> bool:
+    code = headers.get_statuscode() if headers is not None else ""
+    return len(code) == 3 and code.startswith("1") and code != "101"
+
+
+def final_response_headers(headers, stream):
+    """The headers of the final response after interim ones (``100 Continue``, ``103 Early Hints``),
+    read from `stream` (the payload after `headers`), and the bytes of the header blocks read.
+    Browsers skip 1xx responses; warcio took the first for the record's, and the page's own headers
+    for its payload (counted not_html).  At most `MAX_INTERIM_RESPONSES`, within `MAX_HEADER_BYTES`."""
+    from warcio.statusandheaders import StatusAndHeadersParser
+
+    lines = _HeaderLines(stream, "HTTP", keep=True)
+    for _ in range(MAX_INTERIM_RESPONSES):
+        if not _is_interim(headers):
+            break
+        try:
+            headers = StatusAndHeadersParser([], verify=False).parse(lines)
+        except EOFError:  # (nothing after it)
+            break
+    return headers, b"".join(lines.lines)
 
 
 def split_unended_headers(lines: list[bytes]):
