@@ -61,7 +61,7 @@ from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                      environment_message, is_disk_full)
-from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, looks_like_html
+from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
@@ -359,6 +359,9 @@ class PerplexityFilterPipeline:
         if not isinstance(value, (str, bytes)):
             self._drop(source, "input_not_text",
                        f"field {self.input_field!r} holds {type(value).__name__}, not str or bytes")
+        kind = binary_kind(value[:4096] if isinstance(value, bytes) else value[:1024].encode("utf-8", "replace"))
+        if kind is not None:  # a PDF, an image, an archive (a gzip file downloaded as is) ...: never text
+            self._drop(source, "input_not_text", f"field {self.input_field!r} holds {kind}, not text")
         if len(value) > self.max_document_bytes:  # (characters of a str: at least as many bytes)
             self._drop(source, TOO_LARGE, f"{len(value):,} {'bytes' if isinstance(value, bytes) else 'characters'}, "
                                           f"PLEXITY_MAX_DOCUMENT_BYTES is {self.max_document_bytes:,}")

@@ -192,6 +192,22 @@ def test_a_non_text_input_field_drops_the_item_saying_what_it_held(value):
     assert stats(pipeline)["items_dropped/input_not_text"] == 1
 
 
+@pytest.mark.parametrize("kind", ["PDF", "gzip", "PNG", "PDF as str"])
+def test_binary_bytes_in_the_input_field_are_dropped_saying_what_they_are(kind):
+    """A spider that downloads a .html.gz or a PDF as it is hands over bytes that are no page: they were
+    decoded as HTML and extracted (dropped as too_short, or kept as garbage with PLEXITY_MIN_CHARS 0)."""
+    import gzip
+
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nstream\n" + bytes(range(256)) * 20
+    value = {"PDF": pdf, "gzip": gzip.compress(PAGE.encode()), "PNG": b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8,
+             "PDF as str": pdf.decode("latin-1")}[kind]
+    pipeline = make_pipeline(PLEXITY_MIN_CHARS=0)
+    with pytest.raises(DropItem, match=rf"input_not_text: field 'html' holds {kind.split()[0]}, not text"):
+        run(pipeline, {"url": "u", "html": value})
+    assert stats(pipeline)["items_dropped/input_not_text"] == 1
+    assert run(pipeline, {"url": "u", "html": PAGE.encode("utf-16")})["text"]  # (UTF-16 text is text)
+
+
 def test_bytes_in_an_undeclared_encoding_are_decoded_with_replacement_and_counted():
     pipeline = make_pipeline(PLEXITY_MIN_CHARS=0)
     page = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
