@@ -10,6 +10,7 @@ a byte order mark, which comes first.  Then the HTTP header, then the page's dec
 from __future__ import annotations
 
 import asyncio
+import codecs
 import io
 import json
 import subprocess
@@ -60,6 +61,30 @@ def test_the_header_comes_before_the_pages_declaration():
     latin = page('<meta charset="iso-8859-1">').encode("cp1252")
     assert TEXT in decode_html(latin)[0]
     assert decode_html(page().encode()) == (page(), "utf-8")  # nothing declared: UTF-8
+
+
+# WHATWG labels that Python's codecs and w3lib did not know: such pages fell to UTF-8, their text to U+FFFD
+WHATWG_ONLY = {"iso-8859-8-i": ("שלום עולם, המועצה אישרה את התקציב", "iso8859-8"),
+               "x-cp1251": ("Совет утвердил бюджет новой библиотеки", "cp1251"),
+               "koi8-ru": ("Рада затвердила бюджет нової бібліотеки", "koi8-u"),
+               "x-gbk": ("议会批准了新图书馆的预算", "gb18030"),
+               "windows-949": ("의회는 새 도서관 예산을 승인했다", "cp949"),
+               "x-mac-cyrillic": ("Совет утвердил бюджет", "mac-cyrillic"),
+               "ISO_8859-1:1987": ("Grüße aus Köln", "cp1252"),
+               "unicode": ("Grüße aus Köln", "utf-16-le")}
+
+
+@pytest.mark.parametrize("label", WHATWG_ONLY)
+def test_every_whatwg_label_names_its_encoding_in_the_header_and_in_the_page(label):
+    words, codec = WHATWG_ONLY[label]
+    body = f"<html><head><title>t</title></head><body><p>{words}</p></body></html>"
+    text, encoding = decode_html(body.encode(codec), f"text/html; charset={label}")
+    assert words in text and codecs.lookup(encoding).name == codecs.lookup(codec).name
+    if codec.startswith("utf-16"):  # (declared in the page itself, a wide encoding means UTF-8)
+        return
+    declared = body.replace("<head>", f'<head><!-- <meta charset="utf-8"> --><meta charset="{label}">')
+    text, encoding = decode_html(declared.encode(codec))
+    assert words in text and codecs.lookup(encoding).name == codecs.lookup(codec).name
 
 
 @pytest.mark.parametrize("extractor", ["auto", "trafilatura", "fast", "tags"])

@@ -50,6 +50,46 @@ def _charset(encoding: str | None) -> str | None:
     return encoding
 
 
+# The WHATWG Encoding Standard's labels that Python's codecs and w3lib do not know (73 of its 221:
+# "iso-8859-8-i", Hebrew pages' usual label, "x-cp1251", "koi8-ru", "x-gbk", "windows-949" ...), by
+# the Python codec of the encoding each names.  (They fell to UTF-8, and such a page's text to U+FFFD.)
+_WHATWG_LABELS = {
+    "iso8859-2": "iso88592 iso_8859-2:1987", "iso8859-3": "iso88593 iso_8859-3:1988",
+    "iso8859-4": "iso88594 iso_8859-4:1988", "iso8859-5": "iso88595 iso_8859-5:1988",
+    "iso8859-6": "csiso88596e csiso88596i iso-8859-6-e iso-8859-6-i iso88596 iso_8859-6:1987",
+    "iso8859-7": "iso88597 iso_8859-7:1987 sun_eu_greek",
+    "iso8859-8": "csiso88598e iso-8859-8-e iso88598 iso_8859-8:1988 visual csiso88598i iso-8859-8-i logical",
+    "iso8859-10": "iso885910", "iso8859-13": "iso885913", "iso8859-14": "iso885914",
+    "iso8859-15": "csisolatin9 iso885915", "koi8-r": "koi koi8", "koi8-u": "koi8-ru",
+    "mac-roman": "csmacintosh mac x-mac-roman", "cp874": "dos-874 iso885911", "cp1250": "x-cp1250",
+    "cp1251": "x-cp1251", "cp1252": "ansi_x3.4-1968 iso88591 iso_8859-1:1987 x-cp1252", "cp1253": "x-cp1253",
+    "cp1254": "iso88599 iso_8859-9:1989 x-cp1254", "cp1255": "x-cp1255", "cp1256": "x-cp1256",
+    "cp1257": "x-cp1257", "cp1258": "x-cp1258", "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
+    "gb18030": "csgb2312 gb_2312 x-gbk", "big5hkscs": "cn-big5 x-x-big5", "euc_jp": "cseucpkdfmtjapanese x-euc-jp",
+    "cp949": "cseuckr csksc56011987 iso-ir-149 ks_c_5601-1989 ksc_5601 windows-949",
+    "utf-16-be": "unicodefffe", "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff",
+}
+_WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
+_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
+_DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
+                               r"""|<\?xml\b[^>]*?encoding\s*=\s*["']\s*([^\s"']+)""", re.I)
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+
+
+def _whatwg_header(content_type: str) -> str | None:
+    match = _HEADER_CHARSET.search(content_type)
+    return _WHATWG.get(match.group(1).lower()) if match else None
+
+
+def _whatwg_declared(body: bytes) -> str | None:
+    """The codec of a label of `_WHATWG` that the page declares in its first 1024 bytes (outside comments,
+    before its body), which w3lib's scan found no codec for."""
+    head = _COMMENT.sub("", body[:1024].decode("latin-1"))
+    head = head[:head.lower().find("<body")] if "<body" in head.lower() else head
+    match = _DECLARED_CHARSET.search(head)
+    return _WHATWG.get((match.group(1) or match.group(2)).lower()) if match else None
+
+
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
     """(Python codec name, length of the byte order mark) of an HTML body, by the rules above."""
     from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
@@ -57,12 +97,13 @@ def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, in
     encoding, bom = read_bom(body)
     if encoding:
         return encoding, len(bom)
-    encoding = _charset(http_content_type_encoding(content_type)) if content_type else None
+    encoding = (_whatwg_header(content_type) or _charset(http_content_type_encoding(content_type))
+                if content_type else None)
     if encoding:
         # (the WHATWG label "utf-16" is little-endian; Python's codec would guess)
         return ("utf-16-le" if codecs.lookup(encoding).name == "utf-16" else
                 "utf-32-le" if codecs.lookup(encoding).name == "utf-32" else encoding), 0
-    encoding = _charset(html_body_declared_encoding(body))
+    encoding = _charset(html_body_declared_encoding(body)) or _whatwg_declared(body)
     if encoding and not _wide(encoding):
         return encoding, 0
     return "utf-8", 0
