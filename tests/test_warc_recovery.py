@@ -108,10 +108,12 @@ def test_plexity_clean_and_plexity_run_recover_the_same_records(tmp_path):
     assert reader["documents"]["total"] == len(intact)
 
 
-@pytest.mark.parametrize("gap", [b"\r\n", b"\n\n\n", b" \t\r\n", b"\n" * 20000], ids=["crlf", "lf", "spaces", "20k"])
+@pytest.mark.parametrize("gap", [b"\r\n", b"\n\n\n", b" \t\r\n", b"\n" * 20000, bytes(512)],
+                         ids=["crlf", "lf", "spaces", "20k", "nul-padding"])
 def test_blank_lines_between_gzip_members_are_no_damage(tmp_path, gap):
-    """Some writers put blank lines between (or after) the gzip members of a .warc.gz: every record is
-    read and the file is not named damaged (before: "corrupt", a resynchronisation at every gap)."""
+    """Some writers put blank lines between (or after) the gzip members of a .warc.gz, and a file padded
+    to a block size ends in NULs (gzip -d allows both): every record is read and the file is not named
+    damaged (before: "corrupt", a resynchronisation at every gap)."""
     import gzip
 
     from warc_corpus import ARTICLE, page, record_bytes

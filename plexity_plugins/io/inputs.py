@@ -1098,13 +1098,13 @@ def _record_loader():
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
 
 
-_GAP_BYTES = b"\r\n\t "
+_GAP_BYTES = b"\r\n\t \0"  # (blank lines; NULs: a file padded to a block size, as gzip -d allows)
 _GAP_BLOCK = 1 << 14
 
 
 def _skip_gap(fh, unused: bytes) -> bytes | None:
-    """What follows the whitespace at the start of `unused` (the bytes after a gzip member), reading
-    on from `fh` while there is only whitespace, up to `MAX_HEADER_BYTES` of it; None at the end of
+    """What follows the whitespace or NULs at the start of `unused` (the bytes after a gzip member), reading
+    on from `fh` while there is only that, up to `MAX_HEADER_BYTES` of it; None at the end of
     the file."""
     rest, seen = unused.lstrip(_GAP_BYTES), len(unused)
     while not rest:
@@ -1113,7 +1113,7 @@ def _skip_gap(fh, unused: bytes) -> bytes | None:
             return None
         seen += len(block)
         rest = block.lstrip(_GAP_BYTES)
-        if seen > MAX_HEADER_BYTES:  # (more whitespace than a gap: read as warcio would, as damage)
+        if seen > MAX_HEADER_BYTES:  # (more than a gap: read as warcio would, as damage)
             return rest or block
     return rest
 
@@ -1167,7 +1167,7 @@ def _archive_iterator(fileobj):
     def read_next_member():
         # the next member starts where the bytes read from the file, less those after this member, end
         unused = getattr(reader.decompressor, "unused_data", b"") if reader.decompressor is not None else b""
-        if unused and unused[:1] in _GAP_BYTES:  # blank lines after a member (some writers add them): not damage
+        if unused and unused[:1] in _GAP_BYTES:  # blank lines or NULs after a member: not damage
             rest = _skip_gap(iterator.fh, unused)
             if rest is None:  # (only blank lines to the end: no member follows)
                 return False
