@@ -222,6 +222,19 @@ def test_interim_1xx_responses_before_the_page_are_skipped_as_browsers_skip_them
     assert copied["http://t/103-png"] == given["http://t/103-png"]  # the copy whole, its final response in it
 
 
+@pytest.mark.parametrize("encoding", ["br", "deflate"])
+def test_a_page_stored_decoded_under_br_or_deflate_is_read_with_its_byte_order_mark_or_in_utf16(encoding):
+    """Crawlers often store the body decoded with the header kept: a br or deflate body that does not
+    decode is the page when it starts as HTML, and a UTF-8 BOM before it, or UTF-16, made it undecodable
+    (gzip's and zstd's, known by their magic bytes, were read)."""
+    html = page(ARTICLE).encode()
+    wide = page(ARTICLE).encode("utf-16-le")
+    for body in (b"\xef\xbb\xbf" + html, b"\xff\xfe" + wide, wide):
+        assert decode_content(body, encoding, 10_000) == body
+    with pytest.raises(Undecodable):  # (bytes that are neither: damage, as before)
+        decode_content(bytes(range(256)), encoding, 10_000)
+
+
 def test_content_encodings_decode_within_the_cap():
     html = page(ARTICLE).encode()
     assert decode_content(gzip.compress(html), "gzip", 10_000) == html

@@ -370,6 +370,14 @@ def decode_content(data: bytes, encoding: str | None, limit: int, deadline: Dead
     return data
 
 
+def _stored_decoded(data: bytes) -> bool:
+    """Whether a br or deflate body that does not decode is the page stored decoded (the header kept):
+    it starts as HTML, after a byte order mark if it has one (a UTF-8 BOM made it undecodable), or is
+    UTF-16/32 text."""
+    head = data[:_SNIFF_BYTES]
+    return bool(_HTML_START.match(head.removeprefix(b"\xef\xbb\xbf"))) or _wide_text(head)
+
+
 def _decode_one(data: bytes, encoding: str, limit: int, deadline: Deadline, cut: bool) -> bytes:
     """`data` under one coding of `_DECODED` (see `decode_content`)."""
     if encoding == "zstd":
@@ -386,7 +394,7 @@ def _decode_one(data: bytes, encoding: str, limit: int, deadline: Deadline, cut:
         except TooSlow:
             raise
         except Undecodable:
-            if _HTML_START.match(data[:_SNIFF_BYTES]):  # stored decoded
+            if _stored_decoded(data):
                 return data
             raise
     error = None
@@ -395,7 +403,7 @@ def _decode_one(data: bytes, encoding: str, limit: int, deadline: Deadline, cut:
             return _inflate(bits, data, limit, deadline, cut)
         except zlib.error as exc:
             error = exc
-    if encoding == "deflate" and _HTML_START.match(data[:_SNIFF_BYTES]):
+    if encoding == "deflate" and _stored_decoded(data):
         return data
     raise Undecodable(f"{encoding}: {error}")
 
