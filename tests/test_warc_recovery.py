@@ -127,3 +127,18 @@ def test_blank_lines_between_gzip_members_are_no_damage(tmp_path, gap):
     assert [r.uri for r in records if r.payload is not None] == [f"http://t/{i}" for i in range(4)]
     assert warc.problem is None, warc.problem_detail
     assert warc.bytes_skipped == 0 and warc.records_recovered == 0
+
+
+def test_an_uncompressed_warc_padded_with_nuls_is_no_damage(tmp_path):
+    """NULs after or between the records of a .warc (a file padded to a block size): nothing is lost,
+    and the file is not named damaged (before: "corrupt"); NULs with anything else among them still are."""
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    records = [record_bytes(f"http://t/{i}", page(ARTICLE).encode()) for i in range(3)]
+    for data, problem in ((records[0] + bytes(512) + records[1] + records[2] + bytes(4000), None),
+                          (records[0] + bytes(10) + b"garbage\r\n" + records[1] + records[2], CORRUPT_FILE)):
+        path = tmp_path / "padded.warc"
+        path.write_bytes(data)
+        read_records, warc = read(path)
+        assert [r.uri for r in read_records if r.payload is not None] == [f"http://t/{i}" for i in range(3)]
+        assert warc.problem == problem, warc.problem_detail

@@ -631,6 +631,13 @@ class WarcFile:
             except ResyncGaveUp as exc:
                 self._stop(CORRUPT_FILE, f"damaged after record {self.records}; {exc}")
                 return
+            end = resume if resume is not None else self.fileobj.seek(0, os.SEEK_END)
+            if self.records and _padding_only(self.fileobj, min(damage, end), end):
+                # (NULs and blank lines alone, as a file padded to a block size ends: nothing was lost)
+                if resume is None:
+                    return
+                self.fileobj.seek(resume)
+                continue
             if resume is None:  # nothing readable after the damage: reading stops there
                 self._stop(problem, detail)
                 return
@@ -1108,6 +1115,14 @@ def _record_loader():
 
 _GAP_BYTES = b"\r\n\t \0"  # (blank lines; NULs: a file padded to a block size, as gzip -d allows)
 _GAP_BLOCK = 1 << 14
+
+
+def _padding_only(fileobj, start: int, end: int) -> bool:
+    """Whether the bytes from `start` to `end` are NULs and whitespace only (at most `MAX_HEADER_BYTES`)."""
+    if end - start > MAX_HEADER_BYTES:
+        return False
+    fileobj.seek(start)
+    return not fileobj.read(end - start).strip(_GAP_BYTES)
 
 
 def _skip_gap(fh, unused: bytes) -> bytes | None:
