@@ -574,7 +574,8 @@ def test_other_languages_drop_with_a_model_recording_no_language_names_the_model
         assert error_line(result) == (
             f"plexity {command}: error: --other-languages drop, but model imported records no language, so no "
             "document is found in another language and none would be dropped: record the model's language "
-            "(`plexity models import --language`, or \"language\" in its model.json), or leave out --other-languages drop")
+            "(`plexity models import --language`, or \"language\" in its model.json), or leave out "
+            "--other-languages drop")
 
 
 def test_plexity_run_on_a_folder_without_warc_files_says_what_to_give(tmp_path):

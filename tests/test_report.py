@@ -254,7 +254,8 @@ def test_hand_edited_lines_of_plexity_dropped_jsonl_are_passed_over(run, tmp_pat
 
 
 @pytest.mark.parametrize("edit", [lambda steps: steps[0].update(name=5), lambda steps: steps[0].update(stats=[1]),
-                                  lambda steps: steps.append(3)], ids=["name-a-number", "stats-a-list", "step-a-number"])
+                                  lambda steps: steps.append(3)],
+                         ids=["name-a-number", "stats-a-list", "step-a-number"])
 def test_a_hand_edited_run_stats_file_is_one_line_naming_it(plexity_run, tmp_path, edit):
     out, _ = plexity_run
     shutil.copytree(out / "logs", tmp_path / "logs")
