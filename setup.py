@@ -65,11 +65,22 @@ class ParallelBuildExt(build_ext):
             compiler.compile = serial_compile
 
 
+def sources_fingerprint() -> str:
+    """native_sources.fingerprint of native/ (loaded by its path: the package is not built yet)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("native_sources", HERE / "plexity_plugins/runtime/native_sources.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.fingerprint(HERE / "native")
+
+
 native = Extension(
     "plexity_plugins.runtime._native",
     sources=["native/plexity_native.cpp", "native/learned_reader.cpp", *kenlm_sources()],
     include_dirs=[str(KENLM)],
-    define_macros=[("KENLM_MAX_ORDER", "6"), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None)],
+    define_macros=[("KENLM_MAX_ORDER", "6"), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None),
+                   ("PLEXITY_NATIVE_SOURCES", f'"{sources_fingerprint()}"')],  # (`_native.SOURCES`)
     extra_compile_args=["-std=c++17", "-O3", "-g0", "-w"],
     extra_link_args=["-g0"],
     libraries=["rt"],

@@ -1508,6 +1508,10 @@ bool add_type(PyObject *module, PyTypeObject *type, const char *name, const char
 
 bool add_learned_reader(PyObject *module);  // native/learned_reader.cpp
 
+#ifndef PLEXITY_NATIVE_SOURCES  // (setup.py defines it: plexity_plugins/runtime/native_sources.py)
+#define PLEXITY_NATIVE_SOURCES ""
+#endif
+
 PyMODINIT_FUNC PyInit__native(void) {
   PyObject *module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
@@ -1521,7 +1525,7 @@ PyMODINIT_FUNC PyInit__native(void) {
                 sizeof(WordCounterObject), reinterpret_cast<destructor>(WordCounter_dealloc),
                 reinterpret_cast<initproc>(WordCounter_init), WordCounter_methods, nullptr,
                 "WordCounter(words): counts words of a set in text") ||
-      !add_learned_reader(module)) {
+      !add_learned_reader(module) || PyModule_AddStringConstant(module, "SOURCES", PLEXITY_NATIVE_SOURCES) < 0) {
     Py_DECREF(module);
     return nullptr;
   }

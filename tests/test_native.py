@@ -406,3 +406,40 @@ def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     monkeypatch.setattr(auto, "find_all", text.find_all_python)
     monkeypatch.setattr(links, "nonspace", text.nonspace_python)
     assert [dense.html_to_text_dense(page) for page in html] == compiled
+
+
+# -- an extension built from other sources stops the run ---------------------------------------
+
+@pytest.mark.skipif(not native.ENABLED, reason="needs the compiled extension (PLEXITY_PURE_PYTHON unset)")
+def test_an_extension_built_before_a_change_to_native_stops_the_run_naming_the_rebuild(tmp_path):
+    """A checkout installed editable keeps its extension as built while its Python files follow a
+    pull: an extension built from other native/ sources is refused in one line naming the command
+    that rebuilds it (before, the Python reference ran instead, unsaid, at its speed)."""
+    checkout = tmp_path / "checkout"
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "plexity_plugins", "native", "setup.py"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / name).write_bytes((REPO / name).read_bytes())
+    built = Path(native._native.__file__)
+    (checkout / "plexity_plugins" / "runtime" / built.name).write_bytes(built.read_bytes())
+    sample = REPO / "examples" / "sample.warc.gz"
+
+    def clean(**env):
+        return subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", str(sample), "--output-dir",
+                               str(tmp_path / f"out{len(list(tmp_path.iterdir()))}")], capture_output=True, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(checkout), **env}, timeout=300)
+
+    same = clean()
+    assert same.returncode == 0, same.stderr[-2000:]
+    with open(checkout / "native" / "learned_reader.cpp", "a") as source:
+        source.write("// an edit since the build\n")
+    stale = clean()
+    assert stale.returncode == 3 and stale.stdout == ""
+    assert stale.stderr.strip() == (
+        f"plexity: error: plexity_plugins' compiled extension ({checkout / 'plexity_plugins' / 'runtime' / built.name})"
+        f" was built from other sources than {checkout / 'native'} holds now (a pull or an edit since it was built):"
+        f" rebuild it with `bash {checkout / 'scripts' / 'setup.sh'}` (or `pip install -e {checkout}`), or set"
+        f" PLEXITY_PURE_PYTHON=1 to run the Python reference (the same results, slower)")
+    reference = clean(PLEXITY_PURE_PYTHON="1")
+    assert reference.returncode == 0, reference.stderr[-2000:]

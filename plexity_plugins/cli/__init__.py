@@ -77,7 +77,11 @@ class PrintableFormatter(logging.Formatter):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # (imports the commands, and with them the compiled extension)
+    except InstallationError as exc:  # a stale extension (`runtime.native`): one line, not a traceback
+        print(f"plexity: error: {exc}", file=sys.stderr)
+        return 3
     argv = sys.argv[1:] if argv is None else list(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:

@@ -45,6 +45,31 @@ else:
     _IMPORT_ERROR = None
 
 ENABLED = _native is not None and os.environ.get("PLEXITY_PURE_PYTHON", "") in ("", "0")
+
+
+def _stale() -> str | None:
+    """Why the extension cannot be used with this checkout's Python files (built from other native/
+    sources: a pull or an edit since the build), else None."""
+    if not ENABLED:
+        return None
+    from pathlib import Path
+
+    from .native_sources import checkout_native_dir, fingerprint
+
+    native_dir = checkout_native_dir(Path(__file__).resolve().parent.parent)
+    if native_dir is None or getattr(_native, "SOURCES", None) == fingerprint(native_dir):
+        return None
+    return (f"plexity_plugins' compiled extension ({_native.__file__}) was built from other sources than "
+            f"{native_dir} holds now (a pull or an edit since it was built): rebuild it with `bash "
+            f"{native_dir.parent / 'scripts' / 'setup.sh'}` (or `pip install -e {native_dir.parent}`), or set "
+            f"PLEXITY_PURE_PYTHON=1 to run the Python reference (the same results, slower)")
+
+
+_STALE = _stale()
+if _STALE is not None:  # a broken installation: stop, never run on at another speed (or with other results)
+    from ..errors import InstallationError
+
+    raise InstallationError(_STALE)
 _BREAKER_SET = False
 
 
