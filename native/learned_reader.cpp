@@ -2714,21 +2714,25 @@ struct Node {
 
 // A node as predict walks it: 16 bytes (a `Node` takes 40), the two children of a node side
 // by side (left, then right; each tree's nodes in breadth-first order), so that the next node of
-// a walk is one add away.
+// a walk is one add away.  A leaf goes on to itself (its `left`; `split` +inf and kNanLeft send
+// every value left), so that a walk can take as many steps as its tree is deep without asking
+// at each step whether it has arrived; its value is in ForestData::leaf_values.
 struct FlatNode {
   union {
-    double split;  // the threshold; a leaf's value
+    double split;  // the threshold (a leaf: +inf)
     struct {
       int32_t begin, end;  // a categorical split's categories (into ForestData::categories)
     } cats;
   };
-  int32_t left;     // the left child; the right one is left + 1
-  int16_t feature;  // -1: a leaf
+  int32_t left;     // the left child; the right one is left + 1 (a leaf: itself)
+  int16_t feature;  // the value read (a leaf: 0, read and not used)
   uint8_t missing;  // as Node's
-  uint8_t flags;    // kDefaultLeft | kCategorical
+  uint8_t flags;    // kDefaultLeft | kCategorical | kNanLeft | kSlow | kLeaf
 };
 static_assert(sizeof(FlatNode) == 16, "FlatNode is meant to be 16 bytes");
-constexpr uint8_t kDefaultLeft = 1, kCategorical = 2;
+// kNanLeft: where a NaN goes, for a plain numeric split (missing "none": as 0.0; "nan": the
+// default side); kSlow: a split `step` decides (categorical, or missing "zero").
+constexpr uint8_t kDefaultLeft = 1, kCategorical = 2, kNanLeft = 4, kSlow = 8, kLeaf = 16;
 
 struct ForestData {
   std::vector<Node> nodes;  // as read from the spec (read_tree checks them)
@@ -2736,7 +2740,11 @@ struct ForestData {
   std::vector<int64_t> categories;
   int32_t max_feature = -1;
   std::vector<FlatNode> flat;  // what predict walks (flatten)
+  std::vector<double> leaf_values;  // each flat node's value where it is a leaf (else 0)
   std::vector<int32_t> flat_roots;
+  std::vector<int32_t> depths;  // each tree's depth: the steps from its root to its deepest leaf
+  int32_t stopped = -1;  // a leaf of value 0, in no tree: where a walk that met a fault goes
+  std::vector<int32_t> numeric_features;  // the features a plain numeric split reads (kSlow's are not)
 };
 
 // `f.nodes` laid out as `f.flat`; false (with a Python error) where a feature index does not fit.
@@ -2746,38 +2754,77 @@ bool flatten(ForestData &f) {
     return false;
   }
   f.flat.clear();
+  f.leaf_values.clear();
   f.flat_roots.clear();
-  f.flat.reserve(f.nodes.size());
+  f.depths.clear();
+  f.flat.reserve(f.nodes.size() + 1);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto leaf = [&](int32_t slot, double value) {
+    FlatNode out = {};
+    out.split = inf;
+    out.left = slot;
+    out.flags = kNanLeft | kLeaf;
+    f.flat[slot] = out;
+    f.leaf_values[slot] = value;
+  };
   std::vector<std::pair<int32_t, int32_t>> queue;  // (node in f.nodes, its slot in f.flat)
+  std::vector<int32_t> level;  // each queued node's depth
   for (int32_t root : f.roots) {
     const int32_t slot = static_cast<int32_t>(f.flat.size());
     f.flat_roots.push_back(slot);
     f.flat.emplace_back();
+    f.leaf_values.push_back(0.0);
     queue.assign(1, {root, slot});
+    level.assign(1, 0);
+    int32_t depth = 0;
     for (size_t q = 0; q < queue.size(); ++q) {
       const Node &node = f.nodes[queue[q].first];
+      depth = std::max(depth, level[q]);
+      if (node.feature < 0) {
+        leaf(queue[q].second, node.value);
+        continue;
+      }
       FlatNode out = {};
       out.feature = static_cast<int16_t>(node.feature);
-      if (node.feature < 0) {
-        out.split = node.value;
+      out.missing = node.missing;
+      out.flags = static_cast<uint8_t>((node.default_left ? kDefaultLeft : 0) | (node.categorical ? kCategorical : 0));
+      if (node.categorical) {
+        out.cats.begin = node.categories_begin;
+        out.cats.end = node.categories_end;
+        out.flags |= kSlow;
       } else {
-        out.missing = node.missing;
-        out.flags = static_cast<uint8_t>((node.default_left ? kDefaultLeft : 0) | (node.categorical ? kCategorical : 0));
-        if (node.categorical) {
-          out.cats.begin = node.categories_begin;
-          out.cats.end = node.categories_end;
-        } else {
-          out.split = node.threshold;
+        out.split = node.threshold;
+        if (node.missing == 1) {
+          out.flags |= kSlow;
+        } else if (node.missing == 2 ? node.default_left : 0.0 <= node.threshold) {
+          out.flags |= kNanLeft;
         }
-        out.left = static_cast<int32_t>(f.flat.size());
-        f.flat.emplace_back();
-        f.flat.emplace_back();
-        queue.emplace_back(node.left, out.left);
-        queue.emplace_back(node.right, out.left + 1);
       }
+      out.left = static_cast<int32_t>(f.flat.size());
+      f.flat.emplace_back();
+      f.flat.emplace_back();
+      f.leaf_values.push_back(0.0);
+      f.leaf_values.push_back(0.0);
+      queue.emplace_back(node.left, out.left);
+      queue.emplace_back(node.right, out.left + 1);
+      level.push_back(level[q] + 1);
+      level.push_back(level[q] + 1);
       f.flat[queue[q].second] = out;
     }
+    f.depths.push_back(depth);
   }
+  std::vector<bool> read(static_cast<size_t>(f.max_feature + 1), false);
+  for (const FlatNode &node : f.flat) {
+    if (!(node.flags & (kSlow | kLeaf))) read[node.feature] = true;
+  }
+  f.numeric_features.clear();
+  for (size_t i = 0; i < read.size(); ++i) {
+    if (read[i]) f.numeric_features.push_back(static_cast<int32_t>(i));
+  }
+  f.stopped = static_cast<int32_t>(f.flat.size());
+  f.flat.emplace_back();
+  f.leaf_values.push_back(0.0);
+  leaf(f.stopped, 0.0);
   return true;
 }
 
@@ -2962,37 +3009,78 @@ inline const FlatNode *step(const FlatNode *nodes, const FlatNode *node, const d
 // forest's order (the same sums, to the bit, as one row at a time).
 constexpr size_t kLanes = 8;
 
+// The node after `at` for `row`, as `step` goes: a plain numeric split without a branch that
+// depends on the data (`value <= split` is false for a NaN, which then goes where kNanLeft
+// says: `step`'s way for missing "none" and "nan"; `Plain`: the rows hold no NaN), the others
+// by `step`; a fault to `stopped` (and `faulted` set).
+template <bool Plain>
+inline int32_t next_node(const FlatNode *nodes, int32_t at, const double *row, const int64_t *categories,
+                         int32_t stopped, bool &faulted) {
+  const FlatNode &node = nodes[at];
+  if (__builtin_expect(node.flags & kSlow, 0)) {
+    const FlatNode *to = step(nodes, &node, row, categories);
+    if (to == nullptr) {
+      faulted = true;
+      return stopped;
+    }
+    return static_cast<int32_t>(to - nodes);
+  }
+  const double value = row[node.feature];
+  if (Plain) return node.left + !(value <= node.split);
+  const bool go_left = (value <= node.split) | ((value != value) & ((node.flags & kNanLeft) != 0));
+  return node.left + (go_left ? 0 : 1);
+}
+
+// `lanes` rows (`kLanes` when `Full`) down one tree, `depth` steps (a leaf goes on to itself,
+// so that `depth` steps take every row to its leaf), into `at`.
+template <bool Full, bool Plain>
+inline void walk_tree(const FlatNode *nodes, int32_t root, int32_t depth, const double *row, size_t width,
+                      size_t lanes, const int64_t *categories, int32_t stopped, int32_t *at, bool *faulted) {
+  const size_t count = Full ? kLanes : lanes;
+  for (size_t k = 0; k < count; ++k) at[k] = root;
+  bool moving = true;
+  for (int32_t d = 0; d < depth && moving; ++d) {  // (until every row is at its leaf)
+    moving = false;
+#pragma GCC unroll 8
+    for (size_t k = 0; k < count; ++k) {
+      const int32_t next = next_node<Plain>(nodes, at[k], row + k * width, categories, stopped, faulted[k]);
+      moving |= next != at[k];
+      at[k] = next;
+    }
+  }
+}
+
 // 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows.  As in
 // forest.py, which scores the rows one after the other, the first row with either fault decides.
 int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out) {
-  static const FlatNode kStopped = [] {  // (a leaf of value 0: where a row's walk met a fault)
-    FlatNode leaf = {};
-    leaf.feature = -1;
-    return leaf;
-  }();
   const FlatNode *nodes = f.flat.data();
+  const double *values = f.leaf_values.data();
   const int64_t *categories = f.categories.data();
+  const int32_t stopped = f.stopped;
   size_t first_infinite = n;  // the first row met with an infinite categorical value
   std::fill(out, out + n, 0.0);
-  for (int32_t root : f.flat_roots) {
-    for (size_t r0 = 0; r0 < n; r0 += kLanes) {
-      const size_t lanes = std::min(kLanes, n - r0);
-      const FlatNode *at[kLanes];
-      for (size_t k = 0; k < lanes; ++k) at[k] = nodes + root;
-      bool walking = nodes[root].feature >= 0;
-      while (walking) {
-        walking = false;
-        for (size_t k = 0; k < lanes; ++k) {
-          if (at[k]->feature < 0) continue;
-          at[k] = step(nodes, at[k], rows + (r0 + k) * width, categories);
-          if (at[k] == nullptr) {
-            first_infinite = std::min(first_infinite, r0 + k);
-            at[k] = &kStopped;
-          }
-          walking |= at[k]->feature >= 0;
-        }
+  for (size_t r0 = 0; r0 < n; r0 += kLanes) {
+    const size_t lanes = std::min(kLanes, n - r0);
+    const double *row = rows + r0 * width;
+    bool plain = true;  // no NaN where these rows meet a plain numeric split
+    for (size_t k = 0; k < lanes; ++k) {
+      for (int32_t i : f.numeric_features) plain &= row[k * width + i] == row[k * width + i];
+    }
+    bool faulted[kLanes] = {};
+    for (size_t t = 0; t < f.flat_roots.size(); ++t) {
+      const int32_t root = f.flat_roots[t], depth = f.depths[t];
+      int32_t at[kLanes];
+      if (lanes == kLanes && plain) {
+        walk_tree<true, true>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
+      } else if (lanes == kLanes) {
+        walk_tree<true, false>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
+      } else {
+        walk_tree<false, false>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
       }
-      for (size_t k = 0; k < lanes; ++k) out[r0 + k] += at[k]->split;
+      for (size_t k = 0; k < lanes; ++k) out[r0 + k] += values[at[k]];
+    }
+    for (size_t k = 0; k < lanes; ++k) {
+      if (faulted[k]) first_infinite = std::min(first_infinite, r0 + k);
     }
   }
   for (size_t r = 0; r < n; ++r) {
