@@ -54,6 +54,7 @@ import functools
 import json
 import math
 import re
+from itertools import compress
 from pathlib import Path
 
 from ...errors import ExtractionError, InstallationError
@@ -134,7 +135,8 @@ def heading_sections(tags: list[float], ends: list[int]) -> tuple[list[int], lis
     the last block its section may reach); None where `ends` is not known."""
     if not ends:
         return None
-    return [_HEADING_RANKS.get(int(tag), 0) for tag in tags], ends
+    rank = _HEADING_RANKS.get
+    return [rank(int(tag), 0) for tag in tags], ends
 
 
 def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int]) -> list[bool]:
@@ -181,7 +183,7 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     unless it leaves fewer than `MIN_WORDS` words; where they hold fewer than `MIN_WORDS` words,
     also the blocks of the page's largest list of like items (`top_group`)."""
     def enough(keep: list[bool]) -> bool:
-        return sum(w for w, k in zip(words, keep) if k) >= MIN_WORDS
+        return sum(compress(words, keep)) >= MIN_WORDS
 
     keep = [p >= threshold for p in probabilities]
     if added is not None:
@@ -213,7 +215,7 @@ def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None =
     threshold and what its second look adds (`Forest.decision`), less the blocks of its footers
     and dialogs, and with `ends` (`reading.section_ends` of the page) each heading as its section is."""
     probabilities = forest.probabilities(rows)
-    words = [round(math.expm1(w)) for w in column(rows, _WORDS)]
+    words = list(map(round, map(math.expm1, column(rows, _WORDS))))
     threshold, added = forest.decision(rows, probabilities, words)
     return choose_from_rows(probabilities, threshold, words, lambda index: column(rows, index), ends or [], added)
 

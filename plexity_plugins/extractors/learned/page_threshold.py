@@ -19,6 +19,8 @@ the build), since that is how the shipped forest meets a new site.
 
 from __future__ import annotations
 
+from operator import mul
+
 from .features import FEATURES
 from .forest import Forest as _TreeForest
 
@@ -61,7 +63,7 @@ def threshold_row(first_row, probabilities: list[float], words: list[int]) -> li
         level -= 1
     at_share += [probabilities[order[-1]]] * (len(WORD_SHARES) - len(at_share))
     spread = [probabilities[order[0]], sum(probabilities) / len(probabilities),
-              sum(p * w for p, w in zip(probabilities, words)) / total]
+              sum(map(mul, probabilities, words)) / total]
     return [first_row[c] for c in _COLUMNS] + spread + at_share + at_level
 
 
