@@ -1345,12 +1345,8 @@ class Segmenter {
         while (k < end && is_space(s_[k])) ++k;
         size_t close = npos;
         if (k < end && (s_[k] == '"' || s_[k] == '\'')) {
-          for (size_t c = k + 1; c < end; ++c) {
-            if (s_[c] == s_[k]) {
-              close = c;
-              break;
-            }
-          }
+          const size_t c = find_unit(s_, k + 1, end, s_[k]);
+          if (c < end) close = c;
         }
         if (close != npos) {
           value_start = k + 1;
