@@ -14,7 +14,7 @@
 //   utf8_text(data)                str(data, "utf-8"), keeping the UTF-8 form (None if invalid)
 //   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
 //   count_nonspace, count_marked_words  marked_words_python
-//   find_all(text, needle)         extractors.text.find_all_python (str.find, again and again)
+//   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
 //   segment_html, LearnedPage,     the learned reader (extractors/learned/): in native/learned_reader.cpp
 //   Forest, unescape_html
 //
@@ -1388,14 +1388,18 @@ inline const char *find_bytes(const char *data, size_t n, const char *pattern, s
 // search (PyUnicode_Find).
 PyObject *find_all(PyObject *, PyObject *args) {
   PyObject *text, *needle;
-  if (!PyArg_ParseTuple(args, "UU", &text, &needle)) return nullptr;
+  Py_ssize_t limit = -1;  // at most this many positions, the first ones (negative: all)
+  if (!PyArg_ParseTuple(args, "UU|n", &text, &needle, &limit)) return nullptr;
   PyObject *found = PyList_New(0);
   if (found == nullptr) return nullptr;
+  if (limit == 0) return found;
   const Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(needle);
+  bool full = false;  // `limit` positions found: the search stops (as if the text ended there)
   auto add = [&](Py_ssize_t at) {
     PyObject *position = PyLong_FromSsize_t(at);
     const bool ok = position != nullptr && PyList_Append(found, position) == 0;
     Py_XDECREF(position);
+    full = limit > 0 && PyList_GET_SIZE(found) >= limit;
     return ok;
   };
   auto fail = [&]() {
@@ -1403,7 +1407,7 @@ PyObject *find_all(PyObject *, PyObject *args) {
     return nullptr;
   };
   if (m == 0) {  // (str.find finds the empty string at every position, the end included)
-    for (Py_ssize_t at = 0; at <= n; ++at)
+    for (Py_ssize_t at = 0; at <= n && !full; ++at)
       if (!add(at)) return fail();
     return found;
   }
@@ -1437,8 +1441,8 @@ PyObject *find_all(PyObject *, PyObject *args) {
     }
   }
   if (data == nullptr) {
-    for (Py_ssize_t at = PyUnicode_Find(text, needle, 0, n, 1); at >= 0;
-         at = PyUnicode_Find(text, needle, at + 1, n, 1))
+    for (Py_ssize_t at = PyUnicode_Find(text, needle, 0, n, 1); at >= 0 && !full;
+         at = full ? -1 : PyUnicode_Find(text, needle, at + 1, n, 1))
       if (!add(at)) return fail();
     return PyErr_Occurred() ? fail() : found;
   }
@@ -1453,6 +1457,7 @@ PyObject *find_all(PyObject *, PyObject *args) {
       chars = hit - data;
     }
     if (!add(chars)) return fail();
+    if (full) break;
     at = hit + 1;
   }
   return found;
@@ -1475,7 +1480,8 @@ PyMethodDef module_methods[] = {
     {"count_nonspace", count_nonspace, METH_O, "count_nonspace(text) -> len(''.join(text.split()))"},
     {"count_marked_words", count_marked_words, METH_O,
      "count_marked_words(text) -> its words, resiliparse's list marks not counted (extractors.text.marked_words)"},
-    {"find_all", find_all, METH_VARARGS, "find_all(text, needle) -> every position where needle starts in text"},
+    {"find_all", find_all, METH_VARARGS,
+     "find_all(text, needle, limit=-1) -> every position where needle starts in text (the first limit ones)"},
     {"collapse_lines", collapse_lines, METH_O,
      "collapse_lines(text) -> one line per block, whitespace collapsed, no empty lines (extractors.text.lines)"},
     {nullptr, nullptr, 0, nullptr}};

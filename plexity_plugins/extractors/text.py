@@ -37,13 +37,19 @@ def nonspace_python(text: str) -> int:
     return len("".join(text.split()))
 
 
-def find_all_python(text: str, needle: str) -> list[int]:
+def find_all_python(text: str, needle: str, limit: int = -1) -> list[int]:
     """Every position where `needle` starts in `text` (overlapping ones too), in order: those
-    ``text.find(needle, at + 1)`` gives one after the other.  (Compiled: glibc's memmem over the
-    page's UTF-8 form, a few times faster than ``str.find`` on a page.)"""
-    found, at = [], text.find(needle)
+    ``text.find(needle, at + 1)`` gives one after the other; only the first `limit` where `limit`
+    is not negative (the search stops there).  (Compiled: glibc's memmem over the page's UTF-8
+    form, a few times faster than ``str.find`` on a page.)"""
+    found = []
+    if limit == 0:
+        return found
+    at = text.find(needle)
     while at >= 0:
         found.append(at)
+        if len(found) == limit:
+            break
         at = text.find(needle, at + 1)
     return found
 
