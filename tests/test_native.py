@@ -390,6 +390,25 @@ def test_finding_every_place_of_a_needle_matches_str_find(page_texts):
             assert text.find_all(variant, needle) == text.find_all_python(variant, needle)
 
 
+def test_finding_the_first_places_of_a_needle_stops_after_them():
+    """`find_all` with a limit gives the first `limit` positions of the whole search (all of them for a
+    negative limit, none for 0), compiled as in the reference."""
+    from plexity_plugins.extractors import text
+
+    rng = random.Random(15)
+    alphabet = ["a", "@", "é", "\u4000", "\U00014000", "ab"]
+    for _ in range(5000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 2)))
+        every = text.find_all_python(sample, needle)
+        kept = native.utf8_text(sample.encode("utf-8")) or sample
+        for limit in (-1, 0, 1, 2, 4):
+            expected = every if limit < 0 else every[:limit]
+            assert text.find_all_python(sample, needle, limit) == expected
+            for variant in (sample, kept):
+                assert text.find_all(variant, needle, limit) == expected
+
+
 def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     """`dense` (and its link-density step) gives the same text with the compiled helpers as with
     the Python references, on every page of the set."""
