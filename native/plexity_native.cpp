@@ -12,6 +12,7 @@
 //   WordCounter.count(text)        language._function_word_share's counting
 //   sample_lines(text, limit)      language.sample_for_identification
 //   utf8_text(data)                str(data, "utf-8"), keeping the UTF-8 form (None if invalid)
+//   has_utf8_form(text)            whether a str holds its UTF-8 form (then it has no lone surrogate)
 //   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
@@ -1233,6 +1234,22 @@ PyObject *utf8_text(PyObject *, PyObject *arg) {
   return text;
 }
 
+// Whether `text` (a str) holds its UTF-8 form (CPython's cache of it): it then has no lone
+// surrogate, as only a strict encoding (PyUnicode_AsUTF8AndSize) or utf8_text's strict decoding
+// makes one.  (False where it is not kept, or on a free-threaded build.)
+PyObject *has_utf8_form(PyObject *, PyObject *arg) {
+  if (!PyUnicode_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "has_utf8_form needs a str");
+    return nullptr;
+  }
+#ifndef Py_GIL_DISABLED
+  if (PyUnicode_IS_COMPACT(arg) && !PyUnicode_IS_ASCII(arg) &&
+      reinterpret_cast<PyCompactUnicodeObject *>(arg)->utf8 != nullptr)
+    Py_RETURN_TRUE;
+#endif
+  Py_RETURN_FALSE;
+}
+
 // ---------------------------------------------------------------------------------------
 // The extractors' text helpers (plexity_plugins/extractors/text.py has the Python references):
 // whitespace is str.split()'s (Py_UNICODE_ISSPACE), lines are split at "\n" only, as
@@ -1476,6 +1493,8 @@ PyMethodDef module_methods[] = {
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and sentences.block_ids"},
     {"utf8_text", utf8_text, METH_O,
      "utf8_text(data) -> str(data, 'utf-8') with its UTF-8 form kept, or None if data is not valid UTF-8"},
+    {"has_utf8_form", has_utf8_form, METH_O,
+     "has_utf8_form(text) -> whether the (non-ASCII) str holds its UTF-8 form, so no lone surrogate"},
     {"count_words", count_words, METH_O, "count_words(text) -> len(text.split())"},
     {"count_nonspace", count_nonspace, METH_O, "count_nonspace(text) -> len(''.join(text.split()))"},
     {"count_marked_words", count_marked_words, METH_O,

@@ -144,7 +144,9 @@ def html_text(html: str | bytes) -> str:
     parse raised."""
     if isinstance(html, bytes):
         return decode_html(html)[0]
-    if html.isascii():  # (a flag lookup in CPython)
+    # (a flag lookup in CPython; and a str that holds its UTF-8 form, as a page utf8_text decoded
+    # does, has no lone surrogate: it is not encoded again to find out)
+    if html.isascii() or native.has_utf8_form(html):
         return html
     try:
         html.encode("utf-8")

@@ -119,6 +119,15 @@ def utf8_text(data: bytes | memoryview) -> str | None:
     return _UTF8_TEXT(data) if _UTF8_TEXT is not None else None
 
 
+_HAS_UTF8_FORM = compiled("has_utf8_form")
+
+
+def has_utf8_form(text: str) -> bool:
+    """Whether `text` holds its UTF-8 form (CPython's cache of it, as `utf8_text` leaves it): a str
+    that does has no lone surrogate.  False where it does not, or where the compiled path is off."""
+    return _HAS_UTF8_FORM is not None and _HAS_UTF8_FORM(text)
+
+
 def sample_lines(text: str, limit: int) -> str:
     return _native.sample_lines(text, limit)
 
