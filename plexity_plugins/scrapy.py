@@ -61,6 +61,7 @@ from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                      environment_message, is_disk_full)
+from .io.decoding import declared_content_type
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
@@ -82,11 +83,12 @@ SETTING_NAMES_IN_ERRORS = {"other_languages": "PLEXITY_OTHER_LANGUAGES = 'drop'"
 # Every PLEXITY_* setting the pipeline and the add-on read (docs/scrapy.md's table): another one is
 # a typo, which Scrapy itself would ignore (`_unknown_settings`).
 SETTINGS = ("PLEXITY_MODEL", "PLEXITY_THRESHOLD", "PLEXITY_METHOD", "PLEXITY_INPUT_FIELD", "PLEXITY_INPUT_FORMAT",
-            "PLEXITY_EXTRACTOR", "PLEXITY_OUTPUT_FIELD", "PLEXITY_STATS_FIELD", "PLEXITY_DOC_PERPLEXITY_FIELD",
-            "PLEXITY_MIN_DOC_PERPLEXITY", "PLEXITY_MAX_DOC_PERPLEXITY", "PLEXITY_LANGUAGE_FIELD", "PLEXITY_ANNOTATE",
-            "PLEXITY_MIN_CHARS", "PLEXITY_MIN_KEPT_FRACTION", "PLEXITY_OTHER_LANGUAGES", "PLEXITY_LANGUAGE_CHECK",
-            "PLEXITY_THREADS", "PLEXITY_DROPPED_FILE", "PLEXITY_MAX_DOCUMENT_BYTES", "PLEXITY_EXTRACT_TIMEOUT",
-            "PLEXITY_EXTRACT_MEMORY", "PLEXITY_PIPELINE_PRIORITY", "PLEXITY_ENABLED")
+            "PLEXITY_ENCODING_FIELD", "PLEXITY_EXTRACTOR", "PLEXITY_OUTPUT_FIELD", "PLEXITY_STATS_FIELD",
+            "PLEXITY_DOC_PERPLEXITY_FIELD", "PLEXITY_MIN_DOC_PERPLEXITY", "PLEXITY_MAX_DOC_PERPLEXITY",
+            "PLEXITY_LANGUAGE_FIELD", "PLEXITY_ANNOTATE", "PLEXITY_MIN_CHARS", "PLEXITY_MIN_KEPT_FRACTION",
+            "PLEXITY_OTHER_LANGUAGES", "PLEXITY_LANGUAGE_CHECK", "PLEXITY_THREADS", "PLEXITY_DROPPED_FILE",
+            "PLEXITY_MAX_DOCUMENT_BYTES", "PLEXITY_EXTRACT_TIMEOUT", "PLEXITY_EXTRACT_MEMORY",
+            "PLEXITY_PIPELINE_PRIORITY", "PLEXITY_ENABLED")
 
 
 class PlexityDropItem(DropItem):
@@ -145,6 +147,11 @@ class PerplexityFilterPipeline:
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
+        PLEXITY_ENCODING_FIELD: item field holding the response's encoding for a page given as bytes:
+            its Content-Type header (``response.headers.get("Content-Type")``) or a charset
+            (``response.encoding``).  It decides as the HTTP charset does in a browser: over the
+            page's ``<meta charset>``, under a BOM (`plexity_plugins.io.decoding`). "" for none.
+            Default "encoding".
         PLEXITY_EXTRACTOR: "learned", "dense", "auto", "trafilatura", "fast", "tags" or "none", for
             HTML input; default as `plexity clean` (learned: blocks kept by a small learned forest).
         PLEXITY_OUTPUT_FIELD: field that receives the cleaned text. Default "text".
@@ -187,7 +194,8 @@ class PerplexityFilterPipeline:
     """
 
     def __init__(self, scorer: PerplexityScorer | LanguageModels, stats, *, input_field: str = "html",
-                 input_format: str = "html", extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
+                 input_format: str = "html", encoding_field: str | None = "encoding",
+                 extractor: str = DEFAULT_EXTRACTOR, output_field: str = "text",
                  stats_field: str | None = "plexity", annotate: bool = False,
                  min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
                  other_languages: str = "keep", threads: int = 1, dropped_file: str | None = None,
@@ -209,6 +217,7 @@ class PerplexityFilterPipeline:
         self.stats = stats
         self.input_field = input_field
         self.input_format = input_format
+        self.encoding_field = encoding_field or None
         self.extractor = extractor
         # in child processes stopped past the time limit (`plexity_plugins.extractors.sandbox`), one per thread
         self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads),
@@ -275,6 +284,7 @@ class PerplexityFilterPipeline:
             scorer, crawler.stats,
             input_field=settings.get("PLEXITY_INPUT_FIELD", "html"),
             input_format=input_format,
+            encoding_field=settings.get("PLEXITY_ENCODING_FIELD", "encoding"),
             extractor=extractor,
             output_field=settings.get("PLEXITY_OUTPUT_FIELD", "text"),
             stats_field=settings.get("PLEXITY_STATS_FIELD", "plexity"),
@@ -375,9 +385,11 @@ class PerplexityFilterPipeline:
                             "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
                             "plexity/items_looks_like_html)", source, self.input_field)
 
+        content_type = self._content_type(adapter, source) if isinstance(value, bytes) else None
         try:
             language = adapter.get(self.language_field) if self.language_field else None
-            outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None)
+            outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
+                                            content_type)
         except ENVIRONMENT_ERRORS as exc:
             self._stop_crawl(exc)
             raise
@@ -415,16 +427,30 @@ class PerplexityFilterPipeline:
             self._drop(source, "doc_perplexity_above_max",
                        f"document perplexity {perplexity:.1f} > PLEXITY_MAX_DOC_PERPLEXITY {self.max_doc_perplexity}")
 
-    def _clean(self, value: str | bytes, language: str | None = None) -> _Outcome:
-        """Extraction and the policy's verdict: the CPU work, run in a worker thread."""
+    def _content_type(self, adapter: ItemAdapter, source: str) -> str | None:
+        """The response's Content-Type (or charset) from PLEXITY_ENCODING_FIELD, as `decode_html` reads the
+        HTTP header's; None when the item has none (its bytes are then decoded by BOM, <meta charset>, UTF-8)."""
+        if not self.encoding_field or self.input_format != "html":
+            return None
+        declared = _one(adapter.get(self.encoding_field))
+        if declared is None or isinstance(declared, (str, bytes)):
+            return declared_content_type(declared)
+        self._warn_once("encoding_not_text", "plexity: %s: %r (PLEXITY_ENCODING_FIELD) holds %s, not a Content-Type "
+                        "or charset: the page's bytes are decoded without it (said once)",
+                        source, self.encoding_field, type(declared).__name__)
+        return None
+
+    def _clean(self, value: str | bytes, language: str | None = None, content_type: str | None = None) -> _Outcome:
+        """Extraction and the policy's verdict: the CPU work, run in a worker thread; `content_type`: the
+        response's, for a page given as bytes."""
         started = time.perf_counter()
         outcome = _Outcome()
         text: str | bytes = value
         decode_replaced = 0  # U+FFFD introduced by decoding bytes
         if self.input_format == "html":
             if isinstance(value, bytes):
-                # No headers here: BOM, then <meta charset>, else UTF-8 with replacement.
-                html, decode_replaced = decode_html_counted(value)
+                # BOM, then the response's charset (PLEXITY_ENCODING_FIELD), then <meta charset>, else UTF-8
+                html, decode_replaced = decode_html_counted(value, content_type)
             else:
                 html = value
             try:
@@ -548,6 +574,13 @@ class PlexityAddon:
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return
         settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
+
+
+def _one(value: Any) -> Any:
+    """A field's value, out of the list of one an ItemLoader without ``TakeFirst`` makes of it."""
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return value[0]
+    return value
 
 
 def _unknown_settings(settings) -> None:

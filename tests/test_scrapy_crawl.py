@@ -163,3 +163,53 @@ def test_a_dropped_item_is_logged_as_its_url_and_reason_not_its_page(tmp_path):
     assert following.startswith("<") and following.endswith(": not shown>")  # the item, as its URL
     assert max(map(len, crawl.log.splitlines())) < 2_000
     assert len(crawl.log) < LARGE_PAGE_BYTES / 10
+
+
+# -- a page given as bytes, with its response's charset ----------------------------------
+
+RUSSIAN = [
+    "Городской совет утвердил бюджет новой публичной библиотеки в понедельник вечером.",
+    "Библиотека откроется весной, в ней будет большой зал для детей и сад для чтения.",
+]
+BYTES_SPIDER = '''
+import scrapy
+
+class BytesSpider(scrapy.Spider):
+    """Yields each page's bytes three times: with its Content-Type header, with Scrapy's response.encoding,
+    and with neither."""
+    name = "bytes"
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        yield {"url": response.url, "given": "header", "html": response.body,
+               "encoding": response.headers.get("Content-Type")}
+        yield {"url": response.url, "given": "response.encoding", "html": response.body,
+               "encoding": response.encoding}
+        yield {"url": response.url, "given": "nothing", "html": response.body}
+'''
+
+
+def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
+    # Served as windows-1251 by its Content-Type header alone, without a <meta charset>: the pipeline
+    # decodes the bytes by the item's "encoding" field (PLEXITY_ENCODING_FIELD) as a browser by the header.
+    page = "<html><head><title>Библиотека</title></head><body>" + "".join(f"<p>{s}</p>" for s in RUSSIAN) \
+        + "</body></html>"
+    (tmp_path / "bytes_spider.py").write_text(BYTES_SPIDER, encoding="utf-8")
+    with serve({"/ru/library.html": ("text/html; charset=windows-1251", page.encode("windows-1251"))}) as base:
+        command = [sys.executable, "-m", "scrapy", "runspider", "bytes_spider.py",
+                   "-a", f"url={base}ru/library.html", "-O", "items.jsonl",
+                   "-s", "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}", "-s", "PLEXITY_EXTRACTOR=tags",
+                   "-s", "PLEXITY_MIN_CHARS=0", "-s", "FEED_EXPORT_FIELDS=given,text,plexity"]
+        process = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0 and "ERROR" not in process.stderr, process.stderr[-5000:]
+    items = {item["given"]: item for item in map(json.loads, (tmp_path / "items.jsonl").read_text().splitlines())}
+    for given in ("header", "response.encoding"):
+        assert items[given]["text"] == "\n".join(RUSSIAN)
+        assert items[given]["plexity"]["plexity_replaced_chars"] == 0
+        assert items[given]["plexity"]["plexity_passthrough"] == "language:ru"  # (the model is English)
+    # Without it, the bytes are read by the page alone: no <meta charset>, so UTF-8, and lost
+    assert items["nothing"]["plexity"]["plexity_replaced_chars"] > 100
+    assert "Библиотека" not in items["nothing"]["text"]

@@ -224,6 +224,57 @@ def test_bytes_with_a_meta_charset_are_decoded_by_it():
     assert item["plexity"]["plexity_replaced_chars"] == 0 and "Caf\u00e9 Royal" in item["text"]
 
 
+CAFE_PAGE = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal")
+
+
+@pytest.mark.parametrize("encoding", ["windows-1252", "cp1252", "x-cp1252", "text/html; charset=windows-1252",
+                                      b"text/html; charset=windows-1252", ["windows-1252"]],
+                         ids=["label", "codec name", "WHATWG label", "Content-Type", "Content-Type as bytes",
+                              "a list of one, as an ItemLoader gives it"])
+def test_bytes_are_decoded_by_the_responses_charset_in_the_encoding_field(encoding):
+    # response.encoding, or response.headers.get("Content-Type"): as a browser reads the HTTP charset
+    item = run(make_pipeline(), {"html": CAFE_PAGE.encode("windows-1252"), "encoding": encoding})
+    assert "Caf\u00e9 Royal" in item["text"] and item["plexity"]["plexity_replaced_chars"] == 0
+
+
+def test_the_responses_charset_wins_over_the_meta_charset_and_a_bom_over_both():
+    lying = CAFE_PAGE.replace("<head>", '<head><meta charset="utf-8">')
+    item = run(make_pipeline(), {"html": lying.encode("windows-1252"), "encoding": "windows-1252"})
+    assert "Caf\u00e9 Royal" in item["text"]
+    item = run(make_pipeline(), {"html": lying.encode("utf-8-sig"), "encoding": "windows-1252"})
+    assert "Caf\u00e9 Royal" in item["text"]  # (not "CafÃ©": the BOM says UTF-8)
+
+
+def test_an_unknown_charset_in_the_encoding_field_is_no_declaration_as_in_a_browser():
+    declared = CAFE_PAGE.replace("<head>", '<head><meta charset="windows-1252">').encode("windows-1252")
+    item = run(make_pipeline(), {"html": declared, "encoding": "text/html; charset=x-no-such-charset"})
+    assert "Caf\u00e9 Royal" in item["text"]  # (the page's own <meta charset>)
+
+
+def test_the_encoding_field_is_a_setting():
+    page = CAFE_PAGE.encode("windows-1252")
+    item = run(make_pipeline(PLEXITY_ENCODING_FIELD="charset"), {"html": page, "charset": "windows-1252"})
+    assert "Caf\u00e9 Royal" in item["text"]
+    item = run(make_pipeline(PLEXITY_ENCODING_FIELD=""), {"html": page, "encoding": "windows-1252"})
+    assert "Caf\ufffd Royal" in item["text"]  # none: the bytes alone, UTF-8
+
+
+def test_the_encoding_field_is_for_bytes_only_a_str_is_text_already():
+    item = run(make_pipeline(), {"html": CAFE_PAGE, "encoding": "utf-16"})
+    assert "Caf\u00e9 Royal" in item["text"]
+
+
+def test_an_encoding_field_holding_no_charset_is_said_once_and_the_bytes_decoded_without_it(caplog):
+    pipeline = make_pipeline()
+    page = CAFE_PAGE.replace("<head>", '<head><meta charset="windows-1252">').encode("windows-1252")
+    for _ in range(2):
+        item = run(pipeline, {"url": "http://x/", "html": page, "encoding": 1251})
+        assert "Caf\u00e9 Royal" in item["text"]
+    said = [r.getMessage() for r in caplog.records if "PLEXITY_ENCODING_FIELD" in r.getMessage()]
+    assert said == ["plexity: http://x/: 'encoding' (PLEXITY_ENCODING_FIELD) holds int, not a Content-Type or "
+                    "charset: the page's bytes are decoded without it (said once)"]
+
+
 @pytest.mark.parametrize("value", ["", "   \n ", b""], ids=["empty", "whitespace", "empty bytes"])
 def test_empty_input_drops_the_item_as_empty(value):
     pipeline = make_pipeline()

@@ -155,6 +155,21 @@ def html_text(html: str | bytes) -> str:
     return html
 
 
+def declared_content_type(declared: str | bytes | None) -> str | None:
+    """What a crawler says a response's encoding is, as the HTTP ``Content-Type`` value that `html_encoding`
+    reads (rule 2): a Content-Type value (``text/html; charset=windows-1251``; bytes, as Scrapy's
+    ``response.headers`` hold it, are read as Latin-1, as Scrapy reads them) as it is; a bare label
+    (``windows-1251``, Scrapy's ``response.encoding``) as that charset; None or blank: None."""
+    if isinstance(declared, bytes):
+        declared = declared.decode("latin-1")
+    declared = (declared or "").strip()
+    if not declared:
+        return None
+    if any(sign in declared for sign in "/;="):
+        return declared
+    return f"charset={declared}"
+
+
 def decode_html_counted(body: bytes, content_type: str | None = None) -> tuple[str, int]:
     """(text, characters replaced): `decode_html`, counting the U+FFFD it had to insert."""
     text, _, replaced = decode_html_replaced(body, content_type)
