@@ -213,3 +213,19 @@ def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
     # Without it, the bytes are read by the page alone: no <meta charset>, so UTF-8, and lost
     assert items["nothing"]["plexity"]["plexity_replaced_chars"] > 100
     assert "Библиотека" not in items["nothing"]["text"]
+
+
+# -- the example project's spider without its start URL --------------------------------
+
+@pytest.mark.parametrize("given", [[], ["-a", "start_url="], ["-s", "START_URLS= , "]],
+                         ids=["nothing", "an empty start_url", "blank START_URLS"])
+def test_the_spider_without_a_start_url_says_what_to_give_in_one_line(tmp_path, given):
+    # (before: a traceback from deep inside Scrapy's start-up, the message on its last line)
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", *given, "-s", f"STATS_JSON_FILE={tmp_path / 's.json'}"]
+    process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in process.stderr, process.stderr[-5000:]
+    errors = [line for line in process.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and errors[0].endswith(
+        "ERROR: give a start URL: -a start_url=URL (or the START_URLS setting)"), process.stderr[-5000:]
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["finish_reason"] == "no_start_url" and "downloader/request_count" not in stats

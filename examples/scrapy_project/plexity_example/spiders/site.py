@@ -10,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.exceptions import UsageError
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.linkextractors import LinkExtractor
 
@@ -24,8 +24,6 @@ class SiteSpider(scrapy.Spider):
         given = getattr(spider, "start_url", None)
         urls = given.split(",") if given else crawler.settings.getlist("START_URLS")
         urls = [url.strip() for url in urls if url.strip()]
-        if not urls:
-            raise UsageError("give a start URL: -a start_url=URL (or the START_URLS setting)")
         spider.start_urls = urls
         # Stay on the start URLs' hosts: the offsite middleware drops requests to others.
         spider.allowed_domains = sorted({urlsplit(url).hostname for url in urls})
@@ -35,6 +33,9 @@ class SiteSpider(scrapy.Spider):
     async def start(self):
         # Unlike the default, start requests go through the duplicate filter too, so a
         # link back to the home page does not fetch it a second time.
+        if not self.start_urls:  # said in one line, and the crawl closed (reason "no_start_url")
+            self.logger.error("give a start URL: -a start_url=URL (or the START_URLS setting)")
+            raise CloseSpider("no_start_url")
         for url in self.start_urls:
             yield scrapy.Request(url, callback=self.parse)
 
