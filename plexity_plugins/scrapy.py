@@ -356,19 +356,22 @@ class PerplexityFilterPipeline:
                             "(said once; counted in plexity/items_not_an_item)", type(item).__name__)
             return item
         adapter = ItemAdapter(item)
-        value = adapter.get(self.input_field)
+        value = _one(adapter.get(self.input_field))
+        if isinstance(value, (list, tuple)) and all(isinstance(part, str) for part in value):
+            value = "\n".join(value)  # (the page's parts, e.g. response.css("p").getall(): as its lines)
         if value is None:
             self._inc("items_without_input")
             # (said once: a misnamed field, PLEXITY_INPUT_FIELD, passes every item on uncleaned)
             self._warn_once("without_input", "plexity: an item without %r (PLEXITY_INPUT_FIELD) passed on "
                             "uncleaned (said once; counted in plexity/items_without_input)", self.input_field)
             return item
-        source = str(adapter.get("url") or type(item).__name__)
+        source = str(_one(adapter.get("url")) or type(item).__name__)
         if isinstance(value, (bytearray, memoryview)):
             value = bytes(value)
         if not isinstance(value, (str, bytes)):
-            self._drop(source, "input_not_text",
-                       f"field {self.input_field!r} holds {type(value).__name__}, not str or bytes")
+            held = (f"a {type(value).__name__} of {len(value)} values" if isinstance(value, (list, tuple))
+                    else type(value).__name__)
+            self._drop(source, "input_not_text", f"field {self.input_field!r} holds {held}, not str or bytes")
         kind = binary_kind(value[:4096] if isinstance(value, bytes) else value[:1024].encode("utf-8", "replace"))
         if kind is not None:  # a PDF, an image, an archive (a gzip file downloaded as is) ...: never text
             self._drop(source, "input_not_text", f"field {self.input_field!r} holds {kind}, not text")
@@ -387,7 +390,7 @@ class PerplexityFilterPipeline:
 
         content_type = self._content_type(adapter, source) if isinstance(value, bytes) else None
         try:
-            language = adapter.get(self.language_field) if self.language_field else None
+            language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
                                             content_type)
         except ENVIRONMENT_ERRORS as exc:
@@ -577,7 +580,8 @@ class PlexityAddon:
 
 
 def _one(value: Any) -> Any:
-    """A field's value, out of the list of one an ItemLoader without ``TakeFirst`` makes of it."""
+    """A field's value, out of the list of one an ItemLoader without ``TakeFirst`` makes of it (Scrapy's
+    ``ItemLoader`` gives every field as a list)."""
     if isinstance(value, (list, tuple)) and len(value) == 1:
         return value[0]
     return value
