@@ -21,7 +21,7 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
   (`plexity_plugins.cleaning.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``memory_limit``, ``input_not_text``,
-  ``no_output_field``, ``too_large``;
+  ``no_output_field``, ``item_not_writable`` (a frozen item class), ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
 - ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
@@ -54,6 +54,7 @@ require_extra("scrapy", "plexity_plugins.scrapy")
 
 # Absolute imports: this module's name does not shadow the real Scrapy.
 from itemadapter import ItemAdapter  # noqa: E402
+from scrapy import Item  # noqa: E402
 from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from .cleaning import policy
@@ -73,6 +74,7 @@ logger = logging.getLogger(__name__)
 
 STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
+ITEM_NOT_WRITABLE = "item_not_writable"
 CANNOT_START = "plexity: the crawl cannot start: %s"  # the log's first error for a setting it cannot use
 DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
@@ -381,6 +383,8 @@ class PerplexityFilterPipeline:
         missing = self._missing_field(item, self.output_field)
         if missing:
             self._drop(source, "no_output_field", missing)
+        if not isinstance(item, (dict, Item)):  # (a frozen dataclass or attrs class: found before the work)
+            self._write(adapter, self.output_field, adapter.get(self.output_field), source)  # (its own value)
         if self.input_format == "text" and looks_like_html(value):  # (its markup would be cleaned as text)
             self._inc("items_looks_like_html")
             self._warn_once("looks_like_html", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds an HTML page, and "
@@ -406,11 +410,12 @@ class PerplexityFilterPipeline:
             self._drop(source, verdict.reason, self.policy.explain(verdict, SETTING_NAMES))
         self._check_doc_perplexity(verdict.result.document_perplexity if verdict.result else None, source)
 
-        adapter[self.output_field] = verdict.text
+        self._write(adapter, self.output_field, verdict.text, source)
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
-            adapter[self.stats_field] = policy.metadata(verdict, self.scorer)
+            self._write(adapter, self.stats_field, policy.metadata(verdict, self.scorer), source)
         if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field, warn=True):
-            adapter[self.doc_perplexity_field] = verdict.result.document_perplexity if verdict.result else None
+            perplexity = verdict.result.document_perplexity if verdict.result else None
+            self._write(adapter, self.doc_perplexity_field, perplexity, source)
         if verdict.status == policy.PASSED_THROUGH:
             passthrough = verdict.result.passthrough
             self._inc("items_passthrough")
@@ -419,6 +424,17 @@ class PerplexityFilterPipeline:
         else:
             self._inc("items_cleaned")
         return item
+
+    def _write(self, adapter: ItemAdapter, field: str, value: Any, source: str) -> None:
+        """`adapter[field] = value`; an item that refuses it (a frozen dataclass or attrs class, a model whose
+        validation rejects the value) is dropped as ``item_not_writable``, not lost with a traceback."""
+        try:
+            adapter[field] = value
+        except (AttributeError, TypeError, ValueError) as exc:  # (FrozenInstanceError is an AttributeError)
+            frozen = ": an item class the pipeline writes to cannot be frozen" if isinstance(exc, AttributeError) \
+                else ""
+            self._drop(source, ITEM_NOT_WRITABLE, f"{type(adapter.item).__name__}'s field {field!r} cannot be set "
+                                                  f"({type(exc).__name__}: {exc}){frozen}")
 
     def _check_doc_perplexity(self, perplexity: float | None, source: str) -> None:
         if perplexity is None:

@@ -130,6 +130,35 @@ def test_an_item_class_without_the_output_field_is_dropped_with_the_reason(pipel
         run(pipeline, Bare(html=PAGE))
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenDataclass:
+    url: str
+    html: str
+    text: str | None = None
+    plexity: dict | None = None
+
+
+@attrs.frozen
+class FrozenAttrs:
+    url: str
+    html: str
+    text: str | None = None
+    plexity: dict | None = None
+
+
+@pytest.mark.parametrize("item_class", [FrozenDataclass, FrozenAttrs], ids=["dataclass", "attrs"])
+def test_a_frozen_item_is_dropped_saying_so_before_any_work(item_class):
+    # (the pipeline cannot set its text: before, FrozenInstanceError lost the item with a traceback, uncounted)
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match=f"item_not_writable: {item_class.__name__}'s field 'text' cannot be set "
+                                       r"\(FrozenInstanceError: .*\): an item class the pipeline writes to "
+                                       r"cannot be frozen \(http://x/\)"):
+        run(pipeline, item_class(url="http://x/", html=PAGE))
+    counts = stats(pipeline)
+    assert counts["items_dropped"] == counts["items_dropped/item_not_writable"] == 1
+    assert "sentences_kept" not in counts  # (dropped before extraction and scoring)
+
+
 def test_an_item_class_without_the_stats_field_is_cleaned_with_a_warning(pipeline, caplog):
     class NoStats(scrapy.Item):
         html = scrapy.Field()
