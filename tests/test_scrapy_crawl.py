@@ -192,20 +192,31 @@ class BytesSpider(scrapy.Spider):
 '''
 
 
+def run_spider(directory: Path, spider: str, site: dict[str, tuple[str, bytes]], *settings: str) -> tuple[list, str]:
+    """`scrapy runspider` of the spider source `spider` (its argument `url`: the site's home page), the filter
+    enabled by its add-on; returns the exported items and the log."""
+    (directory / "spider.py").write_text(spider, encoding="utf-8")
+    with serve(site) as base:
+        command = [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}", "-O", "items.jsonl",
+                   "-s", "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}", "-s", "PLEXITY_EXTRACTOR=tags",
+                   "-s", "TELNETCONSOLE_ENABLED=False"]
+        for setting in settings:
+            command += ["-s", setting]
+        process = subprocess.run(command, cwd=directory, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-5000:]
+    items = [json.loads(line) for line in (directory / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    return items, process.stderr
+
+
 def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
     # Served as windows-1251 by its Content-Type header alone, without a <meta charset>: the pipeline
     # decodes the bytes by the item's "encoding" field (PLEXITY_ENCODING_FIELD) as a browser by the header.
     page = "<html><head><title>Библиотека</title></head><body>" + "".join(f"<p>{s}</p>" for s in RUSSIAN) \
         + "</body></html>"
-    (tmp_path / "bytes_spider.py").write_text(BYTES_SPIDER, encoding="utf-8")
-    with serve({"/ru/library.html": ("text/html; charset=windows-1251", page.encode("windows-1251"))}) as base:
-        command = [sys.executable, "-m", "scrapy", "runspider", "bytes_spider.py",
-                   "-a", f"url={base}ru/library.html", "-O", "items.jsonl",
-                   "-s", "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}", "-s", "PLEXITY_EXTRACTOR=tags",
-                   "-s", "PLEXITY_MIN_CHARS=0", "-s", "FEED_EXPORT_FIELDS=given,text,plexity"]
-        process = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert process.returncode == 0 and "ERROR" not in process.stderr, process.stderr[-5000:]
-    items = {item["given"]: item for item in map(json.loads, (tmp_path / "items.jsonl").read_text().splitlines())}
+    items, log = run_spider(tmp_path, BYTES_SPIDER, {"/": ("text/html; charset=windows-1251", page.encode("cp1251"))},
+                            "PLEXITY_MIN_CHARS=0", "FEED_EXPORT_FIELDS=given,text,plexity")
+    assert " ERROR: " not in log, log[-5000:]
+    items = {item["given"]: item for item in items}
     for given in ("header", "response.encoding"):
         assert items[given]["text"] == "\n".join(RUSSIAN)
         assert items[given]["plexity"]["plexity_replaced_chars"] == 0
@@ -229,3 +240,34 @@ def test_the_spider_without_a_start_url_says_what_to_give_in_one_line(tmp_path, 
         "ERROR: give a start URL: -a start_url=URL (or the START_URLS setting)"), process.stderr[-5000:]
     stats = json.loads((tmp_path / "s.json").read_text())
     assert stats["finish_reason"] == "no_start_url" and "downloader/request_count" not in stats
+
+
+# -- what a spider yields by mistake -----------------------------------------------------
+
+MISTAKEN_SPIDER = '''
+import scrapy
+
+class MistakenSpider(scrapy.Spider):
+    """Yields its links' requests as one generator, not one by one (yield response.follow_all(...), no "from")."""
+    name = "mistaken"
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.text}
+        yield response.follow_all(css="a")
+'''
+
+
+def test_a_generator_a_spider_yields_by_mistake_is_dropped_saying_so_not_an_exporter_error(tmp_path):
+    # (passed on, the feed exporter failed on it with a traceback, "No adapter found for objects of type generator")
+    home = "<html><body>" + "".join(f"<p>{line}</p>" for line in ARTICLES["/news/library.html"]) \
+        + '<a href="/news/library.html">more</a></body></html>'
+    items, log = run_spider(tmp_path, MISTAKEN_SPIDER, {"/": ("text/html; charset=utf-8", home.encode())})
+    assert " ERROR: " not in log and "Traceback" not in log, log[-5000:]
+    assert "Dropped: plexity: not_an_item: the spider yielded a generator, not an item: yield each of its requests " \
+           "or items (yield from ...) (generator)" in log
+    assert "'plexity/items_dropped/not_an_item': 1" in log
+    assert [item["text"] for item in items] == ["\n".join(ARTICLES["/news/library.html"])]

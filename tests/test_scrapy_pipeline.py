@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 
 import attrs
 import pytest
@@ -246,6 +247,32 @@ def test_something_that_is_not_an_item_passes_through_untouched_and_counted(item
     assert run(pipeline, item) is item
     assert stats(pipeline)["items_seen"] == stats(pipeline)["items_not_an_item"] == 1
     assert "is not an item" in caplog.text
+
+
+def _mistaken_outputs():
+    """What a spider's callback yields by mistake, from a real response: its follow_all() not yielded
+    from, a list of requests, the response itself."""
+    from scrapy.http import HtmlResponse
+
+    response = HtmlResponse("http://example.org/", body=PAGE.encode(), encoding="utf-8")
+    return {"follow_all": response.follow_all(["/a", "/b"]), "a list": [response.follow("/a")],
+            "a tuple of items": ({"html": PAGE}, {"html": PAGE}), "the response": response}
+
+
+@pytest.mark.parametrize("name, said", [
+    ("follow_all", "a generator, not an item: yield each of its requests or items (yield from ...)"),
+    ("a list", "a list, not an item: yield each of its requests or items (yield from ...)"),
+    ("a tuple of items", "a tuple, not an item: yield each of its requests or items (yield from ...)"),
+    ("the response", "a response, not an item: yield an item made of it "
+                     "({'url': response.url, 'html': response.body})"),
+])
+def test_what_a_spider_yields_by_mistake_is_dropped_saying_what_to_yield(name, said):
+    # (passed on, it failed in the feed exporter, "No adapter found", a traceback for each; its requests never sent)
+    pipeline = make_pipeline()
+    with pytest.raises(DropItem, match=re.escape(f"plexity: not_an_item: the spider yielded {said}")):
+        run(pipeline, _mistaken_outputs()[name])
+    counts = stats(pipeline)
+    assert counts["items_seen"] == counts["items_dropped"] == counts["items_dropped/not_an_item"] == 1
 
 
 @pytest.mark.parametrize("value", [42, {"a": 1}, {"<p>a set</p>"}], ids=["int", "dict", "set"])
