@@ -136,6 +136,16 @@ def test_a_dropped_log_line_stays_one_line_for_every_line_reader():
     assert json.loads(line) == row
 
 
+def test_a_dropped_log_line_with_lone_surrogates_is_written_and_reads_back_the_same():
+    # (a source read with errors="surrogateescape", a JSON "\\udce9" escape: no UTF-8 file took it raw)
+    from plexity_plugins.cleaning.policy import json_line
+
+    row = {"source": "caf\udce9.html", "text": "caf\u00e9 \ud800"}
+    line = json_line(row)
+    assert line.encode("utf-8") and json.loads(line) == row
+    assert "caf\u00e9" in line  # (other characters kept readable)
+
+
 # (page, why its cleaned text is empty: None when it is not) with min_chars=0, so that nothing
 # is dropped for being short and every empty output is written, with its reason counted
 EMPTY_PAGES = [

@@ -486,6 +486,19 @@ def test_the_dropped_file_lists_every_dropped_sentence_and_item_with_its_reason(
                            "detail": "field 'html' holds int, not str or bytes"}
 
 
+def test_a_url_with_lone_surrogates_is_written_to_the_dropped_file(tmp_path):
+    # (a str made with errors="surrogateescape": writing it raised UnicodeEncodeError, the item lost uncounted)
+    path = tmp_path / "dropped.jsonl"
+    pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(path))
+    assert ARTICLE[0] in run(pipeline, {"url": "http://x/caf\udce9", "html": PAGE})["text"]
+    with pytest.raises(DropItem, match="input_not_text"):
+        run(pipeline, {"url": "http://x/caf\udce9", "html": 7})
+    pipeline.close_spider()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert {record["source"] for record in records} == {"http://x/caf\udce9"}
+    assert records[-1]["reason"] == "input_not_text" and len(records) == 1 + len(BOILERPLATE)
+
+
 def test_a_worker_thread_gives_the_same_items_as_the_reactor_thread():
     inline = run(make_pipeline(), {"html": PAGE})
     threaded_pipeline = make_pipeline(PLEXITY_THREADS=2)

@@ -78,13 +78,17 @@ def check_other_languages(scorer, other_languages: str, names: dict[str, str] | 
                      f"with the model")
 
 # Characters that JSON leaves raw with ensure_ascii=False but that line readers (Python's
-# str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.
-_LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+# str.splitlines, JavaScript) take as line breaks: escaped, so that one record stays one line.  And lone
+# surrogates (a str read with errors="surrogateescape", a JSON "\\udce9"), which no UTF-8 file takes: escaped,
+# as ensure_ascii would, so that the record is written (not UnicodeEncodeError) and reads back the same.
+_ESCAPED_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085",
+                                         **{chr(code): f"\\u{code:04x}" for code in range(0xD800, 0xE000)}})
 
 
 def json_line(record: dict) -> str:
-    """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on."""
-    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS) + "\n"
+    """One JSON-lines record: UTF-8 text kept readable, but no character any reader splits on, and none
+    a UTF-8 file cannot hold."""
+    return json.dumps(record, ensure_ascii=False).translate(_ESCAPED_IN_STRINGS) + "\n"
 
 
 @dataclass
