@@ -379,7 +379,8 @@ class PerplexityFilterPipeline:
         if not isinstance(value, (str, bytes)):
             held = (f"a {type(value).__name__} of {len(value)} values" if isinstance(value, (list, tuple))
                     else type(value).__name__)
-            self._drop(source, "input_not_text", f"field {self.input_field!r} holds {held}, not str or bytes")
+            self._drop(source, "input_not_text",
+                       f"field {self.input_field!r} holds {held}, not str or bytes{_what_to_give(value)}")
         kind = binary_kind(value[:4096] if isinstance(value, bytes) else value[:1024].encode("utf-8", "replace"))
         if kind is not None:  # a PDF, an image, an archive (a gzip file downloaded as is) ...: never text
             self._drop(source, "input_not_text", f"field {self.input_field!r} holds {kind}, not text")
@@ -618,6 +619,20 @@ def _mistaken_output(output: Any) -> tuple[str, str] | None:
         return type(output).__name__, (f"a {type(output).__name__}, not an item: yield each of its requests or "
                                        f"items (yield from ...)")
     return None
+
+
+def _what_to_give(value: Any) -> str:
+    """For an input field holding a Scrapy response or selector instead of its page: what to give."""
+    from parsel import Selector, SelectorList
+    from scrapy.http import Response
+
+    if isinstance(value, Response):
+        return ": give response.body (and its Content-Type in the PLEXITY_ENCODING_FIELD field)"
+    if isinstance(value, Selector):
+        return ": give its HTML, .get()"
+    if isinstance(value, SelectorList):
+        return ": give their HTML, .getall()"
+    return ""
 
 
 def _one(value: Any) -> Any:

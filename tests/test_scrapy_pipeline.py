@@ -200,6 +200,20 @@ def test_a_list_of_strings_is_cleaned_as_their_lines():
     assert item["text"] == "\n".join(ARTICLE)
 
 
+@pytest.mark.parametrize("given, said", [
+    (lambda response: response, "HtmlResponse, not str or bytes: give response.body (and its Content-Type in the "
+                                "PLEXITY_ENCODING_FIELD field)"),
+    (lambda response: response.css("article"), "Selector, not str or bytes: give its HTML, .get()"),  # (a list of 1)
+    (lambda response: response.css("p"), "a SelectorList of 3 values, not str or bytes: give their HTML, .getall()"),
+], ids=["response", "response.css('article')", "response.css('p')"])
+def test_a_response_or_selector_in_the_input_field_is_dropped_saying_what_to_give(given, said):
+    from scrapy.http import HtmlResponse
+
+    response = HtmlResponse("http://example.org/", body=PAGE.encode(), encoding="utf-8")
+    with pytest.raises(DropItem, match=re.escape(f"input_not_text: field 'html' holds {said}")):
+        run(make_pipeline(), {"url": "u", "html": given(response)})
+
+
 @pytest.mark.parametrize("value", [[b"<p>a</p>", b"<p>b</p>"], ["<p>a</p>", 1]], ids=["bytes", "mixed"])
 def test_a_list_of_anything_else_is_not_text(value):
     with pytest.raises(DropItem, match="input_not_text: field 'html' holds a list of 2 values, not str or bytes"):
