@@ -28,6 +28,7 @@ PLEXITY_EXTRACTOR = "tags"
 # PLEXITY_METHOD = None             # "regions", "region", "trim" or "sentences"; None: by extractor
 # PLEXITY_INPUT_FIELD = "html"
 # PLEXITY_INPUT_FORMAT = "html"     # or "text"
+# PLEXITY_ENCODING_FIELD = "encoding"  # for a page given as bytes: its Content-Type (or response.encoding)
 # PLEXITY_OUTPUT_FIELD = "text"
 # PLEXITY_STATS_FIELD = "plexity"   # per-item plexity_* fields (as datatrove's metadata); "" for none
 # PLEXITY_ANNOTATE = False          # True: mark would-be-dropped sentences instead
