@@ -437,6 +437,13 @@ def test_a_page_in_another_language_passes_through_unfiltered_and_counted():
     assert "items_cleaned" not in counts
 
 
+@pytest.mark.parametrize("label", ["en", "EN", "en-US", "en_GB", "eng", " en\n"])
+def test_the_language_field_names_the_models_language_however_it_is_spelled(label):
+    # e.g. response.xpath("/html/@lang").get(), as the page wrote it (before: " en" passed through as "language: en")
+    item = run(make_pipeline(PLEXITY_LANGUAGE_FIELD="lang"), {"html": PAGE, "lang": label})
+    assert item["plexity"]["plexity_verdict"] == "kept" and item["plexity"]["plexity_passthrough"] is None
+
+
 # -- settings ---------------------------------------------------------------------------
 
 def test_text_input_is_cleaned_without_extraction():

@@ -325,8 +325,9 @@ def checked_language_code(label: str) -> str:
 
 def language_code(label: str | None) -> str | None:
     """A language label as models store it (ISO 639-1 where there is one): "deu_Latn",
-    "de" and "DE" all give "de"; an unknown label is returned lower-cased."""
-    if not label:
+    "de", "DE" and " de-DE\n" (a page's lang attribute as written) all give "de"; an unknown label is
+    returned lower-cased; a blank one is none."""
+    if not label or not label.strip():
         return None
-    code = label.split("_")[0].split("-")[0].lower()
+    code = label.strip().split("_")[0].split("-")[0].lower()
     return _ISO639_3_TO_1.get(code, code)
