@@ -27,7 +27,7 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
   ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_dropped/not_an_item``: what a spider yields by mistake, no item to any pipeline or exporter:
-  a generator, list or tuple (``yield response.follow_all(...)``), a response;
+  a generator, list, tuple or other iterator (``yield response.follow_all(...)``), a response;
 - ``items_not_an_item``: another object itemadapter cannot read (not a dict, Item, dataclass,
   attrs or pydantic object): passed on untouched, with a warning;
 - ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
@@ -41,11 +41,11 @@ large page does not stall the reactor: downloads and other items go on meanwhile
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import logging
 import os
 import time
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -355,7 +355,7 @@ class PerplexityFilterPipeline:
 
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
-        mistaken = _mistaken_output(item)
+        mistaken = _mistaken_output(item) if not ItemAdapter.is_item(item) else None
         if mistaken:
             self._drop(mistaken[0], "not_an_item", f"the spider yielded {mistaken[1]}")
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
@@ -605,17 +605,16 @@ class PlexityAddon:
 def _mistaken_output(output: Any) -> tuple[str, str] | None:
     """(source, what it is and what to yield instead) for what a spider's callback yields by mistake, which
     no pipeline or exporter can take as an item (the feed exporter fails on each, "No adapter found"): a
-    generator, list or tuple (``yield response.follow_all(...)``: its requests are never sent), a response;
-    None for anything else."""
+    generator, list or tuple (``yield response.follow_all(...)``: its requests are never sent), any other
+    iterator, a response; None for anything else (an item itemadapter reads is never asked about)."""
     from scrapy.http import Request, Response
 
     if isinstance(output, Response):
         return output.url, ("a response, not an item: yield an item made of it "
                             "({'url': response.url, 'html': response.body})")
     if isinstance(output, Request):  # (one yielded alone is scheduled; here only from another component)
-        return output.url, "a request, not an item: a request is yielded alone, never inside an item"
-    if isinstance(output, (list, tuple, set, frozenset)) or inspect.isgenerator(output) \
-            or inspect.isasyncgen(output):
+        return output.url, "a request, not an item: the item pipelines never send it"
+    if isinstance(output, (list, tuple, set, frozenset, Iterator, AsyncIterator)):  # (a generator, map(), ...)
         return type(output).__name__, (f"a {type(output).__name__}, not an item: yield each of its requests or "
                                        f"items (yield from ...)")
     return None

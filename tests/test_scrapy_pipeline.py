@@ -270,13 +270,15 @@ def _mistaken_outputs():
 
     response = HtmlResponse("http://example.org/", body=PAGE.encode(), encoding="utf-8")
     return {"follow_all": response.follow_all(["/a", "/b"]), "a list": [response.follow("/a")],
-            "a tuple of items": ({"html": PAGE}, {"html": PAGE}), "the response": response}
+            "a tuple of items": ({"html": PAGE}, {"html": PAGE}), "the response": response,
+            "a map": map(response.follow, ["/a", "/b"])}
 
 
 @pytest.mark.parametrize("name, said", [
     ("follow_all", "a generator, not an item: yield each of its requests or items (yield from ...)"),
     ("a list", "a list, not an item: yield each of its requests or items (yield from ...)"),
     ("a tuple of items", "a tuple, not an item: yield each of its requests or items (yield from ...)"),
+    ("a map", "a map, not an item: yield each of its requests or items (yield from ...)"),
     ("the response", "a response, not an item: yield an item made of it "
                      "({'url': response.url, 'html': response.body})"),
 ])
