@@ -242,6 +242,23 @@ def test_the_spider_without_a_start_url_says_what_to_give_in_one_line(tmp_path, 
     assert stats["finish_reason"] == "no_start_url" and "downloader/request_count" not in stats
 
 
+@pytest.mark.parametrize("given, said", [
+    ("example.org", "'example.org' is not a start URL: give it whole, -a start_url=https://example.org"),
+    ("http://127.0.0.1:9/,example.org/news", "'example.org/news' is not a start URL: give it whole, "
+                                             "-a start_url=https://example.org/news"),
+])
+def test_the_spider_with_a_start_url_without_its_scheme_says_so_in_one_line(tmp_path, given, said):
+    # (before: Scrapy's "Missing scheme in request url" with a traceback, or a TypeError from start-up)
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={given}",
+               "-s", f"STATS_JSON_FILE={tmp_path / 's.json'}"]
+    process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in process.stderr, process.stderr[-5000:]
+    errors = [line for line in process.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and errors[0].endswith(f"ERROR: {said}"), process.stderr[-5000:]
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["finish_reason"] == "bad_start_url" and "downloader/request_count" not in stats
+
+
 # -- what a spider yields by mistake -----------------------------------------------------
 
 MISTAKEN_SPIDER = '''

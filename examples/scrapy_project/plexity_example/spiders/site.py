@@ -26,7 +26,7 @@ class SiteSpider(scrapy.Spider):
         urls = [url.strip() for url in urls if url.strip()]
         spider.start_urls = urls
         # Stay on the start URLs' hosts: the offsite middleware drops requests to others.
-        spider.allowed_domains = sorted({urlsplit(url).hostname for url in urls})
+        spider.allowed_domains = sorted({urlsplit(url).hostname for url in urls if _is_page_url(url)})
         spider.link_extractor = LinkExtractor()
         return spider
 
@@ -37,6 +37,11 @@ class SiteSpider(scrapy.Spider):
             self.logger.error("give a start URL: -a start_url=URL (or the START_URLS setting)")
             raise CloseSpider("no_start_url")
         for url in self.start_urls:
+            if not _is_page_url(url):  # (Scrapy's "Missing scheme in request url" came with a traceback)
+                self.logger.error("%r is not a start URL: give it whole, -a start_url=https://%s", url,
+                                  url.split("://")[-1].lstrip("/") or "example.org/")
+                raise CloseSpider("bad_start_url")
+        for url in self.start_urls:
             yield scrapy.Request(url, callback=self.parse)
 
     def parse(self, response):
@@ -46,3 +51,9 @@ class SiteSpider(scrapy.Spider):
         yield {"url": response.url, "html": response.text}
         for link in self.link_extractor.extract_links(response):
             yield response.follow(link, callback=self.parse)
+
+
+def _is_page_url(url: str) -> bool:
+    """Whether `url` names a web page: http or https, and a host."""
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
