@@ -355,10 +355,10 @@ class PerplexityFilterPipeline:
 
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
-        mistaken = _mistaken_output(item) if not ItemAdapter.is_item(item) else None
-        if mistaken:
-            self._drop(mistaken[0], "not_an_item", f"the spider yielded {mistaken[1]}")
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
+            mistaken = _mistaken_output(item)
+            if mistaken:
+                self._drop(mistaken[0], "not_an_item", f"the spider yielded {mistaken[1]}")
             self._inc("items_not_an_item")
             self._warn_once("not_an_item", "plexity: %s is not an item itemadapter can read: passed on untouched "
                             "(said once; counted in plexity/items_not_an_item)", type(item).__name__)
@@ -438,10 +438,9 @@ class PerplexityFilterPipeline:
         try:
             adapter[field] = value
         except (AttributeError, TypeError, ValueError) as exc:  # (FrozenInstanceError is an AttributeError)
-            frozen = ": an item class the pipeline writes to cannot be frozen" if isinstance(exc, AttributeError) \
-                else ""
+            hint = ": an item class the pipeline writes to cannot be frozen" if isinstance(exc, AttributeError) else ""
             self._drop(source, ITEM_NOT_WRITABLE, f"{type(adapter.item).__name__}'s field {field!r} cannot be set "
-                                                  f"({type(exc).__name__}: {exc}){frozen}")
+                                                  f"({type(exc).__name__}: {exc}){hint}")
 
     def _check_doc_perplexity(self, perplexity: float | None, source: str) -> None:
         if perplexity is None:
