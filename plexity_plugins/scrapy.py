@@ -152,7 +152,7 @@ class PerplexityFilterPipeline:
             (as `plexity clean`).
         PLEXITY_INPUT_FIELD: item field holding the page. Default "html".
         PLEXITY_INPUT_FORMAT: "html" (extracted first) or "text". Default "html".
-        PLEXITY_ENCODING_FIELD: item field holding the response's encoding for a page given as bytes:
+        PLEXITY_ENCODING_FIELD: item field holding the response's encoding for an HTML page given as bytes:
             its Content-Type header (``response.headers.get("Content-Type")``) or a charset
             (``response.encoding``).  It decides as the HTTP charset does in a browser: over the
             page's ``<meta charset>``, under a BOM (`plexity_plugins.io.decoding`). "" for none.
