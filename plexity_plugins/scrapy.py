@@ -613,7 +613,8 @@ def _mistaken_output(output: Any) -> tuple[str, str] | None:
                             "({'url': response.url, 'html': response.body})")
     if isinstance(output, Request):  # (one yielded alone is scheduled; here only from another component)
         return output.url, "a request, not an item: the item pipelines never send it"
-    if isinstance(output, (list, tuple, set, frozenset, Iterator, AsyncIterator)):  # (a generator, map(), ...)
+    # (a generator, map(), ...; a namedtuple or other subclass is an object of the project's own)
+    if type(output) in (list, tuple, set, frozenset) or isinstance(output, (Iterator, AsyncIterator)):
         return type(output).__name__, (f"a {type(output).__name__}, not an item: yield each of its requests or "
                                        f"items (yield from ...)")
     return None

@@ -10,6 +10,7 @@ the perplexity filter.  The end-to-end crawl is in test_scrapy_crawl.py.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import logging
@@ -255,7 +256,9 @@ def test_a_page_over_the_size_cap_is_dropped_before_any_work():
     assert run(pipeline, {"url": "u", "html": PAGE})["text"]
 
 
-@pytest.mark.parametrize("item", [object(), 42, "<p>a page, not an item</p>"], ids=["object", "int", "str"])
+@pytest.mark.parametrize("item", [
+    object(), 42, "<p>a page, not an item</p>", collections.namedtuple("Page", "url html")("u", PAGE),
+], ids=["object", "int", "str", "namedtuple"])  # (for a later pipeline of the project's own to read, perhaps)
 def test_something_that_is_not_an_item_passes_through_untouched_and_counted(item, caplog):
     pipeline = make_pipeline()
     assert run(pipeline, item) is item
