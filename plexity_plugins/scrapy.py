@@ -27,7 +27,7 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
   ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
 - ``items_dropped/not_an_item``: what a spider yields by mistake, no item to any pipeline or exporter:
-  a generator, list, tuple or other iterator (``yield response.follow_all(...)``), a response;
+  a generator or other iterator (``yield response.follow_all(...)``), a plain list, tuple or set, a response;
 - ``items_not_an_item``: another object itemadapter cannot read (not a dict, Item, dataclass,
   attrs or pydantic object): passed on untouched, with a warning;
 - ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
