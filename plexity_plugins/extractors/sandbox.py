@@ -243,8 +243,10 @@ class _Child:
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
         try:
             self.process = subprocess.Popen(
-                # -P: the child imports this very package, not another `plexity_plugins` that the current
-                # directory happens to hold (`python -m` would put the directory first on its path)
+                # -P: the child imports the interpreter's installed package, not another `plexity_plugins` that
+                # the current directory happens to hold (`python -m` would put the directory first on its path).
+                # (A parent run from a checkout that is not the installed one, `python -m plexity_plugins` in
+                # its folder, still gets the installed child: give that checkout on PYTHONPATH to pair them.)
                 [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
                  str(from_child_w), *watch],
                 pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
