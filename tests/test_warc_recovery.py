@@ -142,3 +142,64 @@ def test_an_uncompressed_warc_padded_with_nuls_is_no_damage(tmp_path):
         read_records, warc = read(path)
         assert [r.uri for r in read_records if r.payload is not None] == [f"http://t/{i}" for i in range(3)]
         assert warc.problem == problem, warc.problem_detail
+
+
+def split_record_warc(path, cuts) -> list[str]:
+    """Four HTML records, each its own gzip member but the third, whose bytes are cut at the offsets
+    `cuts` into several members (as a writer that flushes a member in the middle of a record does)."""
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    uris = [f"http://t/{i}" for i in range(4)]
+    records = [record_bytes(uri, page(ARTICLE, f"Record {i}.", "x" * (9000 * (i == 2))).encode())
+               for i, uri in enumerate(uris)]
+    split = records[2]
+    bounds = [0, *[c if c >= 0 else len(split) + c for c in cuts], len(split)]
+    members = [gzip.compress(r) for r in records[:2]] + [gzip.compress(split[a:b]) for a, b in zip(bounds, bounds[1:])]
+    path.write_bytes(b"".join(members) + gzip.compress(records[3]))
+    return uris
+
+
+@pytest.mark.parametrize("cuts", [[5], [120], [300], [600], [5000], [-3], [-1], [100, 400, 8000], [200] * 3],
+                         ids=["in-WARC/1.0", "warc-headers", "http-headers", "page", "page-16k", "trailing-crlf",
+                              "last-byte", "three-cuts", "empty-members"])
+def test_a_record_cut_across_gzip_members_is_read_whole(tmp_path, cuts):
+    """A writer may end a gzip member inside a record and go on with it in the next: where a member ends
+    before the record's headers or its Content-Length do, the next member (one that does not start a
+    record) holds the rest.  The record is read whole, and the file is not named damaged (before: the
+    record lost, or `not_html` from its headers cut, and the file "corrupt", the reading resynchronised)."""
+    uris = split_record_warc(tmp_path / "split.warc.gz", cuts)
+    records, warc = read(tmp_path / "split.warc.gz")
+    assert [(r.uri, r.skip) for r in records] == [(uri, None) for uri in uris]
+    assert b"Record 2." in records[2].payload and records[2].payload.endswith(b"</body></html>")
+    assert warc.problem is None and warc.bytes_skipped == 0
+
+
+def test_a_member_cut_short_before_the_next_record_is_still_truncated(tmp_path):
+    """Reading through a member's end stops where the next member starts a record: a record whose
+    member ends early (a writer that crashed mid-record) is `truncated`, and the record after it is read."""
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    records = [record_bytes(f"http://t/{i}", page(ARTICLE, f"Record {i}.").encode()) for i in range(3)]
+    path = tmp_path / "cut.warc.gz"
+    path.write_bytes(gzip.compress(records[0]) + gzip.compress(records[1][:-200]) + gzip.compress(records[2]))
+    read_records, warc = read(path)
+    assert [(r.uri, r.skip) for r in read_records] == [("http://t/0", None), ("http://t/1", "truncated"),
+                                                       ("http://t/2", None)]
+
+
+def test_plexity_clean_names_no_file_damaged_for_a_record_cut_across_members(tmp_path):
+    (tmp_path / "in").mkdir()
+    uris = split_record_warc(tmp_path / "in" / "split.warc.gz", [300])
+    clean = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                            "-o", str(tmp_path / "clean"), "--extractor", "tags", "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert not stats.get("damaged_files") and stats["bytes_skipped"] == 0
+    with open(tmp_path / "clean" / "split.warc.gz", "rb") as f:
+        assert [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f)
+                if r.rec_headers.get_header("X-Plexity-Verdict")] == uris

@@ -564,7 +564,8 @@ class WarcFile:
     start (``WARC-Truncated``: Common Crawl's 1 MiB limit, a time limit): their text is the
     start of the page, and a compressed body among them is read as far as it goes.  A
     ``.warc.gz`` gzipped as one single member (the whole file one stream) is read whole, as
-    warcio's own tools read it.
+    warcio's own tools read it; a record whose bytes a writer cut across gzip members is read whole
+    too (a member that ends inside a record, followed by one that does not start a record, holds its rest).
 
     When the file is damaged, `problem` is set (a reason in `FILE_PROBLEMS`) and
     `problem_detail` says after which record (and where reading resumed, if it did);
@@ -1141,6 +1142,42 @@ def _skip_gap(fh, unused: bytes) -> bytes | None:
     return rest
 
 
+_CONTINUATION_PEEK = 512  # bytes of the next gzip member to inflate its start from
+
+
+def _member_continues_record(iterator, record_open: bool) -> bool:
+    """Whether warcio's reader (of `iterator`) stands at the end of a gzip member that a gzip member
+    follows which does not start a WARC record: the rest of the record being read (`record_open`), or
+    the blank lines that end the record just read (a member of them alone); if so, the reader moves to
+    it.  A member that does not inflate, bytes that are no gzip member, or the end of the file: no."""
+    reader, fh = iterator.reader, iterator.fh
+    decompressor = reader.decompressor
+    if decompressor is None or not decompressor.eof:
+        return False
+    data = unused = decompressor.unused_data
+    start = fh.tell() - len(unused)
+    seekable = getattr(fh, "seekable", None)
+    if len(data) < _CONTINUATION_PEEK and seekable is not None and seekable():
+        # (the member ended near the end of the block read; an unseekable file is not read further:
+        # the bytes read decide)
+        data += fh.read(_CONTINUATION_PEEK - len(data))
+    if _GZIP_MEMBER.match(data):
+        peek = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            head = peek.decompress(data, 64)
+        except zlib.error:
+            head, peek = b"", None
+        rest = peek is not None and (head or peek.eof) and not head.lstrip(b"\r\n").startswith(b"WARC/")
+        if rest and (record_open or (head and peek.eof and not head.strip(b"\r\n"))):
+            reader.starting_data = data
+            reader._init_decomp(reader.decomp_type)
+            iterator.previous_member_start, iterator.member_start = iterator.member_start, start
+            return True
+    if len(data) > len(unused):
+        fh.seek(start + len(unused))  # (the bytes looked at are read again, as the next member's)
+    return False
+
+
 def _archive_iterator(fileobj):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
     where warcio itself stops silently, and where the record being read starts
@@ -1169,7 +1206,18 @@ def _archive_iterator(fileobj):
                 # Content-Length too short) are still buffered: those are read first
                 buffered = bool(next_line) or (reader.buff is not None and reader.buff.tell() < reader.buff_size)
                 self.record_start = self.previous_member_start if buffered else self.member_start
-            return super()._next_record(next_line)
+            self.block, self.parsing = None, True
+            try:
+                record = super()._next_record(next_line)
+            finally:
+                self.parsing = False
+            self.block = record.raw_stream  # (warcio's LimitReader: its `limit` is what the record still holds)
+            return record
+
+        def record_open(self) -> bool:
+            """Whether the record being read is not whole yet: its headers are being read, or its
+            Content-Length says more of its block is due."""
+            return self.parsing or (getattr(self.block, "limit", 0) or 0) > 0
 
         def damage_offset(self) -> int:
             """Where the record being read starts: its gzip member's first byte, or its first line."""
@@ -1206,6 +1254,35 @@ def _archive_iterator(fileobj):
         return moved
 
     reader.read_next_member = read_next_member
+    # (the ended member's decompressor last found not to go on: asked again on every read; whether
+    # `empty` is filling the buffer from the next member, which asks `empty` again)
+    judged, filling = [None], [False]
+
+    def empty():
+        # A writer may cut one record's bytes across gzip members: where a member ends inside a
+        # record (its headers, or fewer bytes than its Content-Length), the next member goes on
+        # with it, unless that one starts a record (then this one was cut short: `truncated`).
+        buff = reader.buff
+        if buff is not None and buff.tell() < reader.buff_size:
+            return False
+        decompressor = reader.decompressor
+        if decompressor is None or decompressor is judged[0] or not decompressor.eof or filling[0]:
+            return True
+        filling[0] = True
+        try:
+            while True:  # (each turn moves past a member's bytes, or stops: linear in the file)
+                if not _member_continues_record(iterator, iterator.record_open()):
+                    judged[0] = reader.decompressor
+                    return True
+                reader._fillbuff()
+                if reader.buff is not None and reader.buff.tell() < reader.buff_size:
+                    return False
+                if not reader.decompressor.eof:  # (a member that needs more bytes than the file holds)
+                    return True
+        finally:
+            filling[0] = False
+
+    reader.empty = empty
     next_line = reader.readline
 
     def readline(length=None):  # (the blank lines between records: a garbage line is read up to the bound)
