@@ -9,6 +9,8 @@ Three kinds of trouble, kept apart everywhere:
   read, memory exhausted): the run stops with one line saying what to install or fix, exit
   status 3.  `ENVIRONMENT_ERRORS`, `InstallationError`, `MissingExtraError`, `ModelError`,
   `ExtractorCannotStart`; `environment_message` words them.
+- **The disk cannot be read** (EIO while reading an input): `ReadError`, never taken for bad input;
+  the file's reading stops, and the file is named (``read_error``).
 - **The disk is full** (ENOSPC, EDQUOT): one line, exit status 4, no output under its final
   name unless it is whole.  `is_disk_full`, `disk_full_message`, `DiskFull`.
 
@@ -57,6 +59,13 @@ class TooSlow(Undecodable):
 class NotARegularFile(OSError):
     """A FIFO, socket, device or directory where a file was expected (never opened for reading:
     opening a FIFO waits for a writer for ever)."""
+
+
+class ReadError(OSError):
+    """The system failed to read an input file that was opened (EIO: a bad sector, a network or FUSE
+    mount that lost its server): not bad input of the file's kind, and not the file's fault.  Reading
+    the file stops there; `plexity clean` names it ``read_error`` and goes on to the next file (then
+    exits 1), a datatrove task fails with it (the others go on; a re-run redoes it)."""
 
 
 class ResyncGaveUp(Exception):

@@ -15,13 +15,13 @@ from warcio.warcwriter import WARCWriter
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
-from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, TooLarge
+from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE,
-                         PAGE_TEXT, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION,
-                         WarcFile, WarcRecord, binary_kind, describe, open_input, read_document,
-                         unsupported_compression)
+                         PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
+                         UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
+                         read_document, unsupported_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import RunStats
 from ..io.warc_writer import cleaned_response_record
@@ -337,15 +337,19 @@ class FileCleaner:
             return
         writer = None
         out: AtomicFile | None = None
+        failed_read: ReadError | None = None
         try:
             with src:
                 warc = WarcFile(src, self.max_document_bytes, self.read_timeout, name=str(item.path))
-                for record in warc:
-                    if writer is None:  # created at the first record: a non-WARC file writes nothing
-                        out_path.parent.mkdir(parents=True, exist_ok=True)
-                        out = AtomicFile(out_path)
-                        writer = WARCWriter(out.file, gzip=item.path.name.lower().endswith(".gz"))
-                    self._clean_warc_record(record, writer, item)
+                try:
+                    for record in warc:
+                        if writer is None:  # created at the first record: a non-WARC file writes nothing
+                            out_path.parent.mkdir(parents=True, exist_ok=True)
+                            out = AtomicFile(out_path)
+                            writer = WARCWriter(out.file, gzip=item.path.name.lower().endswith(".gz"))
+                        self._clean_warc_record(record, writer, item)
+                except ReadError as exc:  # the disk, not the file: the records before it are kept
+                    failed_read = exc
                 self.stats.records += warc.records
                 self.stats.records_recovered += warc.records_recovered
                 self.stats.bytes_skipped += warc.bytes_skipped
@@ -356,11 +360,16 @@ class FileCleaner:
             if out is not None:  # stopped by a full disk or an installation error: no half output
                 out.discard()
             raise
-        if warc.problem in (NOT_A_WARC, UNSUPPORTED_COMPRESSION):  # (the latter: a bzip2 ... WARC named .warc.gz)
+        if failed_read is None and warc.problem in (NOT_A_WARC, UNSUPPORTED_COMPRESSION):
+            # (the latter: a bzip2 ... WARC named .warc.gz)
             self._skip_file(str(item.path), warc.problem, warc.problem_detail)
             return
         self.stats.files += 1
-        if warc.problem is not None:
+        if failed_read is not None:  # the system's failure, not the file's damage: plexity clean exits 1 on it
+            logger.warning("%s", failed_read.strerror)
+            self.stats.damaged_file(READ_ERROR, failed_read.strerror)
+            self.dropped.document(str(item.path), READ_ERROR, failed_read.strerror)
+        elif warc.problem is not None:
             message = f"{item.path}: {warc.problem_detail}"
             logger.warning("damaged WARC %s", message)
             self.stats.damaged_file(warc.problem, message)
@@ -378,6 +387,11 @@ class FileCleaner:
                 writer.write_record(record.record)
                 problem = (f"{record.short_by():,} bytes short of its Content-Length" if record.short_by()
                            else record.wrong_length())
+            except ReadError:  # (the disk failed inside it: what was written of it is taken back out)
+                writer.out.seek(start)
+                writer.out.truncate()
+                self._skip(source, READ_ERROR, "the file could not be read to the record's end")
+                raise
             except ENVIRONMENT_ERRORS:
                 raise
             except (EOFError, zlib.error, ValueError) as exc:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..io.atomic_files import write_atomic
+from ..io.inputs import READ_ERROR
 from .policy import DROPPED, PASSED_THROUGH, Verdict, empty_reason
 from ..scoring.scorer import CleanResult
 
@@ -72,6 +73,7 @@ class RunStats:
     # WARC files read only in part, by problem ("truncated", "corrupt"), and which
     damaged_files: Counter = field(default_factory=Counter)
     damaged_file_details: list = field(default_factory=list)
+    _read_error_details: list = field(default_factory=list)  # (those of them of "read_error": not in the JSON)
     # files not read at all, each as "PATH: reason (detail)"
     skipped_file_details: list = field(default_factory=list)
     # log10(perplexity) histogram: {bin index: count}, bin i covers [i*HIST_BIN, (i+1)*HIST_BIN)
@@ -109,6 +111,14 @@ class RunStats:
     def damaged_file(self, problem: str, message: str) -> None:
         self.damaged_files[problem] += 1
         self.damaged_file_details.append(message)
+        if problem == READ_ERROR:
+            self._read_error_details.append(message)
+
+    def read_error_files(self, shown: int = 3) -> str:
+        """The files whose reading the system failed (``read_error``), in one line (the first `shown`)."""
+        details = self._read_error_details
+        more = f"; and {len(details) - shown} more (plexity-stats.json lists them)" if len(details) > shown else ""
+        return "; ".join(details[:shown]) + more
 
     def add(self, judged: Verdict | CleanResult) -> None:
         """Count one judged document (a policy `Verdict`, or a bare `CleanResult`)."""
@@ -162,6 +172,7 @@ class RunStats:
             "dropped_counts": {str(k): v for k, v in sorted(self.histogram_dropped.items())},
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
+        del data["_read_error_details"]  # (in damaged_file_details)
         # NaN: a language -> model map, each model its own
         for key in ("threshold", "text_threshold", "page_text_threshold"):
             if data[key] is not None and data[key] != data[key]:

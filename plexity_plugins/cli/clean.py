@@ -10,7 +10,7 @@ from ..errors import FAILED_STATUS
 from ..scoring.methods import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
-from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.inputs import MAX_DOCUMENT_BYTES, READ_ERROR
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import parse_memory
 from .options import add_model_args, check_language_options, parse_size
@@ -102,5 +102,11 @@ def cmd_clean(args: argparse.Namespace) -> int:
         print(note)
     if stats.nothing_read():  # nothing usable is no success
         print(f"plexity clean: error: no input could be read: {stats.unread_files()}", file=sys.stderr)
+        return FAILED_STATUS
+    failed_reads = stats.damaged_files.get(READ_ERROR, 0)
+    if failed_reads:  # the disk or the file system failed, not the input: the run is not whole
+        print(f"plexity clean: error: {failed_reads} file(s) could not be read to their end (read_error: the "
+              f"system failed to read them, not their contents; the records before the failure were cleaned): "
+              f"{stats.read_error_files()}", file=sys.stderr)
         return FAILED_STATUS
     return 0

@@ -99,7 +99,9 @@ class WarcHtmlReader(BaseDiskReader):
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
       the task nor the other files;
-    - an error of the installation (ImportError, MemoryError, a missing model) stops the task.
+    - an error of the installation (ImportError, MemoryError, a missing model) stops the task, and so
+      does a read of a file that the system fails (EIO: `plexity_plugins.errors.ReadError`, naming the
+      file and the byte; never a damaged file): a re-run redoes the task.
 
     It needs neither libmagic nor cchardet (datatrove's reader sniffs with both).
 

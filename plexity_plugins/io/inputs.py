@@ -24,7 +24,8 @@ brotli >= 1.2 (it sets ``unused_data`` on the decompressor, which brotli 1.2's n
 which used to end the reading of the whole file at the first ``Content-Encoding: br`` record.
 
 Only damage in the input becomes a skip or a file problem; an error of the installation
-(`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates.
+(`plexity_plugins.errors.ENVIRONMENT_ERRORS`) propagates, and so does a failed read of the file
+(`ReadError`, ``read_error``: an EIO of the disk is not bad input of the file's kind).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ResyncGaveUp, TooLarge, TooSlow,
-                      Undecodable)
+from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ReadError, ResyncGaveUp, TooLarge,
+                      TooSlow, Undecodable)
 from .warc_writer import is_cleaned_record
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
@@ -103,6 +104,7 @@ NOT_A_WARC = "not_a_warc"  # no WARC record at its start: nothing read
 TRUNCATED_FILE = "truncated"  # ends inside a record (a cut gzip member, a short payload)
 CORRUPT_FILE = "corrupt"  # unreadable from some record on
 FILE_PROBLEMS = (NOT_A_WARC, TRUNCATED_FILE, CORRUPT_FILE)
+READ_ERROR = "read_error"  # the system failed to read it (EIO): `ReadError`, raised, never one of FILE_PROBLEMS
 TRAILING_GARBAGE = "trailing_garbage"  # a .gz document file: bytes after its gzip stream, ignored
 
 # Start of a payload that is HTML although no Content-Type says so (old crawls).  A comment ends at its first
@@ -547,6 +549,40 @@ class _Prefixed(io.RawIOBase):
         return self.stream.read(size)
 
 
+class _Reads:
+    """`fileobj` for reading, its failed reads (an OSError of `read`: EIO ...) `ReadError`: whatever reads
+    the file (warcio, resynchronising, a consumer copying a record) meets no damage where the disk failed."""
+
+    def __init__(self, fileobj, name: str | None = None):
+        self.fileobj, self.name = fileobj, name
+
+    def tell(self) -> int:
+        return self.fileobj.tell()
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self.fileobj.seek(offset, whence)
+
+    def seekable(self) -> bool:
+        seekable = getattr(self.fileobj, "seekable", None)
+        return bool(seekable and seekable())
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self.fileobj.read(size)
+        except ReadError:
+            raise
+        except OSError as exc:
+            try:
+                where = f" at byte {self.fileobj.tell():,}"
+            except (OSError, ValueError):
+                where = ""
+            raise ReadError(exc.errno, f"{self.name or 'the file'}: read error{where}: {exc.strerror or exc}") from exc
+
+
+# What reading a file lets through: an error of the installation, a failed read.
+_NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)
+
+
 class WarcFile:
     """The records of one WARC file (``.warc`` or ``.warc.gz``, read from `fileobj`).
 
@@ -572,6 +608,8 @@ class WarcFile:
     `records` counts the records yielded.  A file whose bytes are a bzip2, xz or zstd stream is
     no damaged file: nothing is read, `problem` is ``unsupported_compression`` and `problem_detail`
     the line that converts it (`unsupported_compression`), as for a file named ``.warc.bz2``.
+    A read of the file that fails (EIO: the disk, a network mount) is no damage either: it raises
+    `ReadError`, from the iteration or from a record's payload being read.
 
     Args:
         fileobj: the file, opened in binary mode (not decompressed: warcio reads gzip
@@ -586,7 +624,7 @@ class WarcFile:
 
     def __init__(self, fileobj, max_payload_bytes: int = MAX_DOCUMENT_BYTES,
                  read_timeout: float | None = DEFAULT_READ_TIMEOUT, name: str | None = None):
-        self.fileobj = fileobj
+        self.fileobj = _Reads(fileobj, name)
         self.name = name
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self.records = 0
@@ -607,6 +645,8 @@ class WarcFile:
             self._head = self.fileobj.read(_SNIFF_BYTES)  # what the file is, if it is no WARC
             gzipped = _container(self._head)  # (what a record start looks like, to resynchronise)
             self.fileobj.seek(start)
+        except ReadError:
+            raise
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
             start, self._head = None, None
         why = unsupported_compression(self.name or "FILE", self._head) if self._head else None
@@ -658,7 +698,7 @@ class WarcFile:
         while True:
             try:
                 record = next(records, None)
-            except ENVIRONMENT_ERRORS:
+            except _NOT_DAMAGE:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
                 first = self.records == 0 and not resumed
@@ -708,7 +748,11 @@ class WarcFile:
                 return item.offset
             try:
                 self._judge(item)
-            except ENVIRONMENT_ERRORS:
+            except ReadError:  # (never yielded: not counted)
+                self.records -= 1
+                self.records_recovered -= resumed
+                raise
+            except _NOT_DAMAGE:
                 raise
             except Exception as exc:  # the container is damaged inside this record's payload
                 item.payload, item.skip = None, TRUNCATED
@@ -726,7 +770,7 @@ class WarcFile:
         try:
             while item._limit_reader.read(_CHUNK):
                 pass
-        except ENVIRONMENT_ERRORS:
+        except _NOT_DAMAGE:
             raise
         except Exception:  # noqa: BLE001 - damage inside the payload: warcio meets it next and it is counted
             return None
