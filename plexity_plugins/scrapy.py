@@ -62,7 +62,7 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 
 from .cleaning import policy
 from .scoring import methods
-from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, decode_html_counted
+from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_text_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                      environment_message, is_disk_full)
 from .io.decoding import declared_content_type
@@ -471,13 +471,10 @@ class PerplexityFilterPipeline:
         started = time.perf_counter()
         outcome = _Outcome()
         text: str | bytes = value
-        decode_replaced = 0  # U+FFFD introduced by decoding bytes
+        decode_replaced = 0  # U+FFFD put in for undecodable bytes, or for a str's lone surrogates
         if self.input_format == "html":
-            if isinstance(value, bytes):
-                # BOM, then the response's charset (PLEXITY_ENCODING_FIELD), then <meta charset>, else UTF-8
-                html, decode_replaced = decode_html_counted(value, content_type)
-            else:
-                html = value
+            # bytes: BOM, then the response's charset (PLEXITY_ENCODING_FIELD), then <meta charset>, else UTF-8
+            html, decode_replaced = html_text_counted(value, content_type)
             try:
                 text = self.extract(html)
             except ENVIRONMENT_ERRORS:

@@ -228,3 +228,39 @@ def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_f
     assert item["plexity"]["plexity_replaced_chars"] == UNDECLARED_REPLACED
     assert crawler.stats.get_value("plexity/replaced_chars") == UNDECLARED_REPLACED
     assert item["text"] == documents[0].text  # (and the same text)
+
+
+# A page given as a str whose JSON "\ud800" escapes left lone surrogates: no encoding holds them, and every
+# extractor reads each as U+FFFD (`html_text`), as undecodable bytes are read.
+SURROGATE_PAGE = ("<html><body><p>The caf\ud800 on the rue de l\udfffEglise said the council's new plan would bring "
+                  "more visitors to the square in the summer months.</p></body></html>")
+
+
+def test_lone_surrogates_in_a_str_page_are_counted_as_replaced_in_every_front_end():
+    """The Scrapy pipeline given a str page and plexity run's steps given a Document whose text holds
+    lone surrogates count each one replaced, as they count a page's undecodable bytes
+    (`html_text_counted`, the one place both call; before, replaced but counted 0)."""
+    from datatrove.data import Document
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": "regions",
+                                         "PLEXITY_THRESHOLD": 1e12, "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        item = asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": SURROGATE_PAGE}))
+    finally:
+        pipeline.close_spider()
+    assert "caf\ufffd on the rue de l\ufffdEglise" in item["text"]
+    assert item["plexity"]["plexity_replaced_chars"] == 2 and crawler.stats.get_value("plexity/replaced_chars") == 2
+
+    step = PerplexitySentenceFilter(method="regions", threshold=1e12, min_chars=0)
+    pages = [Document(text=SURROGATE_PAGE, id="0"),
+             Document(text=SURROGATE_PAGE, id="1", metadata={"replaced_chars": 3})]  # (3 its reader replaced)
+    documents = list(step.run(HtmlTagsExtractor().run(pages)))
+    assert [d.text for d in documents] == [item["text"]] * 2
+    assert [d.metadata["plexity_replaced_chars"] for d in documents] == [2, 2 + 3]  # (with its reader's)
+    assert step.stats.stats["replaced_chars"].total == 2 + 5

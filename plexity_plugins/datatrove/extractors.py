@@ -12,7 +12,8 @@ from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message, printable)
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
-from .readers import is_page_text, is_text_already
+from ..io.decoding import html_text_counted
+from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
 from .run_settings import with_settings
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
@@ -81,6 +82,7 @@ class _PlexityExtractor(BaseExtractor):
                     continue
                 with self.track_time():
                     empty_input = not (doc.text or "").strip()
+                    self.replace_lone_surrogates(doc)
                     text = self.extract_in_child(extractor, doc)
                 if text is None:  # skipped, and counted
                     continue
@@ -93,6 +95,16 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
         finally:
             extractor.close()
+
+    @staticmethod
+    def replace_lone_surrogates(doc) -> None:
+        """A page's lone surrogates (a JSON ``\\ud800`` escape in a reader's input puts them in its str) U+FFFD, as
+        the extractor would read them, counted in the Document's ``replaced_chars`` with the characters its
+        reader replaced, which `PerplexitySentenceFilter` counts (`html_text_counted`, as the Scrapy pipeline)."""
+        if isinstance(doc.text, str):
+            doc.text, replaced = html_text_counted(doc.text)
+            if replaced:
+                doc.metadata[REPLACED_CHARS_KEY] = decoding_replaced(doc) + replaced
 
     def check_installation(self) -> None:
         """Extract a small page in this process: an extractor that cannot run here (a module that

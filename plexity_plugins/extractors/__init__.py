@@ -27,7 +27,7 @@ from typing import Callable
 
 from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_product, html_to_text_auto,
                    prefer_fuller)
-from ..io.decoding import decode_html, decode_html_counted
+from ..io.decoding import decode_html, decode_html_counted, html_text_counted
 from .dense import html_to_text_dense
 from .fast import html_to_text_fast
 from .learned import html_to_text_learned
@@ -41,7 +41,7 @@ DEFAULT_EXTRACTOR = "learned"
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
            "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
-           "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
+           "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
 
 def _identity(text: str | bytes) -> str:

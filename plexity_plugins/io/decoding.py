@@ -142,17 +142,26 @@ def html_text(html: str | bytes) -> str:
     (a JSON ``\\ud800`` escape puts them in a str; no encoding holds them) U+FFFD, as undecodable
     bytes are: libxml2 stopped reading a page at the first one, the rest of it lost, and resiliparse's
     parse raised."""
+    return html_text_counted(html)[0]
+
+
+def html_text_counted(html: str | bytes, content_type: str | None = None) -> tuple[str, int]:
+    """(text, characters replaced): `html_text`, counting the U+FFFD it put in, a str's lone surrogates
+    as a page's undecodable bytes (`decode_html_replaced`): the ``replaced_chars`` a front end counts
+    for a page given as a str or as bytes (`content_type`: the response's, for bytes).  A front end
+    that counts calls it before the extractor, whose own `html_text` then finds nothing to replace."""
     if isinstance(html, bytes):
-        return decode_html(html)[0]
+        text, _, replaced = decode_html_replaced(html, content_type)
+        return text, replaced
     # (a flag lookup in CPython; and a str that holds its UTF-8 form, as a page utf8_text decoded
     # does, has no lone surrogate: it is not encoded again to find out)
     if html.isascii() or native.has_utf8_form(html):
-        return html
+        return html, 0
     try:
         html.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", html)
-    return html
+        return _SURROGATE.subn("\ufffd", html)
+    return html, 0
 
 
 def declared_content_type(declared: str | bytes | None) -> str | None:
