@@ -264,3 +264,39 @@ def test_lone_surrogates_in_a_str_page_are_counted_as_replaced_in_every_front_en
     assert [d.text for d in documents] == [item["text"]] * 2
     assert [d.metadata["plexity_replaced_chars"] for d in documents] == [2, 2 + 3]  # (with its reader's)
     assert step.stats.stats["replaced_chars"].total == 2 + 5
+
+
+# The WHATWG's "replacement" encoding: its labels name encodings whose escape sequences can hide markup
+# (ISO-2022-KR, ISO-2022-CN, HZ-GB-2312); a browser decodes a page declared in one to one U+FFFD, never its bytes.
+REPLACEMENT_LABELS = ["iso-2022-kr", "csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext", "replacement",
+                      "ISO-2022-KR"]
+KOREAN = "<html><body><p>의회는 새 도서관 예산을 승인했다</p></body></html>"
+
+
+@pytest.mark.parametrize("label", REPLACEMENT_LABELS)
+def test_a_page_in_a_replacement_encoding_is_one_replacement_character(label):
+    from plexity_plugins.io.decoding import decode_html_replaced
+
+    body = KOREAN.encode("iso2022_kr")  # (Python's codec decoded it: the text a browser never shows)
+    assert decode_html_replaced(body, f"text/html; charset={label}") == ("\ufffd", "replacement", 1)
+    declared = f'<html><head><meta charset="{label}"></head>'.encode() + body
+    assert decode_html_replaced(declared) == ("\ufffd", "replacement", 1)
+    assert decode_html_replaced(b"", f"text/html; charset={label}") == ("", "replacement", 0)  # (nothing: nothing)
+    # a byte order mark comes first, as ever
+    assert decode_html_replaced(b"\xef\xbb\xbf" + KOREAN.encode(), f"text/html; charset={label}")[:2] == (KOREAN,
+                                                                                                          "utf-8")
+
+
+def test_plexity_runs_reader_counts_a_replacement_encodings_page_as_one_replaced_character(tmp_path):
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    (tmp_path / "in").mkdir()
+    record = response(WARCWriter(io.BytesIO()), "http://t/kr", KOREAN.encode("iso2022_kr"),
+                      "text/html; charset=iso-2022-kr")
+    write_warc(tmp_path / "in" / "kr.warc.gz", [record])
+    [document] = WarcHtmlReader(str(tmp_path / "in")).run()
+    assert document.text == "\ufffd" and document.metadata["charset"] == "replacement"
+    assert document.metadata["replaced_chars"] == 1

@@ -10,6 +10,9 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1);
 4. else UTF-8.
 
+A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
+``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.
+
 A label that names no charset is no declaration (as a browser ignores a label it does not know):
 Python's codecs that are not charsets (``base64``, ``zlib``, ``rot13``: bytes to bytes; ``idna``,
 ``punycode``, ``undefined``: they raise whatever the error handler; ``unicode_escape``: it reads
@@ -69,6 +72,13 @@ _WHATWG_LABELS = {
     "cp949": "cseuckr csksc56011987 iso-ir-149 ks_c_5601-1989 ksc_5601 windows-949",
     "utf-16-be": "unicodefffe", "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff",
 }
+# The WHATWG's "replacement" encoding: the labels of encodings whose escape sequences can hide markup from a
+# reader that does not decode them (ISO-2022-KR, ISO-2022-CN, HZ-GB-2312).  Browsers decode a page declared in
+# one to a single U+FFFD, never its bytes (a security rule of the Encoding Standard); so do we (Python's
+# iso2022_kr and hz codecs, which w3lib found for three of these labels, read such a page's text).
+REPLACEMENT = "replacement"
+_WHATWG_LABELS[REPLACEMENT] = "csiso2022kr hz-gb-2312 iso-2022-cn iso-2022-cn-ext iso-2022-kr replacement"
+_REPLACED_CODECS = ("iso2022_kr", "hz")  # (Python's codecs that w3lib finds for some of these labels, and others)
 _WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
 _DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
@@ -99,14 +109,22 @@ def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, in
         return encoding, len(bom)
     encoding = (_whatwg_header(content_type) or _charset(http_content_type_encoding(content_type))
                 if content_type else None)
+    if encoding and _is_replacement(encoding):
+        return REPLACEMENT, 0
     if encoding:
         # (the WHATWG label "utf-16" is little-endian; Python's codec would guess)
         return ("utf-16-le" if codecs.lookup(encoding).name == "utf-16" else
                 "utf-32-le" if codecs.lookup(encoding).name == "utf-32" else encoding), 0
     encoding = _charset(html_body_declared_encoding(body)) or _whatwg_declared(body)
+    if encoding and _is_replacement(encoding):
+        return REPLACEMENT, 0
     if encoding and not _wide(encoding):
         return encoding, 0
     return "utf-8", 0
+
+
+def _is_replacement(encoding: str) -> bool:
+    return encoding == REPLACEMENT or codecs.lookup(encoding).name in _REPLACED_CODECS
 
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
@@ -123,6 +141,8 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
     from w3lib.encoding import to_unicode
 
     encoding, bom = html_encoding(body, content_type)
+    if encoding == REPLACEMENT:  # (the WHATWG's replacement decoder: one U+FFFD for any bytes, nothing for none)
+        return ("\ufffd", encoding, 1) if body else ("", encoding, 0)
     if codecs.lookup(encoding).name == "utf-8":
         # (valid UTF-8, nearly every page: decoded keeping its bytes as the str's UTF-8 form, which
         # sending the page to the extraction child and parsing it would otherwise encode again;
