@@ -403,3 +403,60 @@ def test_decoding_a_payload_stops_at_the_reading_time_limit():
     assert slow.skip == "undecodable" and "took longer than" in slow.detail
     (fine,) = list(WarcFile(io.BytesIO(record)))  # (the default limit: 30 s, the extraction limit's)
     assert fine.payload == page(ARTICLE).encode()
+
+
+def _block_records(path) -> None:
+    """A page as a response, a resource record and conversion records of HTML (a page's bytes without an HTTP
+    response), and the resource and conversion records that are no page (a DNS answer, JSON, a WET text)."""
+    page_bytes = page(ARTICLE, "Stored without its HTTP response.").encode()
+    writer = WARCWriter(io.BytesIO())
+
+    def block(uri, rec_type, body, content_type=None, identified=None):
+        headers = {"WARC-Identified-Payload-Type": identified} if identified else {}
+        return writer.create_warc_record(uri, rec_type, payload=io.BytesIO(body), warc_content_type=content_type,
+                                         warc_headers_dict=headers)
+
+    write_warc(path, [response(writer, "http://t/response", page_bytes),
+                      block("http://t/resource", "resource", page_bytes, "text/html"),
+                      block("http://t/resource-identified", "resource", page_bytes, identified="text/html"),
+                      block("dns:t", "resource", b"20260101 t. 300 IN A 10.0.0.1\n", "text/dns"),
+                      block("http://t/conversion", "conversion", page_bytes, "text/html; charset=utf-8"),
+                      block("http://t/conversion-identified", "conversion", page_bytes, identified="text/html"),
+                      block("http://t/conversion-json", "conversion", b'{"a": 1}', "application/json"),
+                      block("http://t/wet", "conversion", b"A page's text.\n", "text/plain")])
+
+
+RESOURCE_AND_CONVERSION = {"http://t/response": None, "http://t/resource": "html_resource",
+                           "http://t/resource-identified": "html_resource", "dns:t": "not_response",
+                           "http://t/conversion": None, "http://t/conversion-identified": None,
+                           "http://t/conversion-json": "not_response", "http://t/wet": None}
+
+
+def test_resource_records_of_html_are_named_and_conversion_records_of_html_read_as_datatrove_reads_them(tmp_path):
+    """datatrove 0.10.1's WarcReader reads response and conversion records (a conversion of HTML as a page,
+    by its identified type or its bytes), and skips a resource record, counting nothing.  The same records
+    are read here; a resource record holding HTML (a page stored without its HTTP response: warcit's WARCs
+    of a folder of files) is skipped too, but counted by its own name, ``html_resource``, in every front
+    end (before: counted ``not_response``, and a conversion of HTML was not read)."""
+    from datatrove.pipeline.readers import WarcReader
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    (tmp_path / "in").mkdir()
+    _block_records(tmp_path / "in" / "blocks.warc.gz")
+    with open(tmp_path / "in" / "blocks.warc.gz", "rb") as f:
+        assert {r.uri: r.skip for r in WarcFile(f)} == RESOURCE_AND_CONVERSION
+
+    ours = WarcHtmlReader(str(tmp_path / "in"))
+    documents = {d.metadata["url"]: d.text for d in ours.run()}
+    theirs = {d.metadata["url"]: d.text for d in WarcReader(str(tmp_path / "in")).run()}
+    assert documents == theirs and set(documents) == {uri for uri, skip in RESOURCE_AND_CONVERSION.items()
+                                                       if skip is None}
+    assert ours.stats["skipped_html_resource"].total == 2 and ours.stats["skipped_not_response"].total == 2
+
+    clean = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"), "-o",
+                            str(tmp_path / "clean"), "--extractor", "tags", "--min-chars", "0", "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0, clean.stderr
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["copied_reasons"] == {"html_resource": 2, "not_response": 2} and stats["documents"] == 4

@@ -60,7 +60,8 @@ def test_a_wet_record_is_a_pages_text_and_other_records_keep_their_outcomes(tmp_
         records = list(WarcFile(f))
     assert [(r.uri, r.kind, r.payload, r.skip) for r in records] == [
         ("http://t/text", PAGE_TEXT, "Ein Satz. A sentence.\n".encode(), None),
-        ("http://t/html", "html", None, "not_response"),  # (a conversion to HTML: not a page's text)
+        # (a conversion to HTML: not a page's text, but a page, read as datatrove's WarcReader reads it)
+        ("http://t/html", "html", b"<html><body>x</body></html>", None),
         ("http://t/pdf", PAGE_TEXT, None, "not_html"),
         ("http://t/empty", PAGE_TEXT, None, "empty_payload")]
 

@@ -18,7 +18,7 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimi
 from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
-from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_RESPONSE,
+from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
                          PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
                          UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
                          read_document, unsupported_compression)
@@ -379,7 +379,7 @@ class FileCleaner:
 
     def _clean_warc_record(self, record: WarcRecord, writer, item: InputFile) -> None:
         source = f"{item.path}#{record.uri}"
-        if record.skip in (NOT_RESPONSE, NOT_HTML):
+        if record.skip in NOT_PAGES:
             # request, metadata, warcinfo, images, PDFs ...: copied (streamed; a payload that
             # turns out damaged is taken back out of the output and counted)
             start = writer.out.tell()

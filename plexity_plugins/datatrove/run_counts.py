@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.inputs import NOT_A_REGULAR_FILE, NOT_HTML, NOT_RESPONSE, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
+from ..io.inputs import NOT_A_REGULAR_FILE, NOT_PAGES, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
 from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 from .run_settings import SETTINGS_FILE
 
@@ -38,7 +38,7 @@ def run_counts(merged: list) -> dict:
         skipped = _by_prefix(reader, "skipped_")
         # records that are no page (requests, metadata, images ...): `plexity clean` copies them
         # (records_copied), a run writes only documents; they are not documents skipped
-        not_pages = sum(skipped.get(reason, 0) for reason in (NOT_RESPONSE, NOT_HTML))
+        not_pages = sum(skipped.get(reason, 0) for reason in NOT_PAGES)
         counts.update(files=reader.get("input_files", 0) - files_skipped, files_skipped=files_skipped,
                       file_skip_reasons=file_skips,
                       records=reader.get("records", 0), documents=reader.get("documents", 0),

@@ -78,12 +78,19 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 # Why a record gives no HTML payload (each record gets exactly one outcome).
 NOT_RESPONSE = "not_response"  # request, metadata, warcinfo, revisit ... records
+# A resource record holding HTML: a page's bytes stored without its HTTP response (warcit's WARCs of a folder of
+# files, an FTP fetch); not read, as datatrove's WarcReader does not read one (a conversion record holding HTML,
+# which it reads, is read).  Common Crawl writes none.
+HTML_RESOURCE = "html_resource"
 NOT_HTML = "not_html"  # images, PDF, ...
 TOO_LARGE = "too_large"  # payload (decompressed) over the cap, or HTTP headers over MAX_HEADER_BYTES
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br, zstd) body that does not decode
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
-RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
+RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, HTML_RESOURCE, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
+# Records that are no page to clean: `plexity clean` copies them as they are, `plexity run` counts them apart from
+# the documents skipped.
+NOT_PAGES = (NOT_RESPONSE, NOT_HTML, HTML_RESOURCE)
 
 # What a record's payload is: a page's HTML (a response), or a page's text already: a WET file's
 # ``conversion`` record, text/plain (Common Crawl's text of a page, every visible line of it), or a
@@ -803,10 +810,19 @@ class WarcFile:
         if too_long:  # (partly read: never copied; the rest is still read to its end, where the next record starts)
             item.skip, item.detail = TOO_LARGE, too_long
             return
-        if record.rec_type != "response":
+        if record.rec_type in ("conversion", "resource"):
+            # (a page's bytes without an HTTP response: its WARC Content-Type says what they are)
+            content_type = item.content_type = record.rec_headers.get_header("Content-Type")
+            if not self._block_is_html(item):
+                item.skip = NOT_RESPONSE
+                return
+            if record.rec_type == "resource":  # skipped, as datatrove's WarcReader skips it, but named
+                item.skip = HTML_RESOURCE
+                return
+        elif record.rec_type != "response":
             item.skip = NOT_RESPONSE
             return
-        if is_cleaned_record(record):  # a cleaned WARC read back: the page's text already, not HTML
+        elif is_cleaned_record(record):  # a cleaned WARC read back: the page's text already, not HTML
             self._judge_page_text(item, CLEANED_TEXT)
             return
         raw_stream = record.raw_stream
@@ -866,6 +882,18 @@ class WarcFile:
             return
         item.payload = body
         self.pages_cut_by_crawler += cut
+
+    @staticmethod
+    def _block_is_html(item: WarcRecord) -> bool:
+        """Whether a record whose block is a page's bytes, no HTTP response (conversion, resource), holds
+        HTML: by its identified payload type, else its Content-Type, else its bytes (kept for a copy)."""
+        record = item.record
+        identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
+        head = b""
+        if not (item.content_type or identified or "").strip():
+            head = record.raw_stream.read(_SNIFF_BYTES)
+            record.raw_stream = _Prefixed(head, record.raw_stream)
+        return is_html_type(item.content_type, identified, head)
 
     def _read_whole(self, item: WarcRecord) -> bytes | None:
         """The record's block (its payload, as stored) up to the cap; None, with the skip set, when
