@@ -1260,6 +1260,7 @@ def _archive_iterator(fileobj):
 
     class CheckedArchiveIterator(ArchiveIterator):
         truncated = False
+        parsing, block = False, None  # (the record being read: `record_open`)
         INC_RECORD = ""  # (warcio writes a warning to stderr for a wrong Content-Length: counted here instead)
 
         def close(self):
