@@ -173,3 +173,18 @@ def test_plexity_clean_names_a_read_error_goes_on_and_exits_1_and_plexity_run_fa
                             "--tasks", "2", "--min-chars", "0"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr  # (the disk reads again: the failed task redone)
     assert "2/2 tasks completed (1 in this run" in again.stdout
+
+
+def test_plexity_clean_names_a_read_error_in_a_page_file_as_in_a_warc(tmp_path):
+    library = _preloaded_eio(tmp_path)
+    (tmp_path / "in").mkdir()
+    html = page(ARTICLE, "A page in a file of its own.").encode()
+    (tmp_path / "in" / "failing.html.gz").write_bytes(gzip.compress(html * 20))
+    (tmp_path / "in" / "sound.html").write_bytes(html)
+    env = {**os.environ, "LD_PRELOAD": str(library), "EIO_FILE": "failing.html.gz", "EIO_AT": "100"}
+    clean = subprocess.run([*PLEXITY, "clean", str(tmp_path / "in"), "-o", str(tmp_path / "clean"),
+                            "--extractor", "tags", "-q"], capture_output=True, text=True, timeout=300, env=env)
+    assert clean.returncode == 1, clean.stderr  # (before: unreadable_file, a skip like a symlink loop's; exit 0)
+    assert "failing.html.gz: read error at byte " in clean.stderr.strip().splitlines()[-1]
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["damaged_files"] == {"read_error": 1} and stats["documents"] == 1 and not stats["skip_reasons"]

@@ -303,6 +303,10 @@ class FileCleaner:
         except NotARegularFile as exc:  # a FIFO (opening it waits for ever), a socket, a device
             self._skip_file(source, NOT_A_REGULAR_FILE, str(exc))
             return
+        except ReadError as exc:  # the system failed to read it (EIO), not its contents: as for a WARC
+            self.stats.files += 1
+            self._failed_read(source, exc)
+            return
         except (OSError, EOFError, zlib.error) as exc:  # unreadable (a symlink loop), or a damaged gzip
             self._skip_file(source, UNREADABLE_FILE, describe(exc))
             return
@@ -365,10 +369,8 @@ class FileCleaner:
             self._skip_file(str(item.path), warc.problem, warc.problem_detail)
             return
         self.stats.files += 1
-        if failed_read is not None:  # the system's failure, not the file's damage: plexity clean exits 1 on it
-            logger.warning("%s", failed_read.strerror)
-            self.stats.damaged_file(READ_ERROR, failed_read.strerror)
-            self.dropped.document(str(item.path), READ_ERROR, failed_read.strerror)
+        if failed_read is not None:
+            self._failed_read(str(item.path), failed_read)
         elif warc.problem is not None:
             message = f"{item.path}: {warc.problem_detail}"
             logger.warning("damaged WARC %s", message)
@@ -376,6 +378,12 @@ class FileCleaner:
             self.dropped.document(str(item.path), warc.problem, warc.problem_detail)
         if out is not None:
             self.stats.bytes_out += out_path.stat().st_size
+
+    def _failed_read(self, source: str, exc: ReadError) -> None:
+        """A file the system failed to read (EIO), not damaged: named ``read_error`` (plexity clean exits 1 on it)."""
+        logger.warning("%s", exc.strerror)
+        self.stats.damaged_file(READ_ERROR, exc.strerror)
+        self.dropped.document(source, READ_ERROR, exc.strerror)
 
     def _clean_warc_record(self, record: WarcRecord, writer, item: InputFile) -> None:
         source = f"{item.path}#{record.uri}"

@@ -569,6 +569,9 @@ class _Reads:
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         return self.fileobj.seek(offset, whence)
 
+    def fileno(self) -> int:
+        return self.fileobj.fileno()
+
     def seekable(self) -> bool:
         seekable = getattr(self.fileobj, "seekable", None)
         return bool(seekable and seekable())
@@ -1517,11 +1520,12 @@ def read_document(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, i
     0 for a file not gzipped).
 
     Raises TooLarge past `limit` bytes (after decompression; reading stops there),
-    `NotARegularFile` for a FIFO, socket or device, and OSError / EOFError / zlib.error for an
-    unreadable or damaged file.
+    `NotARegularFile` for a FIFO, socket or device, `ReadError` for a read the system failed (EIO),
+    and OSError / EOFError / zlib.error for an unreadable or damaged file.
     """
     gzipped = path.name.lower().endswith(".gz")
-    with open_input(path) as raw:
+    with open_input(path) as opened:
+        raw = _Reads(opened, str(path))
         data, trailing = _gunzip_file(raw, limit) if gzipped else (raw.read(limit + 1), 0)
     if len(data) > limit:
         raise TooLarge(f"{'inflates to ' if gzipped else ''}more than {limit:,} bytes")
