@@ -82,7 +82,8 @@ class _PlexityExtractor(BaseExtractor):
                     continue
                 with self.track_time():
                     empty_input = not (doc.text or "").strip()
-                    self.replace_lone_surrogates(doc)
+                    if self.extractor is not None:  # (one of ours, which reads them as U+FFFD: counted here)
+                        self.replace_lone_surrogates(doc)
                     text = self.extract_in_child(extractor, doc)
                 if text is None:  # skipped, and counted
                     continue
