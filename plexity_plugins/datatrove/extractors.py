@@ -11,6 +11,7 @@ from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fa
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       environment_message, printable)
+from ..io.inputs import is_blank
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
 from ..io.decoding import html_text_counted
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
@@ -81,7 +82,7 @@ class _PlexityExtractor(BaseExtractor):
                     yield doc
                     continue
                 with self.track_time():
-                    empty_input = not (doc.text or "").strip()
+                    empty_input = is_blank(doc.text)
                     if self.extractor is not None:  # (one of ours, which reads them as U+FFFD: counted here)
                         self.replace_lone_surrogates(doc)
                     text = self.extract_in_child(extractor, doc)

@@ -11,7 +11,7 @@ from datatrove.utils.logging import logger
 from ..errors import NotARegularFile
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
-                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, open_input,
+                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, open_input,
                          reading_limits, unsupported_compression)
 from ..scoring.scorer import sanitize
 
@@ -285,7 +285,7 @@ class WarcHtmlReader(BaseDiskReader):
         else:
             html, charset, replaced = decode_html_replaced(record.payload, record.content_type)
         record.payload = None  # (the text goes on; its bytes need not stay with the reader while it does)
-        if not html.strip():
+        if is_blank(html):
             self.stat_update("skipped_empty_payload")
             return None
         data = {
