@@ -5,6 +5,8 @@ exit codes (2: bad input or usage, 3: the installation lacks something, 4: the d
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import importlib
 import logging
 import os
@@ -77,6 +79,11 @@ class PrintableFormatter(logging.Formatter):
 
 
 def main(argv: list[str] | None = None) -> int:
+    # At exit the interpreter collects garbage over every object the process still holds: 0.18 s of CPU after a
+    # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
+    # children are ended, the memory goes back with the process).  Frozen out of those collections then.
+    atexit.unregister(gc.freeze)  # (once per process, however often main is called)
+    atexit.register(gc.freeze)
     try:
         parser = build_parser()  # (imports the commands, and with them the compiled extension)
     except InstallationError as exc:  # a stale extension (`runtime.native`): one line, not a traceback
