@@ -99,6 +99,17 @@ def model_dir() -> Path:
     return user_cache_dir() / "models"
 
 
+def install_dir(output_dir: str | Path | None = None) -> Path:
+    """Where `plexity train` and `plexity models import` install a model: `--output-dir`, else `model_dir()`."""
+    if not output_dir:
+        return model_dir()
+    path = Path(output_dir).expanduser()
+    if path.exists() and not path.is_dir():  # (else "[Errno 17] File exists", or 20, naming no option)
+        raise ModelError(f"--output-dir {output_dir} is a file, not a folder: give the folder to install the model "
+                         f"in (it gets a folder of the model's name)")
+    return path
+
+
 def _model_file_in(directory: Path) -> Path | None:
     for name in MODEL_FILES:
         if (directory / name).is_file():

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
-from ..errors import KenLMToolFailed, KenLMToolsMissing
+from ..errors import KenLMToolFailed, KenLMToolsMissing, TrainError
 from ..runtime.extras import kenlm_tools_install_command
 
 logger = logging.getLogger(__name__)
@@ -33,18 +33,32 @@ def kenlm_bin_dir() -> Path:
     return Path(cache) / "plexity_plugins" / "kenlm" / "bin"
 
 
+def _check_kenlm_bin_variable(name: str) -> None:
+    """Raise TrainError naming $PLEXITY_KENLM_BIN, set and holding no `name`, where it names a tool itself or
+    a KenLM build folder whose bin/ holds the tools. (A folder without them is where the set-up installs
+    them: `find_tool`'s message names that command.)"""
+    given = kenlm_bin_dir()
+    for folder in (given / "bin", given / "build" / "bin", given.parent):
+        if (folder / name).is_file() and folder != given:
+            raise TrainError(f"PLEXITY_KENLM_BIN is {os.environ['PLEXITY_KENLM_BIN']}, which holds no {name}: set "
+                             f"it to the folder of lmplz and build_binary ({folder} holds them), or unset it")
+
+
 def find_tool(name: str) -> str:
     """Path of KenLM's `lmplz` or `build_binary`: $PLEXITY_KENLM_BIN, the cache, then PATH."""
     candidate = kenlm_bin_dir() / name
     if candidate.is_file() and os.access(candidate, os.X_OK):
         return str(candidate)
+    if os.environ.get("PLEXITY_KENLM_BIN"):  # (set one level off: named, not passed over for PATH's tools)
+        _check_kenlm_bin_variable(name)
     on_path = shutil.which(name)
     if on_path:
         return on_path
     command = kenlm_tools_install_command()
     where = "" if command.startswith("bash /") else " from the root of a plexity_plugins checkout"
+    looked = f"{kenlm_bin_dir()}{' ($PLEXITY_KENLM_BIN)' if os.environ.get('PLEXITY_KENLM_BIN') else ''}"
     raise KenLMToolsMissing(
-        f"KenLM's {name} is not installed (not in {kenlm_bin_dir()}, not on PATH; the kenlm package on PyPI "
+        f"KenLM's {name} is not installed (not in {looked}, not on PATH; the kenlm package on PyPI "
         f"ships only the query module): install lmplz and build_binary with `{command}`{where} "
         f"(as root: cmake and Boost from Debian, then a one-minute build; docs/training.md)")
 
@@ -67,6 +81,36 @@ def iter_sentences(documents: Iterable[str]) -> Iterator[str]:
     for doc in documents:
         for a, b in split_sentences(doc):
             yield doc[a:b]
+
+
+# lmplz's -S units are powers of 1024 (b K M G T); its vocabulary table alone takes 24 MiB.
+_LMPLZ_UNITS = "bKMGT"
+_LMPLZ_MIN_MEMORY = 32 * 2**20
+
+
+def lmplz_memory(text: str) -> str:
+    """lmplz's -S for what people write (20%, 4G, 4GB, 4g, 0.5G, 4GiB): checked here, before a corpus
+    is read, since lmplz itself refuses all but `N%` and a whole number with one upper-case letter,
+    and takes a bare number as KiB. ValueError, saying what to give, for anything else."""
+    given = str(text).strip()
+    what = f"--memory {given!r}: give a share of RAM (20%) or a size (4G, 500M)"
+    share = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", given)
+    if share:
+        if not 0 < float(share.group(1)) <= 100:
+            raise ValueError(f"{what}: a share is above 0% and at most 100%")
+        return f"{share.group(1)}%"
+    size = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?", given, re.IGNORECASE)
+    if not size:
+        raise ValueError(what)
+    if not size.group(2):
+        raise ValueError(f"{what}: lmplz would read a bare number as KiB")
+    unit = _LMPLZ_UNITS.upper().index(size.group(2).upper())
+    value = float(size.group(1))
+    if value * 1024 ** unit < _LMPLZ_MIN_MEMORY:
+        raise ValueError(f"{what}: lmplz needs 32M or more (its vocabulary table alone takes 24 MiB)")
+    while unit and value != int(value):  # (0.5G: lmplz takes whole numbers only, so 512M)
+        value, unit = value * 1024, unit - 1
+    return f"{int(value)}{_LMPLZ_UNITS[unit]}"
 
 
 def run_lmplz(

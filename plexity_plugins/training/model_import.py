@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import thresholds
-from ..scoring.models import ModelInfo, kenlm_file_name, model_dir, resolve
+from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, resolve
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
@@ -134,8 +134,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
         except ValueError as exc:
             raise ModelError(f"--language: {exc}") from None
 
-    base = Path(output_dir).expanduser() if output_dir else model_dir()
-    directory = base / name
+    directory = install_dir(output_dir) / name
     if directory.exists():
         if not force:
             raise TrainError(f"model '{name}' already exists in {directory}: pass --force to replace it")

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import __version__
 from . import kenlm_tools, thresholds
-from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, model_dir
+from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,10 @@ class ModelTrainer:
         for value in (percentile, percentile_extracted):
             if not 0 < value < 100:
                 raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
+        try:  # (lmplz would refuse a size it cannot read only after the whole corpus is read)
+            memory = kenlm_tools.lmplz_memory(memory)
+        except ValueError as exc:
+            raise TrainError(str(exc)) from None
         self.corpus, self.inputs, self.name, self.order = corpus, list(inputs), name, order
         self.written_only = written_only
         self.memory, self.prune, self.temp_dir = memory, prune, temp_dir
@@ -169,7 +173,7 @@ class ModelTrainer:
 
     @property
     def destination(self) -> Path:
-        return (self.output_dir or model_dir()) / self.name
+        return install_dir(self.output_dir) / self.name
 
     def run(self) -> TrainResult:
         started = time.perf_counter()

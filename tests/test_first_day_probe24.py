@@ -1,0 +1,113 @@
+"""A stranger's first day, probe 24: the dead ends a newcomer met, each now working or one line
+that says what is wrong and what to do, with a non-zero exit status."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+NEWS = ("The council approved the budget for the new library on Tuesday.\n"
+        "The library opens in the spring and stays open late on weekdays.\n") * 40
+
+
+def run(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 300):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def plexity(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 300):
+    return run("-m", "plexity_plugins.cli", *args, cwd=cwd, env=env, timeout=timeout)
+
+
+def error_line(result) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    path = tmp_path / "news.txt"
+    path.write_text(NEWS)
+    return path
+
+
+def train(tmp_path, corpus, *options, env: dict | None = None):
+    return plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet", *options, corpus,
+                   env={"PLEXITY_MODEL_DIR": str(tmp_path / "models"), **(env or {})})
+
+
+# -- plexity train --memory ---------------------------------------------------------------------
+
+def test_train_takes_a_memory_size_as_people_write_it_and_gives_lmplz_its_own_form(tmp_path, corpus):
+    # Before, `--memory 64MB` (or 4g, 0.5G) reached lmplz as it was, which refused it with a C++ exception
+    # ("Failed to parse 64MB into a memory size") after the whole corpus had been read.
+    result = train(tmp_path, corpus, "--memory", "64MB")
+    assert result.returncode == 0, result.stderr
+    build = json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]
+    assert build["lmplz"].startswith("-o 2 -S 64M")
+    result = train(tmp_path, corpus, "--memory", "0.0625g", "--force")  # (lmplz takes whole numbers only)
+    assert result.returncode == 0, result.stderr
+    build = json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]
+    assert build["lmplz"].startswith("-o 2 -S 64M")
+
+
+@pytest.mark.parametrize("memory, why", [
+    ("lots", ""),
+    ("50", ": lmplz would read a bare number as KiB"),
+    ("0%", ": a share is above 0% and at most 100%"),
+    ("20M", ": lmplz needs 32M or more (its vocabulary table alone takes 24 MiB)")])
+def test_a_memory_lmplz_cannot_take_is_one_line_before_the_corpus_is_read(tmp_path, corpus, memory, why):
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--memory", memory, corpus,
+                     env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [f"plexity train: error: --memory {memory!r}: give a share of RAM (20%) or "
+                                          f"a size (4G, 500M){why}"]  # (nothing read: no "reading plain text")
+    assert not (tmp_path / "models").exists()
+
+
+# -- --output-dir that is a file ----------------------------------------------------------------
+
+def test_an_output_dir_that_is_a_file_is_named_as_the_option_by_train_and_models_import(tmp_path, corpus):
+    # Before: "plexity train: error: [Errno 17] File exists: 'notes.txt'" and "plexity models import: error:
+    # [Errno 20] Not a directory: 'notes.txt/news'", naming no option.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    said = (f"error: --output-dir {notes} is a file, not a folder: give the folder to install the model in (it "
+            f"gets a folder of the model's name)")
+    result = train(tmp_path, corpus, "--output-dir", notes)
+    assert result.returncode == 2 and result.stderr.splitlines() == [f"plexity train: {said}"]
+    kenlm = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
+    result = plexity("models", "import", "news", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1",
+                     "--output-dir", notes)
+    assert result.returncode == 2 and result.stderr.splitlines() == [f"plexity models import: {said}"]
+    assert notes.read_text() == "my notes\n"
+
+
+# -- $PLEXITY_KENLM_BIN one level off -----------------------------------------------------------
+
+def test_plexity_kenlm_bin_naming_the_build_folder_or_a_tool_says_where_the_tools_are(tmp_path, corpus):
+    # Before: "KenLM's lmplz is not installed (not in .../kenlm, not on PATH ...): install lmplz and
+    # build_binary with `bash scripts/setup.sh --kenlm-tools`": a build beside it, and the variable unnamed.
+    from plexity_plugins.training.kenlm_tools import find_tool
+
+    build = tmp_path / "kenlm"
+    (build / "bin").mkdir(parents=True)
+    for tool in ("lmplz", "build_binary"):
+        shutil.copy(find_tool(tool), build / "bin" / tool)
+    for given in (build, build / "bin" / "lmplz"):
+        result = train(tmp_path, corpus, env={"PLEXITY_KENLM_BIN": str(given)})
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [
+            f"plexity train: error: PLEXITY_KENLM_BIN is {given}, which holds no lmplz: set it to the folder of "
+            f"lmplz and build_binary ({build / 'bin'} holds them), or unset it"]
+    result = train(tmp_path, corpus, env={"PLEXITY_KENLM_BIN": str(build / "bin")})
+    assert result.returncode == 0, result.stderr
