@@ -160,7 +160,7 @@ def test_too_little_clean_text_is_refused(capsys, model, tmp_path):
 def test_a_missing_file_is_named_before_any_text_is_scored(capsys, model, samples, tmp_path):
     clean, _ = samples
     code, _, err = run(capsys, "--model", "news", clean, "-b", tmp_path / "absent.txt")
-    assert code == 2 and "absent.txt does not exist" in err
+    assert code == 2 and "absent.txt: no such file or directory" in err
 
 
 def test_a_binary_or_latin_1_file_is_no_clean_text(capsys, model, tmp_path):

@@ -111,3 +111,45 @@ def test_plexity_kenlm_bin_naming_the_build_folder_or_a_tool_says_where_the_tool
             f"lmplz and build_binary ({build / 'bin'} holds them), or unset it"]
     result = train(tmp_path, corpus, env={"PLEXITY_KENLM_BIN": str(build / "bin")})
     assert result.returncode == 0, result.stderr
+
+
+# -- plexity calibrate reads text as plexity train does -----------------------------------------
+
+@pytest.fixture(scope="module")
+def news_model(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("calibrate")
+    (root / "news.txt").write_text(NEWS)
+    built = plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet",
+                    "--memory", "64M", "--output-dir", root / "models", root / "news.txt")
+    assert built.returncode == 0, built.stderr
+    return root / "models" / "news"
+
+
+def test_calibrate_reads_a_folder_and_gzipped_text_as_train_does(tmp_path, news_model):
+    # Before: `plexity calibrate --model M heldout/` said "heldout does not exist or is not a file" of a
+    # folder that exists, and heldout.txt.gz was "not UTF-8 text (at byte 1)", where train reads both.
+    held = tmp_path / "heldout"
+    (held / "2026").mkdir(parents=True)
+    (held / "2026" / "a.txt").write_text("The library opens in the spring.\nThe council met on Tuesday.\n")
+    (held / "b.txt.gz").write_bytes(gzip.compress(b"The budget was approved.\nThe library stays open late.\n"))
+    (held / "notes.md").write_text("# not read: not a text corpus file\n")
+    result = plexity("calibrate", "--model", news_model, held)
+    assert result.returncode == 0, result.stderr
+    assert "\n sentences            4\n" in result.stdout
+    result = plexity("calibrate", "--model", news_model, held / "b.txt.gz", held / "2026" / "a.txt")
+    assert result.returncode == 0, result.stderr
+    assert "\n sentences            4\n" in result.stdout
+    (tmp_path / "empty").mkdir()
+    result = plexity("calibrate", "--model", news_model, tmp_path / "empty")
+    assert result.returncode == 2
+    assert error_line(result) == (f"plexity calibrate: error: empty corpus: no .txt/.txt.gz/.text/.text.gz files "
+                                  f"in {tmp_path / 'empty'}")
+
+
+def test_calibrate_refuses_a_warc_as_clean_text(news_model):
+    # Before: "not UTF-8 text (at byte 1)" of the gzipped file; read as gzip, its records' headers and HTML
+    # would have been scored as clean sentences.
+    result = plexity("calibrate", "--model", news_model, EXAMPLES / "sample.warc.gz")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity calibrate: error: {EXAMPLES / 'sample.warc.gz'}: a WARC file, "
+                                          f"not text: give clean text, one paragraph a line"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import gzip
 import json
 import logging
 import math
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
+from .corpora import TextReader
 from ..errors import CorpusError, ModelError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -126,10 +128,12 @@ class Calibration:
 def read_sample_lines(path: Path) -> list[str]:
     """Non-blank lines of a text file (lines starting with '#' are comments, as in
     scripts/default_model/boilerplate.txt)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
+    try:  # (gzipped as `plexity train` reads text: heldout.txt.gz)
+        data = gzip.decompress(Path(path).read_bytes()) if Path(path).name.endswith(".gz") else Path(path).read_bytes()
+    except (OSError, EOFError, zlib.error) as exc:  # (gzip: EOFError on a truncated file)
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
+    if data.startswith(b"WARC/"):  # (its records would be scored as clean sentences, headers and all)
+        raise CorpusError(f"{path}: a WARC file, not text: give clean text, one paragraph a line")
     try:  # (as `plexity train` reads text: a binary or Latin-1 file is no sample of clean text)
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,10 +152,11 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
     for value in (percentile, percentile_extracted):
         if not 0 < value < 100:
             raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
+    # Files as given, folders searched for text files, as `plexity train --corpus text` reads them; all
+    # found before scoring what may be a lot of text.
+    clean_files = TextReader(clean_files).files()
     boilerplate_files = list(boilerplate_files)
-    for path in (*clean_files, *boilerplate_files):  # (before scoring what may be a lot of text)
-        if not Path(path).is_file():
-            raise CorpusError(f"{path} does not exist or is not a file")
+    boilerplate_files = TextReader(boilerplate_files).files() if boilerplate_files else []
     clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
     if len(clean) < 2:
         raise CorpusError(f"need at least 2 clean sentences to calibrate, found {len(clean)} in "
