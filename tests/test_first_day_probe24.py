@@ -153,3 +153,30 @@ def test_calibrate_refuses_a_warc_as_clean_text(news_model):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"plexity calibrate: error: {EXAMPLES / 'sample.warc.gz'}: a WARC file, "
                                           f"not text: give clean text, one paragraph a line"]
+
+
+# -- a datatrove reader given a file ------------------------------------------------------------
+
+def test_a_reader_given_a_warc_file_says_how_to_read_that_file_and_that_line_runs(tmp_path):
+    # Before: "WarcHtmlReader has no file to read: .../sample.warc.gz does not exist", of a file that exists.
+    script = tmp_path / "clean_one.py"
+    script.write_text(textwrap.dedent("""\
+        import sys
+        from datatrove.pipeline.writers import JsonlWriter
+        from plexity_plugins.datatrove import LocalTaskExecutor, WarcHtmlReader
+
+        if __name__ == "__main__":
+            reader = eval(sys.argv[1])  # (the reader as the user writes it)
+            LocalTaskExecutor(pipeline=[reader, JsonlWriter("out/documents")], tasks=1, logging_dir="out/logs").run()
+        """))
+    result = run(script, f"WarcHtmlReader({str(EXAMPLES / 'sample.warc.gz')!r})", cwd=tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "out").exists()
+    said = error_line(result)
+    assert said.startswith(f"plexity_plugins.errors.NoInputFiles: WarcHtmlReader has no file to read: "
+                           f"{EXAMPLES / 'sample.warc.gz'} is a file: a reader reads a folder, give the file as "
+                           f"its glob: ")
+    suggested = said.split("its glob: ", 1)[1]
+    assert suggested == f"WarcHtmlReader({str(EXAMPLES)!r}, glob_pattern='sample.warc.gz')"
+    result = run(script, suggested, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(list((tmp_path / "out" / "documents").iterdir())) == 1

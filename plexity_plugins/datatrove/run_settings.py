@@ -236,7 +236,11 @@ def check_inputs(pipeline: list) -> None:
         except OSError:  # (unreadable: its tasks say how)
             continue
         pattern = step.glob_pattern or "*"
-        if not os.path.isdir(folder.path):
+        if os.path.isfile(folder.path):  # (datatrove's readers read a folder; this is no such folder)
+            parent, name = os.path.split(os.path.normpath(folder.path))
+            why = (f"{folder.path} is a file: a reader reads a folder, give the file as its glob: "
+                   f"{type(step).__name__}({parent or '.'!r}, glob_pattern={name!r})")
+        elif not os.path.isdir(folder.path):
             why = (f"{folder.path} does not exist (a relative path is taken from the folder this runs in, "
                    f"{os.getcwd()}): give the folder of the input files, as an absolute path or one relative to "
                    f"where this runs")
