@@ -340,10 +340,14 @@ class PerplexityFilterPipeline:
             self._executor.shutdown(wait=True)
             self._executor = None
         self.extract.close()
+        written = self._dropped.enabled
         try:
             self._dropped.close()  # named only now, whole (a full disk raises here)
         except OSError as exc:
             self._dropped_log_failed(exc)
+        else:
+            if written:  # (where it went: a relative path is the folder the crawl ran in)
+                logger.info("plexity: dropped sentences and items written to %s", Path(self.dropped_file).absolute())
 
     # -- items ------------------------------------------------------------------------
 
@@ -717,7 +721,7 @@ def _dropped_file_setting(value) -> str | None:
     `plexity clean` makes its --output-dir (and Scrapy its feeds' directories)."""
     if not value:
         return None
-    path = Path(value)
+    path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
     try:
@@ -725,7 +729,7 @@ def _dropped_file_setting(value) -> str | None:
     except OSError as exc:  # a file in the way, no permission
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: its directory cannot be made "
                                   f"({exc.strerror}: {exc.filename})") from None
-    return value
+    return str(path)
 
 
 def _asyncio_available() -> bool:

@@ -180,3 +180,55 @@ def test_a_reader_given_a_warc_file_says_how_to_read_that_file_and_that_line_run
     result = run(script, suggested, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(list((tmp_path / "out" / "documents").iterdir())) == 1
+
+
+# -- Scrapy: PLEXITY_DROPPED_FILE ---------------------------------------------------------------
+
+PAGE = """<html><body><nav><a href="/">Home</a> <a href="/news">News</a></nav>
+<article><h1>Council approves budget</h1>
+<p>The city council approved the budget on Tuesday after a long debate about school funding.</p>
+<p>The plan adds two libraries and repairs forty miles of road over the next three years.</p></article>
+<footer>Share on Facebook | Share on X | Email</footer></body></html>"""
+
+
+def scrapy_project(root: Path, settings: str) -> Path:
+    """A project as a newcomer writes one: the add-on in settings.py, a spider yielding url and html."""
+    (root / "proj" / "spiders").mkdir(parents=True)
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "spiders" / "__init__.py").write_text("")
+    (root / "page.html").write_text(PAGE)
+    (root / "proj" / "settings.py").write_text(textwrap.dedent(f"""\
+        BOT_NAME = "proj"
+        SPIDER_MODULES = ["proj.spiders"]
+        ADDONS = {{"plexity_plugins.scrapy.PlexityAddon": 0}}
+        PLEXITY_EXTRACTOR = "tags"
+        LOG_LEVEL = "INFO"
+        """) + settings)
+    (root / "proj" / "spiders" / "pages.py").write_text(textwrap.dedent(f"""\
+        import scrapy
+
+        class Pages(scrapy.Spider):
+            name = "pages"
+            start_urls = [{(root / 'page.html').as_uri()!r}]
+
+            def parse(self, response):
+                yield {{"url": response.url, "html": response.text}}
+        """))
+    return root
+
+
+def test_scrapy_dropped_file_under_home_lands_there_and_the_log_says_where(tmp_path):
+    # Before: PLEXITY_DROPPED_FILE = "~/crawl/dropped.jsonl" made a folder named "~" in the folder the
+    # crawl ran in, and nothing in the crawl's log said where the file went.
+    home = tmp_path / "home"
+    project = scrapy_project(tmp_path / "project", 'PLEXITY_DROPPED_FILE = "~/crawl/dropped.jsonl"\n')
+    result = run("-m", "scrapy", "crawl", "pages", "-O", "items.jsonl", cwd=project,
+                 env={"HOME": str(home), "PYTHONPATH": os.pathsep.join([str(REPO), str(project)])})
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = home / "crawl" / "dropped.jsonl"
+    rows = [json.loads(line) for line in written.read_text().splitlines()]
+    assert any(row.get("text") == "Home News" for row in rows)
+    assert not (project / "~").exists()
+    assert f"INFO: plexity: dropped sentences and items written to {written}\n" in result.stderr
+

@@ -11,15 +11,14 @@ FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
 
 # The one line that adds perplexity filtering: every item's "html" gets a cleaned "text".
-# (Scrapy >= 2.10's add-on; it enables the pipeline at PLEXITY_PIPELINE_PRIORITY, 300. The
+# (Scrapy >= 2.11's add-on; it enables the pipeline at PLEXITY_PIPELINE_PRIORITY, 300. The
 # same without add-ons: ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
 ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
 
 # Every visible line of the page goes to the filter, which keeps the article (the
-# best-scoring runs of blocks: method "regions").  The default, "auto" (trafilatura, else
-# resiliparse where trafilatura left out part of the page), extracts the main text first and
-# the filter only trims its edges (method "trim"); it is also ~10x slower on very large pages
-# (bench/scrapy_stall.py).
+# best-scoring runs of blocks: method "regions").  The default, "learned" (a small forest of
+# decision trees that picks the page's text blocks, as `plexity clean` does), extracts the
+# main text first and the filter only trims its edges (method "trim").
 PLEXITY_EXTRACTOR = "tags"
 
 # Everything below is optional; these are the defaults.
