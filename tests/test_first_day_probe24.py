@@ -232,3 +232,17 @@ def test_scrapy_dropped_file_under_home_lands_there_and_the_log_says_where(tmp_p
     assert not (project / "~").exists()
     assert f"INFO: plexity: dropped sentences and items written to {written}\n" in result.stderr
 
+
+# -- plexity serve --host -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("host, why", [("192.0.2.1", "Cannot assign requested address"),
+                                       ("999.1.1.1", "Name or service not known")],
+                         ids=["another-machines-address", "no-address"])
+def test_serve_on_a_host_that_is_not_this_machine_says_which_hosts_to_give(host, why):
+    # Before: "cannot listen on 192.0.2.1 port 8000: Cannot assign requested address: give another --port",
+    # sending the user to change what was right.
+    result = plexity("serve", "--host", host, "--port", "0", timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"plexity serve: error: cannot listen on {host} port 0: {why}: --host is an "
+                                          f"address of this machine: 127.0.0.1 (this machine only, the default) or "
+                                          f"0.0.0.0 (every interface)"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import socket
 import sys
@@ -61,6 +62,17 @@ def _listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _listen_advice(exc: OSError) -> str:
+    """What to change when the socket cannot be bound: the port, or the host (a name that does not resolve,
+    an address of another machine), which a port-only advice sent users away from."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return ("--host is an address of this machine: 127.0.0.1 (this machine only, the default) or 0.0.0.0 "
+                "(every interface)")
+    if exc.errno == errno.EACCES:
+        return "ports under 1024 need root: give --port 8000 or another above 1023 (--port 0: any free one)"
+    return "give another --port (--port 0: any free one)"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_extra
 
@@ -69,7 +81,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sock = _listen_socket(args.host, args.port)
     except OSError as exc:
         print(f"plexity serve: error: cannot listen on {args.host} port {args.port}: "
-              f"{exc.strerror or exc}: give another --port (--port 0: any free one)", file=sys.stderr)
+              f"{exc.strerror or exc}: {_listen_advice(exc)}", file=sys.stderr)
         return 2
     with sock:
         return _serve(args, sock)
