@@ -140,6 +140,28 @@ def environment_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def path_error_message(exc: OSError) -> str:
+    """An OSError about a path, said as what is in the way where a file on the way to an output is what
+    stops it: "[Errno 17] File exists: 'a.txt'" of `-o a.txt/report.html` named a file that is there, not
+    why that is wrong."""
+    name = exc.filename
+    if name is not None and exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        path = os.fspath(name)
+        for folder in (path, *_parents(path)):
+            if os.path.lexists(folder) and not os.path.isdir(folder):
+                where = "" if folder == path else f"{path}: "
+                return f"{where}{folder} is a file, where a folder is needed: give another path, or move the file"
+    return str(exc)
+
+
+def _parents(path: str) -> list[str]:
+    parents, parent = [], os.path.dirname(path)
+    while parent and parent not in parents and parent != os.path.dirname(parent):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    return parents
+
+
 # -- the disk ----------------------------------------------------------------------------------
 
 # The disk (or the user's quota) is full: every further write fails the same way.

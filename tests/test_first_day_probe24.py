@@ -246,3 +246,27 @@ def test_serve_on_a_host_that_is_not_this_machine_says_which_hosts_to_give(host,
     assert result.stderr.splitlines() == [f"plexity serve: error: cannot listen on {host} port 0: {why}: --host is an "
                                           f"address of this machine: 127.0.0.1 (this machine only, the default) or "
                                           f"0.0.0.0 (every interface)"]
+
+
+# -- an output path through a file --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["clean", "{page}", "-o", "notes.txt/cleaned"],
+                                     ["report", "{cleaned}", "-o", "notes.txt/report.html"],
+                                     ["report", "{cleaned}", "-o", "notes.txt/reports/report.html"]],
+                         ids=["clean", "report", "report-deeper"])
+def test_an_output_path_through_a_file_names_the_file_in_the_way(tmp_path, command):
+    # Before: "[Errno 20] Not a directory: 'notes.txt/cleaned'" and, of the report,
+    # "[Errno 17] File exists: 'notes.txt'": a file that is there, not why that stops the command.
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    (tmp_path / "page.html").write_text(PAGE)
+    cleaned = plexity("clean", "page.html", "-o", "cleaned", "--quiet", cwd=tmp_path)
+    assert cleaned.returncode == 0, cleaned.stderr
+    args = [word.format(page="page.html", cleaned="cleaned") for word in command]
+    result = plexity(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    output = Path(args[-1])
+    folder = output if command[0] == "clean" else output.parent
+    where = "" if folder == Path("notes.txt") else f"{folder}: "
+    assert result.stderr.splitlines() == [f"plexity {command[0]}: error: {where}notes.txt is a file, where a folder "
+                                          f"is needed: give another path, or move the file"]
+    assert (tmp_path / "notes.txt").read_text() == "my notes\n"

@@ -14,7 +14,7 @@ import sys
 
 from .. import __version__
 from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
-                      disk_full_message, environment_message, is_disk_full, printable)
+                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
             print(f"plexity {args.command}: error: {disk_full_message(exc)}", file=sys.stderr)
             return DISK_FULL_STATUS
-        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        print(f"plexity {args.command}: error: {path_error_message(exc)}", file=sys.stderr)
         return 2
     except (ModelError, ValueError) as exc:
         print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
