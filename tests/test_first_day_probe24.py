@@ -270,3 +270,24 @@ def test_an_output_path_through_a_file_names_the_file_in_the_way(tmp_path, comma
     assert result.stderr.splitlines() == [f"plexity {command[0]}: error: {where}notes.txt is a file, where a folder "
                                           f"is needed: give another path, or move the file"]
     assert (tmp_path / "notes.txt").read_text() == "my notes\n"
+
+
+# -- plexity clean into its input folder --------------------------------------------------------
+
+def test_plexity_clean_into_its_own_input_folder_is_refused_before_anything_is_written(tmp_path):
+    # Before: `plexity clean pages -o pages` wrote pages/page.html.txt beside the page; run again, it cleaned
+    # that output too (page.html.txt.txt), and again (page.html.txt.txt.txt), each run counting more files.
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "page.html").write_text(PAGE)
+    for output in ("pages", "./pages/", str(pages)):
+        result = plexity("clean", "pages", "-o", output, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [f"plexity clean: error: --output-dir {output} is the input folder pages: "
+                                              f"a re-run would clean this run's outputs too (a.txt.txt, then "
+                                              f"a.txt.txt.txt): choose another --output-dir"]
+        assert [p.name for p in pages.iterdir()] == ["page.html"]
+    result = plexity("clean", "pages", "-o", "cleaned", "--quiet", cwd=tmp_path)  # (the way out it names)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "cleaned" / "page.html.txt").read_text().startswith("The city council approved")
+

@@ -60,17 +60,20 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
     """Files named, and files found recursively in directories named, in a stable order.
 
     Raises FileNotFoundError for an input that does not exist, and ValueError when two
-    inputs would write the same output or an input would be overwritten by its own
-    output; a file named twice (by a glob and by name) is read once.  The output directory
-    itself is never searched for inputs.  Files of unknown kind inside a directory are returned
-    with kind None (the caller counts the skip).  What is not a regular file (a FIFO, a socket,
-    a symlink loop) is returned as found: reading it is a counted skip, never a hang nor an error
-    of the run.
+    inputs would write the same output, an input would be overwritten by its own output,
+    or a folder named is the output directory; a file named twice (by a glob and by name) is
+    read once.  The output directory itself is never searched for inputs.  Files of unknown
+    kind inside a directory are returned with kind None (the caller counts the skip).  What is
+    not a regular file (a FIFO, a socket, a symlink loop) is returned as found: reading it is a
+    counted skip, never a hang nor an error of the run.
     """
     out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []
     for item in inputs:
         root = Path(item)
+        if root.is_dir() and out is not None and root.resolve() == out:  # (its outputs: the next run's inputs)
+            raise ValueError(f"--output-dir {output_dir} is the input folder {item}: a re-run would clean this run's "
+                             f"outputs too (a.txt.txt, then a.txt.txt.txt): choose another --output-dir")
         if root.is_dir():
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if out is None or (Path(dirpath) / d).resolve() != out)
