@@ -68,7 +68,7 @@ from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, Plex
 from .io.decoding import declared_content_type
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
-from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
 from .scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from .scoring.scorer import PerplexityScorer
@@ -685,10 +685,16 @@ def _typed_setting(settings, name: str, kind, default=None):
         return default
     try:
         if kind in (parse_size, parse_memory):  # the CLI's parsers: a number of bytes or a size string
-            return kind(str(value))
-        read = {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
+            read = kind(str(value))
+        else:
+            read = {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
     except (TypeError, ValueError):
         raise PlexitySettingError(f"{name} is {value!r}: {_SETTING_KINDS[kind]}") from None
+    if kind is parse_memory:  # (the ceiling's own floor, said naming the setting)
+        try:
+            extract_memory_limit(read)
+        except ValueError as exc:
+            raise PlexitySettingError(f"{name} is {value!r}: {exc}") from None
     if name in _SETTING_RANGES:  # (the pipeline's own check would not name the setting)
         valid, takes = _SETTING_RANGES[name]
         if not valid(read):

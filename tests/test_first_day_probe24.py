@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -290,4 +291,42 @@ def test_plexity_clean_into_its_own_input_folder_is_refused_before_anything_is_w
     result = plexity("clean", "pages", "-o", "cleaned", "--quiet", cwd=tmp_path)  # (the way out it names)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "cleaned" / "page.html.txt").read_text().startswith("The city council approved")
+
+
+# -- an extraction memory ceiling below what extraction holds at rest ---------------------------
+
+CEILING = ("less than an extraction process holds at rest: give 128 MiB or more (a size such as '512MiB'; a bare "
+           "number is bytes), or 0 for none")
+
+
+def test_a_memory_ceiling_below_an_extraction_process_at_rest_is_refused_in_every_front_end(tmp_path):
+    # Before: `--extract-memory 1024` (meant as MiB: 1 KiB) let the learned reader's quick pages through and
+    # stopped every trafilatura page as memory_limit ("needed more than 1 KiB"), restarting its process each
+    # time: which pages were kept depended on how long each took.
+    (tmp_path / "page.html").write_text(PAGE)
+    result = plexity("clean", "page.html", "-o", "cleaned", "--extract-memory", "1024", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity clean: error: the extraction memory ceiling is 1 KiB, {CEILING}"]
+    result = plexity("clean", "page.html", "-o", "cleaned", cwd=tmp_path, env={"PLEXITY_EXTRACT_MEMORY": "100MB"})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity clean: error: the extraction memory ceiling "
+                                          f"(PLEXITY_EXTRACT_MEMORY) is 100 MB, {CEILING}"]
+    assert not (tmp_path / "cleaned").exists()
+    result = plexity("clean", "page.html", "-o", "cleaned", "--extract-memory", "128MiB", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    with pytest.raises(ValueError, match=re.escape(f"the extraction memory ceiling is 100 MB, {CEILING}")):
+        LearnedExtractor(memory_limit="100MB")
+
+
+def test_scrapy_with_a_memory_ceiling_below_an_extraction_process_at_rest_names_the_setting(tmp_path):
+    project = scrapy_project(tmp_path / "project", "PLEXITY_EXTRACT_MEMORY = 1024\n")
+    result = run("-m", "scrapy", "crawl", "pages", "-O", "items.jsonl", cwd=project,
+                 env={"PYTHONPATH": os.pathsep.join([str(REPO), str(project)])})
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " CRITICAL: " in line or " ERROR: " in line]
+    assert errors[0].endswith(f"[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: "
+                              f"PLEXITY_EXTRACT_MEMORY is 1024: the extraction memory ceiling is 1 KiB, {CEILING}")
 

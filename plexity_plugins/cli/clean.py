@@ -58,6 +58,7 @@ def add_parser(sub) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..scoring.methods import method_for_extractor, method_for_page_text
     from ..cleaning.files import EarlierRun, FileCleaner, collect_inputs
+    from ..extractors.sandbox import extract_memory_limit
     from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 
@@ -76,6 +77,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     # record's text is a page's every visible line: the tag remover's kind of text, and method.
     text_scorer = scorer_for(args.method or method_for_extractor("none"))
     page_text_scorer = scorer_for(args.method or method_for_page_text())
+    extract_memory_limit(args.extract_memory)  # (a ceiling it cannot take: said before the output folder is made)
     inputs = collect_inputs(args.inputs, output_dir=args.output_dir)
     if not inputs:
         holds = "holds" if len(args.inputs) == 1 else "hold"

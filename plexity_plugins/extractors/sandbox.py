@@ -47,6 +47,9 @@ DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor st
 # (with a 45 MB page: plexity clean 230 MB, plexity run's task 290 MB and its forkserver 60 MB, Scrapy
 # 330 MB) the whole process tree stays under 1.2 GB; a 5 MB page of posts needs ~440 MB with auto.
 DEFAULT_EXTRACT_MEMORY = 768 << 20
+# An extraction process holds 30 MiB at rest (97 MiB with trafilatura): a lower ceiling stops every page
+# it does not finish between two looks at its memory, and lets the quick ones through.
+MIN_EXTRACT_MEMORY = 128 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
 _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
@@ -69,6 +72,10 @@ def extract_memory_limit(value: int | str | None = None) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"the extraction memory ceiling must be 0 (none) or more bytes, or a size such as "
                          f"'512MiB', got {value!r}")
+    if 0 < value < MIN_EXTRACT_MEMORY:  # (`1024` meant as MiB is 1024 bytes)
+        raise ValueError(f"the extraction memory ceiling{source} is {_size(int(value))}, less than an extraction "
+                         f"process holds at rest: give {_size(MIN_EXTRACT_MEMORY)} or more (a size such as "
+                         f"'512MiB'; a bare number is bytes), or 0 for none")
     return int(value) or None
 
 
@@ -124,6 +131,9 @@ def await_answer(connection, pid: int, timeout: float | None, memory_limit: int 
 
 
 def _size(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("GB", 10**9), ("MB", 10**6)):  # (100MB: not 97656.2 KiB)
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size and n % (size // 64) == 0:
             return f"{n / size:g} {unit}"
