@@ -330,3 +330,13 @@ def test_scrapy_with_a_memory_ceiling_below_an_extraction_process_at_rest_names_
     assert errors[0].endswith(f"[plexity_plugins.scrapy] CRITICAL: plexity: the crawl cannot start: "
                               f"PLEXITY_EXTRACT_MEMORY is 1024: the extraction memory ceiling is 1 KiB, {CEILING}")
 
+
+# -- --model naming a model's model.json ---------------------------------------------------------
+
+def test_a_models_model_json_given_as_the_model_is_that_model(news_model):
+    # Before: "news/model.json is not a model: neither a KenLM binary nor an ARPA file": the file that
+    # describes the model, refused as a model.
+    by_folder = plexity("score", "--plain", "--model", news_model, "The council approved the budget.")
+    by_metadata = plexity("score", "--plain", "--model", news_model / "model.json", "The council approved the budget.")
+    assert by_metadata.returncode == 0, by_metadata.stderr
+    assert by_metadata.stdout == by_folder.stdout

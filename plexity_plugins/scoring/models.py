@@ -224,6 +224,8 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     path = Path(model).expanduser()
     if path.is_dir():
         return _from_directory(path)
+    if path.is_file() and path.name == "model.json":  # (a model's metadata names its model: its folder)
+        return _from_directory(path.parent)
     if path.is_file():
         return _from_file(path)
     if os.sep in name or name.endswith(KENLM_SUFFIXES):
