@@ -340,3 +340,22 @@ def test_a_models_model_json_given_as_the_model_is_that_model(news_model):
     by_metadata = plexity("score", "--plain", "--model", news_model / "model.json", "The council approved the budget.")
     assert by_metadata.returncode == 0, by_metadata.stderr
     assert by_metadata.stdout == by_folder.stdout
+
+
+# -- plexity report of a run with its logs elsewhere --------------------------------------------
+
+def test_plexity_report_of_a_run_whose_logs_went_elsewhere_reads_them(tmp_path):
+    # Before: `plexity run crawl -o out --logging-dir logs` then `plexity report out` said "no plexity-stats.json
+    # (from `plexity clean`) or logs/stats.json (from `plexity run`) in out", though out names its logging folder.
+    ran = plexity("run", EXAMPLES, "-o", "out", "--logging-dir", "run-logs", "--extractor", "tags", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    by_output = plexity("report", "out", "-o", "by-output.html", cwd=tmp_path)
+    assert by_output.returncode == 0, by_output.stderr
+    by_logs = plexity("report", "run-logs", "-o", "by-logs.html", cwd=tmp_path)
+    assert by_logs.returncode == 0, by_logs.stderr
+
+    def body(name: str) -> str:  # (less the line that names where it was read from)
+        return "\n".join(line for line in (tmp_path / name).read_text().splitlines() if "stats.json" not in line)
+
+    assert body("by-output.html") == body("by-logs.html")
+    assert "method regions" in (tmp_path / "by-output.html").read_text()

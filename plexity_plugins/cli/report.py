@@ -22,7 +22,19 @@ def _run_stats(merged: list, folder):
     return report_stats(merged, folder)
 
 
+def _run_logging_dir(folder: Path) -> Path | None:
+    """The logging folder of the `plexity run` that wrote `folder` with --logging-dir elsewhere (it records
+    that folder in `folder`), when `folder` itself holds no stats."""
+    from .run import recorded_logging_dir
+
+    if not folder.is_dir() or (folder / STATS_FILE).is_file() or (folder / "logs" / "stats.json").is_file():
+        return None
+    logs = recorded_logging_dir(folder)
+    return logs if logs is not None and (logs / "stats.json").is_file() else None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    args.stats = _run_logging_dir(Path(args.stats)) or args.stats  # (`plexity run -o out --logging-dir L`)
     if Path(args.output).is_dir():  # (`-o reports/`: the report goes in it, under its default name)
         args.output = str(Path(args.output) / DEFAULT_REPORT)
     earlier = histogram_path(args.output, args.png)
