@@ -359,3 +359,28 @@ def test_plexity_report_of_a_run_whose_logs_went_elsewhere_reads_them(tmp_path):
 
     assert body("by-output.html") == body("by-logs.html")
     assert "method regions" in (tmp_path / "by-output.html").read_text()
+
+
+# -- plexity serve of a model without a threshold -----------------------------------------------
+
+def test_serve_with_a_model_without_a_threshold_says_so_when_it_starts(tmp_path):
+    # Before: the server started as if all was well, and the page and every request without "threshold"
+    # answered "model 'imported' has no default threshold in its metadata"; plexity clean and run refuse it.
+    from web_server import post, start_server, stop_server
+
+    kenlm = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    imported = plexity("models", "import", "imported", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1", env=env)
+    assert imported.returncode == 0, imported.stderr
+    process, url = start_server(["--model", "imported"], env=env, command=[sys.executable, "-m", "plexity_plugins"])
+    try:
+        status, answer, _ = post(url, {"text": "The council approved the budget on Tuesday.", "threshold": 500})
+        assert status == 200 and answer["threshold"] == 500
+        status, answer, _ = post(url, {"text": "The council approved the budget on Tuesday."})
+        assert status != 200 and "has no default threshold" in answer["error"]
+    finally:
+        stop_server(process)
+    said = process.stdout.read().splitlines()
+    assert said[0] == ("plexity serve: warning: model 'imported' has no default threshold: every request without "
+                       "\"threshold\", the page's first included, gets an error; `plexity calibrate --model imported "
+                       "CLEAN_TEXT --write` gives it one")

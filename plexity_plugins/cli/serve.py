@@ -90,6 +90,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     import uvicorn
 
+    from ..scoring.models import resolve
     from ..web.app import LOOPBACK_HOSTS, create_app
     from ..web.protocol import protocol_class
 
@@ -99,6 +100,11 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
                      allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout, workers=args.workers,
                      queue=args.queue, extract_memory=args.extract_memory, body_timeout=args.body_timeout,
                      warm_up=True)
+    default = resolve(args.model)
+    if default.threshold is None:  # (the page and every request without "threshold" would answer an error)
+        print(f"plexity serve: warning: model '{default.name}' has no default threshold: every request without "
+              f"\"threshold\", the page's first included, gets an error; `plexity calibrate --model {default.name} "
+              f"CLEAN_TEXT --write` gives it one", file=sys.stderr)
     if not loopback:
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
               f"the demo has no authentication", file=sys.stderr)
