@@ -229,6 +229,12 @@ HTML_PAGES_WHY = ("its first texts are HTML pages: no extractor step comes befor
                   "(the task's log says more)")
 
 
+class SharedOutputFiles(ValueError):
+    """Two writers of a pipeline write files of the same names in one folder, found before any task runs
+    (`plexity_plugins.datatrove.run_settings.check_writers_apart`): each task's second file replaced its
+    first, and the documents in it were lost, though counted."""
+
+
 class NoInputFiles(FileNotFoundError):
     """A reader of a pipeline has no file to read, found before any task runs
     (`plexity_plugins.datatrove.run_settings.check_inputs`): datatrove said it in every task, with a

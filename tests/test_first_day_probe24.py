@@ -384,3 +384,43 @@ def test_serve_with_a_model_without_a_threshold_says_so_when_it_starts(tmp_path)
     assert said[0] == ("plexity serve: warning: model 'imported' has no default threshold: every request without "
                        "\"threshold\", the page's first included, gets an error; `plexity calibrate --model imported "
                        "CLEAN_TEXT --write` gives it one")
+
+
+# -- two writers of a datatrove pipeline writing the same files ---------------------------------
+
+def test_a_pipeline_whose_exclusion_writer_writes_the_kept_documents_files_stops_before_any_task(tmp_path):
+    # Before: JsonlWriter("out") as the filter's exclusion writer and as the last step both wrote
+    # out/00000.jsonl.gz; the second replaced the first, and the dropped document counted in the stats
+    # (dropped_too_short: 1) was nowhere.
+    script = tmp_path / "clean_crawl.py"
+    script.write_text(textwrap.dedent(f"""\
+        import sys
+        from datatrove.executor import LocalPipelineExecutor
+        from datatrove.pipeline.writers import JsonlWriter
+        from plexity_plugins.datatrove import (HtmlTagsExtractor, LocalTaskExecutor, PerplexitySentenceFilter,
+                                               WarcHtmlReader, check_run_settings)
+
+        if __name__ == "__main__":
+            pipeline = [WarcHtmlReader({str(EXAMPLES)!r}), HtmlTagsExtractor(),
+                        PerplexitySentenceFilter(method="regions", threshold=300,
+                                                 exclusion_writer=JsonlWriter(sys.argv[2])),
+                        JsonlWriter("out")]
+            if sys.argv[1] == "plexity":
+                LocalTaskExecutor(pipeline=pipeline, tasks=1, logging_dir="logs").run()
+            else:  # datatrove's own executor, checked as docs/datatrove.md says
+                executor = LocalPipelineExecutor(pipeline=pipeline, tasks=1, logging_dir="logs")
+                check_run_settings(executor)
+                executor.run()
+        """))
+    for executor in ("plexity", "datatrove"):
+        result = run(script, executor, "out", cwd=tmp_path)
+        assert result.returncode == 1 and not (tmp_path / "out").exists()
+        assert error_line(result) == (
+            f"plexity_plugins.errors.SharedOutputFiles: the exclusion writer of PerplexitySentenceFilter and "
+            f"JsonlWriter both write {tmp_path / 'out'}/${{rank}}.jsonl.gz: each task's second file would replace "
+            f"its first, documents and all: give each writer its own folder (out/documents, out/excluded)")
+    result = run(script, "plexity", "excluded", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    kept = gzip.decompress((tmp_path / "out" / "00000.jsonl.gz").read_bytes()).decode().splitlines()
+    excluded = gzip.decompress((tmp_path / "excluded" / "00000.jsonl.gz").read_bytes()).decode().splitlines()
+    assert (len(kept), len(excluded)) == (11, 1)

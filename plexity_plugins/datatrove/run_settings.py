@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import NoInputFiles, SettingsChanged, UnrecordedResults
+from ..errors import NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
 
 SETTINGS_FILE = "plexity-settings.json"
 
@@ -200,11 +200,34 @@ def output_folders(pipeline: list) -> list:
     return found
 
 
+def check_writers_apart(pipeline: list) -> None:
+    """Raise `SharedOutputFiles` when two writers of the pipeline (writer steps, filters' exclusion writers)
+    write files of the same names in the same folder: `JsonlWriter("out")` as the exclusion writer and as
+    the last step wrote both 00000.jsonl.gz, the second replacing the first."""
+    seen: dict[tuple[str, str], str] = {}
+    for step in pipeline:
+        for writer, role in ((step, None), (getattr(step, "exclusion_writer", None), "the exclusion writer of")):
+            folder = getattr(writer, "output_folder", None)
+            template = getattr(getattr(writer, "output_filename", None), "template", None)
+            if folder is None or not hasattr(folder, "list_files") or template is None:
+                continue
+            name = f"{role} {type(step).__name__}" if role else f"{type(writer).__name__}"
+            key = (folder_name(folder).rstrip("/"), template)
+            if key in seen:
+                raise SharedOutputFiles(
+                    f"{seen[key]} and {name} both write {key[0]}/{template}: each task's second file would "
+                    f"replace its first, documents and all: give each writer its own folder (out/documents, "
+                    f"out/excluded)")
+            seen[key] = name
+
+
 def check_outputs(logging_dir, pipeline: list) -> None:
     """Raise SettingsChanged when the logging folder records no run (no settings, no completed
     task) while a folder the pipeline writes already holds files: a run with another logging
     folder wrote them, and this one would rewrite them under that run's record, which a re-run
-    of that run would then resume, answering its settings with these results."""
+    of that run would then resume, answering its settings with these results.  First, two writers
+    writing the same files are refused (`check_writers_apart`)."""
+    check_writers_apart(pipeline)
     if recorded_settings(logging_dir) is not None or has_results(logging_dir):
         return
     for folder in output_folders(pipeline):
