@@ -75,6 +75,31 @@ def test_a_memory_lmplz_cannot_take_is_one_line_before_the_corpus_is_read(tmp_pa
     assert not (tmp_path / "models").exists()
 
 
+
+@pytest.mark.parametrize("prune, why", [
+    (["0", "1", "1", "1"], "one count per order, at most 3 for an order-3 model (e.g. 0 1 1)"),
+    (["0", "-1"], "a count is 0 (no pruning) or more"),
+    (["0", "2", "1"], "a count is no lower than the one before it (lmplz keeps the shorter n-grams of every "
+                      "n-gram it keeps)")])
+def test_prune_counts_lmplz_cannot_take_are_one_line_before_the_corpus_is_read(tmp_path, corpus, prune, why):
+    # Before: lmplz refused them after the whole corpus was read, with a C++ exception ("You specified pruning
+    # thresholds for orders 1 through 4 but the model only has order 3") or "unrecognised option '-1'".
+    result = plexity("train", corpus, "--corpus", "text", "--order", "3", "--name", "news", "--prune", *prune,
+                     env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity train: error: --prune {' '.join(prune)}: {why}"]
+    assert not (tmp_path / "models").exists()
+
+
+def test_a_corpus_after_the_prune_counts_is_said_to_go_first(tmp_path, corpus):
+    # Before: "argument --prune: invalid int value: 'news.txt'": --prune takes every word after it.
+    result = plexity("train", "--corpus", "text", "--order", "3", "--name", "news", "--prune", "0", "1", "1", corpus,
+                     env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 2
+    assert error_line(result) == (f"plexity train: error: argument --prune: {str(corpus)!r} is not a count: --prune "
+                                  f"takes the words after it as its counts, so give the corpus first (plexity train "
+                                  f"INPUT ... --prune 0 1 1)")
+
 # -- --output-dir that is a file ----------------------------------------------------------------
 
 def test_an_output_dir_that_is_a_file_is_named_as_the_option_by_train_and_models_import(tmp_path, corpus):

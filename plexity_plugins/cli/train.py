@@ -10,6 +10,15 @@ from ..scoring.models import PAPER_MODELS
 from ..errors import INSTALLATION_STATUS, ModelError
 
 
+def _prune_count(text: str) -> int:
+    """A --prune count; a corpus path after the counts (`--prune 0 1 1 BNC/Texts`) is said as such."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: --prune takes the words after it as its counts, "
+                                         f"so give the corpus first (plexity train INPUT ... --prune 0 1 1)") from None
+
+
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "train", help="build a KenLM model from the BNC, CORD-19 or plain text and install it",
@@ -31,7 +40,7 @@ def add_parser(subparsers) -> None:
                        help="BNC: written texts only (the paper's choice; the default)")
     scope.add_argument("--all", dest="written_only", action="store_const", const=False,
                        help="BNC: written and spoken texts")
-    p.add_argument("--prune", type=int, nargs="+", metavar="N", default=None,
+    p.add_argument("--prune", type=_prune_count, nargs="+", metavar="N", default=None,
                    help="lmplz --prune: minimum counts per order, e.g. 0 1 1 (default: no pruning)")
     p.add_argument("--memory", "-S", default="20%",
                    help="lmplz sort memory (-S): a percentage of RAM or a size like 4G (default: 20%%)")

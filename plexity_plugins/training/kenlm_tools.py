@@ -113,6 +113,23 @@ def lmplz_memory(text: str) -> str:
     return f"{int(value)}{_LMPLZ_UNITS[unit]}"
 
 
+def lmplz_prune(prune: list[int] | None, order: int) -> list[int] | None:
+    """lmplz's --prune counts, checked before a corpus is read (lmplz refuses these only after): one per
+    order at most, 0 or more, never lower than the count before. ValueError saying what to give."""
+    if not prune:
+        return None
+    given = f"--prune {' '.join(map(str, prune))}"
+    if len(prune) > order:
+        raise ValueError(f"{given}: one count per order, at most {order} for an order-{order} model (e.g. "
+                         f"{' '.join(['0'] + ['1'] * (order - 1))})")
+    if any(count < 0 for count in prune):
+        raise ValueError(f"{given}: a count is 0 (no pruning) or more")
+    if any(later < earlier for earlier, later in zip(prune, prune[1:])):
+        raise ValueError(f"{given}: a count is no lower than the one before it (lmplz keeps the shorter n-grams "
+                         f"of every n-gram it keeps)")
+    return list(prune)
+
+
 def run_lmplz(
     text_path: Path,
     arpa_path: Path,

@@ -156,8 +156,9 @@ class ModelTrainer:
         for value in (percentile, percentile_extracted):
             if not 0 < value < 100:
                 raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
-        try:  # (lmplz would refuse a size it cannot read only after the whole corpus is read)
+        try:  # (lmplz would refuse what it cannot take only after the whole corpus is read)
             memory = kenlm_tools.lmplz_memory(memory)
+            prune = kenlm_tools.lmplz_prune(prune, order)
         except ValueError as exc:
             raise TrainError(str(exc)) from None
         self.corpus, self.inputs, self.name, self.order = corpus, list(inputs), name, order
