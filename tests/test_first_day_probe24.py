@@ -449,3 +449,22 @@ def test_a_pipeline_whose_exclusion_writer_writes_the_kept_documents_files_stops
     kept = gzip.decompress((tmp_path / "out" / "00000.jsonl.gz").read_bytes()).decode().splitlines()
     excluded = gzip.decompress((tmp_path / "excluded" / "00000.jsonl.gz").read_bytes()).decode().splitlines()
     assert (len(kept), len(excluded)) == (11, 1)
+
+
+# -- where a model installed with --output-dir is found -----------------------------------------
+
+def test_train_and_import_into_an_output_dir_say_the_model_argument_that_finds_the_model(tmp_path, corpus):
+    # Before: `plexity train ... --output-dir mymodels --name news` printed "installed in mymodels/news" and
+    # nothing more, and `models import ... --output-dir mymodels` "use it with --model news", which says
+    # "unknown model 'news'": only $PLEXITY_MODEL_DIR's models go by their name.
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    kenlm = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
+    commands = [["train", corpus, "--corpus", "text", "--order", "2", "--name", "news", "--quiet", "--memory", "64M"],
+                ["models", "import", "imported", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1"]]
+    for command, name in zip(commands, ("news", "imported")):
+        for output, said in (([], name), (["--output-dir", "mymodels"], f"mymodels/{name}")):
+            result = plexity(*command, *output, cwd=tmp_path, env=env)
+            assert result.returncode == 0, result.stderr
+            assert result.stdout.splitlines()[-1] == f"  use it with --model {said}"
+            scored = plexity("score", "--plain", "--model", said, "The council met.", cwd=tmp_path, env=env)
+            assert scored.returncode == 0, scored.stderr

@@ -99,6 +99,16 @@ def model_dir() -> Path:
     return user_cache_dir() / "models"
 
 
+def model_argument(directory: str | Path, name: str) -> str:
+    """What --model takes for the model installed in `directory`: its name where the name finds it
+    (`$PLEXITY_MODEL_DIR`), else the folder (installed with --output-dir elsewhere)."""
+    try:
+        found = (model_dir() / name).resolve() == Path(directory).resolve()
+    except ModelError:  # ($PLEXITY_MODEL_DIR is a file: no name finds it)
+        found = False
+    return name if found else str(directory)
+
+
 def install_dir(output_dir: str | Path | None = None) -> Path:
     """Where `plexity train` and `plexity models import` install a model: `--output-dir`, else `model_dir()`."""
     if not output_dir:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import thresholds
-from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, resolve
+from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, model_argument, resolve
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
@@ -79,8 +79,9 @@ class ImportResult:
                      f"document_threshold {self.info.document_threshold}")
         if self.info.threshold is None:
             lines.append(f"  no threshold yet: give one when cleaning (--threshold), or set it from clean text with "
-                         f"`plexity calibrate --model {self.info.name} CLEAN_TEXT --write`")
-        lines.append(f"  use it with --model {self.info.name}")
+                         f"`plexity calibrate --model {model_argument(self.directory, self.info.name)} CLEAN_TEXT "
+                         f"--write`")
+        lines.append(f"  use it with --model {model_argument(self.directory, self.info.name)}")
         return "\n".join(lines)
 
 

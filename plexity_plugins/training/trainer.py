@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import __version__
 from . import kenlm_tools, thresholds
-from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir
+from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,7 @@ class TrainResult:
             f"vocabulary {self.vocab_size:,}",
             f"  model: {self.model_bytes / 1e6:.1f} MB; default threshold {threshold}",
             f"  time: {self.seconds:.1f}s ({steps})",
+            f"  use it with --model {model_argument(self.directory, self.info.name)}",
         ])
 
 
