@@ -468,3 +468,14 @@ def test_train_and_import_into_an_output_dir_say_the_model_argument_that_finds_t
             assert result.stdout.splitlines()[-1] == f"  use it with --model {said}"
             scored = plexity("score", "--plain", "--model", said, "The council met.", cwd=tmp_path, env=env)
             assert scored.returncode == 0, scored.stderr
+
+
+def test_plexity_report_png_into_a_folder_writes_it_there_named_as_the_report(tmp_path):
+    # Before: "plexity report: error: [Errno 21] Is a directory: 'figures'", where -o takes a folder.
+    (tmp_path / "page.html").write_text(PAGE)
+    assert plexity("clean", "page.html", "-o", "cleaned", "--quiet", cwd=tmp_path).returncode == 0
+    (tmp_path / "figures").mkdir()
+    result = plexity("report", "cleaned", "-o", "run1.html", "--png", "figures", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["report: run1.html", "histogram: figures/run1.png"]
+    assert (tmp_path / "figures" / "run1.png").read_bytes().startswith(b"\x89PNG")

@@ -37,6 +37,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     args.stats = _run_logging_dir(Path(args.stats)) or args.stats  # (`plexity run -o out --logging-dir L`)
     if Path(args.output).is_dir():  # (`-o reports/`: the report goes in it, under its default name)
         args.output = str(Path(args.output) / DEFAULT_REPORT)
+    if args.png and Path(args.png).is_dir():  # (`--png figures/`: the PNG goes in it, named as the report)
+        args.png = str(Path(args.png) / Path(args.output).with_suffix(".png").name)
     earlier = histogram_path(args.output, args.png)
     earlier = earlier if earlier.is_file() else None
     html_path, png_path = build_report(args.stats, args.output, args.png, run_stats=_run_stats)
@@ -59,5 +61,6 @@ def add_parser(subparsers) -> None:
                         "directory of `plexity run` (its logs/stats.json: counts only, no histogram)")
     p.add_argument("--output", "-o", default=DEFAULT_REPORT,
                    help="the HTML report, or a folder to write it in (default: %(default)s)")
-    p.add_argument("--png", default=None, help="the histogram PNG (default: the report's name with .png)")
+    p.add_argument("--png", default=None,
+                   help="the histogram PNG, or a folder to write it in (default: the report's name with .png)")
     p.set_defaults(func=cmd_report)
