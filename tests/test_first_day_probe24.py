@@ -479,3 +479,32 @@ def test_plexity_report_png_into_a_folder_writes_it_there_named_as_the_report(tm
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["report: run1.html", "histogram: figures/run1.png"]
     assert (tmp_path / "figures" / "run1.png").read_bytes().startswith(b"\x89PNG")
+
+
+# -- a folder where a file of the model is expected ---------------------------------------------
+
+def test_a_folder_given_as_the_sentencepiece_model_is_called_a_folder(tmp_path, corpus):
+    # Before: "SentencePiece model .../lm_sp does not exist", of a folder that is there (CCNet keeps its
+    # .sp.model files in one).
+    folder = tmp_path / "lm_sp"
+    folder.mkdir()
+    result = plexity("train", corpus, "--corpus", "text", "--order", "2", "--name", "news", "--tokenizer", "ccnet",
+                     "--sp-model", folder, env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity train: error: SentencePiece model {folder} is a folder: give the "
+                                          f".sp.model file in it (the model's tokenizer is ccnet, which needs it)"]
+
+
+def test_models_import_calibrates_on_a_folder_of_held_out_text(tmp_path):
+    # Before: "heldout: cannot read: [Errno 21] Is a directory: 'heldout'" (its sanity check read the
+    # --calibrate files by itself), where plexity calibrate now reads folders.
+    held = tmp_path / "heldout"
+    held.mkdir()
+    (held / "a.txt").write_text("The library opens in the spring.\nThe council met on Tuesday.\n")
+    (held / "b.txt.gz").write_bytes(gzip.compress(b"The budget was approved.\nThe library stays open late.\n"))
+    kenlm = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
+    result = plexity("models", "import", "imported", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1",
+                     "--calibrate", held, env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 0, result.stderr
+    assert "  sanity check: 0.0% unknown tokens in 4 sentences" in result.stdout.splitlines()
+    assert json.loads((tmp_path / "models" / "imported" / "model.json").read_text())["threshold"] > 0

@@ -87,7 +87,7 @@ def load_sentencepiece(path: str | Path):
                            f"{install_extra_command(EXTRA)}") from exc
     path = Path(path)
     if not path.is_file():
-        raise TokenizerError(f"SentencePiece model {path} does not exist")
+        raise TokenizerError(f"SentencePiece model {path} {_not_there(path)}")
     processor = sentencepiece.SentencePieceProcessor()
     try:
         processor.load(str(path))
@@ -95,6 +95,11 @@ def load_sentencepiece(path: str | Path):
         detail = " ".join(str(exc).split())[:200]
         raise TokenizerError(f"{path} is not a SentencePiece model ({detail})") from exc
     return processor
+
+
+def _not_there(path: Path) -> str:
+    """Why `path` is no SentencePiece file: missing, or a folder (a model's, or CCNet's lm_sp/)."""
+    return "is a folder: give the .sp.model file in it" if path.is_dir() else "does not exist"
 
 
 class CCNetTokenizer:
@@ -114,7 +119,7 @@ class CCNetTokenizer:
         self.name = name
         self.sp_model = Path(sp_model)
         if not self.sp_model.is_file():
-            raise TokenizerError(f"SentencePiece model {self.sp_model} does not exist (the model's "
+            raise TokenizerError(f"SentencePiece model {self.sp_model} {_not_there(self.sp_model)} (the model's "
                                  f"tokenizer is {name}, which needs it)")
         self.normalize = ccnet_normalizer.normalize if name == CCNET else datatrove_normalize
         self._sp = None

@@ -216,9 +216,9 @@ def _check_language(scorer, language: str, warnings: list[str]) -> None:
 
 
 def _read_lines(path) -> list[str]:
-    from . import read_sample_lines
+    from .thresholds import read_sample_lines, sample_files
 
-    return read_sample_lines(Path(path))
+    return [line for found in sample_files([path]) for line in read_sample_lines(found)]
 
 
 def _check_vocabulary(scorer, tokenizer: str, sentences: list[str], warnings: list[str]) -> float:

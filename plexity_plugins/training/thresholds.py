@@ -144,6 +144,12 @@ def read_sample_lines(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+def sample_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The text files of calibration samples: files as given, folders searched for text files, as
+    `plexity train --corpus text` reads them (`TextReader`)."""
+    return TextReader(paths).files()
+
+
 def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable[str | Path] = (),
               percentile: float = THRESHOLD_PERCENTILE,
               percentile_extracted: float = THRESHOLD_EXTRACTED_PERCENTILE) -> Calibration:
@@ -152,11 +158,9 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
     for value in (percentile, percentile_extracted):
         if not 0 < value < 100:
             raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
-    # Files as given, folders searched for text files, as `plexity train --corpus text` reads them; all
-    # found before scoring what may be a lot of text.
-    clean_files = TextReader(clean_files).files()
+    clean_files = sample_files(clean_files)  # (all found before scoring what may be a lot of text)
     boilerplate_files = list(boilerplate_files)
-    boilerplate_files = TextReader(boilerplate_files).files() if boilerplate_files else []
+    boilerplate_files = sample_files(boilerplate_files) if boilerplate_files else []
     clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
     if len(clean) < 2:
         raise CorpusError(f"need at least 2 clean sentences to calibrate, found {len(clean)} in "
