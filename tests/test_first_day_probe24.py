@@ -508,3 +508,18 @@ def test_models_import_calibrates_on_a_folder_of_held_out_text(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "  sanity check: 0.0% unknown tokens in 4 sentences" in result.stdout.splitlines()
     assert json.loads((tmp_path / "models" / "imported" / "model.json").read_text())["threshold"] > 0
+
+
+# -- PerplexityDocumentFilter's bounds ----------------------------------------------------------
+
+@pytest.mark.parametrize("bounds", [{"max_perplexity": -5}, {"max_perplexity": "500"},
+                                    {"min_perplexity": float("nan")}, {"min_perplexity": True}])
+def test_a_document_filter_bound_that_is_no_positive_perplexity_is_refused_when_it_is_built(bounds):
+    # Before: max_perplexity=-5 was taken (every document above it: all dropped) and "500" stopped with
+    # "Unknown format code 'g' for object of type 'str'", naming no argument.
+    from plexity_plugins.datatrove import PerplexityDocumentFilter
+
+    (label, bound), = bounds.items()
+    with pytest.raises(ValueError, match=re.escape(f"{label} is {bound!r}: a positive perplexity, or None for no "
+                                                   f"bound")):
+        PerplexityDocumentFilter(**bounds)

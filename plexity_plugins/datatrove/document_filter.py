@@ -70,6 +70,10 @@ class PerplexityDocumentFilter(BaseFilter):
         super().__init__(exclusion_writer=exclusion_writer_checked(exclusion_writer))
         if other_languages not in ("keep", "drop"):
             raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
+        for label, bound in (("min_perplexity", min_perplexity), ("max_perplexity", max_perplexity)):
+            # (a negative max dropped every document; "500" failed in the step's name, "Unknown format code")
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0):
+                raise ValueError(f"{label} is {bound!r}: a positive perplexity, or None for no bound")
         # Resolved now, so that a wrong model fails at pipeline construction; KenLM opens lazily.
         self._scorer = make_scorer(model, language_check=language_check)
         if not label_only:  # (label_only drops nothing, whatever other_languages says)
