@@ -183,8 +183,14 @@ def test_calibrate_refuses_a_warc_as_clean_text(news_model):
 
 # -- a datatrove reader given a file ------------------------------------------------------------
 
-def test_a_reader_given_a_warc_file_says_how_to_read_that_file_and_that_line_runs(tmp_path):
-    # Before: "WarcHtmlReader has no file to read: .../sample.warc.gz does not exist", of a file that exists.
+@pytest.mark.parametrize("given, what, suggested", [
+    (str(EXAMPLES / "sample.warc.gz"), "a file: a reader reads a folder, give the file as its glob",
+     f"WarcHtmlReader({str(EXAMPLES)!r}, glob_pattern='sample.warc.gz')"),
+    (str(EXAMPLES / "*.warc.gz"), "a glob: a reader reads a folder, give the glob as its glob_pattern",
+     f"WarcHtmlReader({str(EXAMPLES)!r}, glob_pattern='*.warc.gz')")], ids=["file", "glob"])
+def test_a_reader_given_a_warc_file_says_how_to_read_that_file_and_that_line_runs(tmp_path, given, what, suggested):
+    # Before: "WarcHtmlReader has no file to read: .../sample.warc.gz does not exist", of a file that exists
+    # (and the same of crawl/*.warc.gz).
     script = tmp_path / "clean_one.py"
     script.write_text(textwrap.dedent("""\
         import sys
@@ -195,14 +201,10 @@ def test_a_reader_given_a_warc_file_says_how_to_read_that_file_and_that_line_run
             reader = eval(sys.argv[1])  # (the reader as the user writes it)
             LocalTaskExecutor(pipeline=[reader, JsonlWriter("out/documents")], tasks=1, logging_dir="out/logs").run()
         """))
-    result = run(script, f"WarcHtmlReader({str(EXAMPLES / 'sample.warc.gz')!r})", cwd=tmp_path)
+    result = run(script, f"WarcHtmlReader({given!r})", cwd=tmp_path)
     assert result.returncode == 1 and not (tmp_path / "out").exists()
-    said = error_line(result)
-    assert said.startswith(f"plexity_plugins.errors.NoInputFiles: WarcHtmlReader has no file to read: "
-                           f"{EXAMPLES / 'sample.warc.gz'} is a file: a reader reads a folder, give the file as "
-                           f"its glob: ")
-    suggested = said.split("its glob: ", 1)[1]
-    assert suggested == f"WarcHtmlReader({str(EXAMPLES)!r}, glob_pattern='sample.warc.gz')"
+    assert error_line(result) == (f"plexity_plugins.errors.NoInputFiles: WarcHtmlReader has no file to read: "
+                                  f"{given} is {what}: {suggested}")
     result = run(script, suggested, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert len(list((tmp_path / "out" / "documents").iterdir())) == 1

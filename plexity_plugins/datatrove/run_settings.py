@@ -29,6 +29,7 @@ it was submitted).  With datatrove's own executors, call `check_run_settings(exe
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ..errors import NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
@@ -259,10 +260,16 @@ def check_inputs(pipeline: list) -> None:
         except OSError:  # (unreadable: its tasks say how)
             continue
         pattern = step.glob_pattern or "*"
+        parts = Path(folder.path).parts
+        globbed = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), None)
         if os.path.isfile(folder.path):  # (datatrove's readers read a folder; this is no such folder)
             parent, name = os.path.split(os.path.normpath(folder.path))
             why = (f"{folder.path} is a file: a reader reads a folder, give the file as its glob: "
                    f"{type(step).__name__}({parent or '.'!r}, glob_pattern={name!r})")
+        elif globbed is not None and not os.path.isdir(folder.path):  # ("crawl/*.warc.gz" as the folder)
+            parent, pattern = str(Path(*parts[:globbed])) if globbed else ".", "/".join(parts[globbed:])
+            why = (f"{folder.path} is a glob: a reader reads a folder, give the glob as its glob_pattern: "
+                   f"{type(step).__name__}({parent!r}, glob_pattern={pattern!r})")
         elif not os.path.isdir(folder.path):
             why = (f"{folder.path} does not exist (a relative path is taken from the folder this runs in, "
                    f"{os.getcwd()}): give the folder of the input files, as an absolute path or one relative to "
