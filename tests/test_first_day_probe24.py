@@ -525,3 +525,17 @@ def test_a_document_filter_bound_that_is_no_positive_perplexity_is_refused_when_
     with pytest.raises(ValueError, match=re.escape(f"{label} is {bound!r}: a positive perplexity, or None for no "
                                                    f"bound")):
         PerplexityDocumentFilter(**bounds)
+
+
+# -- a switch given as a word -------------------------------------------------------------------
+
+@pytest.mark.parametrize("switch", ["language_check", "annotate", "allow_tokenizer_mismatch",
+                                    "record_dropped_sentences", "allow_html_pages"])
+def test_a_filter_switch_given_as_a_word_is_refused_when_the_step_is_built(switch):
+    # Before: language_check="no" (from a config file) was true: the step's name said "language_check no"
+    # and pages in other languages were passed through as with the check on.
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    with pytest.raises(ValueError, match=re.escape(f"{switch} must be True or False, got 'no'")):
+        PerplexitySentenceFilter(**{switch: "no"})
+    PerplexitySentenceFilter(**{switch: False})

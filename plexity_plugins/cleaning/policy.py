@@ -143,6 +143,8 @@ class DocumentPolicy:
         if isinstance(min_kept_fraction, bool) or not isinstance(min_kept_fraction, numbers.Real) \
                 or not 0.0 <= min_kept_fraction <= 1.0:
             raise ValueError(f"min_kept_fraction must be a number between 0 and 1, got {min_kept_fraction!r}")
+        if not isinstance(annotate, bool):  # ("no" from a config file is true)
+            raise ValueError(f"annotate must be True or False, got {annotate!r}")
         self.scorer = scorer
         self.threshold = threshold
         self.annotate = annotate

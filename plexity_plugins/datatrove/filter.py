@@ -162,6 +162,10 @@ class PerplexitySentenceFilter(BaseFilter):
     ):
         if not isinstance(batch_size, int) or batch_size < 1:  # (datatrove's own check waits for the run)
             raise ValueError(f"batch_size is {batch_size!r}: 1 or more")
+        for name, value in (("record_dropped_sentences", record_dropped_sentences),
+                            ("allow_html_pages", allow_html_pages)):
+            if not isinstance(value, bool):  # (as the scorer's and the policy's own switches)
+                raise ValueError(f"{name} must be True or False, got {value!r}")
         super().__init__(exclusion_writer=exclusion_writer_checked(exclusion_writer), batch_size=batch_size)
         kwargs = {"threshold": threshold, "method": method, "max_sentence_chars": max_sentence_chars,
                   "allow_tokenizer_mismatch": allow_tokenizer_mismatch, "language_check": language_check}

@@ -309,6 +309,9 @@ class PerplexityScorer:
         if isinstance(model, Mapping):  # (as datatrove's and Scrapy's model settings take one)
             raise TypeError("a language -> model map is cleaned by "
                             "plexity_plugins.scoring.multilingual.LanguageModels(models), not by PerplexityScorer")
+        for name, value in (("allow_tokenizer_mismatch", allow_tokenizer_mismatch), ("language_check", language_check)):
+            if not isinstance(value, bool):  # ("no" from a config file is true)
+                raise ValueError(f"{name} must be True or False, got {value!r}")
         self.info: ModelInfo = resolve(model)
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
