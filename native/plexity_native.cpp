@@ -16,6 +16,7 @@
 //   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
+//   markup_depth, flatten_markup   extractors.nesting.markup_depth_python, flatten_markup_python
 //   segment_html, LearnedPage,     the learned reader (extractors/learned/): in native/learned_reader.cpp
 //   Forest, unescape_html
 //
@@ -35,6 +36,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -1480,6 +1482,350 @@ PyObject *find_all(PyObject *, PyObject *args) {
   return found;
 }
 
+// ---------------------------------------------------------------------------------------
+// extractors.nesting: how deep the HTML parser may nest a page (markup_depth_python), and the
+// page without the tags past a depth (flatten_markup_python).  Over code points, as the reference
+// (every delimiter is ASCII); a tag name is kept as its code points, ASCII letters lowered.
+
+// What a tag name is to the walk (one lookup per tag): bits of NestingFlag.
+enum NestingFlag : unsigned {
+  kVoid = 1, kRaw = 2, kFormatting = 4, kScope = 8, kTableEnd = 16, kBlock = 32, kNotCounted = 64, kInSelect = 128,
+  kCloseSelect = 256, kForeign = 512, kBreakout = 1024
+};
+
+std::unordered_map<std::string, unsigned> nesting_flags() {
+  std::unordered_map<std::string, unsigned> flags;
+  const std::pair<const char *, unsigned> lists[] = {
+      {"area base br col embed hr img input keygen link meta param source track wbr", kVoid},
+      {"script style textarea title xmp iframe noembed noframes plaintext", kRaw},
+      {"a b big code em font i nobr s small strike strong tt u", kFormatting},
+      {"applet caption html table td th marquee object template", kScope | kTableEnd},
+      {"tbody thead tfoot tr", kTableEnd},
+      {"address article aside blockquote caption center dd details dialog dir div dl dt fieldset figcaption figure "
+       "footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li listing main menu nav ol p pre section summary "
+       "table tbody td tfoot th thead tr ul", kBlock},
+      {"html head body", kNotCounted},
+      {"select option optgroup", kInSelect},
+      {"select input keygen textarea", kCloseSelect},
+      {"svg math", kForeign},
+      {"b big blockquote body br center code dd div dl dt em embed font h1 h2 h3 h4 h5 h6 head hr i img li listing "
+       "menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var", kBreakout}};
+  for (const auto &list : lists) {
+    std::string name;
+    for (const char *c = list.first;; ++c) {
+      if (*c == ' ' || *c == '\0') {
+        flags[name] |= list.second;
+        name.clear();
+        if (*c == '\0') break;
+      } else {
+        name.push_back(*c);
+      }
+    }
+  }
+  return flags;
+}
+
+unsigned nesting_flag(const std::string &name) {
+  static const std::unordered_map<std::string, unsigned> flags = nesting_flags();
+  const auto found = flags.find(name);
+  return found == flags.end() ? 0 : found->second;
+}
+
+// A tag name as bytes: ASCII letters lowered, other code points in UTF-8 (equal names, equal bytes).
+void append_code_point(std::string &out, Py_UCS4 c) {
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+inline bool html_space(Py_UCS4 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+inline bool name_end(Py_UCS4 c) { return html_space(c) || c == '/' || c == '>'; }
+inline bool ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+inline Py_UCS4 ascii_lower(Py_UCS4 c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+// The first place of the ASCII character `c` in s[at:n], or -1: memchr over the bytes for every kind
+// (in a two- or four-byte str, a byte equal to `c` is a candidate: the character there is checked).
+template <typename C>
+Py_ssize_t find_char(const C *s, Py_ssize_t n, Py_ssize_t at, Py_UCS4 c) {
+  const unsigned char *bytes = reinterpret_cast<const unsigned char *>(s);
+  for (size_t from = static_cast<size_t>(at) * sizeof(C), end = static_cast<size_t>(n) * sizeof(C); from < end;) {
+    const void *hit = std::memchr(bytes + from, static_cast<int>(c), end - from);
+    if (hit == nullptr) return -1;
+    const size_t byte = static_cast<const unsigned char *>(hit) - bytes;
+    if (s[byte / sizeof(C)] == c) return static_cast<Py_ssize_t>(byte / sizeof(C));
+    from = byte + 1;
+  }
+  return -1;
+}
+
+template <typename C>
+Py_ssize_t find_ascii(const C *s, Py_ssize_t n, Py_ssize_t at, const char *needle) {
+  const Py_ssize_t m = static_cast<Py_ssize_t>(std::strlen(needle));
+  for (; at + m <= n; ++at) {
+    at = find_char(s, n - m + 1, at, static_cast<Py_UCS4>(needle[0]));
+    if (at < 0) return -1;
+    Py_ssize_t k = 1;
+    while (k < m && s[at + k] == static_cast<C>(needle[k])) ++k;
+    if (k == m) return at;
+  }
+  return -1;
+}
+
+// nesting._tag_end: where the tag ends; whether it closes itself ("/>") in `*closes_itself`
+template <typename C>
+Py_ssize_t tag_end(const C *s, Py_ssize_t n, Py_ssize_t at, bool *closes_itself) {
+  bool slash = false;
+  while (at < n) {
+    const Py_UCS4 c = s[at];
+    if (c == '>') {
+      *closes_itself = slash;
+      return at + 1;
+    }
+    slash = c == '/';
+    if (html_space(c) || slash) {
+      ++at;
+      continue;
+    }
+    while (at < n && !name_end(s[at]) && s[at] != '=') ++at;
+    while (at < n && html_space(s[at])) ++at;
+    if (at < n && s[at] == '=') {
+      ++at;
+      while (at < n && html_space(s[at])) ++at;
+      if (at < n && (s[at] == '"' || s[at] == '\'')) {
+        const Py_ssize_t close = find_char(s, n, at + 1, s[at]);
+        at = close < 0 ? n : close + 1;
+      } else {
+        while (at < n && !html_space(s[at]) && s[at] != '>') ++at;
+      }
+    }
+  }
+  *closes_itself = false;
+  return n;
+}
+
+template <typename C>
+bool starts_with_ascii(const C *s, Py_ssize_t n, Py_ssize_t at, const char *prefix) {
+  for (; *prefix != '\0'; ++prefix, ++at)
+    if (at >= n || s[at] != static_cast<C>(*prefix)) return false;
+  return true;
+}
+
+// nesting._double_escaped: "<!--" in s[at:end], and then "<script" (any case) and a space, "/" or ">"
+template <typename C>
+bool double_escaped(const C *s, Py_ssize_t at, Py_ssize_t end) {
+  const Py_ssize_t comment = find_ascii(s, end, at, "<!--");
+  if (comment < 0) return false;
+  static const char kScript[] = "script";
+  for (Py_ssize_t lt = find_char(s, end, comment, '<'); lt >= 0; lt = find_char(s, end, lt + 1, '<')) {
+    if (lt + 7 >= end) return false;
+    Py_ssize_t k = 0;
+    while (k < 6 && ascii_lower(s[lt + 1 + k]) == static_cast<Py_UCS4>(kScript[k])) ++k;
+    if (k == 6 && name_end(s[lt + 7])) return true;
+  }
+  return false;
+}
+
+// nesting._comment_end: after "-->" or "--!>" (the first), or at once for "<!-->" and "<!--->"
+template <typename C>
+Py_ssize_t comment_end(const C *s, Py_ssize_t n, Py_ssize_t at) {
+  if (at < n && s[at] == '>') return at + 1;
+  if (at + 1 < n && s[at] == '-' && s[at + 1] == '>') return at + 2;
+  for (Py_ssize_t dash = find_ascii(s, n, at, "--"); dash >= 0; dash = find_ascii(s, n, dash + 1, "--")) {
+    if (dash + 2 < n && s[dash + 2] == '>') return dash + 3;
+    if (dash + 3 < n && s[dash + 2] == '!' && s[dash + 3] == '>') return dash + 4;
+  }
+  return n;
+}
+
+// nesting._raw_end: the next "</name" (ASCII letters in any case) before a space, "/" or ">"
+template <typename C>
+Py_ssize_t raw_end(const C *s, Py_ssize_t n, const std::string &name, Py_ssize_t at) {
+  const Py_ssize_t m = static_cast<Py_ssize_t>(name.size());
+  for (Py_ssize_t lt = find_ascii(s, n, at, "</"); lt >= 0; lt = find_ascii(s, n, lt + 1, "</")) {
+    if (lt + 2 + m >= n) break;  // (the lookahead needs a character after the name)
+    Py_ssize_t k = 0;
+    while (k < m && ascii_lower(s[lt + 2 + k]) == static_cast<Py_UCS4>(name[k])) ++k;  // (raw names are ASCII)
+    if (k == m && name_end(s[lt + 2 + m])) return lt;
+  }
+  return n;
+}
+
+// One pass of nesting._walk: the depth (`flatten` false), or the pieces kept (`kept`: [start, end)
+// ranges of the page, and -1 -1 for a "<br>").
+template <typename C>
+Py_ssize_t nesting_walk(const C *s, Py_ssize_t n, Py_ssize_t limit, bool flatten,
+                        std::vector<std::pair<Py_ssize_t, Py_ssize_t>> *kept) {
+  struct Open {
+    std::string name;
+    Py_ssize_t levels;
+    unsigned flags;
+  };
+  std::vector<Open> stack;
+  Py_ssize_t depth = 0, opened = 0, deepest = 2, copied = 0, broke = -1;
+  Py_ssize_t foreign = 0;  // <svg> and <math> elements open
+  Py_ssize_t selects = 0;  // <select> elements open: the parser ignores other end tags in them
+  const Py_ssize_t unknown = -1;  // the depth of a page the walk cannot follow
+  std::unordered_map<std::string, Py_ssize_t> active, dropped;
+  auto pop_to = [&](size_t k) {
+    for (size_t j = k; j < stack.size(); ++j) {
+      depth -= stack[j].levels;
+      if (stack[j].name == "select") --selects;
+      if (stack[j].flags & kForeign) --foreign;
+    }
+    stack.resize(k);
+  };
+  auto leave_out = [&](Py_ssize_t start, Py_ssize_t end, unsigned flags) {
+    kept->emplace_back(copied, start);
+    if ((flags & kBlock) && broke != start) kept->emplace_back(-1, -1);
+    copied = broke = end;
+  };
+  Py_ssize_t at = 0;
+  std::string name;
+  while (true) {
+    const Py_ssize_t lt = find_char(s, n, at, '<');
+    if (lt < 0 || lt + 1 >= n) break;
+    if (lt + 4 <= n && s[lt + 1] == '!' && s[lt + 2] == '-' && s[lt + 3] == '-') {
+      at = comment_end(s, n, lt + 4);
+      continue;
+    }
+    if (!flatten && starts_with_ascii(s, n, lt, "<![CDATA[")) return unknown;
+    const Py_UCS4 c = s[lt + 1];
+    const bool closing = c == '/';
+    const Py_ssize_t first = closing ? lt + 2 : lt + 1;
+    if (first >= n || !ascii_letter(s[first])) {
+      if (c == '!' || c == '?' || closing) {
+        const Py_ssize_t close = find_char(s, n, lt + 1, '>');
+        at = close < 0 ? n : close + 1;
+      } else {
+        at = lt + 1;
+      }
+      continue;
+    }
+    Py_ssize_t end_of_name = first;
+    while (end_of_name < n && !name_end(s[end_of_name])) ++end_of_name;
+    name.clear();
+    for (Py_ssize_t k = first; k < end_of_name; ++k) append_code_point(name, s[k]);
+    bool closes_itself;
+    at = tag_end(s, n, end_of_name, &closes_itself);
+    const unsigned flags = nesting_flag(name);
+    if (flags & kNotCounted) continue;
+    if (closing) {
+      if (flatten) {
+        auto found = dropped.find(name);
+        if (found != dropped.end() && found->second > 0) {
+          --found->second;
+          leave_out(lt, at, flags);
+          continue;
+        }
+      }
+      if (selects > 0 && !(flags & kInSelect)) continue;
+      for (Py_ssize_t k = static_cast<Py_ssize_t>(stack.size()) - 1; k >= 0; --k) {
+        if (stack[k].name == name) {
+          pop_to(static_cast<size_t>(k));
+          break;
+        }
+        if (!(flags & kTableEnd) && (stack[k].flags & kScope)) break;
+      }
+      if (flags & kFormatting) {
+        auto open = active.find(name);
+        if (open != active.end() && open->second > 0) {
+          --open->second;
+          --opened;
+        }
+      }
+      continue;
+    }
+    if (selects > 0 && (flags & kCloseSelect)) {  // (as its end tag; a <select> is not opened)
+      size_t k = stack.size();
+      while (stack[--k].name != "select") {
+      }
+      pop_to(k);
+      if (name == "select") continue;
+    }
+    if ((flags & kVoid) || (closes_itself && ((flags & kForeign) || (foreign > 0 && !(flags & kBreakout))))) continue;
+    const Py_ssize_t levels = name == "table" ? 3 : 1;
+    if (flatten && depth + levels + opened + 2 > limit) {
+      ++dropped[name];
+      leave_out(lt, at, flags);
+      continue;
+    }
+    stack.push_back({name, levels, flags});
+    depth += levels;
+    if (name == "select") ++selects;
+    if (flags & kForeign) ++foreign;
+    if (flags & kFormatting) {
+      ++active[name];
+      ++opened;
+    }
+    deepest = std::max(deepest, depth + opened + 2);
+    if (!flatten && limit >= 0 && deepest > limit) return deepest;
+    if (flags & kRaw) {
+      const Py_ssize_t end = name == "plaintext" ? n : raw_end(s, n, name, at);
+      // (the parser may read a "</script>" in it as text)
+      if (!flatten && name == "script" && double_escaped(s, at, end)) return unknown;
+      at = end;
+    }
+  }
+  if (flatten) kept->emplace_back(copied, n);
+  return deepest;
+}
+
+template <typename C>
+PyObject *markup_depth_of(const C *s, Py_ssize_t n, Py_ssize_t limit, int) {
+  return PyLong_FromSsize_t(nesting_walk(s, n, limit, false, nullptr));
+}
+
+template <typename C>
+PyObject *flatten_markup_of(const C *s, Py_ssize_t n, Py_ssize_t limit, int kind) {
+  std::vector<std::pair<Py_ssize_t, Py_ssize_t>> kept;
+  nesting_walk(s, n, limit, true, &kept);
+  std::vector<C> out;
+  for (const auto &piece : kept) {
+    if (piece.first < 0)
+      for (const char c : {'<', 'b', 'r', '>'}) out.push_back(static_cast<C>(c));
+    else
+      out.insert(out.end(), s + piece.first, s + piece.second);
+  }
+  // (the narrowest kind that holds the result, as for collapse_lines: equal strs have equal kinds)
+  return PyUnicode_FromKindAndData(kind, out.data(), static_cast<Py_ssize_t>(out.size()));
+}
+
+template <PyObject *(*Of1)(const Py_UCS1 *, Py_ssize_t, Py_ssize_t, int),
+          PyObject *(*Of2)(const Py_UCS2 *, Py_ssize_t, Py_ssize_t, int),
+          PyObject *(*Of4)(const Py_UCS4 *, Py_ssize_t, Py_ssize_t, int)>
+PyObject *nesting_call(PyObject *args, const char *format) {
+  PyObject *text;
+  Py_ssize_t limit = -1;
+  if (!PyArg_ParseTuple(args, format, &text, &limit)) return nullptr;
+  const void *data = PyUnicode_DATA(text);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+  switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: return Of1(static_cast<const Py_UCS1 *>(data), n, limit, PyUnicode_1BYTE_KIND);
+    case PyUnicode_2BYTE_KIND: return Of2(static_cast<const Py_UCS2 *>(data), n, limit, PyUnicode_2BYTE_KIND);
+    default: return Of4(static_cast<const Py_UCS4 *>(data), n, limit, PyUnicode_4BYTE_KIND);
+  }
+}
+
+PyObject *markup_depth(PyObject *, PyObject *args) {
+  return nesting_call<markup_depth_of<Py_UCS1>, markup_depth_of<Py_UCS2>, markup_depth_of<Py_UCS4>>(args, "U|n");
+}
+
+PyObject *flatten_markup(PyObject *, PyObject *args) {
+  return nesting_call<flatten_markup_of<Py_UCS1>, flatten_markup_of<Py_UCS2>, flatten_markup_of<Py_UCS4>>(args, "Un");
+}
+
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
@@ -1503,6 +1849,10 @@ PyMethodDef module_methods[] = {
      "find_all(text, needle, limit=-1) -> every position where needle starts in text (the first limit ones)"},
     {"collapse_lines", collapse_lines, METH_O,
      "collapse_lines(text) -> one line per block, whitespace collapsed, no empty lines (extractors.text.lines)"},
+    {"markup_depth", markup_depth, METH_VARARGS,
+     "markup_depth(html, limit=-1) -> how deep the HTML parser may nest html (extractors.nesting)"},
+    {"flatten_markup", flatten_markup, METH_VARARGS,
+     "flatten_markup(html, limit) -> html without the tags markup_depth counts past limit (extractors.nesting)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

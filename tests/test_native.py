@@ -462,3 +462,26 @@ def test_an_extension_built_before_a_change_to_native_stops_the_run_naming_the_r
         f" PLEXITY_PURE_PYTHON=1 to run the Python reference (the same results, slower)")
     reference = clean(PLEXITY_PURE_PYTHON="1")
     assert reference.returncode == 0, reference.stderr[-2000:]
+
+
+def test_the_markup_depth_and_flattening_match_python_on_the_page_set_and_random_markup():
+    """`extractors.nesting`'s pass over the markup (dense and fast ask it of every page) gives the
+    Python reference's depth and flattened page, on the page set and on random markup built of the
+    tokenizer's edge cases (comments, raw text, quotes, <select>, <svg>'s "/>", CDATA, wide characters)."""
+    from plexity_plugins.extractors import nesting
+
+    assert nesting.markup_depth is not nesting.markup_depth_python  # (the compiled one is in use)
+    for page in _golden().page_set().pages().values():
+        assert nesting.markup_depth(page) == nesting.markup_depth_python(page)
+        assert nesting.flatten_markup(page, 12) == nesting.flatten_markup_python(page, 12)
+    pieces = ["<div>", "</div>", "<p>", "</p>", "<b>", "</b>", "<table>", "<td>", "</td>", "<br>", "<!--", "-->",
+              "--!>", "<!-->", "<script>", "</script>", "</SCRIPT ", "<!--<script>", "<a href='x>'>", '"', "'", "=",
+              " ", "<", ">", "/", "<!x>", "</ x>", "\u00e9", "\u20ac", "\U0001f600", "<textarea>", "<select>",
+              "</select>", "<input>", "<![CDATA[", "<svg>", "</svg>", "<path d=a/>", "<path/>", "<div/>",
+              "<plaintext>", "<DIV class=a>", "\u017fcript", "\x00", "text"]
+    rng = random.Random(5)
+    for _ in range(3000):
+        page = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 80)))
+        for limit in (-1, 3, 8):
+            assert nesting.markup_depth(page, limit) == nesting.markup_depth_python(page, limit), (page, limit)
+        assert nesting.flatten_markup(page, 5) == nesting.flatten_markup_python(page, 5), page

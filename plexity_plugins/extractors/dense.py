@@ -63,7 +63,8 @@ Every step runs in lexbor (CSS selectors, resiliparse's text extraction); Python
 paragraphs, the articles, the short link blocks, the hidden elements, the headings, the lines of
 the text and (on declared pages that need them) list items with links and table cells, never
 recursing, with walks up the tree bounded by `_MAX_HOPS`.  What grows with nesting depth is
-resiliparse's main-content pass, as for ``fast``; the front ends' time limit per page bounds it.
+resiliparse's main-content pass, as for ``fast``: the tree is nested at most `nesting.MAX_DEPTH`
+levels deep (`nesting.parse_tree`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ import re
 from .auto import declares_article_or_product
 from ..io.decoding import html_text
 from .links import drop_link_dense
+from .nesting import parse_tree
 from .text import composed, find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
@@ -381,12 +383,10 @@ def html_to_text_dense(html: str | bytes) -> str:
     """The page's item, or its main content when the item is only part of it (see the module's
     docstring); one line per block, whitespace inside a line collapsed; "" when none."""
     from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.html import HTMLTree
-
     html = html_text(html)
     if not html.strip():
         return ""
-    tree = HTMLTree.parse(html)
+    tree = parse_tree(html)  # (nested at most nesting.MAX_DEPTH levels deep)
     body = tree.body
     if body is None:
         return ""

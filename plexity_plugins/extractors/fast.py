@@ -7,6 +7,7 @@ import re
 
 from ..io.decoding import html_text
 from .links import drop_link_dense
+from .nesting import parse_tree
 from .text import composed
 
 _FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}
@@ -188,12 +189,10 @@ def html_to_text_fast(html: str | bytes) -> str:
     the element is marked where it stands (`_START`, `_END`); only when the page's heuristic drops
     it there is it extracted again alone (`_declared_alone`)."""
     from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.html import HTMLTree
-
     html = html_text(html)
     if not html.strip():
         return ""
-    tree = HTMLTree.parse(html)
+    tree = parse_tree(html)  # (nested at most nesting.MAX_DEPTH levels deep)
     declared = _declared_body(tree)
     if declared is None:
         return _lines(extract_plain_text(tree, **_FAST_OPTIONS))

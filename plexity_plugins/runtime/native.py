@@ -19,6 +19,7 @@ compiled                                    reference
 ``collapse_lines(text)``                    `extractors.text.lines_python`
 ``count_words``, ``count_nonspace``,        `extractors.text.words_python`, ``nonspace_python``,
 ``count_marked_words`` (text)               ``marked_words_python``
+``markup_depth``, ``flatten_markup``        `extractors.nesting.markup_depth_python`, ``flatten_markup_python``
 =========================================  =============================================
 
 The keep/drop decision has a third port, in JavaScript, for the web page
