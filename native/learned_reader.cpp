@@ -727,11 +727,16 @@ class Segmenter {
     return i < to ? i : npos;
   }
 
-  size_t find_comment_end(size_t from) const {  // "-->"
-    for (size_t i = find(static_cast<CharT>('-'), from); i != npos; i = find(static_cast<CharT>('-'), i + 1)) {
-      if (i + 2 < n_ && s_[i + 1] == '-' && s_[i + 2] == '>') return i;
+  // nesting.comment_end: past the comment whose text starts at `at`: after its "-->" or "--!>"
+  // (the first), at once for "<!-->" and "<!--->", or n
+  size_t comment_end(size_t at) const {
+    if (at < n_ && s_[at] == '>') return at + 1;
+    if (at + 1 < n_ && s_[at] == '-' && s_[at + 1] == '>') return at + 2;
+    for (size_t i = find(static_cast<CharT>('-'), at); i != npos; i = find(static_cast<CharT>('-'), i + 1)) {
+      if (i + 2 < n_ && s_[i + 1] == '-' && s_[i + 2] == '>') return i + 3;
+      if (i + 3 < n_ && s_[i + 1] == '-' && s_[i + 2] == '!' && s_[i + 3] == '>') return i + 4;
     }
-    return npos;
+    return n_;
   }
 
   // segment._tag_end: the ">" that ends the tag whose attributes start at `at` (or n): a quote
@@ -792,8 +797,7 @@ class Segmenter {
     if (lt + 1 >= n) return npos;
     const CharT next = s_[lt + 1];
     if (next == '!' && lt + 3 < n && s_[lt + 2] == '-' && s_[lt + 3] == '-') {
-      const size_t end = find_comment_end(lt + 4);
-      return end == npos ? n : end + 3;
+      return comment_end(lt + 4);
     }
     if (next == '!' || next == '?' || (next == '/' && (lt + 2 >= n || !is_ascii_alpha(s_[lt + 2])))) {
       const size_t end = find(static_cast<CharT>('>'), lt + 2);

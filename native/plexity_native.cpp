@@ -1637,7 +1637,7 @@ bool double_escaped(const C *s, Py_ssize_t at, Py_ssize_t end) {
   return false;
 }
 
-// nesting._comment_end: after "-->" or "--!>" (the first), or at once for "<!-->" and "<!--->"
+// nesting.comment_end: after "-->" or "--!>" (the first), or at once for "<!-->" and "<!--->"
 template <typename C>
 Py_ssize_t comment_end(const C *s, Py_ssize_t n, Py_ssize_t at) {
   if (at < n && s[at] == '>') return at + 1;

@@ -107,9 +107,10 @@ def _raw_end(html: str, name: str, at: int) -> int:
     return found.start() if found else len(html)
 
 
-def _comment_end(html: str, at: int) -> int:
+def comment_end(html: str, at: int) -> int:
     """Where the comment whose text starts at `at` ends (after it; the page's end if it does not):
-    at ``-->`` or ``--!>``, or at once for ``<!-->`` and ``<!--->``."""
+    at ``-->`` or ``--!>``, or at once for ``<!-->`` and ``<!--->``, as HTML's tokenizer ends it
+    (the learned reader's too, `learned.segment`)."""
     if html.startswith(">", at) or html.startswith("->", at):
         return html.find(">", at) + 1
     ends = [end for end in (html.find("-->", at), html.find("--!>", at)) if end >= 0]
@@ -156,7 +157,7 @@ def _walk(html: str, limit: int, flatten: bool):
         if lt < 0 or lt + 1 >= n:
             break
         if html.startswith("<!--", lt):
-            at = _comment_end(html, lt + 4)
+            at = comment_end(html, lt + 4)
             continue
         if html.startswith("<![CDATA[", lt) and not flatten:  # (it ends at "]]>" in <svg> and <math> only)
             return unknown

@@ -30,6 +30,8 @@ import html as _html
 import json
 import re
 
+from ..nesting import comment_end
+
 MAX_DEPTH = 256
 # Inline elements are open at most this deep: the last levels are kept for block-level ones, so that a
 # paragraph under hundreds of inline tags is still a paragraph (it used to be read as part of the
@@ -700,8 +702,7 @@ def _past_markup(page_html: str, lt: int) -> int:
     text."""
     nxt = page_html[lt + 1:lt + 2]
     if nxt == "!" and page_html.startswith("<!--", lt):
-        end = page_html.find("-->", lt + 4)
-        return len(page_html) if end < 0 else end + 3
+        return comment_end(page_html, lt + 4)
     if nxt in ("!", "?") or (nxt == "/" and not _letter_at(page_html, lt + 2)):
         end = page_html.find(">", lt + 2)
         return len(page_html) if end < 0 else end + 1
