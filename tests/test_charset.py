@@ -21,6 +21,23 @@ import pytest
 
 from plexity_plugins.extractors import decode_html, get_extractor
 
+
+def scrapy_item(html: str | bytes):
+    """(the item, the crawler) of the Scrapy pipeline given one page (`tags`, nothing dropped)."""
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": "regions",
+                                         "PLEXITY_THRESHOLD": 1e12, "PLEXITY_MIN_CHARS": 0})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        return asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": html})), crawler
+    finally:
+        pipeline.close_spider()
+
+
 TEXT = "Grüße aus Köln: the council approved the budget for the new library on Tuesday evening."
 
 
@@ -191,12 +208,10 @@ def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_f
     replaced_chars counter and the document's plexity_replaced_chars) and the Scrapy pipeline given
     the page's bytes (plexity/replaced_chars, plexity_replaced_chars).  plexity run counted 0: its
     reader decoded the page without counting."""
-    from scrapy.utils.test import get_crawler
     from warcio.warcwriter import WARCWriter
     from warc_corpus import response, write_warc
 
     from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
-    from plexity_plugins.scrapy import PerplexityFilterPipeline
 
     assert decode_html(UNDECLARED_CP1252, "text/html")[0].count("\ufffd") == UNDECLARED_REPLACED
     (tmp_path / "in").mkdir()
@@ -217,14 +232,7 @@ def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_f
     assert step.stats.stats["replaced_chars"].total == UNDECLARED_REPLACED
 
     # the Scrapy pipeline, given response.body
-    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": "regions",
-                                         "PLEXITY_THRESHOLD": 1e12, "PLEXITY_MIN_CHARS": 0})
-    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    try:
-        item = asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": UNDECLARED_CP1252}))
-    finally:
-        pipeline.close_spider()
+    item, crawler = scrapy_item(UNDECLARED_CP1252)
     assert item["plexity"]["plexity_replaced_chars"] == UNDECLARED_REPLACED
     assert crawler.stats.get_value("plexity/replaced_chars") == UNDECLARED_REPLACED
     assert item["text"] == documents[0].text  # (and the same text)
@@ -241,19 +249,10 @@ def test_lone_surrogates_in_a_str_page_are_counted_as_replaced_in_every_front_en
     lone surrogates count each one replaced, as they count a page's undecodable bytes
     (`html_text_counted`, the one place both call; before, replaced but counted 0)."""
     from datatrove.data import Document
-    from scrapy.utils.test import get_crawler
 
     from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter
-    from plexity_plugins.scrapy import PerplexityFilterPipeline
 
-    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags", "PLEXITY_METHOD": "regions",
-                                         "PLEXITY_THRESHOLD": 1e12, "PLEXITY_MIN_CHARS": 0})
-    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    try:
-        item = asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": SURROGATE_PAGE}))
-    finally:
-        pipeline.close_spider()
+    item, crawler = scrapy_item(SURROGATE_PAGE)
     assert "caf\ufffd on the rue de l\ufffdEglise" in item["text"]
     assert item["plexity"]["plexity_replaced_chars"] == 2 and crawler.stats.get_value("plexity/replaced_chars") == 2
 
