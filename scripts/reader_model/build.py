@@ -236,6 +236,9 @@ def main() -> int:
     experiment = args.perplexity or bool(settings) or args.source_power != 1.0 or args.halves
     if experiment:
         args.no_write = True
+    if not args.no_write:  # (made now: a folder that does not exist failed the writing after the whole build)
+        args.out.mkdir(parents=True, exist_ok=True)
+        args.figures.mkdir(parents=True, exist_ok=True)
     examples = {s: examples_of(s, pages[s], args.cache, PerplexityScorer() if args.perplexity else None)
                 for s in SOURCES}
     weigh_sources(examples, args.source_power)
