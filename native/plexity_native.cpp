@@ -1533,21 +1533,7 @@ unsigned nesting_flag(const std::string &name) {
 
 // A tag name as bytes: ASCII letters lowered, other code points in UTF-8 (equal names, equal bytes).
 void append_code_point(std::string &out, Py_UCS4 c) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
+  append_utf8(out, c >= 'A' && c <= 'Z' ? c + 32 : c);
 }
 
 inline bool html_space(Py_UCS4 c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
