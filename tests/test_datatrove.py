@@ -7,6 +7,7 @@ import io
 import json
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,42 @@ def test_the_step_pickles_without_the_model_and_opens_it_once_per_process():
         copy.filter(Document(text=ARTICLE, id="x"))
     assert len(filter_module._PROCESS_SCORERS) == 1
     assert all(copy.scorer is copies[0].scorer for copy in copies)
+
+
+RUN_PICKLED_PIPELINE = """
+import sys, dill
+from datatrove.executor import LocalPipelineExecutor
+with open(sys.argv[1], "rb") as f:
+    pipeline = dill.load(f)
+LocalPipelineExecutor(pipeline, tasks=1, logging_dir=sys.argv[2]).run()
+"""
+
+
+def test_relative_paths_name_the_driver_s_folder_in_a_worker_started_in_another(tmp_path, tiny_model, monkeypatch):
+    """A pipeline written with relative paths (the model, the input folder and its paths file, the
+    output folder), pickled as executors hand it to Ray or Slurm workers, and run in another folder:
+    each path names what it named where the pipeline was made."""
+    from plexity_plugins.datatrove import HtmlTagsExtractor, JsonlDocumentWriter
+
+    driver, elsewhere = tmp_path / "driver", tmp_path / "elsewhere"
+    split_warc(SAMPLE, driver / "input", 2)
+    (driver / "paths.txt").write_text(sorted(p.name for p in (driver / "input").iterdir())[0] + "\n")
+    shutil.copytree(tiny_model, driver / "models" / "tiny")
+    elsewhere.mkdir()
+    monkeypatch.chdir(driver)
+    pipeline = [WarcHtmlReader("input", paths_file="paths.txt", limit=5), HtmlTagsExtractor(),
+                PerplexitySentenceFilter(model="models/tiny", language_check=False, min_chars=0),
+                PerplexityDocumentFilter(model=Path("models/tiny"), language_check=False, label_only=True),
+                JsonlDocumentWriter("out")]
+    (tmp_path / "pipeline.pkl").write_bytes(dill.dumps(pipeline))
+
+    run = subprocess.run([sys.executable, "-c", RUN_PICKLED_PIPELINE, str(tmp_path / "pipeline.pkl"),
+                          str(tmp_path / "logs")], cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    docs = read_jsonl_dir(driver / "out")
+    assert len(docs) == 5 and {d["metadata"]["plexity_model"] for d in docs} == {"tiny"}
+    assert all(d["metadata"]["plexity_doc_model"] == "tiny" for d in docs)
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_a_wrong_model_fails_when_the_pipeline_is_built_not_in_a_worker(model_dir):

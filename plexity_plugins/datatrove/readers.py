@@ -14,6 +14,7 @@ from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, open_input,
                          reading_limits, unsupported_compression)
 from ..scoring.scorer import sanitize
+from .local_paths import anchored
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -157,7 +158,8 @@ class WarcHtmlReader(BaseDiskReader):
         max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     ):
-        super().__init__(data_folder, paths_file, limit, skip, file_progress, doc_progress, adapter, text_key,
+        # (absolute: a worker started in another folder reads the files the driver's folder meant)
+        super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter, text_key,
                          id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)

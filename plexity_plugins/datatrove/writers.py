@@ -23,6 +23,7 @@ from .. import __version__
 from ..cleaning.policy import WARC_HEADERS, warc_headers
 from ..io.atomic_files import part_name
 from ..io.warc_writer import cleaned_response_record
+from .local_paths import anchored
 
 
 class _UnderPartNames:
@@ -117,8 +118,8 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     ``JsonlWriter``'s.  Each file is written as ``.NAME.part`` and renamed when the step
     ends without an error (`CompleteFilesMixin`)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, output_folder: DataFolderLike, *args, **kwargs):
+        super().__init__(anchored(output_folder), *args, **kwargs)  # (absolute: `local_paths`)
         self._use_part_files()
 
     def settings(self) -> dict:
@@ -165,7 +166,7 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
     def __init__(self, output_folder: DataFolderLike, output_filename: str = None, adapter: Callable = None,
                  max_file_size: int = -1):
         # warcio compresses record by record itself, so the file is opened uncompressed
-        super().__init__(output_folder, output_filename=output_filename, compression=None, adapter=adapter,
+        super().__init__(anchored(output_folder), output_filename=output_filename, compression=None, adapter=adapter,
                          mode="wb", max_file_size=max_file_size)
         self._use_part_files()
         self.gzip = self.output_filename.template.endswith(".gz")

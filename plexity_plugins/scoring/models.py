@@ -231,7 +231,10 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     installed = model_dir() / name
     if os.sep not in name and installed.is_dir():
         return _from_directory(installed)
-    path = Path(model).expanduser()
+    # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
+    # Slurm worker started in another folder still finds the model the driver's folder meant.
+    given = Path(model).expanduser()
+    path = given.absolute()
     if path.is_dir():
         return _from_directory(path)
     if path.is_file() and path.name == "model.json":  # (a model's metadata names its model: its folder)
@@ -239,7 +242,7 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     if path.is_file():
         return _from_file(path)
     if os.sep in name or name.endswith(KENLM_SUFFIXES):
-        raise ModelError(f"model file {path} does not exist")
+        raise ModelError(f"model file {given} does not exist")
     raise _missing_name_error(name)
 
 
