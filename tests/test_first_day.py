@@ -5,6 +5,7 @@ command as a subprocess."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -585,6 +586,26 @@ def test_plexity_run_on_a_folder_without_warc_files_says_what_to_give(tmp_path):
     assert result.returncode == 2 and not (tmp_path / "out").exists()
     assert error_line(result) == (f"plexity run: error: no WARC files match **/*.warc* in {tmp_path / 'crawl'}: give "
                                   f"the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them")
+
+
+def test_a_warc_named_without_its_suffix_is_named_for_what_it_is_with_its_name_to_give(tmp_path):
+    """`crawl.gz` (a gzipped WARC, as a download may name it) and `crawl` (one not gzipped) are no
+    file type by their names: both commands say what they are by their bytes and the name to give."""
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    shutil.copy(EXAMPLES / "sample.warc.gz", crawl / "crawl.gz")
+    clean = plexity("clean", crawl, "--output-dir", tmp_path / "cleaned")
+    assert clean.returncode == 1 and error_line(clean) == (
+        f"plexity clean: error: no input could be read: {crawl / 'crawl.gz'}: a gzipped WARC by its bytes: "
+        f"rename it to crawl.warc.gz to read it")
+    run = plexity("run", crawl, "--output-dir", tmp_path / "out")
+    assert run.returncode == 2 and error_line(run) == (
+        f"plexity run: error: no WARC files match **/*.warc* in {crawl}: {crawl / 'crawl.gz'}: a gzipped WARC "
+        f"by its bytes: rename it to crawl.warc.gz to read it")
+    (crawl / "crawl").write_bytes(gzip.decompress((crawl / "crawl.gz").read_bytes()))
+    (crawl / "crawl.gz").unlink()
+    clean = plexity("clean", crawl, "--output-dir", tmp_path / "cleaned-2")
+    assert error_line(clean).endswith(f"{crawl / 'crawl'}: a WARC by its bytes: rename it to crawl.warc to read it")
 
 
 def test_the_examples_of_dropped_sentences_name_each_sentence_once(tmp_path):

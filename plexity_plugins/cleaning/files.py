@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import logging
 import os
@@ -47,6 +48,42 @@ def kind_of(path: Path) -> str | None:
     if name.endswith(TEXT_SUFFIXES):
         return "text"
     return None
+
+
+UNKNOWN_FILE_TYPE = "unknown_file_type"  # a file whose name has none of the suffixes above
+KNOWN_TYPES = "a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def unknown_file_type(path: str | os.PathLike) -> str:
+    """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC)."""
+    return misnamed_warc(path) or f"not {KNOWN_TYPES}"
+
+
+def misnamed_warc(path: str | os.PathLike) -> str | None:
+    """For a WARC by its bytes named otherwise (``crawl.gz`` gzipped, ``crawl`` not: a crawler's or a
+    download's name): what it is and the name to give it; else None.  Only a regular file's first
+    bytes are read (a FIFO would wait for ever)."""
+    path = Path(path)
+    try:
+        with open_input(path) as f:
+            head = f.read(64)
+            if head.startswith(GZIP_MAGIC):
+                f.seek(0)
+                with gzip.GzipFile(fileobj=f) as inflated:
+                    head = GZIP_MAGIC + inflated.read(16)
+    except (OSError, EOFError, zlib.error, NotARegularFile):
+        head = b""
+    if head.startswith(GZIP_MAGIC + b"WARC/1."):
+        return f"a gzipped WARC by its bytes: rename it to {_renamed(path, '.warc.gz')} to read it"
+    if head.startswith(b"WARC/1."):
+        return f"a WARC by its bytes: rename it to {_renamed(path, '.warc')} to read it"
+    return None
+
+
+def _renamed(path: Path, suffix: str) -> str:
+    stem = path.name[:-len(".gz")] if path.name.lower().endswith(".gz") else path.name
+    return stem + suffix
 
 
 @dataclass(frozen=True)
@@ -287,8 +324,7 @@ class FileCleaner:
             self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, unsupported_compression(str(item.path)))
             return
         if item.kind is None:
-            self._skip_file(str(item.path), "unknown_file_type",
-                            "not a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)")
+            self._skip_file(str(item.path), UNKNOWN_FILE_TYPE, unknown_file_type(item.path))
             return
         if item.kind == "warc":
             self._clean_warc(item)

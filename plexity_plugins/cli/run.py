@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import errno
 import glob as globlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -490,9 +491,24 @@ def document_files(folder: str) -> int:
     return sum(1 for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES))
 
 
+def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
+    """What the files of a local `folder` of no known kind (the first `looked_at`) that are WARCs by
+    their bytes are, and their names to give them (`cleaning.files.misnamed_warc`)."""
+    from ..cleaning.files import kind_of, misnamed_warc
+
+    if not Path(folder).is_dir():
+        return []
+    unknown = (p for p in sorted(Path(folder).rglob("*")) if p.is_file() and kind_of(p) is None)
+    return [f"{p}: {why}" for p in itertools.islice(unknown, looked_at) if (why := misnamed_warc(p))]
+
+
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
     message = f"no WARC files match {pattern} in {folder}"
+    misnamed = misnamed_warcs(folder)
+    if misnamed:
+        more = f" (and {len(misnamed) - 1} more so named)" if len(misnamed) > 1 else ""
+        return f"{message}: {misnamed[0]}{more}"
     others = document_files(folder)
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
