@@ -151,7 +151,38 @@ def path_error_message(exc: OSError) -> str:
             if os.path.lexists(folder) and not os.path.isdir(folder):
                 where = "" if folder == path else f"{path}: "
                 return f"{where}{folder} is a file, where a folder is needed: give another path, or move the file"
-    return str(exc)
+    return cannot_write_message(exc) or str(exc)
+
+
+# What to do when the system refuses to write an output, by its errno (a file in the way: `path_error_message`).
+_CANNOT_WRITE = {
+    errno.EACCES: "choose an output this user may write to, or give this user the right to write there",
+    errno.EPERM: "choose another output (an immutable file, or a system folder, takes no writes)",
+    errno.EROFS: "choose an output on another file system",
+}
+
+
+def cannot_write_message(exc: BaseException) -> str | None:
+    """One line for an output the system refused to write: what could not be written, and why, in
+    words ("cannot write out/a.txt: read-only file system: choose an output on another file system")
+    instead of "[Errno 30] Read-only file system: 'out/a.txt'"; None for other errors, and for a file
+    that exists and this user may not read (a refused input is no output).  An error raised from
+    such an error (a step's own, around the writer's) is said as that one."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _CANNOT_WRITE and exc.filename is not None:
+            path = os.fsdecode(exc.filename)
+            if exc.errno != errno.EROFS and os.path.lexists(path) and not os.access(path, os.R_OK):
+                return None
+            return f"cannot write {path}: {os.strerror(exc.errno).lower()}: {_CANNOT_WRITE[exc.errno]}"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class OutputNotWritable(OSError):
+    """A task's output could not be written (no permission, a read-only file system): said in one
+    line, `cannot_write_message`'s, by the executor that ran the task."""
 
 
 def _parents(path: str) -> list[str]:

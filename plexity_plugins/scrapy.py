@@ -44,6 +44,7 @@ import asyncio
 import json
 import logging
 import os
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -63,8 +64,8 @@ from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
 from .cleaning import policy
 from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_text_counted
-from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
-                     environment_message, is_disk_full)
+from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
+                     disk_full_message, environment_message, is_disk_full, path_error_message)
 from .io.decoding import declared_content_type
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
@@ -734,7 +735,14 @@ def _dropped_file_setting(value) -> str | None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: its directory cannot be made "
-                                  f"({exc.strerror}: {exc.filename})") from None
+                                  f"({path_error_message(exc)})") from None
+    try:  # (a folder that takes no file, read-only or not this user's, failed at the first dropped item)
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:  # (said of the folder: the probe's own name means nothing to the user)
+        refused = OSError(exc.errno, exc.strerror, str(path.parent))
+        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: "
+                                  f"{cannot_write_message(refused) or path_error_message(refused)}") from None
     return str(path)
 
 

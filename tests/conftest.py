@@ -168,3 +168,17 @@ def disk_of(tmp_path):
     yield make
     for disk in mounted:
         subprocess.run(["umount", "-l", str(disk.path)], check=False)
+
+
+@pytest.fixture
+def read_only_disk(tmp_path):
+    """A file system mounted read-only (a tmpfs remounted ro): every write there is refused with
+    EROFS, as on a read-only mount or share (unmounted after)."""
+    import subprocess
+
+    disk = mount_small_disk(tmp_path / "read-only", "1m")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk.path)], check=True)
+        yield disk.path
+    finally:
+        subprocess.run(["umount", "-l", str(disk.path)], check=False)

@@ -37,7 +37,7 @@ def _row(values: list[float]) -> dict[str, float] | None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ..errors import ModelError
+    from ..errors import ModelError, path_error_message
     from ..scoring.scorer import PerplexityScorer
     from ..training import TrainError, calibrate, write_threshold
 
@@ -79,7 +79,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         try:
             path = write_threshold(info, result.threshold, procedure, details, result.threshold_extracted)
         except (ModelError, OSError) as exc:
-            print(f"plexity calibrate: error: {exc}", file=sys.stderr)
+            message = path_error_message(exc) if isinstance(exc, OSError) else exc  # (one line, not "[Errno 13] ...")
+            print(f"plexity calibrate: error: {message}", file=sys.stderr)
             return 2
         print(f"wrote default threshold {result.threshold} and threshold_extracted "
               f"{result.threshold_extracted} to {path}")

@@ -73,7 +73,7 @@ def add_import_parser(subparsers) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..errors import ModelError, TokenizerError, TrainError
+    from ..errors import ModelError, TokenizerError, TrainError, path_error_message
     from ..training.model_import import import_model
 
     def report(message: str) -> None:
@@ -84,7 +84,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                               args.threshold, args.threshold_extracted, args.document_threshold, copy=args.copy,
                               output_dir=args.output_dir, force=args.force, licence=args.licence, report=report)
     except (ModelError, TrainError, TokenizerError, OSError) as exc:
-        print(f"plexity models import: error: {exc}", file=sys.stderr)
+        message = path_error_message(exc) if isinstance(exc, OSError) else exc  # (one line, not "[Errno 13] ...")
+        print(f"plexity models import: error: {message}", file=sys.stderr)
         return 2
     print(result.summary())
     return 0

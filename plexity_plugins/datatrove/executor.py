@@ -34,7 +34,7 @@ from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
-                      TasksFailed, disk_full_message, is_disk_full)
+                      OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message, is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
@@ -95,8 +95,16 @@ class _SettingsChecked:
             check_settings(self.logging_dir, settings, record=False)
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        """datatrove's, with an output the system refused to write said in one line (`OutputNotWritable`)."""
         self._check_task_settings(rank)
-        return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+        try:
+            with _errors_logged_in_one_line():
+                return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+        except Exception as exc:
+            message = cannot_write_message(exc)
+            if message is None:
+                raise
+            raise OutputNotWritable(f"task {rank}: {message}") from None
 
 
 class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
@@ -130,9 +138,8 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
         """datatrove's, with a full disk said in one line (`DiskFull`)."""
-        try:
-            with _full_disk_logged_without_traceback():
-                return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+        try:  # (logged in one line: `_SettingsChecked._run_for_rank`)
+            return super()._run_for_rank(rank, local_rank, *args, **kwargs)
         except BaseException as exc:  # (FullDiskStop is one: see TaskFolder)
             if not is_disk_full(exc):
                 raise
@@ -232,13 +239,18 @@ def save_stats(folder, name: str, stats: PipelineStats) -> None:
 
 
 @contextlib.contextmanager
-def _full_disk_logged_without_traceback():
-    """While a task runs: a full disk's error is logged as its one line, without a traceback
-    (datatrove logs a task's error with ``logger.exception``)."""
+def _errors_logged_in_one_line():
+    """While a task runs: a full disk's error, and an output the system refused to write, are logged as
+    one line, without a traceback (datatrove logs a task's error with ``logger.exception``)."""
     def patch(record):
         exception = record["exception"]
-        if exception is not None and is_disk_full(exception.value):
+        if exception is None:
+            return
+        if is_disk_full(exception.value):
             record["exception"] = None
+        elif cannot_write_message(exception.value):
+            record["exception"] = None
+            record["message"] = cannot_write_message(exception.value)
 
     logger.configure(patcher=patch)
     try:
