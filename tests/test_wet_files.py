@@ -66,6 +66,47 @@ def test_a_wet_record_is_a_pages_text_and_other_records_keep_their_outcomes(tmp_
         ("http://t/empty", PAGE_TEXT, None, "empty_payload")]
 
 
+def _bare_conversion(uri: str, body: bytes, headers: str = "") -> bytes:
+    """A conversion record with no Content-Type at all (warcio would write its default in)."""
+    head = (f"WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n"
+            f"WARC-Record-ID: <urn:uuid:{uri}>\r\n{headers}Content-Length: {len(body)}\r\n\r\n")
+    return head.encode() + body + b"\r\n\r\n"
+
+
+def test_a_conversion_record_without_a_type_of_its_own_is_judged_by_its_bytes_as_datatrove_does(tmp_path):
+    """No Content-Type, or warcio's default (application/warc-record, which its writer puts in a
+    record given none), says nothing of the block: as datatrove's WarcReader, the record's
+    WARC-Identified-Payload-Type decides, else its bytes; text is a page's text (counted
+    ``page_texts``), HTML a page, a PDF's bytes ``not_html`` as a WET record's are."""
+    text = b"The council approved the budget for the new library.\nThe library opens in the spring.\n"
+    buffer = io.BytesIO()
+    writer = WARCWriter(buffer, gzip=False)
+    for uri, body in (("http://t/text", text), ("http://t/html", b"<html><body><p>x</p></body></html>"),
+                      ("http://t/pdf", b"%PDF-1.7\n" + bytes(200))):
+        writer.write_record(writer.create_warc_record(uri, "conversion", payload=io.BytesIO(body), length=len(body)))
+    path = tmp_path / "crawl.warc.wet"
+    path.write_bytes(buffer.getvalue() + _bare_conversion("http://t/bare", text)
+                     + _bare_conversion("http://t/identified", text, "WARC-Identified-Payload-Type: text/plain\r\n")
+                     + _bare_conversion("http://t/blank", b"  \n"))
+    with open(path, "rb") as f:
+        records = [(r.uri, r.kind, r.payload, r.skip) for r in WarcFile(f)]
+    assert records == [("http://t/text", PAGE_TEXT, text, None),
+                       ("http://t/html", "html", b"<html><body><p>x</p></body></html>", None),
+                       ("http://t/pdf", PAGE_TEXT, None, "not_html"),
+                       ("http://t/bare", PAGE_TEXT, text, None),
+                       ("http://t/identified", PAGE_TEXT, text, None),
+                       ("http://t/blank", PAGE_TEXT, None, "empty_payload")]
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    reader = WarcHtmlReader(str(tmp_path), glob_pattern="*.warc.wet")
+    docs = {d.metadata["url"]: d.metadata.get("warc_type") for d in reader()}
+    assert docs == {"http://t/text": "conversion", "http://t/html": None, "http://t/bare": "conversion",
+                    "http://t/identified": "conversion"}
+    assert reader.stats["page_texts"].total == 3 and reader.stats["skipped_not_html"].total == 1
+    assert reader.stats["skipped_empty_payload"].total == 1
+
+
 def test_plexity_clean_cleans_a_wet_file_with_the_tag_removers_method(tmp_path):
     texts = write_wet(tmp_path / "sample.warc.wet.gz")
     result = run_plexity("clean", str(tmp_path / "sample.warc.wet.gz"), "--output-dir", str(tmp_path / "out"))

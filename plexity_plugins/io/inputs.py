@@ -815,7 +815,7 @@ class WarcFile:
     def _judge(self, item: WarcRecord) -> None:
         """Set the record's payload, or its skip reason."""
         record, content_type = item.record, item.content_type
-        if record.rec_type == "conversion" and _is_plain_text(record.rec_headers.get_header("Content-Type")):
+        if record.rec_type == "conversion" and self._conversion_is_text(item):
             self._judge_page_text(item)
             return
         too_long = getattr(record, "headers_too_long", None)
@@ -824,7 +824,7 @@ class WarcFile:
             return
         if record.rec_type in ("conversion", "resource"):
             # (a page's bytes without an HTTP response: its WARC Content-Type says what they are)
-            content_type = item.content_type = record.rec_headers.get_header("Content-Type")
+            content_type = item.content_type = own_content_type(record)
             if not self._block_is_html(item):
                 item.skip = NOT_RESPONSE
                 return
@@ -896,6 +896,24 @@ class WarcFile:
         self.pages_cut_by_crawler += cut
 
     @staticmethod
+    def _conversion_is_text(item: WarcRecord) -> bool:
+        """Whether a ``conversion`` record's block is a page's text (a WET record's): by its own Content-Type,
+        text/plain; without one (or with warcio's default, `own_content_type`), as datatrove's WarcReader
+        judges it: by its WARC-Identified-Payload-Type, else by its bytes (kept for a copy), which are text
+        unless they start as HTML (a PDF's, an image's are then `_judge_page_text`'s ``not_html``, a blank
+        block its ``empty_payload``)."""
+        record = item.record
+        declared = own_content_type(record)
+        if declared:
+            return _is_plain_text(declared)
+        identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
+        if (identified or "").strip():
+            return _is_plain_text(identified)
+        head = record.raw_stream.read(_SNIFF_BYTES)
+        record.raw_stream = _Prefixed(head, record.raw_stream)
+        return not is_html_type(None, None, head)
+
+    @staticmethod
     def _block_is_html(item: WarcRecord) -> bool:
         """Whether a record whose block is a page's bytes, no HTTP response (conversion, resource), holds
         HTML: by its identified payload type, else its Content-Type, else its bytes (kept for a copy)."""
@@ -929,7 +947,7 @@ class WarcFile:
         payload is): UTF-8 text, no encoding."""
         item.kind = kind
         if item.record.rec_type == "conversion":  # (a cleaned record's is its HTTP Content-Type)
-            item.content_type = item.record.rec_headers.get_header("Content-Type")
+            item.content_type = own_content_type(item.record)
         raw = self._read_whole(item)
         if raw is None:
             return
@@ -943,6 +961,17 @@ class WarcFile:
             return
         item.payload = raw
         self.pages_cut_by_crawler += item.cut_by_crawler is not None
+
+
+# The Content-Type warcio writes for a record given none (its writer's default): says nothing of the block.
+WARCIO_DEFAULT_TYPE = "application/warc-record"
+
+
+def own_content_type(record) -> str | None:
+    """A record's WARC Content-Type, if it has one of its own: None when absent, blank, or warcio's default
+    (`WARCIO_DEFAULT_TYPE`)."""
+    declared = (record.rec_headers.get_header("Content-Type") or "").strip()
+    return declared if declared and declared.split(";", 1)[0].strip().lower() != WARCIO_DEFAULT_TYPE else None
 
 
 def _is_plain_text(content_type: str | None) -> bool:
