@@ -104,6 +104,37 @@ def test_every_whatwg_label_names_its_encoding_in_the_header_and_in_the_page(lab
     assert words in text and codecs.lookup(encoding).name == codecs.lookup(codec).name
 
 
+# Labels that only Python's codecs know: a browser ignores them, so the next rule decides (the page's own
+# declaration, else UTF-8).  Python's codec decoded them: iso-2022-jp-2's, utf-7's (a markup-hiding encoding).
+PYTHON_ONLY = {"iso-2022-jp-2": "議会は新しい図書館の予算を承認した".encode("iso2022_jp_2"),
+               "utf-7": "Grüße <p>".encode("utf-7"), "utf-32": "Grüße".encode("utf-32-le"), "cp037": b"\xc1\xc2"}
+
+
+@pytest.mark.parametrize("label", PYTHON_ONLY)
+def test_a_label_the_whatwg_does_not_know_is_no_declaration(label):
+    from plexity_plugins.io.decoding import decode_html_replaced
+
+    body = PYTHON_ONLY[label]
+    assert decode_html_replaced(body, f"text/html; charset={label}")[:2] == (body.decode("utf-8", "replace"), "utf-8")
+    declared = f'<meta charset="{label}">'.encode() + body  # (in the page itself: the same)
+    assert decode_html_replaced(declared)[1] == "utf-8"
+    # the page's own declaration of a WHATWG label comes next
+    latin = '<meta charset="iso-8859-1"><p>Grüße</p>'.encode("cp1252")
+    assert decode_html_replaced(latin, f"text/html; charset={label}") == (latin.decode("cp1252"), "cp1252", 0)
+
+
+def test_x_user_defined_is_decoded_by_the_standards_own_decoder():
+    """ASCII as it is, 0x80-0xFF to U+F780-U+F7FF (its bytes were read as UTF-8, each high byte a U+FFFD);
+    declared in the page itself, it is windows-1252, as the HTML standard's prescan reads it."""
+    from plexity_plugins.io.decoding import decode_html_replaced
+
+    body = b"<p>x\x80\xa9\xff</p>"
+    assert decode_html_replaced(body, "text/html; charset=x-user-defined") == ("<p>x\uf780\uf7a9\uf7ff</p>",
+                                                                              "x-user-defined", 0)
+    declared = b'<meta charset="x-user-defined">' + body
+    assert decode_html_replaced(declared) == (declared.decode("cp1252", "replace"), "cp1252", 0)
+
+
 @pytest.mark.parametrize("extractor", ["auto", "trafilatura", "fast", "tags"])
 def test_every_extractor_given_bytes_reads_them_alike(extractor):
     extract = get_extractor(extractor)

@@ -7,78 +7,87 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
 3. the charset declared in the first bytes of the page (``<meta charset>``, ``<meta
    http-equiv="Content-Type">``, ``<?xml ... encoding=...?>``); a declaration of UTF-16 or UTF-32
    found there means UTF-8: bytes that can be read as ASCII to find the declaration are not
-   UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1);
+   UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1), and x-user-defined there
+   windows-1252 (the HTML standard's prescan);
 4. else UTF-8.
 
 A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
 ``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.
 
-A label that names no charset is no declaration (as a browser ignores a label it does not know):
-Python's codecs that are not charsets (``base64``, ``zlib``, ``rot13``: bytes to bytes; ``idna``,
-``punycode``, ``undefined``: they raise whatever the error handler; ``unicode_escape``: it reads
-backslashes) are found by their names as Python's codec registry finds any other (`_charset`).
+A label is one of the WHATWG Encoding Standard's (`_WHATWG_LABELS`, all of them), or no declaration: a
+browser ignores a label it does not know, and the next rule decides.  Python's codecs are only how the
+standard's encodings are decoded: a label only Python knows (``iso-2022-jp-2``, ``utf-7``, ``latin-1``,
+``utf-32``, ``base64``) is no charset.  ``x-user-defined`` is decoded by the standard's own decoder (ASCII
+as it is, 0x80-0xFF to U+F780-U+F7FF), which Python lacks.
+
 Undecodable bytes become U+FFFD: decoding never raises.
 """
 
 from __future__ import annotations
 
 import codecs
-import functools
 import re
 
 from ..runtime import native
 
 
 def _wide(encoding: str) -> bool:
-    name = codecs.lookup(encoding).name
-    return name.startswith(("utf-16", "utf-32"))
+    if encoding in (REPLACEMENT, X_USER_DEFINED):  # (no Python codec)
+        return False
+    return codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
 
 
-_ESCAPE_CODECS = ("unicode-escape", "raw-unicode-escape")
-
-
-@functools.lru_cache(maxsize=64)
-def _charset(encoding: str | None) -> str | None:
-    """`encoding` (a codec name w3lib found for a label) if it is a charset: its codec decodes any
-    bytes to text, replacing what it cannot decode, and is not one of Python's escape codecs; else
-    None."""
-    if not encoding:
-        return None
-    try:
-        if codecs.lookup(encoding).name in _ESCAPE_CODECS:
-            return None
-        bytes(range(256)).decode(encoding, "replace")
-    except (LookupError, UnicodeError):
-        return None
-    return encoding
-
-
-# The WHATWG Encoding Standard's labels that Python's codecs and w3lib do not know (73 of its 221:
-# "iso-8859-8-i", Hebrew pages' usual label, "x-cp1251", "koi8-ru", "x-gbk", "windows-949" ...), by
-# the Python codec of the encoding each names.  (They fell to UTF-8, and such a page's text to U+FFFD.)
-_WHATWG_LABELS = {
-    "iso8859-2": "iso88592 iso_8859-2:1987", "iso8859-3": "iso88593 iso_8859-3:1988",
-    "iso8859-4": "iso88594 iso_8859-4:1988", "iso8859-5": "iso88595 iso_8859-5:1988",
-    "iso8859-6": "csiso88596e csiso88596i iso-8859-6-e iso-8859-6-i iso88596 iso_8859-6:1987",
-    "iso8859-7": "iso88597 iso_8859-7:1987 sun_eu_greek",
-    "iso8859-8": "csiso88598e iso-8859-8-e iso88598 iso_8859-8:1988 visual csiso88598i iso-8859-8-i logical",
-    "iso8859-10": "iso885910", "iso8859-13": "iso885913", "iso8859-14": "iso885914",
-    "iso8859-15": "csisolatin9 iso885915", "koi8-r": "koi koi8", "koi8-u": "koi8-ru",
-    "mac-roman": "csmacintosh mac x-mac-roman", "cp874": "dos-874 iso885911", "cp1250": "x-cp1250",
-    "cp1251": "x-cp1251", "cp1252": "ansi_x3.4-1968 iso88591 iso_8859-1:1987 x-cp1252", "cp1253": "x-cp1253",
-    "cp1254": "iso88599 iso_8859-9:1989 x-cp1254", "cp1255": "x-cp1255", "cp1256": "x-cp1256",
-    "cp1257": "x-cp1257", "cp1258": "x-cp1258", "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
-    "gb18030": "csgb2312 gb_2312 x-gbk", "big5hkscs": "cn-big5 x-x-big5", "euc_jp": "cseucpkdfmtjapanese x-euc-jp",
-    "cp949": "cseuckr csksc56011987 iso-ir-149 ks_c_5601-1989 ksc_5601 windows-949",
-    "utf-16-be": "unicodefffe", "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff",
-}
 # The WHATWG's "replacement" encoding: the labels of encodings whose escape sequences can hide markup from a
 # reader that does not decode them (ISO-2022-KR, ISO-2022-CN, HZ-GB-2312).  Browsers decode a page declared in
 # one to a single U+FFFD, never its bytes (a security rule of the Encoding Standard); so do we (Python's
-# iso2022_kr and hz codecs, which w3lib found for three of these labels, read such a page's text).
+# iso2022_kr and hz codecs would read such a page's text).
 REPLACEMENT = "replacement"
-_WHATWG_LABELS[REPLACEMENT] = "csiso2022kr hz-gb-2312 iso-2022-cn iso-2022-cn-ext iso-2022-kr replacement"
-_REPLACED_CODECS = ("iso2022_kr", "hz")  # (Python's codecs that w3lib finds for some of these labels, and others)
+# The standard's x-user-defined: a single-byte encoding of its own (ASCII, then 0x80-0xFF to U+F780-U+F7FF).
+X_USER_DEFINED = "x-user-defined"
+_X_USER_DEFINED = {byte: 0xF780 + byte - 0x80 for byte in range(0x80, 0x100)}  # (a str.translate table)
+
+# The WHATWG Encoding Standard's labels, all 228 (https://encoding.spec.whatwg.org/#names-and-labels), by the
+# Python codec that decodes the encoding each names (gbk's decoder is gb18030's, big5's Big5-HKSCS, Shift_JIS's
+# cp932, EUC-KR's cp949; iso-8859-8-i differs from iso-8859-8 in display only).  A label not here is no charset.
+_WHATWG_LABELS = {
+    "utf-8": "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8",
+    "cp866": "866 cp866 csibm866 ibm866",
+    "iso8859-2": "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 latin2",
+    "iso8859-3": "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 latin3",
+    "iso8859-4": "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 latin4",
+    "iso8859-5": "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 iso_8859-5:1988",
+    "iso8859-6": ("arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 iso-8859-6-e "
+                  "iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987"),
+    "iso8859-7": ("csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 iso88597 "
+                  "iso_8859-7 iso_8859-7:1987 sun_eu_greek"),
+    "iso8859-8": ("csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 iso88598 "
+                  "iso_8859-8 iso_8859-8:1988 visual csiso88598i iso-8859-8-i logical"),
+    "iso8859-10": "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6",
+    "iso8859-13": "iso-8859-13 iso8859-13 iso885913", "iso8859-14": "iso-8859-14 iso8859-14 iso885914",
+    "iso8859-15": "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9", "iso8859-16": "iso-8859-16",
+    "koi8-r": "cskoi8r koi koi8 koi8-r koi8_r", "koi8-u": "koi8-ru koi8-u",
+    "mac-roman": "csmacintosh mac macintosh x-mac-roman",
+    "cp874": "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874", "cp1250": "cp1250 windows-1250 x-cp1250",
+    "cp1251": "cp1251 windows-1251 x-cp1251",
+    "cp1252": ("ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 iso8859-1 iso88591 "
+               "iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 x-cp1252"),
+    "cp1253": "cp1253 windows-1253 x-cp1253",
+    "cp1254": ("cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 iso_8859-9:1989 l5 latin5 "
+               "windows-1254 x-cp1254"),
+    "cp1255": "cp1255 windows-1255 x-cp1255", "cp1256": "cp1256 windows-1256 x-cp1256",
+    "cp1257": "cp1257 windows-1257 x-cp1257", "cp1258": "cp1258 windows-1258 x-cp1258",
+    "mac-cyrillic": "x-mac-cyrillic x-mac-ukrainian",
+    "gb18030": "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk gb18030",
+    "big5hkscs": "big5 big5-hkscs cn-big5 csbig5 x-x-big5", "euc_jp": "cseucpkdfmtjapanese euc-jp x-euc-jp",
+    "iso2022_jp": "csiso2022jp iso-2022-jp",
+    "cp932": "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis",
+    "cp949": ("cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 "
+              "windows-949"),
+    REPLACEMENT: "csiso2022kr hz-gb-2312 iso-2022-cn iso-2022-cn-ext iso-2022-kr replacement",
+    "utf-16-be": "unicodefffe utf-16be",
+    "utf-16-le": "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le",
+    X_USER_DEFINED: "x-user-defined",
+}
 _WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
 _DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
@@ -92,39 +101,32 @@ def _whatwg_header(content_type: str) -> str | None:
 
 
 def _whatwg_declared(body: bytes) -> str | None:
-    """The codec of a label of `_WHATWG` that the page declares in its first 1024 bytes (outside comments,
-    before its body), which w3lib's scan found no codec for."""
-    head = _COMMENT.sub("", body[:1024].decode("latin-1"))
+    """The codec of the label the page declares in its first 4096 bytes (outside comments, before its
+    body; the standard's prescan reads 1024, and a browser's parser finds a later ``<meta>`` too, as
+    w3lib's scan of 4096 did), if it is a WHATWG label."""
+    head = _COMMENT.sub("", body[:4096].decode("latin-1"))
     head = head[:head.lower().find("<body")] if "<body" in head.lower() else head
     match = _DECLARED_CHARSET.search(head)
-    return _WHATWG.get((match.group(1) or match.group(2)).lower()) if match else None
+    return _WHATWG.get((match.group(1) or match.group(2)).strip().lower()) if match else None
 
 
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
-    """(Python codec name, length of the byte order mark) of an HTML body, by the rules above."""
-    from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
+    """(Python codec name, or `REPLACEMENT` or `X_USER_DEFINED`; length of the byte order mark) of an HTML
+    body, by the rules above."""
+    from w3lib.encoding import read_bom
 
     encoding, bom = read_bom(body)
     if encoding:
         return encoding, len(bom)
-    encoding = (_whatwg_header(content_type) or _charset(http_content_type_encoding(content_type))
-                if content_type else None)
-    if encoding and _is_replacement(encoding):
-        return REPLACEMENT, 0
+    encoding = _whatwg_header(content_type) if content_type else None
     if encoding:
-        # (the WHATWG label "utf-16" is little-endian; Python's codec would guess)
-        return ("utf-16-le" if codecs.lookup(encoding).name == "utf-16" else
-                "utf-32-le" if codecs.lookup(encoding).name == "utf-32" else encoding), 0
-    encoding = _charset(html_body_declared_encoding(body)) or _whatwg_declared(body)
-    if encoding and _is_replacement(encoding):
-        return REPLACEMENT, 0
+        return encoding, 0
+    encoding = _whatwg_declared(body)
+    if encoding == X_USER_DEFINED:  # (the HTML standard's prescan reads a page's own x-user-defined so)
+        return "cp1252", 0
     if encoding and not _wide(encoding):
         return encoding, 0
     return "utf-8", 0
-
-
-def _is_replacement(encoding: str) -> bool:
-    return encoding == REPLACEMENT or codecs.lookup(encoding).name in _REPLACED_CODECS
 
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
@@ -143,6 +145,8 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
     encoding, bom = html_encoding(body, content_type)
     if encoding == REPLACEMENT:  # (the WHATWG's replacement decoder: one U+FFFD for any bytes, nothing for none)
         return ("\ufffd", encoding, 1) if body else ("", encoding, 0)
+    if encoding == X_USER_DEFINED:  # (every byte is a character: nothing replaced)
+        return body.decode("latin-1").translate(_X_USER_DEFINED), encoding, 0
     if codecs.lookup(encoding).name == "utf-8":
         # (valid UTF-8, nearly every page: decoded keeping its bytes as the str's UTF-8 form, which
         # sending the page to the extraction child and parsing it would otherwise encode again;
