@@ -369,6 +369,16 @@ def test_the_encoding_field_is_a_setting():
     assert "Caf\ufffd Royal" in item["text"]  # none: the bytes alone, UTF-8
 
 
+@pytest.mark.parametrize("codec", ["cp932", "euc_jp", "big5hkscs", "cp949", "mac-roman"])
+def test_scrapy_s_response_encoding_a_python_codec_name_names_its_whatwg_encoding(codec):
+    # (response.encoding is w3lib's codec for the response's label: "cp932" for Shift_JIS, no WHATWG label itself)
+    words = {"cp932": "議会は予算を承認した", "euc_jp": "議会は予算を承認した", "big5hkscs": "議會批准了預算",
+             "cp949": "의회는 예산을 승인했다", "mac-roman": "Café Royal"}[codec]
+    pipeline = make_pipeline(PLEXITY_MIN_CHARS=0, PLEXITY_THRESHOLD=1e12, PLEXITY_METHOD="regions")
+    item = run(pipeline, {"html": f"<html><body><p>{words}</p></body></html>".encode(codec), "encoding": codec})
+    assert words in item["text"] and item["plexity"]["plexity_replaced_chars"] == 0
+
+
 def test_the_encoding_field_is_for_bytes_only_a_str_is_text_already():
     item = run(make_pipeline(), {"html": CAFE_PAGE, "encoding": "utf-16"})
     assert "Caf\u00e9 Royal" in item["text"]

@@ -159,8 +159,8 @@ class WarcHtmlReader(BaseDiskReader):
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     ):
         # (absolute: a worker started in another folder reads the files the driver's folder meant)
-        super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter, text_key,
-                         id_key, default_metadata, recursive, glob_pattern, shuffle_files)
+        super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter,
+                         text_key, id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)

@@ -89,6 +89,10 @@ _WHATWG_LABELS = {
     X_USER_DEFINED: "x-user-defined",
 }
 _WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
+# A label of each encoding by the name of its Python codec (w3lib's name for it), and of Python's codecs of the
+# replacement encodings: how a codec name that a crawler resolved (Scrapy's response.encoding) is read.
+_CODEC_LABELS = {**{codecs.lookup(codec).name: labels.split()[0] for codec, labels in _WHATWG_LABELS.items()
+                    if codec not in (REPLACEMENT, X_USER_DEFINED)}, "hz": REPLACEMENT, "iso2022_kr": REPLACEMENT}
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
 _DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
                                r"""|<\?xml\b[^>]*?encoding\s*=\s*["']\s*([^\s"']+)""", re.I)
@@ -192,7 +196,9 @@ def declared_content_type(declared: str | bytes | None) -> str | None:
     """What a crawler says a response's encoding is, as the HTTP ``Content-Type`` value that `html_encoding`
     reads (rule 2): a Content-Type value (``text/html; charset=windows-1251``; bytes, as Scrapy's
     ``response.headers`` hold it, are read as Latin-1, as Scrapy reads them) as it is; a bare label
-    (``windows-1251``, Scrapy's ``response.encoding``) as that charset; None or blank: None."""
+    (``windows-1251``) as that charset, and so the name of the Python codec of one of the standard's
+    encodings (Scrapy's ``response.encoding``: ``cp932``, ``euc_jp``, w3lib's codec for the response's
+    label, found by browsers' rules); None or blank: None."""
     if isinstance(declared, bytes):
         declared = declared.decode("latin-1")
     declared = (declared or "").strip()
@@ -200,6 +206,11 @@ def declared_content_type(declared: str | bytes | None) -> str | None:
         return None
     if any(sign in declared for sign in "/;="):
         return declared
+    if declared.lower() not in _WHATWG:
+        try:
+            declared = _CODEC_LABELS.get(codecs.lookup(declared).name, declared)
+        except LookupError:
+            pass
     return f"charset={declared}"
 
 
