@@ -113,6 +113,38 @@ def test_parquet_in_parquet_out_with_datatrove_own_reader_and_writer(tmp_path):
                                                                              ("blank", "empty_input")]
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_second_perplexity_filter_s_fields_win_and_the_first_s_are_kept(tmp_path, fmt):
+    """Two perplexity filters in one pipeline write the same plexity_* fields: the later step's describe the
+    document (its text as it now is), and the earlier step's values are kept, not overwritten, in
+    ``plexity_earlier``, each set with the name of the step that replaced it; Parquet writes them too."""
+    import pyarrow.parquet as pq
+    from datatrove.pipeline.writers import ParquetWriter
+
+    write_jsonl(tmp_path / "in", [{k: v for k, v in row.items() if k != "metadata"} for row in (ROWS[0], ROWS[5])])
+    trim = PerplexitySentenceFilter(method="trim")
+    regions = PerplexitySentenceFilter(method="regions", threshold=100_000)
+    document = PerplexityDocumentFilter(label_only=True)
+    out = str(tmp_path / "out")
+    writer = ParquetWriter(out, batch_size=1) if fmt == "parquet" else JsonlWriter(out)
+    LocalPipelineExecutor(pipeline=[JsonlReader(str(tmp_path / "in")), trim, regions, document, writer],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    docs = pq.read_table(tmp_path / "out").to_pylist() if fmt == "parquet" else read_jsonl_dir(tmp_path / "out")
+    assert [d["id"] for d in docs] == ["en", "en2"]
+    for doc in docs:
+        meta = doc["metadata"]
+        assert meta["plexity_method"] == "regions" and meta["plexity_threshold"] == 100_000
+        first, second = meta["plexity_earlier"]
+        assert first["replaced_by"] == regions.name and first["plexity_method"] == "trim"
+        assert first["plexity_threshold"] == trim.threshold and first["plexity_verdict"] == "kept"
+        # the document filter replaced the sentence filter's document perplexity (before its cleaning)
+        assert second["replaced_by"] == document.name
+        # (Parquet's list of structs has every set's fields, null where a set has none)
+        assert {key for key, value in second.items() if value is not None} == {
+            "replaced_by", "plexity_doc_perplexity", "plexity_passthrough"}
+        assert meta["plexity_doc_model"] == "en-default" and meta["plexity_doc_would_drop"] == ""
+
+
 def test_a_row_whose_text_or_language_is_no_string_is_one_counted_drop_not_the_end_of_the_task(tmp_path):
     """A dataset's row with a list of paragraphs or a dict as its text, or a number as its language
     label, stopped the task (TypeError, AttributeError); the other rows were lost.  (A number as

@@ -12,10 +12,8 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
-from .filter import INPUT_NOT_TEXT, declared_language, exclusion_writer_checked, not_text
+from .filter import INPUT_NOT_TEXT, declared_language, exclusion_writer_checked, not_text, write_fields
 from .run_settings import model_settings, step_settings, with_settings
-
-_FIELDS = ("plexity_doc_perplexity", "plexity_doc_model", "plexity_passthrough", "plexity_doc_would_drop")
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
@@ -50,7 +48,8 @@ class PerplexityDocumentFilter(BaseFilter):
     Metadata, in every document: ``plexity_doc_perplexity`` (NaN when not scored: JsonlWriter
     writes null), ``plexity_doc_model`` ("" when not scored), ``plexity_passthrough`` (why not
     scored, else ""), with ``label_only`` ``plexity_doc_would_drop`` ("" when kept): never None,
-    one type per field, as datatrove's ParquetWriter needs.  Counters: ``scored``, ``passthrough`` and
+    one type per field, as datatrove's ParquetWriter needs; the values of those an earlier perplexity step
+    wrote (a sentence filter's ``plexity_doc_perplexity``) are kept in ``plexity_earlier`` (`filter.write_fields`).  Counters: ``scored``, ``passthrough`` and
     ``passthrough_<why>``, ``no_text``, besides BaseFilter's; a document whose text is not str
     or bytes, or is a PDF's, an image's ... (`filter.not_text`), is dropped as ``input_not_text``.
     """
@@ -115,29 +114,24 @@ class PerplexityDocumentFilter(BaseFilter):
         return None
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        meta = doc.metadata
         if not_text(doc.text):  # (a list, a PDF's bytes ...: dropped, as the sentence filter drops it)
             return False, INPUT_NOT_TEXT
         score, passthrough, model = (None, None, None)
         if doc.text and doc.text.strip():
             score, passthrough, model = self.scorer.score_document(doc.text, language=declared_language(doc))
-        # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs)
-        meta["plexity_doc_perplexity"] = score.perplexity if score is not None else None
-        meta["plexity_doc_model"] = model
-        meta.setdefault("plexity_passthrough", None)  # (a sentence filter before may have set it)
+        perplexity = score.perplexity if score is not None else None
+        reason = None if passthrough or perplexity is None else self._reason(perplexity)
+        fields = {"plexity_doc_perplexity": perplexity, "plexity_doc_model": model, "plexity_passthrough": passthrough}
         if self.label_only:
-            meta["plexity_doc_would_drop"] = None
-        meta.update(policy.typed_metadata({key: meta[key] for key in _FIELDS if key in meta}))
+            fields["plexity_doc_would_drop"] = reason
+        # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs;
+        # a field an earlier step wrote, a sentence filter's plexity_doc_perplexity, is kept: `write_fields`)
+        write_fields(doc, policy.typed_metadata(fields), self.name)
         if passthrough:
-            meta["plexity_passthrough"] = passthrough
             self.stat_update("passthrough", f"passthrough_{passthrough}")
             return True if self.other_languages == "keep" or self.label_only else (False, "other_language")
-        if score is None or score.perplexity is None:
+        if perplexity is None:
             self.stat_update("no_text")
             return True if self.label_only else (False, "no_text")
         self.stat_update("scored")
-        reason = self._reason(score.perplexity)
-        if reason and self.label_only:
-            meta["plexity_doc_would_drop"] = reason
-            return True
-        return (False, reason) if reason else True
+        return True if self.label_only or not reason else (False, reason)

@@ -57,6 +57,23 @@ def exclusion_writer_checked(writer) -> DiskWriter | None:
     return writer
 
 
+# The plexity_* fields a later perplexity step of the pipeline replaced, oldest first (`write_fields`).
+EARLIER = "plexity_earlier"
+
+
+def write_fields(doc: Document, fields: dict, step: str) -> None:
+    """Write a perplexity step's `fields` into the document's metadata: the later step's fields win
+    (they describe the text as it now is), and the values an earlier step left there under the same
+    names (a second filter of the pipeline; a filter of the run that wrote the document) are kept, not
+    lost: appended to ``metadata["plexity_earlier"]`` as one dict of those fields, with
+    ``replaced_by``, the name of the step that replaced them."""
+    meta = doc.metadata
+    replaced = {key: meta[key] for key in fields if key in meta}
+    if replaced:
+        meta[EARLIER] = [*(meta.get(EARLIER) or []), {"replaced_by": step, **replaced}]
+    meta.update(fields)
+
+
 def declared_language(doc: Document) -> str | None:
     """The language an upstream step set (``metadata["language"]``, datatrove's LanguageFilter),
     if it is a label at all: a number or a list there is ignored (the text's language is then
@@ -123,6 +140,8 @@ class PerplexitySentenceFilter(BaseFilter):
     gets every field, never None: a text field without a value is "", a number field NaN (which
     datatrove's JsonlWriter writes as null), so that datatrove's ParquetWriter, which takes its
     schema from the first document, writes them all (`plexity_plugins.cleaning.policy.typed_metadata`).
+    A field an earlier perplexity step already wrote (a second filter in the pipeline) is replaced, and its
+    earlier value kept in ``plexity_earlier`` (`write_fields`).
 
     A document whose text is not str or bytes (a dataset row holding a number or a list there),
     or whose text starts as a PDF, an image, an archive or bytes rich in NUL and control codes
@@ -271,7 +290,8 @@ class PerplexitySentenceFilter(BaseFilter):
         if verdict.kept:  # (a dropped document goes to the exclusion writer whole, to be audited)
             doc.text = verdict.text
         # (no None: every document has every field with one type, as datatrove's ParquetWriter needs)
-        doc.metadata.update(policy.typed_metadata(policy.metadata(verdict, scorer)))
+        fields = policy.typed_metadata(policy.metadata(verdict, scorer))
         if self.record_dropped_sentences:
-            doc.metadata["plexity_dropped_sentences"] = policy.dropped_sentences(verdict.result)
+            fields["plexity_dropped_sentences"] = policy.dropped_sentences(verdict.result)
+        write_fields(doc, fields, self.name)
         return True if verdict.kept else (False, verdict.reason)
