@@ -48,9 +48,10 @@ class PerplexityDocumentFilter(BaseFilter):
     Metadata, in every document: ``plexity_doc_perplexity`` (NaN when not scored: JsonlWriter
     writes null), ``plexity_doc_model`` ("" when not scored), ``plexity_passthrough`` (why not
     scored, else ""), with ``label_only`` ``plexity_doc_would_drop`` ("" when kept): never None,
-    one type per field, as datatrove's ParquetWriter needs; the values of those an earlier perplexity step
-    wrote (a sentence filter's ``plexity_doc_perplexity``) are kept in ``plexity_earlier`` (`filter.write_fields`).  Counters: ``scored``, ``passthrough`` and
-    ``passthrough_<why>``, ``no_text``, besides BaseFilter's; a document whose text is not str
+    one type per field, as datatrove's ParquetWriter needs; the values of those an earlier perplexity
+    step wrote (a sentence filter's ``plexity_doc_perplexity``) are kept in ``plexity_earlier``
+    (`filter.write_fields`).  Counters: ``scored``, ``passthrough`` and ``passthrough_<why>``,
+    ``no_text``, besides BaseFilter's; a document whose text is not str
     or bytes, or is a PDF's, an image's ... (`filter.not_text`), is dropped as ``input_not_text``.
     """
 
