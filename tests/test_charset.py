@@ -123,6 +123,23 @@ def test_a_label_the_whatwg_does_not_know_is_no_declaration(label):
     assert decode_html_replaced(latin, f"text/html; charset={label}") == (latin.decode("cp1252"), "cp1252", 0)
 
 
+# Python's names of the standard's encodings (not WHATWG labels), with a text each encodes
+PYTHON_NAMES = {"latin-1": "<p>Grüße, ¥ ½</p>", "latin_1": "<p>Grüße</p>", "ISO8859_15": "<p>Grüße, €</p>",
+                "cp936": "<p>议会批准了预算</p>", "euc_jp": "<p>議会は予算を承認した</p>"}
+
+
+@pytest.mark.parametrize("label", PYTHON_NAMES)
+def test_a_python_name_of_one_of_the_standards_encodings_declares_that_encoding(label):
+    """A server writing ``charset=latin-1`` (Python's name, not a WHATWG label) means ISO-8859-1, whose
+    standard decoder is windows-1252's: its text is read, not U+FFFD, in the header and in the page."""
+    from plexity_plugins.io.decoding import decode_html_replaced
+
+    text = PYTHON_NAMES[label]
+    body = text.encode(label)
+    assert decode_html_replaced(body, f"text/html; charset={label}")[::2] == (text, 0)
+    assert decode_html_replaced(f'<meta charset="{label}">'.encode() + body)[0].endswith(text)
+
+
 def test_x_user_defined_is_decoded_by_the_standards_own_decoder():
     """ASCII as it is, 0x80-0xFF to U+F780-U+F7FF (its bytes were read as UTF-8, each high byte a U+FFFD);
     declared in the page itself, it is windows-1252, as the HTML standard's prescan reads it."""

@@ -89,10 +89,30 @@ _WHATWG_LABELS = {
     X_USER_DEFINED: "x-user-defined",
 }
 _WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
-# A label of each encoding by the name of its Python codec (w3lib's name for it), and of Python's codecs of the
-# replacement encodings: how a codec name that a crawler resolved (Scrapy's response.encoding) is read.
-_CODEC_LABELS = {**{codecs.lookup(codec).name: labels.split()[0] for codec, labels in _WHATWG_LABELS.items()
-                    if codec not in (REPLACEMENT, X_USER_DEFINED)}, "hz": REPLACEMENT, "iso2022_kr": REPLACEMENT}
+# A label of each encoding by the name of its Python codec: how a name Python knows (Scrapy's response.encoding is
+# w3lib's codec name, ``cp932``; a server's ``latin-1``) names the standard's encoding that Python decodes with
+# that codec.  A name whose codec decodes none of them (``iso-2022-jp-2``, ``utf-7``, ``cp037``) declares nothing.
+_CODEC_LABELS: dict[str, str] = {}
+for _codec, _labels in _WHATWG_LABELS.items():
+    for _name in (_codec, *_labels.split()):
+        try:
+            _CODEC_LABELS.setdefault(codecs.lookup(_name).name, _labels.split()[0])
+        except LookupError:  # (the replacement and x-user-defined encodings, labels Python does not know)
+            pass
+
+
+def _whatwg_codec(label: str) -> str | None:
+    """The codec of the standard's encoding a charset label names (a Python name of its codec too), else None."""
+    label = label.strip().lower()
+    if label in _WHATWG:
+        return _WHATWG[label]
+    try:
+        label = _CODEC_LABELS.get(codecs.lookup(label).name, "")
+    except LookupError:
+        return None
+    return _WHATWG.get(label)
+
+
 _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
 _DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
                                r"""|<\?xml\b[^>]*?encoding\s*=\s*["']\s*([^\s"']+)""", re.I)
@@ -101,7 +121,7 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 def _whatwg_header(content_type: str) -> str | None:
     match = _HEADER_CHARSET.search(content_type)
-    return _WHATWG.get(match.group(1).lower()) if match else None
+    return _whatwg_codec(match.group(1)) if match else None
 
 
 def _whatwg_declared(body: bytes) -> str | None:
@@ -111,7 +131,7 @@ def _whatwg_declared(body: bytes) -> str | None:
     head = _COMMENT.sub("", body[:4096].decode("latin-1"))
     head = head[:head.lower().find("<body")] if "<body" in head.lower() else head
     match = _DECLARED_CHARSET.search(head)
-    return _WHATWG.get((match.group(1) or match.group(2)).strip().lower()) if match else None
+    return _whatwg_codec(match.group(1) or match.group(2)) if match else None
 
 
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
@@ -206,11 +226,6 @@ def declared_content_type(declared: str | bytes | None) -> str | None:
         return None
     if any(sign in declared for sign in "/;="):
         return declared
-    if declared.lower() not in _WHATWG:
-        try:
-            declared = _CODEC_LABELS.get(codecs.lookup(declared).name, declared)
-        except LookupError:
-            pass
     return f"charset={declared}"
 
 
