@@ -26,10 +26,9 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
   ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
-- ``items_dropped/not_an_item``: what a spider yields by mistake, no item to any pipeline or exporter:
-  a generator or other iterator (``yield response.follow_all(...)``), a plain list, tuple or set, a response;
-- ``items_not_an_item``: another object itemadapter cannot read (not a dict, Item, dataclass,
-  attrs or pydantic object): passed on untouched, with a warning;
+- ``items_dropped/not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass, attrs or
+  pydantic object), which no pipeline or exporter of Scrapy's takes as an item: a generator or other iterator
+  (``yield response.follow_all(...)``), a plain list, tuple or set, a response, a string, a number;
 - ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
   page: cleaned as text, markup and all, with a warning naming the setting.
 
@@ -361,13 +360,10 @@ class PerplexityFilterPipeline:
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
-            mistaken = _mistaken_output(item)
-            if mistaken:
-                self._drop(mistaken[0], "not_an_item", f"the spider yielded {mistaken[1]}")
-            self._inc("items_not_an_item")
-            self._warn_once("not_an_item", "plexity: %s is not an item itemadapter can read: passed on untouched "
-                            "(said once; counted in plexity/items_not_an_item)", type(item).__name__)
-            return item
+            # (Scrapy's own FilesPipeline and ImagesPipeline fail on one, "No adapter found", and so does the
+            # feed exporter: passed on, it was lost later with a traceback, its page never cleaned)
+            source, what = _not_an_item(item)
+            self._drop(source, "not_an_item", f"the spider yielded {what}")
         adapter = ItemAdapter(item)
         value = _one(adapter.get(self.input_field))
         if isinstance(value, (list, tuple)) and all(isinstance(part, str) for part in value):
@@ -603,11 +599,11 @@ class PlexityAddon:
         settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
 
 
-def _mistaken_output(output: Any) -> tuple[str, str] | None:
-    """(source, what it is and what to yield instead) for what a spider's callback yields by mistake, which
-    no pipeline or exporter can take as an item (the feed exporter fails on each, "No adapter found"): a
-    generator, list or tuple (``yield response.follow_all(...)``: its requests are never sent), any other
-    iterator, a response; None for anything else (an item itemadapter reads is never asked about)."""
+def _not_an_item(output: Any) -> tuple[str, str]:
+    """(source, what it is and what to yield instead) for an object itemadapter cannot read, which no pipeline
+    or exporter of Scrapy's own takes as an item ("No adapter found for objects of type ..."): a generator,
+    list or tuple (``yield response.follow_all(...)``: its requests are never sent), a response, a string or
+    a number, an object of a class of the project's own."""
     from scrapy.http import Request, Response
 
     if isinstance(output, Response):
@@ -615,11 +611,15 @@ def _mistaken_output(output: Any) -> tuple[str, str] | None:
                             "({'url': response.url, 'html': response.body})")
     if isinstance(output, Request):  # (one yielded alone is scheduled; here only from another component)
         return output.url, "a request, not an item: the item pipelines never send it"
+    name = type(output).__name__
     # (a generator, map(), ...; a namedtuple or other subclass is an object of the project's own)
     if type(output) in (list, tuple, set, frozenset) or isinstance(output, (Iterator, AsyncIterator)):
-        return type(output).__name__, (f"a {type(output).__name__}, not an item: yield each of its requests or "
-                                       f"items (yield from ...)")
-    return None
+        return name, f"a {name}, not an item: yield each of its requests or items (yield from ...)"
+    if isinstance(output, (str, bytes, int, float)):
+        return name, (f"a {name}, not an item ({repr(output)[:60]}): yield a dict, "
+                      f"{{'url': response.url, 'html': response.body}}")
+    return name, (f"a {name}, not an item itemadapter reads: yield a dict, scrapy.Item, dataclass or attrs "
+                  f"object, or register an adapter for {name} (itemadapter's ItemAdapter.ADAPTER_CLASSES)")
 
 
 def _what_to_give(value: Any) -> str:

@@ -265,7 +265,8 @@ MISTAKEN_SPIDER = '''
 import scrapy
 
 class MistakenSpider(scrapy.Spider):
-    """Yields its links' requests as one generator, not one by one (yield response.follow_all(...), no "from")."""
+    """Yields its links' requests as one generator, not one by one (yield response.follow_all(...), no "from"),
+    and the page's text alone, not in an item."""
     name = "mistaken"
 
     def __init__(self, url, **kwargs):
@@ -275,16 +276,18 @@ class MistakenSpider(scrapy.Spider):
     def parse(self, response):
         yield {"url": response.url, "html": response.text}
         yield response.follow_all(css="a")
+        yield response.text
 '''
 
 
-def test_a_generator_a_spider_yields_by_mistake_is_dropped_saying_so_not_an_exporter_error(tmp_path):
-    # (passed on, the feed exporter failed on it with a traceback, "No adapter found for objects of type generator")
+def test_a_generator_or_a_str_a_spider_yields_by_mistake_is_dropped_saying_so_not_an_exporter_error(tmp_path):
+    # (passed on, the feed exporter failed on each with a traceback, "No adapter found for objects of type ...")
     home = "<html><body>" + "".join(f"<p>{line}</p>" for line in ARTICLES["/news/library.html"]) \
         + '<a href="/news/library.html">more</a></body></html>'
     items, log = run_spider(tmp_path, MISTAKEN_SPIDER, {"/": ("text/html; charset=utf-8", home.encode())})
     assert " ERROR: " not in log and "Traceback" not in log, log[-5000:]
     assert "Dropped: plexity: not_an_item: the spider yielded a generator, not an item: yield each of its requests " \
            "or items (yield from ...) (generator)" in log
-    assert "'plexity/items_dropped/not_an_item': 1" in log
+    assert "Dropped: plexity: not_an_item: the spider yielded a str, not an item ('<html><body><p>" in log
+    assert "'plexity/items_dropped/not_an_item': 2" in log
     assert [item["text"] for item in items] == ["\n".join(ARTICLES["/news/library.html"])]
