@@ -228,18 +228,24 @@ def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
 
 # -- the example project's spider without its start URL --------------------------------
 
-@pytest.mark.parametrize("given", [[], ["-a", "start_url="], ["-s", "START_URLS= , "]],
-                         ids=["nothing", "an empty start_url", "blank START_URLS"])
-def test_the_spider_without_a_start_url_says_what_to_give_in_one_line(tmp_path, given):
-    # (before: a traceback from deep inside Scrapy's start-up, the message on its last line)
+def crawl_that_cannot_start(tmp_path: Path, *given: str) -> tuple[subprocess.CompletedProcess, str]:
+    """`scrapy crawl site` with the arguments `given`; (the process, the log's first error)."""
     command = [sys.executable, "-m", "scrapy", "crawl", "site", *given, "-s", f"STATS_JSON_FILE={tmp_path / 's.json'}"]
     process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in process.stderr, process.stderr[-5000:]
     errors = [line for line in process.stderr.splitlines() if " ERROR: " in line]
-    assert len(errors) == 1 and errors[0].endswith(
-        "ERROR: give a start URL: -a start_url=URL (or the START_URLS setting)"), process.stderr[-5000:]
-    stats = json.loads((tmp_path / "s.json").read_text())
-    assert stats["finish_reason"] == "no_start_url" and "downloader/request_count" not in stats
+    return process, errors[0] if errors else ""
+
+
+@pytest.mark.parametrize("given", [[], ["-a", "start_url="], ["-s", "START_URLS= , "]],
+                         ids=["nothing", "an empty start_url", "blank START_URLS"])
+def test_the_spider_without_a_start_url_fails_saying_what_to_give(tmp_path, given):
+    # (before: closed as a finished crawl, finish reason no_start_url, and exit 0: `scrapy crawl ... && next`
+    # went on to an empty output)
+    process, first_error = crawl_that_cannot_start(tmp_path, *given)
+    assert process.returncode == 1, process.stderr[-5000:]
+    assert first_error.endswith("[site] ERROR: give a start URL: -a start_url=URL (or the START_URLS setting)"), \
+        process.stderr[-5000:]
+    assert not (tmp_path / "s.json").exists()  # no crawl: nothing was requested, no stats
 
 
 @pytest.mark.parametrize("given, said", [
@@ -247,16 +253,13 @@ def test_the_spider_without_a_start_url_says_what_to_give_in_one_line(tmp_path, 
     ("http://127.0.0.1:9/,example.org/news", "'example.org/news' is not a start URL: give it whole, "
                                              "-a start_url=https://example.org/news"),
 ])
-def test_the_spider_with_a_start_url_without_its_scheme_says_so_in_one_line(tmp_path, given, said):
-    # (before: Scrapy's "Missing scheme in request url" with a traceback, or a TypeError from start-up)
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={given}",
-               "-s", f"STATS_JSON_FILE={tmp_path / 's.json'}"]
-    process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in process.stderr, process.stderr[-5000:]
-    errors = [line for line in process.stderr.splitlines() if " ERROR: " in line]
-    assert len(errors) == 1 and errors[0].endswith(f"ERROR: {said}"), process.stderr[-5000:]
-    stats = json.loads((tmp_path / "s.json").read_text())
-    assert stats["finish_reason"] == "bad_start_url" and "downloader/request_count" not in stats
+def test_the_spider_with_a_start_url_without_its_scheme_fails_saying_so(tmp_path, given, said):
+    # (before: Scrapy's "Missing scheme in request url" with a traceback, or a TypeError from start-up;
+    # then a crawl closed as bad_start_url with exit 0)
+    process, first_error = crawl_that_cannot_start(tmp_path, "-a", f"start_url={given}")
+    assert process.returncode == 1, process.stderr[-5000:]
+    assert first_error.endswith(f"[site] ERROR: {said}"), process.stderr[-5000:]
+    assert not (tmp_path / "s.json").exists()
 
 
 # -- what a spider yields by mistake -----------------------------------------------------
