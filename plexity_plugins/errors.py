@@ -318,9 +318,11 @@ class KenLMToolFailed(RuntimeError):
 
 
 class ApiError(Exception):
-    """A request the web app refuses: the HTTP status and the message it answers with."""
+    """A request the web app refuses: the HTTP status and the message it answers with; `limit`, the server's
+    option whose limit the request went past (``--max-bytes``), for a client to read without parsing the message."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, limit: str | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.limit = limit

@@ -195,16 +195,18 @@ def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
     assert stats["memory_limit"] == 1 and stats["extracted"] == 1
 
 
-def test_the_web_api_answers_a_page_past_the_ceiling_with_400_naming_the_option_and_goes_on(pages):
+def test_the_web_api_answers_a_page_past_the_ceiling_with_422_naming_the_option_and_goes_on(pages):
+    # 422 as for a page past the time limit: the request is well formed (it was a 400, which says it is not),
+    # and sent again it would be refused again (a 503 would have the client retry it)
     from web_server import post, start_server, stop_server
 
     process, url = start_server(["--extract-memory", LOW, "--max-bytes", "20MB"])
     try:
         page = (pages / "html" / "siblings.html").read_text()
         status, data, _ = post(url, {"text": page, "format": "html", "extractor": "auto"})
-        assert status == 400
-        assert data["error"] == ("could not extract text from the HTML: extraction needed more than 200 MiB of "
-                                 "memory (the server's --extract-memory)")
+        assert status == 422
+        assert data == {"error": "could not extract text from the HTML: extraction needed more than 200 MiB of "
+                                 "memory (the server's --extract-memory)", "limit": "--extract-memory"}
         status, data, _ = post(url, {"text": FINE, "format": "html", "extractor": "auto"})
         assert status == 200 and "The council approved the budget" in data["clean_text"]
     finally:

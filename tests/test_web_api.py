@@ -175,7 +175,7 @@ def test_an_unknown_model_or_a_path_is_refused_with_404(server, model):
 def test_an_oversized_body_is_refused_with_413_and_a_message(server):
     status, data, _ = post(server, {"text": "word " * MAX_BYTES})
     assert status == 413
-    assert f"{MAX_BYTES:,} bytes" in data["error"]
+    assert f"{MAX_BYTES:,} bytes" in data["error"] and data["limit"] == "--max-bytes"  # (the option, for a client)
 
 
 def test_an_oversized_chunked_body_without_length_is_refused_too(server):
@@ -459,7 +459,7 @@ def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit(
                     break
                 answer += block
             assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
-            assert b"did not arrive within 3 s" in answer
+            assert b"did not arrive within 3 s" in answer and b'"limit":"--body-timeout"' in answer
     finally:
         for connection in slow:
             connection.close()

@@ -85,9 +85,14 @@ SECURITY_HEADERS = {
 }
 
 
-def error_response(status: int, message: str, headers: dict | None = None) -> JSONResponse:
-    """Every error the API answers with, its own and Starlette's (404, 405, a refused Host): ``{"error": message}``."""
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+def error_response(status: int, message: str, headers: dict | None = None, limit: str | None = None) -> JSONResponse:
+    """Every error the API answers with, its own and Starlette's (404, 405, a refused Host): ``{"error": message}``,
+    and ``"limit"``: the server's option, for a request past one of its limits (408, 413, 422)."""
+    return JSONResponse({"error": message, **({"limit": limit} if limit else {})}, status_code=status, headers=headers)
+
+
+def api_error_response(exc: ApiError) -> JSONResponse:
+    return error_response(exc.status, exc.message, limit=exc.limit)
 
 
 async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -278,12 +283,12 @@ async def _read_body(request: Request, max_bytes: int, timeout: float | None = N
         return await asyncio.wait_for(_receive_body(request, max_bytes), timeout or None)
     except asyncio.TimeoutError:
         raise ApiError(408, f"the request body did not arrive within {timeout:g} s (the server's "
-                            f"--body-timeout)") from None
+                            f"--body-timeout)", limit="--body-timeout") from None
 
 
 async def _receive_body(request: Request, max_bytes: int) -> bytes:
     too_large = ApiError(413, f"request body too large: the limit is {max_bytes:,} bytes "
-                              f"(start the server with a larger --max-bytes to raise it)")
+                              f"(start the server with a larger --max-bytes to raise it)", limit="--max-bytes")
     length = request.headers.get("content-length")
     if length is not None:
         if not length.isdigit():
@@ -443,7 +448,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         workers: threads scoring requests (`ScoringQueue`).
         queue: requests waiting for a scoring thread; one more is answered 503 with Retry-After.
         extract_memory: bytes of resident memory (RSS) an extraction process may hold (a page past it:
-            400); None: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
+            422); None: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
         body_timeout: seconds a request body may take to arrive, before the request takes a
             place in the queue (a slower one: 408); 0 or None: no limit.
         warm_up: start the default extractor's child now: an installation that cannot start it
@@ -480,7 +485,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             text, charset = decode_html(raw)
             return JSONResponse({"text": text, "charset": charset})
         except ApiError as exc:
-            return error_response(exc.status, exc.message)
+            return api_error_response(exc)
 
     async def api_score(request: Request) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -489,7 +494,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         try:
             body = await _read_body(request, max_bytes, body_timeout)  # (before it takes a place)
         except ApiError as exc:
-            return error_response(exc.status, exc.message)
+            return api_error_response(exc)
         if not scoring.admit():  # full: refused at once
             response = error_response(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
                                            f"try again in a moment")
@@ -507,22 +512,25 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             text, input_empty = query["text"], None
             if query["format"] == "html":
                 input_empty = not text.strip()  # (else text but none extracted: no_text_extracted)
+                # 422, Unprocessable Content: the request is well formed (not a 400), its body within --max-bytes
+                # (not a 413: that is the body's size), but this page cannot be read within the server's limits,
+                # and sent again it would not be either (not a 503, which a client retries; a 504 is a gateway's)
                 try:
                     text = extractors[form_extractor](text)
                 except ExtractionTimeout as exc:  # (the options named: what the server's operator can raise)
                     raise ApiError(422, f"could not extract text from the HTML in time: {exc} (the server's "
-                                        f"--extract-timeout)") from exc
+                                        f"--extract-timeout)", limit="--extract-timeout") from exc
                 except ExtractionMemoryLimit as exc:
-                    raise ApiError(400, f"could not extract text from the HTML: {exc} (the server's "
-                                        f"--extract-memory)") from exc
-                except ExtractionError as exc:
-                    raise ApiError(400, f"could not extract text from the HTML: {exc}") from exc
+                    raise ApiError(422, f"could not extract text from the HTML: {exc} (the server's "
+                                        f"--extract-memory)", limit="--extract-memory") from exc
+                except ExtractionError as exc:  # (past the parser's own limits: nested too deeply)
+                    raise ApiError(422, f"could not extract text from the HTML: {exc}") from exc
             return score_answer(scorer, text, query["threshold"], input_empty)
 
         try:  # (the place is given back when the work ends, not before, even if the client has gone)
             return Response(await scoring.submit(work), media_type="application/json")
         except ApiError as exc:
-            return error_response(exc.status, exc.message)
+            return api_error_response(exc)
 
     routes = [
         Route("/", index),
