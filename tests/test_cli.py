@@ -105,6 +105,26 @@ def test_unknown_model_is_a_clear_error_not_a_traceback():
     assert "unknown model 'no-such-model'" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_sentences_kept_are_those_written_out_a_document_dropped_whole_counts_as_dropped(tmp_path):
+    # (the short document's sentence was kept by the filter, then the document dropped as too_short: it was
+    # counted in sentences_kept, though no output held it; the datatrove step and Scrapy count the same)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "long.txt").write_text("The city council approved the budget on Tuesday after a long debate.\n"
+                                  "The library opens in the spring.\n")
+    (src / "short.txt").write_text("The library opens in the spring.\n")
+    out = tmp_path / "out"
+    proc = plexity("clean", src, "--output-dir", out, "--min-chars", "60", "--threshold", "1e9")
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["documents_dropped"] == 1 and stats["drop_reasons"] == {"too_short": 1}
+    assert (out / "short.txt.txt").read_text() == ""  # (a document dropped whole: an empty output)
+    assert "sentences dropped: 1 (32 characters)\n" in proc.stdout  # (no sample: the filter dropped none)
+    assert stats["sentences_kept"] == 2 and stats["sentences_dropped"] == 1
+    assert stats["chars_kept"] == len("The city council approved the budget on Tuesday after a long debate."
+                                      "The library opens in the spring.")
+    assert sum(stats["histogram"]["dropped_counts"].values()) == stats["sentences_dropped"]
+
+
 def test_clean_text_and_html_files_into_relative_paths(tmp_path):
     src = tmp_path / "in"
     (src / "a").mkdir(parents=True)

@@ -124,6 +124,21 @@ def test_stats_count_items_sentences_and_characters():
     assert counts["model"] == "en-default" and counts["clean_seconds"] > 0
 
 
+def test_sentences_and_characters_kept_are_those_of_the_items_passed_on():
+    # An item dropped whole (too_short) holds sentences the filter kept, but they reach no feed: counted as
+    # dropped, as Scrapy's item_scraped_count counts only what left the pipelines (they were counted as kept)
+    pipeline = make_pipeline(PLEXITY_MIN_CHARS=len(ARTICLE[0]) + 1)
+    kept = run(pipeline, {"html": PAGE})
+    short = "<html><body><p>" + ARTICLE[0] + "</p><div>Share on Facebook</div></body></html>"
+    with pytest.raises(DropItem, match="too_short"):
+        run(pipeline, {"html": short})
+    counts = stats(pipeline)
+    assert counts["sentences_kept"] == kept["plexity"]["plexity_sentences_kept"] == 3
+    assert counts["chars_kept"] == sum(map(len, ARTICLE))
+    assert counts["sentences_dropped"] == kept["plexity"]["plexity_sentences_dropped"] + 2  # the short item's two
+    assert counts["chars_dropped"] > len(ARTICLE[0])
+
+
 def test_an_item_class_without_the_output_field_is_dropped_with_the_reason(pipeline):
     class Bare(scrapy.Item):
         html = scrapy.Field()

@@ -282,12 +282,17 @@ def _threshold(scorer) -> float | None:
 
 
 def counts(verdict: Verdict) -> dict[str, int]:
-    """The per-document counters every front end adds up (same names everywhere)."""
+    """The per-document counters every front end adds up (same names everywhere).  ``sentences_kept`` and
+    ``chars_kept`` are what the output holds: the sentences the filter kept in a document then dropped whole
+    (``too_short`` ...) are in no output, so they count as dropped (the document's own ``plexity_sentences_kept``
+    metadata is still the filter's), and kept + dropped is every sentence scored."""
     result = verdict.result
     if result is None:
         return {"replaced_chars": verdict.extra_replaced}
-    return {"sentences_kept": result.sentences_kept, "sentences_dropped": result.sentences_dropped,
-            "chars_kept": result.chars_kept, "chars_dropped": result.chars_dropped,
+    sentences_kept, chars_kept = (result.sentences_kept, result.chars_kept) if verdict.kept else (0, 0)
+    return {"sentences_kept": sentences_kept,
+            "sentences_dropped": result.sentences_dropped + result.sentences_kept - sentences_kept,
+            "chars_kept": chars_kept, "chars_dropped": result.chars_dropped + result.chars_kept - chars_kept,
             "replaced_chars": verdict.replaced_chars}
 
 

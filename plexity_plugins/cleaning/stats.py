@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..io.atomic_files import write_atomic
 from ..io.inputs import READ_ERROR
-from .policy import DROPPED, PASSED_THROUGH, Verdict, empty_reason
+from .policy import DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
 from ..scoring.scorer import CleanResult
 
 HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
@@ -122,8 +122,10 @@ class RunStats:
 
     def add(self, judged: Verdict | CleanResult) -> None:
         """Count one judged document (a policy `Verdict`, or a bare `CleanResult`)."""
+        sentence_counts = None
         if isinstance(judged, Verdict):
             empty = judged.empty
+            sentence_counts = counts(judged)  # (a document dropped whole: its kept sentences count as dropped)
             if judged.status == DROPPED:
                 self.documents_dropped += 1
                 self.drop_reasons[judged.reason] += 1
@@ -142,15 +144,18 @@ class RunStats:
         if not result.text.strip():
             self.documents_empty += 1
             self.empty_reasons[empty or empty_reason(result)] += 1
-        self.sentences_kept += result.sentences_kept
-        self.sentences_dropped += result.sentences_dropped
-        self.chars_kept += result.chars_kept
-        self.chars_dropped += result.chars_dropped
+        sentence_counts = sentence_counts or counts(Verdict(KEPT, result.text, result))  # (a bare CleanResult)
+        self.sentences_kept += sentence_counts["sentences_kept"]
+        self.sentences_dropped += sentence_counts["sentences_dropped"]
+        self.chars_kept += sentence_counts["chars_kept"]
+        self.chars_dropped += sentence_counts["chars_dropped"]
         self.replaced_chars += result.replaced_chars
         for value in result.perplexities:
             self.histogram[int(math.log10(max(value, 1.0)) / HIST_BIN)] += 1
         needs_samples = False
-        for value in result.dropped_perplexities:
+        # (as sentences_dropped: every sentence of a document dropped whole)
+        dropped_whole = isinstance(judged, Verdict) and judged.status == DROPPED
+        for value in result.perplexities if dropped_whole else result.dropped_perplexities:
             log = math.log10(max(value, 1.0))
             self.histogram_dropped[int(log / HIST_BIN)] += 1
             needs_samples = needs_samples or len(self.dropped_samples.get(str(int(log)), ())) < SAMPLES_PER_BAND
@@ -239,7 +244,7 @@ class RunStats:
                                                   for band in bands if i < len(band))}.values())[:examples]
             shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
             lines.append(f"sentences {'marked' if self.annotate else 'dropped'}: {self.sentences_dropped} "
-                         f"({self.chars_dropped:,} characters), e.g. {shown}")
+                         f"({self.chars_dropped:,} characters){', e.g. ' + shown if shown else ''}")
         return "\n".join(lines)
 
 
