@@ -287,12 +287,12 @@ class PerplexityFilterPipeline:
         require_thresholds(scorer)  # (a model without one failed at its first item, mid-crawl)
         pipeline = cls(
             scorer, crawler.stats,
-            input_field=settings.get("PLEXITY_INPUT_FIELD", "html"),
+            input_field=_field_setting(settings, "PLEXITY_INPUT_FIELD", "html"),
             input_format=input_format,
-            encoding_field=settings.get("PLEXITY_ENCODING_FIELD", "encoding"),
+            encoding_field=_field_setting(settings, "PLEXITY_ENCODING_FIELD", "encoding"),
             extractor=extractor,
-            output_field=settings.get("PLEXITY_OUTPUT_FIELD", "text"),
-            stats_field=settings.get("PLEXITY_STATS_FIELD", "plexity"),
+            output_field=_field_setting(settings, "PLEXITY_OUTPUT_FIELD", "text"),
+            stats_field=_field_setting(settings, "PLEXITY_STATS_FIELD", "plexity"),
             annotate=_typed_setting(settings, "PLEXITY_ANNOTATE", bool, False),
             min_chars=_typed_setting(settings, "PLEXITY_MIN_CHARS", int, DEFAULT_MIN_CHARS),
             min_kept_fraction=_typed_setting(settings, "PLEXITY_MIN_KEPT_FRACTION", float, 0.0),
@@ -302,11 +302,15 @@ class PerplexityFilterPipeline:
             extract_timeout=_typed_setting(settings, "PLEXITY_EXTRACT_TIMEOUT", float, DEFAULT_EXTRACT_TIMEOUT),
             extract_memory=_typed_setting(settings, "PLEXITY_EXTRACT_MEMORY", parse_memory),
             max_document_bytes=_typed_setting(settings, "PLEXITY_MAX_DOCUMENT_BYTES", parse_size, MAX_DOCUMENT_BYTES),
-            language_field=settings.get("PLEXITY_LANGUAGE_FIELD") or None,
-            doc_perplexity_field=settings.get("PLEXITY_DOC_PERPLEXITY_FIELD") or None,
+            language_field=_field_setting(settings, "PLEXITY_LANGUAGE_FIELD", None),
+            doc_perplexity_field=_field_setting(settings, "PLEXITY_DOC_PERPLEXITY_FIELD", None),
             min_doc_perplexity=_typed_setting(settings, "PLEXITY_MIN_DOC_PERPLEXITY", float),
             max_doc_perplexity=_typed_setting(settings, "PLEXITY_MAX_DOC_PERPLEXITY", float),
         )
+        low, high = pipeline.min_doc_perplexity, pipeline.max_doc_perplexity
+        if low is not None and high is not None and low > high:  # (every item would be dropped)
+            raise PlexitySettingError(f"PLEXITY_MIN_DOC_PERPLEXITY ({low:g}) is above PLEXITY_MAX_DOC_PERPLEXITY "
+                                      f"({high:g}): every item would be dropped")
         return pipeline
 
     # -- spider lifecycle ---------------------------------------------------------------
@@ -650,10 +654,24 @@ def _unknown_settings(settings) -> None:
     was used."""
     import difflib
 
-    for name in sorted(name for name in settings if str(name).startswith("PLEXITY_") and name not in SETTINGS):
-        meant = difflib.get_close_matches(name, SETTINGS, n=1, cutoff=0.8)
+    # (any case: Scrapy's settings are case-sensitive, so `-s plexity_extractor=tags` was ignored too)
+    for name in sorted(str(name) for name in settings if str(name).upper().startswith("PLEXITY_")
+                       and name not in SETTINGS):
+        meant = difflib.get_close_matches(name.upper(), SETTINGS, n=1, cutoff=0.8)
         said = f": did you mean {meant[0]}?" if meant else ""
         raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
+
+
+def _field_setting(settings, name: str, default: str | None) -> str | None:
+    """A PLEXITY_*_FIELD setting: the name of an item field, a str ("" where the setting allows none); unset:
+    `default`.  Another value (``["html"]`` in a settings.py) failed at every item, or wrote under a key no
+    exporter reads."""
+    value = settings.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise PlexitySettingError(f"{name} is {value!r}: the name of an item field, a str")
+    return value
 
 
 def _model_setting(value):
@@ -687,6 +705,8 @@ def _typed_setting(settings, name: str, kind, default=None):
     try:
         if kind in (parse_size, parse_memory):  # the CLI's parsers: a number of bytes or a size string
             read = kind(str(value))
+        elif kind is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError  # (Scrapy's getint truncates 2.7 to 2, silently)
         else:
             read = {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
     except (TypeError, ValueError):
@@ -728,6 +748,8 @@ def _dropped_file_setting(value) -> str | None:
     `plexity clean` makes its --output-dir (and Scrapy its feeds' directories)."""
     if not value:
         return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file's path")
     path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")

@@ -605,6 +605,39 @@ def test_a_setting_of_the_wrong_kind_stops_the_crawl_in_one_line_naming_it(setti
     assert f"plexity: the crawl cannot start: {setting} is {value!r}: {takes}" in caplog.text
 
 
+@pytest.mark.parametrize("setting, value, takes", [
+    ("PLEXITY_INPUT_FIELD", ["html"], "the name of an item field, a str"),  # (before: a TypeError at every item)
+    ("PLEXITY_OUTPUT_FIELD", 3, "the name of an item field, a str"),
+    ("PLEXITY_STATS_FIELD", {"name": "plexity"}, "the name of an item field, a str"),
+    ("PLEXITY_ENCODING_FIELD", 0, "the name of an item field, a str"),
+    ("PLEXITY_LANGUAGE_FIELD", ["lang"], "the name of an item field, a str"),
+    ("PLEXITY_DROPPED_FILE", 5, "a file's path"),  # (before: a TypeError from pathlib, naming no setting)
+    ("PLEXITY_THREADS", 2.7, "a whole number"),  # (before: Scrapy's getint made it 2, silently)
+    ("PLEXITY_MIN_CHARS", 49.5, "a whole number"),
+])
+def test_a_settings_py_value_of_the_wrong_type_stops_the_crawl_in_one_line_naming_it(setting, value, takes, caplog):
+    # (a settings.py holds Python values, not only the strings `-s` gives)
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={setting: value}))
+    assert f"plexity: the crawl cannot start: {setting} is {value!r}: {takes}" in caplog.text
+
+
+def test_a_min_doc_perplexity_above_the_max_stops_the_crawl(caplog):
+    # (before: every item dropped, doc_perplexity_below_min or _above_max, the crawl "finished")
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_MIN_DOC_PERPLEXITY": 100,
+                                                                         "PLEXITY_MAX_DOC_PERPLEXITY": 10}))
+    assert ("cannot start: PLEXITY_MIN_DOC_PERPLEXITY (100) is above PLEXITY_MAX_DOC_PERPLEXITY (10): every item "
+            "would be dropped") in caplog.text
+
+
+def test_a_plexity_setting_in_lower_case_is_named_as_a_misspelt_one(caplog):
+    # Scrapy's settings are case-sensitive: `-s plexity_extractor=tags` was ignored, the default extractor used
+    with pytest.raises(PlexitySettingError):
+        PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"plexity_extractor": "tags"}))
+    assert "'plexity_extractor' is no setting of plexity's: did you mean PLEXITY_EXTRACTOR?" in caplog.text
+
+
 def test_the_size_cap_takes_a_size_as_the_cli_does():
     pipeline = make_pipeline(PLEXITY_MAX_DOCUMENT_BYTES="1KB")
     with pytest.raises(DropItem, match="too_large: 2,000 bytes, PLEXITY_MAX_DOCUMENT_BYTES is 1,000"):
