@@ -40,6 +40,7 @@ large page does not stall the reactor: downloads and other items go on meanwhile
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import os
@@ -336,10 +337,13 @@ class PerplexityFilterPipeline:
                 self._dropped = DroppedLog(self.dropped_file)
             except OSError as exc:
                 self._dropped_log_failed(exc)
+            # (a forced shutdown, Ctrl-C twice, stops the reactor without close_spider: said at exit)
+            atexit.register(self._stopped_without_closing)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
 
     def close_spider(self, spider=None) -> None:
+        atexit.unregister(self._stopped_without_closing)
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -352,6 +356,15 @@ class PerplexityFilterPipeline:
         else:
             if written:  # (where it went: a relative path is the folder the crawl ran in)
                 logger.info("plexity: dropped sentences and items written to %s", Path(self.dropped_file).absolute())
+
+    def _stopped_without_closing(self) -> None:
+        """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE was not
+        given its name, as an unfinished file never is; where its rows so far are is said, not left unsaid."""
+        part = self._dropped.flush_unfinished()
+        if part is not None:
+            logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): %s was not "
+                           "written; the dropped sentences and items of the %d item(s) seen until then are in %s",
+                           self.dropped_file, self.stats.get_value(STATS_PREFIX + "items_seen", 0), part.absolute())
 
     # -- items ------------------------------------------------------------------------
 

@@ -10,9 +10,13 @@ large page, links to missing pages.  The tests read the exported items, the craw
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -294,3 +298,84 @@ def test_a_generator_or_a_str_a_spider_yields_by_mistake_is_dropped_saying_so_no
     assert "Dropped: plexity: not_an_item: the spider yielded a str, not an item ('<html><body><p>" in log
     assert "'plexity/items_dropped/not_an_item': 2" in log
     assert [item["text"] for item in items] == ["\n".join(ARTICLES["/news/library.html"])]
+
+
+# -- a crawl stopped by Ctrl-C -----------------------------------------------------------
+
+STOPPED_SPIDER = '''
+import scrapy
+
+class StoppedSpider(scrapy.Spider):
+    """Yields the home page, then waits on a page that never answers: the crawl is still running when stopped."""
+    name = "stopped"
+
+    def __init__(self, url, hang, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+        self.hang = hang
+
+    def parse(self, response):
+        if response.url == self.hang:
+            return
+        yield {"url": response.url, "html": response.text}
+        yield scrapy.Request(self.hang)
+'''
+
+
+def wait_for(path: Path, text: str, process: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while text not in path.read_text(errors="replace"):
+        assert process.poll() is None and time.monotonic() < deadline, path.read_text()[-5000:]
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def stopped_crawl(directory: Path, *settings: str):
+    """`scrapy runspider` of STOPPED_SPIDER with PLEXITY_DROPPED_FILE=dropped.jsonl: yields (the process, its log)
+    once the home page's item is scraped, while it waits on a page that never answers."""
+    (directory / "spider.py").write_text(STOPPED_SPIDER, encoding="utf-8")
+    home = "<html><body>" + "".join(f"<div>{line}</div>" for line in BOILERPLATE[:4]) \
+        + "".join(f"<p>{line}</p>" for line in ARTICLES["/news/library.html"]) + "</body></html>"
+    log = directory / "log.txt"
+    with socket.socket() as silent, serve({"/": ("text/html; charset=utf-8", home.encode())}) as base, \
+            open(log, "w") as err:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # (connections are made, and never answered)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}",
+             "-a", f"hang=http://127.0.0.1:{silent.getsockname()[1]}/", "-O", "items.jsonl",
+             "-s", "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}", "-s", "PLEXITY_EXTRACTOR=tags",
+             "-s", "PLEXITY_DROPPED_FILE=dropped.jsonl", "-s", "TELNETCONSOLE_ENABLED=False", *settings],
+            cwd=directory, stderr=err)
+        try:
+            wait_for(log, "Scraped from", process)
+            yield process, log
+            process.wait(timeout=60)
+        finally:
+            process.kill()
+
+
+def test_a_crawl_forced_to_stop_by_ctrl_c_twice_says_where_its_dropped_rows_are(tmp_path):
+    # Scrapy's forced shutdown stops the reactor without closing the spider: PLEXITY_DROPPED_FILE is not
+    # given its name (an unfinished file never is), and nothing said where its rows were (a hidden .part file)
+    with stopped_crawl(tmp_path) as (process, log):
+        process.send_signal(signal.SIGINT)  # a graceful shutdown, which waits for the page that never comes
+        wait_for(log, "shutting down gracefully", process)
+        process.send_signal(signal.SIGINT)  # forced
+    part = tmp_path / ".dropped.jsonl.part"
+    assert (f"plexity: the crawl stopped without closing the spider (a forced shutdown): dropped.jsonl was not "
+            f"written; the dropped sentences and items of the 1 item(s) seen until then are in {part}") \
+        in log.read_text()
+    assert not (tmp_path / "dropped.jsonl").exists()
+    assert {json.loads(line)["text"] for line in part.read_text().splitlines()} >= set(BOILERPLATE[1:4])
+
+
+def test_a_crawl_stopped_by_ctrl_c_once_closes_and_writes_everything(tmp_path):
+    with stopped_crawl(tmp_path, "-s", "DOWNLOAD_TIMEOUT=3") as (process, log):
+        process.send_signal(signal.SIGINT)  # graceful: the page that never comes times out, the spider closes
+    said = log.read_text()
+    assert "forced shutdown" not in said and "dropped sentences and items written to" in said
+    assert {json.loads(line)["text"] for line in (tmp_path / "dropped.jsonl").read_text().splitlines()} \
+        >= set(BOILERPLATE[1:4])
+    [item] = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    assert item["text"] == "\n".join(ARTICLES["/news/library.html"])

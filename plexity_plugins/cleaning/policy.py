@@ -21,6 +21,7 @@ as a skipped document: every front end lets them stop the run (`InstallationErro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 import statistics
@@ -28,6 +29,8 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:  # (not imported at run time: the CLI imports this module before it needs a scorer)
+    from pathlib import Path
+
     from ..scoring.scorer import CleanResult, PerplexityScorer
 
 KEPT = "kept"
@@ -350,6 +353,15 @@ class DroppedLog:
     @property
     def enabled(self) -> bool:
         return self._file is not None
+
+    def flush_unfinished(self) -> Path | None:
+        """For a run stopped without `close` (a forced shutdown): what was written reaches the temporary file,
+        whose path is returned (None when nothing is written), for the run to say where it is."""
+        if self._out is None:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            self._file.flush()
+        return self._out.part
 
     def _write(self, row: dict) -> None:
         self._file.write(json_line(row))
