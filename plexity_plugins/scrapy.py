@@ -244,6 +244,7 @@ class PerplexityFilterPipeline:
         self.min_doc_perplexity = min_doc_perplexity
         self.max_doc_perplexity = max_doc_perplexity
         self._executor: ThreadPoolExecutor | None = None
+        self._json_feeds: list[str] = []  # (`_json_feeds_with`)
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
 
@@ -262,6 +263,7 @@ class PerplexityFilterPipeline:
                 raise
             raise PlexitySettingError(str(exc)) from None
         pipeline.crawler = crawler
+        pipeline._json_feeds = _json_feeds_with(settings, pipeline.input_field)
         shorten_drop_logs(crawler.logformatter)
         return pipeline
 
@@ -418,6 +420,11 @@ class PerplexityFilterPipeline:
                             "plexity/items_looks_like_html)", source, self.input_field)
 
         content_type = self._content_type(adapter, source) if isinstance(value, bytes) else None
+        if isinstance(value, bytes) and self._json_feeds:  # (the feed fails on it: the item is in no feed)
+            self._warn_once("bytes_in_json_feed", "plexity: %r (PLEXITY_INPUT_FIELD) holds bytes, which the JSON "
+                            "feed %s cannot write (Scrapy's 'Object of type bytes is not JSON serializable', the "
+                            "item left out): leave the field out, FEED_EXPORT_FIELDS = %r (said once)",
+                            self.input_field, self._json_feeds[0], [f for f in ("url", self.output_field, self.stats_field) if f])
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
@@ -673,6 +680,26 @@ def _unknown_settings(settings) -> None:
         meant = difflib.get_close_matches(name.upper(), SETTINGS, n=1, cutoff=0.8)
         said = f": did you mean {meant[0]}?" if meant else ""
         raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
+
+
+def _json_feeds_with(settings, field: str) -> list[str]:
+    """The crawl's JSON and JSON-lines feeds (``-O items.jsonl``) that export `field`: a page given as bytes
+    there fails Scrapy's JSON encoder, and the item is left out of the feed, a traceback each."""
+    from scrapy.exporters import JsonItemExporter, JsonLinesItemExporter
+    from scrapy.utils.misc import load_object
+
+    exporters = settings.getwithbase("FEED_EXPORTERS")
+    feeds = []
+    for uri, options in settings.getdict("FEEDS").items():
+        options = dict(options or {})
+        fields = options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS") or None
+        try:
+            exporter = load_object(exporters[options.get("format")])
+        except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
+            continue
+        if issubclass(exporter, (JsonItemExporter, JsonLinesItemExporter)) and (fields is None or field in fields):
+            feeds.append(str(uri))
+    return feeds
 
 
 def _field_setting(settings, name: str, default: str | None) -> str | None:

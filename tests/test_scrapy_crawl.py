@@ -221,7 +221,7 @@ def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
         + "</body></html>"
     items, log = run_spider(tmp_path, BYTES_SPIDER, {"/": ("text/html; charset=windows-1251", page.encode("cp1251"))},
                             "PLEXITY_MIN_CHARS=0", "FEED_EXPORT_FIELDS=given,text,plexity")
-    assert " ERROR: " not in log, log[-5000:]
+    assert " ERROR: " not in log and "holds bytes" not in log, log[-5000:]  # (FEED_EXPORT_FIELDS leaves them out)
     items = {item["given"]: item for item in items}
     for given in ("header", "response.encoding"):
         assert items[given]["text"] == "\n".join(RUSSIAN)
@@ -230,6 +230,18 @@ def test_a_page_given_as_bytes_is_decoded_by_its_responses_charset(tmp_path):
     # Without it, the bytes are read by the page alone: no <meta charset>, so UTF-8, and lost
     assert items["nothing"]["plexity"]["plexity_replaced_chars"] > 100
     assert "Библиотека" not in items["nothing"]["text"]
+
+
+def test_a_page_given_as_bytes_to_a_json_feed_is_said_once_with_the_setting_that_leaves_it_out(tmp_path):
+    # Scrapy's JSON encoder fails on bytes: each item is left out of `-O items.jsonl`, a traceback each
+    page = "<html><body>" + "".join(f"<p>{s}</p>" for s in ARTICLES["/news/library.html"]) + "</body></html>"
+    items, log = run_spider(tmp_path, BYTES_SPIDER, {"/": ("text/html; charset=utf-8", page.encode())})
+    assert items == [] and log.count("TypeError: Object of type bytes is not JSON serializable") == 3  # (Scrapy)
+    said = [line for line in log.splitlines() if "holds bytes" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "WARNING: plexity: 'html' (PLEXITY_INPUT_FIELD) holds bytes, which the JSON feed items.jsonl cannot write "
+        "(Scrapy's 'Object of type bytes is not JSON serializable', the item left out): leave the field out, "
+        "FEED_EXPORT_FIELDS = ['url', 'text', 'plexity'] (said once)"), said
 
 
 # -- the example project's spider without its start URL --------------------------------
