@@ -421,10 +421,11 @@ class PerplexityFilterPipeline:
 
         content_type = self._content_type(adapter, source) if isinstance(value, bytes) else None
         if isinstance(value, bytes) and self._json_feeds:  # (the feed fails on it: the item is in no feed)
+            fields = [field for field in ("url", self.output_field, self.stats_field) if field]
             self._warn_once("bytes_in_json_feed", "plexity: %r (PLEXITY_INPUT_FIELD) holds bytes, which the JSON "
                             "feed %s cannot write (Scrapy's 'Object of type bytes is not JSON serializable', the "
                             "item left out): leave the field out, FEED_EXPORT_FIELDS = %r (said once)",
-                            self.input_field, self._json_feeds[0], [f for f in ("url", self.output_field, self.stats_field) if f])
+                            self.input_field, self._json_feeds[0], fields)
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
