@@ -12,7 +12,9 @@ Security, because the page is fed pasted web pages:
 - nothing is ever fetched from a URL (pyplexity's demo fetched any URL it was given:
   server-side request forgery); the page takes pasted text or a local file only;
 - request bodies above `max_bytes` are refused with 413 before they are read in full;
-- a file or text that is not text at all (a PDF, an image: `refuse_binary`) is refused with 422;
+- a file or text that is not text at all (a PDF, an image: `refuse_binary`) is refused with 422, and so is
+  HTML that cannot be extracted within the server's limits (time, memory, the parser's), with ``"limit"``
+  naming the server's option (as 408 and 413 do);
 - malformed JSON or fields -> 400 with a message, unknown model -> 404, never a traceback;
   every error, Starlette's own (no such route 404, wrong method 405, refused Host 400) and an
   uncaught one (500, `internal_error`; its traceback goes to the server's log) too,
