@@ -17,6 +17,7 @@
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
 //   markup_depth, flatten_markup   extractors.nesting.markup_depth_python, flatten_markup_python
+//   bound_attributes, start_tags   extractors.markup.bound_attributes_python, start_tags_python
 //   segment_html, LearnedPage,     the learned reader (extractors/learned/): in native/learned_reader.cpp
 //   Forest, unescape_html
 //
@@ -36,6 +37,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -1812,6 +1814,148 @@ PyObject *flatten_markup(PyObject *, PyObject *args) {
   return nesting_call<flatten_markup_of<Py_UCS1>, flatten_markup_of<Py_UCS2>, flatten_markup_of<Py_UCS4>>(args, "Un");
 }
 
+// ---------------------------------------------------------------------------------------
+// extractors.markup: the page with each tag's attributes past a bound left out (bound_attributes_python),
+// and how many start tags it holds (start_tags_python).
+
+// markup._attributes: where the tag whose attributes start at `at` ends; where its attribute past `limit`
+// starts in `*cut` (-1: none); its end in `*ending` (">", "/>", or "" at the page's end)
+template <typename C>
+Py_ssize_t attributes_end(const C *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t limit, Py_ssize_t *cut,
+                          const char **ending) {
+  Py_ssize_t count = 0;
+  *cut = -1;
+  while (at < n) {  // before an attribute's name
+    const Py_UCS4 c = s[at];
+    if (html_space(c)) {
+      ++at;
+      continue;
+    }
+    if (c == '/') {
+      if (at + 1 < n && s[at + 1] == '>') {
+        *ending = "/>";
+        return at + 2;
+      }
+      ++at;
+      continue;
+    }
+    if (c == '>') {
+      *ending = ">";
+      return at + 1;
+    }
+    if (++count == limit + 1) *cut = at;
+    ++at;  // (a name's first character may be "=", a quote, "<")
+    while (at < n && !name_end(s[at]) && s[at] != '=') ++at;
+    while (at < n && html_space(s[at])) ++at;
+    if (at < n && s[at] == '=') {
+      ++at;
+      while (at < n && html_space(s[at])) ++at;
+      if (at < n && (s[at] == '"' || s[at] == '\'')) {
+        const Py_ssize_t close = find_char(s, n, at + 1, s[at]);
+        at = close < 0 ? n : close + 1;
+      } else {
+        while (at < n && !html_space(s[at]) && s[at] != '>') ++at;
+      }
+    }
+  }
+  *ending = "";
+  return n;
+}
+
+// One pass of markup._walk: the start tags counted (stopping past `tags` when not negative: the count
+// returned), and the pieces of a page whose tags have more than `attributes` attributes (`kept`: [start, end)
+// ranges of the page, each followed by its tag's ending; empty when no tag has more)
+template <typename C>
+Py_ssize_t markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tags,
+                       std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> *kept) {
+  Py_ssize_t copied = 0, counted = 0, at = 0;
+  std::string name;
+  while (true) {
+    const Py_ssize_t lt = find_char(s, n, at, '<');
+    if (lt < 0 || lt + 1 >= n) break;
+    if (lt + 4 <= n && s[lt + 1] == '!' && s[lt + 2] == '-' && s[lt + 3] == '-') {
+      at = comment_end(s, n, lt + 4);
+      continue;
+    }
+    const Py_UCS4 c = s[lt + 1];
+    const bool closing = c == '/';
+    const Py_ssize_t first = closing ? lt + 2 : lt + 1;
+    if (first >= n || !ascii_letter(s[first])) {
+      if (c == '!' || c == '?' || closing) {  // a bogus comment, to the next ">"
+        const Py_ssize_t close = find_char(s, n, lt + 1, '>');
+        at = close < 0 ? n : close + 1;
+      } else {
+        at = lt + 1;
+      }
+      continue;
+    }
+    Py_ssize_t end_of_name = first;
+    while (end_of_name < n && !name_end(s[end_of_name])) ++end_of_name;
+    Py_ssize_t cut;
+    const char *ending;
+    at = attributes_end(s, n, end_of_name, attributes, &cut, &ending);
+    if (cut >= 0) {  // (a tag the page's end cuts short stays unended: the tokenizer drops it)
+      kept->emplace_back(copied, cut, ending);
+      copied = at;
+    }
+    if (closing) continue;
+    ++counted;
+    if (tags >= 0 && counted > tags) break;
+    name.clear();
+    for (Py_ssize_t k = first; k < end_of_name; ++k) append_code_point(name, s[k]);
+    if (nesting_flag(name) & kRaw) at = name == "plaintext" ? n : raw_end(s, n, name, at);
+  }
+  if (!kept->empty()) kept->emplace_back(copied, n, "");
+  return counted;
+}
+
+template <typename C>
+PyObject *bound_attributes_of(PyObject *text, const C *s, Py_ssize_t n, Py_ssize_t limit, int kind) {
+  std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> kept;
+  markup_walk(s, n, limit, -1, &kept);
+  if (kept.empty()) {  // (an ordinary page: the same str)
+    Py_INCREF(text);
+    return text;
+  }
+  std::vector<C> out;
+  for (const auto &piece : kept) {
+    out.insert(out.end(), s + std::get<0>(piece), s + std::get<1>(piece));
+    for (const char *e = std::get<2>(piece); *e != '\0'; ++e) out.push_back(static_cast<C>(*e));
+  }
+  return PyUnicode_FromKindAndData(kind, out.data(), static_cast<Py_ssize_t>(out.size()));
+}
+
+template <typename C>
+PyObject *start_tags_of(PyObject *, const C *s, Py_ssize_t n, Py_ssize_t limit, int) {
+  std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> kept;
+  return PyLong_FromSsize_t(markup_walk(s, n, -1, limit, &kept));
+}
+
+template <PyObject *(*Of1)(PyObject *, const Py_UCS1 *, Py_ssize_t, Py_ssize_t, int),
+          PyObject *(*Of2)(PyObject *, const Py_UCS2 *, Py_ssize_t, Py_ssize_t, int),
+          PyObject *(*Of4)(PyObject *, const Py_UCS4 *, Py_ssize_t, Py_ssize_t, int)>
+PyObject *markup_call(PyObject *args, const char *format) {
+  PyObject *text;
+  Py_ssize_t limit = -1;
+  if (!PyArg_ParseTuple(args, format, &text, &limit)) return nullptr;
+  const void *data = PyUnicode_DATA(text);
+  const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+  switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND: return Of1(text, static_cast<const Py_UCS1 *>(data), n, limit, PyUnicode_1BYTE_KIND);
+    case PyUnicode_2BYTE_KIND: return Of2(text, static_cast<const Py_UCS2 *>(data), n, limit, PyUnicode_2BYTE_KIND);
+    default: return Of4(text, static_cast<const Py_UCS4 *>(data), n, limit, PyUnicode_4BYTE_KIND);
+  }
+}
+
+PyObject *bound_attributes(PyObject *, PyObject *args) {
+  return markup_call<bound_attributes_of<Py_UCS1>, bound_attributes_of<Py_UCS2>, bound_attributes_of<Py_UCS4>>(
+      args, "Un");
+}
+
+PyObject *start_tags(PyObject *, PyObject *args) {
+  return markup_call<start_tags_of<Py_UCS1>, start_tags_of<Py_UCS2>, start_tags_of<Py_UCS4>>(args, "U|n");
+}
+
 PyMethodDef module_methods[] = {
     {"set_sentence_breaker", set_sentence_breaker, METH_O,
      "set_sentence_breaker(address): BlingFire's TextToSentencesWithOffsets (a C function address)"},
@@ -1839,6 +1983,10 @@ PyMethodDef module_methods[] = {
      "markup_depth(html, limit=-1) -> how deep the HTML parser may nest html (extractors.nesting)"},
     {"flatten_markup", flatten_markup, METH_VARARGS,
      "flatten_markup(html, limit) -> html without the tags markup_depth counts past limit (extractors.nesting)"},
+    {"bound_attributes", bound_attributes, METH_VARARGS,
+     "bound_attributes(html, limit) -> html without each tag's attributes past limit (extractors.markup)"},
+    {"start_tags", start_tags, METH_VARARGS,
+     "start_tags(html, limit=-1) -> how many start tags html holds, counted up to limit + 1 (extractors.markup)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

@@ -7,6 +7,7 @@ import lxml.html
 
 from ..io.decoding import html_text
 from ..errors import ExtractionError
+from .markup import bound_attributes
 
 
 # libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless
@@ -26,8 +27,9 @@ def parser_limit(parser) -> str | None:
 
 def parse_html(html: str | bytes):
     """(root element or None for an empty document, libxml2's limit message if it hit one).  A
-    document of markup without an element (only a comment, a doctype) is an empty one."""
-    html = html_text(html).replace("\x00", "")
+    document of markup without an element (only a comment, a doctype) is an empty one.  No element keeps
+    more than `markup.MAX_ATTRIBUTES` attributes (libxml2's cost is the square of their number)."""
+    html = bound_attributes(html_text(html).replace("\x00", ""))
     if not html.strip():
         return None, None
     parser = lxml.html.HTMLParser(huge_tree=True)

@@ -261,9 +261,13 @@ flatten_markup = native.compiled("flatten_markup") or flatten_markup_python
 
 def parse_tree(html: str):
     """resiliparse's `HTMLTree` of `html`, nested at most `MAX_DEPTH` levels deep (see the module's
-    docstring); `ExtractionError` if lexbor nests it deeper all the same."""
+    docstring), no element with more than `markup.MAX_ATTRIBUTES` attributes; `ExtractionError` if
+    lexbor nests it deeper all the same."""
     from resiliparse.parse.html import HTMLTree
 
+    from .markup import bound_attributes  # (which reads the markup with this module's rules)
+
+    html = bound_attributes(html)
     # (the depth of the elements that hold others: what they hold, a line break or text, is one level more)
     depth = markup_depth(html, SURE_DEPTH)
     if 0 <= depth < MAX_DEPTH:

@@ -1,0 +1,156 @@
+"""What a page's markup holds that lexbor and libxml2 cannot take, bounded before they see it: for the
+readers that hand a page to them (``dense``, ``fast``, ``trafilatura``, ``auto``, ``tags``).  (How deep
+lexbor's tree may nest, which needs the tree itself, is `nesting`'s.)
+
+**An element's attributes.**  lexbor and libxml2 compare each attribute of an element with the ones before
+it (a name seen twice is dropped): their cost is the square of an element's attributes.  One ``<div>`` of
+40,000 attributes took ``dense`` 4.4 s and ``trafilatura`` 9.5 s, one of 300,000 (4.4 MB) every one of
+those readers past the 30 s time limit.  No real page comes near: the most attributes of one element on the 2,144 development pages
+is 185 (a broken tag of unquoted classes).  So `bound_attributes` leaves out of each tag the attributes
+past `MAX_ATTRIBUTES` (the first ones stay, and the tag's end) before those parsers see the page: the
+page of 300,000 now takes each of them 0.04 to 0.12 s.  (The learned reader reads attributes itself, in
+0.03 s, and is not given it.)
+
+It reads the markup as HTML's tokenizer does: comments, the raw text of ``<script>``, ``<style>`` ...
+(to their end tag), an attribute's name up to a space, ``/``, ``>`` or ``=`` (its first character may be
+any but those three), its value quoted or up to a space or ``>``.  A page with no tag past the bound is
+given back as it is (the same ``str``): an ordinary page is never touched.  Compiled
+(``native/plexity_native.cpp``: ``bound_attributes``): 0.2 ms a development page.
+
+**A page's tags, for trafilatura.**  trafilatura's cost is linear in a page's elements, but ~60 us each
+(its passes over lxml's tree are Python's): 100,000 ``<p>``s took it 17 s (on a loaded machine), a table of 10,000 x
+100 cells, 600,000 ``<br>`` or 1,000,000 ``<option>``s the 30 s time limit.  A page of more than
+`MAX_TAGS` start tags (the most on the development pages is 15,793) is refused before it is parsed
+(`refuse_many_tags`, by the same pass: `start_tags`), a counted skip naming the bound in milliseconds,
+not after 30 s of a core; ``auto``, which runs trafilatura first, with it, as for a page past libxml2's
+nesting limit.  (The learned reader refuses a page of more than 200,000 elements itself; lexbor's readers
+take a million in a few seconds, and are not bounded.)
+"""
+
+from __future__ import annotations
+
+from ..errors import ExtractionError
+from ..runtime import native
+from .nesting import RAW, _raw_end, comment_end
+
+# Attributes of one element kept for the third-party parsers: 5 times the most of any development page.
+MAX_ATTRIBUTES = 1_000
+# Start tags of a page trafilatura reads: 12 times the most of any development page (15,793).  (190,000 took
+# it 16 s as <br>s, 25 s as <p>s, on a loaded 2-core machine: about what it reads within the time limit.)
+MAX_TAGS = 200_000
+_SPACE = " \t\n\f\r"
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _attributes(html: str, at: int, limit: int) -> tuple[int, int, str]:
+    """(where the tag whose attributes start at `at` ends: after its ``>``, or the page's end; where its
+    attribute past `limit` starts, -1 if none; its end: ``>``, ``/>``, or "" at the page's end), as HTML's
+    tokenizer reads it."""
+    n = len(html)
+    count = 0
+    cut = -1
+    while at < n:  # before an attribute's name
+        c = html[at]
+        if c in _SPACE:
+            at += 1
+            continue
+        if c == "/":
+            if html.startswith(">", at + 1):
+                return at + 2, cut, "/>"
+            at += 1
+            continue
+        if c == ">":
+            return at + 1, cut, ">"
+        count += 1
+        if count == limit + 1:
+            cut = at
+        at += 1  # (a name's first character may be "=", a quote, "<")
+        while at < n and html[at] not in _SPACE and html[at] not in "/>=":
+            at += 1
+        while at < n and html[at] in _SPACE:
+            at += 1
+        if at < n and html[at] == "=":
+            at += 1
+            while at < n and html[at] in _SPACE:
+                at += 1
+            if at < n and html[at] in "\"'":
+                close = html.find(html[at], at + 1)
+                at = n if close < 0 else close + 1
+            else:
+                while at < n and html[at] not in _SPACE and html[at] != ">":
+                    at += 1
+    return n, cut, ""
+
+
+def _walk(html: str, attributes: int, tags: int) -> tuple[list[str], int]:
+    """The tags of `html` as HTML's tokenizer reads them: (the pieces of `bound_attributes_python`, none when no
+    tag has more than `attributes` attributes (-1: none cut); its start tags, counted up to `tags` + 1 when
+    `tags` is not negative)."""
+    n = len(html)
+    pieces: list[str] = []
+    copied = 0
+    counted = 0
+    at = 0
+    while True:
+        lt = html.find("<", at)
+        if lt < 0 or lt + 1 >= n:
+            break
+        if html.startswith("<!--", lt):
+            at = comment_end(html, lt + 4)
+            continue
+        closing = html[lt + 1] == "/"
+        first = lt + 2 if closing else lt + 1
+        if first >= n or not ("a" <= html[first] <= "z" or "A" <= html[first] <= "Z"):
+            if html[lt + 1] in "!?" or closing:  # a bogus comment, to the next ">"
+                close = html.find(">", lt + 1)
+                at = n if close < 0 else close + 1
+            else:
+                at = lt + 1
+            continue
+        end_of_name = first
+        while end_of_name < n and html[end_of_name] not in _SPACE and html[end_of_name] not in "/>":
+            end_of_name += 1
+        at, cut, ending = _attributes(html, end_of_name, attributes)
+        if cut >= 0:  # (a tag the page's end cuts short stays unended: the tokenizer drops it)
+            pieces.append(html[copied:cut] + ending)
+            copied = at
+        if closing:
+            continue
+        counted += 1
+        if 0 <= tags < counted:
+            break
+        name = html[first:end_of_name].translate(_LOWER)
+        if name in RAW:
+            at = n if name == "plaintext" else _raw_end(html, name, at)
+    if pieces:
+        pieces.append(html[copied:])
+    return pieces, counted
+
+
+def bound_attributes_python(html: str, limit: int = MAX_ATTRIBUTES) -> str:
+    """`html` with each tag's attributes past the first `limit` left out (its ``>`` or ``/>`` kept);
+    `html` itself when no tag has more."""
+    pieces, _ = _walk(html, limit, -1)
+    return "".join(pieces) if pieces else html
+
+
+def start_tags_python(html: str, limit: int = -1) -> int:
+    """How many start tags `html` holds, read as `bound_attributes_python` reads them; past `limit` (when not
+    negative) it stops: `limit` + 1."""
+    return _walk(html, -1, limit)[1]
+
+
+_bound_attributes = native.compiled("bound_attributes")
+start_tags = native.compiled("start_tags") or start_tags_python
+
+
+def bound_attributes(html: str, limit: int = MAX_ATTRIBUTES) -> str:
+    """`bound_attributes_python`, compiled where the extension is built."""
+    return _bound_attributes(html, limit) if _bound_attributes is not None else bound_attributes_python(html, limit)
+
+
+def refuse_many_tags(html: str, reader: str) -> None:
+    """`ExtractionError` naming the bound (and `reader`) if `html` holds more than `MAX_TAGS` start tags."""
+    if start_tags(html, MAX_TAGS) > MAX_TAGS:
+        raise ExtractionError(f"the page has more than {MAX_TAGS:,} tags, past what {reader} reads; another "
+                              f"extractor (fast, dense) reads it")

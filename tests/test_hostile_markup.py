@@ -1,0 +1,110 @@
+"""Markup lexbor and libxml2 cannot take, bounded before they see it (`extractors.markup`).
+
+An element with more attributes than any page holds: both parsers compare each attribute of an element
+with the ones before it, and one ``<div>`` of 300,000 attributes (4.4 MB) took ``dense``, ``fast``,
+``trafilatura``, ``auto`` and ``tags`` past the 30 s time limit.  Now the attributes of a tag past
+`markup.MAX_ATTRIBUTES` (1,000; the most on the development pages is 185) are left out before those
+parsers see the page, and an ordinary page is given to them as it is.
+
+A page of more tags than trafilatura reads in the time limit (~60 us a tag: 600,000 ``<br>``, a table of
+10,000 x 100 cells, a million ``<option>``s took it past 30 s) is refused before it is parsed, naming the
+bound (`markup.MAX_TAGS`), in ``trafilatura`` and ``auto``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from hostile_pages import ARTICLE
+from plexity_plugins.extractors import markup
+from plexity_plugins.errors import ExtractionError
+from plexity_plugins.extractors.markup import (MAX_ATTRIBUTES, MAX_TAGS, bound_attributes, bound_attributes_python,
+                                               start_tags, start_tags_python)
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+
+PARSED_BY_OTHERS = ["dense", "fast", "trafilatura", "auto", "tags"]
+
+
+def _element_with(count: int) -> str:
+    names = " ".join(f"data-a{k}=x" for k in range(count))
+    return f"<html><body><div {names}>{ARTICLE}</div><p>The reading room opens at nine.</p></body></html>"
+
+
+@pytest.mark.parametrize("name", PARSED_BY_OTHERS)
+def test_an_element_of_300000_attributes_is_read_in_a_second_not_past_the_time_limit(name):
+    page = _element_with(300_000)  # (2.9 MB; before: past 10 s here, past the 30 s limit in the front ends)
+    extractor = TimeLimitedExtractor(name, timeout=10)
+    try:
+        extractor(ARTICLE)  # (the child started and the extractor imported, outside the time measured)
+        started = time.perf_counter()
+        text = extractor(page)
+        seconds = time.perf_counter() - started
+    finally:
+        extractor.close()
+    assert "The council approved the budget" in text
+    assert seconds < 3, f"{seconds:.1f} s"
+
+
+def test_a_tag_keeps_its_first_attributes_and_its_end():
+    page = "<div " + " ".join(f"a{k}='v{k}'" for k in range(MAX_ATTRIBUTES + 5)) + ">text</div>"
+    bounded = bound_attributes(page)
+    assert bounded == "<div " + " ".join(f"a{k}='v{k}'" for k in range(MAX_ATTRIBUTES)) + " >text</div>"
+    assert bound_attributes("<svg><path" + " a" * 3 + "/></svg>", 2) == "<svg><path a a /></svg>"
+    # a tag the page's end cuts short stays unended (the tokenizer drops it)
+    assert bound_attributes("<p>text<img a b c", 2) == "<p>text<img a b "
+
+
+def test_an_ordinary_page_is_given_to_the_parsers_as_it_is():
+    page = "<html><body><div " + " ".join(f"a{k}" for k in range(MAX_ATTRIBUTES)) + ">" + ARTICLE + "</div>"
+    assert bound_attributes(page) is page
+    # what is not a tag is not read as one: a comment, a script's text, a bogus comment
+    text = " ".join(f"b{k}" for k in range(3 * MAX_ATTRIBUTES))
+    for raw in (f"<!-- <div {text}> -->", f"<script>if (a <b {text}) go();</script>", f"<!x <div {text}>>",
+                f"<style>x<y {text}</style>", f"<TEXTAREA><b {text}></textarea >"):
+        page = "<html><body>" + raw + ARTICLE
+        assert bound_attributes(page) is page, raw
+
+
+@pytest.mark.parametrize("name", ["trafilatura", "auto"])
+@pytest.mark.parametrize("body", [
+    "line<br>" * 600_000,
+    "<table>" + ("<tr>" + "<td>c</td>" * 100 + "</tr>") * 10_000 + "</table>",
+    "<select>" + "<option>o" * 1_000_000 + "</select>",
+], ids=["600000-br", "table-10000x100", "1000000-options"])
+def test_a_page_of_more_tags_than_trafilatura_reads_is_refused_at_once_naming_the_bound(name, body):
+    extractor = TimeLimitedExtractor(name, timeout=10)  # (before: past 10 s here, 30 s in the front ends)
+    try:
+        extractor(ARTICLE)
+        started = time.perf_counter()
+        with pytest.raises(ExtractionError, match="the page has more than 200,000 tags, past what trafilatura reads"):
+            extractor("<html><body>" + ARTICLE + body + "</body></html>")
+        seconds = time.perf_counter() - started
+    finally:
+        extractor.close()
+    assert seconds < 2, f"{seconds:.1f} s"
+
+
+def test_the_tags_counted_are_the_start_tags_the_tokenizer_reads():
+    assert start_tags("<html><body><p>a<br>b</p><img src=x></body></html>") == 5
+    assert start_tags("<!-- <p><p> --><script>if (a<b) x = '<p>';</script><style>p<q {}</style><!x <p>>") == 2
+    assert start_tags("<p>" * 10, 3) == 4  # (past the limit it stops)
+    assert start_tags("<p>" * MAX_TAGS) == MAX_TAGS
+
+
+def test_the_compiled_pass_matches_python_on_random_markup():
+    """The compiled pass (``native/plexity_native.cpp``) gives the Python reference's page and count, on markup built of
+    the tokenizer's edge cases (quotes, "=" first in a name, "/>", comments, raw text, wide characters)."""
+    assert markup._bound_attributes is not None and start_tags is not start_tags_python  # (compiled)
+    pieces = ["<div", "<p ", "</div ", "<svg", ">", "/>", "/", " ", "\n", "a", "b=", "=", '"', "'", "x", "<",
+              "<!--", "-->", "--!>", "<!-->", "<script>", "</script>", "</SCRIPT ", "<!x>", "<?x", "<plaintext>",
+              "<textarea>", "</textarea>", "\u00e9", "\u20ac", "\U0001f600", "text"]
+    rng = random.Random(11)
+    for _ in range(5000):
+        page = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 80)))
+        for limit in (0, 1, 3):
+            assert bound_attributes(page, limit) == bound_attributes_python(page, limit), (page, limit)
+            assert start_tags(page, limit) == start_tags_python(page, limit), (page, limit)
+        assert start_tags(page) == start_tags_python(page), page
