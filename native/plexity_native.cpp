@@ -1688,7 +1688,8 @@ Py_ssize_t nesting_walk(const C *s, Py_ssize_t n, Py_ssize_t limit, bool flatten
       at = comment_end(s, n, lt + 4);
       continue;
     }
-    if (!flatten && starts_with_ascii(s, n, lt, "<![CDATA[")) return unknown;
+    // (a CDATA section ends at "]]>" in <svg> and <math>; elsewhere it is a bogus comment, to the next ">")
+    if (!flatten && foreign > 0 && starts_with_ascii(s, n, lt, "<![CDATA[")) return unknown;
     const Py_UCS4 c = s[lt + 1];
     const bool closing = c == '/';
     const Py_ssize_t first = closing ? lt + 2 : lt + 1;
@@ -1761,8 +1762,12 @@ Py_ssize_t nesting_walk(const C *s, Py_ssize_t n, Py_ssize_t limit, bool flatten
     if (!flatten && limit >= 0 && deepest > limit) return deepest;
     if (flags & kRaw) {
       const Py_ssize_t end = name == "plaintext" ? n : raw_end(s, n, name, at);
-      // (the parser may read a "</script>" in it as text)
-      if (!flatten && name == "script" && double_escaped(s, at, end)) return unknown;
+      if (foreign > 0) {  // (the parser reads its text as markup, but in an HTML element of <svg>'s <title> ...)
+        if (!flatten && find_char(s, end, at, '<') >= 0) return unknown;
+        if (flatten) continue;  // (flattening reads it as markup)
+      } else if (!flatten && name == "script" && double_escaped(s, at, end)) {  // (it may read a "</script>" as text)
+        return unknown;
+      }
       at = end;
     }
   }

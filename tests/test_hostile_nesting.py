@@ -42,6 +42,35 @@ def test_a_page_nested_thousands_deep_is_read_in_a_fraction_of_a_second(read, pa
     assert seconds < 1.5, f"{seconds:.1f} s"
 
 
+@pytest.mark.parametrize("read", READERS, ids=["dense", "fast"])
+@pytest.mark.parametrize("page", [
+    # outside <svg> and <math> a CDATA section is a bogus comment, which the walk now reads past (before: it said
+    # it could not tell, and lexbor parsed the page unflattened first: 7.8 s, the end tags it cannot match)
+    "<![CDATA[ x ]]>" + "<span>" * 30_000 + "</x>" * 30_000 + ARTICLE,
+    "<![CDATA[ x ]]>" + "<div><select></div></select>" * 30_000 + ARTICLE,  # (5.7 s)
+    # in <svg> the parser reads a <style>'s text as markup, and each <div> leaves the <svg>: 30,000 levels, which
+    # the walk read as the style's text, 4 levels (dense 58 s, fast 47 s); now it cannot tell, and flattens
+    "<svg><style>" + "<div>" * 30_000 + ARTICLE,
+    # and in <svg> a CDATA section ends at "]]>": the page is flattened before its first parse (6.4 s)
+    "<svg><![CDATA[ x ]]>" + "<span>" * 30_000 + "</x>" * 30_000 + ARTICLE,
+], ids=["cdata-spans", "cdata-selects", "svg-style-divs", "svg-cdata-spans"])
+def test_a_page_the_walk_reads_past_or_cannot_follow_is_flattened_before_lexbor_parses_it(read, page):
+    text, seconds = _timed(read, "<html><body>" + page + "</body></html>")
+    assert "The council approved the budget" in text
+    assert seconds < 1.5, f"{seconds:.1f} s"
+
+
+def test_cdata_and_raw_text_in_svg_are_what_the_walk_cannot_tell():
+    deep = "<div>" * 200
+    assert nesting.markup_depth("<![CDATA[ <div> ]]>" + deep) == 202  # (a bogus comment, to the next ">")
+    assert nesting.markup_depth("<svg></svg><![CDATA[ x ]]>" + deep) == 202
+    assert nesting.markup_depth("<svg><![CDATA[ x ]]></svg>" + deep) == -1
+    for raw in ("title", "style", "script", "textarea"):
+        assert nesting.markup_depth(f"<svg><{raw}>a<b>c</{raw}></svg>" + deep) == -1  # (a tag, or text?)
+        assert nesting.markup_depth(f"<svg><{raw}>a, b</{raw}></svg>" + deep) == 202  # (text, read either way)
+        assert nesting.markup_depth(f"<{raw}>a<b>c</{raw}>" + deep) == 202
+
+
 def test_what_lies_past_the_limit_keeps_its_text_and_its_lines():
     lines = [f"Line {k} of the text, which is deep." for k in range(400)]
     html = "<html><body>" + "".join(f"<div>{line}" for line in lines) + "</div>" * 400 + "</body></html>"

@@ -8,11 +8,13 @@ at 512 levels), so does the learned reader (`learned.segment.MAX_DEPTH`): here `
 flattens what lexbor would nest deeper than `MAX_DEPTH` levels, before anything reads the tree.
 
 Deciding costs little on an ordinary page: `markup_depth` (compiled: a pass over the markup,
-~0.2 ms a page) bounds the depth from above, and only a page it cannot clear (16 of the 2,144
+~0.2 ms a page) bounds the depth from above, and only a page it cannot clear (17 of the 2,144
 development pages) is asked of lexbor's tree too (a selector query, ~0.8 ms).  A page deeper than
 `MAX_DEPTH` is parsed again from its markup with the tags past that depth left out
 (`flatten_markup`: their text stays, a block's start and end a line break), as the learned reader
-reads them; a page whose markup is deeper than `SURE_DEPTH` is flattened before its first parse.
+reads them; a page whose markup is deeper than `SURE_DEPTH`, or that the pass cannot follow (a CDATA
+section in ``<svg>``, a ``<style>`` there whose text holds a ``<``: the parser may read it as markup),
+is flattened before its first parse.
 A page lexbor still nests deeper (a script the parser reads past its ``</script>``: the markup
 says one thing, the tree another) is refused, `ExtractionError` naming the limit: a counted skip
 in milliseconds.  (The deepest of the 2,144 development pages is 56 levels deep: no ordinary page
@@ -159,7 +161,9 @@ def _walk(html: str, limit: int, flatten: bool):
         if html.startswith("<!--", lt):
             at = comment_end(html, lt + 4)
             continue
-        if html.startswith("<![CDATA[", lt) and not flatten:  # (it ends at "]]>" in <svg> and <math> only)
+        # (in <svg> and <math> a CDATA section ends at "]]>", but in an HTML element of their <title> ... at the
+        # next ">": the walk cannot tell; elsewhere it is a bogus comment, to the next ">", read below)
+        if foreign and not flatten and html.startswith("<![CDATA[", lt):
             return unknown
         c = html[lt + 1]
         closing = c == "/"
@@ -228,7 +232,12 @@ def _walk(html: str, limit: int, flatten: bool):
             return deepest
         if name in RAW:
             end = n if name == "plaintext" else _raw_end(html, name, at)
-            if name == "script" and not flatten and _double_escaped(html, at, end):
+            # (in <svg> and <math> the parser reads its text as markup, as flattening does, but as text in an HTML
+            # element of their <title>, <desc> ...: where the text holds a "<", the walk cannot tell)
+            if foreign and flatten:
+                continue
+            if not flatten and (foreign and html.find("<", at, end) >= 0
+                                or name == "script" and _double_escaped(html, at, end)):
                 return unknown
             at = end
     if not flatten:
@@ -245,7 +254,8 @@ def markup_depth_python(html: str, limit: int = -1) -> int:
     yet ended (the parser opens it again in the next block) and two for a table's implied
     ``<tbody><tr>``.  Past `limit` (when not negative) it stops: that depth, or more.  -1 when it
     cannot tell: a script the parser may read past its ``</script>`` (``<!--`` then ``<script``
-    in it), a CDATA section (in ``<svg>``, to its ``]]>``)."""
+    in it), a CDATA section, or a raw-text element (``<title>``, ``<style>`` ...) whose text holds a
+    ``<``, in ``<svg>`` or ``<math>`` (outside them a CDATA section is a bogus comment, to the next ``>``)."""
     return _walk(html, limit, False)
 
 
@@ -272,7 +282,9 @@ def parse_tree(html: str):
     depth = markup_depth(html, SURE_DEPTH)
     if 0 <= depth < MAX_DEPTH:
         return HTMLTree.parse(html)
-    if depth <= SURE_DEPTH:  # perhaps as deep: lexbor's tree tells
+    # (a page the walk cannot follow is flattened as the flattening reads it, then lexbor's tree tells: its
+    # markup may be as deep as any, and lexbor's parse of an unflattened page costs its depth)
+    if 0 <= depth <= SURE_DEPTH:  # perhaps as deep: lexbor's tree tells
         tree = HTMLTree.parse(html)
         if tree.document.query_selector(_TOO_DEEP) is None:
             return tree
