@@ -5,11 +5,11 @@ lexbor's tree may nest, which needs the tree itself, is `nesting`'s.)
 **An element's attributes.**  lexbor and libxml2 compare each attribute of an element with the ones before
 it (a name seen twice is dropped): their cost is the square of an element's attributes.  One ``<div>`` of
 40,000 attributes took ``dense`` 4.4 s and ``trafilatura`` 9.5 s, one of 300,000 (4.4 MB) every one of
-those readers past the 30 s time limit.  No real page comes near: the most attributes of one element on the 2,144 development pages
-is 185 (a broken tag of unquoted classes).  So `bound_attributes` leaves out of each tag the attributes
-past `MAX_ATTRIBUTES` (the first ones stay, and the tag's end) before those parsers see the page: the
-page of 300,000 now takes each of them 0.04 to 0.12 s.  (The learned reader reads attributes itself, in
-0.03 s, and is not given it.)
+those readers past the 30 s time limit.  No real page comes near: the most attributes of one element on
+the 2,144 development pages is 185 (a broken tag of unquoted classes).  So `bound_attributes` leaves out
+of each tag the attributes past `MAX_ATTRIBUTES` (the first ones stay, and the tag's end) before those
+parsers see the page: the page of 300,000 now takes each of them 0.04 to 0.12 s.  (The learned reader
+reads attributes itself, in 0.03 s, and is not given it.)
 
 It reads the markup as HTML's tokenizer does: comments, the raw text of ``<script>``, ``<style>`` ...
 (to their end tag), an attribute's name up to a space, ``/``, ``>`` or ``=`` (its first character may be
