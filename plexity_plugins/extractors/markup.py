@@ -18,11 +18,12 @@ given back as it is (the same ``str``): an ordinary page is never touched.  Comp
 (``native/plexity_native.cpp``: ``bound_attributes``): 0.2 ms a development page.
 
 **A page's tags, for trafilatura.**  trafilatura's cost is linear in a page's elements, but ~60 us each
-(its passes over lxml's tree are Python's): 100,000 ``<p>``s took it 17 s (on a loaded machine), a table of 10,000 x
-100 cells, 600,000 ``<br>`` or 1,000,000 ``<option>``s the 30 s time limit.  A page of more than
+(its passes over lxml's tree are Python's) and ~1 kB of memory each: on a loaded machine 100,000 ``<p>``s
+took it 17 s, 1,000,000 ``<option>``s 26 s, and a table of 10,000 x 100 cells or 600,000 ``<br>`` reached
+the 768 MiB memory ceiling in 6 s and 3 s (the last probe, past the 30 s time limit).  A page of more than
 `MAX_TAGS` start tags (the most on the development pages is 15,793) is refused before it is parsed
 (`refuse_many_tags`, by the same pass: `start_tags`), a counted skip naming the bound in milliseconds,
-not after 30 s of a core; ``auto``, which runs trafilatura first, with it, as for a page past libxml2's
+not after seconds of a core and most of the memory ceiling; ``auto``, which runs trafilatura first, with it, as for a page past libxml2's
 nesting limit.  (The learned reader refuses a page of more than 200,000 elements itself; lexbor's readers
 take a million in a few seconds, and are not bounded.)
 """
