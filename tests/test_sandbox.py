@@ -105,10 +105,12 @@ def page_digest(html: str | bytes) -> str:
 
 
 def test_every_page_reaches_the_child_as_it_was_given():
-    # str pages travel as their UTF-8 bytes, bytes pages pickled: both must arrive unchanged,
-    # a lone surrogate, a pickle-like first byte and a page larger than the pipe included
+    # str pages travel as their UTF-8 bytes, bytes pages pickled: both must arrive unchanged, a lone
+    # surrogate, a pickle-like first byte, pages larger than the pipe and than the child's kept buffer
+    # (5.6 MB), and the pages after them, included
     pages = ["", "plain", "naïve — 東京 \U0001F600", "lone \udc80 surrogate", "\x80 starts like a pickle",
-             b"", b"\x80\x04 raw bytes", "<p>é</p>" * 400_000]
+             b"", b"\x80\x04 raw bytes", "<p>é</p>" * 400_000, "<p>o</p>" * 700_000, "after a large one",
+             "<p>ü</p>" * 100_000]
     extractor = TimeLimitedExtractor(page_digest, timeout=10)
     try:
         for page in pages:
@@ -128,7 +130,7 @@ def test_a_common_page_crosses_to_the_child_in_one_write():
     try:
         extractor.warm_up()
         (child,) = extractor._children
-        assert fcntl.fcntl(child._send.fileno(), fcntl.F_GETPIPE_SZ) == 1 << 20
+        assert fcntl.fcntl(child._to_child, fcntl.F_GETPIPE_SZ) == 1 << 20
         read, write = os.pipe()  # (a pipe as the system makes it)
         try:
             assert fcntl.fcntl(child.connection.fileno(), fcntl.F_GETPIPE_SZ) == fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)

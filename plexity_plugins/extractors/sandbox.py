@@ -29,6 +29,7 @@ import fcntl
 import os
 import queue
 import select
+import struct
 import subprocess
 import sys
 import threading
@@ -54,6 +55,13 @@ EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end,
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
 _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
 _PIPE_BYTES = 1 << 20
+# A page's length before its bytes, as multiprocessing's Connection frames a message (a signed 32-bit length;
+# -1 and a 64-bit one past 2 GiB): the child reads the parent's pages, and a child of another version would too.
+_LENGTH = struct.Struct("!i")
+_LONG_LENGTH = struct.Struct("!Q")
+# The child reads each page into one buffer kept from page to page, up to this size (a larger page gets its own):
+# a new buffer per page is new memory for the kernel to map and clear, ~35 us of the child's CPU per 200 KB page.
+_KEPT_BUFFER_BYTES = 4 << 20
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -168,7 +176,7 @@ def pack_page(html: str | bytes) -> bytes:
     return ForkingPickler.dumps(html)
 
 
-def unpack_page(data: bytes) -> str | bytes:
+def unpack_page(data: bytes | memoryview) -> str | bytes:
     """`pack_page`'s page back.  A pickle (protocol 2 and later) starts with byte 0x80, which no
     UTF-8 text starts with (it is a continuation byte): the first byte tells them apart."""
     if data[:1] == b"\x80":
@@ -177,6 +185,58 @@ def unpack_page(data: bytes) -> str | bytes:
     # otherwise encode again; a page with lone surrogates is not valid UTF-8: decoded as sent)
     text = native.utf8_text(data)
     return text if text is not None else str(data, "utf-8", "surrogatepass")
+
+
+def send_page(fd: int, html: str | bytes) -> None:
+    """Write `html` to the child's pipe `fd`: its length and `pack_page`'s bytes, in one system call
+    where the pipe holds them (`Connection.send_bytes` makes two of a page over 16 KB)."""
+    data = pack_page(html)
+    size = len(data)
+    length = _LENGTH.pack(size) if size <= 0x7FFFFFFF else _LENGTH.pack(-1) + _LONG_LENGTH.pack(size)
+    written = os.writev(fd, (length, data))
+    if written < len(length) + size:  # (a page larger than the pipe, or a signal in between: the rest)
+        rest = memoryview(data)[written - len(length):] if written >= len(length) else \
+            memoryview(length + data)[written:]
+        while rest:
+            rest = rest[os.write(fd, rest):]
+
+
+class PageReader:
+    """In a child: the pages its parent sends on `fd` (`send_page`), one at a time."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._buffer = memoryview(bytearray(_PIPE_BYTES))
+
+    def next(self) -> memoryview:
+        """The next page's bytes (valid until the next call); EOFError when the parent has gone.  Read
+        greedily, the length and the page at once: the parent sends a page only once the last is answered."""
+        buffer = self._buffer
+        got = self._fill(buffer, 0, _LENGTH.size)
+        (size,), start = _LENGTH.unpack_from(buffer), _LENGTH.size
+        if size == -1:
+            got = self._fill(buffer, got, start + _LONG_LENGTH.size)
+            (size,), start = _LONG_LENGTH.unpack_from(buffer, start), start + _LONG_LENGTH.size
+        end = start + size
+        if end > len(buffer):  # a page larger than the buffer: a buffer of its size, kept if not too large
+            larger = memoryview(bytearray(end))
+            larger[:got] = buffer[:got]
+            buffer = larger
+            if end <= _KEPT_BUFFER_BYTES:
+                self._buffer = larger
+        got = self._fill(buffer, got, end)
+        if got != end:
+            raise EOFError(f"the parent sent {got - end} bytes more than a page")  # (never: one page at a time)
+        return buffer[start:end]
+
+    def _fill(self, buffer: memoryview, got: int, wanted: int) -> int:
+        """Read into `buffer` after its first `got` bytes until it holds `wanted` or more: how many it holds."""
+        while got < wanted:
+            n = os.readv(self._fd, (buffer[got:],))
+            if not n:
+                raise EOFError
+            got += n
+        return got
 
 
 def _resolve(extractor: str) -> Callable[[str | bytes], str]:
@@ -218,7 +278,7 @@ def _serve(receive, send, extractor_name: str) -> None:
     send.send(("ready", None))
     while True:
         try:
-            html = unpack_page(receive.recv_bytes())
+            html = unpack_page(receive.next())
         except EOFError:  # the parent went away
             return
         answer(send, extract, html)
@@ -283,7 +343,7 @@ class _Child:
                                        f"interpreter, or reinstall", exc) from None
         os.close(to_child_r)
         os.close(from_child_w)
-        self._send = Connection(to_child_w, readable=False)
+        self._to_child = to_child_w
         self.connection = Connection(from_child_r, writable=False)
         self._answers = _Answers(from_child_r)
         self.ready = False
@@ -314,7 +374,7 @@ class _Child:
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
         try:
-            self._send.send_bytes(pack_page(html))
+            send_page(self._to_child, html)
         except OSError as exc:  # the pipe broke: the child is gone
             raise ExtractorDied(f"the extractor process died ({exc})") from exc
         status, value = self._receive(timeout, memory_limit)
@@ -328,7 +388,7 @@ class _Child:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(5)
-        self._send.close()
+        os.close(self._to_child)
         self.connection.close()
 
 
@@ -439,4 +499,4 @@ if __name__ == "__main__":  # a child: python -m plexity_plugins.extractors.sand
         from ..runtime.lifetime import die_with_parent
 
         die_with_parent(int(sys.argv[4]))
-    _serve(Connection(int(sys.argv[2]), writable=False), Connection(int(sys.argv[3]), readable=False), sys.argv[1])
+    _serve(PageReader(int(sys.argv[2])), Connection(int(sys.argv[3]), readable=False), sys.argv[1])
