@@ -26,6 +26,7 @@ if __name__ == "__main__":  # an extraction child: Ctrl-C, which a terminal send
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 import fcntl
+import mmap
 import os
 import queue
 import select
@@ -62,6 +63,12 @@ _LONG_LENGTH = struct.Struct("!Q")
 # The child reads each page into one buffer kept from page to page, up to this size (a larger page gets its own):
 # a new buffer per page is new memory for the kernel to map and clear, ~35 us of the child's CPU per 200 KB page.
 _KEPT_BUFFER_BYTES = 4 << 20
+# A str page of up to this many UTF-8 bytes reaches the child through memory the two processes share (a memfd,
+# Linux's): the parent copies it there, the child decodes it where it lies, and the pipe carries only
+# `_SHARED_PAGE` and its length.  (Through the pipe the kernel copies a page in and out: ~50 us of the two
+# processes' CPU per 170 KB page.)  A larger page, a bytes page, a system without memfd: the pipe.
+_SHARED_BYTES = 4 << 20
+_SHARED_PAGE = b"\xff"  # (a byte that starts no UTF-8 text, 0x80 no pickle)
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -176,21 +183,49 @@ def pack_page(html: str | bytes) -> bytes:
     return ForkingPickler.dumps(html)
 
 
-def unpack_page(data: bytes | memoryview) -> str | bytes:
-    """`pack_page`'s page back.  A pickle (protocol 2 and later) starts with byte 0x80, which no
-    UTF-8 text starts with (it is a continuation byte): the first byte tells them apart."""
+def unpack_page(data: bytes | memoryview, shared: mmap.mmap | None = None) -> str | bytes:
+    """`pack_page`'s page back, or `send_page`'s from the `shared` memory.  A pickle (protocol 2 and later)
+    starts with byte 0x80, which no UTF-8 text starts with (it is a continuation byte), nor with 0xFF
+    (`_SHARED_PAGE`): the first byte tells them apart."""
     if data[:1] == b"\x80":
         return ForkingPickler.loads(data)
+    if data[:1] == _SHARED_PAGE and shared is not None:
+        with memoryview(shared) as whole, whole[:_LONG_LENGTH.unpack_from(data, 1)[0]] as page:
+            return _text(page)
+    return _text(data)
+
+
+def _text(data: bytes | memoryview) -> str:
     # (decoded keeping its UTF-8 form: the extractor's parser reads UTF-8, which it would
     # otherwise encode again; a page with lone surrogates is not valid UTF-8: decoded as sent)
     text = native.utf8_text(data)
     return text if text is not None else str(data, "utf-8", "surrogatepass")
 
 
-def send_page(fd: int, html: str | bytes) -> None:
+def shared_memory() -> tuple[mmap.mmap, int] | None:
+    """(the memory, its file descriptor, for the child) a parent shares with its child for `send_page`'s
+    pages; None where the system has no memfd (not Linux) or it cannot be made: the pipe then."""
+    if not hasattr(os, "memfd_create"):
+        return None
+    fd = None
+    try:
+        fd = os.memfd_create("plexity-pages", os.MFD_CLOEXEC)
+        os.ftruncate(fd, _SHARED_BYTES)  # (pages of it exist once written: a small page takes little)
+        return mmap.mmap(fd, _SHARED_BYTES), fd
+    except OSError:
+        if fd is not None:
+            os.close(fd)
+        return None
+
+
+def send_page(fd: int, html: str | bytes, shared: mmap.mmap | None = None) -> None:
     """Write `html` to the child's pipe `fd`: its length and `pack_page`'s bytes, in one system call
-    where the pipe holds them (`Connection.send_bytes` makes two of a page over 16 KB)."""
+    where the pipe holds them (`Connection.send_bytes` makes two of a page over 16 KB).  A str page
+    that fits in the `shared` memory (`shared_memory`) goes there, and its message says so."""
     data = pack_page(html)
+    if shared is not None and isinstance(html, str) and len(data) <= len(shared):
+        shared[:len(data)] = data  # (the child has answered the last page: it no longer reads this memory)
+        data = _SHARED_PAGE + _LONG_LENGTH.pack(len(data))
     size = len(data)
     length = _LENGTH.pack(size) if size <= 0x7FFFFFFF else _LENGTH.pack(-1) + _LONG_LENGTH.pack(size)
     written = os.writev(fd, (length, data))
@@ -261,7 +296,7 @@ def _reference(function: Callable) -> str:
     return f"{module}:{qualname}"
 
 
-def _serve(receive, send, extractor_name: str) -> None:
+def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) -> None:
     """Child process: extract each document received; send back ("ok", text) or ("error", exc)."""
     if sys.platform.startswith("linux"):  # if memory runs out all the same, the kernel kills this one first
         try:
@@ -278,7 +313,7 @@ def _serve(receive, send, extractor_name: str) -> None:
     send.send(("ready", None))
     while True:
         try:
-            html = unpack_page(receive.next())
+            html = unpack_page(receive.next(), shared)
         except EOFError:  # the parent went away
             return
         answer(send, extract, html)
@@ -313,7 +348,8 @@ def _widen(pipe_fd: int) -> None:
 
 
 class _Child:
-    """One extractor process: ``python -m plexity_plugins.extractors.sandbox`` with two pipes of its own.
+    """One extractor process: ``python -m plexity_plugins.extractors.sandbox`` with two pipes of its own
+    and the memory its pages cross in (`shared_memory`).
 
     (A plain subprocess, not multiprocessing's spawn or forkserver: those import the caller's
     ``__main__`` again in the child, which re-runs a user's script that has no main guard.)"""
@@ -322,6 +358,8 @@ class _Child:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         _widen(to_child_w)
+        self._shared, shared_fd = shared_memory() or (None, None)
+        fds = (to_child_r, from_child_w) + ((shared_fd,) if shared_fd is not None else ())
         # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
@@ -333,16 +371,18 @@ class _Child:
                 # (A parent run from a checkout that is not the installed one, `python -m plexity_plugins` in
                 # its folder, still gets the installed child: give that checkout on PYTHONPATH to pair them.)
                 [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
-                 str(from_child_w), *watch],
-                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
+                 str(from_child_w), "-" if shared_fd is None else str(shared_fd), *watch],
+                pass_fds=fds, stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
         except OSError as exc:  # the interpreter cannot be run (by this user), or no process can be made
-            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+            for fd in (*fds, to_child_w, from_child_r):
                 os.close(fd)
+            if self._shared is not None:
+                self._shared.close()
             raise ExtractorCannotStart(f"the extraction process could not start: cannot run {sys.executable} "
                                        f"({exc.strerror or exc}): check that this user may run the Python "
                                        f"interpreter, or reinstall", exc) from None
-        os.close(to_child_r)
-        os.close(from_child_w)
+        for fd in fds:  # (the child's now; the shared memory stays mapped here)
+            os.close(fd)
         self._to_child = to_child_w
         self.connection = Connection(from_child_r, writable=False)
         self._answers = _Answers(from_child_r)
@@ -374,7 +414,7 @@ class _Child:
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
         try:
-            send_page(self._to_child, html)
+            send_page(self._to_child, html, self._shared)
         except OSError as exc:  # the pipe broke: the child is gone
             raise ExtractorDied(f"the extractor process died ({exc})") from exc
         status, value = self._receive(timeout, memory_limit)
@@ -390,6 +430,8 @@ class _Child:
         self.process.wait(5)
         os.close(self._to_child)
         self.connection.close()
+        if self._shared is not None:
+            self._shared.close()
 
 
 class TimeLimitedExtractor:
@@ -494,9 +536,11 @@ class TimeLimitedExtractor:
             pass
 
 
-if __name__ == "__main__":  # a child: python -m plexity_plugins.extractors.sandbox EXTRACTOR READ_FD WRITE_FD [PARENT_PID]
-    if len(sys.argv) > 4:
+if __name__ == "__main__":  # a child: python -m plexity_plugins.extractors.sandbox EXTRACTOR READ_FD WRITE_FD
+    #                                                                              SHARED_FD|- [PARENT_PID]
+    if len(sys.argv) > 5:
         from ..runtime.lifetime import die_with_parent
 
-        die_with_parent(int(sys.argv[4]))
-    _serve(PageReader(int(sys.argv[2])), Connection(int(sys.argv[3]), readable=False), sys.argv[1])
+        die_with_parent(int(sys.argv[5]))
+    _memory = None if sys.argv[4] == "-" else mmap.mmap(int(sys.argv[4]), 0, prot=mmap.PROT_READ)
+    _serve(PageReader(int(sys.argv[2])), Connection(int(sys.argv[3]), readable=False), sys.argv[1], _memory)
