@@ -23,7 +23,8 @@ took it 17 s, 1,000,000 ``<option>``s 26 s, and a table of 10,000 x 100 cells or
 the 768 MiB memory ceiling in 6 s and 3 s (the last probe, past the 30 s time limit).  A page of more than
 `MAX_TAGS` start tags (the most on the development pages is 15,793) is refused before it is parsed
 (`refuse_many_tags`, by the same pass: `start_tags`), a counted skip naming the bound in milliseconds,
-not after seconds of a core and most of the memory ceiling; ``auto``, which runs trafilatura first, with it, as for a page past libxml2's
+not after seconds of a core and most of the memory ceiling; ``auto``, which runs trafilatura first, with
+it, as for a page past libxml2's
 nesting limit.  (The learned reader refuses a page of more than 200,000 elements itself; lexbor's readers
 take a million in a few seconds, and are not bounded.)
 """
