@@ -312,6 +312,42 @@ def test_the_ray_example_runs_against_an_existing_cluster(cluster, tmp_path, no_
     assert len(read_jsonl_dir(out / "documents")) + len(read_jsonl_dir(out / "excluded")) == 12
 
 
+# docs/ray.md's script, its paths relative (datatrove's own JsonlWriter and the logging dir among them)
+RELATIVE_PATHS_RUN = '''
+import sys
+import ray
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import DenseExtractor, PerplexitySentenceFilter, RayTaskExecutor, WarcHtmlReader
+
+out = sys.argv[2]
+ray.init(address=sys.argv[1], logging_level="WARNING")
+RayTaskExecutor(pipeline=[WarcHtmlReader("examples/"), DenseExtractor(),
+                          PerplexitySentenceFilter(exclusion_writer=JsonlWriter(f"{out}/excluded")),
+                          JsonlWriter(f"{out}/documents")],
+                tasks=2, cpus_per_task=1, mem_per_cpu_gb=0.5, logging_dir=f"{out}/logs").run()
+ray.shutdown()
+'''
+
+
+def test_relative_paths_mean_the_driver_s_folder_on_nodes_started_in_another(cluster, tmp_path, no_orphans):
+    # The cluster's nodes were started in this session's folder, the script runs in another: a
+    # relative path meant the worker's folder, where the tasks wrote; the driver then failed
+    # reading their stats (FileNotFoundError) and a re-run found nothing done.
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "sample.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "run.py").write_text(RELATIVE_PATHS_RUN)
+    out = f"out-relative-{os.getpid()}"  # (a name no other run uses, in the nodes' folder either)
+    command = [sys.executable, "run.py", cluster.address, out]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not (Path.cwd() / out).exists()  # nothing in the nodes' folder
+    assert completions(tmp_path / out / "logs") == ["00000", "00001"]
+    documents = read_jsonl_dir(tmp_path / out / "documents") + read_jsonl_dir(tmp_path / out / "excluded")
+    assert len(documents) == 12
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert again.returncode == 0 and "All 2 tasks appear to be completed already" in again.stderr, again.stderr[-3000:]
+
+
 # -- a node lost mid-run -----------------------------------------------------------------
 
 # plexity run's pipeline and executor, with a step that stops on the node called "victim",

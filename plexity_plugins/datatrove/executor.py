@@ -333,7 +333,17 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
     output folders must be on a filesystem every node sees (a shared disk, or an fsspec URL:
     ``s3://...``).  A task that did not complete has no completion marker: running the same
     pipeline again runs only such tasks.
+
+    Each task runs in the folder the executor was made in (where it exists on the task's node), as a
+    Slurm job runs in the folder it was submitted from: a relative path (a datatrove writer's folder,
+    the logging dir) names there what it named where the pipeline was written.  Ray starts its
+    workers in the folder of the node's ``ray start``, where the tasks wrote such paths' files
+    instead, and the run then failed reading their stats.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.working_dir = os.getcwd()  # (travels with the executor to the tasks)
 
     def run(self):
         import ray
@@ -425,7 +435,8 @@ def plexity_task(executor: RayTaskExecutor, ranks: list[int]) -> None:
     pickled = dill.dumps(executor)
     processes = []
     for local_rank, rank in enumerate(ranks, start=first):
-        process = multiprocess.Process(target=_ray_task_main, args=(pickled, rank, local_rank))
+        process = multiprocess.Process(target=_ray_task_main,
+                                       args=(pickled, rank, local_rank, getattr(executor, "working_dir", None)))
         process.start()
         processes.append((rank, process))
     failed = []
@@ -437,9 +448,12 @@ def plexity_task(executor: RayTaskExecutor, ranks: list[int]) -> None:
         raise RuntimeError("; ".join(failed))
 
 
-def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int) -> None:
+def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None) -> None:
     import dill
 
+    if working_dir:  # before unpickling: datatrove's folders are made again from the paths as written
+        with contextlib.suppress(OSError):  # (not on this node: absolute paths work all the same)
+            os.chdir(working_dir)
     executor = dill.loads(pickled_executor)
     time.sleep(random.randint(0, executor.randomize_start_duration))
     try:
