@@ -289,6 +289,19 @@ class UnrecordedResults(SettingsChanged):
     `logging_dir` is that folder."""
 
 
+class JobStillQueued(RuntimeError):
+    """A Slurm job launched into a run's logging folder still has tasks pending or running
+    (`plexity_plugins.datatrove.executor.SlurmTaskExecutor`): a second submission of the same run
+    would run the same tasks again beside them, both writing the same files, and its ranks_to_run.json
+    would give the first job's waiting tasks other ranks."""
+
+    def __init__(self, logging_dir: str, job_id: str, tasks: int):
+        self.job_id = job_id
+        super().__init__(f"{logging_dir} is being written by Slurm job {job_id} ({tasks} task(s) pending or "
+                         f"running): wait for it to end (squeue -j {job_id}), or cancel it (scancel {job_id}), "
+                         f"then run the same command again")
+
+
 class ExecutorUnavailable(ValueError):
     """An executor was asked for that this machine or environment does not have (no ``sbatch``
     for Slurm, no Ray): what was asked cannot run here (``plexity run`` exits 2), and nothing was

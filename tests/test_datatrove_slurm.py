@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import REPO, SAMPLE, completions, html_uris, read_jsonl_dir, read_warc_dir, split_warc
+from helpers import PLEXITY, REPO, SAMPLE, completions, html_uris, read_jsonl_dir, read_warc_dir, split_warc
 
 PARTITION = "debug"
 
@@ -65,6 +65,10 @@ def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
     excluded = lambda out: sorted((d["id"], d["metadata"]["filter_reason"]) for d in read_jsonl_dir(out / "excluded"))
     assert excluded(slurm_out) == excluded(local_out)
     assert len(local_docs) + len(excluded(local_out)) == len(html_uris(shards))
+
+
+def set_partition_state(partition: str, state: str) -> None:
+    subprocess.run(["scontrol", "update", f"PartitionName={partition}", f"State={state}"], check=True)
 
 
 def run_in_own_group(command: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
@@ -125,12 +129,29 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     command = [sys.executable, str(script), str(shards), str(out), executor, str(tmp_path / "killed"),
                job_name("resume")]
 
+    if executor == "slurm":  # the job waits in the queue until the partition is up again
+        set_partition_state(slurm, "DOWN")
+        request.addfinalizer(lambda: set_partition_state(slurm, "UP"))
     first = run_in_own_group(command)
     if executor == "local":
         assert first.returncode == -9  # the worker (here: the whole run) was killed
         assert completions(logs) == ["00000", "00001"]  # task 3 never started
     else:
         assert first.returncode == 0, first.stderr[-3000:]
+        # the same run submitted again while its job waits in the queue: refused, in one line, before
+        # anything is submitted or (--overwrite) deleted; it submitted the four tasks again, to run
+        # beside the first job's and over their ranks_to_run.json
+        queued = subprocess.run(PLEXITY + ["run", str(shards), "-o", str(out), "--executor", "slurm", "--partition",
+                                           slurm, "--extractor", "tags", "--job-name", job_name("resume"),
+                                           "--overwrite"], capture_output=True, text=True, timeout=120)
+        jobs = sorted({int(job) for job in subprocess.run(["squeue", "-h", "-n", job_name("resume"), "-o", "%A"],
+                                                          capture_output=True, text=True).stdout.split()})
+        assert queued.returncode == 2 and queued.stderr.splitlines() == [
+            f"plexity run: error: {logs} is being written by Slurm job {jobs[0]} (4 task(s) pending or running): "
+            f"wait for it to end (squeue -j {jobs[0]}), or cancel it (scancel {jobs[0]}), then run the same "
+            f"command again"], queued.stderr[-3000:]
+        assert len(jobs) == 2  # the array and its stats merge: nothing more was submitted
+        set_partition_state(slurm, "UP")
         wait_for_jobs(job_name("resume"))
         assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
         assert not (logs / "stats.json").exists()  # the merge job waits for a complete array

@@ -593,6 +593,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     # completion markers for its own (and --overwrite delete them).
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
+        if args.executor == "slurm":  # (before --overwrite deletes what that job's tasks write)
+            from ..errors import JobStillQueued
+
+            try:
+                executor.check_no_job_queued()
+            except JobStillQueued as exc:
+                print(f"plexity run: error: {exc}", file=sys.stderr)
+                return USAGE_STATUS
         if args.overwrite:
             delete_earlier_logs(output_dir, logging_dir)
             delete_results(output_dir, logging_dir, overwrite=True)

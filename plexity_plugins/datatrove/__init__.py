@@ -33,7 +33,8 @@
 - `RayTaskExecutor`: datatrove's Ray executor's arguments, each task a Ray task whose processes
   die with it instead of running on as orphans, run again when its node is lost (docs/ray.md).
 - `SlurmTaskExecutor`: datatrove's Slurm executor (same arguments), which says in one line that
-  there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove.
+  there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove, and
+  submits nothing while its earlier job into the same logging folder is not over (`JobStillQueued`).
 
 plexity's executors record the run's settings (each step's, the tasks, the version) in the
 logging folder and stop a run into it with other settings (`SettingsChanged`, naming them), or
@@ -54,7 +55,8 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
                          TrafilaturaExtractor)
-from ..errors import ExecutorUnavailable, HtmlPagesNotText, NoInputFiles, SettingsChanged, TasksFailed  # noqa: E402
+from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, NoInputFiles, SettingsChanged,  # noqa: E402
+                      TasksFailed)
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
@@ -62,7 +64,7 @@ from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlPagesNotText",
-           "HtmlTagsExtractor",
+           "HtmlTagsExtractor", "JobStillQueued",
            "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "NoInputFiles", "PerplexityDocumentFilter",
            "PerplexitySentenceFilter",
            "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",

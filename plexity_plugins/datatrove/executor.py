@@ -23,6 +23,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 import time
 from copy import deepcopy
@@ -34,7 +35,8 @@ from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
-                      OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message, is_disk_full)
+                      JobStillQueued, OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message,
+                      is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
@@ -462,18 +464,45 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_
         sys.exit(1)
 
 
+SLURM_JOB_RECORD = "plexity-slurm-job"  # in the logging folder: the array job last launched into it
+WAITING_STATES = "pending,running,suspended,configuring,completing,requeued,resizing"  # (squeue -t)
+
+
 class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
     """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
     (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is
     written or launched, instead of datatrove's ``FileNotFoundError`` from deep inside its launch;
-    and which records the run's settings and checks them before submitting the job and when each
-    array task starts (`SettingsChanged`)."""
+    which records the run's settings and checks them before submitting the job and when each
+    array task starts (`SettingsChanged`); and which submits nothing while the array job it launched
+    into the same logging folder still has tasks pending or running (`JobStillQueued`): a re-run
+    made then (the first command returns as soon as Slurm took the job) submitted the same tasks
+    again, to run beside the first job's, and replaced the ranks_to_run.json that the first job's
+    waiting tasks read their ranks from."""
 
     def run(self):
-        if "SLURM_ARRAY_TASK_ID" not in os.environ:  # submitting, not running inside the job
-            require_executor("slurm", type(self).__name__)
-            self._check_run_settings()
-        return super().run()
+        if "SLURM_ARRAY_TASK_ID" in os.environ:  # running inside the job
+            return super().run()
+        require_executor("slurm", type(self).__name__)
+        self.check_no_job_queued()
+        self._check_run_settings()
+        result = super().run()
+        if self.job_id not in (None, -1):
+            with self.logging_dir.open(SLURM_JOB_RECORD, "w") as f:
+                f.write(f"{self.job_id}\n")
+        return result
+
+    def check_no_job_queued(self) -> None:
+        """`JobStillQueued` while the array job last launched into this logging folder has a task
+        that is not over (Slurm no longer knowing the job: it is over)."""
+        if not self.logging_dir.isfile(SLURM_JOB_RECORD):
+            return
+        with self.logging_dir.open(SLURM_JOB_RECORD, "r") as f:
+            job_id = f.read().strip()
+        listed = subprocess.run(["squeue", "-h", "-j", job_id, "-t", WAITING_STATES, "-r", "-o", "%i"],
+                                capture_output=True, text=True)
+        waiting = listed.stdout.split() if listed.returncode == 0 else []
+        if waiting:
+            raise JobStillQueued(self.logging_dir.path, job_id, len(waiting))
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
