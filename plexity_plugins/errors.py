@@ -302,6 +302,13 @@ class JobStillQueued(RuntimeError):
                          f"then run the same command again")
 
 
+class LoggingFolderNotShared(FileNotFoundError):
+    """A cluster task does not find in its run's logging folder the record that the run wrote there
+    before launching it (`plexity_plugins.datatrove.run_settings.check_settings_recorded`): on its
+    node that path is another folder (a node's own disk), where its logs, completion marker and
+    outputs would be written for the launching machine never to see."""
+
+
 class ExecutorUnavailable(ValueError):
     """An executor was asked for that this machine or environment does not have (no ``sbatch``
     for Slurm, no Ray): what was asked cannot run here (``plexity run`` exits 2), and nothing was

@@ -15,6 +15,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -513,3 +514,56 @@ def test_a_single_warc_and_a_glob_over_http(http_warcs, warcs, tmp_path):
                        credentials, "--extractor", "tags")
     assert glob.returncode == 0 and "2 WARC files" in glob.stdout, glob.stderr[-3000:]
     assert merged_stats(tmp_path / "glob" / "logs")[READER]["records"] == 28
+
+
+# A pipeline whose tasks go to the node with the "isolated" resource only.
+ISOLATED_RUN = '''
+import sys
+import ray
+from plexity_plugins.datatrove import DenseExtractor, JsonlDocumentWriter, PerplexitySentenceFilter, RayTaskExecutor
+from plexity_plugins.datatrove import WarcHtmlReader
+
+address, warcs, out = sys.argv[1:4]
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor(pipeline=[WarcHtmlReader(warcs), DenseExtractor(), PerplexitySentenceFilter(),
+                          JsonlDocumentWriter(f"{out}/documents")],
+                tasks=2, mem_per_cpu_gb=0.5, logging_dir=f"{out}/logs",
+                ray_remote_kwargs={"resources": {"isolated": 1}}).run()
+'''
+
+
+def test_an_output_folder_a_node_does_not_share_stops_the_run_at_its_first_task(cluster, tmp_path, no_orphans):
+    # The node's `local` folder is a disk of its own (a tmpfs in a mount namespace of its own), as a
+    # node's /tmp or /scratch is: the tasks wrote their documents and completion markers there, and
+    # the run failed only when all was done, reading the stats it could not see (FileNotFoundError).
+    local = tmp_path / "local"
+    local.mkdir()
+    node = subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f"mount -t tmpfs tmpfs {local} && exec {Path(sys.executable).parent / 'ray'} start --address "
+         f"{cluster.address} --num-cpus 1 --resources '{{\"isolated\": 1}}' --block --disable-usage-stats"],
+        env={**os.environ, NODE_VAR: "isolated"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        ray.init(address=cluster.address, logging_level="WARNING")
+        try:
+            up = wait_until(lambda: node.poll() is not None or any(
+                n["Alive"] and "isolated" in n["Resources"] for n in ray.nodes()), timeout=60)
+        finally:
+            ray.shutdown()
+        if node.poll() is not None:
+            pytest.skip(f"no node in a mount namespace of its own here: {node.stderr.read()[-500:]}")
+        assert up
+        (tmp_path / "run.py").write_text(ISOLATED_RUN)
+        proc = subprocess.run([sys.executable, "run.py", cluster.address, str(REPO / "examples"), str(local / "out")],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert proc.returncode == 1  # at the first task, before it read anything
+        assert re.fullmatch(rf"plexity_plugins\.errors\.LoggingFolderNotShared: task\(s\) \[[01]\] on .*: the logging "
+                            rf"folder {local / 'out' / 'logs'} does not hold the record this run wrote there .*",
+                            proc.stderr.splitlines()[-1]), proc.stderr[-3000:]
+    finally:
+        node.terminate()
+        node.wait(timeout=60)
+        for process in cluster_processes(cluster.token, node="isolated"):  # (what `ray start` left)
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        wait_until(lambda: not cluster_processes(cluster.token, node="isolated"), timeout=20)

@@ -645,6 +645,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"task succeeded)")
                 return 0
             wait_for_slurm([str(job_id)])
+    from ..errors import LoggingFolderNotShared
+
+    if isinstance(failed, LoggingFolderNotShared):  # (running it again would do the same: the folders must change)
+        print(f"plexity run: error: {failed}", file=sys.stderr)
+        return FAILED_STATUS
     elapsed = time.perf_counter() - started
     done = completed_tasks(logging_dir)
     disk_full = _disk_full(failed)

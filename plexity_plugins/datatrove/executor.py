@@ -35,12 +35,12 @@ from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
-                      JobStillQueued, OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message,
+                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message,
                       is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
-from .run_settings import check_inputs, check_outputs, check_settings, run_settings
+from .run_settings import check_inputs, check_outputs, check_settings, check_settings_recorded, run_settings
 
 
 def _describe_exit(code: int | None) -> str:
@@ -395,7 +395,9 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
                "memory": int(executor.mem_per_cpu_gb * executor.cpus_per_task * 1024**3), "max_retries": RETRIES,
                **(executor.ray_remote_kwargs or {})}
     task = ray.remote(plexity_task).options(**options)
-    executor_ref = ray.put(executor)
+    import dill
+
+    executor_ref = ray.put(dill.dumps(executor))  # (unpickled in the task's working folder: `plexity_task`)
     waiting = list(jobs)
     running: dict = {}  # object ref -> (ranks, started)
     completed = 0
@@ -403,13 +405,15 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 ranks = waiting.pop(0)
-                running[task.remote(executor_ref, ranks)] = (ranks, time.monotonic())
+                running[task.remote(executor_ref, ranks, executor.working_dir)] = (ranks, time.monotonic())
             finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
             for ref in finished:
                 ranks, _ = running.pop(ref)
                 try:
                     ray.get(ref)
                     completed += 1
+                except LoggingFolderNotShared as exc:  # (every task of that node would: the run stops)
+                    raise LoggingFolderNotShared(str(getattr(exc, "cause", exc))) from None
                 except Exception as exc:  # noqa: BLE001 - the task's error: logged, its ranks left incomplete
                     logger.error(f"task(s) {ranks} did not complete: {type(exc).__name__}: {exc}")
             for ref, (ranks, started) in list(running.items()):
@@ -424,23 +428,28 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
     return completed
 
 
-def plexity_task(executor: RayTaskExecutor, ranks: list[int]) -> None:
+def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | None = None) -> None:
     """One Ray task: each of `ranks` in a process of its own forked from this worker (as datatrove
     runs them: a task's state, logger and extractor child never outlive it); raises if one did
-    not complete."""
+    not complete.  The executor comes pickled, to be unpickled in `working_dir` (`RayTaskExecutor`):
+    datatrove's folders are made again from their paths as written."""
+    import socket
+
     import dill
     import multiprocess
 
-    first = 0 if executor.log_first else 1  # local rank 0 logs to the console
-    # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
-    # (http, s3) this worker already opened cannot be used across a fork.
-    pickled = dill.dumps(executor)
-    processes = []
-    for local_rank, rank in enumerate(ranks, start=first):
-        process = multiprocess.Process(target=_ray_task_main,
-                                       args=(pickled, rank, local_rank, getattr(executor, "working_dir", None)))
-        process.start()
-        processes.append((rank, process))
+    with _in_folder(working_dir):
+        executor = dill.loads(pickled_executor)
+        check_settings_recorded(executor.logging_dir, f"task(s) {ranks} on {socket.gethostname()}")
+        first = 0 if executor.log_first else 1  # local rank 0 logs to the console
+        # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
+        # (http, s3) this worker already opened cannot be used across a fork.
+        processes = []
+        for local_rank, rank in enumerate(ranks, start=first):
+            process = multiprocess.Process(target=_ray_task_main,
+                                           args=(pickled_executor, rank, local_rank, working_dir))
+            process.start()
+            processes.append((rank, process))
     failed = []
     for rank, process in processes:
         process.join()
@@ -450,12 +459,24 @@ def plexity_task(executor: RayTaskExecutor, ranks: list[int]) -> None:
         raise RuntimeError("; ".join(failed))
 
 
+@contextlib.contextmanager
+def _in_folder(folder: str | None):
+    """In `folder` where this node has it (else where the worker is: absolute paths work all the
+    same), back in the worker's own folder after (a Ray worker runs other tasks next)."""
+    previous = os.getcwd()
+    try:
+        with contextlib.suppress(OSError):
+            os.chdir(folder or previous)
+        yield
+    finally:
+        os.chdir(previous)
+
+
 def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None) -> None:
     import dill
 
-    if working_dir:  # before unpickling: datatrove's folders are made again from the paths as written
-        with contextlib.suppress(OSError):  # (not on this node: absolute paths work all the same)
-            os.chdir(working_dir)
+    with contextlib.suppress(OSError):  # (forked in it; under another start method, not)
+        os.chdir(working_dir or os.getcwd())
     executor = dill.loads(pickled_executor)
     time.sleep(random.randint(0, executor.randomize_start_duration))
     try:

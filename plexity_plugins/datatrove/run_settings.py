@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
+from ..errors import LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
 
 SETTINGS_FILE = "plexity-settings.json"
 
@@ -297,6 +297,20 @@ def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
         raise SettingsChanged(folder_name(logging_dir), differences(recorded, settings) if recorded is not None else
                               ["settings: not recorded (an older version or another program wrote these results)"])
     _write(logging_dir, settings)
+
+
+def check_settings_recorded(logging_dir, where: str) -> None:
+    """`LoggingFolderNotShared` unless the run's record is in `logging_dir` as a task sees it
+    where it runs (`where`: "task 3 on node n2"): plexity's executors write it before launching any
+    task, so a task that does not find it runs where that path is another folder.  (The task wrote
+    its output, logs and completion marker there, and the run failed when all was done, reading the
+    stats it could not see; a re-run did everything again.)"""
+    if logging_dir.isfile(SETTINGS_FILE):
+        return
+    raise LoggingFolderNotShared(
+        f"{where}: the logging folder {folder_name(logging_dir)} does not hold the record this run wrote there "
+        f"before launching the task: that path is another folder there (a disk of its own); the logging and "
+        f"output folders must be on a disk every node and this machine share, or URLs (s3://...)")
 
 
 def check_run_settings(executor, record: bool = True) -> None:
