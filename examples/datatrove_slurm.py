@@ -28,8 +28,9 @@ from pathlib import Path
 
 from datatrove.pipeline.writers import JsonlWriter
 
-from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, NoInputFiles, PerplexitySentenceFilter,
-                                       SettingsChanged, SlurmTaskExecutor, WarcHtmlReader, WarcResponseWriter)
+from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, JobStillQueued, NoInputFiles,
+                                       PerplexitySentenceFilter, SettingsChanged, SlurmTaskExecutor, WarcHtmlReader,
+                                       WarcResponseWriter)
 
 
 def main() -> None:
@@ -73,7 +74,7 @@ def main() -> None:
     )
     try:
         executor.run()  # sbatch; returns once submitted
-    except (ExecutorUnavailable, NoInputFiles, SettingsChanged) as exc:  # nothing was launched
+    except (ExecutorUnavailable, JobStillQueued, NoInputFiles, SettingsChanged) as exc:  # nothing was launched
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         sys.exit(2)
     if executor.job_id == -1:
