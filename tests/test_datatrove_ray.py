@@ -505,6 +505,20 @@ def test_a_url_whose_filesystem_is_not_installed_names_the_extra(tmp_path):
     assert proc.stderr.strip().endswith(f"{sys.executable} -m pip install -e '{REPO}[remote]'")
 
 
+@pytest.mark.parametrize("option", ["--output-dir", "--logging-dir"])
+def test_an_output_url_is_a_usage_error_not_a_local_folder_named_s3(option, tmp_path):
+    # A cluster without a shared disk: the input may be a URL, so the output too, one would think;
+    # s3://bucket/out was a path, written as ./s3:/bucket/out on every node.
+    args = ["-o", "s3://bucket/out"] if option == "--output-dir" else ["-o", "out", "--logging-dir", "s3://b/logs"]
+    proc = subprocess.run(PLEXITY + ["run", str(SAMPLE), *args, "--executor", "ray"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    url = args[-1]
+    assert proc.returncode == 2 and proc.stderr.splitlines() == [
+        f"plexity run: error: {option} {url} is a URL: plexity run writes to a path, on a cluster one every node "
+        f"sees (a shared disk); datatrove's writers and logging_dir take URLs in a pipeline you build (docs/ray.md)"]
+    assert list(tmp_path.iterdir()) == []  # nothing written, nothing launched
+
+
 def test_a_single_warc_and_a_glob_over_http(http_warcs, warcs, tmp_path):
     credentials = json.dumps({"headers": {"Authorization": _TokenHandler.token}})
     one = plexity_run(http_warcs + "shard-0.warc.gz", "-o", str(tmp_path / "one"), "--storage-options", credentials,

@@ -556,6 +556,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--storage-options is not JSON: {exc}") from None
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
+    from ..runtime.extras import is_url
+
+    for option, folder in (("--output-dir", args.output_dir), ("--logging-dir", args.logging_dir)):
+        if folder and is_url(folder):  # (a path made of it: ./s3:/bucket/out, on each node)
+            raise ValueError(f"{option} {folder} is a URL: plexity run writes to a path, on a cluster one every node "
+                             f"sees (a shared disk); datatrove's writers and logging_dir take URLs in a pipeline you "
+                             f"build (docs/ray.md)")
     output_dir = Path(args.output_dir).resolve()
     logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
     check_logging_dir(output_dir, logging_dir)
