@@ -150,6 +150,11 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
             f"plexity run: error: {logs} is being written by Slurm job {jobs[0]} (4 task(s) pending or running): "
             f"wait for it to end (squeue -j {jobs[0]}), or cancel it (scancel {jobs[0]}), then run the same "
             f"command again"], queued.stderr[-3000:]
+        # so is one into the same output folder with another logging folder (it holds no record of the job)
+        elsewhere = subprocess.run(PLEXITY + ["run", str(shards), "-o", str(out), "--executor", "slurm", "--partition",
+                                              slurm, "--logging-dir", str(tmp_path / "other-logs")],
+                                   capture_output=True, text=True, timeout=120)
+        assert elsewhere.returncode == 2 and queued.stderr.splitlines()[0] in elsewhere.stderr, elsewhere.stderr
         assert len(jobs) == 2  # the array and its stats merge: nothing more was submitted
         set_partition_state(slurm, "UP")
         wait_for_jobs(job_name("resume"))

@@ -601,10 +601,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
         if args.executor == "slurm":  # (before --overwrite deletes what that job's tasks write)
+            from datatrove.io import get_datafolder
+
+            from ..datatrove.executor import check_no_slurm_job_queued
             from ..errors import JobStillQueued
 
-            try:
+            try:  # this run's logging folder, DIR/logs and that of the run that last wrote into DIR (another one)
                 executor.check_no_job_queued()
+                for earlier in {output_dir / "logs", recorded_logging_dir(output_dir)} - {logging_dir, None}:
+                    check_no_slurm_job_queued(get_datafolder(str(earlier)))
             except JobStillQueued as exc:
                 print(f"plexity run: error: {exc}", file=sys.stderr)
                 return USAGE_STATUS

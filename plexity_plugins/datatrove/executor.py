@@ -513,17 +513,22 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
         return result
 
     def check_no_job_queued(self) -> None:
-        """`JobStillQueued` while the array job last launched into this logging folder has a task
-        that is not over (Slurm no longer knowing the job: it is over)."""
-        if not self.logging_dir.isfile(SLURM_JOB_RECORD):
-            return
-        with self.logging_dir.open(SLURM_JOB_RECORD, "r") as f:
-            job_id = f.read().strip()
-        listed = subprocess.run(["squeue", "-h", "-j", job_id, "-t", WAITING_STATES, "-r", "-o", "%i"],
-                                capture_output=True, text=True)
-        waiting = listed.stdout.split() if listed.returncode == 0 else []
-        if waiting:
-            raise JobStillQueued(self.logging_dir.path, job_id, len(waiting))
+        """`JobStillQueued` while the array job last launched into this logging folder is not over."""
+        check_no_slurm_job_queued(self.logging_dir)
+
+
+def check_no_slurm_job_queued(logging_dir) -> None:
+    """`JobStillQueued` while the array job last launched into `logging_dir` (a DataFolder) has a
+    task that is not over (Slurm no longer knowing the job: it is over)."""
+    if not logging_dir.isfile(SLURM_JOB_RECORD):
+        return
+    with logging_dir.open(SLURM_JOB_RECORD, "r") as f:
+        job_id = f.read().strip()
+    listed = subprocess.run(["squeue", "-h", "-j", job_id, "-t", WAITING_STATES, "-r", "-o", "%i"],
+                            capture_output=True, text=True)
+    waiting = listed.stdout.split() if listed.returncode == 0 else []
+    if waiting:
+        raise JobStillQueued(logging_dir.path, job_id, len(waiting))
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
