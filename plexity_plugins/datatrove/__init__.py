@@ -31,7 +31,9 @@
 - `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
   the run (`TasksFailed`, naming the task) instead of hanging it.
 - `RayTaskExecutor`: datatrove's Ray executor's arguments, each task a Ray task whose processes
-  die with it instead of running on as orphans, run again when its node is lost (docs/ray.md).
+  die with it instead of running on as orphans, run again when its node is lost, run in the folder
+  the executor was made in, and stopping the run at once where the logging folder is not the one the
+  run wrote (`LoggingFolderNotShared`: a node's own disk) (docs/ray.md).
 - `SlurmTaskExecutor`: datatrove's Slurm executor (same arguments), which says in one line that
   there is no ``sbatch`` here (`ExecutorUnavailable`) instead of failing inside datatrove, and
   submits nothing while its earlier job into the same logging folder is not over (`JobStillQueued`).
@@ -55,8 +57,8 @@ require_extra("datatrove", "plexity_plugins.datatrove")
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
                          TrafilaturaExtractor)
-from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, NoInputFiles, SettingsChanged,  # noqa: E402
-                      TasksFailed)
+from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,  # noqa: E402
+                      NoInputFiles, SettingsChanged, TasksFailed)
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
@@ -64,8 +66,7 @@ from .readers import WarcHtmlReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlPagesNotText",
-           "HtmlTagsExtractor", "JobStillQueued",
-           "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor", "NoInputFiles", "PerplexityDocumentFilter",
-           "PerplexitySentenceFilter",
+           "HtmlTagsExtractor", "JobStillQueued", "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor",
+           "LoggingFolderNotShared", "NoInputFiles", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
            "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",
            "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]

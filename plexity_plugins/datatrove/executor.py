@@ -35,8 +35,8 @@ from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
-                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, cannot_write_message, disk_full_message,
-                      is_disk_full)
+                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, cannot_write_message,
+                      disk_full_message, is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
