@@ -130,6 +130,14 @@ def lmplz_prune(prune: list[int] | None, order: int) -> list[int] | None:
     return list(prune)
 
 
+def build_binary_bits(bits: int | None) -> int | None:
+    """build_binary's -q/-b, checked before a corpus is read (build_binary refuses more than 25 bits, and -1 as
+    255, only after lmplz has run). ValueError saying what to give."""
+    if bits and not 1 <= bits <= 25:
+        raise ValueError(f"--quantize {bits}: build_binary quantises to 1 to 25 bits (8 by default; 0: no quantising)")
+    return bits or None
+
+
 def run_lmplz(
     text_path: Path,
     arpa_path: Path,

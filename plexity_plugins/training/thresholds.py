@@ -50,10 +50,17 @@ def percentile_cuts(values: list[float]) -> list[float]:
     return statistics.quantiles(sorted(values), n=1000)
 
 
+def check_percentile(percentile: float, option: str = "percentile") -> float:
+    """A percentile the rule can take: 0.1 to 99.9 in steps of 0.1, the 999 cut points (99.99 indexed past the
+    last, 0.01 wrapped round to the 99.9th). ValueError naming `option` for another."""
+    step = round(percentile * 10)
+    if not 1 <= step <= 999 or abs(percentile * 10 - step) > 1e-6:
+        raise ValueError(f"{option} {percentile:g}: a percentile is 0.1 to 99.9, in steps of 0.1")
+    return percentile
+
+
 def _cut(cuts: list[float], percentile: float) -> float:
-    if not 0 < percentile < 100:
-        raise ValueError(f"a percentile is between 0 and 100 (exclusive), got {percentile}")
-    return cuts[round(percentile * 10) - 1]
+    return cuts[round(check_percentile(percentile) * 10) - 1]
 
 
 def _round_figure(value: float) -> float:
@@ -155,9 +162,11 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
               percentile_extracted: float = THRESHOLD_EXTRACTED_PERCENTILE) -> Calibration:
     """Score every sentence of the clean files (and of the boilerplate files) with `scorer`
     and suggest thresholds at these percentiles of the clean sentences' perplexities."""
-    for value in (percentile, percentile_extracted):
-        if not 0 < value < 100:
-            raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
+    try:
+        check_percentile(percentile, "--percentile")
+        check_percentile(percentile_extracted, "--percentile-extracted")
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
     clean_files = sample_files(clean_files)  # (all found before scoring what may be a lot of text)
     boilerplate_files = list(boilerplate_files)
     boilerplate_files = sample_files(boilerplate_files) if boilerplate_files else []

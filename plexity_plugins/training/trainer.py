@@ -154,14 +154,17 @@ class ModelTrainer:
         self._language_sample: list[str] = []
         if corpus not in CORPORA:
             raise TrainError(f"unknown corpus format {corpus!r} (expected one of {', '.join(CORPORA)})")
-        for value in (percentile, percentile_extracted):
-            if not 0 < value < 100:
-                raise TrainError(f"a percentile is between 0 and 100 (exclusive), got {value}")
-        try:  # (lmplz would refuse what it cannot take only after the whole corpus is read)
+        try:  # (lmplz, or the threshold's percentile, would refuse it only after the whole corpus is read)
+            thresholds.check_percentile(percentile, "--percentile")
+            thresholds.check_percentile(percentile_extracted, "--percentile-extracted")
             memory = kenlm_tools.lmplz_memory(memory)
             prune = kenlm_tools.lmplz_prune(prune, order)
+            quantize_bits = kenlm_tools.build_binary_bits(quantize_bits)
         except ValueError as exc:
             raise TrainError(str(exc)) from None
+        if holdout_every < 0 or holdout_every == 1:  # (1 held every document out: "empty corpus" after reading it)
+            raise TrainError(f"--holdout-every {holdout_every}: 1 document in N is held out for the threshold, so N is "
+                             f"2 or more (0: none held out, and no default threshold)")
         self.corpus, self.inputs, self.name, self.order = corpus, list(inputs), name, order
         self.written_only = written_only
         self.memory, self.prune, self.temp_dir = memory, prune, temp_dir

@@ -1,0 +1,77 @@
+"""A data engineer's first day with `plexity train`, `plexity calibrate` and the models they make: the dead
+ends met while training the paper's configurations and a model for another language on small corpora, each
+now one line before any work, or a run that leaves nothing behind.  Real lmplz and build_binary, corpora
+written by the tests, the `plexity` command as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+NEWS = ("The council approved the budget for the new library on Tuesday.\n"
+        "The library opens in the spring and stays open late on weekdays.\n"
+        "Residents asked whether the old school on the main street would be sold.\n") * 40
+
+
+def plexity(*args, env: dict | None = None, timeout: float = 300):
+    return subprocess.run([sys.executable, "-m", "plexity_plugins", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    path = tmp_path / "news.txt"
+    path.write_text(NEWS)
+    return path
+
+
+def train(tmp_path, corpus, *options):
+    return plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet", *options, corpus,
+                   env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+
+
+# -- options the tools or the threshold rule cannot take: one line before the corpus is read -------------
+
+@pytest.mark.parametrize("options, said", [
+    # Before: build_binary's C++ exception ("quantizing probability supports at most 25 bits"; -1 read as 255),
+    # after the corpus was read and lmplz had run.
+    (["--quantize", "32"], "--quantize 32: build_binary quantises to 1 to 25 bits (8 by default; 0: no quantising)"),
+    (["--quantize", "-1"], "--quantize -1: build_binary quantises to 1 to 25 bits (8 by default; 0: no quantising)"),
+    # Before: 1 held every document out ("empty corpus" after reading it all); -5 silently held none out.
+    (["--holdout-every", "1"], "--holdout-every 1: 1 document in N is held out for the threshold, so N is 2 or "
+                               "more (0: none held out, and no default threshold)"),
+    (["--holdout-every", "-5"], "--holdout-every -5: 1 document in N is held out for the threshold, so N is 2 or "
+                                "more (0: none held out, and no default threshold)"),
+    # Before: 99.99 indexed past the 999 cut points (an IndexError traceback once the model was built), and
+    # 0.01 wrapped round to the 99.9th percentile (a threshold that keeps nearly everything, said to be the 0.01th).
+    (["--percentile-extracted", "99.99"], "--percentile-extracted 99.99: a percentile is 0.1 to 99.9, in steps of 0.1"),
+    (["--percentile", "0.01"], "--percentile 0.01: a percentile is 0.1 to 99.9, in steps of 0.1"),
+    (["--percentile", "100"], "--percentile 100: a percentile is 0.1 to 99.9, in steps of 0.1"),
+])
+def test_an_option_the_build_cannot_take_is_one_line_before_the_corpus_is_read(tmp_path, corpus, options, said):
+    result = train(tmp_path, corpus, *options)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity train: error: {said}"]
+    assert not (tmp_path / "models").exists()
+
+
+def test_a_quantisation_build_binary_takes_is_built_and_recorded(tmp_path, corpus):
+    result = train(tmp_path, corpus, "--quantize", "25")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]["build_binary"] == \
+        "-q 25 -b 25 trie"
+
+
+def test_calibrate_refuses_a_percentile_past_the_rules_cut_points_in_one_line(tmp_path, corpus):
+    assert train(tmp_path, corpus).returncode == 0
+    result = plexity("calibrate", "--model", tmp_path / "models" / "news", corpus, "--percentile", "99.97")
+    assert result.returncode == 2  # (before: an IndexError traceback after every sentence was scored)
+    assert result.stderr.splitlines() == ["plexity calibrate: error: --percentile 99.97: a percentile is 0.1 to "
+                                          "99.9, in steps of 0.1"]
