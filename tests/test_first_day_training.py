@@ -75,3 +75,41 @@ def test_calibrate_refuses_a_percentile_past_the_rules_cut_points_in_one_line(tm
     assert result.returncode == 2  # (before: an IndexError traceback after every sentence was scored)
     assert result.stderr.splitlines() == ["plexity calibrate: error: --percentile 99.97: a percentile is 0.1 to "
                                           "99.9, in steps of 0.1"]
+
+
+# -- a run ended from outside leaves nothing behind ---------------------------------------------------------
+
+def children(pid: int) -> list[int]:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partial_files(tmp_path, corpus, signum):
+    """Before, SIGTERM (`kill`, `timeout`, a batch system's end of job) ended `plexity train` where it stood: its
+    staging and work folders (the training text and ARPA file) stayed in the model directory, and lmplz ran on,
+    orphaned; SIGINT to the process alone (not to its group, as the terminal's Ctrl-C) left lmplz running too.
+    Here an lmplz that takes long (a stand-in: the real one is done in a second on this corpus)."""
+    tools = tmp_path / "kenlm"
+    tools.mkdir()
+    (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
+    (tools / "lmplz").chmod(0o755)
+    (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "build_binary").chmod(0o755)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "2", "--name", "news",
+         "--quiet", str(corpus)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PLEXITY_MODEL_DIR": str(tmp_path / "models"), "PLEXITY_KENLM_BIN": str(tools)},
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not children(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [lmplz] = children(process.pid)  # (the corpus is read: lmplz runs)
+    assert (tmp_path / "models" / "news").exists() is False and len(list((tmp_path / "models").iterdir())) == 2
+    process.send_signal(signum)  # (to plexity alone)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err.splitlines() == ["plexity train: interrupted: nothing was installed, and the partial model and work "
+                                "files are removed"]
+    assert list((tmp_path / "models").iterdir()) == []
+    assert not Path(f"/proc/{lmplz}").exists()

@@ -179,8 +179,12 @@ def _run(cmd: list[str]) -> ToolRun:
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        # wait4 rather than wait: it also gives the child's own peak memory.
-        _pid, status, usage = os.wait4(proc.pid, 0)
+        try:  # wait4 rather than wait: it also gives the child's own peak memory.
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # (Ctrl-C or SIGTERM to us alone: the tool would go on, with 20% of RAM, writing
+            proc.kill()        # into the work folder being removed)
+            proc.wait()
+            raise
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read()
