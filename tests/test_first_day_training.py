@@ -113,3 +113,25 @@ def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partia
                                 "files are removed"]
     assert list((tmp_path / "models").iterdir()) == []
     assert not Path(f"/proc/{lmplz}").exists()
+
+
+# -- a model trained again under its name: a re-run does not resume with the old model's results ------------
+
+def test_a_re_run_after_the_model_was_trained_again_with_another_language_names_the_language(tmp_path, corpus):
+    """The docs' way out of "language: not identified from the training text (pass --language)" is to train
+    again with --language: lmplz and build_binary give the same model.bin for the same corpus, so the run's
+    checksum of the model matched and `plexity run` answered the old results (0 tasks run), filtered with a
+    model of another language. The model's language and tokenizer are now part of the run's settings."""
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    warc = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
+    assert train(tmp_path, corpus, "--language", "en").returncode == 0
+    model_bin = (tmp_path / "models" / "news" / "model.bin").read_bytes()
+    result = plexity("run", warc, "--output-dir", tmp_path / "run", "--model", "news", env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert train(tmp_path, corpus, "--language", "de", "--force").returncode == 0
+    assert (tmp_path / "models" / "news" / "model.bin").read_bytes() == model_bin  # (the same files)
+    result = plexity("run", warc, "--output-dir", tmp_path / "run", "--model", "news", env=env)
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"plexity run: error: {tmp_path / 'run'} holds the results of a run with other settings "
+                           f"(model's language: en -> de)")

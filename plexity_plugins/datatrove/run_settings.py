@@ -111,15 +111,22 @@ def with_settings(name: str, *settings: str) -> str:
 
 
 def model_settings(scorer) -> dict[str, Any]:
-    """A scorer's model as a run records it: its name and the SHA-256 of its files; for a
+    """A scorer's model as a run records it: its name, the SHA-256 of its files, and the language and
+    tokenizer its model.json gives (a model retrained with another --language, or imported again with
+    another --tokenizer, has the same files but passes other pages through or scores otherwise); for a
     language -> model map, each language's."""
     from ..scoring.models import model_checksum
 
+    def recorded(info) -> dict[str, Any]:
+        return {"model": info.name, "model_sha256": model_checksum(info), "model_language": info.language or None,
+                "model_tokenizer": info.tokenizer_version}
+
     scorers = getattr(scorer, "scorers", None)
     if scorers is None:
-        return {"model": scorer.info.name, "model_sha256": model_checksum(scorer.info)}
-    return {"model": {lang: s.info.name for lang, s in scorers.items()},
-            "model_sha256": {lang: model_checksum(s.info) for lang, s in scorers.items()}}
+        return recorded(scorer.info)
+    each = {lang: recorded(s.info) for lang, s in scorers.items()}
+    return {key: {lang: values[key] for lang, values in each.items()}
+            for key in ("model", "model_sha256", "model_language", "model_tokenizer")}
 
 
 def folder_name(folder) -> str:
@@ -159,6 +166,7 @@ def differences(recorded: dict, current: dict) -> list[str]:
 
 def _label(key: str) -> str:
     return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum",
+            "model_language": "model's language", "model_tokenizer": "model's tokenizer",
             "input_files": "input files", "input_files_sha256": "input files' names"}.get(key, key)
 
 
