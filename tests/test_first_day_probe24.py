@@ -178,7 +178,7 @@ def test_calibrate_refuses_a_warc_as_clean_text(news_model):
     result = plexity("calibrate", "--model", news_model, EXAMPLES / "sample.warc.gz")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"plexity calibrate: error: {EXAMPLES / 'sample.warc.gz'}: a WARC file, "
-                                          f"not text: give clean text, one paragraph a line"]
+                                          f"not text; give clean text, one paragraph a line"]
 
 
 # -- a datatrove reader given a file ------------------------------------------------------------

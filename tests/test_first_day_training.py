@@ -135,3 +135,35 @@ def test_a_re_run_after_the_model_was_trained_again_with_another_language_names_
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"plexity run: error: {tmp_path / 'run'} holds the results of a run with other settings "
                            f"(model's language: en -> de)")
+
+
+# -- a file of another format given as text is named, not trained on -----------------------------------------
+
+def test_text_of_another_format_is_named_with_what_to_give_not_trained_on(tmp_path, corpus):
+    """`--corpus text` reads any file named directly one document a line: before, JSON lines (datatrove's
+    JsonlWriter output) trained a model on `{"id": 0, "text": ...` and its field names, CORD-19's
+    metadata.csv on its ids and commas, each with a threshold of its own, and a WARC stopped at its first
+    binary record as 'not UTF-8'."""
+    lines = NEWS.splitlines()
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": i, "text": line, "url": f"https://example.org/{i}"}) + "\n"
+                             for i, line in enumerate(lines)))
+    metadata = tmp_path / "metadata.csv"
+    metadata.write_text("cord_uid,title,abstract\n" + "".join(f"u{i},t,{line}\n" for i, line in enumerate(lines)))
+    warc = Path(__file__).resolve().parent.parent / "examples" / "sample.warc.gz"
+    for given, said in [
+            (jsonl, f"JSON lines, not text (write its 'text' field out first, e.g. jq -r .text {jsonl} > docs.txt)"),
+            (metadata, "CORD-19's metadata.csv, not text (`plexity train --corpus cord19` trains on its abstracts)"),
+            (warc, "a WARC file, not text")]:
+        result = train(tmp_path, given)
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [f"plexity train: error: {given}: {said}; --corpus text reads plain text, "
+                                              f"one document a line"]
+        assert not (tmp_path / "models" / "news").exists()
+    # the same rule for calibration's clean text (the JSON would have been scored as clean sentences)
+    assert train(tmp_path, corpus).returncode == 0
+    result = plexity("calibrate", "--model", tmp_path / "models" / "news", jsonl)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity calibrate: error: {jsonl}: JSON lines, not text (write its 'text' "
+                                          f"field out first, e.g. jq -r .text {jsonl} > docs.txt); give clean text, "
+                                          f"one paragraph a line"]

@@ -260,6 +260,29 @@ class Cord19Reader(CorpusReader):
             raise CorpusError(f"{path}: cannot read: {exc}") from exc
 
 
+def not_plain_text(first_line: str, path: Path) -> str | None:
+    """What a file is, whose first line this is, when it is text of another format that would be read as
+    sentences (its markup, field names and ids trained on, or scored as clean text), with what to give
+    instead; None for plain text. Shared by `TextReader` and calibration's samples."""
+    line = first_line.strip()
+    if line.startswith("WARC/"):
+        return "a WARC file, not text"
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):  # (datatrove's JsonlWriter, and most exports, write one document a line)
+            field = next((key for key in ("text", "content", "abstract") if isinstance(record.get(key), str)), "text")
+            read = f"gzip -dc {path} | jq -r .{field}" if path.name.endswith(".gz") else f"jq -r .{field} {path}"
+            return (f"JSON lines, not text (write its {field!r} field out first, e.g. "
+                    f"{read} > {Path(path.name.removesuffix('.gz')).stem}.txt)")
+    columns = [column.strip().strip('"') for column in line.split(",")]
+    if "cord_uid" in columns and "abstract" in columns:
+        return "CORD-19's metadata.csv, not text (`plexity train --corpus cord19` trains on its abstracts)"
+    return None
+
+
 class TextReader(CorpusReader):
     """Plain UTF-8 text (``.txt``, ``.text`` and gzipped in directories; any file named directly),
     one document or one sentence per line; a line is split into sentences like any
@@ -272,6 +295,8 @@ class TextReader(CorpusReader):
         try:
             with _open_text(path) as f:
                 for lineno, line in enumerate(f, 1):
+                    if lineno == 1 and (kind := not_plain_text(line, path)):
+                        raise CorpusError(f"{path}: {kind}; --corpus text reads plain text, one document a line")
                     line = line.strip()
                     if line:
                         yield Document(f"{path.name}:{lineno}", _split(line))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
-from .corpora import TextReader
+from .corpora import TextReader, not_plain_text
 from ..errors import CorpusError, ModelError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -139,8 +139,9 @@ def read_sample_lines(path: Path) -> list[str]:
         data = gzip.decompress(Path(path).read_bytes()) if Path(path).name.endswith(".gz") else Path(path).read_bytes()
     except (OSError, EOFError, zlib.error) as exc:  # (gzip: EOFError on a truncated file)
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
-    if data.startswith(b"WARC/"):  # (its records would be scored as clean sentences, headers and all)
-        raise CorpusError(f"{path}: a WARC file, not text: give clean text, one paragraph a line")
+    kind = not_plain_text(data.split(b"\n", 1)[0].decode("utf-8", "replace"), Path(path))
+    if kind:  # (its records would be scored as clean sentences, headers and field names and all)
+        raise CorpusError(f"{path}: {kind}; give clean text, one paragraph a line")
     try:  # (as `plexity train` reads text: a binary or Latin-1 file is no sample of clean text)
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
