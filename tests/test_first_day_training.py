@@ -167,3 +167,24 @@ def test_text_of_another_format_is_named_with_what_to_give_not_trained_on(tmp_pa
     assert result.stderr.splitlines() == [f"plexity calibrate: error: {jsonl}: JSON lines, not text (write its 'text' "
                                           f"field out first, e.g. jq -r .text {jsonl} > docs.txt); give clean text, "
                                           f"one paragraph a line"]
+
+
+# -- the Python API takes one path as one input ----------------------------------------------------------------
+
+def test_the_python_api_takes_one_corpus_or_sample_path_as_one_input(tmp_path, corpus):
+    """Before, `ModelTrainer("text", "news.txt", ...)` read its one path as a list of one-letter files and stopped
+    with "n: no such file or directory"; `calibrate(scorer, clean, "boilerplate.txt")` and
+    `import_model(..., calibrate_files="clean.txt")` likewise."""
+    from plexity_plugins.scoring.scorer import PerplexityScorer
+    from plexity_plugins.training import ModelTrainer, calibrate
+    from plexity_plugins.training.model_import import import_model
+
+    result = ModelTrainer("text", str(corpus), "news", 2, output_dir=tmp_path / "models").run()
+    assert result.documents_read == len(NEWS.splitlines())
+    boilerplate = tmp_path / "boilerplate.txt"
+    boilerplate.write_text("Home | News | Contact | Login\nAccept all cookies\n")
+    calibration = calibrate(PerplexityScorer(result.directory), corpus, str(boilerplate))
+    assert len(calibration.clean) == len(NEWS.splitlines()) and len(calibration.boilerplate) == 2
+    imported = import_model("news-again", result.directory / "model.bin", "plexity-tok-1", language="en",
+                            calibrate_files=str(corpus), output_dir=tmp_path / "models")
+    assert imported.info.threshold == calibration.threshold

@@ -75,6 +75,14 @@ class SkipLog:
             self._out = None
 
 
+def input_paths(inputs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Corpus or sample inputs as paths: one path given alone is one input (list("news.txt") would be a
+    list of one-letter files, 'n: no such file or directory')."""
+    if isinstance(inputs, (str, Path)):
+        inputs = [inputs]
+    return [Path(p).expanduser() for p in inputs]
+
+
 def _split(text: str) -> list[str]:
     return [text[a:b] for a, b in split_sentences(text)]
 
@@ -90,7 +98,7 @@ class CorpusReader:
     """Base of the readers: finds the input files and iterates documents.
 
     Args:
-        inputs: files, or directories searched recursively for `suffixes`.
+        inputs: files, or directories searched recursively for `suffixes` (or one of them).
         skips: where left-out documents are counted (a new SkipLog if None).
         skip_bad_files: a malformed file is counted and logged as a skip instead of
             stopping the run with an error.
@@ -99,7 +107,7 @@ class CorpusReader:
     suffixes: tuple[str, ...] = ()
 
     def __init__(self, inputs: Iterable[str | Path], skips: SkipLog | None = None, skip_bad_files: bool = False):
-        self.inputs = [Path(p).expanduser() for p in inputs]
+        self.inputs = input_paths(inputs)
         self.skips = skips or SkipLog()
         self.skip_bad_files = skip_bad_files
         self.files_read = 0

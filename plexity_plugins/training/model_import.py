@@ -21,8 +21,10 @@ import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from . import thresholds
+from .corpora import input_paths
 from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, model_argument, resolve
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
@@ -100,7 +102,7 @@ def _log_warnings(message: str) -> None:
 
 
 def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: str | Path | None = None,
-                 language: str = "", calibrate_files: list[str | Path] = (), threshold: float | None = None,
+                 language: str = "", calibrate_files: str | Path | Iterable[str | Path] = (), threshold: float | None = None,
                  threshold_extracted: float | None = None, document_threshold: float | None = None,
                  copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
                  licence: str = "unknown", report=None) -> ImportResult:
@@ -109,6 +111,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
     from . import TrainError, calibrate, check_model_name, write_threshold
 
     check_model_name(name)
+    calibrate_files = input_paths(calibrate_files) if calibrate_files else []
     report = report or _log_warnings
     if tokenizer not in TOKENIZERS:
         raise TokenizerError(f"unknown tokenizer {tokenizer!r} (choose one of {', '.join(TOKENIZERS)})")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
-from .corpora import TextReader, not_plain_text
+from .corpora import TextReader, input_paths, not_plain_text
 from ..errors import CorpusError, ModelError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ def sample_files(paths: Iterable[str | Path]) -> list[Path]:
     return TextReader(paths).files()
 
 
-def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable[str | Path] = (),
+def calibrate(scorer, clean_files: str | Path | Iterable[str | Path], boilerplate_files: Iterable[str | Path] = (),
               percentile: float = THRESHOLD_PERCENTILE,
               percentile_extracted: float = THRESHOLD_EXTRACTED_PERCENTILE) -> Calibration:
     """Score every sentence of the clean files (and of the boilerplate files) with `scorer`
@@ -169,7 +169,7 @@ def calibrate(scorer, clean_files: list[str | Path], boilerplate_files: Iterable
     except ValueError as exc:
         raise TrainError(str(exc)) from None
     clean_files = sample_files(clean_files)  # (all found before scoring what may be a lot of text)
-    boilerplate_files = list(boilerplate_files)
+    boilerplate_files = input_paths(boilerplate_files)
     boilerplate_files = sample_files(boilerplate_files) if boilerplate_files else []
     clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
     if len(clean) < 2:

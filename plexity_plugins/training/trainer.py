@@ -27,7 +27,7 @@ from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInf
 
 logger = logging.getLogger(__name__)
 
-from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, make_reader
+from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, input_paths, make_reader
 from ..errors import CorpusError, TrainError
 from ..text.language import checked_language_code
 
@@ -103,7 +103,7 @@ class ModelTrainer:
 
     Args:
         corpus: "bnc", "cord19" or "text" (see the readers).
-        inputs: corpus files or directories.
+        inputs: corpus files or directories (or one of them).
         name: the model's name; `--model NAME` finds it once installed.
         order: n-gram order.
         written_only: BNC: written texts only (the paper's choice) or all.
@@ -127,7 +127,7 @@ class ModelTrainer:
         progress: show a progress bar; report: where step messages go.
     """
 
-    def __init__(self, corpus: str, inputs: Iterable[str | Path], name: str, order: int,
+    def __init__(self, corpus: str, inputs: str | Path | Iterable[str | Path], name: str, order: int,
                  written_only: bool = True, memory: str = "20%", prune: list[int] | None = None,
                  temp_dir: str | Path | None = None, discount_fallback: bool | None = None,
                  quantize_bits: int | None = 8, holdout_every: int = thresholds.HOLDOUT_EVERY,
@@ -165,7 +165,7 @@ class ModelTrainer:
         if holdout_every < 0 or holdout_every == 1:  # (1 held every document out: "empty corpus" after reading it)
             raise TrainError(f"--holdout-every {holdout_every}: 1 document in N is held out for the threshold, so N is "
                              f"2 or more (0: none held out, and no default threshold)")
-        self.corpus, self.inputs, self.name, self.order = corpus, list(inputs), name, order
+        self.corpus, self.inputs, self.name, self.order = corpus, input_paths(inputs), name, order
         self.written_only = written_only
         self.memory, self.prune, self.temp_dir = memory, prune, temp_dir
         self.discount_fallback, self.quantize_bits = discount_fallback, quantize_bits
