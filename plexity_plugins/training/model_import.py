@@ -102,9 +102,10 @@ def _log_warnings(message: str) -> None:
 
 
 def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: str | Path | None = None,
-                 language: str = "", calibrate_files: str | Path | Iterable[str | Path] = (), threshold: float | None = None,
-                 threshold_extracted: float | None = None, document_threshold: float | None = None,
-                 copy: bool = False, output_dir: str | Path | None = None, force: bool = False,
+                 language: str = "", calibrate_files: str | Path | Iterable[str | Path] = (),
+                 threshold: float | None = None, threshold_extracted: float | None = None,
+                 document_threshold: float | None = None, copy: bool = False,
+                 output_dir: str | Path | None = None, force: bool = False,
                  licence: str = "unknown", report=None) -> ImportResult:
     """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring.  `report(message)`
     says what happens, warnings included; without it, warnings are logged."""
