@@ -188,3 +188,32 @@ def test_the_python_api_takes_one_corpus_or_sample_path_as_one_input(tmp_path, c
     imported = import_model("news-again", result.directory / "model.bin", "plexity-tok-1", language="en",
                             calibrate_files=str(corpus), output_dir=tmp_path / "models")
     assert imported.info.threshold == calibration.threshold
+
+
+# -- plexity models import --force replaces a model only with a complete one -----------------------------------
+
+def test_models_import_force_with_a_calibration_file_that_fails_keeps_the_installed_model(tmp_path, corpus):
+    """Before, `--force` deleted the installed model first: a mistyped --calibrate file, or one refused (JSON
+    lines), then left no model of that name at all. The import is now made in a staging folder, as `plexity
+    train` builds, and replaces the installed model only once complete."""
+    assert train(tmp_path, corpus).returncode == 0
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    kenlm = tmp_path / "models" / "news" / "model.bin"
+    first = plexity("models", "import", "mine", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1", "--language", "en",
+                    "--threshold", "5", env=env)
+    assert first.returncode == 0, first.stderr
+    installed = json.loads((tmp_path / "models" / "mine" / "model.json").read_text())
+    result = plexity("models", "import", "mine", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1", "--language", "en",
+                     "--calibrate", tmp_path / "clean-typo.txt", "--force", env=env)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"plexity models import: error: {tmp_path / 'clean-typo.txt'}: no such "
+                                          f"file or directory"]
+    assert json.loads((tmp_path / "models" / "mine" / "model.json").read_text()) == installed
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["mine", "news"]  # (no staging folder left)
+    again = plexity("models", "import", "mine", "--kenlm", kenlm, "--tokenizer", "plexity-tok-1", "--language", "en",
+                    "--calibrate", corpus, "--force", env=env)
+    assert again.returncode == 0, again.stderr
+    assert f"installed in {tmp_path / 'models' / 'mine'}" in again.stdout
+    replaced = json.loads((tmp_path / "models" / "mine" / "model.json").read_text())
+    assert replaced["threshold"] != 5 and "plexity calibrate" in replaced["threshold_procedure"]
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["mine", "news"]

@@ -17,8 +17,10 @@ likely wrong; when the vocabulary plainly belongs to the other kind of tokenizer
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -140,18 +142,25 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
             raise ModelError(f"--language: {exc}") from None
 
     directory = install_dir(output_dir) / name
-    if directory.exists():
-        if not force:
-            raise TrainError(f"model '{name}' already exists in {directory}: pass --force to replace it")
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
+    if directory.exists() and not force:
+        raise TrainError(f"model '{name}' already exists in {directory}: pass --force to replace it")
+    # Made in a staging folder and moved into place when complete, as `plexity train` installs: no half-imported
+    # model left behind, and with --force the installed one replaced only then (a --calibrate file mistyped,
+    # or refused, had deleted it).
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=directory.parent))
+    staging.chmod(0o755)  # (mkdtemp's 0700 would hide a shared model directory from other users)
     try:
-        return _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
-                        threshold_extracted, document_threshold, copy, directory, licence, report,
-                        calibrate, write_threshold)
-    except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)  # no half-imported model left behind
-        raise
+        result = _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
+                          threshold_extracted, document_threshold, copy, staging, licence, report,
+                          calibrate, write_threshold)
+        if directory.exists():
+            shutil.rmtree(directory)
+        staging.rename(directory)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return dataclasses.replace(result, info=resolve(directory), directory=directory)
 
 
 def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold, threshold_extracted,
