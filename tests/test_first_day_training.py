@@ -118,7 +118,7 @@ def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partia
 # -- a model trained again under its name: a re-run does not resume with the old model's results ------------
 
 def test_a_re_run_after_the_model_was_trained_again_with_another_language_names_the_language(tmp_path, corpus):
-    """The docs' way out of "language: not identified from the training text (pass --language)" is to train
+    """The way out of "warning: language not identified from the training text (pass --language)" is to train
     again with --language: lmplz and build_binary give the same model.bin for the same corpus, so the run's
     checksum of the model matched and `plexity run` answered the old results (0 tasks run), filtered with a
     model of another language. The model's language and tokenizer are now part of the run's settings."""
@@ -217,3 +217,15 @@ def test_models_import_force_with_a_calibration_file_that_fails_keeps_the_instal
     replaced = json.loads((tmp_path / "models" / "mine" / "model.json").read_text())
     assert replaced["threshold"] != 5 and "plexity calibrate" in replaced["threshold_procedure"]
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["mine", "news"]
+
+
+# -- --quiet keeps the warnings ----------------------------------------------------------------------------------
+
+def test_a_quiet_train_still_warns_of_a_language_its_text_contradicts(tmp_path, corpus):
+    """Before, --quiet (the way a script runs it) dropped the warning with the step messages: an English corpus
+    given --language de made, silently, a model that passes English pages through unfiltered."""
+    result = train(tmp_path, corpus, "--language", "de")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["plexity train: warning: --language de, but the training text reads as en "
+                                          "(p=1.00): text in en would pass through this model unfiltered"]
+    assert "reading" not in result.stderr  # (the steps stay quiet)

@@ -99,7 +99,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:
-        if not args.quiet:
+        # (--quiet quiets the steps, not a warning: a --language the text contradicts makes a model that passes
+        # its own language's pages through, and a scripted run is where --quiet is given)
+        if not args.quiet or message.startswith("warning: "):
             print(f"plexity train: {message}", file=sys.stderr, flush=True)
 
     try:

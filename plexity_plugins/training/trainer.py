@@ -355,7 +355,8 @@ class ModelTrainer:
             return "en"
         language, probability = identify("\n".join(self._language_sample))
         if language is None or probability < MIN_PROBABILITY:
-            self.report("language: not identified from the training text (pass --language); no language check")
+            self.report("warning: language not identified from the training text (pass --language): the model "
+                        "has no language check, and filters text in any language")
             return ""
         self.report(f"language: {language} (identified from the training text, p={probability:.2f}; "
                     f"--language sets it)")
