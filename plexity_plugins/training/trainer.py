@@ -30,7 +30,11 @@ logger = logging.getLogger(__name__)
 from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, input_paths, make_reader
 from ..errors import CorpusError, TrainError
 from ..text.language import checked_language_code
+from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
+# Under it a plexity-tok-1 corpus is not cut into words (English prose: ~20 tokens a sentence; a sentence of
+# Chinese: its text and its full stop).
+MIN_TOKENS_PER_SENTENCE = 3
 MAX_HELDOUT_SENTENCES = 50_000  # enough for a stable 99.9th percentile (50 sentences above it); bounds the scoring time
 DROPPED_FILE = "train-dropped.jsonl"
 
@@ -229,6 +233,11 @@ class ModelTrainer:
                                   f"{heldout['documents']} held out; skipped: {skipped})")
             self.report(f"training text: {stats.documents:,} documents, {stats.sentences:,} sentences, "
                         f"{stats.tokens:,} tokens ({heldout['documents']:,} documents held out)")
+            if self.tokenizer.name == TOKENIZER_VERSION and stats.tokens < MIN_TOKENS_PER_SENTENCE * stats.sentences:
+                self.report(f"warning: {stats.tokens / stats.sentences:.1f} tokens a sentence: {TOKENIZER_VERSION} "
+                            f"splits words at spaces and punctuation, so text written without spaces (Chinese, "
+                            f"Japanese, Thai) is a token a sentence and the model tells no sentence from another: "
+                            f"train it with --tokenizer ccnet --sp-model FILE (a SentencePiece model of its language)")
 
             t0 = time.perf_counter()
             fallback, lmplz_run = self._run_lmplz(text_path, arpa_path, work)
