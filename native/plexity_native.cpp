@@ -1572,6 +1572,25 @@ Py_ssize_t find_ascii(const C *s, Py_ssize_t n, Py_ssize_t at, const char *needl
 }
 
 // nesting._tag_end: where the tag ends; whether it closes itself ("/>") in `*closes_itself`
+// Where the attribute at `at` of a tag ends: its name, then "=" and a value, quoted or not, if one follows
+// (nesting.attribute_end; the one rule of the depth pass and of the attribute count)
+template <typename C>
+Py_ssize_t attribute_end(const C *s, Py_ssize_t n, Py_ssize_t at) {
+  while (at < n && !name_end(s[at]) && s[at] != '=') ++at;
+  while (at < n && html_space(s[at])) ++at;
+  if (at < n && s[at] == '=') {
+    ++at;
+    while (at < n && html_space(s[at])) ++at;
+    if (at < n && (s[at] == '"' || s[at] == '\'')) {
+      const Py_ssize_t close = find_char(s, n, at + 1, s[at]);
+      at = close < 0 ? n : close + 1;
+    } else {
+      while (at < n && !html_space(s[at]) && s[at] != '>') ++at;
+    }
+  }
+  return at;
+}
+
 template <typename C>
 Py_ssize_t tag_end(const C *s, Py_ssize_t n, Py_ssize_t at, bool *closes_itself) {
   bool slash = false;
@@ -1586,18 +1605,7 @@ Py_ssize_t tag_end(const C *s, Py_ssize_t n, Py_ssize_t at, bool *closes_itself)
       ++at;
       continue;
     }
-    while (at < n && !name_end(s[at]) && s[at] != '=') ++at;
-    while (at < n && html_space(s[at])) ++at;
-    if (at < n && s[at] == '=') {
-      ++at;
-      while (at < n && html_space(s[at])) ++at;
-      if (at < n && (s[at] == '"' || s[at] == '\'')) {
-        const Py_ssize_t close = find_char(s, n, at + 1, s[at]);
-        at = close < 0 ? n : close + 1;
-      } else {
-        while (at < n && !html_space(s[at]) && s[at] != '>') ++at;
-      }
-    }
+    at = attribute_end(s, n, at);
   }
   *closes_itself = false;
   return n;
@@ -1849,19 +1857,7 @@ Py_ssize_t attributes_end(const C *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t li
       return at + 1;
     }
     if (++count == limit + 1) *cut = at;
-    ++at;  // (a name's first character may be "=", a quote, "<")
-    while (at < n && !name_end(s[at]) && s[at] != '=') ++at;
-    while (at < n && html_space(s[at])) ++at;
-    if (at < n && s[at] == '=') {
-      ++at;
-      while (at < n && html_space(s[at])) ++at;
-      if (at < n && (s[at] == '"' || s[at] == '\'')) {
-        const Py_ssize_t close = find_char(s, n, at + 1, s[at]);
-        at = close < 0 ? n : close + 1;
-      } else {
-        while (at < n && !html_space(s[at]) && s[at] != '>') ++at;
-      }
-    }
+    at = attribute_end(s, n, at + 1);  // (a name's first character may be "=", a quote, "<")
   }
   *ending = "";
   return n;

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..errors import ExtractionError
 from ..runtime import native
-from .nesting import RAW, _raw_end, comment_end
+from .nesting import RAW, _raw_end, attribute_end, comment_end
 
 # Attributes of one element kept for the third-party parsers: 5 times the most of any development page.
 MAX_ATTRIBUTES = 1_000
@@ -66,21 +66,7 @@ def _attributes(html: str, at: int, limit: int) -> tuple[int, int, str]:
         count += 1
         if count == limit + 1:
             cut = at
-        at += 1  # (a name's first character may be "=", a quote, "<")
-        while at < n and html[at] not in _SPACE and html[at] not in "/>=":
-            at += 1
-        while at < n and html[at] in _SPACE:
-            at += 1
-        if at < n and html[at] == "=":
-            at += 1
-            while at < n and html[at] in _SPACE:
-                at += 1
-            if at < n and html[at] in "\"'":
-                close = html.find(html[at], at + 1)
-                at = n if close < 0 else close + 1
-            else:
-                while at < n and html[at] not in _SPACE and html[at] != ">":
-                    at += 1
+        at = attribute_end(html, at + 1)  # (a name's first character may be "=", a quote, "<")
     return n, cut, ""
 
 

@@ -86,21 +86,29 @@ def _tag_end(html: str, at: int) -> tuple[int, bool]:
         if c in _SPACE or slash:
             at += 1
             continue
-        while at < n and html[at] not in _NAME_END and html[at] != "=":  # an attribute's name
-            at += 1
+        at = attribute_end(html, at)
+    return n, False
+
+
+def attribute_end(html: str, at: int) -> int:
+    """Where the attribute at `at` of a tag ends, as HTML's tokenizer reads it: its name, then ``=`` and a
+    value, quoted or not, if one follows (the one rule of the depth pass and of `markup`'s attribute count)."""
+    n = len(html)
+    while at < n and html[at] not in _NAME_END and html[at] != "=":  # an attribute's name
+        at += 1
+    while at < n and html[at] in _SPACE:
+        at += 1
+    if at < n and html[at] == "=":
+        at += 1
         while at < n and html[at] in _SPACE:
             at += 1
-        if at < n and html[at] == "=":
-            at += 1
-            while at < n and html[at] in _SPACE:
+        if at < n and html[at] in "\"'":
+            close = html.find(html[at], at + 1)
+            at = n if close < 0 else close + 1
+        else:
+            while at < n and html[at] not in _SPACE and html[at] != ">":
                 at += 1
-            if at < n and html[at] in "\"'":
-                close = html.find(html[at], at + 1)
-                at = n if close < 0 else close + 1
-            else:
-                while at < n and html[at] not in _SPACE and html[at] != ">":
-                    at += 1
-    return n, False
+    return at
 
 
 def _raw_end(html: str, name: str, at: int) -> int:
