@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
@@ -77,3 +79,21 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
     """Write `data` to `path` as a whole or not at all."""
     with atomic_output(path, "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
+
+
+@contextlib.contextmanager
+def staged_folder(dest: Path) -> Iterator[Path]:
+    """A folder made beside `dest` (``.NAME.partial-*``) for a block to build in, moved to `dest` when the block
+    ends without error, replacing what was there only then, and removed when it does not: no half-made
+    folder under `dest`'s name, and an installed one kept until its replacement is complete."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    staging.chmod(0o755)  # (mkdtemp's 0700 would hide a shared model directory from other users)
+    try:
+        yield staging
+        if dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from . import thresholds
+from ..io.atomic_files import staged_folder
 from .corpora import input_paths
 from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, model_argument, resolve
 from ..errors import ModelError, TokenizerError
@@ -147,19 +147,10 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
     # Made in a staging folder and moved into place when complete, as `plexity train` installs: no half-imported
     # model left behind, and with --force the installed one replaced only then (a --calibrate file mistyped,
     # or refused, had deleted it).
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=directory.parent))
-    staging.chmod(0o755)  # (mkdtemp's 0700 would hide a shared model directory from other users)
-    try:
+    with staged_folder(directory) as staging:
         result = _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
                           threshold_extracted, document_threshold, copy, staging, licence, report,
                           calibrate, write_threshold)
-        if directory.exists():
-            shutil.rmtree(directory)
-        staging.rename(directory)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     return dataclasses.replace(result, info=resolve(directory), directory=directory)
 
 

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import __version__
 from . import kenlm_tools, thresholds
+from ..io.atomic_files import staged_folder
 from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
 
 logger = logging.getLogger(__name__)
@@ -192,17 +193,8 @@ class ModelTrainer:
         dest = self.destination
         if dest.exists() and not self.force:
             raise TrainError(f"model '{self.name}' already exists in {dest}: pass --force to replace it")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{self.name}.partial-", dir=dest.parent))
-        staging.chmod(0o755)  # mkdtemp's 0700 would hide a shared model directory from other users
-        try:
+        with staged_folder(dest) as staging:  # (moved into place when complete)
             result = self._build(staging, started)
-            if dest.exists():
-                shutil.rmtree(dest)
-            staging.rename(dest)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
         result.directory = dest
         result.info.path = str(dest / "model.bin")
         result.seconds = round(time.perf_counter() - started, 1)
