@@ -121,8 +121,13 @@ def test_where_trafilatura_finds_nothing_auto_takes_fast_s_text():
 def test_a_page_past_trafilatura_s_parser_limit_fails_with_its_message_without_running_fast():
     # (resiliparse's main-content heuristic takes time quadratic in the nesting depth: 20,000
     # levels took 11 s; trafilatura's error names the limit at once)
+    # (20,000 levels: past libxml2's 2,048, in fewer tags than trafilatura reads; the hostile page of 100,000 levels
+    # has more, and is refused for them, at once too)
+    page = "<html><body>" + "<div>" * 20_000 + "<p>" + ARTICLE[0] + "</p>" + "</div>" * 20_000 + "</body></html>"
+    with pytest.raises(ExtractionError, match="HTML parser limit: Excessive depth in document: 2048"):
+        html_to_text_auto(page)
     name, body, content_type = next(page for page in hostile_pages() if page[0] == "deep-100000")
-    with pytest.raises(ExtractionError, match="HTML parser limit"):
+    with pytest.raises(ExtractionError, match="the page has more than 100,000 tags, past what trafilatura reads"):
         html_to_text_auto(decode_html(body, content_type)[0])
 
 

@@ -75,14 +75,14 @@ def test_what_lies_past_the_limit_keeps_its_text_and_its_lines():
     lines = [f"Line {k} of the text, which is deep." for k in range(400)]
     html = "<html><body>" + "".join(f"<div>{line}" for line in lines) + "</div>" * 400 + "</body></html>"
     assert html_to_text_fast(html).split("\n") == lines
-    tree = nesting.parse_tree(html)
+    tree = nesting.parse_tree(html, "dense")
     assert tree.document.query_selector(nesting._TOO_DEEP) is None  # (lexbor itself nests it 402 deep)
 
 
 def test_a_page_within_the_limit_is_parsed_as_it_is():
     html = "<html><body>" + "<div class=c>" * 120 + ARTICLE + "<br>" + "</div>" * 120 + "</body></html>"
     assert nesting.markup_depth(html) == 123  # (<html>, <body>, the 120 <div>s and the <p>)
-    assert nesting.parse_tree(html).body.html == HTMLTree.parse(html).body.html
+    assert nesting.parse_tree(html, "dense").body.html == HTMLTree.parse(html).body.html
 
 
 def test_a_script_the_markup_pass_cannot_follow_is_a_named_skip_in_milliseconds():

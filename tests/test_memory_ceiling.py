@@ -1,13 +1,12 @@
 """A memory ceiling per extraction child (plexity_plugins.extractors.sandbox), in every front end.
 
-The pages are the shape that grew an extraction child to 1.4 GB (14 MB) and 4.2 GB (45 MB)
-before the time limit ended it: a million sibling <span>s.  Each front end runs in a process
-of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
-children from /proc.  A low ceiling shows the mechanism in each front end quickly (with `dense`, which
-holds lexbor's whole tree; the default `learned` reads a bounded number of elements, stays far
-below it, and refuses a page with more as a counted skip, and `auto` refuses a page of more tags than
-trafilatura reads before it parses it, `extractors.markup.MAX_TAGS`); one test
-per front end with the default ceiling shows the bound on the whole process tree.
+The pages are elements of 1,000 attributes each (the most `extractors.markup` leaves an element), which lexbor's
+tree holds at ~80 bytes an attribute: 7,000 of them (14 MB) grow a `dense` child to ~600 MiB, 22,500 (45 MB) to
+1.8 GB.  (A million sibling <span>s, the shape that grew a child to 1.4 GB at 14 MB and 4.2 GB at 45 MB, is now
+refused by every reader before it is parsed: more tags than it reads, `extractors.markup.MAX_TAGS`.)  Each front
+end runs in a process of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
+children from /proc.  A low ceiling shows the mechanism in each front end quickly (with `dense`, which holds
+lexbor's whole tree); one test per front end with the default ceiling shows the bound on the whole process tree.
 """
 
 from __future__ import annotations
@@ -33,29 +32,37 @@ TREE_BOUND = 1_200_000_000  # bytes: the whole process tree, with the default ce
 LOW = "200MiB"  # a ceiling the sibling pages pass in about a second
 
 
+def attributes(count: int) -> str:
+    """`count` elements of 1,000 attributes: 2,007 bytes each (7,000: 14 MB)."""
+    return "<html><body><div>" + ("<i" + " a" * 1_000 + ">x</i>") * count + "</div></body></html>"
+
+
 def siblings(count: int) -> str:
-    """`count` sibling <span>s: 14 bytes each (1 million: 14 MB)."""
+    """`count` sibling <span>s: 14 bytes each (3.2 million: 45 MB)."""
     return "<html><body><div>" + "<span>x</span>" * count + "</div></body></html>"
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> Path:
-    """html/{siblings,fine}.html, html45/siblings.html and the same pages as WARC files in warc/ and warc45/."""
+    """html/{attributes,fine}.html, html45/attributes.html and the same pages as WARC files in warc/ and warc45/;
+    siblings45/siblings.html."""
     from warcio.warcwriter import WARCWriter
     from warc_corpus import response, write_warc
 
     root = tmp_path_factory.mktemp("pages")
     dummy = WARCWriter(io.BytesIO())
-    for name, count in (("", 1_000_000), ("45", 3_200_000)):
-        big = siblings(count)
+    for name, count in (("", 7_000), ("45", 22_500)):
+        big = attributes(count)
         (root / f"html{name}").mkdir()
-        (root / f"html{name}" / "siblings.html").write_text(big)
+        (root / f"html{name}" / "attributes.html").write_text(big)
         (root / f"warc{name}").mkdir()
-        records = [response(dummy, "http://t/siblings", big.encode())]
+        records = [response(dummy, "http://t/attributes", big.encode())]
         if not name:
             (root / "html" / "fine.html").write_text(FINE)
             records.append(response(dummy, "http://t/fine", FINE.encode()))
         write_warc(root / f"warc{name}" / "pages.warc.gz", records)
+    (root / "siblings45").mkdir()
+    (root / "siblings45" / "siblings.html").write_text(siblings(3_200_000))
     return root
 
 
@@ -65,7 +72,7 @@ def test_a_child_past_its_ceiling_is_killed_and_the_next_page_gets_a_fresh_one()
     extractor = TimeLimitedExtractor("dense", memory_limit=LOW)
     try:
         with pytest.raises(ExtractionMemoryLimit, match="more than 200 MiB of memory"):
-            extractor(siblings(1_000_000))
+            extractor(attributes(7_000))
         assert "The council approved the budget" in extractor(FINE)
     finally:
         extractor.close()
@@ -83,7 +90,7 @@ def test_a_child_killed_from_outside_is_a_death_not_a_memory_limit():
     threading.Timer(0.3, os.kill, (child, signal.SIGKILL)).start()
     try:
         with pytest.raises(ExtractorDied):
-            extractor(siblings(1_000_000))
+            extractor(attributes(7_000))
         assert "The council approved the budget" in extractor(FINE)
     finally:
         extractor.close()
@@ -176,7 +183,7 @@ def test_plexity_clean_skips_the_page_as_memory_limit_and_cleans_the_rest(pages,
     assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
     assert "The council approved the budget" in (tmp_path / "out" / "fine.html.txt").read_text()
     dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
-    assert any(d["source"].endswith("siblings.html") and d["reason"] == "memory_limit" for d in dropped)
+    assert any(d["source"].endswith("attributes.html") and d["reason"] == "memory_limit" for d in dropped)
 
 
 def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, monkeypatch):
@@ -188,7 +195,7 @@ def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, mon
     with open(tmp_path / "out" / "pages.warc.gz", "rb") as f:
         skipped = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers.get_header("X-Plexity-Skipped")
                    for r in ArchiveIterator(f)}
-    assert skipped == {"http://t/siblings": "memory_limit", "http://t/fine": None}
+    assert skipped == {"http://t/attributes": "memory_limit", "http://t/fine": None}
 
 
 def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
@@ -203,7 +210,7 @@ def test_the_web_api_answers_a_page_past_the_ceiling_with_422_naming_the_option_
 
     process, url = start_server(["--extract-memory", LOW, "--max-bytes", "20MB"])
     try:
-        page = (pages / "html" / "siblings.html").read_text()
+        page = (pages / "html" / "attributes.html").read_text()
         status, data, _ = post(url, {"text": page, "format": "html", "extractor": "dense"})
         assert status == 422
         assert data == {"error": "could not extract text from the HTML: extraction needed more than 200 MiB of "
@@ -217,8 +224,8 @@ def test_the_web_api_answers_a_page_past_the_ceiling_with_422_naming_the_option_
 def test_the_scrapy_pipeline_drops_the_item_as_memory_limit_and_goes_on(pages):
     stats, _ = _scrapy(pages, "html", LOW)
     assert stats["plexity/items_dropped/memory_limit"] == 1 and stats["plexity/items_cleaned"] == 1
-    (dropped,) = stats["dropped"]  # the page of a million siblings, not the fine one
-    assert dropped.startswith("plexity: memory_limit: ") and dropped.endswith("(siblings.html)"), dropped
+    (dropped,) = stats["dropped"]  # the page of 7 million attributes, not the fine one
+    assert dropped.startswith("plexity: memory_limit: ") and dropped.endswith("(attributes.html)"), dropped
 
 
 def test_the_datatrove_extractor_step_counts_memory_limit(pages):
@@ -230,13 +237,14 @@ def test_the_datatrove_extractor_step_counts_memory_limit(pages):
 # -- the bound on the whole process tree, with the default ceiling ---------------------------
 
 @pytest.mark.parametrize("folder, extractor, skipped", [
-    # auto refuses a page of more tags than trafilatura reads before it parses it (before: it grew to the ceiling)
-    ("html", "auto", {"extraction_failed": 1}),
     # dense reads the 14 MB page within the ceiling, and stops at the 45 MB one
     ("html", "dense", {}), ("html45", "dense", {"memory_limit": 1}),
-    # the default, learned, stops at its bound on elements within it, and refuses the page (a
-    # counted skip naming the bound) rather than pass off its first part as the whole
-    ("html45", "learned", {"extraction_failed": 1})])
+    # 3.2 million sibling elements (45 MB): dense, and auto, refuse a page of more tags than they read before they
+    # parse it (before: dense grew to the ceiling, auto to it in trafilatura); the default, learned, stops at its
+    # bound on elements, and refuses the page (a counted skip naming the bound) rather than pass off its first part
+    # as the whole
+    ("siblings45", "dense", {"extraction_failed": 1}), ("siblings45", "auto", {"extraction_failed": 1}),
+    ("siblings45", "learned", {"extraction_failed": 1})])
 def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, folder, extractor, skipped,
                                                                        monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
@@ -256,7 +264,7 @@ def test_the_scrapy_pipeline_stays_under_the_bound_with_the_default_ceiling(page
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
     stats, memory = _scrapy(pages, "html45", extractor="dense")
     assert stats["plexity/items_dropped/memory_limit"] == 1
-    assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(siblings.html)"]
+    assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(attributes.html)"]
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 
 

@@ -386,7 +386,7 @@ def html_to_text_dense(html: str | bytes) -> str:
     html = html_text(html)
     if not html.strip():
         return ""
-    tree = parse_tree(html)  # (nested at most nesting.MAX_DEPTH levels deep)
+    tree = parse_tree(html, "dense")  # (nested at most nesting.MAX_DEPTH levels deep, at most markup.MAX_TAGS tags)
     body = tree.body
     if body is None:
         return ""

@@ -192,7 +192,7 @@ def html_to_text_fast(html: str | bytes) -> str:
     html = html_text(html)
     if not html.strip():
         return ""
-    tree = parse_tree(html)  # (nested at most nesting.MAX_DEPTH levels deep)
+    tree = parse_tree(html, "fast")  # (nested at most nesting.MAX_DEPTH levels deep, at most markup.MAX_TAGS tags)
     declared = _declared_body(tree)
     if declared is None:
         return _lines(extract_plain_text(tree, **_FAST_OPTIONS))

@@ -7,7 +7,7 @@ import lxml.html
 
 from ..io.decoding import html_text
 from ..errors import ExtractionError
-from .markup import bound_attributes
+from .markup import bound_attributes, refuse_many_tags
 
 
 # libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless
@@ -25,11 +25,14 @@ def parser_limit(parser) -> str | None:
     return None
 
 
-def parse_html(html: str | bytes):
+def parse_html(html: str | bytes, reader: str):
     """(root element or None for an empty document, libxml2's limit message if it hit one).  A
     document of markup without an element (only a comment, a doctype) is an empty one.  No element keeps
-    more than `markup.MAX_ATTRIBUTES` attributes (libxml2's cost is the square of their number)."""
-    html = bound_attributes(html_text(html).replace("\x00", ""))
+    more than `markup.MAX_ATTRIBUTES` attributes (libxml2's cost is the square of their number);
+    `ExtractionError` naming `reader` for a page of more than `markup.MAX_TAGS` start tags."""
+    html = html_text(html)
+    refuse_many_tags(html, reader)  # (before it is parsed: the tree, and its walk, grow with the page's tags)
+    html = bound_attributes(html.replace("\x00", ""))
     if not html.strip():
         return None, None
     parser = lxml.html.HTMLParser(huge_tree=True)

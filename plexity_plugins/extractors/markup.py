@@ -17,16 +17,16 @@ any but those three), its value quoted or up to a space or ``>``.  A page with n
 given back as it is (the same ``str``): an ordinary page is never touched.  Compiled
 (``native/plexity_native.cpp``: ``bound_attributes``): 0.2 ms a development page.
 
-**A page's tags, for trafilatura.**  trafilatura's cost is linear in a page's elements, but ~60 us each
-(its passes over lxml's tree are Python's) and ~1 kB of memory each: on a loaded machine 100,000 ``<p>``s
-took it 17 s, 1,000,000 ``<option>``s 26 s, and a table of 10,000 x 100 cells or 600,000 ``<br>`` reached
-the 768 MiB memory ceiling in 6 s and 3 s (the last probe, past the 30 s time limit).  A page of more than
-`MAX_TAGS` start tags (the most on the development pages is 15,793) is refused before it is parsed
-(`refuse_many_tags`, by the same pass: `start_tags`), a counted skip naming the bound in milliseconds,
-not after seconds of a core and most of the memory ceiling; ``auto``, which runs trafilatura first, with
-it, as for a page past libxml2's
-nesting limit.  (The learned reader refuses a page of more than 200,000 elements itself; lexbor's readers
-take a million in a few seconds, and are not bounded.)
+**A page's tags.**  The parsers' trees grow with a page's elements, and so does what the readers do with them:
+on a loaded 2-core machine 1,000,000 ``<p>``s took ``dense`` 17 s and 763 MiB (the 768 MiB memory ceiling),
+``fast`` 8.5 s and ``tags`` 10 s (~500 MiB each), 3,000,000 ``<br>`` 1.4 GB in each of them.  trafilatura, whose
+passes over lxml's tree are Python's, costs more: ~44 us of a core a ``<p>`` (~60 us of a loaded machine's time),
+and a table of 10,000 x 100 cells or 600,000 ``<br>`` reached the memory ceiling in 6 s and 3 s.  A page of more
+start tags than a reader reads quickly (`MAX_TAGS`: ``dense``, ``fast``, ``tags``; `MAX_TAGS_TRAFILATURA`:
+``trafilatura``, and ``auto``, which runs it first) is refused before it is parsed (`refuse_many_tags`, by the
+same pass: `start_tags`, ~0.2 ms a page), a counted skip naming the bound in milliseconds, not after seconds of a
+core and most of the memory ceiling.  (The most on the development pages is 15,793; the learned reader refuses a
+page of more than 200,000 elements itself.)
 """
 
 from __future__ import annotations
@@ -37,9 +37,15 @@ from .nesting import RAW, _raw_end, attribute_end, comment_end
 
 # Attributes of one element kept for the third-party parsers: 5 times the most of any development page.
 MAX_ATTRIBUTES = 1_000
-# Start tags of a page trafilatura reads: 12 times the most of any development page (15,793).  (190,000 took
-# it 16 s as <br>s, 25 s as <p>s, on a loaded 2-core machine: about what it reads within the time limit.)
+# Start tags of a page the readers that hand it to lexbor or libxml2 read (dense, fast, tags): 12 times the most of any
+# development page (15,793), as many as the learned reader's elements.  Up to it the parsers are fast: dense's worst
+# shape (200,000 <p>s) takes ~2 s of a core and 180 MiB, fast and tags under a second and 150 MiB; past it their trees
+# grow ~0.7 kB a tag (a million <p>s: dense 17 s and 763 MiB, on a loaded 2-core machine).
 MAX_TAGS = 200_000
+# ... trafilatura's (and auto's): 6 times the most of any development page.  Its worst shape (<p>s) costs ~40 us of a
+# core a tag: 4 s at this bound, 14 s on a 2-core machine loaded 3 times over; 199,000 took 8.7 s, 30 s there (the
+# time limit).  (A table's cell, an <li>: ~30 us; an <option>: ~14 us.)
+MAX_TAGS_TRAFILATURA = 100_000
 _SPACE = " \t\n\f\r"
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -137,8 +143,8 @@ def bound_attributes(html: str, limit: int = MAX_ATTRIBUTES) -> str:
     return _bound_attributes(html, limit) if _bound_attributes is not None else bound_attributes_python(html, limit)
 
 
-def refuse_many_tags(html: str, reader: str) -> None:
-    """`ExtractionError` naming the bound (and `reader`) if `html` holds more than `MAX_TAGS` start tags."""
-    if start_tags(html, MAX_TAGS) > MAX_TAGS:
-        raise ExtractionError(f"the page has more than {MAX_TAGS:,} tags, past what {reader} reads; another "
-                              f"extractor (fast, dense) reads it")
+def refuse_many_tags(html: str, reader: str, limit: int = MAX_TAGS) -> None:
+    """`ExtractionError` naming the bound (and `reader`) if `html` holds more than `limit` start tags."""
+    if start_tags(html, limit) > limit:
+        others = "; another extractor (learned, dense, fast) reads it" if limit < MAX_TAGS else ""
+        raise ExtractionError(f"the page has more than {limit:,} tags, past what {reader} reads{others}")

@@ -277,14 +277,16 @@ markup_depth = native.compiled("markup_depth") or markup_depth_python
 flatten_markup = native.compiled("flatten_markup") or flatten_markup_python
 
 
-def parse_tree(html: str):
+def parse_tree(html: str, reader: str):
     """resiliparse's `HTMLTree` of `html`, nested at most `MAX_DEPTH` levels deep (see the module's
     docstring), no element with more than `markup.MAX_ATTRIBUTES` attributes; `ExtractionError` if
-    lexbor nests it deeper all the same."""
+    lexbor nests it deeper all the same, or if the page holds more than `markup.MAX_TAGS` start tags
+    (before it is parsed; the message names `reader`)."""
     from resiliparse.parse.html import HTMLTree
 
-    from .markup import bound_attributes  # (which reads the markup with this module's rules)
+    from .markup import bound_attributes, refuse_many_tags  # (which read the markup with this module's rules)
 
+    refuse_many_tags(html, reader)  # (lexbor's tree, and what the reader does with it, grow with the page's tags)
     html = bound_attributes(html)
     # (the depth of the elements that hold others: what they hold, a line break or text, is one level more)
     depth = markup_depth(html, SURE_DEPTH)

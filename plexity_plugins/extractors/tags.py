@@ -37,7 +37,7 @@ def _is_hidden(element) -> bool:
 @composed
 def html_to_text_tags(html: str | bytes) -> str:
     """Visible text, one line per block element, whitespace inside a line collapsed."""
-    root, limit = parse_html(html)
+    root, limit = parse_html(html, "tags")
     if root is None:
         return ""
     parts: list[str] = []
