@@ -1,18 +1,14 @@
 """``trafilatura``: trafilatura's main-text extraction, quiet about empty documents and retried
-past libxml2's default nesting limit."""
+past libxml2's default nesting limit (with its huge limits; a page past those is refused)."""
 
 from __future__ import annotations
 
 import copy
 import logging
 
-import lxml.etree
-import lxml.html
-
 from ..io.decoding import html_text
 from .markup import MAX_TAGS_TRAFILATURA, bound_attributes, refuse_many_tags
 from .limits import parse_html, parser_limit
-from ..errors import ExtractionError
 from .text import composed
 
 logger = logging.getLogger(__name__)
@@ -70,6 +66,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     global _TRAFILATURA_CONFIG
     import trafilatura
     from trafilatura.settings import DEFAULT_CONFIG
+    from trafilatura.utils import HTML_PARSER, load_html
 
     if _TRAFILATURA_CONFIG is None:
         _quiet_trafilatura_empty_documents()
@@ -84,20 +81,11 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     refuse_many_tags(html, "trafilatura", MAX_TAGS_TRAFILATURA)  # (its cost is ~40 us of a core a tag)
     options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
                "deduplicate": False}
-    text = trafilatura.extract(html, **options)
-    if not text:
-        # trafilatura's parser has libxml2's default limits: a page nested 256 deep comes out
-        # empty.  Only then (it costs a parse): parse it with the huge limits and try again.
-        probe = lxml.html.HTMLParser(remove_comments=True, remove_pis=True)
-        try:
-            lxml.html.document_fromstring(html, parser=probe)
-        except (lxml.etree.ParserError, ValueError):
-            pass
-        if parser_limit(probe):
-            root, limit = parse_html(html, "trafilatura")
-            text = trafilatura.extract(root, **options) if root is not None else ""
-            if not text:
-                raise ExtractionError(f"HTML parser limit: {limit or parser_limit(probe)}")
-    return text or ""
-
-
+    tree = load_html(html)  # (trafilatura's own parse, the one `extract` makes: its parser's log says where it stopped)
+    if parser_limit(HTML_PARSER) is None:
+        return trafilatura.extract(html if tree is None else tree, **options) or ""
+    # trafilatura's parser has libxml2's default limits: it reads no further than 256 levels of nesting, and holds the
+    # page's first part (whose text, or none, would pass for the page's).  With the huge limits libxml2 reads 2,048
+    # levels; a page past those too is refused (`parse_html`) before trafilatura's passes over the tree.
+    root = parse_html(html, "trafilatura")
+    return (trafilatura.extract(root, **options) or "") if root is not None else ""
