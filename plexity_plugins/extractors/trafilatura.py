@@ -6,14 +6,20 @@ from __future__ import annotations
 import copy
 import logging
 
+import lxml.etree
+
 from ..io.decoding import html_text
 from .markup import MAX_TAGS_TRAFILATURA, bound_attributes, refuse_many_tags
-from .limits import parse_html, parser_limit
+from .limits import parse_html
 from .text import composed
 
 logger = logging.getLogger(__name__)
 
 _TRAFILATURA_CONFIG = None
+# An element as deep as libxml2's default limit lets trafilatura's parser nest (256 levels, <html> the first): it
+# stopped reading the page there (or the page is exactly that deep).  (The tree, not the parser's log: trafilatura's
+# one parser is shared by threads, and so is its log.)
+_AT_DEFAULT_DEPTH = lxml.etree.XPath("boolean(/*" + "/*" * 255 + ")")
 
 # trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
 # expected on a crawl (an empty body, a page of nothing but scripts), harmless (the extractor
@@ -66,7 +72,7 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     global _TRAFILATURA_CONFIG
     import trafilatura
     from trafilatura.settings import DEFAULT_CONFIG
-    from trafilatura.utils import HTML_PARSER, load_html
+    from trafilatura.utils import load_html
 
     if _TRAFILATURA_CONFIG is None:
         _quiet_trafilatura_empty_documents()
@@ -81,8 +87,8 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
     refuse_many_tags(html, "trafilatura", MAX_TAGS_TRAFILATURA)  # (its cost is ~40 us of a core a tag)
     options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
                "deduplicate": False}
-    tree = load_html(html)  # (trafilatura's own parse, the one `extract` makes: its parser's log says where it stopped)
-    if parser_limit(HTML_PARSER) is None:
+    tree = load_html(html)  # (trafilatura's own parse, the one `extract` makes)
+    if tree is None or not _AT_DEFAULT_DEPTH(tree):
         return trafilatura.extract(html if tree is None else tree, **options) or ""
     # trafilatura's parser has libxml2's default limits: it reads no further than 256 levels of nesting, and holds the
     # page's first part (whose text, or none, would pass for the page's).  With the huge limits libxml2 reads 2,048
