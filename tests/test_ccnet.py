@@ -261,6 +261,28 @@ def test_datatrove_document_filter_labels_and_bounds(ccnet_model, ccnet_files):
         PerplexityDocumentFilter(ccnet_model, min_perplexity=10, max_perplexity=5)
 
 
+def test_a_document_filter_without_any_bound_is_refused_naming_the_arguments(ccnet_model, ccnet_files):
+    # Before: PerplexityDocumentFilter() (no bound, a model without document_threshold) dropped nothing
+    # and said nothing. There is no default bound to fall back on: a document perplexity's scale is the model's.
+    from plexity_plugins.datatrove import PerplexityDocumentFilter
+
+    with pytest.raises(ValueError, match=re.escape(
+            "PerplexityDocumentFilter has no bound and would drop nothing: give max_perplexity and/or "
+            "min_perplexity, or label_only=True to only write the score (model ccnet-xx has no document_threshold)")):
+        PerplexityDocumentFilter(ccnet_model)
+    with pytest.raises(ValueError, match=re.escape("(a language map takes no model's document_threshold)")):
+        PerplexityDocumentFilter({"en": ccnet_model})
+    # Each of these drops, or means to drop nothing: accepted.
+    PerplexityDocumentFilter(ccnet_model, label_only=True)
+    PerplexityDocumentFilter(ccnet_model, min_perplexity=5)
+    PerplexityDocumentFilter(ccnet_model, other_languages="drop")
+    # A model imported with its cut-off (--document-threshold) is bounded by it.
+    kenlm_path, sp_path = ccnet_files
+    assert main(["models", "import", "ccnet-cut", "--kenlm", str(kenlm_path), "--sp-model", str(sp_path),
+                 "--tokenizer", "ccnet", "--language", "en", "--document-threshold", "644"]) == 0
+    assert PerplexityDocumentFilter("ccnet-cut").max_perplexity == 644
+
+
 def test_datatrove_sentence_filter_stores_the_document_perplexity(ccnet_model, ccnet_files):
     from datatrove.data import Document
 

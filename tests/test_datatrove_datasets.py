@@ -165,7 +165,8 @@ def test_a_row_whose_text_or_language_is_no_string_is_one_counted_drop_not_the_e
     stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
     filter_stats = next(s["stats"] for s in stats if s["name"] == str(step))
     assert filter_stats["total"] == 4 and filter_stats["dropped_input_not_text"] == 2
-    assert PerplexityDocumentFilter().filter(Document(text=[ENGLISH], id="x")) == (False, "input_not_text")
+    by_document = PerplexityDocumentFilter(max_perplexity=1000)
+    assert by_document.filter(Document(text=[ENGLISH], id="x")) == (False, "input_not_text")
 
 
 def test_html_given_as_text_is_counted_and_named_once_in_the_task_log(tmp_path):
@@ -234,7 +235,8 @@ def test_a_pdf_or_binary_bytes_as_text_are_dropped_as_input_not_text(tmp_path):
     assert "document 'pdf': its text is PDF, not text" in (tmp_path / "logs" / "logs" / "task_00000.log").read_text()
     noise = bytes([0, 1, 2, 3, 200, 150, 7, 8]) * 1000  # (bytes: what a Parquet binary column gives)
     assert step.filter(Document(text=noise, id="noise")) == (False, "input_not_text")
-    assert PerplexityDocumentFilter().filter(Document(text=noise, id="noise")) == (False, "input_not_text")
+    by_document = PerplexityDocumentFilter(max_perplexity=1000)
+    assert by_document.filter(Document(text=noise, id="noise")) == (False, "input_not_text")
     assert step.filter(Document(text=ENGLISH.encode(), id="utf-8 bytes")) is True
 
 

@@ -34,7 +34,10 @@ class PerplexityDocumentFilter(BaseFilter):
             near-duplicates of the model's training text, lists of common words.
         max_perplexity: drop documents scoring above this ("doc_perplexity_above_max").
             None: the model's ``document_threshold`` if its metadata has one (e.g. a CCNet
-            cut-off given to ``plexity models import``), else no upper bound.
+            cut-off given to ``plexity models import``), else no upper bound.  A step without
+            any bound (and not ``label_only``, nor ``other_languages="drop"``) would drop nothing:
+            it is a ValueError when built, as there is no default bound to fall back on (a
+            document perplexity's scale is the model's own).
         label_only: drop nothing: only write the score into the metadata (FineWeb-style
             pipelines that filter later); the would-be reason goes to
             ``metadata["plexity_doc_would_drop"]``.
@@ -80,6 +83,14 @@ class PerplexityDocumentFilter(BaseFilter):
             policy.check_other_languages(self._scorer, other_languages)
         if max_perplexity is None and isinstance(self._scorer, PerplexityScorer):
             max_perplexity = self._scorer.info.document_threshold
+        if min_perplexity is None and max_perplexity is None and not label_only and other_languages == "keep":
+            # (without a bound the step drops only empty texts: PerplexityDocumentFilter() was a silent no-op.
+            # There is no default to fall back on: a document perplexity's scale is the model's own.)
+            single = isinstance(self._scorer, PerplexityScorer)
+            why = (f"model {self._scorer.model_name} has no document_threshold" if single
+                   else "a language map takes no model's document_threshold")
+            raise ValueError(f"PerplexityDocumentFilter has no bound and would drop nothing: give max_perplexity "
+                             f"and/or min_perplexity, or label_only=True to only write the score ({why})")
         if min_perplexity is not None and max_perplexity is not None and min_perplexity >= max_perplexity:
             raise ValueError(f"min_perplexity ({min_perplexity}) must be below max_perplexity ({max_perplexity})")
         self.min_perplexity = min_perplexity
