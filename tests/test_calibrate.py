@@ -150,6 +150,24 @@ def test_an_imported_copy_of_the_embedded_model_takes_a_threshold(capsys, model_
     assert PerplexityScorer("mine").threshold == suggested(out)
 
 
+def test_a_threshold_from_too_few_clean_sentences_is_warned_of_and_recorded_with_it(capsys, model, samples):
+    # Before: 100 clean sentences gave a 99.9th percentile past the highest of their perplexities, and only a
+    # "rough estimates" line among the table said so, recorded nowhere.
+    clean, _ = samples
+    code, out, err = run(capsys, "--model", "news", clean, "--write")
+    assert code == 0, err
+    sentences = next(line for line in out.splitlines() if line.strip().startswith("sentences")).split()[1]
+    too_few = (f"{int(sentences):,} sentences are too few for threshold_extracted (the 99.9th percentile needs "
+               f"1,000): with fewer, no sentence lies above the percentile, which is extrapolated past the highest "
+               f"perplexity, not measured")
+    assert err.splitlines() == [f"plexity calibrate: warning: {too_few}; give more held-out clean text"]
+    meta = json.loads((model / "model.json").read_text())
+    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["calibration"]["too_few"] == too_few
+    # At the 98th percentile 100 sentences suffice for threshold (50 would not).
+    assert thresholds.too_few_for(100, {"threshold": 98}) is None
+    assert thresholds.too_few_for(49, {"threshold": 98}).startswith("49 sentences are too few for threshold (the 98th")
+
+
 def test_too_little_clean_text_is_refused(capsys, model, tmp_path):
     one = tmp_path / "one.txt"
     one.write_text("# a comment\nThe council approved the budget.\n")

@@ -226,9 +226,14 @@ def test_a_quiet_train_still_warns_of_a_language_its_text_contradicts(tmp_path, 
     given --language de made, silently, a model that passes English pages through unfiltered."""
     result = train(tmp_path, corpus, "--language", "de")
     assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines() == ["plexity train: warning: --language de, but the training text reads as en "
+    assert other_warnings(result) == ["plexity train: warning: --language de, but the training text reads as en "
                                           "(p=1.00): text in en would pass through this model unfiltered"]
     assert "reading" not in result.stderr  # (the steps stay quiet)
+
+
+def other_warnings(result) -> list[str]:
+    """stderr's lines but the warning that the (small) test corpus held out too few sentences for the threshold."""
+    return [line for line in result.stderr.splitlines() if not line.startswith("plexity train: warning: held out: ")]
 
 
 # -- a language written without spaces -------------------------------------------------------------------------
@@ -245,7 +250,7 @@ def test_a_corpus_the_tokenizer_does_not_cut_into_words_is_warned_of_naming_the_
     result = plexity("train", "--corpus", "text", "--order", "3", "--name", "zh-news", "--quiet", "--language", "zh",
                      corpus, env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
     assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines() == [
+    assert other_warnings(result) == [
         "plexity train: warning: 2.0 tokens a sentence: plexity-tok-1 splits words at spaces and punctuation, so "
         "text written without spaces (Chinese, Japanese, Thai) is a token a sentence and the model tells no sentence "
         "from another: train it with --tokenizer ccnet --sp-model FILE (a SentencePiece model of its language)"]

@@ -201,6 +201,38 @@ def test_text_corpus_one_document_a_line(capsys, model_dir, tmp_path):
     assert PerplexityScorer("mytext").perplexity("The council approved the budget.") < meta["threshold"]
 
 
+def test_a_threshold_from_too_few_held_out_sentences_is_warned_of_and_recorded_in_the_model(capsys, model_dir,
+                                                                                            tmp_path):
+    # Before: a corpus of 400 one-sentence documents set its threshold from ~20 held-out sentences and said
+    # nothing: the 99th percentile of 20 perplexities lies past the highest of them, extrapolated, not measured.
+    import random
+
+    rng = random.Random(5)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(" ".join(synth.general_sentences(rng, 1)) for _ in range(2400)) + "\n")
+    small = tmp_path / "small.txt"
+    small.write_text("\n".join(corpus.read_text().splitlines()[:400]) + "\n")
+    code, out, err = train(capsys, "--corpus", "text", "--order", "2", "--name", "few", small)
+    assert code == 0, err
+    meta = metadata(model_dir, "few")
+    held = meta["build"]["heldout"]["sentences"]
+    assert 2 <= held < 100
+    too_few = (f"{held:,} sentences are too few for threshold (the 99th percentile needs 100) and threshold_extracted "
+               f"(the 99.9th percentile needs 1,000): with fewer, no sentence lies above the percentile, which is "
+               f"extrapolated past the highest perplexity, not measured")
+    assert (f"plexity train: warning: held out: {too_few}; give a larger corpus, or a smaller --holdout-every "
+            f"(now 20: 1 document in 20 held out)") in err.splitlines()
+    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["heldout_too_few"] == too_few
+    assert f"from {held} held-out sentences: too few, extrapolated)" in out
+    # Holding out 1 document in 2 of 2,400 gives the 99.9th percentile its 1,000 sentences: no warning.
+    code, out, err = train(capsys, "--corpus", "text", "--order", "2", "--name", "enough", "--holdout-every", "2",
+                           corpus)
+    assert code == 0, err
+    meta = metadata(model_dir, "enough")
+    assert meta["build"]["heldout"]["sentences"] >= 1000
+    assert "too few" not in err + out and meta["build"]["heldout_too_few"] is None
+
+
 # -- bad input: a clear error naming the file, or a counted skip ----------------------------------------
 
 

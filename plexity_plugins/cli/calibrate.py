@@ -55,8 +55,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for point in clean:
         print(f"{point:>10} {clean[point]:>12.1f}" + (f" {boiler[point]:>12.1f}" if boiler else ""))
     print(f"{'sentences':>10} {len(result.clean):>12}" + (f" {len(result.boilerplate):>12}" if boiler else ""))
-    if len(result.clean) < 1000:
-        print(f"warning: only {len(result.clean)} clean sentences: high percentiles are rough estimates")
+    too_few = result.too_few()
+    if too_few:  # (stderr, as every command's warnings: a script that reads the table still hears it)
+        print(f"plexity calibrate: warning: {too_few}; give more held-out clean text", file=sys.stderr)
 
     def effect(threshold: float) -> str:
         text = f"keeps {100 * result.clean_kept(threshold):.1f}% of the clean sentences"
@@ -75,7 +76,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.write:
         procedure = result.procedure(args.clean, args.boilerplate)
         details = {"clean_sentences": len(result.clean), "boilerplate_sentences": len(result.boilerplate),
-                   "clean_percentiles": clean, "boilerplate_percentiles": boiler}
+                   "clean_percentiles": clean, "boilerplate_percentiles": boiler, "too_few": too_few}
         try:
             path = write_threshold(info, result.threshold, procedure, details, result.threshold_extracted)
         except (ModelError, OSError) as exc:

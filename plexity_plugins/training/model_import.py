@@ -194,13 +194,16 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
     if calibrate_files:
         result = calibrate(PerplexityScorer(directory, threshold=1.0, language_check=False), calibrate_files)
         procedure = result.procedure(list(map(str, calibrate_files)), [])
+        if result.too_few():
+            report(f"warning: --calibrate: {result.too_few()}; give more held-out clean text")
         if threshold is not None or threshold_extracted is not None:
             report("--threshold/--threshold-extracted given: --calibrate only reports its suggestion "
                    f"({result.threshold} / {result.threshold_extracted})")
         else:
             write_threshold(resolve(directory), result.threshold, procedure,
                             {"clean_sentences": len(result.clean),
-                             "clean_percentiles": thresholds.percentile_report(result.clean)},
+                             "clean_percentiles": thresholds.percentile_report(result.clean),
+                             "too_few": result.too_few()},
                             result.threshold_extracted)
     info = resolve(directory)
     return ImportResult(info, directory, oov_share, len(sentences), warnings)

@@ -81,6 +81,24 @@ def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERC
 
 
 
+def percentile_minimum(percentile: float) -> int:
+    """The fewest values of which `percentile` is measured: one of them lies above it (100 for the 99th, 1,000
+    for the 99.9th). Of fewer, statistics.quantiles (the "exclusive" method) extrapolates it past the highest."""
+    return math.ceil(round(100 / (100 - percentile), 6))
+
+
+def too_few_for(count: int, percentiles: dict[str, float]) -> str | None:
+    """Why `count` sentences are too few for these percentiles ({"threshold": 99, ...}), one line; None if enough.
+    The caller adds what to do (`plexity train`: a larger corpus, --holdout-every; calibrate: more text)."""
+    short = {name: p for name, p in percentiles.items() if count < percentile_minimum(p)}
+    if not short:
+        return None
+    needs = " and ".join(f"{name} (the {p:g}th percentile needs {percentile_minimum(p):,})"
+                         for name, p in short.items())
+    return (f"{count:,} sentences are too few for {needs}: with fewer, no sentence lies above the percentile, "
+            f"which is extrapolated past the highest perplexity, not measured")
+
+
 # -- calibration ------------------------------------------------------------------------------------
 
 
@@ -119,6 +137,11 @@ class Calibration:
         best = max(sorted(set(clean) | set(boilerplate)), key=balanced)  # ties: the lowest
         return round(best, 1)
 
+    def too_few(self) -> str | None:
+        """Why the clean sentences are too few for the percentiles asked (`too_few_for`), or None."""
+        return too_few_for(len(self.clean), {"threshold": self.percentile,
+                                             "threshold_extracted": self.percentile_extracted})
+
     def procedure(self, clean_files: list[str], boilerplate_files: list[str]) -> str:
         text = (f"threshold: {self.percentile:g}th, threshold_extracted: {self.percentile_extracted:g}th "
                 f"percentile of the perplexities of {len(self.clean)} clean sentences "
@@ -129,6 +152,8 @@ class Calibration:
             above_extracted = sum(p > self.threshold_extracted for p in self.boilerplate)
             text += (f"; {above} and {above_extracted} of {len(self.boilerplate)} boilerplate sentences "
                      f"({', '.join(Path(f).name for f in boilerplate_files)}) lie above them")
+        if self.too_few():  # (the model's card says how far its threshold can be trusted)
+            text += f"; {self.too_few()}"
         return text
 
 

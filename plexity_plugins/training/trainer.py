@@ -88,7 +88,8 @@ class TrainResult:
     def summary(self) -> str:
         skipped = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.skipped.items())) or "none"
         threshold = (f"{self.info.threshold} (threshold_extracted {self.info.threshold_extracted}; from "
-                     f"{self.heldout_sentences:,} held-out sentences)"
+                     f"{self.heldout_sentences:,} held-out sentences"
+                     + (": too few, extrapolated" if self.info.build.get("heldout_too_few") else "") + ")"
                      if self.info.threshold else "none: set one with `plexity calibrate --write`")
         steps = ", ".join(f"{k} {v:.1f}s" for k, v in self.steps.items())
         return "\n".join([
@@ -383,11 +384,18 @@ class ModelTrainer:
             values = [scorer.perplexity(line) for i, line in enumerate(f) if i % stride == 0]
         info.threshold = thresholds.percentile_threshold(values, self.percentile)
         info.threshold_extracted = thresholds.percentile_threshold(values, self.percentile_extracted)
+        too_few = thresholds.too_few_for(len(values), {"threshold": self.percentile,
+                                                       "threshold_extracted": self.percentile_extracted})
         info.threshold_procedure = (
             f"threshold: {self.percentile:g}th, threshold_extracted: {self.percentile_extracted:g}th percentile "
             f"of the perplexities of {len(values)} held-out sentences ({heldout['documents']} documents, 1 in "
             f"{self.holdout_every} by CRC-32 of the document id, never trained on"
-            + (f"; every {stride}th of {sentences} sentences scored" if stride > 1 else "") + ")")
+            + (f"; every {stride}th of {sentences} sentences scored" if stride > 1 else "") + ")"
+            + (f"; {too_few}" if too_few else ""))
         info.build["heldout_percentiles"] = thresholds.percentile_report(values)
+        info.build["heldout_too_few"] = too_few
+        if too_few:
+            self.report(f"warning: held out: {too_few}; give a larger corpus, or a smaller --holdout-every "
+                        f"(now {self.holdout_every}: 1 document in {self.holdout_every} held out)")
 
 
