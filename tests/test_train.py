@@ -233,6 +233,43 @@ def test_a_threshold_from_too_few_held_out_sentences_is_warned_of_and_recorded_i
     assert "too few" not in err + out and meta["build"]["heldout_too_few"] is None
 
 
+def test_a_killed_runs_staging_and_work_folders_are_removed_by_the_next_run_and_a_live_runs_are_not(
+        capsys, model_dir, tmp_path):
+    # Before: `plexity train` killed with SIGKILL left .news.partial-* (the half-made model) and .news.work-* (the
+    # training text and ARPA file: GBs for the BNC) in the model folder, and every later run left them there.
+    import os
+    import subprocess
+    import sys
+    import time
+    from plexity_plugins.io.atomic_files import remove_stale_folders
+
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"The council met on day {i} and approved plan {i % 977} for the library.\n"
+                           for i in range(300_000)))
+    killed = subprocess.Popen([sys.executable, "-m", "plexity_plugins.cli", "train", "--corpus", "text", "--order",
+                               "2", "--name", "news", *SMALL, str(big)], env={**os.environ},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(model_dir.glob(".news.*.lock"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        staging, work = sorted(p for p in model_dir.glob(".news.*") if p.is_dir())
+        assert staging.name.startswith(".news.partial-") and work.name.startswith(".news.work-")
+        assert remove_stale_folders(model_dir, ".news.partial-") == [] and staging.is_dir()  # (a live run's)
+    finally:
+        killed.kill()
+        killed.wait()
+    assert staging.is_dir() and work.is_dir()  # (SIGKILL: nothing of ours ran to remove them)
+    small = tmp_path / "small.txt"
+    small.write_text("The council approved the budget.\nThe library opens in the spring.\n" * 50)
+    code, out, err = main(["train", "-S", "64M", "--corpus", "text", "--order", "2", "--name", "news", str(small)]), \
+        *capsys.readouterr()
+    assert code == 0, err
+    assert f"plexity train: removed the staging folder {staging}, left by a run that was killed" in err.splitlines()
+    assert f"plexity train: removed the work folder {work}, left by a run that was killed" in err.splitlines()
+    assert [p.name for p in model_dir.iterdir()] == ["news"]
+
+
 # -- bad input: a clear error naming the file, or a counted skip ----------------------------------------
 
 

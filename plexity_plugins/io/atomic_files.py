@@ -13,11 +13,15 @@ it into the one line every front end prints before it stops with a non-zero stat
 from __future__ import annotations
 
 import contextlib
+import glob
+import logging
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+logger = logging.getLogger(__name__)
 
 PART_PREFIX = "."
 PART_SUFFIX = ".part"
@@ -81,19 +85,101 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
         f.write(data)
 
 
+LOCK_SUFFIX = ".lock"
+
+
 @contextlib.contextmanager
-def staged_folder(dest: Path) -> Iterator[Path]:
+def owned_folder(parent: Path, prefix: str) -> Iterator[Path]:
+    """A new folder ``parent/prefixXXXXXXXX`` for the block, removed when it ends (if still there), and owned
+    meanwhile: its lock file beside it (``prefixXXXXXXXX.lock``) holds an exclusive flock, which the kernel
+    lets go when this process ends, however it ends.  So a folder a SIGKILLed run left is told from one a live
+    run works in (`remove_stale_folders`).  The lock file is made and locked before the folder exists."""
+    import fcntl
+
+    parent.mkdir(parents=True, exist_ok=True)
+    fd, lock_name = tempfile.mkstemp(prefix=prefix, suffix=LOCK_SUFFIX, dir=parent)
+    lock = Path(lock_name)
+    folder = lock.with_name(lock.name.removesuffix(LOCK_SUFFIX))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # (uncontended: the name is new)
+        folder.mkdir(mode=0o700)  # (as mkdtemp: its random name is the lock's, unique in parent)
+        try:
+            yield folder
+        finally:
+            if folder.exists():
+                shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        os.close(fd)
+
+
+def remove_stale_folders(parent: Path, prefix: str) -> list[Path]:
+    """Remove the `owned_folder`s of `prefix` in `parent` whose owner is gone (a run killed with SIGKILL, or
+    by the out-of-memory killer, leaves its folder and lock file): those whose lock file nobody holds.  A
+    folder without a lock file is not ours (or is being made) and is left.  Returns the folders removed."""
+    import fcntl
+
+    removed = []
+    try:
+        locks = sorted(parent.glob(f"{glob.escape(prefix)}*{LOCK_SUFFIX}"))  # (a model's name may hold "[")
+    except OSError:
+        return removed
+    for lock in locks:
+        try:
+            fd = os.open(lock, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        except OSError:  # (removed meanwhile by its owner, or not ours to open)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # (held: a live run's)
+            os.close(fd)
+            continue
+        try:
+            folder = lock.with_name(lock.name.removesuffix(LOCK_SUFFIX))
+            # (a lock without its folder may be one a run has just made and not yet locked: left, as harmless)
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+        finally:
+            os.close(fd)
+    return removed
+
+
+@contextlib.contextmanager
+def staged_folder(dest: Path, report=None) -> Iterator[Path]:
     """A folder made beside `dest` (``.NAME.partial-*``) for a block to build in, moved to `dest` when the block
     ends without error, replacing what was there only then, and removed when it does not: no half-made
-    folder under `dest`'s name, and an installed one kept until its replacement is complete."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
-    staging.chmod(0o755)  # (mkdtemp's 0700 would hide a shared model directory from other users)
-    try:
+    folder under `dest`'s name, and an installed one kept until its replacement is complete.  A staging folder
+    of `dest` that a killed run left is removed first, and said to `report` (else logged)."""
+    prefix = f".{dest.name}.partial-"
+    remove_stale(dest.parent, prefix, "staging folder", report)
+    with owned_folder(dest.parent, prefix) as staging:
+        staging.chmod(0o755)  # (0700 would hide a shared model directory from other users)
         yield staging
         if dest.exists():
             shutil.rmtree(dest)
         staging.rename(dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+
+
+def remove_stale(parent: Path, prefix: str, what: str, report=None) -> None:
+    """`remove_stale_folders`, each folder removed said in one line to `report` (else logged); so is each folder
+    of `prefix` without a lock file (an older version's, or not ours), which is left as it is."""
+    def say(message: str) -> None:
+        if report is not None:
+            report(message)
+        else:
+            logger.info("%s", message)
+
+    for folder in remove_stale_folders(parent, prefix):
+        say(f"removed the {what} {folder}, left by a run that was killed")
+    with contextlib.suppress(OSError):
+        for folder in sorted(parent.glob(f"{glob.escape(prefix)}*")):
+            if folder.name.endswith(LOCK_SUFFIX):
+                continue
+            lock = folder.with_name(folder.name + LOCK_SUFFIX)
+            if folder.is_dir() and not lock.exists():  # (ours have their lock file made before them)
+                say(f"left the {what} {folder}: it has no lock file, so whether a run still uses it is unknown "
+                    f"(remove it if none does)")

@@ -147,7 +147,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
     # Made in a staging folder and moved into place when complete, as `plexity train` installs: no half-imported
     # model left behind, and with --force the installed one replaced only then (a --calibrate file mistyped,
     # or refused, had deleted it).
-    with staged_folder(directory) as staging:
+    with staged_folder(directory, report) as staging:
         result = _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
                           threshold_extracted, document_threshold, copy, staging, licence, report,
                           calibrate, write_threshold)

@@ -15,7 +15,6 @@ import logging
 import resource
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import __version__
 from . import kenlm_tools, thresholds
-from ..io.atomic_files import staged_folder
+from ..io.atomic_files import owned_folder, remove_stale, staged_folder
 from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
 
 logger = logging.getLogger(__name__)
@@ -194,7 +193,7 @@ class ModelTrainer:
         dest = self.destination
         if dest.exists() and not self.force:
             raise TrainError(f"model '{self.name}' already exists in {dest}: pass --force to replace it")
-        with staged_folder(dest) as staging:  # (moved into place when complete)
+        with staged_folder(dest, self.report) as staging:  # (moved into place when complete)
             result = self._build(staging, started)
         result.directory = dest
         result.info.path = str(dest / "model.bin")
@@ -205,8 +204,9 @@ class ModelTrainer:
         steps: dict[str, float] = {}
         work_parent = Path(self.temp_dir).expanduser() if self.temp_dir else staging.parent
         work_parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=f".{self.name}.work-", dir=work_parent) as work:
-            work = Path(work)
+        # (owned, as the staging folder: a killed run's training text and ARPA file, GBs, are removed by the next)
+        remove_stale(work_parent, f".{self.name}.work-", "work folder", self.report)
+        with owned_folder(work_parent, f".{self.name}.work-") as work:
             text_path, heldout_path, arpa_path = work / "train.txt", work / "heldout.txt", work / "model.arpa"
             skips = SkipLog(staging / DROPPED_FILE if self.write_dropped else None)
             reader = make_reader(self.corpus, self.inputs, skips, self.skip_bad_files, self.written_only)
