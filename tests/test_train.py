@@ -270,6 +270,22 @@ def test_a_killed_runs_staging_and_work_folders_are_removed_by_the_next_run_and_
     assert [p.name for p in model_dir.iterdir()] == ["news"]
 
 
+@pytest.mark.parametrize("under", [False, True])
+def test_a_temp_dir_that_is_a_file_is_refused_in_one_line_naming_the_option(capsys, model_dir, tmp_path, under):
+    # Before: "plexity train: error: FILE is a file, where a folder is needed: give another path, or move the
+    # file", which named no option, after the staging folder was made.
+    scratch = tmp_path / "scratch.txt"
+    scratch.write_text("not a folder\n")
+    given = scratch / "work" if under else scratch
+    code, _, err = train(capsys, "--corpus", "text", "--order", "2", "--name", "news", "--temp-dir", given,
+                         FIXTURES / "bnc")
+    where = f"is under {scratch}, which is" if under else "is"
+    assert code == 2 and err.splitlines() == [
+        f"plexity train: error: --temp-dir {given} {where} a file, not a folder: give a folder for the training text, "
+        f"the ARPA file and lmplz's sort files (default: beside the model)"]
+    assert list(model_dir.iterdir()) == []
+
+
 # -- bad input: a clear error naming the file, or a counted skip ----------------------------------------
 
 

@@ -28,7 +28,7 @@ from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInf
 logger = logging.getLogger(__name__)
 
 from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, input_paths, make_reader
-from ..errors import CorpusError, TrainError
+from ..errors import CorpusError, TrainError, is_disk_full
 from ..text.language import checked_language_code
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
@@ -66,6 +66,22 @@ def check_model_name(name: str) -> None:
         raise TrainError(f"invalid model name {name!r}: use letters, digits, '-', '_' or '.'")
     if name in (DEFAULT_MODEL, "default") or (EMBEDDED_DIR / name).is_dir():
         raise TrainError(f"'{name}' is the embedded model's name, which always takes precedence: choose another")
+
+
+def _checked_temp_dir(temp_dir: str | Path | None) -> Path | None:
+    """--temp-dir as a folder path, refused now (before the corpus is read) when it, or a folder on its way, is a
+    file: as --output-dir is (`install_dir`), in one line naming the option."""
+    if not temp_dir:
+        return None
+    path = Path(temp_dir).expanduser()
+    for folder in (path, *path.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                where = "is" if folder == path else f"is under {folder}, which is"
+                raise TrainError(f"--temp-dir {temp_dir} {where} a file, not a folder: give a folder for the "
+                                 f"training text, the ARPA file and lmplz's sort files (default: beside the model)")
+            break
+    return path
 
 
 @dataclass
@@ -172,7 +188,7 @@ class ModelTrainer:
                              f"2 or more (0: none held out, and no default threshold)")
         self.corpus, self.inputs, self.name, self.order = corpus, input_paths(inputs), name, order
         self.written_only = written_only
-        self.memory, self.prune, self.temp_dir = memory, prune, temp_dir
+        self.memory, self.prune, self.temp_dir = memory, prune, _checked_temp_dir(temp_dir)
         self.discount_fallback, self.quantize_bits = discount_fallback, quantize_bits
         self.holdout_every, self.percentile = holdout_every, percentile
         self.percentile_extracted = percentile_extracted
@@ -202,8 +218,14 @@ class ModelTrainer:
 
     def _build(self, staging: Path, started: float) -> TrainResult:
         steps: dict[str, float] = {}
-        work_parent = Path(self.temp_dir).expanduser() if self.temp_dir else staging.parent
-        work_parent.mkdir(parents=True, exist_ok=True)
+        work_parent = self.temp_dir or staging.parent
+        try:
+            work_parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # (a bare "[Errno 2] No such file or directory: '/proc/x'" named no option)
+            if not self.temp_dir or is_disk_full(exc):
+                raise
+            raise TrainError(f"--temp-dir {self.temp_dir}: cannot make the folder ({exc.strerror or exc}): give a "
+                             f"folder this user may write to") from None
         # (owned, as the staging folder: a killed run's training text and ARPA file, GBs, are removed by the next)
         remove_stale(work_parent, f".{self.name}.work-", "work folder", self.report)
         with owned_folder(work_parent, f".{self.name}.work-") as work:
