@@ -551,12 +551,25 @@ class PerplexityFilterPipeline:
             write(*args)
         except OSError as exc:
             self._dropped_log_failed(exc)
+        if self._dropped.given_up:
+            self.stats.set_value(STATS_PREFIX + "dropped_rows_not_written", self._dropped.rows_not_written)
 
     def _dropped_log_failed(self, exc: OSError) -> None:
         """PLEXITY_DROPPED_FILE could not be written: a full disk closes the crawl (reason
-        ``plexity_disk_full``) with one line; the file is not left under its name, incomplete."""
+        ``plexity_disk_full``) with one line; the file is not left under its name, incomplete.  Another
+        error (its folder removed, made read-only, a file size limit) is said once, in one line, and
+        the crawl goes on cleaning items without the file: its rows are counted in the stats
+        (``plexity/dropped_rows_not_written``; ``plexity/dropped_file_error`` says why), where every
+        item failed with a traceback before."""
         if not is_disk_full(exc):
-            raise exc
+            self._dropped.give_up()
+            why = (exc.strerror or str(exc)).lower()
+            message = (f"PLEXITY_DROPPED_FILE {self.dropped_file} cannot be written ({why}): the crawl goes on "
+                       f"without it, its dropped rows counted in plexity/dropped_rows_not_written")
+            self.stats.set_value(STATS_PREFIX + "dropped_file_error", message)
+            self.stats.set_value(STATS_PREFIX + "dropped_rows_not_written", self._dropped.rows_not_written)
+            logger.error("plexity: %s", message)
+            return
         self._dropped.close(complete=False)
         self._dropped = DroppedLog(None)
         message = f"{disk_full_message(exc, self.dropped_file)}; {self.dropped_file} was not written"

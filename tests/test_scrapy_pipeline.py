@@ -548,6 +548,72 @@ def test_the_dropped_file_lists_every_dropped_sentence_and_item_with_its_reason(
                            "detail": "field 'html' holds int, not str or bytes"}
 
 
+def test_a_dropped_file_whose_folder_is_removed_mid_crawl_is_one_error_and_a_count_not_a_traceback(tmp_path,
+                                                                                                    caplog):
+    # Before: closing the spider raised FileNotFoundError (its .part file could not be renamed): Scrapy's traceback.
+    import shutil
+
+    folder = tmp_path / "out"
+    pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(folder / "dropped.jsonl"))
+    run(pipeline, {"url": "http://a", "html": PAGE})
+    shutil.rmtree(folder)
+    with caplog.at_level("WARNING", logger="plexity_plugins.scrapy"):
+        assert ARTICLE[0] in run(pipeline, {"url": "http://b", "html": PAGE})["text"]
+        pipeline.close_spider()
+    message = (f"PLEXITY_DROPPED_FILE {folder / 'dropped.jsonl'} cannot be written (no such file or directory): "
+               f"the crawl goes on without it, its dropped rows counted in plexity/dropped_rows_not_written")
+    assert [r.getMessage() for r in caplog.records] == [f"plexity: {message}"]
+    assert stats(pipeline)["dropped_file_error"] == message
+    assert stats(pipeline)["dropped_rows_not_written"] == 2 * len(BOILERPLATE)  # (both items' rows: none written)
+    assert not folder.exists()
+
+
+DROPPED_FILE_OVER_A_SIZE_LIMIT = """
+import asyncio, json, logging, resource, signal, sys
+from scrapy.exceptions import DropItem
+from scrapy.utils.test import get_crawler
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags",
+                                     "PLEXITY_DROPPED_FILE": sys.argv[1]})
+pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+pipeline.open_spider()
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (then a write past the limit fails with EFBIG)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+page = sys.stdin.read()
+texts = []
+for n in range(40):
+    texts.append(asyncio.run(pipeline.process_item({"url": f"http://x/{n}", "html": page}))["text"])
+try:
+    asyncio.run(pipeline.process_item({"url": "http://x/int", "html": 7}))
+except DropItem:
+    pass
+pipeline.close_spider()
+print(json.dumps({"texts": texts, "stats": crawler.stats.get_stats()}, default=str))
+"""
+
+
+def test_a_dropped_file_that_cannot_be_written_mid_crawl_leaves_every_item_cleaned_and_counts_its_rows(tmp_path):
+    # Before: once the file's writes failed (here: past a file size limit, EFBIG), every item raised OSError
+    # (Scrapy's traceback, the item lost) for the rest of the crawl.
+    import subprocess
+    import sys
+
+    dropped = tmp_path / "dropped.jsonl"
+    result = subprocess.run([sys.executable, "-c", DROPPED_FILE_OVER_A_SIZE_LIMIT, str(dropped)], input=PAGE,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert len(out["texts"]) == 40 and all(ARTICLE[0] in text for text in out["texts"])
+    errors = [line for line in result.stderr.splitlines() if "ERROR" in line or "Traceback" in line]
+    assert len(errors) == 1 and errors[0].endswith(
+        f"plexity: PLEXITY_DROPPED_FILE {dropped} cannot be written (file too large): the crawl goes on without it, "
+        f"its dropped rows counted in plexity/dropped_rows_not_written")
+    assert out["stats"]["plexity/dropped_rows_not_written"] == 40 * len(BOILERPLATE) + 1  # (+ the int's row)
+    assert list(tmp_path.iterdir()) == []  # (no file under its name, nor its .part)
+
+
 def test_a_url_with_lone_surrogates_is_written_to_the_dropped_file(tmp_path):
     # (a str made with errors="surrogateescape": writing it raised UnicodeEncodeError, the item lost uncounted)
     path = tmp_path / "dropped.jsonl"

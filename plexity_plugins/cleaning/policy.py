@@ -338,7 +338,9 @@ class DroppedLog:
     (``{"source", "reason", "perplexity", "start", "end", "text"}``).
 
     It is written under a temporary name and renamed when closed (`plexity_plugins.io.atomic_files`):
-    ``close(complete=False)`` (a run that did not finish) removes it instead.
+    ``close(complete=False)`` (a run that did not finish) removes it instead.  `give_up` (the file cannot be
+    written, and the run goes on without it: the Scrapy pipeline) removes it too, and from then on the rows
+    are counted in `rows_not_written` instead of being written, as are those it held.
 
     Args:
         path: the file (replaced when closed); None writes nothing (every method is then a no-op).
@@ -349,10 +351,22 @@ class DroppedLog:
 
         self._out = AtomicFile(path, "w") if path else None
         self._file: IO[str] | None = self._out.file if self._out is not None else None
+        self.rows = 0  # given to the file (written, or in its buffer)
+        self.given_up = False
+        self.rows_not_written = 0
 
     @property
     def enabled(self) -> bool:
         return self._file is not None
+
+    def give_up(self) -> None:
+        """The file cannot be written: remove what there is of it (never raises); its rows, and every later one,
+        are `rows_not_written`."""
+        if self._out is not None:
+            out, self._out, self._file = self._out, None, None
+            out.discard()
+        if not self.given_up:
+            self.given_up, self.rows_not_written = True, self.rows
 
     def flush_unfinished(self) -> Path | None:
         """For a run stopped without `close` (a forced shutdown): what was written reaches the temporary file,
@@ -363,17 +377,21 @@ class DroppedLog:
             self._file.flush()
         return self._out.part
 
-    def _write(self, row: dict) -> None:
-        self._file.write(json_line(row))
+    def _write(self, rows: list[dict]) -> None:
+        if self.given_up:
+            self.rows_not_written += len(rows)
+        elif self._file is not None:
+            self.rows += len(rows)  # (counted first: a row whose write fails is one the file lost)
+            for row in rows:
+                self._file.write(json_line(row))
 
     def document(self, source: str, reason: str, detail: str = "") -> None:
-        if self._file is not None:
-            self._write({"source": source, "reason": reason, "detail": detail})
+        if self._file is not None or self.given_up:
+            self._write([{"source": source, "reason": reason, "detail": detail}])
 
     def sentences(self, source: str, result: CleanResult | None) -> None:
-        if self._file is not None:
-            for row in dropped_sentences(result):
-                self._write({"source": source, **row})
+        if self._file is not None or self.given_up:
+            self._write([{"source": source, **row} for row in dropped_sentences(result)])
 
     def close(self, complete: bool = True) -> None:
         """Give the file its name (`complete`), or remove it; a full disk raises here."""
