@@ -499,7 +499,7 @@ class PerplexityFilterPipeline:
         text: str | bytes = value
         decode_replaced = 0  # U+FFFD put in for undecodable bytes, or for a str's lone surrogates
         if self.input_format == "html":
-            # bytes: BOM, then the response's charset (PLEXITY_ENCODING_FIELD), then <meta charset>, else UTF-8
+            # bytes: BOM, then the response's charset (PLEXITY_ENCODING_FIELD), then <meta charset>, else the bytes
             html, decode_replaced = html_text_counted(value, content_type)
             try:
                 text = self.extract(html)

@@ -22,8 +22,9 @@ import pytest
 from plexity_plugins.extractors import decode_html, get_extractor
 
 
-def scrapy_item(html: str | bytes):
-    """(the item, the crawler) of the Scrapy pipeline given one page (`tags`, nothing dropped)."""
+def scrapy_item(html: str | bytes, encoding: str | None = None):
+    """(the item, the crawler) of the Scrapy pipeline given one page (`tags`, nothing dropped), and its
+    Content-Type in the item's `encoding` field if given."""
     from scrapy.utils.test import get_crawler
 
     from plexity_plugins.scrapy import PerplexityFilterPipeline
@@ -33,7 +34,8 @@ def scrapy_item(html: str | bytes):
     pipeline = PerplexityFilterPipeline.from_crawler(crawler)
     pipeline.open_spider()
     try:
-        return asyncio.run(pipeline.process_item({"url": "http://t/cafe", "html": html})), crawler
+        item = {"url": "http://t/cafe", "html": html, **({"encoding": encoding} if encoding else {})}
+        return asyncio.run(pipeline.process_item(item)), crawler
     finally:
         pipeline.close_spider()
 
@@ -105,7 +107,8 @@ def test_every_whatwg_label_names_its_encoding_in_the_header_and_in_the_page(lab
 
 
 # Labels that only Python's codecs know: a browser ignores them, so the next rule decides (the page's own
-# declaration, else UTF-8).  Python's codec decoded them: iso-2022-jp-2's, utf-7's (a markup-hiding encoding).
+# declaration, else the bytes: UTF-8, or windows-1252 when none of them is UTF-8).  Python's codec decoded them:
+# iso-2022-jp-2's, utf-7's (a markup-hiding encoding).
 PYTHON_ONLY = {"iso-2022-jp-2": "議会は新しい図書館の予算を承認した".encode("iso2022_jp_2"),
                "utf-7": "Grüße <p>".encode("utf-7"), "utf-32": "Grüße".encode("utf-32-le"), "cp037": b"\xc1\xc2"}
 
@@ -115,9 +118,10 @@ def test_a_label_the_whatwg_does_not_know_is_no_declaration(label):
     from plexity_plugins.io.decoding import decode_html_replaced
 
     body = PYTHON_ONLY[label]
-    assert decode_html_replaced(body, f"text/html; charset={label}")[:2] == (body.decode("utf-8", "replace"), "utf-8")
+    assert decode_html_replaced(body, f"text/html; charset={label}") == decode_html_replaced(body)  # (no label)
+    assert decode_html_replaced(body)[1] in ("utf-8", "cp1252")  # (the bytes decide: not the label's codec)
     declared = f'<meta charset="{label}">'.encode() + body  # (in the page itself: the same)
-    assert decode_html_replaced(declared)[1] == "utf-8"
+    assert decode_html_replaced(declared)[1] == decode_html_replaced(body)[1]
     # the page's own declaration of a WHATWG label comes next
     latin = '<meta charset="iso-8859-1"><p>Grüße</p>'.encode("cp1252")
     assert decode_html_replaced(latin, f"text/html; charset={label}") == (latin.decode("cp1252"), "cp1252", 0)
@@ -243,11 +247,11 @@ def test_the_web_demo_reads_an_html_files_bytes_the_same_way():
         stop_server(process)
 
 
-# Windows-1252 bytes ("é", "’", "“") and no charset declared anywhere: read as UTF-8, as browsers'
-# last rule says, so each of those bytes is replaced by U+FFFD.
-UNDECLARED_CP1252 = ("<html><body><p>The café on the rue de l’Église said the council’s “new plan” "
-                     "would bring more visitors to the square in the summer months.</p></body></html>").encode("cp1252")
-UNDECLARED_REPLACED = 6  # é ’ É ’ “ ”
+# A UTF-8 page with stray windows-1252 bytes ("’", "É", "“") and no charset declared anywhere: read as UTF-8 (its
+# "é" is UTF-8's), so each stray byte is replaced by U+FFFD.
+UNDECLARED_CP1252 = ("<html><body><p>The café ".encode() + "on the rue de l’Église said the council’s “new plan” "
+                     "would bring more visitors to the square in the summer months.</p></body></html>".encode("cp1252"))
+UNDECLARED_REPLACED = 5  # ’ É ’ “ ”
 
 
 def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_front_end(tmp_path):
@@ -284,6 +288,66 @@ def test_the_characters_replaced_decoding_a_page_are_counted_the_same_in_every_f
     assert item["plexity"]["plexity_replaced_chars"] == UNDECLARED_REPLACED
     assert crawler.stats.get_value("plexity/replaced_chars") == UNDECLARED_REPLACED
     assert item["text"] == documents[0].text  # (and the same text)
+
+
+# A windows-1252 page: its "é" one byte, none of its bytes UTF-8.
+CP1252_PAGE = ("<html><body><p>The café on the rue de l’Église said the council’s “new plan” would bring more "
+               "visitors to the square in the summer months.</p></body></html>")
+
+
+@pytest.mark.parametrize("content_type", ["text/html; charset=x-nonsense", "text/html"])
+def test_a_windows_1252_page_with_an_unknown_label_or_none_is_read_as_windows_1252_in_every_front_end(
+        tmp_path, content_type):
+    """Before: read as UTF-8, its 6 accented letters and quotes U+FFFD, in plexity clean, plexity run's reader and
+    the Scrapy pipeline.  An unknown label is no label (the WHATWG's rule); with none, the HTML standard lets the
+    reader look at the bytes before its default: none of them is UTF-8, so windows-1252, the default of most
+    locales.  (One function decides for every front end: `io.decoding.html_encoding`.)"""
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    body, text = CP1252_PAGE.encode("cp1252"), CP1252_PAGE.removeprefix("<html><body><p>").removesuffix(
+        "</p></body></html>")
+    assert decode_html(body, content_type) == (CP1252_PAGE, "cp1252")
+    (tmp_path / "in").mkdir()
+    write_warc(tmp_path / "in" / "page.warc.gz",
+               [response(WARCWriter(io.BytesIO()), "http://t/cafe", body, content_type)])
+    settings = ["--extractor", "tags", "--method", "regions", "--threshold", "1e12", "--min-chars", "0"]
+
+    # plexity clean
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                          "-o", str(tmp_path / "clean"), "-q", *settings], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())["replaced_chars"] == 0
+    from warcio.archiveiterator import ArchiveIterator
+    with open(tmp_path / "clean" / "page.warc.gz", "rb") as f:
+        [cleaned] = [r.content_stream().read().decode() for r in ArchiveIterator(f) if r.rec_type == "response"]
+    assert cleaned == text
+
+    # plexity run's reader and steps
+    step = PerplexitySentenceFilter(method="regions", threshold=1e12, min_chars=0)
+    [document] = list(step.run(HtmlTagsExtractor().run(WarcHtmlReader(str(tmp_path / "in")).run())))
+    assert document.metadata["charset"] == "cp1252" and document.text == text
+    assert document.metadata["plexity_replaced_chars"] == 0
+
+    # the Scrapy pipeline, given response.body and the Content-Type header
+    item, crawler = scrapy_item(body, content_type)
+    assert item["text"] == text and item["plexity"]["plexity_replaced_chars"] == 0
+
+
+@pytest.mark.parametrize("codec, text", [("cp1251", "Городской совет утвердил бюджет новой библиотеки."),
+                                         ("cp1253", "Το δημοτικό συμβούλιο ενέκρινε τον προϋπολογισμό."),
+                                         ("euc_jp", "議会は新しい図書館の予算を承認した。")])
+def test_an_unlabelled_page_of_another_script_in_a_legacy_encoding_stays_utf_8_its_loss_counted(codec, text):
+    # (windows-1252 would read its letters as Latin ones, "Ãîðîäñêîé", its loss uncounted: the bytes' words hold no
+    # ASCII letter, unlike a Latin-script page's "café")
+    from plexity_plugins.io.decoding import decode_html_replaced
+
+    body = f"<html><body><p>{text}</p></body></html>".encode(codec)
+    for content_type in (None, "text/html; charset=x-nonsense"):
+        _, encoding, replaced = decode_html_replaced(body, content_type)
+        assert encoding == "utf-8" and replaced > 10
 
 
 # A page given as a str whose JSON "\ud800" escapes left lone surrogates: no encoding holds them, and every

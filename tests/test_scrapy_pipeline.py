@@ -346,10 +346,15 @@ def test_binary_bytes_in_the_input_field_are_dropped_saying_what_they_are(kind):
 
 def test_bytes_in_an_undeclared_encoding_are_decoded_with_replacement_and_counted():
     pipeline = make_pipeline(PLEXITY_MIN_CHARS=0)
-    page = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal").encode("latin-1")
-    item = run(pipeline, {"html": page})  # no charset anywhere: UTF-8 with replacement
+    page = PAGE.replace("Monday evening", "Monday evening at the Caf\u00e9 Royal")
+    # no charset anywhere, and UTF-8 (the title's "è") with a stray Latin-1 byte: UTF-8 with replacement
+    mixed = page.replace("Library</title>", "Biblioth\u00e8que</title>").encode().replace(b"\xc3\xa9", b"\xe9")
+    item = run(pipeline, {"html": mixed})
     assert "Caf\ufffd Royal" in item["text"] and ARTICLE[1] in item["text"]
     assert item["plexity"]["plexity_replaced_chars"] == 1 and stats(pipeline)["replaced_chars"] == 1
+    # no charset anywhere, and no byte of it UTF-8: windows-1252, the standard's default for most locales
+    item = run(pipeline, {"html": page.encode("latin-1")})
+    assert "Caf\u00e9 Royal" in item["text"] and item["plexity"]["plexity_replaced_chars"] == 0
 
 
 def test_bytes_with_a_meta_charset_are_decoded_by_it():
@@ -391,8 +396,10 @@ def test_the_encoding_field_is_a_setting():
     page = CAFE_PAGE.encode("windows-1252")
     item = run(make_pipeline(PLEXITY_ENCODING_FIELD="charset"), {"html": page, "charset": "windows-1252"})
     assert "Caf\u00e9 Royal" in item["text"]
-    item = run(make_pipeline(PLEXITY_ENCODING_FIELD=""), {"html": page, "encoding": "windows-1252"})
-    assert "Caf\ufffd Royal" in item["text"]  # none: the bytes alone, UTF-8
+    item = run(make_pipeline(), {"html": page, "encoding": "windows-1251"})
+    assert "Caf\u0439 Royal" in item["text"]  # (read as the field says: Cyrillic)
+    item = run(make_pipeline(PLEXITY_ENCODING_FIELD=""), {"html": page, "encoding": "windows-1251"})
+    assert "Caf\u00e9 Royal" in item["text"]  # none: the bytes alone (none of them UTF-8: windows-1252)
 
 
 @pytest.mark.parametrize("codec", ["cp932", "euc_jp", "big5hkscs", "cp949", "mac-roman"])

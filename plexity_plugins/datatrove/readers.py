@@ -68,7 +68,8 @@ class WarcHtmlReader(BaseDiskReader):
 
     - the charset comes from a byte order mark, then the HTTP Content-Type, then the page's
       ``<meta charset>`` or ``<?xml encoding>`` (UTF-16 or UTF-32 there means UTF-8, as in
-      browsers), else UTF-8, undecodable bytes replaced (``plexity_plugins.extractors.decode_html``,
+      browsers), else UTF-8 (windows-1252 for Latin-script bytes none of which is UTF-8), undecodable
+      bytes replaced (``plexity_plugins.extractors.decode_html``,
       as in every front end);
     - records are read and judged by `plexity_plugins.io.inputs.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,

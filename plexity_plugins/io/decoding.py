@@ -9,7 +9,11 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    found there means UTF-8: bytes that can be read as ASCII to find the declaration are not
    UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1), and x-user-defined there
    windows-1252 (the HTML standard's prescan);
-4. else UTF-8.
+4. else (no label, or one nobody knows) the bytes decide, as the HTML standard lets a browser
+   "autodetect" before its default: UTF-8, unless no non-ASCII byte of the page is part of a UTF-8
+   character and its text reads as a Latin script; then windows-1252, the standard's default for an
+   unlabelled page in most locales (`unlabelled_encoding`).  A UTF-8 page with a few stray bytes stays
+   UTF-8, those bytes U+FFFD; so does a page of another script in a legacy encoding (its loss counted).
 
 A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
 ``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.
@@ -134,9 +138,13 @@ def _whatwg_declared(body: bytes) -> str | None:
     return _whatwg_codec(match.group(1) or match.group(2)) if match else None
 
 
-def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
-    """(Python codec name, or `REPLACEMENT` or `X_USER_DEFINED`; length of the byte order mark) of an HTML
-    body, by the rules above."""
+# What rule 3 or 4 gives a page that declares no encoding (or one nobody knows): the bytes decide
+# (`unlabelled_encoding`), once they are found not to be UTF-8.
+UNLABELLED = "unlabelled"
+
+
+def _labelled_encoding(body: bytes, content_type: str | None) -> tuple[str, int]:
+    """`html_encoding`, with `UNLABELLED` for a page rules 1 to 3 find no encoding for."""
     from w3lib.encoding import read_bom
 
     encoding, bom = read_bom(body)
@@ -150,13 +158,54 @@ def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, in
         return "cp1252", 0
     if encoding and not _wide(encoding):
         return encoding, 0
-    return "utf-8", 0
+    if encoding:  # (UTF-16/32 declared in the page: UTF-8, as the standard's prescan says)
+        return "utf-8", 0
+    return UNLABELLED, 0
+
+
+def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
+    """(Python codec name, or `REPLACEMENT` or `X_USER_DEFINED`; length of the byte order mark) of an HTML
+    body, by the rules above."""
+    encoding, bom = _labelled_encoding(body, content_type)
+    return (unlabelled_encoding(body), bom) if encoding == UNLABELLED else (encoding, bom)
+
+
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def unlabelled_encoding(body: bytes) -> str:
+    """The encoding of a page that declares none (rule 4): "utf-8" if its bytes are UTF-8, or if any of its
+    non-ASCII bytes forms a UTF-8 character (a UTF-8 page with stray bytes: those become U+FFFD, counted);
+    else "cp1252" for Latin-script text (windows-1252: a Latin-1 or windows-1252 page, whose é is one byte,
+    was read as UTF-8, each accented letter a U+FFFD)."""
+    if body.isascii() or native.utf8_text(memoryview(body)) is not None:
+        return "utf-8"
+    return _not_utf8_encoding(body)
+
+
+# A word holding a byte that is a letter in windows-1252 (0xC0-0xFF: À-ÿ).  In a Latin-script page most such
+# words hold an ASCII letter too ("café", "Grüße"); in a page of an 8-bit Cyrillic, Greek, Hebrew or Arabic
+# encoding (or EUC-JP, EUC-KR), whose letters are all such bytes, almost none does.
+_HIGH_WORD = re.compile(rb"[A-Za-z\xc0-\xff]*[\xc0-\xff][A-Za-z\xc0-\xff]*")
+_ASCII_LETTER = re.compile(rb"[A-Za-z]")
+
+
+def _not_utf8_encoding(body: bytes) -> str:
+    """`unlabelled_encoding` of bytes that are not valid UTF-8 (rare: a page that declares nothing): windows-1252
+    for Latin-script text none of whose bytes forms a UTF-8 character; else UTF-8, its bytes U+FFFD and counted,
+    as before (a page of another script in a legacy encoding would be read as windows-1252 letters, its loss
+    uncounted)."""
+    if _NOT_ASCII.search(body.decode("utf-8", "replace").replace("\ufffd", "")) or b"\xef\xbf\xbd" in body:
+        return "utf-8"  # (UTF-8 with stray bytes)
+    words = _HIGH_WORD.findall(body)
+    latin = sum(1 for word in words if _ASCII_LETTER.search(word))
+    return "cp1252" if 2 * latin >= len(words) else "utf-8"
 
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
     """(text, encoding) of an HTML body: BOM, then the Content-Type header, then the page's own
-    declaration (UTF-16/32 there meaning UTF-8), else UTF-8; undecodable bytes become U+FFFD
-    (never raises)."""
+    declaration (UTF-16/32 there meaning UTF-8), else UTF-8 or, for bytes of which none is UTF-8,
+    windows-1252; undecodable bytes become U+FFFD (never raises)."""
     text, encoding, _ = decode_html_replaced(body, content_type)
     return text, encoding
 
@@ -166,7 +215,10 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
     the bytes spelled are not counted): the ``replaced_chars`` every front end counts for a page's bytes."""
     from w3lib.encoding import to_unicode
 
-    encoding, bom = html_encoding(body, content_type)
+    encoding, bom = _labelled_encoding(body, content_type)
+    unlabelled = encoding == UNLABELLED
+    if unlabelled:  # (UTF-8 first: valid, nearly every such page, it is decoded once, below)
+        encoding = "utf-8"
     if encoding == REPLACEMENT:  # (the WHATWG's replacement decoder: one U+FFFD for any bytes, nothing for none)
         return ("\ufffd", encoding, 1) if body else ("", encoding, 0)
     if encoding == X_USER_DEFINED:  # (every byte is a character: nothing replaced)
@@ -178,6 +230,8 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
         text = native.utf8_text(memoryview(body)[bom:])
         if text is not None:
             return text, encoding, 0
+        if unlabelled:
+            encoding = _not_utf8_encoding(body)
     text = to_unicode(body[bom:], encoding)
     return text, encoding, max(0, text.count("\ufffd") - body.count("\ufffd".encode()))
 
