@@ -162,7 +162,8 @@ def test_a_threshold_from_too_few_clean_sentences_is_warned_of_and_recorded_with
                f"perplexity, not measured")
     assert err.splitlines() == [f"plexity calibrate: warning: {too_few}; give more held-out clean text"]
     meta = json.loads((model / "model.json").read_text())
-    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["calibration"]["too_few"] == too_few
+    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["threshold_too_few"] == too_few
+    assert main(["models"]) == 0 and f"    threshold: {too_few}" in capsys.readouterr().out.splitlines()
     # At the 98th percentile 100 sentences suffice for threshold (50 would not).
     assert thresholds.too_few_for(100, {"threshold": 98}) is None
     assert thresholds.too_few_for(49, {"threshold": 98}).startswith("49 sentences are too few for threshold (the 98th")

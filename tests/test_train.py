@@ -222,7 +222,7 @@ def test_a_threshold_from_too_few_held_out_sentences_is_warned_of_and_recorded_i
                f"extrapolated past the highest perplexity, not measured")
     assert (f"plexity train: warning: held out: {too_few}; give a larger corpus, or a smaller --holdout-every "
             f"(now 20: 1 document in 20 held out)") in err.splitlines()
-    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["heldout_too_few"] == too_few
+    assert meta["threshold_procedure"].endswith(f"; {too_few}") and meta["build"]["threshold_too_few"] == too_few
     assert f"from {held} held-out sentences: too few, extrapolated)" in out
     # Holding out 1 document in 2 of 2,400 gives the 99.9th percentile its 1,000 sentences: no warning.
     code, out, err = train(capsys, "--corpus", "text", "--order", "2", "--name", "enough", "--holdout-every", "2",
@@ -230,7 +230,7 @@ def test_a_threshold_from_too_few_held_out_sentences_is_warned_of_and_recorded_i
     assert code == 0, err
     meta = metadata(model_dir, "enough")
     assert meta["build"]["heldout"]["sentences"] >= 1000
-    assert "too few" not in err + out and meta["build"]["heldout_too_few"] is None
+    assert "too few" not in err + out and meta["build"]["threshold_too_few"] is None
 
 
 def test_a_killed_runs_staging_and_work_folders_are_removed_by_the_next_run_and_a_live_runs_are_not(

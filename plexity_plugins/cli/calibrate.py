@@ -76,9 +76,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.write:
         procedure = result.procedure(args.clean, args.boilerplate)
         details = {"clean_sentences": len(result.clean), "boilerplate_sentences": len(result.boilerplate),
-                   "clean_percentiles": clean, "boilerplate_percentiles": boiler, "too_few": too_few}
+                   "clean_percentiles": clean, "boilerplate_percentiles": boiler}
         try:
-            path = write_threshold(info, result.threshold, procedure, details, result.threshold_extracted)
+            path = write_threshold(info, result.threshold, procedure, details, result.threshold_extracted,
+                                   too_few=too_few)
         except (ModelError, OSError) as exc:
             message = path_error_message(exc) if isinstance(exc, OSError) else exc  # (one line, not "[Errno 13] ...")
             print(f"plexity calibrate: error: {message}", file=sys.stderr)

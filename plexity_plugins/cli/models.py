@@ -32,6 +32,8 @@ def cmd_models(args: argparse.Namespace) -> int:
               f"{info.tokenizer_version or '?':15} {info.language or '?'}")
         print(f"    corpus: {info.corpus}")
         print(f"    licence: {info.licence}")
+        if info.threshold and (info.build or {}).get("threshold_too_few"):  # (set from too few sentences)
+            print(f"    threshold: {info.build['threshold_too_few']}")
     installed = {info.name for info in models}
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:

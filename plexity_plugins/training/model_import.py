@@ -202,9 +202,8 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
         else:
             write_threshold(resolve(directory), result.threshold, procedure,
                             {"clean_sentences": len(result.clean),
-                             "clean_percentiles": thresholds.percentile_report(result.clean),
-                             "too_few": result.too_few()},
-                            result.threshold_extracted)
+                             "clean_percentiles": thresholds.percentile_report(result.clean)},
+                            result.threshold_extracted, too_few=result.too_few())
     info = resolve(directory)
     return ImportResult(info, directory, oov_share, len(sentences), warnings)
 

@@ -227,9 +227,10 @@ def metadata_path(info: ModelInfo) -> Path:
 
 
 def write_threshold(info: ModelInfo, threshold: float, procedure: str, details: dict | None = None,
-                    threshold_extracted: float | None = None) -> Path:
+                    threshold_extracted: float | None = None, too_few: str | None = None) -> Path:
     """Store `threshold` (and `threshold_extracted`) as the model's defaults in its metadata
-    file; every other field is kept."""
+    file; every other field is kept.  `too_few`: why its sentences were too few for the percentiles
+    (`too_few_for`), kept as ``build.threshold_too_few`` (None: enough), as `plexity train` keeps its own."""
     json_path = metadata_path(info)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     previous = {"previous_threshold": data.get("threshold"),
@@ -240,6 +241,7 @@ def write_threshold(info: ModelInfo, threshold: float, procedure: str, details: 
     data["threshold_procedure"] = procedure
     build = data.setdefault("build", {})
     build["calibration"] = {**previous, **(details or {})}
+    build["threshold_too_few"] = too_few  # (the threshold's own: an earlier one's no longer applies)
     tmp = json_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(json_path)

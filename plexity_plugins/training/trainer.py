@@ -104,7 +104,7 @@ class TrainResult:
         skipped = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.skipped.items())) or "none"
         threshold = (f"{self.info.threshold} (threshold_extracted {self.info.threshold_extracted}; from "
                      f"{self.heldout_sentences:,} held-out sentences"
-                     + (": too few, extrapolated" if self.info.build.get("heldout_too_few") else "") + ")"
+                     + (": too few, extrapolated" if self.info.build.get("threshold_too_few") else "") + ")"
                      if self.info.threshold else "none: set one with `plexity calibrate --write`")
         steps = ", ".join(f"{k} {v:.1f}s" for k, v in self.steps.items())
         return "\n".join([
@@ -415,7 +415,7 @@ class ModelTrainer:
             + (f"; every {stride}th of {sentences} sentences scored" if stride > 1 else "") + ")"
             + (f"; {too_few}" if too_few else ""))
         info.build["heldout_percentiles"] = thresholds.percentile_report(values)
-        info.build["heldout_too_few"] = too_few
+        info.build["threshold_too_few"] = too_few  # (`plexity models` shows it)
         if too_few:
             self.report(f"warning: held out: {too_few}; give a larger corpus, or a smaller --holdout-every "
                         f"(now {self.holdout_every}: 1 document in {self.holdout_every} held out)")
