@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,8 @@ def owned_folder(parent: Path, prefix: str) -> Iterator[Path]:
 def remove_stale_folders(parent: Path, prefix: str) -> list[Path]:
     """Remove the `owned_folder`s of `prefix` in `parent` whose owner is gone (a run killed with SIGKILL, or
     by the out-of-memory killer, leaves its folder and lock file): those whose lock file nobody holds.  A
-    folder without a lock file is not ours (or is being made) and is left.  Returns the folders removed."""
+    folder without a lock file is not one (an older version's, another program's) and is left.  Returns the
+    folders removed."""
     import fcntl
 
     removed = []
@@ -149,7 +150,7 @@ def remove_stale_folders(parent: Path, prefix: str) -> list[Path]:
 
 
 @contextlib.contextmanager
-def staged_folder(dest: Path, report=None) -> Iterator[Path]:
+def staged_folder(dest: Path, report: Callable[[str], None] | None = None) -> Iterator[Path]:
     """A folder made beside `dest` (``.NAME.partial-*``) for a block to build in, moved to `dest` when the block
     ends without error, replacing what was there only then, and removed when it does not: no half-made
     folder under `dest`'s name, and an installed one kept until its replacement is complete.  A staging folder
@@ -164,7 +165,7 @@ def staged_folder(dest: Path, report=None) -> Iterator[Path]:
         staging.rename(dest)
 
 
-def remove_stale(parent: Path, prefix: str, what: str, report=None) -> None:
+def remove_stale(parent: Path, prefix: str, what: str, report: Callable[[str], None] | None = None) -> None:
     """`remove_stale_folders`, each folder removed said in one line to `report` (else logged); so is each folder
     of `prefix` without a lock file (an older version's, or not ours), which is left as it is."""
     def say(message: str) -> None:
