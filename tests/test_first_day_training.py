@@ -232,6 +232,38 @@ def test_a_quiet_train_still_warns_of_a_language_its_text_contradicts(tmp_path, 
     assert "reading" not in result.stderr  # (the steps stay quiet)
 
 
+def test_a_train_killed_with_sigkill_takes_lmplz_with_it(tmp_path, corpus):
+    """Before, SIGKILL (the out-of-memory killer; no handler sees it) left lmplz running, orphaned, with its share
+    of memory, writing into a work folder that the next run removes.  Here an lmplz that takes long (a stand-in)."""
+    tools = tmp_path / "kenlm"
+    tools.mkdir()
+    (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
+    (tools / "lmplz").chmod(0o755)
+    (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "build_binary").chmod(0o755)
+    env = {**os.environ, "PLEXITY_MODEL_DIR": str(tmp_path / "models"), "PLEXITY_KENLM_BIN": str(tools)}
+    process = subprocess.Popen([sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "2",
+                                "--name", "news", "--quiet", str(corpus)], env=env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not children(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [lmplz] = children(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{lmplz}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    orphaned = Path(f"/proc/{lmplz}").exists()
+    if orphaned:  # (not left running after the test)
+        os.kill(lmplz, signal.SIGKILL)
+    assert not orphaned
+    # (its folders stay, their locks free: the next run removes them, tests/test_train.py)
+    left = sorted(p.name.split("-")[0] for p in (tmp_path / "models").iterdir() if p.is_dir())
+    assert left == [".news.partial", ".news.work"]
+
+
 def other_warnings(result) -> list[str]:
     """stderr's lines but the warning that the (small) test corpus held out too few sentences for the threshold."""
     return [line for line in result.stderr.splitlines() if not line.startswith("plexity train: warning: held out: ")]

@@ -22,6 +22,7 @@ from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
 from ..errors import KenLMToolFailed, KenLMToolsMissing, TrainError
 from ..runtime.extras import kenlm_tools_install_command
+from ..runtime.lifetime import dying_with_this_process
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +179,8 @@ def _run(cmd: list[str]) -> ToolRun:
     logger.info("running %s", " ".join(cmd))
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        # (dies with us: a SIGKILL to plexity, which no handler sees, left lmplz running with its share of RAM)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=dying_with_this_process())
         try:  # wait4 rather than wait: it also gives the child's own peak memory.
             _pid, status, usage = os.wait4(proc.pid, 0)
         except BaseException:  # (Ctrl-C or SIGTERM to us alone: the tool would go on, with 20% of RAM, writing
