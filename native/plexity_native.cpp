@@ -1658,6 +1658,31 @@ Py_ssize_t raw_end(const C *s, Py_ssize_t n, const std::string &name, Py_ssize_t
   return n;
 }
 
+// nesting.tag_name: how HTML's tokenizer reads the "<" at `lt` (with a character after it), for the tag walkers
+// (nesting_walk, markup_walk): a tag whose name is [*first, the end returned), *closing for an end tag; or *first
+// -1 and where the walk goes on, past what is not a tag (a comment, a bogus comment to the next ">", a "<" that
+// opens nothing).
+template <typename C>
+Py_ssize_t tag_name(const C *s, Py_ssize_t n, Py_ssize_t lt, Py_ssize_t *first, bool *closing) {
+  *first = -1;
+  *closing = false;
+  if (lt + 4 <= n && s[lt + 1] == '!' && s[lt + 2] == '-' && s[lt + 3] == '-') return comment_end(s, n, lt + 4);
+  const Py_UCS4 c = s[lt + 1];
+  const Py_ssize_t start = c == '/' ? lt + 2 : lt + 1;
+  if (start >= n || !ascii_letter(s[start])) {
+    if (c == '!' || c == '?' || c == '/') {  // a bogus comment, to the next ">"
+      const Py_ssize_t close = find_char(s, n, lt + 1, '>');
+      return close < 0 ? n : close + 1;
+    }
+    return lt + 1;
+  }
+  Py_ssize_t end = start;
+  while (end < n && !name_end(s[end])) ++end;
+  *first = start;
+  *closing = c == '/';
+  return end;
+}
+
 // One pass of nesting._walk: the depth (`flatten` false), or the pieces kept (`kept`: [start, end)
 // ranges of the page, and -1 -1 for a "<br>").
 template <typename C>
@@ -1692,26 +1717,15 @@ Py_ssize_t nesting_walk(const C *s, Py_ssize_t n, Py_ssize_t limit, bool flatten
   while (true) {
     const Py_ssize_t lt = find_char(s, n, at, '<');
     if (lt < 0 || lt + 1 >= n) break;
-    if (lt + 4 <= n && s[lt + 1] == '!' && s[lt + 2] == '-' && s[lt + 3] == '-') {
-      at = comment_end(s, n, lt + 4);
-      continue;
-    }
     // (a CDATA section ends at "]]>" in <svg> and <math>; elsewhere it is a bogus comment, to the next ">")
     if (!flatten && foreign > 0 && starts_with_ascii(s, n, lt, "<![CDATA[")) return unknown;
-    const Py_UCS4 c = s[lt + 1];
-    const bool closing = c == '/';
-    const Py_ssize_t first = closing ? lt + 2 : lt + 1;
-    if (first >= n || !ascii_letter(s[first])) {
-      if (c == '!' || c == '?' || closing) {
-        const Py_ssize_t close = find_char(s, n, lt + 1, '>');
-        at = close < 0 ? n : close + 1;
-      } else {
-        at = lt + 1;
-      }
+    Py_ssize_t first;
+    bool closing;
+    const Py_ssize_t end_of_name = tag_name(s, n, lt, &first, &closing);
+    if (first < 0) {
+      at = end_of_name;
       continue;
     }
-    Py_ssize_t end_of_name = first;
-    while (end_of_name < n && !name_end(s[end_of_name])) ++end_of_name;
     name.clear();
     for (Py_ssize_t k = first; k < end_of_name; ++k) append_code_point(name, s[k]);
     bool closes_itself;
@@ -1874,24 +1888,13 @@ Py_ssize_t markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize
   while (true) {
     const Py_ssize_t lt = find_char(s, n, at, '<');
     if (lt < 0 || lt + 1 >= n) break;
-    if (lt + 4 <= n && s[lt + 1] == '!' && s[lt + 2] == '-' && s[lt + 3] == '-') {
-      at = comment_end(s, n, lt + 4);
+    Py_ssize_t first;
+    bool closing;
+    const Py_ssize_t end_of_name = tag_name(s, n, lt, &first, &closing);
+    if (first < 0) {
+      at = end_of_name;
       continue;
     }
-    const Py_UCS4 c = s[lt + 1];
-    const bool closing = c == '/';
-    const Py_ssize_t first = closing ? lt + 2 : lt + 1;
-    if (first >= n || !ascii_letter(s[first])) {
-      if (c == '!' || c == '?' || closing) {  // a bogus comment, to the next ">"
-        const Py_ssize_t close = find_char(s, n, lt + 1, '>');
-        at = close < 0 ? n : close + 1;
-      } else {
-        at = lt + 1;
-      }
-      continue;
-    }
-    Py_ssize_t end_of_name = first;
-    while (end_of_name < n && !name_end(s[end_of_name])) ++end_of_name;
     Py_ssize_t cut;
     const char *ending;
     at = attributes_end(s, n, end_of_name, attributes, &cut, &ending);

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from ..errors import ExtractionError
 from ..runtime import native
-from .nesting import RAW, _raw_end, attribute_end, comment_end
+from .nesting import RAW, _raw_end, attribute_end, tag_name
 
 # Attributes of one element kept for the third-party parsers: 5 times the most of any development page.
 MAX_ATTRIBUTES = 1_000
@@ -89,21 +89,10 @@ def _walk(html: str, attributes: int, tags: int) -> tuple[list[str], int]:
         lt = html.find("<", at)
         if lt < 0 or lt + 1 >= n:
             break
-        if html.startswith("<!--", lt):
-            at = comment_end(html, lt + 4)
+        first, end_of_name, closing = tag_name(html, lt)
+        if first < 0:
+            at = end_of_name
             continue
-        closing = html[lt + 1] == "/"
-        first = lt + 2 if closing else lt + 1
-        if first >= n or not ("a" <= html[first] <= "z" or "A" <= html[first] <= "Z"):
-            if html[lt + 1] in "!?" or closing:  # a bogus comment, to the next ">"
-                close = html.find(">", lt + 1)
-                at = n if close < 0 else close + 1
-            else:
-                at = lt + 1
-            continue
-        end_of_name = first
-        while end_of_name < n and html[end_of_name] not in _SPACE and html[end_of_name] not in "/>":
-            end_of_name += 1
         at, cut, ending = _attributes(html, end_of_name, attributes)
         if cut >= 0:  # (a tag the page's end cuts short stays unended: the tokenizer drops it)
             pieces.append(html[copied:cut] + ending)

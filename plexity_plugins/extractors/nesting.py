@@ -130,6 +130,27 @@ def comment_end(html: str, at: int) -> int:
     return end + (3 if html.startswith("-->", end) else 4)
 
 
+def tag_name(html: str, lt: int) -> tuple[int, int, bool]:
+    """How HTML's tokenizer reads the ``<`` at `lt` (with a character after it), for the tag walkers (here and in
+    `markup`): (first, end, closing) for a tag whose name is html[first:end], `closing` for an end tag; or (-1,
+    where the walk goes on, False) past what is not a tag: a comment, a bogus comment (to the next ``>``), a
+    ``<`` that opens nothing."""
+    n = len(html)
+    if html.startswith("<!--", lt):
+        return -1, comment_end(html, lt + 4), False
+    c = html[lt + 1]
+    first = lt + 2 if c == "/" else lt + 1
+    if first >= n or not ("a" <= html[first] <= "z" or "A" <= html[first] <= "Z"):
+        if c in "!?/":  # a bogus comment, to the next ">"
+            close = html.find(">", lt + 1)
+            return -1, n if close < 0 else close + 1, False
+        return -1, lt + 1, False
+    end = first
+    while end < n and html[end] not in _NAME_END:
+        end += 1
+    return first, end, c == "/"
+
+
 def _double_escaped(html: str, at: int, end: int) -> bool:
     """Whether the script text html[at:end] holds ``<!--`` and then ``<script``: the parser may then
     read the ``</script>`` at `end` (and what follows) as the script's text."""
@@ -166,26 +187,14 @@ def _walk(html: str, limit: int, flatten: bool):
         lt = html.find("<", at)
         if lt < 0 or lt + 1 >= n:
             break
-        if html.startswith("<!--", lt):
-            at = comment_end(html, lt + 4)
-            continue
         # (in <svg> and <math> a CDATA section ends at "]]>", but in an HTML element of their <title> ... at the
-        # next ">": the walk cannot tell; elsewhere it is a bogus comment, to the next ">", read below)
+        # next ">": the walk cannot tell; elsewhere it is a bogus comment, to the next ">", read by tag_name)
         if foreign and not flatten and html.startswith("<![CDATA[", lt):
             return unknown
-        c = html[lt + 1]
-        closing = c == "/"
-        first = lt + 2 if closing else lt + 1
-        if first >= n or not ("a" <= html[first] <= "z" or "A" <= html[first] <= "Z"):
-            if c in "!?" or closing:  # a bogus comment, to the next ">"
-                close = html.find(">", lt + 1)
-                at = n if close < 0 else close + 1
-            else:
-                at = lt + 1
+        first, end_of_name, closing = tag_name(html, lt)
+        if first < 0:
+            at = end_of_name
             continue
-        end_of_name = first
-        while end_of_name < n and html[end_of_name] not in _NAME_END:
-            end_of_name += 1
         name = html[first:end_of_name].translate(_LOWER)
         at, closes_itself = _tag_end(html, end_of_name)
         if name in _NOT_COUNTED:
