@@ -13,6 +13,7 @@
 //   sample_lines(text, limit)      language.sample_for_identification
 //   utf8_text(data)                str(data, "utf-8"), keeping the UTF-8 form (None if invalid)
 //   has_utf8_form(text)            whether a str holds its UTF-8 form (then it has no lone surrogate)
+//   page_units, page_text          a str as its code units and back (the extraction child's pages)
 //   collapse_lines, count_words,   extractors.text.lines_python, words_python, nonspace_python,
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
@@ -1238,6 +1239,112 @@ PyObject *utf8_text(PyObject *, PyObject *arg) {
   return text;
 }
 
+// A str as its code units, for the extraction child (sandbox.send_page, native.page_units/page_text).
+//
+// The child used to decode each page from its UTF-8 bytes (~80 us a 165 KB page of two-byte code
+// units): here it copies the parent's code units (its PEP 393 kind: one, two or four bytes a
+// character) into a new str of the same kind, and the parent's UTF-8 form beside them into that
+// str's cache.  The str is the parent's, as the decoding made it.
+
+// The kind a page's units travel as: 0 for an ASCII str (its units are its UTF-8 form), else PyUnicode_KIND.
+int units_kind(PyObject *text) {
+  return PyUnicode_IS_ASCII(text) ? 0 : static_cast<int>(PyUnicode_KIND(text));
+}
+
+// The UTF-8 form a non-ASCII str holds (CPython's cache of it), else nullptr.
+const char *held_utf8(PyObject *text, Py_ssize_t *size) {
+#ifndef Py_GIL_DISABLED
+  if (PyUnicode_IS_COMPACT(text) && !PyUnicode_IS_ASCII(text)) {
+    auto *compact = reinterpret_cast<PyCompactUnicodeObject *>(text);
+    *size = compact->utf8_length;
+    return compact->utf8;
+  }
+#endif
+  return nullptr;
+}
+
+// page_units(text, buffer) -> (kind, length, utf8 size), or None: text's code units written at the
+// start of the writable `buffer`, its UTF-8 form after them where the str holds one and it fits
+// (utf8 size 0: not written); None where the units do not fit.
+PyObject *page_units(PyObject *, PyObject *args) {
+  PyObject *text, *target;
+  if (!PyArg_ParseTuple(args, "UO", &text, &target)) return nullptr;
+#if PY_VERSION_HEX < 0x030C0000
+  if (PyUnicode_READY(text) < 0) return nullptr;
+#endif
+  Py_buffer view;
+  if (PyObject_GetBuffer(target, &view, PyBUF_WRITABLE) < 0) return nullptr;
+  const int kind = units_kind(text);
+  const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+  const Py_ssize_t units = length * (kind == 0 ? 1 : kind);
+  if (units > view.len) {
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+  }
+  char *out = static_cast<char *>(view.buf);
+  std::memcpy(out, PyUnicode_DATA(text), units);
+  Py_ssize_t utf8_size = 0;
+  const char *utf8 = kind == 0 ? nullptr : held_utf8(text, &utf8_size);
+  if (utf8 == nullptr || utf8_size > view.len - units) {
+    utf8_size = 0;
+  } else {
+    std::memcpy(out + units, utf8, utf8_size);
+  }
+  PyBuffer_Release(&view);
+  return Py_BuildValue("inn", kind, length, utf8_size);
+}
+
+// page_text(buffer, kind, length, utf8 size) -> str: page_units' str back from `buffer`; its UTF-8 form
+// kept (the one sent, else encoded here, as the parser would ask for it: none for a lone surrogate).
+PyObject *page_text(PyObject *, PyObject *args) {
+  PyObject *source;
+  int kind;
+  Py_ssize_t length, utf8_size;
+  if (!PyArg_ParseTuple(args, "Oinn", &source, &kind, &length, &utf8_size)) return nullptr;
+  static const Py_UCS4 max_chars[] = {127, 255, 0xFFFF, 0, 0x10FFFF};
+  if (kind < 0 || kind > 4 || kind == 3 || length < 0 || utf8_size < 0 || (kind == 0 && utf8_size != 0)) {
+    PyErr_SetString(PyExc_ValueError, "page_text: not a page's kind, length and UTF-8 size");
+    return nullptr;
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) < 0) return nullptr;
+  const Py_ssize_t units = length * (kind == 0 ? 1 : kind);
+  if (units > view.len || utf8_size > view.len - units) {
+    PyBuffer_Release(&view);
+    PyErr_SetString(PyExc_ValueError, "page_text: the buffer is shorter than the page");
+    return nullptr;
+  }
+  // (the units of a str of this kind, so canonical: the parent's str was)
+  PyObject *text = PyUnicode_New(length, max_chars[kind]);
+  if (text == nullptr) {
+    PyBuffer_Release(&view);
+    return nullptr;
+  }
+  const char *in = static_cast<const char *>(view.buf);
+  std::memcpy(PyUnicode_DATA(text), in, units);
+#ifndef Py_GIL_DISABLED
+  if (kind != 0 && utf8_size > 0) {
+    char *copy = static_cast<char *>(PyObject_Malloc(utf8_size + 1));
+    if (copy != nullptr) {  // (no memory for the copy: the str without it, encoded below)
+      std::memcpy(copy, in + units, utf8_size);
+      copy[utf8_size] = '\0';
+      auto *compact = reinterpret_cast<PyCompactUnicodeObject *>(text);
+      compact->utf8 = copy;
+      compact->utf8_length = utf8_size;
+    }
+  }
+#endif
+  PyBuffer_Release(&view);
+  if (kind != 0 && PyUnicode_AsUTF8AndSize(text, nullptr) == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+      Py_DECREF(text);
+      return nullptr;
+    }
+    PyErr_Clear();  // (a lone surrogate: no UTF-8 form, as a page decoded with surrogatepass)
+  }
+  return text;
+}
+
 // Whether `text` (a str) holds its UTF-8 form (CPython's cache of it): it then has no lone
 // surrogate, as only a strict encoding (PyUnicode_AsUTF8AndSize) or utf8_text's strict decoding
 // makes one.  (False where it is not kept, or on a free-threaded build.)
@@ -1973,6 +2080,10 @@ PyMethodDef module_methods[] = {
      "split(text, max_chars) -> (spans, block ids): sentences.split_sentences and sentences.block_ids"},
     {"utf8_text", utf8_text, METH_O,
      "utf8_text(data) -> str(data, 'utf-8') with its UTF-8 form kept, or None if data is not valid UTF-8"},
+    {"page_units", page_units, METH_VARARGS,
+     "page_units(text, buffer) -> (kind, length, utf8 size) of text's code units (and UTF-8 form) written there"},
+    {"page_text", page_text, METH_VARARGS,
+     "page_text(buffer, kind, length, utf8 size) -> the str page_units wrote, its UTF-8 form kept"},
     {"has_utf8_form", has_utf8_form, METH_O,
      "has_utf8_form(text) -> whether the (non-ASCII) str holds its UTF-8 form, so no lone surrogate"},
     {"count_words", count_words, METH_O, "count_words(text) -> len(text.split())"},

@@ -262,6 +262,38 @@ def test_utf8_text_is_the_decoded_str_with_its_utf8_form_kept(page_texts):
         assert native.utf8_text(invalid) is None  # the caller decodes it its own way
 
 
+def test_a_page_copied_as_its_code_units_is_the_same_str_with_its_utf8_form(page_texts):
+    """The extraction child's pages: page_units writes a str's code units (and the UTF-8 form it holds) to a
+    buffer, page_text makes the same str of them (of the same kind: equal, hashed alike), its UTF-8 form kept
+    as a page decoded by utf8_text has it, and none for a lone surrogate, as a page decoded with surrogatepass."""
+    import mmap
+
+    shared = mmap.mmap(-1, 1 << 20)
+    texts = [native.utf8_text(t.encode()) for t in page_texts + random_texts(200, seed=11)]
+    texts += ["", "ascii only", "latin-1 \xe9", "\u2028 two bytes", "\U0001F600 four", "lone \udc80", "\ud83d\ude00 a pair"]
+    for text in texts:
+        for held in (text, text[:1] + text[1:]):  # (with its UTF-8 form, as the reader decodes a page; without)
+            kind, length, utf8_size = native.page_units(held, shared)
+            assert kind == (0 if text.isascii() else {255: 1, 65535: 2}.get(_kind_max(text), 4))
+            assert length == len(text) and utf8_size == (len(text.encode()) if native.has_utf8_form(held) else 0)
+            copied = native.page_text(shared, kind, length, utf8_size)
+            assert copied == text and hash(copied) == hash(text) and type(copied) is str
+            surrogate = any("\ud800" <= c <= "\udfff" for c in text)
+            assert native.has_utf8_form(copied) == (not text.isascii() and not surrogate)
+            if not surrogate:
+                assert copied.encode() == text.encode()
+    assert native.page_units("é" * ((1 << 20) + 1), shared) is None  # (the units do not fit: the caller sends UTF-8)
+    # (the units fit, the UTF-8 form not: the units alone)
+    kind, length, utf8_size = native.page_units(native.utf8_text(("é" * ((1 << 20) - 10)).encode()), shared)
+    assert (kind, utf8_size) == (1, 0) and native.has_utf8_form(native.page_text(shared, kind, length, 0))
+    with pytest.raises(ValueError):
+        native.page_text(shared, 2, 1 << 20, 0)  # (longer than the buffer)
+
+
+def _kind_max(text: str) -> int:
+    return 255 if max(text) <= "\xff" else 65535 if max(text) <= "\uffff" else 0x10FFFF
+
+
 def test_pure_python_path_gives_the_golden_outputs_too():
     """The fallback (no compiler, or PLEXITY_PURE_PYTHON=1) cleans the dev pages exactly as recorded."""
     env = dict(os.environ, PLEXITY_PURE_PYTHON="1")

@@ -123,14 +123,23 @@ def test_every_page_reaches_the_child_as_it_was_given():
 @pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd is Linux's")
 def test_a_str_page_crosses_to_the_child_in_memory_they_share():
     # through the pipe the kernel copies a page twice, in and out (~50 us of CPU per 170 KB page): a str page
-    # of up to 4 MiB is copied once, into memory the child maps and decodes it from; the pipe carries its length
-    page = "<p>naïve — 東京</p>" * 100_000
+    # that fits in 4 MiB is copied once, into memory the child maps and copies it from, as its code units (two
+    # bytes a character here) and the UTF-8 form the reader's decoding left it (the child does not decode it
+    # again); the pipe carries their sizes.  Units that do not fit: the UTF-8 bytes, which the child decodes.
+    from plexity_plugins.runtime import native
+
+    text = "<p>naïve — 東京</p>" * 50_000  # (1.7 MB of units, 1.2 MB of UTF-8)
+    fits, too_large = native.utf8_text(text.encode()), native.utf8_text((text * 3).encode())  # (5.1 MB, 3.6 MB)
     extractor = TimeLimitedExtractor(page_digest, timeout=10)
     try:
-        assert extractor(page) == page_digest(page)
+        assert extractor(fits) == page_digest(fits)
         (child,) = extractor._children
         assert "memfd:plexity-pages" in Path(f"/proc/{child.process.pid}/maps").read_text()
-        assert child._shared[:100] == page.encode()[:100]
+        units = len(text) * 2
+        assert child._shared[:100] == text.encode("utf-16-le")[:100]
+        assert child._shared[units:units + 100] == text.encode()[:100]
+        assert extractor(too_large) == page_digest(too_large)
+        assert child._shared[:100] == text.encode()[:100]
     finally:
         extractor.close()
 

@@ -63,12 +63,19 @@ _LONG_LENGTH = struct.Struct("!Q")
 # The child reads each page into one buffer kept from page to page, up to this size (a larger page gets its own):
 # `Connection.recv_bytes` read a page into new bytes and copied them into a BytesIO (10-35 us per 200 KB page).
 _KEPT_BUFFER_BYTES = 4 << 20
-# A str page of up to this many UTF-8 bytes reaches the child through memory the two processes share (a memfd,
-# Linux's): the parent copies it there, the child decodes it where it lies, and the pipe carries only
-# `_SHARED_PAGE` and its length.  (Through the pipe the kernel copies a page in and out: ~50 us of the two
-# processes' CPU per 170 KB page.)  A larger page, a bytes page, a system without memfd: the pipe.
+# A str page that fits in this many bytes reaches the child through memory the two processes share (a memfd,
+# Linux's), and the pipe carries only `_SHARED_PAGE` and `_SHARED_FORM`.  (Through the pipe the kernel copies a
+# page in and out: ~50 us of the two processes' CPU per 170 KB page.)  The parent writes there the str's own code
+# units and the UTF-8 form it holds (`native.page_units`), which the child copies into a str of its own
+# (`native.page_text`): decoding the page's UTF-8 took the child ~80 us a 165 KB page, copying ~10 us.  Where they
+# do not fit, or the compiled path is off: the page's UTF-8 bytes, which the child decodes.  A page larger still,
+# a bytes page, a system without memfd: the pipe.
 _SHARED_BYTES = 4 << 20
 _SHARED_PAGE = b"\xff"  # (a byte that starts no UTF-8 text, 0x80 no pickle)
+# (how the shared memory holds the page: its units' kind (0-4, `native.page_units`) or `_UTF8_BYTES`, its length
+# in characters or bytes, and the bytes of the UTF-8 form after its units)
+_SHARED_FORM = struct.Struct("!BQQ")
+_UTF8_BYTES = 0xFF
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -190,7 +197,10 @@ def unpack_page(data: bytes | memoryview, shared: mmap.mmap | None = None) -> st
     if data[:1] == b"\x80":
         return ForkingPickler.loads(data)
     if data[:1] == _SHARED_PAGE and shared is not None:
-        with memoryview(shared) as whole, whole[:_LONG_LENGTH.unpack_from(data, 1)[0]] as page:
+        kind, length, utf8_size = _SHARED_FORM.unpack_from(data, 1)
+        if kind != _UTF8_BYTES:
+            return native.page_text(shared, kind, length, utf8_size)
+        with memoryview(shared) as whole, whole[:length] as page:
             return _text(page)
     return _text(data)
 
@@ -221,11 +231,16 @@ def shared_memory() -> tuple[mmap.mmap, int] | None:
 def send_page(fd: int, html: str | bytes, shared: mmap.mmap | None = None) -> None:
     """Write `html` to the child's pipe `fd`: its length and `pack_page`'s bytes, in one system call
     where the pipe holds them (`Connection.send_bytes` makes two of a page over 16 KB).  A str page
-    that fits in the `shared` memory (`shared_memory`) goes there, and its message says so."""
-    data = pack_page(html)
-    if shared is not None and isinstance(html, str) and len(data) <= len(shared):
-        shared[:len(data)] = data  # (the child has answered the last page: it no longer reads this memory)
-        data = _SHARED_PAGE + _LONG_LENGTH.pack(len(data))
+    that fits in the `shared` memory (`shared_memory`) goes there, and its message says how."""
+    # (the child has answered the last page: it no longer reads the shared memory)
+    form = native.page_units(html, shared) if shared is not None and isinstance(html, str) else None
+    if form is not None:
+        data = _SHARED_PAGE + _SHARED_FORM.pack(*form)
+    else:
+        data = pack_page(html)
+        if shared is not None and isinstance(html, str) and len(data) <= len(shared):
+            shared[:len(data)] = data
+            data = _SHARED_PAGE + _SHARED_FORM.pack(_UTF8_BYTES, len(data), 0)
     size = len(data)
     length = _LENGTH.pack(size) if size <= 0x7FFFFFFF else _LENGTH.pack(-1) + _LONG_LENGTH.pack(size)
     written = os.writev(fd, (length, data))
@@ -317,6 +332,9 @@ def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) 
         except EOFError:  # the parent went away
             return
         answer(send, extract, html)
+        # (freed before the next page is made, not after: with two pages held at once, the heap grew past the
+        # one freed and gave memory back to the system, ~14 page faults of the child's per 165 KB page)
+        del html
 
 
 # The folder that holds this package.
