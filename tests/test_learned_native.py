@@ -78,6 +78,21 @@ def first_difference(ours: bytes, theirs: bytes) -> str:
     return "equal"
 
 
+_BUILT: dict[int, tuple] = {}  # id(spec): (spec, compiled forest, reference forest)
+
+
+def built_forests(spec: dict) -> tuple:
+    """The compiled and the reference forest of `spec`, each built once from a copy of its own and
+    then asked about every page: copying the spec and compiling the reference's Python code of its
+    trees (at its first score), again for every page, were most of this file's time.  Neither
+    forest keeps anything of a page it scored."""
+    entry = _BUILT.get(id(spec))
+    if entry is None or entry[0] is not spec:
+        entry = _BUILT[id(spec)] = (spec, reading.Forest(copy.deepcopy(spec)),
+                                    reference_forest.Forest(copy.deepcopy(spec)))
+    return entry[1], entry[2]
+
+
 def assert_same(html: str, forests=(), declares_item=False, logprobs=None) -> tuple:
     """The compiled and the reference reading of `html` agree exactly; (texts, rows)."""
     assert reading.COMPILED is True, "the compiled learned reader is not built (setup.py build_ext)"
@@ -97,8 +112,9 @@ def assert_same(html: str, forests=(), declares_item=False, logprobs=None) -> tu
     assert reading.section_ends(page) == segment.section_ends(ref)
     assert rows == ref_rows, first_difference(rows, ref_rows)
     for spec in forests:
-        ours = reading.Forest(copy.deepcopy(spec)).probabilities(rows)
-        theirs = reference_forest.Forest(copy.deepcopy(spec)).probabilities(reading.rows_as_lists(ref_rows))
+        compiled, reference = built_forests(spec)
+        ours = compiled.probabilities(rows)
+        theirs = reference.probabilities(reading.rows_as_lists(ref_rows))
         assert array("d", ours).tobytes() == array("d", theirs).tobytes()
     return texts, rows
 
