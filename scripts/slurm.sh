@@ -190,12 +190,17 @@ start() {
 stop() {
   local pidfile
   local pid
+  local pids=()
+  # told all at once, then waited for: each takes ~2 s to end (one after the other, ~6 s)
   for pidfile in "$RUN/slurmd.pid" "$RUN/slurmctld.pid" "$MUNGE_DIR/munged.pid"; do
     if pid_alive "$pidfile"; then
       pid="$(cat "$pidfile")"
       kill "$pid"
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      pids+=("$pid")
     fi
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
   echo "slurm.sh: stopped"
 }
