@@ -10,6 +10,8 @@ if TYPE_CHECKING:  # (what the names are, for readers and tools; imported on fir
     from .scoring.scorer import CleanResult, PerplexityScorer, SentenceScore
     from .text.plexity_tokenizer import TOKENIZER_VERSION
 
+from .runtime.lazy import lazy_names
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -25,20 +27,6 @@ __all__ = [
 # Imported on first use (PEP 562), so that a process that needs only part of the package does not
 # load the scorer with BlingFire and numpy: the extraction child of `plexity_plugins.extractors.sandbox` starts
 # ~70 ms sooner, once per `plexity run` task, `plexity clean` and Scrapy crawl.
-_LAZY = {"CleanResult": "scoring.scorer", "PerplexityScorer": "scoring.scorer", "SentenceScore": "scoring.scorer",
-         "ModelError": "scoring.models", "ModelInfo": "scoring.models", "TOKENIZER_VERSION": "text.plexity_tokenizer"}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, {
+    "CleanResult": ".scoring.scorer", "PerplexityScorer": ".scoring.scorer", "SentenceScore": ".scoring.scorer",
+    "ModelError": ".scoring.models", "ModelInfo": ".scoring.models", "TOKENIZER_VERSION": ".text.plexity_tokenizer"})

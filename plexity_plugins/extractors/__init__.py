@@ -23,17 +23,11 @@ child process with a time limit and a memory ceiling, for every front end.
 
 from __future__ import annotations
 
+import sys
 from typing import Callable
 
-from .auto import (FALLBACK_RATIO, NEW_TEXT_FRACTION, declares_article_or_product, html_to_text_auto,
-                   prefer_fuller)
-from ..io.decoding import decode_html, decode_html_counted, html_text_counted
-from .dense import html_to_text_dense
-from .fast import html_to_text_fast
-from .learned import html_to_text_learned
 from ..errors import ExtractionError
-from .tags import BLOCK_TAGS, SKIP_TAGS, html_to_text_tags
-from .trafilatura import html_to_text_trafilatura
+from ..runtime.lazy import lazy_names
 
 EXTRACTORS = ("learned", "dense", "auto", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "learned"
@@ -42,6 +36,16 @@ __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "N
            "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
            "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
+
+# Imported on first use: the command line needs only the names above (`plexity --help` did not wait for lxml and
+# the extractors' tables), and an extraction child imports only the extractor it runs.
+__getattr__, __dir__ = lazy_names(__name__, {
+    **dict.fromkeys(["FALLBACK_RATIO", "NEW_TEXT_FRACTION", "declares_article_or_product", "html_to_text_auto",
+                     "prefer_fuller"], ".auto"),
+    **dict.fromkeys(["decode_html", "decode_html_counted", "html_text_counted"], "..io.decoding"),
+    **dict.fromkeys(["BLOCK_TAGS", "SKIP_TAGS", "html_to_text_tags"], ".tags"),
+    "html_to_text_dense": ".dense", "html_to_text_fast": ".fast", "html_to_text_learned": ".learned",
+    "html_to_text_trafilatura": ".trafilatura"})
 
 
 def _identity(text: str | bytes) -> str:
@@ -52,9 +56,8 @@ def _identity(text: str | bytes) -> str:
 
 def get_extractor(name: str) -> Callable[[str | bytes], str]:
     """The extractor function for `name` (one of EXTRACTORS)."""
-    try:
-        return {"learned": html_to_text_learned, "dense": html_to_text_dense, "auto": html_to_text_auto,
-                "trafilatura": html_to_text_trafilatura, "fast": html_to_text_fast, "tags": html_to_text_tags,
-                "none": _identity}[name]
-    except KeyError:
-        raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}") from None
+    if name == "none":
+        return _identity
+    if name not in EXTRACTORS:
+        raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}")
+    return getattr(sys.modules[__name__], f"html_to_text_{name}")

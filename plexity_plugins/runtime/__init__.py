@@ -1,2 +1,3 @@
 """What the package needs of the machine it runs on: the compiled helpers (`native`), optional
-packages (`extras`) and the life of child processes (`lifetime`).  Imports nothing else of the package."""
+packages (`extras`), the life of child processes (`lifetime`) and names imported on first use (`lazy`).
+Imports nothing else of the package."""

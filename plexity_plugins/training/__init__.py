@@ -10,10 +10,17 @@
 The names below are this package's public API (importable from ``plexity_plugins.training``).
 """
 
-from .corpora import CORPORA, BncReader, Cord19Reader, CorpusReader, Document, SkipLog, TextReader, make_reader
 from ..errors import CorpusError, TrainError
-from .thresholds import Calibration, calibrate, metadata_path, read_sample_lines, write_threshold
-from .trainer import DROPPED_FILE, ModelTrainer, TrainResult, check_model_name, paper_config
+from ..runtime.lazy import lazy_names
+
+# Imported on first use: `plexity train --help` and `plexity calibrate --help` need only the constants of
+# `thresholds` and `kenlm_tools`, not the corpus readers with BlingFire and numpy.
+__getattr__, __dir__ = lazy_names(__name__, {
+    **dict.fromkeys(["CORPORA", "BncReader", "Cord19Reader", "CorpusReader", "Document", "SkipLog", "TextReader",
+                     "make_reader"], ".corpora"),
+    **dict.fromkeys(["Calibration", "calibrate", "metadata_path", "read_sample_lines", "write_threshold"],
+                    ".thresholds"),
+    **dict.fromkeys(["DROPPED_FILE", "ModelTrainer", "TrainResult", "check_model_name", "paper_config"], ".trainer")})
 
 __all__ = ["CORPORA", "DROPPED_FILE", "BncReader", "Calibration", "Cord19Reader", "CorpusError", "CorpusReader",
            "Document", "ModelTrainer", "SkipLog", "TextReader", "TrainError", "TrainResult", "calibrate",

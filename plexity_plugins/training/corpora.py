@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..text.sentences import split_sentences
 from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -84,6 +83,8 @@ def input_paths(inputs: str | Path | Iterable[str | Path]) -> list[Path]:
 
 
 def _split(text: str) -> list[str]:
+    from ..text.sentences import split_sentences  # (BlingFire imports numpy: not for `plexity calibrate --help`)
+
     return [text[a:b] for a, b in split_sentences(text)]
 
 
