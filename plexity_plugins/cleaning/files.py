@@ -24,7 +24,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
                          read_document, unsupported_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
-from .stats import RunStats
+from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.warc_writer import cleaned_response_record
 
 logger = logging.getLogger(__name__)
@@ -32,10 +32,8 @@ logger = logging.getLogger(__name__)
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
-STATS_FILE = "plexity-stats.json"
 CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
              "other_languages": "--other-languages"}
-DROPPED_FILE = "plexity-dropped.jsonl"
 NOT_TEXT = "not_text"  # a .txt file whose bytes are a PDF, an image, an archive ...
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .files import DROPPED_FILE, STATS_FILE
+from .stats import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges

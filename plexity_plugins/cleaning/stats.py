@@ -7,11 +7,18 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..io.atomic_files import write_atomic
 from ..io.inputs import READ_ERROR
 from .policy import DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
-from ..scoring.scorer import CleanResult
+
+if TYPE_CHECKING:  # (the scorer imports BlingFire and numpy: not for `plexity report` or `plexity --help`)
+    from ..scoring.scorer import CleanResult
+
+# What a cleaning run leaves beside its outputs, read back by `plexity report`.
+STATS_FILE = "plexity-stats.json"
+DROPPED_FILE = "plexity-dropped.jsonl"
 
 HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
 SAMPLES_PER_BAND = 5

@@ -85,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     # children are ended, the memory goes back with the process).  Frozen out of those collections then.
     atexit.unregister(gc.freeze)  # (once per process, however often main is called)
     atexit.register(gc.freeze)
-    try:
-        parser = build_parser()  # (imports the commands, and with them the compiled extension)
+    try:  # the compiled extension first: one built from other sources stops every command here, in one line
+        importlib.import_module("plexity_plugins.runtime.native")
+        parser = build_parser()
     except InstallationError as exc:  # a stale extension (`runtime.native`): one line, not a traceback
         print(f"plexity: error: {exc}", file=sys.stderr)
         return 3

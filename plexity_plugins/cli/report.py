@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cleaning.files import STATS_FILE
-from ..cleaning.report import build_report, histogram_path
+from ..cleaning.stats import STATS_FILE
 
 DEFAULT_REPORT = "plexity-report.html"
 
@@ -34,6 +33,8 @@ def _run_logging_dir(folder: Path) -> Path | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..cleaning.report import build_report, histogram_path
+
     args.stats = _run_logging_dir(Path(args.stats)) or args.stats  # (`plexity run -o out --logging-dir L`)
     if Path(args.output).is_dir():  # (`-o reports/`: the report goes in it, under its default name)
         args.output = str(Path(args.output) / DEFAULT_REPORT)

@@ -7,7 +7,7 @@ import contextlib
 import signal
 import sys
 
-from ..training import kenlm_tools, thresholds
+from ..training import thresholds
 from ..scoring.models import PAPER_MODELS
 from ..errors import INSTALLATION_STATUS, ModelError
 
@@ -95,7 +95,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from ..errors import TokenizerError
+    from ..errors import KenLMToolFailed, KenLMToolsMissing, TokenizerError
     from ..training import ModelTrainer, TrainError, paper_config
 
     def report(message: str) -> None:
@@ -121,13 +121,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             language=args.language, tokenizer=args.tokenizer, sp_model=args.sp_model)
         with interrupted_by_sigterm():
             result = trainer.run()
-    except kenlm_tools.KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
+    except KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return INSTALLATION_STATUS
     except (TrainError, ModelError, TokenizerError) as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 2
-    except kenlm_tools.KenLMToolFailed as exc:
+    except KenLMToolFailed as exc:
         print(f"plexity train: error: {exc}", file=sys.stderr)
         return 1
     print(result.summary())

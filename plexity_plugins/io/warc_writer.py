@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 from datetime import datetime, timezone
 
-from warcio.statusandheaders import StatusAndHeaders
-
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
 CLEANED_HEADER_PREFIX = "X-Plexity-"  # the verdict and counts of a cleaned record (X-Plexity-Verdict ...)
 # On every record written here: its payload is a document's text, whatever step made it (the verdict's
@@ -18,6 +16,8 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
                             source_record_id: str | None = None, extra_headers: dict | None = None):
     """A WARC response record carrying `text` as a ``text/plain; charset=utf-8`` HTTP payload, marked as
     a document's text (`TEXT_MARKER`: read back as text by `is_cleaned_record`)."""
+    from warcio.statusandheaders import StatusAndHeaders  # (warcio imports fsspec: not for `plexity --help`)
+
     payload = text.encode("utf-8")
     http_headers = StatusAndHeaders(
         "200 OK",
