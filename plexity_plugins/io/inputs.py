@@ -236,6 +236,16 @@ def _header(headers, name: str) -> str | None:
     return headers.get_header(name) if headers is not None else None
 
 
+def header_fields(headers) -> dict[str, str]:
+    """A header block's (warcio's StatusAndHeaders, or None) fields by lower-cased name, each its first value,
+    as warcio's get_header answers: the names lowered once (each get_header lowers them all again: ~12 of
+    them a record, ~130 lower() a page)."""
+    fields: dict[str, str] = {}
+    for name, value in headers.headers if headers is not None else ():
+        fields.setdefault(name.lower(), value)
+    return fields
+
+
 # -- bounded reading and decoding ----------------------------------------------------------
 
 def read_capped(stream, limit: int) -> bytes:
@@ -481,11 +491,14 @@ class WarcRecord:
     detail: str = ""
     offset: int | None = None  # where the record (its gzip member) starts in the file
     reader: object = field(default=None, repr=False)  # warcio's reader of the file (what follows the record)
+    fields: dict | None = field(default=None, repr=False)  # its WARC headers (`header_fields`), read once
     _limit_reader: object = field(init=False, repr=False)
     _ending: object = field(init=False, repr=False, default=...)  # wrong_length()'s answer, once asked
 
     def __post_init__(self):
         self._limit_reader = self.record.raw_stream  # (before any sniffing wraps it)
+        if self.fields is None:
+            self.fields = header_fields(self.record.rec_headers)
 
     def short_by(self) -> int:
         """How many payload bytes, of those its Content-Length announces, the file lacked
@@ -504,17 +517,17 @@ class WarcRecord:
 
     @property
     def record_id(self) -> str | None:
-        return self.record.rec_headers.get_header("WARC-Record-ID")
+        return self.fields.get("warc-record-id")
 
     @property
     def date(self) -> str | None:
-        return self.record.rec_headers.get_header("WARC-Date")
+        return self.fields.get("warc-date")
 
     @property
     def cut_by_crawler(self) -> str | None:
         """Why the crawler kept only the start of the page (WARC-Truncated: ``length``, ``time``
         ...), or None when the record holds it whole."""
-        return (self.record.rec_headers.get_header("WARC-Truncated") or "").strip() or None
+        return (self.fields.get("warc-truncated") or "").strip() or None
 
 
 _RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
@@ -756,10 +769,11 @@ class WarcFile:
                 return iterator.damage_offset()
             self.records += 1
             self.records_recovered += resumed
-            uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-            item = WarcRecord(self.records, record, uri, http_header(record, "Content-Type"), reader=iterator.reader)
+            fields = header_fields(record.rec_headers)
+            item = WarcRecord(self.records, record, fields.get("warc-target-uri") or "",
+                              http_header(record, "Content-Type"), reader=iterator.reader, fields=fields)
             item.offset = self._last = iterator.damage_offset()
-            broken = _broken_headers(record)
+            broken = _broken_headers(record, fields)
             if broken:  # where this record ends is unknown: look for the next one from its start
                 item.skip, item.detail = TRUNCATED, broken
                 self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
@@ -834,11 +848,11 @@ class WarcFile:
         elif record.rec_type != "response":
             item.skip = NOT_RESPONSE
             return
-        elif is_cleaned_record(record):  # a cleaned WARC read back: the page's text already, not HTML
+        elif _is_plain_text(content_type) and is_cleaned_record(record):  # a cleaned WARC read back: text already
             self._judge_page_text(item, CLEANED_TEXT)
             return
         raw_stream = record.raw_stream
-        identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
+        identified = item.fields.get("warc-identified-payload-type")
         headers, start = record.http_headers, b""
         split = split_unended_headers(record.http_unended) if getattr(record, "http_unended", None) else None
         if split is not None:  # no blank line after its headers, or no headers: its page is in what warcio took
@@ -873,10 +887,11 @@ class WarcFile:
             body = raw
             # Transfer-Encoding is a list too (``gzip, chunked``): chunked last, the others undone after it,
             # before the Content-Encoding (it was compared whole with "chunked": such a body was left as stored)
-            transfer = [c.strip() for c in (_header(headers, "Transfer-Encoding") or "").lower().split(",")]
+            http = header_fields(headers)
+            transfer = [c.strip() for c in (http.get("transfer-encoding") or "").lower().split(",")]
             if "chunked" in transfer:
                 body = dechunk(body, deadline)
-            codings = [_header(headers, "Content-Encoding") or ""] + [c for c in transfer if c != "chunked"]
+            codings = [http.get("content-encoding") or ""] + [c for c in transfer if c != "chunked"]
             body = decode_content(body, ", ".join(codings), self.max_payload_bytes, deadline, cut)
         except TooLarge as exc:
             item.skip, item.detail = TOO_LARGE, str(exc)
@@ -906,7 +921,7 @@ class WarcFile:
         declared = own_content_type(record)
         if declared:
             return _is_plain_text(declared)
-        identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
+        identified = item.fields.get("warc-identified-payload-type")
         if (identified or "").strip():
             return _is_plain_text(identified)
         head = record.raw_stream.read(_SNIFF_BYTES)
@@ -918,7 +933,7 @@ class WarcFile:
         """Whether a record whose block is a page's bytes, no HTTP response (conversion, resource), holds
         HTML: by its identified payload type, else its Content-Type, else its bytes (kept for a copy)."""
         record = item.record
-        identified = record.rec_headers.get_header("WARC-Identified-Payload-Type")
+        identified = item.fields.get("warc-identified-payload-type")
         head = b""
         if not (item.content_type or identified or "").strip():
             head = record.raw_stream.read(_SNIFF_BYTES)
@@ -979,13 +994,15 @@ def _is_plain_text(content_type: str | None) -> bool:
 
 
 
-def _broken_headers(record) -> str | None:
-    """Why a record's WARC headers cannot be trusted to say where it ends, or None."""
-    declared = record.rec_headers.get_header("Content-Length")
+def _broken_headers(record, fields: dict[str, str]) -> str | None:
+    """Why a record's WARC headers (`fields`: `header_fields`) cannot be trusted to say where it ends, or None."""
+    declared = fields.get("content-length")
     if record.length is None or declared is None:  # (warcio would read on to the end of the file)
         return "no Content-Length: where the record ends is unknown"
     if not declared.strip().isdecimal():  # (warcio reads it as 0 and loses its place; int() takes no "²")
         return f"its Content-Length is not a number of bytes ({declared.strip()[:20]!r})"
+    if len(fields) == len(record.rec_headers.headers):  # (no name twice)
+        return None
     names = [name.lower() for name, _ in record.rec_headers.headers]
     if names.count("warc-type") > 1 or names.count("warc-record-id") > 1:
         return "its headers run into the next record's (a record cut short)"
