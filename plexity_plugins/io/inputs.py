@@ -174,6 +174,7 @@ _SIGNATURES = ((b"%PDF-", "PDF"), (b"%!PS-Adobe-", "PostScript"), (b"\x89PNG\r\n
                (b"\x7fELF", "ELF"), (b"\x00asm", "WebAssembly"), (b"OggS\x00", "Ogg"), (b"fLaC", "FLAC"),
                (b"\x1a\x45\xdf\xa3", "Matroska/WebM"), (b"ID3\x02", "MP3"), (b"ID3\x03", "MP3"),
                (b"ID3\x04", "MP3"))
+_SIGNATURE_STARTS = tuple(signature for signature, _ in _SIGNATURES)  # (one startswith for the page that has none)
 # Bytes that no text holds (WHATWG MIME Sniffing's "binary data bytes"; not TAB, LF, FF, CR, ESC).
 _BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 _BINARY_SHARE = 0.05  # of the first kilobyte: text has none, random bytes have ~10 %
@@ -197,9 +198,8 @@ def binary_kind(head: bytes) -> str | None:
     """What a payload is when its first bytes say it is not text (a PDF, an image, an archive,
     bytes rich in NULs and control codes), else None.  Text that starts as HTML, and UTF-16 or
     UTF-32 text (with or without a byte order mark), is never binary."""
-    for signature, kind in _SIGNATURES:
-        if head.startswith(signature):
-            return kind
+    if head.startswith(_SIGNATURE_STARTS):
+        return next(kind for signature, kind in _SIGNATURES if head.startswith(signature))
     if head[4:8] == b"ftyp":
         return "MP4"
     if head.startswith(b"RIFF") and head[8:12] in (b"WEBP", b"WAVE", b"AVI "):
