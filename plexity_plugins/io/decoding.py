@@ -121,6 +121,8 @@ _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.I)
 _DECLARED_CHARSET = re.compile(r"""<meta\b[^>]*?charset\s*=\s*["']?\s*([^\s"';,/>]+)"""
                                r"""|<\?xml\b[^>]*?encoding\s*=\s*["']\s*([^\s"']+)""", re.I)
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+# (searched, not found in head.lower(): lowering 4 KB of Latin-1 letters, a str not ASCII, took ~12 us a page)
+_BODY = re.compile("<body", re.I | re.A)
 
 
 def _whatwg_header(content_type: str) -> str | None:
@@ -133,7 +135,8 @@ def _whatwg_declared(body: bytes) -> str | None:
     body; the standard's prescan reads 1024, and a browser's parser finds a later ``<meta>`` too, as
     w3lib's scan of 4096 did), if it is a WHATWG label."""
     head = _COMMENT.sub("", body[:4096].decode("latin-1"))
-    head = head[:head.lower().find("<body")] if "<body" in head.lower() else head
+    opening = _BODY.search(head)
+    head = head[:opening.start()] if opening else head
     match = _DECLARED_CHARSET.search(head)
     return _whatwg_codec(match.group(1) or match.group(2)) if match else None
 
