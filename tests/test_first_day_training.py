@@ -84,18 +84,25 @@ def children(pid: int) -> list[int]:
             for child in (task / "children").read_text().split()]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partial_files(tmp_path, corpus, signum):
-    """Before, SIGTERM (`kill`, `timeout`, a batch system's end of job) ended `plexity train` where it stood: its
-    staging and work folders (the training text and ARPA file) stayed in the model directory, and lmplz ran on,
-    orphaned; SIGINT to the process alone (not to its group, as the terminal's Ctrl-C) left lmplz running too.
-    Here an lmplz that takes long (a stand-in: the real one is done in a second on this corpus)."""
+def slow_kenlm_tools(tmp_path: Path) -> Path:
+    """A folder of KenLM tools (for PLEXITY_KENLM_BIN) whose lmplz takes long: a real process to signal, where the
+    real lmplz is done in a second on the test's corpus."""
     tools = tmp_path / "kenlm"
     tools.mkdir()
     (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
     (tools / "lmplz").chmod(0o755)
     (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
     (tools / "build_binary").chmod(0o755)
+    return tools
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partial_files(tmp_path, corpus, signum):
+    """Before, SIGTERM (`kill`, `timeout`, a batch system's end of job) ended `plexity train` where it stood: its
+    staging and work folders (the training text and ARPA file) stayed in the model directory, and lmplz ran on,
+    orphaned; SIGINT to the process alone (not to its group, as the terminal's Ctrl-C) left lmplz running too.
+    Here an lmplz that takes long (a stand-in: the real one is done in a second on this corpus)."""
+    tools = slow_kenlm_tools(tmp_path)
     process = subprocess.Popen(
         [sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "2", "--name", "news",
          "--quiet", str(corpus)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -235,12 +242,7 @@ def test_a_quiet_train_still_warns_of_a_language_its_text_contradicts(tmp_path, 
 def test_a_train_killed_with_sigkill_takes_lmplz_with_it(tmp_path, corpus):
     """Before, SIGKILL (the out-of-memory killer; no handler sees it) left lmplz running, orphaned, with its share
     of memory, writing into a work folder that the next run removes.  Here an lmplz that takes long (a stand-in)."""
-    tools = tmp_path / "kenlm"
-    tools.mkdir()
-    (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
-    (tools / "lmplz").chmod(0o755)
-    (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
-    (tools / "build_binary").chmod(0o755)
+    tools = slow_kenlm_tools(tmp_path)
     env = {**os.environ, "PLEXITY_MODEL_DIR": str(tmp_path / "models"), "PLEXITY_KENLM_BIN": str(tools)}
     process = subprocess.Popen([sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "2",
                                 "--name", "news", "--quiet", str(corpus)], env=env, stderr=subprocess.DEVNULL)
