@@ -18,10 +18,15 @@ from plexity_plugins.scoring.scorer import PerplexityScorer
 
 
 def cleaned_texts(path) -> dict[str, str]:
-    """{uri: cleaned text} of a file `plexity clean` wrote (a response record of text/plain a page)."""
+    """{uri: cleaned text} of a cleaned WET file (a conversion record of text/plain a page, as in WET)."""
     with open(path, "rb") as f:
         return {record.rec_headers.get_header("WARC-Target-URI"): record.content_stream().read().decode()
-                for record in ArchiveIterator(f) if record.rec_type == "response"}
+                for record in ArchiveIterator(f) if is_wet_text_record(record)}
+
+
+def is_wet_text_record(record) -> bool:
+    """What Common Crawl's own examples (cc-pyspark's CCSparkJob) take as a WET record's text."""
+    return record.rec_type == "conversion" and record.content_type == "text/plain"
 
 
 def total(counter) -> int:
@@ -29,20 +34,27 @@ def total(counter) -> int:
     return counter if isinstance(counter, int) else counter["total"]
 
 
-def _conversion(writer, uri: str, body: bytes, content_type: str = "text/plain"):
+def _conversion(writer, uri: str, body: bytes, content_type: str = "text/plain", **headers):
     return writer.create_warc_record(uri, "conversion", payload=io.BytesIO(body), length=len(body),
-                                     warc_headers_dict={"Content-Type": content_type})
+                                     warc_headers_dict={"Content-Type": content_type, **headers})
+
+
+def response_id(uri: str) -> str:
+    """The WARC-Record-ID of the crawl's response record of the page at `uri`, as a WET record refers to it."""
+    return f"<urn:uuid:response-of-{uri}>"
 
 
 def write_wet(path) -> dict[str, str]:
     """A WET file of the sample WARC's pages, as Common Crawl writes one: a warcinfo record, then
-    one conversion record of each page's visible text; the texts by URI."""
+    one conversion record of each page's visible text, referring to the page's response record in the
+    crawl's WARC, with the page's language; the texts by URI."""
     texts = {uri: html_to_text_tags(body.decode("utf-8", "replace")) for uri, body, _ in iter_warc_html(SAMPLE)}
     with open(path, "wb") as f:
         writer = WARCWriter(f, gzip=True)
         writer.write_record(writer.create_warcinfo_record(path.name, {"software": "tests"}))
         for uri, text in texts.items():
-            writer.write_record(_conversion(writer, uri, text.encode()))
+            writer.write_record(_conversion(writer, uri, text.encode(), **{
+                "WARC-Refers-To": response_id(uri), "WARC-Identified-Content-Language": "eng"}))
     return texts
 
 
@@ -120,6 +132,42 @@ def test_plexity_clean_cleans_a_wet_file_with_the_tag_removers_method(tmp_path):
     cleaned = cleaned_texts(tmp_path / "out" / "sample.warc.wet.gz")  # (a WET file in, its cleaned file out)
     assert cleaned == {uri: regions.clean(text).text for uri, text in texts.items()}
     assert sum(map(len, cleaned.values())) < 0.8 * sum(map(len, texts.values()))  # menus and footers went
+
+
+def wet_records(path) -> list[tuple]:
+    """(type, Content-Type, URI, WARC-Refers-To, language) of each record of a WARC file."""
+    with open(path, "rb") as f:
+        return [(r.rec_type, r.content_type, r.rec_headers.get_header("WARC-Target-URI"),
+                 r.rec_headers.get_header("WARC-Refers-To"), r.rec_headers.get_header("WARC-Identified-Content-Language"))
+                for r in ArchiveIterator(f) if r.rec_type != "warcinfo"]
+
+
+def test_a_cleaned_wet_file_is_a_wet_file_that_common_crawl_s_tools_and_datatrove_read(tmp_path):
+    """WET in, WET out: each record a conversion of text/plain, its block the cleaned text, still
+    referring to the page's response record in the crawl's WARC, with its language; what cc-pyspark
+    takes as a WET text record and datatrove's WarcReader reads (a response of text/plain, which a
+    cleaned WARC holds, it skips), and what ``plexity clean`` reads back as a cleaned text."""
+    from datatrove.pipeline.readers import WarcReader
+
+    (tmp_path / "in").mkdir()
+    texts = write_wet(tmp_path / "in" / "sample.warc.wet.gz")
+    assert run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out")).returncode == 0
+    assert run_plexity("run", str(tmp_path / "in"), "--output-dir", str(tmp_path / "run"),
+                       "--format", "warc").returncode == 0
+    expected = [("conversion", "text/plain", uri, response_id(uri), "eng") for uri in texts]
+    for cleaned in (tmp_path / "out" / "sample.warc.wet.gz", tmp_path / "run" / "documents" / "00000.warc.gz"):
+        assert sorted(wet_records(cleaned)) == sorted(expected)
+        (tmp_path / "alone").mkdir()
+        cleaned.rename(tmp_path / "alone" / cleaned.name)
+        by_datatrove = {d.metadata["url"]: d.text for d in WarcReader(str(tmp_path / "alone")).run()}
+        assert by_datatrove == cleaned_texts(tmp_path / "alone" / cleaned.name) and len(by_datatrove) == len(texts)
+        again = run_plexity("clean", str(tmp_path / "alone"), "--output-dir", str(tmp_path / "again"))
+        assert f"{len(texts)} records of a cleaned WARC, read back as text" in again.stdout, again.stderr
+        assert sorted(wet_records(tmp_path / "again" / cleaned.name)) == sorted(expected)
+        for folder in ("alone", "again"):
+            for path in (tmp_path / folder).iterdir():
+                path.unlink()
+            (tmp_path / folder).rmdir()
 
 
 def test_plexity_run_passes_wet_text_by_the_extractor_and_cleans_it_as_plexity_clean_does(tmp_path):

@@ -25,7 +25,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          read_document, unsupported_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
-from ..io.warc_writer import cleaned_response_record
+from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
 
@@ -464,7 +464,13 @@ class FileCleaner:
             else:
                 headers = warc_headers(metadata(verdict, self.scorer))
                 text = verdict.text if verdict.kept else ""
-        # Every HTML response gets its cleaned record (empty, with the reason, when skipped or dropped).
+        # Every HTML response gets its cleaned record (empty, with the reason, when skipped or dropped), every WET
+        # record its cleaned WET record.
+        if record.record.rec_type == "conversion":
+            writer.write_record(cleaned_conversion_record(
+                writer, text, uri=record.uri, date=record.date, source_record_id=record.record_id,
+                page_headers=wet_page_headers(record.record), extra_headers=headers))
+            return
         writer.write_record(cleaned_response_record(
             writer, text, uri=record.uri, date=record.date, source_record_id=record.record_id,
             extra_headers=headers))

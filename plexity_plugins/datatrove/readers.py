@@ -13,6 +13,7 @@ from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, open_input,
                          reading_limits, unsupported_compression)
+from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
 
@@ -302,6 +303,8 @@ class WarcHtmlReader(BaseDiskReader):
         }
         if record.kind == PAGE_TEXT:
             data["warc_type"] = PAGE_TEXT_WARC_TYPE
+        if record.record.rec_type == "conversion":  # (which page a WET text is of: kept on its cleaned record)
+            data.update({WET_PAGE_HEADERS[name]: value for name, value in wet_page_headers(record.record).items()})
         elif record.kind == CLEANED_TEXT:
             data[CLEANED_TEXT_KEY] = True
         if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)

@@ -22,8 +22,9 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from .. import __version__
 from ..cleaning.policy import WARC_HEADERS, warc_headers
 from ..io.atomic_files import part_name
-from ..io.warc_writer import cleaned_response_record
+from ..io.warc_writer import WET_PAGE_HEADERS, cleaned_conversion_record, cleaned_response_record
 from .local_paths import anchored
+from .readers import PAGE_TEXT_WARC_TYPE
 
 
 class _UnderPartNames:
@@ -147,7 +148,9 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
     by `WarcHtmlReader`) and carries the filter's metadata as ``X-Plexity-*`` headers, and on every
     record ``X-Plexity-Payload: text`` (`plexity_plugins.io.warc_writer.TEXT_MARKER`), whatever steps
     came before: read back by `WarcHtmlReader` and ``plexity clean`` as text, not as a crawl's page.  Each
-    output file starts with a ``warcinfo`` record.  With a ``.gz`` file name every record is
+    output file starts with a ``warcinfo`` record.  A WET record's text is written as WET holds it
+    (`plexity_plugins.io.warc_writer.cleaned_conversion_record`: a ``conversion`` record of text/plain
+    still referring to the page's response record).  With a ``.gz`` file name every record is
     its own gzip member (the usual ``.warc.gz`` layout, readable record by record).
 
     Args:
@@ -193,6 +196,13 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
         metadata = document.get("metadata") or {}
         extra = warc_headers(metadata)
         doc_id = document.get("id")
-        writer.write_record(cleaned_response_record(
-            writer, document.get("text") or "", uri=metadata.get("url") or str(doc_id), date=metadata.get("date"),
-            source_record_id=doc_id if str(doc_id or "").startswith("<urn:") else None, extra_headers=extra))
+        record_id = doc_id if str(doc_id or "").startswith("<urn:") else None
+        uri, text, date = metadata.get("url") or str(doc_id), document.get("text") or "", metadata.get("date")
+        if metadata.get("warc_type") == PAGE_TEXT_WARC_TYPE or any(metadata.get(k) for k in WET_PAGE_HEADERS.values()):
+            # a WET record's text (or a cleaned one's, read back): written as WET holds it
+            page_headers = {name: metadata[key] for name, key in WET_PAGE_HEADERS.items() if metadata.get(key)}
+            writer.write_record(cleaned_conversion_record(writer, text, uri=uri, date=date, source_record_id=record_id,
+                                                          page_headers=page_headers, extra_headers=extra))
+            return
+        writer.write_record(cleaned_response_record(writer, text, uri=uri, date=date, source_record_id=record_id,
+                                                    extra_headers=extra))

@@ -833,7 +833,8 @@ class WarcFile:
         """Set the record's payload, or its skip reason."""
         record, content_type = item.record, item.content_type
         if record.rec_type == "conversion" and self._conversion_is_text(item):
-            self._judge_page_text(item)
+            # (a cleaned WET record read back: text already cut down, as a cleaned response's)
+            self._judge_page_text(item, CLEANED_TEXT if is_cleaned_record(record) else PAGE_TEXT)
             return
         too_long = getattr(record, "headers_too_long", None)
         if too_long:  # (partly read: never copied; the rest is still read to its end, where the next record starts)

@@ -10,6 +10,14 @@ CLEANED_HEADER_PREFIX = "X-Plexity-"  # the verdict and counts of a cleaned reco
 # On every record written here: its payload is a document's text, whatever step made it (the verdict's
 # headers come from the filter, and WarcResponseWriter may follow an extractor alone).
 TEXT_MARKER = ("X-Plexity-Payload", "text")
+# A WET record's cleaned text is written as WET is (a conversion record whose block is the text): Common
+# Crawl's Content-Type exactly (cc-pyspark's is_wet_text_record compares it whole; WET text is UTF-8).
+WET_CONTENT_TYPE = "text/plain"
+# The WARC headers of a WET record that say which page its text is (Common Crawl's WARC-Refers-To: the page's
+# response record in the crawl's WARC), kept on its cleaned record; the Document metadata key of each
+# (`WarcHtmlReader`'s, read by `WarcResponseWriter`).
+WET_PAGE_HEADERS = {"WARC-Refers-To": "warc_refers_to",
+                    "WARC-Identified-Content-Language": "warc_identified_content_language"}
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
@@ -37,16 +45,49 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
                                      warc_headers_dict=warc_headers)
 
 
+def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None = None,
+                              source_record_id: str | None = None, page_headers: dict | None = None,
+                              extra_headers: dict | None = None):
+    """A WET record's cleaned text as WET holds it: a ``conversion`` record whose block is `text`
+    (`WET_CONTENT_TYPE`), with the record's `page_headers` (`WET_PAGE_HEADERS`) kept, so that it
+    refers to the page's response record as the WET record did (else to the WET record itself), the
+    verdict's ``X-Plexity-*`` headers and `TEXT_MARKER` (read back as a cleaned text, `is_cleaned_record`)."""
+    payload = text.encode("utf-8")
+    warc_headers = {
+        "WARC-Date": date or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "Content-Type": WET_CONTENT_TYPE,
+        TEXT_MARKER[0]: TEXT_MARKER[1],
+    }
+    if source_record_id:
+        warc_headers["WARC-Refers-To"] = source_record_id
+    for key, value in (page_headers or {}).items():
+        if key in WET_PAGE_HEADERS and value:
+            warc_headers[key] = str(value)
+    for key, value in (extra_headers or {}).items():
+        warc_headers[key] = str(value)
+    return writer.create_warc_record(uri, "conversion", payload=io.BytesIO(payload), length=len(payload),
+                                     warc_headers_dict=warc_headers)
+
+
+def wet_page_headers(record) -> dict:
+    """The `WET_PAGE_HEADERS` a record (warcio's) carries."""
+    return {name: value for name in WET_PAGE_HEADERS if (value := record.rec_headers.get_header(name))}
+
+
 def is_cleaned_record(record) -> bool:
     """Whether a record (warcio's) is a cleaned page as `cleaned_response_record` writes it (``plexity
     clean``, ``plexity run --format warc``, `WarcResponseWriter` after any step): a ``response`` of
     ``text/plain`` with an ``X-Plexity-*`` WARC header (`TEXT_MARKER`, on every record written since;
-    the verdict, or why it was skipped, on a cleaned one).  Its payload is a page's text already, to be
+    the verdict, or why it was skipped, on a cleaned one), or a cleaned WET record, a ``conversion`` of
+    text/plain with one (`cleaned_conversion_record`).  Its payload is a page's text already, to be
     read back as text; a crawl's text/plain page (robots.txt ...) carries no such header and stays a
-    response that is not HTML."""
-    if record.rec_type != "response" or record.http_headers is None:
+    response that is not HTML, a WET record none and stays a page's whole text."""
+    if record.rec_type == "conversion":
+        content_type = record.rec_headers.get_header("Content-Type") or ""
+    elif record.rec_type != "response" or record.http_headers is None:
         return False
-    content_type = record.http_headers.get_header("Content-Type") or ""
+    else:
+        content_type = record.http_headers.get_header("Content-Type") or ""
     if content_type.split(";", 1)[0].strip().lower() != "text/plain":
         return False
     prefix = CLEANED_HEADER_PREFIX.lower()
