@@ -339,7 +339,7 @@ class PerplexityFilterPipeline:
                 self._dropped = DroppedLog(self.dropped_file)
             except OSError as exc:
                 self._dropped_log_failed(exc)
-            # (a forced shutdown, Ctrl-C twice, stops the reactor without close_spider: said at exit)
+            # (a forced shutdown, Ctrl-C twice, stops the reactor without close_spider: done at exit)
             atexit.register(self._stopped_without_closing)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
@@ -360,13 +360,14 @@ class PerplexityFilterPipeline:
                 logger.info("plexity: dropped sentences and items written to %s", Path(self.dropped_file).absolute())
 
     def _stopped_without_closing(self) -> None:
-        """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE was not
-        given its name, as an unfinished file never is; where its rows so far are is said, not left unsaid."""
-        part = self._dropped.flush_unfinished()
-        if part is not None:
-            logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): %s was not "
-                           "written; the dropped sentences and items of the %d item(s) seen until then are in %s",
-                           self.dropped_file, self.stats.get_value(STATS_PREFIX + "items_seen", 0), part.absolute())
+        """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE gets its
+        name with the rows written until then, as Scrapy's feed files keep theirs with the items exported until
+        then (both end early); said, with where the rows are when the file could not be named."""
+        path = self._dropped.keep_unfinished()
+        if path is not None:
+            logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped "
+                           "sentences and items of the %d item(s) seen until then are in %s, which ends there",
+                           self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute())
 
     # -- items ------------------------------------------------------------------------
 

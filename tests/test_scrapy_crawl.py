@@ -369,19 +369,20 @@ def stopped_crawl(directory: Path, *settings: str):
             process.kill()
 
 
-def test_a_crawl_forced_to_stop_by_ctrl_c_twice_says_where_its_dropped_rows_are(tmp_path):
-    # Scrapy's forced shutdown stops the reactor without closing the spider: PLEXITY_DROPPED_FILE is not
-    # given its name (an unfinished file never is), and nothing said where its rows were (a hidden .part file)
+def test_a_crawl_forced_to_stop_by_ctrl_c_twice_keeps_its_dropped_rows_under_the_file_s_name(tmp_path):
+    # Scrapy's forced shutdown stops the reactor without closing the spider; its feed file (items.jsonl) keeps
+    # its name, and so does PLEXITY_DROPPED_FILE, with the rows written until then, said at exit (it was left
+    # as a hidden .dropped.jsonl.part, to be found from the exit's message)
     with stopped_crawl(tmp_path) as (process, log):
         process.send_signal(signal.SIGINT)  # a graceful shutdown, which waits for the page that never comes
         wait_for(log, "shutting down gracefully", process)
         process.send_signal(signal.SIGINT)  # forced
-    part = tmp_path / ".dropped.jsonl.part"
-    assert (f"plexity: the crawl stopped without closing the spider (a forced shutdown): dropped.jsonl was not "
-            f"written; the dropped sentences and items of the 1 item(s) seen until then are in {part}") \
-        in log.read_text()
-    assert not (tmp_path / "dropped.jsonl").exists()
-    assert {json.loads(line)["text"] for line in part.read_text().splitlines()} >= set(BOILERPLATE[1:4])
+    dropped = tmp_path / "dropped.jsonl"
+    assert (f"plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped sentences "
+            f"and items of the 1 item(s) seen until then are in {dropped}, which ends there") in log.read_text()
+    assert not (tmp_path / ".dropped.jsonl.part").exists()
+    assert {json.loads(line)["text"] for line in dropped.read_text().splitlines()} >= set(BOILERPLATE[1:4])
+    assert (tmp_path / "items.jsonl").exists()  # (Scrapy's feed: its name kept, the items it had not flushed lost)
 
 
 def test_a_crawl_stopped_by_ctrl_c_once_closes_and_writes_everything(tmp_path):

@@ -368,14 +368,19 @@ class DroppedLog:
         if not self.given_up:
             self.given_up, self.rows_not_written = True, self.rows
 
-    def flush_unfinished(self) -> Path | None:
-        """For a run stopped without `close` (a forced shutdown): what was written reaches the temporary file,
-        whose path is returned (None when nothing is written), for the run to say where it is."""
+    def keep_unfinished(self) -> Path | None:
+        """For a run stopped without `close` (Scrapy's forced shutdown, whose own feed files keep their names
+        and the items written): the rows written so far, each item's whole, are given the file's name too.  The
+        path they are in is returned (the temporary file's when it cannot be closed or renamed, a full disk),
+        None when nothing is written, for the run to say where they are and that they stop early."""
         if self._out is None:
             return None
-        with contextlib.suppress(OSError, ValueError):
-            self._file.flush()
-        return self._out.part
+        out, self._out, self._file = self._out, None, None
+        try:
+            out.commit()
+        except (OSError, ValueError):
+            return out.part if out.part.exists() else None
+        return out.path
 
     def _write(self, rows: list[dict]) -> None:
         if self.given_up:
