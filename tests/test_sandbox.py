@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import threading
@@ -273,6 +274,45 @@ def test_the_extraction_child_imports_the_package_its_caller_runs_not_one_in_the
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "The council approved the budget" in (tmp_path / "out" / "page.html.txt").read_text()
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def another_version(tmp_path) -> Path:
+    """A folder holding another copy of this package, as an older installed version would be: its tags
+    extractor gives a text of its own, to tell which copy extracted a page."""
+    folder = tmp_path / "installed"
+    shutil.copytree(REPO / "plexity_plugins", folder / "plexity_plugins",
+                    ignore=shutil.ignore_patterns("data", "__pycache__"))
+    with open(folder / "plexity_plugins" / "extractors" / "__init__.py", "a", encoding="utf-8") as f:
+        f.write("\n\ndef html_to_text_tags(html):\n    return 'the other version'\n")
+    return folder
+
+
+def test_a_script_that_puts_a_checkout_on_its_path_gets_an_extraction_child_of_that_checkout(tmp_path):
+    # another version first on the interpreter's own path (here PYTHONPATH), and a script that puts the checkout
+    # before it: the child imported the other version (-P, the caller's path not passed), a silent mix
+    script = tmp_path / "extract.py"
+    script.write_text(f"import sys\nsys.path.insert(1, {str(REPO)!r})\n"
+                      "from plexity_plugins.extractors.sandbox import TimeLimitedExtractor\n"
+                      f"extractor = TimeLimitedExtractor('tags', timeout=60)\nprint(extractor({PAGE!r}))\n"
+                      "extractor.close()\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(another_version(tmp_path))}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == extract.html_to_text_tags(PAGE) + "\n"
+
+
+def test_an_extraction_child_of_another_version_than_its_caller_s_stops_in_one_line(tmp_path):
+    # (what the child checks first: a caller whose package is installed, and a child that found another
+    # version before it, as a caller that changed its own path can make it)
+    other = another_version(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(other), "PLEXITY_CALLER_PACKAGE": str(REPO / "plexity_plugins")}
+    done = subprocess.run([sys.executable, "-P", "-c", "from plexity_plugins.extractors import sandbox\n"
+                           "print(sandbox._other_package())"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout == (f"the extraction process imported plexity_plugins from {other}, not from {REPO} as this "
+                           f"process did: give that folder on PYTHONPATH, or install it (pip install -e)\n")
 
 
 def test_an_extraction_process_that_cannot_start_stops_the_run_instead_of_skipping_pages(monkeypatch):

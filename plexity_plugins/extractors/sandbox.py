@@ -322,6 +322,10 @@ def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) 
                 f.write("1000\n")
         except OSError:
             pass
+    mixed = _other_package()
+    if mixed:
+        send.send(("error", ExtractorCannotStart(mixed)))
+        return
     extract = _resolve(extractor_name)
     try:  # import and initialise the extractor now: its first call is slow, and not the first page's fault
         extract(_WARM_UP_PAGE)
@@ -340,21 +344,46 @@ def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) 
         del html
 
 
-# The folder that holds this package.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# This package's folder, and the folder that holds it.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(_PACKAGE)
+# The child is told where the caller's package is, and stops in one line when it imported another
+# (`_other_package`): two versions of this package at once are never paired silently.
+_CALLER_PACKAGE = "PLEXITY_CALLER_PACKAGE"
 
 
-def _child_environment(extractor_name: str) -> dict | None:
+def _installed_folders() -> set[str]:
+    """The folders this interpreter imports installed packages from (its site-packages)."""
+    import site
+
+    folders = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    return {os.path.realpath(folder) for folder in folders}
+
+
+def _child_environment(extractor_name: str) -> dict:
     """The extraction child's environment: the caller's, with the import path it needs to import
-    what the caller imported (None: the caller's as it is)."""
+    what the caller imported (this package from the same folder: a checkout the caller put on its
+    path in any way, or its folder, which -P drops; an installed one is found where it is installed)."""
     if ":" in extractor_name:  # a function of the caller's own modules: imported from where the caller does
         path = [p for p in sys.path if p]
-    elif sys.path and os.path.abspath(sys.path[0] or os.curdir) == _PACKAGE_ROOT:
-        path = [_PACKAGE_ROOT]  # the caller found the package in its script's or current folder, which -P drops
+    elif os.path.realpath(_PACKAGE_ROOT) not in _installed_folders():
+        path = [_PACKAGE_ROOT]
     else:
-        return None
+        path = []
     inherited = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([*path, *([inherited] if inherited else [])]))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([*path, *([inherited] if inherited else [])]),
+                **{_CALLER_PACKAGE: _PACKAGE})
+
+
+def _other_package() -> str | None:
+    """In the child: why it cannot serve its caller, when it imported this package from another folder than the
+    caller's (another version), in one line; else None."""
+    caller = os.environ.get(_CALLER_PACKAGE)
+    if not caller or os.path.realpath(caller) == os.path.realpath(_PACKAGE):
+        return None
+    return (f"the extraction process imported plexity_plugins from {_PACKAGE_ROOT}, not from "
+            f"{os.path.dirname(caller)} as this process did: give that folder on PYTHONPATH, or install it "
+            f"(pip install -e)")
 
 
 def _widen(pipe_fd: int) -> None:
@@ -387,10 +416,8 @@ class _Child:
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
         try:
             self.process = subprocess.Popen(
-                # -P: the child imports the interpreter's installed package, not another `plexity_plugins` that
-                # the current directory happens to hold (`python -m` would put the directory first on its path).
-                # (A parent run from a checkout that is not the installed one, `python -m plexity_plugins` in
-                # its folder, still gets the installed child: give that checkout on PYTHONPATH to pair them.)
+                # -P: the child imports the caller's package (`_child_environment`), not another `plexity_plugins`
+                # that the current directory happens to hold (`python -m` would put the directory first on its path).
                 [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
                  str(from_child_w), "-" if shared_fd is None else str(shared_fd), *watch],
                 pass_fds=fds, stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
