@@ -137,8 +137,8 @@ def test_plexity_clean_cleans_a_wet_file_with_the_tag_removers_method(tmp_path):
 def wet_records(path) -> list[tuple]:
     """(type, Content-Type, URI, WARC-Refers-To, language) of each record of a WARC file."""
     with open(path, "rb") as f:
-        return [(r.rec_type, r.content_type, r.rec_headers.get_header("WARC-Target-URI"),
-                 r.rec_headers.get_header("WARC-Refers-To"), r.rec_headers.get_header("WARC-Identified-Content-Language"))
+        return [(r.rec_type, r.content_type, *(r.rec_headers.get_header(name) for name in (
+                    "WARC-Target-URI", "WARC-Refers-To", "WARC-Identified-Content-Language")))
                 for r in ArchiveIterator(f) if r.rec_type != "warcinfo"]
 
 
