@@ -63,15 +63,35 @@ def _cut(cuts: list[float], percentile: float) -> float:
     return cuts[round(check_percentile(percentile) * 10) - 1]
 
 
+def _figure_digits(value: float) -> int:
+    """The decimals a threshold is shown with: 1, or 4 significant digits for small values (a toy model's
+    perplexities are ~2-10)."""
+    return 1 if value <= 0 else max(1, 3 - math.floor(math.log10(value)))
+
+
 def _round_figure(value: float) -> float:
-    """To 0.1, or to 4 significant digits for small values (a toy model's perplexities are ~2-10)."""
-    digits = 1 if value <= 0 else max(1, 3 - math.floor(math.log10(value)))
-    return round(value, digits)
+    return round(value, _figure_digits(value))
+
+
+def _round_keeping_split(cut: float, ordered: list[float]) -> float:
+    """`cut` rounded (`_figure_digits`) as far as the rounded value keeps and drops the same of the sorted values
+    `ordered` as `cut` does (a sentence at or below a threshold is kept): it lies at or above the highest value
+    kept and below the lowest dropped; more decimals where one of them lies that close, `cut` itself at worst."""
+    above = bisect.bisect_right(ordered, cut)
+    highest_kept = ordered[above - 1] if above else -math.inf
+    lowest_dropped = ordered[above] if above < len(ordered) else math.inf
+    for digits in range(_figure_digits(cut), 17):
+        rounded = round(cut, digits)
+        if highest_kept <= rounded < lowest_dropped:
+            return rounded
+    return cut
 
 
 def percentile_threshold(values: list[float], percentile: float = THRESHOLD_PERCENTILE) -> float:
-    """The threshold rule of every model: this percentile (steps of 0.1) of clean sentences' perplexities."""
-    return _round_figure(_cut(percentile_cuts(values), percentile))
+    """The threshold rule of every model: this percentile (steps of 0.1) of clean sentences' perplexities,
+    rounded only as far as it keeps the same of them (`_round_keeping_split`)."""
+    ordered = sorted(values)
+    return _round_keeping_split(_cut(percentile_cuts(ordered), percentile), ordered)
 
 
 def percentile_report(values: list[float], points: Iterable[float] = REPORT_PERCENTILES) -> dict[str, float]:
