@@ -137,7 +137,9 @@ class WarcHtmlReader(BaseDiskReader):
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
-    back, ``warc_truncated`` for a page the crawler cut (``WARC-Truncated``).
+    back, ``warc_truncated`` for a page the crawler cut (``WARC-Truncated``); a WET record's
+    ``warc_refers_to`` and ``warc_identified_content_language`` (`WET_PAGE_HEADERS`: kept on its cleaned
+    record by `WarcResponseWriter`).
     """
 
     name = "🕷 WARC HTML"
