@@ -115,3 +115,37 @@ def test_plexity_run_says_the_same_and_the_conversion_it_gives_makes_the_file_re
                         "-q")
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "again" / "plexity-stats.json").read_text())["documents"] == 12
+
+
+MISNAMED = [("sample.warc.bz2", lambda data: data, "gzip", "sample.warc.gz"),
+            ("sample.warc.xz", gzip.decompress, "not compressed", "sample.warc"),
+            ("sample.warc.zst", lambda data: bz2.compress(gzip.decompress(data)), "", "sample.warc.bz2")]
+
+
+@pytest.mark.parametrize("name, bytes_of, what, renamed", MISNAMED, ids=["gzip-as-bz2", "plain-as-xz", "bzip2-as-zst"])
+def test_a_warc_named_for_a_compression_its_bytes_are_not_is_judged_by_its_bytes(tmp_path, name, bytes_of, what,
+                                                                                 renamed):
+    """Before, its name alone was judged: a gzip WARC named .warc.bz2 was "a bzip2-compressed WARC", and the line to
+    convert it (``bzcat sample.warc.bz2 | gzip > sample.warc.gz``) failed, leaving an empty sample.warc.gz."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    path = folder / name
+    path.write_bytes(bytes_of(SAMPLE.read_bytes()))
+    line = why_not_read(path)
+    if what:
+        assert line == (f"a WARC named {name[len('sample.warc'):]} whose bytes are {what} (its bytes say so, not its "
+                        f"name): name it for what it is, `mv {path} {folder / renamed}`, and plexity reads it")
+    else:
+        assert line.startswith("a bzip2-compressed WARC (its bytes say so, not its name)")
+    head = path.read_bytes()[:4096]
+    for command, shown in (("clean", str(path)), ("run", name)):  # (run names the files of its folder)
+        alone = run_plexity(command, str(path if command == "clean" else folder), "--output-dir",
+                            str(tmp_path / command), *(("-q",) if command == "clean" else ("--workers", "1")))
+        assert alone.returncode == 1
+        why = unsupported_compression(shown, head)
+        assert f"plexity {command}: error: no input could be read: {shown}: {why}" in alone.stderr
+    subprocess.run(["bash", "-c", line.split("`")[1]], check=True)
+    converted = folder / ("sample.warc.gz" if not what else renamed)
+    again = run_plexity("clean", str(converted), "--output-dir", str(tmp_path / "again"), "-q")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again" / "plexity-stats.json").read_text())["documents"] == 12

@@ -22,7 +22,7 @@ from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
                          PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
                          UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
-                         read_document, unsupported_compression)
+                         read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
@@ -318,8 +318,9 @@ class FileCleaner:
     # -- files ------------------------------------------------------------------------
 
     def clean_file(self, item: InputFile) -> None:
-        if item.kind is None and unsupported_compression(str(item.path)):  # a .warc.bz2, .warc.xz, .warc.zst
-            self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, unsupported_compression(str(item.path)))
+        why = judged_compression(str(item.path), lambda: open_input(item.path)) if item.kind is None else None
+        if why:  # a .warc.bz2, .warc.xz, .warc.zst
+            self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, why)
             return
         if item.kind is None:
             self._skip_file(str(item.path), UNKNOWN_FILE_TYPE, unknown_file_type(item.path))

@@ -520,13 +520,14 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     """Why each input (the first `shown`) gave no WARC record, in one line: as the reader judged it."""
     from datatrove.io import get_datafolder
 
-    from ..io.inputs import WarcFile, unsupported_compression
+    from ..io.inputs import WarcFile, judged_compression
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []
     for name in files[:shown]:
-        if unsupported_compression(name):  # (as the reader skips it: never opened)
-            found.append(f"{name}: {unsupported_compression(name)}")
+        why = judged_compression(name, lambda: data.open(name, "rb", compression=None))  # (as the reader judges it)
+        if why:
+            found.append(f"{name}: {why}")
             continue
         try:
             with data.open(name, "rb", compression=None) as f:

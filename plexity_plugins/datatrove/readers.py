@@ -11,8 +11,8 @@ from datatrove.utils.logging import logger
 from ..errors import NotARegularFile
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
-                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, open_input,
-                         reading_limits, unsupported_compression)
+                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, judged_compression,
+                         open_input, reading_limits)
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
@@ -171,14 +171,18 @@ class WarcHtmlReader(BaseDiskReader):
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
             self._user_adapter, self.adapter = self.adapter, self._adapt
 
+    def _opened(self, filepath: str):
+        """The file, opened for reading, or OSError."""
+        if self.data_folder.is_local():  # (a FIFO is listed like a file, and opening it waits for ever)
+            return open_input(self.data_folder.resolve_paths(filepath))
+        return self.data_folder.open(filepath, "rb", compression=None)
+
     def _open(self, filepath: str):
         """The file, opened for reading (no decompression: warcio reads gzip member by member, so
         the records before a truncated member are still read); None, counted, when it is not a
         regular file or cannot be opened."""
         try:
-            if self.data_folder.is_local():  # (a FIFO is listed like a file, and opening it waits for ever)
-                return open_input(self.data_folder.resolve_paths(filepath))
-            return self.data_folder.open(filepath, "rb", compression=None)
+            return self._opened(filepath)
         except NotARegularFile as exc:
             self.stat_update(NOT_A_REGULAR_FILE)
             logger.warning(f"skipped {filepath}: {exc}")
@@ -202,8 +206,8 @@ class WarcHtmlReader(BaseDiskReader):
                 "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
 
     def read_file(self, filepath: str):
-        why = unsupported_compression(filepath)
-        if why:  # a .warc.bz2, .warc.xz, .warc.zst (the glob takes them): never opened
+        why = judged_compression(filepath, lambda: self._opened(filepath))
+        if why:  # a .warc.bz2, .warc.xz, .warc.zst (the glob takes them): its first bytes read, not the file
             self._not_read(filepath, why)
             return
         f = self._open(filepath)

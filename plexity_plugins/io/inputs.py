@@ -1068,9 +1068,9 @@ _NOT_READ = "which plexity does not read (it reads .warc and .warc.gz): convert 
 
 
 def unsupported_compression(name: str, head: bytes | None = None) -> str | None:
-    """Why a file named `name` (``f.warc.bz2``, ``f.warc.wet.xz``, ``f.warc.zst``; a path, as the caller
-    names it), or one whose first bytes `head` are a bzip2, xz or zstd stream whatever its name
-    (``f.warc``, ``f.warc.gz``), is not read, and how to make it readable, else None.
+    """Why a WARC file named `name` (a path, as the caller names it) whose first bytes are `head` (None: not read) is
+    not read, and how to make it readable, else None.  Its bytes judge, where they are known; else its name
+    (``f.warc.bz2``, ``f.warc.wet.xz``, ``f.warc.zst``).
 
     WARCs are read as ``.warc`` or ``.warc.gz``: gzip, one member per record, is how crawlers write
     them, and what lets reading resume at the next record after damage.  A bzip2, xz or zstd file is
@@ -1078,22 +1078,45 @@ def unsupported_compression(name: str, head: bytes | None = None) -> str | None:
     again), and ``plexity clean`` writes its output in its input's compression: such a file is a
     counted skip, whose message gives the one-line conversion.  A file misnamed is renamed to what it
     is first (``f.warc.gz`` -> ``f.warc.bz2``), then converted to its name: converting it in place,
-    ``bzcat f.warc.gz | gzip > f.warc.gz``, would empty it before it is read."""
+    ``bzcat f.warc.gz | gzip > f.warc.gz``, would empty it before it is read.  A file named ``.warc.bz2``
+    (``.xz``, ``.zst``) whose bytes are gzip or no compression is skipped too (its output would be named for a
+    compression it is not in), with the ``mv`` that names it for what it is: the conversion its name calls for
+    fails on it (and leaves an empty ``.warc.gz`` behind)."""
     lower = name.lower()
-    for suffix, compression, decompressor, _ in _OTHER_COMPRESSIONS:
-        if lower.endswith(suffix) and lower[:-len(suffix)].endswith((".warc", ".warc.wet")):
-            gzipped = shlex.quote(name[:-len(suffix)] + ".gz")
-            return (f"{compression}-compressed WARC, {_NOT_READ} "
-                    f"`{decompressor} {shlex.quote(name)} | gzip > {gzipped}`")
+    named = next((compression for compression in _OTHER_COMPRESSIONS if lower.endswith(compression[0])
+                  and lower[:-len(compression[0])].endswith((".warc", ".warc.wet"))), None)
     kind = binary_kind(head) if head else None
-    for suffix, compression, decompressor, bytes_kind in _OTHER_COMPRESSIONS:
-        if kind == bytes_kind:
-            stem = name[:-3] if lower.endswith(".gz") else name
-            renamed = shlex.quote(stem + suffix)
-            return (f"{compression}-compressed WARC (its bytes say so, not its name), {_NOT_READ} "
-                    f"`mv {shlex.quote(name)} {renamed} && {decompressor} {renamed} | gzip > "
-                    f"{shlex.quote(stem + '.gz')}`")
+    actual = next((compression for compression in _OTHER_COMPRESSIONS if compression[3] == kind), None)
+    stem = name[:-len(named[0])] if named else name[:-3] if lower.endswith(".gz") else name
+    if named and (not head or actual == named):  # (its bytes say what its name says, or are not known)
+        _, compression, decompressor, _ = named
+        return (f"{compression}-compressed WARC, {_NOT_READ} "
+                f"`{decompressor} {shlex.quote(name)} | gzip > {shlex.quote(stem + '.gz')}`")
+    if actual:
+        suffix, compression, decompressor, _ = actual
+        renamed = shlex.quote(stem + suffix)
+        return (f"{compression}-compressed WARC (its bytes say so, not its name), {_NOT_READ} "
+                f"`mv {shlex.quote(name)} {renamed} && {decompressor} {renamed} | gzip > "
+                f"{shlex.quote(stem + '.gz')}`")
+    if named:  # named .warc.bz2 ..., and its bytes are gzip or no compression
+        gzipped = head.startswith(b"\x1f\x8b")
+        return (f"a WARC named {named[0]} whose bytes are {'gzip' if gzipped else 'not compressed'} (its bytes say so, "
+                f"not its name): name it for what it is, `mv {shlex.quote(name)} "
+                f"{shlex.quote(stem + ('.gz' if gzipped else ''))}`, and plexity reads it")
     return None
+
+
+def judged_compression(name: str, opened) -> str | None:
+    """`unsupported_compression` of the file named `name`, judged by its first bytes where its name says bzip2, xz or
+    zstd (`opened()`: the file, opened for reading; one that cannot be opened is judged by its name)."""
+    if unsupported_compression(name) is None:
+        return None
+    try:
+        with opened() as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError:
+        head = None
+    return unsupported_compression(name, head)
 
 
 def describe(exc: BaseException) -> str:
