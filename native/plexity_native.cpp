@@ -18,7 +18,7 @@
 //   count_nonspace, count_marked_words  marked_words_python
 //   find_all(text, needle, limit)  extractors.text.find_all_python (str.find, again and again)
 //   markup_depth, flatten_markup   extractors.nesting.markup_depth_python, flatten_markup_python
-//   bound_attributes, start_tags   extractors.markup.bound_attributes_python, start_tags_python
+//   read_markup                    extractors.markup.read_markup_python
 //   segment_html, LearnedPage,     the learned reader (extractors/learned/): in native/learned_reader.cpp
 //   Forest, unescape_html
 //
@@ -1949,15 +1949,17 @@ PyObject *flatten_markup(PyObject *, PyObject *args) {
 }
 
 // ---------------------------------------------------------------------------------------
-// extractors.markup: the page with each tag's attributes past a bound left out (bound_attributes_python),
-// and how many start tags it holds (start_tags_python).
+// extractors.markup: in one pass, the page with each tag's attributes past a bound left out, how many start
+// tags it holds and how many attributes they keep (read_markup_python).
 
 // markup._attributes: where the tag whose attributes start at `at` ends; where its attribute past `limit`
-// starts in `*cut` (-1: none); its end in `*ending` (">", "/>", or "" at the page's end)
+// starts in `*cut` (-1: none); its end in `*ending` (">", "/>", or "" at the page's end); how many it has in
+// `*attributes`
 template <typename C>
 Py_ssize_t attributes_end(const C *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t limit, Py_ssize_t *cut,
-                          const char **ending) {
-  Py_ssize_t count = 0;
+                          const char **ending, Py_ssize_t *attributes) {
+  Py_ssize_t &count = *attributes;
+  count = 0;
   *cut = -1;
   while (at < n) {  // before an attribute's name
     const Py_UCS4 c = s[at];
@@ -1984,13 +1986,17 @@ Py_ssize_t attributes_end(const C *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t li
   return n;
 }
 
-// One pass of markup._walk: the start tags counted (stopping past `tags` when not negative: the count
-// returned), and the pieces of a page whose tags have more than `attributes` attributes (`kept`: [start, end)
-// ranges of the page, each followed by its tag's ending; empty when no tag has more)
+// markup.read_markup_python, in one pass: the start tags counted, and their attributes kept (at most
+// `attributes` a tag when not negative), stopping past `tags` start tags or `total` attributes (when not
+// negative: the counts returned then are past them); and the pieces of a page whose tags have more than
+// `attributes` attributes (`kept`: [start, end) ranges of the page, each followed by its tag's ending; empty
+// when no tag has more)
 template <typename C>
-Py_ssize_t markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tags,
-                       std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> *kept) {
-  Py_ssize_t copied = 0, counted = 0, at = 0;
+void markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tags, Py_ssize_t total,
+                 std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> *kept, Py_ssize_t *counted,
+                 Py_ssize_t *attributes_kept) {
+  Py_ssize_t copied = 0, at = 0;
+  *counted = *attributes_kept = 0;
   std::string name;
   while (true) {
     const Py_ssize_t lt = find_char(s, n, at, '<');
@@ -2002,69 +2008,66 @@ Py_ssize_t markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize
       at = end_of_name;
       continue;
     }
-    Py_ssize_t cut;
+    Py_ssize_t cut, count;
     const char *ending;
-    at = attributes_end(s, n, end_of_name, attributes, &cut, &ending);
+    at = attributes_end(s, n, end_of_name, attributes, &cut, &ending, &count);
     if (cut >= 0) {  // (a tag the page's end cuts short stays unended: the tokenizer drops it)
       kept->emplace_back(copied, cut, ending);
       copied = at;
     }
     if (closing) continue;
-    ++counted;
-    if (tags >= 0 && counted > tags) break;
+    ++*counted;
+    *attributes_kept += attributes >= 0 ? std::min(count, attributes) : count;
+    if ((tags >= 0 && *counted > tags) || (total >= 0 && *attributes_kept > total)) {
+      kept->clear();  // (stopped: the page is refused, not bounded)
+      return;
+    }
     name.clear();
     for (Py_ssize_t k = first; k < end_of_name; ++k) append_code_point(name, s[k]);
     if (nesting_flag(name) & kRaw) at = name == "plaintext" ? n : raw_end(s, n, name, at);
   }
   if (!kept->empty()) kept->emplace_back(copied, n, "");
-  return counted;
 }
 
 template <typename C>
-PyObject *bound_attributes_of(PyObject *text, const C *s, Py_ssize_t n, Py_ssize_t limit, int kind) {
+PyObject *read_markup_of(PyObject *text, const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tags,
+                         Py_ssize_t total, int kind) {
   std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> kept;
-  markup_walk(s, n, limit, -1, &kept);
-  if (kept.empty()) {  // (an ordinary page: the same str)
+  Py_ssize_t counted, attributes_kept;
+  markup_walk(s, n, attributes, tags, total, &kept, &counted, &attributes_kept);
+  PyObject *page;
+  if (kept.empty()) {  // (an ordinary page, or one refused: the same str)
     Py_INCREF(text);
-    return text;
+    page = text;
+  } else {
+    std::vector<C> out;
+    for (const auto &piece : kept) {
+      out.insert(out.end(), s + std::get<0>(piece), s + std::get<1>(piece));
+      for (const char *e = std::get<2>(piece); *e != '\0'; ++e) out.push_back(static_cast<C>(*e));
+    }
+    page = PyUnicode_FromKindAndData(kind, out.data(), static_cast<Py_ssize_t>(out.size()));
+    if (page == nullptr) return nullptr;
   }
-  std::vector<C> out;
-  for (const auto &piece : kept) {
-    out.insert(out.end(), s + std::get<0>(piece), s + std::get<1>(piece));
-    for (const char *e = std::get<2>(piece); *e != '\0'; ++e) out.push_back(static_cast<C>(*e));
-  }
-  return PyUnicode_FromKindAndData(kind, out.data(), static_cast<Py_ssize_t>(out.size()));
+  return Py_BuildValue("Nnn", page, counted, attributes_kept);
 }
 
-template <typename C>
-PyObject *start_tags_of(PyObject *, const C *s, Py_ssize_t n, Py_ssize_t limit, int) {
-  std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> kept;
-  return PyLong_FromSsize_t(markup_walk(s, n, -1, limit, &kept));
-}
-
-template <PyObject *(*Of1)(PyObject *, const Py_UCS1 *, Py_ssize_t, Py_ssize_t, int),
-          PyObject *(*Of2)(PyObject *, const Py_UCS2 *, Py_ssize_t, Py_ssize_t, int),
-          PyObject *(*Of4)(PyObject *, const Py_UCS4 *, Py_ssize_t, Py_ssize_t, int)>
-PyObject *markup_call(PyObject *args, const char *format) {
+PyObject *read_markup(PyObject *, PyObject *args) {
   PyObject *text;
-  Py_ssize_t limit = -1;
-  if (!PyArg_ParseTuple(args, format, &text, &limit)) return nullptr;
+  Py_ssize_t attributes = -1, tags = -1, total = -1;
+  if (!PyArg_ParseTuple(args, "U|nnn", &text, &attributes, &tags, &total)) return nullptr;
   const void *data = PyUnicode_DATA(text);
   const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
   switch (PyUnicode_KIND(text)) {
-    case PyUnicode_1BYTE_KIND: return Of1(text, static_cast<const Py_UCS1 *>(data), n, limit, PyUnicode_1BYTE_KIND);
-    case PyUnicode_2BYTE_KIND: return Of2(text, static_cast<const Py_UCS2 *>(data), n, limit, PyUnicode_2BYTE_KIND);
-    default: return Of4(text, static_cast<const Py_UCS4 *>(data), n, limit, PyUnicode_4BYTE_KIND);
+    case PyUnicode_1BYTE_KIND:
+      return read_markup_of(text, static_cast<const Py_UCS1 *>(data), n, attributes, tags, total,
+                            PyUnicode_1BYTE_KIND);
+    case PyUnicode_2BYTE_KIND:
+      return read_markup_of(text, static_cast<const Py_UCS2 *>(data), n, attributes, tags, total,
+                            PyUnicode_2BYTE_KIND);
+    default:
+      return read_markup_of(text, static_cast<const Py_UCS4 *>(data), n, attributes, tags, total,
+                            PyUnicode_4BYTE_KIND);
   }
-}
-
-PyObject *bound_attributes(PyObject *, PyObject *args) {
-  return markup_call<bound_attributes_of<Py_UCS1>, bound_attributes_of<Py_UCS2>, bound_attributes_of<Py_UCS4>>(
-      args, "Un");
-}
-
-PyObject *start_tags(PyObject *, PyObject *args) {
-  return markup_call<start_tags_of<Py_UCS1>, start_tags_of<Py_UCS2>, start_tags_of<Py_UCS4>>(args, "U|n");
 }
 
 PyMethodDef module_methods[] = {
@@ -2098,10 +2101,9 @@ PyMethodDef module_methods[] = {
      "markup_depth(html, limit=-1) -> how deep the HTML parser may nest html (extractors.nesting)"},
     {"flatten_markup", flatten_markup, METH_VARARGS,
      "flatten_markup(html, limit) -> html without the tags markup_depth counts past limit (extractors.nesting)"},
-    {"bound_attributes", bound_attributes, METH_VARARGS,
-     "bound_attributes(html, limit) -> html without each tag's attributes past limit (extractors.markup)"},
-    {"start_tags", start_tags, METH_VARARGS,
-     "start_tags(html, limit=-1) -> how many start tags html holds, counted up to limit + 1 (extractors.markup)"},
+    {"read_markup", read_markup, METH_VARARGS,
+     "read_markup(html, attributes=-1, tags=-1, total=-1) -> (html without each tag's attributes past attributes, "
+     "its start tags, their attributes), stopping past tags or total (extractors.markup)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_native",

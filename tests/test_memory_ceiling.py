@@ -1,12 +1,15 @@
 """A memory ceiling per extraction child (plexity_plugins.extractors.sandbox), in every front end.
 
-The pages are elements of 1,000 attributes each (the most `extractors.markup` leaves an element), which lexbor's
-tree holds at ~80 bytes an attribute: 7,000 of them (14 MB) grow a `dense` child to ~600 MiB, 22,500 (45 MB) to
-1.8 GB.  (A million sibling <span>s, the shape that grew a child to 1.4 GB at 14 MB and 4.2 GB at 45 MB, is now
-refused by every reader before it is parsed: more tags than it reads, `extractors.markup.MAX_TAGS`.)  Each front
+The pages hold as many attributes as `extractors.markup` lets a page keep (490,000, in elements of 1,000) and then
+text in 100,000 paragraphs: past no bound on the markup, they grow a `dense` child by ~250 MiB at 14 MB and ~410 MiB
+at 45 MB (within the default ceiling), a `tags` child (libxml2's tree, and its text walked in Python) by ~900 MiB at
+45 MB.  (Elements of 1,000 attributes, the shape that grew `dense` to 1.8 GB at 45 MB, are now refused by every
+reader past `extractors.markup.MAX_PAGE_ATTRIBUTES` before the page is parsed; so are a million sibling <span>s, the
+shape that grew a child to 1.4 GB at 14 MB and 4.2 GB at 45 MB: more tags than it reads, `MAX_TAGS`.)  Each front
 end runs in a process of its own, and `process_tree.TreeMemory` samples the memory of that process and all its
 children from /proc.  A low ceiling shows the mechanism in each front end quickly (with `dense`, which holds
-lexbor's whole tree); one test per front end with the default ceiling shows the bound on the whole process tree.
+lexbor's whole tree); one test per front end with the default ceiling shows the bound on the whole process tree
+(with `tags`, which reaches that ceiling at 45 MB).
 """
 
 from __future__ import annotations
@@ -32,9 +35,13 @@ TREE_BOUND = 1_200_000_000  # bytes: the whole process tree, with the default ce
 LOW = "200MiB"  # a ceiling the sibling pages pass in about a second
 
 
-def attributes(count: int) -> str:
-    """`count` elements of 1,000 attributes: 2,007 bytes each (7,000: 14 MB)."""
-    return "<html><body><div>" + ("<i" + " a" * 1_000 + ">x</i>") * count + "</div></body></html>"
+def big(size: int) -> str:
+    """A page of `size` bytes: 490 elements of 1,000 attributes (490,000: under `markup.MAX_PAGE_ATTRIBUTES`), then
+    text in 100,000 paragraphs (with them, under `markup.MAX_TAGS`)."""
+    names = "".join(f" a{k}" for k in range(1_000))
+    elements = f"<i{names}>x</i>" * 490
+    words = "word " * ((size - len(elements)) // 100_000 // 5)
+    return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
 
 
 def siblings(count: int) -> str:
@@ -44,19 +51,19 @@ def siblings(count: int) -> str:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> Path:
-    """html/{attributes,fine}.html, html45/attributes.html and the same pages as WARC files in warc/ and warc45/;
+    """html/{big,fine}.html (14 MB), html45/big.html (45 MB) and the same pages as WARC files in warc/ and warc45/;
     siblings45/siblings.html."""
     from warcio.warcwriter import WARCWriter
     from warc_corpus import response, write_warc
 
     root = tmp_path_factory.mktemp("pages")
     dummy = WARCWriter(io.BytesIO())
-    for name, count in (("", 7_000), ("45", 22_500)):
-        big = attributes(count)
+    for name, size in (("", 14_000_000), ("45", 45_000_000)):
+        page = big(size)
         (root / f"html{name}").mkdir()
-        (root / f"html{name}" / "attributes.html").write_text(big)
+        (root / f"html{name}" / "big.html").write_text(page)
         (root / f"warc{name}").mkdir()
-        records = [response(dummy, "http://t/attributes", big.encode())]
+        records = [response(dummy, "http://t/big", page.encode())]
         if not name:
             (root / "html" / "fine.html").write_text(FINE)
             records.append(response(dummy, "http://t/fine", FINE.encode()))
@@ -72,7 +79,7 @@ def test_a_child_past_its_ceiling_is_killed_and_the_next_page_gets_a_fresh_one()
     extractor = TimeLimitedExtractor("dense", memory_limit=LOW)
     try:
         with pytest.raises(ExtractionMemoryLimit, match="more than 200 MiB of memory"):
-            extractor(attributes(7_000))
+            extractor(big(14_000_000))
         assert "The council approved the budget" in extractor(FINE)
     finally:
         extractor.close()
@@ -90,7 +97,7 @@ def test_a_child_killed_from_outside_is_a_death_not_a_memory_limit():
     threading.Timer(0.3, os.kill, (child, signal.SIGKILL)).start()
     try:
         with pytest.raises(ExtractorDied):
-            extractor(attributes(7_000))
+            extractor(big(14_000_000))
         assert "The council approved the budget" in extractor(FINE)
     finally:
         extractor.close()
@@ -128,7 +135,8 @@ def _run(pages: Path, tmp_path: Path, folder: str, *options: str):
                                 "-o", str(tmp_path / "out"), *options], timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     merged = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())
-    extractor = next(step for step in merged if any(name in step["name"] for name in ("learned", "dense", "auto")))
+    readers = ("learned", "dense", "auto", "tags")
+    extractor = next(step for step in merged if any(name in step["name"] for name in readers))
     return {k: v.get("total", v) if isinstance(v, dict) else v for k, v in extractor["stats"].items()}, memory
 
 
@@ -157,10 +165,12 @@ _SCRAPY = textwrap.dedent("""
 
 _DATATROVE = textwrap.dedent("""
     import json, sys
-    from plexity_plugins.datatrove import DenseExtractor, WarcHtmlReader
+    from plexity_plugins import datatrove
+    from plexity_plugins.datatrove import WarcHtmlReader
 
     reader = WarcHtmlReader(sys.argv[1])
-    extractor = DenseExtractor() if sys.argv[2] == "default" else DenseExtractor(memory_limit=sys.argv[2])
+    step = getattr(datatrove, sys.argv[3])
+    extractor = step() if sys.argv[2] == "default" else step(memory_limit=sys.argv[2])
     texts = [doc.text for doc in extractor.run(reader.run())]
     print(json.dumps({"texts": texts, **{k: extractor.stats[k].total for k in ("memory_limit", "extracted")}}))
 """)
@@ -172,8 +182,8 @@ def _scrapy(pages: Path, folder: str, ceiling: str = "default", extractor: str =
     return json.loads(run.stdout.splitlines()[-1]), memory
 
 
-def _datatrove(pages: Path, folder: str, ceiling: str = "default"):
-    run, memory = run_measured([sys.executable, "-c", _DATATROVE, str(pages / folder), ceiling], timeout=300)
+def _datatrove(pages: Path, folder: str, ceiling: str = "default", step: str = "DenseExtractor"):
+    run, memory = run_measured([sys.executable, "-c", _DATATROVE, str(pages / folder), ceiling, step], timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.splitlines()[-1]), memory
 
@@ -183,7 +193,7 @@ def test_plexity_clean_skips_the_page_as_memory_limit_and_cleans_the_rest(pages,
     assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1
     assert "The council approved the budget" in (tmp_path / "out" / "fine.html.txt").read_text()
     dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
-    assert any(d["source"].endswith("attributes.html") and d["reason"] == "memory_limit" for d in dropped)
+    assert any(d["source"].endswith("big.html") and d["reason"] == "memory_limit" for d in dropped)
 
 
 def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, monkeypatch):
@@ -195,7 +205,7 @@ def test_plexity_clean_marks_a_warc_record_past_the_ceiling(pages, tmp_path, mon
     with open(tmp_path / "out" / "pages.warc.gz", "rb") as f:
         skipped = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers.get_header("X-Plexity-Skipped")
                    for r in ArchiveIterator(f)}
-    assert skipped == {"http://t/attributes": "memory_limit", "http://t/fine": None}
+    assert skipped == {"http://t/big": "memory_limit", "http://t/fine": None}
 
 
 def test_plexity_run_counts_the_page_as_memory_limit(pages, tmp_path):
@@ -210,7 +220,7 @@ def test_the_web_api_answers_a_page_past_the_ceiling_with_422_naming_the_option_
 
     process, url = start_server(["--extract-memory", LOW, "--max-bytes", "20MB"])
     try:
-        page = (pages / "html" / "attributes.html").read_text()
+        page = (pages / "html" / "big.html").read_text()
         status, data, _ = post(url, {"text": page, "format": "html", "extractor": "dense"})
         assert status == 422
         assert data == {"error": "could not extract text from the HTML: extraction needed more than 200 MiB of "
@@ -224,8 +234,8 @@ def test_the_web_api_answers_a_page_past_the_ceiling_with_422_naming_the_option_
 def test_the_scrapy_pipeline_drops_the_item_as_memory_limit_and_goes_on(pages):
     stats, _ = _scrapy(pages, "html", LOW)
     assert stats["plexity/items_dropped/memory_limit"] == 1 and stats["plexity/items_cleaned"] == 1
-    (dropped,) = stats["dropped"]  # the page of 7 million attributes, not the fine one
-    assert dropped.startswith("plexity: memory_limit: ") and dropped.endswith("(attributes.html)"), dropped
+    (dropped,) = stats["dropped"]  # the big page, not the fine one
+    assert dropped.startswith("plexity: memory_limit: ") and dropped.endswith("(big.html)"), dropped
 
 
 def test_the_datatrove_extractor_step_counts_memory_limit(pages):
@@ -237,8 +247,9 @@ def test_the_datatrove_extractor_step_counts_memory_limit(pages):
 # -- the bound on the whole process tree, with the default ceiling ---------------------------
 
 @pytest.mark.parametrize("folder, extractor, skipped", [
-    # dense reads the 14 MB page within the ceiling, and stops at the 45 MB one
-    ("html", "dense", {}), ("html45", "dense", {"memory_limit": 1}),
+    # dense reads both pages within the ceiling (every bound on the markup: before, a 45 MB page of 22.5 million
+    # attributes grew it past it); tags stops at the 45 MB one
+    ("html", "dense", {}), ("html45", "dense", {}), ("html45", "tags", {"memory_limit": 1}),
     # 3.2 million sibling elements (45 MB): dense, and auto, refuse a page of more tags than they read before they
     # parse it (before: dense grew to the ceiling, auto to it in trafilatura); the default, learned, stops at its
     # bound on elements, and refuses the page (a counted skip naming the bound) rather than pass off its first part
@@ -255,22 +266,22 @@ def test_plexity_clean_stays_under_the_bound_with_the_default_ceiling(pages, tmp
 
 def test_plexity_run_stays_under_the_bound_with_the_default_ceiling(pages, tmp_path, monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
-    stats, memory = _run(pages, tmp_path, "warc45", "--extractor", "dense")
+    stats, memory = _run(pages, tmp_path, "warc45", "--extractor", "tags")
     assert stats["memory_limit"] == 1
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 
 
 def test_the_scrapy_pipeline_stays_under_the_bound_with_the_default_ceiling(pages, monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
-    stats, memory = _scrapy(pages, "html45", extractor="dense")
+    stats, memory = _scrapy(pages, "html45", extractor="tags")
     assert stats["plexity/items_dropped/memory_limit"] == 1
-    assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(attributes.html)"]
+    assert [d.rsplit(" ", 1)[-1] for d in stats["dropped"]] == ["(big.html)"]
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 
 
 def test_the_datatrove_steps_stay_under_the_bound_with_the_default_ceiling(pages, monkeypatch):
     monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
-    stats, memory = _datatrove(pages, "warc45")
+    stats, memory = _datatrove(pages, "warc45", step="HtmlTagsExtractor")
     assert stats["memory_limit"] == 1
     assert memory.peak_rss < TREE_BOUND, f"peak RSS of the process tree: {mb(memory.peak_rss)}"
 

@@ -6,9 +6,10 @@ import re
 from typing import Callable
 
 from ..io.decoding import html_text
-from .fast import html_to_text_fast
+from .fast import fast_text
+from .markup import MAX_TAGS_TRAFILATURA, checked
 from .text import composed, find_all
-from .trafilatura import html_to_text_trafilatura
+from .trafilatura import trafilatura_text
 
 # ``auto`` takes fast's text over trafilatura's when fast is no shorter and its lines that
 # trafilatura did not keep hold more than this fraction of trafilatura's word count.  Not fitted
@@ -95,6 +96,6 @@ def html_to_text_auto(html: str | bytes) -> str:
     past the parser's nesting limit fails with trafilatura's `ExtractionError`, and fast is not
     run on it."""
     html = html_text(html)
-    return prefer_fuller(html_to_text_trafilatura(html), html_to_text_fast(html),
-                         lambda: declares_article_or_product(html))
+    page = checked(html, "trafilatura", MAX_TAGS_TRAFILATURA)  # (one pass over the markup for both readers)
+    return prefer_fuller(trafilatura_text(page), fast_text(page), lambda: declares_article_or_product(html))
 

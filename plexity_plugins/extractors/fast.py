@@ -7,7 +7,8 @@ import re
 
 from ..io.decoding import html_text
 from .links import drop_link_dense
-from .nesting import parse_tree
+from .markup import checked
+from .nesting import parse_checked_tree
 from .text import composed
 
 _FAST_OPTIONS = {"main_content": True, "alt_texts": False, "form_fields": False, "list_bullets": False}
@@ -176,8 +177,13 @@ def _declared_alone(tree, declared, page_text: str) -> str:
     return inner if 2 * _words(inner) >= _words(page_text) else page_text
 
 
-@composed
 def html_to_text_fast(html: str | bytes) -> str:
+    """`fast_text` of the page (at most `markup.MAX_TAGS` tags, `markup.MAX_PAGE_ATTRIBUTES` attributes)."""
+    return fast_text(checked(html_text(html), "fast"))
+
+
+@composed
+def fast_text(page: str) -> str:
     """resiliparse's main content (its heuristic drops navigation, headers, footers and
     sidebars), one line per block, whitespace inside a line collapsed; "" when none.
 
@@ -187,12 +193,11 @@ def html_to_text_fast(html: str | bytes) -> str:
     blocks (`drop_link_dense`: on an article page they are "Read more", related and share links;
     on other pages, which declare no article, links are left alone).  One extraction serves both:
     the element is marked where it stands (`_START`, `_END`); only when the page's heuristic drops
-    it there is it extracted again alone (`_declared_alone`)."""
+    it there is it extracted again alone (`_declared_alone`).  `page`: one `markup.checked` has given back."""
     from resiliparse.extract.html2text import extract_plain_text
-    html = html_text(html)
-    if not html.strip():
+    if not page.strip():
         return ""
-    tree = parse_tree(html, "fast")  # (nested at most nesting.MAX_DEPTH levels deep, at most markup.MAX_TAGS tags)
+    tree = parse_checked_tree(page)  # (nested at most nesting.MAX_DEPTH levels deep)
     declared = _declared_body(tree)
     if declared is None:
         return _lines(extract_plain_text(tree, **_FAST_OPTIONS))

@@ -7,7 +7,7 @@ import lxml.html
 
 from ..io.decoding import html_text
 from ..errors import ExtractionError
-from .markup import bound_attributes, refuse_many_tags
+from .markup import checked
 
 
 # libxml2 stops at 256 levels of nesting and at a text node (or script, attribute) of ~10 MB unless
@@ -30,12 +30,16 @@ def parse_html(html: str | bytes, reader: str):
     """The root element of `html` parsed with libxml2's huge limits, or None for an empty document (markup
     without an element: only a comment, a doctype).  No element keeps more than `markup.MAX_ATTRIBUTES`
     attributes (libxml2's cost is the square of their number).  `ExtractionError` naming `reader` for a page of
-    more than `markup.MAX_TAGS` start tags, and naming libxml2's limit for a page past it (libxml2 read only its
+    more than `markup.MAX_TAGS` start tags or `markup.MAX_PAGE_ATTRIBUTES` attributes (before it is parsed: the
+    tree, and its walk, grow with them), and naming libxml2's limit for a page past it (libxml2 read only its
     first part), in milliseconds: before a reader walks a tree 2,048 levels deep (1,000 nested tables took
     trafilatura's passes 5 s of a core)."""
-    html = html_text(html)
-    refuse_many_tags(html, reader)  # (before it is parsed: the tree, and its walk, grow with the page's tags)
-    html = bound_attributes(html.replace("\x00", ""))
+    return parse_checked_html(checked(html_text(html).replace("\x00", ""), reader))
+
+
+def parse_checked_html(html: str):
+    """`parse_html` of a page `markup.checked` has given back."""
+    html = html.replace("\x00", "")
     if not html.strip():
         return None
     parser = lxml.html.HTMLParser(huge_tree=True)

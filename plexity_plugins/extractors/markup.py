@@ -14,8 +14,7 @@ reads attributes itself, in 0.03 s, and is not given it.)
 It reads the markup as HTML's tokenizer does: comments, the raw text of ``<script>``, ``<style>`` ...
 (to their end tag), an attribute's name up to a space, ``/``, ``>`` or ``=`` (its first character may be
 any but those three), its value quoted or up to a space or ``>``.  A page with no tag past the bound is
-given back as it is (the same ``str``): an ordinary page is never touched.  Compiled
-(``native/plexity_native.cpp``: ``bound_attributes``): 0.2 ms a development page.
+given back as it is (the same ``str``): an ordinary page is never touched.
 
 **A page's tags.**  The parsers' trees grow with a page's elements, and so does what the readers do with them:
 on a loaded 2-core machine 1,000,000 ``<p>``s took ``dense`` 17 s and 763 MiB (the 768 MiB memory ceiling),
@@ -23,10 +22,21 @@ on a loaded 2-core machine 1,000,000 ``<p>``s took ``dense`` 17 s and 763 MiB (t
 passes over lxml's tree are Python's, costs more: ~44 us of a core a ``<p>`` (~60 us of a loaded machine's time),
 and a table of 10,000 x 100 cells or 600,000 ``<br>`` reached the memory ceiling in 6 s and 3 s.  A page of more
 start tags than a reader reads quickly (`MAX_TAGS`: ``dense``, ``fast``, ``tags``; `MAX_TAGS_TRAFILATURA`:
-``trafilatura``, and ``auto``, which runs it first) is refused before it is parsed (`refuse_many_tags`, by the
-same pass: `start_tags`, ~0.2 ms a page), a counted skip naming the bound in milliseconds, not after seconds of a
-core and most of the memory ceiling.  (The most on the development pages is 15,793; the learned reader refuses a
-page of more than 200,000 elements itself.)
+``trafilatura``, and ``auto``, which runs it first) is refused before it is parsed, a counted skip naming the
+bound in milliseconds, not after seconds of a core and most of the memory ceiling.  (The most on the development
+pages is 15,793; the learned reader refuses a page of more than 200,000 elements itself.)
+
+**A page's attributes.**  The bound of each element's leaves a page's unbounded: lexbor holds ~240 bytes an
+attribute, trafilatura's trees ~600, and 22,500 elements of 1,000 attributes (45 MB, fewer tags than either bound)
+took ``dense`` and ``fast`` to the 768 MiB memory ceiling in 1.4 s (lexbor ~1.8 GB without it), 12,000 of 1,000
+distinct names (36 MB) every one of those readers (``tags`` and ``trafilatura`` in 15 s).  A page whose start tags
+keep more than `MAX_PAGE_ATTRIBUTES` attributes (12 times the most on the development pages, 39,076; a name said
+twice in a tag counts: lexbor keeps it) is refused as a page of too many tags is, in 0.1 to 0.3 s (the learned
+reader, which reads attributes itself, reads the 45 MB page in 0.5 s).
+
+Both counts and the bound of each element's attributes are one compiled pass over the markup (`checked`, by
+`read_markup`: 0.13 ms a development page; two passes took 0.23 ms), made once a page (``auto`` hands the page it
+checked to both readers: it made four, 0.47 ms).
 """
 
 from __future__ import annotations
@@ -46,14 +56,19 @@ MAX_TAGS = 200_000
 # core a tag: 4 s at this bound, 14 s on a 2-core machine loaded 3 times over; 199,000 took 8.7 s, 30 s there (the
 # time limit).  (A table's cell, an <li>: ~30 us; an <option>: ~14 us.)
 MAX_TAGS_TRAFILATURA = 100_000
+# Attributes of a page (those its start tags keep) the readers that hand it to lexbor or libxml2 read: 12 times the
+# most of any development page (39,076).  At it lexbor holds ~115 MiB (dense, fast: 1 s of a core), libxml2 ~55 MiB
+# (tags), trafilatura's trees ~300 MiB (2 s), with the most tags too ~150 MiB and ~420 MiB; past it they grow ~240
+# bytes (~600 in trafilatura) an attribute: 12,000 elements of 1,000 (36 MB) reached the 768 MiB ceiling in each.
+MAX_PAGE_ATTRIBUTES = 500_000
 _SPACE = " \t\n\f\r"
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _attributes(html: str, at: int, limit: int) -> tuple[int, int, str]:
+def _attributes(html: str, at: int, limit: int) -> tuple[int, int, str, int]:
     """(where the tag whose attributes start at `at` ends: after its ``>``, or the page's end; where its
-    attribute past `limit` starts, -1 if none; its end: ``>``, ``/>``, or "" at the page's end), as HTML's
-    tokenizer reads it."""
+    attribute past `limit` starts, -1 if none; its end: ``>``, ``/>``, or "" at the page's end; how many
+    attributes it has), as HTML's tokenizer reads it."""
     n = len(html)
     count = 0
     cut = -1
@@ -64,26 +79,28 @@ def _attributes(html: str, at: int, limit: int) -> tuple[int, int, str]:
             continue
         if c == "/":
             if html.startswith(">", at + 1):
-                return at + 2, cut, "/>"
+                return at + 2, cut, "/>", count
             at += 1
             continue
         if c == ">":
-            return at + 1, cut, ">"
+            return at + 1, cut, ">", count
         count += 1
         if count == limit + 1:
             cut = at
         at = attribute_end(html, at + 1)  # (a name's first character may be "=", a quote, "<")
-    return n, cut, ""
+    return n, cut, "", count
 
 
-def _walk(html: str, attributes: int, tags: int) -> tuple[list[str], int]:
-    """The tags of `html` as HTML's tokenizer reads them: (the pieces of `bound_attributes_python`, none when no
-    tag has more than `attributes` attributes (-1: none cut); its start tags, counted up to `tags` + 1 when
-    `tags` is not negative)."""
+def read_markup_python(html: str, attributes: int = -1, tags: int = -1, total: int = -1) -> tuple[str, int, int]:
+    """The tags of `html` as HTML's tokenizer reads them, in one pass: (`html` with each tag's attributes past
+    the first `attributes` left out, its ``>`` or ``/>`` kept: `html` itself when no tag has more, or when the
+    pass stopped; its start tags; the attributes they keep).  Past `tags` start tags or `total` attributes (each
+    when not negative) it stops: the counts then are past them.  (-1 `attributes`: none left out.)"""
     n = len(html)
     pieces: list[str] = []
     copied = 0
     counted = 0
+    kept = 0
     at = 0
     while True:
         lt = html.find("<", at)
@@ -93,47 +110,47 @@ def _walk(html: str, attributes: int, tags: int) -> tuple[list[str], int]:
         if first < 0:
             at = end_of_name
             continue
-        at, cut, ending = _attributes(html, end_of_name, attributes)
+        at, cut, ending, count = _attributes(html, end_of_name, attributes)
         if cut >= 0:  # (a tag the page's end cuts short stays unended: the tokenizer drops it)
             pieces.append(html[copied:cut] + ending)
             copied = at
         if closing:
             continue
         counted += 1
-        if 0 <= tags < counted:
-            break
+        kept += min(count, attributes) if attributes >= 0 else count
+        if 0 <= tags < counted or 0 <= total < kept:
+            return html, counted, kept  # (stopped: the page is refused, not bounded)
         name = html[first:end_of_name].translate(_LOWER)
         if name in RAW:
             at = n if name == "plaintext" else _raw_end(html, name, at)
     if pieces:
         pieces.append(html[copied:])
-    return pieces, counted
+    return ("".join(pieces) if pieces else html), counted, kept
 
 
-def bound_attributes_python(html: str, limit: int = MAX_ATTRIBUTES) -> str:
-    """`html` with each tag's attributes past the first `limit` left out (its ``>`` or ``/>`` kept);
-    `html` itself when no tag has more."""
-    pieces, _ = _walk(html, limit, -1)
-    return "".join(pieces) if pieces else html
-
-
-def start_tags_python(html: str, limit: int = -1) -> int:
-    """How many start tags `html` holds, read as `bound_attributes_python` reads them; past `limit` (when not
-    negative) it stops: `limit` + 1."""
-    return _walk(html, -1, limit)[1]
-
-
-_bound_attributes = native.compiled("bound_attributes")
-start_tags = native.compiled("start_tags") or start_tags_python
+read_markup = native.compiled("read_markup") or read_markup_python
 
 
 def bound_attributes(html: str, limit: int = MAX_ATTRIBUTES) -> str:
-    """`bound_attributes_python`, compiled where the extension is built."""
-    return _bound_attributes(html, limit) if _bound_attributes is not None else bound_attributes_python(html, limit)
+    """`html` with each tag's attributes past the first `limit` left out (its ``>`` or ``/>`` kept);
+    `html` itself when no tag has more."""
+    return read_markup(html, limit)[0]
 
 
-def refuse_many_tags(html: str, reader: str, limit: int = MAX_TAGS) -> None:
-    """`ExtractionError` naming the bound (and `reader`) if `html` holds more than `limit` start tags."""
-    if start_tags(html, limit) > limit:
-        others = "; another extractor (learned, dense, fast) reads it" if limit < MAX_TAGS else ""
-        raise ExtractionError(f"the page has more than {limit:,} tags, past what {reader} reads{others}")
+def start_tags(html: str, limit: int = -1) -> int:
+    """How many start tags `html` holds; past `limit` (when not negative) it stops: `limit` + 1."""
+    return read_markup(html, -1, limit)[1]
+
+
+def checked(html: str, reader: str, max_tags: int = MAX_TAGS) -> str:
+    """`html` as the parsers may take it (no tag with more than `MAX_ATTRIBUTES` attributes), from one pass over
+    its markup; `ExtractionError` naming the bound (and `reader`) if it holds more than `max_tags` start tags or
+    more than `MAX_PAGE_ATTRIBUTES` attributes (those each tag keeps), before it is parsed."""
+    page, tags, attributes = read_markup(html, MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
+    others = "; another extractor (learned, dense, fast) reads it" if max_tags < MAX_TAGS else ""
+    if tags > max_tags:
+        raise ExtractionError(f"the page has more than {max_tags:,} tags, past what {reader} reads{others}")
+    if attributes > MAX_PAGE_ATTRIBUTES:
+        raise ExtractionError(f"the page has more than {MAX_PAGE_ATTRIBUTES:,} attributes, past what {reader} "
+                              f"reads; another extractor (learned) reads it")
+    return page

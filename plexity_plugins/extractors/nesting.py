@@ -289,25 +289,29 @@ flatten_markup = native.compiled("flatten_markup") or flatten_markup_python
 def parse_tree(html: str, reader: str):
     """resiliparse's `HTMLTree` of `html`, nested at most `MAX_DEPTH` levels deep (see the module's
     docstring), no element with more than `markup.MAX_ATTRIBUTES` attributes; `ExtractionError` if
-    lexbor nests it deeper all the same, or if the page holds more than `markup.MAX_TAGS` start tags
-    (before it is parsed; the message names `reader`)."""
+    lexbor nests it deeper all the same, or (before it is parsed; the message names `reader`) if the
+    page holds more than `markup.MAX_TAGS` start tags or `markup.MAX_PAGE_ATTRIBUTES` attributes."""
+    from .markup import checked  # (which reads the markup with this module's rules)
+
+    # (lexbor's tree, and what the reader does with it, grow with the page's tags and attributes)
+    return parse_checked_tree(checked(html, reader))
+
+
+def parse_checked_tree(page: str):
+    """`parse_tree` of a page `markup.checked` has given back."""
     from resiliparse.parse.html import HTMLTree
 
-    from .markup import bound_attributes, refuse_many_tags  # (which read the markup with this module's rules)
-
-    refuse_many_tags(html, reader)  # (lexbor's tree, and what the reader does with it, grow with the page's tags)
-    html = bound_attributes(html)
     # (the depth of the elements that hold others: what they hold, a line break or text, is one level more)
-    depth = markup_depth(html, SURE_DEPTH)
+    depth = markup_depth(page, SURE_DEPTH)
     if 0 <= depth < MAX_DEPTH:
-        return HTMLTree.parse(html)
+        return HTMLTree.parse(page)
     # (a page the walk cannot follow is flattened as the flattening reads it, then lexbor's tree tells: its
     # markup may be as deep as any, and lexbor's parse of an unflattened page costs its depth)
     if 0 <= depth <= SURE_DEPTH:  # perhaps as deep: lexbor's tree tells
-        tree = HTMLTree.parse(html)
+        tree = HTMLTree.parse(page)
         if tree.document.query_selector(_TOO_DEEP) is None:
             return tree
-    tree = HTMLTree.parse(flatten_markup(html, MAX_DEPTH - 1))
+    tree = HTMLTree.parse(flatten_markup(page, MAX_DEPTH - 1))
     if tree.document.query_selector(_TOO_DEEP) is not None:
         raise ExtractionError(f"HTML nesting limit: the parser nests this page deeper than {MAX_DEPTH} levels")
     return tree

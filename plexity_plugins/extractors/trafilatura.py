@@ -9,8 +9,8 @@ import logging
 import lxml.etree
 
 from ..io.decoding import html_text
-from .markup import MAX_TAGS_TRAFILATURA, bound_attributes, refuse_many_tags
-from .limits import parse_html
+from .markup import MAX_TAGS_TRAFILATURA, checked
+from .limits import parse_checked_html
 from .text import composed
 
 logger = logging.getLogger(__name__)
@@ -66,9 +66,15 @@ def _hashable_justext_stoplist() -> None:
         external.JT_STOPLIST = frozenset(external.JT_STOPLIST or external.jt_stoplist_init())
 
 
-@composed
 def html_to_text_trafilatura(html: str | bytes) -> str:
     """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
+    # (libxml2's cost is the square of an element's attributes; trafilatura's ~40 us of a core a tag)
+    return trafilatura_text(checked(html_text(html), "trafilatura", MAX_TAGS_TRAFILATURA))
+
+
+@composed
+def trafilatura_text(page: str) -> str:
+    """`html_to_text_trafilatura` of a page `markup.checked` has given back (at most `MAX_TAGS_TRAFILATURA` tags)."""
     global _TRAFILATURA_CONFIG
     import trafilatura
     from trafilatura.settings import DEFAULT_CONFIG
@@ -81,17 +87,15 @@ def html_to_text_trafilatura(html: str | bytes) -> str:
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"
         _TRAFILATURA_CONFIG = config
-    html = bound_attributes(html_text(html))  # (libxml2's cost is the square of an element's attributes)
-    if not html.strip():
+    if not page.strip():
         return ""
-    refuse_many_tags(html, "trafilatura", MAX_TAGS_TRAFILATURA)  # (its cost is ~40 us of a core a tag)
     options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
                "deduplicate": False}
-    tree = load_html(html)  # (trafilatura's own parse, the one `extract` makes)
+    tree = load_html(page)  # (trafilatura's own parse, the one `extract` makes)
     if tree is None or not _AT_DEFAULT_DEPTH(tree):
-        return trafilatura.extract(html if tree is None else tree, **options) or ""
+        return trafilatura.extract(page if tree is None else tree, **options) or ""
     # trafilatura's parser has libxml2's default limits: it reads no further than 256 levels of nesting, and holds the
     # page's first part (whose text, or none, would pass for the page's).  With the huge limits libxml2 reads 2,048
-    # levels; a page past those too is refused (`parse_html`) before trafilatura's passes over the tree.
-    root = parse_html(html, "trafilatura")
+    # levels; a page past those too is refused (`parse_checked_html`) before trafilatura's passes over the tree.
+    root = parse_checked_html(page)
     return (trafilatura.extract(root, **options) or "") if root is not None else ""

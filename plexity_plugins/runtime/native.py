@@ -21,7 +21,7 @@ compiled                                    reference
 ``count_words``, ``count_nonspace``,        `extractors.text.words_python`, ``nonspace_python``,
 ``count_marked_words`` (text)               ``marked_words_python``
 ``markup_depth``, ``flatten_markup``        `extractors.nesting.markup_depth_python`, ``flatten_markup_python``
-``bound_attributes``, ``start_tags``        `extractors.markup.bound_attributes_python`, ``start_tags_python``
+``read_markup``                             `extractors.markup.read_markup_python`
 =========================================  =============================================
 
 The keep/drop decision has a third port, in JavaScript, for the web page
