@@ -14,8 +14,11 @@ would and checks the result there (the scripts say what they check):
   lxml's ``html-clean`` extra): ``pip install .``, then ``plexity clean`` writes every record; a
   front end whose extra is missing names the command that installs it, which works as written.
 
-They take a few minutes each (pip builds kenlm and our extension); ``-m "not environments"``
-leaves them out of a quick run.
+Our extension is compiled once, by Debian's pip from a fresh copy of the checkout (the proof that
+a user's ``pip install .`` builds it); the datatrove environment installs a copy of that built
+folder with its own pip, which reuses the compiled extension.  A few minutes in all (kenlm comes
+from pip's wheel cache, which the set-up filled); ``-m "not environments"`` leaves them out of a
+quick run.
 """
 
 from __future__ import annotations
@@ -45,9 +48,19 @@ def oldest_datatrove() -> str:
     return re.search(r'"datatrove>=([0-9.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
 
 
-def test_the_oldest_datatrove_we_support_with_its_processing_extra_runs_the_datatrove_tests(tmp_path):
+@pytest.fixture(scope="module")
+def stock_pip(tmp_path_factory) -> tuple[Path, str]:
+    """scripts/env/stock_pip.sh run once: (its work folder, its output).  Its src/ is the copy of the
+    checkout Debian's pip built our extension in."""
+    work = tmp_path_factory.mktemp("stock-pip")
+    return work, run_script("stock_pip.sh", work)
+
+
+def test_the_oldest_datatrove_we_support_with_its_processing_extra_runs_the_datatrove_tests(tmp_path, stock_pip):
     oldest = oldest_datatrove()
-    output = run_script("datatrove_processing.sh", tmp_path, DATATROVE_VERSION=f"=={oldest}")
+    built, _ = stock_pip
+    output = run_script("datatrove_processing.sh", tmp_path, DATATROVE_VERSION=f"=={oldest}",
+                        BUILT_SOURCE=str(built / "src"))
     installed = next(line.split()[1] for line in output.splitlines() if re.match(r"datatrove \d", line))
     assert installed.split(".")[:len(oldest.split("."))] == oldest.split("."), installed
     version = next(line.split()[1] for line in output.splitlines() if line.startswith("trafilatura "))
@@ -62,11 +75,10 @@ def test_the_oldest_datatrove_we_support_with_its_processing_extra_runs_the_data
             f"environment: {venv} -m pip install '{src}[ray]'") in output
 
 
-def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(tmp_path):
-    output = run_script("stock_pip.sh", tmp_path)
+def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_record(stock_pip):
+    work, output = stock_pip
     assert "pip 23.0" in output, "expected Debian 12's venv pip"
     assert "lxml.html.clean importable" in output
     assert "plexity clean: 27 of 27 records written" in output
     # a missing extra's message names a command that works as written (this venv's pip, the source folder)
-    assert f"the fix it names works: {tmp_path / 'venv' / 'bin' / 'python'} -m pip install '{tmp_path / 'src'}[web]'" \
-        in output
+    assert f"the fix it names works: {work / 'venv' / 'bin' / 'python'} -m pip install '{work / 'src'}[web]'" in output

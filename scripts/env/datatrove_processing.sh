@@ -7,9 +7,13 @@
 #
 #   bash scripts/env/datatrove_processing.sh [WORK_DIR]
 #   DATATROVE_VERSION="==0.6.0" bash scripts/env/datatrove_processing.sh [WORK_DIR]
+#   BUILT_SOURCE=DIR bash scripts/env/datatrove_processing.sh [WORK_DIR]
 #
 # DATATROVE_VERSION is a version specifier for datatrove (default: none, the newest);
 # tests/test_environments.py gives the oldest version pyproject.toml allows.
+# BUILT_SOURCE is a copy of the checkout that pip has installed from before (stock_pip.sh's
+# WORK_DIR/src): a copy of it is installed instead of a fresh one, and pip reuses the extension it
+# compiled there (build/, up to date) rather than compiling it again; default: a fresh copy.
 # Prints "trafilatura X.Y.Z", "datatrove X.Y.Z" and the documents written; exits non-zero on any failure.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -18,7 +22,12 @@ PYTHON="${PYTHON:-python3}"
 mkdir -p "$work"
 
 source "$repo/scripts/lib.sh"
-copy_checkout "$repo" "$work/src"
+if [[ -n "${BUILT_SOURCE:-}" ]]; then
+  [[ -d "$BUILT_SOURCE/build" ]] || { echo "env: BUILT_SOURCE $BUILT_SOURCE has no build/: pip has not built it" >&2; exit 2; }
+  rm -rf "$work/src" && cp -a "$BUILT_SOURCE" "$work/src"  # (-a: the build's times say it is up to date)
+else
+  copy_checkout "$repo" "$work/src"
+fi
 "$PYTHON" -m venv "$work/venv"
 py="$work/venv/bin/python"
 log="$work/pip.log"
