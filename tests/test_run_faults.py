@@ -70,6 +70,15 @@ def processes_in_session(session: int) -> list[str]:
     return found
 
 
+def processes_left(session: int, within: float) -> list[str]:
+    """`processes_in_session` once the session is empty or `within` seconds have passed: a
+    process that is to die with the run has that long (checked each 20 ms, not waited out)."""
+    deadline = time.monotonic() + within
+    while (left := processes_in_session(session)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
 def test_a_killed_worker_ends_the_run_naming_its_task_and_a_rerun_completes_it(tmp_path):
     shards = tmp_path / "shards"
     split_warc(SAMPLE, shards, 4)
@@ -88,8 +97,7 @@ def test_a_killed_worker_ends_the_run_naming_its_task_and_a_rerun_completes_it(t
     assert process.returncode == 1, output[-3000:]
     assert "RUN FAILED: TasksFailed: 1 task(s) did not complete (task 2: its worker process was killed by SIGKILL" \
         in output, output[-3000:]
-    time.sleep(0.5)
-    assert processes_in_session(process.pid) == []  # the killed task's extractor subprocess too
+    assert processes_left(process.pid, within=0.5) == []  # the killed task's extractor subprocess too
     assert completions(out / "logs") == ["00000", "00001", "00003"]  # the other tasks went on
     assert not (out / "logs" / "stats.json").exists()
 
@@ -198,8 +206,7 @@ def test_killing_the_run_kills_its_workers_so_nothing_writes_after_and_a_rerun_g
         assert run.poll() is None and completions(out / "logs") == [], "the tasks ended before the kill"
         os.killpg(run.pid, 9)  # the run's process group, as a scheduler or a terminal does
         run.wait(10)
-        time.sleep(1)
-        assert processes_in_session(run.pid) == []  # the task workers and their extractors died with it
+        assert processes_left(run.pid, within=1) == []  # the task workers and their extractors died with it
         before = _sizes(out)
         time.sleep(1.5)
         assert _sizes(out) == before  # nothing writes after the kill
@@ -215,8 +222,7 @@ def test_ctrl_c_stops_the_run_in_one_line_and_the_same_command_resumes(tmp_path)
         assert run.returncode == 130 and "Traceback" not in err
         assert err.strip().splitlines()[-1] == ("plexity run: interrupted: the tasks that completed are kept; the same "
                                                 "command runs the others")
-        time.sleep(1)
-        assert processes_in_session(run.pid) == []
+        assert processes_left(run.pid, within=1) == []
     _rerun_gives_each_record_once(command, out, uris)
 
 
@@ -229,6 +235,5 @@ def test_one_worker_run_killed_alone_leaves_no_process_holding_its_folder(tmp_pa
         assert run.poll() is None and completions(out / "logs") == [], "the task ended before the kill"
         os.kill(run.pid, 9)  # the run's own process only
         run.wait(10)
-        time.sleep(1)
-        assert processes_in_session(run.pid) == []
+        assert processes_left(run.pid, within=1) == []
     _rerun_gives_each_record_once(command, out, uris)
