@@ -23,7 +23,9 @@ mkdir -p "$work"
 
 source "$repo/scripts/lib.sh"
 if [[ -n "${BUILT_SOURCE:-}" ]]; then
-  [[ -d "$BUILT_SOURCE/build" ]] || { echo "env: BUILT_SOURCE $BUILT_SOURCE has no build/: pip has not built it" >&2; exit 2; }
+  if [[ ! -d "$BUILT_SOURCE/build" ]]; then
+    echo "env: BUILT_SOURCE $BUILT_SOURCE has no build/: pip has not built it" >&2; exit 2
+  fi
   rm -rf "$work/src" && cp -a "$BUILT_SOURCE" "$work/src"  # (-a: the build's times say it is up to date)
 else
   copy_checkout "$repo" "$work/src"
