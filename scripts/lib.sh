@@ -31,6 +31,13 @@ copy_checkout() {
   fi
 }
 
+# venv_fingerprint PYTHON: what a .venv is set up from, from the checkout's root (the Python, pyproject.toml,
+# setup.py, native/): scripts/setup.sh reinstalls the Python packages when it is not the one .venv records.
+venv_fingerprint() {
+  { "$1" --version 2>&1; cat pyproject.toml setup.py; find native -type f -print0 | sort -z | xargs -0 cat; } \
+    | sha256sum | cut -d' ' -f1
+}
+
 # missing_packages PKG...: the Debian packages of the list that are not installed.
 missing_packages() {
   local pkg

@@ -68,8 +68,7 @@ fi
 
 # -- Python environment -------------------------------------------------------------
 # What .venv was set up from: reinstall when it changes (a new dependency, changed C++).
-fingerprint="$({ "$PYTHON" --version 2>&1; cat pyproject.toml setup.py;
-                 find native -type f -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)"
+fingerprint="$(venv_fingerprint "$PYTHON")"
 stamp=.venv/.plexity-setup  # "EXTRAS FINGERPRINT" of the last complete install
 # the compiled extension, by the name setup.py gives it
 native_module="$(sed -n 's/^ *"\(plexity_plugins[.a-z_]*_native\)",$/\1/p' setup.py | head -1)"

@@ -110,6 +110,14 @@ def test_plexity_train_without_kenlm_tools_names_a_command_that_makes_it_work(tm
     `plexity train` works.  (The tools are installed for real, into a folder of the test's own: copied
     from the build `setup.sh --test` made in the default folder, where it is of the same kenlm version
     and machine, else built from kenlm's source.)"""
+    # The README's first command must have set up .venv from these sources: else the command below would
+    # reinstall every Python package (minutes, in the environment this suite may be running from) first.
+    stamp = REPO / ".venv" / ".plexity-setup"  # "EXTRAS FINGERPRINT" (scripts/setup.sh)
+    recorded = stamp.read_text().split() if stamp.is_file() else []
+    current = bash(f"source scripts/lib.sh && venv_fingerprint {os.environ.get('PYTHON', 'python3')}", cwd=REPO)
+    if recorded[1:] != [current.stdout.strip()]:
+        pytest.fail(f"{REPO / '.venv'} was not set up from these sources (its .plexity-setup: {recorded or 'none'}):"
+                    f" run `bash {REPO / 'scripts' / 'setup.sh'}` first")
     env = {"PLEXITY_KENLM_BIN": str(tmp_path / "kenlm-bin"), "PLEXITY_MODEL_DIR": str(tmp_path / "models")}
     corpus = tmp_path / "news.txt"
     corpus.write_text("The council approved the budget for the new library on Tuesday.\n"
