@@ -460,3 +460,31 @@ def test_resource_records_of_html_are_named_and_conversion_records_of_html_read_
     assert clean.returncode == 0, clean.stderr
     stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
     assert stats["copied_reasons"] == {"html_resource": 2, "not_response": 2} and stats["documents"] == 4
+
+
+@pytest.mark.parametrize("gzip_records", [True, False])
+def test_header_lines_across_warcios_blocks_are_read_whole(tmp_path, gzip_records):
+    """warcio reads a file (a gzip member) a block at a time, and its readline, given a length, cut a line
+    over three blocks or more: a record's long WARC and HTTP header lines, of every length around the
+    block sizes, and a response whose block ends with its headers, come out as they were written."""
+    import random
+
+    letters = random.Random(7)
+    dummy = WARCWriter(io.BytesIO())
+    records, want = [], []
+    for i in range(40):
+        warc_note = "".join(letters.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=1_900 * i + 7))
+        http_note = "".join(letters.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=2_300 * i + 3))
+        body = page(f"Page {i}. {ARTICLE}").encode()
+        records.append(response(dummy, f"http://t/{i}", body, headers=[("X-Note", http_note)],
+                                warc_headers={"WARC-Note": warc_note}))
+        want.append((f"http://t/{i}", warc_note, http_note, body))
+    records.append(response(dummy, "http://t/headers-only", b"", "text/html"))  # (its block ends with its headers)
+    path = tmp_path / ("long-headers.warc.gz" if gzip_records else "long-headers.warc")
+    write_warc(path, records, gzip_records=gzip_records)
+    with open(path, "rb") as f:
+        warc = WarcFile(f, 1_000_000)
+        got = [(r.uri, r.fields.get("warc-note"), r.record.http_headers.get_header("X-Note"), r.payload, r.skip)
+               for r in warc]
+    assert got == [(*w, None) for w in want] + [("http://t/headers-only", None, None, None, "empty_payload")]
+    assert warc.problem is None, warc.problem_detail

@@ -1155,13 +1155,26 @@ class _HeaderLines:
         self.lines: list[bytes] | None = [] if keep else None  # (kept: at most MAX_HEADER_BYTES)
 
     def readline(self, size: int | None = None) -> bytes:
-        line = self.stream.readline(self.left + 1)
+        line = self._line(self.left + 1)
         self.left -= len(line)
         if self.left < 0:
             raise TooLarge(f"its {self.what} headers are over {MAX_HEADER_BYTES:,} bytes")
         if self.lines is not None:
             self.lines.append(line)
         return line
+
+    def _line(self, length: int) -> bytes:
+        """The next line, up to `length` bytes, read to its end: warcio's readline, given a length (the bound, a
+        LimitReader's Content-Length), cuts a line over three of its blocks or more, counting the first ones'
+        bytes twice (the rest of a 34 kB header line was read as another line: dropped, or a header of its own)."""
+        line = self.stream.readline(length)
+        if not line or line.endswith(b"\n") or len(line) >= length:  # (a whole line: nearly always)
+            return line
+        pieces, size = [line], len(line)
+        while pieces[-1] and not pieces[-1].endswith(b"\n") and size < length:
+            pieces.append(self.stream.readline(length - size))
+            size += len(pieces[-1])
+        return b"".join(pieces)
 
     def unended(self) -> list[bytes] | None:
         """The lines read, when they ran to the end of the block with no blank line after them, or
