@@ -215,3 +215,20 @@ def test_after_datatrove_s_own_warc_reader_the_filter_is_told_the_method(tmp_pat
     kept = {d.metadata["url"]: d.text for d in PerplexitySentenceFilter(method="regions").run(documents)}
     regions = PerplexityScorer(method="regions")
     assert kept == {uri: regions.clean(text).text for uri, text in texts.items() if regions.clean(text).text}
+
+
+def test_a_cleaned_wet_file_read_back_by_the_datatrove_reader_is_marked_cleaned_text_as_a_cleaned_warc_is(tmp_path):
+    """The datatrove reader marks a cleaned WET record's text ``cleaned_text`` (the extractor steps pass
+    it on, not read as a page), and keeps which page it is of, as it does a WET record's."""
+    from plexity_plugins.datatrove.readers import CLEANED_TEXT_KEY, WarcHtmlReader
+
+    (tmp_path / "in").mkdir()
+    texts = write_wet(tmp_path / "in" / "sample.warc.wet.gz")
+    assert run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out")).returncode == 0
+    (tmp_path / "out" / "plexity-stats.json").unlink()
+    documents = list(WarcHtmlReader(str(tmp_path / "out")).run())
+    assert sorted(d.metadata["url"] for d in documents) == sorted(texts)
+    for document in documents:
+        assert document.metadata.get(CLEANED_TEXT_KEY) is True, document.metadata
+        assert "warc_type" not in document.metadata  # (not a WET page's whole text: that is cleaned again)
+        assert document.metadata["warc_refers_to"] == response_id(document.metadata["url"])

@@ -309,10 +309,10 @@ class WarcHtmlReader(BaseDiskReader):
         }
         if record.kind == PAGE_TEXT:
             data["warc_type"] = PAGE_TEXT_WARC_TYPE
-        if record.record.rec_type == "conversion":  # (which page a WET text is of: kept on its cleaned record)
-            data.update({WET_PAGE_HEADERS[name]: value for name, value in wet_page_headers(record.record).items()})
         elif record.kind == CLEANED_TEXT:
             data[CLEANED_TEXT_KEY] = True
+        if record.record.rec_type == "conversion":  # (which page a WET text is of: kept on its cleaned record)
+            data.update({WET_PAGE_HEADERS[name]: value for name, value in wet_page_headers(record.record).items()})
         if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)
             data["warc_truncated"] = record.cut_by_crawler
         return data
