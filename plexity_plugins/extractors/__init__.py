@@ -40,8 +40,8 @@ __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "N
 # Imported on first use: the command line needs only the names above (`plexity --help` did not wait for lxml and
 # the extractors' tables), and an extraction child imports only the extractor it runs.
 __getattr__, __dir__ = lazy_names(__name__, {
-    **dict.fromkeys(["FALLBACK_RATIO", "NEW_TEXT_FRACTION", "declares_article_or_product", "html_to_text_auto",
-                     "prefer_fuller"], ".auto"),
+    **dict.fromkeys(["FALLBACK_RATIO", "NEW_TEXT_FRACTION", "html_to_text_auto", "prefer_fuller"], ".auto"),
+    "declares_article_or_product": ".declarations",
     **dict.fromkeys(["decode_html", "decode_html_counted", "html_text_counted"], "..io.decoding"),
     **dict.fromkeys(["BLOCK_TAGS", "SKIP_TAGS", "html_to_text_tags"], ".tags"),
     "html_to_text_dense": ".dense", "html_to_text_fast": ".fast", "html_to_text_learned": ".learned",

@@ -9,7 +9,7 @@ what each was measured to do):
    (`drop_link_dense`, trafilatura's link-density test).
 2. **The page's main content** by resiliparse's main-content heuristic (it drops navigation,
    headers, footers and sidebars).  When the page declares itself one article or one product
-   (schema.org or Open Graph, `auto.declares_article_or_product`), its comment sections are not
+   (schema.org or Open Graph, `declarations.declares_article_or_product`), its comment sections are not
    the page's text and go too.  **A page that hides most of its text is shown** (`_reveal_hidden`):
    hidden elements are usually menus and dialogs, but when the visible text is under half of all
    the text, the page's text itself waits for a script (tabs, accordions, a page hidden until it
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import re
 
-from .auto import declares_article_or_product
+from .declarations import declares_article_or_product
 from ..io.decoding import html_text
 from .links import drop_link_dense
 from .nesting import parse_tree
@@ -126,7 +126,7 @@ LIST_ITEM_WORDS = 8
 LINKED = 0.5
 # A page's declaration that it is a discussion (a thread, a question and its answers): schema.org's
 # QAPage or DiscussionForumPosting, in JSON-LD or microdata.  Looked for with `text.find_all` first
-# (a regex scan of a whole page costs a millisecond).  As `auto._ITEM_DECLARATIONS`, no two runs of
+# (a regex scan of a whole page costs a millisecond).  As `declarations._ITEM_DECLARATIONS`, no two runs of
 # spaces meet (``\s*\[?\s*`` is quadratic in a run of spaces after ``"@type":``).
 _DISCUSSION_TYPES = ("QAPage", "DiscussionForumPosting")
 _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*+(?:\[\s*+)?["'](?:https?://schema\.org/)?|"""

@@ -59,7 +59,7 @@ from pathlib import Path
 
 from ...errors import ExtractionError, InstallationError
 from ...io.decoding import html_text
-from ..auto import declares_article_or_product
+from ..declarations import declares_article_or_product
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends

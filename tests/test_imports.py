@@ -1,0 +1,47 @@
+"""What a process imports is what its work needs: start-up is paid by every command, every extraction
+child and every datatrove task, so a library a run does not use must not come back into it unnoticed.
+
+Each check runs in a fresh interpreter (this one has imported everything) and reads its ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample.warc.gz"
+# Libraries of other front ends and of extractors the default does not run.
+NOT_THE_DEFAULTS = ("scrapy", "ray", "trafilatura", "starlette", "uvicorn", "matplotlib", "sentencepiece")
+
+
+def imported_after(code: str, cwd: Path = REPO) -> set[str]:
+    """The top-level names in ``sys.modules`` of a fresh interpreter after it ran `code`."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=cwd,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_learned_extractor_imports_neither_lxml_nor_resiliparse_nor_trafilatura():
+    # (it asks `declarations` whether a page declares one article; that question lived in `auto`, which
+    # brought lxml, resiliparse and the trafilatura extractor into every extraction child)
+    modules = imported_after("from plexity_plugins.extractors.sandbox import _resolve\n"
+                             "_resolve('learned')('<html><body><p>One paragraph of a page.</p></body></html>')")
+    assert not modules & {"lxml", "resiliparse", "trafilatura", "numpy", "datatrove"}
+
+
+def test_the_datatrove_steps_import_no_other_front_end():
+    modules = imported_after("import plexity_plugins.datatrove")
+    assert not modules & set(NOT_THE_DEFAULTS)
+
+
+def test_plexity_clean_imports_no_other_front_end_and_not_datatrove(tmp_path):
+    modules = imported_after(f"from plexity_plugins.cli import main\n"
+                             f"assert main(['clean', {str(SAMPLE)!r}, '-o', {str(tmp_path / 'out')!r}, '-q']) == 0")
+    assert not modules & {*NOT_THE_DEFAULTS, "datatrove", "huggingface_hub"}
