@@ -194,6 +194,39 @@ def test_the_extraction_child_starts_without_the_scorer(name):
     assert int(out[1]) > 0  # (blocks the second look looked at again)
 
 
+def test_a_child_set_aside_is_taken_by_the_next_extractor_of_the_same_name_in_this_process():
+    checked = TimeLimitedExtractor("tags", timeout=10)
+    checked.warm_up()
+    checked.close(set_aside=True)  # (as plexity run's check of the installation, when its tasks run here)
+    kept = extraction_children()
+    assert len(kept) == 1  # ready, waiting
+    other = TimeLimitedExtractor("fast", timeout=10)  # another extractor: a child of its own
+    task = TimeLimitedExtractor("tags", timeout=10)
+    try:
+        assert task(PAGE) == extract.html_to_text_tags(PAGE)
+        assert extraction_children() == kept  # the same process: no second start
+        other(PAGE)
+        assert len(extraction_children() - kept) == 1
+    finally:
+        task.close()
+        other.close()
+    assert not extraction_children()
+
+
+def test_plexity_run_with_one_worker_starts_one_extraction_child_not_two(tmp_path):
+    # its check of the installation starts a child before any task; the task, run in the same process, takes it
+    script = ("import sys\nfrom plexity_plugins.extractors import sandbox\nstarted = []\n"
+              "start = sandbox._Child.__init__\n"
+              "def counted(self, *args):\n    start(self, *args)\n    started.append(self.process.pid)\n"
+              "sandbox._Child.__init__ = counted\nfrom plexity_plugins.cli import main\n"
+              f"status = main(['run', {str(Path(__file__).parent.parent / 'examples' / 'sample.warc.gz')!r}, "
+              f"'-o', {str(tmp_path / 'out')!r}, '--workers', '1'])\n"
+              "print(status, len(started))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert done.stdout.split("\n")[-2] == "0 1", done.stdout + done.stderr
+
+
 def test_it_pickles_as_its_settings():
     copy = pickle.loads(pickle.dumps(TimeLimitedExtractor("tags", timeout=3, processes=2)))
     assert (copy.name, copy.timeout, copy.processes) == ("tags", 3, 2)

@@ -191,13 +191,18 @@ def local_start_method(pipeline: list, workers: int) -> str:
     return "fork"
 
 
+def local_workers(tasks: int, workers: int | None) -> int:
+    """The tasks a local run runs at once: `workers` (--workers), else one per task up to the CPU count."""
+    return workers or min(tasks, os.cpu_count() or 1)
+
+
 def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
                   mem_per_cpu_gb: float = 2, venv: str | None = None, job_name: str = "plexity"):
     if executor == "local":
         from ..datatrove.executor import LocalTaskExecutor
 
-        workers = workers or min(tasks, os.cpu_count() or 1)
+        workers = local_workers(tasks, workers)
         # (not datatrove's LocalPipelineExecutor: its pool hangs forever when a worker is killed)
         return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
                                  start_method=local_start_method(pipeline, workers))
@@ -582,7 +587,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--output-dir {output_dir} is inside the input folder {folder}, where --format warc "
                          f"writes WARC files the next run would read as input: choose an output folder outside it")
     tasks = args.tasks or len(inputs)
-    check_extraction(args.extractor, args.extract_timeout, args.extract_memory)
+    check_extraction(args.extractor, args.extract_timeout, args.extract_memory,
+                     set_aside=args.executor == "local" and local_workers(tasks, args.workers) == 1)
     check_language_options(args)
     if args.other_languages == "drop":  # (a model that records no language: in the options' words)
         from ..scoring.multilingual import make_scorer
@@ -698,17 +704,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_extraction(extractor: str, timeout: float | None, memory: int | str | None) -> None:
+def check_extraction(extractor: str, timeout: float | None, memory: int | str | None,
+                     set_aside: bool = False) -> None:
     """Start an extraction child as the tasks will, once, before any task is launched: an
     installation that cannot start one stops the run here in one line (`ExtractorCannotStart`,
-    exit 3), instead of failing every task (or counting every page) over it."""
+    exit 3), instead of failing every task (or counting every page) over it.
+
+    Args:
+        extractor: the extractor's name (--extractor).
+        timeout: seconds per document (--extract-timeout; 0 or None: none).
+        memory: the memory ceiling (--extract-memory; None: the default).
+        set_aside: the tasks run in this process (a local run with one worker): the child is kept, ready,
+            for the first task to take (`TimeLimitedExtractor.close`), instead of it starting another.
+    """
     from ..extractors.sandbox import TimeLimitedExtractor
 
     limited = TimeLimitedExtractor(extractor, timeout=timeout or 0, memory_limit=memory)
+    ready = False
     try:
         limited.warm_up()
+        ready = True
     finally:
-        limited.close()
+        limited.close(set_aside=ready and set_aside)
 
 
 def _disk_full(failed: BaseException | None) -> BaseException | None:
