@@ -45,3 +45,16 @@ def test_plexity_clean_imports_no_other_front_end_and_not_datatrove(tmp_path):
     modules = imported_after(f"from plexity_plugins.cli import main\n"
                              f"assert main(['clean', {str(SAMPLE)!r}, '-o', {str(tmp_path / 'out')!r}, '-q']) == 0")
     assert not modules & {*NOT_THE_DEFAULTS, "datatrove", "huggingface_hub"}
+
+
+def test_making_and_copying_the_jsonl_writer_reads_no_distribution_metadata(tmp_path):
+    # datatrove's check of JsonlWriter's orjson read every installed distribution's metadata (~40 ms) in each
+    # process that made or unpickled the step; importing plexity_plugins.datatrove checks orjson instead
+    done = subprocess.run([sys.executable, "-c", (
+        "import copy, pickle\nfrom plexity_plugins.datatrove import JsonlDocumentWriter\n"
+        "from datatrove.utils._import_utils import _is_distribution_available\n"
+        f"writer = JsonlDocumentWriter({str(tmp_path)!r})\ncopy.deepcopy(writer)\npickle.loads(pickle.dumps(writer))\n"
+        "print(_is_distribution_available.cache_info().misses)")], capture_output=True, text=True, timeout=300,
+        cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]

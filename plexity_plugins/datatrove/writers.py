@@ -119,6 +119,12 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     ``JsonlWriter``'s.  Each file is written as ``.NAME.part`` and renamed when the step
     ends without an error (`CompleteFilesMixin`)."""
 
+    def __new__(cls, *args, **kwargs):
+        # Not datatrove's check of JsonlWriter's orjson (`PipelineStep.__new__`): it reads the metadata of every
+        # installed distribution, ~40 ms of CPU in each process that makes or unpickles the step.  Importing
+        # this package checked that orjson can be imported (`require_extra`): without it nothing runs.
+        return object.__new__(cls)
+
     def __init__(self, output_folder: DataFolderLike, *args, **kwargs):
         super().__init__(anchored(output_folder), *args, **kwargs)  # (absolute: `local_paths`)
         self._use_part_files()
