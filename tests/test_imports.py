@@ -58,3 +58,12 @@ def test_making_and_copying_the_jsonl_writer_reads_no_distribution_metadata(tmp_
         cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0"]
+
+
+def test_plexity_clean_of_html_files_imports_no_warc_library(tmp_path):
+    (tmp_path / "page.html").write_text("<html><body><p>The council approved the budget for the new library on "
+                                        "Tuesday, and the building will open in the spring.</p></body></html>")
+    modules = imported_after(f"from plexity_plugins.cli import main\n"
+                             f"assert main(['clean', {str(tmp_path / 'page.html')!r}, '-o', "
+                             f"{str(tmp_path / 'out')!r}, '-q']) == 0")
+    assert not modules & {"warcio", "fsspec", "lxml", "resiliparse"}
