@@ -244,7 +244,7 @@ class TasksFailed(RuntimeError):
         self.failures = failures
         listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
         # (a pipeline without an extractor stops every task the same way: running it again would too)
-        then = ("correct the pipeline, then run it again" if set(failures.values()) == {HTML_PAGES_WHY}
+        then = ("correct the pipeline, then run it again" if set(failures.values()) <= set(PIPELINE_MISBUILT_WHYS)
                 else "run the same command again to redo only them")
         super().__init__(f"{len(failures)} task(s) did not complete ({listed}); their output is incomplete and "
                          f"not marked complete: {then}")
@@ -258,6 +258,19 @@ class HtmlPagesNotText(ValueError):
 HTML_PAGES_STATUS = 5  # a task process's exit status for HtmlPagesNotText
 HTML_PAGES_WHY = ("its first texts are HTML pages: no extractor step comes before PerplexitySentenceFilter "
                   "(the task's log says more)")
+
+
+class TextsNotHtml(ValueError):
+    """The first texts an extractor step's task sees hold no HTML markup at all: they are texts already (a WET
+    file read by datatrove's ``WarcReader``, a JSONL dataset's text), which an extractor reads nothing of
+    (`plexity_plugins.datatrove.extractors`); the task stops."""
+
+
+TEXTS_NOT_HTML_STATUS = 6  # a task process's exit status for TextsNotHtml
+TEXTS_NOT_HTML_WHY = ("its first texts hold no HTML markup: they are texts already, which an extractor step "
+                      "reads nothing of (the task's log says more)")
+# What a task stopped for that running it again would stop for too: the pipeline is to be corrected.
+PIPELINE_MISBUILT_WHYS = (HTML_PAGES_WHY, TEXTS_NOT_HTML_WHY)
 
 
 class SharedOutputFiles(ValueError):

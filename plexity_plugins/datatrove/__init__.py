@@ -58,7 +58,7 @@ from .document_filter import PerplexityDocumentFilter  # noqa: E402
 from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
                          TrafilaturaExtractor)
 from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,  # noqa: E402
-                      NoInputFiles, SettingsChanged, TasksFailed)
+                      NoInputFiles, SettingsChanged, TasksFailed, TextsNotHtml)
 from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
@@ -68,5 +68,5 @@ from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlPagesNotText",
            "HtmlTagsExtractor", "JobStillQueued", "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor",
            "LoggingFolderNotShared", "NoInputFiles", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
-           "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TrafilaturaExtractor",
-           "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]
+           "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TextsNotHtml",
+           "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]

@@ -34,9 +34,10 @@ from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, DiskFull, HtmlPagesNotText,
-                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, cannot_write_message,
-                      disk_full_message, is_disk_full)
+from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, TEXTS_NOT_HTML_STATUS,
+                      TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,
+                      OutputNotWritable, TasksFailed, TextsNotHtml, cannot_write_message, disk_full_message,
+                      is_disk_full)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
@@ -55,6 +56,8 @@ def _describe_exit(code: int | None) -> str:
         return DISK_FULL_WHY
     if code == HTML_PAGES_STATUS:
         return HTML_PAGES_WHY
+    if code == TEXTS_NOT_HTML_STATUS:
+        return TEXTS_NOT_HTML_WHY
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
@@ -281,6 +284,8 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(DISK_FULL_STATUS)
     except HtmlPagesNotText:  # (logged by datatrove) the parent says why in its words
         sys.exit(HTML_PAGES_STATUS)
+    except TextsNotHtml:  # (the same)
+        sys.exit(TEXTS_NOT_HTML_STATUS)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

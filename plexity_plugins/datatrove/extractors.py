@@ -10,8 +10,8 @@ from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fa
                           html_to_text_trafilatura)
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
-                      environment_message, printable)
-from ..io.inputs import is_blank
+                      TextsNotHtml, environment_message, printable)
+from ..io.inputs import has_markup, is_blank
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
 from ..io.decoding import html_text_counted
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
@@ -23,6 +23,8 @@ _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p>
 # What a document's extraction ends in when it gives no text, besides the extractor's own error on
 # the page (``clean_error``): the counter (the names datatrove's own extractors count).
 _SKIPS = ((ExtractionTimeout, "timeout"), (ExtractionMemoryLimit, MEMORY_LIMIT), (ExtractorDied, "broken_process"))
+NO_MARKUP = "no_markup"  # the counter of texts without any HTML markup given to the step (texts already)
+FIRST_TEXTS_NO_MARKUP = 3  # a task whose first texts all lack markup stops (`TextsNotHtml`), as the filter's rule
 # Every counter of a document the step forwards nothing for: no text (datatrove's own ``dropped``),
 # a skip above, or the extractor's error.
 LOST_COUNTERS = ("dropped", *(name for _, name in _SKIPS), "clean_error")
@@ -37,7 +39,9 @@ class _PlexityExtractor(BaseExtractor):
     dies as ``broken_process``, the extractor's own error on a page as ``clean_error`` (one
     warning); the next document gets a fresh child where needed.  A WET record's text (the page's
     text already: `readers.is_page_text`) is passed on as it is, counted as ``page_texts``, and so is
-    a cleaned WARC's record read back (`readers.is_cleaned_text`), counted as ``cleaned_texts``.  The
+    a cleaned WARC's record read back (`readers.is_cleaned_text`), counted as ``cleaned_texts``.  A text
+    without any HTML markup is counted as ``no_markup`` (one warning); a task whose first texts all lack it
+    stops with `TextsNotHtml` (`check_markup`).  The
     extractor runs once in the task's own process first: a broken installation (its module cannot
     be imported) would otherwise lose every document as if it were damaged input; here it stops
     the task instead, saying what to install.
@@ -55,6 +59,9 @@ class _PlexityExtractor(BaseExtractor):
         # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
         self.memory_limit = extract_memory_limit(memory_limit)
         self.warned_of_errors = False
+        self.warned_of_no_markup = False
+        self.first_texts = 0  # (texts seen, up to FIRST_TEXTS_NO_MARKUP, and whether all lacked markup)
+        self.first_without_markup = True
         # its limits in its name: what datatrove's log and stats show of the step
         self.name = with_settings(type(self).name, f"timeout {self.timeout:g} s" if self.timeout else "no timeout",
                                   f"memory {self.memory_limit / 2**20:g} MiB" if self.memory_limit else "no memory limit")
@@ -83,6 +90,8 @@ class _PlexityExtractor(BaseExtractor):
                     continue
                 with self.track_time():
                     empty_input = is_blank(doc.text)
+                    if self.extractor is not None and not empty_input and isinstance(doc.text, str):
+                        self.check_markup(doc)  # (ours read HTML; a subclass's own to_text may read anything)
                     if self.extractor is not None:  # (one of ours, which reads them as U+FFFD: counted here)
                         self.replace_lone_surrogates(doc)
                     text = self.extract_in_child(extractor, doc)
@@ -97,6 +106,30 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
         finally:
             extractor.close()
+
+    def check_markup(self, doc) -> None:
+        """Count a text without any HTML markup (`has_markup`) as ``no_markup``, with one warning: the
+        extractor finds no page in it.  When the task's first texts all lack it, the pipeline reads texts
+        that are not pages (datatrove's ``WarcReader`` on WET files, a JSONL dataset's text): raise
+        `TextsNotHtml`, saying how to build it, rather than lose every document as ``no_text_extracted``."""
+        markup = has_markup(doc.text)
+        if self.first_texts < FIRST_TEXTS_NO_MARKUP:
+            self.first_texts += 1
+            self.first_without_markup = self.first_without_markup and not markup
+            if self.first_texts == FIRST_TEXTS_NO_MARKUP and self.first_without_markup:
+                raise TextsNotHtml(
+                    f"{type(self).__name__}: the first {FIRST_TEXTS_NO_MARKUP} texts of this task hold no HTML "
+                    f"markup (the last, document {_named(doc)}, starts {doc.text.lstrip()[:30]!r}): they are "
+                    f"texts already, which an extractor reads nothing of. Leave the extractor out and give "
+                    f"PerplexitySentenceFilter the method for them (method='regions' for a WET record's, a page's "
+                    f"every visible line); or read WET files with WarcHtmlReader, which marks their text, and the "
+                    f"extractor passes it on")
+        if not markup:
+            self.stat_update(NO_MARKUP)
+            if not self.warned_of_no_markup:
+                self.warned_of_no_markup = True
+                logger.warning(f"document {_named(doc)}: its text holds no HTML markup, so the extractor finds "
+                               f"little or nothing of it (said once; counted in {NO_MARKUP})")
 
     @staticmethod
     def replace_lone_surrogates(doc) -> None:

@@ -197,6 +197,17 @@ def looks_like_html(text: str | bytes) -> bool:
     return lead.startswith(_HTML_STARTS)
 
 
+# A tag (<p>, </div>, <br/>) or a comment: what every HTML page holds somewhere, and text seldom does.
+_MARKUP = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>]*)?/?|/[A-Za-z][\w:-]*\s*)>|<!--")
+
+
+def has_markup(text: str) -> bool:
+    """Whether `text` holds any HTML tag or comment: an HTML page does, a page's text already (a WET
+    record's, a JSONL row's ``text``) does not, and an extractor reads nothing of it (``learned`` and
+    ``trafilatura`` give no text; the others join its lines)."""
+    return _MARKUP.search(text) is not None
+
+
 def binary_kind(head: bytes) -> str | None:
     """What a payload is when its first bytes say it is not text (a PDF, an image, an archive,
     bytes rich in NULs and control codes), else None.  Text that starts as HTML, and UTF-16 or

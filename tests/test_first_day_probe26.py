@@ -1,0 +1,100 @@
+"""A stranger's first day, probe 26: the dead ends a newcomer met building a datatrove pipeline and
+using the command line, each now working or one line that says what is wrong and what to do."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from datatrove.data import Document
+from warcio.warcwriter import WARCWriter
+
+from plexity_plugins.datatrove import LearnedExtractor
+from plexity_plugins.extractors import html_to_text_tags
+from helpers import SAMPLE, iter_warc_html
+
+REPO = Path(__file__).resolve().parent.parent
+ENGLISH = ("The city council approved the budget on Tuesday after a long debate about school funding.\n"
+           "The plan adds two libraries and repairs forty miles of road over the next three years.\n")
+
+
+def run(*args, cwd: Path | None = None, timeout: float = 300):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def write_wet(path: Path) -> dict[str, str]:
+    """A WET file as Common Crawl writes one (a conversion record of text/plain, each page's visible
+    text); the texts by URI."""
+    texts = {uri: html_to_text_tags(body.decode("utf-8", "replace")) for uri, body, _ in iter_warc_html(SAMPLE)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for uri, text in texts.items():
+            body = text.encode()
+            writer.write_record(writer.create_warc_record(uri, "conversion", payload=io.BytesIO(body), length=len(body),
+                                                          warc_headers_dict={"Content-Type": "text/plain"}))
+    return texts
+
+
+# -- an extractor given texts that are no pages ---------------------------------------------------
+
+DATATROVE_WET_PIPELINE = textwrap.dedent("""\
+    import sys
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.readers import WarcReader
+    from datatrove.pipeline.writers import JsonlWriter
+    from plexity_plugins.datatrove import LearnedExtractor, PerplexitySentenceFilter
+
+    if __name__ == "__main__":
+        steps = [WarcReader("wet")] + ([LearnedExtractor()] if sys.argv[1] == "extractor" else [])
+        filter = PerplexitySentenceFilter(method="regions") if sys.argv[1] == "regions" else PerplexitySentenceFilter()
+        LocalPipelineExecutor(pipeline=steps + [filter, JsonlWriter(sys.argv[1])], tasks=1,
+                              logging_dir=sys.argv[1] + "-logs").run()
+    """)
+
+
+def test_datatroves_warc_reader_of_wet_files_before_an_extractor_stops_the_task_saying_how_to_build_it(tmp_path):
+    # Before: datatrove's WarcReader reads a WET file's text as a page, which LearnedExtractor read
+    # nothing of: all 12 documents dropped (dropped_no_text_extracted: 12), not a word in the log, the run
+    # a success with an empty output.
+    write_wet(tmp_path / "wet" / "sample.warc.wet.gz")
+    (tmp_path / "clean_wet.py").write_text(DATATROVE_WET_PIPELINE)
+    result = run(tmp_path / "clean_wet.py", "extractor", cwd=tmp_path)
+    assert result.returncode != 0
+    assert ("TextsNotHtml: LearnedExtractor: the first 3 texts of this task hold no HTML markup (the last, document "
+            "http://") in result.stderr
+    assert ("they are texts already, which an extractor reads nothing of. Leave the extractor out and give "
+            "PerplexitySentenceFilter the method for them (method='regions' for a WET record's, a page's every "
+            "visible line); or read WET files with WarcHtmlReader") in result.stderr
+    assert not list((tmp_path / "extractor-logs").glob("completions/*"))  # (not complete: a re-run runs it)
+    # what the message says runs, and keeps the pages' text
+    result = run(tmp_path / "clean_wet.py", "regions", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    stats = json.loads((tmp_path / "regions-logs" / "stats.json").read_text())
+    assert next(s["stats"] for s in stats if "Perplexity" in s["name"])["forwarded"] == 12
+
+
+def test_a_text_without_markup_among_pages_is_counted_and_the_pages_are_extracted():
+    page = f"<html><body><nav>Home | News</nav><p>{ENGLISH}</p></body></html>"
+    docs = [Document(text=page, id=f"page{i}") for i in range(3)] + [Document(text=ENGLISH, id="text")]
+    step = LearnedExtractor()
+    out = list(step.run(docs))
+    assert [d.id for d in out] == ["page0", "page1", "page2"]  # (the text, as before, gives no page's text)
+    assert step.stats["no_markup"].total == 1
+    assert step.stats["dropped_no_text_extracted"].total == 1
+
+
+def test_text_with_a_stray_angle_bracket_is_not_taken_for_markup_and_a_tag_anywhere_is():
+    from plexity_plugins.io.inputs import has_markup
+
+    assert not has_markup("3 < 4 and 5 > 2, x<y\n" * 10)
+    assert not has_markup(ENGLISH)
+    assert has_markup("a text, then <br> a line break") and has_markup("<!-- a comment -->")
+    assert has_markup('<p class="x">a</p>') and has_markup("</div>")
