@@ -98,3 +98,48 @@ def test_text_with_a_stray_angle_bracket_is_not_taken_for_markup_and_a_tag_anywh
     assert not has_markup(ENGLISH)
     assert has_markup("a text, then <br> a line break") and has_markup("<!-- a comment -->")
     assert has_markup('<p class="x">a</p>') and has_markup("</div>")
+
+
+# -- WarcHtmlReader under datatrove's own executor ----------------------------------------------
+
+DATATROVE_EXECUTOR_PIPELINE = textwrap.dedent("""\
+    import sys
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.writers import JsonlWriter
+    from plexity_plugins.datatrove import LearnedExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    if __name__ == "__main__":
+        LocalPipelineExecutor(pipeline=[eval(sys.argv[1]), LearnedExtractor(), PerplexitySentenceFilter(),
+                                        JsonlWriter("out/documents")], tasks=1, logging_dir="out/logs").run()
+    """)
+
+
+@pytest.mark.parametrize("given, says", [
+    (str(SAMPLE), f"{SAMPLE} is a file: a reader reads a folder, give the file as its glob: "
+                  f"WarcHtmlReader({str(SAMPLE.parent)!r}, glob_pattern='sample.warc.gz')"),
+    (str(SAMPLE.parent / "*.warc.gz"), f"{SAMPLE.parent / '*.warc.gz'} is a glob: a reader reads a folder, give the "
+                                       f"glob as its glob_pattern: WarcHtmlReader({str(SAMPLE.parent)!r}, "
+                                       f"glob_pattern='*.warc.gz')")], ids=["file", "glob"])
+def test_warc_html_reader_given_a_file_under_datatroves_own_executor_says_how_to_give_it(tmp_path, given, says):
+    # Before: only plexity's executors (and check_run_settings) said so; under datatrove's
+    # LocalPipelineExecutor, the task failed with datatrove's "RuntimeError: No files found on .../sample.warc.gz!"
+    # of a file that is there.
+    (tmp_path / "pipeline.py").write_text(DATATROVE_EXECUTOR_PIPELINE)
+    result = run(tmp_path / "pipeline.py", f"WarcHtmlReader({given!r})", cwd=tmp_path)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == ("plexity_plugins.errors.NoInputFiles: WarcHtmlReader has no "
+                                                      f"file to read: {says}")
+    suggested = says.rpartition(": ")[2]
+    result = run(tmp_path / "pipeline.py", suggested, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(list((tmp_path / "out" / "documents").iterdir())) == 1
+
+
+def test_warc_html_reader_run_alone_on_a_folder_that_is_not_there_names_the_folder_it_looked_in(tmp_path,
+                                                                                                monkeypatch):
+    from plexity_plugins.datatrove import NoInputFiles, WarcHtmlReader
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NoInputFiles, match=rf"^WarcHtmlReader has no file to read: {tmp_path}/crawl does not exist "
+                                           rf"\(a relative path is taken from the folder this runs in, {tmp_path}\)"):
+        list(WarcHtmlReader("crawl").run())

@@ -243,6 +243,20 @@ class WarcHtmlReader(BaseDiskReader):
             if warc.pages_cut_by_crawler:
                 self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
 
+    def run(self, data=None, rank: int = 0, world_size: int = 1):
+        """datatrove's, with its "No files found on ...!" said as `NoInputFiles`, naming why and what to give (a
+        file or a glob given as the folder, a folder that is not there), as plexity's executors say it before any
+        task: under datatrove's own executors, or the reader run alone, a task is the first to find out."""
+        try:
+            yield from super().run(data, rank, world_size)
+        except RuntimeError as exc:
+            if not str(exc).startswith("No files found on"):
+                raise
+            from .run_settings import check_inputs
+
+            check_inputs([self])  # (raises NoInputFiles for a local folder; else datatrove's words stand)
+            raise
+
     def read_files_shard(self, shard: list[str]):
         """datatrove's, the `limit` and `skip` kept by `read_file` too, so that the counters count exactly
         the records the task took: `read_file` reads no record after the `limit`-th document (datatrove's
