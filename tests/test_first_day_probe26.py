@@ -143,3 +143,25 @@ def test_warc_html_reader_run_alone_on_a_folder_that_is_not_there_names_the_fold
     with pytest.raises(NoInputFiles, match=rf"^WarcHtmlReader has no file to read: {tmp_path}/crawl does not exist "
                                            rf"\(a relative path is taken from the folder this runs in, {tmp_path}\)"):
         list(WarcHtmlReader("crawl").run())
+
+
+# -- plexity clean of a quoted glob ---------------------------------------------------------------
+
+def plexity(*args, cwd: Path | None = None):
+    return run("-m", "plexity_plugins.cli", *args, cwd=cwd)
+
+
+def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
+    # Before: `plexity clean 'crawl/*.warc.gz' -o out` (quoted, as plexity run's docs ask) said
+    # "input crawl/*.warc.gz does not exist".
+    (tmp_path / "crawl" / "a").mkdir(parents=True)
+    for name in ("a/one.warc.gz", "two.warc.gz"):
+        (tmp_path / "crawl" / name).write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "crawl" / "notes.md").write_text("# not a crawl file\n")
+    result = plexity("clean", "crawl/**/*.warc.gz", "-o", "out", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["one.warc.gz", "plexity-stats.json", "two.warc.gz"]
+    assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["files"] == 2
+    result = plexity("clean", "crawl/*.warc.bz2", "-o", "out2", cwd=tmp_path)
+    assert (result.returncode, result.stderr.strip()) == (2, "plexity clean: error: input crawl/*.warc.bz2 does not "
+                                                             "exist, and as a glob it matches no file")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import gzip
 import itertools
 import logging
@@ -89,6 +90,21 @@ class InputFile:
     kind: str | None
 
 
+def _globs_expanded(inputs: list[str | os.PathLike]) -> list[str | os.PathLike]:
+    """`inputs`, a quoted glob that names no file (``'crawl/*.warc.gz'``, as ``plexity run`` takes one) replaced
+    by what it matches, each as if named; FileNotFoundError for one that matches nothing."""
+    expanded: list[str | os.PathLike] = []
+    for item in inputs:
+        if os.path.lexists(item) or not glob.has_magic(str(item)):
+            expanded.append(item)
+            continue
+        matches = sorted(glob.glob(str(item), recursive=True))
+        if not matches:
+            raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file")
+        expanded.extend(matches)
+    return expanded
+
+
 def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLike | None = None) -> list[InputFile]:
     """Files named, and files found recursively in directories named, in a stable order.
 
@@ -102,7 +118,7 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
     """
     out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []
-    for item in inputs:
+    for item in _globs_expanded(inputs):
         root = Path(item)
         if root.is_dir() and out is not None and root.resolve() == out:  # (its outputs: the next run's inputs)
             raise ValueError(f"--output-dir {output_dir} is the input folder {item}: a re-run would clean this run's "

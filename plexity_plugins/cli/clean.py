@@ -18,7 +18,8 @@ from .options import add_model_args, check_language_options, parse_size
 
 def add_parser(sub) -> None:
     p = sub.add_parser("clean", help="clean text, HTML and WARC files")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files or directories (recursive)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="files or directories (recursive), or a quoted glob of them (as plexity run takes one)")
     p.add_argument("--output-dir", "-o", required=True, help="where cleaned files go")
     add_model_args(p)
     p.add_argument("--extractor", choices=EXTRACTORS, default=DEFAULT_EXTRACTOR,
