@@ -3,6 +3,7 @@ using the command line, each now working or one line that says what is wrong and
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -151,6 +152,10 @@ def plexity(*args, cwd: Path | None = None):
     return run("-m", "plexity_plugins.cli", *args, cwd=cwd)
 
 
+def error_line(result) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
 def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
     # Before: `plexity clean 'crawl/*.warc.gz' -o out` (quoted, as plexity run's docs ask) said
     # "input crawl/*.warc.gz does not exist".
@@ -165,3 +170,29 @@ def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
     result = plexity("clean", "crawl/*.warc.bz2", "-o", "out2", cwd=tmp_path)
     assert (result.returncode, result.stderr.strip()) == (2, "plexity clean: error: input crawl/*.warc.bz2 does not "
                                                              "exist, and as a glob it matches no file")
+
+
+# -- a dataset of documents given to the commands --------------------------------------------------
+
+DATASET_SAYS = ("a dataset of documents (JSON lines), not pages or a crawl: clean its text with datatrove, "
+                "JsonlReader(its folder) -> PerplexitySentenceFilter() -> a writer (docs/datatrove.md#text-datasets)")
+
+
+def test_a_jsonl_dataset_given_to_plexity_clean_or_run_is_named_with_the_pipeline_that_cleans_it(tmp_path):
+    # Before: plexity clean said "not a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)", plexity run
+    # "not a WARC file: a gzip file holding a text file (it starts '{"text": ...')", and plexity run of the
+    # documents folder an earlier run wrote "give the folder of your .warc ... files": no word of how a
+    # dataset of documents, datatrove's own format, is cleaned.
+    (tmp_path / "dataset").mkdir()
+    with gzip.open(tmp_path / "dataset" / "part.jsonl.gz", "wt") as f:
+        f.write(json.dumps({"id": "1", "text": ENGLISH}) + "\n")
+    result = plexity("clean", "dataset/part.jsonl.gz", "-o", "out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        1, f"plexity clean: error: no input could be read: dataset/part.jsonl.gz: {DATASET_SAYS}")
+    result = plexity("run", "dataset", "-o", "run-out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        2, f"plexity run: error: no WARC files match **/*.warc* in {tmp_path / 'dataset'}: "
+           f"{tmp_path / 'dataset' / 'part.jsonl.gz'}: {DATASET_SAYS}")
+    result = plexity("run", "dataset/part.jsonl.gz", "-o", "run-out", cwd=tmp_path)
+    assert result.returncode == 1
+    assert error_line(result).startswith(f"plexity run: error: no input could be read: part.jsonl.gz: {DATASET_SAYS}")

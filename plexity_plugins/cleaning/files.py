@@ -53,8 +53,27 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def unknown_file_type(path: str | os.PathLike) -> str:
-    """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC)."""
-    return misnamed_warc(path) or f"not {KNOWN_TYPES}"
+    """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC;
+    `dataset_file`'s, for a dataset of documents)."""
+    return misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
+
+
+# A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's
+# output, FineWeb's files): (suffixes, its format, datatrove's reader of it).
+_DATASETS = (((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz"), "JSON lines", "JsonlReader"),
+             ((".parquet",), "Parquet", "ParquetReader"))
+DATASETS_HOW = "docs/datatrove.md#text-datasets"
+
+
+def dataset_file(path: str | os.PathLike) -> str | None:
+    """For a dataset file of documents by its name (``part.jsonl.gz``, ``train.parquet``), which neither ``plexity
+    clean`` nor ``plexity run`` reads: what it is and the pipeline that cleans its text; else None."""
+    name = os.path.basename(os.fspath(path)).lower()
+    for suffixes, kind, reader in _DATASETS:
+        if name.endswith(suffixes):
+            return (f"a dataset of documents ({kind}), not pages or a crawl: clean its text with datatrove, "
+                    f"{reader}(its folder) -> PerplexitySentenceFilter() -> a writer ({DATASETS_HOW})")
+    return None
 
 
 def misnamed_warc(path: str | os.PathLike) -> str | None:

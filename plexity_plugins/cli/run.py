@@ -507,6 +507,17 @@ def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
     return [f"{p}: {why}" for p in itertools.islice(unknown, looked_at) if (why := misnamed_warc(p))]
 
 
+def dataset_files(folder: str, looked_at: int = 100) -> list[str]:
+    """The dataset files of documents among a local `folder`'s first `looked_at` files, each with what it is and the
+    pipeline that cleans it (`cleaning.files.dataset_file`)."""
+    from ..cleaning.files import dataset_file
+
+    if "://" in folder or not Path(folder).is_dir():
+        return []
+    files = (p for p in sorted(Path(folder).rglob("*")) if p.is_file())
+    return [f"{p}: {why}" for p in itertools.islice(files, looked_at) if (why := dataset_file(p))]
+
+
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
     message = f"no WARC files match {pattern} in {folder}"
@@ -514,6 +525,10 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     if misnamed:
         more = f" (and {len(misnamed) - 1} more so named)" if len(misnamed) > 1 else ""
         return f"{message}: {misnamed[0]}{more}"
+    datasets = dataset_files(folder)
+    if datasets:
+        more = f" (and {len(datasets) - 1} more such file(s))" if len(datasets) > 1 else ""
+        return f"{message}: {datasets[0]}{more}"
     others = document_files(folder)
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
@@ -525,12 +540,14 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     """Why each input (the first `shown`) gave no WARC record, in one line: as the reader judged it."""
     from datatrove.io import get_datafolder
 
+    from ..cleaning.files import dataset_file
     from ..io.inputs import WarcFile, judged_compression
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []
     for name in files[:shown]:
-        why = judged_compression(name, lambda: data.open(name, "rb", compression=None))  # (as the reader judges it)
+        why = (dataset_file(name)  # (a JSONL of documents: a WARC reader calls it "a text file")
+               or judged_compression(name, lambda: data.open(name, "rb", compression=None)))  # (as the reader judges)
         if why:
             found.append(f"{name}: {why}")
             continue
