@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -196,3 +197,20 @@ def test_a_jsonl_dataset_given_to_plexity_clean_or_run_is_named_with_the_pipelin
     result = plexity("run", "dataset/part.jsonl.gz", "-o", "run-out", cwd=tmp_path)
     assert result.returncode == 1
     assert error_line(result).startswith(f"plexity run: error: no input could be read: part.jsonl.gz: {DATASET_SAYS}")
+
+
+# -- plexity report of a folder both commands wrote ------------------------------------------------
+
+def test_plexity_report_of_a_folder_both_commands_wrote_asks_which_run_to_report(tmp_path):
+    # Before: `plexity clean ... -o out`, later `plexity run ... -o out` (one folder, as both allow), then
+    # `plexity report out` reported the plexity clean, the older run, and said nothing of the other.
+    assert plexity("clean", SAMPLE, "-o", "out", "--quiet", cwd=tmp_path).returncode == 0
+    assert plexity("run", SAMPLE, "-o", "out", cwd=tmp_path).returncode == 0
+    result = plexity("report", "out", cwd=tmp_path)
+    assert result.returncode == 2 and not (tmp_path / "plexity-report.html").exists()
+    assert re.fullmatch(r"plexity report: error: out holds the stats of a plexity clean \(plexity-stats.json, written "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d\) and of a plexity run \(logs/stats.json, written \d{4}-\d\d-\d\d "
+                        r"\d\d:\d\d\): name the one to report, plexity report out/plexity-stats.json or plexity "
+                        r"report out/logs/stats.json", error_line(result))
+    for named in ("out/plexity-stats.json", "out/logs/stats.json"):
+        assert plexity("report", named, cwd=tmp_path).returncode == 0

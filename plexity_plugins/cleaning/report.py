@@ -56,6 +56,13 @@ class ReportData:
 
 # -- reading -------------------------------------------------------------------------------
 
+def _written(path: Path) -> str:
+    """When `path` was last written, for a message: ``written 2026-12-02 10:12``."""
+    import time
+
+    return "written " + time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+
+
 def find_stats(path: str | Path) -> Path:
     """The stats file given, or the one in (or, uniquely, under) the directory given."""
     path = Path(path)
@@ -63,7 +70,12 @@ def find_stats(path: str | Path) -> Path:
         return path
     if not path.is_dir():
         raise FileNotFoundError(f"{path} does not exist")
-    for candidate in (path / STATS_FILE, path / "logs" / "stats.json", path / "stats.json"):
+    clean, run = path / STATS_FILE, path / "logs" / "stats.json"
+    if clean.is_file() and run.is_file():  # (both commands wrote into it: either stats may be the older run's)
+        raise ValueError(f"{path} holds the stats of a plexity clean ({clean.name}, {_written(clean)}) and of a "
+                         f"plexity run (logs/stats.json, {_written(run)}): name the one to report, "
+                         f"plexity report {clean} or plexity report {run}")
+    for candidate in (clean, run, path / "stats.json"):
         if candidate.is_file():
             return candidate
     found = sorted(path.rglob(STATS_FILE))
