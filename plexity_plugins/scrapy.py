@@ -31,6 +31,8 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   (``yield response.follow_all(...)``), a plain list, tuple or set, a response, a string, a number;
 - ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
   page: cleaned as text, markup and all, with a warning naming the setting.
+- ``items_no_markup``: with ``PLEXITY_INPUT_FORMAT = "html"``, an input without any HTML markup (a
+  text/plain response, text the spider extracted): extracted all the same, with a warning naming the setting.
 
 The CPU work (extraction, scoring) runs in a worker thread (``PLEXITY_THREADS``), so a
 large page does not stall the reactor: downloads and other items go on meanwhile
@@ -67,7 +69,7 @@ from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_tex
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message)
 from .io.decoding import declared_content_type
-from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, looks_like_html
+from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
 from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
@@ -419,6 +421,12 @@ class PerplexityFilterPipeline:
                             "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set "
                             "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
                             "plexity/items_looks_like_html)", source, self.input_field)
+        elif self.input_format == "html" and self.extractor != "none" and value.strip() and not has_markup(value):
+            self._inc("items_no_markup")  # (the extractor reads little or nothing of it)
+            self._warn_once("no_markup", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
+                            "PLEXITY_INPUT_FORMAT is 'html': the extractor finds little or nothing of it; if the "
+                            "spider yields text, set PLEXITY_INPUT_FORMAT = 'text' (said once; counted in "
+                            "plexity/items_no_markup)", source, self.input_field)
 
         content_type = self._content_type(adapter, source) if isinstance(value, bytes) else None
         if isinstance(value, bytes) and self._json_feeds:  # (the feed fails on it: the item is in no feed)

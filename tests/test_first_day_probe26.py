@@ -214,3 +214,40 @@ def test_plexity_report_of_a_folder_both_commands_wrote_asks_which_run_to_report
                         r"report out/logs/stats.json", error_line(result))
     for named in ("out/plexity-stats.json", "out/logs/stats.json"):
         assert plexity("report", named, cwd=tmp_path).returncode == 0
+
+
+# -- Scrapy: a text given as the page --------------------------------------------------------------
+
+def test_scrapy_text_without_markup_given_as_html_is_counted_and_said_once_naming_the_setting(caplog):
+    # Before: a spider yielding a text/plain response's text (or text it extracted itself) as "html" lost it as
+    # no_text_extracted ("0 characters kept"), with no word of PLEXITY_INPUT_FORMAT.
+    import asyncio
+
+    from scrapy.exceptions import DropItem
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    pipeline = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_THREADS": 0}))
+    pipeline.open_spider()
+    try:
+        for n in range(2):
+            with pytest.raises(DropItem, match="no_text_extracted"):
+                asyncio.run(pipeline.process_item({"url": f"http://t/notes{n}.txt", "html": ENGLISH}))
+        page = {"url": "http://t/page", "html": f"<html><body><p>{ENGLISH}</p></body></html>"}
+        assert asyncio.run(pipeline.process_item(page))["text"]
+        assert asyncio.run(pipeline.process_item({"url": "http://t/bytes", "html": page["html"].encode()}))["text"]
+        stats = pipeline.stats.get_stats()
+        assert stats["plexity/items_no_markup"] == 2 and stats["plexity/items_cleaned"] == 2
+        said = [r.getMessage() for r in caplog.records if "no HTML markup" in r.getMessage()]
+        assert said == ["plexity: http://t/notes0.txt: 'html' (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
+                        "PLEXITY_INPUT_FORMAT is 'html': the extractor finds little or nothing of it; if the spider "
+                        "yields text, set PLEXITY_INPUT_FORMAT = 'text' (said once; counted in plexity/items_no_markup)"]
+        text = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={
+            "PLEXITY_THREADS": 0, "PLEXITY_INPUT_FORMAT": "text"}))
+        text.open_spider()
+        assert asyncio.run(text.process_item({"url": "http://t/notes.txt", "html": ENGLISH}))["text"] == ENGLISH.strip()
+        assert "plexity/items_no_markup" not in text.stats.get_stats()
+        text.close_spider()
+    finally:
+        pipeline.close_spider()

@@ -199,13 +199,14 @@ def looks_like_html(text: str | bytes) -> bool:
 
 # A tag (<p>, </div>, <br/>) or a comment: what every HTML page holds somewhere, and text seldom does.
 _MARKUP = re.compile(r"<(?:[A-Za-z][\w:-]*(?:\s[^<>]*)?/?|/[A-Za-z][\w:-]*\s*)>|<!--")
+_MARKUP_BYTES = re.compile(_MARKUP.pattern.encode())  # (a page given as bytes)
 
 
-def has_markup(text: str) -> bool:
+def has_markup(text: str | bytes) -> bool:
     """Whether `text` holds any HTML tag or comment: an HTML page does, a page's text already (a WET
     record's, a JSONL row's ``text``) does not, and an extractor reads nothing of it (``learned`` and
     ``trafilatura`` give no text; the others join its lines)."""
-    return _MARKUP.search(text) is not None
+    return (_MARKUP_BYTES if isinstance(text, (bytes, bytearray)) else _MARKUP).search(text) is not None
 
 
 def binary_kind(head: bytes) -> str | None:
