@@ -242,7 +242,8 @@ def test_scrapy_text_without_markup_given_as_html_is_counted_and_said_once_namin
         said = [r.getMessage() for r in caplog.records if "no HTML markup" in r.getMessage()]
         assert said == ["plexity: http://t/notes0.txt: 'html' (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
                         "PLEXITY_INPUT_FORMAT is 'html': the extractor finds little or nothing of it; if the spider "
-                        "yields text, set PLEXITY_INPUT_FORMAT = 'text' (said once; counted in plexity/items_no_markup)"]
+                        "yields text, set PLEXITY_INPUT_FORMAT = 'text' (said once; counted in "
+                        "plexity/items_no_markup)"]
         text = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={
             "PLEXITY_THREADS": 0, "PLEXITY_INPUT_FORMAT": "text"}))
         text.open_spider()
