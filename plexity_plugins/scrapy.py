@@ -69,6 +69,7 @@ from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_tex
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message)
 from .io.decoding import declared_content_type
+from .cleaning.settings_record import compare_or_record, model_settings
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
@@ -258,6 +259,8 @@ class PerplexityFilterPipeline:
             if not _typed_setting(settings, "PLEXITY_ENABLED", bool, True):
                 raise NotConfigured("PLEXITY_ENABLED is False")
             pipeline = cls._from_settings(crawler, settings)
+            if settings.get("JOBDIR"):  # (a crawl resumed from it, or run again into it: its items were cleaned so)
+                pipeline._check_jobdir(settings.get("JOBDIR"))
         except (ValueError, ModelError) as exc:  # a wrong PLEXITY_* setting, a missing model: said first, in one line
             # (Scrapy then prints the error's traceback, from deep inside its start-up, and exits 1)
             logger.critical(CANNOT_START, exc)
@@ -317,6 +320,31 @@ class PerplexityFilterPipeline:
             raise PlexitySettingError(f"PLEXITY_MIN_DOC_PERPLEXITY ({low:g}) is above PLEXITY_MAX_DOC_PERPLEXITY "
                                       f"({high:g}): every item would be dropped")
         return pipeline
+
+    def settings(self) -> dict:
+        """What this crawl's items are cleaned with, as a crawl resumed from its JOBDIR records and compares it
+        (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
+        decides an item's text or verdict."""
+        threshold = self.scorer.threshold  # (NaN for a language map: each model has its own)
+        return {**model_settings(self.scorer), "method": self.scorer.method,
+                "threshold": threshold if threshold == threshold else {
+                    language: scorer.threshold for language, scorer in self.scorer.scorers.items()},
+                "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
+                "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
+                "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
+                "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,
+                "extract_timeout": self.extract.timeout, "extract_memory": self.extract.memory_limit,
+                "min_doc_perplexity": self.min_doc_perplexity, "max_doc_perplexity": self.max_doc_perplexity}
+
+    def _check_jobdir(self, jobdir: str) -> None:
+        """Record this crawl's `settings` in its JOBDIR, or, where a crawl recorded other ones (a paused crawl resumed
+        with other settings), stop the crawl before it starts, naming them: the items it cleaned before, in the feed
+        already, and the pages it will not crawl again, would stand beside items cleaned otherwise."""
+        changed = compare_or_record(jobdir, self.settings())
+        if changed:
+            raise ValueError(f"JOBDIR {jobdir} holds a crawl whose items were cleaned with other settings "
+                             f"({'; '.join(changed)}): resume it with those settings, or give another JOBDIR "
+                             f"(or delete {jobdir}) to crawl anew")
 
     # -- spider lifecycle ---------------------------------------------------------------
 

@@ -252,3 +252,31 @@ def test_scrapy_text_without_markup_given_as_html_is_counted_and_said_once_namin
         text.close_spider()
     finally:
         pipeline.close_spider()
+
+
+# -- Scrapy: a crawl resumed from its JOBDIR with other settings -----------------------------------
+
+def test_scrapy_crawl_resumed_from_its_jobdir_with_other_settings_stops_naming_them(tmp_path, caplog):
+    # Before: a crawl paused (Ctrl-C once, JOBDIR=job) and resumed with PLEXITY_EXTRACTOR=tags and
+    # PLEXITY_THRESHOLD=500 went on: its feed held 8 items cleaned with trim at 5269.3 and 12 with regions at
+    # 500, silently, as plexity run answered other settings with old results before it recorded them.
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.errors import PlexitySettingError
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    jobdir = str(tmp_path / "job")
+
+    def pipeline(**settings):
+        return PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"JOBDIR": jobdir, **settings}))
+
+    pipeline()  # the first crawl records its settings where Scrapy keeps the crawl's state
+    recorded = json.loads((tmp_path / "job" / "plexity-settings.json").read_text())
+    assert (recorded["extractor"], recorded["method"], recorded["threshold"]) == ("learned", "trim", 5269.3)
+    pipeline()  # resumed as it was: it goes on
+    with pytest.raises(PlexitySettingError):
+        pipeline(PLEXITY_EXTRACTOR="tags", PLEXITY_THRESHOLD=500)
+    assert (f"plexity: the crawl cannot start: JOBDIR {jobdir} holds a crawl whose items were cleaned with other "
+            f"settings (method: trim -> regions; threshold: 5269.3 -> 500; extractor: learned -> tags): resume it "
+            f"with those settings, or give another JOBDIR (or delete {jobdir}) to crawl anew") in caplog.text
+    pipeline(JOBDIR=str(tmp_path / "job2"), PLEXITY_EXTRACTOR="tags")  # another JOBDIR: another crawl

@@ -32,9 +32,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..cleaning.settings_record import SETTINGS_FILE, differences, model_settings  # noqa: F401 (steps import them)
 from ..errors import LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
-
-SETTINGS_FILE = "plexity-settings.json"
 
 
 def step_settings(step) -> dict[str, Any]:
@@ -110,25 +109,6 @@ def with_settings(name: str, *settings: str) -> str:
     return f"{name} [{', '.join(settings)}]" if settings else name
 
 
-def model_settings(scorer) -> dict[str, Any]:
-    """A scorer's model as a run records it: its name, the SHA-256 of its files, and the language and
-    tokenizer its model.json gives (a model retrained with another --language, or imported again with
-    another --tokenizer, has the same files but passes other pages through or scores otherwise); for a
-    language -> model map, each language's."""
-    from ..scoring.models import model_checksum
-
-    def recorded(info) -> dict[str, Any]:
-        return {"model": info.name, "model_sha256": model_checksum(info), "model_language": info.language or None,
-                "model_tokenizer": info.tokenizer_version}
-
-    scorers = getattr(scorer, "scorers", None)
-    if scorers is None:
-        return recorded(scorer.info)
-    each = {lang: recorded(s.info) for lang, s in scorers.items()}
-    return {key: {lang: values[key] for lang, values in each.items()}
-            for key in ("model", "model_sha256", "model_language", "model_tokenizer")}
-
-
 def folder_name(folder) -> str:
     """A datatrove DataFolder as a path or URL (its protocol kept when not local)."""
     path = getattr(folder, "path", None)
@@ -144,42 +124,6 @@ def run_settings(pipeline: list, tasks: int) -> dict[str, Any]:
 
     return {"plexity_plugins": __version__, "tasks": tasks,
             "steps": [step_settings(step) for step in pipeline if not isinstance(step, (list, tuple))]}
-
-
-def differences(recorded: dict, current: dict) -> list[str]:
-    """Each setting that differs, as ``name: recorded -> current``."""
-    found = []
-    for key in dict.fromkeys(k for k in [*recorded, *current] if k != "steps"):
-        if recorded.get(key) != current.get(key):
-            found.append(f"{_label(key)}: {_value(recorded.get(key))} -> {_value(current.get(key))}")
-    old_steps, new_steps = recorded.get("steps", []), current.get("steps", [])
-    if len(old_steps) != len(new_steps):  # a step added or taken out: the list
-        found.append(f"steps: {', '.join(s.get('step', '?') for s in old_steps)} -> "
-                     f"{', '.join(s.get('step', '?') for s in new_steps)}")
-        return found
-    for old, new in zip(old_steps, new_steps):  # (a step of another class at the same place: "step: A -> B")
-        for key in dict.fromkeys([*old, *new]):
-            if old.get(key) != new.get(key):
-                found.append(f"{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
-    return found
-
-
-def _label(key: str) -> str:
-    return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum",
-            "model_language": "model's language", "model_tokenizer": "model's tokenizer",
-            "input_files": "input files", "input_files_sha256": "input files' names"}.get(key, key)
-
-
-def _value(value) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
-        return f"sha256:{value[:12]}"  # (a checksum: the start tells them apart)
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_value(v)}" for k, v in value.items())
-    return str(value)
 
 
 def recorded_settings(logging_dir) -> dict | None:
