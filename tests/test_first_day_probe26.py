@@ -168,6 +168,13 @@ def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["one.warc.gz", "plexity-stats.json", "two.warc.gz"]
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["files"] == 2
+    # a glob that matches the output folder too: its files are no inputs (a re-run would clean its own outputs)
+    for _ in range(2):
+        result = plexity("clean", "crawl/**", "-o", "crawl/cleaned", "--quiet", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert sorted(str(p.relative_to(tmp_path / "crawl" / "cleaned"))  # (as `plexity clean crawl` writes them)
+                      for p in (tmp_path / "crawl" / "cleaned").rglob("*")) == [
+            "a", "a/one.warc.gz", "plexity-stats.json", "two.warc.gz"]
     result = plexity("clean", "crawl/*.warc.bz2", "-o", "out2", cwd=tmp_path)
     assert (result.returncode, result.stderr.strip()) == (2, "plexity clean: error: input crawl/*.warc.bz2 does not "
                                                              "exist, and as a glob it matches no file")

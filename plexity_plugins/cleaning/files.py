@@ -109,9 +109,11 @@ class InputFile:
     kind: str | None
 
 
-def _globs_expanded(inputs: list[str | os.PathLike]) -> list[str | os.PathLike]:
+def _globs_expanded(inputs: list[str | os.PathLike], out: Path | None) -> list[str | os.PathLike]:
     """`inputs`, a quoted glob that names no file (``'crawl/*.warc.gz'``, as ``plexity run`` takes one) replaced
-    by what it matches, each as if named; FileNotFoundError for one that matches nothing."""
+    by what it matches, each as if named (a folder searched whole: what the glob matches inside it is left to that
+    search), but for what lies in the output directory `out` (an earlier run's outputs, as a folder's search
+    leaves them out); FileNotFoundError for one that matches nothing."""
     expanded: list[str | os.PathLike] = []
     for item in inputs:
         if os.path.lexists(item) or not glob.has_magic(str(item)):
@@ -120,7 +122,10 @@ def _globs_expanded(inputs: list[str | os.PathLike]) -> list[str | os.PathLike]:
         matches = sorted(glob.glob(str(item), recursive=True))
         if not matches:
             raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file")
-        expanded.extend(matches)
+        matches = [Path(m) for m in matches if out is None or not Path(m).resolve().is_relative_to(out)]
+        folders = {m for m in matches if m.is_dir()}
+        # (a folder it matches is searched whole, as if named: what it matches inside that folder is in it already)
+        expanded.extend(m for m in matches if not any(parent in folders for parent in m.parents))
     return expanded
 
 
@@ -137,7 +142,7 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
     """
     out = Path(output_dir).resolve() if output_dir is not None else None
     found: list[InputFile] = []
-    for item in _globs_expanded(inputs):
+    for item in _globs_expanded(inputs, out):
         root = Path(item)
         if root.is_dir() and out is not None and root.resolve() == out:  # (its outputs: the next run's inputs)
             raise ValueError(f"--output-dir {output_dir} is the input folder {item}: a re-run would clean this run's "
