@@ -440,6 +440,10 @@ class PerplexityScorer:
               language: str | None = None) -> CleanResult:
         """Remove the boilerplate sentences of `text` (by the scorer's method).
 
+        `text` is text: an HTML page is cleaned as text, markup and all; extract it first
+        (`plexity_plugins.extractors.html_to_text_learned`, the extractor ``plexity clean`` uses,
+        then the method ``"trim"``).
+
         Kept sentences come out verbatim, with the original whitespace between
         neighbours and line/paragraph breaks preserved.  With `annotate=True` nothing is
         removed: each would-be-dropped sentence is wrapped in ``<ppl score="...">``.
