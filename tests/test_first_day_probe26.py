@@ -287,3 +287,13 @@ def test_scrapy_crawl_resumed_from_its_jobdir_with_other_settings_stops_naming_t
             f"settings (method: trim -> regions; threshold: 5269.3 -> 500; extractor: learned -> tags): resume it "
             f"with those settings, or give another JOBDIR (or delete {jobdir}) to crawl anew") in caplog.text
     pipeline(JOBDIR=str(tmp_path / "job2"), PLEXITY_EXTRACTOR="tags")  # another JOBDIR: another crawl
+
+
+def test_responses_a_server_called_html_without_markup_are_counted_never_a_stop():
+    # (WarcHtmlReader reads the responses whose Content-Type is HTML: a server's tagless "Moved" or "Not found"
+    # page is its quirk, not a pipeline that reads texts)
+    docs = [Document(text=f"Moved to /page{i}", id=f"r{i}", metadata={"content_type": "text/html; charset=utf-8"})
+            for i in range(4)]
+    step = LearnedExtractor()
+    assert list(step.run(docs)) == []
+    assert step.stats["no_markup"].total == 4

@@ -109,13 +109,17 @@ class _PlexityExtractor(BaseExtractor):
 
     def check_markup(self, doc) -> None:
         """Count a text without any HTML markup (`has_markup`) as ``no_markup``, with one warning: the
-        extractor finds no page in it.  When the task's first texts all lack it, the pipeline reads texts
-        that are not pages (datatrove's ``WarcReader`` on WET files, a JSONL dataset's text): raise
-        `TextsNotHtml`, saying how to build it, rather than lose every document as ``no_text_extracted``."""
+        extractor finds no page in it.  When the task's first texts all lack it (and no server called them
+        HTML: metadata ``content_type``, as `WarcHtmlReader` gives it), the pipeline reads texts that are not
+        pages (datatrove's ``WarcReader`` on WET files, a JSONL dataset's text): raise `TextsNotHtml`, saying
+        how to build it, rather than lose every document as ``no_text_extracted``."""
         markup = has_markup(doc.text)
         if self.first_texts < FIRST_TEXTS_NO_MARKUP:
             self.first_texts += 1
-            self.first_without_markup = self.first_without_markup and not markup
+            # (a response its server called HTML, as WarcHtmlReader's documents say: a server's quirk, not a
+            # pipeline reading texts; counted, never a stop)
+            declared = "html" in str(doc.metadata.get("content_type") or "").lower()
+            self.first_without_markup = self.first_without_markup and not markup and not declared
             if self.first_texts == FIRST_TEXTS_NO_MARKUP and self.first_without_markup:
                 raise TextsNotHtml(
                     f"{type(self).__name__}: the first {FIRST_TEXTS_NO_MARKUP} texts of this task hold no HTML "
