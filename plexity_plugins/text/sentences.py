@@ -18,11 +18,14 @@ whitespace excluded, so `text[start:end]` is the sentence verbatim.
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
+import unicodedata
 
 from blingfire import blingfire as _bf_lib
 
 from ..runtime import native
+from ..extractors.text import nonspace
 
 DEFAULT_MAX_CHARS = 1000
 
@@ -140,7 +143,50 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
     return ids
 
 
+# BlingFire's time grows with the punctuation marks and symbols of a stretch it finds no sentence break in, and
+# with the stretch's length: up to ~10 us a mark, where English prose costs ~0.25 us a character and prose of any
+# script at most ~3 (Japanese dialogue: brackets and stops between letters, no spaces).  So the 3 MB text of a
+# page of "&amp;" took 20 s to split, in the calling process, out of reach of the extraction time limit, and a
+# 50 MB document (the cap) of ". . ." minutes.  A line (a hard sentence boundary) longer than MARK_LINE_CHARS
+# of whose non-space characters more than a third are such marks is no prose in any script: BlingFire is given
+# its marks as letters (no break inside it then; it is cut as any overlong sentence is, at max_chars).  Only in
+# a text of BREAKER_CHECK_CHARS or more: a shorter one takes at most ~1 s, and most pages are not checked.
+MARK_LINE_CHARS = 100
+BREAKER_CHECK_CHARS = 100_000
+_LONG_LINE = re.compile(r"[^\n]{%d,}" % (MARK_LINE_CHARS + 1))
+
+
+@functools.cache
+def _marks():
+    """A pattern of one punctuation mark or symbol (Unicode's P and S categories, in the BMP; not the combining
+    marks of Indic scripts' vowels, which are neither letters nor digits to `re`)."""
+    marks = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c))[0] in "PS"]
+    return re.compile("[" + "".join(re.escape(c) for c in marks) + "]")
+
+
+def breaker_text(text: str) -> str:
+    """`text` as BlingFire is given it: in a text of `BREAKER_CHECK_CHARS` or more, the marks (punctuation and
+    symbols) of each line longer than `MARK_LINE_CHARS` that is more than a third marks made letters;
+    the same length and the same spaces and lines, so that spans into it are spans into `text`.
+
+    Args:
+        text: the text (or piece of text) to split.
+    """
+    if len(text) < BREAKER_CHECK_CHARS:
+        return text
+    parts: list[str] = []
+    done = 0
+    for match in _LONG_LINE.finditer(text):
+        line = match.group()
+        masked, marks = _marks().subn("x", line)
+        if 3 * marks > nonspace(line):
+            parts += [text[done:match.start()], masked]
+            done = match.end()
+    return "".join(parts) + text[done:] if parts else text
+
+
 def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
+    text = breaker_text(text)
     if native.ENABLED:
         return native.split(text, max_chars)
     spans = split_sentences_python(text, max_chars)
