@@ -114,6 +114,27 @@ def test_plexity_run_s_jsonl_writer_writes_exactly_what_datatrove_s_writes(tmp_p
     assert pickle.loads(pickle.dumps(JsonlDocumentWriter(str(tmp_path / "p")))).name == JsonlWriter.name
 
 
+def test_a_lone_surrogate_in_a_document_s_id_or_metadata_is_written_as_u_fffd_and_counted(tmp_path):
+    # (a JSON "\\ud800" escape read by json.loads puts one in a str; no encoding holds it: orjson and warcio raised,
+    # and the task failed; the filter cleans the text, not the id or the metadata)
+    from plexity_plugins.datatrove import JsonlDocumentWriter, WarcResponseWriter
+
+    doc = Document(text=ARTICLE + " \ud800", id="doc-\udc00", metadata={"url": "http://t/\ud800a",
+                                                                       "tags": ["ok", "b\udfff"], "\ud801": 1})
+    for writer_class in (JsonlDocumentWriter, WarcResponseWriter):
+        with writer_class(str(tmp_path / writer_class.__name__)) as writer:
+            writer.write(doc, rank=0)
+        assert writer.stats["surrogates_replaced"].total == 5
+    (line,) = gzip.decompress((tmp_path / "JsonlDocumentWriter" / "00000.jsonl.gz").read_bytes()).splitlines()
+    assert json.loads(line) == {"text": ARTICLE + " \ufffd", "id": "doc-\ufffd",
+                                "metadata": {"url": "http://t/\ufffda", "tags": ["ok", "b\ufffd"], "\ufffd": 1}}
+    with open(tmp_path / "WarcResponseWriter" / "00000.warc.gz", "rb") as f:
+        (record,) = [(r.rec_headers.get_header("WARC-Target-URI"), r.content_stream().read().decode())
+                     for r in ArchiveIterator(f) if r.rec_type == "response"]
+    assert record == ("http://t/\ufffda", ARTICLE + " \ufffd")
+    assert doc.metadata["url"] == "http://t/\ud800a"  # (the document itself is left as it came)
+
+
 def test_annotate_keeps_everything_and_marks_the_would_be_dropped_sentences():
     step = PerplexitySentenceFilter(annotate=True)
     doc = Document(text=BOILERPLATE, id="menu")

@@ -22,6 +22,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from .. import __version__
 from ..cleaning.policy import WARC_HEADERS, warc_headers
 from ..io.atomic_files import part_name
+from ..io.decoding import without_surrogates
 from ..io.warc_writer import WET_PAGE_HEADERS, cleaned_conversion_record, cleaned_response_record
 from .local_paths import anchored
 from .readers import PAGE_TEXT_WARC_TYPE
@@ -103,6 +104,21 @@ class CompleteFilesMixin:
         return None
 
 
+def encodable(writer: DiskWriter, document: dict) -> dict:
+    """`document` (an adapter's dict) with its lone surrogates U+FFFD (`without_surrogates`: in its id and
+    metadata, which no step before cleans, a JSONL dataset's ``\\ud800`` escape made the writer raise and the
+    task fail), counted in the writer's ``surrogates_replaced``.
+
+    Args:
+        writer: the step writing it (its stats count them).
+        document: the dict its adapter made of the Document.
+    """
+    document, replaced = without_surrogates(document)
+    if replaced:
+        writer.stat_update("surrogates_replaced", value=replaced)
+    return document
+
+
 def writer_settings(writer: DiskWriter, fmt: str) -> dict:
     from .run_settings import folder_name
 
@@ -132,6 +148,9 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
         return writer_settings(self, "jsonl")
+
+    def _write(self, document: dict, file_handler: IO, filename: str):
+        super()._write(encodable(self, document), file_handler, filename)
 
     def _default_adapter(self, document) -> dict:
         if document.media or self.expand_metadata:
@@ -199,6 +218,7 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
 
     def _write(self, document: dict, file_handler: IO, filename: str):
         writer = self._writer_for(file_handler, filename)
+        document = encodable(self, document)
         metadata = document.get("metadata") or {}
         extra = warc_headers(metadata)
         doc_id = document.get("id")

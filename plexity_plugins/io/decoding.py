@@ -258,15 +258,42 @@ def html_text_counted(html: str | bytes, content_type: str | None = None) -> tup
     if isinstance(html, bytes):
         text, _, replaced = decode_html_replaced(html, content_type)
         return text, replaced
+    return _str_without_surrogates(html)
+
+
+def _str_without_surrogates(text: str) -> tuple[str, int]:
     # (a flag lookup in CPython; and a str that holds its UTF-8 form, as a page utf8_text decoded
     # does, has no lone surrogate: it is not encoded again to find out)
-    if html.isascii() or native.has_utf8_form(html):
-        return html, 0
+    if text.isascii() or native.has_utf8_form(text):
+        return text, 0
     try:
-        html.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.subn("\ufffd", html)
-    return html, 0
+        return _SURROGATE.subn("\ufffd", text)
+    return text, 0
+
+
+def without_surrogates(value):
+    """(value, lone surrogates replaced): `value` with each lone surrogate of its strings U+FFFD, in the keys and
+    values of its dicts and the items of its lists and tuples too: what a writer can encode as UTF-8 (JSON, a
+    WARC header, Parquet).  A JSON ``\\ud800`` escape puts one in a str (a JSONL dataset's id or URL, read by
+    datatrove's JsonlReader): orjson and warcio raised on it, and the task failed.  The same value when nothing
+    is replaced.
+
+    Args:
+        value: a document's text, id or metadata (str, dict, list, tuple, or anything else, given back as it is).
+    """
+    if isinstance(value, str):
+        return _str_without_surrogates(value)
+    if isinstance(value, dict):
+        items = [(without_surrogates(k), without_surrogates(v)) for k, v in value.items()]
+        replaced = sum(k[1] + v[1] for k, v in items)
+        return ({k[0]: v[0] for k, v in items}, replaced) if replaced else (value, 0)
+    if isinstance(value, (list, tuple)):
+        items = [without_surrogates(item) for item in value]
+        replaced = sum(n for _, n in items)
+        return (type(value)(item for item, _ in items), replaced) if replaced else (value, 0)
+    return value, 0
 
 
 def declared_content_type(declared: str | bytes | None) -> str | None:
