@@ -11,6 +11,7 @@ kept beside the intact ones.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import subprocess
@@ -127,3 +128,17 @@ def test_plexity_run_keeps_the_same_documents(shapes_dir, tmp_path):
     expected = [uri for key in BUILDERS for uri in shape(key).documents]
     assert sorted(urls) == sorted(expected)
     assert not set(urls) & {uri for key in BUILDERS for uri in shape(key).never}
+
+
+def test_what_a_damaged_warc_quotes_of_its_bytes_reaches_no_terminal_as_control_characters():
+    # warcio quotes the line it could not read, and the reader the start of a text file named .warc: a crafted file
+    # put ESC, BEL and CR as they were into `plexity run`'s terminal and task log (set the terminal's title, clear
+    # it, or forge a log line); they are escaped, as the CLI's own log lines escape them
+    hostile = b"\x1b]0;owned\x07\x1b[2J\rWARNING all good " * 3
+    _, intact = hostile_warcs._intact("esc", 2)
+    damaged = hostile_warcs._gz(intact[:1]) + gzip.compress(hostile + b"\r\n\r\n") + hostile_warcs._gz(intact[1:])
+    for data in (damaged, hostile + b"hello world, no WARC here\n" * 40):
+        warc = WarcFile(io.BytesIO(data))
+        list(warc)
+        assert warc.problem_detail and "\\x1b" in warc.problem_detail, warc.problem_detail
+        assert not any(c in warc.problem_detail for c in "\x1b\x07\r\n"), warc.problem_detail

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ReadError, ResyncGaveUp, TooLarge,
-                      TooSlow, Undecodable)
+                      TooSlow, Undecodable, printable)
 from .warc_writer import is_cleaned_record
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
@@ -684,6 +684,7 @@ class WarcFile:
     def _stop(self, problem: str, detail: str) -> None:
         if self.problem is None or self.problem == NOT_A_WARC:
             self.problem = problem
+        detail = printable(detail)  # (it quotes the file's bytes: no ESC, CR or BEL reaches a terminal or a log)
         self.problem_detail = f"{self.problem_detail}; {detail}" if self.problem_detail else detail
 
     def __iter__(self):
@@ -1068,7 +1069,7 @@ def what_file_is(head: bytes) -> str:
     controls = sum(1 for c in text if ord(c) < 32 and c not in "\r\n\t\f")
     if "\0" in text or controls > len(text) // 20:
         return "binary data"
-    start = " ".join(text.split())[:40].encode("ascii", "backslashreplace").decode("ascii")
+    start = printable(" ".join(text.split())[:40].encode("ascii", "backslashreplace").decode("ascii"))
     return f"a text file (it starts '{start}')" if start else "a text file of blank lines"
 
 
@@ -1132,10 +1133,12 @@ def judged_compression(name: str, opened) -> str | None:
 
 
 def describe(exc: BaseException) -> str:
-    """An exception in one short printable line (warcio quotes the garbage it met)."""
+    """An exception in one short printable line (warcio quotes the garbage it met: its control characters
+    escaped, as ESC or CR would reach a terminal and a task's log as they are)."""
     message = str(exc)
     message = message if len(message) <= 160 else message[:160] + "..."
-    return f"{type(exc).__name__}: " + message.encode("ascii", "backslashreplace").decode("ascii").replace("\n", " ")
+    return f"{type(exc).__name__}: " + printable(message.replace("\n", " ").encode("ascii", "backslashreplace")
+                                                 .decode("ascii"))
 
 
 def _truncated(iterator) -> bool:
