@@ -192,3 +192,22 @@ def test_the_compiled_pass_matches_python_on_random_markup():
         for attributes, tags, total in ((0, -1, -1), (1, 2, -1), (3, -1, 4), (-1, 3, 2), (-1, -1, -1)):
             assert read_markup(page, attributes, tags, total) == read_markup_python(page, attributes, tags, total), (
                 page, attributes, tags, total)
+
+
+@pytest.mark.parametrize("name", ["trafilatura", "auto"])
+@pytest.mark.parametrize("body", ["<table><tr>" + "<td>c</td>" * 20_000 + "</tr></table>",
+                                  "<table>" + "<TD>c</TD>" * 20_000 + "</table>"], ids=["one-row", "cells-alone"])
+def test_a_table_row_of_more_cells_than_trafilatura_reads_in_time_is_refused_at_once_naming_the_bound(name, body):
+    # (trafilatura's time is the square of a row's cells: 20,000 took 2 to 6 s, 40,000 4 to 12, and a 1 MB page of
+    # 99,000 went past the 30 s limit; far fewer tags than its bound)
+    _refused_at_once(name, body, r"the page has a table row of more than 5,000 cells, past what trafilatura reads in "
+                                 r"time; another extractor \(learned, dense, fast\) reads it")
+
+
+def test_a_table_of_many_rows_and_ordinary_rows_is_read_by_trafilatura():
+    from plexity_plugins.extractors.trafilatura import MAX_ROW_CELLS, html_to_text_trafilatura
+
+    rows = ("<tr>" + "<td>cell</td>" * 36 + "</tr>") * 300  # (10,800 cells; 36 in a row, the most on the dev pages)
+    wide = "<tr>" + "<td>wide</td>" * MAX_ROW_CELLS + "</tr>"  # (as many as the bound)
+    text = html_to_text_trafilatura(f"<html><body><table>{rows}{wide}</table>{ARTICLE}</body></html>")
+    assert "cell" in text and "wide" in text

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 
 import lxml.etree
 
+from ..errors import ExtractionError
 from ..io.decoding import html_text
 from .markup import MAX_TAGS_TRAFILATURA, checked
 from .limits import parse_checked_html
@@ -20,6 +22,29 @@ _TRAFILATURA_CONFIG = None
 # stopped reading the page there (or the page is exactly that deep).  (The tree, not the parser's log: trafilatura's
 # one parser is shared by threads, and so is its log.)
 _AT_DEFAULT_DEPTH = lxml.etree.XPath("boolean(/*" + "/*" * 255 + ")")
+
+# trafilatura's table handling asks len() of the row it builds at each cell it adds, and lxml counts an element's
+# children one by one: its time is the square of a row's cells (a 1 MB page of one row of 99,000 cells took it past
+# the 30 s limit, 40,000 cells 4 to 12 s).  A page with an element of more cells than this (139 times the most on
+# the development pages, 36) is refused, naming the bound; found by one XPath pass, made only on a page that holds
+# that many cell tags at all (a regular expression: 0.2 ms a page, the XPath 1 ms).
+MAX_ROW_CELLS = 5_000
+_CELL_TAG = re.compile("<t[dh]", re.I)
+_WIDE_ROW = lxml.etree.XPath(f"boolean(//*[count(td|th) > {MAX_ROW_CELLS}])")
+
+
+def _check_rows(page: str, tree) -> None:
+    """`ExtractionError` for a page whose `tree` (trafilatura's parse) has an element of more than `MAX_ROW_CELLS`
+    table cells.
+
+    Args:
+        page: the page's text.
+        tree: its parsed tree, or None.
+    """
+    if tree is not None and len(_CELL_TAG.findall(page)) > MAX_ROW_CELLS and _WIDE_ROW(tree):
+        raise ExtractionError(f"the page has a table row of more than {MAX_ROW_CELLS:,} cells, past what "
+                              f"trafilatura reads in time; another extractor (learned, dense, fast) reads it")
+
 
 # trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
 # expected on a crawl (an empty body, a page of nothing but scripts), harmless (the extractor
@@ -92,6 +117,7 @@ def trafilatura_text(page: str) -> str:
     options = {"config": _TRAFILATURA_CONFIG, "include_comments": False, "include_tables": True,
                "deduplicate": False}
     tree = load_html(page)  # (trafilatura's own parse, the one `extract` makes)
+    _check_rows(page, tree)
     if tree is None or not _AT_DEFAULT_DEPTH(tree):
         return trafilatura.extract(page if tree is None else tree, **options) or ""
     # trafilatura's parser has libxml2's default limits: it reads no further than 256 levels of nesting, and holds the
