@@ -444,7 +444,7 @@ def test_finding_the_first_places_of_a_needle_stops_after_them():
 def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     """`dense` (and its link-density step) gives the same text with the compiled helpers as with
     the Python references, on every page of the set."""
-    from plexity_plugins.extractors import auto, dense, links, text
+    from plexity_plugins.extractors import declarations, dense, links, text
 
     assert text.lines is not text.lines_python  # (the compiled ones are in use)
     html = list(_golden().page_set().pages().values())
@@ -454,7 +454,7 @@ def test_dense_reads_every_page_as_with_the_python_helpers(monkeypatch):
     monkeypatch.setattr(dense, "_marked_words", text.marked_words_python)
     monkeypatch.setattr(dense, "nonspace", text.nonspace_python)
     monkeypatch.setattr(dense, "find_all", text.find_all_python)
-    monkeypatch.setattr(auto, "find_all", text.find_all_python)
+    monkeypatch.setattr(declarations, "find_all", text.find_all_python)
     monkeypatch.setattr(links, "nonspace", text.nonspace_python)
     assert [dense.html_to_text_dense(page) for page in html] == compiled
 
