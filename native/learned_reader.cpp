@@ -1221,7 +1221,11 @@ class Segmenter {
       implied_ends(tag, ti);
     }
     if (ti.flags & kVoid) {
-      if (tag == T_BR) line_break();
+      // a <br> ends a block (a line of it inside <pre>), as segment.py's _Reader.open
+      if (tag == T_BR) {
+        if (in_pre_) line_break();
+        else flush();
+      }
       return;
     }
     if (stack_.size() >= static_cast<size_t>(block ? kMaxDepth : kMaxInlineDepth)) return;

@@ -346,6 +346,18 @@ def test_it_is_an_extractor_of_every_front_end():
     assert set(EXTRACTOR_STEPS) == set(EXTRACTORS) - {"none"}
 
 
+def test_a_line_break_ends_a_block_and_each_line_has_its_own_evidence():
+    # a credit or a link set apart by <br> under a paragraph is labelled on its own, not kept or
+    # dropped with the paragraph; inside <pre> a <br> is a line of the one block
+    html = ("<div>The council met on Tuesday and voted for the plan.<br>Photo: J. Smith<br/>"
+            "<a href=/more>Read more about the council</a></div><pre>line one<br>line two</pre>")
+    assert blocks_of_both_paths(html) == ["The council met on Tuesday and voted for the plan.", "Photo: J. Smith",
+                                          "Read more about the council", "line one\nline two"]
+    _, rows, _ = learned.read_page(html)
+    assert learned.column(rows, FEATURES.index("link_share")) == [0.0, 0.0, 1.0, 0.0]
+    assert learned.column(rows, FEATURES.index("lines")) == [1.0, 1.0, 1.0, 2.0]
+
+
 def test_a_ruby_annotation_is_a_reading_of_the_text_not_text():
     page = "<article><p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><rt>ぎゃくたい</rt><rp>)</rp></ruby>をなくす。</p></article>"
     texts, _, _ = learned.read_page(page)

@@ -4,8 +4,8 @@ text is known, over evidence that names no site and no class.
 How a page is read (`html_to_text_learned`):
 
 1. **Blocks** (`segment`): one pass over the HTML cuts it into blocks, the text between two
-   block-level tags, and records for every element its tag, its parent and how much text and
-   link text its subtree holds.
+   block-level tags or line breaks (``<br>``, outside ``<pre>``), and records for every element
+   its tag, its parent and how much text and link text its subtree holds.
 2. **Evidence** (`features`): for each block, a row of numbers: its shape (words, link text,
    sentence ends, digits), its elements' tags and declared roles (``<article>``, ``<nav>``,
    ARIA landmarks, ``hidden``), the text and link density of its parent elements, its

@@ -5,8 +5,9 @@ A page is read as a stream of tags and text (no tree is built): a stack of open 
 HTML's usual implied ends (a ``<p>`` closes an open ``<p>``, an ``<li>`` the open ``<li>`` of its
 list, a cell the open cell of its row, and so on) and an end tag closing the nearest open
 element of its name.  A **block** is the text between two block-level tags (``p``, ``div``,
-``li``, ``td``, ``h1``, ...), whitespace collapsed (kept inside ``<pre>``), ``<br>`` a line
-break; its **element** is the innermost open block-level element.  Every element records its
+``li``, ``td``, ``h1``, ...) or line breaks (``<br>``; inside ``<pre>`` a line of the block),
+whitespace collapsed (kept inside ``<pre>``); its **element** is the innermost open block-level
+element.  Every element records its
 tag, its parent, the words and link words of its subtree and how many blocks and elements it
 holds: the evidence (text density, link density, declared structure) that the features of
 `features.py` read.
@@ -144,7 +145,7 @@ class Block:
         self.chars = chars            # characters that are not whitespace
         self.links = links            # <a> elements that gave it text
         self.inline = inline          # bit set of the inline context (INLINE_BITS) of its words
-        self.lines = lines            # lines (<br> breaks) in it
+        self.lines = lines            # lines in it (<br> breaks inside <pre>)
 
 
 INLINE_BITS = {"a": 1, "b": 2, "strong": 2, "em": 4, "i": 4, "button": 8, "label": 8, "select": 8, "time": 16,
@@ -265,7 +266,13 @@ class _Reader:
             self._implied_ends(tag)
         if tag in VOID_TAGS:
             if tag == "br":
-                self.line_break()
+                if self.in_pre:
+                    self.line_break()
+                else:
+                    # (the lines a page sets apart by breaks are as often different things, a byline,
+                    # a credit, a related title under the text, as one paragraph's lines: each its own
+                    # block, labelled on its own evidence)
+                    self.flush()
             return
         if len(self.stack) >= (MAX_DEPTH if block else MAX_INLINE_DEPTH):
             return
