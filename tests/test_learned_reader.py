@@ -533,6 +533,8 @@ def test_a_paragraph_under_hundreds_of_inline_tags_is_read_on_both_paths(inline,
 
 PAST_THE_BOUNDS = {
     "blocks": "<p>x</p>" * 200_000,
+    # each line set apart by a <br> is a block (one block of 60,000 lines before)
+    "lines": "<p>" + "a line<br>" * 60_000 + "</p>",
     "elements": "<p>text of the page.</p>" + "<b>x</b>" * 250_000,
     # a page that shows too little and declares an article of more blocks than the bound
     "declared": '<script type="application/ld+json">{"@type": "Article", "articleBody": "'
