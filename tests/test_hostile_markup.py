@@ -99,7 +99,7 @@ def test_a_page_of_more_tags_than_trafilatura_reads_is_refused_at_once_naming_th
     # (before: the memory ceiling, or past 10 s here; 150,000 <p>s were read, in 6 s of a core, 20 s on a loaded
     # machine: as many as 200,000 tags were)
     _refused_at_once(name, body, "the page has more than 100,000 tags, past what trafilatura reads; another "
-                                 r"extractor \(learned, dense, fast\) reads it")
+                                 r"extractor \(dense, fast\) reads it")
 
 
 @pytest.mark.parametrize("name", ["dense", "fast", "tags"])
@@ -201,7 +201,7 @@ def test_a_table_row_of_more_cells_than_trafilatura_reads_in_time_is_refused_at_
     # (trafilatura's time is the square of a row's cells: 20,000 took 2 to 6 s, 40,000 4 to 12, and a 1 MB page of
     # 99,000 went past the 30 s limit; far fewer tags than its bound)
     _refused_at_once(name, body, r"the page has a table row of more than 5,000 cells, past what trafilatura reads in "
-                                 r"time; another extractor \(learned, dense, fast\) reads it")
+                                 r"time; another extractor \(dense, fast\) reads it")
 
 
 def test_a_table_of_many_rows_and_ordinary_rows_is_read_by_trafilatura():

@@ -147,7 +147,7 @@ def checked(html: str, reader: str, max_tags: int = MAX_TAGS) -> str:
     its markup; `ExtractionError` naming the bound (and `reader`) if it holds more than `max_tags` start tags or
     more than `MAX_PAGE_ATTRIBUTES` attributes (those each tag keeps), before it is parsed."""
     page, tags, attributes = read_markup(html, MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
-    others = "; another extractor (learned, dense, fast) reads it" if max_tags < MAX_TAGS else ""
+    others = "; another extractor (dense, fast) reads it" if max_tags < MAX_TAGS else ""
     if tags > max_tags:
         raise ExtractionError(f"the page has more than {max_tags:,} tags, past what {reader} reads{others}")
     if attributes > MAX_PAGE_ATTRIBUTES:

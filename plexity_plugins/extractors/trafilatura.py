@@ -43,7 +43,7 @@ def _check_rows(page: str, tree) -> None:
     """
     if tree is not None and len(_CELL_TAG.findall(page)) > MAX_ROW_CELLS and _WIDE_ROW(tree):
         raise ExtractionError(f"the page has a table row of more than {MAX_ROW_CELLS:,} cells, past what "
-                              f"trafilatura reads in time; another extractor (learned, dense, fast) reads it")
+                              f"trafilatura reads in time; another extractor (dense, fast) reads it")
 
 
 # trafilatura logs these at ERROR level for a document that is empty or has no parsable tree:
