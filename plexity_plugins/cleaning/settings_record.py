@@ -32,7 +32,14 @@ def model_settings(scorer) -> dict[str, Any]:
 
 
 def differences(recorded: dict, current: dict) -> list[str]:
-    """Each setting that differs, as ``name: recorded -> current``."""
+    """Each setting that differs, as ``name: recorded -> current``; input files rewritten under the same names
+    by name (`_rewritten_files`).  A setting a record lacks because an older version wrote it (`LATER_SETTINGS`)
+    is not a difference: the record is compared on what it has.
+
+    Args:
+        recorded: the settings recorded with the results.
+        current: this run's settings.
+    """
     found = []
     for key in dict.fromkeys(k for k in [*recorded, *current] if k != "steps"):
         if recorded.get(key) != current.get(key):
@@ -44,9 +51,28 @@ def differences(recorded: dict, current: dict) -> list[str]:
         return found
     for old, new in zip(old_steps, new_steps):  # (a step of another class at the same place: "step: A -> B")
         for key in dict.fromkeys([*old, *new]):
-            if old.get(key) != new.get(key):
+            if key in LATER_SETTINGS and (key not in old or key not in new):
+                continue
+            if key == "input_file_sizes":
+                found.extend(_rewritten_files(old[key], new[key]))
+            elif old.get(key) != new.get(key):
                 found.append(f"{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
     return found
+
+
+# Settings recorded since a version that wrote records without them (compared only when both records have them)
+LATER_SETTINGS = ("input_file_sizes",)
+
+
+def _rewritten_files(old: dict[str, int], new: dict[str, int], named: int = 5) -> list[str]:
+    """The input files of the same name and another size than the results were made from (a file added or taken
+    away is said by the count and names of the files), each named with its two sizes, the first `named`."""
+    changed = [f"{name} {old[name]:,} -> {new[name]:,} bytes" for name in old
+               if name in new and old[name] != new[name]]
+    if not changed:
+        return []
+    more = f" and {len(changed) - named} more" if len(changed) > named else ""
+    return [f"input files rewritten since the completed tasks read them: {', '.join(changed[:named])}{more}"]
 
 
 def _label(key: str) -> str:

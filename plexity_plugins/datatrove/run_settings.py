@@ -16,7 +16,8 @@ steps say theirs (the reader's input and size cap, the extractor and its limits,
 model with the SHA-256 of its file, method, threshold and document policy, the writer's format
 and folder); another datatrove step is recorded by its class and the arguments it keeps (its
 public attributes of plain values, its folders by name); a reader also by the files it finds
-(their number and the SHA-256 of their names); then the number of tasks (which file each task
+(their number, the SHA-256 of their names and each one's size: a file rewritten under the same name is
+another input); then the number of tasks (which file each task
 reads depends on it) and the plexity_plugins version.  plexity's steps also carry their main
 settings in their name, which is what datatrove's log and stats show for a step.
 
@@ -86,21 +87,52 @@ def _arguments(step) -> dict[str, Any]:
 def input_files(step) -> dict[str, Any]:
     """For a step that reads the files of a folder (datatrove's readers, ours): how many it finds
     and the SHA-256 of their names, so that a file added or taken away is another run (the files
-    are shared among the tasks by their order).  {} for other steps, and where a paths file names
-    the files (it is recorded by name) or the folder cannot be listed."""
+    are shared among the tasks by their order); and each file's size (`input_file_sizes`), so that a
+    file rewritten under the same name (a crawl fetched again, a copy cut short by an interrupted
+    transfer and then copied whole) is another run too, where the completed tasks read the old one.
+    The sizes come with the folder's listing (one request for a remote folder, no file opened).
+    {} for other steps, and where a paths file names the files (it is recorded by name) or the
+    folder cannot be listed.
+
+    Args:
+        step: a pipeline step; a reader has ``data_folder`` (a DataFolder), ``recursive``, ``glob_pattern``.
+    """
     import hashlib
 
     folder = getattr(step, "data_folder", None)
     if folder is None or not hasattr(folder, "list_files") or getattr(step, "paths_file", None):
         return {}
     try:
-        files = folder.list_files(recursive=getattr(step, "recursive", True),
-                                  glob_pattern=getattr(step, "glob_pattern", None))
+        files = listed_files(folder, recursive=getattr(step, "recursive", True),
+                             glob_pattern=getattr(step, "glob_pattern", None))
     except OSError:
         return {}
     # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
     names = "\n".join(files).encode("utf-8", "surrogateescape")
-    return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest()}
+    return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest(),
+            "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
+
+
+def listed_files(folder, recursive: bool = True, glob_pattern: str | None = None) -> dict[str, int | None]:
+    """The files a datatrove reader of `folder` reads, by name (relative to it, sorted as datatrove's
+    ``DataFolder.list_files`` gives them, which it mirrors) with the size the listing gives (None where it
+    gives none): the same find or glob, with its details, so one listing request for a remote folder.
+
+    Args:
+        folder: a datatrove DataFolder.
+        recursive: search its subfolders too.
+        glob_pattern: the files to take (an extension alone, ``.warc.gz``, as datatrove takes it: ``*.warc.gz``).
+    """
+    from datatrove.io import HfFileSystem, _get_true_fs, has_magic
+
+    if glob_pattern and not has_magic(glob_pattern):
+        glob_pattern = f"*{glob_pattern}"
+    # (as datatrove lists a Hugging Face dataset: without the commit details of each file; sizes stay)
+    options = {"expand_info": False} if isinstance(_get_true_fs(folder.fs), HfFileSystem) else {}
+    depth = None if recursive else 1
+    found = (folder.find("", maxdepth=depth, detail=True, **options) if not glob_pattern
+             else folder.glob(glob_pattern, maxdepth=depth, detail=True, **options))
+    return {name: info.get("size") for name, info in sorted(found.items()) if info.get("type") != "directory"}
 
 
 def with_settings(name: str, *settings: str) -> str:
@@ -235,18 +267,30 @@ def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
     """Raise SettingsChanged unless `settings` are those recorded in `logging_dir` (a DataFolder);
     record them when none are, or when the run that recorded others completed no task (it
     left no results).  Results of a run that recorded nothing (an older version, another program)
-    count as other settings: nothing says what made them.  With `record` false (a task starting:
-    its run recorded them), a record that differs is an error, results or not."""
+    count as other settings: nothing says what made them.  A record that lacks a setting this
+    version records (`LATER_SETTINGS`: the input files' sizes) is compared on what it has, and gains
+    it.  With `record` false (a task starting: its run recorded them), a record that differs is an
+    error, results or not.
+
+    Args:
+        logging_dir: the run's logging DataFolder.
+        settings: the run's settings (`run_settings`).
+        record: whether this is the run starting (it records), or one of its tasks (it only compares).
+    """
     settings = json.loads(json.dumps(settings))  # (as read back: tuples are lists)
     recorded = recorded_settings(logging_dir)
+    changed = differences(recorded, settings) if recorded is not None else None
     if not record:
-        if recorded is not None and recorded != settings:
-            raise SettingsChanged(folder_name(logging_dir), differences(recorded, settings))
+        if changed:
+            raise SettingsChanged(folder_name(logging_dir), changed)
         return
     if recorded == settings:
         return
+    if changed == []:  # (an older record, without what this version records: it gains it, from now on)
+        _write(logging_dir, settings)
+        return
     if has_results(logging_dir):
-        raise SettingsChanged(folder_name(logging_dir), differences(recorded, settings) if recorded is not None else
+        raise SettingsChanged(folder_name(logging_dir), changed if changed is not None else
                               ["settings: not recorded (an older version or another program wrote these results)"])
     _write(logging_dir, settings)
 
