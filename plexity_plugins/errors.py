@@ -151,7 +151,34 @@ def path_error_message(exc: OSError) -> str:
             if os.path.lexists(folder) and not os.path.isdir(folder):
                 where = "" if folder == path else f"{path}: "
                 return f"{where}{folder} is a file, where a folder is needed: give another path, or move the file"
-    return cannot_write_message(exc) or str(exc)
+    return cannot_write_message(exc) or (folder_not_made_message(exc) if isinstance(exc, FolderNotMade) else str(exc))
+
+
+class FolderNotMade(OSError):
+    """An output folder could not be made (`plexity_plugins.io.output_lock.own_output_folder`): the OSError of
+    the mkdir that failed (`filename` the folder it made, the asked one or a parent), with `folder` the folder
+    asked for and `option` the option that gave it, so that `path_error_message` says which folder and why
+    ("[Errno 2] No such file or directory: '/proc/x'" of ``-o /proc/x/out`` said neither)."""
+
+    def __init__(self, exc: OSError, folder: str | os.PathLike, option: str):
+        super().__init__(exc.errno, exc.strerror, exc.filename)
+        self.folder, self.option = os.fspath(folder), option
+
+
+def folder_not_made_message(exc: FolderNotMade) -> str:
+    """One line for an output folder that could not be made: which, where it stopped, why, what to do.
+
+    Args:
+        exc: the error (`FolderNotMade`).
+    """
+    made = os.fsdecode(exc.filename) if exc.filename is not None else exc.folder
+    parent = os.path.dirname(os.path.normpath(made))
+    why = (exc.strerror or os.strerror(exc.errno or 0)).lower()
+    if exc.errno == errno.ENOENT and os.path.isdir(parent):  # (/proc, /sys: a folder that takes no new one)
+        why = f"{parent} takes no new folder (making {made}: {why})"
+    else:
+        why = f"making {made}: {why}"
+    return f"{exc.option} {exc.folder} cannot be made: {why}: choose another {exc.option}"
 
 
 # What to do when the system refuses to write an output, by its errno (a file in the way: `path_error_message`).

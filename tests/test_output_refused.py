@@ -22,6 +22,21 @@ def test_the_cli_names_the_output_it_cannot_write_and_why(read_only_disk, tmp_pa
     assert result.stderr.splitlines() == [f"plexity {command[0]}: error: cannot write {args[-1]}: {READ_ONLY}"]
 
 
+@pytest.mark.parametrize("command, option, folder", [
+    (["clean", str(SAMPLE), "-o", "/proc/x"], "--output-dir", "/proc/x"),
+    (["run", str(SAMPLE), "-o", "/proc/x/out"], "--output-dir", "/proc/x/out"),
+    (["run", str(SAMPLE), "-o", "{tmp}/out", "--logging-dir", "/proc/x"], "--logging-dir", "/proc/x")],
+    ids=["clean", "run", "run-logs"])
+def test_an_output_folder_that_cannot_be_made_is_named_with_why(tmp_path, command, option, folder):
+    # Before: "plexity run: error: [Errno 2] No such file or directory: '/proc/x'": not which option, nor why
+    # (/proc takes no new folder: mkdir says ENOENT there, though /proc is)
+    result = run_plexity(*[word.format(tmp=tmp_path) for word in command])
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"plexity {command[0]}: error: {option} {folder} cannot be made: /proc takes no new folder (making /proc/x: "
+        f"no such file or directory): choose another {option}"]
+
+
 def test_the_report_names_the_file_it_cannot_write(read_only_disk, tmp_path):
     cleaned = run_plexity("clean", str(SAMPLE), "--output-dir", str(tmp_path / "cleaned"), "--quiet")
     assert cleaned.returncode == 0, cleaned.stderr

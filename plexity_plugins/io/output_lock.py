@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import OutputFolderInUse
+from ..errors import FolderNotMade, OutputFolderInUse
 
 LOCK_NAME = ".plexity.lock"
 
@@ -30,7 +30,10 @@ def own_output_folder(folder: str | os.PathLike, option: str = "--output-dir"):
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():  # (mkdir would say only "[Errno 17] File exists")
         raise NotADirectoryError(f"{option} {folder} is a file, not a folder: choose a folder for the outputs")
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (said by errors.path_error_message: which folder, and why)
+        raise FolderNotMade(exc, folder, option) from exc
     path = folder / LOCK_NAME
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
