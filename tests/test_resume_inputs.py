@@ -117,3 +117,34 @@ def test_the_sizes_come_with_the_files_datatrove_reads_from_one_listing(tmp_path
     listed = listed_files(folder, recursive=recursive, glob_pattern=glob_pattern)
     assert list(listed) == folder.list_files(recursive=recursive, glob_pattern=glob_pattern)
     assert all(listed[name] == {"a.warc.gz": 3, "sub/b.warc.gz": 5, "c.txt": 7}[name] for name in listed)
+
+
+def test_a_datatrove_reader_of_jsonl_rewritten_under_the_same_name_stops_check_run_settings(tmp_path):
+    # (datatrove's own reader and executor: the same record, by the files' names and sizes)
+    import gzip
+
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import SettingsChanged, check_run_settings
+
+    def write(name: str, texts: list[str]) -> None:
+        with gzip.open(tmp_path / "in" / name, "wt") as f:
+            f.writelines(json.dumps({"id": str(i), "text": text}) + "\n" for i, text in enumerate(texts))
+
+    def executor() -> LocalPipelineExecutor:
+        return LocalPipelineExecutor([JsonlReader(str(tmp_path / "in")), JsonlWriter(str(tmp_path / "out"))],
+                                     tasks=2, logging_dir=str(tmp_path / "logs"))
+
+    (tmp_path / "in").mkdir()
+    write("a.jsonl.gz", ["The council met on Tuesday."])
+    write("b.jsonl.gz", ["The library opens in spring."])
+    first = executor()
+    check_run_settings(first)
+    first.run()
+    check_run_settings(executor())  # (the same files: it resumes)
+    write("b.jsonl.gz", ["The library opens in spring.", "A second page fetched since, in the same file."])
+    with pytest.raises(SettingsChanged, match=r"input files rewritten since the completed tasks read them: "
+                                              r"b\.jsonl\.gz \d+ -> \d+ bytes\): run into new output"):
+        check_run_settings(executor())
