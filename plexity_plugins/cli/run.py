@@ -17,7 +17,7 @@ filesystem (docs/ray.md).
 Re-running the same command resumes: tasks with a completion marker in DIR/logs/completions
 are skipped, the others start over (their output files are rewritten, never appended to).
 The run's settings are recorded in DIR/logs/plexity-settings.json: a re-run with other settings
-(extractor, model, threshold, method, format, limits, input, tasks, version) stops before
+(extractor, model, threshold, method, format, limits, input files and their sizes, tasks, version) stops before
 anything runs and names them; --overwrite deletes the earlier results and starts over
 (`plexity_plugins.datatrove.run_settings`).
 """
