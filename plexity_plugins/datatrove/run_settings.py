@@ -30,6 +30,7 @@ it was submitted).  With datatrove's own executors, call `check_run_settings(exe
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,17 @@ def input_files(step) -> dict[str, Any]:
             "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
 
 
+_GLOB_MAGIC = re.compile("[*?[]")  # (what makes a pattern a glob, as datatrove and the glob module judge it)
+
+
+def _is_hugging_face(fs) -> bool:
+    """Whether `fs` (a DataFolder's, perhaps behind fsspec's cache) is Hugging Face's, by its protocol."""
+    inner = getattr(fs, "fs", None)  # (a CachingFileSystem holds the true one as .fs)
+    fs = inner if hasattr(inner, "protocol") else fs
+    protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    return "hf" in protocols
+
+
 def listed_files(folder, recursive: bool = True, glob_pattern: str | None = None) -> dict[str, int | None]:
     """The files a datatrove reader of `folder` reads, by name (relative to it, sorted as datatrove's
     ``DataFolder.list_files`` gives them, which it mirrors) with the size the listing gives (None where it
@@ -123,12 +135,10 @@ def listed_files(folder, recursive: bool = True, glob_pattern: str | None = None
         recursive: search its subfolders too.
         glob_pattern: the files to take (an extension alone, ``.warc.gz``, as datatrove takes it: ``*.warc.gz``).
     """
-    from datatrove.io import HfFileSystem, _get_true_fs, has_magic
-
-    if glob_pattern and not has_magic(glob_pattern):
+    if glob_pattern and not _GLOB_MAGIC.search(glob_pattern):
         glob_pattern = f"*{glob_pattern}"
     # (as datatrove lists a Hugging Face dataset: without the commit details of each file; sizes stay)
-    options = {"expand_info": False} if isinstance(_get_true_fs(folder.fs), HfFileSystem) else {}
+    options = {"expand_info": False} if _is_hugging_face(folder.fs) else {}
     depth = None if recursive else 1
     found = (folder.find("", maxdepth=depth, detail=True, **options) if not glob_pattern
              else folder.glob(glob_pattern, maxdepth=depth, detail=True, **options))

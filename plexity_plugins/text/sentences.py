@@ -25,7 +25,6 @@ import unicodedata
 from blingfire import blingfire as _bf_lib
 
 from ..runtime import native
-from ..extractors.text import nonspace
 
 DEFAULT_MAX_CHARS = 1000
 
@@ -179,7 +178,7 @@ def breaker_text(text: str) -> str:
     for match in _LONG_LINE.finditer(text):
         line = match.group()
         masked, marks = _marks().subn("x", line)
-        if 3 * marks > nonspace(line):
+        if 3 * marks > len("".join(line.split())):  # (its non-space characters)
             parts += [text[done:match.start()], masked]
             done = match.end()
     return "".join(parts) + text[done:] if parts else text
