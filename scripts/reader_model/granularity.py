@@ -130,27 +130,12 @@ def split_texts(pieces_by_block, by: str) -> list[str]:
 
 
 def snippet_kinds(texts: list[str], with_: list[str], without: list[str]) -> list[set]:
-    """Per text, the kinds of snippet parts it holds ({"with", "without"}), snippets located in the
-    texts joined as `training.snippet_labels` joins them."""
-    parts = [_SPACE.sub(" ", t).strip() for t in texts]
-    starts, at = [], 0
-    for part in parts:
-        starts.append(at)
-        at += len(part) + 1
-    joined = " ".join(parts)
-    kinds = [set() for _ in texts]
-    for snippets, kind in ((with_, "with"), (without, "without")):
-        for snippet in snippets:
-            snippet = _SPACE.sub(" ", snippet).strip()
-            if not snippet:
-                continue
-            at = joined.find(snippet)
-            while at >= 0:
-                for i in range(bisect.bisect_right(starts, at) - 1,
-                               bisect.bisect_right(starts, at + len(snippet) - 1)):
-                    kinds[i].add(kind)
-                at = joined.find(snippet, at + 1)
-    return kinds
+    """Per text, the kinds of snippet parts it holds ({"with", "without"}), located as
+    `training.snippet_labels` locates them (one kind at a time, so that a text holding both says so)."""
+    holds_with = training.snippet_labels(texts, with_, [])
+    holds_without = training.snippet_labels(texts, [], without)
+    return [{kind for kind, held in (("with", w == 1), ("without", wo == 0)) if held}
+            for w, wo in zip(holds_with, holds_without)]
 
 
 def where(texts: list[str], snippet: str) -> list[int]:
