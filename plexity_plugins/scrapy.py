@@ -67,7 +67,7 @@ from .cleaning import policy
 from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_text_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
-                     disk_full_message, environment_message, is_disk_full, path_error_message)
+                     disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 from .io.decoding import declared_content_type
 from .cleaning.settings_record import compare_or_record, model_settings
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
@@ -77,7 +77,18 @@ from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verd
 from .scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from .scoring.scorer import PerplexityScorer
 
+
+class _PrintableMessages(logging.Filter):
+    """Each of the pipeline's log messages one printable line (`printable`): they name an item's URL and quote an
+    extractor's error, the crawl's characters, and Scrapy's handler writes ESC, BEL or CR as they are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = printable(record.getMessage()), None
+        return True
+
+
 logger = logging.getLogger(__name__)
+logger.addFilter(_PrintableMessages())
 
 STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
@@ -120,7 +131,7 @@ def shorten_drop_logs(formatter) -> None:
 
     def dropped(item, exception, *args, **kwargs):
         if isinstance(exception, PlexityDropItem):
-            item = f"<{type(item).__name__} {exception.source}: not shown>"
+            item = printable(f"<{type(item).__name__} {exception.source}: not shown>")
         return original(item, exception, *args, **kwargs)
 
     dropped._plexity_short = True
@@ -572,7 +583,8 @@ class PerplexityFilterPipeline:
         self._inc(f"items_dropped/{reason}")
         self._log_dropped(self._dropped.document, source, reason, detail)
         # (logged by Scrapy as this message and the URL, not the item: `shorten_drop_logs`)
-        raise PlexityDropItem(f"plexity: {reason}: {detail[:500]} ({source})", source, reason)
+        # (Scrapy logs the message: its URL and detail are the crawl's characters, `printable`)
+        raise PlexityDropItem(printable(f"plexity: {reason}: {detail[:500]} ({source})"), source, reason)
 
     def _count(self, verdict: Verdict, source: str) -> None:
         for name, value in policy.counts(verdict).items():

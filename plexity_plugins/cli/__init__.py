@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module("plexity_plugins.runtime.native")
         parser = build_parser()
     except InstallationError as exc:  # a stale extension (`runtime.native`): one line, not a traceback
-        print(f"plexity: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity: error: {exc}"), file=sys.stderr)
         return 3
     argv = sys.argv[1:] if argv is None else list(argv)
     args, unknown = parser.parse_known_args(argv)
@@ -114,19 +114,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plexity {args.command}: interrupted{INTERRUPTED.get(args.command, '')}", file=sys.stderr)
         return 130
     except MissingExtraError as exc:  # the installation lacks an extra: say which
-        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity {args.command}: error: {exc}"), file=sys.stderr)
         return 3
     except OSError as exc:
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
-            print(f"plexity {args.command}: error: {disk_full_message(exc)}", file=sys.stderr)
+            print(printable(f"plexity {args.command}: error: {disk_full_message(exc)}"), file=sys.stderr)
             return DISK_FULL_STATUS
-        print(f"plexity {args.command}: error: {path_error_message(exc)}", file=sys.stderr)
+        print(printable(f"plexity {args.command}: error: {path_error_message(exc)}"), file=sys.stderr)
         return 2
     except (ModelError, ValueError) as exc:
-        print(f"plexity {args.command}: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity {args.command}: error: {exc}"), file=sys.stderr)
         return 2
     except (*ENVIRONMENT_ERRORS, InstallationError) as exc:  # the installation, not the input: stop
-        print(f"plexity {args.command}: error: {environment_message(exc)}", file=sys.stderr)
+        print(printable(f"plexity {args.command}: error: {environment_message(exc)}"), file=sys.stderr)
         return 3
 
 

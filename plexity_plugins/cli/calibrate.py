@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import printable
 from ..training import thresholds
 from .options import add_model_args, single_model
 
@@ -45,7 +46,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         scorer = PerplexityScorer(single_model(args))
         result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
     except (TrainError, ModelError) as exc:
-        print(f"plexity calibrate: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity calibrate: error: {exc}"), file=sys.stderr)
         return 2
     info = scorer.info
     print(f"model {scorer.model_name} ({info.path}); current default threshold: {info.threshold}, "
@@ -82,7 +83,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                                    too_few=too_few)
         except (ModelError, OSError) as exc:
             message = path_error_message(exc) if isinstance(exc, OSError) else exc  # (one line, not "[Errno 13] ...")
-            print(f"plexity calibrate: error: {message}", file=sys.stderr)
+            print(printable(f"plexity calibrate: error: {message}"), file=sys.stderr)
             return 2
         print(f"wrote default threshold {result.threshold} and threshold_extracted "
               f"{result.threshold_extracted} to {path}")

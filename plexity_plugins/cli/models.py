@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import printable
 from ..text.model_tokenizers import TOKENIZERS
 
 
@@ -87,7 +88,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                               output_dir=args.output_dir, force=args.force, licence=args.licence, report=report)
     except (ModelError, TrainError, TokenizerError, OSError) as exc:
         message = path_error_message(exc) if isinstance(exc, OSError) else exc  # (one line, not "[Errno 13] ...")
-        print(f"plexity models import: error: {message}", file=sys.stderr)
+        print(printable(f"plexity models import: error: {message}"), file=sys.stderr)
         return 2
     print(result.summary())
     return 0

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from ..scoring.methods import METHODS
-from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full
+from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full, printable
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
@@ -597,7 +597,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise
         raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
     if not inputs:
-        print(f"plexity run: error: {no_warc_files_message(folder, pattern)}", file=sys.stderr)
+        print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
         return USAGE_STATUS
     if args.format == "warc" and (output_dir == Path(folder) or Path(folder) in output_dir.parents):
         # (its cleaned WARCs would be read as input by the next run, and change the run's files)
@@ -635,7 +635,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 for earlier in {output_dir / "logs", recorded_logging_dir(output_dir)} - {logging_dir, None}:
                     check_no_slurm_job_queued(get_datafolder(str(earlier)))
             except JobStillQueued as exc:
-                print(f"plexity run: error: {exc}", file=sys.stderr)
+                print(printable(f"plexity run: error: {exc}"), file=sys.stderr)
                 return USAGE_STATUS
         if args.overwrite:
             delete_earlier_logs(output_dir, logging_dir)
@@ -643,7 +643,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         stop = check_settings_or_stop(executor, logging_dir if apart else output_dir,
                                       recorded_logging_dir(output_dir))
         if stop:
-            print(f"plexity run: error: {stop}", file=sys.stderr)
+            print(printable(f"plexity run: error: {stop}"), file=sys.stderr)
             return USAGE_STATUS
         with contextlib.suppress(OSError):  # (a full disk: the run itself says so, with its tasks' count)
             (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n", encoding="utf-8")
@@ -684,7 +684,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..errors import LoggingFolderNotShared
 
     if isinstance(failed, LoggingFolderNotShared):  # (running it again would do the same: the folders must change)
-        print(f"plexity run: error: {failed}", file=sys.stderr)
+        print(printable(f"plexity run: error: {failed}"), file=sys.stderr)
         return FAILED_STATUS
     elapsed = time.perf_counter() - started
     done = completed_tasks(logging_dir)

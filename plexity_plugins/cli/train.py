@@ -9,7 +9,7 @@ import sys
 
 from ..training import thresholds
 from ..scoring.models import PAPER_MODELS
-from ..errors import INSTALLATION_STATUS, ModelError
+from ..errors import INSTALLATION_STATUS, ModelError, printable
 
 
 def _prune_count(text: str) -> int:
@@ -122,13 +122,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         with interrupted_by_sigterm():
             result = trainer.run()
     except KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
-        print(f"plexity train: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
         return INSTALLATION_STATUS
     except (TrainError, ModelError, TokenizerError) as exc:
-        print(f"plexity train: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
         return 2
     except KenLMToolFailed as exc:
-        print(f"plexity train: error: {exc}", file=sys.stderr)
+        print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
         return 1
     print(result.summary())
     return 0

@@ -37,7 +37,7 @@ from datatrove.utils.stats import PipelineStats
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, TEXTS_NOT_HTML_STATUS,
                       TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,
                       OutputNotWritable, TasksFailed, TextsNotHtml, cannot_write_message, disk_full_message,
-                      is_disk_full)
+                      is_disk_full, printable)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
@@ -420,7 +420,7 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
                 except LoggingFolderNotShared as exc:  # (every task of that node would: the run stops)
                     raise LoggingFolderNotShared(str(getattr(exc, "cause", exc))) from None
                 except Exception as exc:  # noqa: BLE001 - the task's error: logged, its ranks left incomplete
-                    logger.error(f"task(s) {ranks} did not complete: {type(exc).__name__}: {exc}")
+                    logger.error(printable(f"task(s) {ranks} did not complete: {type(exc).__name__}: {exc}"))
             for ref, (ranks, started) in list(running.items()):
                 if executor.time and time.monotonic() - started > executor.time:
                     ray.cancel(ref, force=True)

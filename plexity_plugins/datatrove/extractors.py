@@ -164,10 +164,11 @@ class _PlexityExtractor(BaseExtractor):
             counter = next((name for kind, name in _SKIPS if isinstance(exc, kind)), "clean_error")
             self.stat_update(counter)
             if counter != "clean_error":
-                logger.warning(f"document {_named(doc)} skipped ({counter}): {exc}")
-            elif not self.warned_of_errors:  # (the extractor's own error: said once, then counted)
-                logger.warning(f"document {_named(doc)} skipped (clean_error: {exc}); further documents the "
-                               f"extractor fails on are only counted")
+                logger.warning(f"document {_named(doc)} skipped ({counter}): {printable(str(exc))}")
+            elif not self.warned_of_errors:  # (the extractor's own error: said once, then counted; its message
+                # may quote the page, as lxml's and trafilatura's do: `printable`)
+                logger.warning(f"document {_named(doc)} skipped (clean_error: {printable(str(exc))}); further "
+                               f"documents the extractor fails on are only counted")
                 self.warned_of_errors = True
             return None
         self.stat_update("extracted")

@@ -8,7 +8,7 @@ from datatrove.io import DataFileLike, DataFolderLike
 from datatrove.pipeline.readers.base import BaseDiskReader
 from datatrove.utils.logging import logger
 
-from ..errors import NotARegularFile
+from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
                          UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, judged_compression,
@@ -185,15 +185,16 @@ class WarcHtmlReader(BaseDiskReader):
             return self._opened(filepath)
         except NotARegularFile as exc:
             self.stat_update(NOT_A_REGULAR_FILE)
-            logger.warning(f"skipped {filepath}: {exc}")
+            # (the file's name, and what the file holds, are the input's characters: no ESC, BEL or CR in a log line)
+            logger.warning(printable(f"skipped {filepath}: {exc}"))
         except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
             self.stat_update(UNREADABLE_FILE)
-            logger.warning(f"skipped {filepath}: unreadable ({describe(exc)})")
+            logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
         except OSError as exc:
             if not self.data_folder.is_local():  # (a remote error may pass: the task fails, a re-run retries)
                 raise
             self.stat_update(UNREADABLE_FILE)  # a symlink loop ...
-            logger.warning(f"skipped {filepath}: unreadable ({describe(exc)})")
+            logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
         return None
 
     def settings(self) -> dict:
@@ -236,7 +237,7 @@ class WarcHtmlReader(BaseDiskReader):
                 self._not_read(filepath, warc.problem_detail)
             elif warc.problem is not None:
                 self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
-                logger.warning(f"damaged WARC {filepath}: {warc.problem_detail}")
+                logger.warning(printable(f"damaged WARC {filepath}: {warc.problem_detail}"))
             if warc.bytes_skipped:
                 self.stat_update("records_recovered", value=warc.records_recovered)
                 self.stat_update("bytes_skipped", value=warc.bytes_skipped)
@@ -264,7 +265,35 @@ class WarcHtmlReader(BaseDiskReader):
         counts the documents datatrove passes over for `skip` as ``skipped_by_skip_argument``.  Then
         ``records = documents + Σ skipped_*`` with any `limit` and `skip`."""
         self._documents_read = 0
-        yield from super().read_files_shard(shard)
+        yield from self._read_shard(shard)
+
+    def _read_shard(self, shard: list[str]):
+        """datatrove's `read_files_shard` (0.10), its "Reading input file" line `printable`: a file's name is the
+        input's characters, and datatrove's line wrote ESC, BEL and CR as they were."""
+        from tqdm import tqdm
+
+        taken, skipped = 0, 0
+        with (tqdm(total=self.limit if self.limit != -1 else None, desc="Document progress", unit="doc",
+                   disable=not self.doc_progress) as doc_bar,
+              tqdm(total=len(shard), desc="File progress", unit="file", disable=not self.file_progress) as file_bar):
+            for i, filepath in enumerate(shard):
+                self.stat_update("input_files")
+                logger.info(printable(f"Reading input file {filepath}, {i + 1}/{len(shard)}"))
+                documents = 0
+                for document in self.read_file(filepath):
+                    if skipped < self.skip:
+                        skipped += 1
+                        continue
+                    if self.limit != -1 and taken >= self.limit:
+                        break
+                    yield document
+                    doc_bar.update()
+                    taken += 1
+                    documents += 1
+                file_bar.update()
+                self.stat_update("documents", value=documents, unit="input_file")
+                if self.limit != -1 and taken >= self.limit:
+                    break
 
     def _limit_reached(self) -> bool:
         """Whether datatrove has taken its `limit` of documents (after `skip`) from this task's files."""
@@ -283,7 +312,7 @@ class WarcHtmlReader(BaseDiskReader):
     def _not_read(self, filepath: str, why: str) -> None:
         """A WARC compressed otherwise than by gzip: counted, and the line that converts it said."""
         self.stat_update(UNSUPPORTED_COMPRESSION)
-        logger.warning(f"skipped {filepath}: {why}")
+        logger.warning(printable(f"skipped {filepath}: {why}"))
 
     def _adapt(self, data: dict, path: str, id_in_file):
         """The user's `adapter`, its None (the record dropped) given to datatrove as a dict without
@@ -295,14 +324,14 @@ class WarcHtmlReader(BaseDiskReader):
         self.stat_update("skipped_by_adapter")
         if not self._adapter_drop_warned:  # (once per task: an adapter may drop most records on purpose)
             self._adapter_drop_warned = True
-            logger.warning(f"the reader's adapter gave no document (None, or no text) for {filepath} "
-                           f"{record.uri}; such records are counted as skipped_by_adapter")
+            logger.warning(printable(f"the reader's adapter gave no document (None, or no text) for {filepath} "
+                                     f"{record.uri}; such records are counted as skipped_by_adapter"))
 
     def _process_record(self, record, filepath: str) -> dict | None:
         self.stat_update("records")
         if record.skip is not None:
             self.stat_update(f"skipped_{record.skip}")
-            logger.debug(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}")
+            logger.debug(printable(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}"))
             return None
         if record.kind in (PAGE_TEXT, CLEANED_TEXT):  # a WET or a cleaned record: the page's text, UTF-8
             (html, replaced), charset = sanitize(record.payload, keep_nul=True), "utf-8"
