@@ -66,11 +66,12 @@ def test_plexity_clean_accounts_for_every_record(corpus, tmp_path):
 
     # files: every one counted; damaged ones named with the record after which reading stopped
     assert stats["files"] + stats["files_skipped"] == len(expected)
-    assert stats["files_skipped"] == 4 and stats["damaged_files"] == {"truncated": 2, "corrupt": 1}
+    assert stats["files_skipped"] == 4 and stats["damaged_files"] == {"truncated": 2, "corrupt": 2}
     details = "\n".join(stats["damaged_file_details"])
     assert "cut.warc.gz: truncated after record 4" in details
     assert "cut-early.warc.gz: truncated after record 2" in details
     assert "then-garbage.warc.gz: unreadable after record 3" in details
+    assert "long-content-length.warc.gz: record 3: 4,996 bytes short of its Content-Length" in details
     assert "damaged:" in done.stdout  # and in the summary line
 
     # the outputs: a WARC per readable input, none for a file that is not a WARC
@@ -105,9 +106,9 @@ def test_plexity_run_accounts_for_every_record(corpus, tmp_path, fmt):
     skipped = {k.removeprefix("skipped_"): v for k, v in reader.items() if k.startswith("skipped_")}
     assert skipped == dict(expected_skips(expected))
     assert reader["records"] == reader["documents"] + sum(skipped.values())
-    assert reader["corrupt_files"] == 7
+    assert reader["corrupt_files"] == 8
     assert {k: v for k, v in reader.items() if k.startswith("corrupt_files_")} == {
-        "corrupt_files_not_a_warc": 4, "corrupt_files_truncated": 2, "corrupt_files_corrupt": 1}
+        "corrupt_files_not_a_warc": 4, "corrupt_files_truncated": 2, "corrupt_files_corrupt": 2}
 
     # extractor and filter: every document forwarded or counted
     lost_in_extraction = sum(extractor.get(k, 0) for k in ("dropped", "timeout", "memory_limit", "broken_process", "clean_error"))

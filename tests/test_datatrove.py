@@ -359,7 +359,8 @@ def test_reader_reads_on_after_a_record_with_a_too_long_content_length(tmp_path)
     reader = WarcHtmlReader(str(tmp_path), glob_pattern="long-content-length.warc.gz")
     urls = [d.metadata["url"] for d in reader()]
     assert urls == ["http://t/cl-0", "http://t/cl-1", "http://t/cl-3", "http://t/cl-4", "http://t/cl-5"]
-    assert reader.stats["skipped_truncated"].total == 1 and reader.stats["corrupt_files"].total == 0
+    # (and the file named damaged, as an uncompressed file with a wrong Content-Length is)
+    assert reader.stats["skipped_truncated"].total == 1 and reader.stats["corrupt_files_corrupt"].total == 1
 
 
 def test_reader_decodes_brotli_records_and_reads_on(tmp_path):

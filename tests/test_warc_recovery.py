@@ -45,8 +45,10 @@ def test_every_intact_record_after_a_wrong_content_length_is_recovered(tmp_path,
         assert warc.problem == CORRUPT_FILE and "resumed at byte" in warc.problem_detail
         assert warc.records_recovered == len(intact) - len(intact) // 2
         assert 0 <= warc.bytes_skipped < path.stat().st_size
-    else:  # (a Content-Length too long in its own gzip member: that record alone is short)
-        assert gzipped and damaged[0].skip == "truncated" and warc.problem is None
+    else:  # (a Content-Length too long in its own gzip member: that record alone is short, and the file named
+        # damaged as an uncompressed one is; it was not, though its record was counted truncated)
+        assert gzipped and damaged[0].skip == "truncated" and warc.problem == CORRUPT_FILE
+        assert warc.problem_detail.startswith("record 6: ") and "its gzip member ends first" in warc.problem_detail
     # never taken for a good page: not even a Content-Length that runs into the next record, whose
     # end is not where the record says (it used to be kept, the next record's start in its payload)
     assert damaged[0].payload is None
@@ -189,6 +191,27 @@ def test_a_member_cut_short_before_the_next_record_is_still_truncated(tmp_path):
     read_records, warc = read(path)
     assert [(r.uri, r.skip) for r in read_records] == [("http://t/0", None), ("http://t/1", "truncated"),
                                                        ("http://t/2", None)]
+    # (200 bytes cut, the last 4 the record's closing blank line)
+    assert warc.problem == CORRUPT_FILE and warc.problem_detail == ("record 2: 196 bytes short of its Content-Length "
+                                                                    "(its gzip member ends first)")
+
+
+def test_plexity_clean_and_plexity_run_name_a_warc_gz_whose_record_is_longer_than_its_member(tmp_path):
+    """A record whose Content-Length is too long inside its own gzip member is counted `truncated`, and its file in
+    `damaged_files` (`corrupt`), as an uncompressed file's is; before, the .warc.gz was named by neither."""
+    (tmp_path / "in").mkdir()
+    damaged_between_intact(tmp_path / "in" / "long.warc.gz", "99999")
+    damaged_between_intact(tmp_path / "in" / "long.warc", "99999", gzip_records=False)
+    clean = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "in"),
+                            "-o", str(tmp_path / "clean"), "--extractor", "tags", "-q"],
+                           capture_output=True, text=True, timeout=300)
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["damaged_files"] == {"corrupt": 2}, (clean.stderr, stats["damaged_files"])
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "run", str(tmp_path / "in"),
+                          "-o", str(tmp_path / "run"), "--extractor", "tags"], capture_output=True, text=True, timeout=300)
+    merged = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
+    reader = next(step["stats"] for step in merged if "WARC HTML" in step["name"])
+    assert reader["corrupt_files_corrupt"]["total"] == 2, (run.stderr, reader)
 
 
 def test_plexity_clean_names_no_file_damaged_for_a_record_cut_across_members(tmp_path):

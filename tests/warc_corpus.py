@@ -117,7 +117,7 @@ def write_corpus(directory: Path) -> dict[str, dict]:
         members.append(gzip.compress(data))
     (directory / "long-content-length.warc.gz").write_bytes(b"".join(members))
     expected["long-content-length.warc.gz"] = {"outcomes": ["html", "html", "truncated", "html", "html", "html"],
-                                               "problem": None}
+                                               "problem": "record 3: 4,996 bytes short of its Content-Length"}
 
     # not a WARC at all: text, random bytes, a WARC of an unknown version, gzip of garbage
     (directory / "notes.warc").write_text("These are my notes, not a web archive.\n" * 20)

@@ -783,6 +783,12 @@ class WarcFile:
                     self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
                                              f"(not a WARC record)")
                 return iterator.damage_offset()
+            if previous is not None and previous.short_by():
+                # (a record short of its Content-Length, and yet a record after it: its gzip member ended first, its
+                # Content-Length too long or the member cut; as a Content-Length wrong in an uncompressed file
+                # (`_finish`), the file is named damaged, not only the record counted `truncated`)
+                self._stop(CORRUPT_FILE, f"record {previous.number}: {previous.short_by():,} bytes short of its "
+                                         f"Content-Length (its gzip member ends first)")
             self.records += 1
             self.records_recovered += resumed
             fields = header_fields(record.rec_headers)
