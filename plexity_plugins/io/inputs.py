@@ -33,6 +33,7 @@ from __future__ import annotations
 import gzip
 import importlib
 import io
+import operator
 import os
 import re
 import shlex
@@ -40,6 +41,7 @@ import stat
 import time
 import zlib
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 from ..errors import (ENVIRONMENT_ERRORS, InstallationError, NotARegularFile, ReadError, ResyncGaveUp, TooLarge,
@@ -452,17 +454,38 @@ def _decode_one(data: bytes, encoding: str, limit: int, deadline: Deadline, cut:
 
 
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]+")
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+_ONE_BY_ONE = 32  # chunks read one at a time before a run of many is taken at once (`_regular_chunks`)
+_RUN_BYTES = 1 << 18  # the most bytes one run looks at (its split, ~3 MB of 1-byte chunks, is held at once)
 
 
 def dechunk(data: bytes, deadline: Deadline = _NO_DEADLINE) -> bytes:
     """The body of a ``Transfer-Encoding: chunked`` payload; the data unchanged when it is
     not chunked after all (the crawler stored it de-chunked with the header kept), or when a
     size line is not hex digits (``-4``, ``0x10``: Python's int() reads both, and a negative
-    size stepped back onto the same line for ever).  Each chunk moves forward."""
+    size stepped back onto the same line for ever).  Each chunk moves forward.
+
+    A body of many chunks is read a run of regular ones at a time (`_regular_chunks`, the same bytes): one
+    at a time, a chunk cost 1.4 us, and a 48 MB body of 1-byte chunks took 14 s, near the time limit.
+
+    Args:
+        data: the payload as stored
+        deadline: the record's reading time limit (`TooSlow` past it)
+    """
     out = bytearray()
     pos = 0
+    # chunks read one at a time, from `since`; how many before the next run is tried (more after each that ends
+    # early: what a run looks at is paid for by what it takes, or by chunks read one at a time); the run's bytes
+    one_by_one, since, wait, window = 0, 0, _ONE_BY_ONE, 0
     while True:
         deadline.check()
+        if one_by_one >= wait:
+            window = min(_RUN_BYTES, max(window, pos - since))
+            pos, whole = _regular_chunks(data, pos, window, out)
+            if whole:  # every chunk it looked at: the next run looks at twice as many bytes
+                wait, window = _ONE_BY_ONE, min(_RUN_BYTES, 2 * window)
+                continue
+            one_by_one, since, wait, window = 0, pos, min(2 * wait, _RUN_BYTES), 0
         end = data.find(b"\r\n", pos)
         if end < 0:
             return data
@@ -479,6 +502,43 @@ def dechunk(data: bytes, deadline: Deadline = _NO_DEADLINE) -> bytes:
         pos = end + 2 + size
         if data[pos:pos + 2] == b"\r\n":
             pos += 2
+        one_by_one += 1
+
+
+def _regular_chunks(data: bytes, pos: int, window: int, out: bytearray) -> tuple[int, bool]:
+    """The run of regular chunks at `pos` within the next `window` bytes, added to `out`: each a size line of hex
+    digits alone, then as many bytes, then CRLF, the size not 0, as `dechunk` reads them one at a time (the bytes
+    split at CRLF: a size line, its chunk, the next size line ...; a chunk that holds CRLF, a size that lies, an
+    extension or a trailer end the run, and `dechunk` reads on one at a time).  No Python-level step per chunk:
+    maps and joins.  Returns where the run ends, and whether it took every chunk the window holds.
+
+    Args:
+        data: the chunked payload
+        pos: where a size line starts
+        window: how many bytes to look at
+        out: the body so far
+    """
+    end = data.find(b"\r\n", pos, pos + 18)  # (the first chunk, checked before the window is split)
+    size = data[pos:end]
+    if end < 0 or not size or size.translate(None, _HEX_DIGITS):  # an extension, a trailer, a long size line
+        return pos, False
+    start = end + 2 + int(size, 16)
+    if data.find(b"\r\n", end + 2, start) >= 0 or data[start:start + 2] != b"\r\n":  # CRLF in it, or a lie
+        return pos, False
+    parts = data[pos:max(pos + window, start + 2)].split(b"\r\n")
+    n = (len(parts) - 1) // 2  # (pairs whose chunk is followed by CRLF)
+    sizes, chunks = parts[0:2 * n:2], parts[1:2 * n:2]
+    whole = n
+    if b"".join(sizes).translate(None, _HEX_DIGITS) or b"" in sizes:  # a size line of other bytes: up to it
+        others = list(map(bool, map(bytes.translate, sizes, repeat(None), repeat(_HEX_DIGITS))))
+        n = min(others.index(True) if True in others else n, sizes.index(b"") if b"" in sizes else n)
+    lengths = list(map(int, sizes[:n], repeat(16)))
+    wrong = list(map(operator.ne, lengths, map(len, chunks)))  # a size that lies, or a chunk holding CRLF
+    n = min(wrong.index(True) if True in wrong else n, lengths.index(0) if 0 in lengths else n)
+    if n:
+        out += b"".join(chunks[:n])
+        pos += sum(lengths[:n]) + sum(map(len, sizes[:n])) + 4 * n
+    return pos, n == whole and n > 0
 
 
 # -- WARC files ---------------------------------------------------------------------------
