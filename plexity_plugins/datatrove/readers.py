@@ -265,35 +265,7 @@ class WarcHtmlReader(BaseDiskReader):
         counts the documents datatrove passes over for `skip` as ``skipped_by_skip_argument``.  Then
         ``records = documents + Σ skipped_*`` with any `limit` and `skip`."""
         self._documents_read = 0
-        yield from self._read_shard(shard)
-
-    def _read_shard(self, shard: list[str]):
-        """datatrove's `read_files_shard` (0.10), its "Reading input file" line `printable`: a file's name is the
-        input's characters, and datatrove's line wrote ESC, BEL and CR as they were."""
-        from tqdm import tqdm
-
-        taken, skipped = 0, 0
-        with (tqdm(total=self.limit if self.limit != -1 else None, desc="Document progress", unit="doc",
-                   disable=not self.doc_progress) as doc_bar,
-              tqdm(total=len(shard), desc="File progress", unit="file", disable=not self.file_progress) as file_bar):
-            for i, filepath in enumerate(shard):
-                self.stat_update("input_files")
-                logger.info(printable(f"Reading input file {filepath}, {i + 1}/{len(shard)}"))
-                documents = 0
-                for document in self.read_file(filepath):
-                    if skipped < self.skip:
-                        skipped += 1
-                        continue
-                    if self.limit != -1 and taken >= self.limit:
-                        break
-                    yield document
-                    doc_bar.update()
-                    taken += 1
-                    documents += 1
-                file_bar.update()
-                self.stat_update("documents", value=documents, unit="input_file")
-                if self.limit != -1 and taken >= self.limit:
-                    break
+        yield from super().read_files_shard(shard)
 
     def _limit_reached(self) -> bool:
         """Whether datatrove has taken its `limit` of documents (after `skip`) from this task's files."""
