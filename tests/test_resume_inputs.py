@@ -148,3 +148,13 @@ def test_a_datatrove_reader_of_jsonl_rewritten_under_the_same_name_stops_check_r
     with pytest.raises(SettingsChanged, match=r"input files rewritten since the completed tasks read them: "
                                               r"b\.jsonl\.gz \d+ -> \d+ bytes\): run into new output"):
         check_run_settings(executor())
+
+
+def test_a_run_with_a_model_per_language_resumes_its_tasks_though_its_threshold_is_nan(tmp_path):
+    # (a language map has no one threshold: NaN, which is not equal to itself; its tasks, comparing the record
+    # with their settings, stopped with "threshold: nan -> nan")
+    crawl = tmp_path / "crawl"
+    split_warc(SAMPLE, crawl, 2)
+    done = run(crawl, tmp_path / "run", "--model", "en=en-default", "--model", "de=en-default")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "2/2 tasks completed (2 in this run" in done.stdout, done.stdout

@@ -42,7 +42,7 @@ def differences(recorded: dict, current: dict) -> list[str]:
     """
     found = []
     for key in dict.fromkeys(k for k in [*recorded, *current] if k != "steps"):
-        if recorded.get(key) != current.get(key):
+        if _differs(recorded.get(key), current.get(key)):
             found.append(f"{_label(key)}: {_value(recorded.get(key))} -> {_value(current.get(key))}")
     old_steps, new_steps = recorded.get("steps", []), current.get("steps", [])
     if len(old_steps) != len(new_steps):  # a step added or taken out: the list
@@ -55,9 +55,15 @@ def differences(recorded: dict, current: dict) -> list[str]:
                 continue
             if key == "input_file_sizes":
                 found.extend(_rewritten_files(old[key], new[key]))
-            elif old.get(key) != new.get(key):
+            elif _differs(old.get(key), new.get(key)):
                 found.append(f"{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
     return found
+
+
+def _differs(old, new) -> bool:
+    """Whether two recorded values differ, as a dict's comparison judges them: the same object is the same value
+    (a language map's threshold is NaN, which JSON reads back as its one NaN object, and NaN != NaN)."""
+    return old is not new and old != new
 
 
 # Settings recorded since a version that wrote records without them (compared only when both records have them)
