@@ -208,7 +208,8 @@ def test_plexity_clean_and_plexity_run_name_a_warc_gz_whose_record_is_longer_tha
     stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
     assert stats["damaged_files"] == {"corrupt": 2}, (clean.stderr, stats["damaged_files"])
     run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "run", str(tmp_path / "in"),
-                          "-o", str(tmp_path / "run"), "--extractor", "tags"], capture_output=True, text=True, timeout=300)
+                          "-o", str(tmp_path / "run"), "--extractor", "tags"],
+                         capture_output=True, text=True, timeout=300)
     merged = json.loads((tmp_path / "run" / "logs" / "stats.json").read_text())
     reader = next(step["stats"] for step in merged if "WARC HTML" in step["name"])
     assert reader["corrupt_files_corrupt"]["total"] == 2, (run.stderr, reader)
