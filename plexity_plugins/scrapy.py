@@ -460,7 +460,7 @@ class PerplexityFilterPipeline:
                             "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set "
                             "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
                             "plexity/items_looks_like_html)", source, self.input_field)
-        elif self.input_format == "html" and self.extractor != "none" and value.strip() and not has_markup(value):
+        elif self.input_format == "html" and self.extractor != "none" and not has_markup(value) and value.strip():
             self._inc("items_no_markup")  # (the extractor reads little or nothing of it)
             self._warn_once("no_markup", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
                             "PLEXITY_INPUT_FORMAT is 'html': the extractor finds little or nothing of it; if the "
