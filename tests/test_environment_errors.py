@@ -89,6 +89,20 @@ def test_the_scrapy_pipeline_refuses_to_start_without_its_extractor(monkeypatch,
     pipeline.close_spider()
 
 
+def test_the_datatrove_step_stops_its_task_when_its_child_cannot_import_the_extractor(monkeypatch, broken_env):
+    # (its check runs the extractor in its child alone, as each page does: the task's process imports none)
+    from datatrove.data import Document
+
+    from plexity_plugins.datatrove import TrafilaturaExtractor
+    from plexity_plugins.errors import InstallationError
+
+    monkeypatch.setenv("PYTHONPATH", broken_env["PYTHONPATH"])
+    step = TrafilaturaExtractor()
+    with pytest.raises(InstallationError, match="lxml_html_clean.*install|install.*lxml_html_clean"):
+        list(step.run(iter([Document(text="<p>The council met.</p>", id="0")])))
+    assert step.stats["total"].total == 0 and step.stats["broken_process"].total == 0
+
+
 def test_the_scrapy_pipeline_raises_instead_of_dropping_items(monkeypatch):
     pipeline = _pipeline(PLEXITY_EXTRACTOR="tags")
     pipeline.open_spider()

@@ -18,9 +18,11 @@ SAMPLE = REPO / "examples" / "sample.warc.gz"
 NOT_THE_DEFAULTS = ("scrapy", "ray", "trafilatura", "starlette", "uvicorn", "matplotlib", "sentencepiece")
 
 
-def imported_after(code: str, cwd: Path = REPO) -> set[str]:
-    """The top-level names in ``sys.modules`` of a fresh interpreter after it ran `code`."""
-    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+def imported_after(code: str, cwd: Path = REPO, whole: bool = False) -> set[str]:
+    """The top-level names in ``sys.modules`` of a fresh interpreter after it ran `code` (`whole`: the modules'
+    whole names)."""
+    names = "sys.modules" if whole else "{m.split('.')[0] for m in sys.modules}"
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted({names})))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=cwd,
                           env=env)
@@ -67,3 +69,27 @@ def test_plexity_clean_of_html_files_imports_no_warc_library(tmp_path):
                              f"assert main(['clean', {str(tmp_path / 'page.html')!r}, '-o', "
                              f"{str(tmp_path / 'out')!r}, '-q']) == 0")
     assert not modules & {"warcio", "fsspec", "lxml", "resiliparse"}
+
+
+# The learned reader's modules: the extraction child imports them; the process that starts it has no use for them.
+LEARNED_READER = {"plexity_plugins.extractors.learned", "plexity_plugins.extractors.learned.features"}
+
+
+def test_a_datatrove_extractor_step_imports_its_extractor_only_in_its_child():
+    # (its check of the installation ran the extractor in the task's process too: ~40-80 ms of each task;
+    # the child's readiness says the same, and an import error there reaches the task as it did)
+    modules = imported_after("from datatrove.data import Document\n"
+                             "from plexity_plugins.datatrove import LearnedExtractor\n"
+                             "page = ('<html><body><article><p>The council approved the budget for the new library '\n"
+                             "        'on Tuesday, and the building will open in the spring.</p></article></body></html>')\n"
+                             "done = list(LearnedExtractor().run(iter([Document(text=page, id='1')])))\n"
+                             "assert 'council approved' in done[0].text", whole=True)
+    assert modules & {*LEARNED_READER, "lxml", "plexity_plugins.extractors.trafilatura"} == set()
+
+
+def test_plexity_run_and_clean_import_the_extractor_only_in_their_child(tmp_path):
+    for command in ("run", "clean"):
+        modules = imported_after(f"from plexity_plugins.cli import main\n"
+                                 f"assert main([{command!r}, {str(SAMPLE)!r}, '-o', {str(tmp_path / command)!r}]) == 0",
+                                 whole=True)
+        assert modules & {*LEARNED_READER, "lxml"} == set(), command

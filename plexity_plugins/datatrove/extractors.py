@@ -6,8 +6,7 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extractors import (html_to_text_auto, html_to_text_dense, html_to_text_fast, html_to_text_learned, html_to_text_tags,
-                          html_to_text_trafilatura)
+from ..extractors import get_extractor
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       TextsNotHtml, environment_message, printable)
@@ -18,6 +17,14 @@ from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_tex
 from .run_settings import with_settings
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
+
+
+class _Named:
+    """A step's `to_text`: the function of its `extractor` name, imported on first use (a task's process
+    leaves it to the extraction child, which imports it alone; lxml with the trafilatura one)."""
+
+    def __get__(self, step, owner):
+        return None if owner.extractor is None else get_extractor(owner.extractor)
 
 
 # What a document's extraction ends in when it gives no text, besides the extractor's own error on
@@ -42,16 +49,16 @@ class _PlexityExtractor(BaseExtractor):
     a cleaned WARC's record read back (`readers.is_cleaned_text`), counted as ``cleaned_texts``.  A text
     without any HTML markup is counted as ``no_markup`` (one warning); a task whose first texts all lack it
     stops with `TextsNotHtml` (`check_markup`).  The
-    extractor runs once in the task's own process first: a broken installation (its module cannot
-    be imported) would otherwise lose every document as if it were damaged input; here it stops
-    the task instead, saying what to install.
+    extractor runs once before the first document, in its child (`check_installation`): a broken
+    installation (its module cannot be imported) would otherwise lose every document as if it were
+    damaged input; here it stops the task instead, saying what to install.
 
     The step is datatrove's ``BaseExtractor`` (its arguments, its ``extract``) with a ``run`` of its
     own: datatrove's runs every extractor in its own sandbox, a fork of the task's process with a
     time limit and no memory ceiling, and takes no other."""
 
     extractor = None  # its name in `plexity_plugins.extractors.EXTRACTORS` (else `to_text` runs in the child)
-    to_text = None  # staticmethod(its function)
+    to_text = _Named()  # staticmethod(its function) in a step of another extractor
 
     def __init__(self, timeout: float = 30, memory_limit: int | str | None = None):
         extract_timeout(timeout)  # (a string or a negative number: a ValueError here, not when a task runs)
@@ -78,9 +85,8 @@ class _PlexityExtractor(BaseExtractor):
     def run(self, data, rank: int = 0, world_size: int = 1):
         extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
                                          memory_limit=self.memory_limit or 0)
-        extractor.start()  # (its child imports the extractor while this process checks its own)
         try:
-            self.check_installation()
+            self.check_installation(extractor)
             for doc in data:
                 self.stat_update(StatHints.total)
                 if is_text_already(doc):  # a WET record's text, a cleaned record's: the page's text already
@@ -145,11 +151,16 @@ class _PlexityExtractor(BaseExtractor):
             if replaced:
                 doc.metadata[REPLACED_CHARS_KEY] = decoding_replaced(doc) + replaced
 
-    def check_installation(self) -> None:
-        """Extract a small page in this process: an extractor that cannot run here (a module that
+    def check_installation(self, extractor: TimeLimitedExtractor | None = None) -> None:
+        """Run the extractor once where it will run, before any document: in `extractor`'s child, which
+        extracts a small page before it says it is ready (then left ready for the first document), or in this
+        process when nothing limits it (or `extractor` is None).  An extractor that cannot run (a module that
         cannot be imported) stops the task with `InstallationError`, saying what to install."""
         try:
-            self.extract(_CHECK_PAGE)
+            if extractor is not None and extractor.sandboxed:
+                extractor.warm_up()
+            else:
+                self.extract(_CHECK_PAGE)
         except ENVIRONMENT_ERRORS as exc:
             raise InstallationError(f"{self.name}: {environment_message(exc)}", exc) from exc
 
@@ -198,7 +209,6 @@ class HtmlTagsExtractor(_PlexityExtractor):
 
     name = "🏷 HTML tags"
     extractor = "tags"
-    to_text = staticmethod(html_to_text_tags)
 
 
 class TrafilaturaExtractor(_PlexityExtractor):
@@ -222,7 +232,6 @@ class TrafilaturaExtractor(_PlexityExtractor):
 
     name = "⛏ Trafilatura (plexity)"
     extractor = "trafilatura"
-    to_text = staticmethod(html_to_text_trafilatura)
 
 
 class DenseExtractor(_PlexityExtractor):
@@ -244,7 +253,6 @@ class DenseExtractor(_PlexityExtractor):
 
     name = "▦ dense (lexbor)"
     extractor = "dense"
-    to_text = staticmethod(html_to_text_dense)
 
 
 class LearnedExtractor(_PlexityExtractor):
@@ -267,7 +275,6 @@ class LearnedExtractor(_PlexityExtractor):
 
     name = "🌲 learned (block forest)"
     extractor = "learned"
-    to_text = staticmethod(html_to_text_learned)
 
 
 class FastExtractor(_PlexityExtractor):
@@ -286,7 +293,6 @@ class FastExtractor(_PlexityExtractor):
 
     name = "⚡ fast (resiliparse)"
     extractor = "fast"
-    to_text = staticmethod(html_to_text_fast)
 
 
 class AutoExtractor(_PlexityExtractor):
@@ -311,7 +317,6 @@ class AutoExtractor(_PlexityExtractor):
 
     name = "⛏ auto (trafilatura, else fast)"
     extractor = "auto"
-    to_text = staticmethod(html_to_text_auto)
 
 
 def _named(doc) -> str:

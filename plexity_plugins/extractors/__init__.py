@@ -33,7 +33,7 @@ EXTRACTORS = ("learned", "dense", "auto", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "learned"
 
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
-           "ExtractionError", "declares_article_or_product", "decode_html", "decode_html_counted",
+           "ExtractionError", "check_extractor_name", "declares_article_or_product", "decode_html", "decode_html_counted",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
            "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
@@ -54,10 +54,15 @@ def _identity(text: str | bytes) -> str:
     return text
 
 
-def get_extractor(name: str) -> Callable[[str | bytes], str]:
-    """The extractor function for `name` (one of EXTRACTORS)."""
-    if name == "none":
-        return _identity
+def check_extractor_name(name: str) -> str:
+    """`name`, when it is one of EXTRACTORS; else a ValueError naming them (nothing is imported)."""
     if name not in EXTRACTORS:
         raise ValueError(f"unknown extractor {name!r}: choose one of {', '.join(EXTRACTORS)}")
+    return name
+
+
+def get_extractor(name: str) -> Callable[[str | bytes], str]:
+    """The extractor function for `name` (one of EXTRACTORS)."""
+    if check_extractor_name(name) == "none":
+        return _identity
     return getattr(sys.modules[__name__], f"html_to_text_{name}")

@@ -44,7 +44,7 @@ from typing import Callable
 from ..errors import ExtractionError, ExtractionMemoryLimit, ExtractionTimeout, ExtractorCannotStart, ExtractorDied
 from ..runtime import native
 from ..runtime.sizes import parse_memory
-from . import get_extractor
+from . import check_extractor_name, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
@@ -327,8 +327,8 @@ def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) 
     if mixed:
         send.send(("error", ExtractorCannotStart(mixed)))
         return
-    extract = _resolve(extractor_name)
     try:  # import and initialise the extractor now: its first call is slow, and not the first page's fault
+        extract = _resolve(extractor_name)
         extract(_WARM_UP_PAGE)
     except Exception as exc:  # noqa: BLE001 - e.g. an ImportError: the parent re-raises it
         send.send(("error", exc))
@@ -533,8 +533,10 @@ class TimeLimitedExtractor:
         self.timeout = extract_timeout(timeout)
         self.memory_limit = extract_memory_limit(memory_limit)
         self.processes = max(1, processes)
-        self._direct: Callable[[str | bytes], str] = (get_extractor(extractor) if isinstance(extractor, str)
-                                                       else extractor)  # (validates the name)
+        # The function itself only where it runs here (no limit): a sandboxed one is imported by the child alone
+        self._direct: Callable[[str | bytes], str] | None = None if isinstance(extractor, str) else extractor
+        if isinstance(extractor, str):
+            check_extractor_name(extractor)
         self._idle: queue.LifoQueue[_Child] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.processes)
         self._children: list[_Child] = []
@@ -546,6 +548,8 @@ class TimeLimitedExtractor:
 
     def __call__(self, html: str | bytes) -> str:
         if not self.sandboxed:
+            if self._direct is None:
+                self._direct = get_extractor(self.name)
             return self._direct(html)
         with self._slots:
             try:
