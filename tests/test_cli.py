@@ -371,7 +371,7 @@ def test_a_run_into_an_earlier_runs_folder_says_what_is_not_its_own(tmp_path):
 
 
 def test_clean_reads_the_text_files_train_reads():
-    from plexity_plugins.cleaning.files import TEXT_SUFFIXES
+    from plexity_plugins.cleaning.file_kinds import TEXT_SUFFIXES
     from plexity_plugins.training.corpora import TextReader
 
     assert TextReader.suffixes == TEXT_SUFFIXES and ".text" in TEXT_SUFFIXES

@@ -24,27 +24,14 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
+from .file_kinds import kind_of
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
-HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
-WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
 CLI_NAMES = {"min_chars": "--min-chars", "min_kept_fraction": "--min-kept-fraction",
              "other_languages": "--other-languages"}
 NOT_TEXT = "not_text"  # a .txt file whose bytes are a PDF, an image, an archive ...
-
-
-def kind_of(path: Path) -> str | None:
-    name = path.name.lower()
-    if name.endswith(WARC_SUFFIXES):
-        return "warc"
-    if name.endswith(HTML_SUFFIXES):
-        return "html"
-    if name.endswith(TEXT_SUFFIXES):
-        return "text"
-    return None
 
 
 UNKNOWN_FILE_TYPE = "unknown_file_type"  # a file whose name has none of the suffixes above

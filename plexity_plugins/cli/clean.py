@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..errors import FAILED_STATUS
 from ..scoring.methods import METHODS
@@ -57,9 +58,15 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
+    from ..cleaning.file_kinds import kind_of
+    from ..extractors.sandbox import TimeLimitedExtractor, extract_memory_limit
+
+    if any(kind_of(Path(name)) != "text" for name in args.inputs):  # (a page to extract, likely: a folder too)
+        # its extractor's import overlaps this process's of the cleaning engine and the model; `FileCleaner.run`
+        # waits for it
+        TimeLimitedExtractor.start_aside(args.extractor, timeout=args.extract_timeout, memory_limit=args.extract_memory)
     from ..scoring.methods import method_for_extractor, method_for_page_text
     from ..cleaning.files import EarlierRun, FileCleaner, collect_inputs
-    from ..extractors.sandbox import extract_memory_limit
     from ..io.output_lock import own_output_folder
     from ..scoring.multilingual import make_scorer
 

@@ -491,7 +491,7 @@ def document_files(folder: str) -> int:
     """How many HTML and text files a local input folder holds (which `plexity run` does not read)."""
     if "://" in folder or not Path(folder).is_dir():
         return 0
-    from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES
+    from ..cleaning.file_kinds import HTML_SUFFIXES, TEXT_SUFFIXES
 
     return sum(1 for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES))
 
@@ -499,7 +499,8 @@ def document_files(folder: str) -> int:
 def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
     """What the files of a local `folder` of no known kind (the first `looked_at`) that are WARCs by
     their bytes are, and their names to give them (`cleaning.files.misnamed_warc`)."""
-    from ..cleaning.files import kind_of, misnamed_warc
+    from ..cleaning.file_kinds import kind_of
+    from ..cleaning.files import misnamed_warc
 
     if not Path(folder).is_dir():
         return []
@@ -579,8 +580,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--storage-options is not JSON: {exc}") from None
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
+    from ..extractors.sandbox import TimeLimitedExtractor
     from ..runtime.extras import is_url
 
+    # (its extractor's import overlaps this process's of datatrove and of the model; `check_extraction` waits)
+    TimeLimitedExtractor.start_aside(args.extractor, timeout=args.extract_timeout or 0,
+                                     memory_limit=args.extract_memory)
     for option, folder in (("--output-dir", args.output_dir), ("--logging-dir", args.logging_dir)):
         if folder and is_url(folder):  # (a path made of it: ./s3:/bucket/out, on each node)
             raise ValueError(f"{option} {folder} is a URL: plexity run writes to a path, on a cluster one every node "
@@ -604,8 +609,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--output-dir {output_dir} is inside the input folder {folder}, where --format warc "
                          f"writes WARC files the next run would read as input: choose an output folder outside it")
     tasks = args.tasks or len(inputs)
-    check_extraction(args.extractor, args.extract_timeout, args.extract_memory,
-                     set_aside=args.executor == "local" and local_workers(tasks, args.workers) == 1)
     check_language_options(args)
     if args.other_languages == "drop":  # (a model that records no language: in the options' words)
         from ..scoring.multilingual import make_scorer
@@ -620,6 +623,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
+    check_extraction(args.extractor, args.extract_timeout, args.extract_memory,  # (before anything is written)
+                     set_aside=args.executor == "local" and local_workers(tasks, args.workers) == 1)
     # The logging folder is owned too: another run given it as its --logging-dir would take this run's
     # completion markers for its own (and --overwrite delete them).
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
@@ -723,9 +728,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def check_extraction(extractor: str, timeout: float | None, memory: int | str | None,
                      set_aside: bool = False) -> None:
-    """Start an extraction child as the tasks will, once, before any task is launched: an
-    installation that cannot start one stops the run here in one line (`ExtractorCannotStart`,
-    exit 3), instead of failing every task (or counting every page) over it.
+    """Start an extraction child as the tasks will, once, before any task is launched (or take the one
+    `cmd_run` started at its start, and wait for it): an installation that cannot start one stops the run
+    here in one line (`ExtractorCannotStart`, exit 3), instead of failing every task (or counting every page)
+    over it.
 
     Args:
         extractor: the extractor's name (--extractor).

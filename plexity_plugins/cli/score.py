@@ -70,7 +70,7 @@ def file_name_hint(text: str) -> str | None:
     as the words given)."""
     import os
 
-    from ..cleaning.files import HTML_SUFFIXES, TEXT_SUFFIXES, WARC_SUFFIXES
+    from ..cleaning.file_kinds import HTML_SUFFIXES, TEXT_SUFFIXES, WARC_SUFFIXES
 
     name = text.strip()
     if not name or any(c.isspace() for c in name):

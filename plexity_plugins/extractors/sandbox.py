@@ -484,15 +484,16 @@ class _Child:
             self._shared.close()
 
 
-# Ready children set aside by `TimeLimitedExtractor.close(set_aside=True)`, by extractor name, for the next
+# Children set aside by `TimeLimitedExtractor.close(set_aside=True)`, by extractor name, for the next
 # TimeLimitedExtractor of this process to take: `plexity run` starts a child to check the installation before its
 # tasks, and a task run in the same process then took it instead of starting a second (~0.1 s of CPU, ~0.2 s of
-# wall clock before the first page).  Killed at exit if nobody took them (and they die with this process anyway).
+# wall clock before the first page); the command line starts one before its own start-up (`start_aside`).  Killed
+# at exit if nobody took them (and they die with this process anyway).
 _set_aside: dict[str, _Child] = {}
 
 
 def _take_set_aside(name: str) -> _Child | None:
-    """The ready child set aside for extractor `name` in this process, if any and still alive."""
+    """The child set aside for extractor `name` in this process (ready, or still starting), if any and alive."""
     child = _set_aside.pop(name, None)
     if child is None or child.owner != os.getpid():  # (a fork's copy: the child is its parent's)
         return None
@@ -576,11 +577,15 @@ class TimeLimitedExtractor:
                 self._idle.put(self._start())
 
     def warm_up(self) -> None:
-        """Start one child and wait until its extractor is imported (at start-up, not in the first page)."""
+        """Wait until a child has imported its extractor (at start-up, not in the first page): one `start`
+        started, else a new one."""
         if self.sandboxed:
             with self._slots:
-                child = self._start()
-                child.wait_ready()
+                try:
+                    child = self._idle.get_nowait()
+                except queue.Empty:
+                    child = self._start()
+                child.wait_ready()  # (if it fails, `close` ends it with the others)
                 self._idle.put(child)
 
     def _start(self) -> _Child:
@@ -598,24 +603,40 @@ class TimeLimitedExtractor:
         """End the children.
 
         Args:
-            set_aside: keep one ready child of this process running instead, for the next
-                TimeLimitedExtractor of the same extractor in this process to take (where
-                ``plexity run``'s tasks run in the process that checked the installation).
+            set_aside: keep one child of this process running instead, ready or still starting, for the
+                next TimeLimitedExtractor of the same extractor in this process to take (where
+                ``plexity run``'s tasks run in the process that checked the installation, or a front end
+                started it before its own start-up work: `start_aside`).
         """
         with self._lock:
             children, self._children = self._children, []
         if set_aside:
-            ready = [child for child in children if child.ready and child.owner == os.getpid() and child.alive()]
-            if ready:
-                children.remove(ready[0])
+            kept = sorted((child for child in children if child.owner == os.getpid() and child.alive()),
+                          key=lambda child: not child.ready)  # (a ready one first)
+            if kept:
+                children.remove(kept[0])
                 earlier = _set_aside.pop(self.name, None)
                 if earlier is not None and earlier.owner == os.getpid():
                     earlier.kill()
-                _set_aside[self.name] = ready[0]
+                _set_aside[self.name] = kept[0]
         for child in children:
             child.kill()
         while not self._idle.empty():
             self._idle.get_nowait()
+
+    @classmethod
+    def start_aside(cls, extractor: str, timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                    memory_limit: int | str | None = None) -> None:
+        """Start a child for `extractor` without waiting, set aside for the next TimeLimitedExtractor of
+        that extractor in this process to take: it imports its extractor while the caller loads its model
+        and builds its pipeline (the taker's `warm_up` waits for it, and says its error).  Settings it cannot
+        take, or a child that cannot be started, are said by the taker, where the caller checks them as before."""
+        try:
+            early = cls(extractor, timeout=timeout, memory_limit=memory_limit)
+            early.start()
+        except (ValueError, ExtractorCannotStart):
+            return
+        early.close(set_aside=True)
 
     def __getstate__(self):  # pickles as its settings (for datatrove steps, forked workers)
         return {"name": self.name, "timeout": self.timeout, "processes": self.processes,

@@ -297,7 +297,7 @@ class TextReader(CorpusReader):
     one document or one sentence per line; a line is split into sentences like any
     document.  Blank lines are ignored."""
 
-    suffixes = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity clean` reads text: TEXT_SUFFIXES)
+    suffixes = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity clean` reads text: file_kinds.TEXT_SUFFIXES)
 
     def read_file(self, path: Path) -> Iterator[Document]:
         lineno = 0
