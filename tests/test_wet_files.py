@@ -155,7 +155,7 @@ def test_a_cleaned_wet_file_is_a_wet_file_that_common_crawl_s_tools_and_datatrov
     assert run_plexity("run", str(tmp_path / "in"), "--output-dir", str(tmp_path / "run"),
                        "--format", "warc").returncode == 0
     expected = [("conversion", "text/plain", uri, response_id(uri), "eng") for uri in texts]
-    for cleaned in (tmp_path / "out" / "sample.warc.wet.gz", tmp_path / "run" / "documents" / "00000.warc.gz"):
+    for cleaned in (tmp_path / "out" / "sample.warc.wet.gz", tmp_path / "run" / "documents" / "00000.warc.wet.gz"):
         assert sorted(wet_records(cleaned)) == sorted(expected)
         (tmp_path / "alone").mkdir()
         cleaned.rename(tmp_path / "alone" / cleaned.name)
@@ -168,6 +168,29 @@ def test_a_cleaned_wet_file_is_a_wet_file_that_common_crawl_s_tools_and_datatrov
             for path in (tmp_path / folder).iterdir():
                 path.unlink()
             (tmp_path / folder).rmdir()
+
+
+def test_plexity_run_format_warc_names_its_files_wet_when_every_input_is_a_wet_file(tmp_path):
+    """WET in, WET out, as `plexity clean` names a cleaned WET file after its input: a task's file holds
+    conversion records only when every input is a WET file (by its name); a task may read a WARC and a WET
+    file together, and its file of response and conversion records is a WARC."""
+    (tmp_path / "wet").mkdir()
+    write_wet(tmp_path / "wet" / "sample.warc.wet.gz")
+    wet = run_plexity("run", str(tmp_path / "wet"), "--output-dir", str(tmp_path / "run-wet"), "--format", "warc")
+    assert wet.returncode == 0, wet.stderr[-2000:]
+    # Before: 00000.warc.gz, a WET file named as a crawl's WARC
+    assert sorted(p.name for p in (tmp_path / "run-wet" / "documents").iterdir()) == ["00000.warc.wet.gz"]
+    assert {record[0] for record in wet_records(tmp_path / "run-wet" / "documents" / "00000.warc.wet.gz")} == {
+        "conversion"}
+    (tmp_path / "mixed").mkdir()
+    write_wet(tmp_path / "mixed" / "a.warc.wet.gz")
+    (tmp_path / "mixed" / "b.warc.gz").write_bytes(SAMPLE.read_bytes())
+    mixed = run_plexity("run", str(tmp_path / "mixed"), "--output-dir", str(tmp_path / "run-mixed"),
+                        "--format", "warc", "--tasks", "1")
+    assert mixed.returncode == 0, mixed.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "run-mixed" / "documents").iterdir()) == ["00000.warc.gz"]
+    assert {record[0] for record in wet_records(tmp_path / "run-mixed" / "documents" / "00000.warc.gz")} == {
+        "conversion", "response"}
 
 
 def test_plexity_run_passes_wet_text_by_the_extractor_and_cleans_it_as_plexity_clean_does(tmp_path):

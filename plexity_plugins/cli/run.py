@@ -4,7 +4,8 @@
 
 Output layout (DIR = --output-dir):
 
-    DIR/documents/00000.jsonl.gz ...   cleaned documents, one file per task (or .warc.gz)
+    DIR/documents/00000.jsonl.gz ...   cleaned documents, one file per task (or .warc.gz; .warc.wet.gz when
+                                       every input is a WET file, whose records it holds as WET's)
     DIR/excluded/00000.jsonl.gz ...    dropped documents, with metadata.filter_reason
     DIR/logs/                          datatrove's logging dir (--logging-dir): logs/, stats/,
                                        completions/, slurm_logs/, and stats.json (all tasks merged)
@@ -57,6 +58,7 @@ EXECUTOR_OPTIONS = {"cpus_per_task": ("--cpus-per-task", 1, ("slurm", "ray")),
                     "venv": ("--venv", None, ("slurm",)), "job_name": ("--job-name", "plexity", ("slurm",)),
                     "wait": ("--wait", False, ("slurm",))}
 WARC_GLOB = "**/*.warc*"  # .warc, .warc.gz and WET files (.warc.wet.gz), recursively
+WET_SUFFIXES = (".warc.wet", ".warc.wet.gz")
 
 
 # -- pipeline -------------------------------------------------------------------------
@@ -113,6 +115,11 @@ def data_folder(folder: str, storage_options: dict | None = None):
     return (folder, storage_options) if storage_options else folder
 
 
+def is_wet_input(names: list[str]) -> bool:
+    """Every input file is a WET file by its name (``.warc.wet``, ``.warc.wet.gz``): Common Crawl's text of pages."""
+    return bool(names) and all(name.lower().endswith(WET_SUFFIXES) for name in names)
+
+
 def list_inputs(folder: str, pattern: str, storage_options: dict | None = None) -> list[str]:
     from datatrove.io import get_datafolder
 
@@ -130,9 +137,11 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    annotate: bool = False, min_chars: int = DEFAULT_MIN_CHARS, min_kept_fraction: float = 0.0,
                    other_languages: str = "keep", extract_timeout: float = 30,
                    max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True,
-                   extract_memory: int | str | None = None, storage_options: dict | None = None) -> list:
+                   extract_memory: int | str | None = None, storage_options: dict | None = None,
+                   wet_input: bool = False) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped).
-    `storage_options`: fsspec filesystem options (credentials ...) of an input URL."""
+    `storage_options`: fsspec filesystem options (credentials ...) of an input URL.  `wet_input`: every input
+    file is a WET file (`is_wet_input`), so `fmt` "warc" writes WET files, named ``.warc.wet.gz``."""
     from ..datatrove.writers import JsonlDocumentWriter
 
     from .. import datatrove as steps_module
@@ -157,8 +166,9 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
         exclusion_writer=JsonlDocumentWriter(str(output_dir / "excluded")),
         allow_html_pages=extractor == "none",  # (asked for: the pages cleaned as they are, as plexity clean does)
     ))
-    if fmt == "warc":
-        steps.append(WarcResponseWriter(str(output_dir / "documents")))
+    if fmt == "warc":  # (WET in, WET out: its records are conversion records of text, as plexity clean names them)
+        steps.append(WarcResponseWriter(str(output_dir / "documents"),
+                                        output_filename="${rank}.warc.wet.gz" if wet_input else None))
     else:
         steps.append(JsonlDocumentWriter(str(output_dir / "documents")))
     return steps
@@ -619,7 +629,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                               min_chars=args.min_chars, min_kept_fraction=args.min_kept_fraction,
                               other_languages=args.other_languages, max_document_bytes=args.max_document_bytes,
                               language_check=not args.no_language_check, extract_timeout=args.extract_timeout,
-                              extract_memory=args.extract_memory, storage_options=storage_options)
+                              extract_memory=args.extract_memory, storage_options=storage_options,
+                              wet_input=is_wet_input(inputs))
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -783,7 +794,9 @@ def add_parser(subparsers) -> None:
                    help="HTML to text: learned (default: blocks kept by a small learned forest), dense (the "
                         "page's declared or densest item, one lexbor parse), auto (trafilatura, else fast where "
                         "trafilatura left out part of the page), trafilatura, fast (resiliparse), tags, or none")
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
+    p.add_argument("--format", choices=FORMATS, default="jsonl",
+                   help="output format (default: jsonl); warc writes .warc.gz files, .warc.wet.gz when every input "
+                        "file is a WET file")
     p.add_argument("--annotate", action="store_true",
                    help='remove nothing; wrap would-be-removed sentences in <ppl score="...">')
     p.add_argument("--min-chars", type=int, default=DEFAULT_MIN_CHARS,
