@@ -176,8 +176,10 @@ def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
                       for p in (tmp_path / "crawl" / "cleaned").rglob("*")) == [
             "a", "a/one.warc.gz", "plexity-stats.json", "two.warc.gz"]
     result = plexity("clean", "crawl/*.warc.bz2", "-o", "out2", cwd=tmp_path)
-    assert (result.returncode, result.stderr.strip()) == (2, "plexity clean: error: input crawl/*.warc.bz2 does not "
-                                                             "exist, and as a glob it matches no file")
+    assert (result.returncode, result.stderr.strip()) == (2, (
+        "plexity clean: error: input crawl/*.warc.bz2 does not exist, and as a glob it matches no file; crawl holds 4 "
+        "file(s) plexity clean reads that the glob leaves out (a/one.warc.gz, cleaned/a/one.warc.gz, "
+        "cleaned/two.warc.gz, ...): give the folder itself to read every one, or a glob that matches them"))
 
 
 # -- a dataset of documents given to the commands --------------------------------------------------

@@ -96,6 +96,33 @@ class InputFile:
     kind: str | None
 
 
+def glob_folder(spec: str) -> Path:
+    """The folder a glob searches: its path up to the first part holding a wildcard."""
+    parts = Path(spec).parts
+    first_magic = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    return Path(*parts[:first_magic]) if first_magic else Path(".")
+
+
+def left_out_by_glob(folder: str | os.PathLike, kinds: tuple[str, ...], what: str, out: Path | None = None,
+                     looked_at: int = 10_000, shown: int = 3) -> str:
+    """For a glob that matched nothing in `folder`: the files of `kinds` (`kind_of`; `what` names them) below it,
+    but for those in the output folder `out` (among its first `looked_at` entries: a vast folder is no long wait),
+    and how to read them, in words that follow the "matches nothing" message; "" when there are none.  (A suffix
+    mistyped, ``*.warc`` for ``.warc.gz`` files, or a glob of one level for files in subfolders, left no lead.)"""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return ""
+    entries = list(itertools.islice(folder.rglob("*"), looked_at))
+    found = sorted(p for p in entries if kind_of(p) in kinds and p.is_file()
+                   and (out is None or not p.resolve().is_relative_to(out)))
+    if not found:
+        return ""
+    names = ", ".join(str(p.relative_to(folder)) for p in found[:shown]) + (", ..." if len(found) > shown else "")
+    count = f"{len(found):,}{' or more' if len(entries) >= looked_at else ''}"
+    return (f"; {folder} holds {count} {what} that the glob leaves out ({names}): give the folder itself to read "
+            f"every one, or a glob that matches them")
+
+
 def _globs_expanded(inputs: list[str | os.PathLike], out: Path | None) -> list[str | os.PathLike]:
     """`inputs`, a quoted glob that names no file (``'crawl/*.warc.gz'``, as ``plexity run`` takes one) replaced
     by what it matches, each as if named (a folder searched whole: what the glob matches inside it is left to that
@@ -108,7 +135,9 @@ def _globs_expanded(inputs: list[str | os.PathLike], out: Path | None) -> list[s
             continue
         matches = sorted(glob.glob(str(item), recursive=True))
         if not matches:
-            raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file")
+            raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file"
+                                    + left_out_by_glob(glob_folder(str(item)), ("warc", "html", "text"),
+                                                     "file(s) plexity clean reads", out))
         matches = [Path(m) for m in matches if out is None or not Path(m).resolve().is_relative_to(out)]
         folders = {m for m in matches if m.is_dir()}
         # (a folder it matches is searched whole, as if named: what it matches inside that folder is in it already)

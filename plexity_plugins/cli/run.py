@@ -76,12 +76,12 @@ def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, 
     if path.is_file():
         return str(path.resolve().parent), path.name
     if globlib.has_magic(spec):
-        parts = path.parts
-        first_magic = next(i for i, part in enumerate(parts) if globlib.has_magic(part))
-        folder = Path(*parts[:first_magic]) if first_magic else Path(".")
+        from ..cleaning.files import glob_folder
+
+        folder = glob_folder(spec)
         if not folder.is_dir():
             raise FileNotFoundError(f"input folder {folder} does not exist")
-        return str(folder.resolve()), str(Path(*parts[first_magic:]))
+        return str(folder.resolve()), str(Path(*path.parts[len(folder.parts):]))
     raise FileNotFoundError(f"input {spec} does not exist (give a directory, a WARC file or a glob)")
 
 
@@ -531,7 +531,13 @@ def dataset_files(folder: str, looked_at: int = 100) -> list[str]:
 
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
+    from ..cleaning.files import left_out_by_glob
+
     message = f"no WARC files match {pattern} in {folder}"
+    if pattern != WARC_GLOB and "://" not in folder:
+        left_out = left_out_by_glob(folder, ("warc",), "WARC file(s)")
+        if left_out:
+            return message + left_out
     misnamed = misnamed_warcs(folder)
     if misnamed:
         more = f" (and {len(misnamed) - 1} more so named)" if len(misnamed) > 1 else ""

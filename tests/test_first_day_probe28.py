@@ -1,0 +1,56 @@
+"""A stranger's first day, probe 28: following README.md and docs/ in an empty folder, then the next steps
+a datatrove or Scrapy user takes; each dead end met now works or says what is wrong and what to do."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import SAMPLE
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def plexity(*args, cwd: Path):
+    return subprocess.run([sys.executable, "-m", "plexity_plugins.cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def error_line(result) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
+# -- a glob that matches nothing, beside the files it meant ------------------------------------------
+
+def test_a_glob_that_matches_nothing_names_the_files_it_left_out_and_how_to_read_them(tmp_path):
+    # Before: `plexity run 'examples/*.warc'` beside examples/sample.warc.gz said "no WARC files match *.warc in
+    # examples" and then named whatever dataset file lay in a subfolder; `plexity clean` said only that the glob
+    # matches no file; a glob of one level over a crawl kept in dated subfolders said no more.
+    (tmp_path / "crawl" / "2024").mkdir(parents=True)
+    (tmp_path / "crawl" / "2024" / "a.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "crawl" / "b.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "crawl" / "notes.md").write_text("# not a crawl file\n")
+    leaves_out = "that the glob leaves out (2024/a.warc.gz, b.warc.gz): give the folder itself to read every one, " \
+                 "or a glob that matches them"
+    result = plexity("run", "crawl/*.warc", "-o", "out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        2, f"plexity run: error: no WARC files match *.warc in {tmp_path / 'crawl'}; {tmp_path / 'crawl'} holds 2 "
+           f"WARC file(s) {leaves_out}")
+    result = plexity("clean", "crawl/*.warc", "-o", "out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        2, f"plexity clean: error: input crawl/*.warc does not exist, and as a glob it matches no file; crawl holds 2 "
+           f"file(s) plexity clean reads {leaves_out}")
+    assert not (tmp_path / "out").exists()
+    # the folder itself, as the line says, reads them both
+    result = plexity("run", "crawl", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 0 and "plexity run: 2 WARC files" in result.stdout, result.stderr[-2000:]
+
+
+def test_a_glob_that_matches_nothing_in_a_folder_of_no_input_says_only_that(tmp_path):
+    (tmp_path / "crawl").mkdir()
+    (tmp_path / "crawl" / "notes.md").write_text("# not a crawl file\n")
+    result = plexity("clean", "crawl/*.warc", "-o", "out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        2, "plexity clean: error: input crawl/*.warc does not exist, and as a glob it matches no file")
