@@ -376,6 +376,7 @@ class PerplexityFilterPipeline:
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
         if self.dropped_file:
+            self._keep_unfinished_dropped_file()
             try:
                 self._dropped = DroppedLog(self.dropped_file)
             except OSError as exc:
@@ -384,6 +385,23 @@ class PerplexityFilterPipeline:
             atexit.register(self._stopped_without_closing)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
+
+    def _keep_unfinished_dropped_file(self) -> None:
+        """An earlier crawl killed outright (kill -9, the out-of-memory killer) left its rows in
+        ``.NAME.part``, which this crawl's file would replace unsaid: kept aside, and said."""
+        from .io.atomic_files import keep_unfinished, part_path
+
+        try:
+            kept = keep_unfinished(self.dropped_file)
+        except OSError as exc:  # (not ours to move: this crawl's file replaces it, said as much)
+            logger.warning("plexity: %s, left by a crawl that did not end, could not be kept (%s): this crawl "
+                           "replaces it", part_path(self.dropped_file), path_error_message(exc))
+            return
+        if kept is not None:
+            logger.warning("plexity: PLEXITY_DROPPED_FILE's rows of an earlier crawl that did not end (killed "
+                           "outright: its spider never closed) were left in %s: kept as %s (its last row may be "
+                           "cut short); this crawl writes %s anew", part_path(self.dropped_file).name,
+                           kept.absolute(), self.dropped_file)
 
     def close_spider(self, spider=None) -> None:
         atexit.unregister(self._stopped_without_closing)

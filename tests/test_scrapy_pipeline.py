@@ -812,3 +812,55 @@ def test_an_html_page_given_as_text_is_counted_and_said_once_naming_the_setting(
     assert said == ["plexity: http://example.org/: 'html' (PLEXITY_INPUT_FIELD) holds an HTML page, and "
                     "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set PLEXITY_INPUT_FORMAT "
                     "= 'html' to extract its text first (said once; counted in plexity/items_looks_like_html)"]
+
+
+CRAWL_KILLED_OUTRIGHT = """
+import asyncio, os, signal, sys
+from scrapy.utils.test import get_crawler
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags",
+                                     "PLEXITY_DROPPED_FILE": sys.argv[1]})
+pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+pipeline.open_spider()
+page, part, n = sys.stdin.read(), sys.argv[2], 0
+while not os.path.exists(part) or os.path.getsize(part) == 0:  # (until some rows reached the disk)
+    asyncio.run(pipeline.process_item({"url": f"http://killed/{n}", "html": page}))
+    n += 1
+os.kill(os.getpid(), signal.SIGKILL)  # (kill -9, the out-of-memory killer: no close_spider, no exit handler)
+"""
+
+
+def test_the_rows_a_crawl_killed_outright_left_are_kept_aside_by_the_next_crawl_and_said(tmp_path, caplog):
+    # Before: the next crawl's file replaced the killed crawl's .dropped.jsonl.part unsaid, its rows lost.
+    import subprocess
+    import sys
+
+    dropped = tmp_path / "dropped.jsonl"
+    part = tmp_path / ".dropped.jsonl.part"
+    killed = subprocess.run([sys.executable, "-c", CRAWL_KILLED_OUTRIGHT, str(dropped), str(part)], input=PAGE,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    left = part.read_bytes()
+    assert left and not dropped.exists()
+    with caplog.at_level("WARNING", logger="plexity_plugins.scrapy"):
+        pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(dropped))
+    [kept] = [p for p in tmp_path.iterdir() if p.name.startswith("dropped.unfinished-")]
+    assert kept.read_bytes() == left and kept.suffix == ".jsonl"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"plexity: PLEXITY_DROPPED_FILE's rows of an earlier crawl that did not end (killed outright: its spider "
+        f"never closed) were left in .dropped.jsonl.part: kept as {kept} (its last row may be cut short); this "
+        f"crawl writes {dropped} anew"]
+    run(pipeline, {"url": "http://next", "html": PAGE})
+    pipeline.close_spider()
+    assert {json.loads(line)["source"] for line in dropped.read_text().splitlines()} == {"http://next"}
+    assert all(line.startswith('{"source": "http://killed/') for line in kept.read_text().splitlines())
+
+
+def test_an_empty_part_file_a_killed_crawl_left_is_replaced_without_a_word(tmp_path, caplog):
+    # (killed before any row reached the disk: nothing of it to keep)
+    (tmp_path / ".dropped.jsonl.part").write_bytes(b"")
+    with caplog.at_level("WARNING", logger="plexity_plugins.scrapy"):
+        make_pipeline(PLEXITY_DROPPED_FILE=str(tmp_path / "dropped.jsonl")).close_spider()
+    assert caplog.records == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dropped.jsonl"]

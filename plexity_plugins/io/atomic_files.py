@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
@@ -64,6 +65,24 @@ class AtomicFile:
             self.file.close()
         with contextlib.suppress(OSError):
             self.part.unlink()
+
+
+def keep_unfinished(path: str | os.PathLike) -> Path | None:
+    """A ``.NAME.part`` of `path` that a writer killed outright left (it never renamed nor removed it), moved aside
+    before a new writer truncates it: ``STEM.unfinished-YYYYmmdd-HHMMSS SUFFIX`` beside `path`, by the time it was
+    last written, returned.  None when there is none, or it is empty (nothing lost by replacing it)."""
+    path = Path(path)
+    part = part_path(path)
+    try:
+        stat = part.stat()
+    except OSError:
+        return None
+    if stat.st_size == 0:
+        return None
+    when = time.strftime("%Y%m%d-%H%M%S", time.localtime(stat.st_mtime))
+    kept = path.with_name(f"{path.stem}.unfinished-{when}{path.suffix}")
+    os.replace(part, kept)
+    return kept
 
 
 @contextlib.contextmanager
