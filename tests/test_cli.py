@@ -154,8 +154,8 @@ def test_clean_text_and_html_files_into_relative_paths(tmp_path):
     out = tmp_path / "out"
     proc = plexity("clean", src, "--output-dir", out, "--extractor", "tags", "--write-dropped", "-q")
     html_out = (out / "a" / "page.html.txt").read_text()
-    assert html_out == "The city council approved the budget on Tuesday after a long debate."
-    assert (out / "a" / "notes.txt.gz.txt").read_text() == "The library opens in the spring."
+    assert html_out == "The city council approved the budget on Tuesday after a long debate.\n"
+    assert (out / "a" / "notes.txt.gz.txt").read_text() == "The library opens in the spring.\n"
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["files"] == 2 and stats["files_skipped"] == 1  # the PNG
     assert stats["documents"] == 2 and stats["sentences_dropped"] == 3
@@ -210,7 +210,7 @@ def test_a_utf_16_text_file_is_cleaned_as_text_not_as_replacement_characters(tmp
             "The library will open in the spring, the mayor said.\n")
     (tmp_path / "t.txt").write_bytes(text.encode("utf-16"))
     plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
-    assert (tmp_path / "out" / "t.txt.txt").read_text(encoding="utf-8") == text.strip()
+    assert (tmp_path / "out" / "t.txt.txt").read_text(encoding="utf-8") == text
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 0
 
 

@@ -54,3 +54,24 @@ def test_a_glob_that_matches_nothing_in_a_folder_of_no_input_says_only_that(tmp_
     result = plexity("clean", "crawl/*.warc", "-o", "out", cwd=tmp_path)
     assert (result.returncode, error_line(result)) == (
         2, "plexity clean: error: input crawl/*.warc does not exist, and as a glob it matches no file")
+
+
+# -- the cleaned text files, put together ------------------------------------------------------------
+
+def test_cleaned_text_files_end_with_a_newline_so_that_cat_keeps_their_lines_apart(tmp_path):
+    # Before: each .txt output ended without one: `cat cleaned/*.txt > corpus.txt` (a corpus for `plexity train`)
+    # joined one file's last sentence and the next file's first into one line, and `wc -l` counted none.
+    (tmp_path / "a.txt").write_text("The council approved the budget on Tuesday after a long debate about school "
+                                    "funding.\nShare on Facebook | Email\n")
+    (tmp_path / "b.html").write_text("<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav><p>The "
+                                     "library opens in the spring after a long renovation of the old building.</p>"
+                                     "</body></html>")
+    (tmp_path / "c.txt").write_text("Home | News | Sport\n")  # (dropped whole, with --min-chars: an empty file)
+    result = plexity("clean", "a.txt", "b.html", "c.txt", "-o", "cleaned", "--extractor", "tags", "--min-chars", "10",
+                     "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    corpus = b"".join((tmp_path / "cleaned" / name).read_bytes() for name in ("a.txt.txt", "b.html.txt", "c.txt.txt"))
+    assert corpus.decode().splitlines(keepends=True) == [
+        "The council approved the budget on Tuesday after a long debate about school funding.\n",
+        "The library opens in the spring after a long renovation of the old building.\n"]
+    assert (tmp_path / "cleaned" / "c.txt.txt").read_bytes() == b""

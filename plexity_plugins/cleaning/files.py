@@ -202,6 +202,13 @@ def _resolved(path: Path) -> Path | None:
         return None
 
 
+def text_file_content(text: str) -> str:
+    """A cleaned text as its ``.txt`` output holds it: ending with a newline, as a text file does (without one,
+    ``cat cleaned/*.txt`` joined one file's last sentence and the next one's first into one line, and ``wc -l``
+    missed a line); an empty text (a document dropped) stays an empty file."""
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
 def output_name(item: "InputFile") -> Path:
     """Where an input's output goes, relative to the output directory."""
     return item.relative if item.kind == "warc" else Path(str(item.relative) + ".txt")
@@ -417,7 +424,7 @@ class FileCleaner:
             return
         out_path = self.output_dir / output_name(item)
         out_path.parent.mkdir(parents=True, exist_ok=True)
-        data = (verdict.text if verdict.kept else "").encode("utf-8")
+        data = text_file_content(verdict.text if verdict.kept else "").encode("utf-8")
         write_atomic(out_path, data)  # (whole or not at all: a full disk leaves no half file)
         self.stats.bytes_out += len(data)
 
