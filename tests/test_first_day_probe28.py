@@ -4,6 +4,8 @@ a datatrove or Scrapy user takes; each dead end met now works or says what is wr
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +77,32 @@ def test_cleaned_text_files_end_with_a_newline_so_that_cat_keeps_their_lines_apa
         "The council approved the budget on Tuesday after a long debate about school funding.\n",
         "The library opens in the spring after a long renovation of the old building.\n"]
     assert (tmp_path / "cleaned" / "c.txt.txt").read_bytes() == b""
+
+
+# -- plexity run into the folder the README's datatrove script wrote ---------------------------------
+
+def test_a_run_into_the_readme_scripts_output_names_the_writer_that_differs_not_its_internals(tmp_path):
+    # Before: "(excluded: step=JsonlWriter, compression=gzip, expand_metadata=False, file_id_counter=, ... ->
+    # step=JsonlDocumentWriter, format=jsonl, ...; step: JsonlWriter -> JsonlDocumentWriter; compression: gzip ->
+    # none; expand_metadata: False -> none; file_id_counter:  -> none; save_media_bytes: False -> none; format:
+    # none -> jsonl)": 600 characters of the two classes' own fields, none of them a choice of the user's.
+    readme = (REPO / "README.md").read_text()
+    script = re.search(r"```python\n(.*?)```", readme[readme.index("## datatrove"):], re.S).group(1)
+    (tmp_path / "clean_crawl.py").write_text(script)
+    (tmp_path / "examples").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "examples")
+    ran = subprocess.run([sys.executable, "clean_crawl.py"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    result = plexity("run", "examples", "-o", "out", cwd=tmp_path)
+    assert (result.returncode, error_line(result)) == (
+        2, f"plexity run: error: {tmp_path / 'out'} holds the results of a run with other settings (excluded step: "
+           f"JsonlWriter -> JsonlDocumentWriter; step: JsonlWriter -> JsonlDocumentWriter): give a new --output-dir, "
+           f"or add --overwrite to delete those results and start over")
+    result = plexity("run", "examples", "-o", "out", "--format", "warc", "--overwrite", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    again = plexity("run", "examples", "-o", "out", cwd=tmp_path)  # (a setting both writers have is still named)
+    assert error_line(again) == (
+        f"plexity run: error: {tmp_path / 'out'} holds the results of a run with other settings (step: "
+        f"WarcResponseWriter -> JsonlDocumentWriter; format: warc -> jsonl; output_filename: ${{rank}}.warc.gz -> "
+        f"${{rank}}.jsonl.gz): give a new --output-dir, or add --overwrite to delete those results and start over")

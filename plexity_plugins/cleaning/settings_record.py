@@ -49,14 +49,27 @@ def differences(recorded: dict, current: dict) -> list[str]:
         found.append(f"steps: {', '.join(s.get('step', '?') for s in old_steps)} -> "
                      f"{', '.join(s.get('step', '?') for s in new_steps)}")
         return found
-    for old, new in zip(old_steps, new_steps):  # (a step of another class at the same place: "step: A -> B")
-        for key in dict.fromkeys([*old, *new]):
-            if key in LATER_SETTINGS and (key not in old or key not in new):
-                continue
-            if key == "input_file_sizes":
-                found.extend(_rewritten_files(old[key], new[key]))
-            elif _differs(old.get(key), new.get(key)):
-                found.append(f"{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
+    for old, new in zip(old_steps, new_steps):
+        found.extend(_setting_differences(old, new))
+    return found
+
+
+def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Each setting of a step (or of a step's step: the filter's exclusion writer, as "excluded step: A -> B") that
+    differs.  A step of another class at the same place is said as such, "step: A -> B", with the settings both
+    classes have that differ: those one class has and the other lacks ("compression: gzip -> none" of datatrove's
+    JsonlWriter against plexity's, which writes the same lines) said nothing the user chose."""
+    another_class = "step" in old and "step" in new and old["step"] != new["step"]
+    found = []
+    for key in dict.fromkeys([*old, *new]):
+        if (key in LATER_SETTINGS or another_class) and (key not in old or key not in new):
+            continue
+        if key == "input_file_sizes":
+            found.extend(_rewritten_files(old[key], new[key]))
+        elif isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
+            found.extend(_setting_differences(old[key], new[key], f"{prefix}{_label(key)} "))
+        elif _differs(old.get(key), new.get(key)):
+            found.append(f"{prefix}{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
     return found
 
 
