@@ -264,6 +264,10 @@ class OutputFolderInUse(OSError):
     """Another run owns the output folder (`plexity_plugins.io.output_lock`): usage, exit status 2."""
 
 
+class OutputFileInUse(OSError):
+    """Another live process writes the same output file (its ``.NAME.part`` is locked: `io.atomic_files`)."""
+
+
 class TasksFailed(RuntimeError):
     """Some tasks of a local run failed or died; the others completed (and are marked so)."""
 

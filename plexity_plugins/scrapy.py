@@ -378,7 +378,7 @@ class PerplexityFilterPipeline:
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
             try:
-                self._dropped = DroppedLog(self.dropped_file)
+                self._dropped = DroppedLog(self.dropped_file, locked=True)
             except OSError as exc:
                 self._dropped_log_failed(exc)
             # (a forced shutdown, Ctrl-C twice, stops the reactor without close_spider: done at exit)
@@ -874,6 +874,11 @@ def _dropped_file_setting(value) -> str | None:
     path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
+    from .io.atomic_files import part_in_use
+
+    if part_in_use(path):  # (two crawls wrote one file: the second's start truncated the first's rows)
+        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}, which another crawl is writing now: "
+                                  f"give each crawl its own file")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, no permission

@@ -864,3 +864,20 @@ def test_an_empty_part_file_a_killed_crawl_left_is_replaced_without_a_word(tmp_p
         make_pipeline(PLEXITY_DROPPED_FILE=str(tmp_path / "dropped.jsonl")).close_spider()
     assert caplog.records == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dropped.jsonl"]
+
+
+def test_a_second_crawl_given_the_dropped_file_another_crawl_writes_now_does_not_start(tmp_path, caplog):
+    # Before: the second crawl's start truncated the first one's rows, both wrote into one file, and the second's
+    # close failed ("cannot be written (no such file or directory)"), its rows lost: two crawls of the demo site.
+    dropped = tmp_path / "dropped.jsonl"
+    first = make_pipeline(PLEXITY_DROPPED_FILE=str(dropped))
+    run(first, {"url": "http://first", "html": PAGE})
+    with caplog.at_level("CRITICAL", logger="plexity_plugins.scrapy"), pytest.raises(PlexitySettingError):
+        make_pipeline(PLEXITY_DROPPED_FILE=str(dropped))
+    assert [r.getMessage() for r in caplog.records] == [
+        f"plexity: the crawl cannot start: PLEXITY_DROPPED_FILE is '{dropped}', which another crawl is writing now: "
+        f"give each crawl its own file"]
+    first.close_spider()
+    assert {json.loads(line)["source"] for line in dropped.read_text().splitlines()} == {"http://first"}
+    later = make_pipeline(PLEXITY_DROPPED_FILE=str(dropped))  # (once the first crawl ended, it is free)
+    later.close_spider()

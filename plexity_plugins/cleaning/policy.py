@@ -344,12 +344,14 @@ class DroppedLog:
 
     Args:
         path: the file (replaced when closed); None writes nothing (every method is then a no-op).
+        locked: hold a lock on it while it is written (`AtomicFile`): a second live writer of the same file raises
+            `OutputFileInUse` instead of truncating the first one's rows.
     """
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, locked: bool = False):
         from ..io.atomic_files import AtomicFile
 
-        self._out = AtomicFile(path, "w") if path else None
+        self._out = AtomicFile(path, "w", locked=locked) if path else None
         self._file: IO[str] | None = self._out.file if self._out is not None else None
         self.rows = 0  # given to the file (written, or in its buffer)
         self.given_up = False

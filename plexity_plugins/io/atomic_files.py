@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
+from ..errors import OutputFileInUse
+
 logger = logging.getLogger(__name__)
 
 PART_PREFIX = "."
@@ -47,12 +49,30 @@ class AtomicFile:
         mode: "wb" (default) or "w" (text, UTF-8).
     """
 
-    def __init__(self, path: str | os.PathLike, mode: str = "wb"):
+    def __init__(self, path: str | os.PathLike, mode: str = "wb", locked: bool = False):
         if mode not in ("wb", "w"):
             raise ValueError(f"AtomicFile writes new files only (mode 'wb' or 'w'), not {mode!r}")
         self.path = Path(path)
         self.part = part_path(self.path)
-        self.file: IO = open(self.part, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+        encoding = {} if "b" in mode else {"encoding": "utf-8"}
+        if not locked:
+            self.file: IO = open(self.part, mode, **encoding)
+            return
+        # (locked: held while it is written, so that a second writer of the same file, another crawl with the
+        # same setting, is told from a dead one's leftover; checked before truncating what the first one wrote)
+        import fcntl
+
+        fd = os.open(self.part, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+        except BlockingIOError:
+            os.close(fd)
+            raise OutputFileInUse(f"{self.path} is being written by another process now") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        self.file = open(fd, mode, **encoding)
 
     def commit(self) -> None:
         """Close the file (its last bytes reach the disk or raise here) and give it its name."""
@@ -67,17 +87,37 @@ class AtomicFile:
             self.part.unlink()
 
 
+def part_in_use(path: str | os.PathLike) -> bool:
+    """Whether a live process writes `path` now: its ``.NAME.part`` is held, by an `AtomicFile` made `locked`."""
+    import fcntl
+
+    try:
+        fd = os.open(part_path(path), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # (a file system without locks: no writer can be told)
+        return False
+    finally:
+        os.close(fd)  # (and with it the lock taken to look)
+    return False
+
+
 def keep_unfinished(path: str | os.PathLike) -> Path | None:
-    """A ``.NAME.part`` of `path` that a writer killed outright left (it never renamed nor removed it), moved aside
-    before a new writer truncates it: ``STEM.unfinished-YYYYmmdd-HHMMSS SUFFIX`` beside `path`, by the time it was
-    last written, returned.  None when there is none, or it is empty (nothing lost by replacing it)."""
+    """A ``.NAME.part`` of `path` that a `locked` writer killed outright left (it never renamed nor removed it), moved
+    aside before a new writer truncates it: ``STEM.unfinished-YYYYmmdd-HHMMSS SUFFIX`` beside `path`, by the time it
+    was last written, returned.  None when there is none, it is empty (nothing lost by replacing it) or a live
+    writer holds it (`part_in_use`: the new writer's `AtomicFile` then says so)."""
     path = Path(path)
     part = part_path(path)
     try:
         stat = part.stat()
     except OSError:
         return None
-    if stat.st_size == 0:
+    if stat.st_size == 0 or part_in_use(path):
         return None
     when = time.strftime("%Y%m%d-%H%M%S", time.localtime(stat.st_mtime))
     kept = path.with_name(f"{path.stem}.unfinished-{when}{path.suffix}")
