@@ -106,3 +106,22 @@ def test_a_run_into_the_readme_scripts_output_names_the_writer_that_differs_not_
         f"plexity run: error: {tmp_path / 'out'} holds the results of a run with other settings (step: "
         f"WarcResponseWriter -> JsonlDocumentWriter; format: warc -> jsonl; output_filename: ${{rank}}.warc.gz -> "
         f"${{rank}}.jsonl.gz): give a new --output-dir, or add --overwrite to delete those results and start over")
+
+
+# -- the same files, named another way ----------------------------------------------------------------
+
+def test_the_same_input_files_named_by_a_glob_instead_of_their_folder_resume(tmp_path):
+    # Before: `plexity run crawl -o out`, then `plexity run 'crawl/*.warc.gz' -o out` (the same two files) stopped:
+    # "other settings (glob_pattern: **/*.warc* -> *.warc.gz)", and only --overwrite, redoing every task, went on.
+    (tmp_path / "crawl").mkdir()
+    for name in ("a.warc.gz", "b.warc.gz"):
+        shutil.copy(SAMPLE, tmp_path / "crawl" / name)
+    first = plexity("run", "crawl", "-o", "out", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    for spec in ("crawl/*.warc.gz", str(tmp_path / "crawl") + "/"):
+        again = plexity("run", spec, "-o", "out", cwd=tmp_path)
+        assert again.returncode == 0 and "plexity run: 2 WARC files, 2 tasks, 2 already completed" in again.stdout, \
+            again.stderr[-2000:]
+    other = plexity("run", "crawl/a.warc.gz", "-o", "out", cwd=tmp_path)  # (one of them: another run)
+    assert other.returncode == 2 and "(tasks: 2 -> 1; glob_pattern: **/*.warc* -> a.warc.gz; input files: 2 -> 1; " \
+                                     "input files' names: sha256:" in error_line(other)

@@ -60,9 +60,13 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     classes have that differ: those one class has and the other lacks ("compression: gzip -> none" of datatrove's
     JsonlWriter against plexity's, which writes the same lines) said nothing the user chose."""
     another_class = "step" in old and "step" in new and old["step"] != new["step"]
+    same_files = old.get("input_files_sha256") is not None and old.get("input_files_sha256") == new.get(
+        "input_files_sha256")
     found = []
     for key in dict.fromkeys([*old, *new]):
         if (key in LATER_SETTINGS or another_class) and (key not in old or key not in new):
+            continue
+        if key in FILE_SELECTORS and same_files:  # (`crawl/`, then 'crawl/*.warc.gz': the same files, in order)
             continue
         if key == "input_file_sizes":
             found.extend(_rewritten_files(old[key], new[key]))
@@ -81,6 +85,9 @@ def _differs(old, new) -> bool:
 
 # Settings recorded since a version that wrote records without them (compared only when both records have them)
 LATER_SETTINGS = ("input_file_sizes",)
+# How a reader picks its files from its folder: no difference where both records list the same ones (by their names'
+# checksum; the folder, their sizes and the rest are compared as ever)
+FILE_SELECTORS = ("glob_pattern", "recursive")
 
 
 def _rewritten_files(old: dict[str, int], new: dict[str, int], named: int = 5) -> list[str]:
