@@ -317,7 +317,8 @@ class PerplexityFilterPipeline:
             min_kept_fraction=_typed_setting(settings, "PLEXITY_MIN_KEPT_FRACTION", float, 0.0),
             other_languages=_choice_setting(settings, "PLEXITY_OTHER_LANGUAGES", ("keep", "drop"), "keep"),
             threads=_typed_setting(settings, "PLEXITY_THREADS", int, 1),
-            dropped_file=_dropped_file_setting(settings.get("PLEXITY_DROPPED_FILE")),
+            dropped_file=_dropped_file_setting(settings.get("PLEXITY_DROPPED_FILE"),
+                                               getattr(getattr(crawler, "spidercls", None), "name", None)),
             extract_timeout=_typed_setting(settings, "PLEXITY_EXTRACT_TIMEOUT", float, DEFAULT_EXTRACT_TIMEOUT),
             extract_memory=_typed_setting(settings, "PLEXITY_EXTRACT_MEMORY", parse_memory),
             max_document_bytes=_typed_setting(settings, "PLEXITY_MAX_DOCUMENT_BYTES", parse_size, MAX_DOCUMENT_BYTES),
@@ -863,14 +864,22 @@ def _choice_setting(settings, name: str, choices: tuple[str, ...], default: str)
     return value
 
 
-def _dropped_file_setting(value) -> str | None:
+def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
     """PLEXITY_DROPPED_FILE, checked before the crawl: the file is renamed into place when the spider closes,
     so a directory there would fail only then, losing the crawl's log.  A missing directory is made, as
-    `plexity clean` makes its --output-dir (and Scrapy its feeds' directories)."""
+    `plexity clean` makes its --output-dir (and Scrapy its feeds' directories).  ``%(name)s`` and ``%(time)s``
+    are filled in as in a feed's URI (`_file_name_params`)."""
     if not value:
         return None
     if not isinstance(value, (str, os.PathLike)):
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file's path")
+    if "%(" in str(value):  # (as `-o items-%(time)s.jsonl` names a feed: a file literally named so was written)
+        try:
+            value = str(value) % _file_name_params(spider_name)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: only %(name)s (the spider's) and "
+                                      f"%(time)s (the crawl's start) are filled in ({type(exc).__name__}: {exc})") \
+                from None
     path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
@@ -892,6 +901,15 @@ def _dropped_file_setting(value) -> str | None:
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: "
                                   f"{cannot_write_message(refused) or path_error_message(refused)}") from None
     return str(path)
+
+
+def _file_name_params(spider_name: str | None) -> dict[str, str]:
+    """What a file name's ``%(name)s`` and ``%(time)s`` stand for, as in a Scrapy feed's URI: the spider's name, and
+    the crawl's start in UTC, to the second, with "-" for ":" (2026-12-02T14-58-39+00-00)."""
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    return {"name": spider_name or "", "time": now.isoformat().replace(":", "-")}
 
 
 def _asyncio_available() -> bool:

@@ -881,3 +881,20 @@ def test_a_second_crawl_given_the_dropped_file_another_crawl_writes_now_does_not
     assert {json.loads(line)["source"] for line in dropped.read_text().splitlines()} == {"http://first"}
     later = make_pipeline(PLEXITY_DROPPED_FILE=str(dropped))  # (once the first crawl ended, it is free)
     later.close_spider()
+
+
+def test_the_dropped_file_s_name_fills_in_name_and_time_as_a_feed_s_uri_does(tmp_path, caplog):
+    # Before: `-o items-%(time)s.jsonl -s PLEXITY_DROPPED_FILE=dropped-%(time)s.jsonl` named the feed by the crawl's
+    # time and wrote the dropped rows to a file named "dropped-%(time)s.jsonl", replaced by every later crawl.
+    import re
+
+    pipeline = make_pipeline(PLEXITY_DROPPED_FILE=str(tmp_path / "dropped-%(name)s-%(time)s.jsonl"))
+    run(pipeline, {"url": "http://a", "html": PAGE})
+    pipeline.close_spider()
+    [written] = [p.name for p in tmp_path.iterdir()]
+    assert re.fullmatch(r"dropped-default-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\+00-00\.jsonl", written), written
+    with caplog.at_level("CRITICAL", logger="plexity_plugins.scrapy"), pytest.raises(PlexitySettingError):
+        make_pipeline(PLEXITY_DROPPED_FILE=str(tmp_path / "dropped-%(batch_id)s.jsonl"))
+    assert [r.getMessage() for r in caplog.records] == [
+        f"plexity: the crawl cannot start: PLEXITY_DROPPED_FILE is '{tmp_path / 'dropped-%(batch_id)s.jsonl'}': only "
+        f"%(name)s (the spider's) and %(time)s (the crawl's start) are filled in (KeyError: 'batch_id')"]
