@@ -33,7 +33,8 @@ EXTRACTORS = ("learned", "dense", "auto", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "learned"
 
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
-           "ExtractionError", "check_extractor_name", "declares_article_or_product", "decode_html", "decode_html_counted",
+           "ExtractionError", "check_extractor_name", "declares_article_or_product", "decode_html",
+           "decode_html_counted",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
            "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
