@@ -145,3 +145,34 @@ def test_a_line_of_marks_is_cut_as_a_long_word_is_and_prose_keeps_its_sentences(
     assert len(prose) >= sentences.BREAKER_CHECK_CHARS
     assert sentences.breaker_text(prose) is prose
     assert "今日は天気がいいですね。" in texts(prose)
+
+
+# A run without a space: BlingFire's lexer runs on through it from every character (up to ~1,000 on), so 300,000
+# characters of "xx?" took ~11 times as long as prose (~2.2 us a character); a space every 64 characters or fewer
+# (U+200B, in place of a letter) keeps it near prose.
+NO_SPACE_RUNS = ("xx?", "12)", "日本!", "ab,")
+CJK_PARAGRAPH = ("东京都的人口很多，交通也非常方便。你今天去图书馆了吗？我们明天再讨论这个问题吧！"
+                 "彼は「はい」と言った。今日は天気がいいですね、散歩に行きましょう。本当ですか？")
+
+
+def test_a_run_without_a_space_splits_about_as_fast_as_prose():
+    prose = "The council approved the budget for the new library. The mayor said so on Tuesday.\n" * 3600
+    sentences.split_with_blocks(prose[:200_000])  # (BlingFire loaded, the marks' pattern built)
+    for unit in NO_SPACE_RUNS:
+        hostile = unit * (300_000 // len(unit))
+        assert _seconds_to_split(hostile) < 4 * _seconds_to_split(prose) + 0.05, unit
+
+
+def test_a_run_given_spaces_keeps_every_character_and_cjk_prose_its_sentences():
+    for unit in NO_SPACE_RUNS:
+        hostile = unit * (150_000 // len(unit))
+        spans = split_sentences(hostile)
+        assert all(b - a <= 1000 for a, b in spans)
+        assert "".join(hostile[a:b] for a, b in spans) == hostile  # none lost where BlingFire saw a space
+    # a CJK paragraph is one run: its sentences are BlingFire's on the text as it is (the Python reference, which
+    # is not given the spaces)
+    paragraph = CJK_PARAGRAPH * (120_000 // len(CJK_PARAGRAPH))
+    assert len(paragraph) >= sentences.BREAKER_CHECK_CHARS
+    assert sentences.breaker_text(paragraph) != paragraph
+    assert split_sentences(paragraph) == split_sentences_python(paragraph)
+    assert "你今天去图书馆了吗？" in texts(paragraph)

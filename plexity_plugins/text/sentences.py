@@ -142,17 +142,31 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
     return ids
 
 
-# BlingFire's time grows with the punctuation marks and symbols of a stretch it finds no sentence break in, and
-# with the stretch's length: up to ~10 us a mark, where English prose costs ~0.25 us a character and prose of any
-# script at most ~3 (Japanese dialogue: brackets and stops between letters, no spaces).  So the 3 MB text of a
-# page of "&amp;" took 20 s to split, in the calling process, out of reach of the extraction time limit, and a
-# 50 MB document (the cap) of ". . ." minutes.  A line (a hard sentence boundary) longer than MARK_LINE_CHARS
-# of whose non-space characters more than a third are such marks is no prose in any script: BlingFire is given
-# its marks as letters (no break inside it then; it is cut as any overlong sentence is, at max_chars).  Only in
-# a text of BREAKER_CHECK_CHARS or more: a shorter one takes at most ~1 s, and most pages are not checked.
+# BlingFire's lexer tries a match at every character, each running on while the text could still match one of its
+# patterns, up to ~1,000 characters: in prose a few characters (English ~0.15 us a character, CJK ~0.1), but in a run
+# of marks, or of letters and marks without a space (`xx?xx?...`, `12&12&...`, dialogue run together), hundreds: up
+# to ~2.5 us a character, ~8 in a run of `)`.  It runs in the calling process, out of reach of the extraction time
+# limit (the 3 MB text of a page of "&amp;" took 20 s).  Two rules keep it near prose, in a text of
+# BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.5 s, and most pages are not looked at):
+# - a line (a hard sentence boundary) longer than MARK_LINE_CHARS of whose non-space characters more than a third
+#   are marks is no prose in any script: BlingFire is given its marks as letters (no break inside it then; it is
+#   cut as any overlong sentence is, at max_chars);
+# - a run of more than RUN_CHARS characters without a space is given to BlingFire with a space (U+200B, a space to
+#   BlingFire, none to str.isspace, so that spans and trimming are unchanged) every RUN_CHARS characters or
+#   fewer, in place of a letter or digit that has RUN_MARGIN letters or digits on each side (CJK prose: between
+#   letters, away from any mark a break is decided at), else of one after a letter or digit; a
+#   window with neither (marks only) is left as it is, for the first rule.  Prose of scripts that space their words
+#   has no such run; a CJK paragraph is one, and keeps its sentences (tests/test_sentences.py).
 MARK_LINE_CHARS = 100
 BREAKER_CHECK_CHARS = 100_000
+RUN_CHARS = 64
+RUN_MARGIN = 4
 _LONG_LINE = re.compile(r"[^\n]{%d,}" % (MARK_LINE_CHARS + 1))
+_LONG_RUN = re.compile(r"\S{%d,}" % (RUN_CHARS + 1))
+_ALNUM = r"[^\W_]"
+_QUIET_CUT = re.compile(r"(?<=%s{%d})%s(?=%s{%d})" % (_ALNUM, RUN_MARGIN, _ALNUM, _ALNUM, RUN_MARGIN))
+_ANY_CUT = re.compile(r"(?<=%s)%s" % (_ALNUM, _ALNUM))
+_BREAKER_SPACE = "\u200b"
 
 
 @functools.cache
@@ -163,10 +177,28 @@ def _marks():
     return re.compile("[" + "".join(re.escape(c) for c in marks) + "]")
 
 
+def _run_cuts(text: str) -> list[int]:
+    """Where BlingFire is given a space in `text`'s runs of more than RUN_CHARS non-space characters."""
+    cuts: list[int] = []
+    for run in _LONG_RUN.finditer(text):
+        start, end = run.span()
+        while end - start > RUN_CHARS:
+            # a cut in the second half of the window, so that consecutive cuts are RUN_CHARS // 2 apart or more
+            low, high = start + RUN_CHARS // 2, start + RUN_CHARS
+            cut = _QUIET_CUT.search(text, low, high) or _ANY_CUT.search(text, low, high)
+            if cut is None:
+                start = high
+                continue
+            cuts.append(cut.start())
+            start = cut.start() + 1
+    return cuts
+
+
 def breaker_text(text: str) -> str:
     """`text` as BlingFire is given it: in a text of `BREAKER_CHECK_CHARS` or more, the marks (punctuation and
-    symbols) of each line longer than `MARK_LINE_CHARS` that is more than a third marks made letters;
-    the same length and the same spaces and lines, so that spans into it are spans into `text`.
+    symbols) of each line longer than `MARK_LINE_CHARS` that is more than a third marks made letters, and a space
+    (U+200B) put in place of a letter every `RUN_CHARS` characters or fewer of each longer run without a space;
+    the same length and the same spaces and lines (to `str.isspace`), so that spans into it are spans into `text`.
 
     Args:
         text: the text (or piece of text) to split.
@@ -181,7 +213,17 @@ def breaker_text(text: str) -> str:
         if 3 * marks > len("".join(line.split())):  # (its non-space characters)
             parts += [text[done:match.start()], masked]
             done = match.end()
-    return "".join(parts) + text[done:] if parts else text
+    if parts:
+        text = "".join(parts) + text[done:]
+    cuts = _run_cuts(text)
+    if not cuts:
+        return text
+    pieces = []
+    done = 0
+    for cut in cuts:
+        pieces += [text[done:cut], _BREAKER_SPACE]
+        done = cut + 1
+    return "".join(pieces) + text[done:]
 
 
 def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
