@@ -176,3 +176,23 @@ def test_a_run_given_spaces_keeps_every_character_and_cjk_prose_its_sentences():
     assert sentences.breaker_text(paragraph) != paragraph
     assert split_sentences(paragraph) == split_sentences_python(paragraph)
     assert "你今天去图书馆了吗？" in texts(paragraph)
+
+
+def test_short_lines_of_marks_split_about_as_fast_as_prose():
+    # BlingFire's patterns run on through spaces and line breaks between marks: 300,000 characters of "?" in lines of
+    # 50 took ~30 times as long as prose; a stretch of marks and spaces over 100 characters is given as letters
+    prose = "The council approved the budget for the new library. The mayor said so on Tuesday.\n" * 3600
+    sentences.split_with_blocks(prose[:200_000])  # (BlingFire loaded, the marks' pattern built)
+    for line in ("?" * 50 + "\n", ". " * 50 + "\n", "…" * 20 + "\n"):
+        hostile = line * (300_000 // len(line))
+        assert _seconds_to_split(hostile) < 4 * _seconds_to_split(prose) + 0.05, line
+
+
+def test_a_stretch_of_marks_keeps_its_characters_and_the_prose_beside_it_its_sentences():
+    page = "The end.\n" + "? ? ? ? ?\n" * 30 + "Next one starts. Then he left.\n"
+    text = page * (110_000 // len(page) + 1)
+    assert sentences.breaker_text(text) != text
+    spans = split_sentences(text)
+    assert "".join(text[a:b] for a, b in spans).replace(" ", "") == "".join(text.split())  # none lost
+    assert {"The end.", "Next one starts.", "Then he left."} <= set(texts(text))
+    assert spans == split_sentences_python(text)

@@ -150,7 +150,9 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
 # BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.5 s, and most pages are not looked at):
 # - a line (a hard sentence boundary) longer than MARK_LINE_CHARS of whose non-space characters more than a third
 #   are marks is no prose in any script: BlingFire is given its marks as letters (no break inside it then; it is
-#   cut as any overlong sentence is, at max_chars);
+#   cut as any overlong sentence is, at max_chars); so are those of a stretch of more than MARK_LINE_CHARS marks
+#   and spaces, across lines (BlingFire's patterns run on through spaces and line breaks between marks: short lines
+#   of `?` took ~9 us a character), but for its first and last STRETCH_EDGE characters, where prose ends or begins;
 # - a run of more than RUN_CHARS characters without a space is given to BlingFire with a space (U+200B, a space to
 #   BlingFire, none to str.isspace, so that spans and trimming are unchanged) every RUN_CHARS characters or
 #   fewer, in place of a letter or digit that has RUN_MARGIN letters or digits on each side (CJK prose: between
@@ -161,12 +163,25 @@ MARK_LINE_CHARS = 100
 BREAKER_CHECK_CHARS = 100_000
 RUN_CHARS = 64
 RUN_MARGIN = 4
+STRETCH_EDGE = 3
 _LONG_LINE = re.compile(r"[^\n]{%d,}" % (MARK_LINE_CHARS + 1))
+_LONG_LINE_AFTER = re.compile(r"\n(%s)" % _LONG_LINE.pattern)
 _LONG_RUN = re.compile(r"\S{%d,}" % (RUN_CHARS + 1))
+_LONG_RUN_AFTER = re.compile(r"\s(%s)" % _LONG_RUN.pattern)
 _ALNUM = r"[^\W_]"
 _QUIET_CUT = re.compile(r"(?<=%s{%d})%s(?=%s{%d})" % (_ALNUM, RUN_MARGIN, _ALNUM, _ALNUM, RUN_MARGIN))
 _ANY_CUT = re.compile(r"(?<=%s)%s" % (_ALNUM, _ALNUM))
 _BREAKER_SPACE = "\u200b"
+
+
+def _long_spans(text: str, pattern: re.Pattern, after: re.Pattern) -> list[tuple[int, int]]:
+    """Where `pattern` (a run of characters of one class) matches in `text`: at its start, and after a separator
+    (`after`: the separator, then the run as group 1).  re then looks for a separator, not at each character in
+    turn, which took as long again as BlingFire on prose."""
+    first = pattern.match(text)
+    spans = [first.span()] if first is not None else []
+    spans += [match.span(1) for match in after.finditer(text)]
+    return spans
 
 
 @functools.cache
@@ -180,8 +195,7 @@ def _marks():
 def _run_cuts(text: str) -> list[int]:
     """Where BlingFire is given a space in `text`'s runs of more than RUN_CHARS non-space characters."""
     cuts: list[int] = []
-    for run in _LONG_RUN.finditer(text):
-        start, end = run.span()
+    for start, end in _long_spans(text, _LONG_RUN, _LONG_RUN_AFTER):
         while end - start > RUN_CHARS:
             # a cut in the second half of the window, so that consecutive cuts are RUN_CHARS // 2 apart or more
             low, high = start + RUN_CHARS // 2, start + RUN_CHARS
@@ -194,36 +208,62 @@ def _run_cuts(text: str) -> list[int]:
     return cuts
 
 
+def _mask_mark_lines(text: str) -> str:
+    """`text` with the marks of each line longer than MARK_LINE_CHARS that is more than a third marks made letters."""
+    parts: list[str] = []
+    done = 0
+    for start, end in _long_spans(text, _LONG_LINE, _LONG_LINE_AFTER):
+        line = text[start:end]
+        masked, marks = _marks().subn("x", line)
+        if 3 * marks > len("".join(line.split())):  # (its non-space characters)
+            parts += [text[done:start], masked]
+            done = end
+    return "".join(parts) + text[done:] if parts else text
+
+
+@functools.cache
+def _mark_stretch():
+    """A pattern of a stretch of more than MARK_LINE_CHARS marks and spaces (lines included)."""
+    return re.compile(r"%s\s]{%d,}" % (_marks().pattern[:-1], MARK_LINE_CHARS + 1))  # ([marks\s], one class)
+
+
+def _mask_mark_stretches(text: str) -> str:
+    """`text` with the marks of each stretch of more than MARK_LINE_CHARS marks and spaces made letters, but for its
+    first and last STRETCH_EDGE characters (where the prose before it ends and the prose after it begins)."""
+    parts: list[str] = []
+    done = 0
+    for match in _mark_stretch().finditer(text):
+        start, end = match.start() + STRETCH_EDGE, match.end() - STRETCH_EDGE
+        masked, marks = _marks().subn("x", text[start:end])
+        if marks:
+            parts += [text[done:start], masked]
+            done = end
+    return "".join(parts) + text[done:] if parts else text
+
+
+def _give_runs_spaces(text: str) -> str:
+    """`text` with a space (U+200B) in place of a letter every RUN_CHARS characters or fewer of each longer run."""
+    pieces: list[str] = []
+    done = 0
+    for cut in _run_cuts(text):
+        pieces += [text[done:cut], _BREAKER_SPACE]
+        done = cut + 1
+    return "".join(pieces) + text[done:] if pieces else text
+
+
 def breaker_text(text: str) -> str:
     """`text` as BlingFire is given it: in a text of `BREAKER_CHECK_CHARS` or more, the marks (punctuation and
-    symbols) of each line longer than `MARK_LINE_CHARS` that is more than a third marks made letters, and a space
-    (U+200B) put in place of a letter every `RUN_CHARS` characters or fewer of each longer run without a space;
-    the same length and the same spaces and lines (to `str.isspace`), so that spans into it are spans into `text`.
+    symbols) of each line longer than `MARK_LINE_CHARS` that is more than a third marks made letters, and those of
+    each longer stretch of marks and spaces (but at its edges); a space (U+200B) put in place of a letter every
+    `RUN_CHARS` characters or fewer of each longer run without a space; the same length and the same spaces and
+    lines (to `str.isspace`), so that spans into it are spans into `text`.
 
     Args:
         text: the text (or piece of text) to split.
     """
     if len(text) < BREAKER_CHECK_CHARS:
         return text
-    parts: list[str] = []
-    done = 0
-    for match in _LONG_LINE.finditer(text):
-        line = match.group()
-        masked, marks = _marks().subn("x", line)
-        if 3 * marks > len("".join(line.split())):  # (its non-space characters)
-            parts += [text[done:match.start()], masked]
-            done = match.end()
-    if parts:
-        text = "".join(parts) + text[done:]
-    cuts = _run_cuts(text)
-    if not cuts:
-        return text
-    pieces = []
-    done = 0
-    for cut in cuts:
-        pieces += [text[done:cut], _BREAKER_SPACE]
-        done = cut + 1
-    return "".join(pieces) + text[done:]
+    return _give_runs_spaces(_mask_mark_stretches(_mask_mark_lines(text)))
 
 
 def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
