@@ -146,8 +146,8 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
 # patterns, up to ~1,000 characters: in prose a few characters (English ~0.15 us a character, CJK ~0.1), but in a run
 # of marks, or of letters and marks without a space (`xx?xx?...`, `12&12&...`, dialogue run together), hundreds: up
 # to ~2.5 us a character, ~8 in a run of `)`.  It runs in the calling process, out of reach of the extraction time
-# limit (the 3 MB text of a page of "&amp;" took 20 s).  Two rules keep it near prose, in a text of
-# BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.5 s, and most pages are not looked at):
+# limit (the 3 MB text of a page of "&amp;" took 20 s).  These rules keep it near prose, in a text of
+# BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.8 s, and most pages are not looked at):
 # - a line (a hard sentence boundary) longer than MARK_LINE_CHARS of whose non-space characters more than a third
 #   are marks is no prose in any script: BlingFire is given its marks as letters (no break inside it then; it is
 #   cut as any overlong sentence is, at max_chars); so are those of a stretch of more than MARK_LINE_CHARS marks
@@ -156,8 +156,9 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
 # - a run of more than RUN_CHARS characters without a space is given to BlingFire with a space (U+200B, a space to
 #   BlingFire, none to str.isspace, so that spans and trimming are unchanged) every RUN_CHARS characters or
 #   fewer, in place of a letter or digit that has RUN_MARGIN letters or digits on each side (CJK prose: between
-#   letters, away from any mark a break is decided at), else of one after a letter or digit; a
-#   window with neither (marks only) is left as it is, for the first rule.  Prose of scripts that space their words
+#   letters, away from any mark a break is decided at), else of one after a letter or digit (BlingFire breaks after
+#   a mark, and a character after the space it starts a sentence with would be lost); a window with neither (marks
+#   only) is left as it is, for the first rule.  Prose of scripts that space their words
 #   has no such run; a CJK paragraph is one, and keeps its sentences (tests/test_sentences.py).
 MARK_LINE_CHARS = 100
 BREAKER_CHECK_CHARS = 100_000
@@ -223,8 +224,10 @@ def _mask_mark_lines(text: str) -> str:
 
 @functools.cache
 def _mark_stretch():
-    """A pattern of a stretch of more than MARK_LINE_CHARS marks and spaces (lines included)."""
-    return re.compile(r"%s\s]{%d,}" % (_marks().pattern[:-1], MARK_LINE_CHARS + 1))  # ([marks\s], one class)
+    """A pattern of a stretch of more than MARK_LINE_CHARS marks and spaces (lines included) from its first mark (re
+    then tries at each mark only, not at each space too: a fifth of the time on prose)."""
+    marks = _marks().pattern
+    return re.compile(r"%s%s\s]{%d,}" % (marks, marks[:-1], MARK_LINE_CHARS))
 
 
 def _mask_mark_stretches(text: str) -> str:
