@@ -118,9 +118,13 @@ def test_splitting_a_50_mb_page_takes_a_bounded_amount_of_memory():
 
 
 def _seconds_to_split(text: str) -> float:
-    start = time.perf_counter()
-    sentences.split_with_blocks(text)
-    return time.perf_counter() - start
+    """The best of three (a machine shared with other work slows one run now and then)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        sentences.split_with_blocks(text)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def test_a_text_of_punctuation_marks_splits_about_as_fast_as_prose():
