@@ -143,23 +143,23 @@ def block_ids(text: str, spans: list[tuple[int, int]]) -> list[int]:
 
 
 # BlingFire's lexer tries a match at every character, each running on while the text could still match one of its
-# patterns, up to ~1,000 characters: in prose a few characters (English ~0.15 us a character, CJK ~0.1), but in a run
-# of marks, or of letters and marks without a space (`xx?xx?...`, `12&12&...`, dialogue run together), hundreds: up
-# to ~2.5 us a character, ~8 in a run of `)`.  It runs in the calling process, out of reach of the extraction time
-# limit (the 3 MB text of a page of "&amp;" took 20 s).  These rules keep it near prose, in a text of
-# BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.8 s, and most pages are not looked at):
+# patterns, up to ~1,000 characters: in prose a few characters (~0.1 us of CPU a character, English or CJK), but in
+# a run of marks, or of letters and marks without a space (`xx?xx?...`, `12&12&...`, dialogue run together), and
+# on through spaces and line breaks between marks, hundreds: ~1 us a character, ~3 in short lines of `?`.  It runs
+# in the calling process, out of reach of the extraction time limit (the 3 MB text of a page of "&amp;" took 20 s).
+# These rules keep it near prose, in a text of BREAKER_CHECK_CHARS or more (a shorter one takes at most ~0.8 s, and
+# most pages are not looked at):
 # - a line (a hard sentence boundary) longer than MARK_LINE_CHARS of whose non-space characters more than a third
 #   are marks is no prose in any script: BlingFire is given its marks as letters (no break inside it then; it is
 #   cut as any overlong sentence is, at max_chars); so are those of a stretch of more than MARK_LINE_CHARS marks
-#   and spaces, across lines (BlingFire's patterns run on through spaces and line breaks between marks: short lines
-#   of `?` took ~9 us a character), but for its first and last STRETCH_EDGE characters, where prose ends or begins;
+#   and spaces, across lines, but for its first and last STRETCH_EDGE characters, where prose ends or begins;
 # - a run of more than RUN_CHARS characters without a space is given to BlingFire with a space (U+200B, a space to
 #   BlingFire, none to str.isspace, so that spans and trimming are unchanged) every RUN_CHARS characters or
 #   fewer, in place of a letter or digit that has RUN_MARGIN letters or digits on each side (CJK prose: between
 #   letters, away from any mark a break is decided at), else of one after a letter or digit (BlingFire breaks after
 #   a mark, and a character after the space it starts a sentence with would be lost); a window with neither (marks
-#   only) is left as it is, for the first rule.  Prose of scripts that space their words
-#   has no such run; a CJK paragraph is one, and keeps its sentences (tests/test_sentences.py).
+#   only) is left as it is, for the first rule.  Prose of scripts that space their words has no such run; a CJK
+#   paragraph is one, and keeps its sentences (tests/test_sentences.py).
 MARK_LINE_CHARS = 100
 BREAKER_CHECK_CHARS = 100_000
 RUN_CHARS = 64
