@@ -189,6 +189,38 @@ def test_an_oversized_chunked_body_without_length_is_refused_too(server):
     assert "too large" in json.loads(response.read())["error"]
 
 
+def test_the_rest_of_a_refused_body_is_not_read_the_answer_is_followed_by_the_connections_end(server):
+    # a client announces 100 GB and sends on after its 413; uvicorn read on for as long as it came (6.8 GB
+    # and 15 s of the server's CPU in 30 s), then answered a second time on the connection: a 408
+    import threading
+
+    host, port = server.removeprefix("http://").split(":")
+    client = socket.create_connection((host, int(port)), timeout=30)
+    client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: 100000000000\r\n\r\n")
+    received = bytearray()
+
+    def read() -> None:
+        with contextlib.suppress(OSError):
+            while block := client.recv(65536):
+                received.extend(block)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    started, sent = time.monotonic(), 0
+    with pytest.raises(OSError):  # (a broken pipe, or reset: the server has stopped reading)
+        while time.monotonic() - started < 20:
+            client.sendall(b"x" * 65536)
+            sent += 65536
+    stopped = time.monotonic() - started
+    reader.join(timeout=30)
+    client.close()
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 ") and json.loads(body)["limit"] == "--max-bytes"  # one answer, whole
+    assert stopped < 10, f"the server read on for {stopped:.1f} s ({sent:,} bytes)"
+    assert get(server + "/api/models")[0] == 200
+
+
 @pytest.mark.parametrize("body, message", [
     (b'{"text": "unterminated', "malformed JSON"),
     (b"\xff\xfe not utf-8", "malformed JSON"),
