@@ -498,6 +498,47 @@ def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit(
         stop_server(process)
 
 
+def test_bodies_arriving_at_once_are_bounded_past_it_a_request_is_refused_503_at_once():
+    # bodies are read before they take a place (above), so nothing bounded how many arrive at once: 400
+    # clients that sent 2 MB of a body each and waited held 1 GB of the server (1000: 1.9 GB), until their
+    # 408s.  Now the server holds at most 2 x (--workers + --queue) x --max-bytes of bodies: 4 x 100,000
+    # bytes here; four clients that sent 99,000 bytes of theirs fill it, and a fifth is answered 503 at once
+    process, url = start_server(["--workers", "1", "--queue", "1", "--max-bytes", "100000", "--body-timeout", "20"])
+    port = int(url.rsplit(":", 1)[1])
+
+    def upload(sent: int) -> socket.socket:
+        client = socket.create_connection(("127.0.0.1", port), timeout=30)
+        client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: 100000\r\n\r\n" + b" " * sent)
+        return client
+
+    held = []
+    try:
+        for _ in range(4):
+            held.append(upload(99_000))
+            time.sleep(0.2)
+        started = time.monotonic()
+        refused = upload(99_000)
+        answer = b""
+        while block := refused.recv(65536):  # (the answer, then the connection's end)
+            answer += block
+        refused.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ") and time.monotonic() - started < 10, head
+        assert re.search(rb"retry-after: \d+", head.lower()) and "400,000 bytes" in json.loads(body)["error"]
+        for client in held:  # (gone: their bodies are given back)
+            client.close()
+        time.sleep(0.5)
+        status, data, _ = post(url, {"text": "The council met. It approved the budget."})
+        assert status == 200 and data["sentences"]
+    finally:
+        for client in held:
+            client.close()
+        stop_server(process)
+    output = process.stdout.read()  # a client that left mid-body was an uncaught error, its traceback logged
+    assert "Traceback" not in output and "Exception in ASGI application" not in output, output[-2000:]
+
+
 def test_request_headers_too_have_a_time_limit_and_an_unparsable_request_gets_a_json_400():
     # uvicorn's own handling, below the app: a connection that sent nothing, or part of its headers,
     # was held for ever (enough of them take every file descriptor), and a request it could not

@@ -53,7 +53,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -279,16 +279,52 @@ class ScoringQueue:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def _read_body(request: Request, max_bytes: int, timeout: float | None = None) -> bytes:
-    """The request's body: 413 past `max_bytes`, 408 when it has not all arrived within `timeout` seconds."""
+class BodyBudget:
+    """The bytes of request bodies the server holds at once: those arriving, and those read whose request
+    waits for a scoring thread or is being scored.  `hold` counts a request's body as it arrives and gives
+    it back when the request ends; a body that would take the total past `limit` is refused with 503 at once.
+
+    Without it nothing bounded the bodies arriving at once (each waits up to --body-timeout, holding no place
+    in the queue): 400 clients that each sent 2 MB of a body and waited held 1 GB of the server's memory.
+    Only the event loop uses it (no lock).
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+
+    @contextlib.contextmanager
+    def hold(self):
+        taken = 0
+
+        def take(n: int) -> None:
+            nonlocal taken
+            if self.held + n > self.limit:
+                raise ApiError(503, f"busy: the request bodies arriving or waiting to be scored fill the "
+                                    f"{self.limit:,} bytes the server holds at once (2 x (--workers + --queue) x "
+                                    f"--max-bytes); try again in a moment")
+            self.held += n
+            taken += n
+
+        try:
+            yield take
+        finally:
+            self.held -= taken
+
+
+async def _read_body(request: Request, max_bytes: int, timeout: float | None = None, take=None) -> bytes:
+    """The request's body: 413 past `max_bytes`, 408 when it has not all arrived within `timeout` seconds;
+    each chunk is counted by `take` (`BodyBudget.hold`) as it arrives."""
     try:
-        return await asyncio.wait_for(_receive_body(request, max_bytes), timeout or None)
+        return await asyncio.wait_for(_receive_body(request, max_bytes, take), timeout or None)
     except asyncio.TimeoutError:
         raise ApiError(408, f"the request body did not arrive within {timeout:g} s (the server's "
                             f"--body-timeout)", limit="--body-timeout") from None
+    except ClientDisconnect:  # (an answer to no one; it was an uncaught error, a traceback in the server's log)
+        raise ApiError(400, "the client went away before its request body had all arrived") from None
 
 
-async def _receive_body(request: Request, max_bytes: int) -> bytes:
+async def _receive_body(request: Request, max_bytes: int, take=None) -> bytes:
     too_large = ApiError(413, f"request body too large: the limit is {max_bytes:,} bytes "
                               f"(start the server with a larger --max-bytes to raise it)", limit="--max-bytes")
     length = request.headers.get("content-length")
@@ -299,9 +335,11 @@ async def _receive_body(request: Request, max_bytes: int) -> bytes:
             raise too_large
     body = bytearray()
     async for chunk in request.stream():  # chunked uploads are counted as they arrive
-        body += chunk
-        if len(body) > max_bytes:
+        if len(body) + len(chunk) > max_bytes:
             raise too_large
+        if take is not None:
+            take(len(chunk))
+        body += chunk
     return bytes(body)
 
 
@@ -466,6 +504,14 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     if warm_up:
         extractors[extractor].warm_up()
     scoring = ScoringQueue(workers, queue)
+    # (a body for each place in the queue, and as many arriving: the bodies held are bounded, not their senders)
+    bodies = BodyBudget(2 * scoring.capacity * max_bytes)
+
+    def refusal(exc: ApiError) -> Response:
+        response = api_error_response(exc)
+        if exc.status == 503:  # (busy: a retry may succeed, after about this long)
+            response.headers["Retry-After"] = str(scoring.retry_after())
+        return response
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
@@ -482,26 +528,28 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
             if content_type != "application/octet-stream":
                 raise ApiError(415, "send the file's bytes as Content-Type: application/octet-stream")
-            raw = await _read_body(request, max_bytes, body_timeout)
-            refuse_binary(raw, "the file")
-            text, charset = decode_html(raw)
-            return JSONResponse({"text": text, "charset": charset})
+            with bodies.hold() as take:
+                raw = await _read_body(request, max_bytes, body_timeout, take)
+                refuse_binary(raw, "the file")
+                text, charset = decode_html(raw)
+                return JSONResponse({"text": text, "charset": charset})
         except ApiError as exc:
-            return api_error_response(exc)
+            return refusal(exc)
 
     async def api_score(request: Request) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             return error_response(415, "send the request as Content-Type: application/json")
         try:
-            body = await _read_body(request, max_bytes, body_timeout)  # (before it takes a place)
+            with bodies.hold() as take:  # (given back when the request ends: its body is freed then)
+                return await score(await _read_body(request, max_bytes, body_timeout, take))  # (before a place)
         except ApiError as exc:
-            return api_error_response(exc)
+            return refusal(exc)
+
+    async def score(body: bytes) -> Response:
         if not scoring.admit():  # full: refused at once
-            response = error_response(503, f"busy: {scoring.capacity} requests are being scored or waiting; "
-                                           f"try again in a moment")
-            response.headers["Retry-After"] = str(scoring.retry_after())
-            return response
+            raise ApiError(503, f"busy: {scoring.capacity} requests are being scored or waiting; try again in a "
+                                f"moment")
 
         def work() -> bytes:  # all of the CPU work, JSON both ways included, off the event loop
             query = _parse_request(body)
@@ -529,10 +577,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                     raise ApiError(422, f"could not extract text from the HTML: {exc}") from exc
             return score_answer(scorer, text, query["threshold"], input_empty)
 
-        try:  # (the place is given back when the work ends, not before, even if the client has gone)
-            return Response(await scoring.submit(work), media_type="application/json")
-        except ApiError as exc:
-            return api_error_response(exc)
+        # (the place is given back when the work ends, not before, even if the client has gone)
+        return Response(await scoring.submit(work), media_type="application/json")
 
     routes = [
         Route("/", index),
