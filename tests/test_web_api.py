@@ -620,6 +620,36 @@ def test_a_client_that_reads_nothing_of_its_answer_is_disconnected_and_a_slow_re
         stop_server(process)
 
 
+def test_stopped_it_waits_for_a_slow_reader_no_longer_than_the_body_time_limit():
+    # SIGTERM (or Ctrl+C) let the answers under way finish: a client that read its 80 MB answer a little at a
+    # time kept the server running for as long as it read (40 minutes at 32 kB/s); now --body-timeout at most
+    import signal
+
+    process, url = start_server(["--body-timeout", "2"])
+    port = int(url.rsplit(":", 1)[1])
+    body = json.dumps({"text": "a\n" * 300_000}).encode()  # a 35 MB answer
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    client.settimeout(60)
+    try:
+        client.connect(("127.0.0.1", port))
+        client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        received = len(client.recv(65536))  # the answer has begun
+        process.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        with contextlib.suppress(OSError):
+            while process.poll() is None and time.monotonic() - stopped < 30:
+                received += len(client.recv(4096))  # a little at a time: never stalled
+                time.sleep(0.05)
+        waited = time.monotonic() - stopped
+        assert process.poll() is not None and waited < 10, f"still serving {waited:.0f} s after SIGTERM"
+        assert received < len(body)  # (stopped before the answer was read)
+    finally:
+        client.close()
+        stop_server(process)
+
+
 def peak_memory_mb(process: subprocess.Popen) -> int:
     """The highest resident memory the process has held so far (VmHWM), in MiB."""
     status = Path(f"/proc/{process.pid}/status").read_text()
