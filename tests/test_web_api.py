@@ -676,6 +676,43 @@ def test_stopped_it_waits_for_a_slow_reader_no_longer_than_the_body_time_limit()
         stop_server(process)
 
 
+def test_answers_waiting_for_slow_readers_are_bounded_the_longest_waiting_is_ended():
+    # eight clients that posted 2 MB of one-letter lines each and read their 80 MB answers at 4 kB a second
+    # (progress enough for the limit above) held the server at 1.2 GB for the hours it would take; sixteen
+    # at 1.24 GB still 55 s in, now 0.89 GB.  The answers waiting are held up to 128 x --max-bytes in all:
+    # past it the connection whose answer has waited longest is ended
+    process, url = start_server(["--max-bytes", "1000000", "--queue", "4"])  # 128 MB of answers waiting
+    port = int(url.rsplit(":", 1)[1])
+    body = json.dumps({"text": "a\n" * 330_000}).encode()  # a 39 MB answer
+
+    def ask() -> socket.socket:
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.settimeout(60)
+        client.connect(("127.0.0.1", port))
+        client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        assert client.recv(16).startswith(b"HTTP/1.1 200")  # (its answer waits in the server)
+        return client
+
+    def rest(client: socket.socket) -> int:
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while block := client.recv(1 << 20):
+                received += len(block)
+        client.close()
+        return received
+
+    try:
+        clients = [ask() for _ in range(5)]  # reading nothing more, for now
+        received = [rest(client) for client in clients]
+    finally:
+        stop_server(process)
+    whole = received[-1]
+    assert whole > 38_000_000  # the newest answer, whole
+    assert received[0] < whole / 2 and received[1] < whole / 2, received  # the two that waited longest: ended
+
+
 def peak_memory_mb(process: subprocess.Popen) -> int:
     """The highest resident memory the process has held so far (VmHWM), in MiB."""
     status = Path(f"/proc/{process.pid}/status").read_text()

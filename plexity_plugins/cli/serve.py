@@ -121,7 +121,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     # (stopped, it waits for the answers under way for --body-timeout at most: a client that read its answer
     # slowly kept it running for as long as it read, 40 minutes for 80 MB at 32 kB/s)
     config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
-                            access_log=args.verbose, server_header=False, http=protocol_class(args.body_timeout),
+                            access_log=args.verbose, server_header=False,
+                            http=protocol_class(args.body_timeout, args.max_bytes),
                             timeout_graceful_shutdown=args.body_timeout or None, backlog=LISTEN_BACKLOG)
     server = uvicorn.Server(config)
     try:  # as uvicorn.run does, on our socket

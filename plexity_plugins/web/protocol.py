@@ -16,6 +16,10 @@ gives the protocol `plexity serve` runs uvicorn with:
   (writing paused), a client that has taken none of it for ``header_timeout`` seconds is
   disconnected.  (Five clients that posted 2 MB of one-letter lines and read nothing held their
   77 MB answers, 630 MB, for as long as they stayed connected.)
+- the answers waiting for slow readers are bounded together: past ``answers_held`` bytes in all, the
+  connection whose answer has waited longest is ended (never the newest: one answer, however large, is
+  sent).  Eight clients that each posted 2 MB of one-letter lines and then read 4 kB a second (progress
+  enough for the limit above) held the server at 1.2 GB, for the hours their reading would have taken;
 - a request answered before its body was read to the end (413, 408, 415, a 404) is not read on:
   the answer is followed by the end of the connection, and what the client goes on sending is
   thrown away unparsed for at most `LINGER_SECONDS` (time to read the answer before the socket is
@@ -33,6 +37,9 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 REASONS = {400: b"Bad Request", 408: b"Request Timeout"}
+# the largest answer is ~40 times its body (2 MB of one-letter lines, 80 MB of sentences): answers waiting
+# for slow readers may hold about three of those, in all
+ANSWERS_HELD_PER_BODY_BYTE = 128
 LINGER_SECONDS = 2.0  # a refused body's sender is given this long to read its answer (as nginx's lingering close)
 
 
@@ -49,9 +56,13 @@ def _unsent(transport) -> int:
         return 0
 
 
-def protocol_class(header_timeout: float | None) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with JSON answers to unparsable requests, and a time limit on headers
-    and on a client that reads nothing of its answer (None or 0: none); for ``uvicorn.Config(http=...)``."""
+def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with JSON answers to unparsable requests, a time limit on headers
+    and on a client that reads nothing of its answer (None or 0: none), and a bound on the answers
+    waiting for slow readers (`ANSWERS_HELD_PER_BODY_BYTE` times ``max_bytes``, the largest body);
+    for ``uvicorn.Config(http=...)``."""
+    answers_held = ANSWERS_HELD_PER_BODY_BYTE * max_bytes
+    waiting: dict = {}  # connections whose answer waits for their client, longest waiting first
 
     class JSONH11Protocol(H11Protocol):
         _deadline = None  # the headers' time limit, while it runs
@@ -64,6 +75,7 @@ def protocol_class(header_timeout: float | None) -> type[H11Protocol]:
             self._arm()
 
         def connection_lost(self, exc) -> None:
+            waiting.pop(self, None)
             self._disarm()
             if self._stalled is not None:
                 self._stalled.cancel()
@@ -97,10 +109,23 @@ def protocol_class(header_timeout: float | None) -> type[H11Protocol]:
 
         def pause_writing(self) -> None:  # (the transport's buffer is over its high-water mark)
             super().pause_writing()
+            waiting[self] = True
+            self._shed()
             if header_timeout and self._stalled is None:
                 self._watch_reading(None)
 
+        def _shed(self) -> None:
+            """End the connections whose answers have waited longest while all of them are past `answers_held`."""
+            held = sum(connection.transport.get_write_buffer_size() for connection in waiting)
+            for connection in list(waiting):
+                if held <= answers_held or connection is self:
+                    break
+                held -= connection.transport.get_write_buffer_size()
+                waiting.pop(connection, None)
+                connection.transport.abort()
+
         def resume_writing(self) -> None:
+            waiting.pop(self, None)
             super().resume_writing()
             if self._stalled is not None:
                 self._stalled.cancel()
