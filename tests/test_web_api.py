@@ -465,6 +465,41 @@ def test_a_burst_of_large_requests_leaves_the_model_list_responsive_and_an_over_
     assert events[:last_scored].count("models") >= 3, events
 
 
+def test_files_are_decoded_off_the_event_loop_so_the_model_list_answers_meanwhile():
+    # a 2 MB Latin-1 file takes half a second to decode; /api/decode did it on the event loop, where every other
+    # request waited for it: while ten were decoded, GET /api/models took 1.4 s (median), 2.8 s at most
+    import statistics
+    import threading
+
+    process, url = start_server([])
+    latin = (b"caf\xe9 " * 400_000)[:2_000_000]
+
+    def decode(times: list[float]) -> None:
+        started = time.monotonic()
+        request = urllib.request.Request(url + "/api/decode", data=latin, method="POST",
+                                         headers={"Content-Type": "application/octet-stream"})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            assert json.loads(response.read())["charset"] == "cp1252"
+        times.append(time.monotonic() - started)
+
+    try:
+        alone: list[float] = []
+        decode(alone)
+        threads = [threading.Thread(target=decode, args=([],)) for _ in range(10)]
+        for thread in threads:
+            thread.start()
+        waits = []
+        while any(thread.is_alive() for thread in threads):
+            started = time.monotonic()
+            assert get(url + "/api/models")[0] == 200
+            waits.append(time.monotonic() - started)
+        for thread in threads:
+            thread.join()
+    finally:
+        stop_server(process)
+    assert statistics.median(waits) < alone[0], (waits, alone)
+
+
 def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit():
     # one scoring thread and one place in the queue; ten clients that send a byte of their
     # body and then nothing (a byte every few seconds, at best): before, they held every place
