@@ -32,7 +32,9 @@ and then hold no place.  Scoring (reading the JSON, extraction, scoring, writing
 JSON) runs in a pool of its own (`ScoringQueue`: ``workers`` threads, at most ``queue``
 requests waiting), never on the event loop and never in the thread pool the other routes use; a
 request that finds the queue full is answered at once with 503 and ``Retry-After``.  So
-``GET /api/models`` and the page answer while a burst of large requests is scored.
+``GET /api/models`` and the page answer while a burst of large requests is scored.  Decoding a
+file (POST /api/decode) runs in that pool too.  The bodies held at once, arriving or waiting, are
+bounded (`BodyBudget`: 503 past it), and so are the answers waiting for slow readers (`protocol`).
 """
 
 from __future__ import annotations
