@@ -183,6 +183,54 @@ def test_what_a_footer_or_a_dialog_holds_is_not_the_text_unless_the_page_has_no_
             [True, True, False, True]
 
 
+# A first-day user's page: a few paragraphs in a <body>, nothing else.
+NOTE = ["The first paragraph of a small page says something plain about the weather today.",
+        "The second paragraph goes on about the garden, the roses and the long summer evenings we had."]
+SHORT_NOTES = ["Rain is expected this week, so bring a coat to town.",
+               "Tickets for the spring concert go on sale on Monday at the front desk.",
+               "The bridge will be closed for repairs until the end of the month."]
+
+
+def paragraphs(*texts: str, head: str = "") -> str:
+    return f"<html><head>{head}</head><body>" + "".join(f"<p>{t}</p>" for t in texts) + "</body></html>"
+
+
+def test_a_page_of_nothing_but_prose_keeps_all_its_text(tmp_path):
+    # (the forest reads a block beside the page's others: of two paragraphs, the smaller lies
+    # outside the region holding most of the prose, and scored as a teaser does, under 0.5)
+    pages = [paragraphs(*NOTE), paragraphs(*NOTE, head="<title>Club news</title>"),
+             paragraphs(*NOTE).replace("<body>", "<body><h1>A note from the club</h1>"),
+             *(paragraphs(note) for note in SHORT_NOTES), paragraphs(*SHORT_NOTES[:2])]
+    for html in pages:
+        texts, rows, _ = learned.read_page(html)
+        assert learned.all_prose(lambda index: learned.column(rows, index)), html
+        assert learned.html_to_text_learned(html).splitlines() == texts, html
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "note.html").write_text(pages[0])
+    done = run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"), "-q")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "note.html.txt").read_text().splitlines() == NOTE
+
+
+def test_any_evidence_of_boilerplate_leaves_the_page_to_the_forest():
+    def prose(html: str) -> bool:
+        texts, rows, _ = learned.read_page(html)
+        return learned.all_prose(lambda index: learned.column(rows, index))
+
+    assert prose(paragraphs(*NOTE))
+    note = NOTE[0]
+    for other in ([f"{note[:20]}<a href='/more'>{note[20:]}</a>"],  # a link
+                  [note, NOTE[1], note],  # a text said twice (a repeated line)
+                  ["Posted on 3 May 2024"],  # a block that holds no sentence's end (a dateline, a credit)
+                  [f"<button>{note}</button>"]):  # a control
+        assert not prose(paragraphs(*NOTE, *other)), other
+    for part in ("nav", "aside", "header", "footer", "form", "noscript", "dialog open", "ul><li", "table><tr><td"):
+        assert not prose(paragraphs(*NOTE).replace("</body>", f"<{part}><p>{note}</p></body>")), part
+    assert not prose(paragraphs(note).replace("<p>", "<p hidden>"))
+    # a page of headings alone (an error page: "404 Not Found") holds no prose: the forest decides
+    assert not prose("<html><body><h1>404 Not Found</h1></body></html>")
+
+
 def test_headings_stay_where_dropping_them_would_leave_too_little_text():
     levels, probabilities, top_group = [1, 0, 2, 0], [0.9, 0.9, 0.9, 0.1], [False] * 4
     sections = (levels, [3] * 4)

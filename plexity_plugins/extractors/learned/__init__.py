@@ -23,22 +23,28 @@ How a page is read (`html_to_text_learned`):
    blocks it is confident of (a paragraph scored 0.4 between two kept ones).  (A reader may
    instead give each page its own threshold, `page_threshold`; the build compares both and ships
    the second look.)
-5. **What a footer holds is not the text** (`choose`): a block inside a ``<footer>`` (or an
+5. **A page of nothing but prose is all text** (`choose`, `all_prose`): where no block holds a
+   link or a text said twice, none is in a part HTML declares (navigation, aside, header,
+   footer, form, control, dialog, hidden or noscript content) or in a list or a table, and every
+   block is a heading or holds a sentence's end (one at least not a heading), every block is
+   kept: the trees judge a block beside the page's others, and of a page of two paragraphs they
+   score the smaller as a teaser outside the page's prose.
+6. **What a footer holds is not the text** (`choose`): a block inside a ``<footer>`` (or an
    ARIA ``contentinfo``) is not kept, as HTML declares a footer to hold what is about its section
    (its author, its copyright, related links), unless the page would then hold fewer than
    `MIN_WORDS` words.
-6. **A heading goes with its section** (`choose`, `headings_follow_sections`): a kept heading
+7. **A heading goes with its section** (`choose`, `headings_follow_sections`): a kept heading
    (``<h1>`` to ``<h6>``) whose section's blocks are all dropped is dropped too ("Related
    articles" over a dropped list of links, "Leave a comment" over a dropped form), and a dropped
    heading whose section's blocks are all kept is kept (the title of a part of the text), unless
    the page would then hold fewer than `MIN_WORDS` words.  A section runs from the heading up to
    the next heading of its rank or higher, and no further than the end of the heading's
    block-level parent, or of its grandparent where the parent holds only the heading.
-7. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+8. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
    one by one).
-8. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
+9. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
    fewer than `MIN_WORDS` words and the page's JSON-LD declares an ``articleBody`` or ``text`` of
    at least as many, that text follows them (a news page rendered by its scripts shows its
    article only there).  A page where nothing is kept then is text-less to the forest (an error
@@ -71,9 +77,9 @@ FOREST_PATH = Path(__file__).with_name("forest.json")
 CARD_PATH = Path(__file__).with_name("card.json")
 MIN_WORDS = 50
 
-__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "choose", "choose_from_rows", "declared_text",
-           "heading_sections", "headings_follow_sections", "html_to_text_learned", "load_forest", "or_declared",
-           "read_page", "set_apart"]
+__all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "all_prose", "choose", "choose_from_rows",
+           "declared_text", "heading_sections", "headings_follow_sections", "html_to_text_learned", "load_forest",
+           "or_declared", "read_page", "set_apart"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -121,6 +127,15 @@ TOP_GROUP = FEATURES.index("in_top_group")
 TAG = FEATURES.index("tag")
 FOOTER = FEATURES.index("anc_footer")  # (inside a <footer> or an ARIA contentinfo)
 DIALOG = FEATURES.index("anc_dialog")  # (inside a <dialog> or an ARIA dialog or alertdialog)
+# What marks a block as not the page's text, or as a part of a page built of parts (`all_prose`):
+# links, a repeated text, the parts HTML declares (navigation, asides, headers, footers, forms,
+# controls, dialogs, hidden and noscript content) and lists and tables of items.
+_LINKS = tuple(FEATURES.index(name) for name in ("links", "link_share", "in_link"))
+_REPEATS = FEATURES.index("repeats")
+_PARTS = tuple(FEATURES.index(f"anc_{name}") for name in (
+    "nav", "aside", "header", "footer", "form", "control", "dialog", "hidden", "noscript", "li", "dl", "cell",
+    "table")) + (FEATURES.index("in_control"),)
+_SENTENCE = FEATURES.index("ends_sentence")  # (the block holds a sentence's end)
 _HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
 
 
@@ -174,10 +189,26 @@ def set_apart(footer: list[float], dialog: list[float]) -> list[bool]:
     return [f > 0 or d > 0 for f, d in zip(footer, dialog)]
 
 
+def all_prose(column_of) -> bool:
+    """Whether a page is nothing but prose, from its blocks' `FEATURES` (`column_of(index)`: one
+    feature of every block): no block holds a link or a text said twice on the page, none is in a
+    part HTML declares (navigation, aside, header, footer, form, control, dialog, hidden,
+    noscript) or in a list or a table, every block is a heading or holds a sentence's end, and
+    one at least is not a heading.  Such a page holds no evidence of anything but its text."""
+    # (the links first: most pages have one, and one column read answers; these columns are never NaN)
+    if any(max(column_of(index), default=0) > 0 for index in _LINKS + _PARTS):
+        return False
+    if max(column_of(_REPEATS), default=0) > 1:
+        return False
+    headings = [int(tag) in _HEADING_RANKS for tag in column_of(TAG)]
+    return not all(headings) and all(h or s > 0 for h, s in zip(headings, column_of(_SENTENCE)))
+
+
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
            added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None,
-           apart: list[bool] | None = None) -> list[bool]:
-    """Which blocks are the page's text: those at or above `threshold`, and those the second look
+           apart: list[bool] | None = None, prose: bool = False) -> list[bool]:
+    """Which blocks are the page's text: every block where the page is `prose` (`all_prose`: it
+    holds nothing but its text); else those at or above `threshold`, and those the second look
     `added`, less those `apart` (`set_apart`: in a footer or a dialog), and with each heading as
     its section is (`headings_follow_sections` over the blocks' `heading_sections`), each step
     unless it leaves fewer than `MIN_WORDS` words; where they hold fewer than `MIN_WORDS` words,
@@ -185,6 +216,11 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     def enough(keep: list[bool]) -> bool:
         return sum(compress(words, keep)) >= MIN_WORDS
 
+    if prose:
+        # (the forest judges a block beside the page's others: on a page of two paragraphs the
+        # smallest element holding half of the prose is the larger one, and the other, outside
+        # it, scores as a teaser would)
+        return [True] * len(probabilities)
     keep = [p >= threshold for p in probabilities]
     if added is not None:
         keep = [k or a for k, a in zip(keep, added)]
@@ -207,7 +243,8 @@ def choose_from_rows(probabilities: list[float], threshold: float, words: list[i
     `column_of(index)` is one feature of every block (the rows of the extractor and of training
     are stored differently), `ends` each heading's section bound (`reading.section_ends`)."""
     return choose(probabilities, threshold, words, [t > 0 for t in column_of(TOP_GROUP)], added,
-                  heading_sections(column_of(TAG), ends), set_apart(column_of(FOOTER), column_of(DIALOG)))
+                  heading_sections(column_of(TAG), ends), set_apart(column_of(FOOTER), column_of(DIALOG)),
+                  all_prose(column_of))
 
 
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
