@@ -88,9 +88,11 @@ def test_a_text_without_markup_among_pages_is_counted_and_the_pages_are_extracte
     docs = [Document(text=page, id=f"page{i}") for i in range(3)] + [Document(text=ENGLISH, id="text")]
     step = LearnedExtractor()
     out = list(step.run(docs))
-    assert [d.id for d in out] == ["page0", "page1", "page2"]  # (the text, as before, gives no page's text)
+    # (read as a page of one paragraph, nothing but prose, the text is kept, its lines joined)
+    assert [d.id for d in out] == ["page0", "page1", "page2", "text"]
+    assert out[-1].text == " ".join(ENGLISH.split("\n")).strip()
     assert step.stats["no_markup"].total == 1
-    assert step.stats["dropped_no_text_extracted"].total == 1
+    assert step.stats["dropped_no_text_extracted"].total == 0
 
 
 def test_text_with_a_stray_angle_bracket_is_not_taken_for_markup_and_a_tag_anywhere_is():
@@ -240,14 +242,18 @@ def test_scrapy_text_without_markup_given_as_html_is_counted_and_said_once_namin
     pipeline = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_THREADS": 0}))
     pipeline.open_spider()
     try:
+        # (read as a page of one paragraph, nothing but prose, the learned reader keeps it, its lines
+        # joined; notes that are not prose, a list of lines, it finds nothing of)
         for n in range(2):
-            with pytest.raises(DropItem, match="no_text_extracted"):
-                asyncio.run(pipeline.process_item({"url": f"http://t/notes{n}.txt", "html": ENGLISH}))
+            item = asyncio.run(pipeline.process_item({"url": f"http://t/notes{n}.txt", "html": ENGLISH}))
+            assert item["text"] == " ".join(ENGLISH.split("\n")).strip()
+        with pytest.raises(DropItem, match="no_text_extracted"):
+            asyncio.run(pipeline.process_item({"url": "http://t/list.txt", "html": "Home\nAbout us\nContact\n"}))
         page = {"url": "http://t/page", "html": f"<html><body><p>{ENGLISH}</p></body></html>"}
         assert asyncio.run(pipeline.process_item(page))["text"]
         assert asyncio.run(pipeline.process_item({"url": "http://t/bytes", "html": page["html"].encode()}))["text"]
         stats = pipeline.stats.get_stats()
-        assert stats["plexity/items_no_markup"] == 2 and stats["plexity/items_cleaned"] == 2
+        assert stats["plexity/items_no_markup"] == 3 and stats["plexity/items_cleaned"] == 4
         said = [r.getMessage() for r in caplog.records if "no HTML markup" in r.getMessage()]
         assert said == ["plexity: http://t/notes0.txt: 'html' (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
                         "PLEXITY_INPUT_FORMAT is 'html': the extractor finds little or nothing of it; if the spider "
