@@ -81,7 +81,8 @@ def test_a_datatrove_extractor_step_imports_its_extractor_only_in_its_child():
     modules = imported_after("from datatrove.data import Document\n"
                              "from plexity_plugins.datatrove import LearnedExtractor\n"
                              "page = ('<html><body><article><p>The council approved the budget for the new library '\n"
-                             "        'on Tuesday, and the building will open in the spring.</p></article></body></html>')\n"
+                             "        'on Tuesday, and the building will open in the spring.</p>'\n"
+                             "        '</article></body></html>')\n"
                              "done = list(LearnedExtractor().run(iter([Document(text=page, id='1')])))\n"
                              "assert 'council approved' in done[0].text", whole=True)
     assert modules & {*LEARNED_READER, "lxml", "plexity_plugins.extractors.trafilatura"} == set()
