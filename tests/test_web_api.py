@@ -221,6 +221,27 @@ def test_the_rest_of_a_refused_body_is_not_read_the_answer_is_followed_by_the_co
     assert get(server + "/api/models")[0] == 200
 
 
+def test_a_client_still_sending_a_refused_body_reads_its_whole_answer(server):
+    # the rest of a refused body is read and thrown away while it comes (a connection closed with bytes
+    # unread is reset, and the reset can take the answer from the client): it was read for 2 s in all, so a
+    # client sending on for longer (a slow network, a loaded machine: CI's urllib client of a 3 MB body) met
+    # a reset, not its 413; now until the client has been silent 2 s (or has sent 64 MiB, or after 30 s)
+    host, port = server.removeprefix("http://").split(":")
+    client = socket.create_connection((host, int(port)), timeout=30)
+    size = 3 * MAX_BYTES
+    client.sendall(b"POST /api/score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\n\r\n" % size)
+    for _ in range(30):  # over 3 s
+        client.sendall(b"x" * (size // 30))
+        time.sleep(0.1)
+    received = bytearray()
+    while block := client.recv(65536):
+        received.extend(block)
+    client.close()
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 ") and json.loads(body)["limit"] == "--max-bytes"
+
+
 @pytest.mark.parametrize("body, message", [
     (b'{"text": "unterminated', "malformed JSON"),
     (b"\xff\xfe not utf-8", "malformed JSON"),

@@ -40,7 +40,12 @@ REASONS = {400: b"Bad Request", 408: b"Request Timeout"}
 # the largest answer is ~40 times its body (2 MB of one-letter lines, 80 MB of sentences): answers waiting
 # for slow readers may hold about three of those, in all
 ANSWERS_HELD_PER_BODY_BYTE = 128
-LINGER_SECONDS = 2.0  # a refused body's sender is given this long to read its answer (as nginx's lingering close)
+# a refused body's sender is read on (and what it sends thrown away) until it has been silent LINGER_SECONDS,
+# sent LINGER_BYTES (or twice the largest body) or LINGER_MOST_SECONDS passed, as nginx's lingering close: a
+# connection closed with bytes unread is reset, and a reset can take the answer from a client still sending
+LINGER_SECONDS = 2.0
+LINGER_MOST_SECONDS = 30.0
+LINGER_BYTES = 64 * 2**20
 
 
 def _unsent(transport) -> int:
@@ -62,6 +67,7 @@ def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Prot
     waiting for slow readers (`ANSWERS_HELD_PER_BODY_BYTE` times ``max_bytes``, the largest body);
     for ``uvicorn.Config(http=...)``."""
     answers_held = ANSWERS_HELD_PER_BODY_BYTE * max_bytes
+    linger_bytes = max(LINGER_BYTES, 2 * max_bytes)
     waiting: dict = {}  # connections whose answer waits for their client, longest waiting first
 
     class JSONH11Protocol(H11Protocol):
@@ -69,6 +75,9 @@ def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Prot
         _received = False  # bytes of the next request have arrived
         _stalled = None  # the next look at a paused answer's progress (`_watch_reading`)
         _lingering = False  # answered, the connection ending: what arrives is thrown away
+        _thrown = 0  # bytes thrown away meanwhile
+        _last_arrival = 0.0  # when the last of them arrived
+        _linger_end = 0.0  # the latest the connection is closed
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -84,6 +93,10 @@ def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Prot
 
         def data_received(self, data: bytes) -> None:
             if self._lingering:
+                self._thrown += len(data)
+                self._last_arrival = self.loop.time()
+                if self._thrown > linger_bytes:
+                    self.transport.close()
                 return
             waiting = self.cycle is None or self.cycle.response_complete  # (no request being answered)
             if waiting:
@@ -105,7 +118,19 @@ def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Prot
             self._disarm()
             self.transport.write_eof()  # the answer, then the end: the client stops sending once it reads it
             self.flow.resume_reading()  # (kept reading, so that the client can send on and then read)
-            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+            self._last_arrival = self.loop.time()
+            self._linger_end = self._last_arrival + LINGER_MOST_SECONDS
+            self.loop.call_later(LINGER_SECONDS, self._end_lingering)
+
+        def _end_lingering(self) -> None:
+            """Close once the client has been silent `LINGER_SECONDS` or at `_linger_end`; else look again."""
+            if self.transport.is_closing():
+                return
+            close_at = min(self._last_arrival + LINGER_SECONDS, self._linger_end)
+            if self.loop.time() >= close_at:
+                self.transport.close()
+            else:
+                self.loop.call_at(close_at, self._end_lingering)
 
         def pause_writing(self) -> None:  # (the transport's buffer is over its high-water mark)
             super().pause_writing()
