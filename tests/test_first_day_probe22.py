@@ -548,4 +548,5 @@ def test_ctrl_c_in_plexity_clean_is_one_line_without_the_extraction_processs_tra
             os.killpg(run.pid, signal.SIGKILL)
     assert run.returncode == 130 and "Traceback" not in err, err
     assert err.strip() == ('plexity clean: interrupted: the outputs written so far are whole; plexity-stats.json '
-                           'says "completed": false')
+                           'says "completed": false; the same command cleans every file again (plexity run resumes '
+                           'where it stopped)')  # (so that a user of a large folder knows before re-running it)

@@ -23,7 +23,8 @@ COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
 
 # What an interrupted command left, said after "interrupted"
 INTERRUPTED = {"run": ": the tasks that completed are kept; the same command runs the others",
-               "clean": ": the outputs written so far are whole; plexity-stats.json says \"completed\": false",
+               "clean": ": the outputs written so far are whole; plexity-stats.json says \"completed\": false; "
+                        "the same command cleans every file again (plexity run resumes where it stopped)",
                "train": ": nothing was installed, and the partial model and work files are removed"}
 
 
