@@ -68,6 +68,7 @@ from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
 from ..io.inputs import binary_kind
+from ..runtime.memory import return_freed_memory
 from ..scoring.models import DEFAULT_MODEL, list_models, resolve
 from ..scoring.scorer import PerplexityScorer, sanitize
 from ..text.sentences import split_with_blocks
@@ -283,6 +284,9 @@ class ScoringQueue:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+IDLE_TRIM_SECONDS = 1.0  # a quiet spell after which the memory freed is given back
+
+
 class BodyBudget:
     """The bytes of request bodies the server holds at once: those arriving, and those read whose request
     waits for a scoring thread or is being scored.  `hold` counts a request's body as it arrives and gives
@@ -296,6 +300,7 @@ class BodyBudget:
     def __init__(self, limit: int):
         self.limit = limit
         self.held = 0
+        self._trim = None  # the `return_freed_memory` due once the server has been idle IDLE_TRIM_SECONDS
 
     @contextlib.contextmanager
     def hold(self):
@@ -314,6 +319,21 @@ class BodyBudget:
             yield take
         finally:
             self.held -= taken
+            if taken and not self.held:
+                self._when_idle()
+
+    def _when_idle(self) -> None:
+        """Give a burst's freed memory back to the system once no body has been held for
+        `IDLE_TRIM_SECONDS` (its answers sent meanwhile); at most once a quiet spell."""
+        if self._trim is not None:
+            self._trim.cancel()
+
+        def trim() -> None:
+            self._trim = None
+            if not self.held:
+                return_freed_memory()  # (on the loop: ~1-20 ms once a quiet spell, no thread to stop after)
+
+        self._trim = asyncio.get_running_loop().call_later(IDLE_TRIM_SECONDS, trim)
 
 
 ACCEPT_WARNING_SECONDS = 10.0  # between two warnings that connections cannot be accepted
