@@ -561,11 +561,11 @@ def test_hostile_json_ld_is_read_in_linear_time():
         "a-million-unclosed-type-lists": SCRIPT + '{"@type": [' * 1_000_000 + "</script>" + BODY,
         "random-words-declared-and-shown": SCRIPT + '{"text":"' + words + '"}</script><p>' + words + "</p>",
     }
-    for name, html in pages.items():
-        started = time.perf_counter()
+    for name, html in pages.items():  # (CPU time: a loaded machine stretched the wall time past the bound)
+        started = time.process_time()
         texts, page = reading.read_blocks(html)
         reading.feature_rows(page)
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
         assert elapsed < 0.2 * len(html) / 1e6 + 1, (name, elapsed)
 
 

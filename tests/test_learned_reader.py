@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
-import time
+import time  # (process_time throughout: a loaded machine stretched wall times past the bounds)
 
 import pytest
 from warcio.warcwriter import WARCWriter
@@ -158,9 +158,9 @@ def test_headings_follow_their_sections_in_linear_time():
     for levels in ([1] + [2, 0] * (n // 2), [1 + i % 6 for i in range(n)], [6 - i % 6 for i in range(n)],
                    [1 + i % 6 if i % 7 else 0 for i in range(n)]):
         keep = [bool(level) for level in levels[:n]]
-        started = time.perf_counter()
+        started = time.process_time()
         learned.headings_follow_sections(keep, levels[:n], [n - 1] * n)
-        assert time.perf_counter() - started < 2, levels[:8]
+        assert time.process_time() - started < 2, levels[:8]
 
 
 def test_what_a_footer_or_a_dialog_holds_is_not_the_text_unless_the_page_has_no_other():
@@ -525,12 +525,12 @@ def test_hostile_escapes_and_nesting_are_read_in_linear_time_as_browsers_read_th
              "<noscript><iframe/></noscript><p>x</p>" * 20_000: ["x"] * 20_000,
              "<noscript>" * 100_000 + "<script>" * 100_000: []}
     for html, expected in pages.items():
-        started = time.perf_counter()
+        started = time.process_time()
         texts = learned.read_page(html)[0]
-        compiled = time.perf_counter() - started
-        started = time.perf_counter()
+        compiled = time.process_time() - started
+        started = time.process_time()
         page = segment.segment(html)
-        reference = time.perf_counter() - started
+        reference = time.process_time() - started
         assert texts == [block.text for block in page.blocks] == expected, html[:30]
         # (without the compiled path, read_page is the reference too, features and forest besides)
         assert compiled < (0.5 if reading.COMPILED else 3) and reference < 3, (html[:30], compiled, reference)
@@ -553,9 +553,9 @@ def test_a_hostile_page_is_read_in_bounded_time_and_memory():
     answers = ",".join('{"@type": "Answer", "text": "answer %d is here"}' % i for i in range(100_000))
     declared = f'<script type="application/ld+json">[{answers}]</script><p>x</p>'
     for html in (deep, many, quotes, declared):
-        started = time.perf_counter()
+        started = time.process_time()
         learned.html_to_text_learned(html)
-        assert time.perf_counter() - started < 10
+        assert time.process_time() - started < 10
 
 
 @pytest.mark.parametrize("inline", ["span", "b", "font", "em"])
@@ -569,9 +569,9 @@ def test_a_paragraph_under_hundreds_of_inline_tags_is_read_on_both_paths(inline,
             deep = shape.format(o=f"<{inline}>" * depth, c=f"</{inline}>" * depth, t=text)
             for compiled in (reading._compiled()[0], None):  # the compiled path and the reference
                 monkeypatch.setattr(reading, "_SEGMENT_HTML", compiled)
-                started = time.perf_counter()
+                started = time.process_time()
                 assert ARTICLE in learned.html_to_text_learned(deep), (depth, shape, compiled)
-                assert time.perf_counter() - started < 10
+                assert time.process_time() - started < 10
     # block-level elements past the bound: their text is read into the deepest block that is open
     html, lines = page(0)
     body = "".join(f"<p>{line}</p>" for line in lines)
@@ -594,10 +594,10 @@ PAST_THE_BOUNDS = {
 def test_a_page_past_the_readers_bounds_is_refused_not_read_in_part(name):
     # The segmenter stops at MAX_BLOCKS blocks or MAX_ELEMENTS elements (a page of millions of
     # blocks would take gigabytes); the text of the part before is not passed off as the page's.
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(ExtractionError, match="more than 50,000 blocks or 200,000 elements"):
         learned.html_to_text_learned(PAST_THE_BOUNDS[name])
-    assert time.perf_counter() - started < 10
+    assert time.process_time() - started < 10
 
 
 def test_plexity_clean_counts_a_page_past_the_bounds_as_a_named_skip(tmp_path):
