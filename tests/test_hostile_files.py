@@ -129,7 +129,12 @@ def test_a_second_run_into_an_owned_output_folder_stops_at_once_and_the_first_fi
     # the folder is free again once the owner has ended, and after an owner killed with SIGKILL
     third = subprocess.Popen([*PLEXITY, "clean", str(inputs), "-o", str(out), "-q"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    # killed once it owns the folder (after 1.5 s, under two CPU hogs, it never yet did)
+    lock, deadline = out / ".plexity.lock", time.monotonic() + 60
+    while not (lock.exists() and lock.read_text().startswith(f"pid {third.pid},")) and time.monotonic() < deadline:
+        assert third.poll() is None, third.communicate()[1]
+        time.sleep(0.05)
+    assert lock.read_text().startswith(f"pid {third.pid},")
     third.send_signal(signal.SIGKILL)
     third.wait()
     done = subprocess.run([*PLEXITY, "clean", str(inputs), "-o", str(out), "-q"], capture_output=True, text=True,
