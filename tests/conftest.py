@@ -51,6 +51,19 @@ def private_cache_dir(tmp_path_factory):
     yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def bytecode_cache(tmp_path_factory):
+    """With PYTHONDONTWRITEBYTECODE set, every process the tests start (each `plexity` command, task and
+    extraction child) compiled our modules again (~0.2 s a start, docs/performance.md): they write and
+    reuse .pyc files in a directory of the session's own instead (not in the checkout)."""
+    import os
+
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+        os.environ["PYTHONPYCACHEPREFIX"] = str(tmp_path_factory.mktemp("pycache"))
+    yield
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
