@@ -3,7 +3,7 @@
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
 after 16 concurrent 2 MB bodies: 250 MB, 146 MB before the burst).  ``malloc_trim(0)`` returns the
-free pages of every arena (to 175 MB there).  Elsewhere (musl, macOS) this does nothing.
+free pages of every arena (to 182 MB there).  Elsewhere (musl, macOS) this does nothing.
 """
 
 from __future__ import annotations

@@ -331,7 +331,7 @@ class BodyBudget:
         def trim() -> None:
             self._trim = None
             if not self.held:
-                return_freed_memory()  # (on the loop: ~1-20 ms once a quiet spell, no thread to stop after)
+                return_freed_memory()  # (on the loop: ~1-40 ms once a quiet spell, no thread to stop after)
 
         self._trim = asyncio.get_running_loop().call_later(IDLE_TRIM_SECONDS, trim)
 
