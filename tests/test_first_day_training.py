@@ -123,6 +123,29 @@ def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partia
     assert not Path(f"/proc/{lmplz}").exists()
 
 
+def test_a_signal_that_comes_while_a_kenlm_tool_starts_still_ends_the_tool(tmp_path, monkeypatch):
+    """A Ctrl-C that came while `subprocess.Popen` waited for the tool's exec was raised inside it, before
+    `plexity train` had the process to end: lmplz ran on, unreaped (CI, on a loaded machine: the test above
+    found it after).  Here the signal comes as Popen returns, in the window; the tool is ended and reaped."""
+    from plexity_plugins.training import kenlm_tools
+
+    tools = slow_kenlm_tools(tmp_path)
+    monkeypatch.setenv("PLEXITY_KENLM_BIN", str(tools))
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen_then_signal(*args, **kwargs):
+        process = real_popen(*args, **kwargs)
+        started.append(process.pid)
+        os.kill(os.getpid(), signal.SIGINT)  # (before Popen has returned to its caller)
+        return process
+
+    monkeypatch.setattr(kenlm_tools.subprocess, "Popen", popen_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        kenlm_tools.run_lmplz(tmp_path / "corpus.txt", tmp_path / "model.arpa", order=2)
+    assert started and not Path(f"/proc/{started[0]}").exists()
+
+
 # -- a model trained again under its name: a re-run does not resume with the old model's results ------------
 
 def test_a_re_run_after_the_model_was_trained_again_with_another_language_names_the_language(tmp_path, corpus):

@@ -6,12 +6,15 @@ Shared by the embedded model's build script (scripts/default_model/build.py) and
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,14 +177,36 @@ class ToolRun:
     seconds: float
 
 
+@contextlib.contextmanager
+def signals_held():
+    """Ctrl-C and SIGTERM held while a tool starts, the list of those that came given to be raised after:
+    one that came while `subprocess.Popen` waited for the child's exec was raised inside it, before the
+    caller had the child to end, and the tool ran on unreaped (CI: a SIGINT to `plexity train` alone,
+    its lmplz still there after).  Only the main thread has signal handlers; elsewhere nothing is held."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    previous = {signum: signal.signal(signum, lambda signum, _frame: held.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield held
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # (None: set outside Python)
+
+
 def _run(cmd: list[str]) -> ToolRun:
     """Run a KenLM tool; raise KenLMToolFailed with the tail of its stderr if it fails."""
     logger.info("running %s", " ".join(cmd))
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
         # (dies with us: a SIGKILL to plexity, which no handler sees, left lmplz running with its share of RAM)
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=dying_with_this_process())
+        with signals_held() as held:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=dying_with_this_process())
         try:  # wait4 rather than wait: it also gives the child's own peak memory.
+            for signum in held:  # (one that came while the tool started: handled here, where the tool is ended)
+                signal.raise_signal(signum)
             _pid, status, usage = os.wait4(proc.pid, 0)
         except BaseException:  # (Ctrl-C or SIGTERM to us alone: the tool would go on, with 20% of RAM, writing
             proc.kill()        # into the work folder being removed)
