@@ -261,7 +261,9 @@ def test_the_memory_a_burst_freed_goes_back_to_the_system_after_a_quiet_second()
             client.join()
         after_burst = rss(process.pid)
         time.sleep(2)
-        assert rss(process.pid) < after_burst - 20 * 2**20, (after_burst, rss(process.pid))
+        # (measured: without the trim the resident memory stays exactly where the burst left it, 4 of 4 runs; with
+        # it, it falls by 18-65 MB, by how the burst's objects lay in the heap: 20 MB was too close)
+        assert rss(process.pid) < after_burst - 8 * 2**20, (after_burst, rss(process.pid))
     finally:
         stop_server(process)
 
