@@ -40,6 +40,42 @@ def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, thresh
     return directory
 
 
+# -- running the suite on every core (pytest-xdist: ``-n auto --dist loadfile`` in pyproject.toml) -----------
+# Most tests wait on the processes they start (a `plexity` command, a crawl, a server): one test at a time kept
+# two cores half busy (0.9 of a core on average over five such files; 1.7 on two workers).  Each test file
+# runs whole on one worker, so a module's fixtures (a Ray cluster, a built environment) are made once; a worker
+# that runs a test using Slurm starts a private Slurm of its own (free ports, its own directory: two run side
+# by side).  `-n 0` runs everything in this process.
+
+MOST_WORKERS = 4  # (each test may start a few processes of its own: more workers than this only wait on the disk)
+
+# The longest files start first (seconds each took in a run on two workers, 2026-12-03), so that no worker is
+# left with one of them at the end while the others have finished; the rest follow in their usual order.
+LONGEST_FIRST = ("tests/test_environments.py",  # 261 s
+                 "tests/test_datatrove_ray.py",  # 168 s
+                 "tests/test_docs.py",  # 104 s
+                 "tests/test_hostile_input.py",  # 104 s
+                 "tests/test_memory_ceiling.py")  # 97 s
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    import os
+
+    return max(1, min(len(os.sched_getaffinity(0)), MOST_WORKERS))
+
+
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):  # (one process: the usual order)
+        return
+
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # (stable: each file's own order kept; every worker sorts the same collection alike)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_cache_dir(tmp_path_factory):
     """Derived data (the language identifier's decompressed tables) goes to a directory of the

@@ -69,9 +69,9 @@ fi
 # root does not put the source tree on sys.path.  Left out: what runs no datatrove code, so is the
 # same with any datatrove: Scrapy's, and a run killed or interrupted whole (our own process handling,
 # _run_in_processes; its re-run's resume is the completion markers, which the killed-worker and
-# resume tests prove here).
+# resume tests prove here).  Without pytest-xdist here, pyproject.toml's `-n auto` is left out.
 cd "$repo"
-"$work/venv/bin/pytest" -q -p no:cacheprovider tests/test_datatrove.py tests/test_sample_warc.py \
+"$work/venv/bin/pytest" -q -p no:cacheprovider -o "addopts=-ra --strict-markers" tests/test_datatrove.py tests/test_sample_warc.py \
   tests/test_extract.py tests/test_run_faults.py tests/test_full_disk.py tests/test_lifetime.py \
   -m "not slurm" -k "not scrapy and not test_killing_the_run_kills_its_workers and not test_ctrl_c_stops_the_run"
 
