@@ -393,7 +393,7 @@ def test_plexity_report_of_a_run_whose_logs_went_elsewhere_reads_them(tmp_path):
 def test_serve_with_a_model_without_a_threshold_says_so_when_it_starts(tmp_path):
     # Before: the server started as if all was well, and the page and every request without "threshold"
     # answered "model 'imported' has no default threshold in its metadata"; plexity clean and run refuse it.
-    from web_server import post, start_server, stop_server
+    from web_server import post, server_log, start_server, stop_server
 
     kenlm = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
     env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
@@ -407,7 +407,7 @@ def test_serve_with_a_model_without_a_threshold_says_so_when_it_starts(tmp_path)
         assert status != 200 and "has no default threshold" in answer["error"]
     finally:
         stop_server(process)
-    said = process.stdout.read().splitlines()
+    said = server_log(process).splitlines()
     assert said[0] == ("plexity serve: warning: model 'imported' has no default threshold: every request without "
                        "\"threshold\", the page's first included, gets an error; `plexity calibrate --model imported "
                        "CLEAN_TEXT --write` gives it one")

@@ -23,7 +23,7 @@ from plexity_plugins.cli import build_parser
 from plexity_plugins.extractors import EXTRACTORS, html_to_text_tags
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.web.app import STATIC_DIR
-from web_server import post, start_server, stop_server
+from web_server import post, server_log, start_server, stop_server
 
 MAX_BYTES = 20_000
 ARTICLE = (
@@ -379,7 +379,7 @@ def test_an_internal_error_is_a_json_500_naming_its_kind_with_the_traceback_in_t
         assert status == 200 and data["default"] == "en-default"
     finally:
         stop_server(process)
-    log = process.stdout.read()
+    log = server_log(process)
     assert "Traceback" in log and "RuntimeError: the scorer broke" in log, log
 
 
@@ -635,7 +635,7 @@ def test_bodies_arriving_at_once_are_bounded_past_it_a_request_is_refused_503_at
         for client in held:
             client.close()
         stop_server(process)
-    output = process.stdout.read()  # a client that left mid-body was an uncaught error, its traceback logged
+    output = server_log(process)  # a client that left mid-body was an uncaught error, its traceback logged
     assert "Traceback" not in output and "Exception in ASGI application" not in output, output[-2000:]
 
 
@@ -696,7 +696,7 @@ def test_out_of_file_descriptors_it_warns_in_one_line_and_answers_once_connectio
         for connection in idle:
             connection.close()
         stop_server(process)
-    output = process.stdout.read()
+    output = server_log(process)
     warnings = [line for line in output.splitlines() if "Too many open files" in line]
     assert 1 <= len(warnings) <= 2 and "Traceback" not in output, output[-3000:]
     assert warnings[0] == ("plexity serve: warning: cannot accept connections: Too many open files (ulimit -n: 64 "

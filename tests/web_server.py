@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import socket
 import subprocess
 import sys
@@ -22,24 +24,43 @@ def free_port() -> int:
 def start_server(args: list[str], env: dict | None = None,
                  command: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """`plexity serve` on a free loopback port; returns (process, base URL) once it answers.
-    `command` runs instead of the `plexity` script (given ``serve --port N`` and `args`)."""
-    port = free_port()
+    `command` runs instead of the `plexity` script (given ``serve --port 0`` and `args`).
+
+    The server takes any free port (``--port 0``) and the URL is read from the line it prints: a port
+    found free here and then given to it could be taken meanwhile by a server of a test running beside
+    this one (the suite runs on every core), and the requests would go to that server."""
     plexity = command or [str(Path(sys.executable).with_name("plexity"))]
-    process = subprocess.Popen([*plexity, "serve", "--port", str(port), *args],
+    process = subprocess.Popen([*plexity, "serve", "--port", "0", *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, **(env or {})})
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    url, said = None, []
+    while url is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        line = process.stdout.readline() if ready else ""
+        if not line and process.poll() is not None:
+            raise RuntimeError(f"plexity serve exited: {''.join(said)}")
+        said.append(line)
+        if not line:
+            time.sleep(0.05)  # (the pipe closed: the process is ending)
+        found = re.match(r"plexity serve: (http://127\.0\.0\.1:\d+)/ ", line)
+        url = found.group(1) if found else None
+    while url is not None and time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"plexity serve exited: {process.stdout.read()}")
+            raise RuntimeError(f"plexity serve exited: {''.join(said)}{process.stdout.read()}")
         try:
             urllib.request.urlopen(url + "/api/models", timeout=2).read()
+            process.said_at_start = "".join(said)  # (for `server_log`)
             return process, url
         except OSError:
             time.sleep(0.1)
     process.kill()
-    raise RuntimeError("plexity serve did not answer within 30 s")
+    raise RuntimeError(f"plexity serve did not answer within 30 s: {''.join(said)}")
+
+
+def server_log(process: subprocess.Popen) -> str:
+    """Everything a server from `start_server` printed, once it has stopped (`stop_server`)."""
+    return process.said_at_start + process.stdout.read()
 
 
 def stop_server(process: subprocess.Popen) -> None:
