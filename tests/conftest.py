@@ -60,9 +60,9 @@ LONGEST_FIRST = ("tests/test_environments.py",  # 261 s
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
-    import os
+    from plexity_plugins.runtime.cores import usable_cores
 
-    return max(1, min(len(os.sched_getaffinity(0)), MOST_WORKERS))
+    return min(usable_cores(), MOST_WORKERS)  # (a container's CPU limit counted, as `plexity run` counts it)
 
 
 def pytest_collection_modifyitems(config, items):

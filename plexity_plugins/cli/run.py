@@ -202,8 +202,11 @@ def local_start_method(pipeline: list, workers: int) -> str:
 
 
 def local_workers(tasks: int, workers: int | None) -> int:
-    """The tasks a local run runs at once: `workers` (--workers), else one per task up to the CPU count."""
-    return workers or min(tasks, os.cpu_count() or 1)
+    """The tasks a local run runs at once: `workers` (--workers), else one per task up to the CPUs this
+    process can keep busy (`usable_cores`: its affinity, a container's CPU limit)."""
+    from ..runtime.cores import usable_cores
+
+    return workers or min(tasks, usable_cores())
 
 
 def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
@@ -830,7 +833,8 @@ def add_parser(subparsers) -> None:
                         "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")
     p.add_argument("--tasks", type=positive_int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=positive_int, default=None,
-                   help="tasks running at once (default: local: CPU count; slurm, ray: no limit)")
+                   help="tasks running at once (default: local: the CPUs this process may use, a container's CPU "
+                        "limit included; slurm, ray: no limit)")
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
     p.add_argument("--overwrite", action="store_true",
                    help="delete the results of an earlier run into these folders (DIR/documents, DIR/excluded, "

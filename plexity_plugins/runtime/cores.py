@@ -1,0 +1,84 @@
+"""`usable_cores()`: how many CPUs this process can keep busy, a container's CPU limit included.
+
+``os.cpu_count()`` counts the machine's CPUs.  In a container given two CPUs of a 64-CPU machine
+(``docker run --cpus 2``, a Kubernetes CPU limit: a cgroup CPU quota) it still says 64, and a local
+run that started a worker per CPU ran 64, each holding its own model and page, on two CPUs' time and
+the container's memory.  Here the count is the CPUs the process may run on (its affinity: ``taskset``,
+a cpuset), lowered to its cgroup's CPU quota (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``, of its
+cgroup or of one above it), rounded up; at least 1.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+
+def usable_cores() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not Linux)
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        cores = min(cores, math.ceil(quota))
+    return max(1, cores)
+
+
+def cgroup_cpu_quota() -> float | None:
+    """The CPUs' worth of time this process's cgroups allow (the smallest quota over its cgroup and the ones
+    above it, v2 and v1), None without a quota or where there are no cgroups to read."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            memberships = [line.rstrip("\n").split(":", 2) for line in f]
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return None
+    quotas = []
+    for fields in mounts:
+        if "-" not in fields:
+            continue
+        root, mount_point = fields[3], fields[4]
+        fstype, options = fields[fields.index("-") + 1], fields[-1].split(",")
+        if fstype == "cgroup2":
+            path = next((p for h, c, p in memberships if h == "0" and c == ""), None)
+            read = _quota_v2
+        elif fstype == "cgroup" and "cpu" in options:
+            path = next((p for _, c, p in memberships if "cpu" in c.split(",")), None)
+            read = _quota_v1
+        else:
+            continue
+        if path is None:
+            continue
+        # (the path is from the hierarchy's root; the mount may show only a part of it, as in a container)
+        relative = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
+        folder = os.path.normpath(os.path.join(mount_point, relative))
+        while folder.startswith(mount_point):
+            quota = read(folder)
+            if quota is not None:
+                quotas.append(quota)
+            if folder == mount_point:
+                break
+            folder = os.path.dirname(folder)
+    return min(quotas) if quotas else None
+
+
+def _quota_v2(folder: str) -> float | None:
+    try:
+        with open(os.path.join(folder, "cpu.max")) as f:
+            limit, period = f.read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return None if limit == "max" else int(limit) / int(period)
+
+
+def _quota_v1(folder: str) -> float | None:
+    try:
+        with open(os.path.join(folder, "cpu.cfs_quota_us")) as f:
+            limit = int(f.read())
+        with open(os.path.join(folder, "cpu.cfs_period_us")) as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return None if limit <= 0 or period <= 0 else limit / period
