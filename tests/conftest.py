@@ -47,7 +47,7 @@ def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, thresh
 # that runs a test using Slurm starts a private Slurm of its own (free ports, its own directory: two run side
 # by side).  `-n 0` runs everything in this process.
 
-MOST_WORKERS = 4  # (each test may start a few processes of its own: more workers than this only wait on the disk)
+MOST_WORKERS = 4  # (each test starts processes of its own, the Ray file a three-node cluster; measured on two only)
 
 # The longest files start first (seconds each took in a run on two workers, 2026-12-03), so that no worker is
 # left with one of them at the end while the others have finished; the rest follow in their usual order.
