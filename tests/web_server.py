@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +20,9 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+URL_LINE = re.compile(r"plexity serve: (http://127\.0\.0\.1:\d+)/ ")  # (the line it prints once it listens)
 
 
 def start_server(args: list[str], env: dict | None = None,
@@ -33,17 +37,28 @@ def start_server(args: list[str], env: dict | None = None,
     process = subprocess.Popen([*plexity, "serve", "--port", "0", *args],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, **(env or {})})
+    started: queue.Queue = queue.Queue()
+
+    def read_until_the_url() -> None:  # (a thread: select cannot see the lines the pipe's reader has buffered)
+        for line in process.stdout:
+            started.put(line)
+            if URL_LINE.match(line):
+                return
+        started.put(None)  # (it exited)
+
+    threading.Thread(target=read_until_the_url, daemon=True).start()
     deadline = time.monotonic() + 30
     url, said = None, []
-    while url is None and time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        line = process.stdout.readline() if ready else ""
-        if not line and process.poll() is not None:
+    while url is None:
+        try:
+            line = started.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            process.wait()
             raise RuntimeError(f"plexity serve exited: {''.join(said)}")
         said.append(line)
-        if not line:
-            time.sleep(0.05)  # (the pipe closed: the process is ending)
-        found = re.match(r"plexity serve: (http://127\.0\.0\.1:\d+)/ ", line)
+        found = URL_LINE.match(line)
         url = found.group(1) if found else None
     while url is not None and time.monotonic() < deadline:
         if process.poll() is not None:
