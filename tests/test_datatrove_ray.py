@@ -239,11 +239,18 @@ def token_cluster():
     stopped by ending its processes (`ray stop` would stop every Ray of the machine)."""
     token = f"{os.getpid()}-{time.time_ns()}"
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": os.urandom(16).hex(), TOKEN_VAR: token}
-    address = f"127.0.0.1:{free_port()}"
     try:
-        subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={address.split(':')[1]}",
-                        "--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats"],
-                       env=env, check=True, capture_output=True, timeout=120)
+        for attempt in range(3):  # (a port found free can be taken by a test beside this one before Ray binds it)
+            address = f"127.0.0.1:{free_port()}"
+            start = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head",
+                                    f"--port={address.split(':')[1]}", "--num-cpus=1", "--include-dashboard=false",
+                                    "--disable-usage-stats"], env=env, capture_output=True, text=True, timeout=120)
+            if start.returncode == 0:
+                break
+            for process in cluster_processes(token):  # (what a failed start left)
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.kill()
+        assert start.returncode == 0, start.stdout[-2000:] + start.stderr[-2000:]
         yield address, env
     finally:
         for process in cluster_processes(token):
