@@ -4,17 +4,22 @@ command line as a Unix user reaches for it); each dead end met now works or says
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
 
 import pytest
 
 pytest.importorskip("datatrove")
 pq = pytest.importorskip("pyarrow.parquet")
+pa = pytest.importorskip("pyarrow")
 
 from datatrove.executor import LocalPipelineExecutor  # noqa: E402
-from datatrove.pipeline.writers import ParquetWriter  # noqa: E402
+from datatrove.pipeline.readers import JsonlReader, ParquetReader  # noqa: E402
+from datatrove.pipeline.writers import JsonlWriter, ParquetWriter  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
+from helpers import read_jsonl_dir  # noqa: E402
 from warc_corpus import ARTICLE, page, response, write_warc  # noqa: E402
 
 OTHER = ("Scientists from the university have measured the temperature of the river every morning for ten years. "
@@ -59,3 +64,55 @@ def test_a_crawl_with_a_page_the_crawler_cut_and_wet_text_is_written_by_datatrov
         "http://t/whole": ("", "", ""), "http://t/cut": ("length", "", ""), "http://t/undeclared": ("", "", ""),
         "http://t/wet": ("", "conversion", "<urn:uuid:1>")}
     assert metadata["http://t/wet"]["plexity_method"] == "regions"  # (still read as WET text)
+
+
+# -- the exclusion writer: every dropped document, whatever its text ---------------------------------
+
+def test_rows_whose_text_is_no_text_reach_a_parquet_exclusion_writer_beside_the_others(tmp_path):
+    # Before: a row whose text is a list went to the exclusion writer as a list (ParquetWriter: "ArrowTypeError:
+    # Expected bytes, got a 'list' object") and without the plexity_* fields the other dropped rows have (a PDF's
+    # text: "Table schema does not match"): the task stopped, where the docs say such a row no longer stops it.
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    (tmp_path / "dataset").mkdir()
+    rows = [{"id": "short", "text": "Share on Facebook"}, {"id": "list", "text": ["A paragraph.", "Another."]},
+            {"id": "pdf", "text": "%PDF-1.4\n\x00\x01\x02 stream"}, {"id": "good", "text": f"{ARTICLE}\n{OTHER}"}]
+    (tmp_path / "dataset" / "a.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    run_pipeline(tmp_path, JsonlReader(str(tmp_path / "dataset")),
+                 PerplexitySentenceFilter(method="region", exclusion_writer=ParquetWriter(str(tmp_path / "excluded"),
+                                                                                          batch_size=1)),
+                 ParquetWriter(str(tmp_path / "documents")))
+    assert [row["id"] for row in parquet_rows(tmp_path / "documents")] == ["good"]
+    excluded = {row["id"]: row for row in parquet_rows(tmp_path / "excluded")}
+    assert {key: row["metadata"]["filter_reason"] for key, row in excluded.items()} == {
+        "short": "too_short", "list": "input_not_text", "pdf": "input_not_text"}
+    assert excluded["list"]["text"] == '["A paragraph.", "Another."]'  # (as its JSON: a str, as writers take)
+    assert {row["metadata"]["plexity_verdict"] for row in excluded.values()} == {"dropped"}
+    assert excluded["pdf"]["metadata"]["plexity_reason"] == "input_not_text"
+
+
+def test_texts_given_as_bytes_that_are_dropped_reach_a_jsonl_exclusion_writer(tmp_path):
+    # Before: a Parquet dataset whose text column is binary (the filter reads bytes as UTF-8) sent its dropped rows to
+    # datatrove's JsonlWriter as bytes: "TypeError: Type is not JSON serializable: bytes", the task stopped. So did
+    # PerplexityDocumentFilter's.
+    from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter
+
+    (tmp_path / "dataset").mkdir()
+    pq.write_table(pa.table({"id": ["good", "pdf", "short"], "text": [
+        f"{ARTICLE}\n{OTHER}".encode(), b"%PDF-1.4\n\x00\x01 stream", b"Share on Facebook"]}),
+        tmp_path / "dataset" / "a.parquet")
+    run_pipeline(tmp_path, ParquetReader(str(tmp_path / "dataset")),
+                 PerplexitySentenceFilter(method="region", exclusion_writer=JsonlWriter(str(tmp_path / "excluded"))),
+                 JsonlWriter(str(tmp_path / "documents")))
+    assert [d["id"] for d in read_jsonl_dir(tmp_path / "documents")] == ["good"]
+    excluded = {d["id"]: d for d in read_jsonl_dir(tmp_path / "excluded")}
+    assert {key: d["metadata"]["filter_reason"] for key, d in excluded.items()} == {
+        "pdf": "input_not_text", "short": "too_short"}
+    assert excluded["short"]["text"] == "Share on Facebook"
+
+    run_pipeline(tmp_path / "by-document", ParquetReader(str(tmp_path / "dataset")),
+                 PerplexityDocumentFilter(max_perplexity=1.5, exclusion_writer=JsonlWriter(str(tmp_path / "excl2"))))
+    excluded = {d["id"]: d["metadata"] for d in read_jsonl_dir(tmp_path / "excl2")}
+    assert {key: m["filter_reason"] for key, m in excluded.items()} == {
+        "good": "doc_perplexity_above_max", "pdf": "input_not_text", "short": "doc_perplexity_above_max"}
+    assert excluded["pdf"]["plexity_doc_model"] == "" and excluded["pdf"]["plexity_passthrough"] == ""
