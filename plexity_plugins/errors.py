@@ -316,6 +316,12 @@ class NoInputFiles(FileNotFoundError):
     traceback each ("No files found on ...!")."""
 
 
+class DependencyNotRun(RuntimeError):
+    """`check_run_settings` was given an executor whose dependency (``depends=``) has not completed: the
+    files it writes may be the pipeline's input, not there yet to check (`NoInputFiles` said the folder did
+    not exist, and to give another)."""
+
+
 class SettingsChanged(ValueError):
     """A run's logging folder holds the completions of a run with other settings
     (`plexity_plugins.datatrove.run_settings`); `differences` names each ("threshold: 5269.3 -> 900")."""

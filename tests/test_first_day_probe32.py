@@ -166,3 +166,55 @@ def test_a_page_of_bytes_a_csv_feed_cannot_write_is_said_once_naming_the_feed_an
         f"WARNING: plexity: {base}latin1.html: 'html' (PLEXITY_INPUT_FIELD) holds bytes that are not UTF-8, which "
         f"the feed items.csv cannot write (Scrapy's UnicodeDecodeError: the item is left out of it and of the feeds "
         f"after it): leave the field out, FEED_EXPORT_FIELDS = ['url', 'text', 'plexity'] (said once)"), said
+
+
+# -- two stages, the second depending on the first (datatrove's depends=) ------------------------------
+
+def two_stages(tmp_path, executor):
+    """A first stage extracting the sample crawl's text into `text/`, and a second cleaning that text into
+    `clean/`, depending on the first: datatrove's way of chaining stages on one machine."""
+    import shutil
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import JsonlDocumentWriter, LearnedExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+    (tmp_path / "crawl").mkdir(exist_ok=True)
+    shutil.copy(SAMPLE, tmp_path / "crawl")
+    first = executor(pipeline=[WarcHtmlReader(str(tmp_path / "crawl")), LearnedExtractor(),
+                               JsonlDocumentWriter(str(tmp_path / "text"))],
+                     tasks=1, workers=1, logging_dir=str(tmp_path / "logs-text"))
+    second = executor(pipeline=[JsonlReader(str(tmp_path / "text")), PerplexitySentenceFilter(),
+                                JsonlWriter(str(tmp_path / "clean"))],
+                      tasks=1, workers=1, logging_dir=str(tmp_path / "logs-clean"), depends=first)
+    return first, second
+
+
+def test_a_second_stage_depending_on_the_first_runs_after_it_under_plexitys_local_executor(tmp_path):
+    # Before: LocalTaskExecutor checked the second stage's input before running its dependency, and stopped with
+    # "NoInputFiles: JsonlReader has no file to read: .../text does not exist (...): give the folder of the input
+    # files", the folder the first stage was about to write; datatrove's LocalPipelineExecutor ran both.
+    from plexity_plugins.datatrove import LocalTaskExecutor
+
+    first, second = two_stages(tmp_path, LocalTaskExecutor)
+    second.run()
+    assert len(read_jsonl_dir(tmp_path / "clean")) == 12
+    first, second = two_stages(tmp_path, LocalTaskExecutor)  # (the same script again: both resume, nothing runs)
+    second.run()
+    assert len(read_jsonl_dir(tmp_path / "clean")) == 12
+
+
+def test_check_run_settings_of_a_stage_whose_dependency_has_not_run_says_to_run_it_first(tmp_path):
+    # Before: check_run_settings(second), as docs/datatrove.md has datatrove's own executors do before run(), said
+    # the second stage's input folder did not exist and to give another, the folder its dependency writes.
+    from plexity_plugins.datatrove import check_run_settings
+    from plexity_plugins.errors import DependencyNotRun
+
+    first, second = two_stages(tmp_path, LocalPipelineExecutor)
+    with pytest.raises(DependencyNotRun, match=r"dependency \(depends=\) has not completed.*run it first, "
+                                               r"depends.run\(\), then check_run_settings\(executor\)"):
+        check_run_settings(second)
+    check_run_settings(first)
+    first.run()
+    check_run_settings(second)  # (the way the error says)
+    second.run()
+    assert len(read_jsonl_dir(tmp_path / "clean")) == 12

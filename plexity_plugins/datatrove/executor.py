@@ -152,9 +152,10 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
+        if self.depends is not None:  # (first: this run's input is what it writes, its settings are checked then)
+            _run_dependency(self)
+        self._launched = True  # (as datatrove's: an executor depending on this one does not launch it again)
         self._check_run_settings()
-        if self.depends is not None:
-            return super().run()
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
             logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
@@ -186,6 +187,22 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
             stats.save_to_disk(f)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
         return stats
+
+
+def _run_dependency(executor: LocalTaskExecutor) -> None:
+    """Launch the executor's dependency (``depends``) unless it was launched, and wait until all its tasks have
+    completed, as datatrove's `LocalPipelineExecutor.run` does, but before this run's settings and inputs are
+    checked: its readers read what the dependency writes.  (The checks came first, and a second stage reading the
+    first's output stopped with `NoInputFiles` before the first had run.)"""
+    depends = executor.depends
+    if not isinstance(depends, LocalPipelineExecutor):
+        raise ValueError(f"depends is {depends!r}: a LocalPipelineExecutor (or LocalTaskExecutor) to run before this one")
+    if not depends._launched:
+        logger.info(f'Launching dependency job "{depends}"')
+        depends.run()
+    while incomplete := len(depends.get_incomplete_ranks(skip_completed=True)):  # (tasks of it run elsewhere)
+        logger.info(f"Dependency job still has {incomplete}/{depends.world_size} tasks. Waiting...")
+        time.sleep(2 * 60)
 
 
 def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) -> dict[int, str]:

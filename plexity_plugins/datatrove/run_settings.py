@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cleaning.settings_record import SETTINGS_FILE, differences, model_settings  # noqa: F401 (steps import them)
-from ..errors import LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
+from ..errors import (DependencyNotRun, LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles,
+                      UnrecordedResults)
 
 
 def step_settings(step) -> dict[str, Any]:
@@ -326,6 +327,13 @@ def check_run_settings(executor, record: bool = True) -> None:
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
     to read (`check_inputs`)."""
     if record:
+        depends = getattr(executor, "depends", None)  # (datatrove's local executor runs it within run())
+        if depends is not None and hasattr(depends, "get_incomplete_ranks") \
+                and depends.get_incomplete_ranks(skip_completed=True):
+            raise DependencyNotRun(
+                f"check_run_settings: this executor's dependency (depends=) has not completed, and what it writes may "
+                f"be this pipeline's input: run it first, depends.run(), then check_run_settings(executor) and "
+                f"executor.run(); or use plexity's LocalTaskExecutor, which runs its dependency before its checks")
         check_inputs(executor.pipeline)
         check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
