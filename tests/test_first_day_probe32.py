@@ -218,3 +218,24 @@ def test_check_run_settings_of_a_stage_whose_dependency_has_not_run_says_to_run_
     check_run_settings(second)  # (the way the error says)
     second.run()
     assert len(read_jsonl_dir(tmp_path / "clean")) == 12
+
+
+# -- the command line as a Unix user reaches for it ---------------------------------------------------
+
+def test_plexity_clean_of_standard_input_says_it_reads_files_and_what_to_give(tmp_path):
+    # Before: `curl -s URL | plexity clean - -o out` (as `plexity score -` reads stdin) said only "input - does not
+    # exist", as if a file named "-" were missing.
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", "-", "-o", "out"], cwd=tmp_path,
+                            input=page(ARTICLE), capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (result.returncode, result.stderr.strip().splitlines()[-1]) == (
+        2, "plexity clean: error: input - is standard input, which plexity clean does not read (it names each output "
+           "after its input file): save it to a file named for its kind, page.html, page.txt or crawl.warc.gz, and "
+           "give that file")
+    assert not (tmp_path / "out").exists()
