@@ -336,7 +336,13 @@ class SettingsChanged(ValueError):
 class UnrecordedResults(SettingsChanged):
     """A folder a run writes holds results that its logging folder has no record of: a run with
     another logging folder wrote them (`plexity_plugins.datatrove.run_settings.check_outputs`);
-    `logging_dir` is that folder."""
+    `logging_dir` is that folder.  `message`, when given, is the whole message instead (a run given no
+    logging folder, which datatrove makes anew for each run: no settings of its differ)."""
+
+    def __init__(self, logging_dir: str, differences: list[str], message: str | None = None):
+        super().__init__(logging_dir, differences)
+        if message is not None:
+            self.args = (message,)
 
 
 class JobStillQueued(RuntimeError):

@@ -239,3 +239,40 @@ def test_plexity_clean_of_standard_input_says_it_reads_files_and_what_to_give(tm
            "after its input file): save it to a file named for its kind, page.html, page.txt or crawl.warc.gz, and "
            "give that file")
     assert not (tmp_path / "out").exists()
+
+
+# -- a script run again without a logging_dir ---------------------------------------------------------
+
+def test_a_script_run_again_without_a_logging_dir_says_why_nothing_resumes_and_which_folder_does(tmp_path,
+                                                                                                   monkeypatch):
+    # datatrove's executors, given no logging_dir, log each run in a new folder, logs/<when>_<5 letters>. Before, the
+    # same script run twice stopped with "out/documents holds the results of a run with other settings (no record of
+    # them in logs/...: a run with another logging folder wrote them): run into new output and logging folders, or
+    # delete these": the settings were the same, and the user had given no logging folder.
+    import shutil
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
+    from plexity_plugins.errors import UnrecordedResults
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl")
+
+    def steps():
+        return [WarcHtmlReader("crawl"), LearnedExtractor(), PerplexitySentenceFilter(), JsonlWriter("out/documents")]
+
+    LocalTaskExecutor(pipeline=steps(), tasks=1).run()
+    [first] = (tmp_path / "logs").iterdir()
+    with pytest.raises(UnrecordedResults) as error:
+        LocalTaskExecutor(pipeline=steps(), tasks=1).run()
+    said = str(error.value)
+    assert said.startswith(f"{tmp_path}/out/documents holds the results of an earlier run, and this one has no record "
+                           f"of them: it was given no logging_dir, so datatrove logs it in a new folder, "
+                           f"{tmp_path}/logs/"), said
+    assert said.endswith(f", without the record and completions of the run before: give the executor "
+                         f"logging_dir='{first}', which resumes the last run logged there, and the same folder on "
+                         f"every run; or delete {tmp_path}/out/documents to start over, with a logging_dir given from "
+                         f"then on"), said
+    LocalTaskExecutor(pipeline=steps(), tasks=1, logging_dir=str(first)).run()  # (the way it says: nothing to redo)
+    assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 12

@@ -232,8 +232,37 @@ def check_outputs(logging_dir, pipeline: list) -> None:
         except OSError:  # (a remote folder that cannot be listed: nothing is known)
             continue
         if written:
-            raise UnrecordedResults(folder_name(folder), [f"no record of them in {folder_name(logging_dir)}: a run "
-                                                          f"with another logging folder wrote them"])
+            why = [f"no record of them in {folder_name(logging_dir)}: a run with another logging folder wrote them"]
+            raise UnrecordedResults(folder_name(folder), why, _new_default_logging_dir(logging_dir, folder))
+
+
+# The logging folder datatrove's executors make when given none: logs/<when it started>_<5 random letters>.
+_DEFAULT_LOGGING_DIR = re.compile(r"(?:^|/)logs/\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d_[a-z]{5}/?$")
+
+
+def _new_default_logging_dir(logging_dir, folder) -> str | None:
+    """What to say when `logging_dir` is the folder datatrove made for a run given no ``logging_dir`` (a new one
+    each run, so that no run finds the record and completions of the one before, whose results `folder` holds),
+    naming the last such folder holding a run's record; None for a logging folder given."""
+    import os
+
+    path = getattr(logging_dir, "path", "")
+    if not _DEFAULT_LOGGING_DIR.search(path):
+        return None
+    parent = os.path.dirname(path.rstrip("/"))
+    try:
+        earlier = sorted(name for name in os.listdir(parent) if os.path.join(parent, name) != path.rstrip("/")
+                         and os.path.isfile(os.path.join(parent, name, SETTINGS_FILE)))
+    except OSError:
+        earlier = []
+    what = folder_name(folder)
+    way = (f"give the executor logging_dir={os.path.join(parent, earlier[-1])!r}, which resumes the last run logged "
+           f"there, and the same folder on every run; or delete {what} to start over, with a logging_dir given from then "
+           f"on" if earlier else f"delete {what} to start over, and give the executor logging_dir, the same folder on "
+           f"every run, to resume from then on")
+    return (f"{what} holds the results of an earlier run, and this one has no record of them: it was given no "
+            f"logging_dir, so datatrove logs it in a new folder, {path}, without the record and completions of the "
+            f"run before: {way}")
 
 
 def check_inputs(pipeline: list) -> None:
