@@ -276,3 +276,77 @@ def test_a_script_run_again_without_a_logging_dir_says_why_nothing_resumes_and_w
                          f"then on"), said
     LocalTaskExecutor(pipeline=steps(), tasks=1, logging_dir=str(first)).run()  # (the way it says: nothing to redo)
     assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 12
+
+
+# -- the same on Slurm -------------------------------------------------------------------------------
+
+SLURM_STAGES = '''
+import sys
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import (JsonlDocumentWriter, LearnedExtractor, PerplexitySentenceFilter,
+                                       SlurmTaskExecutor, WarcHtmlReader)
+
+if __name__ == "__main__":
+    crawl, out, partition, name, venv = sys.argv[1:]
+    slurm = dict(partition=partition, job_name=name, time="00:10:00", cpus_per_task=1, mem_per_cpu_gb=1,
+                 venv_path=venv)
+    first = SlurmTaskExecutor(pipeline=[WarcHtmlReader(crawl), LearnedExtractor(), JsonlDocumentWriter(f"{out}/text")],
+                              tasks=1, logging_dir=f"{out}/logs-text", **slurm)
+    second = SlurmTaskExecutor(pipeline=[JsonlReader(f"{out}/text"), PerplexitySentenceFilter(),
+                                         JsonlWriter(f"{out}/clean")],
+                               tasks=1, logging_dir=f"{out}/logs-clean", depends=first, **slurm)
+    second.run()
+'''
+
+
+def wait_for_slurm_jobs(name: str, timeout: float = 240) -> None:
+    import subprocess
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not subprocess.run(["squeue", "-h", "-n", name], capture_output=True, text=True).stdout.strip():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s")
+
+
+@pytest.mark.slurm
+def test_a_second_stage_depending_on_the_first_is_submitted_after_it_on_slurm(slurm_cluster, tmp_path):
+    # Before: SlurmTaskExecutor(..., depends=first).run() stopped with "NoInputFiles: JsonlReader has no file to read:
+    # .../text does not exist", the folder the first job was to write, before submitting either; datatrove's own
+    # executor submits the second job to wait on the first (afterok). Its record of the second stage's input files,
+    # made before they exist, would have stopped every task of it (SettingsChanged): a chained stage's are not kept.
+    # The virtualenv is given as its folder, as datatrove's "path to a python venv to activate" reads: before, each
+    # task sourced the folder and failed ("launch_pickled_pipeline: No such file or directory").
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import SAMPLE
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl")
+    (tmp_path / "stages.py").write_text(SLURM_STAGES)
+    name = f"plexity-test-{os.getpid()}-stages"
+    command = [sys.executable, "stages.py", str(tmp_path / "crawl"), str(tmp_path / "out"), slurm_cluster, name,
+               sys.prefix]
+    launch = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert launch.returncode == 0, launch.stderr[-3000:]
+    wait_for_slurm_jobs(name)
+    assert len(read_jsonl_dir(tmp_path / "out" / "clean")) == 12
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)  # (resumes: no job)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stderr.count("as all 1 tasks have already been completed") == 2, again.stderr[-3000:]
+
+
+def test_a_slurm_executor_given_a_virtualenv_that_is_not_there_says_so_where_it_is_made(tmp_path):
+    # Before: it was submitted, and every task failed on its node, sourcing a file that is not there.
+    from plexity_plugins.datatrove import SlurmTaskExecutor
+
+    with pytest.raises(ValueError, match=rf"venv_path is '{tmp_path}/nowhere': no virtualenv there "
+                                         rf"\({tmp_path}/nowhere does not exist\): give the folder of a virtualenv"):
+        SlurmTaskExecutor(pipeline=[], tasks=1, partition="debug", time="01:00:00", venv_path=str(tmp_path / "nowhere"),
+                          logging_dir=str(tmp_path / "logs"))

@@ -39,12 +39,13 @@ from ..errors import (DependencyNotRun, LoggingFolderNotShared, NoInputFiles, Se
                       UnrecordedResults)
 
 
-def step_settings(step) -> dict[str, Any]:
+def step_settings(step, inputs: bool = True) -> dict[str, Any]:
     """What a pipeline step was built with: ``{"step": its class, ...}``.  plexity's steps define
     ``settings()``; another datatrove step is recorded by its arguments as it keeps them (its
     public attributes of plain values: `_arguments`), a writer with its output folder and file
     names.  A reader of a folder also by the files it finds there (`input_files`): which file each
-    task reads follows from their list."""
+    task reads follows from their list; with `inputs` false (a stage chained after another, reading
+    what that one writes: `chained`) not."""
     settings = {"step": type(step).__name__}
     own = getattr(step, "settings", None)
     if callable(own):
@@ -56,7 +57,8 @@ def step_settings(step) -> dict[str, Any]:
             template = getattr(getattr(step, "output_filename", None), "template", None)
             if template is not None:
                 settings["output_filename"] = template
-    settings.update(input_files(step))
+    if inputs:
+        settings.update(input_files(step))
     return settings
 
 
@@ -162,11 +164,27 @@ def folder_name(folder) -> str:
     return path if protocol in ("file", "local") else f"{protocol}://{path}"
 
 
-def run_settings(pipeline: list, tasks: int) -> dict[str, Any]:
+def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:
     from .. import __version__
 
     return {"plexity_plugins": __version__, "tasks": tasks,
-            "steps": [step_settings(step) for step in pipeline if not isinstance(step, (list, tuple))]}
+            "steps": [step_settings(step, inputs) for step in pipeline if not isinstance(step, (list, tuple))]}
+
+
+def chained(executor) -> bool:
+    """Whether `executor` runs after another (datatrove's ``depends=``, or Slurm's ``depends_job_id``): its
+    readers read what that one writes, which may not be there yet when it is submitted (a Slurm job waiting on
+    the other), so their files are neither checked then nor recorded (the other stage's record covers them)."""
+    return getattr(executor, "depends", None) is not None or bool(getattr(executor, "depends_job_id", None))
+
+
+def dependency_pending(executor) -> bool:
+    """Whether `executor`'s dependency has tasks still to complete (a dependency known by its Slurm job id
+    alone: it may, as far as can be told)."""
+    depends = getattr(executor, "depends", None)
+    if depends is not None and hasattr(depends, "get_incomplete_ranks"):
+        return bool(depends.get_incomplete_ranks(skip_completed=True))
+    return bool(getattr(executor, "depends_job_id", None))
 
 
 def recorded_settings(logging_dir) -> dict | None:
@@ -356,16 +374,16 @@ def check_run_settings(executor, record: bool = True) -> None:
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
     to read (`check_inputs`)."""
     if record:
-        depends = getattr(executor, "depends", None)  # (datatrove's local executor runs it within run())
-        if depends is not None and hasattr(depends, "get_incomplete_ranks") \
-                and depends.get_incomplete_ranks(skip_completed=True):
+        if getattr(executor, "depends", None) is not None and dependency_pending(executor):
+            # (datatrove's local executor runs it within run())
             raise DependencyNotRun(
                 f"check_run_settings: this executor's dependency (depends=) has not completed, and what it writes may "
                 f"be this pipeline's input: run it first, depends.run(), then check_run_settings(executor) and "
                 f"executor.run(); or use plexity's LocalTaskExecutor, which runs its dependency before its checks")
         check_inputs(executor.pipeline)
         check_outputs(executor.logging_dir, executor.pipeline)
-    check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
+    check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size, not chained(executor)),
+                   record=record)
 
 
 def _write(logging_dir, settings: dict) -> None:
