@@ -350,3 +350,41 @@ def test_a_slurm_executor_given_a_virtualenv_that_is_not_there_says_so_where_it_
                                          rf"\({tmp_path}/nowhere does not exist\): give the folder of a virtualenv"):
         SlurmTaskExecutor(pipeline=[], tasks=1, partition="debug", time="01:00:00", venv_path=str(tmp_path / "nowhere"),
                           logging_dir=str(tmp_path / "logs"))
+
+
+RAY_STAGES = '''
+import sys
+import ray
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import (JsonlDocumentWriter, LearnedExtractor, PerplexitySentenceFilter,
+                                       RayTaskExecutor, WarcHtmlReader)
+
+if __name__ == "__main__":
+    ray.init(address="local", include_dashboard=False, logging_level="WARNING")  # (a Ray of its own)
+    first = RayTaskExecutor(pipeline=[WarcHtmlReader("crawl"), LearnedExtractor(), JsonlDocumentWriter("out/text")],
+                            tasks=1, logging_dir="out/logs-text")
+    second = RayTaskExecutor(pipeline=[JsonlReader("out/text"), PerplexitySentenceFilter(), JsonlWriter("out/clean")],
+                             tasks=1, logging_dir="out/logs-clean", depends=first)
+    second.run()
+    ray.shutdown()
+'''
+
+
+def test_a_second_stage_depending_on_the_first_runs_after_it_on_ray(tmp_path):
+    # Before: RayTaskExecutor checked the second stage's input before running its dependency: "NoInputFiles:
+    # JsonlReader has no file to read: .../out/text does not exist".
+    pytest.importorskip("ray")
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import SAMPLE
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl")
+    (tmp_path / "stages.py").write_text(RAY_STAGES)
+    for _ in range(2):  # (the second time both resume: nothing to run)
+        run = subprocess.run([sys.executable, "stages.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert len(read_jsonl_dir(tmp_path / "out" / "clean")) == 12

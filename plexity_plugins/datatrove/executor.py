@@ -380,12 +380,12 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
         if getattr(self, "nodes_per_task", 1) != 1:
             raise ValueError("RayTaskExecutor runs each task on one node: for nodes_per_task > 1 use "
                              "datatrove's RayPipelineExecutor")
-        self._check_run_settings()
-        if self.depends:
+        if self.depends:  # (first: this run's input is what it writes, its settings are checked then)
             self.depends.run()
             if incomplete := self.depends.get_incomplete_ranks():
                 raise RuntimeError(f"the executor this one depends on did not complete {len(incomplete)} of its "
                                    f"tasks: run it again first")
+        self._check_run_settings()
         ranks = self.get_incomplete_ranks(range(self.world_size))
         if not ranks:
             logger.info(f"All {self.world_size} tasks appear to be completed already. Nothing to run.")
