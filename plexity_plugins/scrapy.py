@@ -259,7 +259,7 @@ class PerplexityFilterPipeline:
         self.max_doc_perplexity = max_doc_perplexity
         self._executor: ThreadPoolExecutor | None = None
         self._json_feeds: list[str] = []  # (`_json_feeds_with`)
-        self._text_feeds: list[str] = []  # (CSV and XML: `_json_feeds_with(..., text=True)`)
+        self._text_feeds: list[str] = []  # (CSV: `_json_feeds_with(..., text=True)`)
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
 
@@ -496,8 +496,8 @@ class PerplexityFilterPipeline:
                             "item left out): leave the field out, FEED_EXPORT_FIELDS = %r (said once)",
                             self.input_field, self._json_feeds[0], fields)
         elif isinstance(value, bytes) and self._text_feeds and not _is_utf8(value):
-            # (a CSV or XML feed writes UTF-8 bytes as text, and fails on others: the item is left out of that
-            # feed and of the feeds after it, a traceback each)
+            # (a CSV feed writes UTF-8 bytes as text, and fails on others: the item is left out of that feed and
+            # of the feeds after it, a traceback each; an XML feed writes any bytes as their repr, b'...')
             fields = [field for field in ("url", self.output_field, self.stats_field) if field]
             self._warn_once("bytes_in_text_feed", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds bytes that are not "
                             "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
@@ -785,9 +785,9 @@ def _is_utf8(value: bytes) -> bool:
 def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
     """The crawl's JSON and JSON-lines feeds (``-O items.jsonl``) that export `field`: a page given as bytes
     there fails Scrapy's JSON encoder, and the item is left out of the feed, a traceback each.  With `text`, its
-    CSV and XML feeds that export it instead: they write bytes as UTF-8 text, and fail on bytes that are not
-    (a page in windows-1252 ...), leaving the item out of that feed and of the feeds after it."""
-    from scrapy.exporters import CsvItemExporter, JsonItemExporter, JsonLinesItemExporter, XmlItemExporter
+    CSV feeds that export it instead: they write bytes as UTF-8 text, and fail on bytes that are not (a page in
+    windows-1252 ...), leaving the item out of that feed and of the feeds after it."""
+    from scrapy.exporters import CsvItemExporter, JsonItemExporter, JsonLinesItemExporter
     from scrapy.utils.misc import load_object
 
     exporters = settings.getwithbase("FEED_EXPORTERS")
@@ -799,7 +799,7 @@ def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
             exporter = load_object(exporters[options.get("format")])
         except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
             continue
-        kinds = (CsvItemExporter, XmlItemExporter) if text else (JsonItemExporter, JsonLinesItemExporter)
+        kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
         if issubclass(exporter, kinds) and (fields is None or field in fields):
             feeds.append(str(uri))
     return feeds

@@ -139,7 +139,7 @@ class PagesSpider(scrapy.Spider):
 
 
 def test_a_page_of_bytes_a_csv_feed_cannot_write_is_said_once_naming_the_feed_and_the_setting(tmp_path):
-    # docs/scrapy.md has the spider yield response.body and leave it out of JSON feeds. A CSV (or XML) feed writes
+    # docs/scrapy.md has the spider yield response.body and leave it out of JSON feeds. A CSV feed writes
     # bytes as UTF-8 text and fails on a page in windows-1252: Scrapy's UnicodeDecodeError, the item left out of
     # that feed and of every feed after it (here the JSON-lines feed that leaves `html` out), where before only
     # Scrapy's traceback said so, not why nor what to do.
