@@ -374,13 +374,16 @@ def check_run_settings(executor, record: bool = True) -> None:
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
     to read (`check_inputs`)."""
     if record:
-        if getattr(executor, "depends", None) is not None and dependency_pending(executor):
-            # (datatrove's local executor runs it within run())
+        from datatrove.executor.local import LocalPipelineExecutor
+
+        pending = chained(executor) and dependency_pending(executor)
+        if pending and isinstance(executor, LocalPipelineExecutor):  # (which runs its dependency within run())
             raise DependencyNotRun(
                 f"check_run_settings: this executor's dependency (depends=) has not completed, and what it writes may "
                 f"be this pipeline's input: run it first, depends.run(), then check_run_settings(executor) and "
                 f"executor.run(); or use plexity's LocalTaskExecutor, which runs its dependency before its checks")
-        check_inputs(executor.pipeline)
+        if not pending:  # (a Slurm job submitted to wait on its dependency: its input is not written yet)
+            check_inputs(executor.pipeline)
         check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size, not chained(executor)),
                    record=record)
