@@ -1,10 +1,10 @@
 """A stranger's first day, probe 32: a data engineer who already uses datatrove or Scrapy goes past the
-README (datatrove's own writers and readers around plexity's steps, Scrapy feeds of other formats, the
-command line as a Unix user reaches for it); each dead end met now works or says what is wrong and what to do."""
+README (datatrove's own Parquet and JSONL readers and writers around plexity's steps, stages chained with
+depends= on each executor, a script run again without a logging_dir, Scrapy feeds of other formats, the command
+line as a Unix user reaches for it); each dead end met now works or says what is wrong and what to do."""
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 
