@@ -388,3 +388,33 @@ def test_a_second_stage_depending_on_the_first_runs_after_it_on_ray(tmp_path):
         run = subprocess.run([sys.executable, "stages.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]
         assert len(read_jsonl_dir(tmp_path / "out" / "clean")) == 12
+
+
+# -- a reader given a paths file ----------------------------------------------------------------------
+
+def test_a_path_added_to_the_readers_paths_file_is_another_run_not_a_resumed_one(tmp_path):
+    # Before: a paths_file was recorded by its name alone: a crawl's file added to it and the script run again said
+    # "Not doing anything as all 2 tasks have already been completed", the added file read by no task.
+    import shutil
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
+    from plexity_plugins.errors import SettingsChanged
+
+    (tmp_path / "crawl").mkdir()
+    for name in ("a", "b", "c"):
+        shutil.copy(SAMPLE, tmp_path / "crawl" / f"{name}.warc.gz")
+    paths = tmp_path / "paths.txt"
+
+    def run():
+        LocalTaskExecutor(pipeline=[WarcHtmlReader(str(tmp_path / "crawl"), paths_file=str(paths)), LearnedExtractor(),
+                                    PerplexitySentenceFilter(), JsonlWriter(str(tmp_path / "out" / "documents"))],
+                          tasks=2, workers=1, logging_dir=str(tmp_path / "out" / "logs")).run()
+
+    paths.write_text("a.warc.gz\nb.warc.gz\n")
+    run()
+    run()  # (the same list: resumes)
+    paths.write_text("a.warc.gz\nb.warc.gz\nc.warc.gz\n")
+    with pytest.raises(SettingsChanged, match=r"\(input files: 2 -> 3; input files' names: sha256:"):
+        run()
+    assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 24

@@ -95,8 +95,8 @@ def input_files(step) -> dict[str, Any]:
     file rewritten under the same name (a crawl fetched again, a copy cut short by an interrupted
     transfer and then copied whole) is another run too, where the completed tasks read the old one.
     The sizes come with the folder's listing (one request for a remote folder, no file opened).
-    {} for other steps, and where a paths file names the files (it is recorded by name) or the
-    folder cannot be listed.
+    A reader given a paths file is recorded by the files it lists (`paths_file_files`).  {} for other
+    steps, and where the folder or the paths file cannot be read.
 
     Args:
         step: a pipeline step; a reader has ``data_folder`` (a DataFolder), ``recursive``, ``glob_pattern``.
@@ -104,17 +104,43 @@ def input_files(step) -> dict[str, Any]:
     import hashlib
 
     folder = getattr(step, "data_folder", None)
-    if folder is None or not hasattr(folder, "list_files") or getattr(step, "paths_file", None):
+    if folder is None or not hasattr(folder, "list_files"):
         return {}
     try:
-        files = listed_files(folder, recursive=getattr(step, "recursive", True),
-                             glob_pattern=getattr(step, "glob_pattern", None))
+        if getattr(step, "paths_file", None):
+            files = paths_file_files(step.paths_file, folder)
+        else:
+            files = listed_files(folder, recursive=getattr(step, "recursive", True),
+                                 glob_pattern=getattr(step, "glob_pattern", None))
     except OSError:
         return {}
     # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
     names = "\n".join(files).encode("utf-8", "surrogateescape")
     return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest(),
             "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
+
+
+def paths_file_files(paths_file, folder) -> dict[str, int | None]:
+    """The files a paths file names, read as datatrove's readers read it (`get_shard_from_paths_file`: one a line,
+    compressed or not), each with its size where `folder` is local (None elsewhere: no request per file).  A path
+    added to the file and the run resumed was read by no task: the tasks share the paths by their order, and every
+    task had completed (the paths file was recorded by its name alone).  OSError where it cannot be read."""
+    import os
+
+    from datatrove.io import open_file
+
+    try:
+        with open_file(paths_file, mode="rt", compression="infer") as f:
+            names = [line.strip() for line in f]
+    except (ValueError, ImportError) as exc:  # (a remote file whose filesystem is not installed ...: its tasks say)
+        raise OSError(str(exc)) from exc
+    local = folder_name(folder) == folder.path
+
+    def size(name: str) -> int | None:
+        path = os.path.join(folder.path, name)
+        return os.path.getsize(path) if local and os.path.isfile(path) else None
+
+    return {name: size(name) for name in names}
 
 
 _GLOB_MAGIC = re.compile("[*?[]")  # (what makes a pattern a glob, as datatrove and the glob module judge it)
