@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=-1, help="array tasks running at once (-1: no limit)")
     parser.add_argument("--time", default="24:00:00", help="time limit per task")
     parser.add_argument("--venv", default=str(Path(sys.prefix) / "bin" / "activate"),
-                        help="the venv's bin/activate script, sourced by every task")
+                        help="the venv (its folder, or its bin/activate script), activated by every task")
     parser.add_argument("--job-name", default="plexity-clean")
     args = parser.parse_args()
     if not Path(args.input_dir).is_dir():  # (else every task fails: "No files found", a traceback each)
@@ -50,28 +50,31 @@ def main() -> None:
     out = Path(args.output_dir).resolve()  # absolute: the jobs do not run in this directory
 
     # datatrove's SlurmPipelineExecutor, which also checks for sbatch and the run's settings first
-    executor = SlurmTaskExecutor(
-        pipeline=[
-            WarcHtmlReader(str(Path(args.input_dir).resolve()), glob_pattern="**/*.warc*"),
-            HtmlTagsExtractor(),
-            # Loaded lazily: each array task opens the (memory-mapped) model once.
-            PerplexitySentenceFilter(
-                method="regions",  # after the tag remover: keep the content runs of blocks
-                min_chars=50,
-                exclusion_writer=JsonlWriter(str(out / "excluded")),
-            ),
-            WarcResponseWriter(str(out / "documents")),
-        ],
-        tasks=args.tasks,
-        workers=args.workers,
-        job_name=args.job_name,
-        partition=args.partition,
-        time=args.time,
-        cpus_per_task=1,
-        mem_per_cpu_gb=2,
-        venv_path=args.venv,
-        logging_dir=str(out / "logs"),
-    )
+    try:
+        executor = SlurmTaskExecutor(
+            pipeline=[
+                WarcHtmlReader(str(Path(args.input_dir).resolve()), glob_pattern="**/*.warc*"),
+                HtmlTagsExtractor(),
+                # Loaded lazily: each array task opens the (memory-mapped) model once.
+                PerplexitySentenceFilter(
+                    method="regions",  # after the tag remover: keep the content runs of blocks
+                    min_chars=50,
+                    exclusion_writer=JsonlWriter(str(out / "excluded")),
+                ),
+                WarcResponseWriter(str(out / "documents")),
+            ],
+            tasks=args.tasks,
+            workers=args.workers,
+            job_name=args.job_name,
+            partition=args.partition,
+            time=args.time,
+            cpus_per_task=1,
+            mem_per_cpu_gb=2,
+            venv_path=args.venv,
+            logging_dir=str(out / "logs"),
+        )
+    except ValueError as exc:  # (a --venv that is not there: each task would have failed on its node)
+        parser.error(str(exc))
     try:
         executor.run()  # sbatch; returns once submitted
     except (ExecutorUnavailable, JobStillQueued, NoInputFiles, SettingsChanged) as exc:  # nothing was launched

@@ -316,6 +316,12 @@ class NoInputFiles(FileNotFoundError):
     traceback each ("No files found on ...!")."""
 
 
+class DependencyNotRun(RuntimeError):
+    """`check_run_settings` was given an executor whose dependency (``depends=``) has not completed: the
+    files it writes may be the pipeline's input, not there yet to check (`NoInputFiles` said the folder did
+    not exist, and to give another)."""
+
+
 class SettingsChanged(ValueError):
     """A run's logging folder holds the completions of a run with other settings
     (`plexity_plugins.datatrove.run_settings`); `differences` names each ("threshold: 5269.3 -> 900")."""
@@ -330,7 +336,13 @@ class SettingsChanged(ValueError):
 class UnrecordedResults(SettingsChanged):
     """A folder a run writes holds results that its logging folder has no record of: a run with
     another logging folder wrote them (`plexity_plugins.datatrove.run_settings.check_outputs`);
-    `logging_dir` is that folder."""
+    `logging_dir` is that folder.  `message`, when given, is the whole message instead (a run given no
+    logging folder, which datatrove makes anew for each run: no settings of its differ)."""
+
+    def __init__(self, logging_dir: str, differences: list[str], message: str | None = None):
+        super().__init__(logging_dir, differences)
+        if message is not None:
+            self.args = (message,)
 
 
 class JobStillQueued(RuntimeError):

@@ -259,6 +259,7 @@ class PerplexityFilterPipeline:
         self.max_doc_perplexity = max_doc_perplexity
         self._executor: ThreadPoolExecutor | None = None
         self._json_feeds: list[str] = []  # (`_json_feeds_with`)
+        self._text_feeds: list[str] = []  # (CSV: `_json_feeds_with(..., text=True)`)
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
 
@@ -280,6 +281,7 @@ class PerplexityFilterPipeline:
             raise PlexitySettingError(str(exc)) from None
         pipeline.crawler = crawler
         pipeline._json_feeds = _json_feeds_with(settings, pipeline.input_field)
+        pipeline._text_feeds = _json_feeds_with(settings, pipeline.input_field, text=True)
         shorten_drop_logs(crawler.logformatter)
         return pipeline
 
@@ -493,6 +495,14 @@ class PerplexityFilterPipeline:
                             "feed %s cannot write (Scrapy's 'Object of type bytes is not JSON serializable', the "
                             "item left out): leave the field out, FEED_EXPORT_FIELDS = %r (said once)",
                             self.input_field, self._json_feeds[0], fields)
+        elif isinstance(value, bytes) and self._text_feeds and not _is_utf8(value):
+            # (a CSV feed writes UTF-8 bytes as text, and fails on others: the item is left out of that feed and
+            # of the feeds after it, a traceback each; an XML feed writes any bytes as their repr, b'...')
+            fields = [field for field in ("url", self.output_field, self.stats_field) if field]
+            self._warn_once("bytes_in_text_feed", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds bytes that are not "
+                            "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
+                            "of it and of the feeds after it): leave the field out, FEED_EXPORT_FIELDS = %r (said "
+                            "once)", source, self.input_field, self._text_feeds[0], fields)
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
@@ -764,10 +774,20 @@ def _unknown_settings(settings) -> None:
         raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
 
 
-def _json_feeds_with(settings, field: str) -> list[str]:
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
     """The crawl's JSON and JSON-lines feeds (``-O items.jsonl``) that export `field`: a page given as bytes
-    there fails Scrapy's JSON encoder, and the item is left out of the feed, a traceback each."""
-    from scrapy.exporters import JsonItemExporter, JsonLinesItemExporter
+    there fails Scrapy's JSON encoder, and the item is left out of the feed, a traceback each.  With `text`, its
+    CSV feeds that export it instead: they write bytes as UTF-8 text, and fail on bytes that are not (a page in
+    windows-1252 ...), leaving the item out of that feed and of the feeds after it."""
+    from scrapy.exporters import CsvItemExporter, JsonItemExporter, JsonLinesItemExporter
     from scrapy.utils.misc import load_object
 
     exporters = settings.getwithbase("FEED_EXPORTERS")
@@ -779,7 +799,8 @@ def _json_feeds_with(settings, field: str) -> list[str]:
             exporter = load_object(exporters[options.get("format")])
         except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
             continue
-        if issubclass(exporter, (JsonItemExporter, JsonLinesItemExporter)) and (fields is None or field in fields):
+        kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
+        if issubclass(exporter, kinds) and (fields is None or field in fields):
             feeds.append(str(uri))
     return feeds
 

@@ -113,7 +113,7 @@ def test_a_conversion_record_without_a_type_of_its_own_is_judged_by_its_bytes_as
 
     reader = WarcHtmlReader(str(tmp_path), glob_pattern="*.warc.wet")
     docs = {d.metadata["url"]: d.metadata.get("warc_type") for d in reader()}
-    assert docs == {"http://t/text": "conversion", "http://t/html": None, "http://t/bare": "conversion",
+    assert docs == {"http://t/text": "conversion", "http://t/html": "", "http://t/bare": "conversion",
                     "http://t/identified": "conversion"}
     assert reader.stats["page_texts"].total == 3 and reader.stats["skipped_not_html"].total == 1
     assert reader.stats["skipped_empty_payload"].total == 1
@@ -253,5 +253,5 @@ def test_a_cleaned_wet_file_read_back_by_the_datatrove_reader_is_marked_cleaned_
     assert sorted(d.metadata["url"] for d in documents) == sorted(texts)
     for document in documents:
         assert document.metadata.get(CLEANED_TEXT_KEY) is True, document.metadata
-        assert "warc_type" not in document.metadata  # (not a WET page's whole text: that is cleaned again)
+        assert document.metadata["warc_type"] == ""  # (not a WET page's whole text: that is cleaned again)
         assert document.metadata["warc_refers_to"] == response_id(document.metadata["url"])

@@ -171,6 +171,10 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
                     found.append(InputFile(path, path.relative_to(root), kind_of(path)))
         elif os.path.lexists(root):  # a file, or a FIFO, a socket, a link that leads nowhere
             found.append(InputFile(root, Path(root.name), kind_of(root)))
+        elif str(item) == "-":  # (the shell's way to say standard input, which `plexity score -` reads)
+            raise FileNotFoundError("input - is standard input, which plexity clean does not read (it names each "
+                                    "output after its input file): save it to a file named for its kind, page.html, "
+                                    "page.txt or crawl.warc.gz, and give that file")
         else:
             raise FileNotFoundError(f"input {root} does not exist")
     if out is not None:

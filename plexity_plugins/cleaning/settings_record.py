@@ -66,6 +66,8 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     for key in dict.fromkeys([*old, *new]):
         if (key in LATER_SETTINGS or another_class) and (key not in old or key not in new):
             continue
+        if key in PATHS_FILE_LATER and key not in old and old.get("paths_file"):  # (recorded by its name alone)
+            continue
         if key in FILE_SELECTORS and same_files:  # (`crawl/`, then 'crawl/*.warc.gz': the same files, in order)
             continue
         if key == "input_file_sizes":
@@ -85,6 +87,9 @@ def _differs(old, new) -> bool:
 
 # Settings recorded since a version that wrote records without them (compared only when both records have them)
 LATER_SETTINGS = ("input_file_sizes",)
+# A reader given a paths file: recorded by the files it lists since a version that recorded the paths file's name alone
+# (compared only when the record has them: the record gains them)
+PATHS_FILE_LATER = ("input_files", "input_files_sha256", "input_file_sizes")
 # How a reader picks its files from its folder: no difference where both records list the same ones (by their names'
 # checksum; the folder, their sizes and the rest are compared as ever)
 FILE_SELECTORS = ("glob_pattern", "recursive")

@@ -12,7 +12,8 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 from ..cleaning import policy
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
-from .filter import INPUT_NOT_TEXT, declared_language, exclusion_writer_checked, not_text, write_fields
+from .filter import (INPUT_NOT_TEXT, declared_language, excluded_as_text, exclusion_writer_checked, not_text,
+                     write_fields)
 from .run_settings import model_settings, step_settings, with_settings
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
@@ -126,24 +127,31 @@ class PerplexityDocumentFilter(BaseFilter):
         return None
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        if not_text(doc.text):  # (a list, a PDF's bytes ...: dropped, as the sentence filter drops it)
-            return False, INPUT_NOT_TEXT
+        unreadable = bool(not_text(doc.text))  # (a list, a PDF's bytes ...: dropped, as the sentence filter drops it)
+        if unreadable:
+            excluded_as_text(doc)  # (to the exclusion writer as a str, with every field, as the others)
         score, passthrough, model = (None, None, None)
-        if doc.text and doc.text.strip():
+        if not unreadable and doc.text and doc.text.strip():
             score, passthrough, model = self.scorer.score_document(doc.text, language=declared_language(doc))
         perplexity = score.perplexity if score is not None else None
         reason = None if passthrough or perplexity is None else self._reason(perplexity)
         fields = {"plexity_doc_perplexity": perplexity, "plexity_doc_model": model, "plexity_passthrough": passthrough}
         if self.label_only:
-            fields["plexity_doc_would_drop"] = reason
+            fields["plexity_doc_would_drop"] = INPUT_NOT_TEXT if unreadable else reason
         # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs;
         # a field an earlier step wrote, a sentence filter's plexity_doc_perplexity, is kept: `write_fields`)
         write_fields(doc, policy.typed_metadata(fields), self.name)
+        if unreadable:
+            return False, INPUT_NOT_TEXT
         if passthrough:
             self.stat_update("passthrough", f"passthrough_{passthrough}")
-            return True if self.other_languages == "keep" or self.label_only else (False, "other_language")
-        if perplexity is None:
+            outcome = True if self.other_languages == "keep" or self.label_only else (False, "other_language")
+        elif perplexity is None:
             self.stat_update("no_text")
-            return True if self.label_only else (False, "no_text")
-        self.stat_update("scored")
-        return True if self.label_only or not reason else (False, reason)
+            outcome = True if self.label_only else (False, "no_text")
+        else:
+            self.stat_update("scored")
+            outcome = True if self.label_only or not reason else (False, reason)
+        if outcome is not True:
+            excluded_as_text(doc)  # (to the exclusion writer as a str, bytes decoded)
+        return outcome

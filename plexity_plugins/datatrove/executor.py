@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from copy import deepcopy
+from pathlib import Path
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.ray import RayPipelineExecutor
@@ -41,7 +42,8 @@ from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_P
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
-from .run_settings import check_inputs, check_outputs, check_settings, check_settings_recorded, run_settings
+from .run_settings import (chained, check_inputs, check_outputs, check_settings, check_settings_recorded,
+                           dependency_pending, run_settings)
 
 
 def _describe_exit(code: int | None) -> str:
@@ -89,13 +91,16 @@ class _SettingsChecked:
 
     def _check_run_settings(self) -> None:
         check_task_counts(self)
-        self._plexity_settings = run_settings(self.pipeline, self.world_size)  # (travels with the executor to tasks)
-        check_inputs(self.pipeline)
+        # (travels with the executor to tasks; a chained stage's input files, what its dependency writes, not in it)
+        self._plexity_settings = run_settings(self.pipeline, self.world_size, not chained(self))
+        if not (chained(self) and dependency_pending(self)):  # (a Slurm job waiting on another: not written yet)
+            check_inputs(self.pipeline)
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
 
     def _check_task_settings(self, rank: int) -> None:
-        settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size)
+        settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size,
+                                                                            not chained(self))
         if not self.is_rank_completed(rank):
             check_settings(self.logging_dir, settings, record=False)
 
@@ -152,9 +157,10 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
+        if self.depends is not None:  # (first: this run's input is what it writes, its settings are checked then)
+            _run_dependency(self)
+        self._launched = True  # (as datatrove's: an executor depending on this one does not launch it again)
         self._check_run_settings()
-        if self.depends is not None:
-            return super().run()
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
             logger.info(f"Not doing anything as all {self.local_tasks} tasks have already been completed.")
@@ -186,6 +192,22 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
             stats.save_to_disk(f)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
         return stats
+
+
+def _run_dependency(executor: LocalTaskExecutor) -> None:
+    """Launch the executor's dependency (``depends``) unless it was launched, and wait until all its tasks have
+    completed, as datatrove's `LocalPipelineExecutor.run` does, but before this run's settings and inputs are
+    checked: its readers read what the dependency writes.  (The checks came first, and a second stage reading the
+    first's output stopped with `NoInputFiles` before the first had run.)"""
+    depends = executor.depends
+    if not isinstance(depends, LocalPipelineExecutor):
+        raise ValueError(f"depends is {depends!r}: a LocalPipelineExecutor (or LocalTaskExecutor) to run before this one")
+    if not depends._launched:
+        logger.info(f'Launching dependency job "{depends}"')
+        depends.run()
+    while incomplete := len(depends.get_incomplete_ranks(skip_completed=True)):  # (tasks of it run elsewhere)
+        logger.info(f"Dependency job still has {incomplete}/{depends.world_size} tasks. Waiting...")
+        time.sleep(2 * 60)
 
 
 def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) -> dict[int, str]:
@@ -358,12 +380,12 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
         if getattr(self, "nodes_per_task", 1) != 1:
             raise ValueError("RayTaskExecutor runs each task on one node: for nodes_per_task > 1 use "
                              "datatrove's RayPipelineExecutor")
-        self._check_run_settings()
-        if self.depends:
+        if self.depends:  # (first: this run's input is what it writes, its settings are checked then)
             self.depends.run()
             if incomplete := self.depends.get_incomplete_ranks():
                 raise RuntimeError(f"the executor this one depends on did not complete {len(incomplete)} of its "
                                    f"tasks: run it again first")
+        self._check_run_settings()
         ranks = self.get_incomplete_ranks(range(self.world_size))
         if not ranks:
             logger.info(f"All {self.world_size} tasks appear to be completed already. Nothing to run.")
@@ -505,10 +527,16 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
     again, to run beside the first job's, and replaced the ranks_to_run.json that the first job's
     waiting tasks read their ranks from."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.venv_path = venv_activate(self.venv_path)  # (now: a script fails where the executor is made)
+
     def run(self):
         if "SLURM_ARRAY_TASK_ID" in os.environ:  # running inside the job
             return super().run()
         require_executor("slurm", type(self).__name__)
+        if isinstance(self.depends, SlurmTaskExecutor) and not self.depends.job_id:
+            self.depends.run()  # (with its checks and job record; datatrove's launch_job then takes its job id)
         self.check_no_job_queued()
         self._check_run_settings()
         result = super().run()
@@ -520,6 +548,22 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
     def check_no_job_queued(self) -> None:
         """`JobStillQueued` while the array job last launched into this logging folder is not over."""
         check_no_slurm_job_queued(self.logging_dir)
+
+
+def venv_activate(venv_path: str | os.PathLike | None) -> str | None:
+    """The script each Slurm task sources (datatrove's ``venv_path``): a virtualenv's folder given (``.venv``, as
+    datatrove's "path to a python venv to activate" reads) is its ``bin/activate``, absolute; one that is not there
+    is a ValueError.  Sourced as it was given, a folder failed in every task ("launch_pickled_pipeline: No such file
+    or directory"), after the job was submitted."""
+    if venv_path is None or str(venv_path) == "":
+        return None
+    given = Path(venv_path)
+    activate = given / "bin" / "activate" if given.is_dir() else given
+    if not activate.is_file():
+        raise ValueError(f"venv_path is {str(venv_path)!r}: no virtualenv there ({activate} does not exist): give the "
+                         f"folder of a virtualenv with plexity_plugins installed, or its bin/activate, on a filesystem "
+                         f"the nodes share")
+    return str(activate.resolve())
 
 
 def check_no_slurm_job_queued(logging_dir) -> None:

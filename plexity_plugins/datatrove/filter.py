@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from os import PathLike
 
@@ -45,6 +46,18 @@ def not_text(text) -> str | None:
     head = text[:4096] if isinstance(text, bytes) else text[:1024].encode("utf-8", "replace")
     kind = binary_kind(head)
     return f"its text is {kind}, not text" if kind else None
+
+
+def excluded_as_text(doc: Document) -> None:
+    """Make the text of a dropped document a str, as the exclusion writer gets it (a ``str`` is left as it is):
+    bytes decoded as UTF-8 (U+FFFD for what is not), anything else (a list of paragraphs) as its JSON.
+    datatrove's writers take a str: JsonlWriter stopped the task on bytes ("Type is not JSON serializable"),
+    ParquetWriter on a list or bytes among str texts ("Expected bytes, got a 'list' object")."""
+    text = doc.text
+    if isinstance(text, bytes):
+        doc.text = text.decode("utf-8", "replace")
+    elif not isinstance(text, str):
+        doc.text = json.dumps(text, ensure_ascii=False, default=str)
 
 
 def exclusion_writer_checked(writer) -> DiskWriter | None:
@@ -122,7 +135,8 @@ class PerplexitySentenceFilter(BaseFilter):
         record_dropped_sentences: store the removed sentences, with their perplexity and
             offsets, in ``metadata["plexity_dropped_sentences"]``, for the writer to save.
         exclusion_writer: a datatrove writer that receives every dropped document, with
-            ``metadata["filter_reason"]``.
+            ``metadata["filter_reason"]`` and every ``plexity_*`` field; a text that is not a str as one
+            (`excluded_as_text`).
         allow_html_pages: clean texts that are HTML pages as text, markup and all, instead of
             stopping a task whose first texts are all such pages (a pipeline without an extractor).
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
@@ -258,6 +272,13 @@ class PerplexitySentenceFilter(BaseFilter):
                 self._warned_not_text = True
                 logger.warning(f"document {doc.id!r}: {why}: dropped as {INPUT_NOT_TEXT} "
                                f"(said once; counted in dropped_{INPUT_NOT_TEXT})")
+            # (to the exclusion writer as the other dropped documents go: its text a str, every plexity_* field)
+            excluded_as_text(doc)
+            verdict = policy.Verdict(policy.DROPPED, "", reason=INPUT_NOT_TEXT, chars_before=len(doc.text))
+            fields = policy.typed_metadata(policy.metadata(verdict, self.scorer))
+            if self.record_dropped_sentences:
+                fields["plexity_dropped_sentences"] = []
+            write_fields(doc, fields, self.name)
             return False, INPUT_NOT_TEXT
         html = bool(text) and looks_like_html(text)
         if text and self._first_texts < FIRST_TEXTS_ALL_HTML:
@@ -289,6 +310,8 @@ class PerplexitySentenceFilter(BaseFilter):
             self.stat_update("empty", f"empty_{verdict.empty}")
         if verdict.kept:  # (a dropped document goes to the exclusion writer whole, to be audited)
             doc.text = verdict.text
+        else:
+            excluded_as_text(doc)  # (bytes, which the filter reads, as a str: datatrove's writers take no other)
         # (no None: every document has every field with one type, as datatrove's ParquetWriter needs)
         fields = policy.typed_metadata(policy.metadata(verdict, scorer))
         if self.record_dropped_sentences:

@@ -139,7 +139,8 @@ class WarcHtmlReader(BaseDiskReader):
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
     back, ``warc_truncated`` for a page the crawler cut (``WARC-Truncated``); a WET record's
     ``warc_refers_to`` and ``warc_identified_content_language`` (`WET_PAGE_HEADERS`: kept on its cleaned
-    record by `WarcResponseWriter`).
+    record by `WarcResponseWriter`).  Every Document has every key, ``""`` (``cleaned_text`` False) where
+    it does not apply: one type per key, as datatrove's ParquetWriter needs.
     """
 
     name = "🕷 WARC HTML"
@@ -313,21 +314,23 @@ class WarcHtmlReader(BaseDiskReader):
         if is_blank(html):
             self.stat_update("skipped_empty_payload")
             return None
+        # Every Document has every key, each of one type ("" or False where it does not apply): datatrove's
+        # ParquetWriter takes its schema from the first document, and a key only some pages have (a page the
+        # crawler cut, a WET record among WARC records) stopped the task, "Table schema does not match".
+        page_headers = wet_page_headers(record.record) if record.record.rec_type == "conversion" else {}
         data = {
             "text": html,
             "id": record.record_id,
             "url": record.uri,
-            "date": record.date,
-            "content_type": record.content_type,
+            "date": record.date or "",
+            "content_type": record.content_type or "",
             "charset": charset,
             REPLACED_CHARS_KEY: replaced,
+            "warc_type": PAGE_TEXT_WARC_TYPE if record.kind == PAGE_TEXT else "",
+            CLEANED_TEXT_KEY: record.kind == CLEANED_TEXT,
+            # (which page a WET text is of: kept on its cleaned record)
+            **{key: page_headers.get(name, "") for name, key in WET_PAGE_HEADERS.items()},
+            # the crawler kept only the page's start (and why: length, time, ...)
+            "warc_truncated": record.cut_by_crawler or "",
         }
-        if record.kind == PAGE_TEXT:
-            data["warc_type"] = PAGE_TEXT_WARC_TYPE
-        elif record.kind == CLEANED_TEXT:
-            data[CLEANED_TEXT_KEY] = True
-        if record.record.rec_type == "conversion":  # (which page a WET text is of: kept on its cleaned record)
-            data.update({WET_PAGE_HEADERS[name]: value for name, value in wet_page_headers(record.record).items()})
-        if record.cut_by_crawler:  # the crawler kept only the page's start (and why: length, time, ...)
-            data["warc_truncated"] = record.cut_by_crawler
         return data

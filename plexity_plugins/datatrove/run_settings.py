@@ -35,15 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from ..cleaning.settings_record import SETTINGS_FILE, differences, model_settings  # noqa: F401 (steps import them)
-from ..errors import LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles, UnrecordedResults
+from ..errors import (DependencyNotRun, LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles,
+                      UnrecordedResults)
 
 
-def step_settings(step) -> dict[str, Any]:
+def step_settings(step, inputs: bool = True) -> dict[str, Any]:
     """What a pipeline step was built with: ``{"step": its class, ...}``.  plexity's steps define
     ``settings()``; another datatrove step is recorded by its arguments as it keeps them (its
     public attributes of plain values: `_arguments`), a writer with its output folder and file
     names.  A reader of a folder also by the files it finds there (`input_files`): which file each
-    task reads follows from their list."""
+    task reads follows from their list; with `inputs` false (a stage chained after another, reading
+    what that one writes: `chained`) not."""
     settings = {"step": type(step).__name__}
     own = getattr(step, "settings", None)
     if callable(own):
@@ -55,7 +57,8 @@ def step_settings(step) -> dict[str, Any]:
             template = getattr(getattr(step, "output_filename", None), "template", None)
             if template is not None:
                 settings["output_filename"] = template
-    settings.update(input_files(step))
+    if inputs:
+        settings.update(input_files(step))
     return settings
 
 
@@ -92,8 +95,8 @@ def input_files(step) -> dict[str, Any]:
     file rewritten under the same name (a crawl fetched again, a copy cut short by an interrupted
     transfer and then copied whole) is another run too, where the completed tasks read the old one.
     The sizes come with the folder's listing (one request for a remote folder, no file opened).
-    {} for other steps, and where a paths file names the files (it is recorded by name) or the
-    folder cannot be listed.
+    A reader given a paths file is recorded by the files it lists (`paths_file_files`).  {} for other
+    steps, and where the folder or the paths file cannot be read.
 
     Args:
         step: a pipeline step; a reader has ``data_folder`` (a DataFolder), ``recursive``, ``glob_pattern``.
@@ -101,17 +104,43 @@ def input_files(step) -> dict[str, Any]:
     import hashlib
 
     folder = getattr(step, "data_folder", None)
-    if folder is None or not hasattr(folder, "list_files") or getattr(step, "paths_file", None):
+    if folder is None or not hasattr(folder, "list_files"):
         return {}
     try:
-        files = listed_files(folder, recursive=getattr(step, "recursive", True),
-                             glob_pattern=getattr(step, "glob_pattern", None))
+        if getattr(step, "paths_file", None):
+            files = paths_file_files(step.paths_file, folder)
+        else:
+            files = listed_files(folder, recursive=getattr(step, "recursive", True),
+                                 glob_pattern=getattr(step, "glob_pattern", None))
     except OSError:
         return {}
     # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
     names = "\n".join(files).encode("utf-8", "surrogateescape")
     return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest(),
             "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
+
+
+def paths_file_files(paths_file, folder) -> dict[str, int | None]:
+    """The files a paths file names, read as datatrove's readers read it (`get_shard_from_paths_file`: one a line,
+    compressed or not), each with its size where `folder` is local (None elsewhere: no request per file).  A path
+    added to the file and the run resumed was read by no task: the tasks share the paths by their order, and every
+    task had completed (the paths file was recorded by its name alone).  OSError where it cannot be read."""
+    import os
+
+    from datatrove.io import open_file
+
+    try:
+        with open_file(paths_file, mode="rt", compression="infer") as f:
+            names = [line.strip() for line in f]
+    except (ValueError, ImportError) as exc:  # (a remote file whose filesystem is not installed ...: its tasks say)
+        raise OSError(str(exc)) from exc
+    local = folder_name(folder) == folder.path
+
+    def size(name: str) -> int | None:
+        path = os.path.join(folder.path, name)
+        return os.path.getsize(path) if local and os.path.isfile(path) else None
+
+    return {name: size(name) for name in names}
 
 
 _GLOB_MAGIC = re.compile("[*?[]")  # (what makes a pattern a glob, as datatrove and the glob module judge it)
@@ -161,11 +190,27 @@ def folder_name(folder) -> str:
     return path if protocol in ("file", "local") else f"{protocol}://{path}"
 
 
-def run_settings(pipeline: list, tasks: int) -> dict[str, Any]:
+def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:
     from .. import __version__
 
     return {"plexity_plugins": __version__, "tasks": tasks,
-            "steps": [step_settings(step) for step in pipeline if not isinstance(step, (list, tuple))]}
+            "steps": [step_settings(step, inputs) for step in pipeline if not isinstance(step, (list, tuple))]}
+
+
+def chained(executor) -> bool:
+    """Whether `executor` runs after another (datatrove's ``depends=``, or Slurm's ``depends_job_id``): its
+    readers read what that one writes, which may not be there yet when it is submitted (a Slurm job waiting on
+    the other), so their files are neither checked then nor recorded (the other stage's record covers them)."""
+    return getattr(executor, "depends", None) is not None or bool(getattr(executor, "depends_job_id", None))
+
+
+def dependency_pending(executor) -> bool:
+    """Whether `executor`'s dependency has tasks still to complete (a dependency known by its Slurm job id
+    alone: it may, as far as can be told)."""
+    depends = getattr(executor, "depends", None)
+    if depends is not None and hasattr(depends, "get_incomplete_ranks"):
+        return bool(depends.get_incomplete_ranks(skip_completed=True))
+    return bool(getattr(executor, "depends_job_id", None))
 
 
 def recorded_settings(logging_dir) -> dict | None:
@@ -231,8 +276,37 @@ def check_outputs(logging_dir, pipeline: list) -> None:
         except OSError:  # (a remote folder that cannot be listed: nothing is known)
             continue
         if written:
-            raise UnrecordedResults(folder_name(folder), [f"no record of them in {folder_name(logging_dir)}: a run "
-                                                          f"with another logging folder wrote them"])
+            why = [f"no record of them in {folder_name(logging_dir)}: a run with another logging folder wrote them"]
+            raise UnrecordedResults(folder_name(folder), why, _new_default_logging_dir(logging_dir, folder))
+
+
+# The logging folder datatrove's executors make when given none: logs/<when it started>_<5 random letters>.
+_DEFAULT_LOGGING_DIR = re.compile(r"(?:^|/)logs/\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d_[a-z]{5}/?$")
+
+
+def _new_default_logging_dir(logging_dir, folder) -> str | None:
+    """What to say when `logging_dir` is the folder datatrove made for a run given no ``logging_dir`` (a new one
+    each run, so that no run finds the record and completions of the one before, whose results `folder` holds),
+    naming the last such folder holding a run's record; None for a logging folder given."""
+    import os
+
+    path = getattr(logging_dir, "path", "")
+    if not _DEFAULT_LOGGING_DIR.search(path):
+        return None
+    parent = os.path.dirname(path.rstrip("/"))
+    try:
+        earlier = sorted(name for name in os.listdir(parent) if os.path.join(parent, name) != path.rstrip("/")
+                         and os.path.isfile(os.path.join(parent, name, SETTINGS_FILE)))
+    except OSError:
+        earlier = []
+    what = folder_name(folder)
+    way = (f"give the executor logging_dir={os.path.join(parent, earlier[-1])!r}, which resumes the last run logged "
+           f"there, and the same folder on every run; or delete {what} to start over, with a logging_dir given from then "
+           f"on" if earlier else f"delete {what} to start over, and give the executor logging_dir, the same folder on "
+           f"every run, to resume from then on")
+    return (f"{what} holds the results of an earlier run, and this one has no record of them: it was given no "
+            f"logging_dir, so datatrove logs it in a new folder, {path}, without the record and completions of the "
+            f"run before: {way}")
 
 
 def check_inputs(pipeline: list) -> None:
@@ -326,9 +400,19 @@ def check_run_settings(executor, record: bool = True) -> None:
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
     to read (`check_inputs`)."""
     if record:
-        check_inputs(executor.pipeline)
+        from datatrove.executor.local import LocalPipelineExecutor
+
+        pending = chained(executor) and dependency_pending(executor)
+        if pending and isinstance(executor, LocalPipelineExecutor):  # (which runs its dependency within run())
+            raise DependencyNotRun(
+                f"check_run_settings: this executor's dependency (depends=) has not completed, and what it writes may "
+                f"be this pipeline's input: run it first, depends.run(), then check_run_settings(executor) and "
+                f"executor.run(); or use plexity's LocalTaskExecutor, which runs its dependency before its checks")
+        if not pending:  # (a Slurm job submitted to wait on its dependency: its input is not written yet)
+            check_inputs(executor.pipeline)
         check_outputs(executor.logging_dir, executor.pipeline)
-    check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size), record=record)
+    check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size, not chained(executor)),
+                   record=record)
 
 
 def _write(logging_dir, settings: dict) -> None:
