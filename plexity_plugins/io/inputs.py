@@ -855,10 +855,14 @@ class WarcFile:
             item = WarcRecord(self.records, record, fields.get("warc-target-uri") or "",
                               http_header(record, "Content-Type"), reader=iterator.reader, fields=fields)
             item.offset = self._last = iterator.damage_offset()
-            broken = _broken_headers(record, fields)
-            if broken:  # where this record ends is unknown: look for the next one from its start
-                item.skip, item.detail = TRUNCATED, broken
-                self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
+            missing = getattr(record, "block_missing", None)
+            broken = None if missing else _broken_headers(record, fields)
+            if missing or broken:  # where this record ends is unknown: look for the next one from its start
+                item.skip, item.detail = TRUNCATED, missing or broken
+                if missing:  # (cut after, or inside, its WARC headers: the file, or its gzip member, ends there)
+                    self._note(TRUNCATED_FILE, f"truncated after record {self.records - 1}")
+                else:
+                    self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
                 yield item
                 return item.offset
             try:
@@ -1333,10 +1337,11 @@ def _record_loader():
         headers_too_long = None
 
         def parse_record_stream(self, stream, *args, **kwargs):
-            self.headers_too_long = self.http_unended = None
+            self.headers_too_long = self.http_unended = self.block_missing = None
             record = super().parse_record_stream(stream, *args, **kwargs)
             record.headers_too_long = self.headers_too_long  # (`WarcFile._judge` skips it as too_large)
             record.http_unended = self.http_unended  # (`WarcFile._judge` finds its payload in them)
+            record.block_missing = self.block_missing  # (`WarcFile._judge` skips it as truncated)
             return record
 
         def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
@@ -1350,6 +1355,7 @@ def _record_loader():
             return the_format, rec_headers
 
         def load_http_headers(self, rec_type, uri, stream, length):
+            uri = uri or ""  # (no WARC-Target-URI: warcio called None.startswith, and the whole record was lost)
             if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
                                                   or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
                 uri = "http:"  # (what warcio's own check asks of it)
@@ -1358,6 +1364,13 @@ def _record_loader():
                 headers = super().load_http_headers(rec_type, uri, lines, length)
             except TooLarge as exc:  # (the record's end is known: it alone is skipped)
                 self.headers_too_long = str(exc)
+                return None
+            except EOFError:
+                # Nothing where its block should start, though its Content-Length is not 0: the file (or the
+                # record's gzip member, with no member going on with it) ends after its WARC headers.  warcio's
+                # iterator took the EOFError for the end of the file and stopped: the record was lost, the file
+                # not named damaged.  (An empty revisit is warcio's own case: it returns None.)
+                self.block_missing = "the file ends in or after its WARC headers: its block is missing"
                 return None
             self.http_unended = lines.unended() if headers is not None else None
             return headers

@@ -1,0 +1,90 @@
+"""Hostile-input probe 32: kinds of bad input the earlier probes did not try, each through the front
+ends it reaches.
+
+WARC files cut right after a record's WARC headers (a crawler that died between writing a record's
+headers and its block), or inside them once its type is known: warcio's HTTP parser found nothing
+where the block should start and raised EOFError, which warcio's iterator takes for the end of the
+file.  The record was lost without a count, and the file was not named damaged (`plexity clean`:
+"6 WARC records", no ``damaged_files``; `plexity run`'s reader: ``records: 2``, no corrupt file).  Now
+the record is a ``truncated`` skip ("the file ends in or after its WARC headers: its block is missing") and
+the file ``truncated``, in .warc and .warc.gz alike.  A response record with neither a WARC-Target-URI
+nor a Content-Type made warcio call ``None.startswith``: the file was named corrupt ("AttributeError:
+'NoneType' object has no attribute 'startswith'") and the record was lost in its bytes skipped; now it
+is a record, counted (``not_html``: its block is not read as HTTP).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+
+import pytest
+
+from plexity_plugins.io.inputs import WarcFile
+from helpers import run_plexity
+from warc_corpus import ARTICLE, page, record_bytes
+
+
+def _good(i: int) -> bytes:
+    return record_bytes(f"http://t/good-{i}", page(ARTICLE, f"Good {i}.").encode())
+
+
+def _outcomes(data: bytes, name: str) -> tuple[list[tuple[str, str | None]], WarcFile]:
+    warc = WarcFile(io.BytesIO(data), name=name)
+    return [(item.uri, item.skip) for item in warc], warc
+
+
+# -- a file cut after a record's WARC headers ------------------------------------------------------------------------
+
+def _cut_after_headers(extra: int) -> tuple[bytes, bytes]:
+    """A good record, then one cut `extra` bytes after the end of its WARC headers' last line (-2: inside its
+    Content-Length line; 0: before the blank line; 2: after it, no block); as .warc and .warc.gz."""
+    cut = record_bytes("http://t/cut", page(ARTICLE, "Cut.").encode())
+    end = cut.index(b"\r\n\r\n")  # (Content-Length is the last WARC header line)
+    cut = cut[:end + extra]
+    return _good(0) + cut, gzip.compress(_good(0)) + gzip.compress(cut)
+
+
+@pytest.mark.parametrize("extra", [-2, 0, 2, 4])
+def test_a_file_cut_after_a_records_warc_headers_counts_the_record_and_names_the_file_truncated(extra):
+    for data, name in zip(_cut_after_headers(extra), ("cut.warc", "cut.warc.gz")):
+        outcomes, warc = _outcomes(data, name)
+        # (before: [("http://t/good-0", None)], problem None: the cut record lost, the file not named)
+        assert outcomes == [("http://t/good-0", None), ("http://t/cut", "truncated")], name
+        assert warc.problem == "truncated" and warc.problem_detail == "truncated after record 1", name
+
+
+def test_plexity_clean_and_plexity_run_count_the_record_cut_after_its_headers(tmp_path):
+    (tmp_path / "in").mkdir()
+    plain, gzipped = _cut_after_headers(4)
+    (tmp_path / "in" / "cut.warc").write_bytes(plain)
+    (tmp_path / "in" / "cut.warc.gz").write_bytes(gzipped)
+    result = run_plexity("clean", "-o", str(tmp_path / "clean"), str(tmp_path / "in"), timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert stats["records"] == 4 and stats["documents"] == 2  # (before: 2 records, 2 documents)
+    assert stats["skip_reasons"] == {"truncated": 2}
+    assert stats["damaged_files"] == {"truncated": 2}  # (before: none)
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    reader = WarcHtmlReader(str(tmp_path / "in"))
+    documents = list(reader.run())
+    assert [d.metadata["url"] for d in documents] == ["http://t/good-0"] * 2
+    assert reader.stats["records"].total == 4  # (before: 2)
+    assert reader.stats["skipped_truncated"].total == 2 and reader.stats["corrupt_files_truncated"].total == 2
+
+
+# -- a response record without a WARC-Target-URI or a Content-Type ---------------------------------------------------
+
+def test_a_response_record_without_a_target_uri_or_content_type_is_a_counted_record():
+    anonymous = _good(1).replace(b"WARC-Target-URI: http://t/good-1\r\n", b"")
+    anonymous = anonymous.replace(b"Content-Type: application/http; msgtype=response\r\n", b"")
+    assert b"Target-URI: http://t/good-1" not in anonymous and b"msgtype" not in anonymous
+    for data, name in ((_good(0) + anonymous + _good(2), "anonymous.warc"),
+                       (b"".join(map(gzip.compress, (_good(0), anonymous, _good(2)))), "anonymous.warc.gz")):
+        outcomes, warc = _outcomes(data, name)
+        # (before: the middle record missing, the file corrupt, "AttributeError: 'NoneType' object ...")
+        assert outcomes == [("http://t/good-0", None), ("", "not_html"), ("http://t/good-2", None)], name
+        assert warc.problem is None and warc.bytes_skipped == 0, name
