@@ -11,6 +11,14 @@ the file ``truncated``, in .warc and .warc.gz alike.  A response record with nei
 nor a Content-Type made warcio call ``None.startswith``: the file was named corrupt ("AttributeError:
 'NoneType' object has no attribute 'startswith'") and the record was lost in its bytes skipped; now it
 is a record, counted (``not_html``: its block is not read as HTTP).
+
+End tags that make elements: HTML's tree builder makes a ``<br>`` of each ``</br>`` and an empty ``<p>`` of each
+``</p>`` with no ``<p>`` open, so a page of a million stray ``</p>`` (4 MB) is a million elements in lexbor's tree;
+the bound of a page's tags (`extractors.markup.MAX_TAGS`) counted start tags only and let it through.  ``dense``
+took 21 s and 646 MB, ``fast`` 6.9 s and 350 MB (3 million: the 768 MiB memory ceiling after 10 s, a
+``memory_limit`` skip); a million ``</br>``, 5.7 and 7.3 s.  Now those end tags count as the tags they make (a
+``</p>`` against the ``<p>`` start tags before it), and such a page is refused before it is parsed, in milliseconds,
+naming the bound, as a page of as many start tags is.
 """
 
 from __future__ import annotations
@@ -18,9 +26,14 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
+import time
 
 import pytest
 
+from plexity_plugins.errors import ExtractionError
+from plexity_plugins.extractors.markup import read_markup, read_markup_python
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
 from plexity_plugins.io.inputs import WarcFile
 from helpers import run_plexity
 from warc_corpus import ARTICLE, page, record_bytes
@@ -88,3 +101,44 @@ def test_a_response_record_without_a_target_uri_or_content_type_is_a_counted_rec
         # (before: the middle record missing, the file corrupt, "AttributeError: 'NoneType' object ...")
         assert outcomes == [("http://t/good-0", None), ("", "not_html"), ("http://t/good-2", None)], name
         assert warc.problem is None and warc.bytes_skipped == 0, name
+
+
+# -- end tags that make elements -------------------------------------------------------------------------------------
+
+def test_the_end_tags_counted_are_those_that_make_an_element():
+    assert read_markup("<p>a</p>" * 3)[1] == 3  # (a </p> that closes a <p> makes nothing)
+    assert read_markup("</p>" * 3)[1] == 3  # (before: 0)
+    assert read_markup("<p></p></p><P>x</P></p>")[1] == 4
+    assert read_markup("</br></BR ></bR/>")[1] == 3
+    assert read_markup("</pp></b></div></brr>")[1] == 0
+    assert read_markup("</p>" * 10, -1, 3)[1] == 4  # (past the bound the pass stops, as for start tags)
+
+
+def test_the_compiled_pass_counts_end_tags_as_python_does():
+    pieces = ["<p>", "<P ", "</p>", "</P ", "</p", "</br>", "</BR/>", "</b>", "<br>", "<div>", "</div>", "x", " ", ">",
+              "<!--", "-->", "<script>", "</script>", "'", '"', "a=", "\u00e9"]
+    rng = random.Random(32)
+    for _ in range(3000):
+        page = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        for attributes, tags, total in ((-1, -1, -1), (1, 3, -1), (-1, 2, 1)):
+            assert read_markup(page, attributes, tags, total) == read_markup_python(page, attributes, tags, total), (
+                page, attributes, tags, total)
+
+
+ARTICLE_PAGE = page(ARTICLE)
+
+
+@pytest.mark.parametrize("name", ["dense", "fast"])
+@pytest.mark.parametrize("flood", ["</p>", "</br>"])
+def test_a_page_of_a_million_stray_end_tags_is_refused_at_once_naming_the_bound(name, flood):
+    extractor = TimeLimitedExtractor(name, timeout=10)
+    try:
+        extractor(ARTICLE_PAGE)  # (the child started and the extractor imported, outside the time measured)
+        started = time.perf_counter()
+        # (before: dense 21 s and 646 MB for the </p>s, here past the 10 s limit; fast 6.9 s and 350 MB)
+        with pytest.raises(ExtractionError, match=f"the page has more than 200,000 tags, past what {name} reads"):
+            extractor("<html><body>" + ARTICLE + flood * 1_000_000 + "</body></html>")
+        seconds = time.perf_counter() - started
+    finally:
+        extractor.close()
+    assert seconds < 2, f"{seconds:.1f} s"
