@@ -7,7 +7,9 @@ where the block should start and raised EOFError, which warcio's iterator takes 
 file.  The record was lost without a count, and the file was not named damaged (`plexity clean`:
 "6 WARC records", no ``damaged_files``; `plexity run`'s reader: ``records: 2``, no corrupt file).  Now
 the record is a ``truncated`` skip ("the file ends in or after its WARC headers: its block is missing") and
-the file ``truncated``, in .warc and .warc.gz alike.  A response record with neither a WARC-Target-URI
+the file ``truncated``, in .warc and .warc.gz alike.  A record cut inside its HTTP headers was counted
+``not_html`` by `plexity run` (`plexity clean` found it short only once it had copied it: ``truncated``); now it is
+``truncated`` in both.  A response record with neither a WARC-Target-URI
 nor a Content-Type made warcio call ``None.startswith``: the file was named corrupt ("AttributeError:
 'NoneType' object has no attribute 'startswith'") and the record was lost in its bytes skipped; now it
 is a record, counted (``not_html``: its block is not read as HTTP).
@@ -59,18 +61,20 @@ def _outcomes(data: bytes, name: str) -> tuple[list[tuple[str, str | None]], War
 
 def _cut_after_headers(extra: int) -> tuple[bytes, bytes]:
     """A good record, then one cut `extra` bytes after the end of its WARC headers' last line (-2: inside its
-    Content-Length line; 0: before the blank line; 2: after it, no block); as .warc and .warc.gz."""
+    Content-Length line; 0: before the blank line; 2: after it, no block; 14 and 40: in its HTTP headers); as
+    .warc and .warc.gz."""
     cut = record_bytes("http://t/cut", page(ARTICLE, "Cut.").encode())
     end = cut.index(b"\r\n\r\n")  # (Content-Length is the last WARC header line)
     cut = cut[:end + extra]
     return _good(0) + cut, gzip.compress(_good(0)) + gzip.compress(cut)
 
 
-@pytest.mark.parametrize("extra", [-2, 0, 2, 4])
+@pytest.mark.parametrize("extra", [-2, 0, 2, 4, 14, 40])
 def test_a_file_cut_after_a_records_warc_headers_counts_the_record_and_names_the_file_truncated(extra):
     for data, name in zip(_cut_after_headers(extra), ("cut.warc", "cut.warc.gz")):
         outcomes, warc = _outcomes(data, name)
-        # (before: [("http://t/good-0", None)], problem None: the cut record lost, the file not named)
+        # (before: [("http://t/good-0", None)], problem None: the cut record lost, the file not named; cut in its
+        # HTTP headers, the record was not_html, truncated only once plexity clean had copied it)
         assert outcomes == [("http://t/good-0", None), ("http://t/cut", "truncated")], name
         assert warc.problem == "truncated" and warc.problem_detail == "truncated after record 1", name
 
@@ -80,20 +84,22 @@ def test_plexity_clean_and_plexity_run_count_the_record_cut_after_its_headers(tm
     plain, gzipped = _cut_after_headers(4)
     (tmp_path / "in" / "cut.warc").write_bytes(plain)
     (tmp_path / "in" / "cut.warc.gz").write_bytes(gzipped)
+    (tmp_path / "in" / "cut-http.warc").write_bytes(_cut_after_headers(40)[0])
     result = run_plexity("clean", "-o", str(tmp_path / "clean"), str(tmp_path / "in"), timeout=120)
     assert result.returncode == 0, result.stderr
     stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
-    assert stats["records"] == 4 and stats["documents"] == 2  # (before: 2 records, 2 documents)
-    assert stats["skip_reasons"] == {"truncated": 2}
-    assert stats["damaged_files"] == {"truncated": 2}  # (before: none)
+    assert stats["records"] == 6 and stats["documents"] == 3  # (before: 4 records, 3 documents)
+    assert stats["skip_reasons"] == {"truncated": 3}
+    assert stats["damaged_files"] == {"truncated": 3}  # (before: 1)
 
     from plexity_plugins.datatrove import WarcHtmlReader
 
     reader = WarcHtmlReader(str(tmp_path / "in"))
     documents = list(reader.run())
-    assert [d.metadata["url"] for d in documents] == ["http://t/good-0"] * 2
-    assert reader.stats["records"].total == 4  # (before: 2)
-    assert reader.stats["skipped_truncated"].total == 2 and reader.stats["corrupt_files_truncated"].total == 2
+    assert [d.metadata["url"] for d in documents] == ["http://t/good-0"] * 3
+    assert reader.stats["records"].total == 6  # (before: 4)
+    # (before: none truncated, one not_html, one corrupt file)
+    assert reader.stats["skipped_truncated"].total == 3 and reader.stats["corrupt_files_truncated"].total == 3
 
 
 # -- a response record without a WARC-Target-URI or a Content-Type ---------------------------------------------------

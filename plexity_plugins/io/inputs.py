@@ -1238,9 +1238,11 @@ class _HeaderLines:
     def __init__(self, stream, what: str, keep: bool = False):
         self.stream, self.what, self.left = stream, what, MAX_HEADER_BYTES
         self.lines: list[bytes] | None = [] if keep else None  # (kept: at most MAX_HEADER_BYTES)
+        self.ended = False  # (a read found nothing more: the end of the block, or of the file)
 
     def readline(self, size: int | None = None) -> bytes:
         line = self._line(self.left + 1)
+        self.ended = self.ended or not line
         self.left -= len(line)
         if self.left < 0:
             raise TooLarge(f"its {self.what} headers are over {MAX_HEADER_BYTES:,} bytes")
@@ -1373,6 +1375,11 @@ def _record_loader():
                 self.block_missing = "the file ends in or after its WARC headers: its block is missing"
                 return None
             self.http_unended = lines.unended() if headers is not None else None
+            if lines.ended and (getattr(stream, "limit", 0) or 0) > 0:
+                # (its headers ran to the end of the file, or of its gzip member with no member going on with it,
+                # before its Content-Length: counted not_html, or not_response, by plexity run, truncated by plexity
+                # clean once it had copied it)
+                self.block_missing = "the file ends in its HTTP headers: the rest of its block is missing"
             return headers
 
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
