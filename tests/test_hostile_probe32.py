@@ -28,6 +28,12 @@ paragraph's neighbours by walking the paragraphs one by one from it: a run of k 
 (an ``extraction_failed`` skip after 31.6 s of a core; 5,000 paragraphs: 6.3 s).  Now trafilatura's justext
 revises its classes with `extractors.trafilatura._revise_paragraph_classification`, the same classes in linear time:
 the 90 kB page takes 3 s, the text the same.
+
+``Transfer-Encoding: chunked`` bodies whose lines end in a bare LF (``32\n...``: servers that write them so; RFC 9112
+lets a reader take them, browsers do), or that end after whole chunks or inside a size line with no last chunk (a
+connection closed, a crawler's limit): de-chunking gave the body back as stored, and the chunk sizes became the
+page's text ("The council approved the budget for 32 the new library"), in every command.  Now such lines are read,
+and a body cut short is the chunks read.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import pytest
 from plexity_plugins.errors import ExtractionError
 from plexity_plugins.extractors.markup import read_markup, read_markup_python
 from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
-from plexity_plugins.io.inputs import WarcFile
+from plexity_plugins.io.inputs import WarcFile, dechunk
 from helpers import executed_lines, run_plexity
 from warc_corpus import ARTICLE, page, record_bytes
 
@@ -198,3 +204,43 @@ def test_trafilatura_reads_a_page_of_many_short_paragraphs_in_time():
         assert ARTICLE in extractor(page)
     finally:
         extractor.close()
+
+
+# -- chunked bodies with bare LFs, or cut short ----------------------------------------------------------------------
+
+def _chunked(body: bytes, size: int = 50, eol: bytes = b"\r\n", last: bytes = b"0\r\n\r\n") -> bytes:
+    return b"".join(b"%x%s%s%s" % (len(body[i:i + size]), eol, body[i:i + size], eol)
+                    for i in range(0, len(body), size)) + last
+
+
+CHUNKED_PAGE = page(ARTICLE).encode()
+
+
+@pytest.mark.parametrize("data", [
+    _chunked(CHUNKED_PAGE, eol=b"\n", last=b"0\n\n"),  # bare LFs
+    _chunked(CHUNKED_PAGE, last=b""),  # no last chunk: cut after a whole one
+    _chunked(CHUNKED_PAGE, last=b"1"), _chunked(CHUNKED_PAGE, last=b"1f;ext"),  # cut in a size line
+    _chunked(CHUNKED_PAGE, last=b"\r"),
+], ids=["bare-lf", "no-last-chunk", "cut-in-size", "cut-in-extension", "cut-in-crlf"])
+def test_a_chunked_body_with_bare_lfs_or_cut_short_gives_its_bytes_not_its_chunk_sizes(data):
+    assert dechunk(data) == CHUNKED_PAGE  # (before: the data as stored, chunk sizes and all)
+
+
+def test_plexity_run_and_plexity_clean_read_such_a_body_without_its_chunk_sizes(tmp_path):
+    (tmp_path / "in").mkdir()
+    records = [record_bytes(f"http://t/{name}", data, headers=[("Transfer-Encoding", "chunked")]) for name, data in
+               (("lf", _chunked(CHUNKED_PAGE, eol=b"\n", last=b"0\n\n")), ("cut", _chunked(CHUNKED_PAGE, last=b"")))]
+    (tmp_path / "in" / "chunked.warc.gz").write_bytes(b"".join(map(gzip.compress, records)))
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    documents = list(WarcHtmlReader(str(tmp_path / "in")).run())
+    assert [d.text.encode() for d in documents] == [CHUNKED_PAGE] * 2  # (before: "32\n<html>...", "32\r\n<html>...")
+    result = run_plexity("clean", "-o", str(tmp_path / "clean"), "--extractor", "tags", str(tmp_path / "in"),
+                         timeout=120)
+    assert result.returncode == 0, result.stderr
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(tmp_path / "clean" / "chunked.warc.gz", "rb") as f:
+        texts = [r.content_stream().read().decode() for r in ArchiveIterator(f) if r.rec_type == "response"]
+    assert len(texts) == 2 and all(ARTICLE in t and "32" not in t for t in texts), texts
