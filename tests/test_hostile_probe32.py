@@ -39,6 +39,12 @@ A ``.html.gz`` of millions of empty gzip members, then a page: members that infl
 cap, and each cost a copy of the rest of the block read; 40 MB took `plexity clean` 9.2 s to read (a gigabyte,
 minutes), for one page.  A Content-Encoding body is undecodable past `MAX_GZIP_MEMBERS` (1,000) members; a document
 file now is too: ``unreadable_file`` ("Undecodable: more than 1,000 gzip members"), at once.
+
+A segmented WARC record (WARC 1.1: its first segment a response with ``WARC-Segment-Number: 1``, its rest in
+``continuation`` records): the first segment was read as a whole page, the start of one passed for all of it,
+uncounted, and a compressed body cut across segments was ``undecodable``.  Now it is a page the crawler kept only
+the start of (``segmented``), as a ``WARC-Truncated`` one is: counted in ``pages_cut_by_crawler``, named in the
+document's ``warc_truncated``, a compressed body read as far as it goes.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import gzip
 import io
 import json
 import random
+import re
 import time
 
 import pytest
@@ -272,3 +279,33 @@ def test_a_document_file_of_more_gzip_members_than_a_body_may_hold_is_unreadable
     assert stats["files"] == 1 and stats["files_skipped"] == 1 and stats["documents"] == 1
     assert stats["skip_reasons"] == {"unreadable_file": 1}
     assert stats["skipped_file_details"] == [f"{flood}: Undecodable: more than 1,000 gzip members"]
+
+
+# -- a segmented record ----------------------------------------------------------------------------------------------
+
+def _segmented(body: bytes, headers=()) -> bytes:
+    """A response whose block is cut after 200 bytes into two segments: the first a response record, the second a
+    continuation record (WARC 1.1, 'Segmentation')."""
+    whole = record_bytes("http://t/segmented", body, headers=list(headers))
+    head, block = whole[:-4].split(b"\r\n\r\n", 1)
+    first, rest = block[:len(block) - 200], block[len(block) - 200:]
+    first_head = re.sub(rb"Content-Length: \d+", b"Content-Length: %d" % len(first), head)
+    first_head += b"\r\nWARC-Segment-Number: 1"
+    second_head = (b"WARC/1.1\r\nWARC-Type: continuation\r\nWARC-Target-URI: http://t/segmented\r\n"
+                   b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
+                   b"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Segment-Number: 2\r\n"
+                   b"WARC-Segment-Total-Length: %d\r\nContent-Length: %d" % (len(block), len(rest)))
+    return b"".join(gzip.compress(h + b"\r\n\r\n" + b + b"\r\n\r\n")
+                    for h, b in ((first_head, first), (second_head, rest)))
+
+
+def test_the_first_segment_of_a_segmented_record_is_a_page_the_crawler_cut():
+    body = page(ARTICLE, *(f"Item {i} of the minutes, motion {i * 7919 % 1000}." for i in range(200))).encode()
+    for data, kind in ((_segmented(body), "plain"),
+                       (_segmented(gzip.compress(body), [("Content-Encoding", "gzip")]), "gzip")):
+        warc = WarcFile(io.BytesIO(gzip.compress(_good(0)) + data), name="segmented.warc.gz")
+        items = [(item.uri, item.skip, item.cut_by_crawler, item.payload) for item in warc]
+        assert [i[:3] for i in items] == [("http://t/good-0", None, None), ("http://t/segmented", None, "segmented"),
+                                          ("http://t/segmented", "not_response", None)], kind
+        assert ARTICLE.encode() in items[1][3] and body.startswith(items[1][3]), kind  # (before, gzip: undecodable)
+        assert warc.pages_cut_by_crawler == 1 and warc.problem is None, kind  # (before: 0)

@@ -609,8 +609,13 @@ class WarcRecord:
     @property
     def cut_by_crawler(self) -> str | None:
         """Why the crawler kept only the start of the page (WARC-Truncated: ``length``, ``time``
-        ...), or None when the record holds it whole."""
-        return (self.fields.get("warc-truncated") or "").strip() or None
+        ...; ``segmented``: the first segment of a record the writer cut into segments, whose rest is
+        in ``continuation`` records, not read), or None when the record holds it whole."""
+        truncated = (self.fields.get("warc-truncated") or "").strip()
+        if truncated:
+            return truncated
+        # (read as a whole page before: the start of one, uncounted, a compressed body undecodable)
+        return "segmented" if (self.fields.get("warc-segment-number") or "").strip() == "1" else None
 
 
 _RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
