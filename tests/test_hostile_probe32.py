@@ -27,7 +27,11 @@ paragraph's neighbours by walking the paragraphs one by one from it: a run of k 
 1,000 nested ``<b>``s before 10,000 ``<p>x</p>`` (90 kB) took ``trafilatura`` and ``auto`` past the 30 s time limit
 (an ``extraction_failed`` skip after 31.6 s of a core; 5,000 paragraphs: 6.3 s).  Now trafilatura's justext
 revises its classes with `extractors.trafilatura._revise_paragraph_classification`, the same classes in linear time:
-the 90 kB page takes 3 s, the text the same.
+the 90 kB page takes 3 s, the text the same.  justext also made a paragraph's text again each of the ~35 times it was
+asked for it, with a Python call for each run of whitespace: 10 MB of words in a ``<textarea>`` (which trafilatura's
+own extraction leaves out, so justext is run) took ``trafilatura`` 21 s of a core (20 MB: past the limit).  Now each
+paragraph's text is made once, without a call per run (`_paragraph_text`, `_normalize_whitespace`): 3.7 s, the text
+the same.
 
 ``Transfer-Encoding: chunked`` bodies whose lines end in a bare LF (``32\n...``: servers that write them so; RFC 9112
 lets a reader take them, browsers do), or that end after whole chunks or inside a size line with no last chunk (a
@@ -339,3 +343,28 @@ def test_a_large_page_is_nested_less_deep_for_resiliparse(body, levels):
     assert _levels(tree) <= levels  # (before: 123 and 63 levels)
     assert nesting.depth_limit(html) == levels and nesting.depth_limit(page(ARTICLE)) == nesting.MAX_DEPTH
     assert ARTICLE in tree.body.text and tree.body.text.count("word") == html.count("word")
+
+
+def test_justexts_whitespace_is_normalized_as_justext_does():
+    from justext.utils import normalize_whitespace
+
+    from plexity_plugins.extractors.trafilatura import _normalize_whitespace
+
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000", "\u200b",
+              "a", "\u00e9"]
+    rng = random.Random(32)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert _normalize_whitespace(text) == normalize_whitespace(text), repr(text)
+
+
+def test_trafilatura_makes_a_paragraphs_text_once():
+    from plexity_plugins.extractors.trafilatura import html_to_text_trafilatura
+
+    def work(words: int) -> int:
+        html = "<html><body><textarea>" + "word " * words + "</textarea><p>" + ARTICLE + "</p></body></html>"
+        return executed_lines(html_to_text_trafilatura, html)
+
+    work(100)  # (trafilatura imported, and justext's paragraphs given their text)
+    # (before: 21 Python lines a word, each paragraph's text made again with a call for each space; now 1)
+    assert work(40_000) - work(20_000) < 5 * 20_000

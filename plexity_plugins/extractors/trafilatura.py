@@ -159,11 +159,40 @@ def _revise_paragraph_classification(paragraphs, max_heading_distance=200):
             paragraph.class_type = "good"
 
 
+_NEWLINE_RUN = re.compile(r"\s*[\n\r]\s*")  # (a run of whitespace holding a line break, whole: its first match)
+_SPACE_RUN = re.compile(r"[^\S\n\r]+")
+
+
+def _normalize_whitespace(text: str) -> str:
+    """justext's ``normalize_whitespace`` (each run of whitespace one LF if it holds a CR or LF, else one space),
+    without its Python call for each run: two passes of the regular expression engine."""
+    if "\n" in text or "\r" in text:
+        text = _NEWLINE_RUN.sub("\n", text)
+    return _SPACE_RUN.sub(" ", text)
+
+
+def _paragraph_text(paragraph) -> str:
+    """justext's ``Paragraph.text`` (its text nodes joined, whitespace normalized), made once for the nodes it has:
+    justext made it again at each of the ~35 times it is asked for a paragraph, with a Python call for each run of
+    whitespace, so a page whose own extraction trafilatura found too short and that held 10 MB of words in one
+    paragraph (a ``<textarea>``) took trafilatura 21 s of a core (20 MB: past the 30 s limit).  (Its nodes are only
+    ever appended to: their count says whether the text made is still the paragraph's.)"""
+    nodes = paragraph.text_nodes
+    made = paragraph.__dict__.get("_plexity_text")
+    if made is None or made[0] != len(nodes):
+        made = paragraph._plexity_text = (len(nodes), _normalize_whitespace("".join(nodes).strip()))
+    return made[1]
+
+
 def _linear_justext() -> None:
-    """trafilatura's justext fallback revises its paragraphs' classes with `_revise_paragraph_classification`."""
+    """trafilatura's justext fallback revises its paragraphs' classes with `_revise_paragraph_classification`, and
+    makes each paragraph's text once (`_paragraph_text`), normalizing whitespace without a Python call per run."""
+    from justext import paragraph
     from trafilatura import external
 
     external.revise_paragraph_classification = _revise_paragraph_classification
+    paragraph.Paragraph.text = property(_paragraph_text)
+    paragraph.normalize_whitespace = _normalize_whitespace  # (`Paragraph.append_text`'s, each text node's)
 
 
 def html_to_text_trafilatura(html: str | bytes) -> str:
