@@ -6,8 +6,10 @@ headers and its block), or inside them once its type is known: warcio's HTTP par
 where the block should start and raised EOFError, which warcio's iterator takes for the end of the
 file.  The record was lost without a count, and the file was not named damaged (`plexity clean`:
 "6 WARC records", no ``damaged_files``; `plexity run`'s reader: ``records: 2``, no corrupt file).  Now
-the record is a ``truncated`` skip ("the file ends in or after its WARC headers: its block is missing") and
-the file ``truncated``, in .warc and .warc.gz alike.  A record cut inside its HTTP headers was counted
+the record is a ``truncated`` skip ("the file ends after its WARC headers: its block is missing") and the
+file ``truncated``, in .warc and .warc.gz alike; cut inside its WARC headers before its Content-Length, it was a
+``truncated`` record of a ``corrupt`` file ("no Content-Length: where the record ends is unknown"), and is now
+one of a ``truncated`` file ("the file ends in its WARC headers").  A record cut inside its HTTP headers was counted
 ``not_html`` by `plexity run` (`plexity clean` found it short only once it had copied it: ``truncated``); now it is
 ``truncated`` in both.  A response record with neither a WARC-Target-URI
 nor a Content-Type made warcio call ``None.startswith``: the file was named corrupt ("AttributeError:
@@ -89,16 +91,16 @@ def _outcomes(data: bytes, name: str) -> tuple[list[tuple[str, str | None]], War
 # -- a file cut after a record's WARC headers ------------------------------------------------------------------------
 
 def _cut_after_headers(extra: int) -> tuple[bytes, bytes]:
-    """A good record, then one cut `extra` bytes after the end of its WARC headers' last line (-2: inside its
-    Content-Length line; 0: before the blank line; 2: after it, no block; 14 and 40: in its HTTP headers); as
-    .warc and .warc.gz."""
+    """A good record, then one cut `extra` bytes after the end of its WARC headers' last line (-200, -150: in its
+    WARC headers, before its Content-Length; -2: inside its Content-Length line; 0: before the blank line; 2: after
+    it, no block; 14 and 40: in its HTTP headers); as .warc and .warc.gz."""
     cut = record_bytes("http://t/cut", page(ARTICLE, "Cut.").encode())
     end = cut.index(b"\r\n\r\n")  # (Content-Length is the last WARC header line)
     cut = cut[:end + extra]
     return _good(0) + cut, gzip.compress(_good(0)) + gzip.compress(cut)
 
 
-@pytest.mark.parametrize("extra", [-2, 0, 2, 4, 14, 40])
+@pytest.mark.parametrize("extra", [-200, -150, -2, 0, 2, 4, 14, 40])
 def test_a_file_cut_after_a_records_warc_headers_counts_the_record_and_names_the_file_truncated(extra):
     for data, name in zip(_cut_after_headers(extra), ("cut.warc", "cut.warc.gz")):
         outcomes, warc = _outcomes(data, name)

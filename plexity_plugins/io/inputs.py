@@ -1365,6 +1365,8 @@ def _record_loader():
             # (over the bound: TooLarge, the record unreadable; reading resumes at the next record)
             lines = _HeaderLines(stream, "WARC")
             the_format, rec_headers = super()._detect_type_load_headers(lines, statusline, known_format)
+            if lines.ended:  # (no blank line after them: the file, or its gzip member, ends in them)
+                self.block_missing = "the file ends in its WARC headers"
             self.block_type = ((rec_headers.get_header("Content-Type") or "").lower()
                                if the_format in ("warc", "arc2warc") else "")
             return the_format, rec_headers
@@ -1385,14 +1387,15 @@ def _record_loader():
                 # record's gzip member, with no member going on with it) ends after its WARC headers.  warcio's
                 # iterator took the EOFError for the end of the file and stopped: the record was lost, the file
                 # not named damaged.  (An empty revisit is warcio's own case: it returns None.)
-                self.block_missing = "the file ends in or after its WARC headers: its block is missing"
+                self.block_missing = self.block_missing or "the file ends after its WARC headers: its block is missing"
                 return None
             self.http_unended = lines.unended() if headers is not None else None
             if lines.ended and (getattr(stream, "limit", 0) or 0) > 0:
                 # (its headers ran to the end of the file, or of its gzip member with no member going on with it,
                 # before its Content-Length: counted not_html, or not_response, by plexity run, truncated by plexity
                 # clean once it had copied it)
-                self.block_missing = "the file ends in its HTTP headers: the rest of its block is missing"
+                self.block_missing = self.block_missing or \
+                    "the file ends in its HTTP headers: the rest of its block is missing"
             return headers
 
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
