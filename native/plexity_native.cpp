@@ -1996,6 +1996,7 @@ void markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tag
                  std::vector<std::tuple<Py_ssize_t, Py_ssize_t, const char *>> *kept, Py_ssize_t *counted,
                  Py_ssize_t *attributes_kept) {
   Py_ssize_t copied = 0, at = 0;
+  Py_ssize_t open_p = 0;  // (<p> start tags not closed by a </p> yet)
   *counted = *attributes_kept = 0;
   std::string name;
   while (true) {
@@ -2015,7 +2016,20 @@ void markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tag
       kept->emplace_back(copied, cut, ending);
       copied = at;
     }
-    if (closing) continue;
+    if (closing) {  // markup._end_tag_makes_element: </br> is a <br>, a </p> with no <p> open makes a <p>
+      bool element = false;
+      if (end_of_name - first == 2 && (s[first] | 0x20) == 'b' && (s[first + 1] | 0x20) == 'r') {
+        element = true;
+      } else if (end_of_name - first == 1 && (s[first] | 0x20) == 'p') {
+        element = open_p == 0;
+        if (open_p > 0) --open_p;
+      }
+      if (element && ++*counted > tags && tags >= 0) {
+        kept->clear();  // (stopped: the page is refused, not bounded)
+        return;
+      }
+      continue;
+    }
     ++*counted;
     *attributes_kept += attributes >= 0 ? std::min(count, attributes) : count;
     if ((tags >= 0 && *counted > tags) || (total >= 0 && *attributes_kept > total)) {
@@ -2024,6 +2038,7 @@ void markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tag
     }
     name.clear();
     for (Py_ssize_t k = first; k < end_of_name; ++k) append_code_point(name, s[k]);
+    if (end_of_name - first == 1 && (s[first] | 0x20) == 'p') ++open_p;
     if (nesting_flag(name) & kRaw) at = name == "plaintext" ? n : raw_end(s, n, name, at);
   }
   if (!kept->empty()) kept->emplace_back(copied, n, "");

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
-from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge
+from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge, Undecodable
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
@@ -410,7 +410,7 @@ class FileCleaner:
             self.stats.files += 1
             self._failed_read(source, exc)
             return
-        except (OSError, EOFError, zlib.error) as exc:  # unreadable (a symlink loop), or a damaged gzip
+        except (OSError, EOFError, zlib.error, Undecodable) as exc:  # unreadable (a symlink loop), or a damaged gzip
             self._skip_file(source, UNREADABLE_FILE, describe(exc))
             return
         self.stats.files += 1

@@ -5,7 +5,9 @@ resiliparse's main-content pass takes, for each ``<div>`` it visits (and ``<ul>`
 nesting depth, and lexbor nests as deep as the markup says.  A page of 10,000 nested ``<div>``s
 took 3 s in ``dense``, 20,000 took 16 s, 100,000 the time limit.  Browsers stop nesting (Chromium
 at 512 levels), so does the learned reader (`learned.segment.MAX_DEPTH`): here `parse_tree`
-flattens what lexbor would nest deeper than `MAX_DEPTH` levels, before anything reads the tree.
+flattens what lexbor would nest deeper than `MAX_DEPTH` levels, before anything reads the tree, and
+fewer for a page so large, or of so many tags, that its size times that depth would cost more
+(`depth_limit`).
 
 Deciding costs little on an ordinary page: `markup_depth` (compiled: a pass over the markup,
 ~0.2 ms a page) bounds the depth from above, and only a page it cannot clear (17 of the 2,144
@@ -35,6 +37,15 @@ MAX_DEPTH = 128
 # The elements MAX_DEPTH + 1 levels deep (<html> is :root).  (lexbor matches it from each element up:
 # ~0.8 ms a page, the ancestors of its elements.)
 _TOO_DEEP = ":root" + " > *" * MAX_DEPTH
+# ... and, since that pass costs the page's size times its depth, a large page is nested less deep: at most as many
+# levels as keep its characters times its depth within MAX_DEPTH_CHARS, and its tags times its depth within
+# MAX_DEPTH_TAGS (`depth_limit`).  MAX_DEPTH alone let 10 MB of text in 120 nested <div>s take dense 9.7 s of a
+# core (50 MB, the size cap: past the 30 s limit), and 190,000 <b>s (1.7 MB, within markup.MAX_TAGS) 120 levels
+# deep 10.6 s; at these budgets each takes ~3 s.  No development page is nested less deep for them: the largest
+# (5.3 MB) may nest 75 levels, the one of the most tags (15,793) 128, and none is deeper than 56.
+MAX_DEPTH_CHARS = 400_000_000
+MAX_DEPTH_TAGS = 8_000_000
+MIN_DEPTH = 16  # (a page of 25 MB or more, or of 500,000 tags: this deep still)
 # A page whose markup nests deeper than this is flattened before lexbor parses it: lexbor's own parse
 # costs the depth for each end tag it cannot match (20,000 <span>s and as many </x>: 2 s; a <div> in a
 # <select>, 20,000 times: 2.2 s).  (No development page's markup says more than 395: the markup's
@@ -297,21 +308,35 @@ def parse_tree(html: str, reader: str):
     return parse_checked_tree(checked(html, reader))
 
 
+def depth_limit(page: str) -> int:
+    """How many levels deep lexbor's tree of `page` may nest: `MAX_DEPTH`, less for a page so large, or of so many
+    tags, that resiliparse's pass would cost more than `MAX_DEPTH_CHARS` characters or `MAX_DEPTH_TAGS` tags times
+    its depth (never less than `MIN_DEPTH`)."""
+    limit = min(MAX_DEPTH, MAX_DEPTH_CHARS // max(len(page), 1))
+    if len(page) > MAX_DEPTH_TAGS // MAX_DEPTH:  # (a page of fewer characters holds fewer tags)
+        from .markup import start_tags
+
+        limit = min(limit, MAX_DEPTH_TAGS // max(start_tags(page), 1))
+    return max(MIN_DEPTH, limit)
+
+
 def parse_checked_tree(page: str):
     """`parse_tree` of a page `markup.checked` has given back."""
     from resiliparse.parse.html import HTMLTree
 
+    limit = depth_limit(page)
+    too_deep = _TOO_DEEP if limit == MAX_DEPTH else ":root" + " > *" * limit
     # (the depth of the elements that hold others: what they hold, a line break or text, is one level more)
     depth = markup_depth(page, SURE_DEPTH)
-    if 0 <= depth < MAX_DEPTH:
+    if 0 <= depth < limit:
         return HTMLTree.parse(page)
     # (a page the walk cannot follow is flattened as the flattening reads it, then lexbor's tree tells: its
     # markup may be as deep as any, and lexbor's parse of an unflattened page costs its depth)
     if 0 <= depth <= SURE_DEPTH:  # perhaps as deep: lexbor's tree tells
         tree = HTMLTree.parse(page)
-        if tree.document.query_selector(_TOO_DEEP) is None:
+        if tree.document.query_selector(too_deep) is None:
             return tree
-    tree = HTMLTree.parse(flatten_markup(page, MAX_DEPTH - 1))
-    if tree.document.query_selector(_TOO_DEEP) is not None:
-        raise ExtractionError(f"HTML nesting limit: the parser nests this page deeper than {MAX_DEPTH} levels")
+    tree = HTMLTree.parse(flatten_markup(page, limit - 1))
+    if tree.document.query_selector(too_deep) is not None:
+        raise ExtractionError(f"HTML nesting limit: the parser nests this page deeper than {limit} levels")
     return tree

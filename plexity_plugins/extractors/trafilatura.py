@@ -91,6 +91,110 @@ def _hashable_justext_stoplist() -> None:
         external.JT_STOPLIST = frozenset(external.JT_STOPLIST or external.jt_stoplist_init())
 
 
+def _revise_paragraph_classification(paragraphs, max_heading_distance=200):
+    """justext's ``revise_paragraph_classification`` (jusText 3.0), the same classes in linear time.  justext looks
+    for each short (and each near-good) paragraph's neighbours by walking the paragraphs one by one from it, so a run
+    of k short paragraphs costs k² steps: 1,000 nested ``<b>``s before 10,000 ``<p>x</p>`` (a 90 kB page, whose
+    own extraction trafilatura found too short and handed to justext) took trafilatura past the 30 s limit, 90 s
+    without it.  Here each neighbour is found in one pass each way, before the paragraphs it looks at change, as in
+    justext (its "classify short" reads the classes before any short one is revised; its "revise neargood" reads,
+    before a paragraph, the ones already revised)."""
+    from justext.core import GOOD_OR_BAD
+
+    n = len(paragraphs)
+
+    def good_within_distance(i: int) -> bool:  # (justext's own walk: at most max_heading_distance characters)
+        j, distance = i + 1, 0
+        while j < n and distance <= max_heading_distance:
+            if paragraphs[j].class_type == "good":
+                return True
+            distance += len(paragraphs[j].text)
+            j += 1
+        return False
+
+    def nearest(classes, wanted, reverse):
+        """For each paragraph, the class of the nearest one before it (`reverse`: after it) whose class is in
+        `wanted`, else "bad"."""
+        found, last = [None] * n, "bad"
+        for i in (range(n - 1, -1, -1) if reverse else range(n)):
+            found[i] = last
+            if classes[i] in wanted:
+                last = classes[i]
+        return found
+
+    for i, paragraph in enumerate(paragraphs):  # good headings (the paragraphs after it not copied yet, as in justext)
+        paragraph.class_type = paragraph.cf_class
+        if paragraph.heading and paragraph.class_type == "short" and good_within_distance(i):
+            paragraph.class_type = "neargood"
+
+    classes = [paragraph.class_type for paragraph in paragraphs]
+    prev_good_bad, next_good_bad = nearest(classes, GOOD_OR_BAD, False), nearest(classes, GOOD_OR_BAD, True)
+    near = GOOD_OR_BAD | {"neargood"}
+    prev_any, next_any = nearest(classes, near, False), nearest(classes, near, True)
+    for i, paragraph in enumerate(paragraphs):  # (classify short)
+        if classes[i] != "short":
+            continue
+        before, after = prev_good_bad[i], next_good_bad[i]
+        if before == "good" and after == "good":
+            paragraph.class_type = "good"
+        elif before == "bad" and after == "bad":
+            paragraph.class_type = "bad"
+        elif (before == "bad" and prev_any[i] == "neargood") or (after == "bad" and next_any[i] == "neargood"):
+            paragraph.class_type = "good"
+        else:
+            paragraph.class_type = "bad"
+
+    # (revise neargood: no short paragraph is left, so the one before each is revised already, and the nearest
+    # good or bad one after it is one of the classes read now)
+    next_good_bad = nearest([paragraph.class_type for paragraph in paragraphs], GOOD_OR_BAD, True)
+    for i, paragraph in enumerate(paragraphs):
+        if paragraph.class_type != "neargood":
+            continue
+        before = paragraphs[i - 1].class_type if i > 0 else "bad"
+        paragraph.class_type = "bad" if (before, next_good_bad[i]) == ("bad", "bad") else "good"
+
+    for i, paragraph in enumerate(paragraphs):  # more good headings
+        if paragraph.heading and paragraph.class_type == "bad" and paragraph.cf_class != "bad" \
+                and good_within_distance(i):
+            paragraph.class_type = "good"
+
+
+_NEWLINE_RUN = re.compile(r"\s*[\n\r]\s*")  # (a run of whitespace holding a line break, whole: its first match)
+_SPACE_RUN = re.compile(r"[^\S\n\r]+")
+
+
+def _normalize_whitespace(text: str) -> str:
+    """justext's ``normalize_whitespace`` (each run of whitespace one LF if it holds a CR or LF, else one space),
+    without its Python call for each run: two passes of the regular expression engine."""
+    if "\n" in text or "\r" in text:
+        text = _NEWLINE_RUN.sub("\n", text)
+    return _SPACE_RUN.sub(" ", text)
+
+
+def _paragraph_text(paragraph) -> str:
+    """justext's ``Paragraph.text`` (its text nodes joined, whitespace normalized), made once for the nodes it has:
+    justext made it again at each of the ~35 times it is asked for a paragraph, with a Python call for each run of
+    whitespace, so a page whose own extraction trafilatura found too short and that held 10 MB of words in one
+    paragraph (a ``<textarea>``) took trafilatura 21 s of a core (20 MB: past the 30 s limit).  (Its nodes are only
+    ever appended to: their count says whether the text made is still the paragraph's.)"""
+    nodes = paragraph.text_nodes
+    made = paragraph.__dict__.get("_plexity_text")
+    if made is None or made[0] != len(nodes):
+        made = paragraph._plexity_text = (len(nodes), _normalize_whitespace("".join(nodes).strip()))
+    return made[1]
+
+
+def _linear_justext() -> None:
+    """trafilatura's justext fallback revises its paragraphs' classes with `_revise_paragraph_classification`, and
+    makes each paragraph's text once (`_paragraph_text`), normalizing whitespace without a Python call per run."""
+    from justext import paragraph
+    from trafilatura import external
+
+    external.revise_paragraph_classification = _revise_paragraph_classification
+    paragraph.Paragraph.text = property(_paragraph_text)
+    paragraph.normalize_whitespace = _normalize_whitespace  # (`Paragraph.append_text`'s, each text node's)
+
+
 def html_to_text_trafilatura(html: str | bytes) -> str:
     """trafilatura's main text (paragraphs on their own lines); "" when it finds none."""
     # (libxml2's cost is the square of an element's attributes; trafilatura's ~40 us of a core a tag)
@@ -108,6 +212,7 @@ def trafilatura_text(page: str) -> str:
     if _TRAFILATURA_CONFIG is None:
         _quiet_trafilatura_empty_documents()
         _hashable_justext_stoplist()
+        _linear_justext()
         config = copy.deepcopy(DEFAULT_CONFIG)
         # Its timeout uses SIGALRM, which only works in the main thread (Scrapy, servers).
         config["DEFAULT"]["EXTRACTION_TIMEOUT"] = "0"

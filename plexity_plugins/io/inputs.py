@@ -463,7 +463,9 @@ def dechunk(data: bytes, deadline: Deadline = _NO_DEADLINE) -> bytes:
     """The body of a ``Transfer-Encoding: chunked`` payload; the data unchanged when it is
     not chunked after all (the crawler stored it de-chunked with the header kept), or when a
     size line is not hex digits (``-4``, ``0x10``: Python's int() reads both, and a negative
-    size stepped back onto the same line for ever).  Each chunk moves forward.
+    size stepped back onto the same line for ever).  Each chunk moves forward.  A line ends at
+    LF, with or without CR before it (some servers end them so; browsers read them); data that
+    ends after whole chunks, or in a size line, is a body cut short: the chunks read.
 
     A body of many chunks is read a run of regular ones at a time (`_regular_chunks`, the same bytes): one
     at a time, a chunk cost 1.4 us, and a 48 MB body of 1-byte chunks took 14 s, near the time limit.
@@ -486,22 +488,28 @@ def dechunk(data: bytes, deadline: Deadline = _NO_DEADLINE) -> bytes:
                 wait, window = _ONE_BY_ONE, min(_RUN_BYTES, 2 * window)
                 continue
             one_by_one, since, wait, window = 0, pos, min(2 * wait, _RUN_BYTES), 0
-        end = data.find(b"\r\n", pos)
+        end = data.find(b"\n", pos)  # (a line ends at LF, CRLF or not: RFC 9112 lets a reader take a bare LF)
         if end < 0:
-            return data
-        size_field = data[pos:end].split(b";", 1)[0].strip(b" \t")
+            # the data ends right after a chunk, or in a size line: a body cut short before its last chunk (the
+            # connection closed, the crawler's limit), what there is; it was given back as stored, its chunk sizes
+            # read as the page's text
+            rest = data[pos:].split(b";", 1)[0].strip(b" \t\r")
+            return bytes(out) if out and (not rest or _CHUNK_SIZE.fullmatch(rest)) else data
+        size_field = data[pos:end].split(b";", 1)[0].strip(b" \t\r")
         if not _CHUNK_SIZE.fullmatch(size_field):
             return data
         size = int(size_field, 16)
         if size == 0:
             return bytes(out)
-        chunk = data[end + 2:end + 2 + size]
+        chunk = data[end + 1:end + 1 + size]
         out += chunk
         if len(chunk) < size:  # cut short: what there is
             return bytes(out)
-        pos = end + 2 + size
+        pos = end + 1 + size
         if data[pos:pos + 2] == b"\r\n":
             pos += 2
+        elif data[pos:pos + 1] == b"\n":
+            pos += 1
         one_by_one += 1
 
 
@@ -601,8 +609,13 @@ class WarcRecord:
     @property
     def cut_by_crawler(self) -> str | None:
         """Why the crawler kept only the start of the page (WARC-Truncated: ``length``, ``time``
-        ...), or None when the record holds it whole."""
-        return (self.fields.get("warc-truncated") or "").strip() or None
+        ...; ``segmented``: the first segment of a record the writer cut into segments, whose rest is
+        in ``continuation`` records, not read), or None when the record holds it whole."""
+        truncated = (self.fields.get("warc-truncated") or "").strip()
+        if truncated:
+            return truncated
+        # (read as a whole page before: the start of one, uncounted, a compressed body undecodable)
+        return "segmented" if (self.fields.get("warc-segment-number") or "").strip() == "1" else None
 
 
 _RECORD_END = re.compile(rb"\r?\n(?:\r?\n|WARC/)")
@@ -855,10 +868,14 @@ class WarcFile:
             item = WarcRecord(self.records, record, fields.get("warc-target-uri") or "",
                               http_header(record, "Content-Type"), reader=iterator.reader, fields=fields)
             item.offset = self._last = iterator.damage_offset()
-            broken = _broken_headers(record, fields)
-            if broken:  # where this record ends is unknown: look for the next one from its start
-                item.skip, item.detail = TRUNCATED, broken
-                self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
+            missing = getattr(record, "block_missing", None)
+            broken = None if missing else _broken_headers(record, fields)
+            if missing or broken:  # where this record ends is unknown: look for the next one from its start
+                item.skip, item.detail = TRUNCATED, missing or broken
+                if missing:  # (cut after, or inside, its WARC headers: the file, or its gzip member, ends there)
+                    self._note(TRUNCATED_FILE, f"truncated after record {self.records - 1}")
+                else:
+                    self._note(CORRUPT_FILE, f"record {self.records}: {broken}")
                 yield item
                 return item.offset
             try:
@@ -1234,9 +1251,11 @@ class _HeaderLines:
     def __init__(self, stream, what: str, keep: bool = False):
         self.stream, self.what, self.left = stream, what, MAX_HEADER_BYTES
         self.lines: list[bytes] | None = [] if keep else None  # (kept: at most MAX_HEADER_BYTES)
+        self.ended = False  # (a read found nothing more: the end of the block, or of the file)
 
     def readline(self, size: int | None = None) -> bytes:
         line = self._line(self.left + 1)
+        self.ended = self.ended or not line
         self.left -= len(line)
         if self.left < 0:
             raise TooLarge(f"its {self.what} headers are over {MAX_HEADER_BYTES:,} bytes")
@@ -1333,10 +1352,11 @@ def _record_loader():
         headers_too_long = None
 
         def parse_record_stream(self, stream, *args, **kwargs):
-            self.headers_too_long = self.http_unended = None
+            self.headers_too_long = self.http_unended = self.block_missing = None
             record = super().parse_record_stream(stream, *args, **kwargs)
             record.headers_too_long = self.headers_too_long  # (`WarcFile._judge` skips it as too_large)
             record.http_unended = self.http_unended  # (`WarcFile._judge` finds its payload in them)
+            record.block_missing = self.block_missing  # (`WarcFile._judge` skips it as truncated)
             return record
 
         def _detect_type_load_headers(self, stream, statusline=None, known_format=None):
@@ -1345,11 +1365,14 @@ def _record_loader():
             # (over the bound: TooLarge, the record unreadable; reading resumes at the next record)
             lines = _HeaderLines(stream, "WARC")
             the_format, rec_headers = super()._detect_type_load_headers(lines, statusline, known_format)
+            if lines.ended:  # (no blank line after them: the file, or its gzip member, ends in them)
+                self.block_missing = "the file ends in its WARC headers"
             self.block_type = ((rec_headers.get_header("Content-Type") or "").lower()
                                if the_format in ("warc", "arc2warc") else "")
             return the_format, rec_headers
 
         def load_http_headers(self, rec_type, uri, stream, length):
+            uri = uri or ""  # (no WARC-Target-URI: warcio called None.startswith, and the whole record was lost)
             if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
                                                   or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
                 uri = "http:"  # (what warcio's own check asks of it)
@@ -1359,7 +1382,20 @@ def _record_loader():
             except TooLarge as exc:  # (the record's end is known: it alone is skipped)
                 self.headers_too_long = str(exc)
                 return None
+            except EOFError:
+                # Nothing where its block should start, though its Content-Length is not 0: the file (or the
+                # record's gzip member, with no member going on with it) ends after its WARC headers.  warcio's
+                # iterator took the EOFError for the end of the file and stopped: the record was lost, the file
+                # not named damaged.  (An empty revisit is warcio's own case: it returns None.)
+                self.block_missing = self.block_missing or "the file ends after its WARC headers: its block is missing"
+                return None
             self.http_unended = lines.unended() if headers is not None else None
+            if lines.ended and (getattr(stream, "limit", 0) or 0) > 0:
+                # (its headers ran to the end of the file, or of its gzip member with no member going on with it,
+                # before its Content-Length: counted not_html, or not_response, by plexity run, truncated by plexity
+                # clean once it had copied it)
+                self.block_missing = self.block_missing or \
+                    "the file ends in its HTTP headers: the rest of its block is missing"
             return headers
 
     return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
@@ -1697,7 +1733,8 @@ def read_document(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, i
 
     Raises TooLarge past `limit` bytes (after decompression; reading stops there),
     `NotARegularFile` for a FIFO, socket or device, `ReadError` for a read the system failed (EIO),
-    and OSError / EOFError / zlib.error for an unreadable or damaged file.
+    and OSError / EOFError / zlib.error / Undecodable (more than `MAX_GZIP_MEMBERS` gzip members) for an
+    unreadable or damaged file.
     """
     gzipped = path.name.lower().endswith(".gz")
     with open_input(path) as opened:
@@ -1711,12 +1748,18 @@ def read_document(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[bytes, i
 def _gunzip_file(raw, limit: int) -> tuple[bytes, int]:
     """What the gzip members at the start of `raw` inflate to (at most `limit` + 1 bytes; NUL padding
     between and after them skipped, as gzip does), and how many bytes follow them that are not a gzip
-    member (GzipFile raised on those, and the whole file was lost)."""
+    member (GzipFile raised on those, and the whole file was lost).  More than `MAX_GZIP_MEMBERS` members are
+    `Undecodable`, as in a Content-Encoding body: members that inflate to nothing never reach the cap, and 40 MB of
+    empty ones took 9 s (a gigabyte, minutes)."""
     out = bytearray()
     data = raw.read(_CHUNK)
     if data and not data.startswith(b"\x1f\x8b"):
         raise gzip.BadGzipFile(f"not a gzipped file (it starts {data[:8]!r})")
+    members = 0
     while data:
+        members += 1
+        if members > MAX_GZIP_MEMBERS:
+            raise Undecodable(f"more than {MAX_GZIP_MEMBERS:,} gzip members")
         decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
         while not decompressor.eof:  # one member
             out += decompressor.decompress(data, limit + 1 - len(out))
