@@ -176,7 +176,8 @@ def two_stages(tmp_path, executor):
     import shutil
 
     from helpers import SAMPLE
-    from plexity_plugins.datatrove import JsonlDocumentWriter, LearnedExtractor, PerplexitySentenceFilter, WarcHtmlReader
+    from plexity_plugins.datatrove import (JsonlDocumentWriter, LearnedExtractor, PerplexitySentenceFilter,
+                                           WarcHtmlReader)
 
     (tmp_path / "crawl").mkdir(exist_ok=True)
     shutil.copy(SAMPLE, tmp_path / "crawl")

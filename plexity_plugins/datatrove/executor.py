@@ -201,7 +201,8 @@ def _run_dependency(executor: LocalTaskExecutor) -> None:
     first's output stopped with `NoInputFiles` before the first had run.)"""
     depends = executor.depends
     if not isinstance(depends, LocalPipelineExecutor):
-        raise ValueError(f"depends is {depends!r}: a LocalPipelineExecutor (or LocalTaskExecutor) to run before this one")
+        raise ValueError(f"depends is {depends!r}: a LocalPipelineExecutor (or LocalTaskExecutor) to run before "
+                         f"this one")
     if not depends._launched:
         logger.info(f'Launching dependency job "{depends}"')
         depends.run()
