@@ -178,6 +178,15 @@ def test_an_oversized_body_is_refused_with_413_and_a_message(server):
     assert f"{MAX_BYTES:,} bytes" in data["error"] and data["limit"] == "--max-bytes"  # (the option, for a client)
 
 
+def test_a_client_that_sends_its_whole_body_before_reading_gets_its_413_when_it_asked_for_the_close(server):
+    # Python's urllib sends "Connection: close" and reads nothing before its body is sent: uvicorn closed such a
+    # connection as soon as it had answered, with the body's bytes unread, and the client met "Connection reset
+    # by peer" (a 30 MB body to the default --max-bytes), not its 413
+    status, data, _ = post(server, b"x" * (16 * 2**20))  # (more than the socket buffers hold)
+    assert status == 413 and data["limit"] == "--max-bytes"
+    assert get(server + "/api/models")[0] == 200
+
+
 def test_an_oversized_chunked_body_without_length_is_refused_too(server):
     host, port = server.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
