@@ -242,6 +242,36 @@ def test_plexity_clean_of_standard_input_says_it_reads_files_and_what_to_give(tm
     assert not (tmp_path / "out").exists()
 
 
+
+def test_plexity_clean_of_a_wget_mirror_reads_the_pages_its_names_do_not_say_are_pages(tmp_path):
+    # Before: `wget --mirror` names pages after their addresses (index.php?id=3, about, a .xhtml or .asp page):
+    # plexity clean skipped each as unknown_file_type, a warning each, and cleaned none of the site.  Now a file
+    # whose name says nothing is read as a page when its first bytes are one (as browsers sniff an unknown type);
+    # other files are still skipped, a FIFO among them without waiting on it.
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    site = tmp_path / "example.org"
+    (site / "news").mkdir(parents=True)
+    pages = {"index.php?id=3": page(ARTICLE), "about": "\ufeff\n  " + page(OTHER).replace("<html>", "<HTML>"),
+             "news/story.xhtml": page(ARTICLE), "news/item.asp": "<!-- generated -->\n" + page(OTHER)}
+    for name, html in pages.items():
+        (site / name).write_text(html, encoding="utf-8")
+    (site / "robots.txt.orig").write_text("User-agent: *\nDisallow: /admin <b>\n")
+    (site / "logo").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(200))
+    os.mkfifo(site / "pipe")
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", str(site), "-o", "out"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["documents"] == 4 and stats["skip_reasons"] == {"unknown_file_type": 3}  # (the FIFO unread)
+    for name in pages:
+        text = (tmp_path / "out" / (name + ".txt")).read_text()
+        assert ("measured the temperature" if "about" in name or "asp" in name else "council") in text, name
+
 # -- a script run again without a logging_dir ---------------------------------------------------------
 
 def test_a_script_run_again_without_a_logging_dir_says_why_nothing_resumes_and_which_folder_does(tmp_path,

@@ -3,10 +3,13 @@ asks before it imports the cleaning engine)."""
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from pathlib import Path
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
-HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
+HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml", ".xht", ".shtml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
 
 
@@ -20,3 +23,34 @@ def kind_of(path: Path) -> str | None:
     if name.endswith(TEXT_SUFFIXES):
         return "text"
     return None
+
+
+# A page by its first bytes, as WHATWG's MIME Sniffing Standard tells HTML from an unknown type (its "HTML" patterns:
+# after whitespace, one of these tags, then a space or ">"), a UTF-8 BOM allowed before: what a mirror names
+# otherwise (wget's index.php?id=3, about, a .asp or .jsp page) is read as the page it is.
+_SNIFFED_HTML = re.compile(rb"(?:\xef\xbb\xbf)?[\t\n\x0c\r ]*<(?:!doctype html|html|head|script|iframe|h1|div|font|"
+                           rb"table|a|style|title|b|body|br|p|!--)[ >\t\n\x0c\r]", re.IGNORECASE)
+_SNIFFED_BYTES = 1445  # (the Standard's resource header)
+
+
+def html_by_content(path: Path) -> bool:
+    """Whether a regular file's first bytes are an HTML page's (`_SNIFFED_HTML`); False for what is no regular
+    file (a FIFO would wait for ever) or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        return _SNIFFED_HTML.match(os.read(fd, _SNIFFED_BYTES)) is not None
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kind_of_file(path: Path) -> str | None:
+    """`kind_of` by the name, else "html" for a file whose name says nothing `plexity clean` reads but whose first
+    bytes are an HTML page's (`html_by_content`)."""
+    return kind_of(path) or ("html" if html_by_content(path) else None)

@@ -24,7 +24,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
-from .file_kinds import kind_of
+from .file_kinds import kind_of, kind_of_file
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ NOT_TEXT = "not_text"  # a .txt file whose bytes are a PDF, an image, an archive
 
 
 UNKNOWN_FILE_TYPE = "unknown_file_type"  # a file whose name has none of the suffixes above
-KNOWN_TYPES = "a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz)"
+KNOWN_TYPES = "a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz), nor an HTML page by its first bytes"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -168,9 +168,9 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
                 dirnames[:] = sorted(d for d in dirnames if out is None or (Path(dirpath) / d).resolve() != out)
                 for filename in sorted(filenames):
                     path = Path(dirpath) / filename
-                    found.append(InputFile(path, path.relative_to(root), kind_of(path)))
+                    found.append(InputFile(path, path.relative_to(root), kind_of_file(path)))
         elif os.path.lexists(root):  # a file, or a FIFO, a socket, a link that leads nowhere
-            found.append(InputFile(root, Path(root.name), kind_of(root)))
+            found.append(InputFile(root, Path(root.name), kind_of_file(root)))
         elif str(item) == "-":  # (the shell's way to say standard input, which `plexity score -` reads)
             raise FileNotFoundError("input - is standard input, which plexity clean does not read (it names each "
                                     "output after its input file): save it to a file named for its kind, page.html, "
