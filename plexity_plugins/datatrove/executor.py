@@ -159,7 +159,6 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
     def run(self):
         if self.depends is not None:  # (first: this run's input is what it writes, its settings are checked then)
             _run_dependency(self)
-        self._launched = True  # (as datatrove's: an executor depending on this one does not launch it again)
         self._check_run_settings()
         ranks = range(self.local_rank_offset, self.local_rank_offset + self.local_tasks)
         if all(map(self.is_rank_completed, ranks)):
@@ -195,18 +194,21 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
 
 def _run_dependency(executor: LocalTaskExecutor) -> None:
-    """Launch the executor's dependency (``depends``) unless it was launched, and wait until all its tasks have
-    completed, as datatrove's `LocalPipelineExecutor.run` does, but before this run's settings and inputs are
-    checked: its readers read what the dependency writes.  (The checks came first, and a second stage reading the
-    first's output stopped with `NoInputFiles` before the first had run.)"""
+    """Run the executor's dependency (``depends``: its completed tasks are not run again), before this run's settings
+    and inputs are checked: its readers read what the dependency writes.  (The checks came first, and a second stage
+    reading the first's output stopped with `NoInputFiles` before the first had run.)  A dependency that runs only
+    some of its tasks here (``local_tasks``) is waited for, as datatrove waits, while the others run elsewhere; one
+    that ran them all and left some incomplete stops this run, as no wait would complete them."""
     depends = executor.depends
     if not isinstance(depends, LocalPipelineExecutor):
         raise ValueError(f"depends is {depends!r}: a LocalPipelineExecutor (or LocalTaskExecutor) to run before "
                          f"this one")
-    if not depends._launched:
-        logger.info(f'Launching dependency job "{depends}"')
-        depends.run()
-    while incomplete := len(depends.get_incomplete_ranks(skip_completed=True)):  # (tasks of it run elsewhere)
+    logger.info(f'Launching dependency job "{depends}"')
+    depends.run()
+    while incomplete := len(depends.get_incomplete_ranks(skip_completed=True)):
+        if depends.local_tasks >= depends.world_size:
+            raise RuntimeError(f"the executor this one depends on did not complete {incomplete} of its tasks: run it "
+                               f"again first")
         logger.info(f"Dependency job still has {incomplete}/{depends.world_size} tasks. Waiting...")
         time.sleep(2 * 60)
 
