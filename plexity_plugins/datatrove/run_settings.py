@@ -300,10 +300,13 @@ def _new_default_logging_dir(logging_dir, folder) -> str | None:
     except OSError:
         earlier = []
     what = folder_name(folder)
-    way = (f"give the executor logging_dir={os.path.join(parent, earlier[-1])!r}, which resumes the last run logged "
-           f"there, and the same folder on every run; or delete {what} to start over, with a logging_dir given from "
-           f"then on" if earlier else f"delete {what} to start over, and give the executor logging_dir, the same folder on "
-           f"every run, to resume from then on")
+    if earlier:
+        way = (f"give the executor logging_dir={os.path.join(parent, earlier[-1])!r}, which resumes the last run "
+               f"logged there, and the same folder on every run; or delete {what} to start over, with a logging_dir "
+               f"given from then on")
+    else:
+        way = (f"delete {what} to start over, and give the executor logging_dir, the same folder on every run, to "
+               f"resume from then on")
     return (f"{what} holds the results of an earlier run, and this one has no record of them: it was given no "
             f"logging_dir, so datatrove logs it in a new folder, {path}, without the record and completions of the "
             f"run before: {way}")

@@ -25,9 +25,9 @@ gives the protocol `plexity serve` runs uvicorn with:
   thrown away unparsed for at most `LINGER_SECONDS` (time to read the answer before the socket is
   closed, whose unread bytes would reset it), also when the client asked for the connection to
   close (``Connection: close``, as Python's urllib sends: uvicorn closed it at once, and urllib's
-  client of a 30 MB body met "Connection reset by peer", not its 413).  uvicorn read such a body to its end, for as long as
-  it came: 6.8 GB and 15 s of the server's CPU for one refused 100 GB upload, over 30 s, after which
-  the header time limit sent a second answer, a 408, on the connection.
+  client of a 30 MB body met "Connection reset by peer", not its 413).  uvicorn read such a body to
+  its end, for as long as it came: 6.8 GB and 15 s of the server's CPU for one refused 100 GB upload,
+  over 30 s, after which the header time limit sent a second answer, a 408, on the connection.
 """
 
 from __future__ import annotations
