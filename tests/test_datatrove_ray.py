@@ -232,6 +232,32 @@ def test_an_address_where_no_ray_runs_is_one_line_at_once_not_minutes_of_retries
     assert not (tmp_path / "out" / "logs" / "completions").exists()
 
 
+def test_a_run_not_connected_whose_ray_would_join_a_stopped_cluster_is_one_line_at_once(tmp_path):
+    # A script that calls no ray.init() (the docs say to connect first): Ray's own ray.init(), called by the
+    # first task, joins the cluster the last `ray start` named in Ray's temp folder; one since stopped was
+    # tried again and again for minutes.
+    address = f"127.0.0.1:{free_port()}"
+    (tmp_path / "tmp" / "ray").mkdir(parents=True)
+    (tmp_path / "tmp" / "ray" / "ray_current_cluster").write_text(address)
+    script = textwrap.dedent(f"""
+        from datatrove.pipeline.writers import JsonlWriter
+        from plexity_plugins.datatrove import RayTaskExecutor, WarcHtmlReader
+
+        RayTaskExecutor([WarcHtmlReader({str(SAMPLE.parent)!r}, glob_pattern={SAMPLE.name!r}),
+                         JsonlWriter({str(tmp_path / "out")!r})], tasks=1, logging_dir={str(tmp_path / "logs")!r}).run()
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(tmp_path / "tmp")}
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and time.monotonic() - started < 30
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"ConnectionError: no Ray cluster answers at {address} (Connection refused): start one there (`ray start "
+        f"--head`), or connect first: ray.init(address=...) for a running cluster, ray.init(address=\"local\") "
+        f"for a Ray of this machine (this address is what {tmp_path}/tmp/ray/ray_current_cluster keeps from an "
+        f"earlier `ray start`, which Ray joins when no ray.init() came first; `ray stop` removes it)")
+    assert not (tmp_path / "logs" / "completions").exists()
+
+
 @pytest.fixture
 def token_cluster():
     """The address of a one-node Ray of token authentication, started by `ray start --head` as a

@@ -247,27 +247,6 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
     raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
 
 
-RAY_ANSWER_TIMEOUT = 5  # seconds a Ray head's port has to accept a connection
-
-
-def check_ray_address(address: str, timeout: float = RAY_ANSWER_TIMEOUT) -> None:
-    """OSError, in one line, unless something accepts connections at a ``HOST:PORT`` or
-    ``ray://HOST:PORT`` address (``auto`` and other forms are Ray's to read): given an address where no Ray runs,
-    ``ray.init`` tried again and again for some twelve minutes (20 tries of ~36 s), logging warnings."""
-    import socket
-
-    where = address.removeprefix("ray://")
-    host, colon, port = where.rpartition(":")
-    if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
-        return
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as exc:
-        why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
-        raise OSError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
-                      f"or give its head's address (--ray-address, $RAY_ADDRESS)") from None
-
-
 def ray_refusal(address: str, exc: ConnectionError) -> str:
     """What ``ray.init``'s "Failed to connect to Ray cluster at ..." hides in its cause, in one line:
     a cluster of token authentication (Ray 2.60 turns it on where a token exists: ~/.ray/auth_token,
@@ -292,9 +271,11 @@ def ray_connection(address: str | None):
     of this machine's CPUs for the run and stop it after.  Yields a line saying which."""
     import ray
 
+    from ..datatrove.executor import check_ray_address
+
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        check_ray_address(address)
+        check_ray_address(address, give="give its head's address (--ray-address, $RAY_ADDRESS)")
         try:
             ray.init(address=address, logging_level="WARNING")
         except ConnectionError as exc:

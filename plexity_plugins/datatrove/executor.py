@@ -395,6 +395,8 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
             return None
         if ray.is_initialized():
             check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
+        else:
+            check_cluster_ray_would_join()
         logger.info(f"Will run pipeline on {len(ranks)} incomplete ranks out of {self.world_size} total.")
         self.save_executor_as_json()
         jobs = [ranks[i:i + self.tasks_per_job] for i in range(0, len(ranks), self.tasks_per_job)]
@@ -581,6 +583,51 @@ def check_no_slurm_job_queued(logging_dir) -> None:
     waiting = listed.stdout.split() if listed.returncode == 0 else []
     if waiting:
         raise JobStillQueued(logging_dir.path, job_id, len(waiting))
+
+
+RAY_ANSWER_TIMEOUT = 5  # seconds a Ray head's port has to accept a connection
+
+
+def check_ray_address(address: str, give: str, timeout: float = RAY_ANSWER_TIMEOUT) -> None:
+    """ConnectionError, in one line, unless something accepts connections at a ``HOST:PORT`` or
+    ``ray://HOST:PORT`` address (``auto`` and other forms are Ray's to read); `give` says where
+    another address goes.  Given an address where no Ray runs, ``ray.init`` tried again and again for
+    some twelve minutes (20 tries of ~36 s), logging warnings."""
+    import socket
+
+    where = address.removeprefix("ray://")
+    host, colon, port = where.rpartition(":")
+    if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise ConnectionError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
+                              f"or {give}") from None
+
+
+def check_cluster_ray_would_join() -> None:
+    """Before a run not connected to Ray: Ray's own ``ray.init()`` (which the first task calls)
+    joins the cluster $RAY_ADDRESS names, or else the one the last ``ray start`` of this machine
+    wrote into its temp folder's ``ray_current_cluster`` (and starts a Ray of its own only when
+    neither is there).  A file left by a cluster that has since stopped made every run wait
+    through Ray's minutes of retries: ConnectionError at once, saying what to do."""
+    if (address := os.environ.get("RAY_ADDRESS")) and address != "auto":
+        check_ray_address(address, give="set $RAY_ADDRESS to a running cluster's head, or call ray.init() first")
+        return
+    # (Ray's temp folder, as Ray finds it: $RAY_TMPDIR, else $TMPDIR, else /tmp)
+    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    named_in = Path(temp) / "ray" / "ray_current_cluster"
+    try:
+        address = named_in.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    if address:
+        check_ray_address(address, give=(
+            f"connect first: ray.init(address=...) for a running cluster, ray.init(address=\"local\") for a "
+            f"Ray of this machine (this address is what {named_in} keeps from an earlier `ray start`, which "
+            f"Ray joins when no ray.init() came first; `ray stop` removes it)"))
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
