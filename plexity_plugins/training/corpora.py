@@ -11,6 +11,7 @@ of sentences), every document left out counted by reason.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -95,6 +96,49 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8", newline="")
 
 
+def not_utf8_message(path: Path) -> str | None:
+    """What to say of a plain or gzipped file that is not UTF-8 text: the line and byte of its first
+    undecodable bytes, counted from 1, and what to do (None when it decodes whole). The decoder's own error
+    gives a position in the chunk it was decoding, 8 KiB read ahead of the line the reader had reached:
+    "after line 4123 ... in position 1241" of a file whose bad byte is on line 4143. A file that cannot be read
+    to its end (a gzip file cut short) raises OSError, EOFError or zlib.error."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+        while chunk := f.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                bad = exc.start - len(exc.object) + len(chunk)  # (the decoder keeps an unfinished character)
+                bad = max(bad, 0)
+                before = chunk[:bad]
+                line += before.count(b"\n")
+                column = bad - (before.rfind(b"\n") + 1) + 1
+                found = chunk[bad:bad + 4]
+                break
+            line += chunk.count(b"\n")
+        else:
+            try:
+                decoder.decode(b"", final=True)
+                return None
+            except UnicodeDecodeError:  # (the file ends inside a character)
+                found, column = b"", None
+    where = f"line {line}, byte {column}" if column else f"its end, line {line}"
+    shown = f" ({found!r}...)" if found else ""
+    read = f"gzip -dc {path} | iconv" if path.suffix == ".gz" else "iconv"
+    given = "" if path.suffix == ".gz" else f" {path}"
+    return (f"not UTF-8 at {where}{shown}: convert it first, e.g. from windows-1252 (Latin-1): "
+            f"{read} -f windows-1252 -t utf-8{given} > {Path(path.name.removesuffix('.gz')).stem}.utf8.txt")
+
+
+def _undecodable(path: Path, exc: Exception) -> CorpusError:
+    try:
+        said = not_utf8_message(path)
+    except (OSError, EOFError, zlib.error):
+        said = None
+    return CorpusError(f"{path}: {said or f'not UTF-8: {exc}'}; or give --skip-bad-files to leave the file out")
+
+
 class CorpusReader:
     """Base of the readers: finds the input files and iterates documents.
 
@@ -129,10 +173,17 @@ class CorpusReader:
                               f"{', '.join(map(str, self.inputs))}")
         return found
 
+    def check_file(self, path: Path) -> None:
+        """With --skip-bad-files, raise CorpusError before a document of the file is read if it cannot be read
+        whole: a file left out gives no document (its lines before a bad byte were trained on, the file counted
+        as skipped all the same)."""
+
     def __iter__(self) -> Iterator[Document]:
         for path in self.files():
             self.files_read += 1
             try:
+                if self.skip_bad_files:
+                    self.check_file(path)
                 for doc in self.read_file(path):
                     self.documents_read += 1
                     yield doc
@@ -264,9 +315,12 @@ class Cord19Reader(CorpusReader):
                 except csv.Error as exc:
                     raise CorpusError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
                 except UnicodeDecodeError as exc:
-                    raise CorpusError(f"{path}: not UTF-8 near line {reader.line_num}: {exc}") from exc
-        except OSError as exc:
+                    raise _undecodable(path, exc) from exc
+        except (OSError, EOFError, zlib.error) as exc:  # (gzip raises EOFError on a truncated file)
             raise CorpusError(f"{path}: cannot read: {exc}") from exc
+
+    def check_file(self, path: Path) -> None:
+        _check_text_file(path)
 
 
 def not_plain_text(first_line: str, path: Path) -> str | None:
@@ -310,9 +364,22 @@ class TextReader(CorpusReader):
                     if line:
                         yield Document(f"{path.name}:{lineno}", _split(line))
         except UnicodeDecodeError as exc:
-            raise CorpusError(f"{path}: not UTF-8 (after line {lineno}): {exc}") from exc
+            raise _undecodable(path, exc) from exc
         except (OSError, EOFError, zlib.error) as exc:  # gzip raises EOFError on a truncated file
             raise CorpusError(f"{path}: cannot read (after line {lineno}): {exc}") from exc
+
+    def check_file(self, path: Path) -> None:
+        _check_text_file(path)
+
+
+def _check_text_file(path: Path) -> None:
+    """A text or CSV file read to its end, decompressed and decoded, before any of its documents is trained on."""
+    try:
+        said = not_utf8_message(path)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CorpusError(f"{path}: cannot read: {exc}") from exc
+    if said:
+        raise CorpusError(f"{path}: {said}")
 
 
 def make_reader(corpus: str, inputs, skips: SkipLog | None = None, skip_bad_files: bool = False,

@@ -1,0 +1,85 @@
+"""A stranger's first day, probe 33: a data engineer trains a model on the text they have (files gathered from
+several places, some not UTF-8), then uses it everywhere: the command line, `plexity serve`'s JSON API, datatrove
+and Scrapy. Each dead end met now works or says what is wrong and what to do."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+NEWS = ["The council approved the budget for the new library on Tuesday evening.",
+        "The library opens in the spring and stays open late on weekdays.",
+        "Residents asked whether the old school on the main street would be sold.",
+        "Scientists measured the temperature of the river every morning for ten years.",
+        "Their report shows that the water is cleaner than it has been for a generation."]
+
+
+def plexity(*args, env: dict | None = None, cwd: Path | None = None, stdin: str | None = None):
+    return subprocess.run([sys.executable, "-m", "plexity_plugins", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, input=stdin,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def news_lines(count: int) -> list[str]:
+    return [f"{NEWS[i % len(NEWS)]} Item {i}." for i in range(count)]
+
+
+# -- plexity train on text gathered from several places, one file of it in Latin-1 ----------------------
+
+def latin1_corpus(folder: Path) -> Path:
+    """A gzipped corpus of 600 lines (about 50 KB: the decoder reads 8 KiB ahead of the line reached) whose line
+    500 holds a word in Latin-1, as a page saved by an old tool or a Windows editor holds it."""
+    lines = news_lines(600)
+    lines[499] = "The caf\u00e9 on the corner sold bread to the people of the town for a hundred years."
+    folder.mkdir(parents=True, exist_ok=True)
+    data = "".join(line + "\n" for line in lines).encode("latin-1")
+    (folder / "old.txt.gz").write_bytes(gzip.compress(data))
+    return folder / "old.txt.gz"
+
+
+def test_a_training_file_that_is_not_utf8_is_named_at_its_line_with_the_line_that_converts_it(tmp_path):
+    # Before: "corpus/old.txt.gz: not UTF-8 (after line 441): 'utf-8' codec can't decode byte 0xe9 in position
+    # 1241: invalid continuation byte": the line the reader had reached, not the bad one (the decoder reads ahead
+    # in 8 KiB chunks), a position in that chunk, and no word of what to do.
+    old = latin1_corpus(tmp_path / "corpus")
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet", old,
+                     env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"plexity train: error: {old}: not UTF-8 at line 500, byte 8 (b'\\xe9 on'...): convert it first, e.g. from "
+        f"windows-1252 (Latin-1): gzip -dc {old} | iconv -f windows-1252 -t utf-8 > old.utf8.txt; or give "
+        f"--skip-bad-files to leave the file out")
+    assert not (tmp_path / "models" / "news").exists()
+
+    converted = subprocess.run(f"gzip -dc {old} | iconv -f windows-1252 -t utf-8 > old.utf8.txt", shell=True,
+                               cwd=tmp_path)  # (the line it gives, as given)
+    assert converted.returncode == 0
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet",
+                     tmp_path / "old.utf8.txt", env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_file_skipped_with_skip_bad_files_gives_the_model_none_of_its_lines(tmp_path):
+    # Before: the 499 lines before the Latin-1 byte were trained on and held out from, and the summary said
+    # "documents: 520 read ...; skipped: 1 unreadable file": a file counted as left out, most of it in the model.
+    old = latin1_corpus(tmp_path / "corpus")
+    (tmp_path / "corpus" / "new.txt").write_text("".join(line + "\n" for line in news_lines(20)))
+    truncated = tmp_path / "corpus" / "cut.txt.gz"  # (a download cut short: its gzip stream ends early)
+    whole = gzip.compress("".join(line + "\n" for line in news_lines(3000)).encode())
+    truncated.write_bytes(whole[:len(whole) // 2])
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "news", "--quiet", "--skip-bad-files",
+                     "--write-dropped", tmp_path / "corpus", env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 0, result.stderr
+    build = json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]
+    assert build["documents_read"] == 20 and build["skipped"] == {"unreadable file": 2}
+    dropped = [json.loads(line) for line in (tmp_path / "models" / "news" / "train-dropped.jsonl").open()]
+    assert {Path(row["file"]).name: row["detail"].split(": ", 1)[1][:24] for row in dropped} == {
+        "cut.txt.gz": "cannot read: Compressed ", old.name: "not UTF-8 at line 500, b"}
