@@ -83,3 +83,26 @@ def test_a_file_skipped_with_skip_bad_files_gives_the_model_none_of_its_lines(tm
     dropped = [json.loads(line) for line in (tmp_path / "models" / "news" / "train-dropped.jsonl").open()]
     assert {Path(row["file"]).name: row["detail"].split(": ", 1)[1][:24] for row in dropped} == {
         "cut.txt.gz": "cannot read: Compressed ", old.name: "not UTF-8 at line 500, b"}
+
+
+# -- plexity serve with the model one trained: "default" in a request --------------------------------------
+
+def test_the_json_apis_default_model_is_the_embedded_one_whatever_the_servers_model(tmp_path):
+    # Before: `plexity serve --model news` answered {"model": "default"} with `news`, the server's model, where
+    # `--model default` is the embedded en-default on every command (plexity score, clean, run; the Scrapy and
+    # datatrove steps) and the API's table offers "default" beside the names `plexity models` lists: the same
+    # request scored with another model under another server, with nothing to say so but the answer's "model".
+    from conftest import build_tiny_model
+    from web_server import post, start_server, stop_server
+
+    build_tiny_model(tmp_path / "models" / "news", name="news")
+    process, url = start_server(["--model", "news"], env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    try:
+        text = "The council approved the budget on Tuesday."
+        answers = {model: post(url, {"text": text, "model": model})[1]["model"]
+                   for model in (None, "news", "default", "en-default")}
+    finally:
+        stop_server(process)
+    assert answers == {None: "news", "news": "news", "default": "en-default", "en-default": "en-default"}
+    score = plexity("score", "--model", "default", text, env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert "; model en-default;" in score.stdout.splitlines()[0]  # (the command line's "default": the same)

@@ -34,7 +34,8 @@ from ..text.plexity_tokenizer import TOKENIZER_VERSION
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "en-default"
-_ALIASES = {"default": DEFAULT_MODEL}
+ALIASES = {"default": DEFAULT_MODEL}  # names every front end takes for a model
+_ALIASES = ALIASES
 EMBEDDED_DIR = Path(__file__).parent.parent / "data"
 MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
 KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")

@@ -69,7 +69,7 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
 from ..io.inputs import binary_kind
 from ..runtime.memory import return_freed_memory
-from ..scoring.models import DEFAULT_MODEL, list_models, resolve
+from ..scoring.models import ALIASES as MODEL_ALIASES, DEFAULT_MODEL, list_models, resolve
 from ..scoring.scorer import PerplexityScorer, sanitize
 from ..text.sentences import split_with_blocks
 
@@ -206,7 +206,9 @@ class ScorerCache:
         }
 
     def get(self, name: str | None, method: str = methods.DEFAULT_METHOD) -> PerplexityScorer:
-        name = self.default_name if name in (None, "", "default") else name
+        # (null: the server's --model; "default" is the embedded model, as `--model default` is everywhere: a
+        # request naming it was answered by the server's --model, another model under the embedded one's alias)
+        name = self.default_name if name in (None, "") else MODEL_ALIASES.get(name, name)
         key = (name, method)
         with self._lock:
             scorer = self._scorers.get(key)
