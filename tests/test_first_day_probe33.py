@@ -106,3 +106,35 @@ def test_the_json_apis_default_model_is_the_embedded_one_whatever_the_servers_mo
     assert answers == {None: "news", "news": "news", "default": "en-default", "en-default": "en-default"}
     score = plexity("score", "--model", "default", text, env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
     assert "; model en-default;" in score.stdout.splitlines()[0]  # (the command line's "default": the same)
+
+
+# -- datatrove: WarcHtmlReader in the place of datatrove's WarcReader --------------------------------------
+
+def test_warc_html_reader_takes_datatroves_compression_argument_in_its_place(tmp_path):
+    # Before: docs/datatrove.md says WarcHtmlReader's arguments are datatrove's WarcReader's, but a pipeline that
+    # changed `WarcReader("crawl", compression="gzip")` for it stopped where it was built: "TypeError:
+    # WarcHtmlReader.__init__() got an unexpected keyword argument 'compression'"; a third positional argument,
+    # datatrove's compression, was taken as `limit`.
+    pytest.importorskip("datatrove")
+    import shutil
+
+    from datatrove.pipeline.readers import WarcReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from helpers import SAMPLE, read_jsonl_dir
+    from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+    crawl = str(tmp_path / "crawl")
+    assert list(WarcReader.__init__.__code__.co_varnames[:4]) == ["self", "data_folder", "paths_file", "compression"]
+    for compression in ("infer", "gzip", None):
+        out = tmp_path / f"out-{compression}"
+        LocalTaskExecutor(pipeline=[
+            WarcHtmlReader(crawl, None, compression), LearnedExtractor(), PerplexitySentenceFilter(),
+            JsonlWriter(str(out))], tasks=1, logging_dir=str(tmp_path / f"logs-{compression}")).run()
+        assert len(read_jsonl_dir(out)) == 12
+    with pytest.raises(ValueError, match=r"does not read zstd-compressed WARC files .* zstdcat f.warc.zst \| gzip"):
+        WarcHtmlReader(crawl, compression="zstd")
+    with pytest.raises(ValueError, match=r"compression must be one of 'infer', 'gzip' or None .* got 'bz2'"):
+        WarcHtmlReader(crawl, compression="bz2")
