@@ -138,3 +138,53 @@ def test_warc_html_reader_takes_datatroves_compression_argument_in_its_place(tmp
         WarcHtmlReader(crawl, compression="zstd")
     with pytest.raises(ValueError, match=r"compression must be one of 'infer', 'gzip' or None .* got 'bz2'"):
         WarcHtmlReader(crawl, compression="bz2")
+
+
+class FailsOnce:
+    """A pipeline step that fails its task 1 while `marker` exists: a task that failed (a node lost, a full disk),
+    to be resumed by the same script once the cause is gone."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __call__(self, data, rank: int = 0, world_size: int = 1):
+        if rank == 1 and os.path.exists(self.marker):
+            raise RuntimeError("task 1 failed")
+        yield from data
+
+
+def test_a_run_resumed_after_a_failed_task_counts_every_task_in_its_stats(tmp_path):
+    # Before: the script run again after task 1 of 2 had failed ran task 1 alone, then logged "Stats: All 2 tasks"
+    # with task 1's counts, and wrote them, the 12 documents of one file, to logs/stats.json (which `plexity report`
+    # reads), beside 24 documents in its output: datatrove's executor merges the tasks it ran, where `plexity run`
+    # and datatrove's Slurm and Ray executors merge every task's.
+    import shutil
+
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from helpers import SAMPLE, read_jsonl_dir
+    from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, PerplexitySentenceFilter, WarcHtmlReader
+
+    (tmp_path / "crawl").mkdir()
+    for name in ("a", "b"):
+        shutil.copy(SAMPLE, tmp_path / "crawl" / f"{name}.warc.gz")
+    marker = tmp_path / "fail"
+    marker.touch()
+
+    def run():
+        return LocalTaskExecutor(pipeline=[
+            WarcHtmlReader(str(tmp_path / "crawl")), LearnedExtractor(), FailsOnce(marker), PerplexitySentenceFilter(),
+            JsonlWriter(str(tmp_path / "out" / "documents"))], tasks=2, workers=1, logging_dir=str(tmp_path / "logs"),
+        ).run()
+
+    with pytest.raises(RuntimeError, match="task 1 failed"):
+        run()
+    marker.unlink()
+    stats = run()
+    assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 24
+    merged = {step["name"]: step["stats"] for step in json.loads((tmp_path / "logs" / "stats.json").read_text())}
+    assert merged["📖 - READER: 🕷 WARC HTML"]["documents"]["total"] == 24
+    assert merged["💽 - WRITER: 🐿 Jsonl"]["total"]["total"] == 24
+    assert stats.stats[0].stats["documents"].total == 24  # (and what run() returns)
+    result = plexity("report", tmp_path / "logs" / "stats.json", "-o", tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
