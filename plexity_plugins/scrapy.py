@@ -901,7 +901,7 @@ def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
             raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: only %(name)s (the spider's) and "
                                       f"%(time)s (the crawl's start) are filled in ({type(exc).__name__}: {exc})") \
                 from None
-    path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
+    path = Path(_local_path(str(value))).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder "~")
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
     from .io.atomic_files import part_in_use
@@ -922,6 +922,28 @@ def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: "
                                   f"{cannot_write_message(refused) or path_error_message(refused)}") from None
     return str(path)
+
+
+def _local_path(value: str) -> str:
+    """PLEXITY_DROPPED_FILE as a local path: a ``file://`` URI, as a Scrapy feed's is written (``FEEDS =
+    {"file:///data/items.jsonl": ...}``), is its path; another URI (``s3://``, ``ftp://``: feed storages of Scrapy's)
+    is refused, naming what to give. (Both were taken as relative paths: ``file:///data/dropped.jsonl`` wrote
+    ``./file:/data/dropped.jsonl``, a folder named ``file:`` in the crawl's folder, and the log named it.)"""
+    import re
+    import urllib.parse
+    import urllib.request
+
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", value)
+    if not scheme:
+        return value
+    if scheme.group(1).lower() == "file":
+        parsed = urllib.parse.urlparse(value)
+        if parsed.netloc not in ("", "localhost"):
+            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file:// URI of another host; give a "
+                                      f"path on this machine, file:///path or /path")
+        return urllib.request.url2pathname(parsed.path)
+    raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: give a file on this machine (a path, or a file:// "
+                              f"URI), and copy it to {scheme.group(1)}:// when the crawl ends")
 
 
 def _file_name_params(spider_name: str | None) -> dict[str, str]:

@@ -188,3 +188,53 @@ def test_a_run_resumed_after_a_failed_task_counts_every_task_in_its_stats(tmp_pa
     assert stats.stats[0].stats["documents"].total == 24  # (and what run() returns)
     result = plexity("report", tmp_path / "logs" / "stats.json", "-o", tmp_path / "report.html")
     assert result.returncode == 0, result.stderr
+
+
+# -- Scrapy: PLEXITY_DROPPED_FILE written as a feed's URI -------------------------------------------------
+
+DROPPED_SPIDER = '''
+import scrapy
+
+class PagesSpider(scrapy.Spider):
+    name = "pages"
+    custom_settings = {"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0}, "TELNETCONSOLE_ENABLED": False,
+                       "LOG_LEVEL": "INFO", "PLEXITY_EXTRACTOR": "tags"}
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url + "page.html"]
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.text}
+'''
+
+
+def test_scrapy_dropped_file_given_as_a_feeds_file_uri_is_that_file_and_another_uri_is_refused(tmp_path):
+    # Before: PLEXITY_DROPPED_FILE = "file:///data/dropped-%(name)s.jsonl", written as the FEEDS URIs beside it are,
+    # was taken as a relative path: the rows went to ./file:/data/dropped-pages.jsonl, a folder named "file:" in
+    # the folder the crawl ran in; "s3://bucket/dropped.jsonl" made ./s3:/bucket/dropped.jsonl the same way.
+    sys.path.insert(0, str(REPO / "examples" / "scrapy_project"))
+    from demo_site import serve
+
+    page = ("<html><body><nav><a href='/'>Home</a> <a href='/news'>News</a></nav>"
+            f"<p>{NEWS[0]}</p><p>{NEWS[1]}</p><footer>Share on Facebook | Share on X | Email</footer></body></html>")
+    (tmp_path / "crawl").mkdir()
+    (tmp_path / "crawl" / "spider.py").write_text(DROPPED_SPIDER)
+    wanted = tmp_path / "data" / "dropped-pages.jsonl"
+    with serve({"/page.html": ("text/html; charset=utf-8", page.encode())}) as base:
+        def crawl(dropped: str):
+            return subprocess.run([sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}",
+                                   "-s", f"PLEXITY_DROPPED_FILE={dropped}"], cwd=tmp_path / "crawl",
+                                  capture_output=True, text=True, timeout=300,
+                                  env={**os.environ, "PYTHONPATH": str(REPO)})
+
+        written = crawl(f"file://{tmp_path}/data/dropped-%(name)s.jsonl")
+        refused = crawl("s3://bucket/dropped.jsonl")
+    assert written.returncode == 0, written.stderr[-3000:]
+    assert f"INFO: plexity: dropped sentences and items written to {wanted}\n" in written.stderr
+    assert any(json.loads(line).get("text") == "Home News" for line in wanted.read_text().splitlines())
+    assert refused.returncode == 1
+    assert ("CRITICAL: plexity: the crawl cannot start: PLEXITY_DROPPED_FILE is 's3://bucket/dropped.jsonl': give a "
+            "file on this machine (a path, or a file:// URI), and copy it to s3:// when the crawl ends"
+            ) in refused.stderr
+    assert sorted(path.name for path in (tmp_path / "crawl").iterdir()) == ["spider.py"]  # (no file:, no s3:)
