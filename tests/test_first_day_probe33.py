@@ -238,3 +238,30 @@ def test_scrapy_dropped_file_given_as_a_feeds_file_uri_is_that_file_and_another_
             "file on this machine (a path, or a file:// URI), and copy it to s3:// when the crawl ends"
             ) in refused.stderr
     assert sorted(path.name for path in (tmp_path / "crawl").iterdir()) == ["spider.py"]  # (no file:, no s3:)
+
+
+# -- plexity run given file:// URLs, as fsspec and datatrove take them ------------------------------------
+
+def test_plexity_run_takes_file_urls_for_its_input_and_its_output(tmp_path):
+    # Before: `plexity run file:///data/crawl -o out` said "input file:///data/crawl does not exist", of a folder
+    # that does, though s3://, hf:// and https:// URLs are read (fsspec's file:// was looked for as a relative
+    # path); and `-o file:///data/out` wrote the run to ./file:/data/out, a folder named "file:" where it ran.
+    import shutil
+
+    from helpers import SAMPLE, read_jsonl_dir
+
+    (tmp_path / "crawl").mkdir()
+    (tmp_path / "here").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+    result = plexity("run", (tmp_path / "crawl").as_uri(), "-o", (tmp_path / "out").as_uri(), cwd=tmp_path / "here")
+    assert result.returncode == 0, result.stderr
+    assert f"cleaned documents: {tmp_path / 'out' / 'documents'}" in result.stdout
+    assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 12
+    assert list((tmp_path / "here").iterdir()) == []  # (no file: folder)
+    again = plexity("run", f"{(tmp_path / 'crawl').as_uri()}/*.warc.gz", "-o", tmp_path / "out", cwd=tmp_path / "here")
+    assert again.returncode == 0 and "1/1 tasks completed (0 in this run" in again.stdout  # (the same input)
+
+    cleaned = plexity("clean", (tmp_path / "crawl").as_uri(), "-o", (tmp_path / "cleaned").as_uri(),
+                      cwd=tmp_path / "here")  # (and plexity clean, the same: "input file:/... does not exist")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert (tmp_path / "cleaned" / "a.warc.gz").is_file() and list((tmp_path / "here").iterdir()) == []

@@ -66,10 +66,11 @@ WET_SUFFIXES = (".warc.wet", ".warc.wet.gz")
 def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, str]:
     """(folder, glob pattern relative to it) for a directory, a file or a glob, local or an
     fsspec URL."""
-    from ..runtime.extras import is_url
+    from ..runtime.extras import is_url, local_path
 
     if is_url(spec):
         return resolve_url(spec, storage_options)
+    spec = local_path(spec)  # (a file:// URL is local: it was looked for as a relative path, "does not exist")
     path = Path(spec)
     if path.is_dir():
         return str(path.resolve()), WARC_GLOB
@@ -600,7 +601,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
     from ..extractors.sandbox import TimeLimitedExtractor
-    from ..runtime.extras import is_url
+    from ..runtime.extras import is_url, local_path
 
     # (its extractor's import overlaps this process's of datatrove and of the model; `check_extraction` waits)
     TimeLimitedExtractor.start_aside(args.extractor, timeout=args.extract_timeout or 0,
@@ -610,8 +611,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise ValueError(f"{option} {folder} is a URL: plexity run writes to a path, on a cluster one every node "
                              f"sees (a shared disk); datatrove's writers and logging_dir take URLs in a pipeline you "
                              f"build (docs/ray.md)")
-    output_dir = Path(args.output_dir).resolve()
-    logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
+    # (file:///data/out is local: it was written to ./file:/data/out)
+    output_dir = Path(local_path(args.output_dir)).resolve()
+    logging_dir = Path(local_path(args.logging_dir)).resolve() if args.logging_dir else output_dir / "logs"
     check_logging_dir(output_dir, logging_dir)
     folder, pattern = resolve_input(args.input, storage_options)
     try:

@@ -119,6 +119,14 @@ def is_url(spec: str) -> bool:
     return protocol not in (None, "file", "local") and len(protocol) > 1  # (C:\ is a path)
 
 
+def local_path(spec: str) -> str:
+    """The path a local fsspec URL names (``file:///data/crawl``, ``local://data``: fsspec's), else `spec`."""
+    from fsspec.core import split_protocol
+
+    protocol, path = split_protocol(spec)
+    return path if protocol in ("file", "local") else spec
+
+
 def require_protocol(url: str, what: str) -> None:
     """Raise MissingExtraError unless fsspec can open `url` (its filesystem's package is
     installed), or ValueError if no fsspec filesystem has its protocol."""
