@@ -818,7 +818,20 @@ def _field_setting(settings, name: str, default: str | None) -> str | None:
 
 
 def _model_setting(value):
-    """PLEXITY_MODEL: a name or path, a dict (language -> model), or that dict as JSON (``-s``)."""
+    """PLEXITY_MODEL: a name or path, a dict (language -> model), that dict as JSON (``-s``), or LANG=MODEL pairs
+    as the command line's ``--model`` takes them (``-s PLEXITY_MODEL=en=en-default,de=de-news``: it was looked for
+    as a model named 'en=en-default', "unknown model")."""
+    import re
+
+    if isinstance(value, str) and "=" in value and not value.lstrip().startswith("{"):
+        pairs = [pair for pair in re.split(r"[,\s]+", value.strip()) if pair]
+        if all(re.fullmatch(r"(\*|[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]+)?)=\S+", pair) for pair in pairs):
+            from .scoring.multilingual import parse_model_args
+
+            try:
+                value = parse_model_args(pairs)
+            except ValueError as exc:
+                raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: {str(exc).replace('--model: ', '')}") from None
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             value = json.loads(value)

@@ -265,3 +265,37 @@ def test_plexity_run_takes_file_urls_for_its_input_and_its_output(tmp_path):
                       cwd=tmp_path / "here")  # (and plexity clean, the same: "input file:/... does not exist")
     assert cleaned.returncode == 0, cleaned.stderr
     assert (tmp_path / "cleaned" / "a.warc.gz").is_file() and list((tmp_path / "here").iterdir()) == []
+
+
+# -- Scrapy: a language map written as the command line's --model takes it ---------------------------------
+
+def test_scrapy_takes_a_language_map_written_as_the_command_lines_model_option(tmp_path):
+    # Before: `-s PLEXITY_MODEL=en=en-default,de=news`, written as `plexity clean --model en=en-default --model
+    # de=news` takes the map, stopped the crawl with "unknown model 'en=en-default,de=news': not a file or
+    # directory": only a dict or its JSON was a map.
+    from conftest import build_tiny_model
+
+    sys.path.insert(0, str(REPO / "examples" / "scrapy_project"))
+    from demo_site import serve
+
+    build_tiny_model(tmp_path / "models" / "news", name="news", language="de")
+    page = f"<html><body><p>{NEWS[0]}</p><p>{NEWS[1]}</p><p>{NEWS[3]}</p></body></html>"
+    (tmp_path / "crawl").mkdir()
+    (tmp_path / "crawl" / "spider.py").write_text(DROPPED_SPIDER)
+    with serve({"/page.html": ("text/html; charset=utf-8", page.encode())}) as base:
+        def crawl(model: str):
+            return subprocess.run([sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}",
+                                   "-s", f"PLEXITY_MODEL={model}", "-O", "items.jsonl"], cwd=tmp_path / "crawl",
+                                  capture_output=True, text=True, timeout=300,
+                                  env={**os.environ, "PYTHONPATH": str(REPO),
+                                       "PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+
+        mapped = crawl("en=en-default,de=news")
+        twice = crawl("en=en-default,en=news")
+    assert mapped.returncode == 0, mapped.stderr[-3000:]
+    [item] = [json.loads(line) for line in (tmp_path / "crawl" / "items.jsonl").read_text().splitlines()]
+    assert item["plexity"]["plexity_model"] == "en-default" and item["text"].startswith(NEWS[0])
+    assert "'plexity/thresholds': {'de': 500.0, 'en': 1692.4}" in mapped.stderr  # (each language's model)
+    assert twice.returncode == 1
+    assert ("CRITICAL: plexity: the crawl cannot start: PLEXITY_MODEL is 'en=en-default,en=news': language 'en' "
+            "given twice") in twice.stderr
