@@ -299,3 +299,37 @@ def test_scrapy_takes_a_language_map_written_as_the_command_lines_model_option(t
     assert twice.returncode == 1
     assert ("CRITICAL: plexity: the crawl cannot start: PLEXITY_MODEL is 'en=en-default,en=news': language 'en' "
             "given twice") in twice.stderr
+
+
+# -- plexity train on a folder that holds no text file, but a crawl or the dataset cleaned from it ----------
+
+def test_train_on_a_folder_of_json_lines_or_warcs_says_what_it_holds_and_how_to_make_text_of_it(tmp_path):
+    # Before: `plexity train --corpus text out/documents`, the folder `plexity run` had just cleaned the user's crawl
+    # into, said "empty corpus: no .txt/.txt.gz/.text/.text.gz files in out/documents", nothing of the JSON-lines
+    # files it held nor of what to give; so of the crawl's own folder.
+    import shutil
+
+    from helpers import SAMPLE
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    assert plexity("run", "crawl", "-o", "out", cwd=tmp_path).returncode == 0
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "mine", "out/documents", cwd=tmp_path,
+                     env=env)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "plexity train: error: empty corpus: no .txt/.txt.gz/.text/.text.gz files in out/documents; it holds 1 other "
+        "file(s) (out/documents/00000.jsonl.gz): JSON lines are documents, not text: write their text out first, e.g. "
+        "gzip -dc out/documents/*.jsonl.gz | jq -r .text > corpus.txt, and give that file")
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "mine", "crawl", cwd=tmp_path, env=env)
+    assert result.stderr.splitlines()[-1].endswith(
+        "in crawl; it holds 1 other file(s) (crawl/a.warc.gz): a crawl is not text: plexity run FOLDER -o out cleans "
+        "it into out/documents, JSON lines: gzip -dc out/documents/*.jsonl.gz | jq -r .text > corpus.txt gives their "
+        "text")
+    if shutil.which("jq"):  # (the line it gives, as given)
+        assert subprocess.run("gzip -dc out/documents/*.jsonl.gz | jq -r .text > corpus.txt", shell=True,
+                              cwd=tmp_path).returncode == 0
+        result = plexity("train", "--corpus", "text", "--order", "2", "--name", "mine", "--quiet", "corpus.txt",
+                         cwd=tmp_path, env=env)
+        assert result.returncode == 0, result.stderr

@@ -170,8 +170,34 @@ class CorpusReader:
                 raise CorpusError(f"{path}: no such file or directory")
         if not found:
             raise CorpusError(f"empty corpus: no {'/'.join(self.suffixes)} files in "
-                              f"{', '.join(map(str, self.inputs))}")
+                              f"{', '.join(map(str, self.inputs))}{self._left_out()}")
         return found
+
+    def _left_out(self) -> str:
+        """What the folders given hold instead of corpus files, and what to do with it: a folder of JSON lines (a
+        datatrove dataset, `plexity run`'s documents) was "empty corpus: no .txt/.txt.gz/.text/.text.gz files in
+        out/documents", nothing said of the 12 files read past."""
+        others = sorted(p for path in self.inputs if path.is_dir() for p in path.rglob("*")
+                        if p.is_file() and not p.name.startswith("."))
+        if not others:
+            return ""
+        named = ", ".join(str(p) for p in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        said = f"; it holds {len(others)} other file(s) ({named})"
+        if isinstance(self, TextReader):
+            jsonl = [p for p in others if p.name.endswith((".jsonl", ".jsonl.gz"))]
+            if jsonl:
+                gz = [p for p in jsonl if p.name.endswith(".gz")]
+                pattern = (gz or jsonl)[0].parent / ("*.jsonl.gz" if gz else "*.jsonl")
+                read = f"gzip -dc {pattern}" if gz else f"cat {pattern}"
+                return (f"{said}: JSON lines are documents, not text: write their text out first, e.g. {read} | "
+                        f"jq -r .text > corpus.txt, and give that file")
+            if any(".warc" in p.name for p in others):
+                return (f"{said}: a crawl is not text: plexity run FOLDER -o out cleans it into out/documents, "
+                        f"JSON lines: gzip -dc out/documents/*.jsonl.gz | jq -r .text > corpus.txt gives their text")
+            if any(p.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")) for p in others):
+                return (f"{said}: pages are not text: plexity clean FOLDER -o pages-text writes each page's text to "
+                        f"a .txt file there; give that folder")
+        return f"{said}: give such a file by its own name to read it as {CORPUS_DESCRIPTIONS_BY_READER[type(self)]}"
 
     def check_file(self, path: Path) -> None:
         """With --skip-bad-files, raise CorpusError before a document of the file is read if it cannot be read
@@ -380,6 +406,10 @@ def _check_text_file(path: Path) -> None:
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
     if said:
         raise CorpusError(f"{path}: {said}")
+
+
+CORPUS_DESCRIPTIONS_BY_READER = {BncReader: "a BNC text", Cord19Reader: "CORD-19's metadata.csv",
+                                 TextReader: "text"}
 
 
 def make_reader(corpus: str, inputs, skips: SkipLog | None = None, skip_bad_files: bool = False,
