@@ -333,3 +333,38 @@ def test_train_on_a_folder_of_json_lines_or_warcs_says_what_it_holds_and_how_to_
         result = plexity("train", "--corpus", "text", "--order", "2", "--name", "mine", "--quiet", "corpus.txt",
                          cwd=tmp_path, env=env)
         assert result.returncode == 0, result.stderr
+
+
+# -- files saved as "UTF-8 with BOM" (Excel's CSV UTF-8, Notepad) -------------------------------------------
+
+def test_a_corpus_saved_with_a_byte_order_mark_is_read_as_without_one(tmp_path):
+    # Before: a metadata.csv saved by Excel ("CSV UTF-8" writes a BOM) stopped `plexity train --corpus cord19` with
+    # "not a CORD-19 metadata.csv: missing column(s) cord_uid (header: \ufeffcord_uid, title, abstract)", the BOM
+    # invisible in the message; a text file's BOM became a token of the model's vocabulary, "\ufeff", that no text
+    # scored has (the scorer drops BOMs), and JSON lines saved with one were trained on as text.
+    import csv
+
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    with open(tmp_path / "metadata.csv", "w", newline="", encoding="utf-8-sig") as f:
+        writer = csv.DictWriter(f, fieldnames=["cord_uid", "title", "abstract"])
+        writer.writeheader()
+        writer.writerows({"cord_uid": f"u{i}", "title": "A study", "abstract": " ".join(news_lines(3)[i % 3:])}
+                         for i in range(200))
+    result = plexity("train", "--corpus", "cord19", "--order", "2", "--name", "c19", "--quiet",
+                     tmp_path / "metadata.csv", env=env)
+    assert result.returncode == 0, result.stderr
+
+    text = "".join(line + "\n" for line in news_lines(300))
+    (tmp_path / "plain.txt").write_text(text, encoding="utf-8")
+    (tmp_path / "bom.txt").write_text(text, encoding="utf-8-sig")
+    vocabulary = {}
+    for name in ("plain", "bom"):
+        result = plexity("train", "--corpus", "text", "--order", "2", "--name", name, "--quiet",
+                         tmp_path / f"{name}.txt", env=env)
+        assert result.returncode == 0, result.stderr
+        vocabulary[name] = json.loads((tmp_path / "models" / name / "model.json").read_text())["vocab_size"]
+    assert vocabulary["bom"] == vocabulary["plain"]
+
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"text": NEWS[0]}) + "\n", encoding="utf-8-sig")
+    result = plexity("train", "--corpus", "text", "--order", "2", "--name", "docs", tmp_path / "docs.jsonl", env=env)
+    assert result.returncode == 2 and "JSON lines, not text" in result.stderr

@@ -90,10 +90,13 @@ def _split(text: str) -> list[str]:
 
 
 def _open_text(path: Path):
-    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants)."""
+    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants), without the byte order
+    mark a file saved as "UTF-8 with BOM" (Excel's "CSV UTF-8", Notepad) starts with: it was read as part of the
+    first line, so a metadata.csv saved by Excel was "missing column(s) cord_uid (header: \ufeffcord_uid, ...)" and
+    a text file's first sentence began with a token "\ufeff" that no text scored has (the scorer drops it)."""
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def not_utf8_message(path: Path) -> str | None:
