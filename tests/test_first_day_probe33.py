@@ -368,3 +368,26 @@ def test_a_corpus_saved_with_a_byte_order_mark_is_read_as_without_one(tmp_path):
     (tmp_path / "docs.jsonl").write_text(json.dumps({"text": NEWS[0]}) + "\n", encoding="utf-8-sig")
     result = plexity("train", "--corpus", "text", "--order", "2", "--name", "docs", tmp_path / "docs.jsonl", env=env)
     assert result.returncode == 2 and "JSON lines, not text" in result.stderr
+
+
+# -- environment variables spelt wrong ---------------------------------------------------------------------
+
+def test_a_misspelt_plexity_variable_is_said_with_the_one_meant(tmp_path):
+    # Before: PLEXITY_MODELS_DIR=... (for PLEXITY_MODEL_DIR) was read by no one: `plexity score --model news` said
+    # "unknown model 'news' ... not installed in ~/.cache/plexity_plugins/models ... set PLEXITY_MODEL_DIR to look
+    # elsewhere", the user sure they had; PLEXITY_EXTRACT_MEM=... (for PLEXITY_EXTRACT_MEMORY) changed nothing, unsaid.
+    from conftest import build_tiny_model
+
+    build_tiny_model(tmp_path / "models" / "news", name="news")
+    result = plexity("score", "--model", "news", "The council approved the budget.",
+                     env={"PLEXITY_MODELS_DIR": str(tmp_path / "models"), "HOME": str(tmp_path / "home")})
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == ("plexity score: warning: PLEXITY_MODELS_DIR is set, which plexity does not "
+                                             "read: did you mean PLEXITY_MODEL_DIR?")
+    assert result.stderr.splitlines()[-1].endswith("; set PLEXITY_MODEL_DIR to look elsewhere; PLEXITY_MODELS_DIR is "
+                                                   "set, which plexity does not read: did you mean PLEXITY_MODEL_DIR?)")
+    result = plexity("score", "--plain", "The council approved the budget.", env={"PLEXITY_EXTRACT_MEM": "300MiB"})
+    assert result.returncode == 0 and result.stderr == ("plexity score: warning: PLEXITY_EXTRACT_MEM is set, which "
+                                                        "plexity does not read: did you mean PLEXITY_EXTRACT_MEMORY?\n")
+    result = plexity("score", "--plain", "The council approved the budget.", env={"PLEXITY_MODEL": "news"})
+    assert result.returncode == 0 and result.stderr == ""  # (a Scrapy setting's name: no misspelt variable)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
+from ..runtime.environment import misspelt_note
 from ..runtime.paths import user_cache_dir
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
@@ -215,7 +216,7 @@ def _missing_name_error(name: str) -> ModelError:
     available = ", ".join(info.name for info in list_models()) or "none"
     return ModelError(
         f"unknown model '{name}': not a file or directory, and not installed in {model_dir()} "
-        f"(available: {available}; set PLEXITY_MODEL_DIR to look elsewhere)"
+        f"(available: {available}; set PLEXITY_MODEL_DIR to look elsewhere{misspelt_note('PLEXITY_MODEL_DIR')})"
     )
 
 
