@@ -120,11 +120,12 @@ def is_url(spec: str) -> bool:
 
 
 def local_path(spec: str) -> str:
-    """The path a local fsspec URL names (``file:///data/crawl``, ``local://data``: fsspec's), else `spec`."""
-    from fsspec.core import split_protocol
-
-    protocol, path = split_protocol(spec)
-    return path if protocol in ("file", "local") else spec
+    """The path a local fsspec URL names (``file:///data/crawl``, ``local://data``: fsspec's), else `spec`
+    (without importing fsspec: `plexity clean` of pages imports no library of remote files)."""
+    for prefix in ("file://", "local://"):
+        if spec[:len(prefix)].lower() == prefix:
+            return spec[len(prefix):]
+    return spec
 
 
 def require_protocol(url: str, what: str) -> None:
