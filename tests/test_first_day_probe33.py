@@ -382,8 +382,8 @@ def test_a_misspelt_plexity_variable_is_said_with_the_one_meant(tmp_path):
     result = plexity("score", "--model", "news", "The council approved the budget.",
                      env={"PLEXITY_MODELS_DIR": str(tmp_path / "models"), "HOME": str(tmp_path / "home")})
     assert result.returncode == 2
-    assert result.stderr.splitlines()[0] == (
-        "plexity score: warning: PLEXITY_MODELS_DIR is set, which plexity does not read: did you mean PLEXITY_MODEL_DIR?")
+    assert result.stderr.splitlines()[0] == ("plexity score: warning: PLEXITY_MODELS_DIR is set, which plexity "
+                                             "does not read: did you mean PLEXITY_MODEL_DIR?")
     assert result.stderr.splitlines()[-1].endswith("; set PLEXITY_MODEL_DIR to look elsewhere; PLEXITY_MODELS_DIR is "
                                                    "set, which plexity does not read: did you mean PLEXITY_MODEL_DIR?)")
     result = plexity("score", "--plain", "The council approved the budget.", env={"PLEXITY_EXTRACT_MEM": "300MiB"})
