@@ -433,3 +433,38 @@ def test_serve_answers_with_the_model_as_calibrated_or_trained_again_while_it_ru
     assert retrained[2] != first[2] and retrained[2] == [
         round(float(line.split("\t")[0]), 2) for line in scored.stdout.splitlines()[:2]]
     assert retrained[0] == retrained[1]
+
+
+# -- what a killed plexity train leaves in the models folder ------------------------------------------------
+
+def test_the_folders_a_killed_train_leaves_are_no_model_to_list(tmp_path):
+    # Before: a train killed by the out-of-memory killer leaves .news.partial-* and .news.work-* in the models
+    # folder until the next train of that name (docs/training.md); meanwhile every listing of the models said
+    # "WARNING ...: skipping .../.news.partial-...: ... holds no model file", on `plexity models`, on the
+    # unknown-model error, on each of `plexity serve`'s /api/models requests.
+    import time
+
+    from test_first_day_training import children, slow_kenlm_tools
+
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models"), "PLEXITY_KENLM_BIN": str(slow_kenlm_tools(tmp_path))}
+    (tmp_path / "news.txt").write_text("".join(line + "\n" for line in news_lines(200)))
+    process = subprocess.Popen([sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "2",
+                                "--name", "news", "--quiet", str(tmp_path / "news.txt")],
+                               env={**os.environ, "PYTHONPATH": str(REPO), **env}, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not children(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert children(process.pid)  # (its lmplz runs: the folders are made)
+    finally:
+        process.kill()  # (SIGKILL, as the out-of-memory killer sends it; lmplz dies with it)
+        process.wait()
+    left = sorted(p.name.split("-")[0] for p in (tmp_path / "models").iterdir() if p.is_dir())
+    assert left == [".news.partial", ".news.work"]
+    listed = plexity("models", env=env)
+    assert listed.returncode == 0 and listed.stderr == ""
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:2]] == ["en-default"]
+    unknown = plexity("score", "--model", "news", "x", env=env)
+    assert unknown.stderr.splitlines() == [
+        f"plexity score: error: unknown model 'news': not a file or directory, and not installed in "
+        f"{tmp_path / 'models'} (available: en-default; set PLEXITY_MODEL_DIR to look elsewhere)"]

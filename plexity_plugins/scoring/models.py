@@ -254,7 +254,10 @@ def list_models() -> list[ModelInfo]:
     for base in (EMBEDDED_DIR, model_dir()):
         if not base.is_dir():
             continue
-        for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        # (a hidden folder is none: `plexity train`'s .NAME.partial-* and .NAME.work-*, which a killed train leaves
+        # until the next train of that name, were "skipping ...: holds no model file" on every listing of the models,
+        # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
+        for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
             try:
                 found.append(_from_directory(directory))
             except ModelError as exc:
