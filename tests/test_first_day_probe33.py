@@ -468,3 +468,47 @@ def test_the_folders_a_killed_train_leaves_are_no_model_to_list(tmp_path):
     assert unknown.stderr.splitlines() == [
         f"plexity score: error: unknown model 'news': not a file or directory, and not installed in "
         f"{tmp_path / 'models'} (available: en-default; set PLEXITY_MODEL_DIR to look elsewhere)"]
+
+
+# -- a datatrove step given a function: a re-run after the function changed ---------------------------------
+
+def long_enough(doc) -> bool:
+    return len(doc.text) > 2000
+
+
+def test_a_pipeline_re_run_after_its_function_changed_stops_naming_it(tmp_path):
+    # Before: functions were not compared: the script run again after its LambdaFilter's lambda was changed (here
+    # `> 100` -> `> 2000` characters), or a function of its own given as a step, answered "Not doing anything as
+    # all 1 tasks have already been completed": the old results, made with the old function, as the new ones.
+    import shutil
+
+    from datatrove.pipeline.filters import LambdaFilter
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import (LearnedExtractor, LocalTaskExecutor, PerplexitySentenceFilter,
+                                           SettingsChanged, WarcHtmlReader)
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+
+    def run(keep, limit: int = 3) -> None:
+        def first_pages(data, rank: int = 0, world_size: int = 1):  # (a function of the script's own, as a step)
+            for number, doc in enumerate(data):
+                if number < limit:
+                    yield doc
+
+        LocalTaskExecutor(pipeline=[
+            WarcHtmlReader(str(tmp_path / "crawl")), LearnedExtractor(), LambdaFilter(keep), first_pages,
+            PerplexitySentenceFilter(), JsonlWriter(str(tmp_path / "out"))], tasks=1, workers=1,
+            logging_dir=str(tmp_path / "logs")).run()
+
+    run(lambda doc: len(doc.text) > 100)
+    run(lambda doc: len(doc.text) > 100)  # (the same: resumed, nothing run)
+    code = r"\(code sha256:\w{12}\)"
+    with pytest.raises(SettingsChanged, match=rf"\(functions filter_function: <lambda> {code} -> <lambda> {code}\)"):
+        run(lambda doc: len(doc.text) > 2000)
+    with pytest.raises(SettingsChanged, match=rf"\(functions filter_function: <lambda> {code} -> long_enough {code}\)"):
+        run(long_enough)
+    with pytest.raises(SettingsChanged, match=rf"\(functions step: first_pages {code} -> first_pages {code}\)"):
+        run(lambda doc: len(doc.text) > 100, limit=5)  # (a value the step's function closes over)
