@@ -512,3 +512,32 @@ def test_a_pipeline_re_run_after_its_function_changed_stops_naming_it(tmp_path):
         run(long_enough)
     with pytest.raises(SettingsChanged, match=rf"\(functions step: first_pages {code} -> first_pages {code}\)"):
         run(lambda doc: len(doc.text) > 100, limit=5)  # (a value the step's function closes over)
+
+
+def test_a_crawl_re_read_through_another_adapter_stops_naming_it(tmp_path):
+    # Before: WarcHtmlReader's adapter (datatrove's readers' argument: what each record becomes) was not recorded:
+    # the script run again with another adapter answered with the documents the first one had made.
+    import shutil
+
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, SettingsChanged, WarcHtmlReader
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+
+    def run(cut: int) -> None:
+        def first_characters(self, data, path, id_in_file):
+            data = dict(data)
+            return {"text": data.pop("text")[:cut], "id": data.pop("id"), "metadata": data}
+
+        LocalTaskExecutor(pipeline=[WarcHtmlReader(str(tmp_path / "crawl"), adapter=first_characters),
+                                    LearnedExtractor(), JsonlWriter(str(tmp_path / "out"))],
+                          tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+
+    run(5000)
+    run(5000)
+    with pytest.raises(SettingsChanged, match=r"\(functions adapter: first_characters \(code sha256:\w{12}\) -> "
+                                              r"first_characters \(code sha256:\w{12}\)\)"):
+        run(6000)

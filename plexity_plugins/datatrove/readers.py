@@ -224,11 +224,15 @@ class WarcHtmlReader(BaseDiskReader):
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
         which files (the tasks' shares of them follow), and what each record may hold."""
-        from .run_settings import folder_name
+        from .run_settings import folder_name, function_code
 
-        return {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
-                "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
-                "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
+        settings = {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
+                    "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
+                    "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
+        adapter = getattr(self, "_user_adapter", None)
+        if adapter is not None:  # (its documents are what the adapter makes of each record: as datatrove's readers')
+            settings["functions"] = {"adapter": function_code(adapter)}
+        return settings
 
     def read_file(self, filepath: str):
         why = judged_compression(filepath, lambda: self._opened(filepath))
