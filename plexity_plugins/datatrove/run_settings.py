@@ -50,7 +50,7 @@ def step_settings(step, inputs: bool = True) -> dict[str, Any]:
     own = getattr(step, "settings", None)
     if callable(own):
         settings.update(own())
-    elif _users_function(step):  # (a function given as a step: datatrove runs it on the documents)
+    elif users_function(step):  # (a function given as a step: datatrove runs it on the documents)
         settings["functions"] = {"step": function_code(step)}
     else:
         settings.update(_arguments(step))
@@ -87,14 +87,14 @@ def _arguments(step) -> dict[str, Any]:
             found[name] = value
         elif hasattr(value, "list_files") and hasattr(value, "path"):  # a DataFolder
             found[name] = folder_name(value)
-        elif _users_function(value):  # LambdaFilter's filter_function, a reader's or writer's adapter ...
+        elif users_function(value):  # LambdaFilter's filter_function, a reader's or writer's adapter ...
             functions[name] = function_code(value)
     if functions:  # (under one key, which a record of an older version lacks: `LATER_SETTINGS`)
         found["functions"] = functions
     return found
 
 
-def _users_function(value) -> bool:
+def users_function(value) -> bool:
     """A function (or a method of one) of the user's code, not datatrove's nor plexity's own (a writer's default
     adapter): what a pipeline's author changes between runs."""
     import types
