@@ -481,6 +481,13 @@ class PerplexityFilterPipeline:
                             "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set "
                             "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
                             "plexity/items_looks_like_html)", source, self.input_field)
+        elif self.extractor == "none" and looks_like_html(value):  # (the same: the text given is the page)
+            self._inc("items_looks_like_html")
+            self._warn_once("looks_like_html", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds an HTML page, and "
+                            "PLEXITY_EXTRACTOR is 'none': it is cleaned as text, markup and all (<p>, <a href=...> in "
+                            "the item's text); choose an extractor, PLEXITY_EXTRACTOR = 'learned' (the default), to "
+                            "extract its text first (said once; counted in plexity/items_looks_like_html)",
+                            source, self.input_field)
         elif self.input_format == "html" and self.extractor != "none" and not has_markup(value) and value.strip():
             self._inc("items_no_markup")  # (the extractor reads little or nothing of it)
             self._warn_once("no_markup", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds no HTML markup, and "

@@ -541,3 +541,37 @@ def test_a_crawl_re_read_through_another_adapter_stops_naming_it(tmp_path):
     with pytest.raises(SettingsChanged, match=r"\(functions adapter: first_characters \(code sha256:\w{12}\) -> "
                                               r"first_characters \(code sha256:\w{12}\)\)"):
         run(6000)
+
+
+# -- the extractor "none" given pages ---------------------------------------------------------------------
+
+def test_pages_cleaned_with_the_extractor_none_are_said_to_keep_their_markup(tmp_path):
+    # Before: `plexity clean page.html --extractor none` and a crawl with PLEXITY_EXTRACTOR = 'none' cleaned each page
+    # as text, and wrote `<p>The city council ...</p>` as its text, tags and all, without a word (datatrove's filter
+    # stops such a task, HtmlPagesNotText; PLEXITY_INPUT_FORMAT = 'text' given pages was said in the crawl's log).
+    sys.path.insert(0, str(REPO / "examples" / "scrapy_project"))
+    from demo_site import serve
+
+    page = "\n".join(["<html><body>", "<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>",
+                      *(f"<p>{sentence}</p>" for sentence in NEWS), "</body></html>"])
+    (tmp_path / "pages").mkdir()
+    for name in ("a.html", "b.html"):
+        (tmp_path / "pages" / name).write_text(page)
+    result = plexity("clean", "pages", "-o", "cleaned", "--extractor", "none", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "<p>" in (tmp_path / "cleaned" / "a.html.txt").read_text()  # (as asked: the page as text)
+    said = [line for line in result.stderr.splitlines() if "--extractor none" in line]
+    assert said == ["WARNING plexity_plugins.cleaning.files: pages/a.html is an HTML page, and --extractor none cleans "
+                    "it as text, markup and all (<p>, <a href=...> in its output); leave --extractor out (learned) to "
+                    "extract its text first (said once)"]
+
+    (tmp_path / "crawl").mkdir()
+    (tmp_path / "crawl" / "spider.py").write_text(DROPPED_SPIDER)
+    with serve({"/page.html": ("text/html; charset=utf-8", page.encode())}) as base:
+        crawl = subprocess.run([sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}",
+                                "-s", "PLEXITY_EXTRACTOR=none", "-s", "PLEXITY_MIN_CHARS=0"], cwd=tmp_path / "crawl",
+                               capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert (f"WARNING: plexity: {base}page.html: 'html' (PLEXITY_INPUT_FIELD) holds an HTML page, and "
+            f"PLEXITY_EXTRACTOR is 'none': it is cleaned as text, markup and all") in crawl.stderr
+    assert "'plexity/items_looks_like_html': 1" in crawl.stderr
