@@ -575,3 +575,14 @@ def test_pages_cleaned_with_the_extractor_none_are_said_to_keep_their_markup(tmp
     assert (f"WARNING: plexity: {base}page.html: 'html' (PLEXITY_INPUT_FIELD) holds an HTML page, and "
             f"PLEXITY_EXTRACTOR is 'none': it is cleaned as text, markup and all") in crawl.stderr
     assert "'plexity/items_looks_like_html': 1" in crawl.stderr
+
+    import shutil
+
+    from helpers import SAMPLE
+
+    (tmp_path / "warcs").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "warcs" / "a.warc.gz")
+    run = plexity("run", "warcs", "-o", "out", "--extractor", "none", cwd=tmp_path)  # (it said "extraction: 0 with
+    assert run.returncode == 0, run.stderr  # text, lost: none" of a run that cleaned 12 pages' tags with their text)
+    assert ("; extraction: none (--extractor none): 12 HTML pages cleaned as text, markup and all; filter: 12 in"
+            in run.stdout)
