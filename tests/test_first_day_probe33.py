@@ -586,3 +586,27 @@ def test_pages_cleaned_with_the_extractor_none_are_said_to_keep_their_markup(tmp
     assert run.returncode == 0, run.stderr  # text, lost: none" of a run that cleaned 12 pages' tags with their text)
     assert ("; extraction: none (--extractor none): 12 HTML pages cleaned as text, markup and all; filter: 12 in"
             in run.stdout)
+
+
+# -- a model imported from a gzipped ARPA file ---------------------------------------------------------------
+
+def test_a_gzipped_arpa_model_says_in_one_line_why_it_is_slow_and_how_to_make_it_fast(tmp_path):
+    # Before: every command scoring with a model imported from `xx.arpa.gz` warned "compiled scorer cannot open
+    # .../model.arpa.gz (Cannot read model ... (native/third_party/kenlm/util/read_compressed.cc:376 in util::ReadBase*
+    # util::{anonymous}::ReadFactory(...) threw CompressedException. This looks like a gzip file but gzip support was
+    # not compiled i): using the kenlm module": KenLM's message cut at 300 characters, nothing of what to do.
+    from conftest import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "built", name="news", binary=False)
+    (tmp_path / "news.arpa.gz").write_bytes(gzip.compress((folder / "model.arpa").read_bytes()))
+    env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    imported = plexity("models", "import", "news", "--kenlm", tmp_path / "news.arpa.gz", "--tokenizer",
+                       "plexity-tok-1", "--language", "en", "--threshold", "500", env=env)
+    assert imported.returncode == 0, imported.stderr
+    scored = plexity("score", "--plain", "--model", "news", "The cat sat on the mat.", env=env)
+    assert scored.returncode == 0, scored.stderr
+    assert scored.stderr.splitlines()[0] == (
+        f"WARNING plexity_plugins.scoring.models: the compiled scorer reads no gzipped ARPA file: "
+        f"{tmp_path / 'models' / 'news' / 'model.arpa.gz'} is scored with the kenlm module, which parses the whole "
+        f"file at every start; KenLM's build_binary makes a binary model both read at once (build_binary "
+        f"model.arpa.gz model.bin, then import model.bin)")

@@ -330,6 +330,11 @@ def load_native(info: ModelInfo):
     try:
         model = native.load_model(str(info.path))
     except OSError as exc:
+        if str(info.path).endswith(".gz"):  # (KenLM's own message, cut at 300 characters, named its source file)
+            logger.warning("the compiled scorer reads no gzipped ARPA file: %s is scored with the kenlm module, which "
+                           "parses the whole file at every start; KenLM's build_binary makes a binary model both "
+                           "read at once (build_binary model.arpa.gz model.bin, then import model.bin)", info.path)
+            return False
         detail = " ".join(str(exc).split())[:300]
         logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
         return False
