@@ -543,6 +543,33 @@ def test_a_crawl_re_read_through_another_adapter_stops_naming_it(tmp_path):
         run(6000)
 
 
+def test_documents_written_through_another_adapter_stop_the_re_run_naming_it(tmp_path):
+    # Before: the adapter of plexity's writers (datatrove's writers' argument: what each document is written as)
+    # was not recorded: a re-run writing through another adapter answered with the files the first had written.
+    import shutil
+
+    from helpers import SAMPLE
+    from plexity_plugins.datatrove import (JsonlDocumentWriter, LearnedExtractor, LocalTaskExecutor, SettingsChanged,
+                                           WarcHtmlReader)
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+
+    def run(fields: tuple) -> None:
+        def some_fields(self, document) -> dict:
+            return {"text": document.text, **{key: document.metadata[key] for key in fields}}
+
+        LocalTaskExecutor(pipeline=[WarcHtmlReader(str(tmp_path / "crawl")), LearnedExtractor(),
+                                    JsonlDocumentWriter(str(tmp_path / "out"), adapter=some_fields)],
+                          tasks=1, workers=1, logging_dir=str(tmp_path / "logs")).run()
+
+    run(("url",))
+    run(("url",))
+    with pytest.raises(SettingsChanged, match=r"\(functions adapter: some_fields \(code sha256:\w{12}\) -> "
+                                              r"some_fields \(code sha256:\w{12}\)\)"):
+        run(("url", "date"))
+
+
 # -- the extractor "none" given pages ---------------------------------------------------------------------
 
 def test_pages_cleaned_with_the_extractor_none_are_said_to_keep_their_markup(tmp_path):
