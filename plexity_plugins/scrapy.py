@@ -481,6 +481,13 @@ class PerplexityFilterPipeline:
                             "PLEXITY_INPUT_FORMAT is 'text': it is cleaned as text, markup and all; set "
                             "PLEXITY_INPUT_FORMAT = 'html' to extract its text first (said once; counted in "
                             "plexity/items_looks_like_html)", source, self.input_field)
+        elif self.extractor == "none" and looks_like_html(value):  # (the same: the text given is the page)
+            self._inc("items_looks_like_html")
+            self._warn_once("looks_like_html", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds an HTML page, and "
+                            "PLEXITY_EXTRACTOR is 'none': it is cleaned as text, markup and all (<p>, <a href=...> in "
+                            "the item's text); choose an extractor, PLEXITY_EXTRACTOR = 'learned' (the default), to "
+                            "extract its text first (said once; counted in plexity/items_looks_like_html)",
+                            source, self.input_field)
         elif self.input_format == "html" and self.extractor != "none" and not has_markup(value) and value.strip():
             self._inc("items_no_markup")  # (the extractor reads little or nothing of it)
             self._warn_once("no_markup", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds no HTML markup, and "
@@ -818,7 +825,20 @@ def _field_setting(settings, name: str, default: str | None) -> str | None:
 
 
 def _model_setting(value):
-    """PLEXITY_MODEL: a name or path, a dict (language -> model), or that dict as JSON (``-s``)."""
+    """PLEXITY_MODEL: a name or path, a dict (language -> model), that dict as JSON (``-s``), or LANG=MODEL pairs
+    as the command line's ``--model`` takes them (``-s PLEXITY_MODEL=en=en-default,de=de-news``: it was looked for
+    as a model named 'en=en-default', "unknown model")."""
+    import re
+
+    if isinstance(value, str) and "=" in value and not value.lstrip().startswith("{"):
+        pairs = [pair for pair in re.split(r"[,\s]+", value.strip()) if pair]
+        if all(re.fullmatch(r"(\*|[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]+)?)=\S+", pair) for pair in pairs):
+            from .scoring.multilingual import parse_model_args
+
+            try:
+                value = parse_model_args(pairs)
+            except ValueError as exc:
+                raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: {str(exc).replace('--model: ', '')}") from None
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             value = json.loads(value)
@@ -901,7 +921,7 @@ def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
             raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: only %(name)s (the spider's) and "
                                       f"%(time)s (the crawl's start) are filled in ({type(exc).__name__}: {exc})") \
                 from None
-    path = Path(value).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder named "~" here)
+    path = Path(_local_path(str(value))).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder "~")
     if path.is_dir():
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
     from .io.atomic_files import part_in_use
@@ -922,6 +942,28 @@ def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
         raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: "
                                   f"{cannot_write_message(refused) or path_error_message(refused)}") from None
     return str(path)
+
+
+def _local_path(value: str) -> str:
+    """PLEXITY_DROPPED_FILE as a local path: a ``file://`` URI, as a Scrapy feed's is written (``FEEDS =
+    {"file:///data/items.jsonl": ...}``), is its path; another URI (``s3://``, ``ftp://``: feed storages of Scrapy's)
+    is refused, naming what to give. (Both were taken as relative paths: ``file:///data/dropped.jsonl`` wrote
+    ``./file:/data/dropped.jsonl``, a folder named ``file:`` in the crawl's folder, and the log named it.)"""
+    import re
+    import urllib.parse
+    import urllib.request
+
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", value)
+    if not scheme:
+        return value
+    if scheme.group(1).lower() == "file":
+        parsed = urllib.parse.urlparse(value)
+        if parsed.netloc not in ("", "localhost"):
+            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file:// URI of another host; give a "
+                                      f"path on this machine, file:///path or /path")
+        return urllib.request.url2pathname(parsed.path)
+    raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: give a file on this machine (a path, or a file:// "
+                              f"URI), and copy it to {scheme.group(1)}:// when the crawl ends")
 
 
 def _file_name_params(spider_name: str | None) -> dict[str, str]:

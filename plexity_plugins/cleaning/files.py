@@ -21,7 +21,7 @@ from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
                          PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
                          UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
-                         read_document, judged_compression)
+                         looks_like_html, read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from .file_kinds import kind_of, kind_of_file
@@ -355,6 +355,12 @@ class FileCleaner:
         try:
             if is_text:
                 text, replaced = sanitize(raw)
+                if kind not in ("text", PAGE_TEXT, CLEANED_TEXT) and not getattr(self, "_said_markup", False) \
+                        and looks_like_html(text):  # (--extractor none: the page is cleaned as text, tags and all)
+                    self._said_markup = True
+                    logger.warning("%s is an HTML page, and --extractor none cleans it as text, markup and all "
+                                   "(<p>, <a href=...> in its output); leave --extractor out (learned) to extract "
+                                   "its text first (said once)", source)
             else:
                 html, replaced = decode_html_counted(raw, content_type)
                 text = self.extract(html)

@@ -86,7 +86,7 @@ def _differs(old, new) -> bool:
 
 
 # Settings recorded since a version that wrote records without them (compared only when both records have them)
-LATER_SETTINGS = ("input_file_sizes",)
+LATER_SETTINGS = ("input_file_sizes", "functions")  # (functions: a datatrove step's, `run_settings.function_code`)
 # A reader given a paths file: recorded by the files it lists since a version that recorded the paths file's name alone
 # (compared only when the record has them: the record gains them)
 PATHS_FILE_LATER = ("input_files", "input_files_sha256", "input_file_sizes")

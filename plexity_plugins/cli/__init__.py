@@ -103,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             args.model = parse_model_args(args.model)
         except ValueError as exc:
             parser.error(str(exc))
+    from ..runtime.environment import misspelt_variables
+
+    for name, meant in misspelt_variables():  # (read by no one: its setting was without effect, silently)
+        print(printable(f"plexity {args.command}: warning: {name} is set, which plexity does not read: did you mean "
+                        f"{meant}?"), file=sys.stderr)
     handler = logging.StreamHandler()
     handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])

@@ -60,7 +60,12 @@ def add_parser(sub) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..cleaning.file_kinds import kind_of
     from ..extractors.sandbox import TimeLimitedExtractor, extract_memory_limit
+    from ..runtime.extras import local_path
 
+    # (a file:// URL, as `plexity run` and fsspec take one, is the path it names: it was "input file:/data/crawl
+    # does not exist", and an output folder made of it, ./file:/data/cleaned)
+    args.inputs = [local_path(name) for name in args.inputs]
+    args.output_dir = local_path(args.output_dir)
     if any(kind_of(Path(name)) != "text" for name in args.inputs):  # (a page to extract, likely: a folder too)
         # its extractor's import overlaps this process's of the cleaning engine and the model; `FileCleaner.run`
         # waits for it

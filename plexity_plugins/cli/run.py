@@ -66,10 +66,11 @@ WET_SUFFIXES = (".warc.wet", ".warc.wet.gz")
 def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, str]:
     """(folder, glob pattern relative to it) for a directory, a file or a glob, local or an
     fsspec URL."""
-    from ..runtime.extras import is_url
+    from ..runtime.extras import is_url, local_path
 
     if is_url(spec):
         return resolve_url(spec, storage_options)
+    spec = local_path(spec)  # (a file:// URL is local: it was looked for as a relative path, "does not exist")
     path = Path(spec)
     if path.is_dir():
         return str(path.resolve()), WARC_GLOB
@@ -341,10 +342,19 @@ def summary(merged: list | None, annotate: bool = False) -> str:
             f"{'; files not read: %d %s' % (unread, c['file_skip_reasons']) if unread else ''}"
             f"{'; recovered after damage: %d' % c['records_recovered'] if c.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
-            f"extraction: {c.get('documents_extracted', 0)} with text, lost: {c.get('lost_reasons') or 'none'}; "
+            f"{_extraction(c)}; "
             f"filter: {c.get('documents_filtered', 0)} in, {c.get('documents_kept', 0)} kept"
             f"{f' ({passed} of them passed through unfiltered: another language)' if passed else ''}, "
             f"{c.get('documents_dropped', 0)} dropped{_either(c.get('drop_reasons'))}; {sentences}")
+
+
+def _extraction(c: dict) -> str:
+    """The summary's word on extraction: none with --extractor none, whose HTML pages are cleaned as text, markup and
+    all (it said "extraction: 0 with text, lost: none" of a run that cleaned 24 pages' tags with their text)."""
+    if "documents_extracted" not in c and c.get("documents_looks_like_html"):
+        return (f"extraction: none (--extractor none): {c['documents_looks_like_html']} HTML pages cleaned as text, "
+                f"markup and all")
+    return f"extraction: {c.get('documents_extracted', 0)} with text, lost: {c.get('lost_reasons') or 'none'}"
 
 
 def nothing_read(merged: list) -> bool:
@@ -581,7 +591,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
     from ..extractors.sandbox import TimeLimitedExtractor
-    from ..runtime.extras import is_url
+    from ..runtime.extras import is_url, local_path
 
     # (its extractor's import overlaps this process's of datatrove and of the model; `check_extraction` waits)
     TimeLimitedExtractor.start_aside(args.extractor, timeout=args.extract_timeout or 0,
@@ -591,8 +601,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise ValueError(f"{option} {folder} is a URL: plexity run writes to a path, on a cluster one every node "
                              f"sees (a shared disk); datatrove's writers and logging_dir take URLs in a pipeline you "
                              f"build (docs/ray.md)")
-    output_dir = Path(args.output_dir).resolve()
-    logging_dir = Path(args.logging_dir).resolve() if args.logging_dir else output_dir / "logs"
+    # (file:///data/out is local: it was written to ./file:/data/out)
+    output_dir = Path(local_path(args.output_dir)).resolve()
+    logging_dir = Path(local_path(args.logging_dir)).resolve() if args.logging_dir else output_dir / "logs"
     check_logging_dir(output_dir, logging_dir)
     folder, pattern = resolve_input(args.input, storage_options)
     try:

@@ -172,23 +172,24 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
             # In this process, as datatrove's does, but without its `multiprocess.Manager`: that server
             # process, forked, outlived a run killed with SIGKILL, holding the output folder's lock.
             pipeline = self.pipeline
-            stats = PipelineStats()
             for rank in to_run:
                 self.pipeline = deepcopy(pipeline)
-                stats = stats + self._run_for_rank(rank, 0)
+                self._run_for_rank(rank, 0)
             self.pipeline = pipeline
-            with self.logging_dir.open("stats.json", "wt") as f:
-                stats.save_to_disk(f)
-            logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
-            return stats
+            return self._save_stats(ranks)
         failures = _run_in_processes(self, to_run, skipped)
-        stats = sum((_read_stats(self.logging_dir, rank) for rank in to_run
-                     if rank not in failures and self.logging_dir.isfile(f"stats/{rank:05d}.json")),
-                    start=PipelineStats())
         if failures:
             raise TasksFailed(failures)
-        with self.logging_dir.open("stats.json", "wt") as f:
-            stats.save_to_disk(f)
+        return self._save_stats(ranks)
+
+    def _save_stats(self, ranks: range) -> PipelineStats:
+        """The stats of every task of the run, those completed by an earlier run included, in ``stats.json`` and
+        the log's "All N tasks" (datatrove's merged only the tasks it ran: a run resumed after a failed task said
+        "All 2 tasks" of one task's documents, and so did ``stats.json``, which `plexity report` reads, while
+        `plexity run` and datatrove's Slurm and Ray executors merge every task's)."""
+        stats = sum((_read_stats(self.logging_dir, rank) for rank in ranks
+                     if self.logging_dir.isfile(f"stats/{rank:05d}.json")), start=PipelineStats())
+        save_stats(self.logging_dir, "stats.json", stats)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
         return stats
 

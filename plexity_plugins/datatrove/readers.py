@@ -54,6 +54,23 @@ def is_text_already(doc) -> bool:
     return is_page_text(doc) or is_cleaned_text(doc)
 
 
+COMPRESSIONS = ("infer", "gzip", None)  # (datatrove's WarcReader's; each file is read by its bytes whatever is said)
+
+
+def check_compression(compression) -> None:
+    """`compression` as datatrove's WarcReader takes it: "infer", "gzip" or None all read each file by its bytes
+    (gzip member by member, or none); "zstd", which datatrove's reader reads, is refused when the step is built,
+    with the conversion that makes such a crawl one this reader reads."""
+    if compression in COMPRESSIONS:
+        return
+    if compression == "zstd":
+        raise ValueError("WarcHtmlReader does not read zstd-compressed WARC files (one stream: no record boundary to "
+                         "go on from after damage): convert them to gzip, zstdcat f.warc.zst | gzip > f.warc.gz, and "
+                         "leave out compression= (gzip and uncompressed WARCs are read by their bytes)")
+    raise ValueError(f"WarcHtmlReader's compression must be one of 'infer', 'gzip' or None (each file is read by its "
+                     f"bytes), got {compression!r}")
+
+
 class WarcHtmlReader(BaseDiskReader):
     """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents, and
     the text records of WET files (``.warc.wet.gz``: ``conversion``, text/plain, Common Crawl's text
@@ -113,6 +130,8 @@ class WarcHtmlReader(BaseDiskReader):
     Args:
         data_folder: a str, tuple or DataFolder: where the WARC files are
         paths_file: optionally a file with one path per line (relative to `data_folder`)
+        compression: datatrove's WarcReader's argument, taken in its place: "infer" (the default), "gzip" or None
+            read each file by its bytes, gzip or none; "zstd" is refused (see ``unsupported_compression``)
         limit: maximum number of documents to read per task (-1: all); no record after the last one is
             read or counted
         skip: number of documents to skip at the start of each task's input (counted as
@@ -149,6 +168,7 @@ class WarcHtmlReader(BaseDiskReader):
         self,
         data_folder: DataFolderLike,
         paths_file: DataFileLike | None = None,
+        compression: str | None = "infer",
         limit: int = -1,
         skip: int = 0,
         file_progress: bool = False,
@@ -163,6 +183,9 @@ class WarcHtmlReader(BaseDiskReader):
         max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
     ):
+        # (datatrove's WarcReader's argument, in its place: a pipeline changing one reader for the other, with
+        # compression="infer" or "gzip" written out, stopped with "unexpected keyword argument 'compression'")
+        check_compression(compression)
         # (absolute: a worker started in another folder reads the files the driver's folder meant)
         super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter,
                          text_key, id_key, default_metadata, recursive, glob_pattern, shuffle_files)
@@ -201,11 +224,15 @@ class WarcHtmlReader(BaseDiskReader):
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
         which files (the tasks' shares of them follow), and what each record may hold."""
-        from .run_settings import folder_name
+        from .run_settings import folder_name, function_code
 
-        return {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
-                "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
-                "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
+        settings = {"input": folder_name(self.data_folder), "glob_pattern": self.glob_pattern,
+                    "paths_file": str(self.paths_file) if self.paths_file else None, "recursive": self.recursive,
+                    "limit": self.limit, "skip": self.skip, "max_payload_bytes": self.max_payload_bytes}
+        adapter = getattr(self, "_user_adapter", None)
+        if adapter is not None:  # (its documents are what the adapter makes of each record: as datatrove's readers')
+            settings["functions"] = {"adapter": function_code(adapter)}
+        return settings
 
     def read_file(self, filepath: str):
         why = judged_compression(filepath, lambda: self._opened(filepath))

@@ -62,7 +62,8 @@ def run_counts(merged: list) -> dict:
                       documents_dropped=filt.get("dropped", 0), drop_reasons=_by_prefix(filt, "dropped_"),
                       documents_empty=filt.get("empty", 0), empty_reasons=_by_prefix(filt, "empty_"),
                       documents_passthrough=filt.get("passthrough", 0),
-                      passthrough_reasons=_by_prefix(filt, "passthrough_"))
+                      passthrough_reasons=_by_prefix(filt, "passthrough_"),
+                      documents_looks_like_html=filt.get("looks_like_html", 0))
     return counts
 
 

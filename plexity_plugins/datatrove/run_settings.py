@@ -50,6 +50,8 @@ def step_settings(step, inputs: bool = True) -> dict[str, Any]:
     own = getattr(step, "settings", None)
     if callable(own):
         settings.update(own())
+    elif users_function(step):  # (a function given as a step: datatrove runs it on the documents)
+        settings["functions"] = {"step": function_code(step)}
     else:
         settings.update(_arguments(step))
         if getattr(step, "output_folder", None) is not None:  # a datatrove writer
@@ -77,7 +79,7 @@ def _arguments(step) -> dict[str, Any]:
     """A datatrove step's public attributes of plain values (numbers, strings, lists and dicts of
     them: the arguments it keeps, ``favour_precision``, ``limit``, ``glob_pattern`` ...) and its
     folders by name; functions and other objects are not compared."""
-    found = {}
+    found, functions = {}, {}
     for name, value in sorted(vars(step).items()):
         if name.startswith("_") or name in ("stats", "output_folder", "output_filename"):
             continue
@@ -85,7 +87,50 @@ def _arguments(step) -> dict[str, Any]:
             found[name] = value
         elif hasattr(value, "list_files") and hasattr(value, "path"):  # a DataFolder
             found[name] = folder_name(value)
+        elif users_function(value):  # LambdaFilter's filter_function, a reader's or writer's adapter ...
+            functions[name] = function_code(value)
+    if functions:  # (under one key, which a record of an older version lacks: `LATER_SETTINGS`)
+        found["functions"] = functions
     return found
+
+
+def users_function(value) -> bool:
+    """A function (or a method of one) of the user's code, not datatrove's nor plexity's own (a writer's default
+    adapter): what a pipeline's author changes between runs."""
+    import types
+
+    function = value.__func__ if isinstance(value, types.MethodType) else value
+    if not isinstance(function, types.FunctionType):
+        return False
+    module = getattr(function, "__module__", None) or ""
+    return not module.split(".")[0] in ("datatrove", "plexity_plugins")
+
+
+def function_code(value) -> str:
+    """A user's function as a run records it: its name and a checksum of what it does (its bytecode, the constants,
+    names and nested functions it uses, its defaults and the plain values it closes over; not its line numbers
+    nor its comments): ``LambdaFilter(lambda doc: len(doc.text) > 200)`` after ``> 100`` is another run. (Functions
+    were not compared: the script run again after the lambda was changed answered with the old results.)"""
+    import hashlib
+    import types
+
+    function = value.__func__ if isinstance(value, types.MethodType) else value
+
+    def code_parts(code) -> list:
+        parts = [code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars]
+        for constant in code.co_consts:
+            parts.append(code_parts(constant) if isinstance(constant, types.CodeType) else repr(constant))
+        return parts
+
+    parts = [code_parts(function.__code__), repr(function.__defaults__ if _plain(function.__defaults__) else None)]
+    for cell in function.__closure__ or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # (an empty cell)
+            content = None
+        parts.append(repr(content) if _plain(content) else type(content).__name__)
+    digest = hashlib.sha256(json.dumps(parts, default=repr).encode()).hexdigest()[:12]
+    return f"{function.__name__} (code sha256:{digest})"
 
 
 def input_files(step) -> dict[str, Any]:

@@ -120,10 +120,13 @@ def encodable(writer: DiskWriter, document: dict) -> dict:
 
 
 def writer_settings(writer: DiskWriter, fmt: str) -> dict:
-    from .run_settings import folder_name
+    from .run_settings import folder_name, function_code, users_function
 
-    return {"format": fmt, "output": folder_name(writer.output_folder), "output_filename": writer.output_filename.template,
-            "max_file_size": writer.max_file_size}
+    settings = {"format": fmt, "output": folder_name(writer.output_folder),
+                "output_filename": writer.output_filename.template, "max_file_size": writer.max_file_size}
+    if users_function(getattr(writer, "adapter", None)):  # (what each document is written as: another run's output)
+        settings["functions"] = {"adapter": function_code(writer.adapter)}
+    return settings
 
 
 class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):

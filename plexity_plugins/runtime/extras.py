@@ -119,6 +119,15 @@ def is_url(spec: str) -> bool:
     return protocol not in (None, "file", "local") and len(protocol) > 1  # (C:\ is a path)
 
 
+def local_path(spec: str) -> str:
+    """The path a local fsspec URL names (``file:///data/crawl``, ``local://data``: fsspec's), else `spec`
+    (without importing fsspec: `plexity clean` of pages imports no library of remote files)."""
+    for prefix in ("file://", "local://"):
+        if spec[:len(prefix)].lower() == prefix:
+            return spec[len(prefix):]
+    return spec
+
+
 def require_protocol(url: str, what: str) -> None:
     """Raise MissingExtraError unless fsspec can open `url` (its filesystem's package is
     installed), or ValueError if no fsspec filesystem has its protocol."""

@@ -28,13 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelError
+from ..runtime.environment import misspelt_note
 from ..runtime.paths import user_cache_dir
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "en-default"
-_ALIASES = {"default": DEFAULT_MODEL}
+ALIASES = {"default": DEFAULT_MODEL}  # names every front end takes for a model
+_ALIASES = ALIASES
 EMBEDDED_DIR = Path(__file__).parent.parent / "data"
 MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
 KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")
@@ -214,7 +216,7 @@ def _missing_name_error(name: str) -> ModelError:
     available = ", ".join(info.name for info in list_models()) or "none"
     return ModelError(
         f"unknown model '{name}': not a file or directory, and not installed in {model_dir()} "
-        f"(available: {available}; set PLEXITY_MODEL_DIR to look elsewhere)"
+        f"(available: {available}; set PLEXITY_MODEL_DIR to look elsewhere{misspelt_note('PLEXITY_MODEL_DIR')})"
     )
 
 
@@ -252,7 +254,10 @@ def list_models() -> list[ModelInfo]:
     for base in (EMBEDDED_DIR, model_dir()):
         if not base.is_dir():
             continue
-        for directory in sorted(p for p in base.iterdir() if p.is_dir()):
+        # (a hidden folder is none: `plexity train`'s .NAME.partial-* and .NAME.work-*, which a killed train leaves
+        # until the next train of that name, were "skipping ...: holds no model file" on every listing of the models,
+        # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
+        for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
             try:
                 found.append(_from_directory(directory))
             except ModelError as exc:
@@ -325,6 +330,11 @@ def load_native(info: ModelInfo):
     try:
         model = native.load_model(str(info.path))
     except OSError as exc:
+        if str(info.path).endswith(".gz"):  # (KenLM's own message, cut at 300 characters, named its source file)
+            logger.warning("the compiled scorer reads no gzipped ARPA file: %s is scored with the kenlm module, which "
+                           "parses the whole file at every start; KenLM's build_binary makes a binary model both "
+                           "read at once (build_binary model.arpa.gz model.bin, then import model.bin)", info.path)
+            return False
         detail = " ".join(str(exc).split())[:300]
         logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
         return False

@@ -11,6 +11,7 @@ of sentences), every document left out counted by reason.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -89,10 +90,56 @@ def _split(text: str) -> list[str]:
 
 
 def _open_text(path: Path):
-    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants)."""
+    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants), without the byte order
+    mark a file saved as "UTF-8 with BOM" (Excel's "CSV UTF-8", Notepad) starts with: it was read as part of the
+    first line, so a metadata.csv saved by Excel was "missing column(s) cord_uid (header: \ufeffcord_uid, ...)" and
+    a text file's first sentence began with a token "\ufeff" that no text scored has (the scorer drops it)."""
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def not_utf8_message(path: Path) -> str | None:
+    """What to say of a plain or gzipped file that is not UTF-8 text: the line and byte of its first
+    undecodable bytes, counted from 1, and what to do (None when it decodes whole). The decoder's own error
+    gives a position in the chunk it was decoding, 8 KiB read ahead of the line the reader had reached:
+    "after line 4123 ... in position 1241" of a file whose bad byte is on line 4143. A file that cannot be read
+    to its end (a gzip file cut short) raises OSError, EOFError or zlib.error."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+        while chunk := f.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                bad = exc.start - len(exc.object) + len(chunk)  # (the decoder keeps an unfinished character)
+                bad = max(bad, 0)
+                before = chunk[:bad]
+                line += before.count(b"\n")
+                column = bad - (before.rfind(b"\n") + 1) + 1
+                found = chunk[bad:bad + 4]
+                break
+            line += chunk.count(b"\n")
+        else:
+            try:
+                decoder.decode(b"", final=True)
+                return None
+            except UnicodeDecodeError:  # (the file ends inside a character)
+                found, column = b"", None
+    where = f"line {line}, byte {column}" if column else f"its end, line {line}"
+    shown = f" ({found!r}...)" if found else ""
+    read = f"gzip -dc {path} | iconv" if path.suffix == ".gz" else "iconv"
+    given = "" if path.suffix == ".gz" else f" {path}"
+    return (f"not UTF-8 at {where}{shown}: convert it first, e.g. from windows-1252 (Latin-1): "
+            f"{read} -f windows-1252 -t utf-8{given} > {Path(path.name.removesuffix('.gz')).stem}.utf8.txt")
+
+
+def _undecodable(path: Path, exc: Exception) -> CorpusError:
+    try:
+        said = not_utf8_message(path)
+    except (OSError, EOFError, zlib.error):
+        said = None
+    return CorpusError(f"{path}: {said or f'not UTF-8: {exc}'}; or give --skip-bad-files to leave the file out")
 
 
 class CorpusReader:
@@ -126,13 +173,46 @@ class CorpusReader:
                 raise CorpusError(f"{path}: no such file or directory")
         if not found:
             raise CorpusError(f"empty corpus: no {'/'.join(self.suffixes)} files in "
-                              f"{', '.join(map(str, self.inputs))}")
+                              f"{', '.join(map(str, self.inputs))}{self._left_out()}")
         return found
+
+    def _left_out(self) -> str:
+        """What the folders given hold instead of corpus files, and what to do with it: a folder of JSON lines (a
+        datatrove dataset, `plexity run`'s documents) was "empty corpus: no .txt/.txt.gz/.text/.text.gz files in
+        out/documents", nothing said of the 12 files read past."""
+        others = sorted(p for path in self.inputs if path.is_dir() for p in path.rglob("*")
+                        if p.is_file() and not p.name.startswith("."))
+        if not others:
+            return ""
+        named = ", ".join(str(p) for p in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        said = f"; it holds {len(others)} other file(s) ({named})"
+        if isinstance(self, TextReader):
+            jsonl = [p for p in others if p.name.endswith((".jsonl", ".jsonl.gz"))]
+            if jsonl:
+                gz = [p for p in jsonl if p.name.endswith(".gz")]
+                pattern = (gz or jsonl)[0].parent / ("*.jsonl.gz" if gz else "*.jsonl")
+                read = f"gzip -dc {pattern}" if gz else f"cat {pattern}"
+                return (f"{said}: JSON lines are documents, not text: write their text out first, e.g. {read} | "
+                        f"jq -r .text > corpus.txt, and give that file")
+            if any(".warc" in p.name for p in others):
+                return (f"{said}: a crawl is not text: plexity run FOLDER -o out cleans it into out/documents, "
+                        f"JSON lines: gzip -dc out/documents/*.jsonl.gz | jq -r .text > corpus.txt gives their text")
+            if any(p.name.endswith((".html", ".htm", ".html.gz", ".htm.gz")) for p in others):
+                return (f"{said}: pages are not text: plexity clean FOLDER -o pages-text writes each page's text to "
+                        f"a .txt file there; give that folder")
+        return f"{said}: give such a file by its own name to read it as {CORPUS_DESCRIPTIONS_BY_READER[type(self)]}"
+
+    def check_file(self, path: Path) -> None:
+        """With --skip-bad-files, raise CorpusError before a document of the file is read if it cannot be read
+        whole: a file left out gives no document (its lines before a bad byte were trained on, the file counted
+        as skipped all the same)."""
 
     def __iter__(self) -> Iterator[Document]:
         for path in self.files():
             self.files_read += 1
             try:
+                if self.skip_bad_files:
+                    self.check_file(path)
                 for doc in self.read_file(path):
                     self.documents_read += 1
                     yield doc
@@ -264,9 +344,12 @@ class Cord19Reader(CorpusReader):
                 except csv.Error as exc:
                     raise CorpusError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
                 except UnicodeDecodeError as exc:
-                    raise CorpusError(f"{path}: not UTF-8 near line {reader.line_num}: {exc}") from exc
-        except OSError as exc:
+                    raise _undecodable(path, exc) from exc
+        except (OSError, EOFError, zlib.error) as exc:  # (gzip raises EOFError on a truncated file)
             raise CorpusError(f"{path}: cannot read: {exc}") from exc
+
+    def check_file(self, path: Path) -> None:
+        _check_text_file(path)
 
 
 def not_plain_text(first_line: str, path: Path) -> str | None:
@@ -310,9 +393,26 @@ class TextReader(CorpusReader):
                     if line:
                         yield Document(f"{path.name}:{lineno}", _split(line))
         except UnicodeDecodeError as exc:
-            raise CorpusError(f"{path}: not UTF-8 (after line {lineno}): {exc}") from exc
+            raise _undecodable(path, exc) from exc
         except (OSError, EOFError, zlib.error) as exc:  # gzip raises EOFError on a truncated file
             raise CorpusError(f"{path}: cannot read (after line {lineno}): {exc}") from exc
+
+    def check_file(self, path: Path) -> None:
+        _check_text_file(path)
+
+
+def _check_text_file(path: Path) -> None:
+    """A text or CSV file read to its end, decompressed and decoded, before any of its documents is trained on."""
+    try:
+        said = not_utf8_message(path)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CorpusError(f"{path}: cannot read: {exc}") from exc
+    if said:
+        raise CorpusError(f"{path}: {said}")
+
+
+CORPUS_DESCRIPTIONS_BY_READER = {BncReader: "a BNC text", Cord19Reader: "CORD-19's metadata.csv",
+                                 TextReader: "text"}
 
 
 def make_reader(corpus: str, inputs, skips: SkipLog | None = None, skip_bad_files: bool = False,

@@ -188,7 +188,7 @@ def read_sample_lines(path: Path) -> list[str]:
     if kind:  # (its records would be scored as clean sentences, headers and field names and all)
         raise CorpusError(f"{path}: {kind}; give clean text, one paragraph a line")
     try:  # (as `plexity train` reads text: a binary or Latin-1 file is no sample of clean text)
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # (a BOM is no part of the first sentence: as `plexity train` reads text)
     except UnicodeDecodeError as exc:
         raise CorpusError(f"{path}: not UTF-8 text (at byte {exc.start}): give clean text, one paragraph a line") \
             from None

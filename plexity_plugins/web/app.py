@@ -69,7 +69,7 @@ from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
 from ..io.inputs import binary_kind
 from ..runtime.memory import return_freed_memory
-from ..scoring.models import DEFAULT_MODEL, list_models, resolve
+from ..scoring.models import ALIASES as MODEL_ALIASES, DEFAULT_MODEL, list_models, resolve, sp_model_path
 from ..scoring.scorer import PerplexityScorer, sanitize
 from ..text.sentences import split_with_blocks
 
@@ -179,8 +179,31 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+def model_files_signature(spec) -> tuple | None:
+    """What identifies the files of the model `spec` names now (its KenLM file, its model.json and SentencePiece
+    file: their inode, size and modification time), or None when it names none: a model trained again under its
+    name (``plexity train --force`` moves new files into place) or given another threshold (``plexity calibrate
+    --write`` rewrites its model.json) has another."""
+    try:
+        info = resolve(spec)
+    except ModelError:
+        return None
+    kenlm = Path(info.path)
+    found = []
+    for path in (kenlm, kenlm.parent / "model.json", sp_model_path(info)):
+        try:
+            stat = path.stat() if path is not None else None
+        except OSError:
+            stat = None
+        found.append(None if stat is None else (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
+
+
 class ScorerCache:
-    """One PerplexityScorer per model name and method, opened on first use and kept.
+    """One PerplexityScorer per model name and method, opened on first use and kept while the model's files stay
+    the same (`model_files_signature`): a model trained again or calibrated while the server runs is opened anew,
+    with its new threshold, as `/api/models` lists it (the scorer opened first answered, old model and threshold,
+    beside the list's new ones).
 
     Only models that `plexity models` lists (plus the server's own --model, which may be
     a path) can be asked for: a request never names a file on the server's disk.
@@ -190,7 +213,7 @@ class ScorerCache:
         info = resolve(default_model)  # fails early, at start-up, for a bad --model
         self.default_name = info.name
         self._server_model = {info.name: default_model if default_model is not None else DEFAULT_MODEL}
-        self._scorers: dict[tuple[str, str], PerplexityScorer] = {}
+        self._scorers: dict[tuple[str, str], tuple[PerplexityScorer, tuple | None]] = {}
         self._lock = threading.Lock()
 
     def available(self) -> dict[str, dict]:
@@ -206,26 +229,32 @@ class ScorerCache:
         }
 
     def get(self, name: str | None, method: str = methods.DEFAULT_METHOD) -> PerplexityScorer:
-        name = self.default_name if name in (None, "", "default") else name
+        # (null: the server's --model; "default" is the embedded model, as `--model default` is everywhere: a
+        # request naming it was answered by the server's --model, another model under the embedded one's alias)
+        name = self.default_name if name in (None, "") else MODEL_ALIASES.get(name, name)
         key = (name, method)
+        spec = self._server_model.get(name, name)
         with self._lock:
-            scorer = self._scorers.get(key)
-            if scorer is not None:
-                return scorer
+            cached = self._scorers.get(key)
+        if cached is not None:  # (a name listed when it was opened: its files are looked at, nothing else is)
+            signature = model_files_signature(spec)
+            if signature is not None and signature == cached[1]:
+                return cached[0]
         available = self.available()
         if name not in available:
             raise ApiError(404, f"unknown model {name!r}; available: {', '.join(sorted(available))}")
-        spec = self._server_model.get(name, name)
+        signature = model_files_signature(spec)
         with self._lock:
-            if key not in self._scorers:
+            cached = self._scorers.get(key)
+            if cached is None or cached[1] != signature or signature is None:
                 try:
                     # (a binary model is memory-mapped: one per method costs no extra memory)
                     # opened now (what `clean` uses), under the lock, not in two threads at once
                     scorer = PerplexityScorer(spec, method=method).open()
                 except ModelError as exc:
                     raise ApiError(400, str(exc)) from exc
-                self._scorers[key] = scorer
-            return self._scorers[key]
+                self._scorers[key] = (scorer, signature)
+            return self._scorers[key][0]
 
 
 DEFAULT_WORKERS = 2  # scoring threads (the extraction children are at most 2 per extractor too)
