@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -512,6 +513,34 @@ def test_a_pipeline_re_run_after_its_function_changed_stops_naming_it(tmp_path):
         run(long_enough)
     with pytest.raises(SettingsChanged, match=rf"\(functions step: first_pages {code} -> first_pages {code}\)"):
         run(lambda doc: len(doc.text) > 100, limit=5)  # (a value the step's function closes over)
+
+
+def test_the_same_script_run_again_in_a_new_process_resumes_though_its_function_holds_a_set(tmp_path):
+    # A set written in a function (`x not in {"a", "b"}`) is ordered by its strings' hashes, which differ from one
+    # process to the next: the checksum of the function read differently in the script's second run, which stopped
+    # as another run's ("functions filter_function: <lambda> ... -> <lambda> ...") though nothing had changed.
+    import shutil
+
+    from helpers import SAMPLE
+
+    (tmp_path / "crawl").mkdir()
+    shutil.copy(SAMPLE, tmp_path / "crawl" / "a.warc.gz")
+    script = tmp_path / "clean.py"
+    script.write_text(textwrap.dedent(f"""
+        from datatrove.pipeline.filters import LambdaFilter
+        from datatrove.pipeline.writers import JsonlWriter
+        from plexity_plugins.datatrove import LearnedExtractor, LocalTaskExecutor, WarcHtmlReader
+
+        LocalTaskExecutor(pipeline=[
+            WarcHtmlReader({str(tmp_path / "crawl")!r}), LearnedExtractor(),
+            LambdaFilter(lambda doc: doc.metadata.get("language") not in {{"xx", "yy", "zz", "ww", "vv"}}),
+            JsonlWriter({str(tmp_path / "out")!r})], tasks=1, workers=1, logging_dir={str(tmp_path / "logs")!r}).run()
+    """))
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert "already been completed" in run.stderr
 
 
 def test_a_crawl_re_read_through_another_adapter_stops_naming_it(tmp_path):

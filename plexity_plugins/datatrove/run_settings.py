@@ -116,11 +116,16 @@ def function_code(value) -> str:
 
     function = value.__func__ if isinstance(value, types.MethodType) else value
 
+    def constant_part(constant):
+        if isinstance(constant, types.CodeType):
+            return code_parts(constant)
+        if isinstance(constant, frozenset):  # (`x in {"a", "b"}`: a set's order is its elements' hashes, which
+            return sorted(map(repr, constant))  # differ from one process to the next for strings)
+        return repr(constant)
+
     def code_parts(code) -> list:
-        parts = [code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars]
-        for constant in code.co_consts:
-            parts.append(code_parts(constant) if isinstance(constant, types.CodeType) else repr(constant))
-        return parts
+        return [code.co_code.hex(), code.co_names, code.co_varnames, code.co_freevars,
+                *map(constant_part, code.co_consts)]
 
     parts = [code_parts(function.__code__), repr(function.__defaults__ if _plain(function.__defaults__) else None)]
     for cell in function.__closure__ or ():
