@@ -1,0 +1,143 @@
+"""Hostile-input probe 33: kinds of bad input the earlier probes did not try, each through the front
+ends it reaches.
+
+A Document whose text is not a page's str or bytes, given to an extractor step (a JSONL dataset's row whose
+``text`` is a list of paragraphs, a number, ``null``): `PerplexitySentenceFilter` drops such a document and counts
+it (``dropped_input_not_text``), but the extractor steps called ``str.isspace`` on it first.  A list or a number
+stopped the task (AttributeError: 'list' object has no attribute 'isspace'), every other document of its file lost
+with it, on every re-run; ``None`` and a ``bytearray`` were each an extractor's error (``clean_error``: "'NoneType'
+object has no attribute 'isascii'", "segment_html() takes a str").  Now such a document is dropped and counted as
+the filter counts it (``dropped_input_not_text``, one warning; ``None`` as an empty text, ``dropped_empty_input``),
+and a ``bytearray`` or ``memoryview`` is read as the bytes it holds.
+
+A Document's URL, id or date holding a line break, given to `WarcResponseWriter` (a JSONL dataset's metadata):
+the writer put the value into the record's WARC headers as it was, so each line after the break became a header
+of the record (``WARC-Type: revisit``, ``X-Evil: 1``), and a blank line in it ended the headers early: the record
+after it in the file was read back as no record (3 of 4 documents read, the file written without a warning).  A
+date given as a number (seconds since 1970, as datasets keep a timestamp) stopped the task ("sequence item 1:
+expected str instance, int found").  Now a URL is written without its tabs and line breaks (as a browser's URL
+parser reads it), another header value with each run of line breaks a space, a date in seconds (or a datetime) as
+the ISO date a WARC-Date is (`io.warc_writer.header_value`, `target_uri`, `warc_date`); `plexity clean`'s cleaned
+WARCs are written by the same functions.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+
+from datatrove.data import Document
+from warcio.archiveiterator import ArchiveIterator
+
+from warc_corpus import ARTICLE, page
+
+HTML = page(ARTICLE)
+
+
+# -- a Document whose text is no page, given to an extractor step ----------------------------------------------------
+
+def test_an_extractor_step_drops_and_counts_a_document_whose_text_is_not_a_pages():
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    docs = [Document(text=HTML, id="first", metadata={}),
+            Document(text=["The council met.", "The library opened."], id="paragraphs", metadata={}),
+            Document(text=7, id="number", metadata={}),
+            Document(text=None, id="null", metadata={}),
+            Document(text=bytearray(HTML.encode()), id="bytearray", metadata={}),
+            Document(text=memoryview(HTML.encode()), id="memoryview", metadata={}),
+            Document(text=HTML, id="last", metadata={})]
+    step = LearnedExtractor()
+    # (before: AttributeError: 'list' object has no attribute 'isspace', the task stopped at the second document)
+    out = list(step.run(iter(docs)))
+    assert [doc.id for doc in out] == ["first", "bytearray", "memoryview", "last"]
+    assert all(doc.text.startswith("The council approved the budget") for doc in out)
+    stats = {name: value.total for name, value in step.stats.stats.items()}
+    assert stats["total"] == 7 and stats["forwarded"] == 4 and stats["extracted"] == 4
+    # (before: None and the bytearray each a clean_error)
+    assert stats["dropped"] == 3 and stats["dropped_input_not_text"] == 2 and stats["dropped_empty_input"] == 1
+    assert "clean_error" not in stats
+
+
+def test_a_pipeline_of_a_jsonl_dataset_with_lists_for_texts_runs_to_its_end(tmp_path):
+    """The datatrove pipeline a user builds: JsonlReader -> LearnedExtractor -> JsonlWriter, a row's text a list
+    (datatrove's JsonlReader passes a list on; a number or null it stops on itself)."""
+    import gzip
+
+    from datatrove.executor import LocalPipelineExecutor
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LearnedExtractor
+
+    (tmp_path / "in").mkdir()
+    rows = [{"id": "a", "text": HTML}, {"id": "b", "text": ["para one", "para two"]},
+            {"id": "c", "text": ["<p>para three</p>"]}, {"id": "d", "text": HTML}]
+    (tmp_path / "in" / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    executor = LocalPipelineExecutor(pipeline=[JsonlReader(str(tmp_path / "in")), LearnedExtractor(),
+                                               JsonlWriter(str(tmp_path / "out"))],
+                                     logging_dir=str(tmp_path / "logs"), tasks=1, workers=1)
+    executor.run()  # (before: the task failed, AttributeError; nothing written)
+    written = [json.loads(line) for path in sorted((tmp_path / "out").glob("*.jsonl.gz"))
+               for line in gzip.open(path, "rt")]
+    assert [row["id"] for row in written] == ["a", "d"]
+
+
+# -- a Document's metadata holding a line break, written as a WARC record ---------------------------------------------
+
+def _records(data: bytes) -> list[tuple[object, bytes]]:
+    """The records of a WARC file but its warcinfo, each with its payload."""
+    return [(record, record.content_stream().read()) for record in ArchiveIterator(io.BytesIO(data))
+            if record.rec_type != "warcinfo"]
+
+
+def _written(tmp_path, docs: list[Document]) -> bytes:
+    from plexity_plugins.datatrove import WarcResponseWriter
+
+    writer = WarcResponseWriter(str(tmp_path / "out"), output_filename="out.warc")
+    with writer:
+        for doc in docs:
+            writer.write(doc)
+    return (tmp_path / "out" / "out.warc").read_bytes()
+
+
+def test_a_line_break_in_a_documents_url_id_or_date_writes_no_header_and_loses_no_record(tmp_path):
+    docs = [Document(text="First text.", id="a", metadata={"url": "http://t/a"}),
+            Document(text="Second text.", id="b", metadata={"url": "http://t/b\r\nWARC-Type: revisit\r\nX-Evil: 1",
+                                                             "date": "2024-01-02T03:04:05Z\r\nX-Date-Evil: 2"}),
+            Document(text="Third text.", id="http://t/c\r\n\r\nWARC/1.0\r\nWARC-Type: response", metadata={}),
+            Document(text="Fourth text.", id="d", metadata={"url": "http://t/d\n"})]
+    data = _written(tmp_path, docs)
+    records, payloads = zip(*_records(data))
+    # (before: three records, the fourth read as none, the second a revisit with an X-Evil header)
+    assert [record.rec_type for record in records] == ["response"] * 4
+    assert payloads == (b"First text.", b"Second text.", b"Third text.", b"Fourth text.")
+    uris = [record.rec_headers.get_header("WARC-Target-URI") for record in records]
+    assert uris[0] == "http://t/a" and uris[3] == "http://t/d"
+    assert uris[1].startswith("http://t/bWARC-Type:") and uris[2].startswith("http://t/cWARC/1.0WARC-Type:")
+    for record in records:
+        assert record.rec_headers.get_header("X-Evil") is None and record.rec_headers.get_header("X-Date-Evil") is None
+    assert records[1].rec_headers.get_header("WARC-Date") == "2024-01-02T03:04:05Z X-Date-Evil: 2"
+
+
+def test_a_date_in_seconds_or_a_datetime_is_written_as_a_warc_date(tmp_path):
+    moment = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    docs = [Document(text="Seconds.", id="s", metadata={"url": "http://t/s", "date": 1_700_000_000}),
+            Document(text="Float.", id="f", metadata={"url": "http://t/f", "date": 1_700_000_000.5}),
+            Document(text="Datetime.", id="d", metadata={"url": "http://t/d", "date": moment}),
+            Document(text="Bytes.", id="b", metadata={"url": b"http://t/b", "date": "2023-11-14T22:13:20Z"})]
+    data = _written(tmp_path, docs)  # (before: TypeError, "sequence item 1: expected str instance, int found")
+    records = [record for record, _ in _records(data)]
+    assert [record.rec_headers.get_header("WARC-Date") for record in records] == ["2023-11-14T22:13:20Z"] * 4
+    assert [record.rec_headers.get_header("WARC-Target-URI") for record in records] == [
+        "http://t/s", "http://t/f", "http://t/d", "http://t/b"]
+
+
+def test_the_header_values_of_an_ordinary_record_are_written_as_they_are():
+    from plexity_plugins.io.warc_writer import header_value, target_uri, warc_date
+
+    assert target_uri("https://example.com/a?b=c#d") == "https://example.com/a?b=c#d"
+    assert header_value("<urn:uuid:7b3f1b4e-0000-4000-8000-000000000000>") == \
+        "<urn:uuid:7b3f1b4e-0000-4000-8000-000000000000>"
+    assert warc_date("2024-05-06T07:08:09Z") == "2024-05-06T07:08:09Z"
+    assert warc_date(None).endswith("Z") and warc_date("").endswith("Z")
