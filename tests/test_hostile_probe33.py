@@ -19,12 +19,18 @@ expected str instance, int found").  Now a URL is written without its tabs and l
 parser reads it), another header value with each run of line breaks a space, a date in seconds (or a datetime) as
 the ISO date a WARC-Date is (`io.warc_writer.header_value`, `target_uri`, `warc_date`); `plexity clean`'s cleaned
 WARCs are written by the same functions.
+
+A WARC whose last gigabyte is NULs (a crawler's preallocated file, the zero-filled tail a crash leaves): past the
+damage, looking for the next record tried a regular expression's lookahead at every offset, ~25 ms a MB, so 1 GB of
+NULs took 13 to 20 s of a core, the .warc and the .warc.gz alike (256 MiB: 13.8 s on the loaded machine).  Now each
+start's pattern is searched for alone (`io.inputs._record_starts`, the same offsets): 2.2 to 2.8 s a GB.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import time
 from datetime import datetime, timezone
 
 from datatrove.data import Document
@@ -141,3 +147,52 @@ def test_the_header_values_of_an_ordinary_record_are_written_as_they_are():
         "<urn:uuid:7b3f1b4e-0000-4000-8000-000000000000>"
     assert warc_date("2024-05-06T07:08:09Z") == "2024-05-06T07:08:09Z"
     assert warc_date(None).endswith("Z") and warc_date("").endswith("Z")
+
+
+# -- a WARC whose tail is NULs ---------------------------------------------------------------------------------------
+
+def test_a_warc_whose_last_gigabytes_are_nuls_is_read_past_them_at_the_speed_of_reading(tmp_path):
+    """A crawler's preallocated WARC, or one a crash left with a zero-filled tail (sparse here: no disk used):
+    looking for the next record past damage tried a regular expression's lookahead at every offset, ~25 ms a MB
+    (1 GB of NULs: 13 to 20 s of a core to read past it; now 2.2 to 2.8 s, the reading of the bytes)."""
+    import gzip
+
+    from plexity_plugins.io.inputs import WarcFile
+    from warc_corpus import record_bytes
+
+    good = [record_bytes(f"http://t/good-{i}", page(ARTICLE, f"Good {i}.").encode()) for i in range(2)]
+    nuls = 256 * 2**20
+    for name, pack in (("tail.warc", lambda r: r), ("tail.warc.gz", gzip.compress)):
+        path = tmp_path / name
+        with open(path, "wb") as f:
+            f.write(pack(good[0]))
+            f.seek(nuls, 1)
+            f.write(pack(good[1]))
+        started = time.perf_counter()
+        with open(path, "rb") as f:
+            warc = WarcFile(f, name=name)
+            outcomes = [(item.uri, item.skip) for item in warc]
+        seconds = time.perf_counter() - started
+        path.unlink()
+        assert outcomes == [("http://t/good-0", None), ("http://t/good-1", None)], name
+        assert warc.problem == "corrupt" and warc.bytes_skipped >= nuls - 2**20, name
+        assert seconds < 2.5, f"{name}: {seconds:.1f} s"  # (before: 13.8 s, the machine loaded)
+
+
+def test_the_record_starts_looked_at_are_those_of_the_lookahead():
+    """Every offset the lookahead found is found, in order, none more: overlapping starts too."""
+    import random
+    import re
+
+    from plexity_plugins.io.inputs import _GZIP_MEMBER, _WARC_LINE, _record_starts
+
+    lookahead = {True: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b")"),
+                 False: re.compile(b"(?=" + _WARC_LINE.pattern + b")"),
+                 None: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b"|" + _WARC_LINE.pattern + b")")}
+    pieces = [b"\x1f", b"\x8b", b"\x08", b"\x00", b"\x1f\x8b\x08", b"WARC/1.", b"0", b"\r", b"\n", b"x", b"WARC/1.0\r\n"]
+    rng = random.Random(33)
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        for gzipped in (True, False, None):
+            assert list(_record_starts(data, gzipped)) == [m.start() for m in lookahead[gzipped].finditer(data)], (
+                data, gzipped)
