@@ -189,7 +189,8 @@ def test_the_record_starts_looked_at_are_those_of_the_lookahead():
     lookahead = {True: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b")"),
                  False: re.compile(b"(?=" + _WARC_LINE.pattern + b")"),
                  None: re.compile(b"(?=" + _GZIP_MEMBER.pattern + b"|" + _WARC_LINE.pattern + b")")}
-    pieces = [b"\x1f", b"\x8b", b"\x08", b"\x00", b"\x1f\x8b\x08", b"WARC/1.", b"0", b"\r", b"\n", b"x", b"WARC/1.0\r\n"]
+    pieces = [b"\x1f", b"\x8b", b"\x08", b"\x00", b"\x1f\x8b\x08", b"WARC/1.", b"0", b"\r", b"\n", b"x",
+              b"WARC/1.0\r\n"]
     rng = random.Random(33)
     for _ in range(3000):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
