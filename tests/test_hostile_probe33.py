@@ -34,7 +34,9 @@ A .warc.gz of records whose Content-Lengths are all too short (a writer counting
 damage was appended to the file's ``problem_detail``, a string copied whole at each damage (20,000 records: 3 MB,
 written whole to the log's warning and the stats' damaged_file_details), and each resynchronisation read a 1 MiB
 block for a record a few hundred bytes on: 46.7 s.  Now the detail names the first `MAX_PROBLEM_NOTES` (10)
-damages, then how many more and the last, and the blocks read grow from 4 kB: 4.7 s.
+damages, then how many more and the last, and the blocks read grow from 4 kB: 4.7 s.  The last line of `plexity
+clean` named every damaged file (2,000 cut .warc.gz files: a line of 118 kB, even with -q); now it names three and
+counts the rest, as it does the files it could not read (`RunStats.damaged_files_named`).
 """
 
 from __future__ import annotations
@@ -280,3 +282,19 @@ def test_a_file_of_many_damaged_records_names_the_first_ten_and_counts_the_rest(
     assert warc.problem_detail.startswith("record 1: ") and warc.problem_detail.count("; record ") == 9  # (ten)
     assert "; and 190 more (the last: record 200: its Content-Length is wrong" in warc.problem_detail
     assert len(warc.problem_detail) < 2500  # (before: 31,000 characters)
+
+
+def test_plexity_cleans_summary_names_the_first_damaged_files_and_counts_the_rest():
+    """The last line of plexity clean named every damaged file: 2,000 cut .warc.gz files made it 118 kB (and a
+    file of 20,000 damaged records alone 3 MB).  Now it names three, as it does the files it could not read, and
+    plexity-stats.json lists them all."""
+    from plexity_plugins.cleaning.stats import RunStats
+
+    stats = RunStats(model="en-default", threshold=100.0)
+    for i in range(2000):
+        stats.damaged_file("truncated", f"/crawl/f{i:04d}.warc.gz: truncated after record 1")
+    line = stats.summary()
+    assert ("damaged: /crawl/f0000.warc.gz: truncated after record 1; /crawl/f0001.warc.gz: truncated after record 1; "
+            "/crawl/f0002.warc.gz: truncated after record 1; and 1997 more (plexity-stats.json lists them))") in line
+    assert len(line) < 800  # (before: 102,000 characters)
+    assert len(stats.to_dict()["damaged_file_details"]) == 2000
