@@ -812,6 +812,11 @@ class WarcFile:
                 self.fileobj.seek(resume)
                 continue
             if resume is None:  # nothing readable after the damage: reading stops there
+                if problem == CORRUPT_FILE and end > damage:  # (how much of the file that leaves unread: a plain WARC
+                    # whose Content-Lengths are all wrong, whose records are none of them whole, was read to its first
+                    # record, the rest of it named nowhere)
+                    detail = (f"{detail}; no whole record after it: the file's last {end - damage:,} bytes, from its "
+                              f"start, read no further")
                 self._stop(problem, detail)
                 return
             damage = min(damage, resume)
