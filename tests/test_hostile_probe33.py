@@ -46,6 +46,11 @@ walked and made without recursion (`cleaning.files.walk`, `make_folders`), the o
 walked file's path resolved from its root's: 1.2 s and 16.5 s (the cleaning of 1,500 pages).  A ``**`` glob of such
 a tree (Python's glob recurses too) is refused, naming the folder to give instead.  (`plexity run` stops at once
 with a clear error, "cannot list the input ...: RecursionError", from fsspec's listing: not changed.)
+
+WARC-Target-URIs with spaces (crawlers write them unescaped): warcio percent-encodes them and logged a WARNING for
+each such record, the URI quoted as it came: 1,000 lines on stderr for 1,000 records in `plexity clean` and `plexity
+run`, and a URI's ESC or BEL written to the terminal as it was.  Now our loader encodes the URI as warcio does,
+without the line (`io.inputs._record_loader`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ from __future__ import annotations
 import io
 import json
 import time
+
+import pytest
 from datetime import datetime, timezone
 
 from datatrove.data import Document
@@ -344,7 +351,33 @@ def _deep_folder(root, levels: int = 1500):
         os.chdir(here)
 
 
-def test_plexity_clean_reads_a_folder_nested_1500_levels_deep(tmp_path):
+def _remove_deep(folder) -> None:
+    """`folder` removed without recursion: pytest's own removal of old tmp_path folders (shutil.rmtree) recurses once
+    a level, and a tree left 1,500 levels deep failed it (RecursionError) in every later session."""
+    import os
+
+    stack = [(str(folder), False)]
+    while stack:
+        path, emptied = stack.pop()
+        if emptied:
+            os.rmdir(path)
+        elif os.path.islink(path) or not os.path.isdir(path):
+            os.unlink(path)
+        else:
+            stack.append((path, True))
+            with os.scandir(path) as entries:
+                stack.extend((entry.path, False) for entry in entries)
+
+
+@pytest.fixture
+def deep_tmp_path(tmp_path):
+    yield tmp_path
+    for name in ("in", "out", "out2"):
+        if (tmp_path / name).exists():
+            _remove_deep(tmp_path / name)
+
+
+def test_plexity_clean_reads_a_folder_nested_1500_levels_deep(deep_tmp_path):
     """Python 3.11's os.walk, Path.rglob and Path.mkdir(parents=True) recurse once a level: `plexity clean` of a
     folder 1,500 levels deep stopped with a RecursionError traceback, nothing cleaned (and, given its output folder
     once more, again in the look at what an earlier run left there).  Now the folders are walked and made without
@@ -352,6 +385,8 @@ def test_plexity_clean_reads_a_folder_nested_1500_levels_deep(tmp_path):
     glob of them, which Python's glob reads recursively, is refused with a message naming the folder to give
     instead."""
     from helpers import run_plexity
+
+    tmp_path = deep_tmp_path
 
     bottom = _deep_folder(tmp_path)
     for _ in range(2):  # (the second: into the output folder the first run filled)
@@ -390,3 +425,37 @@ def test_the_walk_gives_os_walks_folders_and_files_in_its_order(tmp_path):
         assert sorted_walk(walk(tmp_path)) == sorted_walk(os.walk(tmp_path))
     finally:
         (tmp_path / "b" / "a").chmod(0o755)
+
+
+# -- URIs with spaces ------------------------------------------------------------------------------------------------
+
+def test_uris_with_spaces_are_percent_encoded_without_a_warning_a_record(tmp_path, caplog):
+    """warcio percent-encodes the spaces of a WARC-Target-URI (crawlers write them unescaped) and logged a WARNING
+    for each such record, the URI quoted as it came: 1,000 lines on stderr for 1,000 records, in `plexity clean` and
+    `plexity run` alike, and a URI's ESC or BEL sent as it was to the terminal.  Now the URI is encoded as warcio
+    does, without the line."""
+    import gzip
+    import logging
+
+    from helpers import run_plexity
+    from plexity_plugins.io.inputs import WarcFile
+    from warc_corpus import record_bytes
+
+    records = []
+    for i in range(50):
+        uri = f"http://t/a page {i}.html" if i != 7 else "<http://t/wget 1.19\x1b]0;owned\x07.html>"
+        record = record_bytes(f"http://t/p{i}", page(ARTICLE, f"Record {i}.").encode())
+        records.append(record.replace(f"WARC-Target-URI: http://t/p{i}".encode(), f"WARC-Target-URI: {uri}".encode()))
+    data = b"".join(map(gzip.compress, records))
+    with caplog.at_level(logging.WARNING):
+        warc = WarcFile(io.BytesIO(data), name="spaces.warc.gz")
+        uris = [item.uri for item in warc if item.skip is None]
+    assert uris[:2] == ["http://t/a%20page%200.html", "http://t/a%20page%201.html"] and len(uris) == 50
+    assert uris[7] == "http://t/wget%201.19\x1b]0;owned\x07.html"  # (as warcio makes it: <> off, spaces encoded)
+    assert not [r for r in caplog.records if r.name.startswith("warcio")]  # (before: 50 warnings)
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "spaces.warc.gz").write_bytes(data)
+    result = run_plexity("clean", "-q", "-o", str(tmp_path / "out"), str(tmp_path / "in"), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Replacing spaces" not in result.stderr and "\x1b" not in result.stderr  # (before: 50 lines, an ESC)
