@@ -51,6 +51,13 @@ WARC-Target-URIs with spaces (crawlers write them unescaped): warcio percent-enc
 each such record, the URI quoted as it came: 1,000 lines on stderr for 1,000 records in `plexity clean` and `plexity
 run`, and a URI's ESC or BEL written to the terminal as it was.  Now our loader encodes the URI as warcio does,
 without the line (`io.inputs._record_loader`).
+
+A file whose name is not UTF-8 (wget saves caf%E9.html, a Latin-1 URL, as the bytes caf\xe9.html), skipped or
+damaged: Python holds its name as a str of lone surrogates, which no UTF-8 file takes, and `plexity clean` ended
+"error: 'utf-8' codec can't encode characters ...: surrogates not allowed" (exit 2), its stats left "completed":
+false without a count; with a strict standard output (PYTHONIOENCODING=utf-8) its last line, naming the file, ended
+it so too.  Now the stats escape such a name (``\\udce9``, as the dropped log does: it reads back as the same
+str) and a strict standard output prints it escaped, as standard error does (`cli._names_printable`).
 """
 
 from __future__ import annotations
@@ -459,3 +466,42 @@ def test_uris_with_spaces_are_percent_encoded_without_a_warning_a_record(tmp_pat
     result = run_plexity("clean", "-q", "-o", str(tmp_path / "out"), str(tmp_path / "in"), timeout=120)
     assert result.returncode == 0, result.stderr
     assert "Replacing spaces" not in result.stderr and "\x1b" not in result.stderr  # (before: 50 lines, an ESC)
+
+
+# -- a file's name that is not UTF-8 ---------------------------------------------------------------------------------
+
+def test_plexity_clean_writes_its_stats_when_a_file_it_names_is_not_named_in_utf8(tmp_path):
+    """A name that is not UTF-8 (wget saves caf%E9.html, a Latin-1 URL, as the bytes caf\\xe9.html) is a str of lone
+    surrogates in Python, which no UTF-8 file takes: a run that named such a file skipped or damaged in its stats
+    ended "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed" (exit 2), its
+    stats left "completed": false with none of its counts; so did its last line, naming the file, with a strict
+    standard output (PYTHONIOENCODING=utf-8).  Now the name is written escaped (``\\udce9``) in the stats, as the
+    dropped log writes it, reading back as the same str (`os.fsencode` gives the file's bytes), and printed escaped
+    by a strict standard output, as standard error prints it."""
+    import gzip
+    import os
+
+    import subprocess
+
+    from helpers import PLEXITY
+    from warc_corpus import record_bytes
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    good = gzip.compress(record_bytes("http://t/good", HTML.encode()))
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.warc.gz"), "wb") as f:
+        f.write(good + good[:-30])  # (its second record cut: a damaged file)
+    with open(os.path.join(os.fsencode(folder), b"r\xe9sum\xe9.html"), "wb") as f:
+        f.write(b"%PDF-1.4\n" + bytes(100))  # (a PDF: skipped)
+    os.symlink("/nowhere", os.path.join(os.fsencode(folder), b"lien\xe9.html"))  # (unreadable: skipped)
+    (folder / "page.html").write_text(HTML)
+    # (standard output strict, as PYTHONIOENCODING=utf-8 makes it in many images: its last line names the file)
+    result = subprocess.run([*PLEXITY, "clean", "-q", "-o", str(tmp_path / "out"), str(folder)], capture_output=True,
+                            timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert result.returncode == 0, result.stderr[-2000:]  # (before: 2, "surrogates not allowed")
+    assert b"damaged: " + os.fsencode(folder) + b"/caf\\udce9.warc.gz: truncated after record 1" in result.stdout
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text(encoding="utf-8"))
+    assert stats["completed"] is True and stats["damaged_files"] == {"truncated": 1}
+    assert stats["damaged_file_details"] == [f"{folder}/caf\udce9.warc.gz: truncated after record 1"]
+    assert os.fsencode(stats["damaged_file_details"][0].split(":")[0]).endswith(b"caf\xe9.warc.gz")
+    assert stats["skip_reasons"] == {"unreadable_file": 1, "not_html": 1, "truncated": 1}

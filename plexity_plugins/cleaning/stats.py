@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..io.atomic_files import write_atomic
 from ..io.inputs import READ_ERROR
-from .policy import DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
+from .policy import _ESCAPED_IN_STRINGS, DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
 
 if TYPE_CHECKING:  # (the scorer imports BlingFire and numpy: not for `plexity report` or `plexity --help`)
     from ..scoring.scorer import CleanResult
@@ -199,7 +199,11 @@ class RunStats:
 
     def write(self, path: Path) -> None:
         """Write the stats JSON, whole or not at all (by rename: never a 0-byte file)."""
-        write_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        # (a file's name that is not UTF-8, "caf\xe9.html" as wget saves a Latin-1 URL, is a str of lone surrogates,
+        # which no UTF-8 file takes: escaped, as json_line does; a run that named one skipped or damaged ended
+        # "plexity clean: error: 'utf-8' codec can't encode ...: surrogates not allowed", its stats lost)
+        write_atomic(path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False).translate(_ESCAPED_IN_STRINGS)
+                     + "\n")
 
     def summary(self) -> str:
         sentences = self.sentences_kept + self.sentences_dropped
