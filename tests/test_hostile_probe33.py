@@ -58,6 +58,11 @@ damaged: Python holds its name as a str of lone surrogates, which no UTF-8 file 
 false without a count; with a strict standard output (PYTHONIOENCODING=utf-8) its last line, naming the file, ended
 it so too.  Now the stats escape such a name (``\\udce9``, as the dropped log does: it reads back as the same
 str) and a strict standard output prints it escaped, as standard error does (`cli._names_printable`).
+
+A .warc and a .warc.gz joined by cat (or a writer that wrote some records uncompressed): once warcio's reader has
+read a record uncompressed it reads the rest of the file so, and a gzip member after it was no record to it: every
+record from there on was lost, uncounted ("unreadable after record 1").  Now reading goes on at such a member
+(`WarcFile._gzip_after_plain`), the file not damaged.
 """
 
 from __future__ import annotations
@@ -505,3 +510,29 @@ def test_plexity_clean_writes_its_stats_when_a_file_it_names_is_not_named_in_utf
     assert stats["damaged_file_details"] == [f"{folder}/caf\udce9.warc.gz: truncated after record 1"]
     assert os.fsencode(stats["damaged_file_details"][0].split(":")[0]).endswith(b"caf\xe9.warc.gz")
     assert stats["skip_reasons"] == {"unreadable_file": 1, "not_html": 1, "truncated": 1}
+
+
+# -- a WARC of compressed and uncompressed records -------------------------------------------------------------------
+
+def test_gzip_members_after_uncompressed_records_are_read():
+    """A .warc and a .warc.gz joined by cat (or a writer that wrote some records uncompressed): once warcio's reader
+    has read a record uncompressed it reads the rest of the file so, and the next gzip member was no record to it.
+    Every record from there on was lost, uncounted ("unreadable after record 1": a .warc.gz's resynchronisation
+    skipped the member it failed at, a .warc's looked for uncompressed records only).  Now reading goes on at such a
+    member (`WarcFile._gzip_after_plain`), the file not damaged."""
+    import gzip
+
+    from plexity_plugins.io.inputs import WarcFile
+    from warc_corpus import record_bytes
+
+    good = [record_bytes(f"http://t/r{i}", page(ARTICLE, f"Record {i}.").encode()) for i in range(6)]
+    uris = [f"http://t/r{i}" for i in range(6)]
+    shapes = {"plain, then gzip": good[0] + good[1] + b"".join(map(gzip.compress, good[2:])),
+              "gzip, plain, gzip": gzip.compress(good[0]) + good[1] + good[2] + b"".join(map(gzip.compress, good[3:])),
+              "alternating": b"".join(gzip.compress(r) if i % 2 else r for i, r in enumerate(good))}
+    for shape, data in shapes.items():
+        for name in ("mixed.warc", "mixed.warc.gz"):
+            warc = WarcFile(io.BytesIO(data), name=name)
+            # (before: [r0, r1] and "corrupt: unreadable after record 2 (... first line: \x1f\x8b ...)")
+            assert [(item.uri, item.skip) for item in warc] == [(uri, None) for uri in uris], (shape, name)
+            assert warc.problem is None and warc.bytes_skipped == 0, (shape, name, warc.problem_detail)

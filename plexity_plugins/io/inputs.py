@@ -787,12 +787,17 @@ class WarcFile:
             self.problem, self.problem_detail = UNSUPPORTED_COMPRESSION, why
             return
         resumed = False
+        self._gzip_resumed_at, self._plain_then_gzip = -1, None  # (`_gzip_after_plain`)
         while True:
             iterator = _archive_iterator(self.fileobj)
             self._damage, self._last = None, None
             damage = yield from self._segment(iterator, resumed)
             if damage is None:
                 return
+            if self._plain_then_gzip is not None:  # gzip members after uncompressed records: read on, in gzip
+                self.fileobj.seek(self._plain_then_gzip)
+                self._plain_then_gzip = None
+                continue
             # The next record after the last one read: a wrong Content-Length may have made that
             # one swallow the start of the next (an uncompressed file), or warcio may have moved
             # to the next gzip member before failing on what was left of the last one.
@@ -839,6 +844,8 @@ class WarcFile:
             except _NOT_DAMAGE:
                 raise
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
+                if self._gzip_after_plain(iterator, previous):
+                    return iterator.damage_offset()  # (no damage: read on from there, `__iter__`)
                 first = self.records == 0 and not resumed
                 if isinstance(exc, TooLarge) and not (first and self._not_warc_start()):
                     # (headers over MAX_HEADER_BYTES: read on at the next record)
@@ -945,6 +952,21 @@ class WarcFile:
         item._limit_reader.limit = start - position
         item._ending = (f"its Content-Length is wrong: it runs {position + limit - size:,} bytes past the end of the "
                         f"file, over the next record (at byte {start:,})")
+
+    def _gzip_after_plain(self, iterator, previous: WarcRecord | None) -> bool:
+        """Whether warcio failed at a gzip member that inflates to a WARC record, right after a whole uncompressed
+        record (a .warc and a .warc.gz joined by cat, or a writer that wrote some records uncompressed): warcio's
+        reader, once it has read a record uncompressed, reads the rest of the file so, and such a member was no
+        record to it.  The records from it on were lost ("unreadable after record N", none counted), as a
+        .warc.gz's resynchronisation skips the member it failed at and a .warc's looks for uncompressed records
+        only.  If so, reading goes on at the member (`_plain_then_gzip`), once for each such offset."""
+        start = iterator.damage_offset()
+        if iterator.reader.decompressor is not None or self._head is None or start <= self._gzip_resumed_at \
+                or previous is None or previous.short_by() or previous.wrong_length() is not None \
+                or not _is_warc_member(self.fileobj, start):
+            return False
+        self._gzip_resumed_at = self._plain_then_gzip = start
+        return True
 
     def _finish(self, item: WarcRecord) -> str | None:
         """Read what the consumer left of the record (as warcio would next) and say why it does
