@@ -209,15 +209,15 @@ def test_a_warc_whose_last_gigabytes_are_nuls_is_read_past_them_at_the_speed_of_
             f.write(pack(good[0]))
             f.seek(nuls, 1)
             f.write(pack(good[1]))
-        started = time.perf_counter()
+        started = time.process_time()  # (the work of this process: not the other processes' on the machine)
         with open(path, "rb") as f:
             warc = WarcFile(f, name=name)
             outcomes = [(item.uri, item.skip) for item in warc]
-        seconds = time.perf_counter() - started
+        seconds = time.process_time() - started
         path.unlink()
         assert outcomes == [("http://t/good-0", None), ("http://t/good-1", None)], name
         assert warc.problem == "corrupt" and warc.bytes_skipped >= nuls - 2**20, name
-        assert seconds < 2.5, f"{name}: {seconds:.1f} s"  # (before: 13.8 s, the machine loaded)
+        assert seconds < 2.0, f"{name}: {seconds:.1f} s of CPU"  # (before: 4.9 s; after: 0.6 s)
 
 
 def test_the_record_starts_looked_at_are_those_of_the_lookahead():
