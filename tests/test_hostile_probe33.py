@@ -45,7 +45,8 @@ the square of the depth (43 s for one page at the bottom, 60 s for a page at eve
 walked and made without recursion (`cleaning.files.walk`, `make_folders`), the output folder told by its inode, a
 walked file's path resolved from its root's: 1.2 s and 16.5 s (the cleaning of 1,500 pages).  A ``**`` glob of such
 a tree (Python's glob recurses too) is refused, naming the folder to give instead.  (`plexity run` stops at once
-with a clear error, "cannot list the input ...: RecursionError", from fsspec's listing: not changed.)
+with a clear error, "cannot list the input ...: RecursionError", from fsspec's listing: not changed.)  `plexity
+train --corpus text` of such a folder stopped with the same traceback (Path.rglob): its files are found by the walk.
 
 WARC-Target-URIs with spaces (crawlers write them unescaped): warcio percent-encodes them and logged a WARNING for
 each such record, the URI quoted as it came: 1,000 lines on stderr for 1,000 records in `plexity clean` and `plexity
@@ -536,3 +537,18 @@ def test_gzip_members_after_uncompressed_records_are_read():
             # (before: [r0, r1] and "corrupt: unreadable after record 2 (... first line: \x1f\x8b ...)")
             assert [(item.uri, item.skip) for item in warc] == [(uri, None) for uri in uris], (shape, name)
             assert warc.problem is None and warc.bytes_skipped == 0, (shape, name, warc.problem_detail)
+
+
+def test_plexity_trains_corpus_reader_finds_the_files_of_a_folder_nested_1200_levels_deep(deep_tmp_path):
+    """`plexity train --corpus text` of a folder 1,200 levels deep: Path.rglob recursed once a level, and the command
+    stopped with a RecursionError traceback.  Now its files are found by the same walk as plexity clean's."""
+    from plexity_plugins.training.corpora import TextReader
+
+    bottom = _deep_folder(deep_tmp_path, 1200)
+    with open(f"{bottom}/corpus.txt", "w") as f:
+        f.write("The library will open in the spring.\n")
+    (deep_tmp_path / "in" / "top.txt").write_text("The council approved the budget.\n")
+    (deep_tmp_path / "in" / ".hidden.txt").write_text("Left out.\n")
+    found = TextReader([deep_tmp_path / "in"]).files()  # (before: RecursionError)
+    assert [path.name for path in found] == ["corpus.txt", "top.txt"]
+    assert str(found[0]) == f"{bottom}/corpus.txt"

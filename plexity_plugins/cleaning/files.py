@@ -25,7 +25,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
-from .file_kinds import kind_of, kind_of_file
+from .file_kinds import kind_of, kind_of_file, walk
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -102,33 +102,6 @@ def glob_folder(spec: str) -> Path:
     parts = Path(spec).parts
     first_magic = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
     return Path(*parts[:first_magic]) if first_magic else Path(".")
-
-
-def walk(top: str | os.PathLike):
-    """`os.walk(top)` (top-down, the caller may prune the folder names it is given, symlinks to folders not followed,
-    folders that cannot be listed passed over), without its recursion: Python 3.11's os.walk and Path.rglob recurse
-    once a level, and a folder nested 1,000 levels deep (a crawler trap, /a/a/a/..., mirrored by wget) stopped
-    `plexity clean` with a RecursionError traceback.  Each folder's names come as os.walk gives them, its folders
-    walked in the order they are left in."""
-    stack = [os.fspath(top)]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        dirnames, filenames, links = [], [], set()
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            (dirnames if is_dir else filenames).append(entry.name)
-            if is_dir and entry.is_symlink():
-                links.add(entry.name)
-        yield folder, dirnames, filenames
-        stack.extend(os.path.join(folder, name) for name in reversed(dirnames) if name not in links)
 
 
 def _identity_of(*path) -> tuple[int, int] | None:
