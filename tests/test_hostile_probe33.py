@@ -552,3 +552,16 @@ def test_plexity_trains_corpus_reader_finds_the_files_of_a_folder_nested_1200_le
     found = TextReader([deep_tmp_path / "in"]).files()  # (before: RecursionError)
     assert [path.name for path in found] == ["corpus.txt", "top.txt"]
     assert str(found[0]) == f"{bottom}/corpus.txt"
+
+
+def test_plexity_report_finds_the_stats_of_a_folder_nested_1200_levels_deep(deep_tmp_path):
+    """`plexity report` of a folder without stats of its own looks for them below it: Path.rglob recursed once a
+    level, a RecursionError traceback for a folder 1,200 levels deep.  Now it walks it."""
+    from plexity_plugins.cleaning.report import find_stats
+
+    bottom = _deep_folder(deep_tmp_path, 1200)
+    with pytest.raises(FileNotFoundError, match="no plexity-stats.json"):  # (before: RecursionError)
+        find_stats(deep_tmp_path / "in")
+    with open(f"{bottom}/plexity-stats.json", "w") as f:
+        f.write("{}")
+    assert str(find_stats(deep_tmp_path / "in")) == f"{bottom}/plexity-stats.json"
