@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .file_kinds import walk
 from .stats import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
@@ -78,7 +79,8 @@ def find_stats(path: str | Path) -> Path:
     for candidate in (clean, run, path / "stats.json"):
         if candidate.is_file():
             return candidate
-    found = sorted(path.rglob(STATS_FILE))
+    # (walked without recursion: Path.rglob recursed once a level, a folder 1,200 levels deep a RecursionError)
+    found = sorted(Path(folder) / STATS_FILE for folder, _, names in walk(path) if STATS_FILE in names)
     if len(found) == 1:
         return found[0]
     if found:

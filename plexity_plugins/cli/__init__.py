@@ -80,6 +80,20 @@ class PrintableFormatter(logging.Formatter):
         return printable(super().formatMessage(record))
 
 
+def _names_printable() -> None:
+    """Standard output that cannot encode a character (a file name that is not UTF-8 is a str of lone surrogates:
+    ``caf\udce9.html``, as wget saves a Latin-1 URL) writes its escape, as standard error does, instead of raising:
+    with PYTHONIOENCODING=utf-8 (strict), plexity clean's last line naming such a damaged file ended the command,
+    "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed", exit 2.  A stream
+    that already takes them (surrogateescape, as a UTF-8 locale's is: the name's own bytes) is left as it is."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # (a stream closed, or one that takes no reconfiguring)
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     # At exit the interpreter collects garbage over every object the process still holds: 0.18 s of CPU after a
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
@@ -92,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     except InstallationError as exc:  # a stale extension (`runtime.native`): one line, not a traceback
         print(printable(f"plexity: error: {exc}"), file=sys.stderr)
         return 3
+    _names_printable()
     argv = sys.argv[1:] if argv is None else list(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:

@@ -13,6 +13,7 @@ from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeo
 from ..io.inputs import has_markup, is_blank
 from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
 from ..io.decoding import html_text_counted
+from .filter import INPUT_NOT_TEXT, not_text
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
 from .run_settings import with_settings
 
@@ -67,6 +68,7 @@ class _PlexityExtractor(BaseExtractor):
         self.memory_limit = extract_memory_limit(memory_limit)
         self.warned_of_errors = False
         self.warned_of_no_markup = False
+        self.warned_of_not_text = False
         self.first_texts = 0  # (texts seen, up to FIRST_TEXTS_NO_MARKUP, and whether all lacked markup)
         self.first_without_markup = True
         # its limits in its name: what datatrove's log and stats show of the step
@@ -94,6 +96,8 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.forwarded)
                     yield doc
                     continue
+                if self.extractor is not None and not self.readable_text(doc):  # (dropped, and counted)
+                    continue
                 with self.track_time():
                     empty_input = is_blank(doc.text)
                     if self.extractor is not None and not empty_input and isinstance(doc.text, str):
@@ -112,6 +116,29 @@ class _PlexityExtractor(BaseExtractor):
                     self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
         finally:
             extractor.close()
+
+    def readable_text(self, doc) -> bool:
+        """Whether `doc`'s text is one an extractor of ours reads (a str, bytes; a bytearray or memoryview is made
+        bytes); else it is dropped and counted as the filter counts it: a text that is None as an empty one
+        (``dropped_empty_input``), another type (a JSON row's list of paragraphs, a number) as
+        ``dropped_input_not_text``, with one warning.  Before, a list or a number stopped the task (AttributeError:
+        'list' object has no attribute 'isspace'), its other documents lost; None and a bytearray were each an
+        extractor's error (``clean_error``: "'NoneType' object has no attribute 'isascii'")."""
+        text = doc.text
+        if isinstance(text, (str, bytes)):
+            return True
+        if isinstance(text, (bytearray, memoryview)):
+            doc.text = bytes(text)
+            return True
+        if text is None:
+            self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT}")
+            return False
+        if not self.warned_of_not_text:
+            self.warned_of_not_text = True
+            logger.warning(f"document {_named(doc)}: {not_text(text)}: dropped as {INPUT_NOT_TEXT} (said once; "
+                           f"counted in dropped_{INPUT_NOT_TEXT})")
+        self.stat_update(StatHints.dropped, f"dropped_{INPUT_NOT_TEXT}")
+        return False
 
     def check_markup(self, doc) -> None:
         """Count a text without any HTML markup (`has_markup`) as ``no_markup``, with one warning: the

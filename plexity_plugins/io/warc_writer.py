@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import math
+import re
 from datetime import datetime, timezone
 
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -20,6 +22,46 @@ WET_PAGE_HEADERS = {"WARC-Refers-To": "warc_refers_to",
                     "WARC-Identified-Content-Language": "warc_identified_content_language"}
 
 
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+_URI_REMOVED = re.compile(r"[\t\r\n]")  # (what the WHATWG URL parser removes from a URL before it reads it)
+
+
+def _str(value) -> str:
+    if isinstance(value, str):
+        return value
+    return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def header_value(value) -> str:
+    """`value` as the value of one WARC header line: a str (bytes as UTF-8), each run of CR and LF in it a space.
+    A Document's metadata (a JSONL dataset's) may hold anything: a line break in it wrote header lines of its own
+    into the record (``X-Evil: 1``), a blank line ended the headers early and the record after it was read as no
+    record; a number (a date as seconds) stopped the task (warcio: "sequence item 1: expected str instance, int
+    found")."""
+    return _LINE_BREAKS.sub(" ", _str(value))
+
+
+def target_uri(value) -> str:
+    """`value` as a record's WARC-Target-URI: a str on one line, tabs and line breaks left out (as a browser's URL
+    parser leaves them out of a URL), white space at its ends too."""
+    return _URI_REMOVED.sub("", _str(value)).strip()
+
+
+def warc_date(value) -> str:
+    """A record's WARC-Date of a date as a Document may hold it: a str (on one line, `header_value`), a datetime, or
+    seconds since 1970 (a number, as datasets keep a timestamp), in UTC; now when there is none."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        try:
+            return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):  # (a year past 9999: said as it is)
+            return str(value)
+    value = header_value(value).strip() if value is not None else ""
+    return value or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
                             source_record_id: str | None = None, extra_headers: dict | None = None):
     """A WARC response record carrying `text` as a ``text/plain; charset=utf-8`` HTTP payload, marked as
@@ -33,14 +75,14 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
         protocol="HTTP/1.1",
     )
     warc_headers = {
-        "WARC-Date": date or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "WARC-Date": warc_date(date),
         TEXT_MARKER[0]: TEXT_MARKER[1],
     }
     if source_record_id:
-        warc_headers["WARC-Refers-To"] = source_record_id
+        warc_headers["WARC-Refers-To"] = header_value(source_record_id)
     for key, value in (extra_headers or {}).items():
-        warc_headers[key] = str(value)
-    return writer.create_warc_record(uri, "response", payload=io.BytesIO(payload),
+        warc_headers[key] = header_value(value)
+    return writer.create_warc_record(target_uri(uri), "response", payload=io.BytesIO(payload),
                                      length=len(payload), http_headers=http_headers,
                                      warc_headers_dict=warc_headers)
 
@@ -54,18 +96,18 @@ def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None =
     verdict's ``X-Plexity-*`` headers and `TEXT_MARKER` (read back as a cleaned text, `is_cleaned_record`)."""
     payload = text.encode("utf-8")
     warc_headers = {
-        "WARC-Date": date or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "WARC-Date": warc_date(date),
         "Content-Type": WET_CONTENT_TYPE,
         TEXT_MARKER[0]: TEXT_MARKER[1],
     }
     if source_record_id:
-        warc_headers["WARC-Refers-To"] = source_record_id
+        warc_headers["WARC-Refers-To"] = header_value(source_record_id)
     for key, value in (page_headers or {}).items():
         if key in WET_PAGE_HEADERS and value:
-            warc_headers[key] = str(value)
+            warc_headers[key] = header_value(value)
     for key, value in (extra_headers or {}).items():
-        warc_headers[key] = str(value)
-    return writer.create_warc_record(uri, "conversion", payload=io.BytesIO(payload), length=len(payload),
+        warc_headers[key] = header_value(value)
+    return writer.create_warc_record(target_uri(uri), "conversion", payload=io.BytesIO(payload), length=len(payload),
                                      warc_headers_dict=warc_headers)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..cleaning.file_kinds import walk
 from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ class CorpusReader:
         found: list[Path] = []
         for path in self.inputs:
             if path.is_dir():
-                found += sorted(p for p in path.rglob("*")
+                # (walked without recursion: Path.rglob recursed once a level, and a corpus folder 1,200 levels deep
+                # stopped plexity train with a RecursionError traceback)
+                found += sorted(p for p in (Path(folder) / name for folder, _, names in walk(path) for name in names)
                                 if p.is_file() and p.name.endswith(self.suffixes) and not p.name.startswith("."))
             elif path.is_file():
                 found.append(path)
