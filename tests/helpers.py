@@ -171,3 +171,22 @@ def within(seconds: int):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- KenLM tools that take long: a real process to signal ----------------------------------------------------
+
+def children(pid: int) -> list[int]:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def slow_kenlm_tools(tmp_path: Path) -> Path:
+    """A folder of KenLM tools (for PLEXITY_KENLM_BIN) whose lmplz takes long: a real process to signal, where the
+    real lmplz is done in a second on the test's corpus."""
+    tools = tmp_path / "kenlm"
+    tools.mkdir()
+    (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
+    (tools / "lmplz").chmod(0o755)
+    (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "build_binary").chmod(0o755)
+    return tools

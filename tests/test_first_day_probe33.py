@@ -445,7 +445,7 @@ def test_the_folders_a_killed_train_leaves_are_no_model_to_list(tmp_path):
     # unknown-model error, on each of `plexity serve`'s /api/models requests.
     import time
 
-    from test_first_day_training import children, slow_kenlm_tools
+    from helpers import children, slow_kenlm_tools
 
     env = {"PLEXITY_MODEL_DIR": str(tmp_path / "models"), "PLEXITY_KENLM_BIN": str(slow_kenlm_tools(tmp_path))}
     (tmp_path / "news.txt").write_text("".join(line + "\n" for line in news_lines(200)))

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import children, slow_kenlm_tools
+
 NEWS = ("The council approved the budget for the new library on Tuesday.\n"
         "The library opens in the spring and stays open late on weekdays.\n"
         "Residents asked whether the old school on the main street would be sold.\n") * 40
@@ -78,23 +80,6 @@ def test_calibrate_refuses_a_percentile_past_the_rules_cut_points_in_one_line(tm
 
 
 # -- a run ended from outside leaves nothing behind ---------------------------------------------------------
-
-def children(pid: int) -> list[int]:
-    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()]
-
-
-def slow_kenlm_tools(tmp_path: Path) -> Path:
-    """A folder of KenLM tools (for PLEXITY_KENLM_BIN) whose lmplz takes long: a real process to signal, where the
-    real lmplz is done in a second on the test's corpus."""
-    tools = tmp_path / "kenlm"
-    tools.mkdir()
-    (tools / "lmplz").write_text("#!/bin/sh\nexec sleep 300\n")
-    (tools / "lmplz").chmod(0o755)
-    (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
-    (tools / "build_binary").chmod(0o755)
-    return tools
-
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_train_ended_by_a_signal_to_it_alone_ends_lmplz_and_removes_its_partial_files(tmp_path, corpus, signum):

@@ -417,7 +417,7 @@ def test_plexity_clean_reads_a_folder_nested_1500_levels_deep(deep_tmp_path):
 def test_the_walk_gives_os_walks_folders_and_files_in_its_order(tmp_path):
     import os
 
-    from plexity_plugins.cleaning.files import walk
+    from plexity_plugins.io.folders import walk
 
     for name in ("b/c/d", "b/a", "a", "c/e"):
         (tmp_path / name).mkdir(parents=True)

@@ -25,7 +25,8 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          looks_like_html, read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
-from .file_kinds import kind_of, kind_of_file, walk
+from ..io.folders import walk
+from .file_kinds import kind_of, kind_of_file
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .file_kinds import walk
+from ..io.folders import walk
 from .stats import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..cleaning.file_kinds import walk
+from ..io.folders import walk
 from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)
