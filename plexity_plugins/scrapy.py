@@ -946,22 +946,20 @@ def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
 
 def _local_path(value: str) -> str:
     """PLEXITY_DROPPED_FILE as a local path: a ``file://`` URI, as a Scrapy feed's is written (``FEEDS =
-    {"file:///data/items.jsonl": ...}``), is its path; another URI (``s3://``, ``ftp://``: feed storages of Scrapy's)
-    is refused, naming what to give. (Both were taken as relative paths: ``file:///data/dropped.jsonl`` wrote
-    ``./file:/data/dropped.jsonl``, a folder named ``file:`` in the crawl's folder, and the log named it.)"""
+    {"file:///data/items.jsonl": ...}``), is its path (`local_path`, as the command line reads one); another URI
+    (``s3://``, ``ftp://``: feed storages of Scrapy's) is refused, naming what to give. (Both were taken as relative
+    paths: ``file:///data/dropped.jsonl`` wrote ``./file:/data/dropped.jsonl``, a folder named ``file:`` in the
+    crawl's folder, and the log named it.)"""
     import re
-    import urllib.parse
-    import urllib.request
+
+    from .runtime.extras import local_path
 
     scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", value)
-    if not scheme:
-        return value
-    if scheme.group(1).lower() == "file":
-        parsed = urllib.parse.urlparse(value)
-        if parsed.netloc not in ("", "localhost"):
-            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file:// URI of another host; give a "
-                                      f"path on this machine, file:///path or /path")
-        return urllib.request.url2pathname(parsed.path)
+    if not scheme or scheme.group(1).lower() in ("file", "local"):
+        try:
+            return local_path(value)
+        except ValueError as exc:
+            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE: {exc}") from None
     raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: give a file on this machine (a path, or a file:// "
                               f"URI), and copy it to {scheme.group(1)}:// when the crawl ends")
 

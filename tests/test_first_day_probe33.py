@@ -268,6 +268,36 @@ def test_plexity_run_takes_file_urls_for_its_input_and_its_output(tmp_path):
     assert (tmp_path / "cleaned" / "a.warc.gz").is_file() and list((tmp_path / "here").iterdir()) == []
 
 
+def test_a_file_uri_names_one_path_on_the_command_line_and_in_scrapy(tmp_path):
+    # Before: the command line cut "file://" off (so `plexity clean file:///data/my%20crawl`, as `Path.as_uri()`
+    # writes a folder with a space, was "no such input /data/my%20crawl", and file://localhost/data was the
+    # relative path localhost/data), while Scrapy's PLEXITY_DROPPED_FILE read the same URI as RFC 8089 does.
+    # Now one reading (`runtime.extras.local_path`) for both; a file:// URI of another host is refused by both.
+    from plexity_plugins.errors import PlexitySettingError
+    from plexity_plugins.runtime.extras import local_path
+    from plexity_plugins.scrapy import _dropped_file_setting
+    from helpers import SAMPLE
+
+    crawl = tmp_path / "my crawl"
+    crawl.mkdir()
+    (crawl / "a.warc.gz").write_bytes(SAMPLE.read_bytes())
+    assert local_path(crawl.as_uri()) == str(crawl) and "%20" in crawl.as_uri()
+    assert local_path(f"file://localhost{crawl}") == str(crawl) == local_path(f"FILE://{crawl}")
+    assert local_path(f"local://{crawl}") == str(crawl) and local_path("data/crawl") == "data/crawl"
+    assert _dropped_file_setting((crawl / "dropped.jsonl").as_uri()) == str(crawl / "dropped.jsonl")
+
+    cleaned = plexity("clean", crawl.as_uri(), "-o", f"file://localhost{tmp_path}/cleaned out")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert (tmp_path / "cleaned out" / "a.warc.gz").is_file()
+
+    refused = plexity("clean", "file://nas/data/crawl", "-o", tmp_path / "other")
+    assert refused.returncode == 2 and ("'file://nas/data/crawl' is a file:// URI of another host (nas); give a "
+                                        "path on this machine, file:///path or /path") in refused.stderr
+    with pytest.raises(PlexitySettingError, match="PLEXITY_DROPPED_FILE: 'file://nas/x.jsonl' is a file:// URI of "
+                                                  "another host"):
+        _dropped_file_setting("file://nas/x.jsonl")
+
+
 # -- Scrapy: a language map written as the command line's --model takes it ---------------------------------
 
 def test_scrapy_takes_a_language_map_written_as_the_command_lines_model_option(tmp_path):

@@ -120,12 +120,24 @@ def is_url(spec: str) -> bool:
 
 
 def local_path(spec: str) -> str:
-    """The path a local fsspec URL names (``file:///data/crawl``, ``local://data``: fsspec's), else `spec`
-    (without importing fsspec: `plexity clean` of pages imports no library of remote files)."""
-    for prefix in ("file://", "local://"):
-        if spec[:len(prefix)].lower() == prefix:
-            return spec[len(prefix):]
-    return spec
+    """The path a local URL names, else `spec` (without importing fsspec: `plexity clean` of pages imports no
+    library of remote files). A ``file://`` URI is read as RFC 8089 and Python's ``Path.as_uri()`` write it
+    (``file:///data/my%20crawl`` is ``/data/my crawl``; ``file://localhost/data`` is ``/data``), as Scrapy reads
+    its feeds' URIs; a ``file://`` URI of another host is a ValueError; fsspec's ``local://data`` is ``data``.
+    The one reading of every front end's paths: the command line's inputs and folders, Scrapy's
+    PLEXITY_DROPPED_FILE."""
+    if spec[:len("local://")].lower() == "local://":
+        return spec[len("local://"):]
+    if spec[:len("file://")].lower() != "file://":
+        return spec
+    import urllib.parse
+    import urllib.request
+
+    parsed = urllib.parse.urlparse(spec)
+    if parsed.netloc not in ("", "localhost"):
+        raise ValueError(f"{spec!r} is a file:// URI of another host ({parsed.netloc}); give a path on this machine, "
+                         f"file:///path or /path")
+    return urllib.request.url2pathname(parsed.path)
 
 
 def require_protocol(url: str, what: str) -> None:
