@@ -199,10 +199,13 @@ def test_the_summary_says_which_method_and_threshold_judged_text_files(tmp_path)
     assert stats["text_threshold"] != stats["threshold"]
 
 
-def test_invalid_utf8_in_files_is_counted(tmp_path):
-    (tmp_path / "t.txt").write_bytes(b"The library opens in the spring. Caf\xe9 \xff open.\n")
-    plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
+def test_invalid_utf8_in_files_is_counted_and_a_latin_1_file_is_read_as_latin_1(tmp_path):
+    (tmp_path / "t.txt").write_bytes("The library opens in the spring. Café".encode() + b" \xff\xfe open.\n")
+    (tmp_path / "latin.txt").write_bytes("The library opens in the spring. Café \xbd open.\n".encode("latin-1"))
+    plexity("clean", tmp_path / "t.txt", tmp_path / "latin.txt", "--output-dir", tmp_path / "out", "-q")
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 2
+    assert (tmp_path / "out" / "latin.txt.txt").read_text(encoding="utf-8") == ("The library opens in the spring. "
+                                                                                "Café ½ open.\n")
 
 
 def test_a_utf_16_text_file_is_cleaned_as_text_not_as_replacement_characters(tmp_path):

@@ -212,7 +212,10 @@ def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_patte
 
 
 def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
-    assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
+    assert sanitize("café abc".encode() + b"\xff\xfe def") == ("café abc\ufffd\ufffd def", 2)  # (UTF-8, stray bytes)
+    assert sanitize("Привет, мир. Как дела?".encode("cp1251")) == ("\ufffd\ufffd\ufffd\ufffd\ufffd\ufffd, "
+                                                                  "\ufffd\ufffd\ufffd. \ufffd\ufffd\ufffd "
+                                                                  "\ufffd\ufffd\ufffd\ufffd?", 16)
     assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
 
 
@@ -261,3 +264,12 @@ def test_warm_ups_open_what_clean_uses_and_nothing_else():
         for scorer in scorers:
             assert scorer.clean("The cat sat on the mat. The dog sat on the rug.").sentences == 2
         assert mappings(model) == before + 2  # and cleaning opened nothing more
+
+
+def test_latin_1_text_bytes_are_read_as_an_unlabelled_page_is():
+    # Before: a text file saved by an old editor in Latin-1 or windows-1252 lost every accented letter ("Gr\ufffd\ufffde
+    # aus K\ufffdln"), counted as replaced characters, though a page of the same bytes reads "Grüße": bytes none of
+    # which is part of a UTF-8 character, of Latin-script words, are windows-1252 (io.decoding.unlabelled_encoding)
+    text = "Grüße aus Köln. Le café «Olé» coûte 3 €.\n"
+    assert sanitize(text.encode("cp1252")) == (text, 0)
+    assert sanitize("Grüße aus Köln.".encode("latin-1")) == ("Grüße aus Köln.", 0)

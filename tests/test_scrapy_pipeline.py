@@ -501,7 +501,7 @@ def test_text_input_is_cleaned_without_extraction():
 
 
 def test_text_input_as_invalid_utf8_bytes_is_counted():
-    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + b"\ncaf\xe9 \xff"})
+    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + "\ncafé ".encode() + b"\xe9\xff"})
     assert item["plexity"]["plexity_replaced_chars"] == 2
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from . import methods
+from ..io.decoding import unlabelled_encoding
 from ..runtime import native
 from ..text.language import language_code, other_language
 from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
@@ -201,7 +202,9 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
     Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
-    become U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
+    become U+FFFD); bytes that are not UTF-8, none of them part of a UTF-8 character, of Latin-script
+    text, as windows-1252, as a page that declares no charset is read (`io.decoding.unlabelled_encoding`:
+    a Latin-1 text file's every "é" was a U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
     lone surrogates U+FFFD, and the line breaks str.splitlines knows besides \n and \r\n (a lone
     \r, U+2028 ...) \n, where a block ends (not with `keep_nul`); so a `str` input keeps its
     length and offsets.
@@ -213,6 +216,8 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
         try:
             text = raw.decode(codec)
         except UnicodeDecodeError:
+            if codec == "utf-8":  # (a text file has no charset to declare: the bytes decide, as an unlabelled page's)
+                codec = unlabelled_encoding(raw)
             text = raw.decode(codec, "replace")
             replaced += text.count("\ufffd") - raw.decode(codec, "ignore").count("\ufffd")
     elif not isinstance(text, str):
