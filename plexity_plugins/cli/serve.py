@@ -116,7 +116,9 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     sock.listen(LISTEN_BACKLOG)  # from now on the URL printed answers (queued until uvicorn accepts)
     port = sock.getsockname()[1]  # (the one the system chose for --port 0)
-    print(f"plexity serve: http://{shown_host}:{port}/  (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    # (on stdout, what the command answers: `plexity serve --port 0 > url.txt &` learns the port; warnings and
+    # uvicorn's log stay on stderr)
+    print(f"plexity serve: http://{shown_host}:{port}/  (Ctrl+C to stop)", flush=True)
     # (uvicorn's h11 protocol with JSON 400s, and --body-timeout on headers and on unread answers too)
     # (stopped, it waits for the answers under way for --body-timeout at most: a client that read its answer
     # slowly kept it running for as long as it read, 40 minutes for 80 MB at 32 kB/s)

@@ -373,7 +373,7 @@ def warn_when_out_of_descriptors(loop: asyncio.AbstractEventLoop) -> None:
     descriptors (more connections than ``ulimit -n``), in place of asyncio's traceback for each connection it
     cannot accept: its accept loop goes on through the listening backlog (2,048) on Python 3.11, and 200 idle
     connections to a server of ``ulimit -n 128`` wrote 49 MB of tracebacks in 30 s.  Every other error goes to
-    the loop's handler as before."""
+    the loop's handler as before (but the retry of an accept that comes after the server closed, dropped)."""
     previous = loop.get_exception_handler()
     last = -math.inf
     limit = _open_files()  # (now: out of descriptors, even an import fails)
@@ -388,6 +388,12 @@ def warn_when_out_of_descriptors(loop: asyncio.AbstractEventLoop) -> None:
                 print(f"plexity serve: warning: cannot accept connections: {error.strerror} ({limit}); "
                       f"new ones wait until others end (an idle one is closed after --body-timeout)",
                       file=sys.stderr, flush=True)
+            return
+        if isinstance(error, ValueError) and "_start_serving" in repr(context.get("handle")) \
+                and str(error) == "Invalid file descriptor: -1":
+            # (the accept asyncio retries a moment after running out of descriptors, come after the server was
+            # stopped and its socket closed: nothing is left to accept; it was a traceback at every Ctrl+C after
+            # the warning above)
             return
         if previous is not None:
             previous(loop, context)
