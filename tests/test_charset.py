@@ -73,6 +73,22 @@ def test_the_byte_order_mark_comes_first_and_is_not_text():
     assert decode_html(b"\xef\xbb\xbf" + page().encode(), "text/html; charset=windows-1252") == (page(), "utf-8")
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_utf_16_page_without_bom_or_label_is_read_by_its_nuls_in_every_front_end(codec, tmp_path):
+    # A page saved as "Unicode" by a Windows tool and stripped of its BOM, served without a charset: its NULs are
+    # valid UTF-8, so it was read as "<\0h\0t\0m\0l\0" and every extractor emptied it (`emptied`, no error).
+    # Every other byte NUL is UTF-16 (the rule a text file's bytes already had, `utf16_by_its_nuls`).
+    body = page().encode(codec)
+    assert decode_html(body) == (page(), codec)
+    assert decode_html(body, "text/html") == (page(), codec)
+    assert TEXT in get_extractor("tags")(body)
+    (tmp_path / "page.html").write_bytes(body)
+    subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", tmp_path / "page.html", "-o", tmp_path / "out",
+                    "--extractor", "tags", "--threshold", "1e12", "-q"], check=True, capture_output=True)
+    assert "Grüße aus Köln" in (tmp_path / "out" / "page.html.txt").read_text(encoding="utf-8")
+    assert decode_html(page('<meta charset="utf-8">').encode()) == (page('<meta charset="utf-8">'), "utf-8")
+
+
 def test_the_header_comes_before_the_pages_declaration():
     text, encoding = decode_html(*HEADER_OVER_META)
     assert TEXT in text and encoding == "cp1252"

@@ -10,7 +10,8 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    UTF-16 or UTF-32 (a real UTF-16 page starts with a BOM, rule 1), and x-user-defined there
    windows-1252 (the HTML standard's prescan);
 4. else (no label, or one nobody knows) the bytes decide, as the HTML standard lets a browser
-   "autodetect" before its default: UTF-8, unless no non-ASCII byte of the page is part of a UTF-8
+   "autodetect" before its default: UTF-16 when every other byte of its start is NUL (`utf16_by_its_nuls`:
+   a page saved as "Unicode" by a Windows tool, without its BOM); else UTF-8, unless no non-ASCII byte of the page is part of a UTF-8
    character and its text reads as a Latin script; then windows-1252, the standard's default for an
    unlabelled page in most locales (`unlabelled_encoding`).  A UTF-8 page with a few stray bytes stays
    UTF-8, those bytes U+FFFD; so does a page of another script in a legacy encoding (its loss counted).
@@ -146,6 +147,22 @@ def _whatwg_declared(body: bytes) -> str | None:
 UNLABELLED = "unlabelled"
 
 
+def utf16_by_its_nuls(raw: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" for bytes without a BOM of which every other byte of the first 4 KB is NUL
+    (ASCII-range text in UTF-16 has that shape, which UTF-8 text never has: a NUL is no part of a character of
+    another), else None."""
+    head = raw[:4096]
+    if len(head) < 8:
+        return None
+    half = len(head) // 2
+    odd_nuls, even_nuls = head[1::2].count(0), head[0::2].count(0)
+    if odd_nuls > 0.9 * half and even_nuls < 0.1 * half:
+        return "utf-16-le"
+    if even_nuls > 0.9 * half and odd_nuls < 0.1 * half:
+        return "utf-16-be"
+    return None
+
+
 def _labelled_encoding(body: bytes, content_type: str | None) -> tuple[str, int]:
     """`html_encoding`, with `UNLABELLED` for a page rules 1 to 3 find no encoding for."""
     from w3lib.encoding import read_bom
@@ -163,7 +180,9 @@ def _labelled_encoding(body: bytes, content_type: str | None) -> tuple[str, int]
         return encoding, 0
     if encoding:  # (UTF-16/32 declared in the page: UTF-8, as the standard's prescan says)
         return "utf-8", 0
-    return UNLABELLED, 0
+    # (no BOM, no label: the bytes decide, and UTF-16's NULs, valid UTF-8, made a page of "<\0p\0>\0" that every
+    # extractor emptied; a declaration inside it is not seen, as the prescan reads ASCII)
+    return utf16_by_its_nuls(body) or UNLABELLED, 0
 
 
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from . import methods
-from ..io.decoding import unlabelled_encoding
+from ..io.decoding import unlabelled_encoding, utf16_by_its_nuls
 from ..runtime import native
 from ..text.language import language_code, other_language
 from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
@@ -154,20 +154,11 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
 
 def text_codec(raw: bytes) -> str:
     """The codec of a text file's bytes: its byte-order mark's; else UTF-16 when every other byte
-    of its start is NUL (UTF-16 without a BOM: ASCII-range text in it has that shape, which UTF-8
-    text never has); else UTF-8."""
+    of its start is NUL (`io.decoding.utf16_by_its_nuls`, as a page's); else UTF-8."""
     for bom, codec in _BOMS:
         if raw.startswith(bom):
             return codec
-    head = raw[:4096]
-    if len(head) >= 8:
-        half = len(head) // 2
-        odd_nuls, even_nuls = head[1::2].count(0), head[0::2].count(0)
-        if odd_nuls > 0.9 * half and even_nuls < 0.1 * half:
-            return "utf-16-le"
-        if even_nuls > 0.9 * half and odd_nuls < 0.1 * half:
-            return "utf-16-be"
-    return "utf-8"
+    return utf16_by_its_nuls(raw) or "utf-8"
 
 
 @dataclass(frozen=True)
