@@ -11,10 +11,11 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    windows-1252 (the HTML standard's prescan);
 4. else (no label, or one nobody knows) the bytes decide, as the HTML standard lets a browser
    "autodetect" before its default: UTF-16 when every other byte of its start is NUL (`utf16_by_its_nuls`:
-   a page saved as "Unicode" by a Windows tool, without its BOM); else UTF-8, unless no non-ASCII byte of the page is part of a UTF-8
-   character and its text reads as a Latin script; then windows-1252, the standard's default for an
-   unlabelled page in most locales (`unlabelled_encoding`).  A UTF-8 page with a few stray bytes stays
-   UTF-8, those bytes U+FFFD; so does a page of another script in a legacy encoding (its loss counted).
+   a page saved as "Unicode" by a Windows tool, without its BOM); else UTF-8, unless no non-ASCII byte of
+   the page is part of a UTF-8 character and its text reads as a Latin script; then windows-1252, the
+   standard's default for an unlabelled page in most locales (`unlabelled_encoding`).  A UTF-8 page with a
+   few stray bytes stays UTF-8, those bytes U+FFFD; so does a page of another script in a legacy encoding
+   (its loss counted).
 
 A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
 ``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.

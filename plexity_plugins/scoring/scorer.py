@@ -195,8 +195,8 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
     become U+FFFD); bytes that are not UTF-8, none of them part of a UTF-8 character, of Latin-script
     text, as windows-1252, as a page that declares no charset is read (`io.decoding.unlabelled_encoding`:
-    a Latin-1 text file's every "é" was a U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
-    lone surrogates U+FFFD, and the line breaks str.splitlines knows besides \n and \r\n (a lone
+    a Latin-1 text file's every "é" was a U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's
+    normaliser deletes it), lone surrogates U+FFFD, and the line breaks str.splitlines knows besides \n and \r\n (a lone
     \r, U+2028 ...) \n, where a block ends (not with `keep_nul`); so a `str` input keeps its
     length and offsets.
     """
