@@ -58,3 +58,43 @@ def test_a_model_folder_copied_under_another_name_is_listed_scored_and_served_by
             if name.startswith("news")} == {"news": 500.0, "news-95": 120.0}
     assert (served.get("news").threshold, served.get("news-95").threshold) == (500.0, 120.0)
 
+
+# -- a language -> model map in a datatrove pipeline ---------------------------------------------------------
+
+def test_a_language_maps_pipeline_re_run_after_a_model_was_calibrated_again_stops_naming_its_threshold(
+        tmp_path, model_dir):
+    """With one model, a re-run after `plexity calibrate --write` changed its default threshold stops, naming it.
+    With a language -> model map, each model cleans with its own default, and the run recorded the map's threshold
+    as NaN: the same re-run resumed, answering the new threshold with the old results, and datatrove's log named
+    the step `[en=news,fr=en-default, sentences, threshold nan]`. Now each language's threshold in effect is
+    recorded (as the Scrapy pipeline records it for a crawl's JOBDIR) and shown in the step's name."""
+    pytest.importorskip("datatrove")
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+    from plexity_plugins.errors import SettingsChanged
+
+    build_tiny_model(model_dir / "news", name="news", threshold=500.0)
+    (tmp_path / "dataset").mkdir()
+    (tmp_path / "dataset" / "part.jsonl").write_text(json.dumps(
+        {"id": "1", "text": "The council approved the budget for the new library.\nShare on Facebook | Email"}) + "\n")
+
+    def executor():
+        step = PerplexitySentenceFilter(model={"en": "news", "fr": "en-default"}, method="sentences")
+        return step, LocalTaskExecutor(pipeline=[JsonlReader(str(tmp_path / "dataset")), step,
+                                                 JsonlWriter(str(tmp_path / "out"))],
+                                       tasks=1, logging_dir=str(tmp_path / "logs"))
+
+    step, first = executor()
+    assert step.name.endswith("[en=news,fr=en-default, sentences, threshold en=500,fr=1692.4]")
+    first.run()
+    set_threshold(model_dir / "news", 120.0)  # (as `plexity calibrate --model news ... --write` does)
+    with pytest.raises(SettingsChanged, match=r"\(threshold en: 500 -> 120\)"):
+        executor()[1].run()
+    from plexity_plugins.cleaning.settings_record import differences
+
+    recorded_before = {"steps": [{"step": "PerplexitySentenceFilter", "threshold": float("nan")}]}  # (NaN: the map's)
+    assert differences(recorded_before, {"steps": [{"step": "PerplexitySentenceFilter",
+                                                    "threshold": {"en": 500.0, "fr": 1692.4}}]}) == []
+

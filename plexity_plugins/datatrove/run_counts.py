@@ -93,7 +93,7 @@ def _run_settings(folder: Path) -> dict:
             model, threshold = step.get("model"), step.get("threshold")
             if isinstance(model, dict):  # a language -> model map
                 model = ", ".join(f"{language} {name}" for language, name in model.items())
-            # NaN: each model of a map its own threshold
-            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"),
-                            threshold=threshold if threshold == threshold else None)
+            if not isinstance(threshold, (int, float)) or threshold != threshold:  # (a map's: each language's own,
+                threshold = None  # recorded as a dict, or as NaN before each was recorded)
+            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"), threshold=threshold)
     return settings
