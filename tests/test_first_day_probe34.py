@@ -98,3 +98,31 @@ def test_a_language_maps_pipeline_re_run_after_a_model_was_calibrated_again_stop
     assert differences(recorded_before, {"steps": [{"step": "PerplexitySentenceFilter",
                                                     "threshold": {"en": 500.0, "fr": 1692.4}}]}) == []
 
+
+# -- reading a pipeline's stats ------------------------------------------------------------------------------
+
+def test_plexity_report_of_a_pipeline_scoring_documents_before_cleaning_sentences_counts_the_sentences(tmp_path):
+    """datatrove's merged stats list every step; `plexity report` (and a run's summary) took the first step whose
+    name held "Perplexity" for the sentence filter. A pipeline that scores whole documents first (models.md's
+    `PerplexityDocumentFilter`, then `PerplexitySentenceFilter`) was reported as "sentences 0, kept 0": the
+    document filter's counters, which hold no sentences. Now the sentence filter's are read."""
+    pytest.importorskip("datatrove")
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LocalTaskExecutor, PerplexityDocumentFilter, PerplexitySentenceFilter
+
+    (tmp_path / "dataset").mkdir()
+    texts = ["The council approved the budget for the new library on Tuesday after a long debate about school funding.",
+             "The plan adds two libraries and repairs forty miles of road over the next three years.\nShare | Email"]
+    (tmp_path / "dataset" / "part.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": text}) + "\n" for i, text in enumerate(texts)))
+    LocalTaskExecutor(pipeline=[JsonlReader(str(tmp_path / "dataset")), PerplexityDocumentFilter(label_only=True),
+                                PerplexitySentenceFilter(method="sentences"), JsonlWriter(str(tmp_path / "out"))],
+                      tasks=1, logging_dir=str(tmp_path / "logs")).run()
+
+    result = plexity("report", tmp_path / "logs", "-o", tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "report.html").read_text()
+    assert '<td>sentences kept</td><td class="n">2</td>' in report
+    assert '<td>sentences dropped</td><td class="n">1</td>' in report

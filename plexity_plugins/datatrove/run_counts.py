@@ -54,7 +54,9 @@ def run_counts(merged: list) -> dict:
         counts.update(documents_extracted=extractor.get("forwarded", 0),
                       lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
                                     for k in LOST_COUNTERS if extractor.get(k)})
-    filt = _step_stats(merged, "Perplexity")
+    # (PerplexitySentenceFilter.name: a PerplexityDocumentFilter before it, "🧮 Perplexity document", was read as the
+    # sentence filter, its 0 sentences reported)
+    filt = _step_stats(merged, "🧮 Perplexity sentences")
     if filt is not None:
         counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
                                                           "chars_dropped", "replaced_chars")})
