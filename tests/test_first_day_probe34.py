@@ -126,3 +126,20 @@ def test_plexity_report_of_a_pipeline_scoring_documents_before_cleaning_sentence
     report = (tmp_path / "report.html").read_text()
     assert '<td>sentences kept</td><td class="n">2</td>' in report
     assert '<td>sentences dropped</td><td class="n">1</td>' in report
+
+
+# -- thresholds a researcher sweeps ------------------------------------------------------------------------
+
+def test_an_infinite_threshold_keeps_every_sentence_under_every_method():
+    """A researcher's baseline, "no filtering", is a threshold of infinity (`threshold=float("inf")`, `plexity clean
+    --threshold inf`). Before, the default methods (`region`, `regions`) kept less with it than with any finite
+    threshold: every line's weight was infinite, the runs of lines tied, and only the first line was kept ("Share
+    on Facebook" dropped as outside_main_content_region, where a threshold of 1e9 kept it). Now every sentence
+    lies below it and is kept, under every method."""
+    from plexity_plugins import PerplexityScorer
+
+    text = ("The council approved the budget on Tuesday after a long debate about school funding.\n"
+            "Share on Facebook | Share on X | Email\nThe plan adds two libraries.")
+    for method in ("region", "regions", "trim", "sentences"):
+        result = PerplexityScorer(method=method, threshold=float("inf")).clean(text)
+        assert (result.text, result.sentences_dropped) == (text, 0), method

@@ -37,6 +37,7 @@ model the whole normalised document is one line, as in cc_net and datatrove.
 from __future__ import annotations
 
 import codecs
+import math
 import numbers
 import re
 from collections.abc import Mapping
@@ -501,7 +502,9 @@ class PerplexityScorer:
                 logprobs: list[float], counts: list[int], annotate: bool) -> CleanResult:
         """Keep or drop each sentence by the scorer's method, and the result."""
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]  # (`perplexity_of`, inlined: hot)
-        if self.method == "sentences":
+        if limit == math.inf:  # (every sentence lies below it: the region methods' runs of infinite weights, which
+            keep = [True] * len(ppl)  # tie, kept the first line alone: less than any finite threshold kept)
+        elif self.method == "sentences":
             keep = methods.keep_sentences(ppl, limit)
         elif self.method == "region":
             keep = methods.keep_region(blocks, logprobs, counts, limit)
