@@ -143,3 +143,38 @@ def test_an_infinite_threshold_keeps_every_sentence_under_every_method():
     for method in ("region", "regions", "trim", "sentences"):
         result = PerplexityScorer(method=method, threshold=float("inf")).clean(text)
         assert (result.text, result.sentences_dropped) == (text, 0), method
+
+
+def test_plexity_report_of_a_pipeline_with_datatroves_own_filters_says_what_they_dropped_and_what_was_written(
+        tmp_path):
+    """A researcher puts datatrove's own filters after ours and writes up what was removed from `plexity report`.
+    Before, the report said "documents kept 3" (the sentence filter's) for a run that wrote 1 document: what
+    datatrove's filters dropped was in datatrove's stats only. Now it shows the documents each other step dropped,
+    by step, and the documents the last writer wrote."""
+    pytest.importorskip("datatrove")
+    from datatrove.pipeline.filters import LambdaFilter, RegexFilter
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+
+    (tmp_path / "dataset").mkdir()
+    texts = ["The council approved the budget for the new library on Tuesday after a long debate about school funding.",
+             "The plan adds two libraries and repairs forty miles of road over the next three years.",
+             "Scientists measured the temperature of the river every morning for ten years and published it."]
+    (tmp_path / "dataset" / "part.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": text}) + "\n" for i, text in enumerate(texts)))
+    LocalTaskExecutor(pipeline=[JsonlReader(str(tmp_path / "dataset")), PerplexitySentenceFilter(),
+                                RegexFilter("libraries"), LambdaFilter(lambda doc: "river" not in doc.text),
+                                JsonlWriter(str(tmp_path / "out"))],
+                      tasks=1, logging_dir=str(tmp_path / "logs")).run()
+
+    result = plexity("report", tmp_path / "logs", "-o", tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "report.html").read_text()
+    for row in ('<td>documents kept</td><td class="n">3</td>',
+                '<td>documents dropped by the pipeline&#x27;s other steps</td><td class="n">2</td>',
+                '<td>documents written</td><td class="n">1</td>',
+                '<td>🕵 Regex</td><td class="n">1</td>', '<td>👤 Lambda</td><td class="n">1</td>'):
+        assert row in report
+

@@ -66,6 +66,31 @@ def run_counts(merged: list) -> dict:
                       documents_passthrough=filt.get("passthrough", 0),
                       passthrough_reasons=_by_prefix(filt, "passthrough_"),
                       documents_looks_like_html=filt.get("looks_like_html", 0))
+    counts.update(_other_steps(merged))
+    return counts
+
+
+OUR_STEPS = ("WARC HTML", "EXTRAC", "🧮 Perplexity sentences")  # (the steps whose counts are read above)
+
+
+def _other_steps(merged: list) -> dict:
+    """What the pipeline's other steps did to the documents (a script's own pipeline: datatrove's filters, a
+    `PerplexityDocumentFilter`, a dedup step): the documents each of them dropped, by step, and the documents its
+    last writer wrote. (A report of such a pipeline said "documents kept 12" of the sentence filter's, with 6
+    written: the other steps' drops were in datatrove's stats only.) None for a pipeline without other filters."""
+    counts: dict = {}
+    dropped = {}
+    for step in merged:
+        name = step.get("name", "")
+        counters = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
+        if name.startswith("💽 - WRITER"):
+            counts["documents_written"] = counters.get("total", 0)  # (the last writer's: the pipeline's output)
+        elif "dropped" in counters and not any(part in name for part in OUR_STEPS):
+            dropped[name.split(": ", 1)[-1]] = counters["dropped"]
+        elif name.startswith("🔻 - FILTER") and not any(part in name for part in OUR_STEPS):
+            dropped[name.split(": ", 1)[-1]] = 0  # (a filter that dropped nothing: named, with 0)
+    if dropped:
+        counts.update(documents_dropped_other=sum(dropped.values()), other_steps_dropped=dropped)
     return counts
 
 
