@@ -178,3 +178,39 @@ def test_plexity_report_of_a_pipeline_with_datatroves_own_filters_says_what_they
                 '<td>🕵 Regex</td><td class="n">1</td>', '<td>👤 Lambda</td><td class="n">1</td>'):
         assert row in report
 
+
+# -- two trainings of one name ------------------------------------------------------------------------------
+
+def test_a_training_finished_after_another_of_the_same_name_does_not_replace_its_model_without_force(tmp_path):
+    """A researcher starts a bigram and a trigram training under one --name by mistake (two terminals, a loop
+    over orders). Each looked for an installed model when it started, found none, and both said "model 'news'
+    installed": the one that finished last silently replaced the other's model, without --force. Now the one
+    that finishes second finds the model installed meanwhile, installs nothing and says so (exit 2)."""
+    from plexity_plugins.training import kenlm_tools
+
+    NEWS = [f"The council approved the budget for library number {i} on Tuesday after a long debate." for i in range(300)]
+    (tmp_path / "news.txt").write_text("\n".join(NEWS) + "\n")
+    gate, tools = tmp_path / "gate", tmp_path / "gated-kenlm"
+    tools.mkdir()  # (KenLM's own tools, lmplz waiting for the gate: the first training still runs)
+    (tools / "lmplz").write_text(f'#!/bin/sh\nwhile [ ! -e {gate} ]; do sleep 0.05; done\n'
+                                 f'exec {kenlm_tools.find_tool("lmplz")} "$@"\n')
+    (tools / "build_binary").symlink_to(kenlm_tools.find_tool("build_binary"))
+    (tools / "lmplz").chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PLEXITY_MODEL_DIR": str(tmp_path / "models")}
+    train = [sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--name", "news", "--quiet",
+             "--discount-fallback", "--memory", "64M", str(tmp_path / "news.txt")]
+    first = subprocess.Popen([*train, "--order", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**env, "PLEXITY_KENLM_BIN": str(tools)})
+    try:
+        second = subprocess.run([*train, "--order", "2"], capture_output=True, text=True, env=env, timeout=120)
+        assert second.returncode == 0, second.stderr
+    finally:
+        gate.touch()
+        _out, err = first.communicate(timeout=120)
+    assert first.returncode == 2
+    assert err.splitlines()[-1] == (
+        f"plexity train: error: model 'news' was installed in {tmp_path / 'models' / 'news'} by another run while this "
+        f"one ran; it is left as that run installed it, and this model is not installed: pass --force to replace it, "
+        f"or give another --name")
+    assert json.loads((tmp_path / "models" / "news" / "model.json").read_text())["order"] == 2
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["news"]  # (no staging or work folder left)
