@@ -214,3 +214,27 @@ def test_a_training_finished_after_another_of_the_same_name_does_not_replace_its
         f"or give another --name")
     assert json.loads((tmp_path / "models" / "news" / "model.json").read_text())["order"] == 2
     assert [p.name for p in (tmp_path / "models").iterdir()] == ["news"]  # (no staging or work folder left)
+
+
+def test_thresholds_and_bounds_swept_with_numpy_run_as_python_numbers():
+    """A researcher sweeps thresholds with numpy (`for t in np.arange(1000, 5000, 1000)`). Before, the sentence
+    filter took an `np.int64` threshold (and `min_chars`, `min_kept_fraction`) as they were, and the run stopped
+    with a traceback as it recorded its settings, "TypeError: Object of type int64 is not JSON serializable"; the
+    document filter refused `max_perplexity=np.float32(5000)` as "not a positive perplexity". Now each is taken as
+    the Python number it is: the run's record and the documents' metadata hold plain numbers."""
+    pytest.importorskip("datatrove")
+    import numpy as np
+
+    from plexity_plugins import PerplexityScorer
+    from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter
+    from plexity_plugins.scoring.multilingual import LanguageModels
+
+    sentences = PerplexitySentenceFilter(method="sentences", threshold=np.int64(2000), min_chars=np.int64(20),
+                                         min_kept_fraction=np.float32(0.25))
+    documents = PerplexityDocumentFilter(min_perplexity=np.float32(10), max_perplexity=np.int64(5000))
+    language_map = PerplexitySentenceFilter({"en": "en-default"}, threshold=np.float32(900))
+    for step in (sentences, documents, language_map):
+        json.dumps(step.settings(), allow_nan=True)  # (what a run records: it raised TypeError)
+    assert (sentences.settings()["threshold"], sentences.min_chars, documents.max_perplexity) == (2000.0, 20, 5000.0)
+    assert type(PerplexityScorer(threshold=np.float32(900)).clean("The cat sat on the mat.").threshold) is float
+    assert type(LanguageModels({"en": "en-default"}, threshold=np.int64(900)).threshold) is float

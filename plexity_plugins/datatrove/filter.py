@@ -221,8 +221,8 @@ class PerplexitySentenceFilter(BaseFilter):
             (paths, threshold, m, max_sentence_chars, allow_tokenizer_mismatch, language_check)
             for m in (method, self.page_text_method))
         self.annotate = annotate
-        self.min_chars = min_chars
-        self.min_kept_fraction = min_kept_fraction
+        self.min_chars = self.policy.min_chars
+        self.min_kept_fraction = self.policy.min_kept_fraction
         self.other_languages = other_languages
         self.record_dropped_sentences = record_dropped_sentences
         self.max_sentence_chars = max_sentence_chars

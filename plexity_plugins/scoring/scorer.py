@@ -61,10 +61,13 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
 def checked_threshold(value) -> float:
-    """`value` if it is a positive perplexity, else ValueError (a string, a bool, NaN, 0 ...)."""
+    """`value` as a float if it is a positive perplexity, else ValueError (a string, a bool, NaN, 0 ...).  (A numpy
+    number, a threshold swept with `np.arange` or `np.linspace`, was kept as it was: JSON cannot write it, and a
+    datatrove run stopped with a traceback, "Object of type int64 is not JSON serializable", recording its
+    settings; a document's `plexity_threshold` held it.)"""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
         raise ValueError(f"threshold must be a positive perplexity (a number), got {value!r}")
-    return value
+    return float(value)
 
 
 @dataclass(slots=True)
@@ -317,7 +320,7 @@ class PerplexityScorer:
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
         if threshold is not None:
-            checked_threshold(threshold)
+            threshold = checked_threshold(threshold)
         if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
             raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
         if method not in methods.METHODS:
