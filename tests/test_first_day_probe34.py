@@ -150,7 +150,8 @@ def test_plexity_report_of_a_pipeline_with_datatroves_own_filters_says_what_they
     """A researcher puts datatrove's own filters after ours and writes up what was removed from `plexity report`.
     Before, the report said "documents kept 3" (the sentence filter's) for a run that wrote 1 document: what
     datatrove's filters dropped was in datatrove's stats only. Now it shows the documents each other step dropped,
-    by step, and the documents the last writer wrote."""
+    by step, and the documents the last writer wrote. (And the files and documents datatrove's own reader read,
+    the JSON lines of a text dataset: they were "unknown", only `WarcHtmlReader`'s counted.)"""
     pytest.importorskip("datatrove")
     from datatrove.pipeline.filters import LambdaFilter, RegexFilter
     from datatrove.pipeline.readers import JsonlReader
@@ -172,7 +173,8 @@ def test_plexity_report_of_a_pipeline_with_datatroves_own_filters_says_what_they
     result = plexity("report", tmp_path / "logs", "-o", tmp_path / "report.html")
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "report.html").read_text()
-    for row in ('<td>documents kept</td><td class="n">3</td>',
+    for row in ('<td>files</td><td class="n">1</td>', '<td>documents</td><td class="n">3</td>',
+                '<td>documents kept</td><td class="n">3</td>',
                 '<td>documents dropped by the pipeline&#x27;s other steps</td><td class="n">2</td>',
                 '<td>documents written</td><td class="n">1</td>',
                 '<td>🕵 Regex</td><td class="n">1</td>', '<td>👤 Lambda</td><td class="n">1</td>'):

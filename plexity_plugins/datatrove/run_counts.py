@@ -49,6 +49,10 @@ def run_counts(merged: list) -> dict:
                       records_recovered=reader.get("records_recovered", 0),
                       bytes_skipped=reader.get("bytes_skipped", 0),
                       pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
+    elif (reader := _step_stats(merged, "📖 - READER")) is not None:
+        # another reader (datatrove's JsonlReader, ParquetReader of a text dataset: docs/datatrove.md): its files and
+        # documents (the report said "documents unknown" above the filter's "documents kept 7")
+        counts.update(files=reader.get("input_files", 0), documents=reader.get("documents", 0))
     extractor = _step_stats(merged, "EXTRAC")
     if extractor is not None:
         counts.update(documents_extracted=extractor.get("forwarded", 0),
