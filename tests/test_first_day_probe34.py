@@ -240,3 +240,40 @@ def test_thresholds_and_bounds_swept_with_numpy_run_as_python_numbers():
     assert (sentences.settings()["threshold"], sentences.min_chars, documents.max_perplexity) == (2000.0, 20, 5000.0)
     assert type(PerplexityScorer(threshold=np.float32(900)).clean("The cat sat on the mat.").threshold) is float
     assert type(LanguageModels({"en": "en-default"}, threshold=np.int64(900)).threshold) is float
+
+
+def test_plexity_report_counts_a_second_sentence_filter_and_two_filters_of_one_name_each(tmp_path):
+    """A researcher chains a bigram model's sentence filter and a trigram model's (or two of datatrove's
+    LambdaFilters). The report read the first sentence filter's counts and left the second out of the other
+    steps' drops; of two steps of one name it showed one. The drops did not add up to the documents written.
+    Now every step after the first of plexity's is listed, two of one name each with its place."""
+    pytest.importorskip("datatrove")
+    from datatrove.pipeline.filters import LambdaFilter
+    from datatrove.pipeline.readers import JsonlReader
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+
+    (tmp_path / "dataset").mkdir()
+    texts = ["The council approved the budget for the new library on Tuesday after a long debate about school funding.",
+             "The plan adds two libraries and repairs forty miles of road over the next three years, the mayor said.",
+             "Scientists measured the temperature of the river every morning for ten years and published it.",
+             "Share on Facebook | Share on X | Email | Print this page | Subscribe to our newsletter today"]
+    (tmp_path / "dataset" / "part.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": text}) + "\n" for i, text in enumerate(texts)))
+    LocalTaskExecutor(pipeline=[JsonlReader(str(tmp_path / "dataset")),
+                                PerplexitySentenceFilter(method="sentences", threshold=1e9),
+                                PerplexitySentenceFilter(method="sentences"),
+                                LambdaFilter(lambda doc: "libraries" not in doc.text),
+                                LambdaFilter(lambda doc: "river" not in doc.text),
+                                JsonlWriter(str(tmp_path / "out"))], tasks=1, logging_dir=str(tmp_path / "logs")).run()
+
+    result = plexity("report", tmp_path / "logs", "-o", tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "report.html").read_text()
+    second = "🧮 Perplexity sentences [en-default, sentences, threshold 1692.4]"
+    for row in ('<td>documents kept</td><td class="n">4</td>', f'<td>{second}</td><td class="n">1</td>',
+                '<td>👤 Lambda</td><td class="n">1</td>', '<td>👤 Lambda (step 5)</td><td class="n">1</td>',
+                '<td>documents dropped by the pipeline&#x27;s other steps</td><td class="n">3</td>',
+                '<td>documents written</td><td class="n">1</td>'):
+        assert row in report

@@ -83,16 +83,20 @@ def _other_steps(merged: list) -> dict:
     last writer wrote. (A report of such a pipeline said "documents kept 12" of the sentence filter's, with 6
     written: the other steps' drops were in datatrove's stats only.) None for a pipeline without other filters."""
     counts: dict = {}
-    dropped = {}
-    for step in merged:
+    dropped: dict[str, int] = {}
+    # (the steps whose counts `run_counts` read, the first of each: a second sentence filter, a trigram model's after
+    # a bigram model's, is another step here)
+    read = {id(next((step for step in merged if part in step.get("name", "")), None)) for part in OUR_STEPS}
+    for position, step in enumerate(merged, 1):
         name = step.get("name", "")
         counters = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
         if name.startswith("💽 - WRITER"):
             counts["documents_written"] = counters.get("total", 0)  # (the last writer's: the pipeline's output)
-        elif "dropped" in counters and not any(part in name for part in OUR_STEPS):
-            dropped[name.split(": ", 1)[-1]] = counters["dropped"]
-        elif name.startswith("🔻 - FILTER") and not any(part in name for part in OUR_STEPS):
-            dropped[name.split(": ", 1)[-1]] = 0  # (a filter that dropped nothing: named, with 0)
+        elif id(step) not in read and ("dropped" in counters or name.startswith("🔻 - FILTER")):
+            label = name.split(": ", 1)[-1]  # (a filter that dropped nothing is named, with 0)
+            if label in dropped:  # (two steps of one name, two LambdaFilters: each)
+                label = f"{label} (step {position})"
+            dropped[label] = counters.get("dropped", 0)
     if dropped:
         counts.update(documents_dropped_other=sum(dropped.values()), other_steps_dropped=dropped)
     return counts
