@@ -277,3 +277,24 @@ def test_plexity_report_counts_a_second_sentence_filter_and_two_filters_of_one_n
                 '<td>documents dropped by the pipeline&#x27;s other steps</td><td class="n">3</td>',
                 '<td>documents written</td><td class="n">1</td>'):
         assert row in report
+
+
+# -- environment variables ---------------------------------------------------------------------------------
+
+def test_a_plexity_variable_named_as_a_commands_option_is_said_with_the_option_to_give(tmp_path):
+    """A researcher exports the Scrapy setting's names for a session (`export PLEXITY_THRESHOLD=3000
+    PLEXITY_MODEL=news`), as the error of a model without a threshold lists `PLEXITY_THRESHOLD` beside
+    `--threshold`. Before, `plexity clean` cleaned with the embedded model at its default threshold, silently. Now
+    each such variable is a warning naming the option to give; one that names no option of the command is not."""
+    (tmp_path / "page.txt").write_text("The council approved the budget on Tuesday after a long debate.\n")
+    result = plexity("clean", tmp_path / "page.txt", "-o", tmp_path / "out",
+                     env={"PLEXITY_THRESHOLD": "3000", "PLEXITY_MODEL": "news", "PLEXITY_LANGUAGE_CHECK": "false"})
+    assert result.returncode == 0, result.stderr
+    said = "which plexity does not read (the command line takes options; the Scrapy pipeline's PLEXITY_* settings " \
+           "come from settings.py or -s): give"
+    assert result.stderr.splitlines()[:3] == [
+        f"plexity clean: warning: PLEXITY_LANGUAGE_CHECK is set, {said} --no-language-check",
+        f"plexity clean: warning: PLEXITY_MODEL is set, {said} --model",
+        f"plexity clean: warning: PLEXITY_THRESHOLD is set, {said} --threshold"]
+    score = plexity("score", "The cat sat on the mat.", env={"PLEXITY_THRESHOLD": "3000"})  # (score takes none)
+    assert "warning" not in score.stderr
