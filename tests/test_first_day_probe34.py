@@ -298,3 +298,18 @@ def test_a_plexity_variable_named_as_a_commands_option_is_said_with_the_option_t
         f"plexity clean: warning: PLEXITY_THRESHOLD is set, {said} --threshold"]
     score = plexity("score", "The cat sat on the mat.", env={"PLEXITY_THRESHOLD": "3000"})  # (score takes none)
     assert "warning" not in score.stderr
+
+
+def test_the_servers_model_given_as_a_path_is_listed_as_it_answers_beside_an_installed_model_of_its_name(model_dir,
+                                                                                                       tmp_path):
+    """`plexity serve --model copies/news` (a copy of the installed `news`, calibrated otherwise, given by its path:
+    it goes by its model.json's name, `news`). Before, /api/models listed `news` with the installed model's
+    threshold while every request for `news` was answered by the server's model, with its own. Now the list shows
+    the model that answers."""
+    from plexity_plugins.web.app import ScorerCache
+
+    build_tiny_model(model_dir / "news", name="news", threshold=500.0)
+    shutil.copytree(model_dir / "news", tmp_path / "copies" / "news")
+    set_threshold(tmp_path / "copies" / "news", 120.0)
+    served = ScorerCache(str(tmp_path / "copies" / "news"))
+    assert (served.available()["news"]["threshold"], served.get("news").threshold) == (120.0, 120.0)
