@@ -69,7 +69,7 @@ from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_tex
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 from .io.decoding import declared_content_type
-from .cleaning.settings_record import compare_or_record, model_settings
+from .cleaning.settings_record import compare_or_record, model_settings, threshold_setting
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
@@ -339,10 +339,7 @@ class PerplexityFilterPipeline:
         """What this crawl's items are cleaned with, as a crawl resumed from its JOBDIR records and compares it
         (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
         decides an item's text or verdict."""
-        threshold = self.scorer.threshold  # (NaN for a language map: each model has its own)
-        return {**model_settings(self.scorer), "method": self.scorer.method,
-                "threshold": threshold if threshold == threshold else {
-                    language: scorer.threshold for language, scorer in self.scorer.scorers.items()},
+        return {**model_settings(self.scorer), "method": self.scorer.method, "threshold": threshold_setting(self.scorer),
                 "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,

@@ -151,8 +151,8 @@ class DocumentPolicy:
         self.scorer = scorer
         self.threshold = threshold
         self.annotate = annotate
-        self.min_chars = min_chars
-        self.min_kept_fraction = min_kept_fraction
+        self.min_chars = int(min_chars)  # (a numpy number as Python's: a run's record of it is JSON)
+        self.min_kept_fraction = float(min_kept_fraction)
         self.other_languages = other_languages
 
     def judge(self, text: str | bytes, *, input_empty: bool | None = None, extra_replaced: int = 0,

@@ -30,7 +30,8 @@ from .stats import DROPPED_FILE, STATS_FILE
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
 WHAT_IF_LOG10 = (2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0, 4.5)  # thresholds at bin edges
 # counts only `plexity run` keeps (`plexity_plugins.datatrove.run_counts`): no row for `plexity clean`'s stats
-RUN_ONLY_COUNTS = ("records_not_pages", "documents_extracted", "documents_kept")
+RUN_ONLY_COUNTS = ("records_not_pages", "documents_extracted", "documents_kept", "documents_dropped_other",
+                   "documents_written")
 # (every stats file is written whole, or not at all: one that does not read was edited or damaged since)
 REWRITE = "a hand-edited or damaged file? the same plexity clean or plexity run command again writes it anew"
 WHAT_TO_GIVE = f"give the output folder of plexity clean or plexity run, or the {STATS_FILE} of plexity clean"
@@ -133,9 +134,9 @@ def load_report_data(path: str | Path, run_stats=None) -> ReportData:
 COUNT_KEYS = ("files", "files_skipped", "records", "records_copied", "records_not_pages", "documents",
               "documents_skipped", "documents_extracted", "documents_kept", "documents_dropped", "documents_empty",
               "documents_passthrough", "sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped",
-              "replaced_chars", "bytes_in", "bytes_out")
+              "replaced_chars", "bytes_in", "bytes_out", "documents_dropped_other", "documents_written")
 REASON_KEYS = ("skip_reasons", "drop_reasons", "copied_reasons", "damaged_files", "passthrough_reasons",
-               "lost_reasons")
+               "lost_reasons", "other_steps_dropped")
 
 
 def _is_number(value, whole: bool = False) -> bool:
@@ -391,6 +392,8 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
         ("documents dropped (by the document policy)", "documents_dropped"),
         ("documents emptied (every sentence dropped)", "documents_empty"),
         ("documents passed through unfiltered (not the model's language)", "documents_passthrough"),
+        ("documents dropped by the pipeline's other steps", "documents_dropped_other"),
+        ("documents written", "documents_written"),
         ("sentences kept", "sentences_kept"), ("sentences dropped", "sentences_dropped"),
         ("characters kept", "chars_kept"), ("characters dropped", "chars_dropped"),
         ("characters replaced (invalid UTF-8, NUL)", "replaced_chars"),
@@ -408,6 +411,7 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     for key, title in (("skip_reasons", "Skipped, by reason"), ("drop_reasons", "Dropped, by reason"),
                        ("copied_reasons", "Copied unchanged, by reason"), ("damaged_files", "Damaged files"),
                        ("passthrough_reasons", "Passed through, by reason"),
+                       ("other_steps_dropped", "Dropped by the pipeline's other steps, by step"),
                        ("lost_reasons", "Lost in extraction, by reason")):
         reasons = s.get(key) or {}
         if reasons:

@@ -31,6 +31,25 @@ def model_settings(scorer) -> dict[str, Any]:
             for key in ("model", "model_sha256", "model_language", "model_tokenizer")}
 
 
+def threshold_setting(scorer) -> float | dict[str, float]:
+    """The sentence threshold a scorer cleans with, as a run records it: one number, or for a language -> model map
+    each language's (a map's own `threshold` is NaN unless one is given for all: each model's default applies, which
+    `plexity calibrate --write` changes)."""
+    threshold = scorer.threshold
+    scorers = getattr(scorer, "scorers", None)
+    if scorers is None or threshold == threshold:
+        return threshold
+    return {language: one.threshold for language, one in scorers.items()}
+
+
+def threshold_text(scorer) -> str:
+    """`threshold_setting` as a step's name and a summary show it: ``threshold 5269.3``, ``threshold en=5269.3,de=900``."""
+    threshold = threshold_setting(scorer)
+    if isinstance(threshold, dict):
+        return "threshold " + ",".join(f"{language}={value:g}" for language, value in threshold.items())
+    return f"threshold {threshold:g}"
+
+
 def differences(recorded: dict, current: dict) -> list[str]:
     """Each setting that differs, as ``name: recorded -> current``; input files rewritten under the same names
     by name (`_rewritten_files`).  A setting a record lacks because an older version wrote it (`LATER_SETTINGS`)
@@ -70,6 +89,8 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
             continue
         if key in FILE_SELECTORS and same_files:  # (`crawl/`, then 'crawl/*.warc.gz': the same files, in order)
             continue
+        if key == "threshold" and _is_nan(old.get(key)) and isinstance(new.get(key), dict):
+            continue  # (a language map's thresholds, recorded as NaN before each language's was: `threshold_setting`)
         if key == "input_file_sizes":
             found.extend(_rewritten_files(old[key], new[key]))
         elif isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
@@ -77,6 +98,10 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif _differs(old.get(key), new.get(key)):
             found.append(f"{prefix}{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
     return found
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, float) and value != value
 
 
 def _differs(old, new) -> bool:

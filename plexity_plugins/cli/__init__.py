@@ -118,11 +118,19 @@ def main(argv: list[str] | None = None) -> int:
             args.model = parse_model_args(args.model)
         except ValueError as exc:
             parser.error(str(exc))
-    from ..runtime.environment import misspelt_variables
+    from ..runtime.environment import misspelt_variables, option_variables
 
     for name, meant in misspelt_variables():  # (read by no one: its setting was without effect, silently)
         print(printable(f"plexity {args.command}: warning: {name} is set, which plexity does not read: did you mean "
                         f"{meant}?"), file=sys.stderr)
+    command = getattr(parser, "commands", {}).get(args.command)
+    if command is not None:
+        import re
+
+        for name, option in option_variables(re.findall(r"--[a-z][a-z-]*", command.format_help())):
+            print(printable(f"plexity {args.command}: warning: {name} is set, which plexity does not read (the command "
+                            f"line takes options; the Scrapy pipeline's PLEXITY_* settings come from settings.py or "
+                            f"-s): give {option}"), file=sys.stderr)
     handler = logging.StreamHandler()
     handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])

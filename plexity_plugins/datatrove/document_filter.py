@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from collections.abc import Mapping
 from os import PathLike
 
@@ -76,8 +78,11 @@ class PerplexityDocumentFilter(BaseFilter):
             raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
         for label, bound in (("min_perplexity", min_perplexity), ("max_perplexity", max_perplexity)):
             # (a negative max dropped every document; "500" failed in the step's name, "Unknown format code")
-            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, numbers.Real) or not bound > 0):
                 raise ValueError(f"{label} is {bound!r}: a positive perplexity, or None for no bound")
+        # (a numpy number, a bound swept with np.linspace, as Python's: it was refused as no positive perplexity)
+        min_perplexity, max_perplexity = (None if bound is None else float(bound)
+                                          for bound in (min_perplexity, max_perplexity))
         # Resolved now, so that a wrong model fails at pipeline construction; KenLM opens lazily.
         self._scorer = make_scorer(model, language_check=language_check)
         if not label_only:  # (label_only drops nothing, whatever other_languages says)

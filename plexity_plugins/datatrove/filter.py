@@ -19,6 +19,7 @@ from ..scoring.multilingual import LanguageModels, make_scorer, require_threshol
 from ..scoring.scorer import PerplexityScorer
 from ..scoring.methods import method_for_page_text
 from .readers import decoding_replaced, is_page_text
+from ..cleaning.settings_record import threshold_setting, threshold_text
 from .run_settings import model_settings, step_settings, with_settings
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -220,8 +221,8 @@ class PerplexitySentenceFilter(BaseFilter):
             (paths, threshold, m, max_sentence_chars, allow_tokenizer_mismatch, language_check)
             for m in (method, self.page_text_method))
         self.annotate = annotate
-        self.min_chars = min_chars
-        self.min_kept_fraction = min_kept_fraction
+        self.min_chars = self.policy.min_chars
+        self.min_kept_fraction = self.policy.min_kept_fraction
         self.other_languages = other_languages
         self.record_dropped_sentences = record_dropped_sentences
         self.max_sentence_chars = max_sentence_chars
@@ -232,7 +233,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self._first_texts = 0  # (texts seen, up to FIRST_TEXTS_ALL_HTML, and whether all were HTML pages)
         self._first_all_html = True
         # its settings in its name: what datatrove's log and stats show of the step
-        self.name = with_settings(type(self).name, self.model_name, self.method, f"threshold {self.threshold:g}",
+        self.name = with_settings(type(self).name, self.model_name, self.method, threshold_text(self._scorer),
                                   *self._non_default_policy())
         self.stats.name = str(self)
 
@@ -245,7 +246,7 @@ class PerplexitySentenceFilter(BaseFilter):
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
         the model with the SHA-256 of its file (each language's, with a map), the method, the
         threshold in effect, the document policy and where dropped documents go."""
-        return {**model_settings(self._scorer), "method": self.method, "threshold": self.threshold,
+        return {**model_settings(self._scorer), "method": self.method, "threshold": threshold_setting(self._scorer),
                 "page_text_method": self.page_text_method,
                 "min_chars": self.min_chars, "min_kept_fraction": self.min_kept_fraction,
                 "other_languages": self.other_languages, "language_check": self.language_check,

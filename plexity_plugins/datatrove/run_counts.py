@@ -49,12 +49,18 @@ def run_counts(merged: list) -> dict:
                       records_recovered=reader.get("records_recovered", 0),
                       bytes_skipped=reader.get("bytes_skipped", 0),
                       pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
+    elif (reader := _step_stats(merged, "📖 - READER")) is not None:
+        # another reader (datatrove's JsonlReader, ParquetReader of a text dataset: docs/datatrove.md): its files and
+        # documents (the report said "documents unknown" above the filter's "documents kept 7")
+        counts.update(files=reader.get("input_files", 0), documents=reader.get("documents", 0))
     extractor = _step_stats(merged, "EXTRAC")
     if extractor is not None:
         counts.update(documents_extracted=extractor.get("forwarded", 0),
                       lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
                                     for k in LOST_COUNTERS if extractor.get(k)})
-    filt = _step_stats(merged, "Perplexity")
+    # (PerplexitySentenceFilter.name: a PerplexityDocumentFilter before it, "🧮 Perplexity document", was read as the
+    # sentence filter, its 0 sentences reported)
+    filt = _step_stats(merged, "🧮 Perplexity sentences")
     if filt is not None:
         counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
                                                           "chars_dropped", "replaced_chars")})
@@ -64,6 +70,35 @@ def run_counts(merged: list) -> dict:
                       documents_passthrough=filt.get("passthrough", 0),
                       passthrough_reasons=_by_prefix(filt, "passthrough_"),
                       documents_looks_like_html=filt.get("looks_like_html", 0))
+    counts.update(_other_steps(merged))
+    return counts
+
+
+OUR_STEPS = ("WARC HTML", "EXTRAC", "🧮 Perplexity sentences")  # (the steps whose counts are read above)
+
+
+def _other_steps(merged: list) -> dict:
+    """What the pipeline's other steps did to the documents (a script's own pipeline: datatrove's filters, a
+    `PerplexityDocumentFilter`, a dedup step): the documents each of them dropped, by step, and the documents its
+    last writer wrote. (A report of such a pipeline said "documents kept 12" of the sentence filter's, with 6
+    written: the other steps' drops were in datatrove's stats only.) None for a pipeline without other filters."""
+    counts: dict = {}
+    dropped: dict[str, int] = {}
+    # (the steps whose counts `run_counts` read, the first of each: a second sentence filter, a trigram model's after
+    # a bigram model's, is another step here)
+    read = {id(next((step for step in merged if part in step.get("name", "")), None)) for part in OUR_STEPS}
+    for position, step in enumerate(merged, 1):
+        name = step.get("name", "")
+        counters = {k: v.get("total", v) if isinstance(v, dict) else v for k, v in step.get("stats", {}).items()}
+        if name.startswith("💽 - WRITER"):
+            counts["documents_written"] = counters.get("total", 0)  # (the last writer's: the pipeline's output)
+        elif id(step) not in read and ("dropped" in counters or name.startswith("🔻 - FILTER")):
+            label = name.split(": ", 1)[-1]  # (a filter that dropped nothing is named, with 0)
+            if label in dropped:  # (two steps of one name, two LambdaFilters: each)
+                label = f"{label} (step {position})"
+            dropped[label] = counters.get("dropped", 0)
+    if dropped:
+        counts.update(documents_dropped_other=sum(dropped.values()), other_steps_dropped=dropped)
     return counts
 
 
@@ -93,7 +128,7 @@ def _run_settings(folder: Path) -> dict:
             model, threshold = step.get("model"), step.get("threshold")
             if isinstance(model, dict):  # a language -> model map
                 model = ", ".join(f"{language} {name}" for language, name in model.items())
-            # NaN: each model of a map its own threshold
-            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"),
-                            threshold=threshold if threshold == threshold else None)
+            if not isinstance(threshold, (int, float)) or threshold != threshold:  # (a map's: each language's own,
+                threshold = None  # recorded as a dict, or as NaN before each was recorded)
+            settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"), threshold=threshold)
     return settings

@@ -209,19 +209,36 @@ def remove_stale_folders(parent: Path, prefix: str) -> list[Path]:
 
 
 @contextlib.contextmanager
-def staged_folder(dest: Path, report: Callable[[str], None] | None = None) -> Iterator[Path]:
+def staged_folder(dest: Path, report: Callable[[str], None] | None = None, replace: bool = True) -> Iterator[Path]:
     """A folder made beside `dest` (``.NAME.partial-*``) for a block to build in, moved to `dest` when the block
     ends without error, replacing what was there only then, and removed when it does not: no half-made
     folder under `dest`'s name, and an installed one kept until its replacement is complete.  A staging folder
-    of `dest` that a killed run left is removed first, and said to `report` (else logged)."""
+    of `dest` that a killed run left is removed first, and said to `report` (else logged).  With `replace`
+    False, a `dest` that appeared while the block ran (another run of the same name, finished first) is kept,
+    and `FolderAppeared` raised: the block's folder is removed."""
     prefix = f".{dest.name}.partial-"
     remove_stale(dest.parent, prefix, "staging folder", report)
     with owned_folder(dest.parent, prefix) as staging:
         staging.chmod(0o755)  # (0700 would hide a shared model directory from other users)
         yield staging
         if dest.exists():
+            if not replace:
+                raise FolderAppeared(dest)
             shutil.rmtree(dest)
-        staging.rename(dest)
+        try:
+            staging.rename(dest)
+        except OSError as exc:  # (made between the look and the move: a folder not empty is never replaced)
+            if replace or not dest.exists():
+                raise
+            raise FolderAppeared(dest) from exc
+
+
+class FolderAppeared(FileExistsError):
+    """The folder `staged_folder` was to install, made by another run while this one built its own."""
+
+    def __init__(self, dest: Path):
+        super().__init__(f"{dest} was made by another run while this one ran")
+        self.dest = dest
 
 
 def remove_stale(parent: Path, prefix: str, what: str, report: Callable[[str], None] | None = None) -> None:

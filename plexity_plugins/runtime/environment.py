@@ -26,6 +26,24 @@ def misspelt_variables(environ=None) -> list[tuple[str, str]]:
     return found
 
 
+def option_variables(options: list[str], environ=None) -> list[tuple[str, str]]:
+    """(variable set, the option meant) for each ``PLEXITY_*`` variable of the environment that plexity does not read
+    but whose name is one of a command's `options` (``PLEXITY_THRESHOLD``: ``--threshold``), the name of the Scrapy
+    setting of that option, which Scrapy takes from its settings, never from the environment: ``export
+    PLEXITY_THRESHOLD=3000`` before `plexity clean` cleaned at the model's default, silently."""
+    environ = os.environ if environ is None else environ
+    found = []
+    for name in sorted(environ):
+        if not name.startswith("PLEXITY_") or name in USER_VARIABLES:
+            continue
+        option = "--" + name[len("PLEXITY_"):].lower().replace("_", "-")
+        negative = "--no-" + option[2:]  # (PLEXITY_LANGUAGE_CHECK: --no-language-check)
+        meant = option if option in options else negative if negative in options else None
+        if meant is not None:
+            found.append((name, meant))
+    return found
+
+
 def misspelt_note(meant: str, environ=None) -> str:
     """"; PLEXITY_MODELS_DIR is set, ... did you mean PLEXITY_MODEL_DIR?" for a message about `meant`, or ""."""
     names = [name for name, close in misspelt_variables(environ) if close == meant]

@@ -220,6 +220,16 @@ def _missing_name_error(name: str) -> ModelError:
     )
 
 
+def _named_by_folder(directory: Path) -> ModelInfo:
+    """The model of a folder that a name finds (embedded or in `model_dir()`), named by that folder: the name
+    `--model` takes for it.  (A model folder copied or renamed, `cp -r news3 news3-95` to calibrate a variant,
+    keeps the name its model.json was written with: it was listed as a second `news3`, its scores and a run's
+    stats and records said `news3`, and `plexity serve` offered `news3` twice, scoring both with one of them.)"""
+    info = _from_directory(directory)
+    info.name = directory.name
+    return info
+
+
 def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     """The metadata (with `.path` set) of a model given by name, path or None (default)."""
     if model is None:
@@ -229,10 +239,10 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     name = _ALIASES.get(str(model), str(model))
     embedded = EMBEDDED_DIR / name
     if os.sep not in name and embedded.is_dir():
-        return _from_directory(embedded)
+        return _named_by_folder(embedded)
     installed = model_dir() / name
     if os.sep not in name and installed.is_dir():
-        return _from_directory(installed)
+        return _named_by_folder(installed)
     # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
     # Slurm worker started in another folder still finds the model the driver's folder meant.
     given = Path(model).expanduser()
@@ -259,7 +269,7 @@ def list_models() -> list[ModelInfo]:
         # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
         for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
             try:
-                found.append(_from_directory(directory))
+                found.append(_named_by_folder(directory))
             except ModelError as exc:
                 logger.warning("skipping %s: %s", directory, exc)
     return found

@@ -21,7 +21,7 @@ from os import PathLike
 
 from . import methods
 from ..text.language import MIN_PROBABILITY, checked_language_code, identify, language_code
-from .scorer import CleanResult, DocumentScore, PerplexityScorer, passthrough_result, sanitize
+from .scorer import CleanResult, DocumentScore, PerplexityScorer, checked_threshold, passthrough_result, sanitize
 from ..text.sentences import DEFAULT_MAX_CHARS
 
 logger = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class LanguageModels:
                                language)
             self.scorers[language] = scorer
         self.method = method
-        self._threshold = threshold
+        self._threshold = checked_threshold(threshold) if threshold is not None else None  # (a float: JSON writes it)
         self.language_check = language_check
         self.max_sentence_chars = max_sentence_chars
 

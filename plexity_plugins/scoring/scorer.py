@@ -37,6 +37,7 @@ model the whole normalised document is one line, as in cc_net and datatrove.
 from __future__ import annotations
 
 import codecs
+import math
 import numbers
 import re
 from collections.abc import Mapping
@@ -61,10 +62,13 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
 def checked_threshold(value) -> float:
-    """`value` if it is a positive perplexity, else ValueError (a string, a bool, NaN, 0 ...)."""
+    """`value` as a float if it is a positive perplexity, else ValueError (a string, a bool, NaN, 0 ...).  (A numpy
+    number, a threshold swept with `np.arange` or `np.linspace`, was kept as it was: JSON cannot write it, and a
+    datatrove run stopped with a traceback, "Object of type int64 is not JSON serializable", recording its
+    settings; a document's `plexity_threshold` held it.)"""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
         raise ValueError(f"threshold must be a positive perplexity (a number), got {value!r}")
-    return value
+    return float(value)
 
 
 @dataclass(slots=True)
@@ -312,7 +316,7 @@ class PerplexityScorer:
         check_tokenizer(self.info, allow_tokenizer_mismatch)
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
         if threshold is not None:
-            checked_threshold(threshold)
+            threshold = checked_threshold(threshold)
         if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
             raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
         if method not in methods.METHODS:
@@ -497,7 +501,9 @@ class PerplexityScorer:
                 logprobs: list[float], counts: list[int], annotate: bool) -> CleanResult:
         """Keep or drop each sentence by the scorer's method, and the result."""
         ppl = [10.0 ** (-lp / (n + 1)) for lp, n in zip(logprobs, counts)]  # (`perplexity_of`, inlined: hot)
-        if self.method == "sentences":
+        if limit == math.inf:  # (every sentence lies below it: the region methods' runs of infinite weights, which
+            keep = [True] * len(ppl)  # tie, kept the first line alone: less than any finite threshold kept)
+        elif self.method == "sentences":
             keep = methods.keep_sentences(ppl, limit)
         elif self.method == "region":
             keep = methods.keep_region(blocks, logprobs, counts, limit)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import thresholds
-from ..io.atomic_files import staged_folder
+from ..io.atomic_files import FolderAppeared, staged_folder
 from .corpora import input_paths
 from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, model_argument, resolve
 from ..errors import ModelError, TokenizerError
@@ -112,6 +112,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
     """Install `kenlm_path` (+ `sp_model`) as model `name`; see the module docstring.  `report(message)`
     says what happens, warnings included; without it, warnings are logged."""
     from . import TrainError, calibrate, check_model_name, write_threshold
+    from .trainer import already_installed, installed_meanwhile
 
     check_model_name(name)
     calibrate_files = input_paths(calibrate_files) if calibrate_files else []
@@ -143,14 +144,17 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
 
     directory = install_dir(output_dir) / name
     if directory.exists() and not force:
-        raise TrainError(f"model '{name}' already exists in {directory}: pass --force to replace it")
+        raise TrainError(already_installed(name, directory))
     # Made in a staging folder and moved into place when complete, as `plexity train` installs: no half-imported
     # model left behind, and with --force the installed one replaced only then (a --calibrate file mistyped,
     # or refused, had deleted it).
-    with staged_folder(directory, report) as staging:
-        result = _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
-                          threshold_extracted, document_threshold, copy, staging, licence, report,
-                          calibrate, write_threshold)
+    try:
+        with staged_folder(directory, report, replace=force) as staging:
+            result = _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, threshold,
+                              threshold_extracted, document_threshold, copy, staging, licence, report,
+                              calibrate, write_threshold)
+    except FolderAppeared:
+        raise TrainError(installed_meanwhile(name, directory)) from None
     return dataclasses.replace(result, info=resolve(directory), directory=directory)
 
 

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import __version__
 from . import kenlm_tools, thresholds
-from ..io.atomic_files import owned_folder, remove_stale, staged_folder
+from ..io.atomic_files import FolderAppeared, owned_folder, remove_stale, staged_folder
 from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
 
 logger = logging.getLogger(__name__)
@@ -59,6 +59,19 @@ def paper_config(name: str, corpus: str | None, order: int | None) -> tuple[str,
                          f"{', '.join(PAPER_MODELS)} imply --corpus and --order), e.g. plexity train --corpus "
                          f"{corpus or 'text'} --order {order or 3} --name {name} ...")
     return corpus, order
+
+
+def already_installed(name: str, dest: Path) -> str:
+    """Why a model of `name` is not installed in `dest` without --force (`plexity train`, `plexity models import`)."""
+    return f"model '{name}' already exists in {dest}: pass --force to replace it"
+
+
+def installed_meanwhile(name: str, dest: Path) -> str:
+    """Why a model built without --force is not installed: another run of the same name installed its own in `dest`
+    while this one ran (two trainings started one after the other, a bigram and a trigram under one name: the later
+    one replaced the other's model without --force, both saying "installed")."""
+    return (f"model '{name}' was installed in {dest} by another run while this one ran; it is left as that run "
+            f"installed it, and this model is not installed: pass --force to replace it, or give another --name")
 
 
 def check_model_name(name: str) -> None:
@@ -208,9 +221,12 @@ class ModelTrainer:
         kenlm_tools.find_tool("build_binary")
         dest = self.destination
         if dest.exists() and not self.force:
-            raise TrainError(f"model '{self.name}' already exists in {dest}: pass --force to replace it")
-        with staged_folder(dest, self.report) as staging:  # (moved into place when complete)
-            result = self._build(staging, started)
+            raise TrainError(already_installed(self.name, dest))
+        try:
+            with staged_folder(dest, self.report, replace=self.force) as staging:  # (moved into place when complete)
+                result = self._build(staging, started)
+        except FolderAppeared:
+            raise TrainError(installed_meanwhile(self.name, dest)) from None
         result.directory = dest
         result.info.path = str(dest / "model.bin")
         result.seconds = round(time.perf_counter() - started, 1)

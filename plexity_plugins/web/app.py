@@ -218,8 +218,9 @@ class ScorerCache:
 
     def available(self) -> dict[str, dict]:
         models = {info.name: info for info in list_models()}
-        if self.default_name not in models:
-            models[self.default_name] = resolve(self._server_model[self.default_name])
+        # (the server's --model, listed as it answers: a path to a model whose model.json bears an installed model's
+        # name, a copy calibrated otherwise, was listed with the installed one's threshold and answered with its own)
+        models[self.default_name] = resolve(self._server_model[self.default_name])
         return {
             name: {"name": name, "threshold": info.threshold,
                    "threshold_extracted": getattr(info, "threshold_extracted", None), "order": info.order,
