@@ -43,7 +43,8 @@ def threshold_setting(scorer) -> float | dict[str, float]:
 
 
 def threshold_text(scorer) -> str:
-    """`threshold_setting` as a step's name and a summary show it: ``threshold 5269.3``, ``threshold en=5269.3,de=900``."""
+    """`threshold_setting` as a step's name and a summary show it: ``threshold 5269.3``,
+    ``threshold en=5269.3,de=900``."""
     threshold = threshold_setting(scorer)
     if isinstance(threshold, dict):
         return "threshold " + ",".join(f"{language}={value:g}" for language, value in threshold.items())
