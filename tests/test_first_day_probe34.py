@@ -313,3 +313,15 @@ def test_the_servers_model_given_as_a_path_is_listed_as_it_answers_beside_an_ins
     set_threshold(tmp_path / "copies" / "news", 120.0)
     served = ScorerCache(str(tmp_path / "copies" / "news"))
     assert (served.available()["news"]["threshold"], served.get("news").threshold) == (120.0, 120.0)
+
+
+def test_plexity_models_says_when_its_model_directory_is_not_there(tmp_path):
+    # Before: `PLEXITY_MODEL_DIR=~/modles plexity models` (the folder's name mistyped) listed the embedded models,
+    # the trained ones "not installed", and "model directory: /home/me/modles" as if it held them.
+    listed = plexity("models", env={"PLEXITY_MODEL_DIR": str(tmp_path / "modles")})
+    assert listed.returncode == 0, listed.stderr
+    assert (f"model directory: {tmp_path / 'modles'} (PLEXITY_MODEL_DIR names no folder: no model is found there)"
+            in listed.stdout)
+    (tmp_path / "models").mkdir()
+    listed = plexity("models", env={"PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert f"model directory: {tmp_path / 'models'}\n" in listed.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import printable
@@ -39,7 +40,11 @@ def cmd_models(args: argparse.Namespace) -> int:
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:
         print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
-    print(f"model directory: {model_dir()}")
+    folder = model_dir()
+    # (a PLEXITY_MODEL_DIR misspelt in its path read as a folder of no models, its trained models "not installed")
+    absent = "" if folder.is_dir() else " (not there yet: `plexity train` makes it)" if "PLEXITY_MODEL_DIR" not in \
+        os.environ else " (PLEXITY_MODEL_DIR names no folder: no model is found there)"
+    print(f"model directory: {folder}{absent}")
     from ..runtime.native import status
 
     print(f"scoring path: {status()}")
