@@ -240,6 +240,12 @@ def test_thresholds_and_bounds_swept_with_numpy_run_as_python_numbers():
     assert (sentences.settings()["threshold"], sentences.min_chars, documents.max_perplexity) == (2000.0, 20, 5000.0)
     assert type(PerplexityScorer(threshold=np.float32(900)).clean("The cat sat on the mat.").threshold) is float
     assert type(LanguageModels({"en": "en-default"}, threshold=np.int64(900)).threshold) is float
+    # (and the whole-number settings: max_sentence_chars and batch_size were refused as "not integers")
+    swept = PerplexitySentenceFilter(max_sentence_chars=np.int64(500), batch_size=np.int64(4))
+    assert type(swept.max_sentence_chars) is int and swept.batch_size == 4
+    json.dumps(swept.settings(), allow_nan=True)
+    with pytest.raises(ValueError, match="max_sentence_chars must be a positive integer, got True"):
+        PerplexityScorer(max_sentence_chars=True)
 
 
 def test_plexity_report_counts_a_second_sentence_filter_and_two_filters_of_one_name_each(tmp_path):

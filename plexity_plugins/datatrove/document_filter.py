@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-
 from collections.abc import Mapping
 from os import PathLike
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 from collections.abc import Mapping
 from os import PathLike
 
@@ -194,8 +195,10 @@ class PerplexitySentenceFilter(BaseFilter):
         batch_size: int = 1,
         allow_html_pages: bool = False,
     ):
-        if not isinstance(batch_size, int) or batch_size < 1:  # (datatrove's own check waits for the run)
+        # (datatrove's own check waits for the run; a numpy integer, a sweep's, is taken as Python's)
+        if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size is {batch_size!r}: 1 or more")
+        batch_size = int(batch_size)
         for name, value in (("record_dropped_sentences", record_dropped_sentences),
                             ("allow_html_pages", allow_html_pages)):
             if not isinstance(value, bool):  # (as the scorer's and the policy's own switches)
@@ -225,7 +228,7 @@ class PerplexitySentenceFilter(BaseFilter):
         self.min_kept_fraction = self.policy.min_kept_fraction
         self.other_languages = other_languages
         self.record_dropped_sentences = record_dropped_sentences
-        self.max_sentence_chars = max_sentence_chars
+        self.max_sentence_chars = int(max_sentence_chars)  # (checked by the scorer; a numpy integer as Python's)
         self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
         self.language_check = language_check
         self.allow_html_pages = allow_html_pages

@@ -317,8 +317,10 @@ class PerplexityScorer:
         self.tokenizer = get_tokenizer(self.info)  # the model's own (`plexity_plugins.text.model_tokenizers`)
         if threshold is not None:
             threshold = checked_threshold(threshold)
-        if not (isinstance(max_sentence_chars, int) and max_sentence_chars >= 1):
+        if not (isinstance(max_sentence_chars, numbers.Integral) and not isinstance(max_sentence_chars, bool)
+                and max_sentence_chars >= 1):  # (np.int64(500) too, a sweep's: taken as Python's int below)
             raise ValueError(f"max_sentence_chars must be a positive integer, got {max_sentence_chars!r}")
+        max_sentence_chars = int(max_sentence_chars)
         if method not in methods.METHODS:
             raise ValueError(f"unknown method {method!r}: choose one of {', '.join(methods.METHODS)}")
         self.method = method
