@@ -254,13 +254,23 @@ def _header(headers, name: str) -> str | None:
     return headers.get_header(name) if headers is not None else None
 
 
+# Fields whose value is a list (RFC 9110 5.3): sent more than once, they are one list, in the order sent.
+LIST_FIELDS = frozenset(("content-encoding", "transfer-encoding"))
+
+
 def header_fields(headers) -> dict[str, str]:
     """A header block's (warcio's StatusAndHeaders, or None) fields by lower-cased name, each its first value,
     as warcio's get_header answers: the names lowered once (each get_header lowers them all again: ~12 of
-    them a record, ~130 lower() a page)."""
+    them a record, ~130 lower() a page).  A field of `LIST_FIELDS` sent more than once is its values joined
+    by commas, as RFC 9110 combines them (``Transfer-Encoding: gzip`` then ``Transfer-Encoding: chunked`` is
+    ``gzip, chunked``: the first alone left the chunk sizes in the page's text)."""
     fields: dict[str, str] = {}
     for name, value in headers.headers if headers is not None else ():
-        fields.setdefault(name.lower(), value)
+        name = name.lower()
+        if name in fields and name in LIST_FIELDS:
+            fields[name] = f"{fields[name]}, {value}"
+        else:
+            fields.setdefault(name, value)
     return fields
 
 
