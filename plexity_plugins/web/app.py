@@ -408,7 +408,14 @@ def _open_files() -> str:
 
 async def _read_body(request: Request, max_bytes: int, timeout: float | None = None, take=None) -> bytes:
     """The request's body: 413 past `max_bytes`, 408 when it has not all arrived within `timeout` seconds;
-    each chunk is counted by `take` (`BodyBudget.hold`) as it arrives."""
+    each chunk is counted by `take` (`BodyBudget.hold`) as it arrives.  415 for a body sent compressed (a
+    ``Content-Encoding`` but identity): the server decodes none (a gzip body was read as JSON: "malformed JSON:
+    'utf-8' codec can't decode byte 0x8b", or by /api/decode as a file of gzip bytes)."""
+    codings = [c.strip().lower() for value in request.headers.getlist("content-encoding") for c in value.split(",")]
+    coding = next((c for c in codings if c not in ("", "identity")), None)
+    if coding is not None:
+        raise ApiError(415, f"the request body is sent with Content-Encoding: {coding[:40]}: send it uncompressed "
+                            f"(the server decodes no Content-Encoding)")
     try:
         return await asyncio.wait_for(_receive_body(request, max_bytes, take), timeout or None)
     except asyncio.TimeoutError:
@@ -605,6 +612,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         response = api_error_response(exc)
         if exc.status == 503:  # (busy: a retry may succeed, after about this long)
             response.headers["Retry-After"] = str(scoring.retry_after())
+        if exc.status == 415:  # (RFC 9110 15.5.16: the content codings the server takes, none)
+            response.headers["Accept-Encoding"] = "identity"
         return response
 
     async def index(request: Request) -> Response:
