@@ -155,3 +155,55 @@ def test_a_body_sent_with_a_content_encoding_is_refused_naming_it(server):
     status, data, _ = _post(server, "/api/score", body, {"Content-Type": "application/json",
                                                          "Content-Encoding": "identity"})
     assert status == 200 and data["clean_text"] == "The council approved the budget on Tuesday.", data
+
+
+# -- a charset label holding a NUL --------------------------------------------------------------------------------
+
+NUL_LABELS = [(b'<meta charset="a\x00b">' + PAGE, None), (b'<?xml version="1.0" encoding="\x00"?>' + PAGE, None),
+              (PAGE, "text/html; charset=ut\x00f-8")]
+
+
+@pytest.mark.parametrize("body, content_type", NUL_LABELS)
+def test_a_charset_label_holding_a_nul_is_no_declaration(body, content_type):
+    """Python's codec lookup raises ValueError on a NUL ("embedded null character"), not LookupError."""
+    from plexity_plugins.extractors import decode_html
+
+    text, charset = decode_html(body, content_type)
+    assert charset == "utf-8" and ARTICLE in text
+
+
+def test_plexity_run_plexity_clean_and_scrapy_clean_a_page_whose_label_holds_a_nul(tmp_path):
+    """Before: plexity run's task failed (every document of its file lost, on each re-run), plexity clean skipped
+    the page as extraction_failed (ValueError: embedded null character), the Scrapy pipeline raised."""
+    (tmp_path / "in").mkdir()
+    records = [record_bytes("http://t/ok", PAGE), record_bytes("http://t/nul-header", PAGE,
+                                                                  content_type="text/html; charset=ut\x00f-8"),
+               record_bytes("http://t/nul-meta", b'<meta charset="a\x00b">' + PAGE, content_type="text/html")]
+    (tmp_path / "in" / "nul.warc.gz").write_bytes(b"".join(gzip.compress(r) for r in records))
+    (tmp_path / "in" / "nul.html").write_bytes(b'<meta charset="a\x00b">' + PAGE)
+    result = run_plexity("clean", "-o", str(tmp_path / "clean"), "--extractor", "tags", str(tmp_path / "in"),
+                         timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((tmp_path / "clean" / "plexity-stats.json").read_text())
+    assert (stats["documents"], stats["skip_reasons"]) == (4, {}), stats["skip_reasons"]
+    result = run_plexity("run", str(tmp_path / "in" / "*.warc.gz"), "-o", str(tmp_path / "run"), "--extractor", "tags",
+                         timeout=180)
+    assert result.returncode == 0 and "did not complete" not in result.stderr, result.stderr[-2000:]
+    from helpers import read_jsonl_dir
+
+    assert len(read_jsonl_dir(tmp_path / "run" / "documents")) == 3
+
+    import asyncio
+
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    pipeline = PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_THREADS": 0,
+                                                                                "PLEXITY_EXTRACTOR": "tags"}))
+    pipeline.open_spider()
+    try:
+        item = asyncio.run(pipeline.process_item({"html": PAGE, "encoding": "text/html; charset=\x00"}))
+    finally:
+        pipeline.close_spider()
+    assert item["text"].startswith("The council approved"), item
