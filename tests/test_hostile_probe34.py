@@ -207,3 +207,33 @@ def test_plexity_run_plexity_clean_and_scrapy_clean_a_page_whose_label_holds_a_n
     finally:
         pipeline.close_spider()
     assert item["text"].startswith("The council approved"), item
+
+
+# -- plexity serve: a request target in absolute form ---------------------------------------------------------------
+
+def _raw_request(url: str, request: bytes) -> tuple[int, dict]:
+    import socket
+
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_a_request_whose_target_is_a_whole_url_is_answered_as_the_path_it_names(server):
+    """RFC 9112 3.2.2: a server must accept the absolute form (``POST http://host:port/api/score``, as a client
+    sends through a proxy). Before: a 404, "not found: /http://127.0.0.1:PORT/api/score"."""
+    body = json.dumps({"text": "The council approved the budget on Tuesday."}).encode()
+    for target, host in ((f"{server}/api/score", "127.0.0.1"), (f"{server.upper()}/api/score?x=1", "elsewhere")):
+        status, data = _raw_request(server, f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json"
+                                            f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                                    + body)
+        assert status == 200 and data["clean_text"] == "The council approved the budget on Tuesday.", (target, data)
+    # (the host the target names is the one the Host check judges, against DNS rebinding)
+    status, data = _raw_request(server, b"GET http://evil.example/api/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                        b"Connection: close\r\n\r\n")
+    assert status == 400 and "invalid Host header 'evil.example'" in data["error"], data

@@ -45,6 +45,7 @@ import errno
 import itertools
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -157,6 +158,32 @@ class JSONTrustedHostMiddleware(TrustedHostMiddleware):
             host = Headers(scope=scope).get("host")
             await error_response(400, f"invalid Host header {host!r}: not a name this server answers to "
                                       f"(start it with --allowed-host to add one)")(scope, receive, send)
+
+
+_ABSOLUTE_FORM = re.compile(r"(?i)https?://([^/?#]*)(.*)", re.S)
+_ABSOLUTE_FORM_RAW = re.compile(rb"(?i)https?://[^/?#]*(.*)", re.S)
+
+
+class AbsoluteFormMiddleware:
+    """A request whose target is in absolute form (``POST http://127.0.0.1:8000/api/score HTTP/1.1``, as a client
+    sends through a proxy) is answered as the path it names: uvicorn gave the app the whole URL as the path, and
+    every such request was a 404 ("not found: /http://127.0.0.1:8000/api/score").  RFC 9112 3.2.2: a server must
+    accept the absolute form, and take the host the target names, not the Host header's (so the Host check, against
+    DNS rebinding, judges that host)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            found = _ABSOLUTE_FORM.fullmatch(scope["path"])
+            if found is not None:
+                authority, path = found.group(1).rpartition("@")[2], found.group(2) or "/"
+                raw = _ABSOLUTE_FORM_RAW.fullmatch(scope.get("raw_path") or b"")
+                scope = {**scope, "path": path, "raw_path": raw.group(1) or b"/" if raw else path.encode(),
+                         "headers": [(name, value) for name, value in scope["headers"] if name != b"host"]
+                         + [(b"host", authority.encode("latin-1", "replace"))]}
+        await self.app(scope, receive, send)
 
 
 class SecurityHeadersMiddleware:
@@ -699,7 +726,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         Route("/api/score", api_score, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    middleware = [Middleware(SecurityHeadersMiddleware)]
+    middleware = [Middleware(SecurityHeadersMiddleware), Middleware(AbsoluteFormMiddleware)]
     if allowed_hosts:
         middleware.append(Middleware(JSONTrustedHostMiddleware, allowed_hosts=allowed_hosts))
     @contextlib.asynccontextmanager
