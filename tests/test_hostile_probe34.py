@@ -91,6 +91,30 @@ def test_plexity_clean_and_plexity_run_read_such_pages_without_their_chunk_sizes
     assert len(texts) == len(uris) and all(t.startswith("The council") and "11f" not in t for t in texts), texts
 
 
+def _raw_response_record(uri: str, block: bytes) -> bytes:
+    """A response record whose HTTP block is `block` as it is (warcio would parse and rewrite its headers)."""
+    head = (f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:{abs(hash(uri)):032x}>\r\n"
+            f"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: {uri}\r\n"
+            f"Content-Type: application/http; msgtype=response\r\nContent-Length: {len(block)}\r\n\r\n")
+    return head.encode() + block + b"\r\n\r\n"
+
+
+def test_a_page_after_many_interim_responses_is_read_and_past_the_bound_is_a_named_skip():
+    """A page after nine ``102 Processing`` (a slow answer's keep-alives) was counted ``not_html``, the last interim
+    response taken for its headers; now up to 64 are read past, and more are ``too_large``, naming them."""
+    import io
+
+    from plexity_plugins.io.inputs import MAX_INTERIM_RESPONSES
+
+    final = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + PAGE
+    records = [_raw_response_record(f"http://t/interim-{n}", b"HTTP/1.1 102 Processing\r\n\r\n" * n + final)
+               for n in (1, 9, MAX_INTERIM_RESPONSES, MAX_INTERIM_RESPONSES + 1, 100_000)]
+    read = [(item.skip, item.detail, item.payload) for item in WarcFile(io.BytesIO(b"".join(records)))]
+    assert read[:3] == [(None, "", PAGE)] * 3, read[:3]
+    past = ("too_large", f"more than {MAX_INTERIM_RESPONSES} interim (1xx) responses before its final one", None)
+    assert read[3:] == [past, past], read[3:]
+
+
 # -- a select of many options, for the readers that parse with lexbor ------------------------------------------------
 
 def _select_page(options: int) -> str:

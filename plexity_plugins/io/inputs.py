@@ -1373,7 +1373,8 @@ _HEADER_FIELD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
 _CONTINUATION = re.compile(rb"[ \t]+[^<\s]")
 
 
-MAX_INTERIM_RESPONSES = 8  # 1xx responses before the final one (a server sends one or two)
+# 1xx responses before the final one (a server sends one or two; a 102 Processing each ~20 s of a slow answer)
+MAX_INTERIM_RESPONSES = 64
 
 
 def _is_interim(headers) -> bool:
@@ -1385,7 +1386,9 @@ def final_response_headers(headers, stream):
     """The headers of the final response after interim ones (``100 Continue``, ``103 Early Hints``),
     read from `stream` (the payload after `headers`), and the bytes of the header blocks read.
     Browsers skip 1xx responses; warcio took the first for the record's, and the page's own headers
-    for its payload (counted not_html).  At most `MAX_INTERIM_RESPONSES`, within `MAX_HEADER_BYTES`."""
+    for its payload (counted not_html).  At most `MAX_INTERIM_RESPONSES`, within `MAX_HEADER_BYTES`: past
+    either, `TooLarge` naming it (past the count, the last interim response was taken for the page's: a page
+    after nine ``102 Processing`` was counted not_html, no reason given)."""
     from warcio.statusandheaders import StatusAndHeadersParser
 
     lines = _HeaderLines(stream, "HTTP", keep=True)
@@ -1396,6 +1399,9 @@ def final_response_headers(headers, stream):
             headers = StatusAndHeadersParser([], verify=False).parse(lines)
         except EOFError:  # (nothing after it)
             break
+    else:
+        if _is_interim(headers):
+            raise TooLarge(f"more than {MAX_INTERIM_RESPONSES} interim (1xx) responses before its final one")
     return headers, b"".join(lines.lines)
 
 
