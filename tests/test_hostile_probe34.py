@@ -261,3 +261,14 @@ def test_a_request_whose_target_is_a_whole_url_is_answered_as_the_path_it_names(
     status, data = _raw_request(server, b"GET http://evil.example/api/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                         b"Connection: close\r\n\r\n")
     assert status == 400 and "invalid Host header 'evil.example'" in data["error"], data
+
+
+def test_a_number_of_thousands_of_digits_is_malformed_json_said_without_python_s_advice():
+    """Before: 400 "malformed JSON: Exceeds the limit (4300 digits) for integer string conversion: value has 5000
+    digits; use sys.set_int_max_str_digits() to increase the limit", advice for the server's Python, not its client."""
+    from plexity_plugins.errors import ApiError
+    from plexity_plugins.web.app import _parse_request
+
+    with pytest.raises(ApiError) as refused:
+        _parse_request(b'{"text": "a", "threshold": ' + b"9" * 5000 + b"}")
+    assert (refused.value.status, refused.value.message) == (400, "malformed JSON: a number of more than 4,300 digits")

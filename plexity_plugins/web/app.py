@@ -484,6 +484,9 @@ def _parse_request(body: bytes) -> dict:
     try:
         data = json.loads(body)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4,300 digits
+        if "integer string conversion" in str(exc):  # (Python's message told the client to call a Python function)
+            raise ApiError(400, f"malformed JSON: a number of more than {sys.get_int_max_str_digits():,} digits") \
+                from None
         raise ApiError(400, f"malformed JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "malformed JSON: nested too deeply") from None
