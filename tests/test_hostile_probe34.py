@@ -272,3 +272,33 @@ def test_a_number_of_thousands_of_digits_is_malformed_json_said_without_python_s
     with pytest.raises(ApiError) as refused:
         _parse_request(b'{"text": "a", "threshold": ' + b"9" * 5000 + b"}")
     assert (refused.value.status, refused.value.message) == (400, "malformed JSON: a number of more than 4,300 digits")
+
+
+# -- a text file in Latin-1 -----------------------------------------------------------------------------------------
+
+LATIN_TEXT = ("The council approved the budget for the new library on Tuesday, and the café across the street will "
+              "stay open.\nThe résumé of the mayor was read to the council on Tuesday before the vote on the budget.\n")
+
+
+def test_a_text_file_in_latin1_is_read_as_a_page_that_declares_nothing_is():
+    """Bytes that are not UTF-8 and read as Latin-script text are windows-1252, as `decode_html` reads an undeclared
+    page (rule 4). Before: UTF-8 with replacement, "caf\\ufffd" and "r\\ufffdsum\\ufffd" kept in the text."""
+    from plexity_plugins import PerplexityScorer
+    from plexity_plugins.scoring.scorer import sanitize
+
+    assert sanitize(LATIN_TEXT.encode("latin-1")) == (LATIN_TEXT, 0)
+    assert sanitize(LATIN_TEXT.encode("cp1252").replace(b"street", b"street \x93here\x94")) == (
+        LATIN_TEXT.replace("street", "street \u201chere\u201d"), 0)
+    stray = LATIN_TEXT.encode() + b"\xff"  # (UTF-8 with a stray byte stays UTF-8, the byte replaced and counted)
+    assert sanitize(stray) == (LATIN_TEXT + "\ufffd", 1)
+    cleaned = PerplexityScorer(method="region").clean(LATIN_TEXT.encode("latin-1"))
+    assert "café" in cleaned.text and "\ufffd" not in cleaned.text, cleaned.text
+
+
+def test_plexity_clean_writes_a_latin1_text_file_s_accented_letters(tmp_path):
+    (tmp_path / "notes.txt").write_bytes(LATIN_TEXT.encode("latin-1") * 5)
+    result = run_plexity("clean", "-o", str(tmp_path / "out"), str(tmp_path / "notes.txt"), timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["replaced_chars"] == 0 and stats["sentences_kept"] == 10, stats
+    assert (tmp_path / "out" / "notes.txt.txt").read_text(encoding="utf-8") == LATIN_TEXT * 5

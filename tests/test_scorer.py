@@ -212,7 +212,8 @@ def test_text_bytes_in_utf_16_and_32_are_decoded_by_their_bom_or_their_nul_patte
 
 
 def test_undecodable_bytes_are_replaced_and_counted_but_not_a_nul_run():
-    assert sanitize(b"abc\xff\xfe def") == ("abc\ufffd\ufffd def", 2)
+    assert sanitize("é abc".encode() + b"\xff\xfe def") == ("é abc\ufffd\ufffd def", 2)  # (UTF-8, stray bytes)
+    assert sanitize(b"\x81\x8d\x8f\x90\x9d") == ("\ufffd" * 5, 5)  # (no letters: UTF-8, not windows-1252)
     assert sanitize(b"\x00" * 20) == (" " * 20, 20)  # NULs: spaces, counted; not taken for UTF-16
 
 

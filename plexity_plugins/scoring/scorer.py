@@ -200,8 +200,9 @@ def passthrough_result(text: str, threshold: float | None, method: str, replaced
 def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
     """Text safe to split and score, and how many characters had to be replaced.
 
-    Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so (invalid sequences
-    become U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
+    Bytes are decoded as UTF-8, or as UTF-16/32 when `text_codec` finds so, or as windows-1252 when they are
+    not UTF-8 and read as a page that declares nothing is read (`io.decoding.unlabelled_encoding`: a Latin-1
+    text file's "café" was "caf\ufffd", and each of its sentences dropped) (invalid sequences become U+FFFD); NUL becomes a space (unless `keep_nul`: CCNet's normaliser deletes it),
     lone surrogates U+FFFD, and the line breaks str.splitlines knows besides \n and \r\n (a lone
     \r, U+2028 ...) \n, where a block ends (not with `keep_nul`); so a `str` input keeps its
     length and offsets.
@@ -213,6 +214,10 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
         try:
             text = raw.decode(codec)
         except UnicodeDecodeError:
+            if codec == "utf-8":  # (Latin-script bytes none of which forms a UTF-8 character: windows-1252, as a page)
+                from ..io.decoding import unlabelled_encoding
+
+                codec = unlabelled_encoding(raw)
             text = raw.decode(codec, "replace")
             replaced += text.count("\ufffd") - raw.decode(codec, "ignore").count("\ufffd")
     elif not isinstance(text, str):
