@@ -302,3 +302,23 @@ def test_plexity_clean_writes_a_latin1_text_file_s_accented_letters(tmp_path):
     stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
     assert stats["replaced_chars"] == 0 and stats["sentences_kept"] == 10, stats
     assert (tmp_path / "out" / "notes.txt.txt").read_text(encoding="utf-8") == LATIN_TEXT * 5
+
+
+def test_a_client_that_speaks_http2_from_its_first_byte_is_told_in_http2_to_use_http11(server):
+    """``curl --http2-prior-knowledge``: its preface was parsed as an HTTP/1.1 request and answered twice in HTTP/1.1
+    ("invalid Host header None", then a 400), bytes an HTTP/2 client cannot read ("Empty reply from server").  Now
+    the server's SETTINGS, then GOAWAY with HTTP_1_1_REQUIRED (RFC 9113), its debug data saying so, and the end."""
+    import socket
+    import struct
+
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    assert answer[:9] == b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # (SETTINGS, empty)
+    length, kind = struct.unpack(">I", b"\x00" + answer[9:12])[0], answer[12]
+    last_stream, error = struct.unpack(">II", answer[18:26])
+    assert (kind, last_stream, error, len(answer)) == (7, 0, 0xD, 18 + length)  # (GOAWAY, HTTP_1_1_REQUIRED)
+    assert answer[26:] == b"plexity serve speaks HTTP/1.1: send the request in HTTP/1.1"
