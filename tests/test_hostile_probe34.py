@@ -322,3 +322,33 @@ def test_a_client_that_speaks_http2_from_its_first_byte_is_told_in_http2_to_use_
     last_stream, error = struct.unpack(">II", answer[18:26])
     assert (kind, last_stream, error, len(answer)) == (7, 0, 0xD, 18 + length)  # (GOAWAY, HTTP_1_1_REQUIRED)
     assert answer[26:] == b"plexity serve speaks HTTP/1.1: send the request in HTTP/1.1"
+
+
+# -- the raw text of <noframes> and <noembed> -----------------------------------------------------------------------
+
+FALLBACK_PAGE = ("<html><body><p>{a}</p><{tag} class=old><p>Your browser does not support frames, <b>please</b> "
+                 "upgrade it now.</p></{tag}><p>The library will open in the spring, the mayor said.</p></body></html>")
+
+
+@pytest.mark.parametrize("extractor", ["dense", "fast", "auto", "tags", "trafilatura"])
+@pytest.mark.parametrize("tag", ["noframes", "NOEMBED"])
+def test_the_markup_in_a_noframes_or_noembed_is_not_written_as_text(extractor, tag):
+    """Their content is raw text to HTML's tokenizer, and no browser with frames (or the embed's plugin) shows it;
+    every reader that parses with lexbor or libxml2 wrote it as the page's text, tags and all ("<p>Your browser
+    does not support frames, <b>please</b> ...")."""
+    read = get_extractor(extractor)
+    text = read(FALLBACK_PAGE.format(a=ARTICLE, tag=tag))
+    assert "Your browser" not in text and "<b>" not in text, text
+    assert text == read(FALLBACK_PAGE.format(a=ARTICLE, tag=tag).replace(
+        "<p>Your browser does not support frames, <b>please</b> upgrade it now.</p>", "")), text
+
+
+def test_only_the_elements_the_tokenizer_reads_lose_their_text():
+    from plexity_plugins.extractors.markup import without_fallback
+
+    ordinary = "<p>No fallback here: nofr<i>ames</i>, &lt;noframes&gt;.</p>"
+    assert without_fallback(ordinary) is ordinary
+    quoted = ('<script>var s = "<noframes>x</noframes>";</script><!-- <noembed>y</noembed> -->'
+              '<textarea><noframes>z</textarea><p title="<noframes>">kept</p>')
+    assert without_fallback(quoted) is quoted
+    assert without_fallback("<NoFrames><p>a</p></noFRAMES><p>b</p><noembed>c") == "<NoFrames></noFRAMES><p>b</p><noembed>"
