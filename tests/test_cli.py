@@ -200,7 +200,8 @@ def test_the_summary_says_which_method_and_threshold_judged_text_files(tmp_path)
 
 
 def test_invalid_utf8_in_files_is_counted(tmp_path):
-    (tmp_path / "t.txt").write_bytes(b"The library opens in the spring. Caf\xe9 \xff open.\n")
+    # (UTF-8 text, "é", with stray bytes; bytes none of which forms UTF-8 are read as windows-1252: probe 34)
+    (tmp_path / "t.txt").write_bytes("The library opens in the spring. Café ".encode() + b"\xe9 \xff open.\n")
     plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
     assert json.loads((tmp_path / "out" / "plexity-stats.json").read_text())["replaced_chars"] == 2
 

@@ -501,7 +501,8 @@ def test_text_input_is_cleaned_without_extraction():
 
 
 def test_text_input_as_invalid_utf8_bytes_is_counted():
-    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + b"\ncaf\xe9 \xff"})
+    # (UTF-8 text, "é", with stray bytes; bytes none of which forms UTF-8 are read as windows-1252: probe 34)
+    item = run(make_pipeline(PLEXITY_INPUT_FORMAT="text"), {"html": TEXT.encode() + "\ncafé ".encode() + b"\xe9\xff"})
     assert item["plexity"]["plexity_replaced_chars"] == 2
 
 
