@@ -17,6 +17,14 @@ lexbor with them renamed (`markup.lexbor_options`; a select's text is read by ne
 JSON body) was read as JSON all the same, a 400 "malformed JSON: 'utf-8' codec can't decode byte 0x8b" that
 says nothing of the encoding (``/api/decode``: a 422, "the file is gzip").  Now it is a 415 that names the
 Content-Encoding and says to send the body uncompressed, with ``Accept-Encoding: identity`` (RFC 9110 15.5.16).
+A request target in absolute form (``POST http://127.0.0.1:8000/api/score``) was a 404; a client speaking HTTP/2 from
+its first byte got two HTTP/1.1 400s it cannot read; a JSON number of 5,000 digits a message telling the client to
+call ``sys.set_int_max_str_digits()``.
+
+Also: a charset label holding a NUL (``<meta charset="a\0b">``) made Python's codec lookup raise ValueError (a
+``plexity run`` task failed with its whole file); a page after nine interim ``102 Processing`` responses was
+``not_html``; a text file in Latin-1 was read as UTF-8, each accented letter U+FFFD; the raw markup of a
+``<noframes>`` or ``<noembed>`` was written as the page's text by the readers that parse with lexbor or libxml2.
 """
 
 from __future__ import annotations
