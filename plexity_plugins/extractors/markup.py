@@ -44,9 +44,11 @@ checked to both readers: it made four, 0.47 ms).
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ExtractionError
 from ..runtime import native
-from .nesting import RAW, _raw_end, attribute_end, tag_name
+from .nesting import RAW, _raw_end, _tag_end, attribute_end, tag_name
 
 # Attributes of one element kept for the third-party parsers: 5 times the most of any development page.
 MAX_ATTRIBUTES = 1_000
@@ -64,6 +66,13 @@ MAX_TAGS_TRAFILATURA = 100_000
 # (tags), trafilatura's trees ~300 MiB (2 s), with the most tags too ~150 MiB and ~420 MiB; past it they grow ~240
 # bytes (~600 in trafilatura) an attribute: 12,000 elements of 1,000 (36 MB) reached the 768 MiB ceiling in each.
 MAX_PAGE_ATTRIBUTES = 500_000
+# <option> start tags of a page past which lexbor is given them under another name (`lexbor_options`): 2.7 times the
+# most of any development page (1,854).  lexbor's tree builder looks at a <select>'s options before each one it adds:
+# its time is the square of one <select>'s options (at this bound, all in one select, dense takes 0.4 s; 20,000 took
+# it 6 to 10 s, 50,000, a 1 MB page, 46 s, past the 30 s time limit).
+MAX_OPTIONS = 5_000
+_OPTION_START = re.compile(r"<option(?=[\s/>])", re.I)
+_OPTION_TAG = re.compile(r"<(/?)option(?=[\s/>])", re.I)
 _SPACE = " \t\n\f\r"
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -165,11 +174,62 @@ def start_tags(html: str, limit: int = -1) -> int:
     return read_markup(html, -1, limit)[1]
 
 
+# Elements whose content HTML's tokenizer reads as raw text, shown by no browser (one with frames and plugins): the
+# markup of a page for a browser without frames, or without the plugin of an <embed>.  lexbor and libxml2 keep it as
+# the element's text, and every reader that hands a page to them wrote it as the page's: "<p>Your browser does not
+# support frames, <b>please</b> ..." in the output, tags and all.
+FALLBACK = frozenset(("noframes", "noembed"))
+_FALLBACK_TAG = re.compile(r"<no(?:frames|embed)(?=[\s/>])", re.I)
+
+
+def without_fallback(html: str) -> str:
+    """`html` without the raw text of its ``<noframes>`` and ``<noembed>`` elements (`FALLBACK`; their tags stay,
+    empty), found as HTML's tokenizer finds them (not in a comment, a script ...); `html` itself when it has none
+    (one search: ~0.5 ms of a 150 kB page, ~1 % of an extraction)."""
+    if _FALLBACK_TAG.search(html) is None:
+        return html
+    pieces: list[str] = []
+    n, copied, at = len(html), 0, 0
+    while True:
+        lt = html.find("<", at)
+        if lt < 0 or lt + 1 >= n:
+            break
+        first, end_of_name, closing = tag_name(html, lt)
+        if first < 0:
+            at = end_of_name
+            continue
+        at = _tag_end(html, end_of_name)[0]
+        if closing:
+            continue
+        name = html[first:end_of_name].translate(_LOWER)
+        if name in FALLBACK:
+            end = _raw_end(html, name, at)
+            pieces.append(html[copied:at])
+            copied = at = end
+        elif name in RAW:
+            at = n if name == "plaintext" else _raw_end(html, name, at)
+    if not pieces:
+        return html
+    pieces.append(html[copied:])
+    return "".join(pieces)
+
+
+def lexbor_options(page: str) -> str:
+    """`page` as lexbor may take it: the same ``str`` when it holds at most `MAX_OPTIONS` ``<option>`` start tags;
+    else each ``<option>`` and ``</option>`` tag renamed ``<x-option>``, a tag HTML's tree builder ignores inside a
+    ``<select>`` (an option's text stays, in its select; the readers that parse with lexbor, ``dense`` and ``fast``,
+    read no select's text).  The page of 50,000 options now takes ``dense`` 0.1 s."""
+    if len(_OPTION_START.findall(page)) <= MAX_OPTIONS:
+        return page
+    return _OPTION_TAG.sub(r"<\1x-option", page)
+
+
 def checked(html: str, reader: str, max_tags: int = MAX_TAGS) -> str:
-    """`html` as the parsers may take it (no tag with more than `MAX_ATTRIBUTES` attributes), from one pass over
+    """`html` as the parsers may take it (no tag with more than `MAX_ATTRIBUTES` attributes, no text in a ``<noframes>``
+    or ``<noembed>``: `without_fallback`), from one pass over
     its markup; `ExtractionError` naming the bound (and `reader`) if it holds more than `max_tags` start tags or
     more than `MAX_PAGE_ATTRIBUTES` attributes (those each tag keeps), before it is parsed."""
-    page, tags, attributes = read_markup(html, MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
+    page, tags, attributes = read_markup(without_fallback(html), MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
     others = "; another extractor (dense, fast) reads it" if max_tags < MAX_TAGS else ""
     if tags > max_tags:
         raise ExtractionError(f"the page has more than {max_tags:,} tags, past what {reader} reads{others}")

@@ -321,9 +321,13 @@ def depth_limit(page: str) -> int:
 
 
 def parse_checked_tree(page: str):
-    """`parse_tree` of a page `markup.checked` has given back."""
+    """`parse_tree` of a page `markup.checked` has given back (no more options than lexbor reads in time:
+    `markup.lexbor_options`)."""
     from resiliparse.parse.html import HTMLTree
 
+    from .markup import lexbor_options
+
+    page = lexbor_options(page)
     limit = depth_limit(page)
     too_deep = _TOO_DEEP if limit == MAX_DEPTH else ":root" + " > *" * limit
     # (the depth of the elements that hold others: what they hold, a line break or text, is one level more)

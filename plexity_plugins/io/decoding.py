@@ -114,7 +114,7 @@ def _whatwg_codec(label: str) -> str | None:
         return _WHATWG[label]
     try:
         label = _CODEC_LABELS.get(codecs.lookup(label).name, "")
-    except LookupError:
+    except (LookupError, ValueError):  # (ValueError: a NUL in the label, "a\x00b": no name a browser knows either)
         return None
     return _WHATWG.get(label)
 

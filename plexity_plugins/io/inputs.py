@@ -254,13 +254,23 @@ def _header(headers, name: str) -> str | None:
     return headers.get_header(name) if headers is not None else None
 
 
+# Fields whose value is a list (RFC 9110 5.3): sent more than once, they are one list, in the order sent.
+LIST_FIELDS = frozenset(("content-encoding", "transfer-encoding"))
+
+
 def header_fields(headers) -> dict[str, str]:
     """A header block's (warcio's StatusAndHeaders, or None) fields by lower-cased name, each its first value,
     as warcio's get_header answers: the names lowered once (each get_header lowers them all again: ~12 of
-    them a record, ~130 lower() a page)."""
+    them a record, ~130 lower() a page).  A field of `LIST_FIELDS` sent more than once is its values joined
+    by commas, as RFC 9110 combines them (``Transfer-Encoding: gzip`` then ``Transfer-Encoding: chunked`` is
+    ``gzip, chunked``: the first alone left the chunk sizes in the page's text)."""
     fields: dict[str, str] = {}
     for name, value in headers.headers if headers is not None else ():
-        fields.setdefault(name.lower(), value)
+        name = name.lower()
+        if name in fields and name in LIST_FIELDS:
+            fields[name] = f"{fields[name]}, {value}"
+        else:
+            fields.setdefault(name, value)
     return fields
 
 
@@ -1363,7 +1373,8 @@ _HEADER_FIELD = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
 _CONTINUATION = re.compile(rb"[ \t]+[^<\s]")
 
 
-MAX_INTERIM_RESPONSES = 8  # 1xx responses before the final one (a server sends one or two)
+# 1xx responses before the final one (a server sends one or two; a 102 Processing each ~20 s of a slow answer)
+MAX_INTERIM_RESPONSES = 64
 
 
 def _is_interim(headers) -> bool:
@@ -1375,7 +1386,9 @@ def final_response_headers(headers, stream):
     """The headers of the final response after interim ones (``100 Continue``, ``103 Early Hints``),
     read from `stream` (the payload after `headers`), and the bytes of the header blocks read.
     Browsers skip 1xx responses; warcio took the first for the record's, and the page's own headers
-    for its payload (counted not_html).  At most `MAX_INTERIM_RESPONSES`, within `MAX_HEADER_BYTES`."""
+    for its payload (counted not_html).  At most `MAX_INTERIM_RESPONSES`, within `MAX_HEADER_BYTES`: past
+    either, `TooLarge` naming it (past the count, the last interim response was taken for the page's: a page
+    after nine ``102 Processing`` was counted not_html, no reason given)."""
     from warcio.statusandheaders import StatusAndHeadersParser
 
     lines = _HeaderLines(stream, "HTTP", keep=True)
@@ -1386,6 +1399,9 @@ def final_response_headers(headers, stream):
             headers = StatusAndHeadersParser([], verify=False).parse(lines)
         except EOFError:  # (nothing after it)
             break
+    else:
+        if _is_interim(headers):
+            raise TooLarge(f"more than {MAX_INTERIM_RESPONSES} interim (1xx) responses before its final one")
     return headers, b"".join(lines.lines)
 
 

@@ -45,6 +45,7 @@ import errno
 import itertools
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -157,6 +158,32 @@ class JSONTrustedHostMiddleware(TrustedHostMiddleware):
             host = Headers(scope=scope).get("host")
             await error_response(400, f"invalid Host header {host!r}: not a name this server answers to "
                                       f"(start it with --allowed-host to add one)")(scope, receive, send)
+
+
+_ABSOLUTE_FORM = re.compile(r"(?i)https?://([^/?#]*)(.*)", re.S)
+_ABSOLUTE_FORM_RAW = re.compile(rb"(?i)https?://[^/?#]*(.*)", re.S)
+
+
+class AbsoluteFormMiddleware:
+    """A request whose target is in absolute form (``POST http://127.0.0.1:8000/api/score HTTP/1.1``, as a client
+    sends through a proxy) is answered as the path it names: uvicorn gave the app the whole URL as the path, and
+    every such request was a 404 ("not found: /http://127.0.0.1:8000/api/score").  RFC 9112 3.2.2: a server must
+    accept the absolute form, and take the host the target names, not the Host header's (so the Host check, against
+    DNS rebinding, judges that host)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            found = _ABSOLUTE_FORM.fullmatch(scope["path"])
+            if found is not None:
+                authority, path = found.group(1).rpartition("@")[2], found.group(2) or "/"
+                raw = _ABSOLUTE_FORM_RAW.fullmatch(scope.get("raw_path") or b"")
+                scope = {**scope, "path": path, "raw_path": raw.group(1) or b"/" if raw else path.encode(),
+                         "headers": [(name, value) for name, value in scope["headers"] if name != b"host"]
+                         + [(b"host", authority.encode("latin-1", "replace"))]}
+        await self.app(scope, receive, send)
 
 
 class SecurityHeadersMiddleware:
@@ -415,7 +442,14 @@ def _open_files() -> str:
 
 async def _read_body(request: Request, max_bytes: int, timeout: float | None = None, take=None) -> bytes:
     """The request's body: 413 past `max_bytes`, 408 when it has not all arrived within `timeout` seconds;
-    each chunk is counted by `take` (`BodyBudget.hold`) as it arrives."""
+    each chunk is counted by `take` (`BodyBudget.hold`) as it arrives.  415 for a body sent compressed (a
+    ``Content-Encoding`` but identity): the server decodes none (a gzip body was read as JSON: "malformed JSON:
+    'utf-8' codec can't decode byte 0x8b", or by /api/decode as a file of gzip bytes)."""
+    codings = [c.strip().lower() for value in request.headers.getlist("content-encoding") for c in value.split(",")]
+    coding = next((c for c in codings if c not in ("", "identity")), None)
+    if coding is not None:
+        raise ApiError(415, f"the request body is sent with Content-Encoding: {coding[:40]}: send it uncompressed "
+                            f"(the server decodes no Content-Encoding)")
     try:
         return await asyncio.wait_for(_receive_body(request, max_bytes, take), timeout or None)
     except asyncio.TimeoutError:
@@ -457,6 +491,9 @@ def _parse_request(body: bytes) -> dict:
     try:
         data = json.loads(body)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4,300 digits
+        if "integer string conversion" in str(exc):  # (Python's message told the client to call a Python function)
+            raise ApiError(400, f"malformed JSON: a number of more than {sys.get_int_max_str_digits():,} digits") \
+                from None
         raise ApiError(400, f"malformed JSON: {exc}") from None
     except RecursionError:
         raise ApiError(400, "malformed JSON: nested too deeply") from None
@@ -612,6 +649,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         response = api_error_response(exc)
         if exc.status == 503:  # (busy: a retry may succeed, after about this long)
             response.headers["Retry-After"] = str(scoring.retry_after())
+        if exc.status == 415:  # (RFC 9110 15.5.16: the content codings the server takes, none)
+            response.headers["Accept-Encoding"] = "identity"
         return response
 
     async def index(request: Request) -> Response:
@@ -697,7 +736,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         Route("/api/score", api_score, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    middleware = [Middleware(SecurityHeadersMiddleware)]
+    middleware = [Middleware(SecurityHeadersMiddleware), Middleware(AbsoluteFormMiddleware)]
     if allowed_hosts:
         middleware.append(Middleware(JSONTrustedHostMiddleware, allowed_hosts=allowed_hosts))
     @contextlib.asynccontextmanager

@@ -50,6 +50,18 @@ LINGER_MOST_SECONDS = 30.0
 LINGER_BYTES = 64 * 2**20
 
 
+# A client that speaks HTTP/2 from its first byte (``curl --http2-prior-knowledge``, gRPC-style clients) sends this
+# preface; it is answered in HTTP/2 as RFC 9113 has a server that needs HTTP/1.1 answer: its SETTINGS, then GOAWAY
+# with HTTP_1_1_REQUIRED (0xd), which a client such as curl takes to retry in HTTP/1.1.  (It was parsed as an
+# HTTP/1.1 request and answered twice in HTTP/1.1, "invalid Host header None", then a 400: curl said "Empty reply
+# from server".)
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_H2_DEBUG = b"plexity serve speaks HTTP/1.1: send the request in HTTP/1.1"
+H2_REFUSAL = (b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # SETTINGS, none
+              + struct.pack(">I", 8 + len(_H2_DEBUG))[1:] + b"\x07\x00\x00\x00\x00\x00"  # GOAWAY on stream 0
+              + struct.pack(">II", 0, 0xD) + _H2_DEBUG)
+
+
 def _unsent(transport) -> int:
     """Bytes of an answer still in the kernel's send queue (Linux's SIOCOUTQ; 0 elsewhere): a slow
     reader takes them first, before the server's own buffer goes down, so its progress shows here."""
@@ -101,6 +113,11 @@ def protocol_class(header_timeout: float | None, max_bytes: int) -> type[H11Prot
                     self.transport.close()
                 return
             waiting = self.cycle is None or self.cycle.response_complete  # (no request being answered)
+            if waiting and not self._received and data.startswith(H2_PREFACE[:16]):  # (HTTP/2 from the start)
+                self._disarm()
+                self.transport.write(H2_REFUSAL)
+                self.transport.close()
+                return
             if waiting:
                 self._arm()
                 self._received = True
