@@ -89,6 +89,10 @@ def test_a_language_maps_pipeline_re_run_after_a_model_was_calibrated_again_stop
     step, first = executor()
     assert step.name.endswith("[en=news,fr=en-default, sentences, threshold en=500,fr=1692.4]")
     first.run()
+    # (and `plexity report` of the run shows them: its threshold was "?")
+    reported = plexity("report", tmp_path / "logs", "-o", tmp_path / "report.html")
+    assert reported.returncode == 0, reported.stderr
+    assert '<b id="threshold">en 500, fr 1692.4</b>' in (tmp_path / "report.html").read_text()
     set_threshold(model_dir / "news", 120.0)  # (as `plexity calibrate --model news ... --write` does)
     with pytest.raises(SettingsChanged, match=r"\(threshold en: 500 -> 120\)"):
         executor()[1].run()

@@ -56,6 +56,15 @@ class ReportData:
         return float(value) if value else None
 
 
+def _threshold_shown(threshold: float | None, thresholds) -> str:
+    """The run's threshold, or a language map's each language's (``en 500, fr 1692.4``: it was "?"), or "?"."""
+    if threshold:
+        return f"{threshold:g}"
+    if isinstance(thresholds, dict) and thresholds:
+        return ", ".join(f"{language} {value:g}" for language, value in thresholds.items())
+    return "?"
+
+
 # -- reading -------------------------------------------------------------------------------
 
 def _written(path: Path) -> str:
@@ -347,7 +356,7 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
         f"<style>{CSS}</style></head><body>",
         "<h1>plexity report</h1>",
         f'<p class="meta">{_e(data.source)} · model <b>{_e(s.get("model", "?"))}</b> · threshold '
-        f'<b id="threshold">{_e(f"{threshold:g}" if threshold else "?")}</b> · extractor '
+        f'<b id="threshold">{_e(_threshold_shown(threshold, s.get("thresholds")))}</b> · extractor '
         f'{_e(s.get("extractor") or "?")}{method}{" · annotate" if s.get("annotate") else ""} · generated {generated}</p>',
     ]
     if s.get("format"):

@@ -128,7 +128,10 @@ def _run_settings(folder: Path) -> dict:
             model, threshold = step.get("model"), step.get("threshold")
             if isinstance(model, dict):  # a language -> model map
                 model = ", ".join(f"{language} {name}" for language, name in model.items())
-            if not isinstance(threshold, (int, float)) or threshold != threshold:  # (a map's: each language's own,
-                threshold = None  # recorded as a dict, or as NaN before each was recorded)
+            if isinstance(threshold, dict):  # (a map's: each language's own)
+                settings["thresholds"] = {str(language): value for language, value in threshold.items()
+                                          if isinstance(value, (int, float))}
+            if not isinstance(threshold, (int, float)) or threshold != threshold:  # (or NaN, a map's before each
+                threshold = None  # language's was recorded)
             settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"), threshold=threshold)
     return settings
