@@ -625,7 +625,7 @@ def test_plexity_run_counts_a_page_past_the_bounds_and_its_summary_says_so(tmp_p
     assert reader["documents"] == extractor["total"] == 2
     assert extractor["clean_error"] == 1 and extractor["forwarded"] == filt["total"] == 1
     assert "more than 50,000 blocks" in done.stderr  # (the task's log)
-    assert "extraction: 1 with text, lost: {'clean_error': 1}" in done.stdout
+    assert "extraction: 1 with text, lost: clean_error 1" in done.stdout
 
 
 def test_plexity_run_and_plexity_clean_read_with_learned_by_default(tmp_path):

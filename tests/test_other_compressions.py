@@ -106,7 +106,7 @@ def test_plexity_run_says_the_same_and_the_conversion_it_gives_makes_the_file_re
     shutil.copy(SAMPLE, tmp_path / "in" / "other.warc.gz")
     run = run_plexity("run", str(tmp_path / "in"), "--output-dir", str(tmp_path / "run"), "--workers", "1")
     assert run.returncode == 0, run.stderr
-    assert "files not read: 1 {'unsupported_compression': 1}" in run.stdout
+    assert "files not read: 1 (unsupported_compression 1)" in run.stdout
     reader, _, _ = run_step_stats(tmp_path / "run", "learned")
     assert (reader["input_files"], reader["unsupported_compression"]) == (2, 1) and "corrupt_files" not in reader
 

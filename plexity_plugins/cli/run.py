@@ -338,8 +338,8 @@ def summary(merged: list | None, annotate: bool = False) -> str:
     sentences = (f"sentences {c.get('sentences_dropped', 0)} marked to drop, none removed (--annotate)" if annotate
                  else f"sentences {c.get('sentences_kept', 0)} kept / {c.get('sentences_dropped', 0)} dropped")
     return (f"{c.get('records', 0)} WARC records read, {documents} "
-            f"(skipped: {c.get('skip_reasons') or 'none'}; corrupt files: {sum(damaged.values())}{_either(damaged)}"
-            f"{'; files not read: %d %s' % (unread, c['file_skip_reasons']) if unread else ''}"
+            f"(skipped: {_counts(c.get('skip_reasons'))}; corrupt files: {sum(damaged.values())}{_either(damaged)}"
+            f"{'; files not read: %d%s' % (unread, _either(c.get('file_skip_reasons'))) if unread else ''}"
             f"{'; recovered after damage: %d' % c['records_recovered'] if c.get('records_recovered') else ''}"
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
             f"{_extraction(c)}; "
@@ -354,7 +354,7 @@ def _extraction(c: dict) -> str:
     if "documents_extracted" not in c and c.get("documents_looks_like_html"):
         return (f"extraction: none (--extractor none): {c['documents_looks_like_html']} HTML pages cleaned as text, "
                 f"markup and all")
-    return f"extraction: {c.get('documents_extracted', 0)} with text, lost: {c.get('lost_reasons') or 'none'}"
+    return f"extraction: {c.get('documents_extracted', 0)} with text, lost: {_counts(c.get('lost_reasons'))}"
 
 
 def nothing_read(merged: list) -> bool:
@@ -364,9 +364,15 @@ def nothing_read(merged: list) -> bool:
     return run_counts(merged).get("records", 0) == 0
 
 
+def _counts(counts: dict | None) -> str:
+    """Counts by reason as a summary line says them, ``not_html 3, too_large 1`` (Python's dict, ``{'not_html':
+    3, ...}``, was printed as it is), or ``none``."""
+    return ", ".join(f"{reason} {count:,}" for reason, count in counts.items()) if counts else "none"
+
+
 def _either(counts: dict | None) -> str:
-    """The counts after a space where there are any, else nothing (no stray space)."""
-    return f" {counts}" if counts else ""
+    """The counts in brackets after a space where there are any, else nothing (no stray space)."""
+    return f" ({_counts(counts)})" if counts else ""
 
 
 SQUEUE_PATIENCE = 600.0  # seconds squeue may fail in a row (a controller restarting) before --wait gives up
