@@ -169,9 +169,10 @@ def test_the_report_of_plexity_run_shows_what_the_run_counted_and_its_settings(p
     page = (out / "report.html").read_text()
     reader, extractor, filt = run_step_stats(out)
     counts = dict(re.findall(r'<tr data-count="(\w+)"><td>[^<]*</td><td class="n">([^<]*)<', page))
-    skipped = ", ".join(f"{k[len('skipped_'):]} {v:,}" for k, v in reader.items() if k.startswith("skipped_")) or "none"
+    skipped = {k[len("skipped_"):]: v for k, v in reader.items() if k.startswith("skipped_")}
+    said = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items()) or "none"
     # the summary the run printed
-    assert (f"{reader['records']} WARC records read, {reader['documents']} HTML documents (skipped: {skipped}; "
+    assert (f"{reader['records']} WARC records read, {reader['documents']} HTML documents (skipped: {said}; "
             f"corrupt files: 1 (not_a_warc 1)); extraction: {extractor['forwarded']} with text") in printed
     assert f"filter: {filt['total']} in, {filt['forwarded']} kept, {filt.get('dropped', 0)} dropped" in printed
     # the report: the same counts (notes.txt has no WARC name: two files, bad.warc damaged)
