@@ -339,8 +339,8 @@ class PerplexityFilterPipeline:
         """What this crawl's items are cleaned with, as a crawl resumed from its JOBDIR records and compares it
         (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
         decides an item's text or verdict."""
-        return {**model_settings(self.scorer), "method": self.scorer.method, "threshold": threshold_setting(self.scorer),
-                "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
+        return {**model_settings(self.scorer), "method": self.scorer.method,
+                "threshold": threshold_setting(self.scorer), "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
                 "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,
