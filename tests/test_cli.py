@@ -190,12 +190,15 @@ def test_text_files_get_the_method_for_unextracted_text(tmp_path):
 
 
 def test_the_summary_says_which_method_and_threshold_judged_text_files(tmp_path):
-    # The line's "method trim, threshold ..." is the HTML's; a text file's document was judged by
-    # its own method and threshold, and the summary says so.
+    # The "method trim, threshold ..., extractor learned" of pages is not what judged a text file's document: its
+    # own method and threshold did, and the summary says so. A run of text files alone named the pages' settings
+    # too, an extractor that read nothing among them; it names what judged its documents only.
     (tmp_path / "t.txt").write_text("The library opens in the spring.\nShare on Facebook\n")
     proc = plexity("clean", tmp_path / "t.txt", "--output-dir", tmp_path / "out", "-q")
     stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
-    assert f"1 from text files: not extracted, method region, threshold {stats['text_threshold']:g}" in proc.stdout
+    assert (f"(model en-default; 1 from text files: not extracted, method region, "
+            f"threshold {stats['text_threshold']:g})") in proc.stdout
+    assert "extractor" not in proc.stdout and "trim" not in proc.stdout
     assert stats["text_threshold"] != stats["threshold"]
 
 

@@ -221,9 +221,18 @@ class RunStats:
             f"{_reasons(self.empty_reasons)}, "
             f"{self.documents_passthrough} passed through unfiltered), "
             f"{sentences} sentences: {self._sentences(share)}, {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
-            f"{self.seconds:.1f} s (model {self.model}, method {self.method}, threshold {_threshold(self.threshold)}, "
-            f"extractor {self.extractor}{self._not_extracted()})"
+            f"{self.seconds:.1f} s ({self._settings()}{self._not_extracted()})"
         )
+
+    def _settings(self) -> str:
+        """The model, and the method, threshold and extractor where a document met them: a run of text files alone
+        named an extractor that read nothing and the method for pages beside the text files' own."""
+        not_extracted = self.documents_text + self.documents_page_text + self.documents_cleaned_text
+        extracted = self.documents - not_extracted or not self.documents
+        settings = f"model {self.model}"
+        if extracted or self.documents_cleaned_text:  # (a cleaned WARC's text is judged by the line's method)
+            settings += f", method {self.method}, threshold {_threshold(self.threshold)}"
+        return settings + (f", extractor {self.extractor}" if extracted else "")
 
     def _sentences(self, share: float) -> str:
         """What became of the sentences: kept and dropped, or (--annotate) all kept, some marked."""
