@@ -115,19 +115,6 @@ def test_models_lists_the_embedded_model_and_the_paper_names(model_dir):
     assert plexity("models", "list", env={"PLEXITY_MODEL_DIR": str(model_dir)}).stdout == out
 
 
-def test_a_model_folder_bearing_the_embedded_model_s_name_is_not_listed_as_a_second_one(model_dir, caplog):
-    """A copy of `en-default` in the model directory (to calibrate it, say) was listed as a second `en-default`,
-    while that name finds the embedded model: the copy answers to its path alone, and a warning says so."""
-    from conftest import build_tiny_model
-    from plexity_plugins.scoring.models import list_models, resolve
-
-    build_tiny_model(model_dir / "en-default", name="en-default")
-    build_tiny_model(model_dir / "mine", name="mine")
-    assert [info.name for info in list_models()] == ["en-default", "mine"]
-    assert "the name en-default is the embedded model's (rename the folder, or give its path" in caplog.text
-    assert resolve("en-default").path != resolve(str(model_dir / "en-default")).path
-
-
 def test_unknown_model_is_a_clear_error_not_a_traceback():
     proc = plexity("score", "--model", "no-such-model", "text", check=False)
     assert proc.returncode == 2

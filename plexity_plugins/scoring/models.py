@@ -268,12 +268,6 @@ def list_models() -> list[ModelInfo]:
         # until the next train of that name, were "skipping ...: holds no model file" on every listing of the models,
         # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
         for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if base != EMBEDDED_DIR and (EMBEDDED_DIR / directory.name).is_dir():
-                # (a copy of `en-default` in the model directory was listed as a second `en-default`, while that
-                # name, as `resolve` reads it, finds the embedded model: the copy answers to its path alone)
-                logger.warning("not listing %s: the name %s is the embedded model's (rename the folder, or give its "
-                               "path as the model)", directory, directory.name)
-                continue
             try:
                 found.append(_named_by_folder(directory))
             except ModelError as exc:
