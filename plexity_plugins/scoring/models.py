@@ -129,13 +129,80 @@ def _model_file_in(directory: Path) -> Path | None:
     return None
 
 
+MAX_METADATA_BYTES = 16 << 20  # a model.json is a few kB (the embedded model's: 3 kB)
+
+_PERPLEXITY_KEYS = ("threshold", "threshold_extracted", "document_threshold")
+_COUNT_KEYS = ("order", "tokens", "vocab_size")
+_TEXT_KEYS = ("licence", "attribution", "description", "threshold_procedure")
+_NAME_KEYS = ("tokenizer_version", "language", "sp_model")  # a str, or null
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:  # (json.loads keeps the last silently: a card edited by hand had two thresholds)
+            raise ValueError(f"the key {key!r} is given twice")
+        seen[key] = value
+    return seen
+
+
+def _card_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a model.json's values, or None.  (Each was taken as it was: a threshold "500" or [500]
+    ended `plexity score` and `clean` in a TypeError traceback, true was a threshold of 1.0, an order "3" was
+    "has order 3 but its metadata says 3", a language 5 or a build [] a traceback in the language gate or in
+    `plexity models`, a misspelt "treshold" was ignored and the model's default used in its place.)"""
+    import difflib
+    import math
+    import numbers
+
+    def number(value) -> bool:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    if not isinstance(data.get("name"), str) or not data["name"].strip():
+        return f"'name' is {data.get('name')!r}, not a name (a non-empty string)"
+    for key in _PERPLEXITY_KEYS:
+        value = data.get(key)
+        if value is not None and not (number(value) and math.isfinite(value) and value > 0):
+            return f"{key!r} is {value!r}: a positive perplexity (a number, not in quotes), or null for none"
+    for key in _COUNT_KEYS:
+        value = data.get(key)
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (key == "order")):
+            least = "1" if key == "order" else "0"
+            return f"{key!r} is {value!r}: a whole number of {least} or more (not in quotes), or null"
+    for key in _NAME_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} is {value!r}: a string, or null"
+    for key in _TEXT_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} is {value!r}: a string"
+    if data.get("build") is not None and not isinstance(data["build"], dict):
+        return f"'build' is {data['build']!r}: an object"
+    known = [f.name for f in fields(ModelInfo) if f.name != "path"]
+    for key in data:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.8) if key not in known else []
+        if close:  # (a key of a newer version, no near miss of a known one, is left alone)
+            return f"it has {key!r}, which is no key of a model's metadata: did you mean {close[0]!r}?"
+    return None
+
+
 def _load_metadata(json_path: Path, model_path: Path) -> ModelInfo:
     try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
+        size = json_path.stat().st_size
+        if size > MAX_METADATA_BYTES:  # (read whole into memory, as every listing of the models reads each one)
+            raise ModelError(f"model metadata {json_path} is {size:,} bytes, not a model's metadata (a few kB): "
+                             f"it is read whole by every command that lists or loads models")
+        data = json.loads(json_path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read model metadata {json_path}: {exc}") from exc
     if not isinstance(data, dict) or "name" not in data:
         raise ModelError(f"model metadata {json_path} is not a JSON object with a 'name'")
+    problem = _card_problem(data)
+    if problem:
+        raise ModelError(f"model metadata {json_path}: {problem}")
+    data = {**data, **{key: "" for key in _TEXT_KEYS if data.get(key, "") is None},
+            "build": data.get("build") or {}}
     return ModelInfo.from_dict(data, model_path)
 
 
