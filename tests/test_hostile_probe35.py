@@ -18,7 +18,7 @@ import shutil
 import pytest
 
 from helpers import run_plexity
-from plexity_plugins.errors import ModelError
+from plexity_plugins.errors import CorpusError, ModelError
 from plexity_plugins.scoring.models import list_models, resolve
 
 
@@ -93,3 +93,84 @@ def test_plexity_score_and_models_say_a_broken_card_in_one_line(tiny_model, mode
     assert f"skipping {model_dir / 'listed'}: model metadata {model_dir / 'listed' / 'model.json'}: 'build' is []" \
         in models.stderr
     assert [info.name for info in list_models()][1:] == ["fine"]
+
+
+# -- training corpora and calibration samples: what their bytes are ------------------------------------------------
+
+NEWS = ("The council approved the budget for the new library. The library opens in the spring.\n"
+        "Residents asked the council about the new road. The mayor said the road would be finished soon.\n") * 3
+
+
+def _sentences(path) -> list[str]:
+    from plexity_plugins.training.corpora import TextReader
+
+    return [sentence for document in TextReader([path]) for sentence in document.sentences]
+
+
+def test_a_corpus_compressed_otherwise_or_named_for_another_compression_is_read_by_its_bytes(tmp_path):
+    """A .txt.bz2 or .txt.xz was "not UTF-8 at line 1, byte 11 ...: convert it first, e.g. from windows-1252
+    (Latin-1)", a gzip file named .txt the same, and a plain file named .txt.gz "Not a gzipped file": now each is
+    read as its first bytes say, by `plexity train --corpus text` and by `plexity calibrate` alike."""
+    import bz2
+    import gzip
+    import lzma
+
+    from plexity_plugins.training.thresholds import read_sample_lines
+
+    expected = _sentences(_write(tmp_path / "plain.txt", NEWS.encode()))
+    for name, data in [("news.txt.bz2", bz2.compress(NEWS.encode())), ("news.txt.xz", lzma.compress(NEWS.encode())),
+                       ("gzip-named.txt", gzip.compress(NEWS.encode())), ("plain-named.txt.gz", NEWS.encode())]:
+        path = _write(tmp_path / name, data)
+        assert _sentences(path) == expected, name
+        assert read_sample_lines(path) == NEWS.strip().splitlines(), name
+    # a Latin-1 file inside an xz one: the line that converts it decompresses it first
+    latin = _write(tmp_path / "old.txt.xz", lzma.compress("Le caf\xe9 ouvre.\n".encode("latin-1")))
+    with pytest.raises(CorpusError) as caught:
+        list(_sentences(latin))
+    assert str(caught.value).endswith(f"convert it first, e.g. from windows-1252 (Latin-1): xz -dc {latin} | iconv -f "
+                                      f"windows-1252 -t utf-8 > old.utf8.txt; or give --skip-bad-files to leave the "
+                                      f"file out")
+
+
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("name, data, said", [
+    ("windows.txt", NEWS.encode("utf-16-le"),
+     "UTF-16LE, not UTF-8: convert it first, iconv -f UTF-16LE -t UTF-8 {path} > windows.utf8.txt"),
+    ("bom.txt", NEWS.encode("utf-16"), "UTF-16LE, not UTF-8: convert it first, iconv -f UTF-16LE -t UTF-8 {path} > "
+                                       "bom.utf8.txt"),
+    ("big.txt.gz", __import__("gzip").compress(NEWS.encode("utf-16-be")),
+     "UTF-16BE, not UTF-8: convert it first, gzip -dc {path} | iconv -f UTF-16BE -t UTF-8 > big.utf8.txt"),
+    ("paper.txt", b"%PDF-1.7\n" + NEWS.encode(), "a PDF file, not text: give UTF-8 text, one document or sentence a line"),
+    ("noise.txt", bytes(range(256)) * 8, "binary data (NUL and control bytes), not text: give UTF-8 text, one document "
+                                         "or sentence a line"),
+])
+def test_a_corpus_file_that_is_no_utf8_text_is_named_for_what_it_is(tmp_path, name, data, said):
+    """UTF-16 text without a byte order mark (a Windows "Unicode" text file) was trained on as it came: every
+    character a word and NUL (26,762 tokens, a vocabulary of 26, for 3,163 words), the model installed and given a
+    threshold without a word; with a mark, or a PDF or binary file, it was "not UTF-8 ... convert it first, e.g. from
+    windows-1252 (Latin-1)", a conversion that makes it no better.  Now each is named for what it is, with the line
+    that converts it where one does."""
+    from plexity_plugins.training.thresholds import read_sample_lines
+
+    path = _write(tmp_path / name, data)
+    with pytest.raises(CorpusError) as caught:
+        _sentences(path)
+    assert str(caught.value) == f"{path}: " + said.format(path=path)
+    with pytest.raises(CorpusError) as caught:  # (calibration's samples: the same rule)
+        read_sample_lines(path)
+    assert str(caught.value) == f"{path}: " + said.format(path=path)
+
+
+def test_plexity_train_of_utf16_text_stops_in_one_line_and_installs_nothing(tmp_path):
+    corpus = _write(tmp_path / "windows.txt", NEWS.encode("utf-16-le"))
+    result = run_plexity("train", "--corpus", "text", "--order", "3", "--name", "news", "--output-dir",
+                         str(tmp_path / "models"), str(corpus), timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1:] == [f"plexity train: error: {corpus}: UTF-16LE, not UTF-8: convert it "
+                                               f"first, iconv -f UTF-16LE -t UTF-8 {corpus} > windows.utf8.txt"]
+    assert "Traceback" not in result.stderr and "installed" not in result.stdout
+    assert not (tmp_path / "models" / "news").exists()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import gzip
 import json
 import logging
 import math
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
-from .corpora import TextReader, input_paths, not_plain_text
+from .corpora import READ_ERRORS, TextReader, input_paths, not_plain_text, open_corpus_bytes
 from ..errors import CorpusError, ModelError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -180,9 +179,10 @@ class Calibration:
 def read_sample_lines(path: Path) -> list[str]:
     """Non-blank lines of a text file (lines starting with '#' are comments, as in
     scripts/default_model/boilerplate.txt)."""
-    try:  # (gzipped as `plexity train` reads text: heldout.txt.gz)
-        data = gzip.decompress(Path(path).read_bytes()) if Path(path).name.endswith(".gz") else Path(path).read_bytes()
-    except (OSError, EOFError, zlib.error) as exc:  # (gzip: EOFError on a truncated file)
+    try:  # (compressed as `plexity train` reads text, by its bytes: heldout.txt.gz, .bz2, .xz)
+        with open_corpus_bytes(Path(path)) as f:
+            data = f.read()
+    except READ_ERRORS as exc:
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
     kind = not_plain_text(data.split(b"\n", 1)[0].decode("utf-8", "replace"), Path(path))
     if kind:  # (its records would be scored as clean sentences, headers and field names and all)
