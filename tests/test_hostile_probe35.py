@@ -200,3 +200,25 @@ def test_a_corpus_without_a_line_break_is_read_in_pieces_of_bounded_size_no_word
     assert keys[0] == ("mixed.txt:1", "short ") and keys[-2:] == [("mixed.txt:3", "third."), ("mixed.txt:4", "fourth")]
     assert [k for k, _ in keys[1:-2]] == ["mixed.txt:2", "mixed.txt:2#1", "mixed.txt:2#2"]
 
+
+@pytest.mark.parametrize("name, said", [
+    ("news\nde", "invalid model name 'news\\nde': use letters, digits, '-', '_' or '.'"),
+    ("news\x1b[2J", "invalid model name 'news\\x1b[2J': use letters, digits, '-', '_' or '.'"),
+    ("n" * 300, "model name of 300 bytes: a name is 200 bytes at most (it names the model's folder)"),
+])
+def test_a_model_name_that_cannot_name_a_folder_in_one_line_is_refused_before_the_corpus_is_read(tmp_path, name, said):
+    """`plexity train --name $'news\\nde'` (or with an ESC) installed a folder of that name, the summary's lines
+    broken by it or the terminal's screen cleared; a name of 300 letters stopped at the end of the run as
+    "[Errno 36] File name too long".  Now `plexity train` and `plexity models import` refuse it first."""
+    from plexity_plugins.errors import TrainError
+    from plexity_plugins.training import ModelTrainer
+    from plexity_plugins.training.model_import import import_model
+
+    corpus = _write(tmp_path / "news.txt", NEWS.encode())
+    with pytest.raises(TrainError) as caught:
+        ModelTrainer("text", corpus, name, 3, output_dir=tmp_path / "models")
+    assert str(caught.value) == said
+    with pytest.raises(TrainError) as caught:
+        import_model(name, tmp_path / "none.bin", "plexity-tok-1", output_dir=tmp_path / "models")
+    assert str(caught.value) == said
+    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
