@@ -222,3 +222,29 @@ def test_a_model_name_that_cannot_name_a_folder_in_one_line_is_refused_before_th
         import_model(name, tmp_path / "none.bin", "plexity-tok-1", output_dir=tmp_path / "models")
     assert str(caught.value) == said
     assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
+
+
+# -- calibration samples --------------------------------------------------------------------------------------------
+
+def test_a_threshold_from_sentences_of_one_perplexity_keeps_them(tmp_path, tiny_model, capsys):
+    """300 clean sentences the model scores alike (the same sentence with another number: its digits are one
+    token): statistics.quantiles put their 99th percentile 1 ulp below their perplexity (6.569898428659912 of
+    ...913), and `plexity calibrate` suggested a threshold that "keeps 0.0% of the clean sentences", which --write
+    would have made the model's default.  So too wherever the percentile fell among tied perplexities: every one of
+    them above the threshold.  Now a cut between two equal values is that value (`thresholds.percentile_cuts`), as
+    for `plexity train`'s held-out sentences."""
+    from plexity_plugins.cli import main
+    from plexity_plugins.training.thresholds import percentile_threshold
+
+    value = 6.569898428659913
+    assert percentile_threshold([value] * 300, 99) >= value
+    assert percentile_threshold([value] * 300, 99.9) >= value
+    tied_top = [1.0 + i / 1000 for i in range(250)] + [value] * 50  # (the 99th percentile among the 50 tied)
+    assert sum(p <= percentile_threshold(tied_top, 99) for p in tied_top) == 300
+    sample = _write(tmp_path / "clean.txt", "".join(f"The council approved the budget number {i} for the new "
+                                                    f"library.\n" for i in range(300)).encode())
+    assert main(["calibrate", "--model", str(tiny_model), str(sample)]) == 0
+    out = capsys.readouterr().out
+    assert "(99th percentile of the clean sentences): keeps 100.0% of the clean sentences" in out
+    assert "(99.9th percentile): keeps 100.0% of the clean sentences" in out
+
