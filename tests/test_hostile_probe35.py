@@ -248,3 +248,23 @@ def test_a_threshold_from_sentences_of_one_perplexity_keeps_them(tmp_path, tiny_
     assert "(99th percentile of the clean sentences): keeps 100.0% of the clean sentences" in out
     assert "(99.9th percentile): keeps 100.0% of the clean sentences" in out
 
+
+def test_a_model_folder_that_is_a_link_leading_nowhere_is_named_for_what_it_is(tiny_model, model_dir):
+    """A link in $PLEXITY_MODEL_DIR that is a loop (news -> news-v2 -> news) or whose target was removed: `--model
+    news` was "unknown model 'news': not a file or directory, and not installed in ..." while `ls` shows it there,
+    and `plexity models` left it out without a word.  Now both say it is a link, to what, and why it leads nowhere."""
+    shutil.copytree(tiny_model, model_dir / "fine")
+    (model_dir / "news").symlink_to("news-v2")
+    (model_dir / "news-v2").symlink_to("news")
+    (model_dir / "gone").symlink_to(model_dir.parent / "removed")
+    with pytest.raises(ModelError) as caught:
+        resolve("news")
+    assert str(caught.value) == (f"{model_dir / 'news'} is a symbolic link to news-v2, which leads to no model folder "
+                                 f"(a loop of links)")
+    with pytest.raises(ModelError, match=r"gone is a symbolic link to .*removed, which leads to no model folder \(its "
+                                         r"target is not there\)"):
+        resolve("gone")
+    models = run_plexity("models", timeout=60)
+    assert models.returncode == 0 and "\nfine " in models.stdout
+    assert f"skipping {model_dir / 'news'}: {model_dir / 'news'} is a symbolic link to news-v2" in models.stderr
+    assert f"skipping {model_dir / 'gone'}: " in models.stderr

@@ -20,6 +20,7 @@ The metadata names the model's tokenizer (``tokenizer_version``: ``plexity-tok-1
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -310,6 +311,8 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     installed = model_dir() / name
     if os.sep not in name and installed.is_dir():
         return _named_by_folder(installed)
+    if os.sep not in name and installed.is_symlink():  # (a link that leads to no folder: "unknown model" said nothing)
+        raise ModelError(_broken_link(installed))
     # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
     # Slurm worker started in another folder still finds the model the driver's folder meant.
     given = Path(model).expanduser()
@@ -334,12 +337,31 @@ def list_models() -> list[ModelInfo]:
         # (a hidden folder is none: `plexity train`'s .NAME.partial-* and .NAME.work-*, which a killed train leaves
         # until the next train of that name, were "skipping ...: holds no model file" on every listing of the models,
         # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
-        for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        # (a link leading nowhere, a loop or its target gone, is said: a name that should be listed is not)
+        for directory in sorted(p for p in base.iterdir() if (p.is_dir() or p.is_symlink() and not p.exists())
+                                and not p.name.startswith(".")):
             try:
+                if not directory.is_dir():
+                    raise ModelError(_broken_link(directory))
                 found.append(_named_by_folder(directory))
             except ModelError as exc:
                 logger.warning("skipping %s: %s", directory, exc)
     return found
+
+
+def _broken_link(link: Path) -> str:
+    """What a symbolic link in the model folder that leads to no folder is (a loop, its target gone, a file)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    try:
+        link.stat()
+    except OSError as exc:
+        why = "a loop of links" if exc.errno == errno.ELOOP else "its target is not there"
+    else:
+        why = "a file, not a model's folder"
+    return f"{link} is a symbolic link to {target}, which leads to no model folder ({why})"
 
 
 def sp_model_path(info: ModelInfo) -> Path | None:
