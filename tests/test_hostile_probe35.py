@@ -268,3 +268,36 @@ def test_a_model_folder_that_is_a_link_leading_nowhere_is_named_for_what_it_is(t
     assert models.returncode == 0 and "\nfine " in models.stdout
     assert f"skipping {model_dir / 'news'}: {model_dir / 'news'} is a symbolic link to news-v2" in models.stderr
     assert f"skipping {model_dir / 'gone'}: " in models.stderr
+
+
+# -- Scrapy items ---------------------------------------------------------------------------------------------------
+
+def test_an_items_url_that_is_bytes_no_string_or_huge_names_it_readably_in_the_drop_line(tmp_path):
+    """A url given as bytes was logged and written to PLEXITY_DROPPED_FILE as ``b'https://...'``, a number or dict
+    as its repr as if it were the URL, and a url of 2 MB went whole into Scrapy's log line of the drop.  Now bytes
+    are decoded, another kind says what it is, and the log line shows 2,000 characters of it and its length (the
+    dropped file keeps it whole)."""
+    import asyncio
+
+    from scrapy.utils.test import get_crawler
+
+    from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+    dropped = tmp_path / "dropped.jsonl"
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags",
+                                         "PLEXITY_DROPPED_FILE": str(dropped)})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    huge = "https://example.org/" + "a" * 100_000
+    said = []
+    for url in (b"https://example.org/a", 5, {"page": 1}, huge):
+        with pytest.raises(Exception) as caught:
+            asyncio.run(pipeline.process_item({"url": url, "html": "   "}))
+        said.append(str(caught.value))
+    pipeline.close_spider()
+    assert [line.rsplit(" (", 1)[-1] for line in said[:3]] == [
+        "https://example.org/a)", "dict whose url is an int)", "dict whose url is a dict)"]
+    assert said[3].endswith("a" * 10 + "... (100,020 characters))") and len(said[3]) < 2_200
+    rows = [json.loads(line) for line in dropped.read_text().splitlines()]
+    assert [row["source"] for row in rows if row.get("reason") == "empty_input"][-1] == huge
+
