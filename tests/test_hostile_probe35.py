@@ -301,3 +301,16 @@ def test_an_items_url_that_is_bytes_no_string_or_huge_names_it_readably_in_the_d
     rows = [json.loads(line) for line in dropped.read_text().splitlines()]
     assert [row["source"] for row in rows if row.get("reason") == "empty_input"][-1] == huge
 
+
+@pytest.mark.parametrize("order", [1, 7, 0, "3", True, 2.0])
+def test_the_python_api_refuses_an_order_the_command_refuses_before_the_corpus_is_read(tmp_path, order):
+    """`plexity train --order` takes 2 to 6, but `ModelTrainer(..., order)` took anything: "3" trained a model whose
+    model.json said "3" (no command loads it: its card is refused), 7 or 0 stopped in lmplz after the whole corpus
+    was read.  Now the trainer refuses it first, by the rule the command's choices come from (`models.ORDERS`)."""
+    from plexity_plugins.errors import TrainError
+    from plexity_plugins.training import ModelTrainer
+
+    corpus = _write(tmp_path / "news.txt", NEWS.encode())
+    with pytest.raises(TrainError) as caught:
+        ModelTrainer("text", corpus, "news", order, output_dir=tmp_path / "models")
+    assert str(caught.value) == f"order {order!r}: an n-gram order is a whole number from 2 to 6"

@@ -42,6 +42,8 @@ EMBEDDED_DIR = Path(__file__).parent.parent / "data"
 MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
 KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")
 
+ORDERS = range(2, 7)  # the orders `plexity train` builds: KenLM is compiled for up to 6 (KENLM_MAX_ORDER)
+
 # The paper's models (Fernández-Pichel et al., 2023): known names that users build
 # from their own copies of the corpora.
 PAPER_MODELS = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import numbers
 import resource
 import shutil
 import sys
@@ -23,7 +24,8 @@ from typing import Callable, Iterable, Iterator
 from .. import __version__
 from . import kenlm_tools, thresholds
 from ..io.atomic_files import FolderAppeared, owned_folder, remove_stale, staged_folder
-from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
+from ..scoring.models import (DEFAULT_MODEL, EMBEDDED_DIR, ORDERS, PAPER_MODELS, ModelInfo, install_dir,
+                              model_argument)
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +187,11 @@ class ModelTrainer:
         from ..text.model_tokenizers import tokenizer_for
 
         check_model_name(name)
+        if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order not in ORDERS:
+            # (order "3" trained a model whose model.json said "3", which no command then loads; 7 and 0 failed in
+            # lmplz after the whole corpus was read)
+            raise TrainError(f"order {order!r}: an n-gram order is a whole number from {ORDERS[0]} to {ORDERS[-1]}")
+        order = int(order)  # (a numpy integer: model.json takes a Python one)
         # The model's own tokenizer (`plexity_plugins.text.model_tokenizers`): a clear error now for a
         # missing or unreadable .sp.model, not after reading the corpus.
         self.tokenizer = tokenizer_for(tokenizer, Path(sp_model).expanduser().resolve() if sp_model else None)
