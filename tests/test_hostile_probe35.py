@@ -314,3 +314,28 @@ def test_the_python_api_refuses_an_order_the_command_refuses_before_the_corpus_i
     with pytest.raises(TrainError) as caught:
         ModelTrainer("text", corpus, "news", order, output_dir=tmp_path / "models")
     assert str(caught.value) == f"order {order!r}: an n-gram order is a whole number from 2 to 6"
+
+
+# -- damaged KenLM files --------------------------------------------------------------------------------------------
+
+def test_a_damaged_kenlm_file_is_one_line_naming_the_file_and_what_kenlm_found(tiny_model, model_dir):
+    """A model.bin cut short (a copy interrupted, a full disk) was said twice: a WARNING "compiled scorer cannot open
+    ...: using the kenlm module", a fallback that then failed the same way, KenLM's "Loading the LM will be faster if
+    you build a binary file." between them when it read the cut file as ARPA text, and the error held KenLM's source
+    location ("lm/binary_format.cc:160 in void* lm::ngram::BinaryFormat::LoadBinary(std::size_t) threw
+    FormatLoadException because `file_size != util::kBadSize && file_size < total_map'.").  Now one line: the file
+    and what is wrong with it."""
+    data = (tiny_model / "model.bin").read_bytes()
+    said = {}
+    for name, cut in (("short", 2000), ("empty", 0)):
+        folder = _card_copy(tiny_model, model_dir, name)
+        (folder / "model.bin").write_bytes(data[:cut])
+        result = run_plexity("score", "--model", name, "The cat sat on the mat.", timeout=60)
+        assert result.returncode == 2
+        said[name] = result.stderr.splitlines()
+    header_size = said["short"][0].rsplit(" ", 1)[-1]
+    assert said["short"] == [f"plexity score: error: cannot load KenLM model {model_dir / 'short' / 'model.bin'} "
+                             f"(corrupt or not a KenLM file?): Binary file has size 2000 but the headers say it should "
+                             f"be at least {header_size}"]
+    assert said["empty"] == [f"plexity score: error: cannot load KenLM model {model_dir / 'empty' / 'model.bin'} "
+                             f"(corrupt or not a KenLM file?): End of file Byte: 0"]

@@ -24,6 +24,7 @@ import errno
 import json
 import logging
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -413,13 +414,33 @@ def load_kenlm(info: ModelInfo):
     # mmap the binary (shared page cache across processes); ARPA has to be parsed into RAM.
     config.load_method = kenlm.LoadMethod.POPULATE_OR_LAZY
     config.show_progress = False
+    # (its "Loading the LM will be faster if you build a binary file." on stderr, also before the error of a model.bin
+    # cut short, which it then reads as ARPA text; `load_native` says what to do of a gzipped ARPA file)
+    config.arpa_complain = kenlm.ARPALoadComplain.NONE
     try:
         lm = kenlm.Model(str(path), config)
     except Exception as exc:  # kenlm raises OSError/RuntimeError subclasses with C++ messages
-        detail = " ".join(str(exc).split())[:300]
-        raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {detail}") from exc
+        raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {kenlm_reason(exc, path)}") \
+            from exc
     _check_order(info, lm.order)
     return lm
+
+
+# KenLM's exceptions say where in its source they were thrown, and the check that failed, before what is wrong:
+# "Cannot read model 'P' (lm/binary_format.cc:160 in void* lm::ngram::BinaryFormat::LoadBinary(std::size_t) threw
+# FormatLoadException because `file_size != util::kBadSize && file_size < total_map'. Binary file has size 2000 but
+# the headers say it should be at least 3096)".
+_KENLM_WHERE = re.compile(r"(?:[\w/.]+/)?\w+\.(?:cc|hh|cpp|h):\d+ in .*? threw [\w:]+(?: because `.*?')?\.\s*")
+
+
+def kenlm_reason(exc: BaseException, path: str | os.PathLike) -> str:
+    """What KenLM's exception says is wrong with the file at `path`, without its source location (one line)."""
+    detail = " ".join(str(exc).split())
+    shown = detail.removeprefix(f"Cannot read model '{path}' (")
+    if shown != detail:
+        shown = shown.removesuffix(")")
+    shown = _KENLM_WHERE.sub("", shown, count=1)
+    return shown[:300]
 
 
 def load_native(info: ModelInfo):
@@ -436,8 +457,9 @@ def load_native(info: ModelInfo):
                            "parses the whole file at every start; KenLM's build_binary makes a binary model both "
                            "read at once (build_binary model.arpa.gz model.bin, then import model.bin)", info.path)
             return False
-        detail = " ".join(str(exc).split())[:300]
-        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
+        load_kenlm(info)  # (a file neither path reads, damaged or not KenLM's, is one error: it was said twice, first
+        # as "compiled scorer cannot open ...: using the kenlm module", a fallback that then failed the same way)
+        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, kenlm_reason(exc, info.path))
         return False
     _check_order(info, model.order)
     return model
