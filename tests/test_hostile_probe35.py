@@ -339,3 +339,19 @@ def test_a_damaged_kenlm_file_is_one_line_naming_the_file_and_what_kenlm_found(t
                              f"be at least {header_size}"]
     assert said["empty"] == [f"plexity score: error: cannot load KenLM model {model_dir / 'empty' / 'model.bin'} "
                              f"(corrupt or not a KenLM file?): End of file Byte: 0"]
+
+
+def test_skip_bad_files_counts_a_utf16_file_as_what_it_is(tmp_path):
+    """With --skip-bad-files, a UTF-16 file with its byte order mark was skipped as "not UTF-8 at line 1, byte 1 ...:
+    convert it first, e.g. from windows-1252 (Latin-1)" in the log and in train-dropped.jsonl."""
+    from plexity_plugins.training.corpora import SkipLog, TextReader
+
+    windows = _write(tmp_path / "windows.txt", NEWS.encode("utf-16"))
+    good = _write(tmp_path / "news.txt", NEWS.encode())
+    skips = SkipLog(tmp_path / "dropped.jsonl")
+    documents = list(TextReader([windows, good], skips, skip_bad_files=True))
+    skips.close()
+    assert len(documents) == 6 and skips.counts == {"unreadable file": 1}
+    (row,) = [json.loads(line) for line in (tmp_path / "dropped.jsonl").read_text().splitlines()]
+    assert row["detail"] == (f"{windows}: UTF-16LE, not UTF-8: convert it first, iconv -f UTF-16LE -t UTF-8 {windows} > "
+                             f"windows.utf8.txt")
