@@ -355,3 +355,17 @@ def test_skip_bad_files_counts_a_utf16_file_as_what_it_is(tmp_path):
     (row,) = [json.loads(line) for line in (tmp_path / "dropped.jsonl").read_text().splitlines()]
     assert row["detail"] == (f"{windows}: UTF-16LE, not UTF-8: convert it first, iconv -f UTF-16LE -t UTF-8 {windows} > "
                              f"windows.utf8.txt")
+
+
+def test_a_model_folder_named_as_the_embedded_model_is_not_listed_as_a_second_one(tiny_model, model_dir):
+    """`cp -r news $PLEXITY_MODEL_DIR/default` (or `/en-default`): `plexity models` listed a "default" and a second
+    "en-default", and `plexity serve` offered them, while `--model default` and `--model en-default` always give the
+    embedded model.  Now the listing skips such a folder, saying why and what to do."""
+    for name in ("default", "en-default", "news"):
+        shutil.copytree(tiny_model, model_dir / name)
+    assert [info.name for info in list_models()] == ["en-default", "news"]
+    assert resolve("default").tokens != resolve("news").tokens  # (the embedded model, not the folder)
+    models = run_plexity("models", timeout=60)
+    assert f"skipping {model_dir / 'default'}: 'default' names the embedded model (en-default), which --model default " \
+           f"always gives: rename the folder to use this one" in models.stderr
+    assert models.stdout.count("\nen-default ") == 1 and "\ndefault " not in models.stdout

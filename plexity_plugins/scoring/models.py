@@ -346,6 +346,11 @@ def list_models() -> list[ModelInfo]:
             try:
                 if not directory.is_dir():
                     raise ModelError(_broken_link(directory))
+                if base != EMBEDDED_DIR and (directory.name in _ALIASES or (EMBEDDED_DIR / directory.name).is_dir()):
+                    # (listed as a second en-default, or as "default", while --model NAME gives the embedded model)
+                    meant = _ALIASES.get(directory.name, directory.name)
+                    raise ModelError(f"'{directory.name}' names the embedded model ({meant}), which --model "
+                                     f"{directory.name} always gives: rename the folder to use this one")
                 found.append(_named_by_folder(directory))
             except ModelError as exc:
                 logger.warning("skipping %s: %s", directory, exc)
