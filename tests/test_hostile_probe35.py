@@ -8,6 +8,17 @@ metadata says 3"; a ``"language": 5`` or a ``"build": []`` a traceback in the la
 models`; a misspelt ``"treshold": 400`` was ignored, the old default scoring in its place; a key given twice
 kept the last silently.  Now each is one line naming the card and the key (`scoring.models._card_problem`): the
 command stops (exit 2), and `plexity models` lists the other models and says why it skips that one.
+
+A model.bin cut short was said twice, with KenLM's C++ source location; now one line.  A model folder that is a link
+loop, or is named as the embedded model, is named for what it is instead of "unknown model" or a second en-default.
+
+Training corpora and calibration samples are read as their bytes say (`training.corpora.open_corpus_bytes`): gzip,
+bzip2, xz or zstd whatever the name; UTF-16 (which was trained on as characters and NULs, a model installed without a
+word), a PDF or binary data is refused naming what it is.  A corpus without line breaks is read in pieces of at most
+1 MiB (a 50 MB line took 385 MB).  A model name with a line break or ESC, or too long for a folder, and an order the
+command would refuse, are refused by the Python API before the corpus is read.  Calibration: a percentile among tied
+perplexities no longer lies 1 ulp below them ("keeps 0.0% of the clean sentences").  Scrapy: an item's url that is
+bytes, no string, or megabytes long is named readably in the drop's log line.
 """
 
 from __future__ import annotations
