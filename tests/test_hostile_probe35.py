@@ -380,3 +380,24 @@ def test_a_model_folder_named_as_the_embedded_model_is_not_listed_as_a_second_on
     assert f"skipping {model_dir / 'default'}: 'default' names the embedded model (en-default), which --model default " \
            f"always gives: rename the folder to use this one" in models.stderr
     assert models.stdout.count("\nen-default ") == 1 and "\ndefault " not in models.stdout
+
+
+def test_a_corpus_file_removed_while_training_reads_is_a_named_error_or_a_counted_skip(tmp_path):
+    """A file listed when the corpus folder was read and removed before its turn (a corpus being rewritten) stops the
+    run naming it, or with --skip-bad-files is one counted skip: never a FileNotFoundError traceback."""
+    from plexity_plugins.training.corpora import TextReader
+
+    for skip in (True, False):
+        folder = tmp_path / f"corpus-{skip}"
+        folder.mkdir()
+        _write(folder / "a.txt", NEWS.encode())
+        gone = _write(folder / "b.txt", NEWS.encode())
+        reader = TextReader([folder], skip_bad_files=skip)
+        documents = iter(reader)
+        next(documents)
+        gone.unlink()
+        if skip:
+            assert len(list(documents)) == 5 and reader.skips.counts == {"unreadable file": 1}
+        else:
+            with pytest.raises(CorpusError, match=f"{gone}: cannot read .*No such file or directory"):
+                list(documents)
