@@ -453,7 +453,7 @@ class PerplexityFilterPipeline:
             self._warn_once("without_input", "plexity: an item without %r (PLEXITY_INPUT_FIELD) passed on "
                             "uncleaned (said once; counted in plexity/items_without_input)", self.input_field)
             return item
-        source = str(_one(adapter.get("url")) or type(item).__name__)
+        source = _item_source(_one(adapter.get("url")), item)
         if isinstance(value, (bytearray, memoryview)):
             value = bytes(value)
         if not isinstance(value, (str, bytes)):
@@ -617,7 +617,8 @@ class PerplexityFilterPipeline:
         self._log_dropped(self._dropped.document, source, reason, detail)
         # (logged by Scrapy as this message and the URL, not the item: `shorten_drop_logs`)
         # (Scrapy logs the message: its URL and detail are the crawl's characters, `printable`)
-        raise PlexityDropItem(printable(f"plexity: {reason}: {detail[:500]} ({source})"), source, reason)
+        shown = source if len(source) <= MAX_SOURCE_CHARS else f"{source[:MAX_SOURCE_CHARS]}... ({len(source):,} characters)"
+        raise PlexityDropItem(printable(f"plexity: {reason}: {detail[:500]} ({shown})"), shown, reason)
 
     def _count(self, verdict: Verdict, source: str) -> None:
         for name, value in policy.counts(verdict).items():
@@ -754,6 +755,23 @@ def _what_to_give(value: Any) -> str:
     if isinstance(value, SelectorList):
         return ": give their HTML, .getall()"
     return ""
+
+
+MAX_SOURCE_CHARS = 2000  # of an item's url, in a log line (the dropped file keeps it whole)
+
+
+def _item_source(url: Any, item: Any) -> str:
+    """What names an item in a log line and the dropped file: its `url`, as text.  (A url given as bytes, as a
+    spider that took it from a page's bytes gives it, was written ``b'https://...'``; one that is no URL, a number
+    or a dict, its repr as if it were one.)"""
+    if isinstance(url, (bytes, bytearray)):
+        return bytes(url).decode("utf-8", "replace")
+    if isinstance(url, str):
+        return url
+    if url is None or url == "":
+        return type(item).__name__
+    kind = type(url).__name__
+    return f"{type(item).__name__} whose url is {'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}"
 
 
 def _one(value: Any) -> Any:

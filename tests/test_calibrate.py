@@ -188,9 +188,9 @@ def test_a_binary_or_latin_1_file_is_no_clean_text(capsys, model, tmp_path):
     (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 20)
     latin1 = "Le conseil a approuvé le budget.\nLa bibliothèque ouvre.\n".encode("latin-1")
     (tmp_path / "latin1.txt").write_bytes(latin1)
-    for name in ("random.bin", "latin1.txt"):
+    for name, said in (("random.bin", "binary data (NUL and control bytes), not text"), ("latin1.txt", "not UTF-8 text")):
         code, _, err = run(capsys, "--model", "news", tmp_path / name)
-        assert code == 2 and f"{name}: not UTF-8 text" in err
+        assert code == 2 and f"{name}: {said}" in err
 
 
 def kept(perplexities: list[float], threshold: float) -> int:

@@ -8,7 +8,7 @@ import signal
 import sys
 
 from ..training import thresholds
-from ..scoring.models import PAPER_MODELS
+from ..scoring.models import ORDERS, PAPER_MODELS
 from ..errors import INSTALLATION_STATUS, ModelError, printable
 
 
@@ -49,7 +49,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--name", "-n", required=True, help="model name (e.g. trigrams-bnc)")
     p.add_argument("--corpus", "-c", choices=("bnc", "cord19", "text"), default=None,
                    help="corpus format (implied by the paper's model names)")
-    p.add_argument("--order", "-o", type=int, choices=range(2, 7), default=None, metavar="{2..6}",
+    p.add_argument("--order", "-o", type=int, choices=ORDERS, default=None, metavar="{2..6}",
                    help="n-gram order (implied by the paper's model names)")
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--written-only", dest="written_only", action="store_const", const=True, default=None,

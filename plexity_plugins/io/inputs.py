@@ -352,7 +352,7 @@ def _unbrotli(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: b
     return bytes(out)
 
 
-def _zstd_module():
+def zstd_module():
     """A zstd decompressor's module: Python 3.14's, the backports.zstd package's (Scrapy needs it), or
     None (then a zstd body is a counted skip naming what to install)."""
     for name in ("compression.zstd", "backports.zstd"):
@@ -365,7 +365,7 @@ def _zstd_module():
 
 def _unzstd(data: bytes, limit: int, deadline: Deadline = _NO_DEADLINE, cut: bool = False) -> bytes:
     """`data`'s zstd frames decompressed (at most `MAX_GZIP_MEMBERS`), never more than `limit` + 1 bytes."""
-    module = _zstd_module()
+    module = zstd_module()
     if module is None:
         raise Undecodable("Content-Encoding zstd, and no zstd decoder is installed (pip install backports.zstd)")
     out = bytearray()

@@ -20,9 +20,11 @@ The metadata names the model's tokenizer (``tokenizer_version``: ``plexity-tok-1
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,8 @@ _ALIASES = ALIASES
 EMBEDDED_DIR = Path(__file__).parent.parent / "data"
 MODEL_FILES = ("model.bin", "model.arpa", "model.arpa.gz")
 KENLM_SUFFIXES = (".bin", ".binary", ".klm", ".arpa", ".arpa.gz", ".lm")
+
+ORDERS = range(2, 7)  # the orders `plexity train` builds: KenLM is compiled for up to 6 (KENLM_MAX_ORDER)
 
 # The paper's models (Fernández-Pichel et al., 2023): known names that users build
 # from their own copies of the corpora.
@@ -129,13 +133,80 @@ def _model_file_in(directory: Path) -> Path | None:
     return None
 
 
+MAX_METADATA_BYTES = 16 << 20  # a model.json is a few kB (the embedded model's: 3 kB)
+
+_PERPLEXITY_KEYS = ("threshold", "threshold_extracted", "document_threshold")
+_COUNT_KEYS = ("order", "tokens", "vocab_size")
+_TEXT_KEYS = ("licence", "attribution", "description", "threshold_procedure")
+_NAME_KEYS = ("tokenizer_version", "language", "sp_model")  # a str, or null
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:  # (json.loads keeps the last silently: a card edited by hand had two thresholds)
+            raise ValueError(f"the key {key!r} is given twice")
+        seen[key] = value
+    return seen
+
+
+def _card_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a model.json's values, or None.  (Each was taken as it was: a threshold "500" or [500]
+    ended `plexity score` and `clean` in a TypeError traceback, true was a threshold of 1.0, an order "3" was
+    "has order 3 but its metadata says 3", a language 5 or a build [] a traceback in the language gate or in
+    `plexity models`, a misspelt "treshold" was ignored and the model's default used in its place.)"""
+    import difflib
+    import math
+    import numbers
+
+    def number(value) -> bool:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    if not isinstance(data.get("name"), str) or not data["name"].strip():
+        return f"'name' is {data.get('name')!r}, not a name (a non-empty string)"
+    for key in _PERPLEXITY_KEYS:
+        value = data.get(key)
+        if value is not None and not (number(value) and math.isfinite(value) and value > 0):
+            return f"{key!r} is {value!r}: a positive perplexity (a number, not in quotes), or null for none"
+    for key in _COUNT_KEYS:
+        value = data.get(key)
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (key == "order")):
+            least = "1" if key == "order" else "0"
+            return f"{key!r} is {value!r}: a whole number of {least} or more (not in quotes), or null"
+    for key in _NAME_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} is {value!r}: a string, or null"
+    for key in _TEXT_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} is {value!r}: a string"
+    if data.get("build") is not None and not isinstance(data["build"], dict):
+        return f"'build' is {data['build']!r}: an object"
+    known = [f.name for f in fields(ModelInfo) if f.name != "path"]
+    for key in data:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.8) if key not in known else []
+        if close:  # (a key of a newer version, no near miss of a known one, is left alone)
+            return f"it has {key!r}, which is no key of a model's metadata: did you mean {close[0]!r}?"
+    return None
+
+
 def _load_metadata(json_path: Path, model_path: Path) -> ModelInfo:
     try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
+        size = json_path.stat().st_size
+        if size > MAX_METADATA_BYTES:  # (read whole into memory, as every listing of the models reads each one)
+            raise ModelError(f"model metadata {json_path} is {size:,} bytes, not a model's metadata (a few kB): "
+                             f"it is read whole by every command that lists or loads models")
+        data = json.loads(json_path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read model metadata {json_path}: {exc}") from exc
     if not isinstance(data, dict) or "name" not in data:
         raise ModelError(f"model metadata {json_path} is not a JSON object with a 'name'")
+    problem = _card_problem(data)
+    if problem:
+        raise ModelError(f"model metadata {json_path}: {problem}")
+    data = {**data, **{key: "" for key in _TEXT_KEYS if data.get(key, "") is None},
+            "build": data.get("build") or {}}
     return ModelInfo.from_dict(data, model_path)
 
 
@@ -243,6 +314,8 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     installed = model_dir() / name
     if os.sep not in name and installed.is_dir():
         return _named_by_folder(installed)
+    if os.sep not in name and installed.is_symlink():  # (a link that leads to no folder: "unknown model" said nothing)
+        raise ModelError(_broken_link(installed))
     # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
     # Slurm worker started in another folder still finds the model the driver's folder meant.
     given = Path(model).expanduser()
@@ -267,12 +340,36 @@ def list_models() -> list[ModelInfo]:
         # (a hidden folder is none: `plexity train`'s .NAME.partial-* and .NAME.work-*, which a killed train leaves
         # until the next train of that name, were "skipping ...: holds no model file" on every listing of the models,
         # `plexity models`, the unknown-model error, each of `plexity serve`'s /api/models requests)
-        for directory in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        # (a link leading nowhere, a loop or its target gone, is said: a name that should be listed is not)
+        for directory in sorted(p for p in base.iterdir() if (p.is_dir() or p.is_symlink() and not p.exists())
+                                and not p.name.startswith(".")):
             try:
+                if not directory.is_dir():
+                    raise ModelError(_broken_link(directory))
+                if base != EMBEDDED_DIR and (directory.name in _ALIASES or (EMBEDDED_DIR / directory.name).is_dir()):
+                    # (listed as a second en-default, or as "default", while --model NAME gives the embedded model)
+                    meant = _ALIASES.get(directory.name, directory.name)
+                    raise ModelError(f"'{directory.name}' names the embedded model ({meant}), which --model "
+                                     f"{directory.name} always gives: rename the folder to use this one")
                 found.append(_named_by_folder(directory))
             except ModelError as exc:
                 logger.warning("skipping %s: %s", directory, exc)
     return found
+
+
+def _broken_link(link: Path) -> str:
+    """What a symbolic link in the model folder that leads to no folder is (a loop, its target gone, a file)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    try:
+        link.stat()
+    except OSError as exc:
+        why = "a loop of links" if exc.errno == errno.ELOOP else "its target is not there"
+    else:
+        why = "a file, not a model's folder"
+    return f"{link} is a symbolic link to {target}, which leads to no model folder ({why})"
 
 
 def sp_model_path(info: ModelInfo) -> Path | None:
@@ -322,13 +419,33 @@ def load_kenlm(info: ModelInfo):
     # mmap the binary (shared page cache across processes); ARPA has to be parsed into RAM.
     config.load_method = kenlm.LoadMethod.POPULATE_OR_LAZY
     config.show_progress = False
+    # (its "Loading the LM will be faster if you build a binary file." on stderr, also before the error of a model.bin
+    # cut short, which it then reads as ARPA text; `load_native` says what to do of a gzipped ARPA file)
+    config.arpa_complain = kenlm.ARPALoadComplain.NONE
     try:
         lm = kenlm.Model(str(path), config)
     except Exception as exc:  # kenlm raises OSError/RuntimeError subclasses with C++ messages
-        detail = " ".join(str(exc).split())[:300]
-        raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {detail}") from exc
+        raise ModelError(f"cannot load KenLM model {path} (corrupt or not a KenLM file?): {kenlm_reason(exc, path)}") \
+            from exc
     _check_order(info, lm.order)
     return lm
+
+
+# KenLM's exceptions say where in its source they were thrown, and the check that failed, before what is wrong:
+# "Cannot read model 'P' (lm/binary_format.cc:160 in void* lm::ngram::BinaryFormat::LoadBinary(std::size_t) threw
+# FormatLoadException because `file_size != util::kBadSize && file_size < total_map'. Binary file has size 2000 but
+# the headers say it should be at least 3096)".
+_KENLM_WHERE = re.compile(r"(?:[\w/.]+/)?\w+\.(?:cc|hh|cpp|h):\d+ in .*? threw [\w:]+(?: because `.*?')?\.\s*")
+
+
+def kenlm_reason(exc: BaseException, path: str | os.PathLike) -> str:
+    """What KenLM's exception says is wrong with the file at `path`, without its source location (one line)."""
+    detail = " ".join(str(exc).split())
+    shown = detail.removeprefix(f"Cannot read model '{path}' (")
+    if shown != detail:
+        shown = shown.removesuffix(")")
+    shown = _KENLM_WHERE.sub("", shown, count=1)
+    return shown[:300]
 
 
 def load_native(info: ModelInfo):
@@ -345,8 +462,9 @@ def load_native(info: ModelInfo):
                            "parses the whole file at every start; KenLM's build_binary makes a binary model both "
                            "read at once (build_binary model.arpa.gz model.bin, then import model.bin)", info.path)
             return False
-        detail = " ".join(str(exc).split())[:300]
-        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, detail)
+        load_kenlm(info)  # (a file neither path reads, damaged or not KenLM's, is one error: it was said twice, first
+        # as "compiled scorer cannot open ...: using the kenlm module", a fallback that then failed the same way)
+        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, kenlm_reason(exc, info.path))
         return False
     _check_order(info, model.order)
     return model

@@ -11,12 +11,15 @@ of sentences), every document left out counted by reason.
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import csv
 import gzip
 import io
 import json
 import logging
+import lzma
+import shlex
 import sys
 import zlib
 from collections import Counter
@@ -24,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..io.decoding import utf16_by_its_nuls
 from ..io.folders import walk
+from ..io.inputs import binary_kind, zstd_module
 from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)
@@ -90,14 +95,80 @@ def _split(text: str) -> list[str]:
     return [text[a:b] for a, b in split_sentences(text)]
 
 
+READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)  # (gzip: EOFError on a truncated file)
+_DECOMPRESSORS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}
+_DECOMPRESS_COMMANDS = {"gzip": "gzip -dc", "bzip2": "bzip2 -dc", "xz": "xz -dc", "zstd": "zstd -dc"}
+_SNIFFED = 4096
+
+
+def compression_of(path: Path) -> str | None:
+    """"gzip", "bzip2", "xz" or "zstd" by a file's first bytes, whatever its name says; None for none."""
+    with open(path, "rb") as f:
+        kind = binary_kind(f.read(64))
+    return kind if kind in _DECOMPRESS_COMMANDS else None
+
+
+def open_corpus_bytes(path: Path, text: bool = True):
+    """The bytes of a corpus or sample file, decompressed as its first bytes say (gzip, bzip2, xz or zstd), not as
+    its name does; with `text`, CorpusError for bytes that are no UTF-8 text at all (a PDF, a ZIP archive, binary
+    data, UTF-16).  (By its name, a .txt.bz2, .txt.xz or a gzip file named .txt was "not UTF-8 at line 1 ...:
+    convert it first, e.g. from windows-1252 (Latin-1)", and UTF-16 text without a byte order mark, a Windows
+    "Unicode" text file, was trained on as it came: every character a word and NUL, 26,762 tokens of a vocabulary of
+    26 for 3,163 words, the model installed without a word.)"""
+    compression = compression_of(path)
+    if compression == "zstd":
+        module = zstd_module()
+        if module is None:
+            stem = Path(path.name).stem
+            raise CorpusError(f"{path}: zstd-compressed, and no zstd decoder is installed: decompress it first, "
+                              f"zstd -dc {shlex.quote(str(path))} > {shlex.quote(stem)}, or pip install backports.zstd")
+        stream = module.open(path, "rb")
+    else:
+        stream = _DECOMPRESSORS.get(compression, open)(path, "rb")
+    if not text:
+        return stream
+    try:
+        head = stream.peek(_SNIFFED)[:_SNIFFED]
+        problem = not_text_bytes(head)
+    except READ_ERRORS as exc:
+        stream.close()
+        raise CorpusError(f"{path}: cannot read: {exc}") from exc
+    if problem:
+        stream.close()
+        name = Path(path.name).stem if compression else path.name
+        convert = f"{_DECOMPRESS_COMMANDS[compression]} {shlex.quote(str(path))} | " if compression else ""
+        if problem.startswith("UTF-16"):
+            raise CorpusError(f"{path}: {problem}, not UTF-8: convert it first, {convert}iconv -f {problem} -t UTF-8"
+                              f"{'' if compression else ' ' + shlex.quote(str(path))} > "
+                              f"{shlex.quote(Path(name).stem + '.utf8.txt')}")
+        held = f" (inside its {compression} compression)" if compression else ""
+        raise CorpusError(f"{path}: {problem}{held}, not text: give UTF-8 text, one document or sentence a line")
+    return stream
+
+
+def not_text_bytes(head: bytes) -> str | None:
+    """What the first bytes of a file say it is when it is no UTF-8 text: "UTF-16LE" / "UTF-16BE" (with or without a
+    byte order mark), "a PDF" ..., else None."""
+    if head.startswith(b"\xff\xfe") and not head.startswith(b"\xff\xfe\0\0"):
+        return "UTF-16LE"
+    if head.startswith(b"\xfe\xff"):
+        return "UTF-16BE"
+    wide = utf16_by_its_nuls(head)
+    if wide:
+        return wide.upper().replace("16-", "16")
+    kind = binary_kind(head)
+    if kind is None:
+        return None
+    return kind if kind.startswith("binary") else f"{'an' if kind[0] in 'AEIOU' else 'a'} {kind} file"
+
+
 def _open_text(path: Path):
-    """A UTF-8 text stream of a plain or gzipped file (newline="" as the csv module wants), without the byte order
-    mark a file saved as "UTF-8 with BOM" (Excel's "CSV UTF-8", Notepad) starts with: it was read as part of the
-    first line, so a metadata.csv saved by Excel was "missing column(s) cord_uid (header: \ufeffcord_uid, ...)" and
-    a text file's first sentence began with a token "\ufeff" that no text scored has (the scorer drops it)."""
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+    """A UTF-8 text stream of a plain or compressed file (`open_corpus_bytes`; newline="" as the csv module wants),
+    without the byte order mark a file saved as "UTF-8 with BOM" (Excel's "CSV UTF-8", Notepad) starts with: it was
+    read as part of the first line, so a metadata.csv saved by Excel was "missing column(s) cord_uid (header:
+    \ufeffcord_uid, ...)" and a text file's first sentence began with a token "\ufeff" that no text scored has (the
+    scorer drops it)."""
+    return io.TextIOWrapper(open_corpus_bytes(path), encoding="utf-8-sig", newline="")
 
 
 def not_utf8_message(path: Path) -> str | None:
@@ -108,7 +179,7 @@ def not_utf8_message(path: Path) -> str | None:
     to its end (a gzip file cut short) raises OSError, EOFError or zlib.error."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     line = 1
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+    with open_corpus_bytes(path, text=False) as f:
         while chunk := f.read(1 << 20):
             try:
                 decoder.decode(chunk)
@@ -129,16 +200,18 @@ def not_utf8_message(path: Path) -> str | None:
                 found, column = b"", None
     where = f"line {line}, byte {column}" if column else f"its end, line {line}"
     shown = f" ({found!r}...)" if found else ""
-    read = f"gzip -dc {path} | iconv" if path.suffix == ".gz" else "iconv"
-    given = "" if path.suffix == ".gz" else f" {path}"
+    compression = compression_of(path)
+    read = f"{_DECOMPRESS_COMMANDS[compression]} {path} | iconv" if compression else "iconv"
+    given = "" if compression else f" {path}"
+    name = Path(path.name).stem if compression else path.name
     return (f"not UTF-8 at {where}{shown}: convert it first, e.g. from windows-1252 (Latin-1): "
-            f"{read} -f windows-1252 -t utf-8{given} > {Path(path.name.removesuffix('.gz')).stem}.utf8.txt")
+            f"{read} -f windows-1252 -t utf-8{given} > {Path(name).stem}.utf8.txt")
 
 
 def _undecodable(path: Path, exc: Exception) -> CorpusError:
     try:
         said = not_utf8_message(path)
-    except (OSError, EOFError, zlib.error):
+    except READ_ERRORS:
         said = None
     return CorpusError(f"{path}: {said or f'not UTF-8: {exc}'}; or give --skip-bad-files to leave the file out")
 
@@ -256,7 +329,7 @@ class BncReader(CorpusReader):
 
         doc_id, kind, sentences = path.name.split(".")[0], None, []
         try:
-            with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+            with open_corpus_bytes(path, text=False) as f:
                 # Streaming: each <s> is read, then freed with the siblings before it.
                 for event, elem in etree.iterparse(f, events=("start", "end"), resolve_entities=False):
                     tag = _local_name(elem.tag)
@@ -278,7 +351,7 @@ class BncReader(CorpusReader):
                             del elem.getparent()[0]
         except etree.XMLSyntaxError as exc:
             raise CorpusError(f"{path}: malformed XML: {exc}") from exc
-        except OSError as exc:
+        except READ_ERRORS as exc:
             raise CorpusError(f"{path}: cannot read: {exc}") from exc
         if kind is None:
             logger.warning("%s: not a BNC text (no <wtext> or <stext>), skipped", path)
@@ -348,7 +421,7 @@ class Cord19Reader(CorpusReader):
                     raise CorpusError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
                 except UnicodeDecodeError as exc:
                     raise _undecodable(path, exc) from exc
-        except (OSError, EOFError, zlib.error) as exc:  # (gzip raises EOFError on a truncated file)
+        except READ_ERRORS as exc:
             raise CorpusError(f"{path}: cannot read: {exc}") from exc
 
     def check_file(self, path: Path) -> None:
@@ -378,6 +451,33 @@ def not_plain_text(first_line: str, path: Path) -> str | None:
     return None
 
 
+MAX_LINE_CHARS = 1 << 20  # a longer line (a whole corpus without a line break) is read in pieces of about this size
+
+
+def _pieces_of_lines(f, limit: int) -> Iterator[tuple[int, int, str]]:
+    """(line number, piece, text) of each line of the text stream `f`: a line longer than `limit` characters in
+    pieces of at most `limit` (piece 0, 1 ...), each cut after its last white space (where it has one), so that no
+    word is cut in two.  (A line was read whole: a 50 MB corpus without a line break took 385 MB to read, 7.7 times
+    its size, a 2 GB one 15 GB; and as one document it was held out whole or not at all, so no threshold was set.)"""
+    lineno, piece, rest, cr = 0, 0, "", False
+    while chunk := f.readline(want := limit - len(rest)):
+        if cr and chunk == "\n":  # (the \n of a \r\n that the piece before ended between)
+            cr = False
+            continue
+        cr = len(chunk) == want and chunk.endswith("\r")
+        text = rest + chunk
+        if chunk.endswith(("\n", "\r")) or len(chunk) < want:  # (the line's end, or the file's)
+            lineno += 1
+            yield lineno, piece, text
+            piece, rest = 0, ""
+            continue
+        cut = max(text.rfind(" "), text.rfind("\t")) + 1 or len(text)
+        yield lineno + 1, piece, text[:cut]
+        piece, rest = piece + 1, text[cut:]
+    if rest:
+        yield lineno + 1, piece, rest
+
+
 class TextReader(CorpusReader):
     """Plain UTF-8 text (``.txt``, ``.text`` and gzipped in directories; any file named directly),
     one document or one sentence per line; a line is split into sentences like any
@@ -385,19 +485,21 @@ class TextReader(CorpusReader):
 
     suffixes = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity clean` reads text: file_kinds.TEXT_SUFFIXES)
 
+    max_line_chars = MAX_LINE_CHARS
+
     def read_file(self, path: Path) -> Iterator[Document]:
         lineno = 0
         try:
             with _open_text(path) as f:
-                for lineno, line in enumerate(f, 1):
-                    if lineno == 1 and (kind := not_plain_text(line, path)):
+                for lineno, piece, line in _pieces_of_lines(f, self.max_line_chars):
+                    if lineno == 1 and not piece and (kind := not_plain_text(line, path)):
                         raise CorpusError(f"{path}: {kind}; --corpus text reads plain text, one document a line")
                     line = line.strip()
                     if line:
-                        yield Document(f"{path.name}:{lineno}", _split(line))
+                        yield Document(f"{path.name}:{lineno}" + (f"#{piece}" if piece else ""), _split(line))
         except UnicodeDecodeError as exc:
             raise _undecodable(path, exc) from exc
-        except (OSError, EOFError, zlib.error) as exc:  # gzip raises EOFError on a truncated file
+        except READ_ERRORS as exc:
             raise CorpusError(f"{path}: cannot read (after line {lineno}): {exc}") from exc
 
     def check_file(self, path: Path) -> None:
@@ -407,8 +509,9 @@ class TextReader(CorpusReader):
 def _check_text_file(path: Path) -> None:
     """A text or CSV file read to its end, decompressed and decoded, before any of its documents is trained on."""
     try:
+        open_corpus_bytes(path).close()  # (UTF-16, a PDF ... named for what it is, not "not UTF-8 ... from windows-1252")
         said = not_utf8_message(path)
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
     if said:
         raise CorpusError(f"{path}: {said}")

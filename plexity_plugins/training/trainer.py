@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import numbers
 import resource
 import shutil
 import sys
@@ -23,12 +24,13 @@ from typing import Callable, Iterable, Iterator
 from .. import __version__
 from . import kenlm_tools, thresholds
 from ..io.atomic_files import FolderAppeared, owned_folder, remove_stale, staged_folder
-from ..scoring.models import DEFAULT_MODEL, EMBEDDED_DIR, PAPER_MODELS, ModelInfo, install_dir, model_argument
+from ..scoring.models import (DEFAULT_MODEL, EMBEDDED_DIR, ORDERS, PAPER_MODELS, ModelInfo, install_dir,
+                              model_argument)
 
 logger = logging.getLogger(__name__)
 
 from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, input_paths, make_reader
-from ..errors import CorpusError, TrainError, is_disk_full
+from ..errors import CorpusError, TrainError, is_disk_full, printable
 from ..text.language import checked_language_code
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
@@ -74,9 +76,20 @@ def installed_meanwhile(name: str, dest: Path) -> str:
             f"installed it, and this model is not installed: pass --force to replace it, or give another --name")
 
 
+MAX_NAME_BYTES = 200  # a folder's name is 255 bytes at most, and the staging folder's is .NAME.partial-XXXXXXXX
+
+
 def check_model_name(name: str) -> None:
-    if not name or name.startswith(".") or any(c in name for c in "/\\") or name.strip() != name:
-        raise TrainError(f"invalid model name {name!r}: use letters, digits, '-', '_' or '.'")
+    """A name `plexity train` and `plexity models import` can install a model under, and `--model` give back: one
+    printable line, no path, not hidden, not too long for a folder's name.  (A name holding a line break or an ESC
+    was installed as a folder of that name, the summary's lines broken or the terminal's state changed by it; a name
+    of 300 letters was "[Errno 36] File name too long: '.../plexity_plugins/data/xxx...'".)"""
+    if (not name or name.startswith(".") or any(c in name for c in "/\\") or name.strip() != name
+            or not name.isprintable()):
+        raise TrainError(f"invalid model name '{printable(name)}': use letters, digits, '-', '_' or '.'")
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise TrainError(f"model name of {len(name.encode('utf-8', 'surrogateescape'))} bytes: a name is "
+                         f"{MAX_NAME_BYTES} bytes at most (it names the model's folder)")
     if name in (DEFAULT_MODEL, "default") or (EMBEDDED_DIR / name).is_dir():
         raise TrainError(f"'{name}' is the embedded model's name, which always takes precedence: choose another")
 
@@ -174,6 +187,11 @@ class ModelTrainer:
         from ..text.model_tokenizers import tokenizer_for
 
         check_model_name(name)
+        if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order not in ORDERS:
+            # (order "3" trained a model whose model.json said "3", which no command then loads; 7 and 0 failed in
+            # lmplz after the whole corpus was read)
+            raise TrainError(f"order {order!r}: an n-gram order is a whole number from {ORDERS[0]} to {ORDERS[-1]}")
+        order = int(order)  # (a numpy integer: model.json takes a Python one)
         # The model's own tokenizer (`plexity_plugins.text.model_tokenizers`): a clear error now for a
         # missing or unreadable .sp.model, not after reading the corpus.
         self.tokenizer = tokenizer_for(tokenizer, Path(sp_model).expanduser().resolve() if sp_model else None)
