@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import codecs
 import gc
 import importlib
 import logging
@@ -80,16 +81,35 @@ class PrintableFormatter(logging.Formatter):
         return printable(super().formatMessage(record))
 
 
+def _bytes_or_escape(exc: UnicodeError) -> tuple[bytes, int]:
+    """The error handler ``plexity-printable``: a lone surrogate of a name that is not UTF-8 as the byte it stands
+    for (surrogateescape's), any other character the stream's encoding lacks as its escape (backslashreplace's)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for char in exc.object[exc.start:exc.end]:
+        out += (bytes([ord(char) - 0xDC00]) if 0xDC80 <= ord(char) <= 0xDCFF
+                else char.encode("ascii", "backslashreplace"))
+    return bytes(out), exc.end
+
+
+codecs.register_error("plexity-printable", _bytes_or_escape)
+
+
 def _names_printable() -> None:
-    """Standard output that cannot encode a character (a file name that is not UTF-8 is a str of lone surrogates:
-    ``caf\udce9.html``, as wget saves a Latin-1 URL) writes its escape, as standard error does, instead of raising:
-    with PYTHONIOENCODING=utf-8 (strict), plexity clean's last line naming such a damaged file ended the command,
-    "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed", exit 2.  A stream
-    that already takes them (surrogateescape, as a UTF-8 locale's is: the name's own bytes) is left as it is."""
+    """Standard output that cannot encode a character writes its escape, as standard error does, instead of raising.
+    A file name that is not UTF-8 is a str of lone surrogates (``caf\\udce9.html``, as wget saves a Latin-1 URL): with
+    PYTHONIOENCODING=utf-8 (strict), plexity clean's last line naming such a damaged file ended the command,
+    "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed", exit 2.  Under a locale
+    that is not UTF-8 (cron's or a container's LC_ALL=C/POSIX with PYTHONUTF8=0: ASCII with surrogateescape),
+    `plexity clean` exited 2 after its work, at the first dropped sentence it quoted ("'ascii' codec can't encode
+    character '\\xb0'"), and `plexity score --sentences` of a word with an accent printed nothing of it: such a
+    stream writes a surrogate as its byte (the name's own bytes, as before) and any other character as its escape."""
     for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        errors = getattr(stream, "errors", None)
+        if errors in ("strict", "surrogateescape") and hasattr(stream, "reconfigure"):
             try:
-                stream.reconfigure(errors="backslashreplace")
+                stream.reconfigure(errors="backslashreplace" if errors == "strict" else "plexity-printable")
             except (ValueError, OSError):  # (a stream closed, or one that takes no reconfiguring)
                 pass
 
