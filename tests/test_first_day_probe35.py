@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from helpers import other_user
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
 
@@ -55,3 +59,58 @@ def test_under_a_posix_locale_text_outside_ascii_is_printed_escaped_and_the_comm
     assert sentence in scores[1].stdout.decode("utf-8")
     assert scores[0].stdout.splitlines()[-3:] == [
         line.encode("ascii", "backslashreplace") for line in scores[1].stdout.decode().splitlines()[-3:]]
+
+
+# -- another user, whose HOME is not theirs to write ----------------------------------------------------------
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a user who is not root takes root")
+def test_a_user_who_cannot_write_the_model_directory_is_told_it_and_the_two_ways_to_install_elsewhere():
+    """A user who is not root, started as cron or a service starts them (`env -i`, HOME unset or not theirs:
+    `/nonexistent`), in a folder they cannot write (`/`), with `umask 077`.  `plexity models` and `plexity clean` into
+    a folder of theirs work as they do for root.  `plexity models import` (and `plexity train`, which installs where
+    it does) met "cannot write /nonexistent: permission denied: choose an output this user may write to", naming a
+    folder they never gave; so did a shared model folder of someone else's given as PLEXITY_MODEL_DIR.  Now the one
+    line names the model directory, why it is that one, and the ways out, --output-dir and PLEXITY_MODEL_DIR; and
+    --output-dir installs a model that user then scores with."""
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="plexity-probe35-"))
+    scratch.chmod(0o1777)
+    shared = scratch / "shared-models"
+    shared.mkdir(mode=0o755)
+    model = REPO / "plexity_plugins" / "data" / "en-default" / "model.bin"
+    command = [sys.executable, "-m", "plexity_plugins"]
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": "/nonexistent"}
+    install = [*command, "models", "import", "mine", "--kenlm", model, "--tokenizer", "plexity-tok-1",
+               "--threshold", "500"]
+    try:
+        with other_user("plx35") as run:
+            listed = run([*command, "models"], env=base)
+            assert listed.returncode == 0 and b"not there yet" in listed.stdout, listed.stderr
+            umask = ["sh", "-c", 'umask 077 && exec "$@"', "sh"]
+            cleaned = run([*umask, *command, "clean", SAMPLE, "-o", scratch / "cleaned", "-q"], env=base)
+            assert cleaned.returncode == 0, cleaned.stderr
+            assert (scratch / "cleaned" / "sample.warc.gz").stat().st_mode & 0o077 == 0  # (the user's umask kept)
+
+            refused = run(install, env=base)
+            assert refused.returncode == 2, refused.stderr
+            line = refused.stderr.decode().strip()
+            assert line.startswith("plexity models import: error: cannot install a model in the model directory "
+                                   "/nonexistent/.cache/plexity_plugins/models (the user cache dir, under HOME "
+                                   "/nonexistent): permission denied"), line
+            assert "--output-dir DIR" in line and "PLEXITY_MODEL_DIR" in line and "\n" not in line
+
+            refused = run(install, env={**base, "PLEXITY_MODEL_DIR": shared})
+            assert refused.returncode == 2, refused.stderr
+            assert f"the model directory {shared} (PLEXITY_MODEL_DIR): permission denied" in refused.stderr.decode()
+            assert list(shared.iterdir()) == []
+
+            installed = run([*install, "--output-dir", scratch / "models"], env=base)
+            assert installed.returncode == 0, installed.stderr
+            scored = run([*command, "score", "--plain", "--model", scratch / "models" / "mine",
+                          "The council approved the budget."], env=base)
+            assert scored.returncode == 0 and float(scored.stdout.split()[-1]) > 0, scored.stderr
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
