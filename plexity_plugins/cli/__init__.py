@@ -7,11 +7,14 @@ from __future__ import annotations
 import argparse
 import atexit
 import codecs
+import contextlib
 import gc
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 
 from .. import __version__
 from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
@@ -114,6 +117,30 @@ def _names_printable() -> None:
                 pass
 
 
+# The commands that SIGTERM ends as Ctrl-C does (`plexity serve` is a service: SIGTERM is its ordinary stop)
+SIGTERM_INTERRUPTS = ("clean", "run", "train", "calibrate", "report", "score", "models")
+
+
+@contextlib.contextmanager
+def interrupted_by_sigterm(command: str):
+    """SIGTERM (`kill`, `timeout`, a batch system's end of job, a container's stop) as Ctrl-C: the default ends the
+    process there, silently, leaving what Ctrl-C's handling removes or finishes: `plexity train`'s staging and work
+    folders (the training text and ARPA file: GBs for the BNC) and lmplz running; `plexity clean`'s output folder
+    claimed (its lock), the file being written as ``.NAME.part`` and plexity-stats.json saying no file was read;
+    and no word of it, where Ctrl-C says what was kept and how to go on."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if command not in SIGTERM_INTERRUPTS or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     # At exit the interpreter collects garbage over every object the process still holds: 0.18 s of CPU after a
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
@@ -155,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
-        return args.func(args) or 0
+        with interrupted_by_sigterm(args.command):
+            return args.func(args) or 0
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
