@@ -64,14 +64,17 @@ def test_under_a_posix_locale_text_outside_ascii_is_printed_escaped_and_the_comm
 # -- another user, whose HOME is not theirs to write ----------------------------------------------------------
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a user who is not root takes root")
-def test_a_user_who_cannot_write_the_model_directory_is_told_it_and_the_two_ways_to_install_elsewhere():
+def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_told_which_and_what_to_give():
     """A user who is not root, started as cron or a service starts them (`env -i`, HOME unset or not theirs:
     `/nonexistent`), in a folder they cannot write (`/`), with `umask 077`.  `plexity models` and `plexity clean` into
     a folder of theirs work as they do for root.  `plexity models import` (and `plexity train`, which installs where
     it does) met "cannot write /nonexistent: permission denied: choose an output this user may write to", naming a
     folder they never gave; so did a shared model folder of someone else's given as PLEXITY_MODEL_DIR.  Now the one
     line names the model directory, why it is that one, and the ways out, --output-dir and PLEXITY_MODEL_DIR; and
-    --output-dir installs a model that user then scores with."""
+    --output-dir installs a model that user then scores with.  `plexity report DIR` from such a folder said
+    "cannot write plexity-report.html: permission denied", naming neither the folder nor --output: now it names
+    both, with the --output that writes the report beside the stats; and the report no longer comes after two
+    matplotlib warnings about a config folder it could not make under that HOME."""
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="plexity-probe35-"))
@@ -91,6 +94,15 @@ def test_a_user_who_cannot_write_the_model_directory_is_told_it_and_the_two_ways
             cleaned = run([*umask, *command, "clean", SAMPLE, "-o", scratch / "cleaned", "-q"], env=base)
             assert cleaned.returncode == 0, cleaned.stderr
             assert (scratch / "cleaned" / "sample.warc.gz").stat().st_mode & 0o077 == 0  # (the user's umask kept)
+            reported = run([*command, "report", scratch / "cleaned"], env=base)  # (from `/`, as cron starts it)
+            assert reported.returncode == 2, reported.stderr
+            assert reported.stderr.decode().splitlines() == [
+                f"plexity report: error: without --output the report is written in the current folder, /, which "
+                f"this user may not write: give --output, as in -o {scratch / 'cleaned' / 'plexity-report.html'}"]
+            reported = run([*command, "report", scratch / "cleaned", "-o", scratch / "cleaned"], env=base)
+            assert reported.returncode == 0 and (scratch / "cleaned" / "plexity-report.html").is_file()
+            assert (scratch / "cleaned" / "plexity-report.png").is_file() and reported.stderr == b""  # (no matplotlib
+            # warnings of a config folder it could not make under HOME)
 
             refused = run(install, env=base)
             assert refused.returncode == 2, refused.stderr
@@ -114,3 +126,38 @@ def test_a_user_who_cannot_write_the_model_directory_is_told_it_and_the_two_ways
         import shutil
 
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# -- ended by SIGTERM, as `timeout`, a batch system or a container's stop ends a command ----------------------
+
+def test_plexity_clean_ended_by_sigterm_says_so_and_leaves_what_ctrl_c_leaves(tmp_path):
+    """`timeout -s TERM 1h plexity clean crawl -o out` (or a batch system's end of job, `docker stop`): before,
+    SIGTERM ended the process where it was, silently: the output folder stayed claimed (`.plexity.lock`), the file
+    being written lay there as `.NAME.part`, and plexity-stats.json said that no file had been read.  Now SIGTERM is
+    Ctrl-C, as it already was for `plexity train`: one line says what is kept, the exit status is 130, no lock or
+    partial file is left, and the stats count the files whose outputs are whole."""
+    import json
+    import signal
+    import time
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for i in range(400):
+        os.link(SAMPLE, crawl / f"s{i:03d}.warc.gz")
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "plexity_plugins", "clean", crawl, "-o", out, "-q"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 60
+    while len(list(out.glob("s*.warc.gz"))) < 3 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGTERM)  # (as `timeout` sends it: to the command's whole process group)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.decode().splitlines() == [
+        'plexity clean: interrupted: the outputs written so far are whole; plexity-stats.json says "completed": '
+        'false; the same command cleans every file again (plexity run resumes where it stopped)']
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("s")) == ["plexity-stats.json"]
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["completed"] is False and stats["skip_reasons"] == {}
+    assert stats["files"] == len(list(out.glob("s*.warc.gz"))) >= 3
