@@ -161,3 +161,24 @@ def test_plexity_clean_ended_by_sigterm_says_so_and_leaves_what_ctrl_c_leaves(tm
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["completed"] is False and stats["skip_reasons"] == {}
     assert stats["files"] == len(list(out.glob("s*.warc.gz"))) >= 3
+
+
+# -- a current folder that was removed -------------------------------------------------------------------------
+
+def test_a_command_run_in_a_folder_removed_since_says_so_and_what_to_do(tmp_path):
+    """A shell whose folder another shell removed (a build directory cleaned, a job's scratch folder gone) ran
+    `plexity clean crawl.warc.gz -o out` and met "plexity clean: error: [Errno 2] No such file or directory",
+    naming no file (so did `plexity run` and `plexity report`).  Now the line says that the current folder is gone,
+    and what to do; an absolute output still works from there."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    # (the folder is removed by the shell started in it, as another shell would remove it)
+    script = (f'rmdir "{gone}" && "$@" -o out -q; echo "status $?"; "$@" -q -o "{tmp_path / "elsewhere"}"; '
+              f'echo "status $?"')
+    done = subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "plexity_plugins", "clean", SAMPLE],
+                          cwd=gone, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stderr.splitlines() == [
+        "plexity clean: error: the current folder is no longer there (removed after the shell entered it), so no "
+        "relative path can be followed: cd to a folder that exists, or give absolute paths"]
+    assert [line for line in done.stdout.splitlines() if line.startswith("status")] == ["status 2", "status 0"]
+    assert (tmp_path / "elsewhere" / "sample.warc.gz").is_file()
