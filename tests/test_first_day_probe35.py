@@ -182,3 +182,26 @@ def test_a_command_run_in_a_folder_removed_since_says_so_and_what_to_do(tmp_path
         "relative path can be followed: cd to a folder that exists, or give absolute paths"]
     assert [line for line in done.stdout.splitlines() if line.startswith("status")] == ["status 2", "status 0"]
     assert (tmp_path / "elsewhere" / "sample.warc.gz").is_file()
+
+
+# -- standard streams closed by the caller ---------------------------------------------------------------------
+
+def test_a_closed_standard_stream_is_dev_null_and_no_file_of_the_command_takes_its_place(tmp_path):
+    """A script or a daemon that starts plexity with a standard stream closed (`2>&-`, `<&-`): with stderr closed,
+    `plexity clean`'s output-folder lock became descriptor 2 (what a C library writes to stderr went into it), and
+    its error lines were printed on stdout, mixed with what a script reads there; `plexity score -` with stdin
+    closed ended in a traceback ("'NoneType' object has no attribute 'buffer'", exit 1).  Now a closed stream is
+    /dev/null, as a daemon's are: the error is not on stdout, stdin reads as empty (exit 2, as documented), and
+    the lock is another descriptor."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = f'"{sys.executable}" -m plexity_plugins'
+    script = (f'{command} clean /nonexistent.warc.gz -o "{tmp_path}/a" 2>&-; echo "status $?"; '
+              f'{command} score - <&-; echo "status $?"; '
+              f'''{command} clean "{SAMPLE}" -o "{tmp_path}/b" -q 2>&- >/dev/null & pid=$!; '''
+              f'''while [ ! -e "{tmp_path}/b/.plexity.lock" ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done; '''
+              f'''readlink /proc/$pid/fd/2; wait $pid; echo "status $?"''')
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert [line for line in done.stdout.splitlines() if "status" in line] == ["status 2", "status 2", "status 0"], \
+        (done.stdout, done.stderr)
+    assert "error" not in done.stdout and "lock" not in done.stdout, done.stdout
+    assert done.stderr.splitlines() == ["plexity score: stdin is empty: nothing to score"]

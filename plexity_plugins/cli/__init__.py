@@ -141,10 +141,31 @@ def interrupted_by_sigterm(command: str):
         signal.signal(signal.SIGTERM, previous)
 
 
+def _closed_standard_streams_to_devnull() -> None:
+    """Standard input, output or error closed by the caller (`plexity clean ... 2>&-`, `<&-`, a daemon's start)
+    opened on /dev/null, as a daemon's are: the next file the command opened took the free number, so that what is
+    written to descriptor 2 (a C library's warning) went into it (`plexity clean`'s output-folder lock was fd 2), the
+    error lines meant for stderr were printed on stdout (Python's print to a None stderr), and `plexity score -`
+    with stdin closed ended in a traceback ("'NoneType' object has no attribute 'buffer'")."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))
+
+
 def main(argv: list[str] | None = None) -> int:
     # At exit the interpreter collects garbage over every object the process still holds: 0.18 s of CPU after a
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
     # children are ended, the memory goes back with the process).  Frozen out of those collections then.
+    _closed_standard_streams_to_devnull()
     atexit.unregister(gc.freeze)  # (once per process, however often main is called)
     atexit.register(gc.freeze)
     try:  # the compiled extension first: one built from other sources stops every command here, in one line
