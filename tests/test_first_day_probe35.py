@@ -74,7 +74,10 @@ def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_to
     --output-dir installs a model that user then scores with.  `plexity report DIR` from such a folder said
     "cannot write plexity-report.html: permission denied", naming neither the folder nor --output: now it names
     both, with the --output that writes the report beside the stats; and the report no longer comes after two
-    matplotlib warnings about a config folder it could not make under that HOME."""
+    matplotlib warnings about a config folder it could not make under that HOME.  `plexity calibrate --write` of a
+    model in someone else's folder read and scored all the held-out text, printed its table, then said "cannot
+    write .../model.json.tmp: permission denied: choose an output this user may write to": now it says at once
+    where --write would write and what to do instead."""
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="plexity-probe35-"))
@@ -117,6 +120,18 @@ def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_to
             assert f"the model directory {shared} (PLEXITY_MODEL_DIR): permission denied" in refused.stderr.decode()
             assert list(shared.iterdir()) == []
 
+            theirs = shared / "theirs"  # (a model folder of root's, which this user may read and not write)
+            theirs.mkdir(mode=0o755)
+            for name in ("model.bin", "model.json"):
+                (theirs / name).write_bytes((model.parent / name).read_bytes())
+            (scratch / "held-out.txt").write_text("The council approved the budget on Tuesday.\n" * 50)
+            calibrated = run([*command, "calibrate", "--model", theirs, scratch / "held-out.txt", "--write"],
+                             env=base)
+            assert calibrated.returncode == 2 and calibrated.stdout == b"", calibrated.stdout  # (before any work)
+            assert calibrated.stderr.decode().splitlines() == [
+                f"plexity calibrate: error: --write stores the thresholds in {theirs / 'model.json'}, whose folder "
+                f"this user may not write: calibrate a copy of the model (cp -r {theirs} DIR, then --model DIR), or "
+                f"pass --threshold when cleaning"]
             installed = run([*install, "--output-dir", scratch / "models"], env=base)
             assert installed.returncode == 0, installed.stderr
             scored = run([*command, "score", "--plain", "--model", scratch / "models" / "mine",
