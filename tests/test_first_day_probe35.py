@@ -220,3 +220,24 @@ def test_a_closed_standard_stream_is_dev_null_and_no_file_of_the_command_takes_i
         (done.stdout, done.stderr)
     assert "error" not in done.stdout and "lock" not in done.stdout, done.stdout
     assert done.stderr.splitlines() == ["plexity score: stdin is empty: nothing to score"]
+
+
+# -- a WARC whose name is not UTF-8 ------------------------------------------------------------------------------
+
+def test_plexity_run_of_a_glob_naming_a_file_that_is_not_utf8_runs_and_logs_it(tmp_path):
+    """`plexity run 'caf\\xe9*.warc.gz'` (a crawl saved under a Latin-1 name, as wget saves one) stopped before any
+    task: "plexity run: error: 'utf-8' codec can't encode character '\\udce9'" (the output folder's lock recorded
+    the command line); and a task reading such a file wrote no "Reading input file" line to its log but a
+    traceback of loguru's to the terminal for each line it could not write, as every line of a task's log under
+    LC_ALL=POSIX (PYTHONUTF8=0: the log was opened in the locale's ASCII) that holds one of datatrove's emoji.
+    Now the run completes, and the task's log, in UTF-8, names the file with its byte escaped."""
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    (crawl / os.fsdecode(b"caf\xe9.warc.gz")).write_bytes(SAMPLE.read_bytes())
+    done = plexity("run", os.fsdecode(b"caf\xe9*.warc.gz"), "-o", tmp_path / "out", cwd=crawl, env=POSIX,
+                   clean_env=True)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr and b"Logging error" not in done.stderr, done.stderr[-2000:]
+    log = (tmp_path / "out" / "logs" / "logs" / "task_00000.log").read_text(encoding="utf-8")
+    assert "Reading input file caf\\udce9.warc.gz, 1/1" in log
+    assert "\U0001f4d6 - READER" in log
