@@ -77,7 +77,8 @@ def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_to
     matplotlib warnings about a config folder it could not make under that HOME.  `plexity calibrate --write` of a
     model in someone else's folder read and scored all the held-out text, printed its table, then said "cannot
     write .../model.json.tmp: permission denied: choose an output this user may write to": now it says at once
-    where --write would write and what to do instead."""
+    where --write would write and what to do instead.  A folder below the input this user may not list was passed
+    over unsaid by `plexity clean` and `plexity run` (its WARC files silently not cleaned): now each says so."""
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="plexity-probe35-"))
@@ -132,6 +133,18 @@ def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_to
                 f"plexity calibrate: error: --write stores the thresholds in {theirs / 'model.json'}, whose folder "
                 f"this user may not write: calibrate a copy of the model (cp -r {theirs} DIR, then --model DIR), or "
                 f"pass --threshold when cleaning"]
+            crawl = scratch / "crawl"  # (a WARC beside a folder of root's that this user may not list)
+            (crawl / "locked").mkdir(parents=True, mode=0o755)
+            crawl.chmod(0o755)
+            (crawl / "a.warc.gz").write_bytes(SAMPLE.read_bytes())
+            (crawl / "locked" / "b.warc.gz").write_bytes(SAMPLE.read_bytes())
+            (crawl / "locked").chmod(0o700)
+            said = f"folder {crawl / 'locked'} could not be read (permission denied):"
+            cleaned = run([*command, "clean", crawl, "-o", scratch / "crawl-cleaned", "-q"], env=base)
+            assert cleaned.returncode == 0 and f"{said} the files in it are left out" in cleaned.stderr.decode()
+            ran = run([*command, "run", crawl, "-o", scratch / "crawl-run"], env=base)
+            assert ran.returncode == 0, ran.stderr[-2000:]
+            assert f"plexity run: warning: {said} the WARC files in it are left out" in ran.stderr.decode()
             installed = run([*install, "--output-dir", scratch / "models"], env=base)
             assert installed.returncode == 0, installed.stderr
             scored = run([*command, "score", "--plain", "--model", scratch / "models" / "mine",
