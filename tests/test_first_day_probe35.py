@@ -263,7 +263,7 @@ def test_the_examples_run_under_python_oo_which_strips_docstrings(tmp_path):
     PYTHONOPTIMIZE=2 in its environment) ended in "AttributeError: 'NoneType' object has no attribute 'split'":
     each example built its --help from its docstring.  Now they run; the package itself never needed them."""
     script = " && ".join(f'"{sys.executable}" -OO {REPO / "examples" / name} --help >/dev/null'
-                         for name in ("datatrove_local.py", "datatrove_slurm.py", "make_sample_warc.py"))
+                         for name in ("datatrove_local.py", "make_sample_warc.py"))
     done = subprocess.run(["bash", "-c", f'{script} && "{sys.executable}" -OO -m plexity_plugins clean {SAMPLE} '
                            f'-o "{tmp_path / "out"}" -q >/dev/null'],
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
