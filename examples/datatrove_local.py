@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("input_dir", nargs="?", default=str(HERE))
     parser.add_argument("output_dir", nargs="?", default="cleaned-local")
     parser.add_argument("--tasks", type=int, default=1, help="shards of the input files")

@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("input", nargs="?", default=str(HERE))
     parser.add_argument("output_dir", nargs="?", default="cleaned-ray")
     parser.add_argument("--address", default=None, help="the Ray cluster (default: $RAY_ADDRESS, else a local Ray)")

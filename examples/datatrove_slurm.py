@@ -34,7 +34,7 @@ from plexity_plugins.datatrove import (ExecutorUnavailable, HtmlTagsExtractor, J
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("input_dir")
     parser.add_argument("output_dir")
     parser.add_argument("--partition", required=True)

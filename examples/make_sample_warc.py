@@ -1420,7 +1420,7 @@ def build(out_dir: Path) -> tuple[Path, Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="where sample.warc.gz and sample_truth.json go (default: next to this script)")
     args = parser.parse_args()

@@ -145,6 +145,9 @@ def path_error_message(exc: OSError) -> str:
     stops it: "[Errno 17] File exists: 'a.txt'" of `-o a.txt/report.html` named a file that is there, not
     why that is wrong."""
     name = exc.filename
+    if name is None and exc.errno == errno.ENOENT and _current_folder_gone():
+        return ("the current folder is no longer there (removed after the shell entered it), so no relative path "
+                "can be followed: cd to a folder that exists, or give absolute paths")
     if name is not None and exc.errno in (errno.EEXIST, errno.ENOTDIR):
         path = os.fspath(name)
         for folder in (path, *_parents(path)):
@@ -152,6 +155,16 @@ def path_error_message(exc: OSError) -> str:
                 where = "" if folder == path else f"{path}: "
                 return f"{where}{folder} is a file, where a folder is needed: give another path, or move the file"
     return cannot_write_message(exc) or (folder_not_made_message(exc) if isinstance(exc, FolderNotMade) else str(exc))
+
+
+def _current_folder_gone() -> bool:
+    """Whether the process's current folder was removed: `os.getcwd()` then fails, and a relative path's
+    resolving says "[Errno 2] No such file or directory", naming nothing (`plexity clean f -o out` run in it)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
 
 
 class FolderNotMade(OSError):

@@ -43,7 +43,7 @@ def name_of(requirement: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "\n").splitlines()[0])
     parser.add_argument("extras", nargs="*", default=[])
     parser.add_argument("--only", action="append", default=[], help="only these packages")
     parser.add_argument("--except", dest="exclude", action="append", default=[], help="all but these packages")

@@ -190,3 +190,40 @@ def slow_kenlm_tools(tmp_path: Path) -> Path:
     (tools / "build_binary").write_text("#!/bin/sh\nexit 1\n")
     (tools / "build_binary").chmod(0o755)
     return tools
+
+
+@contextlib.contextmanager
+def other_user(prefix: str = "plx") -> Iterator[callable]:
+    """A new user who is not root, made for the block (``useradd -m``) and removed after (``userdel -r``); yields
+    ``run(argv, env=..., cwd=...)``, which runs `argv` as that user with exactly `env` (as ``env -i`` does) and
+    returns the completed process (bytes).  This interpreter may live under a folder other users cannot enter
+    (pyenv's under a 0700 /root): then the command runs in a mount namespace of its own where /root is a
+    traversable folder holding only the interpreter's tree (``unshare -m``), the machine's /root untouched.
+    Only root can do this: callers skip when not root."""
+    import os
+    import shutil
+
+    name = f"{prefix}{os.getpid() % 100000}"
+    subprocess.run(["useradd", "-m", name], check=True, capture_output=True)
+    stage = Path(tempfile.mkdtemp(prefix="plexity-user-root-"))
+    try:
+        real = Path(os.path.realpath(sys.executable))
+        blocked = next((p for p in reversed(real.parents) if p != Path("/") and not os.stat(p).st_mode & 0o001), None)
+        wrap: list[str] = []
+        if blocked is not None:  # (mirror: the blocked folder's children on the interpreter's path, bind-mounted)
+            child = real.relative_to(blocked).parts[0]
+            stage.chmod(0o755)
+            (stage / child).mkdir()
+            script = (f'mount --bind "$1" "$2" && mount --rbind "$3" "$4" && shift 4 && exec "$@"')
+            wrap = ["unshare", "-m", "sh", "-c", script, "sh", str(blocked / child), str(stage / child), str(stage),
+                    str(blocked)]
+
+        def run(argv, env: dict | None = None, cwd: str | Path = "/", **kwargs) -> subprocess.CompletedProcess:
+            command = [*wrap, "runuser", "-u", name, "--", "env", "-i",
+                       *(f"{k}={v}" for k, v in (env or {}).items()), *map(str, argv)]
+            return subprocess.run(command, capture_output=True, timeout=120, cwd=cwd, **kwargs)
+
+        yield run
+    finally:
+        subprocess.run(["userdel", "-r", name], capture_output=True)
+        shutil.rmtree(stage, ignore_errors=True)

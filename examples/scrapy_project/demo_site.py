@@ -164,7 +164,7 @@ if __name__ == "__main__":
     import argparse
     import time
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--large-bytes", type=int, default=5_000_000, help="size of the very large page")
     options = parser.parse_args()
     with serve(build_site(options.large_bytes)) as url:

@@ -25,7 +25,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
                          looks_like_html, read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
-from ..io.folders import walk
+from ..io.folders import unlisted_folder_message, walk
 from .file_kinds import kind_of, kind_of_file
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
@@ -203,7 +203,8 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
                              f"outputs too (a.txt.txt, then a.txt.txt.txt): choose another --output-dir")
         if root.is_dir():
             resolved_root = _resolved(root)
-            for dirpath, dirnames, filenames in walk(root):
+            unlisted: list = []
+            for dirpath, dirnames, filenames in walk(root, unlisted):
                 # (the output folder told by its inode, not by each folder's resolve(): one lstat a level above it,
                 # the square of the depth, 1.1 million of them for a folder 1,500 levels deep, 43 s)
                 dirnames[:] = sorted(d for d in dirnames if out_id is None or _identity_of(dirpath, d) != out_id)
@@ -212,6 +213,8 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
                     found.append(InputFile(path, path.relative_to(root), kind_of_file(path)))
                     if resolved_root is not None and not path.is_symlink():
                         resolved[path] = resolved_root / found[-1].relative
+            for folder, exc in unlisted:  # (said, as an unreadable file is: not passed over unsaid)
+                logger.warning("%s", unlisted_folder_message(folder, exc, "the files"))
         elif os.path.lexists(root):  # a file, or a FIFO, a socket, a link that leads nowhere
             found.append(InputFile(root, Path(root.name), kind_of_file(root)))
         elif str(item) == "-":  # (the shell's way to say standard input, which `plexity score -` reads)

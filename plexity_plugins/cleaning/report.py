@@ -246,13 +246,30 @@ def _add_dropped_file_samples(data: ReportData, path: Path) -> None:
 
 # -- the histogram ----------------------------------------------------------------------------
 
+def _matplotlib_figure():
+    """matplotlib's Figure (no pyplot: no GUI backend, no global state), imported without its two warnings for a
+    user whose HOME is not theirs to write (cron's, a service's): "mkdir -p failed for path
+    /nonexistent/.config/matplotlib" and "Matplotlib created a temporary cache directory ... set the MPLCONFIGDIR
+    environment variable", which came before every report, about a cache the report does not need kept."""
+    import logging
+
+    quiet = logging.getLogger("matplotlib")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        from matplotlib.figure import Figure
+    finally:
+        quiet.setLevel(level)
+    return Figure
+
+
 def histogram_png(data: ReportData) -> bytes:
     """The perplexity histogram: log x axis, kept sentences blue, dropped ones stacked in red,
     the threshold line.  (Older stats without per-bin drop counts: red = above the threshold.)"""
     from ..runtime.extras import require_extra
 
     require_extra("report", "plexity report's histogram")
-    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
+    Figure = _matplotlib_figure()
 
     fig = Figure(figsize=(9, 3.6), dpi=100, layout="constrained")
     ax = fig.add_subplot()

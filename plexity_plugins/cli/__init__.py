@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import codecs
+import contextlib
 import gc
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 
 from .. import __version__
 from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
@@ -80,24 +84,88 @@ class PrintableFormatter(logging.Formatter):
         return printable(super().formatMessage(record))
 
 
+def _bytes_or_escape(exc: UnicodeError) -> tuple[bytes, int]:
+    """The error handler ``plexity-printable``: a lone surrogate of a name that is not UTF-8 as the byte it stands
+    for (surrogateescape's), any other character the stream's encoding lacks as its escape (backslashreplace's)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for char in exc.object[exc.start:exc.end]:
+        out += (bytes([ord(char) - 0xDC00]) if 0xDC80 <= ord(char) <= 0xDCFF
+                else char.encode("ascii", "backslashreplace"))
+    return bytes(out), exc.end
+
+
+codecs.register_error("plexity-printable", _bytes_or_escape)
+
+
 def _names_printable() -> None:
-    """Standard output that cannot encode a character (a file name that is not UTF-8 is a str of lone surrogates:
-    ``caf\udce9.html``, as wget saves a Latin-1 URL) writes its escape, as standard error does, instead of raising:
-    with PYTHONIOENCODING=utf-8 (strict), plexity clean's last line naming such a damaged file ended the command,
-    "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed", exit 2.  A stream
-    that already takes them (surrogateescape, as a UTF-8 locale's is: the name's own bytes) is left as it is."""
+    """Standard output that cannot encode a character writes its escape, as standard error does, instead of raising.
+    A file name that is not UTF-8 is a str of lone surrogates (``caf\\udce9.html``, as wget saves a Latin-1 URL): with
+    PYTHONIOENCODING=utf-8 (strict), plexity clean's last line naming such a damaged file ended the command,
+    "plexity clean: error: 'utf-8' codec can't encode characters ...: surrogates not allowed", exit 2.  Under a locale
+    that is not UTF-8 (cron's or a container's LC_ALL=C/POSIX with PYTHONUTF8=0: ASCII with surrogateescape),
+    `plexity clean` exited 2 after its work, at the first dropped sentence it quoted ("'ascii' codec can't encode
+    character '\\xb0'"), and `plexity score --sentences` of a word with an accent printed nothing of it: such a
+    stream writes a surrogate as its byte (the name's own bytes, as before) and any other character as its escape."""
     for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        errors = getattr(stream, "errors", None)
+        if errors in ("strict", "surrogateescape") and hasattr(stream, "reconfigure"):
             try:
-                stream.reconfigure(errors="backslashreplace")
+                stream.reconfigure(errors="backslashreplace" if errors == "strict" else "plexity-printable")
             except (ValueError, OSError):  # (a stream closed, or one that takes no reconfiguring)
                 pass
+
+
+# The commands that SIGTERM ends as Ctrl-C does (`plexity serve` is a service: SIGTERM is its ordinary stop)
+SIGTERM_INTERRUPTS = ("clean", "run", "train", "calibrate", "report", "score", "models")
+
+
+@contextlib.contextmanager
+def interrupted_by_sigterm(command: str):
+    """SIGTERM (`kill`, `timeout`, a batch system's end of job, a container's stop) as Ctrl-C: the default ends the
+    process there, silently, leaving what Ctrl-C's handling removes or finishes: `plexity train`'s staging and work
+    folders (the training text and ARPA file: GBs for the BNC) and lmplz running; `plexity clean`'s output folder
+    claimed (its lock), the file being written as ``.NAME.part`` and plexity-stats.json saying no file was read;
+    and no word of it, where Ctrl-C says what was kept and how to go on."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if command not in SIGTERM_INTERRUPTS or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _closed_standard_streams_to_devnull() -> None:
+    """Standard input, output or error closed by the caller (`plexity clean ... 2>&-`, `<&-`, a daemon's start)
+    opened on /dev/null, as a daemon's are: the next file the command opened took the free number, so that what is
+    written to descriptor 2 (a C library's warning) went into it (`plexity clean`'s output-folder lock was fd 2), the
+    error lines meant for stderr were printed on stdout (Python's print to a None stderr), and `plexity score -`
+    with stdin closed ended in a traceback ("'NoneType' object has no attribute 'buffer'")."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))
 
 
 def main(argv: list[str] | None = None) -> int:
     # At exit the interpreter collects garbage over every object the process still holds: 0.18 s of CPU after a
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
     # children are ended, the memory goes back with the process).  Frozen out of those collections then.
+    _closed_standard_streams_to_devnull()
     atexit.unregister(gc.freeze)  # (once per process, however often main is called)
     atexit.register(gc.freeze)
     try:  # the compiled extension first: one built from other sources stops every command here, in one line
@@ -135,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
-        return args.func(args) or 0
+        with interrupted_by_sigterm(args.command):
+            return args.func(args) or 0
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0

@@ -40,10 +40,12 @@ def _row(values: list[float]) -> dict[str, float] | None:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ..errors import ModelError, path_error_message
     from ..scoring.scorer import PerplexityScorer
-    from ..training import TrainError, calibrate, write_threshold
+    from ..training import TrainError, calibrate, metadata_path, write_threshold
 
     try:
         scorer = PerplexityScorer(single_model(args))
+        if args.write:  # (where --write cannot write, said before the held-out text is read and scored)
+            metadata_path(scorer.info)
         result = calibrate(scorer, args.clean, args.boilerplate, args.percentile, args.percentile_extracted)
     except (TrainError, ModelError) as exc:
         print(printable(f"plexity calibrate: error: {exc}"), file=sys.stderr)

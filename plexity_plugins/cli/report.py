@@ -32,10 +32,28 @@ def _run_logging_dir(folder: Path) -> Path | None:
     return logs if logs is not None and (logs / "stats.json").is_file() else None
 
 
+def _check_current_folder_writable(stats: Path) -> None:
+    """Without --output the report goes to the current folder: one this user may not write (a cron job's or a
+    service's `/`, a shared checkout) said as that, with the --output that writes the report beside the stats.
+    Before, "cannot write plexity-report.html: permission denied: choose an output this user may write to" named
+    neither the folder nor the option."""
+    import os
+
+    here = Path.cwd()
+    if os.access(here, os.W_OK | os.X_OK):
+        return
+    beside = (stats if stats.is_dir() else stats.parent) / DEFAULT_REPORT
+    raise ValueError(f"without --output the report is written in the current folder, {here}, which this user may "
+                     f"not write: give --output, as in -o {beside}")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from ..cleaning.report import build_report, histogram_path
 
     args.stats = _run_logging_dir(Path(args.stats)) or args.stats  # (`plexity run -o out --logging-dir L`)
+    if args.output is None:
+        args.output = DEFAULT_REPORT
+        _check_current_folder_writable(Path(args.stats))
     if Path(args.output).is_dir():  # (`-o reports/`: the report goes in it, under its default name)
         args.output = str(Path(args.output) / DEFAULT_REPORT)
     if args.png and Path(args.png).is_dir():  # (`--png figures/`: the PNG goes in it, named as the report)
@@ -60,8 +78,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("stats", metavar="STATS_OR_OUTPUT_DIR",
                    help=f"{STATS_FILE}, or the output directory of `plexity clean` holding it; or the output "
                         "directory of `plexity run` (its logs/stats.json: counts only, no histogram)")
-    p.add_argument("--output", "-o", default=DEFAULT_REPORT,
-                   help="the HTML report, or a folder to write it in (default: %(default)s)")
+    p.add_argument("--output", "-o", default=None,
+                   help=f"the HTML report, or a folder to write it in (default: {DEFAULT_REPORT}, in the current "
+                        f"folder)")
     p.add_argument("--png", default=None,
                    help="the histogram PNG, or a folder to write it in (default: the report's name with .png)")
     p.set_defaults(func=cmd_report)

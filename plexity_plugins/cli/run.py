@@ -43,6 +43,7 @@ from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_me
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.folders import unlisted_folder_message
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import add_model_args, check_language_options, parse_memory, parse_size, positive_float, positive_int
@@ -506,6 +507,17 @@ def document_files(folder: str) -> int:
     return sum(1 for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES))
 
 
+def unlisted_folders(folder: str) -> list:
+    """The folders below a local input `folder` that could not be listed (`io.folders.walk`), with their errors."""
+    from ..io.folders import walk
+
+    unlisted: list = []
+    if "://" not in folder and Path(folder).is_dir():
+        for _ in walk(folder, unlisted):
+            pass
+    return unlisted
+
+
 def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
     """What the files of a local `folder` of no known kind (the first `looked_at`) that are WARCs by
     their bytes are, and their names to give them (`cleaning.files.misnamed_warc`)."""
@@ -677,6 +689,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if others:
             print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
                   f"plexity clean {args.input} --output-dir DIR cleans them)")
+        for folder, exc in unlisted_folders(args.input):  # (a folder this user may not read: passed over unsaid)
+            print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
+                  file=sys.stderr)
         failed = None
         started = time.perf_counter()
         with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:

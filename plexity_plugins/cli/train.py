@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
 
 from ..training import thresholds
@@ -19,20 +17,6 @@ def _prune_count(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a count: --prune takes the words after it as its counts, "
                                          f"so give the corpus first (plexity train INPUT ... --prune 0 1 1)") from None
-
-
-@contextlib.contextmanager
-def interrupted_by_sigterm():
-    """SIGTERM (`kill`, `timeout`, a batch system's end of job) as Ctrl-C: the default ends the process there,
-    leaving the staging and work folders (the training text and ARPA file: GBs for the BNC) and lmplz running."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def add_parser(subparsers) -> None:
@@ -119,8 +103,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             output_dir=args.output_dir, force=args.force, skip_bad_files=args.skip_bad_files,
             write_dropped=args.write_dropped, progress=not args.quiet, report=report,
             language=args.language, tokenizer=args.tokenizer, sp_model=args.sp_model)
-        with interrupted_by_sigterm():
-            result = trainer.run()
+        result = trainer.run()  # (SIGTERM is Ctrl-C here: `main`)
     except KenLMToolsMissing as exc:  # the installation lacks them (as a missing extra)
         print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
         return INSTALLATION_STATUS

@@ -42,6 +42,10 @@ class TaskFolder(DataFolder):
         if not any(flag in mode for flag in "wax"):
             return super().open(path, mode, *args, **kwargs)
         if str(path).startswith(LOGS):
+            if "b" not in mode:  # (a task's log names the input's files: `caf\udce9.warc.gz`, a Latin-1 name, is
+                # no UTF-8, and under LC_ALL=POSIX the locale's encoding was ASCII: the first such line ended the task)
+                kwargs.setdefault("encoding", "utf-8")
+                kwargs.setdefault("errors", "backslashreplace")
             return _StopWhenFull(super().open(path, mode, *args, **kwargs))
         if str(path).startswith(WRITTEN_IN_PLACE):
             return super().open(path, mode, *args, **kwargs)

@@ -5,19 +5,22 @@ from __future__ import annotations
 import os
 
 
-def walk(top: str | os.PathLike):
+def walk(top: str | os.PathLike, unlisted: list | None = None):
     """`os.walk(top)` (top-down, the caller may prune the folder names it is given, symlinks to folders not followed,
     folders that cannot be listed passed over), without its recursion: Python 3.11's os.walk and Path.rglob recurse
     once a level, and a folder nested 1,000 levels deep (a crawler trap, /a/a/a/..., mirrored by wget) stopped
     `plexity clean` with a RecursionError traceback.  Each folder's names come as os.walk gives them, its folders
-    walked in the order they are left in."""
+    walked in the order they are left in.  `unlisted`, a list, gets each folder that could not be listed, with its
+    error: a folder this user may not read was passed over unsaid, its files silently not cleaned."""
     stack = [os.fspath(top)]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
-        except OSError:
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted.append((folder, exc))
             continue
         dirnames, filenames, links = [], [], set()
         for entry in entries:
@@ -30,3 +33,10 @@ def walk(top: str | os.PathLike):
                 links.add(entry.name)
         yield folder, dirnames, filenames
         stack.extend(os.path.join(folder, name) for name in reversed(dirnames) if name not in links)
+
+
+def unlisted_folder_message(folder: str, exc: OSError, what: str) -> str:
+    """One line for a folder below an input folder that could not be listed: which, why, and that `what` (the files
+    the command reads) in it are left out."""
+    why = (exc.strerror or str(exc)).lower() if isinstance(exc, OSError) else str(exc)
+    return f"folder {folder} could not be read ({why}): {what} in it are left out"

@@ -54,7 +54,10 @@ def own_output_folder(folder: str | os.PathLike, option: str = "--output-dir"):
         command = " ".join(["plexity", *sys.argv[1:3]]) if sys.argv else "plexity"
         try:  # (who owns it, for the message of a second run; the lock holds without it: a full disk)
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()}, {command}, since {time.strftime('%H:%M:%S')}\n".encode(), 0)
+            line = f"pid {os.getpid()}, {command}, since {time.strftime('%H:%M:%S')}\n"
+            # (a file name that is not UTF-8 in the command, `plexity run 'caf\xe9*.warc.gz'`, as its escape: encoded
+            # strictly, it stopped the run before it began, "'utf-8' codec can't encode character '\udce9'")
+            os.pwrite(fd, line.encode("utf-8", "backslashreplace"), 0)
         except OSError:
             pass
         yield path

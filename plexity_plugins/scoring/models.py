@@ -126,6 +126,36 @@ def install_dir(output_dir: str | Path | None = None) -> Path:
     return path
 
 
+def writable_install_dir(output_dir: str | Path | None = None) -> Path:
+    """`install_dir`, made if it is not there, or a `ModelError` naming it and the ways to install elsewhere when this
+    user cannot make it or write in it: a user whose HOME is not theirs to write (cron's or a service's, HOME unset
+    or read-only) or a shared model folder owned by someone else met "cannot write /nonexistent: permission denied:
+    choose an output this user may write to", naming neither the model directory nor --output-dir or
+    PLEXITY_MODEL_DIR."""
+    import errno
+
+    folder = install_dir(output_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        refused = None if os.access(folder, os.W_OK | os.X_OK) else os.strerror(errno.EACCES).lower()
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        refused = (exc.strerror or os.strerror(exc.errno)).lower()
+    if refused is None:
+        return folder
+    if output_dir:
+        where = f"--output-dir {output_dir}"
+    elif os.environ.get("PLEXITY_MODEL_DIR"):
+        where = f"the model directory {folder} (PLEXITY_MODEL_DIR)"
+    else:
+        under = ("XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME")
+                 else f"HOME {os.path.expanduser('~')}")  # (platformdirs' cache dir: XDG's, else under HOME)
+        where = f"the model directory {folder} (the user cache dir, under {under})"
+    raise ModelError(f"cannot install a model in {where}: {refused} for this user: give --output-dir DIR, or set "
+                     f"PLEXITY_MODEL_DIR to a folder this user may write to (then --model NAME finds the model there)")
+
+
 def _model_file_in(directory: Path) -> Path | None:
     for name in MODEL_FILES:
         if (directory / name).is_file():

@@ -27,7 +27,7 @@ from typing import Iterable
 from . import thresholds
 from ..io.atomic_files import FolderAppeared, staged_folder
 from .corpora import input_paths
-from ..scoring.models import ModelInfo, install_dir, kenlm_file_name, model_argument, resolve
+from ..scoring.models import ModelInfo, kenlm_file_name, model_argument, resolve, writable_install_dir
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
@@ -142,7 +142,7 @@ def import_model(name: str, kenlm_path: str | Path, tokenizer: str, sp_model: st
         except ValueError as exc:
             raise ModelError(f"--language: {exc}") from None
 
-    directory = install_dir(output_dir) / name
+    directory = writable_install_dir(output_dir) / name
     if directory.exists() and not force:
         raise TrainError(already_installed(name, directory))
     # Made in a staging folder and moved into place when complete, as `plexity train` installs: no half-imported

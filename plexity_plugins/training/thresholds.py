@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import logging
 import math
+import os
 import statistics
 import zlib
 from dataclasses import dataclass
@@ -256,6 +257,10 @@ def metadata_path(info: ModelInfo) -> Path:
         raise ModelError(f"'{info.name}' is the embedded model, which is read-only: calibrate a model you "
                          f"trained (plexity train) or imported (plexity models import), or pass --threshold "
                          f"when cleaning")
+    if not os.access(metadata.parent, os.W_OK | os.X_OK):  # (a shared model folder of someone else's)
+        raise ModelError(f"--write stores the thresholds in {metadata}, whose folder this user may not write: "
+                         f"calibrate a copy of the model (cp -r {metadata.parent} DIR, then --model DIR), or pass "
+                         f"--threshold when cleaning")
     return metadata
 
 

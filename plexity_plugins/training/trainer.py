@@ -25,7 +25,7 @@ from .. import __version__
 from . import kenlm_tools, thresholds
 from ..io.atomic_files import FolderAppeared, owned_folder, remove_stale, staged_folder
 from ..scoring.models import (DEFAULT_MODEL, EMBEDDED_DIR, ORDERS, PAPER_MODELS, ModelInfo, install_dir,
-                              model_argument)
+                              model_argument, writable_install_dir)
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ class ModelTrainer:
         # Fail before reading a big corpus, not after.
         kenlm_tools.find_tool("lmplz")
         kenlm_tools.find_tool("build_binary")
-        dest = self.destination
+        dest = writable_install_dir(self.output_dir) / self.name
         if dest.exists() and not self.force:
             raise TrainError(already_installed(self.name, dest))
         try:
