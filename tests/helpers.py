@@ -196,27 +196,40 @@ def slow_kenlm_tools(tmp_path: Path) -> Path:
 def other_user(prefix: str = "plx") -> Iterator[callable]:
     """A new user who is not root, made for the block (``useradd -m``) and removed after (``userdel -r``); yields
     ``run(argv, env=..., cwd=...)``, which runs `argv` as that user with exactly `env` (as ``env -i`` does) and
-    returns the completed process (bytes).  This interpreter may live under a folder other users cannot enter
-    (pyenv's under a 0700 /root): then the command runs in a mount namespace of its own where /root is a
-    traversable folder holding only the interpreter's tree (``unshare -m``), the machine's /root untouched.
-    Only root can do this: callers skip when not root."""
+    returns the completed process (bytes).  This interpreter, its virtual environment or this checkout may live under
+    a folder other users cannot enter (pyenv's, or a clone, under a 0700 /root): then the command runs in a mount
+    namespace of its own where each such folder is a traversable one holding only the trees the command needs
+    (``unshare -m``), the machine's folders untouched.  Only root can do this: callers skip when not root."""
     import os
     import shutil
 
     name = f"{prefix}{os.getpid() % 100000}"
     subprocess.run(["useradd", "-m", name], check=True, capture_output=True)
-    stage = Path(tempfile.mkdtemp(prefix="plexity-user-root-"))
+    stages: list[Path] = []
     try:
-        real = Path(os.path.realpath(sys.executable))
-        blocked = next((p for p in reversed(real.parents) if p != Path("/") and not os.stat(p).st_mode & 0o001), None)
+        needed = {Path(sys.executable).absolute(), Path(os.path.realpath(sys.executable)), Path(sys.prefix),
+                  Path(sys.base_prefix), REPO}
+        children: dict[Path, set[str]] = {}  # a folder others cannot enter -> its children on the needed paths
+        for path in needed:
+            blocked = next((p for p in reversed(path.parents) if p != Path("/") and not os.stat(p).st_mode & 0o001),
+                           None)
+            if blocked is not None:
+                children.setdefault(blocked, set()).add(path.relative_to(blocked).parts[0])
         wrap: list[str] = []
-        if blocked is not None:  # (mirror: the blocked folder's children on the interpreter's path, bind-mounted)
-            child = real.relative_to(blocked).parts[0]
-            stage.chmod(0o755)
-            (stage / child).mkdir()
-            script = (f'mount --bind "$1" "$2" && mount --rbind "$3" "$4" && shift 4 && exec "$@"')
-            wrap = ["unshare", "-m", "sh", "-c", script, "sh", str(blocked / child), str(stage / child), str(stage),
-                    str(blocked)]
+        if children:  # (mirror: each blocked folder's needed children bind-mounted into a stage laid over it)
+            mounts, arguments = [], []
+            for blocked, names in sorted(children.items()):
+                stage = Path(tempfile.mkdtemp(prefix="plexity-user-root-"))
+                stages.append(stage)
+                stage.chmod(0o755)
+                for child in sorted(names):
+                    (stage / child).mkdir()
+                    arguments += [str(blocked / child), str(stage / child)]
+                    mounts.append(f'mount --bind "${{{len(arguments) - 1}}}" "${{{len(arguments)}}}"')
+                arguments += [str(stage), str(blocked)]
+                mounts.append(f'mount --rbind "${{{len(arguments) - 1}}}" "${{{len(arguments)}}}"')
+            script = " && ".join(mounts) + f" && shift {len(arguments)} && exec \"$@\""
+            wrap = ["unshare", "-m", "sh", "-c", script, "sh", *arguments]
 
         def run(argv, env: dict | None = None, cwd: str | Path = "/", **kwargs) -> subprocess.CompletedProcess:
             command = [*wrap, "runuser", "-u", name, "--", "env", "-i",
@@ -226,4 +239,5 @@ def other_user(prefix: str = "plx") -> Iterator[callable]:
         yield run
     finally:
         subprocess.run(["userdel", "-r", name], capture_output=True)
-        shutil.rmtree(stage, ignore_errors=True)
+        for stage in stages:
+            shutil.rmtree(stage, ignore_errors=True)
