@@ -122,6 +122,36 @@ def test_corrupt_model_file_is_reported_when_opened(tmp_path):
         scorer.clean("Some text.")
 
 
+def test_a_model_file_damaged_inside_its_tables_is_refused_by_the_checksum_its_card_records(tmp_path, tiny_model):
+    """A model.bin whose bytes changed after it was trained or imported (bits flipped on a disk, a copy gone wrong)
+    opens, as KenLM reads its header only: one such copy in six segfaulted the process at its first sentence, three
+    scored without a word, wrongly.  Every card written (`plexity train`, `models import`, the embedded model's build)
+    records the KenLM file's SHA-256, and a model whose file is not that file is refused when it is opened, naming
+    it; KenLM's own account of a file cut short comes first (tests/test_hostile_probe35.py)."""
+    import hashlib
+    import json
+    import shutil
+
+    card = json.loads((tiny_model / "model.json").read_text())
+    assert card["sha256"] == hashlib.sha256((tiny_model / "model.bin").read_bytes()).hexdigest()
+    assert PerplexityScorer(tiny_model).perplexity("The cat sat on the mat.") > 0
+
+    damaged = shutil.copytree(tiny_model, tmp_path / "damaged")
+    data = bytearray((damaged / "model.bin").read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 20] = bytes(b ^ 0xFF for b in data[middle:middle + 20])
+    (damaged / "model.bin").write_bytes(bytes(data))
+    with pytest.raises(ModelError, match=r"model file .*damaged.model\.bin is not the file its model.json was "
+                                         r"written with \(SHA-256 [0-9a-f]{12}\.\.\., the card says "
+                                         + card["sha256"][:12] + r"\.\.\.\): it was damaged or replaced since"):
+        PerplexityScorer(damaged).clean("The cat sat on the mat.")
+
+    card["sha256"] = "not a checksum"
+    (damaged / "model.json").write_text(json.dumps(card))
+    with pytest.raises(ModelError, match=r"'sha256' is 'not a checksum': the KenLM file's SHA-256"):
+        PerplexityScorer(damaged)
+
+
 def test_model_of_another_tokenizer_version_is_refused(tmp_path, tiny_model):
     old = build_tiny_model(tmp_path / "old", name="old", tokenizer_version="plexity-tok-0")
     info = resolve(old)
