@@ -127,7 +127,8 @@ def test_a_model_file_damaged_inside_its_tables_is_refused_by_the_checksum_its_c
     opens, as KenLM reads its header only: one such copy in six segfaulted the process at its first sentence, three
     scored without a word, wrongly.  Every card written (`plexity train`, `models import`, the embedded model's build)
     records the KenLM file's SHA-256, and a model whose file is not that file is refused when it is opened, naming
-    it; KenLM's own account of a file cut short comes first (tests/test_hostile_probe35.py)."""
+    it, and by a run's driver, which records the checksum, before any task; KenLM's own account of a file cut short
+    comes first (tests/test_hostile_probe35.py)."""
     import hashlib
     import json
     import shutil
@@ -145,6 +146,11 @@ def test_a_model_file_damaged_inside_its_tables_is_refused_by_the_checksum_its_c
                                          r"written with \(SHA-256 [0-9a-f]{12}\.\.\., the card says "
                                          + card["sha256"][:12] + r"\.\.\.\): it was damaged or replaced since"):
         PerplexityScorer(damaged).clean("The cat sat on the mat.")
+    from plexity_plugins.scoring.models import model_checksum
+
+    with pytest.raises(ModelError, match="is not the file its model.json was written with"):
+        model_checksum(resolve(damaged))  # (what a run's driver records of its model: `plexity run` stops before any
+        # task, which each failed naming the file, "re-run the same command to run only those")
 
     card["sha256"] = "not a checksum"
     (damaged / "model.json").write_text(json.dumps(card))

@@ -557,6 +557,7 @@ def model_checksum(info: ModelInfo) -> str:
     version (~0.05 s for the embedded model's 17 MB, ~2 s a GB)."""
     import hashlib
 
+    check_intact(info)  # (the same hash: a run's driver refuses a damaged file before any task opens it)
     sp = sp_model_path(info)
     if sp is None:
         return file_sha256(info.path)
