@@ -150,10 +150,22 @@ def test_a_user_who_cannot_write_the_model_directory_or_the_current_folder_is_to
             scored = run([*command, "score", "--plain", "--model", scratch / "models" / "mine",
                           "The council approved the budget."], env=base)
             assert scored.returncode == 0 and float(scored.stdout.split()[-1]) > 0, scored.stderr
+            # The language tables (~1 s of a core to build) were cached under HOME, which this user may not write:
+            # every process that identified a language built them again, unsaid.  They are cached in a temporary
+            # folder of this user's own.
+            german = run([*command, "score", "Der Gemeinderat hat den Haushalt für die Bibliothek beschlossen."],
+                         env=base)
+            assert german.returncode == 0, german.stderr
+            uid = int(run(["id", "-u"], env=base).stdout)
+            private = Path(tempfile.gettempdir()) / f"plexity_plugins-{uid}"
+            assert [p.name.split("-")[0] for p in (private / "langid").iterdir()] == ["py3langid"]
+            assert private.stat().st_uid == uid and private.stat().st_mode & 0o777 == 0o700
     finally:
         import shutil
 
         shutil.rmtree(scratch, ignore_errors=True)
+        if "private" in locals():
+            shutil.rmtree(private, ignore_errors=True)
 
 
 # -- ended by SIGTERM, as `timeout`, a batch system or a container's stop ends a command ----------------------

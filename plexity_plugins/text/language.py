@@ -90,13 +90,33 @@ _TABLE_CHECKS = ("The cat sat on the mat and looked at the birds.", "Der Hund lÃ
 
 def cache_dir() -> Path:
     """Where derived data is kept: ``$PLEXITY_CACHE_DIR``, else the user's cache directory
-    (``~/.cache/plexity_plugins`` on Linux)."""
+    (``~/.cache/plexity_plugins`` on Linux), else, for a user who may not write there (cron's or a service's HOME,
+    unset or read-only), a folder of this user's in the temporary folder: without a cache every process built the
+    language tables again, ~1 s of a core each, unsaid."""
     env = os.environ.get("PLEXITY_CACHE_DIR")
     if env:
         return Path(env).expanduser()
     from ..runtime.paths import user_cache_dir
 
-    return user_cache_dir()
+    user = user_cache_dir()
+    existing = next((p for p in (user, *user.parents) if p.exists()), None)
+    if existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+        return user
+    return _private_temporary_folder()
+
+
+def _private_temporary_folder() -> Path:
+    """``plexity_plugins-UID`` in the temporary folder, this user's alone (made 0700; one made by another user, or a
+    link, is refused: the tables are trusted once their answers match)."""
+    folder = Path(tempfile.gettempdir()) / f"plexity_plugins-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(folder)
+    if folder.is_symlink() or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise OSError(f"{folder} is not this user's own folder")
+    return folder
 
 
 def _tables_dir() -> Path:
