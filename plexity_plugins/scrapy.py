@@ -617,7 +617,8 @@ class PerplexityFilterPipeline:
         self._log_dropped(self._dropped.document, source, reason, detail)
         # (logged by Scrapy as this message and the URL, not the item: `shorten_drop_logs`)
         # (Scrapy logs the message: its URL and detail are the crawl's characters, `printable`)
-        shown = source if len(source) <= MAX_SOURCE_CHARS else f"{source[:MAX_SOURCE_CHARS]}... ({len(source):,} characters)"
+        shown = (source if len(source) <= MAX_SOURCE_CHARS
+                 else f"{source[:MAX_SOURCE_CHARS]}... ({len(source):,} characters)")
         raise PlexityDropItem(printable(f"plexity: {reason}: {detail[:500]} ({shown})"), shown, reason)
 
     def _count(self, verdict: Verdict, source: str) -> None:

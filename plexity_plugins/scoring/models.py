@@ -206,7 +206,8 @@ def _card_problem(data: dict[str, Any]) -> str | None:
             return f"{key!r} is {value!r}: a positive perplexity (a number, not in quotes), or null for none"
     for key in _COUNT_KEYS:
         value = data.get(key)
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= (key == "order")):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and not (whole and value >= (key == "order")):
             least = "1" if key == "order" else "0"
             return f"{key!r} is {value!r}: a whole number of {least} or more (not in quotes), or null"
     for key in _NAME_KEYS:
@@ -504,7 +505,8 @@ def load_native(info: ModelInfo):
             return False
         load_kenlm(info)  # (a file neither path reads, damaged or not KenLM's, is one error: it was said twice, first
         # as "compiled scorer cannot open ...: using the kenlm module", a fallback that then failed the same way)
-        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path, kenlm_reason(exc, info.path))
+        logger.warning("compiled scorer cannot open %s (%s): using the kenlm module", info.path,
+                       kenlm_reason(exc, info.path))
         return False
     _check_order(info, model.order)
     check_intact(info)  # (after KenLM's own checks of its header, which say what a file cut short lacks)

@@ -509,7 +509,8 @@ class TextReader(CorpusReader):
 def _check_text_file(path: Path) -> None:
     """A text or CSV file read to its end, decompressed and decoded, before any of its documents is trained on."""
     try:
-        open_corpus_bytes(path).close()  # (UTF-16, a PDF ... named for what it is, not "not UTF-8 ... from windows-1252")
+        # (UTF-16, a PDF ... named for what it is, not "not UTF-8 ... from windows-1252")
+        open_corpus_bytes(path).close()
         said = not_utf8_message(path)
     except READ_ERRORS as exc:
         raise CorpusError(f"{path}: cannot read: {exc}") from exc
