@@ -498,24 +498,16 @@ def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None
     return None
 
 
-def document_files(folder: str) -> int:
-    """How many HTML and text files a local input folder holds (which `plexity run` does not read)."""
+def document_files(folder: str, unlisted: list | None = None) -> int:
+    """How many HTML and text files a local input folder holds (which `plexity run` does not read); `unlisted`, a
+    list, gets each folder below it that could not be listed, with its error (`io.folders.walk`)."""
     if "://" in folder or not Path(folder).is_dir():
         return 0
     from ..cleaning.file_kinds import HTML_SUFFIXES, TEXT_SUFFIXES
-
-    return sum(1 for p in Path(folder).rglob("*") if p.name.lower().endswith(HTML_SUFFIXES + TEXT_SUFFIXES))
-
-
-def unlisted_folders(folder: str) -> list:
-    """The folders below a local input `folder` that could not be listed (`io.folders.walk`), with their errors."""
     from ..io.folders import walk
 
-    unlisted: list = []
-    if "://" not in folder and Path(folder).is_dir():
-        for _ in walk(folder, unlisted):
-            pass
-    return unlisted
+    suffixes = HTML_SUFFIXES + TEXT_SUFFIXES
+    return sum(1 for _, _, names in walk(folder, unlisted) for name in names if name.lower().endswith(suffixes))
 
 
 def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
@@ -685,11 +677,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
-        others = document_files(args.input)  # (said, not lost unsaid)
+        unlisted: list = []
+        others = document_files(args.input, unlisted)  # (said, not lost unsaid)
         if others:
             print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
                   f"plexity clean {args.input} --output-dir DIR cleans them)")
-        for folder, exc in unlisted_folders(args.input):  # (a folder this user may not read: passed over unsaid)
+        for folder, exc in unlisted:  # (a folder this user may not read: passed over unsaid)
             print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
                   file=sys.stderr)
         failed = None
