@@ -262,10 +262,14 @@ def is_disk_full(exc: BaseException | None) -> bool:
     return False
 
 
-def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None) -> str:
-    """One line for a full disk: what failed, where, and what to do."""
+def disk_full_message(exc: BaseException, where: str | os.PathLike | None = None, *, to_stdout: bool = False) -> str:
+    """One line for a full disk: what failed, where, and what to do.  `to_stdout`: the command writes
+    nothing but its standard output (`plexity models > FILE`), so a write without a file name was to it."""
     filename = getattr(exc, "filename", None) or where
     code = getattr(exc, "errno", None) if getattr(exc, "errno", None) in DISK_FULL_ERRNOS else errno.ENOSPC
+    if not filename and to_stdout:
+        return (f"{os.strerror(code).lower()} (writing the standard output): free some space or send the output "
+                f"elsewhere, then run the same command again")
     place = f" (writing {filename})" if filename else ""
     return (f"{os.strerror(code).lower()}{place}: free some space or choose another output directory, "
             f"then run the same command again")

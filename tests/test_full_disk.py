@@ -98,6 +98,19 @@ def test_plexity_clean_on_a_disk_full_from_the_start_writes_no_stats_rather_than
     assert files_under(out) == []  # not even a 0-byte plexity-stats.json
 
 
+
+@pytest.mark.parametrize("command", [["models"], ["score", "-"]])
+def test_a_command_that_writes_only_its_standard_output_to_a_full_disk_says_that_is_where(command):
+    """`plexity models > FILE` or `plexity score - > FILE` on a full disk said "choose another output
+    directory", an option those commands do not have: the line names the standard output."""
+    with open("/dev/full", "w") as full:  # (every write to it fails with ENOSPC)
+        done = subprocess.run(PLEXITY + command, input=SENTENCES[0] + "\n", stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 4
+    line = one_error_line(done.stderr, command[0])
+    assert "(writing the standard output): free some space or send the output elsewhere" in line, line
+    assert "output directory" not in line
+
 # -- plexity run ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -216,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     except OSError as exc:
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
-            print(printable(f"plexity {args.command}: error: {disk_full_message(exc)}"), file=sys.stderr)
+            # (a command without an output option writes only its standard output)
+            to_stdout = not any(getattr(args, name, None) for name in ("output_dir", "output"))
+            print(printable(f"plexity {args.command}: error: {disk_full_message(exc, to_stdout=to_stdout)}"),
+                  file=sys.stderr)
             return DISK_FULL_STATUS
         print(printable(f"plexity {args.command}: error: {path_error_message(exc)}"), file=sys.stderr)
         return 2
