@@ -1,0 +1,78 @@
+"""Pages and text in languages other than English and German, through the extractors, the sentence splitter,
+the writers and the front ends: what a corpus builder running a multilingual crawl meets.  Each page here has the
+shape of the English one beside it (a menu, a headline, three paragraphs, a footer), so that what is read of it
+can be compared with what is read of the English page."""
+
+from __future__ import annotations
+
+import pytest
+
+from plexity_plugins.extractors import html_to_text_dense
+
+NEWS = {
+    "en": dict(nav=["Home", "News", "Sport", "Business", "Contact"], title="Council approves the new library budget",
+               paras=["The city council approved the budget for the new library on Tuesday after a long debate "
+                      "that lasted most of the afternoon. Several members spoke",
+                      "The library will open next spring and stay open late on weekdays, the mayor said. "
+                      "Residents welcomed the plan",
+                      "Residents asked about the road to the river, and the council promised to finish it this "
+                      "year. Work begins in March"],
+               foot="© 2024 Example News", privacy="Privacy policy"),
+    # Thai ends a sentence with a space, not a mark: a paragraph of three sentences has two spaces
+    "th": dict(nav=["หน้าแรก", "ข่าว", "กีฬา", "ธุรกิจ", "ติดต่อเรา"], title="สภาเมืองอนุมัติงบประมาณห้องสมุดใหม่",
+               paras=["สภาเมืองได้อนุมัติงบประมาณสำหรับห้องสมุดแห่งใหม่เมื่อวันอังคารหลังจากการอภิปรายที่ยาวนานตลอด"
+                      "ช่วงบ่าย สมาชิกสภาหลายคนได้แสดงความคิดเห็น",
+                      "นายกเทศมนตรีกล่าวว่าห้องสมุดจะเปิดให้บริการในฤดูใบไม้ผลิปีหน้า และจะเปิดจนถึงค่ำในวันธรรมดา "
+                      "ชาวบ้านต่างยินดีกับแผนนี้",
+                      "ชาวบ้านได้สอบถามเกี่ยวกับถนนที่ไปยังแม่น้ำ และสภาได้สัญญาว่าจะสร้างให้เสร็จภายในปีนี้ "
+                      "งานจะเริ่มในเดือนมีนาคม"],
+               foot="© 2024 ข่าวตัวอย่าง", privacy="นโยบายความเป็นส่วนตัว"),
+    "zh": dict(nav=["首页", "新闻", "体育", "财经", "联系我们"], title="市议会批准新图书馆建设预算",
+               paras=["市议会星期二经过长时间的辩论，最终批准了新图书馆的建设预算。辩论持续了整个下午，多位议员发表了意见。",
+                      "市长表示，图书馆将于明年春天开放，工作日晚上也会延长开放时间。居民们普遍欢迎这一计划。",
+                      "有居民询问通往河边的道路何时完工，议会承诺今年内完成。工程将于三月份开始。"],
+               foot="© 2024 示例新闻网", privacy="隐私政策"),
+    "ja": dict(nav=["ホーム", "ニュース", "スポーツ", "経済", "お問い合わせ"], title="市議会、新しい図書館の建設予算を承認",
+               paras=["市議会は火曜日、長時間の議論の末、新しい図書館の建設予算を承認した。議論は午後いっぱい続いた。",
+                      "市長によると、図書館は来年の春に開館し、平日は夜遅くまで開館する予定だという。",
+                      "川へ続く道路の完成時期について住民から質問があり、議会は今年中に完成させると約束した。"],
+               foot="© 2024 サンプルニュース", privacy="プライバシーポリシー"),
+}
+
+
+def news_page(lang: str, header_tags: bool = True) -> str:
+    """A news page of `lang` in `NEWS`: a menu, the headline, three paragraphs, a footer (in `<nav>`, `<header>`
+    and `<footer>` or, with `header_tags=False`, in plain `<div>`s as many sites write them)."""
+    page = NEWS[lang]
+    links = "".join(f"<li><a href='/{i}'>{name}</a></li>" for i, name in enumerate(page["nav"]))
+    nav, close = ("<header><nav><ul>", "</ul></nav></header>") if header_tags else ("<div class=menu><ul>", "</ul></div>")
+    foot, end = ("<footer>", "</footer>") if header_tags else ("<div class=bottom>", "</div>")
+    return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>{page['title']}</title></head>"
+            f"<body>{nav}{links}{close}<main><article><h1>{page['title']}</h1>"
+            + "".join(f"<p>{para}</p>" for para in page["paras"])
+            + f"</article></main>{foot}<p>{page['foot']}</p><a href='/privacy'>{page['privacy']}</a>{end}"
+            "</body></html>")
+
+
+# -- dense: words of scripts written without spaces ------------------------------------------------------------
+
+@pytest.mark.parametrize("header_tags", [True, False])
+@pytest.mark.parametrize("lang", ["en", "th", "zh", "ja"])
+def test_dense_reads_a_thai_chinese_or_japanese_page_as_it_reads_the_same_english_page(lang, header_tags):
+    """`--extractor dense` counted words at spaces only: a Thai paragraph (a space only between its sentences)
+    was two or three "words", under the three of a fragment, and the whole Thai page came out empty (counted
+    `no_text_extracted`); a Chinese or Japanese headline was one "word" and went as a fragment where the
+    English one stayed.  Now a run of Han or kana counts a word per two characters, of Thai per five: the
+    headline and the paragraphs are read, and the menu and footer still go, as on the English page."""
+    page = NEWS[lang]
+    text = html_to_text_dense(news_page(lang, header_tags)).splitlines()
+    assert text == [page["title"], *page["paras"]]
+
+
+def test_dense_still_drops_a_chinese_menu_of_short_labels_outside_any_nav_tag():
+    """The word count of Han text does not make labels sentences: a line of two to four characters (首页,
+    联系我们) is one or two words and goes as a fragment, as "Home" and "Contact us" do."""
+    labels = "".join(f"<div><span>{name}</span></div>" for name in NEWS["zh"]["nav"])
+    body = "".join(f"<p>{para}</p>" for para in NEWS["zh"]["paras"])
+    text = html_to_text_dense(f"<html><body><div>{labels}</div><div>{body}</div></body></html>").splitlines()
+    assert text == NEWS["zh"]["paras"]
