@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from plexity_plugins.extractors import html_to_text_dense
+from plexity_plugins.scoring.scorer import PerplexityScorer
+from plexity_plugins.text.sentences import split_sentences, split_with_blocks
 
 NEWS = {
     "en": dict(nav=["Home", "News", "Sport", "Business", "Contact"], title="Council approves the new library budget",
@@ -76,3 +78,56 @@ def test_dense_still_drops_a_chinese_menu_of_short_labels_outside_any_nav_tag():
     body = "".join(f"<p>{para}</p>" for para in NEWS["zh"]["paras"])
     text = html_to_text_dense(f"<html><body><div>{labels}</div><div>{body}</div></body></html>").splitlines()
     assert text == NEWS["zh"]["paras"]
+
+
+# -- sentence ends other than . ! ? and the CJK full stops -----------------------------------------------------
+
+SENTENCES = {
+    "hi": ["दिल्ली भारत की राजधानी है।", "यहाँ बहुत से ऐतिहासिक स्थान हैं।", "क्या आप कभी दिल्ली गए हैं?",
+           "यह शहर बहुत बड़ा है॥"],
+    "bn": ["ঢাকা বাংলাদেশের রাজধানী।", "এটি একটি বড় শহর।", "আপনি কি কখনো ঢাকা গিয়েছেন?"],
+    "ur": ["لاہور پاکستان کا ایک بڑا شہر ہے۔", "کیا آپ لاہور گئے ہیں؟", "یہ شہر بہت خوبصورت ہے۔"],
+    "el": ["Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.", "Έχετε πάει ποτέ στην Αθήνα;", "Είναι μια πολύ όμορφη πόλη."],
+    "hy": ["Երևանը Հայաստանի մայրաքաղաքն է։", "Դուք եղե՞լ եք Երևանում։", "Այն շատ գեղեցիկ քաղաք է։"],
+    "am": ["አዲስ አበባ የኢትዮጵያ ዋና ከተማ ናት።", "ከተማዋ በጣም ትልቅ ናት።", "ሄደሃል?"],
+    "my": ["ရန်ကုန်မြို့သည် မြန်မာနိုင်ငံ၏ အကြီးဆုံးမြို့ဖြစ်သည်။", "ထိုမြို့တွင် ဘုရားများစွာရှိသည်။"],
+    "th": ["กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย", "มีประชากรประมาณสิบล้านคน", "เมืองนี้มีวัดสวยงามมากมาย"],
+    # what BlingFire already split stays as it was
+    "zh": ["北京是中国的首都，也是政治和文化中心。", "这座城市有三千多年的历史！", "你去过故宫吗？"],
+    "ar": ["القاهرة هي عاصمة مصر.", "هل زرت الأهرامات؟", "إنها رائعة جدا، ويزورها الملايين كل عام."],
+    "ru": ["Москва — столица России.", "Вы были в Москве?", "Это очень большой город."],
+    "en": ["Prices rose; wages did not.", "The report was clear।not a danda sentence", "x ; y"],
+}
+
+
+@pytest.mark.parametrize("lang", sorted(set(SENTENCES) - {"en"}))
+def test_each_sentence_of_a_line_is_a_sentence_whatever_mark_its_language_ends_it_with(lang):
+    """BlingFire knows . ! ? and the CJK and Arabic marks, not the danda (Hindi, Bengali: a paragraph of Bengali
+    was one "sentence", one perplexity), Urdu's ۔, Armenian's ։, Ethiopic's ።, Myanmar's ။, Greek's ; nor Thai's
+    space between sentences.  Now a line is cut at each, the mark staying with its sentence."""
+    line = " ".join(SENTENCES[lang])
+    spans = split_sentences(line)
+    assert [line[a:b] for a, b in spans] == SENTENCES[lang]
+
+
+def test_a_semicolon_between_latin_words_and_a_mark_without_a_space_after_it_cut_nothing():
+    """Only Greek's question mark is a `;` that ends a sentence, and a mark ends one only before a space."""
+    line = " ".join(SENTENCES["en"])
+    assert [line[a:b] for a, b in split_sentences(line)] == [
+        "Prices rose; wages did not.", "The report was clear।not a danda sentence x ; y"]
+
+
+def test_the_new_cuts_keep_each_sentence_in_its_block():
+    """A block (a line) is still the unit a sentence belongs to: the pieces of a Hindi line share its block."""
+    text = " ".join(SENTENCES["hi"]) + "\n" + " ".join(SENTENCES["th"])
+    spans, blocks = split_with_blocks(text)
+    assert blocks == [0] * 4 + [1] * 3
+    assert [text[a:b] for a, b in spans] == SENTENCES["hi"] + SENTENCES["th"]
+
+
+def test_the_python_api_scores_each_hindi_sentence_on_its_own(tiny_model):
+    """`PerplexityScorer.score` (and so every front end's filter) gave a Hindi paragraph one perplexity;
+    now each of its sentences has its own."""
+    scorer = PerplexityScorer(tiny_model, language_check=False)
+    scores = scorer.score(" ".join(SENTENCES["hi"]))
+    assert [s.text for s in scores] == SENTENCES["hi"]
