@@ -5,10 +5,15 @@ can be compared with what is read of the English page."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from plexity_plugins.extractors import html_to_text_dense
 from plexity_plugins.scoring.scorer import PerplexityScorer
+from plexity_plugins.text.language import other_language
 from plexity_plugins.text.sentences import split_sentences, split_with_blocks
 
 NEWS = {
@@ -131,3 +136,39 @@ def test_the_python_api_scores_each_hindi_sentence_on_its_own(tiny_model):
     scorer = PerplexityScorer(tiny_model, language_check=False)
     scores = scorer.score(" ".join(SENTENCES["hi"]))
     assert [s.text for s in scores] == SENTENCES["hi"]
+
+
+# -- the language gate: short texts in other scripts -----------------------------------------------------------
+
+SHORT = {"zh": "北京今天天气晴朗，适合出门散步。公园里有很多人在锻炼身体。",
+         "ja": "東京の桜が満開になりました。週末は花見客で賑わう見込みです。",
+         "ru": "Бесплатная доставка по всей России.",
+         "ko": "서울은 대한민국의 수도입니다.",
+         "el": "Η Αθήνα είναι όμορφη."}
+
+
+def test_a_short_text_in_another_script_passes_through_as_its_language_as_a_long_one_does(tmp_path):
+    """`plexity clean` with the English model scored a Chinese, Japanese or Russian text of under 40 characters
+    (two Chinese sentences, twenty words) with the English model, too short to identify, and emptied it
+    (`all_sentences_dropped`), while a longer one passed through as `language:zh`.  Now a text in a script
+    other than Latin is identified from five letters: it passes through unfiltered, counted by its language;
+    a short English text is still filtered, and a short English label is still no language."""
+    for lang, text in SHORT.items():
+        (tmp_path / f"{lang}.txt").write_text(text + "\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("Privacy Policy\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path), "-o", str(out),
+                             "--quiet"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["passthrough_reasons"] == {f"language:{lang}": 1 for lang in SHORT}
+    assert stats["empty_reasons"] == {"all_sentences_dropped": 1}  # the English label
+    for lang, text in SHORT.items():
+        assert (out / f"{lang}.txt.txt").read_text(encoding="utf-8").strip() == text
+
+
+@pytest.mark.parametrize("text", ["Home 首页 News 新闻", "Главная", "© 2024", "Cookie settings"])
+def test_a_short_text_mostly_latin_or_of_few_letters_is_still_too_short_to_identify(text):
+    """Five letters at least, nine in ten of them outside the Latin script: a mixed menu, a lone label or a
+    copyright line is left to the model, as before."""
+    assert other_language(text, "en") is None
