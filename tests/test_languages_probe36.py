@@ -50,7 +50,11 @@ NEWS = {
 def news_page(lang: str, header_tags: bool = True) -> str:
     """A news page of `lang` in `NEWS`: a menu, the headline, three paragraphs, a footer (in `<nav>`, `<header>`
     and `<footer>` or, with `header_tags=False`, in plain `<div>`s as many sites write them)."""
-    page = NEWS[lang]
+    return news_page_of(NEWS[lang], lang, header_tags)
+
+
+def news_page_of(page: dict, lang: str, header_tags: bool = True) -> str:
+    """`news_page` of `page` (a dict as `NEWS`' values)."""
     links = "".join(f"<li><a href='/{i}'>{name}</a></li>" for i, name in enumerate(page["nav"]))
     nav, close = ("<header><nav><ul>", "</ul></nav></header>") if header_tags else ("<div class=menu><ul>", "</ul></div>")
     foot, end = ("<footer>", "</footer>") if header_tags else ("<div class=bottom>", "</div>")
@@ -172,3 +176,43 @@ def test_a_short_text_mostly_latin_or_of_few_letters_is_still_too_short_to_ident
     """Five letters at least, nine in ten of them outside the Latin script: a mixed menu, a lone label or a
     copyright line is left to the model, as before."""
     assert other_language(text, "en") is None
+
+
+# -- unlabelled pages in the legacy encodings of other scripts --------------------------------------------------
+
+RUSSIAN = dict(nav=["Главная", "Новости", "Спорт", "Экономика", "Контакты"],
+               title="Городской совет утвердил бюджет новой библиотеки",
+               paras=["Городской совет во вторник после долгих обсуждений утвердил бюджет новой библиотеки. "
+                      "Дебаты продолжались почти весь день.",
+                      "По словам мэра, библиотека откроется весной и будет работать допоздна по будним дням. "
+                      "Жители приветствовали этот план.",
+                      "Жители спросили о дороге к реке, и совет пообещал закончить её в этом году. Работы начнутся "
+                      "в марте."],
+               foot="© 2024 Пример Новости", privacy="Политика конфиденциальности")
+
+
+@pytest.mark.parametrize("lang, codec", [("ru", "cp1251"), ("ru", "koi8_r"), ("zh", "gbk"), ("ja", "shift_jis"),
+                                         ("ja", "euc_jp"), ("th", "tis_620")])
+def test_an_unlabelled_page_in_a_legacy_encoding_of_its_script_is_read_as_its_utf_8_twin(lang, codec, tmp_path):
+    """A Russian page in windows-1251 or KOI8-R, a Chinese one in GBK, a Japanese one in Shift_JIS or EUC-JP, a
+    Thai one in TIS-620, none declaring its charset (old sites, a server that sends none), were read as UTF-8:
+    every letter U+FFFD, the text lost (the learned reader found none: `no_text_extracted`; the
+    others a page of U+FFFD).  A GBK or Shift_JIS page's chance UTF-8 byte pairs even made it "UTF-8 with
+    stray bytes".  Now the bytes' encoding is the one uchardet (resiliparse's detector) finds, as a browser's
+    detector does, and the page reads as its UTF-8 twin does (`plexity clean` here; every front end decodes a
+    page with the same function, `decode_html`: tests/test_charset.py)."""
+    page = RUSSIAN if lang == "ru" else NEWS[lang]
+    html = news_page_of(page, lang).replace("<meta charset='utf-8'>", "").replace("©", "(c)")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "page.html").write_bytes(html.encode(codec))
+    (inputs / "twin.html").write_bytes(html.encode("utf-8"))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(inputs), "-o", str(out),
+                             "--quiet"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    read = (out / "page.html.txt").read_text(encoding="utf-8")
+    assert read == (out / "twin.html.txt").read_text(encoding="utf-8")
+    assert page["paras"][0] in read.splitlines()
+    stats = json.loads((out / "plexity-stats.json").read_text())
+    assert stats["replaced_chars"] == 0 and stats["passthrough_reasons"] == {f"language:{lang}": 2}
