@@ -216,3 +216,24 @@ def test_an_unlabelled_page_in_a_legacy_encoding_of_its_script_is_read_as_its_ut
     assert page["paras"][0] in read.splitlines()
     stats = json.loads((out / "plexity-stats.json").read_text())
     assert stats["replaced_chars"] == 0 and stats["passthrough_reasons"] == {f"language:{lang}": 2}
+
+
+# -- min_chars in scripts that say more in a character ---------------------------------------------------------
+
+def test_min_chars_counts_a_han_character_as_three_and_a_hangul_syllable_as_two():
+    """The datatrove step (and `plexity run`, Scrapy: `min_chars` 50 by default) dropped a Chinese text of two
+    sentences, 30 characters (twenty words), as `too_short`, where an English text of ten words passed.  Now a
+    Han or kana character counts as three characters for `min_chars`, a Hangul syllable as two: the Chinese,
+    Japanese and Korean texts pass through, a short English label or a lone Chinese word is still too short."""
+    from datatrove.data import Document
+
+    from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+    korean = "시의회는 새 도서관 예산을 승인했다. 공사는 3월에 시작된다."  # (33 characters, 26 syllables)
+    texts = {"zh": SHORT["zh"], "ja": SHORT["ja"], "ko": korean,
+             # as short as English texts of the same length are
+             "ru": SHORT["ru"], "word": "图书馆", "label": "Privacy Policy"}
+    step = PerplexitySentenceFilter()
+    kept = {doc.id: doc.text for doc in step.run((Document(text=text, id=key) for key, text in texts.items()))}
+    assert kept == {"zh": SHORT["zh"], "ja": SHORT["ja"], "ko": korean}
+    assert step.stats.stats["dropped_too_short"].total == 3
