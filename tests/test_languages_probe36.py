@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 
 import pytest
 
@@ -237,3 +238,30 @@ def test_min_chars_counts_a_han_character_as_three_and_a_hangul_syllable_as_two(
     kept = {doc.id: doc.text for doc in step.run((Document(text=text, id=key) for key, text in texts.items()))}
     assert kept == {"zh": SHORT["zh"], "ja": SHORT["ja"], "ko": korean}
     assert step.stats.stats["dropped_too_short"].total == 3
+
+
+# -- text cut short in the stats and the summary ---------------------------------------------------------------
+
+def test_a_sentence_cut_short_in_the_stats_and_the_summary_keeps_its_last_letter_whole(tmp_path):
+    """The stats' dropped samples (300 characters) and `plexity clean`'s summary line (60) cut a sentence at a code
+    point: a Hindi sample could end with a consonant whose vowel sign was cut off ("को" shown as "क", another
+    syllable) or with a virama that joins the "..." after it.  Now the cut falls between what a reader sees as
+    characters (`text.graphemes.prefix`), here in a Hindi sentence whose 60th and 300th characters are vowel
+    signs."""
+    from plexity_plugins.text.graphemes import prefix
+
+    words = "परिषद ने मंगलवार को लंबी बहस के बाद नए पुस्तकालय के बजट को मंजूरी दे दी नगर".split()
+    sentence = " ".join(words * 6)
+    sentence = sentence[:300] + "ो" + sentence[301:] + "।"  # (a vowel sign as the 301st character)
+    assert unicodedata.category(sentence[60]) == "Mn" and sentence[300] == "ो"
+    (tmp_path / "hi.txt").write_text(sentence + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "hi.txt"),
+                             "-o", str(out), "--no-language-check", "--method", "sentences"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    [sample] = [s["text"] for samples in json.loads((out / "plexity-stats.json").read_text())[
+        "dropped_samples"].values() for s in samples]
+    assert sample == prefix(sentence, 300) == sentence[:299]  # (before the consonant of the cut syllable)
+    shown = prefix(sentence, 60)
+    assert len(shown) < 60 and repr(shown) in result.stderr + result.stdout
