@@ -6,6 +6,7 @@ can be compared with what is read of the English page."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import unicodedata
@@ -265,3 +266,26 @@ def test_a_sentence_cut_short_in_the_stats_and_the_summary_keeps_its_last_letter
     assert sample == prefix(sentence, 300) == sentence[:299]  # (before the consonant of the cut syllable)
     shown = prefix(sentence, 60)
     assert len(shown) < 60 and repr(shown) in result.stderr + result.stdout
+
+
+# -- plexity train on a corpus whose words plexity-tok-1 cuts apart ---------------------------------------------
+
+def test_train_on_a_hindi_corpus_warns_that_the_tokenizer_cuts_its_words_at_the_vowel_signs(tmp_path):
+    """`plexity train --language hi` built, without a word said, a model of letters: plexity-tok-1 ends a token at
+    every vowel sign and virama (not letters to Python's re), so "दिल्ली भारत की राजधानी है।" is 20 tokens for 5
+    words.  (The tokenizer itself is not changed: that is a new tokenizer version and a rebuilt model.)  Now
+    train warns, naming the tokenizer that keeps words whole; an English corpus gets no such warning."""
+    subjects = ["नगर परिषद ने", "महापौर ने", "समिति ने", "सरकार ने", "निवासियों ने"]
+    objects = ["नए पुस्तकालय के बजट को", "सड़क की योजना को", "नदी के पुल को", "स्कूल के प्रस्ताव को"]
+    verbs = ["मंजूरी दी।", "स्वीकार किया।", "टाल दिया।"]
+    corpus = tmp_path / "news_hi.txt"
+    corpus.write_text("".join(" ".join(f"{subjects[(i + j) % 5]} {objects[(i * j) % 4]} {verbs[(i + 2 * j) % 3]}"
+                                       for j in range(4)) + "\n" for i in range(60)), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins", "train", "--corpus", "text", "--order", "3",
+                             "--name", "hi-news", "--quiet", "--language", "hi", str(corpus)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PLEXITY_MODEL_DIR": str(tmp_path / "models")})
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "tokens a word" in line]
+    assert len(warnings) == 1 and "--tokenizer ccnet --sp-model FILE" in warnings[0], result.stderr
+    assert float(warnings[0].split("warning: ")[1].split()[0]) > 2.5
