@@ -289,3 +289,34 @@ def test_train_on_a_hindi_corpus_warns_that_the_tokenizer_cuts_its_words_at_the_
     warnings = [line for line in result.stderr.splitlines() if "tokens a word" in line]
     assert len(warnings) == 1 and "--tokenizer ccnet --sp-model FILE" in warnings[0], result.stderr
     assert float(warnings[0].split("warning: ")[1].split()[0]) > 2.5
+
+
+# -- a UTF-8 page labelled in another encoding -----------------------------------------------------------------
+
+def test_a_utf_8_page_labelled_latin_1_or_windows_1251_is_read_as_utf_8_not_as_mojibake(tmp_path):
+    """A Chinese page written in UTF-8 but served with a server's default `charset=iso-8859-1`, or a Russian one
+    whose template still says `<meta charset="windows-1251">`, was read in its label's encoding: "å¸‚è®®ä¼š" for
+    市议会, not identified as Chinese, scored with the English model and kept as text (the trim method's edges
+    only).  Now bytes that are UTF-8 beyond ASCII are read as UTF-8 whatever the label (other text is valid
+    UTF-8 by chance almost never), in `plexity run` as in every front end."""
+    from warc_corpus import record_bytes
+
+    from helpers import read_jsonl_dir
+
+    chinese = news_page("zh").encode("utf-8")
+    russian = news_page_of(RUSSIAN, "ru").replace("<meta charset='utf-8'>", "<meta charset='windows-1251'>")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "crawl.warc").write_bytes(
+        record_bytes("http://example.cn/a", chinese, content_type="text/html; charset=iso-8859-1")
+        + record_bytes("http://example.ru/a", russian.encode("utf-8"), content_type="text/html"))
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "plexity_plugins", "run", str(inputs / "crawl.warc"), "-o",
+                             str(out), "--executor", "local"], capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    docs = {doc["metadata"]["url"]: doc for doc in read_jsonl_dir(out / "documents")}
+    for url, page, lang in (("http://example.cn/a", NEWS["zh"], "zh"), ("http://example.ru/a", RUSSIAN, "ru")):
+        doc = docs[url]
+        assert page["paras"][0] in doc["text"].splitlines()
+        assert doc["metadata"]["charset"] == "utf-8" and doc["metadata"]["plexity_replaced_chars"] == 0
+        assert doc["metadata"]["plexity_passthrough"] == f"language:{lang}"

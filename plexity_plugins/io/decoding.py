@@ -17,6 +17,9 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    few stray bytes stays UTF-8, those bytes U+FFFD; a page of another script in a legacy encoding is read in
    the one uchardet finds (windows-1251, GBK, Shift_JIS ...), else stays UTF-8 (its loss counted).
 
+Bytes that are UTF-8 beyond ASCII are read as UTF-8 whatever a label of 2 or 3 says (`_utf8_if_its_bytes_are`:
+a server's default ``charset=iso-8859-1`` on a UTF-8 page), but for UTF-16, UTF-32 and the replacement encoding.
+
 A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
 ``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.
 
@@ -173,17 +176,30 @@ def _labelled_encoding(body: bytes, content_type: str | None) -> tuple[str, int]
         return encoding, len(bom)
     encoding = _whatwg_header(content_type) if content_type else None
     if encoding:
-        return encoding, 0
+        return _utf8_if_its_bytes_are(body, encoding), 0
     encoding = _whatwg_declared(body)
     if encoding == X_USER_DEFINED:  # (the HTML standard's prescan reads a page's own x-user-defined so)
-        return "cp1252", 0
+        return _utf8_if_its_bytes_are(body, "cp1252"), 0
     if encoding and not _wide(encoding):
-        return encoding, 0
+        return _utf8_if_its_bytes_are(body, encoding), 0
     if encoding:  # (UTF-16/32 declared in the page: UTF-8, as the standard's prescan says)
         return "utf-8", 0
     # (no BOM, no label: the bytes decide, and UTF-16's NULs, valid UTF-8, made a page of "<\0p\0>\0" that every
     # extractor emptied; a declaration inside it is not seen, as the prescan reads ASCII)
     return utf16_by_its_nuls(body) or UNLABELLED, 0
+
+
+def _utf8_if_its_bytes_are(body: bytes, encoding: str) -> str:
+    """`encoding` (a label's), or "utf-8" when `body` is UTF-8 beyond ASCII and the label names another encoding
+    that is not a wide one or the replacement encoding: a server's default ``charset=iso-8859-1`` (or a template's
+    ``<meta charset="gbk">``) on a page written in UTF-8 made every character beyond ASCII two or three letters of
+    mojibake ("å¸‚è®®ä¼š" for 市议会), kept as text.  Text of another encoding is valid UTF-8 beyond ASCII
+    by chance almost never (in windows-1252 every letter beyond ASCII would have to be one of "Ã", "Â" ... followed
+    by a symbol); a page UTF-8 can read without a loss is UTF-8."""
+    if encoding in (REPLACEMENT, X_USER_DEFINED) or _wide(encoding) or codecs.lookup(encoding).name == "utf-8" \
+            or body.isascii() or native.utf8_text(memoryview(body)) is None:
+        return encoding
+    return "utf-8"
 
 
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
