@@ -266,9 +266,20 @@ def _not_utf8_encoding(body: bytes) -> str:
     start = first.start() if first else 0
     words = _HIGH_WORD.findall(body, max(0, start - 64), start + SCRIPT_SAMPLE_BYTES)
     latin = sum(1 for word in words if _ASCII_LETTER.search(word))
+    sample = body[max(0, start - 64):start + SCRIPT_SAMPLE_BYTES]
     if 2 * latin >= len(words):
-        return "utf-8" if some_utf8 else "cp1252"
-    return _detected_encoding(body[max(0, start - 64):start + SCRIPT_SAMPLE_BYTES]) or "utf-8"
+        if some_utf8:
+            return "utf-8"
+        detected = _detected_encoding(sample)  # (Central European, Turkish, Baltic: not windows-1252's letters)
+        return detected if detected in _OTHER_LATIN else "cp1252"
+    return _detected_encoding(sample) or "utf-8"
+
+
+# The legacy encodings of Latin-script languages other than windows-1252's (Czech, Polish, Hungarian, Croatian,
+# Romanian, Turkish, the Baltic languages ...): an unlabelled Latin-script page is read in one of them when uchardet
+# names it (Městská in windows-1250 read as windows-1252 was "Mìstská", budżet "bud¿et", salı "salý").
+_OTHER_LATIN = frozenset(("cp1250", "iso8859-2", "cp1254", "iso8859-9", "cp1257", "iso8859-13", "iso8859-4",
+                          "iso8859-3", "iso8859-10", "iso8859-14", "iso8859-16"))
 
 
 DETECT_MIN_BYTES = 16  # bytes beyond ASCII a page needs for uchardet to name its encoding: a few words
