@@ -352,3 +352,13 @@ def test_an_unlabelled_central_european_or_turkish_page_is_read_in_its_encoding_
     codec, text = LATIN[lang]
     decoded, encoding, replaced = decode_html_replaced(f"<html><body><p>{text}</p></body></html>".encode(codec))
     assert text in decoded and replaced == 0 and encoding == codec
+
+
+def test_dense_keeps_a_short_hebrew_or_arabic_sentence_that_ends_with_a_direction_mark():
+    """`--extractor dense` dropped a short Hebrew or Arabic line as a fragment when an invisible right-to-left
+    mark (U+200F, as editors put after a full stop) followed its full stop: its last character was no full stop.
+    Now marks of text direction are not a line's last character; the line is kept as it is."""
+    long = "עיר עתיקה ויפה מאוד. האם ביקרת בה? היא יפה מאוד ומלאה באתרים היסטוריים רבים וחשובים."
+    for short in ("היא יפה מאוד.\u200f", "هل زرت الأهرامات؟\u200f"):
+        text = html_to_text_dense(f"<html><body><div><p>{short}</p><p>{long}</p></div></body></html>")
+        assert text.splitlines() == [short, long]
