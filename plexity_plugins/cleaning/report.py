@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..io.folders import walk
+from ..text.graphemes import prefix
 from .stats import DROPPED_FILE, STATS_FILE
 
 SAMPLES_PER_BAND = 8       # sample dropped sentences shown per perplexity decade
@@ -156,7 +157,7 @@ def _is_number(value, whole: bool = False) -> bool:
 def _shown(value) -> str:
     """A value of a stats file as an error shows it: its JSON, cut short."""
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 60 else prefix(text, 57) + "..."
 
 
 def _whole_key(key) -> bool:

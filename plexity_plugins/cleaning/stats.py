@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..io.atomic_files import write_atomic
 from ..io.inputs import READ_ERROR
+from ..text.graphemes import prefix
 from .policy import _ESCAPED_IN_STRINGS, DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
 
 if TYPE_CHECKING:  # (the scorer imports BlingFire and numpy: not for `plexity report` or `plexity --help`)
@@ -177,7 +178,7 @@ class RunStats:
                 band = str(int(math.log10(max(sentence.perplexity, 1.0))))
                 samples = self.dropped_samples.setdefault(band, [])
                 if len(samples) < SAMPLES_PER_BAND:
-                    samples.append({"perplexity": round(sentence.perplexity, 1), "text": sentence.text[:300]})
+                    samples.append({"perplexity": round(sentence.perplexity, 1), "text": prefix(sentence.text, 300)})
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -269,7 +270,7 @@ class RunStats:
             # one from each perplexity decade in turn, the highest first
             picked = list({s["text"]: s for s in (band[i] for i in range(max(map(len, bands), default=0))
                                                   for band in bands if i < len(band))}.values())[:examples]
-            shown = "; ".join(f"{s['text'][:60]!r} ({s['perplexity']:,.0f})" for s in picked)
+            shown = "; ".join(f"{prefix(s['text'], 60)!r} ({s['perplexity']:,.0f})" for s in picked)
             lines.append(f"sentences {'marked' if self.annotate else 'dropped'}: {self.sentences_dropped} "
                          f"({self.chars_dropped:,} characters){', e.g. ' + shown if shown else ''}")
         return "\n".join(lines)

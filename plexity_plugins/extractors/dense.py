@@ -75,7 +75,8 @@ from .declarations import declares_article_or_product
 from ..io.decoding import html_text
 from .links import drop_link_dense
 from .nesting import parse_tree
-from .text import composed, find_all, lines as _lines, marked_words as _marked_words, nonspace, words as _words
+from .text import composed, find_all, lines as _lines, nonspace
+from .text import script_marked_words as _marked_words, script_words as _words
 
 _OPTIONS = {"alt_texts": False, "form_fields": False, "list_bullets": False}
 # List items are marked (resiliparse's bullets) so that `drop_fragments` knows them without asking
@@ -133,7 +134,11 @@ _DISCUSSION = re.compile(r"""(?:@type["']\s*:\s*+(?:\[\s*+)?["'](?:https?://sche
                          r"""itemtype\s*=\s*["']?https?://schema\.org/)(?:QAPage|DiscussionForumPosting)\b""")
 # How a sentence or a clause ends (a fragment does not).
 # (with the full-width marks of Chinese and Japanese, whose lines have no spaces: one "word" each)
-_ENDS_AS_TEXT = frozenset(""".!?:;)]"'”’…。．！？：；）」』】""")  # a line's last character
+# a line's last character: Latin, CJK, Devanagari and Bengali (danda), Arabic and Urdu, Armenian, Ethiopic, Myanmar
+_ENDS_AS_TEXT = frozenset(""".!?:;)]"'”’…。．！？：；）」』】।॥؟۔։።။""")
+# Invisible marks of text direction a Hebrew, Arabic or Persian line may end with after its full stop (RLM, LRM,
+# embeddings and isolates): not its last character.
+_BIDI_MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 # resiliparse's mark of a list item: a bullet, or an ordered list's number.
 _LIST_MARK = re.compile(r"(?:•|\d+\.) ")
 
@@ -327,7 +332,7 @@ def drop_fragments(marked: str, structure: set, longest: int = 0, code: set = fr
     longest_fragment = max(SHORT_WORDS, CLOSING_WORDS, longest)
     kept = []
     for index, (line, words, listed) in enumerate(lines):
-        if words <= longest_fragment and line[-1:] not in _ENDS_AS_TEXT and line not in code and (
+        if words <= longest_fragment and line.rstrip(_BIDI_MARKS)[-1:] not in _ENDS_AS_TEXT and line not in code and (
                 (words <= SHORT_WORDS and not listed)
                 or (0 <= last < index and words <= CLOSING_WORDS)
                 or (words <= longest and not listed and line not in structure)):

@@ -65,6 +65,40 @@ nonspace = native.compiled("count_nonspace") or nonspace_python
 marked_words = native.compiled("count_marked_words") or marked_words_python
 find_all = native.compiled("find_all") or find_all_python
 
+# Scripts written without spaces between words: a Chinese or Japanese paragraph, a Thai sentence, is one "word" to
+# `words` (a heading of twelve Han characters as short as "Home").  `script_words` counts their words as their
+# characters over the characters of an average word: CHARS_PER_HAN_WORD for Han and kana (Chinese words are 1.5 to
+# 2 characters long, Japanese ones about 2), CHARS_PER_BRAHMIC_WORD for Thai, Lao, Khmer and Myanmar (code points,
+# their vowel and tone marks included: a Thai news sentence of 100 code points holds 20 words).
+CHARS_PER_HAN_WORD = 2
+CHARS_PER_BRAHMIC_WORD = 5
+_HAN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+_BRAHMIC = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
+
+
+def _unspaced_extra(text: str) -> int:
+    """The words `words` misses in `text`'s runs of scripts written without spaces (each run counted once there)."""
+    if text.isascii():
+        return 0
+    extra = 0
+    for pattern, size in ((_HAN, CHARS_PER_HAN_WORD), (_BRAHMIC, CHARS_PER_BRAHMIC_WORD)):
+        for run in pattern.findall(text):
+            extra += max(0, -(-len(run) // size) - 1)
+    return extra
+
+
+def script_words(text: str) -> int:
+    """`words`, a run of a script written without spaces (Han, kana, Thai, Lao, Khmer, Myanmar) counted as its
+    characters over an average word's (one word for each `CHARS_PER_HAN_WORD` Han or kana characters, each
+    `CHARS_PER_BRAHMIC_WORD` Thai, Lao, Khmer or Myanmar code points): a Chinese paragraph has as many words as
+    its English translation, about, not one."""
+    return words(text) + _unspaced_extra(text)
+
+
+def script_marked_words(marked: str) -> int:
+    """`marked_words`, runs of scripts written without spaces counted as `script_words` counts them."""
+    return marked_words(marked) + _unspaced_extra(marked)
+
 
 def composed(extractor: Callable[..., str]) -> Callable[..., str]:
     """`extractor` returning its text in Unicode's composed form (NFC): a page that spells a

@@ -14,8 +14,11 @@ The order is the WHATWG encoding rules' (what browsers do), in one function, `ht
    a page saved as "Unicode" by a Windows tool, without its BOM); else UTF-8, unless no non-ASCII byte of
    the page is part of a UTF-8 character and its text reads as a Latin script; then windows-1252, the
    standard's default for an unlabelled page in most locales (`unlabelled_encoding`).  A UTF-8 page with a
-   few stray bytes stays UTF-8, those bytes U+FFFD; so does a page of another script in a legacy encoding
-   (its loss counted).
+   few stray bytes stays UTF-8, those bytes U+FFFD; a page of another script in a legacy encoding is read in
+   the one uchardet finds (windows-1251, GBK, Shift_JIS ...), else stays UTF-8 (its loss counted).
+
+Bytes that are UTF-8 beyond ASCII are read as UTF-8 whatever a label of 2 or 3 says (`_utf8_if_its_bytes_are`:
+a server's default ``charset=iso-8859-1`` on a UTF-8 page), but for UTF-16, UTF-32 and the replacement encoding.
 
 A charset of 2 or 3 that is the WHATWG's "replacement" encoding (``iso-2022-kr``, ``hz-gb-2312``,
 ``iso-2022-cn`` ...: `REPLACEMENT`) makes the page a single U+FFFD, as browsers show it.
@@ -173,17 +176,30 @@ def _labelled_encoding(body: bytes, content_type: str | None) -> tuple[str, int]
         return encoding, len(bom)
     encoding = _whatwg_header(content_type) if content_type else None
     if encoding:
-        return encoding, 0
+        return _utf8_if_its_bytes_are(body, encoding), 0
     encoding = _whatwg_declared(body)
     if encoding == X_USER_DEFINED:  # (the HTML standard's prescan reads a page's own x-user-defined so)
-        return "cp1252", 0
+        return _utf8_if_its_bytes_are(body, "cp1252"), 0
     if encoding and not _wide(encoding):
-        return encoding, 0
+        return _utf8_if_its_bytes_are(body, encoding), 0
     if encoding:  # (UTF-16/32 declared in the page: UTF-8, as the standard's prescan says)
         return "utf-8", 0
     # (no BOM, no label: the bytes decide, and UTF-16's NULs, valid UTF-8, made a page of "<\0p\0>\0" that every
     # extractor emptied; a declaration inside it is not seen, as the prescan reads ASCII)
     return utf16_by_its_nuls(body) or UNLABELLED, 0
+
+
+def _utf8_if_its_bytes_are(body: bytes, encoding: str) -> str:
+    """`encoding` (a label's), or "utf-8" when `body` is UTF-8 beyond ASCII and the label names another encoding
+    that is not a wide one or the replacement encoding: a server's default ``charset=iso-8859-1`` (or a template's
+    ``<meta charset="gbk">``) on a page written in UTF-8 made every character beyond ASCII two or three letters of
+    mojibake ("å¸‚è®®ä¼š" for 市议会), kept as text.  Text of another encoding is valid UTF-8 beyond ASCII
+    by chance almost never (in windows-1252 every letter beyond ASCII would have to be one of "Ã", "Â" ... followed
+    by a symbol); a page UTF-8 can read without a loss is UTF-8."""
+    if encoding in (REPLACEMENT, X_USER_DEFINED) or _wide(encoding) or codecs.lookup(encoding).name == "utf-8" \
+            or body.isascii() or native.utf8_text(memoryview(body)) is None:
+        return encoding
+    return "utf-8"
 
 
 def html_encoding(body: bytes, content_type: str | None = None) -> tuple[str, int]:
@@ -197,10 +213,10 @@ _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def unlabelled_encoding(body: bytes) -> str:
-    """The encoding of a page that declares none (rule 4): "utf-8" if its bytes are UTF-8, or if any of its
-    non-ASCII bytes forms a UTF-8 character (a UTF-8 page with stray bytes: those become U+FFFD, counted);
-    else "cp1252" for Latin-script text (windows-1252: a Latin-1 or windows-1252 page, whose é is one byte,
-    was read as UTF-8, each accented letter a U+FFFD)."""
+    """The encoding of a page that declares none (rule 4): "utf-8" if its bytes are UTF-8, or if they are UTF-8
+    with stray bytes (those become U+FFFD, counted); else "cp1252" for Latin-script text (windows-1252: a Latin-1
+    or windows-1252 page, whose é is one byte, was read as UTF-8, each accented letter a U+FFFD); else the legacy
+    encoding of another script uchardet finds (`_not_utf8_encoding`)."""
     if body.isascii() or native.utf8_text(memoryview(body)) is not None:
         return "utf-8"
     return _not_utf8_encoding(body)
@@ -217,19 +233,74 @@ _NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 SCRIPT_SAMPLE_BYTES = 256 * 1024
 
 
+# A page of a legacy multi-byte encoding (GBK, Shift_JIS, EUC-JP ...) or of TIS-620 or KOI8-R holds byte pairs that
+# happen to be UTF-8 characters (GBK's 图 is CD BC, UTF-8's ͼ): in the test pages one for every 3.6 bytes that are
+# not UTF-8.  A UTF-8 page with stray bytes is the other way round: most of its characters beyond ASCII are UTF-8,
+# a few bytes are not.  More bytes that are not UTF-8 than UTF-8 characters beyond ASCII, and at least STRAY_MIN,
+# are no stray bytes: the page is in another encoding, and the rules below decide which.
+STRAY_MIN = 8
+
+
+def _utf8_with_stray_bytes(text: str) -> bool:
+    """Whether `text` (a page's bytes read as UTF-8) is UTF-8 with stray bytes: a character beyond ASCII, and its
+    U+FFFD fewer than `STRAY_MIN` or no more than such characters (not a page in another encoding)."""
+    replaced = text.count("\ufffd")
+    characters = len(_NOT_ASCII.findall(text)) - replaced
+    return characters > 0 and (replaced < STRAY_MIN or replaced <= characters)
+
+
 def _not_utf8_encoding(body: bytes) -> str:
-    """`unlabelled_encoding` of bytes that are not valid UTF-8 (rare: a page that declares nothing): windows-1252
-    for Latin-script text none of whose bytes forms a UTF-8 character (the script judged on the words of
-    `SCRIPT_SAMPLE_BYTES` from its first byte that is not ASCII); else UTF-8, its bytes U+FFFD and counted, as
-    before (a page of another script in a legacy encoding would be read as windows-1252 letters, its loss
-    uncounted)."""
-    if _NOT_ASCII.search(body.decode("utf-8", "replace").replace("\ufffd", "")) or b"\xef\xbf\xbd" in body:
+    """`unlabelled_encoding` of bytes that are not valid UTF-8 (rare: a page that declares nothing): UTF-8 with stray
+    bytes when its characters beyond ASCII are UTF-8 but a few (`_utf8_with_stray_bytes`); else, by its script
+    (judged on the words of `SCRIPT_SAMPLE_BYTES` from its first byte that is not ASCII): for Latin-script text
+    windows-1252 when none of its bytes forms a UTF-8 character (else UTF-8, as before); for another script the
+    legacy encoding uchardet finds (`_detected_encoding`: windows-1251, GB18030, Shift_JIS ...), else UTF-8, its
+    bytes U+FFFD and counted (read as windows-1252 letters, its loss would go uncounted)."""
+    if b"\xef\xbf\xbd" in body:
         return "utf-8"  # (UTF-8 with stray bytes)
+    as_utf8 = body.decode("utf-8", "replace")
+    some_utf8 = _NOT_ASCII.search(as_utf8.replace("\ufffd", "")) is not None
+    if some_utf8 and _utf8_with_stray_bytes(as_utf8):
+        return "utf-8"
     first = _NON_ASCII_BYTE.search(body)
     start = first.start() if first else 0
     words = _HIGH_WORD.findall(body, max(0, start - 64), start + SCRIPT_SAMPLE_BYTES)
     latin = sum(1 for word in words if _ASCII_LETTER.search(word))
-    return "cp1252" if 2 * latin >= len(words) else "utf-8"
+    sample = body[max(0, start - 64):start + SCRIPT_SAMPLE_BYTES]
+    if 2 * latin >= len(words):
+        if some_utf8:
+            return "utf-8"
+        detected = _detected_encoding(sample)  # (Central European, Turkish, Baltic: not windows-1252's letters)
+        return detected if detected in _OTHER_LATIN else "cp1252"
+    return _detected_encoding(sample) or "utf-8"
+
+
+# The legacy encodings of Latin-script languages other than windows-1252's (Czech, Polish, Hungarian, Croatian,
+# Romanian, Turkish, the Baltic languages ...): an unlabelled Latin-script page is read in one of them when uchardet
+# names it (Městská in windows-1250 read as windows-1252 was "Mìstská", budżet "bud¿et", salı "salý").
+_OTHER_LATIN = frozenset(("cp1250", "iso8859-2", "cp1254", "iso8859-9", "cp1257", "iso8859-13", "iso8859-4",
+                          "iso8859-3", "iso8859-10", "iso8859-14", "iso8859-16"))
+
+
+DETECT_MIN_BYTES = 16  # bytes beyond ASCII a page needs for uchardet to name its encoding: a few words
+
+
+def _detected_encoding(sample: bytes) -> str | None:
+    """The legacy encoding of another script than Latin that `sample` (bytes of an unlabelled page that are not
+    UTF-8) is in, by uchardet (resiliparse's `detect_encoding`, as Chrome asks its own detector): windows-1251,
+    KOI8-R, GB18030, Big5, Shift_JIS, EUC-JP, TIS-620 ...; None when `sample` has under `DETECT_MIN_BYTES` bytes
+    beyond ASCII, or uchardet names no encoding of the WHATWG standard, or UTF-8 or windows-1252, or one whose
+    reading of `sample` holds more U+FFFD than a few stray bytes make (a guess)."""
+    from resiliparse.parse.encoding import detect_encoding
+
+    if len(_NON_ASCII_BYTE.findall(sample)) < DETECT_MIN_BYTES:
+        return None  # (two bytes are anything: b"\xc1\xc2" "reads" as Greek)
+    encoding = _whatwg_codec(detect_encoding(sample) or "")
+    if encoding is None or encoding in (REPLACEMENT, X_USER_DEFINED) or _wide(encoding) \
+            or codecs.lookup(encoding).name in ("utf-8", "cp1252"):
+        return None
+    text = sample.decode(encoding, "replace")
+    return encoding if text.count("\ufffd") <= max(2, len(text) // 1000) else None
 
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:

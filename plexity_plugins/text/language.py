@@ -42,7 +42,16 @@ _ENGLISH_FUNCTION_WORDS = frozenset(
     "which but not have has had were their been its he she we you i will would there all can one "
     "more also who when what".split())
 _WORD = re.compile(r"[^\W\d_]+")
-MIN_CHARS = 40  # below this, identification is a guess: do not decide
+MIN_CHARS = 40  # below this, identification is a guess: do not decide (but see SHORT_MIN_LETTERS)
+# ... unless the text is written in a script other than Latin: 40 characters are seven English words, but twenty
+# Chinese ones (a post, a product's description), and py3langid names a script's language from a few letters
+# (東京の桜が満開になりました。 ja 1.00, 서울은 대한민국의 수도입니다. ko 1.00, Бесплатная доставка по всей России.
+# ru 0.86; a short English label it cannot tell: Privacy Policy pl 0.16).  A shorter text of at least this many
+# letters, at most NON_LATIN_MAX_LATIN of them Latin, is identified as a longer one is.
+SHORT_MIN_LETTERS = 5
+NON_LATIN_MAX_LATIN = 0.1
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_LETTER = re.compile(r"[^\W\d_]")
 MIN_PROBABILITY = 0.8
 # Another language than the model's also when langid's top answer has this much of its belief ...
 LEADING_PROBABILITY = 0.5
@@ -255,8 +264,17 @@ def sample_for_identification_python(text: str, limit: int = SAMPLE_CHARS) -> st
     return "\n".join(picked)
 
 
+def identifiable(sample: str) -> bool:
+    """Whether `sample` is long enough to identify: `MIN_CHARS` characters, or, in a script other than Latin,
+    `SHORT_MIN_LETTERS` letters (at most `NON_LATIN_MAX_LATIN` of them Latin)."""
+    if len(sample.strip()) >= MIN_CHARS:
+        return True
+    letters = len(_LETTER.findall(sample))
+    return letters >= SHORT_MIN_LETTERS and len(_LATIN_LETTER.findall(sample)) <= NON_LATIN_MAX_LATIN * letters
+
+
 def _classify(sample: str) -> tuple[str | None, float]:
-    if len(sample.strip()) < MIN_CHARS:
+    if not identifiable(sample):
         return None, 0.0
     lang, prob = identifier().classify(sample)
     return lang, float(prob)
@@ -292,7 +310,7 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
 
     Another language: one langid names with `min_probability`, or its top answer with
     `LEADING_PROBABILITY` while `expected` has at most `RULED_OUT_PROBABILITY` (unsure which
-    other language, sure it is not `expected`).  Text too short to identify, mixed text that
+    other language, sure it is not `expected`).  Text too short to identify (`identifiable`), mixed text that
     langid finds partly `expected`, and text without language (``zxx``) are `expected`'s.  For
     English, text with `ENGLISH_PROSE_SHARE` of English function words is English without
     identification (German prose rarely reaches it).
@@ -301,7 +319,7 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     sample = sample_for_identification(text)  # once, for both tests
     if expected == "en" and function_word_share(sample) >= ENGLISH_PROSE_SHARE:
         return None
-    if len(sample.strip()) < MIN_CHARS:
+    if not identifiable(sample):
         return None
     ranking = identifier().rank(sample)  # (one scoring, as classify's: every language's probability)
     lang, prob = ranking[0]

@@ -268,12 +268,41 @@ def breaker_text(text: str) -> str:
     return _give_runs_spaces(_mask_mark_stretches(_mask_mark_lines(text)))
 
 
+# Sentence ends BlingFire does not know, followed by a space: the danda and double danda (Hindi, Bengali, Sanskrit,
+# Nepali, Marathi ...), Urdu's full stop, Armenian's, Ethiopic's full stop and question mark, Myanmar's section mark,
+# Greek's question mark (";" or U+037E after a Greek letter); and the space between two Thai characters, which is
+# where Thai, written without full stops, ends a sentence (or a clause).  A line of such text was one sentence (a
+# Hindi paragraph, a Thai one: one perplexity for it all); it is cut at each, the mark kept with its sentence.
+_MORE_ENDS = re.compile("(?:(?<=[\u0964\u0965\u06d4\u0589\u1362\u1367\u1368\u104b])"
+                        "|(?<=[\u0370-\u03ff\u1f00-\u1fff][;\u037e]))\\s+"
+                        "|(?<=[\u0e01-\u0e5b])\\s+(?=[\u0e01-\u0e5b])")
+_MORE_ENDS_HINT = re.compile("[\u0964\u0965\u06d4\u0589\u1362\u1367\u1368\u104b\u0e01-\u0e5b;\u037e]")
+
+
+def split_more_ends(text: str, spans: list[tuple[int, int]], blocks: list[int]) -> tuple[list, list]:
+    """`spans` (and their `blocks`) cut at the sentence ends of `_MORE_ENDS`, the space between two pieces left out
+    of both: Hindi's danda, Urdu's, Armenian's, Ethiopic's and Myanmar's full stops, Greek's question mark, Thai's
+    space between sentences.  Text without such a mark (English) is returned as it is, looked at once."""
+    if text.isascii() or _MORE_ENDS_HINT.search(text) is None:
+        return spans, blocks
+    out_spans: list[tuple[int, int]] = []
+    out_blocks: list[int] = []
+    for (start, end), block in zip(spans, blocks):
+        for match in _MORE_ENDS.finditer(text, start, end):
+            out_spans.append((start, match.start()))
+            out_blocks.append(block)
+            start = match.end()
+        out_spans.append((start, end))
+        out_blocks.append(block)
+    return out_spans, out_blocks
+
+
 def _split_whole(text: str, max_chars: int) -> tuple[list[tuple[int, int]], list[int]]:
     text = breaker_text(text)
     if native.ENABLED:
-        return native.split(text, max_chars)
+        return split_more_ends(text, *native.split(text, max_chars))
     spans = split_sentences_python(text, max_chars)
-    return spans, block_ids(text, spans)
+    return split_more_ends(text, spans, block_ids(text, spans))
 
 
 def split_with_blocks(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[list[tuple[int, int]], list[int]]:

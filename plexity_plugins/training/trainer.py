@@ -37,6 +37,11 @@ from ..text.plexity_tokenizer import TOKENIZER_VERSION
 # Under it a plexity-tok-1 corpus is not cut into words (English prose: ~20 tokens a sentence; a sentence of
 # Chinese: its text and its full stop).
 MIN_TOKENS_PER_SENTENCE = 3
+# Over it a plexity-tok-1 corpus has its words cut apart: its rule 3 (`\w+`) ends a token at a character that is no
+# letter to `re`, and the vowel signs and viramas of Indic scripts, Thai's vowel and tone marks and Persian's
+# zero-width non-joiner are none: "दिल्ली भारत की राजधानी है।" is 20 tokens for 5 words, a Bengali sentence 21 for 3,
+# a Thai phrase 10 for 2 (English prose: 1.1 to 1.3, punctuation included).  The model then learns letters.
+MAX_TOKENS_PER_WORD = 2.0
 MAX_HELDOUT_SENTENCES = 50_000  # enough for a stable 99.9th percentile (50 sentences above it); bounds the scoring time
 DROPPED_FILE = "train-dropped.jsonl"
 
@@ -287,6 +292,8 @@ class ModelTrainer:
                             f"splits words at spaces and punctuation, so text written without spaces (Chinese, "
                             f"Japanese, Thai) is a token a sentence and the model tells no sentence from another: "
                             f"train it with --tokenizer ccnet --sp-model FILE (a SentencePiece model of its language)")
+            elif self.tokenizer.name == TOKENIZER_VERSION:
+                self._warn_of_words_cut_apart()
 
             t0 = time.perf_counter()
             fallback, lmplz_run = self._run_lmplz(text_path, arpa_path, work)
@@ -320,6 +327,21 @@ class ModelTrainer:
             heldout_sentences=heldout["sentences"], sentences=stats.sentences, tokens=stats.tokens,
             vocab_size=counts.get(1, 0), skipped=dict(skips.counts),
             model_bytes=(staging / "model.bin").stat().st_size, seconds=0.0, steps=steps)
+
+    def _warn_of_words_cut_apart(self) -> None:
+        """Warn when plexity-tok-1 cuts the training text's words apart (`MAX_TOKENS_PER_WORD`), judged on the
+        sample of its first documents that language identification reads."""
+        from ..text.plexity_tokenizer import tokenize
+
+        sample = "\n".join(self._language_sample)
+        words = len(sample.split())
+        tokens = len(tokenize(sample))
+        if words and tokens > MAX_TOKENS_PER_WORD * words:
+            self.report(f"warning: {tokens / words:.1f} tokens a word: {TOKENIZER_VERSION} ends a token at a "
+                        f"character that is not a letter to Python's re, and the vowel signs of Hindi, Bengali, "
+                        f"Tamil and the other Indic scripts, Thai's vowel and tone marks and Persian's zero-width "
+                        f"non-joiner are none, so the model learns letters, not words: train it with --tokenizer "
+                        f"ccnet --sp-model FILE (a SentencePiece model of its language)")
 
     def _training_documents(self, reader: CorpusReader, heldout_path: Path, heldout: dict) -> Iterator[list[str]]:
         """Sentences of each training document; held-out ones go to `heldout_path`, one
