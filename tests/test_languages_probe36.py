@@ -46,6 +46,11 @@ NEWS = {
                       "市長によると、図書館は来年の春に開館し、平日は夜遅くまで開館する予定だという。",
                       "川へ続く道路の完成時期について住民から質問があり、議会は今年中に完成させると約束した。"],
                foot="© 2024 サンプルニュース", privacy="プライバシーポリシー"),
+    "ko": dict(nav=["홈", "뉴스", "스포츠", "경제", "문의하기"], title="시의회, 새 도서관 건립 예산 승인",
+               paras=["시의회는 화요일 오후 내내 이어진 긴 토론 끝에 새 도서관 건립 예산을 승인했다. 여러 의원이 의견을 밝혔다.",
+                      "시장은 도서관이 내년 봄에 문을 열고 평일에는 늦게까지 운영될 것이라고 말했다. 주민들은 계획을 반겼다.",
+                      "주민들은 강으로 가는 도로에 대해 물었고 의회는 올해 안에 완공하겠다고 약속했다. 공사는 3월에 시작된다."],
+               foot="© 2024 예시 뉴스", privacy="개인정보처리방침"),
 }
 
 
@@ -194,7 +199,7 @@ RUSSIAN = dict(nav=["Главная", "Новости", "Спорт", "Экон�
 
 
 @pytest.mark.parametrize("lang, codec", [("ru", "cp1251"), ("ru", "koi8_r"), ("zh", "gbk"), ("ja", "shift_jis"),
-                                         ("ja", "euc_jp"), ("th", "tis_620")])
+                                         ("ja", "euc_jp"), ("th", "tis_620"), ("ko", "euc_kr"), ("ko", "cp949")])
 def test_an_unlabelled_page_in_a_legacy_encoding_of_its_script_is_read_as_its_utf_8_twin(lang, codec, tmp_path):
     """A Russian page in windows-1251 or KOI8-R, a Chinese one in GBK, a Japanese one in Shift_JIS or EUC-JP, a
     Thai one in TIS-620, none declaring its charset (old sites, a server that sends none), were read as UTF-8:
@@ -202,7 +207,8 @@ def test_an_unlabelled_page_in_a_legacy_encoding_of_its_script_is_read_as_its_ut
     others a page of U+FFFD).  A GBK or Shift_JIS page's chance UTF-8 byte pairs even made it "UTF-8 with
     stray bytes".  Now the bytes' encoding is the one uchardet (resiliparse's detector) finds, as a browser's
     detector does, and the page reads as its UTF-8 twin does (`plexity clean` here; every front end decodes a
-    page with the same function, `decode_html`: tests/test_charset.py)."""
+    page with the same function, `decode_html`: tests/test_charset.py).  uchardet, as resiliparse builds it, names
+    no Korean encoding: a Korean page in EUC-KR is known by its bytes reading as Hangul in it."""
     page = RUSSIAN if lang == "ru" else NEWS[lang]
     html = news_page_of(page, lang).replace("<meta charset='utf-8'>", "").replace("©", "(c)")
     inputs = tmp_path / "in"

@@ -290,7 +290,8 @@ def _detected_encoding(sample: bytes) -> str | None:
     UTF-8) is in, by uchardet (resiliparse's `detect_encoding`, as Chrome asks its own detector): windows-1251,
     KOI8-R, GB18030, Big5, Shift_JIS, EUC-JP, TIS-620 ...; None when `sample` has under `DETECT_MIN_BYTES` bytes
     beyond ASCII, or uchardet names no encoding of the WHATWG standard, or UTF-8 or windows-1252, or one whose
-    reading of `sample` holds more U+FFFD than a few stray bytes make (a guess)."""
+    reading of `sample` holds more U+FFFD than a few stray bytes make (a guess); EUC-KR, which uchardet does not
+    name, by `_korean_encoding`."""
     from resiliparse.parse.encoding import detect_encoding
 
     if len(_NON_ASCII_BYTE.findall(sample)) < DETECT_MIN_BYTES:
@@ -298,9 +299,31 @@ def _detected_encoding(sample: bytes) -> str | None:
     encoding = _whatwg_codec(detect_encoding(sample) or "")
     if encoding is None or encoding in (REPLACEMENT, X_USER_DEFINED) or _wide(encoding) \
             or codecs.lookup(encoding).name in ("utf-8", "cp1252"):
-        return None
-    text = sample.decode(encoding, "replace")
-    return encoding if text.count("\ufffd") <= max(2, len(text) // 1000) else None
+        return _korean_encoding(sample)
+    return encoding if _few_replaced(sample.decode(encoding, "replace")) else None
+
+
+def _few_replaced(text: str) -> bool:
+    """Whether `text`, bytes read in an encoding, holds no more U+FFFD than a few stray bytes (or the sample's
+    cut end) make."""
+    return text.count("\ufffd") <= max(2, len(text) // 1000)
+
+
+# Hangul syllables: the text of a Korean page.  Of the bytes beyond ASCII read as windows-949, Korean text is these
+# but for a few Hanja and symbols; Chinese text in GB2312 read so is Hangul only where its lead byte is one of
+# Hangul's (about half), and uchardet names GBK first anyway.
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+KOREAN_MIN_SHARE = 0.9
+
+
+def _korean_encoding(sample: bytes) -> str | None:
+    """"cp949" (EUC-KR, as the WHATWG standard reads it) when `sample` reads so as Korean text (`KOREAN_MIN_SHARE`
+    of its characters beyond ASCII Hangul syllables, few U+FFFD): uchardet, as resiliparse builds it, names no
+    Korean encoding (it says "utf-8" of an EUC-KR page), so such a page stayed UTF-8, every syllable U+FFFD."""
+    text = sample.decode("cp949", "replace")
+    beyond = len(_NOT_ASCII.findall(text))
+    return "cp949" if beyond and _few_replaced(text) and len(_HANGUL.findall(text)) >= KOREAN_MIN_SHARE * beyond \
+        else None
 
 
 def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
