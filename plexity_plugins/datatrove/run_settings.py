@@ -153,21 +153,57 @@ def input_files(step) -> dict[str, Any]:
     """
     import hashlib
 
-    folder = getattr(step, "data_folder", None)
-    if folder is None or not hasattr(folder, "list_files"):
-        return {}
-    try:
-        if getattr(step, "paths_file", None):
-            files = paths_file_files(step.paths_file, folder)
-        else:
-            files = listed_files(folder, recursive=getattr(step, "recursive", True),
-                                 glob_pattern=getattr(step, "glob_pattern", None))
-    except OSError:
+    files = reader_files(step)
+    if files is None:
         return {}
     # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
     names = "\n".join(files).encode("utf-8", "surrogateescape")
     return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest(),
             "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
+
+
+def reader_files(step) -> dict[str, int | None] | None:
+    """The files a reader step reads, by name, with their sizes (`listed_files`, or `paths_file_files` for a reader
+    given a paths file); None for another step, and where its folder or paths file cannot be read."""
+    folder = getattr(step, "data_folder", None)
+    if folder is None or not hasattr(folder, "list_files"):
+        return None
+    try:
+        if getattr(step, "paths_file", None):
+            return paths_file_files(step.paths_file, folder)
+        return listed_files(folder, recursive=getattr(step, "recursive", True),
+                            glob_pattern=getattr(step, "glob_pattern", None))
+    except OSError:
+        return None
+
+
+def changed_inputs(pipeline: list, settings: dict) -> list[str]:
+    """How the files the readers of `pipeline` find now differ from those its run listed when it started
+    (`settings`, the run's `run_settings`, made then): each file removed, added or rewritten since, by name
+    (`input_file_changes`); [] when they are the same.  A task checks this as it starts (`InputFilesChanged`):
+    which files it reads follows from their list, and a run that started with four files and lost one while its
+    first task ran gave its last task no file and the file's records to no task, and completed."""
+    import hashlib
+
+    from ..cleaning.settings_record import input_file_changes
+
+    steps = [step for step in pipeline if not isinstance(step, (list, tuple))]
+    changes = []
+    for step, recorded in zip(steps, settings.get("steps", [])):
+        if "input_files_sha256" not in recorded:
+            continue
+        files = reader_files(step)
+        if files is None:
+            files = {}  # (its folder gone or unreadable: none of the files it listed is there to read)
+        names = "\n".join(files).encode("utf-8", "surrogateescape")
+        if hashlib.sha256(names).hexdigest() == recorded["input_files_sha256"] and \
+                {name: size for name, size in files.items() if isinstance(size, int)} == \
+                recorded.get("input_file_sizes", {}):
+            continue
+        old = recorded.get("input_file_sizes", {})
+        found = input_file_changes(old, files) if len(old) == recorded.get("input_files") else []
+        changes.extend(found or [f"{recorded.get('input_files')} file(s) listed then, {len(files)} now"])
+    return changes
 
 
 def paths_file_files(paths_file, folder) -> dict[str, int | None]:
