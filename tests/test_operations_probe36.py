@@ -91,3 +91,97 @@ def test_a_run_resumed_without_a_file_it_listed_names_the_file_taken_away(tmp_pa
     assert again.returncode == 2
     assert "input files taken away since the completed tasks' run listed them: shard-1.warc.gz" in again.stderr, \
         again.stderr[-2000:]
+
+
+def _shards(folder: Path, shards: int, records: int) -> list[str]:
+    """WARC shards of `records` 16 kB pages each (a task of 200 takes `plexity run` a second or so); their URIs."""
+    import gzip
+
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    folder.mkdir()
+    uris = []
+    for s in range(shards):
+        members = []
+        for i in range(records):
+            uris.append(f"http://t/{s}/{i}")
+            members.append(gzip.compress(record_bytes(uris[-1], page(*[f"{ARTICLE} Part {j} of {i}." for j in range(60)])
+                                                      .encode())))
+        (folder / f"shard-{s}.warc.gz").write_bytes(b"".join(members))
+    return uris
+
+
+def _report(folder: Path, html: Path) -> tuple[subprocess.CompletedProcess, str]:
+    done = subprocess.run(PLEXITY + ["report", str(folder), "-o", str(html)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, html.read_text()
+
+
+def test_the_report_of_a_run_killed_midway_counts_its_completed_tasks_and_says_the_run_is_partial(tmp_path):
+    """A `plexity run` killed outright (the out-of-memory killer, a node lost, kill -9) leaves its completed tasks'
+    stats but no merged ``logs/stats.json`` (the run merges them as it ends): `plexity report` of it said "no
+    plexity-stats.json (from `plexity clean`) or logs/stats.json (from `plexity run`)", and a report of a run whose
+    task had failed showed the completed tasks' counts as the whole run's.  Now the report reads the tasks' own
+    stats, says first that the run is partial (2 of 4 tasks, on stderr too), and after the same command completed
+    the run it shows all of it, without that word."""
+    import os
+    import signal
+    import time
+
+    uris = _shards(tmp_path / "shards", 4, 200)
+    out = tmp_path / "out"
+    command = PLEXITY + ["run", str(tmp_path / "shards"), "-o", str(out), "--extractor", "tags", "--workers", "1",
+                         "--min-chars", "0"]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(completions(out / "logs")) < 2 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.02)
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait(10)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    done_tasks = len(completions(out / "logs"))
+    assert 2 <= done_tasks < 4 and not (out / "logs" / "stats.json").exists()
+
+    said, page = _report(out, tmp_path / "partial.html")
+    partial = f"this plexity run did not complete: {done_tasks} of 4 tasks completed, and these are their counts"
+    assert partial in said.stderr and partial in page
+    assert f'<tr data-count="records"><td>WARC records read</td><td class="n">{200 * done_tasks}</td>' in page
+
+    assert subprocess.run(command, capture_output=True, text=True, timeout=240).returncode == 0
+    said, page = _report(out, tmp_path / "whole.html")
+    assert "did not complete" not in said.stderr + page and 'id="incomplete"' not in page
+    assert f'<tr data-count="records"><td>WARC records read</td><td class="n">{len(uris)}</td>' in page
+    assert "tasks completed</td><td class=\"n\">4 of 4" in page
+
+
+def test_the_report_of_an_interrupted_plexity_clean_says_the_run_is_partial(tmp_path):
+    """`plexity clean` stopped by Ctrl-C writes its stats with ``"completed": false``; `plexity report` of them
+    showed the counts as a whole run's, the flag nowhere.  Now the report says first that the run did not
+    complete, and so does the command, on stderr."""
+    import os
+    import signal
+    import time
+
+    _shards(tmp_path / "in", 3, 100)
+    out = tmp_path / "cleaned"
+    clean = subprocess.Popen(PLEXITY + ["clean", str(tmp_path / "in"), "-o", str(out), "--extractor", "tags"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and clean.poll() is None and not any(out.glob("*.warc.gz")):
+            time.sleep(0.02)  # (one file cleaned, the others not)
+        os.kill(clean.pid, signal.SIGINT)
+        clean.communicate(timeout=60)
+    finally:
+        if clean.poll() is None:
+            os.killpg(clean.pid, signal.SIGKILL)
+    import json
+
+    assert json.loads((out / "plexity-stats.json").read_text())["completed"] is False
+    said, page = _report(out, tmp_path / "r.html")
+    assert "this plexity clean run did not complete" in said.stderr and 'id="incomplete"' in page
