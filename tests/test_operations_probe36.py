@@ -185,3 +185,66 @@ def test_the_report_of_an_interrupted_plexity_clean_says_the_run_is_partial(tmp_
     assert json.loads((out / "plexity-stats.json").read_text())["completed"] is False
     said, page = _report(out, tmp_path / "r.html")
     assert "this plexity clean run did not complete" in said.stderr and 'id="incomplete"' in page
+
+
+PAGES_SPIDER = '''
+import scrapy
+
+class PagesSpider(scrapy.Spider):
+    """The home page, then the pages it links to, one request at a time."""
+    name = "pages"
+    custom_settings = {"CONCURRENT_REQUESTS": 1}
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.text}
+        for link in response.css("a::attr(href)").getall():
+            yield response.follow(link)
+'''
+
+
+def test_a_paused_scrapy_crawl_resumed_from_its_jobdir_keeps_the_dropped_rows_of_its_first_part(tmp_path):
+    """A crawl paused and resumed with Scrapy's JOBDIR (here stopped after 2 items, then run again with the same
+    JOBDIR): its feed (``-o items.jsonl``) holds the items of both parts, but PLEXITY_DROPPED_FILE was written anew
+    by the second part, and the dropped sentences of the pages the first part crawled were gone, unsaid.  Now the
+    resumed crawl's file goes on after the first part's rows, and its log says it resumed and how many rows it
+    kept."""
+    import json
+
+    from conftest import EXAMPLES
+
+    sys.path.insert(0, str(EXAMPLES / "scrapy_project"))
+    from demo_site import ARTICLES, BOILERPLATE, serve
+
+    def page(links) -> bytes:
+        return ("<html><body>" + "".join(f"<div>{line}</div>" for line in BOILERPLATE[:4])
+                + "".join(f"<p>{line}</p>" for line in ARTICLES["/news/library.html"])
+                + "".join(f'<a href="/p{j}">p{j}</a>' for j in links) + "</body></html>").encode()
+
+    site = {"/": ("text/html; charset=utf-8", page(range(1, 5)))}
+    site.update({f"/p{j}": ("text/html; charset=utf-8", page([])) for j in range(1, 5)})
+    (tmp_path / "spider.py").write_text(PAGES_SPIDER, encoding="utf-8")
+    with serve(site) as base:
+        logs = []
+        for part in (["-s", "CLOSESPIDER_ITEMCOUNT=2"], []):  # (paused after 2 items; then resumed)
+            crawl = subprocess.run(
+                [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}", "-o", "items.jsonl",
+                 "-s", "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}", "-s", "PLEXITY_EXTRACTOR=tags",
+                 "-s", "JOBDIR=job", "-s", "PLEXITY_DROPPED_FILE=dropped.jsonl", "-s", "TELNETCONSOLE_ENABLED=False",
+                 *part], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+            assert crawl.returncode == 0, crawl.stderr[-3000:]
+            logs.append(crawl.stderr)
+            if not part:
+                break
+            first = (tmp_path / "dropped.jsonl").read_text(encoding="utf-8").splitlines()
+    items = {json.loads(line)["url"] for line in (tmp_path / "items.jsonl").read_text().splitlines()}
+    assert len(items) == 5  # (the feed: both parts' items)
+    rows = (tmp_path / "dropped.jsonl").read_text(encoding="utf-8").splitlines()
+    assert rows[:len(first)] == first  # the first part's rows, then the second's
+    assert {json.loads(row)["source"] for row in rows} == items  # every crawled page's dropped sentences
+    assert "resuming" not in logs[0]
+    assert (f"plexity: resuming the crawl recorded in JOBDIR job; PLEXITY_DROPPED_FILE dropped.jsonl goes on after "
+            f"the {len(first)} row(s) of its earlier part") in logs[1]
