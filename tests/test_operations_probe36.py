@@ -248,3 +248,27 @@ def test_a_paused_scrapy_crawl_resumed_from_its_jobdir_keeps_the_dropped_rows_of
     assert "resuming" not in logs[0]
     assert (f"plexity: resuming the crawl recorded in JOBDIR job; PLEXITY_DROPPED_FILE dropped.jsonl goes on after "
             f"the {len(first)} row(s) of its earlier part") in logs[1]
+
+
+def test_a_completed_tasks_output_deleted_since_is_written_again_by_the_same_command(tmp_path):
+    """A run's output file deleted after its task completed (a cleanup, a folder removed while the run went on, a
+    sync that took it): the same command said "4 already completed ... 4/4 tasks completed", exit 0, and the
+    summary counted the task's documents, which were nowhere.  Now a resumed run finds the completed tasks whose
+    stats say they wrote documents and whose file is gone, says so, and runs them again: every record once."""
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 3)
+    out = tmp_path / "out"
+    command = PLEXITY + ["run", str(shards), "-o", str(out), "--extractor", "tags", "--workers", "1"]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=240).returncode == 0
+    (out / "documents" / "00001.jsonl.gz").unlink()
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (f"plexity run: warning: 1 completed task(s) have no output file any more, though their stats say they "
+            f"wrote documents: task 1 ({out / 'documents'}); they run again") in again.stderr
+    assert "2 already completed" in again.stdout and "3/3 tasks completed (1 in this run" in again.stdout
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
+    assert sorted(written) == sorted(html_uris(shards))  # every record exactly once
+
+    quiet = subprocess.run(command, capture_output=True, text=True, timeout=240)  # (nothing gone: nothing said)
+    assert quiet.returncode == 0 and "no output file" not in quiet.stderr and "3 already completed" in quiet.stdout

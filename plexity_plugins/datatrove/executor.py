@@ -43,7 +43,7 @@ from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
 from .run_settings import (changed_inputs, chained, check_inputs, check_outputs, check_settings,
-                           check_settings_recorded, dependency_pending, run_settings)
+                           check_settings_recorded, dependency_pending, reopen_lost_outputs, run_settings)
 
 
 def _describe_exit(code: int | None) -> str:
@@ -97,6 +97,7 @@ class _SettingsChecked:
             check_inputs(self.pipeline)
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
+        reopen_lost_outputs(self)
 
     def _check_task_settings(self, rank: int) -> None:
         settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size,

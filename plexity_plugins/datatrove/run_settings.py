@@ -482,12 +482,75 @@ def check_settings_recorded(logging_dir, where: str) -> None:
         f"output folders must be on a disk every node and this machine share, or URLs (s3://...)")
 
 
-def check_run_settings(executor, record: bool = True) -> None:
+def _count(stats: dict, name: str) -> int:
+    value = stats.get(name, 0)
+    value = value.get("total", 0) if isinstance(value, dict) else value
+    return value if isinstance(value, (int, float)) else 0
+
+
+def _writers_of(steps: list, task_stats: list) -> list[tuple]:
+    """(writer, the documents the task's stats say it wrote) for each writer of the pipeline whose file names hold the
+    task's rank: a step's own (its ``total``), and a filter's exclusion writer (the filter's ``dropped``)."""
+    found = []
+    for step, stats in zip(steps, task_stats):
+        stats = stats.get("stats", {}) if isinstance(stats, dict) else {}
+        for writer, written in ((step, _count(stats, "total")),
+                                (getattr(step, "exclusion_writer", None), _count(stats, "dropped"))):
+            template = getattr(getattr(writer, "output_filename", None), "template", "")
+            if written and getattr(writer, "output_folder", None) is not None and "${rank}" in template:
+                found.append((writer, written))
+    return found
+
+
+def reopen_tasks_whose_output_is_gone(executor) -> dict[int, list[str]]:
+    """The completed tasks of a run resumed whose output files are gone (deleted, a folder removed, a disk cleaned
+    up: a writer the task's stats say wrote documents has no file of the task's rank in its folder), each with the
+    folders it lacks; their completion markers are removed, so that this run does them again.  (The run said "4/4
+    tasks completed", exit 0, and the documents of the task whose file was gone were nowhere.)  A writer whose file
+    names do not hold the task's rank (``${rank}``) is not looked at."""
+    folder = executor.logging_dir
+    steps = [step for step in executor.pipeline if hasattr(step, "stats")]  # (the steps a task's stats list, in order)
+    if not folder.isdir("completions"):
+        return {}
+    listed: dict[int, set] = {}  # (each writer's folder, listed once)
+    lost: dict[int, list[str]] = {}
+    for name in sorted(folder.list_files("completions")):
+        rank_name = name.rsplit("/", 1)[-1]
+        if not rank_name.isdigit():
+            continue
+        try:
+            with folder.open(f"stats/{rank_name}.json", "r") as f:
+                task_stats = json.load(f)
+        except (OSError, ValueError):
+            continue  # (no stats: nothing says what it wrote)
+        for writer, _ in _writers_of(steps, task_stats if isinstance(task_stats, list) else []):
+            if id(writer) not in listed:
+                try:
+                    listed[id(writer)] = {path.rsplit("/", 1)[-1] for path in writer.output_folder.list_files()}
+                except OSError:
+                    listed[id(writer)] = set()
+            if not any(rank_name in file for file in listed[id(writer)]):
+                lost.setdefault(int(rank_name), []).append(folder_name(writer.output_folder))
+    for rank in lost:
+        folder.rm(f"completions/{rank:05d}")
+    return lost
+
+
+def lost_outputs_message(lost: dict[int, list[str]], shown: int = 5) -> str:
+    """What `reopen_tasks_whose_output_is_gone` found, in one line."""
+    tasks = ", ".join(f"task {rank} ({', '.join(folders)})" for rank, folders in list(lost.items())[:shown])
+    more = f" and {len(lost) - shown} more" if len(lost) > shown else ""
+    return (f"{len(lost)} completed task(s) have no output file any more, though their stats say they wrote "
+            f"documents: {tasks}{more}; they run again")
+
+
+def check_run_settings(executor, record: bool = True) -> dict[int, list[str]]:
     """Compare the settings of a datatrove executor's pipeline with those its logging folder
     recorded (`check_settings`): call it before ``executor.run()`` when the executor is one of
     datatrove's own (plexity's executors call it themselves); and that the folders it writes hold
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
-    to read (`check_inputs`)."""
+    to read (`check_inputs`).  Returns the completed tasks whose output files are gone, made to run again
+    (`reopen_tasks_whose_output_is_gone`)."""
     if record:
         from datatrove.executor.local import LocalPipelineExecutor
 
@@ -502,6 +565,17 @@ def check_run_settings(executor, record: bool = True) -> None:
         check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size, not chained(executor)),
                    record=record)
+    return reopen_lost_outputs(executor) if record else {}
+
+
+def reopen_lost_outputs(executor) -> dict[int, list[str]]:
+    """`reopen_tasks_whose_output_is_gone`, said in the run's log."""
+    from datatrove.utils.logging import logger
+
+    lost = reopen_tasks_whose_output_is_gone(executor)
+    if lost:
+        logger.warning(lost_outputs_message(lost))
+    return lost
 
 
 def _write(logging_dir, settings: dict) -> None:
