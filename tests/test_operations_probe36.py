@@ -272,3 +272,33 @@ def test_a_completed_tasks_output_deleted_since_is_written_again_by_the_same_com
 
     quiet = subprocess.run(command, capture_output=True, text=True, timeout=240)  # (nothing gone: nothing said)
     assert quiet.returncode == 0 and "no output file" not in quiet.stderr and "3 already completed" in quiet.stdout
+
+
+def test_a_disk_that_fills_up_as_tasks_close_their_files_leaves_no_cut_file_marked_complete(tmp_path, disk_of):
+    """The output disk filled up (a real tmpfs of 52 kB) while two tasks wrote their gzipped JSON lines: the task
+    that closed its file last had its last buffered bytes (the gzip trailer among them) written only after the file
+    had its name and the task its completion marker, and that write failed unsaid: a completed task's
+    ``00001.jsonl.gz`` ended 45,056 bytes in, cut (``gzip: unexpected end of file``), and the re-run, finding it
+    complete, never wrote it again.  Now a file's last bytes reach the disk before it is named: the task that
+    cannot write them fails on the full disk, and the re-run, with room, writes every record exactly once."""
+    import gzip
+    import json
+
+    uris = _shards(tmp_path / "shards", 4, 100)
+    disk = disk_of("52k").path
+    command = PLEXITY + ["run", str(tmp_path / "shards"), "-o", str(disk / "out"), "--logging-dir",
+                         str(tmp_path / "logs"), "--extractor", "tags", "--workers", "2", "--min-chars", "0"]
+    full = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert full.returncode == 4, full.stderr[-3000:]
+    done = completions(tmp_path / "logs")
+    assert len(done) < 4
+    for path in sorted((disk / "out" / "documents").glob("*.jsonl.gz")):  # every file under its name is whole
+        assert path.name.removesuffix(".jsonl.gz") in done
+        with gzip.open(path, "rt") as f:
+            assert len([json.loads(line) for line in f]) == 100, path.name
+
+    subprocess.run(["mount", "-o", "remount,size=20m", str(disk)], check=True)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(disk / "out" / "documents")]
+    assert sorted(written) == sorted(uris)
