@@ -317,6 +317,28 @@ class TextsNotHtml(ValueError):
 TEXTS_NOT_HTML_STATUS = 6  # a task process's exit status for TextsNotHtml
 TEXTS_NOT_HTML_WHY = ("its first texts hold no HTML markup: they are texts already, which an extractor step "
                       "reads nothing of (the task's log says more)")
+INPUTS_CHANGED_STATUS = 7  # a task process's exit status for InputFilesChanged
+
+
+class InputFilesChanged(ValueError):
+    """A task starting finds other input files than its run listed when it started (a file removed, added or
+    rewritten since: `plexity_plugins.datatrove.run_settings.changed_inputs`; `changes` names them).  The tasks
+    share the files by their order, so it would read another task's files, or none: a file taken away was read by
+    no task, and the run completed saying nothing of it."""
+
+    def __init__(self, rank: int, changes: list[str]):
+        self.rank = rank
+        self.changes = changes
+        super().__init__(f"task {rank}: {inputs_changed_why(changes)}")
+
+
+def inputs_changed_why(changes: list[str]) -> str:
+    """Why a task whose input files changed under its run did not run (`InputFilesChanged`)."""
+    return (f"its input files changed since the run started ({'; '.join(changes) or 'the task log says which'}): "
+            f"the tasks share the files by their order, so it would have read another task's files; the task did "
+            f"not run (put the files back as they were and run the same command, or start over with --overwrite)")
+
+
 # What a task stopped for that running it again would stop for too: the pipeline is to be corrected.
 PIPELINE_MISBUILT_WHYS = (HTML_PAGES_WHY, TEXTS_NOT_HTML_WHY)
 

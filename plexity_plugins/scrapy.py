@@ -69,7 +69,7 @@ from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_tex
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 from .io.decoding import declared_content_type
-from .cleaning.settings_record import compare_or_record, model_settings, threshold_setting
+from .cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
 from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
@@ -262,6 +262,7 @@ class PerplexityFilterPipeline:
         self._text_feeds: list[str] = []  # (CSV: `_json_feeds_with(..., text=True)`)
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
+        self._resumed_from: str | None = None  # the JOBDIR of a paused crawl this one resumes (`_check_jobdir`)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -351,6 +352,7 @@ class PerplexityFilterPipeline:
         """Record this crawl's `settings` in its JOBDIR, or, where a crawl recorded other ones (a paused crawl resumed
         with other settings), stop the crawl before it starts, naming them: the items it cleaned before, in the feed
         already, and the pages it will not crawl again, would stand beside items cleaned otherwise."""
+        self._resumed_from = jobdir if (Path(jobdir) / SETTINGS_FILE).is_file() else None  # (a crawl recorded there)
         changed = compare_or_record(jobdir, self.settings())
         if changed:
             raise ValueError(f"JOBDIR {jobdir} holds a crawl whose items were cleaned with other settings "
@@ -378,11 +380,17 @@ class PerplexityFilterPipeline:
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
             try:
-                self._dropped = DroppedLog(self.dropped_file, locked=True)
+                # (a paused crawl resumed: its earlier part's rows stay, as its feed's items do; they were replaced)
+                self._dropped = DroppedLog(self.dropped_file, locked=True, carry_over=self._resumed_from is not None)
             except OSError as exc:
                 self._dropped_log_failed(exc)
             # (a forced shutdown, Ctrl-C twice, stops the reactor without close_spider: done at exit)
             atexit.register(self._stopped_without_closing)
+        if self._resumed_from is not None:
+            kept = (f"; PLEXITY_DROPPED_FILE {self.dropped_file} goes on after the {self._dropped.rows_carried_over} "
+                    f"row(s) of its earlier part" if self._dropped.enabled else "")
+            logger.info("plexity: resuming the crawl recorded in JOBDIR %s%s (the plexity/ stats, as Scrapy's own, "
+                        "count this part of the crawl)", self._resumed_from, kept)
         logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
                     self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
 

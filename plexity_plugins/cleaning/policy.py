@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import numbers
+import os
 import re
 import statistics
 from dataclasses import dataclass
@@ -362,9 +363,11 @@ class DroppedLog:
         path: the file (replaced when closed); None writes nothing (every method is then a no-op).
         locked: hold a lock on it while it is written (`AtomicFile`): a second live writer of the same file raises
             `OutputFileInUse` instead of truncating the first one's rows.
+        carry_over: the rows of the file as it is now come first (`rows_carried_over` of them), as the rows of
+            a paused crawl's earlier part (Scrapy's JOBDIR), which the new file would otherwise replace.
     """
 
-    def __init__(self, path=None, locked: bool = False):
+    def __init__(self, path=None, locked: bool = False, carry_over: bool = False):
         from ..io.atomic_files import AtomicFile
 
         self._out = AtomicFile(path, "w", locked=locked) if path else None
@@ -372,6 +375,16 @@ class DroppedLog:
         self.rows = 0  # given to the file (written, or in its buffer)
         self.given_up = False
         self.rows_not_written = 0
+        self.rows_carried_over = 0
+        if carry_over and self._file is not None and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8", errors="surrogateescape") as earlier:
+                    for line in earlier:  # (line by line: bounded memory, and a last row cut short ends in a newline)
+                        self._file.write(line if line.endswith("\n") else line + "\n")
+                        self.rows_carried_over += 1
+            except BaseException:
+                self._out.discard()
+                raise
 
     @property
     def enabled(self) -> bool:

@@ -89,7 +89,10 @@ def find_stats(path: str | Path) -> Path:
                          f"plexity report {clean} or plexity report {run}")
     for candidate in (clean, run, path / "stats.json"):
         if candidate.is_file():
-            return candidate
+            return (candidate.name == "stats.json" and task_stats_folder(candidate.parent)) or candidate
+    for logs in (path / "logs", path):  # (a run killed, or running: its tasks' stats, not merged yet)
+        if tasks := task_stats_folder(logs):
+            return tasks
     # (walked without recursion: Path.rglob recursed once a level, a folder 1,200 levels deep a RecursionError)
     found = sorted(Path(folder) / STATS_FILE for folder, _, names in walk(path) if STATS_FILE in names)
     if len(found) == 1:
@@ -101,18 +104,61 @@ def find_stats(path: str | Path) -> Path:
                             f"in {path}")
 
 
+def task_stats_folder(logs: Path) -> Path | None:
+    """The folder of a `plexity run` logging folder's per-task stats (``stats/NNNNN.json``, each task's, written
+    as it completes) when its merged ``stats.json`` is not there or is older than one of them: the run was killed
+    (its driver merges them when its tasks end), or runs still, or a later run completed tasks whose stats the
+    merge does not hold yet.  (A report of such a folder said there were no stats, or showed an earlier merge.)"""
+    folder = logs / "stats"
+    try:
+        newest = max((f.stat().st_mtime for f in folder.glob("*.json") if f.is_file()), default=None)
+        merged = logs / "stats.json"
+        return folder if newest is not None and (not merged.is_file() or merged.stat().st_mtime < newest) else None
+    except OSError:
+        return None
+
+
+def _task_stats(folder: Path) -> list:
+    """Each task's stats in `folder` (`task_stats_folder`), a list of steps each, in the order of the tasks."""
+    tasks = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            tasks.append(json.loads(path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path} is not a JSON stats file ({exc}): {REWRITE}") from None
+    return tasks
+
+
+def incomplete(stats: dict) -> str | None:
+    """What a report says first when the run it shows did not complete (`plexity clean`'s stats say
+    ``"completed": false``; a `plexity run` folder has fewer completed tasks than the run has), else None.
+    (The report showed such counts as a whole run's, saying nothing.)"""
+    if stats.get("completed") is False:
+        return ("this plexity clean run did not complete (interrupted, killed or a full disk): these are the counts "
+                "of the inputs it handled before it stopped; the same command again cleans them all")
+    tasks, done = stats.get("tasks"), stats.get("tasks_completed")
+    if _is_number(tasks, whole=True) and _is_number(done, whole=True) and done < tasks:
+        return (f"this plexity run did not complete: {done} of {tasks} tasks completed, and these are their counts; "
+                f"the same plexity run command runs the others")
+    return None
+
+
 def load_report_data(path: str | Path, run_stats=None) -> ReportData:
     """Read a run's stats (see the module docstring) into ReportData.  `run_stats(merged, folder)`
     reads a `plexity run` folder's (datatrove's merged stats, and the settings the run recorded in
     `folder`): `plexity_plugins.datatrove.run_counts.report_stats`, given by the caller (this layer
     is below datatrove's)."""
     stats_path = find_stats(path)
-    try:
-        raw = json.loads(stats_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        # (a stats file's name: damaged since; another file: given by mistake)
-        hint = REWRITE if stats_path.name in (STATS_FILE, "stats.json") else WHAT_TO_GIVE
-        raise ValueError(f"{stats_path} is not a JSON stats file ({exc}): {hint}") from None
+    if stats_path.is_dir():  # (a run's tasks' stats, not merged: `task_stats_folder`; `run_stats` merges them)
+        raw = _task_stats(stats_path)
+        stats_path = stats_path.parent / "stats.json"  # (the folder `run_stats` reads the run's record from)
+    else:
+        try:
+            raw = json.loads(stats_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # (a stats file's name: damaged since; another file: given by mistake)
+            hint = REWRITE if stats_path.name in (STATS_FILE, "stats.json") else WHAT_TO_GIVE
+            raise ValueError(f"{stats_path} is not a JSON stats file ({exc}): {hint}") from None
     if isinstance(raw, list):
         if run_stats is None:
             raise ValueError(f"{stats_path} holds a plexity run's stats: read them with `plexity report`")
@@ -352,6 +398,7 @@ tr.current td { font-weight: bold; }
 .samples td.text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .source { color: #5b6475; font-size: 0.8rem; overflow-wrap: anywhere; }
 .note { color: #5b6475; font-size: 0.9rem; }
+.incomplete { background: #fff4e5; border-left: 4px solid #c62828; padding: 0.5rem 0.8rem; }
 """
 
 
@@ -377,6 +424,8 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
         f'<b id="threshold">{_e(_threshold_shown(threshold, s.get("thresholds")))}</b> · extractor '
         f'{_e(s.get("extractor") or "?")}{method}{" · annotate" if s.get("annotate") else ""} · generated {generated}</p>',
     ]
+    if incomplete(s):
+        out.append(f'<p class="incomplete" id="incomplete"><b>Partial:</b> {_e(incomplete(s))}.</p>')
     if s.get("format"):
         out.append(f'<p class="note">{_e(s["format"])}</p>')
     out += [
@@ -432,6 +481,9 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
         # what the stats do not hold (a count `plexity run` does not keep) is unknown, not 0
         value = f"{int(s[key]):,}" if s.get(key) is not None else "unknown"
         out.append(f'<tr data-count="{key}"><td>{_e(label)}</td><td class="n">{value}</td></tr>')
+    if _is_number(s.get("tasks"), whole=True) and _is_number(s.get("tasks_completed"), whole=True):
+        out.append(f'<tr data-count="tasks_completed"><td>tasks completed</td><td class="n">'
+                   f'{s["tasks_completed"]:,} of {s["tasks"]:,}</td></tr>')
     if s.get("seconds"):
         out.append(f'<tr><td>seconds</td><td class="n">{float(s["seconds"]):,.1f}</td></tr>')
     out.append("</table>")
@@ -484,7 +536,12 @@ def build_report(stats: str | Path, html_path: str | Path, png_path: str | Path 
     this report, it would be taken for this one's.
 
     Returns (html path, png path or None when the stats have no histogram)."""
-    data = load_report_data(stats, run_stats)
+    return write_report(load_report_data(stats, run_stats), html_path, png_path)
+
+
+def write_report(data: ReportData, html_path: str | Path, png_path: str | Path | None = None
+                 ) -> tuple[Path, Path | None]:
+    """`build_report` of stats already read (`load_report_data`)."""
     html_path = Path(html_path)
     png_path = histogram_path(html_path, png_path)
     if png_path.resolve() == html_path.resolve():

@@ -94,6 +94,8 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
             continue  # (a language map's thresholds, recorded as NaN before each language's was: `threshold_setting`)
         if key == "input_file_sizes":
             found.extend(_rewritten_files(old[key], new[key]))
+            if len(old[key]) == old.get("input_files") and len(new[key]) == new.get("input_files"):
+                found.extend(_files_taken_or_added(old[key], new[key]))  # (every file listed with its size)
         elif isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
             found.extend(_setting_differences(old[key], new[key], f"{prefix}{_label(key)} "))
         elif _differs(old.get(key), new.get(key)):
@@ -130,6 +132,30 @@ def _rewritten_files(old: dict[str, int], new: dict[str, int], named: int = 5) -
         return []
     more = f" and {len(changed) - named} more" if len(changed) > named else ""
     return [f"input files rewritten since the completed tasks read them: {', '.join(changed[:named])}{more}"]
+
+
+def _files_taken_or_added(old, new, named: int = 5) -> list[str]:
+    """The input files taken away since the results were made, and those added, each kind named (the first `named`)
+    where the count and the names' checksum alone said only that they differ."""
+    return [f"input files {what} since the completed tasks' run listed them: {_named(names, named)}"
+            for what, names in (("taken away", [name for name in old if name not in new]),
+                                ("added", [name for name in new if name not in old])) if names]
+
+
+def input_file_changes(old: dict, new: dict, named: int = 5) -> list[str]:
+    """How the files `new` (name -> size, or None where the listing gives none) differ from those `old` listed:
+    ``removed: b.warc.gz``, ``added: e.warc.gz``, ``rewritten: a.warc.gz 20,000 -> 53,371 bytes``, each kind naming
+    its first `named` files (a task checking its run's input files as it starts: `run_settings.changed_inputs`)."""
+    rewritten = [f"{name} {old[name]:,} -> {new[name]:,} bytes" for name in old
+                 if name in new and isinstance(old[name], int) and isinstance(new[name], int) and old[name] != new[name]]
+    kinds = (("removed", [name for name in old if name not in new]), ("added", [name for name in new if name not in old]),
+             ("rewritten", rewritten))
+    return [f"{what}: {_named(names, named)}" for what, names in kinds if names]
+
+
+def _named(names: list[str], named: int) -> str:
+    more = f" and {len(names) - named} more" if len(names) > named else ""
+    return f"{', '.join(names[:named])}{more}"
 
 
 def _label(key: str) -> str:

@@ -28,8 +28,10 @@ def _run_logging_dir(folder: Path) -> Path | None:
 
     if not folder.is_dir() or (folder / STATS_FILE).is_file() or (folder / "logs" / "stats.json").is_file():
         return None
+    from ..cleaning.report import task_stats_folder
+
     logs = recorded_logging_dir(folder)
-    return logs if logs is not None and (logs / "stats.json").is_file() else None
+    return logs if logs is not None and ((logs / "stats.json").is_file() or task_stats_folder(logs)) else None
 
 
 def _check_current_folder_writable(stats: Path) -> None:
@@ -48,7 +50,7 @@ def _check_current_folder_writable(stats: Path) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..cleaning.report import build_report, histogram_path
+    from ..cleaning.report import histogram_path, incomplete, load_report_data, write_report
 
     args.stats = _run_logging_dir(Path(args.stats)) or args.stats  # (`plexity run -o out --logging-dir L`)
     if args.output is None:
@@ -60,8 +62,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         args.png = str(Path(args.png) / Path(args.output).with_suffix(".png").name)
     earlier = histogram_path(args.output, args.png)
     earlier = earlier if earlier.is_file() else None
-    html_path, png_path = build_report(args.stats, args.output, args.png, run_stats=_run_stats)
+    data = load_report_data(args.stats, run_stats=_run_stats)
+    html_path, png_path = write_report(data, args.output, args.png)
     print(f"report: {html_path}")
+    if partial := incomplete(data.stats):  # (said where it is read first, as in the report)
+        print(f"plexity report: {partial}", file=sys.stderr)
     if png_path:
         print(f"histogram: {png_path}")
     else:

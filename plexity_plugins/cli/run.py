@@ -482,11 +482,13 @@ def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None
     there); else the one line that says which settings differ and the two ways out.  `earlier_logs`:
     the logging folder of the run that last wrote into DIR (`recorded_logging_dir`), named when
     this run's has no record of DIR's results."""
-    from ..datatrove.run_settings import check_run_settings
+    from ..datatrove.run_settings import check_run_settings, lost_outputs_message
     from ..errors import SettingsChanged, UnrecordedResults
 
     try:
-        check_run_settings(executor)
+        lost = check_run_settings(executor)
+        if lost:  # (their markers are removed: this run does them again)
+            print(printable(f"plexity run: warning: {lost_outputs_message(lost)}"), file=sys.stderr)
     except SettingsChanged as exc:  # (UnrecordedResults: its folder is DIR/documents or DIR/excluded)
         where = exc.logging_dir if isinstance(exc, UnrecordedResults) else output_dir
         why = "; ".join(exc.differences)

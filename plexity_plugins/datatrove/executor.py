@@ -35,15 +35,15 @@ from datatrove.executor.slurm import SlurmPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, TEXTS_NOT_HTML_STATUS,
-                      TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,
-                      OutputNotWritable, TasksFailed, TextsNotHtml, cannot_write_message, disk_full_message,
-                      is_disk_full, printable)
+from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, INPUTS_CHANGED_STATUS,
+                      TEXTS_NOT_HTML_STATUS, TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, InputFilesChanged,
+                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, TextsNotHtml,
+                      cannot_write_message, disk_full_message, inputs_changed_why, is_disk_full, printable)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
 from .folders import TaskFolder
-from .run_settings import (chained, check_inputs, check_outputs, check_settings, check_settings_recorded,
-                           dependency_pending, run_settings)
+from .run_settings import (changed_inputs, chained, check_inputs, check_outputs, check_settings,
+                           check_settings_recorded, dependency_pending, reopen_lost_outputs, run_settings)
 
 
 def _describe_exit(code: int | None) -> str:
@@ -97,12 +97,17 @@ class _SettingsChecked:
             check_inputs(self.pipeline)
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
+        reopen_lost_outputs(self)
 
     def _check_task_settings(self, rank: int) -> None:
         settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size,
                                                                             not chained(self))
         if not self.is_rank_completed(rank):
             check_settings(self.logging_dir, settings, record=False)
+            if not chained(self):  # (the files the run listed as it started: a file removed since shifts the tasks')
+                changes = changed_inputs(self.pipeline, settings)
+                if changes:
+                    raise InputFilesChanged(rank, changes)
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
         """datatrove's, with an output the system refused to write said in one line (`OutputNotWritable`)."""
@@ -246,6 +251,9 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 if process.exitcode == 0 and executor.is_rank_completed(rank):
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
+                elif process.exitcode == INPUTS_CHANGED_STATUS:
+                    failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
+                    logger.error(f"task {rank} did not complete: {failures[rank]}")
                 else:
                     failures[rank] = _describe_exit(process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
@@ -312,6 +320,8 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(HTML_PAGES_STATUS)
     except TextsNotHtml:  # (the same)
         sys.exit(TEXTS_NOT_HTML_STATUS)
+    except InputFilesChanged:  # (the same: the parent names the files)
+        sys.exit(INPUTS_CHANGED_STATUS)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

@@ -106,11 +106,28 @@ def report_stats(merged: list, folder: Path) -> dict:
     """What `plexity report` shows of a run folder (`plexity_plugins.cleaning.report`): the counts of
     datatrove's merged stats (a list of steps) as the run's summary counts them (`run_counts`), with
     the settings the run recorded in `folder`."""
+    if isinstance(merged, list) and merged and all(isinstance(task, list) for task in merged):
+        from datatrove.utils.stats import PipelineStats  # (each task's stats, not merged: a run killed, or running)
+
+        merged = sum((PipelineStats.from_json(task) for task in merged), start=PipelineStats())
+        merged = json.loads(merged.to_json())
     if not isinstance(merged, list) or not all(isinstance(step, dict) for step in merged):
         raise ValueError("not a list of steps, each an object")
-    stats = {**run_counts(merged), **_run_settings(folder)}
+    stats = {**run_counts(merged), **_run_settings(folder), **_tasks(folder)}
     stats["format"] = "datatrove stats (plexity run): counts only, no perplexity histogram"
     return stats
+
+
+def _tasks(folder: Path) -> dict:
+    """How many tasks the run has (its record's) and how many completed (their completion markers in `folder`), so
+    that a report says when a run did not complete; none where the run recorded no settings."""
+    try:
+        tasks = json.loads((folder / SETTINGS_FILE).read_text(encoding="utf-8"))["tasks"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    completions = folder / "completions"
+    done = sum(1 for _ in completions.iterdir()) if completions.is_dir() else 0
+    return {"tasks": tasks, "tasks_completed": done} if isinstance(tasks, int) else {}
 
 
 def _run_settings(folder: Path) -> dict:

@@ -153,21 +153,57 @@ def input_files(step) -> dict[str, Any]:
     """
     import hashlib
 
-    folder = getattr(step, "data_folder", None)
-    if folder is None or not hasattr(folder, "list_files"):
-        return {}
-    try:
-        if getattr(step, "paths_file", None):
-            files = paths_file_files(step.paths_file, folder)
-        else:
-            files = listed_files(folder, recursive=getattr(step, "recursive", True),
-                                 glob_pattern=getattr(step, "glob_pattern", None))
-    except OSError:
+    files = reader_files(step)
+    if files is None:
         return {}
     # (a name that is not UTF-8, b"caf\xe9.warc.gz", is listed with surrogates: hashed as its bytes)
     names = "\n".join(files).encode("utf-8", "surrogateescape")
     return {"input_files": len(files), "input_files_sha256": hashlib.sha256(names).hexdigest(),
             "input_file_sizes": {name: size for name, size in files.items() if isinstance(size, int)}}
+
+
+def reader_files(step) -> dict[str, int | None] | None:
+    """The files a reader step reads, by name, with their sizes (`listed_files`, or `paths_file_files` for a reader
+    given a paths file); None for another step, and where its folder or paths file cannot be read."""
+    folder = getattr(step, "data_folder", None)
+    if folder is None or not hasattr(folder, "list_files"):
+        return None
+    try:
+        if getattr(step, "paths_file", None):
+            return paths_file_files(step.paths_file, folder)
+        return listed_files(folder, recursive=getattr(step, "recursive", True),
+                            glob_pattern=getattr(step, "glob_pattern", None))
+    except OSError:
+        return None
+
+
+def changed_inputs(pipeline: list, settings: dict) -> list[str]:
+    """How the files the readers of `pipeline` find now differ from those its run listed when it started
+    (`settings`, the run's `run_settings`, made then): each file removed, added or rewritten since, by name
+    (`input_file_changes`); [] when they are the same.  A task checks this as it starts (`InputFilesChanged`):
+    which files it reads follows from their list, and a run that started with four files and lost one while its
+    first task ran gave its last task no file and the file's records to no task, and completed."""
+    import hashlib
+
+    from ..cleaning.settings_record import input_file_changes
+
+    steps = [step for step in pipeline if not isinstance(step, (list, tuple))]
+    changes = []
+    for step, recorded in zip(steps, settings.get("steps", [])):
+        if "input_files_sha256" not in recorded:
+            continue
+        files = reader_files(step)
+        if files is None:
+            files = {}  # (its folder gone or unreadable: none of the files it listed is there to read)
+        names = "\n".join(files).encode("utf-8", "surrogateescape")
+        if hashlib.sha256(names).hexdigest() == recorded["input_files_sha256"] and \
+                {name: size for name, size in files.items() if isinstance(size, int)} == \
+                recorded.get("input_file_sizes", {}):
+            continue
+        old = recorded.get("input_file_sizes", {})
+        found = input_file_changes(old, files) if len(old) == recorded.get("input_files") else []
+        changes.extend(found or [f"{recorded.get('input_files')} file(s) listed then, {len(files)} now"])
+    return changes
 
 
 def paths_file_files(paths_file, folder) -> dict[str, int | None]:
@@ -446,12 +482,75 @@ def check_settings_recorded(logging_dir, where: str) -> None:
         f"output folders must be on a disk every node and this machine share, or URLs (s3://...)")
 
 
-def check_run_settings(executor, record: bool = True) -> None:
+def _count(stats: dict, name: str) -> int:
+    value = stats.get(name, 0)
+    value = value.get("total", 0) if isinstance(value, dict) else value
+    return value if isinstance(value, (int, float)) else 0
+
+
+def _writers_of(steps: list, task_stats: list) -> list[tuple]:
+    """(writer, the documents the task's stats say it wrote) for each writer of the pipeline whose file names hold the
+    task's rank: a step's own (its ``total``), and a filter's exclusion writer (the filter's ``dropped``)."""
+    found = []
+    for step, stats in zip(steps, task_stats):
+        stats = stats.get("stats", {}) if isinstance(stats, dict) else {}
+        for writer, written in ((step, _count(stats, "total")),
+                                (getattr(step, "exclusion_writer", None), _count(stats, "dropped"))):
+            template = getattr(getattr(writer, "output_filename", None), "template", "")
+            if written and getattr(writer, "output_folder", None) is not None and "${rank}" in template:
+                found.append((writer, written))
+    return found
+
+
+def reopen_tasks_whose_output_is_gone(executor) -> dict[int, list[str]]:
+    """The completed tasks of a run resumed whose output files are gone (deleted, a folder removed, a disk cleaned
+    up: a writer the task's stats say wrote documents has no file of the task's rank in its folder), each with the
+    folders it lacks; their completion markers are removed, so that this run does them again.  (The run said "4/4
+    tasks completed", exit 0, and the documents of the task whose file was gone were nowhere.)  A writer whose file
+    names do not hold the task's rank (``${rank}``) is not looked at."""
+    folder = executor.logging_dir
+    steps = [step for step in executor.pipeline if hasattr(step, "stats")]  # (the steps a task's stats list, in order)
+    if not folder.isdir("completions"):
+        return {}
+    listed: dict[int, set] = {}  # (each writer's folder, listed once)
+    lost: dict[int, list[str]] = {}
+    for name in sorted(folder.list_files("completions")):
+        rank_name = name.rsplit("/", 1)[-1]
+        if not rank_name.isdigit():
+            continue
+        try:
+            with folder.open(f"stats/{rank_name}.json", "r") as f:
+                task_stats = json.load(f)
+        except (OSError, ValueError):
+            continue  # (no stats: nothing says what it wrote)
+        for writer, _ in _writers_of(steps, task_stats if isinstance(task_stats, list) else []):
+            if id(writer) not in listed:
+                try:
+                    listed[id(writer)] = {path.rsplit("/", 1)[-1] for path in writer.output_folder.list_files()}
+                except OSError:
+                    listed[id(writer)] = set()
+            if not any(rank_name in file for file in listed[id(writer)]):
+                lost.setdefault(int(rank_name), []).append(folder_name(writer.output_folder))
+    for rank in lost:
+        folder.rm(f"completions/{rank:05d}")
+    return lost
+
+
+def lost_outputs_message(lost: dict[int, list[str]], shown: int = 5) -> str:
+    """What `reopen_tasks_whose_output_is_gone` found, in one line."""
+    tasks = ", ".join(f"task {rank} ({', '.join(folders)})" for rank, folders in list(lost.items())[:shown])
+    more = f" and {len(lost) - shown} more" if len(lost) > shown else ""
+    return (f"{len(lost)} completed task(s) have no output file any more, though their stats say they wrote "
+            f"documents: {tasks}{more}; they run again")
+
+
+def check_run_settings(executor, record: bool = True) -> dict[int, list[str]]:
     """Compare the settings of a datatrove executor's pipeline with those its logging folder
     recorded (`check_settings`): call it before ``executor.run()`` when the executor is one of
     datatrove's own (plexity's executors call it themselves); and that the folders it writes hold
     no results its logging folder has no record of (`check_outputs`), and that its readers have files
-    to read (`check_inputs`)."""
+    to read (`check_inputs`).  Returns the completed tasks whose output files are gone, made to run again
+    (`reopen_tasks_whose_output_is_gone`)."""
     if record:
         from datatrove.executor.local import LocalPipelineExecutor
 
@@ -466,6 +565,17 @@ def check_run_settings(executor, record: bool = True) -> None:
         check_outputs(executor.logging_dir, executor.pipeline)
     check_settings(executor.logging_dir, run_settings(executor.pipeline, executor.world_size, not chained(executor)),
                    record=record)
+    return reopen_lost_outputs(executor) if record else {}
+
+
+def reopen_lost_outputs(executor) -> dict[int, list[str]]:
+    """`reopen_tasks_whose_output_is_gone`, said in the run's log."""
+    from datatrove.utils.logging import logger
+
+    lost = reopen_tasks_whose_output_is_gone(executor)
+    if lost:
+        logger.warning(lost_outputs_message(lost))
+    return lost
 
 
 def _write(logging_dir, settings: dict) -> None:

@@ -13,6 +13,7 @@ over the same folder) and the writer's ``__exit__``.
 from __future__ import annotations
 
 import contextlib
+import io
 from typing import IO, Callable
 
 from datatrove.io import DataFolderLike, OutputFileManager
@@ -43,6 +44,21 @@ class _UnderPartNames:
         return self.folder.open(part_name(filename), mode=mode, compression=compression)
 
 
+def close_through(file) -> None:
+    """Close `file` and each file it writes through, innermost last, so that its last bytes reach the disk (or a
+    full disk raises) here.  A compressed file fsspec opens (``DataFolder.open(..., compression="gzip")``: a text
+    wrapper over a GzipFile over the file) leaves the file under the GzipFile open when closed: its last buffered
+    bytes, the gzip trailer among them, were written when it was collected, after the file had its name and the
+    task its completion marker; on a full disk that write failed unsaid, and a completed task's
+    ``00001.jsonl.gz`` ended 45,056 bytes in, cut."""
+    chain = []
+    while file is not None and file not in chain:
+        chain.append(file)
+        file = getattr(file, "buffer", None) if isinstance(file, io.TextIOBase) else getattr(file, "fileobj", None)
+    for each in chain:
+        each.close()
+
+
 class PartFileManager(OutputFileManager):
     """datatrove's ``OutputFileManager``, each file written as ``.NAME.part``: `commit` closes them
     and gives each its name (what datatrove's ``close`` does at the end of a step that ended
@@ -52,11 +68,15 @@ class PartFileManager(OutputFileManager):
         super().__init__(_UnderPartNames(folder), mode=mode, compression=compression)
         self.folder = folder
         self.closed_by_datatrove: list[str] = []  # closed, not yet named: rotated out (max_file_size) or committing
+        self._rotated: list = []  # the files datatrove's writer closed itself (rotated out)
 
     def pop(self, filename):
-        # (datatrove's writer pops a file to close it when it starts the next one)
+        # (datatrove's writer pops a file to close it when it starts the next one: the files under it are closed
+        # by `commit`, before the names are given: `close_through`)
         self.closed_by_datatrove.append(filename)
-        return super().pop(filename)
+        file = super().pop(filename)
+        self._rotated.append(file)
+        return file
 
     def commit(self) -> None:
         """Close every file and give it its name."""
@@ -64,7 +84,9 @@ class PartFileManager(OutputFileManager):
             for filename in list(self.get_open_files()):
                 file = super().pop(filename)
                 self.closed_by_datatrove.append(filename)  # (removed by discard if it cannot be closed)
-                file.close()  # its last bytes reach the disk here, or a full disk raises
+                close_through(file)  # its last bytes reach the disk here, or a full disk raises
+            while self._rotated:
+                close_through(self._rotated.pop(0))
             while self.closed_by_datatrove:
                 filename = self.closed_by_datatrove[0]
                 self.folder.mv(part_name(filename), filename)
@@ -79,7 +101,10 @@ class PartFileManager(OutputFileManager):
             file = super().pop(filename)
             self.closed_by_datatrove.append(filename)
             with contextlib.suppress(Exception):
-                file.close()
+                close_through(file)
+        while self._rotated:
+            with contextlib.suppress(Exception):
+                close_through(self._rotated.pop(0))
         for filename in self.closed_by_datatrove:
             with contextlib.suppress(Exception):
                 self.folder.rm(part_name(filename))
