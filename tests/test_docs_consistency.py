@@ -152,3 +152,34 @@ def test_every_counter_of_a_datatrove_step_is_documented(module, page_name):
     patterns = {n: f"`{re.escape(n.rstrip('<'))}" + ("" if n.endswith("<") else "`") for n in names}
     missing = sorted(n for n, pattern in patterns.items() if not re.search(pattern, text))
     assert not missing, f"{module} counts {missing}, not in docs/{page_name}"
+
+
+def test_every_web_api_status_the_guarantees_give_is_one_the_summary_names_and_the_app_answers():
+    """guarantees.md's rows say what the web API answers for each input (`the web API: 422`) and its last
+    paragraph sums them up (`answers 200, 413 or 422, never 500`): a row's status must be one of those, and
+    each one the app's code answers (a row said 400 for a page past the memory ceiling; the app answers 422)."""
+    text = "\n".join(page(name) for name in ("guarantees.md", "guarantees-input.md", "guarantees-output.md"))
+    summary = re.search(r"the web API answers ((?:\d{3}, )*\d{3} or \d{3}), never 500", text)
+    assert summary, "guarantees.md's summary of the web API's answers"
+    summed = set(re.findall(r"\d{3}", summary.group(1)))
+    claimed = set(re.findall(r"the web API(?::| answers) (\d{3})(?!, \d{3} or)", text))
+    assert claimed, "the rows' web API statuses are found"
+    assert not claimed - summed, f"guarantees name web API statuses {sorted(claimed - summed)}, not in {sorted(summed)}"
+    app = (PACKAGE / "web" / "app.py").read_text(encoding="utf-8")
+    answered = set(re.findall(r"ApiError\((\d{3})", app)) | {"200"}
+    assert not summed - answered, f"the app never answers {sorted(summed - answered)}"
+
+
+def test_the_settings_change_a_page_quotes_is_what_a_run_says():
+    """docs/datatrove.md quotes `plexity run`'s stop on a re-run with `--extractor tags`: its list of differences
+    is what the settings record gives for that change (it lacked `step: LearnedExtractor -> HtmlTagsExtractor`)."""
+    from plexity_plugins.cleaning.settings_record import differences
+    from plexity_plugins.datatrove import HtmlTagsExtractor, LearnedExtractor, PerplexitySentenceFilter
+    from plexity_plugins.datatrove.run_settings import run_settings
+
+    quoted = re.search(r"holds the results of a run with other settings \((extractor|step)(.*?)\): give a new",
+                       page("datatrove.md"))
+    assert quoted
+    before = run_settings([LearnedExtractor(), PerplexitySentenceFilter()], tasks=1, inputs=False)
+    after = run_settings([HtmlTagsExtractor(), PerplexitySentenceFilter(method="regions")], tasks=1, inputs=False)
+    assert quoted.group(1) + quoted.group(2) == "; ".join(differences(before, after))
