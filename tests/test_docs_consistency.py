@@ -183,3 +183,27 @@ def test_the_settings_change_a_page_quotes_is_what_a_run_says():
     before = run_settings([LearnedExtractor(), PerplexitySentenceFilter()], tasks=1, inputs=False)
     after = run_settings([HtmlTagsExtractor(), PerplexitySentenceFilter(method="regions")], tasks=1, inputs=False)
     assert quoted.group(1) + quoted.group(2) == "; ".join(differences(before, after))
+
+
+def test_every_environment_variable_plexity_reads_is_one_a_near_miss_is_warned_of():
+    """docs/cli.md: a `PLEXITY_*` variable a letter or two from one plexity reads is a warning on every command.
+    That holds only for the variables `runtime.environment.USER_VARIABLES` lists: every `PLEXITY_*` name the package
+    reads (but the Scrapy settings, from settings.py, and the extraction child's own) must be there, and on a page
+    (`PLEXITY_PURE_PYTHON`, read by the scorer and named in docs/performance.md, was not listed: a misspelling of it
+    ran the compiled path, silently)."""
+    from plexity_plugins.runtime.environment import INTERNAL_VARIABLES, USER_VARIABLES
+
+    read = set()
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "scrapy.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and re.fullmatch(r"PLEXITY_[A-Z_]+", node.value):
+                read.add(node.value)
+    read -= set(INTERNAL_VARIABLES)
+    assert "PLEXITY_MODEL_DIR" in read  # (the scan finds them)
+    assert not read - set(USER_VARIABLES), f"read, and no near miss of them warned of: {sorted(read - set(USER_VARIABLES))}"
+    text = "\n".join([(REPO / "README.md").read_text(encoding="utf-8")] + [p.read_text(encoding="utf-8")
+                                                                            for p in DOCS.glob("*.md")])
+    assert not [v for v in USER_VARIABLES if v not in text], "a variable plexity reads is on no page"
