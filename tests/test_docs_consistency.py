@@ -207,3 +207,36 @@ def test_every_environment_variable_plexity_reads_is_one_a_near_miss_is_warned_o
     text = "\n".join([(REPO / "README.md").read_text(encoding="utf-8")] + [p.read_text(encoding="utf-8")
                                                                             for p in DOCS.glob("*.md")])
     assert not [v for v in USER_VARIABLES if v not in text], "a variable plexity reads is on no page"
+
+
+def test_every_name_of_the_package_a_page_gives_is_there_and_a_quoted_traceback_names_its_class_as_python_does():
+    """Every `plexity_plugins.x.y` a page names imports, and an exception a page quotes as a traceback's last line
+    (`plexity_plugins.errors.SettingsChanged: ...`) is named by its class's own module, as Python prints it
+    (docs/datatrove.md quoted `plexity_plugins.datatrove.run_settings.SettingsChanged`, a name it is imported under:
+    the user's traceback said `plexity_plugins.errors.SettingsChanged`)."""
+    import importlib
+
+    def resolve(name: str):
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for part in parts[i:]:
+                found = getattr(found, part, None)
+            return found
+        return None
+
+    missing, misnamed = [], []
+    for path in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for name in set(re.findall(r"(?<![\w/.])plexity_plugins(?:\.[A-Za-z_]\w*)+", text)):
+            if resolve(name) is None:
+                missing.append(f"{path.name}: {name}")
+        for module, cls in re.findall(r"^(plexity_plugins(?:\.\w+)+)\.([A-Z]\w*): ", text, re.M):
+            found = resolve(f"{module}.{cls}")
+            if found is None or found.__module__ != module:
+                misnamed.append(f"{path.name}: {module}.{cls} (Python prints {getattr(found, '__module__', '?')}.{cls})")
+    assert not missing, f"pages name what the package does not have: {missing}"
+    assert not misnamed, f"pages quote a traceback's exception under another name: {misnamed}"
