@@ -152,3 +152,91 @@ def test_every_counter_of_a_datatrove_step_is_documented(module, page_name):
     patterns = {n: f"`{re.escape(n.rstrip('<'))}" + ("" if n.endswith("<") else "`") for n in names}
     missing = sorted(n for n, pattern in patterns.items() if not re.search(pattern, text))
     assert not missing, f"{module} counts {missing}, not in docs/{page_name}"
+
+
+def test_every_web_api_status_the_guarantees_give_is_one_the_summary_names_and_the_app_answers():
+    """guarantees.md's rows say what the web API answers for each input (`the web API: 422`) and its last
+    paragraph sums them up (`answers 200, 413 or 422, never 500`): a row's status must be one of those, and
+    each one the app's code answers (a row said 400 for a page past the memory ceiling; the app answers 422)."""
+    text = "\n".join(page(name) for name in ("guarantees.md", "guarantees-input.md", "guarantees-output.md"))
+    summary = re.search(r"the web API answers ((?:\d{3}, )*\d{3} or \d{3}), never 500", text)
+    assert summary, "guarantees.md's summary of the web API's answers"
+    summed = set(re.findall(r"\d{3}", summary.group(1)))
+    claimed = set(re.findall(r"the web API(?::| answers) (\d{3})(?!, \d{3} or)", text))
+    assert claimed, "the rows' web API statuses are found"
+    assert not claimed - summed, f"guarantees name web API statuses {sorted(claimed - summed)}, not in {sorted(summed)}"
+    app = (PACKAGE / "web" / "app.py").read_text(encoding="utf-8")
+    answered = set(re.findall(r"ApiError\((\d{3})", app)) | {"200"}
+    assert not summed - answered, f"the app never answers {sorted(summed - answered)}"
+
+
+def test_the_settings_change_a_page_quotes_is_what_a_run_says():
+    """docs/datatrove.md quotes `plexity run`'s stop on a re-run with `--extractor tags`: its list of differences
+    is what the settings record gives for that change (it lacked `step: LearnedExtractor -> HtmlTagsExtractor`)."""
+    from plexity_plugins.cleaning.settings_record import differences
+    from plexity_plugins.datatrove import HtmlTagsExtractor, LearnedExtractor, PerplexitySentenceFilter
+    from plexity_plugins.datatrove.run_settings import run_settings
+
+    quoted = re.search(r"holds the results of a run with other settings \((extractor|step)(.*?)\): give a new",
+                       page("datatrove.md"))
+    assert quoted
+    before = run_settings([LearnedExtractor(), PerplexitySentenceFilter()], tasks=1, inputs=False)
+    after = run_settings([HtmlTagsExtractor(), PerplexitySentenceFilter(method="regions")], tasks=1, inputs=False)
+    assert quoted.group(1) + quoted.group(2) == "; ".join(differences(before, after))
+
+
+def test_every_environment_variable_plexity_reads_is_one_a_near_miss_is_warned_of():
+    """docs/cli.md: a `PLEXITY_*` variable a letter or two from one plexity reads is a warning on every command.
+    That holds only for the variables `runtime.environment.USER_VARIABLES` lists: every `PLEXITY_*` name the package
+    reads (but the Scrapy settings, from settings.py, and the extraction child's own) must be there, and on a page
+    (`PLEXITY_PURE_PYTHON`, read by the scorer and named in docs/performance.md, was not listed: a misspelling of it
+    ran the compiled path, silently)."""
+    from plexity_plugins.runtime.environment import INTERNAL_VARIABLES, USER_VARIABLES
+
+    read = set()
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "scrapy.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and re.fullmatch(r"PLEXITY_[A-Z_]+", node.value):
+                read.add(node.value)
+    read -= set(INTERNAL_VARIABLES)
+    assert "PLEXITY_MODEL_DIR" in read  # (the scan finds them)
+    assert not read - set(USER_VARIABLES), f"read, and no near miss of them warned of: {sorted(read - set(USER_VARIABLES))}"
+    text = "\n".join([(REPO / "README.md").read_text(encoding="utf-8")] + [p.read_text(encoding="utf-8")
+                                                                            for p in DOCS.glob("*.md")])
+    assert not [v for v in USER_VARIABLES if v not in text], "a variable plexity reads is on no page"
+
+
+def test_every_name_of_the_package_a_page_gives_is_there_and_a_quoted_traceback_names_its_class_as_python_does():
+    """Every `plexity_plugins.x.y` a page names imports, and an exception a page quotes as a traceback's last line
+    (`plexity_plugins.errors.SettingsChanged: ...`) is named by its class's own module, as Python prints it
+    (docs/datatrove.md quoted `plexity_plugins.datatrove.run_settings.SettingsChanged`, a name it is imported under:
+    the user's traceback said `plexity_plugins.errors.SettingsChanged`)."""
+    import importlib
+
+    def resolve(name: str):
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                found = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for part in parts[i:]:
+                found = getattr(found, part, None)
+            return found
+        return None
+
+    missing, misnamed = [], []
+    for path in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for name in set(re.findall(r"(?<![\w/.])plexity_plugins(?:\.[A-Za-z_]\w*)+", text)):
+            if resolve(name) is None:
+                missing.append(f"{path.name}: {name}")
+        for module, cls in re.findall(r"^(plexity_plugins(?:\.\w+)+)\.([A-Z]\w*): ", text, re.M):
+            found = resolve(f"{module}.{cls}")
+            if found is None or found.__module__ != module:
+                misnamed.append(f"{path.name}: {module}.{cls} (Python prints {getattr(found, '__module__', '?')}.{cls})")
+    assert not missing, f"pages name what the package does not have: {missing}"
+    assert not misnamed, f"pages quote a traceback's exception under another name: {misnamed}"

@@ -7,8 +7,11 @@ from __future__ import annotations
 import difflib
 import os
 
-# The variables a user sets (docs/models.md, docs/training.md, docs/guarantees-input.md, docs/development.md).
-USER_VARIABLES = ("PLEXITY_MODEL_DIR", "PLEXITY_KENLM_BIN", "PLEXITY_EXTRACT_MEMORY", "PLEXITY_CACHE_DIR")
+# The variables a user sets (docs/models.md, docs/training.md, docs/guarantees-input.md, docs/development.md,
+# docs/performance.md).  (PLEXITY_CALLER_PACKAGE is the extraction child's, set by its parent: none of a user's.)
+USER_VARIABLES = ("PLEXITY_MODEL_DIR", "PLEXITY_KENLM_BIN", "PLEXITY_EXTRACT_MEMORY", "PLEXITY_CACHE_DIR",
+                  "PLEXITY_PURE_PYTHON")
+INTERNAL_VARIABLES = ("PLEXITY_CALLER_PACKAGE",)
 
 
 def misspelt_variables(environ=None) -> list[tuple[str, str]]:

@@ -1,0 +1,35 @@
+"""Docs audit 36: what a user reads of a command's options says what the option does."""
+
+from __future__ import annotations
+
+import argparse
+
+from plexity_plugins.cli import build_parser
+
+
+def test_models_import_threshold_help_names_every_method_it_sets():
+    """`plexity models import --help` said `--threshold` is the sentence threshold of "methods region,
+    sentences", while docs/models.md (and the scorer) use it for `regions` too: a user importing a model for
+    the tag remover's text was told the threshold did not apply.  Now the help names region, regions and
+    sentences (`--threshold-extracted` is trim's)."""
+    parser = build_parser()
+    for word in ("models", "import"):
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[word]
+    option = next(a for a in parser._actions if "--threshold" in a.option_strings)
+    assert "region, regions and sentences" in option.help, option.help
+
+
+def test_a_misspelt_pure_python_switch_is_a_warning(tmp_path):
+    """docs/cli.md: a `PLEXITY_*` variable a letter or two from one plexity reads is a warning naming it.
+    `PLEXITY_PURE_PYTHN=1 plexity models` (docs/performance.md's `PLEXITY_PURE_PYTHON=1`, misspelt) said nothing
+    and scored on the compiled path; now it warns, naming PLEXITY_PURE_PYTHON."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PLEXITY_PURE_PYTHN": "1", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-m", "plexity_plugins", "score", "--plain", "The council met."],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "PLEXITY_PURE_PYTHN is set, which plexity does not read: did you mean PLEXITY_PURE_PYTHON?" in run.stderr
