@@ -13,6 +13,17 @@ HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml", ".xht", ".sht
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
 
 
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+_ALL = TEXT_SUFFIXES + HTML_SUFFIXES + WARC_SUFFIXES
+# The names `plexity clean` reads, for its messages: ".txt, .text, .html, .htm, .warc or .warc.wet files (or .gz),
+# .xhtml, .xht or .shtml pages" (from the suffixes above, so a suffix added is said).
+KNOWN_NAMES = (f"{_listed([s for s in _ALL if s + '.gz' in _ALL])} files (or .gz), "
+               f"{_listed([s for s in _ALL if not s.endswith('.gz') and s + '.gz' not in _ALL])} pages")
+
+
 def kind_of(path: Path) -> str | None:
     """"warc", "html" or "text" by `path`'s name; None for a name with none of their suffixes."""
     name = path.name.lower()

@@ -26,7 +26,7 @@ from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, N
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
-from .file_kinds import kind_of, kind_of_file
+from .file_kinds import KNOWN_NAMES, kind_of, kind_of_file
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ NOT_TEXT = "not_text"  # a .txt file whose bytes are a PDF, an image, an archive
 
 
 UNKNOWN_FILE_TYPE = "unknown_file_type"  # a file whose name has none of the suffixes above
-KNOWN_TYPES = "a .txt, .html, .htm, .warc or .warc.wet file (optionally .gz), nor an HTML page by its first bytes"
+KNOWN_TYPES = f"one of the {KNOWN_NAMES}, nor an HTML page by its first bytes"
 GZIP_MAGIC = b"\x1f\x8b"
 
 

@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from ..cleaning.file_kinds import kind_of
+    from ..cleaning.file_kinds import KNOWN_NAMES, kind_of
     from ..extractors.sandbox import TimeLimitedExtractor, extract_memory_limit
     from ..runtime.extras import local_path
 
@@ -95,7 +95,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     if not inputs:
         holds = "holds" if len(args.inputs) == 1 else "hold"
         print(f"plexity clean: error: no file to clean: {', '.join(map(str, args.inputs))} {holds} none: give "
-              f".txt, .html, .warc or .warc.wet files (or .gz), or folders holding them", file=sys.stderr)
+              f"{KNOWN_NAMES}, or folders holding them", file=sys.stderr)
         return 2
     with own_output_folder(args.output_dir):  # (a second run into it stops here, in one line)
         earlier = EarlierRun(args.output_dir, args.write_dropped)

@@ -23,9 +23,10 @@ def add_model_args(parser: argparse.ArgumentParser, threshold: bool = True,
                             help="perplexity above which a sentence is dropped (default: the model's)")
 
 
-def single_model(args: argparse.Namespace) -> str | None:
+def single_model(args: argparse.Namespace, maps: str = "") -> str | None:
+    """The one model of --model; `maps`: where this command takes a LANG=MODEL map instead, said when one is given."""
     if isinstance(args.model, dict):
-        raise ValueError(f"`plexity {args.command}` takes one model, not a LANG=MODEL map")
+        raise ValueError(f"`plexity {args.command}` takes one model, not a LANG=MODEL map{maps}")
     return args.model
 
 

@@ -118,7 +118,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"document perplexity: {score.perplexity:.2f} (model {model}; lower is more like the model's "
                   f"training text)")
         return 0
-    scorer = make_scorer(single_model(args))
+    scorer = make_scorer(single_model(args, " (with --document it takes one, and scores the text with its "
+                                            "language's model)"))
     records = scorer.score(text) if args.sentences else []
     if args.sentences:
         if not args.plain:
