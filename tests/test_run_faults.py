@@ -237,3 +237,29 @@ def test_one_worker_run_killed_alone_leaves_no_process_holding_its_folder(tmp_pa
         run.wait(10)
         assert processes_left(run.pid, within=1) == []
     _rerun_gives_each_record_once(command, out, uris)
+
+
+def _step_that_fails_on_its_first_document(data, rank=0, world_size=1):
+    for document in data:
+        raise ValueError(f"the step could not read {document.id}")
+        yield document
+
+
+def test_a_task_that_failed_is_said_with_the_error_its_log_ends_with(tmp_path):
+    """A task whose step raised was said as "its worker process exited with status 1 (the task's log says why)":
+    which log, and why, the user looked up in each task's log.  Now the line gives the exception the task's log
+    ends with."""
+    from datatrove.pipeline.readers import JsonlReader
+
+    from plexity_plugins.datatrove import LocalTaskExecutor, TasksFailed
+
+    (tmp_path / "in").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "in" / f"{name}.jsonl").write_text(f'{{"id": "{name}", "text": "The council met."}}\n')
+    executor = LocalTaskExecutor([JsonlReader(str(tmp_path / "in")), _step_that_fails_on_its_first_document],
+                                 tasks=2, workers=2, logging_dir=str(tmp_path / "logs"))
+    with pytest.raises(TasksFailed) as failed:
+        executor.run()
+    assert failed.value.failures == {
+        0: "its worker process exited with status 1: ValueError: the step could not read a (the task's log says more)",
+        1: "its worker process exited with status 1: ValueError: the step could not read b (the task's log says more)"}

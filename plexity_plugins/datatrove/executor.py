@@ -23,6 +23,7 @@ import json
 import os
 import random
 import signal
+import re
 import subprocess
 import sys
 import time
@@ -41,12 +42,34 @@ from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_P
                       cannot_write_message, disk_full_message, inputs_changed_why, is_disk_full, printable)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
+from ..text.graphemes import prefix
 from .folders import TaskFolder
 from .run_settings import (changed_inputs, chained, check_inputs, check_outputs, check_settings,
                            check_settings_recorded, dependency_pending, reopen_lost_outputs, run_settings)
 
 
-def _describe_exit(code: int | None) -> str:
+# The line Python ends a traceback with: the exception's class (dotted or not) and its message.
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Full|Failed)"
+                             r"\w*(?::.*)?$")
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def task_error(logging_dir, rank: int) -> str | None:
+    """The exception a failed task's log ends with (``ValueError: ...``, the last line of its traceback), cut to
+    300 characters; None when the log cannot be read or names none.  A task that failed was said as "exited with
+    status 1 (the task's log says why)": which of the task logs, and why, the user had to look up."""
+    try:
+        with logging_dir.open(f"logs/task_{rank:05d}.log", "rb") as log:
+            with contextlib.suppress(OSError, ValueError):
+                log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+            tail = log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    found = [line.strip() for line in tail.splitlines() if _EXCEPTION_LINE.match(line.strip())]
+    return printable(prefix(found[-1], 300)) if found else None
+
+
+def _describe_exit(code: int | None, error: str | None = None) -> str:
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -60,6 +83,8 @@ def _describe_exit(code: int | None) -> str:
         return HTML_PAGES_WHY
     if code == TEXTS_NOT_HTML_STATUS:
         return TEXTS_NOT_HTML_WHY
+    if error:
+        return f"its worker process exited with status {code}: {error} (the task's log says more)"
     return f"its worker process exited with status {code} (the task's log says why)"
 
 
@@ -255,7 +280,8 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
                 else:
-                    failures[rank] = _describe_exit(process.exitcode)
+                    error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
+                    failures[rank] = _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
@@ -497,7 +523,8 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
     for rank, process in processes:
         process.join()
         if process.exitcode != 0:
-            failed.append(f"task {rank}: {_describe_exit(process.exitcode)}")
+            error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
+            failed.append(f"task {rank}: {_describe_exit(process.exitcode, error)}")
     if failed:
         raise RuntimeError("; ".join(failed))
 
