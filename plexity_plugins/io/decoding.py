@@ -271,7 +271,9 @@ def _not_utf8_encoding(body: bytes) -> str:
         if some_utf8:
             return "utf-8"
         detected = _detected_encoding(sample)  # (Central European, Turkish, Baltic: not windows-1252's letters)
-        return detected if detected in _OTHER_LATIN else "cp1252"
+        # (one that reads the bytes as windows-1252 does is no other reading: "café" is é in Latin-2 too)
+        other = detected in _OTHER_LATIN and sample.decode(detected, "replace") != sample.decode("cp1252", "replace")
+        return detected if other else "cp1252"
     return _detected_encoding(sample) or "utf-8"
 
 
