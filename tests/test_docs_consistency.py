@@ -203,7 +203,8 @@ def test_every_environment_variable_plexity_reads_is_one_a_near_miss_is_warned_o
                 read.add(node.value)
     read -= set(INTERNAL_VARIABLES)
     assert "PLEXITY_MODEL_DIR" in read  # (the scan finds them)
-    assert not read - set(USER_VARIABLES), f"read, and no near miss of them warned of: {sorted(read - set(USER_VARIABLES))}"
+    unwarned = sorted(read - set(USER_VARIABLES))
+    assert not unwarned, f"read, and no near miss of them warned of: {unwarned}"
     text = "\n".join([(REPO / "README.md").read_text(encoding="utf-8")] + [p.read_text(encoding="utf-8")
                                                                             for p in DOCS.glob("*.md")])
     assert not [v for v in USER_VARIABLES if v not in text], "a variable plexity reads is on no page"
@@ -237,6 +238,7 @@ def test_every_name_of_the_package_a_page_gives_is_there_and_a_quoted_traceback_
         for module, cls in re.findall(r"^(plexity_plugins(?:\.\w+)+)\.([A-Z]\w*): ", text, re.M):
             found = resolve(f"{module}.{cls}")
             if found is None or found.__module__ != module:
-                misnamed.append(f"{path.name}: {module}.{cls} (Python prints {getattr(found, '__module__', '?')}.{cls})")
+                printed = getattr(found, "__module__", "?")
+                misnamed.append(f"{path.name}: {module}.{cls} (Python prints {printed}.{cls})")
     assert not missing, f"pages name what the package does not have: {missing}"
     assert not misnamed, f"pages quote a traceback's exception under another name: {misnamed}"

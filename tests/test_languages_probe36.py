@@ -63,7 +63,8 @@ def news_page(lang: str, header_tags: bool = True) -> str:
 def news_page_of(page: dict, lang: str, header_tags: bool = True) -> str:
     """`news_page` of `page` (a dict as `NEWS`' values)."""
     links = "".join(f"<li><a href='/{i}'>{name}</a></li>" for i, name in enumerate(page["nav"]))
-    nav, close = ("<header><nav><ul>", "</ul></nav></header>") if header_tags else ("<div class=menu><ul>", "</ul></div>")
+    nav, close = (("<header><nav><ul>", "</ul></nav></header>") if header_tags
+                  else ("<div class=menu><ul>", "</ul></div>"))
     foot, end = ("<footer>", "</footer>") if header_tags else ("<div class=bottom>", "</div>")
     return (f"<!DOCTYPE html><html lang='{lang}'><head><meta charset='utf-8'><title>{page['title']}</title></head>"
             f"<body>{nav}{links}{close}<main><article><h1>{page['title']}</h1>"

@@ -107,8 +107,8 @@ def _shards(folder: Path, shards: int, records: int) -> list[str]:
         members = []
         for i in range(records):
             uris.append(f"http://t/{s}/{i}")
-            members.append(gzip.compress(record_bytes(uris[-1], page(*[f"{ARTICLE} Part {j} of {i}." for j in range(60)])
-                                                      .encode())))
+            body = page(*[f"{ARTICLE} Part {j} of {i}." for j in range(60)]).encode()
+            members.append(gzip.compress(record_bytes(uris[-1], body)))
         (folder / f"shard-{s}.warc.gz").write_bytes(b"".join(members))
     return uris
 

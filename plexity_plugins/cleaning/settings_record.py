@@ -147,9 +147,10 @@ def input_file_changes(old: dict, new: dict, named: int = 5) -> list[str]:
     ``removed: b.warc.gz``, ``added: e.warc.gz``, ``rewritten: a.warc.gz 20,000 -> 53,371 bytes``, each kind naming
     its first `named` files (a task checking its run's input files as it starts: `run_settings.changed_inputs`)."""
     rewritten = [f"{name} {old[name]:,} -> {new[name]:,} bytes" for name in old
-                 if name in new and isinstance(old[name], int) and isinstance(new[name], int) and old[name] != new[name]]
-    kinds = (("removed", [name for name in old if name not in new]), ("added", [name for name in new if name not in old]),
-             ("rewritten", rewritten))
+                 if name in new and isinstance(old[name], int) and isinstance(new[name], int)
+                 and old[name] != new[name]]
+    kinds = (("removed", [name for name in old if name not in new]),
+             ("added", [name for name in new if name not in old]), ("rewritten", rewritten))
     return [f"{what}: {_named(names, named)}" for what, names in kinds if names]
 
 

@@ -69,7 +69,8 @@ def add_import_parser(subparsers) -> None:
     p.add_argument("--language", "-l", default="", help="ISO 639-1 code of the model's language (e.g. en, de)")
     p.add_argument("--calibrate", nargs="+", default=[], metavar="CLEAN_TEXT",
                    help="held-out clean text (one paragraph a line): set the sentence thresholds from it")
-    p.add_argument("--threshold", type=float, default=None, help="sentence threshold (methods region, regions and sentences)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="sentence threshold (methods region, regions and sentences)")
     p.add_argument("--threshold-extracted", type=float, default=None, help="sentence threshold for method trim")
     p.add_argument("--document-threshold", type=float, default=None,
                    help="default maximum document perplexity (e.g. CCNet's per-language tail cut-off)")
