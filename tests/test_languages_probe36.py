@@ -330,21 +330,23 @@ def test_a_utf_8_page_labelled_latin_1_or_windows_1251_is_read_as_utf_8_not_as_m
 
 
 LATIN = {  # (language, its legacy encoding, a paragraph of a news page)
-    "cs": ("cp1250", "Městská rada v úterý po dlouhé debatě schválila rozpočet nové knihovny. Knihovna se otevře příští "
-                     "jaro a ve všední dny bude otevřena déle. Obyvatelé se ptali na silnici k řece a rada slíbila, že "
-                     "ji dokončí ještě letos."),
-    "pl": ("cp1250", "Rada miejska zatwierdziła we wtorek po długiej debacie budżet nowej biblioteki. Biblioteka zostanie "
-                     "otwarta wiosną, mówił burmistrz. Mieszkańcy pytali o drogę nad rzekę, a rada obiecała ją ukończyć "
-                     "w tym roku. Prace zaczną się w marcu, a mieszkańcy przyjęli tę wiadomość z zadowoleniem."),
+    "cs": ("cp1250", "Městská rada v úterý po dlouhé debatě schválila rozpočet nové knihovny. Knihovna se otevře "
+                     "příští jaro a ve všední dny bude otevřena déle. Obyvatelé se ptali na silnici k řece a rada "
+                     "slíbila, že ji dokončí ještě letos."),
+    "pl": ("cp1250", "Rada miejska zatwierdziła we wtorek po długiej debacie budżet nowej biblioteki. Biblioteka "
+                     "zostanie otwarta wiosną, mówił burmistrz. Mieszkańcy pytali o drogę nad rzekę, a rada obiecała "
+                     "ją ukończyć w tym roku. Prace zaczną się w marcu, a mieszkańcy przyjęli tę wiadomość z "
+                     "zadowoleniem."),
     "tr": ("cp1254", "Belediye meclisi salı günü uzun bir tartışmanın ardından yeni kütüphanenin bütçesini onayladı. "
-                     "Kütüphane ilkbaharda açılacak ve hafta içi geç saatlere kadar açık kalacak, dedi başkan. Sakinler "
-                     "nehre giden yolu sordu; meclis yolu bu yıl bitirmeye söz verdi."),
-    "fr": ("cp1252", "Le conseil municipal a approuvé mardi le budget de la nouvelle bibliothèque après un long débat. "
-                     "Elle ouvrira au printemps et restera ouverte tard en semaine, a précisé le maire. Les habitants ont "
-                     "demandé où en était la route de la rivière : elle sera achevée cette année."),
-    "de": ("cp1252", "Der Stadtrat hat am Dienstag nach langer Debatte den Haushalt für die neue Bibliothek genehmigt. "
-                     "Sie öffnet im Frühjahr und bleibt werktags länger geöffnet, sagte der Bürgermeister. Die Straße "
-                     "zum Fluss soll noch in diesem Jahr fertig werden; die Bürger begrüßten den Plan."),
+                     "Kütüphane ilkbaharda açılacak ve hafta içi geç saatlere kadar açık kalacak, dedi başkan. "
+                     "Sakinler nehre giden yolu sordu; meclis yolu bu yıl bitirmeye söz verdi."),
+    "fr": ("cp1252", "Le conseil municipal a approuvé mardi le budget de la nouvelle bibliothèque après un long "
+                     "débat. Elle ouvrira au printemps et restera ouverte tard en semaine, a précisé le maire. Les "
+                     "habitants ont demandé où en était la route de la rivière : elle sera achevée cette année."),
+    "de": ("cp1252", "Der Stadtrat hat am Dienstag nach langer Debatte den Haushalt für die neue Bibliothek "
+                     "genehmigt. Sie öffnet im Frühjahr und bleibt werktags länger geöffnet, sagte der "
+                     "Bürgermeister. Die Straße zum Fluss soll noch in diesem Jahr fertig werden; die Bürger "
+                     "begrüßten den Plan."),
 }
 
 
