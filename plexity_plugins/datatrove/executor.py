@@ -37,7 +37,7 @@ from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, INPUTS_CHANGED_STATUS,
                       TEXTS_NOT_HTML_STATUS, TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, InputFilesChanged,
-                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, TextsNotHtml,
+                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, ReadError, TasksFailed, TextsNotHtml,
                       cannot_write_message, disk_full_message, inputs_changed_why, is_disk_full, printable)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
@@ -98,6 +98,17 @@ class _SettingsChecked:
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
         reopen_lost_outputs(self)
+
+    def save_executor_as_json(self, indent: int = 4) -> None:
+        """datatrove's ``executor.json``, the password of a URL in it (an input given as
+        ``https://user:password@host/...``) written ``***`` (`without_password`): it was written in clear."""
+        from datatrove.executor.base import ExecutorJSONEncoder
+
+        from ..runtime.extras import without_password
+
+        text = without_password(json.dumps(self, cls=ExecutorJSONEncoder, indent=indent))
+        with self.logging_dir.open("executor.json", "w") as f:
+            f.write(text)
 
     def _check_task_settings(self, rank: int) -> None:
         settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size,
@@ -279,7 +290,8 @@ def save_stats(folder, name: str, stats: PipelineStats) -> None:
 
 @contextlib.contextmanager
 def _errors_logged_in_one_line():
-    """While a task runs: a full disk's error, and an output the system refused to write, are logged as
+    """While a task runs: a full disk's error, an input's read that failed (`ReadError`: EIO, a server that stalled
+    or reset the connection, naming the file and the byte), and an output the system refused to write, are logged as
     one line, without a traceback (datatrove logs a task's error with ``logger.exception``)."""
     def patch(record):
         exception = record["exception"]
@@ -287,6 +299,8 @@ def _errors_logged_in_one_line():
             return
         if is_disk_full(exception.value):
             record["exception"] = None
+        elif isinstance(exception.value, ReadError):  # (a read that failed, a server's stall or reset: named in it;
+            record["exception"] = None                # its traceback showed the command's variables, a URL's password)
         elif cannot_write_message(exception.value):
             record["exception"] = None
             record["message"] = cannot_write_message(exception.value)
