@@ -188,7 +188,7 @@ def test_a_503_for_one_file_of_two_fails_its_task_and_the_rerun_reads_exactly_it
     out = tmp_path / "out"
     first = plexity_run(url, "-o", str(out))
     assert first.returncode == 1, first.stderr[-2000:]
-    assert f" - {url}b.warc.gz: cannot open it at byte 0: the server answered 503 Service Unavailable\n" \
+    assert f" - ReadError: {url}b.warc.gz: cannot open it at byte 0: the server answered 503 Service Unavailable\n" \
         in first.stderr  # (the task's error, logged; the last line says which task did not complete)
     assert "1/2 tasks completed" in first.stdout
     again = plexity_run(url, "-o", str(out))

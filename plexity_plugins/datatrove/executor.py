@@ -301,6 +301,7 @@ def _errors_logged_in_one_line():
             record["exception"] = None
         elif isinstance(exception.value, ReadError):  # (a read that failed, a server's stall or reset: named in it;
             record["exception"] = None                # its traceback showed the command's variables, a URL's password)
+            record["message"] = f"ReadError: {exception.value}"
         elif cannot_write_message(exception.value):
             record["exception"] = None
             record["message"] = cannot_write_message(exception.value)
