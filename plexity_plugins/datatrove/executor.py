@@ -241,13 +241,15 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     running: dict = {}  # process -> (rank, local rank)
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
+    # what a task that failed reading its input says of it (`_task_main`): the URL or file, the byte, what happened
+    reasons, said = context.SimpleQueue(), {}
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
                 # (forked: this process is the task's parent; forkserver: the server is)
                 parent = os.getpid() if executor.start_method == "fork" else None
-                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
+                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent, reasons),
                                           name=f"plexity-task-{rank}")
                 process.start()
                 running[process] = (rank, local_rank)
@@ -259,14 +261,16 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 rank, local_rank = running.pop(process)
                 free_local_ranks.append(local_rank)
                 _kill_group(process.pid)
+                while not reasons.empty():
+                    said.update([reasons.get()])
                 if process.exitcode == 0 and executor.is_rank_completed(rank):
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
                 elif process.exitcode == INPUTS_CHANGED_STATUS:
                     failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
-                else:
-                    failures[rank] = _describe_exit(process.exitcode)
+                else:  # (a read that failed: said in its words, the URL's; before, "exited with status 1")
+                    failures[rank] = said.pop(rank, None) or _describe_exit(process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
@@ -321,7 +325,8 @@ def _quiet_logger() -> None:
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None,
+               reasons=None) -> None:
     # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
     # does not hold this process: it leads a group of its own, see _kill_group) must not go on
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
@@ -337,6 +342,10 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(TEXTS_NOT_HTML_STATUS)
     except InputFilesChanged:  # (the same: the parent names the files)
         sys.exit(INPUTS_CHANGED_STATUS)
+    except ReadError as exc:  # (logged in one line) the parent says it too, naming the file (a URL) and the byte
+        if reasons is not None:
+            reasons.put((rank, printable(f"ReadError: {exc}")))
+        sys.exit(1)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

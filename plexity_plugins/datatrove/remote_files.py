@@ -89,6 +89,8 @@ class HttpInput(io.RawIOBase):
 
         options = dict(self.fs.kwargs)
         headers = dict(options.pop("headers", None) or {})
+        # the file's bytes as they are (a .warc.gz gzipped again in transit has no length to seek by)
+        headers.setdefault("Accept-Encoding", "identity")
         if start:
             headers["Range"] = f"bytes={start}-"
         # no limit on the whole request (aiohttp's default: 300 s), one on the time without a byte
@@ -200,8 +202,11 @@ class HttpInput(io.RawIOBase):
         if whence == os.SEEK_CUR:
             offset += self._wanted
         elif whence == os.SEEK_END:
-            if self.size is None:  # (not said, or compressed in transit: read as a stream, not resynchronised)
-                raise OSError(f"{_redacted(self.url)}: its size is not known, it can only be read as a stream")
+            if self.size is None:  # (not said, or compressed in transit all the same: read to its end to know it)
+                self._read_stream(0)  # (positioned where the last seek asked)
+                while self._read_raw(1 << 20):
+                    pass
+                self.size = self._pos
             offset += self.size
         self._wanted = max(0, offset)
         return self._wanted
