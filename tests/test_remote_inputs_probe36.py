@@ -74,6 +74,12 @@ class _BadServer(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(page)
             return
         mode = self.modes[name]
+        if mode == "loop":  # a redirect to itself
+            self.send_response(302)
+            self.send_header("Location", self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         data = (self.folder / name).read_bytes()
         self.requests[name] = self.requests.get(name, 0) + body
         if mode == "503-once" and body and self.requests[name] == 1:
@@ -244,3 +250,13 @@ def test_a_damaged_warc_over_http_is_resynchronised_as_on_disk(serve, tmp_path, 
     assert on_disk[1]["records_recovered"] > 0
     url = serve({"damaged.warc.gz": (tmp_path / "damaged.warc.gz", mode)}) + "damaged.warc.gz"
     assert read_all(url) == on_disk
+
+
+def test_a_redirect_loop_is_named(serve, tmp_path):
+    """A file's URL that redirects to itself.  Before: "input http://.../a.warc.gz cannot be read: 0, message='',
+    url=..." (aiohttp's TooManyRedirects, its class not said).  Now its class is said, as for a folder."""
+    url = serve({"a.warc.gz": (SAMPLE, "loop")}) + "a.warc.gz"
+    proc = plexity_run(url, "-o", str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1].startswith(
+        f"plexity run: error: input {url} cannot be read: TooManyRedirects: 0, message=''")

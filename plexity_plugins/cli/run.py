@@ -106,8 +106,12 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
         try:
             fs.info(fs_path)
-        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too: the cause tells)
-            raise FileNotFoundError(f"input {url} cannot be read: {exc.__cause__ or 'not found'}") from None
+        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too, and of a redirect loop: the cause tells)
+            from ..runtime.extras import without_password
+
+            cause = exc.__cause__  # (its class named: a redirect loop was "cannot be read: 0, message=''")
+            why = f"{type(cause).__name__}: {cause}" if cause is not None else "not found"
+            raise FileNotFoundError(without_password(f"input {url} cannot be read: {why}")) from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
 
