@@ -42,7 +42,7 @@ from ..scoring.methods import METHODS
 from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full, printable
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
-from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.inputs import DEFAULT_REMOTE_TIMEOUT, MAX_DOCUMENT_BYTES
 from ..io.folders import unlisted_folder_message
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
@@ -106,8 +106,12 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
         try:
             fs.info(fs_path)
-        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too: the cause tells)
-            raise FileNotFoundError(f"input {url} cannot be read: {exc.__cause__ or 'not found'}") from None
+        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too, and of a redirect loop: the cause tells)
+            from ..runtime.extras import without_password
+
+            cause = exc.__cause__  # (its class named: a redirect loop was "cannot be read: 0, message=''")
+            why = f"{type(cause).__name__}: {cause}" if cause is not None else "not found"
+            raise FileNotFoundError(without_password(f"input {url} cannot be read: {why}")) from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
 
@@ -140,7 +144,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
                    other_languages: str = "keep", extract_timeout: float = 30,
                    max_document_bytes: int = MAX_DOCUMENT_BYTES, language_check: bool = True,
                    extract_memory: int | str | None = None, storage_options: dict | None = None,
-                   wet_input: bool = False) -> list:
+                   wet_input: bool = False, remote_timeout: float | None = None) -> list:
     """The steps of `plexity run`: read, extract, filter, write (and write what was dropped).
     `storage_options`: fsspec filesystem options (credentials ...) of an input URL.  `wet_input`: every input
     file is a WET file (`is_wet_input`), so `fmt` "warc" writes WET files, named ``.warc.wet.gz``."""
@@ -155,7 +159,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec, storage_options)
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
-                            max_payload_bytes=max_document_bytes, read_timeout=extract_timeout)]
+                            max_payload_bytes=max_document_bytes, read_timeout=extract_timeout,
+                            **({} if remote_timeout is None else {"remote_timeout": remote_timeout}))]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
@@ -603,7 +608,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
     from ..extractors.sandbox import TimeLimitedExtractor
-    from ..runtime.extras import is_url, local_path
+    from ..runtime.extras import is_url, local_path, without_password
 
     # (its extractor's import overlaps this process's of datatrove and of the model; `check_extraction` waits)
     TimeLimitedExtractor.start_aside(args.extractor, timeout=args.extract_timeout or 0,
@@ -623,7 +628,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
         if isinstance(exc, OSError):
             raise
-        raise OSError(f"cannot list the input {folder}: {type(exc).__name__}: {exc}") from exc
+        raise OSError(without_password(f"cannot list the input {folder}: {type(exc).__name__}: {exc}")) from exc
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
         return USAGE_STATUS
@@ -643,7 +648,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               other_languages=args.other_languages, max_document_bytes=args.max_document_bytes,
                               language_check=not args.no_language_check, extract_timeout=args.extract_timeout,
                               extract_memory=args.extract_memory, storage_options=storage_options,
-                              wet_input=is_wet_input(inputs))
+                              wet_input=is_wet_input(inputs), remote_timeout=args.remote_timeout)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
@@ -836,6 +841,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--storage-options", default=None, metavar="JSON",
                    help="options of the input URL's fsspec filesystem, e.g. '{\"anon\": true}' (S3), "
                         "'{\"headers\": {\"Authorization\": \"Bearer ...\"}}' (HTTP); credentials: docs/ray.md")
+    p.add_argument("--remote-timeout", type=float, default=DEFAULT_REMOTE_TIMEOUT, metavar="SECONDS",
+                   help=f"an http(s):// input whose server sends no byte for this long fails its task, naming the URL "
+                        f"and the stall (default: {DEFAULT_REMOTE_TIMEOUT:g}; 0: no limit; no limit on a whole file)")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local: worker processes on this machine (default); slurm: an array job (needs --partition); "
                         "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")

@@ -38,7 +38,7 @@ from datatrove.utils.stats import PipelineStats
 
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, INPUTS_CHANGED_STATUS,
                       TEXTS_NOT_HTML_STATUS, TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, InputFilesChanged,
-                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, TasksFailed, TextsNotHtml,
+                      JobStillQueued, LoggingFolderNotShared, OutputNotWritable, ReadError, TasksFailed, TextsNotHtml,
                       cannot_write_message, disk_full_message, inputs_changed_why, is_disk_full, printable)
 from ..runtime.extras import require_executor
 from ..runtime.lifetime import die_with_parent
@@ -123,6 +123,17 @@ class _SettingsChecked:
         check_outputs(self.logging_dir, self.pipeline)
         check_settings(self.logging_dir, self._plexity_settings)
         reopen_lost_outputs(self)
+
+    def save_executor_as_json(self, indent: int = 4) -> None:
+        """datatrove's ``executor.json``, the password of a URL in it (an input given as
+        ``https://user:password@host/...``) written ``***`` (`without_password`): it was written in clear."""
+        from datatrove.executor.base import ExecutorJSONEncoder
+
+        from ..runtime.extras import without_password
+
+        text = without_password(json.dumps(self, cls=ExecutorJSONEncoder, indent=indent))
+        with self.logging_dir.open("executor.json", "w") as f:
+            f.write(text)
 
     def _check_task_settings(self, rank: int) -> None:
         settings = getattr(self, "_plexity_settings", None) or run_settings(self.pipeline, self.world_size,
@@ -255,13 +266,15 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     running: dict = {}  # process -> (rank, local rank)
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
+    # what a task that failed reading its input says of it (`_task_main`): the URL or file, the byte, what happened
+    reasons, said = context.SimpleQueue(), {}
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
                 # (forked: this process is the task's parent; forkserver: the server is)
                 parent = os.getpid() if executor.start_method == "fork" else None
-                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
+                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent, reasons),
                                           name=f"plexity-task-{rank}")
                 process.start()
                 running[process] = (rank, local_rank)
@@ -273,15 +286,17 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 rank, local_rank = running.pop(process)
                 free_local_ranks.append(local_rank)
                 _kill_group(process.pid)
+                while not reasons.empty():
+                    said.update([reasons.get()])
                 if process.exitcode == 0 and executor.is_rank_completed(rank):
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
                 elif process.exitcode == INPUTS_CHANGED_STATUS:
                     failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
-                else:
+                else:  # (a read that failed: said in its words, the URL's; else the exception the task's log ends with)
                     error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
-                    failures[rank] = _describe_exit(process.exitcode, error)
+                    failures[rank] = said.pop(rank, None) or _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
@@ -305,7 +320,8 @@ def save_stats(folder, name: str, stats: PipelineStats) -> None:
 
 @contextlib.contextmanager
 def _errors_logged_in_one_line():
-    """While a task runs: a full disk's error, and an output the system refused to write, are logged as
+    """While a task runs: a full disk's error, an input's read that failed (`ReadError`: EIO, a server that stalled
+    or reset the connection, naming the file and the byte), and an output the system refused to write, are logged as
     one line, without a traceback (datatrove logs a task's error with ``logger.exception``)."""
     def patch(record):
         exception = record["exception"]
@@ -313,6 +329,9 @@ def _errors_logged_in_one_line():
             return
         if is_disk_full(exception.value):
             record["exception"] = None
+        elif isinstance(exception.value, ReadError):  # (a read that failed, a server's stall or reset: named in it;
+            record["exception"] = None                # its traceback showed the command's variables, a URL's password)
+            record["message"] = f"ReadError: {exception.value}"
         elif cannot_write_message(exception.value):
             record["exception"] = None
             record["message"] = cannot_write_message(exception.value)
@@ -332,7 +351,8 @@ def _quiet_logger() -> None:
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None,
+               reasons=None) -> None:
     # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
     # does not hold this process: it leads a group of its own, see _kill_group) must not go on
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
@@ -348,6 +368,10 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(TEXTS_NOT_HTML_STATUS)
     except InputFilesChanged:  # (the same: the parent names the files)
         sys.exit(INPUTS_CHANGED_STATUS)
+    except ReadError as exc:  # (logged in one line) the parent says it too, naming the file (a URL) and the byte
+        if reasons is not None:
+            reasons.put((rank, printable(f"ReadError: {exc}")))
+        sys.exit(1)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

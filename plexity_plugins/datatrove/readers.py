@@ -16,6 +16,7 @@ from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES,
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
+from .remote_files import DEFAULT_REMOTE_TIMEOUT, is_http, open_http_input
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -153,6 +154,10 @@ class WarcHtmlReader(BaseDiskReader):
             --max-document-bytes``
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
             (``skipped_undecodable``); default 30, the extraction time limit's; 0: no limit
+        remote_timeout: for a file read over HTTP(S), seconds the server may send no byte (default 60; 0 or
+            None: no limit): past it the task fails naming the URL, the byte and the stall.  There is no limit on
+            a whole file's time (a slow server is read to the end), and a server that does not answer ranges is
+            read as well (one stream; `plexity_plugins.datatrove.remote_files`)
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
@@ -182,6 +187,7 @@ class WarcHtmlReader(BaseDiskReader):
         shuffle_files: bool = False,
         max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
+        remote_timeout: float | None = DEFAULT_REMOTE_TIMEOUT,
     ):
         # (datatrove's WarcReader's argument, in its place: a pipeline changing one reader for the other, with
         # compression="infer" or "gzip" written out, stopped with "unexpected keyword argument 'compression'")
@@ -190,6 +196,10 @@ class WarcHtmlReader(BaseDiskReader):
         super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter,
                          text_key, id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
+        if remote_timeout is not None and (isinstance(remote_timeout, bool) or not isinstance(remote_timeout, (int, float))
+                                           or not remote_timeout >= 0):
+            raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
+        self.remote_timeout = remote_timeout or None
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
@@ -199,6 +209,8 @@ class WarcHtmlReader(BaseDiskReader):
         """The file, opened for reading, or OSError."""
         if self.data_folder.is_local():  # (a FIFO is listed like a file, and opening it waits for ever)
             return open_input(self.data_folder.resolve_paths(filepath))
+        if is_http(self.data_folder.fs):  # (one stream, any server; a stall or a reset named: `remote_files`)
+            return open_http_input(self.data_folder.fs, self.data_folder.resolve_paths(filepath), self.remote_timeout)
         return self.data_folder.open(filepath, "rb", compression=None)
 
     def _open(self, filepath: str):

@@ -267,13 +267,16 @@ def with_settings(name: str, *settings: str) -> str:
 
 
 def folder_name(folder) -> str:
-    """A datatrove DataFolder as a path or URL (its protocol kept when not local)."""
+    """A datatrove DataFolder as a path or URL (its protocol kept when not local), a URL's password written
+    ``***`` (`without_password`: it was recorded in the settings record, in clear)."""
+    from ..runtime.extras import without_password
+
     path = getattr(folder, "path", None)
     if path is None:
-        return str(folder)
+        return without_password(str(folder))
     protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
     protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
-    return path if protocol in ("file", "local") else f"{protocol}://{path}"
+    return path if protocol in ("file", "local") else without_password(f"{protocol}://{path}")
 
 
 def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:

@@ -50,6 +50,8 @@ from .warc_writer import is_cleaned_record
 
 MAX_DOCUMENT_BYTES = 50_000_000  # per document, decompressed: 50 MB
 DEFAULT_READ_TIMEOUT = 30.0  # seconds to decode one record's payload: the extraction time limit's default
+# seconds a server may send no byte of an input read over HTTP(S) (`plexity_plugins.datatrove.remote_files`)
+DEFAULT_REMOTE_TIMEOUT = 60.0
 
 
 def reading_limits(max_payload_bytes, read_timeout) -> tuple[int, float | None]:

@@ -19,6 +19,7 @@ the package was installed from), never with a traceback from deep inside an impo
 from __future__ import annotations
 
 import importlib.util
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -117,6 +118,15 @@ def is_url(spec: str) -> bool:
 
     protocol, _ = split_protocol(spec)
     return protocol not in (None, "file", "local") and len(protocol) > 1  # (C:\ is a path)
+
+
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*):[^/\s@'\"]*@")
+
+
+def without_password(text: str) -> str:
+    """`text` with the password of every URL in it (``https://user:password@host/...``) written ``***``: what
+    a run shows or records of its input (its logs, its settings record, executor.json, its messages)."""
+    return _URL_PASSWORD.sub(r"\1:***@", text)
 
 
 def local_path(spec: str) -> str:

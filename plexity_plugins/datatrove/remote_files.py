@@ -1,0 +1,223 @@
+"""Reading an input file over HTTP(S), as servers serve it: `open_http_input`.
+
+fsspec's HTTP file reads a file in ranges of 5 MiB, each one request under aiohttp's default limit of
+300 s for the whole request.  Against real servers that meant:
+
+- a server that does not answer ranges (Python's ``http.server``, the one docs/ray.md shows; many
+  others) failed every task of a file over 5 MiB at its second range, ``ValueError: The HTTP server
+  doesn't appear to support range requests`` (naming no file; a re-run did the same);
+- a server that sent the headers and part of the body and then nothing, the connection open, held the
+  task for 300 s per range, then failed it naming no file; a slow server that never stalled (1 kB/s)
+  failed the same way, its 5 MiB not there in 300 s;
+- a connection reset, or fewer bytes than the Content-Length, failed the task with aiohttp's words
+  (``ClientPayloadError: ... <ContentLengthError: 400, ...>``: no HTTP 400 was ever answered), naming
+  no file.
+
+Here the file is read as one stream (any server serves that; memory stays one read's size, whatever
+the file's), with a limit on the time without a byte (`DEFAULT_REMOTE_TIMEOUT`, the reader's
+``remote_timeout``), none on the whole: a slow server is read to the end, a stalled one fails the task
+after that time.  A seek (resynchronising after damage) opens the file again at that byte: with a
+range where the server answers one, else reading from the start and passing over the bytes before it.
+Every failure of the server or the connection is a `ReadError` naming the URL, the byte and what
+happened: the task fails (the other tasks go on) and a re-run reads the file again.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+from ..errors import ReadError
+from ..io.inputs import DEFAULT_REMOTE_TIMEOUT
+_CONNECT_TIMEOUT = 30.0
+
+
+def sync(loop, function, *args):
+    """`function(*args)`, a coroutine function, run on fsspec's event loop `loop` (its filesystem's)."""
+    from fsspec.asyn import sync as fsspec_sync
+
+    return fsspec_sync(loop, function, *args)
+
+
+def is_http(fs) -> bool:
+    """Whether `fs` (a DataFolder's filesystem) is fsspec's HTTP(S) one."""
+    protocol = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    return bool({"http", "https"} & set(protocol))
+
+
+def open_http_input(fs, path: str, timeout: float | None = DEFAULT_REMOTE_TIMEOUT):
+    """`path` of the HTTP filesystem `fs` (a URL), opened for reading as `HttpInput`."""
+    return HttpInput(fs, path, timeout)
+
+
+def _what(exc: BaseException, timeout: float | None) -> str:
+    """What happened, in words, for an error of aiohttp or fsspec reading a response."""
+    import asyncio
+
+    import aiohttp
+
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return (f"the server sent nothing for {timeout:g} s (stalled; the reader's remote_timeout, plexity run "
+                f"--remote-timeout)" if timeout else "timed out")
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"the server answered {exc.status} {exc.message}".rstrip()
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, ConnectionResetError) or "reset" in str(exc).lower():
+            return "the connection was reset"
+        return "the connection ended before the response did (fewer bytes than its Content-Length)"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection"
+    if isinstance(exc, FileNotFoundError):
+        return "not found (the server answered 404 or refused it)"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class HttpInput(io.RawIOBase):
+    """A file over HTTP(S), read as one stream; seekable by opening it again (`open_http_input`)."""
+
+    def __init__(self, fs, path: str, timeout: float | None = DEFAULT_REMOTE_TIMEOUT):
+        super().__init__()
+        self.fs, self.path, self.timeout = fs, path, timeout
+        self.url = fs.unstrip_protocol(path) if hasattr(fs, "unstrip_protocol") else path
+        self._stream, self._pos, self._wanted, self.size = None, 0, 0, None
+        self._open_at(0)
+
+    async def _get(self, start: int):
+        """The response to a GET of the file from byte `start` (a range; the server may answer all of it)."""
+        import aiohttp
+
+        options = dict(self.fs.kwargs)
+        headers = dict(options.pop("headers", None) or {})
+        # the file's bytes as they are (a .warc.gz gzipped again in transit has no length to seek by)
+        headers.setdefault("Accept-Encoding", "identity")
+        if start:
+            headers["Range"] = f"bytes={start}-"
+        # no limit on the whole request (aiohttp's default: 300 s), one on the time without a byte
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=_CONNECT_TIMEOUT, sock_read=self.timeout)
+        session = await self.fs.set_session()
+        response = await session.get(self.fs.encode_url(self.path), headers=headers, timeout=timeout, **options)
+        if response.status == 404:
+            response.release()
+            raise FileNotFoundError(f"{_redacted(self.url)}: not found (the server answered 404)")
+        try:
+            response.raise_for_status()
+        except Exception:
+            response.release()
+            raise
+        return response
+
+    async def _read_some(self, size: int) -> bytes:
+        return await self._stream.content.read(size)
+
+    async def _release(self, response) -> None:
+        response.close()
+
+    def _fail(self, exc: BaseException, doing: str) -> ReadError:
+        from ..errors import printable
+
+        return ReadError(printable(f"{_redacted(self.url)}: {doing} at byte {self._pos:,}: {_what(exc, self.timeout)}"))
+
+    def _open_at(self, start: int) -> None:
+        self._close_stream()
+        if start and self.size is not None and start >= self.size:  # (at or past the end: nothing to ask for)
+            self._pos = start
+            return
+        try:
+            stream = sync(self.fs.loop, self._get, start)
+        except (ReadError, FileNotFoundError):  # (a 404: the reader counts it, unreadable_file, naming it)
+            raise
+        except Exception as exc:  # noqa: BLE001 - aiohttp's and fsspec's errors: the server's, named
+            self._pos = start
+            raise self._fail(exc, "cannot open it") from exc
+        self._stream, self._pos = stream, start
+        if self.size is None and "Content-Encoding" not in stream.headers:  # (else the length is not the file's)
+            total = stream.headers.get("Content-Range", "").rpartition("/")[2]
+            length = stream.headers.get("Content-Length", "") if stream.status == 200 else ""
+            self.size = int(total) if total.isdigit() else int(length) if length.isdigit() else None
+        if start and stream.status != 206:  # the server ignored the range: its whole body, the bytes before `start` passed over
+            self._pos = 0
+            self._skip(start)
+
+    def _skip(self, count: int) -> None:
+        while count > 0:
+            data = self._read_raw(min(count, 1 << 20))
+            if not data:
+                break
+            count -= len(data)
+
+    def _read_stream(self, size: int) -> bytes:
+        if self._wanted != self._pos:  # (a seek: done when read from, as a seek to the end and back costs nothing)
+            wanted = self._wanted
+            if wanted > self._pos and wanted - self._pos <= 1 << 16 and self._stream is not None:
+                self._skip(wanted - self._pos)  # (a short step forward: read, not a new request)
+            else:
+                self._open_at(wanted)
+            self._wanted = self._pos
+        data = self._read_raw(size)
+        self._wanted = self._pos
+        return data
+
+    def _read_raw(self, size: int) -> bytes:
+        if self._stream is None:
+            return b""
+        try:
+            data = sync(self.fs.loop, self._read_some, size)
+        except Exception as exc:  # noqa: BLE001 - aiohttp's and fsspec's errors: the server's, named
+            raise self._fail(exc, "reading stopped") from exc
+        self._pos += len(data)
+        return data
+
+    def _close_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            try:
+                sync(self.fs.loop, self._release, stream)
+            except Exception:  # noqa: BLE001 - (a connection already gone)
+                pass
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._wanted
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            chunks = []
+            while chunk := self._read_stream(1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        return self._read_stream(size) if size else b""
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_CUR:
+            offset += self._wanted
+        elif whence == os.SEEK_END:
+            if self.size is None:  # (not said, or compressed in transit all the same: read to its end to know it)
+                self._read_stream(0)  # (positioned where the last seek asked)
+                while self._read_raw(1 << 20):
+                    pass
+                self.size = self._pos
+            offset += self.size
+        self._wanted = max(0, offset)
+        return self._wanted
+
+    def close(self) -> None:
+        self._close_stream()
+        super().close()
+
+
+def _redacted(url: str) -> str:
+    """`url` without its password (`without_password`)."""
+    from ..runtime.extras import without_password
+
+    return without_password(url)
