@@ -294,7 +294,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 elif process.exitcode == INPUTS_CHANGED_STATUS:
                     failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
-                else:  # (a read that failed: said in its words, the URL's; else the exception the task's log ends with)
+                else:  # (a failed read said in its words; else what the task log ends with)
                     error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
                     failures[rank] = said.pop(rank, None) or _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
