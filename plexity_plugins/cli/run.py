@@ -106,7 +106,7 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
         try:
             fs.info(fs_path)
-        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 too, and of a redirect loop: the cause tells)
+        except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 and of a redirect loop: the cause tells)
             from ..runtime.extras import without_password
 
             cause = exc.__cause__  # (its class named: a redirect loop was "cannot be read: 0, message=''")

@@ -51,6 +51,8 @@ from .run_settings import (changed_inputs, chained, check_inputs, check_outputs,
 # The line Python ends a traceback with: the exception's class (dotted or not) and its message.
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Full|Failed)"
                              r"\w*(?::.*)?$")
+# A failed read is logged in one line, without a traceback (`_errors_logged_in_one_line`): "... - ReadError: ...".
+_READ_ERROR_LINE = re.compile(r" - (ReadError: .+)$")
 LOG_TAIL_BYTES = 64 * 1024
 
 
@@ -65,7 +67,12 @@ def task_error(logging_dir, rank: int) -> str | None:
             tail = log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
-    found = [line.strip() for line in tail.splitlines() if _EXCEPTION_LINE.match(line.strip())]
+    found = []
+    for line in map(str.strip, tail.splitlines()):
+        if _EXCEPTION_LINE.match(line):
+            found.append(line)
+        elif read_error := _READ_ERROR_LINE.search(line):
+            found.append(read_error.group(1))
     return printable(prefix(found[-1], 300)) if found else None
 
 
@@ -83,6 +90,8 @@ def _describe_exit(code: int | None, error: str | None = None) -> str:
         return HTML_PAGES_WHY
     if code == TEXTS_NOT_HTML_STATUS:
         return TEXTS_NOT_HTML_WHY
+    if error and error.startswith("ReadError: "):  # (a failed read says which file or URL, which byte, what happened)
+        return error
     if error:
         return f"its worker process exited with status {code}: {error} (the task's log says more)"
     return f"its worker process exited with status {code} (the task's log says why)"
@@ -266,15 +275,13 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     running: dict = {}  # process -> (rank, local rank)
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
-    # what a task that failed reading its input says of it (`_task_main`): the URL or file, the byte, what happened
-    reasons, said = context.SimpleQueue(), {}
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
                 # (forked: this process is the task's parent; forkserver: the server is)
                 parent = os.getpid() if executor.start_method == "fork" else None
-                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent, reasons),
+                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
                                           name=f"plexity-task-{rank}")
                 process.start()
                 running[process] = (rank, local_rank)
@@ -286,17 +293,15 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 rank, local_rank = running.pop(process)
                 free_local_ranks.append(local_rank)
                 _kill_group(process.pid)
-                while not reasons.empty():
-                    said.update([reasons.get()])
                 if process.exitcode == 0 and executor.is_rank_completed(rank):
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
                 elif process.exitcode == INPUTS_CHANGED_STATUS:
                     failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
-                else:  # (a failed read said in its words; else what the task log ends with)
+                else:  # (what the task's log ends with: an exception, or a failed read in its own words)
                     error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
-                    failures[rank] = said.pop(rank, None) or _describe_exit(process.exitcode, error)
+                    failures[rank] = _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
@@ -351,8 +356,7 @@ def _quiet_logger() -> None:
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None,
-               reasons=None) -> None:
+def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
     # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
     # does not hold this process: it leads a group of its own, see _kill_group) must not go on
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
@@ -368,10 +372,6 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(TEXTS_NOT_HTML_STATUS)
     except InputFilesChanged:  # (the same: the parent names the files)
         sys.exit(INPUTS_CHANGED_STATUS)
-    except ReadError as exc:  # (logged in one line) the parent says it too, naming the file (a URL) and the byte
-        if reasons is not None:
-            reasons.put((rank, printable(f"ReadError: {exc}")))
-        sys.exit(1)
     except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
         sys.exit(1)
 

@@ -196,8 +196,8 @@ class WarcHtmlReader(BaseDiskReader):
         super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter,
                          text_key, id_key, default_metadata, recursive, glob_pattern, shuffle_files)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
-        if remote_timeout is not None and (isinstance(remote_timeout, bool) or not isinstance(remote_timeout, (int, float))
-                                           or not remote_timeout >= 0):
+        is_seconds = isinstance(remote_timeout, (int, float)) and not isinstance(remote_timeout, bool)
+        if remote_timeout is not None and (not is_seconds or not remote_timeout >= 0):
             raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
         self.remote_timeout = remote_timeout or None
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)

@@ -135,7 +135,7 @@ class HttpInput(io.RawIOBase):
             total = stream.headers.get("Content-Range", "").rpartition("/")[2]
             length = stream.headers.get("Content-Length", "") if stream.status == 200 else ""
             self.size = int(total) if total.isdigit() else int(length) if length.isdigit() else None
-        if start and stream.status != 206:  # the server ignored the range: its whole body, the bytes before `start` passed over
+        if start and stream.status != 206:  # the range ignored: the whole body, bytes before `start` passed over
             self._pos = 0
             self._skip(start)
 
