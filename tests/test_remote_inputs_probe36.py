@@ -260,3 +260,21 @@ def test_a_redirect_loop_is_named(serve, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1].startswith(
         f"plexity run: error: input {url} cannot be read: TooManyRedirects: 0, message=''")
+
+
+def test_an_http_input_is_recorded_as_its_url_and_a_run_recorded_with_the_doubled_protocol_resumes(serve, tmp_path):
+    """Before: the settings record (and datatrove's executor.json) named the input ``http://http://127.0.0.1:...``
+    (fsspec's HTTP keeps the URL as the path, and the protocol was put before it again).  Now the URL as given; a
+    run an earlier version recorded the old way resumes instead of stopping as one of other settings."""
+    url = serve({"a.warc.gz": (SAMPLE, "ok")})
+    out = tmp_path / "out"
+    first = plexity_run(url, "-o", str(out))
+    assert first.returncode == 0, first.stderr[-2000:]
+    record = out / "logs" / "plexity-settings.json"
+    inputs = [step["input"] for step in json.loads(record.read_text())["steps"] if "input" in step]
+    assert inputs == [url.rstrip("/")]
+    assert "http://http://" not in (out / "logs" / "executor.json").read_text()
+    record.write_text(record.read_text().replace('"http://', '"http://http://'))  # (as an earlier version wrote it)
+    again = plexity_run(url, "-o", str(out))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "1 tasks, 1 already completed" in again.stdout and "1/1 tasks completed (0 in this run" in again.stdout

@@ -220,7 +220,7 @@ def paths_file_files(paths_file, folder) -> dict[str, int | None]:
             names = [line.strip() for line in f]
     except (ValueError, ImportError) as exc:  # (a remote file whose filesystem is not installed ...: its tasks say)
         raise OSError(str(exc)) from exc
-    local = folder_name(folder) == folder.path
+    local = is_local(folder)
 
     def size(name: str) -> int | None:
         path = os.path.join(folder.path, name)
@@ -274,9 +274,19 @@ def folder_name(folder) -> str:
     path = getattr(folder, "path", None)
     if path is None:
         return without_password(str(folder))
+    if is_local(folder):
+        return path
     protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
     protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
-    return path if protocol in ("file", "local") else without_password(f"{protocol}://{path}")
+    # (fsspec's HTTP keeps the whole URL as the path: it was recorded as http://http://host/...)
+    return without_password(path if path.startswith(f"{protocol}://") else f"{protocol}://{path}")
+
+
+def is_local(folder) -> bool:
+    """Whether a DataFolder is on this machine's own file system."""
+    protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
+    protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
+    return protocol in ("file", "local")
 
 
 def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:
@@ -307,7 +317,17 @@ def recorded_settings(logging_dir) -> dict | None:
     if not logging_dir.isfile(SETTINGS_FILE):
         return None
     with logging_dir.open(SETTINGS_FILE, "rt") as f:
-        return json.load(f)
+        return json.load(f, object_hook=_without_doubled_protocol)
+
+
+_DOUBLED_PROTOCOL = re.compile(r"^([a-z][a-z0-9+.-]*://)\1")
+
+
+def _without_doubled_protocol(settings: dict) -> dict:
+    """A remote folder as earlier versions recorded it, ``http://http://host/...``, read as it is now written: a run
+    they recorded resumes rather than stopping as one of other settings."""
+    return {key: _DOUBLED_PROTOCOL.sub(r"\1", value) if isinstance(value, str) else value
+            for key, value in settings.items()}
 
 
 def has_results(logging_dir) -> bool:
@@ -412,7 +432,7 @@ def check_inputs(pipeline: list) -> None:
 
     for step in pipeline:
         folder = getattr(step, "data_folder", None)
-        if not isinstance(step, BaseDiskReader) or step.paths_file or folder_name(folder) != folder.path:
+        if not isinstance(step, BaseDiskReader) or step.paths_file or not is_local(folder):
             continue
         try:
             if folder.list_files(recursive=step.recursive, glob_pattern=step.glob_pattern):
