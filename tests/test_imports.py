@@ -49,6 +49,14 @@ def test_plexity_clean_imports_no_other_front_end_and_not_datatrove(tmp_path):
     assert not modules & {*NOT_THE_DEFAULTS, "datatrove", "huggingface_hub"}
 
 
+def test_plexity_clean_and_plexity_score_import_neither_numpy_nor_tqdm(tmp_path):
+    # (numpy came with BlingFire's package, ~0.09 s of each start, for a C library that needs none of it; tqdm,
+    # ~0.04 s, for a progress bar it shows only on a terminal: here stderr is a pipe)
+    for command in (['clean', str(SAMPLE), '-o', str(tmp_path / 'out'), '-q'], ['score', 'The council met.']):
+        modules = imported_after(f"from plexity_plugins.cli import main\nassert main({command!r}) == 0")
+        assert not modules & {"numpy", "tqdm", "blingfire"}, command
+
+
 def test_making_and_copying_the_jsonl_writer_reads_no_distribution_metadata(tmp_path):
     # datatrove's check of JsonlWriter's orjson read every installed distribution's metadata (~40 ms) in each
     # process that made or unpickled the step; importing plexity_plugins.datatrove checks orjson instead
