@@ -32,7 +32,8 @@ def test_the_parser_and_plexity_models_import_no_library_a_command_s_work_needs(
     libraries (warcio with fsspec, BlingFire with numpy, lxml, datatrove ...) are imported by the command that
     uses them.  (Before, each `plexity` command imported ~575 modules, ~0.3 s, before any work.)"""
     heavy = ("numpy", "blingfire", "lxml", "warcio", "fsspec", "datatrove", "trafilatura", "resiliparse", "kenlm",
-             "scrapy", "starlette", "plexity_plugins.scoring.scorer", "plexity_plugins.extractors.learned")
+             "scrapy", "starlette", "plexity_plugins.text.sentences", "plexity_plugins.scoring.scorer",
+             "plexity_plugins.extractors.learned")
     code = ("import contextlib, io, sys\nfrom plexity_plugins.cli import main\n"
             "for argv in (['--help'], *([name, '--help'] for name in ('score', 'clean', 'models', 'train', "
             "'calibrate', 'serve', 'report', 'run')), ['models']):\n"

@@ -49,6 +49,23 @@ def test_plexity_clean_imports_no_other_front_end_and_not_datatrove(tmp_path):
     assert not modules & {*NOT_THE_DEFAULTS, "datatrove", "huggingface_hub"}
 
 
+def test_plexity_clean_and_plexity_score_import_neither_numpy_nor_tqdm(tmp_path):
+    # (numpy came with BlingFire's package, ~0.09 s of each start, for a C library that needs none of it; tqdm,
+    # ~0.04 s, for a progress bar it shows only on a terminal: here stderr is a pipe)
+    for command in (['clean', str(SAMPLE), '-o', str(tmp_path / 'out'), '-q'], ['score', 'The council met.']):
+        modules = imported_after(f"from plexity_plugins.cli import main\nassert main({command!r}) == 0")
+        assert not modules & {"numpy", "tqdm", "blingfire"}, command
+
+
+def test_the_extraction_child_imports_no_codec_of_an_encoding_its_page_is_not_in():
+    # (the table of the standard's charset labels by Python codec looked each of ~230 labels up at import: ~50 codec
+    # modules, Japanese, Chinese and Korean ones among them, ~15 ms of every process's start)
+    modules = imported_after("from plexity_plugins.extractors.sandbox import _resolve\n"
+                             "_resolve('learned')('<html><body><p>One paragraph of a page.</p></body></html>')",
+                             whole=True)
+    assert not modules & {"encodings.euc_jp", "encodings.cp949", "encodings.gb18030", "encodings.koi8_r"}
+
+
 def test_making_and_copying_the_jsonl_writer_reads_no_distribution_metadata(tmp_path):
     # datatrove's check of JsonlWriter's orjson read every installed distribution's metadata (~40 ms) in each
     # process that made or unpickled the step; importing plexity_plugins.datatrove checks orjson instead

@@ -35,6 +35,7 @@ Undecodable bytes become U+FFFD: decoding never raises.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
 from ..runtime import native
@@ -98,16 +99,23 @@ _WHATWG_LABELS = {
     X_USER_DEFINED: "x-user-defined",
 }
 _WHATWG = {label: codec for codec, labels in _WHATWG_LABELS.items() for label in labels.split()}
-# A label of each encoding by the name of its Python codec: how a name Python knows (Scrapy's response.encoding is
-# w3lib's codec name, ``cp932``; a server's ``latin-1``) names the standard's encoding that Python decodes with
-# that codec.  A name whose codec decodes none of them (``iso-2022-jp-2``, ``utf-7``, ``cp037``) declares nothing.
-_CODEC_LABELS: dict[str, str] = {}
-for _codec, _labels in _WHATWG_LABELS.items():
-    for _name in (_codec, *_labels.split()):
-        try:
-            _CODEC_LABELS.setdefault(codecs.lookup(_name).name, _labels.split()[0])
-        except LookupError:  # (the replacement and x-user-defined encodings, labels Python does not know)
-            pass
+
+
+@functools.cache
+def _codec_labels() -> dict[str, str]:
+    """A label of each encoding by the name of its Python codec: how a name Python knows (Scrapy's response.encoding
+    is w3lib's codec name, ``cp932``; a server's ``latin-1``) names the standard's encoding that Python decodes with
+    that codec.  A name whose codec decodes none of them (``iso-2022-jp-2``, ``utf-7``, ``cp037``) declares nothing.
+    (Made on first use, not at import: looking up the ~230 labels imports ~50 codec modules, ~15 ms of the start of
+    every process that decodes, for a name the standard's own table does not hold.)"""
+    labels_of = {}
+    for codec, labels in _WHATWG_LABELS.items():
+        for name in (codec, *labels.split()):
+            try:
+                labels_of.setdefault(codecs.lookup(name).name, labels.split()[0])
+            except LookupError:  # (the replacement and x-user-defined encodings, labels Python does not know)
+                pass
+    return labels_of
 
 
 def _whatwg_codec(label: str) -> str | None:
@@ -116,7 +124,7 @@ def _whatwg_codec(label: str) -> str | None:
     if label in _WHATWG:
         return _WHATWG[label]
     try:
-        label = _CODEC_LABELS.get(codecs.lookup(label).name, "")
+        label = _codec_labels().get(codecs.lookup(label).name, "")
     except (LookupError, ValueError):  # (ValueError: a NUL in the label, "a\x00b": no name a browser knows either)
         return None
     return _WHATWG.get(label)

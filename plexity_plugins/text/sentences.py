@@ -22,13 +22,11 @@ import functools
 import re
 import unicodedata
 
-from blingfire import blingfire as _bf_lib
-
 from ..runtime import native
 
 DEFAULT_MAX_CHARS = 1000
 
-_bf_split = _bf_lib.TextToSentencesWithOffsets
+_bf_split = native.blingfire_library().TextToSentencesWithOffsets
 _bf_split.restype = ctypes.c_int
 _NON_SPACE_RUN = re.compile(r"\S+")
 _LINE = re.compile(r"[^\n]+")
