@@ -478,6 +478,11 @@ class _Child:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(5)
+        self.forget()
+
+    def forget(self) -> None:
+        """Close this process's ends of the pipes and its mapping of the shared memory, leaving the child be
+        (in a fork, whose copy of this object must neither kill its parent's child nor talk to it)."""
         os.close(self._to_child)
         self.connection.close()
         if self._shared is not None:
@@ -525,7 +530,8 @@ class TimeLimitedExtractor:
             neither limit, extraction runs in the calling thread (no child process).
         processes: child processes at most (calls from more threads wait for one).
 
-    Callable from any thread.  `close()` ends the children (also done at interpreter exit).
+    Callable from any thread.  `close()` ends the children (also done at interpreter exit).  A process forked
+    from this one (a 'fork' pool) starts children of its own on its first call, and leaves this one's be.
     """
 
     def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
@@ -538,10 +544,26 @@ class TimeLimitedExtractor:
         self._direct: Callable[[str | bytes], str] | None = None if isinstance(extractor, str) else extractor
         if isinstance(extractor, str):
             check_extractor_name(extractor)
+        self._own_children()
+
+    def _own_children(self) -> None:
+        """No children yet, in this process (`_pid`)."""
+        self._pid = os.getpid()
         self._idle: queue.LifoQueue[_Child] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.processes)
         self._children: list[_Child] = []
         self._lock = threading.Lock()
+
+    def _after_fork(self) -> None:
+        """In a process forked from the one that started the children (a multiprocessing 'fork' pool, os.fork,
+        a pre-forking server): they are the parent's.  A fork that used them wrote its pages into the parent's
+        child, between the parent's own, and read answers meant for either (the child died of it, or a page's text
+        came back as another's); one that ended them killed the parent's.  Here they are forgotten, and this
+        process starts its own.  (Its locks are new too: another thread may have held one at the fork.)"""
+        if self._pid != os.getpid():
+            for child in self._children:
+                child.forget()
+            self._own_children()
 
     @property
     def sandboxed(self) -> bool:
@@ -552,6 +574,7 @@ class TimeLimitedExtractor:
             if self._direct is None:
                 self._direct = get_extractor(self.name)
             return self._direct(html)
+        self._after_fork()
         with self._slots:
             try:
                 child = self._idle.get_nowait()
@@ -573,6 +596,7 @@ class TimeLimitedExtractor:
     def start(self) -> None:
         """Start one child without waiting for it: it imports its extractor while the caller goes on."""
         if self.sandboxed:
+            self._after_fork()
             with self._slots:
                 self._idle.put(self._start())
 
@@ -580,6 +604,7 @@ class TimeLimitedExtractor:
         """Wait until a child has imported its extractor (at start-up, not in the first page): one `start`
         started, else a new one."""
         if self.sandboxed:
+            self._after_fork()
             with self._slots:
                 try:
                     child = self._idle.get_nowait()
@@ -608,6 +633,7 @@ class TimeLimitedExtractor:
                 ``plexity run``'s tasks run in the process that checked the installation, or a front end
                 started it before its own start-up work: `start_aside`).
         """
+        self._after_fork()
         with self._lock:
             children, self._children = self._children, []
         if set_aside:

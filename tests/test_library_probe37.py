@@ -1,0 +1,78 @@
+"""The Python API inside a user's own long-lived program: threads, forks, and the process's state.
+
+A data engineer imports the scorer, the extractors and the datatrove steps into a service of their own:
+one object shared by a thread pool, a process forked after the objects were made (a multiprocessing 'fork'
+pool, a pre-forking server), the datatrove executor run from a worker thread (``run_in_executor``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from helpers import REPO, SAMPLE
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="os.fork, /proc")
+
+
+def _run(script: str, *args: str, timeout: float = 60) -> dict:
+    """Run `script` in a Python process of its own (this checkout's package) and return the JSON it prints last."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# An extractor used once in the parent (its child is started and idle), then the process forks.
+FORKED = '''
+import json, os, sys
+import multiprocessing
+import psutil
+from tests.helpers import iter_warc_html
+from plexity_plugins.extractors import get_extractor
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+
+pages = [body.decode("utf-8", "replace") for _, body, _ in iter_warc_html(sys.argv[1])][:4]
+expected = [get_extractor("dense")(page) for page in pages]
+extract = TimeLimitedExtractor("dense")
+assert extract(pages[0]) == expected[0]
+(parents_child,) = psutil.Process().children()
+
+def in_fork(_=None):
+    """What a forked process gets, and the extraction children it starts (its own, not its parent's)."""
+    texts = [extract(page) for page in pages]
+    own = [child.pid for child in psutil.Process().children()]
+    extract.close()
+    return texts == expected, own
+
+pid = os.fork()
+if pid == 0:
+    same, own = in_fork()
+    os._exit(0 if same and len(own) == 1 and own[0] != parents_child.pid else 3)
+_, status = os.waitpid(pid, 0)
+with multiprocessing.get_context("fork").Pool(2) as pool:  # (two forks at once, as a worker pool)
+    pooled = pool.map(in_fork, range(4))
+print(json.dumps({"fork_status": os.waitstatus_to_exitcode(status), "pool_same": [same for same, _ in pooled],
+                  "pool_children": [own for _, own in pooled], "parents_child": parents_child.pid,
+                  "parents_child_alive": parents_child.is_running() and parents_child.status() != "zombie",
+                  "parent_same": [extract(page) for page in pages] == expected,
+                  "parent_children": [child.pid for child in psutil.Process().children()]}))
+'''
+
+
+def test_a_forked_process_extracts_in_a_child_of_its_own():
+    """A TimeLimitedExtractor (the Scrapy pipeline's, `plexity serve`'s) used before a fork: the fork used its
+    parent's extraction child, through the same pipes, and two forks at once (a 'fork' pool of two) wrote their
+    pages into it between each other's: the child died of it ("the extractor process died (exit status 0)" in the
+    pool, then "Broken pipe" in the parent).  Now a fork starts its own child and leaves its parent's alone."""
+    seen = _run(FORKED, str(SAMPLE))
+    assert seen["fork_status"] == 0  # (3: the fork read its pages through its parent's child)
+    assert seen["pool_same"] == [True] * 4
+    assert all(len(own) == 1 and own[0] != seen["parents_child"] for own in seen["pool_children"])
+    assert seen["parents_child_alive"] and seen["parent_same"]
+    assert seen["parent_children"] == [seen["parents_child"]]
