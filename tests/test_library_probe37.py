@@ -99,3 +99,62 @@ def test_threads_that_identify_a_language_first_at_once_load_the_identifier_once
         thread.join(60)
     assert len(got) == 8 and len({id(identifier) for identifier in got}) == 1
     assert got[0] is language.identifier()
+
+
+# The executor run from a thread of the user's (a web service's, `loop.run_in_executor`'s); an exception reaches
+# that thread while its tasks run (as a library's timeout raises one in a thread).
+EXECUTOR_IN_A_THREAD = '''
+import ctypes, gzip, json, os, sys, threading, time
+import psutil
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import LocalTaskExecutor
+
+class Stopped(Exception):
+    pass
+
+def slow(data, rank=0, world_size=1):
+    for document in data:
+        time.sleep(60)
+        yield document
+
+if __name__ == "__main__":
+    folder = sys.argv[1]
+    os.makedirs(f"{folder}/in")
+    for part in range(2):
+        with gzip.open(f"{folder}/in/part-{part}.jsonl.gz", "wt") as f:
+            f.write(json.dumps({"id": str(part), "text": "The council approved the budget."}) + "\\n")
+    raised = []
+
+    def run():
+        try:
+            LocalTaskExecutor(pipeline=[JsonlReader(f"{folder}/in"), slow, JsonlWriter(f"{folder}/out")], tasks=2,
+                              workers=2, logging_dir=f"{folder}/logs", start_method="fork").run()
+        except BaseException as exc:
+            raised.append(repr(exc))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while len(psutil.Process().children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tasks = psutil.Process().children()
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Stopped))
+    thread.join(30)
+    running = [task.pid for task in tasks if task.is_running() and task.status() != "zombie"]
+    unreaped = [task.pid for task in tasks if task.is_running() and task.status() == "zombie"]
+    for task in tasks:
+        if task.is_running():
+            task.kill()
+    print(json.dumps({"tasks": len(tasks), "raised": raised, "running": running, "unreaped": unreaped}))
+'''
+
+
+def test_the_executor_run_from_a_thread_says_its_own_error_and_stops_its_tasks(tmp_path):
+    """`LocalTaskExecutor.run()` in a thread that is not the main one: an error while its tasks ran was replaced by
+    "ValueError: signal only works in main thread" (it set SIGINT's handler while stopping them), and the tasks
+    were left behind, unreaped.  Now the thread gets its own error and the tasks are stopped."""
+    seen = _run(EXECUTOR_IN_A_THREAD, str(tmp_path), timeout=90)
+    assert seen["tasks"] == 2
+    assert seen["raised"] == ["Stopped()"]
+    assert seen["running"] == [] and seen["unreaped"] == []

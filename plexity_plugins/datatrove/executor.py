@@ -26,6 +26,7 @@ import signal
 import re
 import subprocess
 import sys
+import threading
 import time
 from copy import deepcopy
 from pathlib import Path
@@ -299,8 +300,11 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     failures[rank] = said.pop(rank, None) or _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
-        # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running else None
+        # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short.  (Only the main
+        # thread may set a handler: run from another, a web service's or `run_in_executor`'s, an error while tasks
+        # ran became "ValueError: signal only works in main thread", and the tasks were left running.)
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running and in_main else None
         try:
             for process in running:
                 _kill_group(process.pid)
