@@ -158,3 +158,49 @@ def test_the_executor_run_from_a_thread_says_its_own_error_and_stops_its_tasks(t
     assert seen["tasks"] == 2
     assert seen["raised"] == ["Stopped()"]
     assert seen["running"] == [] and seen["unreaped"] == []
+
+
+# Ctrl-C (SIGINT to the main thread) while three tasks run; how long until the caller has its KeyboardInterrupt.
+INTERRUPTED = '''
+import gzip, json, os, signal, sys, threading, time
+import psutil
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import LocalTaskExecutor
+
+def slow(data, rank=0, world_size=1):
+    for document in data:
+        time.sleep(60)
+        yield document
+
+if __name__ == "__main__":
+    folder, tasks = sys.argv[1], 3
+    os.makedirs(f"{folder}/in")
+    for part in range(tasks):
+        with gzip.open(f"{folder}/in/part-{part}.jsonl.gz", "wt") as f:
+            f.write(json.dumps({"id": str(part), "text": "The council approved the budget."}) + "\\n")
+    sent = []
+
+    def interrupt():
+        deadline = time.monotonic() + 30
+        while len(psutil.Process().children()) < tasks and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        LocalTaskExecutor(pipeline=[JsonlReader(f"{folder}/in"), slow, JsonlWriter(f"{folder}/out")], tasks=tasks,
+                          workers=tasks, logging_dir=f"{folder}/logs", start_method="fork").run()
+    except KeyboardInterrupt:
+        print(json.dumps({"seconds": time.monotonic() - sent[0], "left": len(psutil.Process().children())}))
+'''
+
+
+def test_ctrl_c_stops_a_run_of_several_workers_at_once(tmp_path):
+    """Ctrl-C of a `LocalTaskExecutor` run (or `plexity run`) while its tasks ran: each task was killed and then
+    waited for 1 s before it was reaped (its group still held it, unreaped), one after the other: the caller had
+    its KeyboardInterrupt 3 s later with three workers, 8 s with eight.  Now they are all killed, then reaped."""
+    seen = _run(INTERRUPTED, str(tmp_path))
+    assert seen["left"] == 0
+    assert seen["seconds"] < 1.5  # (3.0 before; 0.01 now)

@@ -306,9 +306,11 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running and in_main else None
         try:
+            for process in running:  # (all at once, then each reaped: a task killed but not yet reaped is still
+                _signal_group(process.pid)  # in its group, and `_kill_group` waited 1 s for each: 8 s for 8 workers)
             for process in running:
-                _kill_group(process.pid)
                 process.join(timeout=5)
+                _kill_group(process.pid)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -380,11 +382,15 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(1)
 
 
-def _kill_group(pgid: int) -> None:
+def _signal_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_group(pgid: int) -> None:
+    _signal_group(pgid)
     # reap what was ours in that group (only the task process is our child)
     deadline = time.monotonic() + 1
     while time.monotonic() < deadline:
