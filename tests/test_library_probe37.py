@@ -204,3 +204,33 @@ def test_ctrl_c_stops_a_run_of_several_workers_at_once(tmp_path):
     seen = _run(INTERRUPTED, str(tmp_path))
     assert seen["left"] == 0
     assert seen["seconds"] < 1.5  # (3.0 before; 0.01 now)
+
+
+# A program that logs with loguru, and gives every record a field of its own with a patcher, runs a pipeline in its
+# own process (one worker) between two records of its own.
+LOGURU_PATCHER = '''
+import gzip, json, os, sys
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from loguru import logger
+from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+
+folder = sys.argv[1]
+os.makedirs(f"{folder}/in")
+with gzip.open(f"{folder}/in/part-0.jsonl.gz", "wt") as f:
+    f.write(json.dumps({"id": "0", "text": "The council approved the budget on Tuesday."}) + "\\n")
+logger.configure(patcher=lambda record: record["extra"].update(request="r-1"))
+LocalTaskExecutor(pipeline=[JsonlReader(f"{folder}/in"), PerplexitySentenceFilter(), JsonlWriter(f"{folder}/out")],
+                  tasks=1, workers=1, logging_dir=f"{folder}/logs").run()
+seen = []
+logger.add(lambda message: seen.append(message.record["extra"].get("request")))  # (datatrove removed our sinks)
+logger.info("after the run")
+print(json.dumps({"request": seen}))
+'''
+
+
+def test_a_run_in_the_callers_process_keeps_its_loguru_patcher(tmp_path):
+    """`LocalTaskExecutor(workers=1).run()` runs its tasks in the caller's process, which may log with loguru and
+    give each record fields of its own with ``logger.configure(patcher=...)``: the run replaced that patcher with
+    one that did nothing, for the rest of the program.  Now it is kept (and runs during the tasks too)."""
+    assert _run(LOGURU_PATCHER, str(tmp_path))["request"] == ["r-1"]

@@ -329,7 +329,12 @@ def _errors_logged_in_one_line():
     """While a task runs: a full disk's error, an input's read that failed (`ReadError`: EIO, a server that stalled
     or reset the connection, naming the file and the byte), and an output the system refused to write, are logged as
     one line, without a traceback (datatrove logs a task's error with ``logger.exception``)."""
+    # (the caller's own patcher, if it configured one, is kept: it ran before, and after the run it was a no-op)
+    previous = getattr(getattr(logger, "_core", None), "patcher", None)
+
     def patch(record):
+        if previous is not None:
+            previous(record)
         exception = record["exception"]
         if exception is None:
             return
@@ -346,7 +351,7 @@ def _errors_logged_in_one_line():
     try:
         yield
     finally:
-        logger.configure(patcher=lambda record: None)
+        logger.configure(patcher=previous or (lambda record: None))
 
 
 def _quiet_logger() -> None:
