@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -234,3 +235,54 @@ def test_a_run_in_the_callers_process_keeps_its_loguru_patcher(tmp_path):
     give each record fields of its own with ``logger.configure(patcher=...)``: the run replaced that patcher with
     one that did nothing, for the rest of the program.  Now it is kept (and runs during the tasks too)."""
     assert _run(LOGURU_PATCHER, str(tmp_path))["request"] == ["r-1"]
+
+
+SLOW_EXTRACTOR = '''
+import os, pathlib, time
+
+def slow(html):
+    """Its page's text, after a minute, once it has said that it started on it (not on the warm-up page)."""
+    if html.startswith("slow"):
+        (pathlib.Path(__file__).parent / f"started-{os.getpid()}").touch()
+        time.sleep(60)
+    return html
+'''
+
+
+def test_closing_an_extractor_while_threads_use_it_ends_their_calls_with_an_extraction_error(tmp_path, monkeypatch):
+    """A service that shuts down calls `close()` while its threads are extracting: close ended the children and
+    closed their pipes, and so did each thread, which saw its child die: a pipe closed twice (the second time it
+    could be another file's, opened since), and `close()` raised "OSError: [Errno 9] Bad file descriptor" (or the
+    thread did).  Now close ends them all at once, and each thread's call ends with an ExtractionError."""
+    import psutil
+
+    from plexity_plugins.errors import ExtractionError, ExtractorCannotStart
+    from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+
+    (tmp_path / "slow_extractor.py").write_text(SLOW_EXTRACTOR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from slow_extractor import slow
+
+    extract = TimeLimitedExtractor(slow, timeout=120, processes=3)
+    raised = []
+
+    def call():
+        try:
+            extract("slow page")
+        except Exception as exc:  # noqa: BLE001 - what each thread's call ended with
+            raised.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(list(tmp_path.glob("started-*"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    children = psutil.Process().children()
+    extract.close()
+    for thread in threads:
+        thread.join(10)
+    assert len(raised) == 3 and all(isinstance(exc, (ExtractionError, ExtractorCannotStart)) for exc in raised), raised
+    assert not [child for child in psutil.wait_procs(children, timeout=5)[1]]
+    assert extract("a page after") == "a page after"  # (a new child)
+    extract.close()

@@ -436,6 +436,7 @@ class _Child:
         self.connection = Connection(from_child_r, writable=False)
         self._answers = _Answers(from_child_r)
         self.ready = False
+        self.forgotten = False
         self.owner = os.getpid()  # (a forked process holds a copy of this object, not the child)
 
     def wait_ready(self) -> None:
@@ -482,7 +483,11 @@ class _Child:
 
     def forget(self) -> None:
         """Close this process's ends of the pipes and its mapping of the shared memory, leaving the child be
-        (in a fork, whose copy of this object must neither kill its parent's child nor talk to it)."""
+        (in a fork, whose copy of this object must neither kill its parent's child nor talk to it).  Once: a
+        second close of a descriptor's number closes whatever file has it since."""
+        if self.forgotten:
+            return
+        self.forgotten = True
         os.close(self._to_child)
         self.connection.close()
         if self._shared is not None:
@@ -588,9 +593,9 @@ class TimeLimitedExtractor:
                         or not child.alive():
                     self._discard(child)
                 else:  # the extractor's own error on this page: the child goes on
-                    self._idle.put(child)
+                    self._give_back(child)
                 raise
-            self._idle.put(child)
+            self._give_back(child)
             return text
 
     def start(self) -> None:
@@ -611,7 +616,7 @@ class TimeLimitedExtractor:
                 except queue.Empty:
                     child = self._start()
                 child.wait_ready()  # (if it fails, `close` ends it with the others)
-                self._idle.put(child)
+                self._give_back(child)
 
     def _start(self) -> _Child:
         child = _take_set_aside(self.name) or _Child(self.name)
@@ -619,10 +624,19 @@ class TimeLimitedExtractor:
             self._children.append(child)
         return child
 
+    def _give_back(self, child: _Child) -> None:
+        """`child` free for the next call; ended if `close` came while this thread used it."""
+        with self._lock:
+            if child in self._children:
+                self._idle.put(child)
+                return
+        child.kill()
+
     def _discard(self, child: _Child) -> None:
         child.kill()
         with self._lock:
-            self._children.remove(child)
+            if child in self._children:  # (else `close` took it)
+                self._children.remove(child)
 
     def close(self, set_aside: bool = False) -> None:
         """End the children.
@@ -636,19 +650,25 @@ class TimeLimitedExtractor:
         self._after_fork()
         with self._lock:
             children, self._children = self._children, []
+            idle = []
+            while not self._idle.empty():
+                idle.append(self._idle.get_nowait())
         if set_aside:
-            kept = sorted((child for child in children if child.owner == os.getpid() and child.alive()),
+            kept = sorted((child for child in idle if child.owner == os.getpid() and child.alive()),
                           key=lambda child: not child.ready)  # (a ready one first)
             if kept:
                 children.remove(kept[0])
+                idle.remove(kept[0])
                 earlier = _set_aside.pop(self.name, None)
                 if earlier is not None and earlier.owner == os.getpid():
                     earlier.kill()
                 _set_aside[self.name] = kept[0]
         for child in children:
-            child.kill()
-        while not self._idle.empty():
-            self._idle.get_nowait()
+            if child in idle:
+                child.kill()
+            else:  # in another thread's call: that thread sees it end, and closes its pipes (`_discard`).  (Closed
+                child.process.kill()  # here too, they were closed twice, the second time another file's, or
+                # written to after, and the call that wrote raised OSError: Bad file descriptor.)
 
     @classmethod
     def start_aside(cls, extractor: str, timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
