@@ -286,3 +286,35 @@ def test_closing_an_extractor_while_threads_use_it_ends_their_calls_with_an_extr
     assert not [child for child in psutil.wait_procs(children, timeout=5)[1]]
     assert extract("a page after") == "a page after"  # (a new child)
     extract.close()
+
+
+# A program that extracts (with its own extractor and a datatrove step), forks once, and ends without closing them (as most do).
+ENDS_WITHOUT_CLOSING = '''
+import os, sys
+from datatrove.data import Document
+from tests.helpers import iter_warc_html
+from plexity_plugins.datatrove import DenseExtractor
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+
+page = next(body.decode("utf-8", "replace") for _, body, _ in iter_warc_html(sys.argv[1]))
+extract = TimeLimitedExtractor("dense")
+extract(page)
+pid = os.fork()
+if pid == 0:
+    extract(page)
+    sys.exit(0)
+os.waitpid(pid, 0)
+list(DenseExtractor().run(iter([Document(text=page, id="a")]), 0, 1))
+print("{}")
+'''
+
+
+def test_a_program_that_ends_without_closing_its_extractors_ends_their_children_without_warnings():
+    """With -W default (or -X dev, as test runners set), a program that ended without closing its extractors said
+    "ResourceWarning: subprocess N is still running" for each (their children's `Popen`s finalized before the
+    extractors that would have ended them), and its forked process for the parent's child it had copied.  Now
+    the extractors are closed at exit, and a fork's copies are known not to be its children."""
+    done = subprocess.run([sys.executable, "-W", "default::ResourceWarning", "-c", textwrap.dedent(ENDS_WITHOUT_CLOSING), str(SAMPLE)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ResourceWarning" not in done.stderr, done.stderr[-3000:]

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
@@ -481,6 +482,12 @@ class _Child:
         self.process.wait(5)
         self.forget()
 
+    def disown(self) -> None:
+        """In a fork: `forget`, and its `Popen` (a copy of the parent's) has no process of this one's to wait for
+        (finalized, it said "ResourceWarning: subprocess N is still running", with -X dev)."""
+        self.process.returncode = 0
+        self.forget()
+
     def forget(self) -> None:
         """Close this process's ends of the pipes and its mapping of the shared memory, leaving the child be
         (in a fork, whose copy of this object must neither kill its parent's child nor talk to it).  Once: a
@@ -513,12 +520,22 @@ def _take_set_aside(name: str) -> _Child | None:
     return child
 
 
+# Every TimeLimitedExtractor of this process, to end their children at exit.  (Left to `__del__`, they were ended, if
+# at all, after the interpreter had begun to take itself apart: with -X dev or -W default, "ResourceWarning:
+# subprocess N is still running" for each, the children's `Popen`s finalized before their extractor.)
+_extractors: weakref.WeakSet = weakref.WeakSet()
+
+
 @atexit.register
-def _end_set_aside() -> None:
+def _end_children() -> None:
+    for extractor in list(_extractors):
+        extractor.close()
     while _set_aside:
         child = _set_aside.popitem()[1]
         if child.owner == os.getpid():
             child.kill()
+        else:  # (a fork's copy)
+            child.disown()
 
 
 class TimeLimitedExtractor:
@@ -550,6 +567,7 @@ class TimeLimitedExtractor:
         if isinstance(extractor, str):
             check_extractor_name(extractor)
         self._own_children()
+        _extractors.add(self)
 
     def _own_children(self) -> None:
         """No children yet, in this process (`_pid`)."""
@@ -567,7 +585,7 @@ class TimeLimitedExtractor:
         process starts its own.  (Its locks are new too: another thread may have held one at the fork.)"""
         if self._pid != os.getpid():
             for child in self._children:
-                child.forget()
+                child.disown()
             self._own_children()
 
     @property
