@@ -8,6 +8,7 @@ pool, a pre-forking server), the datatrove executor run from a worker thread (``
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -318,3 +319,32 @@ def test_a_program_that_ends_without_closing_its_extractors_ends_their_children_
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ResourceWarning" not in done.stderr, done.stderr[-3000:]
+
+
+# A thread loads the language identifier (the tables not cached yet: ~2 s) when the process forks.  (Its modules
+# imported before: a fork while another thread imports a module waits for that module's import lock, in any program.)
+FORKED_WHILE_LOADING = '''
+import os, signal, sys, threading, time
+import numpy, py3langid.langid
+from plexity_plugins.text import language
+
+loading = threading.Thread(target=language.identifier)
+loading.start()
+time.sleep(0.2)
+pid = os.fork()
+if pid == 0:
+    signal.alarm(15)  # (a fork that waits for the lock its parent's thread held: killed)
+    os._exit(0 if language.identifier().classify("Der Hund läuft über die Straße.")[0] == "de" else 3)
+_, status = os.waitpid(pid, 0)
+loading.join()
+print(os.waitstatus_to_exitcode(status))
+'''
+
+
+def test_a_process_forked_while_a_thread_loads_the_language_identifier_loads_its_own(tmp_path):
+    """The identifier is loaded under a lock (threads wait for one load): a process forked while another thread
+    held it would wait for it forever.  The forked process has a lock of its own, and loads the identifier."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(FORKED_WHILE_LOADING)], cwd=REPO, capture_output=True,
+                          text=True, timeout=90, env={**os.environ, "PLEXITY_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["0"], done.stderr[-3000:]  # (-14: SIGALRM, the fork waited for the lock)

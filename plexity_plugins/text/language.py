@@ -86,6 +86,17 @@ def identifier():
 identifier.cache_clear = _identifier.clear  # (loaded again by the next call)
 
 
+def _new_loading_lock() -> None:
+    """In a forked process, a lock of its own: one forked while another thread loaded the identifier holds a copy of
+    the lock taken, which nobody there would release."""
+    global _identifier_loading
+    _identifier_loading = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_loading_lock)
+
+
 def _load_identifier():
     from py3langid.langid import LanguageIdentifier
 
