@@ -289,7 +289,8 @@ def test_closing_an_extractor_while_threads_use_it_ends_their_calls_with_an_extr
     extract.close()
 
 
-# A program that extracts (with its own extractor and a datatrove step), forks once, and ends without closing them (as most do).
+# A program that extracts (with its own extractor and a datatrove step), forks once, and ends without closing them
+# (as most do).
 ENDS_WITHOUT_CLOSING = '''
 import os, sys
 from datatrove.data import Document
@@ -315,8 +316,8 @@ def test_a_program_that_ends_without_closing_its_extractors_ends_their_children_
     "ResourceWarning: subprocess N is still running" for each (their children's `Popen`s finalized before the
     extractors that would have ended them), and its forked process for the parent's child it had copied.  Now
     the extractors are closed at exit, and a fork's copies are known not to be its children."""
-    done = subprocess.run([sys.executable, "-W", "default::ResourceWarning", "-c", textwrap.dedent(ENDS_WITHOUT_CLOSING), str(SAMPLE)],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    command = [sys.executable, "-W", "default::ResourceWarning", "-c", textwrap.dedent(ENDS_WITHOUT_CLOSING), str(SAMPLE)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ResourceWarning" not in done.stderr, done.stderr[-3000:]
 
