@@ -316,7 +316,8 @@ def test_a_program_that_ends_without_closing_its_extractors_ends_their_children_
     "ResourceWarning: subprocess N is still running" for each (their children's `Popen`s finalized before the
     extractors that would have ended them), and its forked process for the parent's child it had copied.  Now
     the extractors are closed at exit, and a fork's copies are known not to be its children."""
-    command = [sys.executable, "-W", "default::ResourceWarning", "-c", textwrap.dedent(ENDS_WITHOUT_CLOSING), str(SAMPLE)]
+    command = [sys.executable, "-W", "default::ResourceWarning", "-c", textwrap.dedent(ENDS_WITHOUT_CLOSING),
+               str(SAMPLE)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ResourceWarning" not in done.stderr, done.stderr[-3000:]
