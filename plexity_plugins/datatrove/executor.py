@@ -26,6 +26,7 @@ import signal
 import re
 import subprocess
 import sys
+import threading
 import time
 from copy import deepcopy
 from pathlib import Path
@@ -304,12 +305,17 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     failures[rank] = _describe_exit(process.exitcode, error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
-        # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running else None
+        # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short.  (Only the main
+        # thread may set a handler: run from another, a web service's or `run_in_executor`'s, an error while tasks
+        # ran became "ValueError: signal only works in main thread", and the tasks were left running.)
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running and in_main else None
         try:
+            for process in running:  # (all at once, then each reaped: a task killed but not yet reaped is still
+                _signal_group(process.pid)  # in its group, and `_kill_group` waited 1 s for each: 8 s for 8 workers)
             for process in running:
-                _kill_group(process.pid)
                 process.join(timeout=5)
+                _kill_group(process.pid)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -328,7 +334,12 @@ def _errors_logged_in_one_line():
     """While a task runs: a full disk's error, an input's read that failed (`ReadError`: EIO, a server that stalled
     or reset the connection, naming the file and the byte), and an output the system refused to write, are logged as
     one line, without a traceback (datatrove logs a task's error with ``logger.exception``)."""
+    # (the caller's own patcher, if it configured one, is kept: it ran before, and after the run it was a no-op)
+    previous = getattr(getattr(logger, "_core", None), "patcher", None)
+
     def patch(record):
+        if previous is not None:
+            previous(record)
         exception = record["exception"]
         if exception is None:
             return
@@ -345,7 +356,7 @@ def _errors_logged_in_one_line():
     try:
         yield
     finally:
-        logger.configure(patcher=lambda record: None)
+        logger.configure(patcher=previous or (lambda record: None))
 
 
 def _quiet_logger() -> None:
@@ -376,11 +387,15 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
         sys.exit(1)
 
 
-def _kill_group(pgid: int) -> None:
+def _signal_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _kill_group(pgid: int) -> None:
+    _signal_group(pgid)
     # reap what was ours in that group (only the task process is our child)
     deadline = time.monotonic() + 1
     while time.monotonic() < deadline:

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
@@ -436,6 +437,7 @@ class _Child:
         self.connection = Connection(from_child_r, writable=False)
         self._answers = _Answers(from_child_r)
         self.ready = False
+        self.forgotten = False
         self.owner = os.getpid()  # (a forked process holds a copy of this object, not the child)
 
     def wait_ready(self) -> None:
@@ -478,6 +480,21 @@ class _Child:
     def kill(self) -> None:
         self.process.kill()
         self.process.wait(5)
+        self.forget()
+
+    def disown(self) -> None:
+        """In a fork: `forget`, and its `Popen` (a copy of the parent's) has no process of this one's to wait for
+        (finalized, it said "ResourceWarning: subprocess N is still running", with -X dev)."""
+        self.process.returncode = 0
+        self.forget()
+
+    def forget(self) -> None:
+        """Close this process's ends of the pipes and its mapping of the shared memory, leaving the child be
+        (in a fork, whose copy of this object must neither kill its parent's child nor talk to it).  Once: a
+        second close of a descriptor's number closes whatever file has it since."""
+        if self.forgotten:
+            return
+        self.forgotten = True
         os.close(self._to_child)
         self.connection.close()
         if self._shared is not None:
@@ -503,12 +520,22 @@ def _take_set_aside(name: str) -> _Child | None:
     return child
 
 
+# Every TimeLimitedExtractor of this process, to end their children at exit.  (Left to `__del__`, they were ended, if
+# at all, after the interpreter had begun to take itself apart: with -X dev or -W default, "ResourceWarning:
+# subprocess N is still running" for each, the children's `Popen`s finalized before their extractor.)
+_extractors: weakref.WeakSet = weakref.WeakSet()
+
+
 @atexit.register
-def _end_set_aside() -> None:
+def _end_children() -> None:
+    for extractor in list(_extractors):
+        extractor.close()
     while _set_aside:
         child = _set_aside.popitem()[1]
         if child.owner == os.getpid():
             child.kill()
+        else:  # (a fork's copy)
+            child.disown()
 
 
 class TimeLimitedExtractor:
@@ -525,7 +552,8 @@ class TimeLimitedExtractor:
             neither limit, extraction runs in the calling thread (no child process).
         processes: child processes at most (calls from more threads wait for one).
 
-    Callable from any thread.  `close()` ends the children (also done at interpreter exit).
+    Callable from any thread.  `close()` ends the children (also done at interpreter exit).  A process forked
+    from this one (a 'fork' pool) starts children of its own on its first call, and leaves this one's be.
     """
 
     def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
@@ -538,10 +566,27 @@ class TimeLimitedExtractor:
         self._direct: Callable[[str | bytes], str] | None = None if isinstance(extractor, str) else extractor
         if isinstance(extractor, str):
             check_extractor_name(extractor)
+        self._own_children()
+        _extractors.add(self)
+
+    def _own_children(self) -> None:
+        """No children yet, in this process (`_pid`)."""
+        self._pid = os.getpid()
         self._idle: queue.LifoQueue[_Child] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(self.processes)
         self._children: list[_Child] = []
         self._lock = threading.Lock()
+
+    def _after_fork(self) -> None:
+        """In a process forked from the one that started the children (a multiprocessing 'fork' pool, os.fork,
+        a pre-forking server): they are the parent's.  A fork that used them wrote its pages into the parent's
+        child, between the parent's own, and read answers meant for either (the child died of it, or a page's text
+        came back as another's); one that ended them killed the parent's.  Here they are forgotten, and this
+        process starts its own.  (Its locks are new too: another thread may have held one at the fork.)"""
+        if self._pid != os.getpid():
+            for child in self._children:
+                child.disown()
+            self._own_children()
 
     @property
     def sandboxed(self) -> bool:
@@ -552,6 +597,7 @@ class TimeLimitedExtractor:
             if self._direct is None:
                 self._direct = get_extractor(self.name)
             return self._direct(html)
+        self._after_fork()
         with self._slots:
             try:
                 child = self._idle.get_nowait()
@@ -565,14 +611,15 @@ class TimeLimitedExtractor:
                         or not child.alive():
                     self._discard(child)
                 else:  # the extractor's own error on this page: the child goes on
-                    self._idle.put(child)
+                    self._give_back(child)
                 raise
-            self._idle.put(child)
+            self._give_back(child)
             return text
 
     def start(self) -> None:
         """Start one child without waiting for it: it imports its extractor while the caller goes on."""
         if self.sandboxed:
+            self._after_fork()
             with self._slots:
                 self._idle.put(self._start())
 
@@ -580,13 +627,14 @@ class TimeLimitedExtractor:
         """Wait until a child has imported its extractor (at start-up, not in the first page): one `start`
         started, else a new one."""
         if self.sandboxed:
+            self._after_fork()
             with self._slots:
                 try:
                     child = self._idle.get_nowait()
                 except queue.Empty:
                     child = self._start()
                 child.wait_ready()  # (if it fails, `close` ends it with the others)
-                self._idle.put(child)
+                self._give_back(child)
 
     def _start(self) -> _Child:
         child = _take_set_aside(self.name) or _Child(self.name)
@@ -594,10 +642,19 @@ class TimeLimitedExtractor:
             self._children.append(child)
         return child
 
+    def _give_back(self, child: _Child) -> None:
+        """`child` free for the next call; ended if `close` came while this thread used it."""
+        with self._lock:
+            if child in self._children:
+                self._idle.put(child)
+                return
+        child.kill()
+
     def _discard(self, child: _Child) -> None:
         child.kill()
         with self._lock:
-            self._children.remove(child)
+            if child in self._children:  # (else `close` took it)
+                self._children.remove(child)
 
     def close(self, set_aside: bool = False) -> None:
         """End the children.
@@ -608,21 +665,28 @@ class TimeLimitedExtractor:
                 ``plexity run``'s tasks run in the process that checked the installation, or a front end
                 started it before its own start-up work: `start_aside`).
         """
+        self._after_fork()
         with self._lock:
             children, self._children = self._children, []
+            idle = []
+            while not self._idle.empty():
+                idle.append(self._idle.get_nowait())
         if set_aside:
-            kept = sorted((child for child in children if child.owner == os.getpid() and child.alive()),
+            kept = sorted((child for child in idle if child.owner == os.getpid() and child.alive()),
                           key=lambda child: not child.ready)  # (a ready one first)
             if kept:
                 children.remove(kept[0])
+                idle.remove(kept[0])
                 earlier = _set_aside.pop(self.name, None)
                 if earlier is not None and earlier.owner == os.getpid():
                     earlier.kill()
                 _set_aside[self.name] = kept[0]
         for child in children:
-            child.kill()
-        while not self._idle.empty():
-            self._idle.get_nowait()
+            if child in idle:
+                child.kill()
+            else:  # in another thread's call: that thread sees it end, and closes its pipes (`_discard`).  (Closed
+                child.process.kill()  # here too, they were closed twice, the second time another file's, or
+                # written to after, and the call that wrote raised OSError: Bad file descriptor.)
 
     @classmethod
     def start_aside(cls, extractor: str, timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
