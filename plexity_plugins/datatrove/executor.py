@@ -5,7 +5,8 @@
 - `RayTaskExecutor`: datatrove's Ray executor's arguments, run so that a task's processes die with
   it, a task that no node can hold is an error, and a task whose node is lost is run again.
 - `SlurmTaskExecutor`: datatrove's Slurm executor, which says in one line that there is no
-  ``sbatch`` here instead of failing inside datatrove.
+  ``sbatch`` here instead of failing inside datatrove, and quotes what its sbatch script
+  holds.
 
 They subclass datatrove's executors and keep their contract: ``run`` launches the tasks and each
 task runs datatrove's own ``_run_for_rank`` (its log, stats and completion marker), which ours
@@ -24,6 +25,7 @@ import os
 import random
 import signal
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -592,11 +594,15 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
     into the same logging folder still has tasks pending or running (`JobStillQueued`): a re-run
     made then (the first command returns as soon as Slurm took the job) submitted the same tasks
     again, to run beside the first job's, and replaced the ranks_to_run.json that the first job's
-    waiting tasks read their ranks from."""
+    waiting tasks read their ranks from.  Its sbatch script has its paths and job name quoted
+    (`get_launch_file_contents`)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.venv_path = venv_activate(self.venv_path)  # (now: a script fails where the executor is made)
+        if "\\" in str(self.slurm_logs_folder):  # (Slurm drops it from a log path: each task failed, logging nowhere)
+            raise ValueError(f"{self.slurm_logs_folder} has a backslash in its path, which Slurm cannot write a task's "
+                             f"log under (it reads a backslash in --output as an escape): give a folder without one")
 
     def run(self):
         if "SLURM_ARRAY_TASK_ID" in os.environ:  # running inside the job
@@ -612,9 +618,33 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
                 f.write(f"{self.job_id}\n")
         return result
 
+    def get_launch_file_contents(self, sbatch_args: dict, run_script: str) -> str:
+        """datatrove's sbatch script, with its values quoted: a folder with a space in its path (``--output=/data/my
+        crawl/...``) or a job name with one was refused by sbatch ("Invalid directive found in batch script"), one
+        with a quote too ("Unmatched `'`"), and one with a ``$`` submitted, to fail in every task (bash expanded it
+        in the command line's executor.pik path)."""
+        quoted = {key: _sbatch_quoted(value) if isinstance(value, str) else value for key, value in sbatch_args.items()}
+        paths = sorted({self.logging_dir.resolve_paths(name) for name in ("executor.pik", "stats", "stats.json")})
+        for path in paths:  # (each a whole word of the command line: stats is not cut out of stats.json)
+            run_script = re.sub(rf"(?<= ){re.escape(path)}(?= |$)", lambda _: shlex.quote(path), run_script)
+        script = super().get_launch_file_contents(quoted, run_script)
+        script = script.replace(f'echo "Starting data processing job {self.job_name}"',
+                                f"echo {shlex.quote(f'Starting data processing job {self.job_name}')}", 1)
+        if self.venv_path and not self.env_command and not self.condaenv:
+            script = script.replace(f"source {self.venv_path}\n", f"source {shlex.quote(self.venv_path)}\n", 1)
+        return script
+
     def check_no_job_queued(self) -> None:
         """`JobStillQueued` while the array job last launched into this logging folder is not over."""
         check_no_slurm_job_queued(self.logging_dir)
+
+
+def _sbatch_quoted(value: str) -> str:
+    """A value of an ``#SBATCH`` line as sbatch reads it back whole: in double quotes, a double quote or a backslash
+    in it escaped (sbatch reads quotes and backslashes there as the shell does)."""
+    if re.fullmatch(r"[\w.,:/=%+@-]*", value):
+        return value
+    return '"' + re.sub(r'(["\\])', r"\\\1", value) + '"'
 
 
 def venv_activate(venv_path: str | os.PathLike | None) -> str | None:
