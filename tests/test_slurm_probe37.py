@@ -5,8 +5,10 @@ whole."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -46,6 +48,55 @@ def run_command(shards, out, name: str, *more: str) -> list[str]:
                       "--extractor", "tags", "--job-name", name, "--wait", *more]
 
 
+def queued_array(name: str, tasks: int, timeout: float = 60) -> str:
+    """The id of the array job called `name` once its `tasks` tasks are in the queue."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = subprocess.run(["squeue", "-h", "-n", name, "-r", "-o", "%F %K"], capture_output=True,
+                                text=True).stdout.split("\n")
+        indexes = [line.split() for line in listed if len(line.split()) == 2 and line.split()[1].isdigit()]
+        array = [job for job, index in indexes if (job, "0") in map(tuple, indexes)]
+        if len(array) >= tasks:
+            return array[0]
+        time.sleep(0.2)
+    raise AssertionError(f"no array job {name} of {tasks} tasks queued: {listed}")
+
+
+def test_wait_names_a_task_cancelled_before_it_started_and_the_same_command_runs_only_it(partition_down, tmp_path):
+    # (it said "1 task(s) did not complete; re-run the same command to run only those", naming none)
+    split_warc(SAMPLE, tmp_path / "shards", 2)
+    command = run_command(tmp_path / "shards", tmp_path / "out", job_name("cancel"))
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    job = queued_array(job_name("cancel"), 2)
+    subprocess.run(["scancel", f"{job}_0"], check=True)
+    partition_state(partition_down, "UP")
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err[-3000:]
+    assert f"task 0: Slurm task {job}_0: it was cancelled before it started (scancel, or an administrator)" in err
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env())
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads((tmp_path / "out" / "logs" / "ranks_to_run.json").read_text()) == [0]  # only the missing one
+    assert "2/2 tasks completed (1 in this run" in again.stdout
+
+
+def test_wait_names_a_failed_task_with_the_exception_its_slurm_log_ends_with(partition_down, tmp_path):
+    # (an input file rewritten while the job waited: each task stops before its own log is opened, saying why in
+    # its Slurm log only; the run said "2 task(s) did not complete")
+    split_warc(SAMPLE, tmp_path / "shards", 1)
+    run = subprocess.Popen(run_command(tmp_path / "shards", tmp_path / "out", job_name("fail")),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    job = queued_array(job_name("fail"), 1)
+    with open(tmp_path / "shards" / "shard-0.warc.gz", "ab") as f:
+        f.write(b"junk")
+    partition_state(partition_down, "UP")
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err[-3000:]
+    assert (f"task 0: Slurm task {job}_0: its worker process exited with status 1: plexity_plugins.errors."
+            f"InputFilesChanged: task 0: its input files changed since the run started (rewritten: shard-0.warc.gz")\
+        in err, err[-3000:]
+
+
 def test_an_output_folder_and_job_name_with_spaces_quotes_and_dollars_reach_slurm_whole(slurm, tmp_path):
     # (sbatch refused "Invalid directive found in batch script: crawl's/..." and "Unmatched `'`"; with a $ in the
     # path the job was taken and every task failed, bash having expanded it in the task's command line)
@@ -68,3 +119,19 @@ def test_a_backslash_in_the_logging_folder_is_refused_before_anything_is_submitt
                           text=True, timeout=120, env=env())
     assert done.returncode == 2 and "has a backslash in its path" in done.stderr.splitlines()[-1], done.stderr
     assert not out.exists()
+
+
+def test_a_task_that_fills_the_output_disk_is_said_in_one_line_as_a_local_run_says_it(slurm, disk_of, tmp_path):
+    # (each task was "its worker process exited with status 1: OSError: [Errno 28] No space left on device", exit
+    # 1; a local run says it in one line, exit 4)
+    split_warc(SAMPLE, tmp_path / "shards", 1)
+    disk = disk_of("20k")
+    (disk.path / "out").mkdir()
+    disk.fill()
+    done = subprocess.run(run_command(tmp_path / "shards", disk.path / "out", job_name("full"), "--logging-dir",
+                                      str(tmp_path / "logs")), capture_output=True, text=True, timeout=120, env=env())
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == (
+        "plexity run: error: no space left on device: free some space or choose another output directory, then run "
+        "the same command again (1 of 1 task(s) did not complete; their outputs were not left under their final "
+        "names)")

@@ -719,6 +719,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"task succeeded)")
                 return 0
             wait_for_slurm([str(job_id)])
+            if failed is None and (failures := executor.task_failures()):  # (each named with why, as a local run)
+                from ..errors import TasksFailed
+
+                failed = TasksFailed(failures)
     from ..errors import LoggingFolderNotShared
 
     if isinstance(failed, LoggingFolderNotShared):  # (running it again would do the same: the folders must change)
@@ -792,7 +796,8 @@ def _disk_full(failed: BaseException | None) -> BaseException | None:
         return None
     if is_disk_full(failed):
         return failed
-    if isinstance(failed, TasksFailed) and any(why == DISK_FULL_WHY for why in failed.failures.values()):
+    # (a Slurm task's why starts with its job's name for it: "Slurm task 4127_0: no space left on device")
+    if isinstance(failed, TasksFailed) and any(why.endswith(DISK_FULL_WHY) for why in failed.failures.values()):
         return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     return None
 
