@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -95,6 +96,31 @@ def test_wait_names_a_failed_task_with_the_exception_its_slurm_log_ends_with(par
     assert (f"task 0: Slurm task {job}_0: its worker process exited with status 1: plexity_plugins.errors."
             f"InputFilesChanged: task 0: its input files changed since the run started (rewritten: shard-0.warc.gz")\
         in err, err[-3000:]
+
+
+def test_wait_says_why_a_job_waits_and_ctrl_c_stops_the_wait_not_the_job(partition_down, tmp_path):
+    # (it waited, silent, for a job on a partition that was down; Ctrl-C then said "the same command runs the
+    # others", which it refused while the job was queued)
+    split_warc(SAMPLE, tmp_path / "shards", 1)
+    run = subprocess.Popen(run_command(tmp_path / "shards", tmp_path / "out", job_name("wait")),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    job = queued_array(job_name("wait"), 1)
+    try:
+        deadline = time.monotonic() + 30
+        while "PartitionDown" not in subprocess.run(["squeue", "-h", "-j", job, "-o", "%r"], capture_output=True,
+                                                    text=True).stdout and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2.5)  # (the wait's next look at the queue: every 2 s)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        assert run.returncode == 130
+        assert (f"plexity run: Slurm job {job} is pending: PartitionDown (its partition is down: it starts when an "
+                f"administrator brings it up); still waiting (Ctrl-C stops waiting, the job stays queued)") in err
+        assert (f"plexity run: interrupted: stopped waiting; Slurm job {job} goes on (squeue -j {job}; scancel {job} "
+                f"cancels it)") in err, err[-3000:]
+        assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True, text=True).stdout.strip()
+    finally:
+        subprocess.run(["scancel", "-n", job_name("wait")])
 
 
 def test_an_output_folder_and_job_name_with_spaces_quotes_and_dollars_reach_slurm_whole(slurm, tmp_path):
