@@ -79,6 +79,10 @@ def test_wait_names_a_task_cancelled_before_it_started_and_the_same_command_runs
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads((tmp_path / "out" / "logs" / "ranks_to_run.json").read_text()) == [0]  # only the missing one
     assert "2/2 tasks completed (1 in this run" in again.stdout
+    # (it said "1 already completed", not what became of the other)
+    assert (f"plexity run: Slurm job {job}, launched into {tmp_path / 'out' / 'logs'} before, did not complete 1 "
+            f"task(s) (task 0: Slurm task {job}_0: it was cancelled before it started (scancel, or an administrator)): "
+            f"this run submits them again") in again.stderr, again.stderr[-3000:]
 
 
 def test_wait_names_a_failed_task_with_the_exception_its_slurm_log_ends_with(partition_down, tmp_path):

@@ -705,6 +705,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        if args.executor == "slurm" and (earlier := executor.last_job_failures()):  # (what a re-run redoes, and why)
+            job, failures = earlier
+            listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+            print(printable(f"plexity run: Slurm job {job}, launched into {logging_dir} before, did not complete "
+                            f"{len(failures)} task(s) ({listed}): this run submits them again"), file=sys.stderr)
         unlisted: list = []
         others = document_files(args.input, unlisted)  # (said, not lost unsaid)
         if others:

@@ -640,20 +640,23 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
         """`JobStillQueued` while the array job last launched into this logging folder is not over."""
         check_no_slurm_job_queued(self.logging_dir)
 
-    def task_failures(self) -> dict[int, str]:
-        """Why each task of the array job this executor launched has no completion marker, once the job is over: the
-        exception its log or its Slurm log ends with, else what Slurm did to it (cancelled, stopped at its time
-        limit, out of memory ...).  `plexity run --wait` said "2 task(s) did not complete", naming none."""
-        if self.job_id in (None, -1) or not self.logging_dir.isfile("ranks_to_run.json"):
+    def task_failures(self, job_id: str | None = None) -> dict[int, str]:
+        """Why each task of the array job this executor launched (or of `job_id`, launched into the same logging
+        folder) has no completion marker, once the job is over: the exception its log or its Slurm log ends with,
+        else what Slurm did to it (cancelled, stopped at its time limit, out of memory ...).  `plexity run --wait`
+        said "2 task(s) did not complete", naming none."""
+        current = job_id is None  # (an earlier job's --time and memory may have been others)
+        job_id = str(self.job_id) if current else job_id
+        if job_id in ("None", "-1") or not self.logging_dir.isfile("ranks_to_run.json"):
             return {}
         with self.logging_dir.open("ranks_to_run.json", "r") as f:
             ranks = json.load(f)
-        states = slurm_task_states(str(self.job_id))
+        states = slurm_task_states(job_id)
         one_job = len(ranks) <= self.tasks_per_job * self.max_array_size  # (more: several jobs, the last one's id kept)
         failures = {}
         for index in range(0, len(ranks), self.tasks_per_job):
             array = index // self.tasks_per_job
-            slurm_log = Path(self.slurm_logs_folder) / f"{self.job_id}_{array}.out"
+            slurm_log = Path(self.slurm_logs_folder) / f"{job_id}_{array}.out"
             for rank in ranks[index:index + self.tasks_per_job]:
                 if self.is_rank_completed(rank):
                     continue
@@ -665,17 +668,26 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
                 if state is None and states and not slurm_log.exists():  # (Slurm forgets a pending task it cancels)
                     state = "CANCELLED_PENDING"
                 error = error or slurm_log_error(slurm_log)
-                why = _describe_slurm_state(state, error, self, slurm_log)
-                failures[rank] = f"Slurm task {self.job_id}_{array}: {why}"
+                why = _describe_slurm_state(state, error, self if current else None, slurm_log)
+                failures[rank] = f"Slurm task {job_id}_{array}: {why}"
         return failures
+
+    def last_job_failures(self) -> tuple[str, dict[int, str]] | None:
+        """(the array job last launched into this logging folder, `task_failures` of it) before this run launches
+        another, if it left tasks incomplete: a re-run said "1 already completed", not what became of the others."""
+        if not self.logging_dir.isfile(SLURM_JOB_RECORD):
+            return None
+        with self.logging_dir.open(SLURM_JOB_RECORD, "r") as f:
+            job_id = f.read().strip()
+        failures = self.task_failures(job_id) if job_id else {}
+        return (job_id, failures) if failures else None
 
 
 # What Slurm did to an array task that ended without completing (squeue's %T), in a user's words
 SLURM_ENDS = {"CANCELLED": "it was cancelled (scancel, or an administrator)",
               "CANCELLED_PENDING": "it was cancelled before it started (scancel, or an administrator)",
-              "TIMEOUT": "Slurm stopped it at its time limit (--time {time})",
-              "OUT_OF_MEMORY": "Slurm stopped it: it used more than the memory it reserved ({memory} GB per CPU, "
-                               "--mem-per-cpu-gb)",
+              "TIMEOUT": "Slurm stopped it at its time limit{time}",
+              "OUT_OF_MEMORY": "Slurm stopped it: it used more than the memory it reserved{memory}",
               "NODE_FAIL": "its node failed", "BOOT_FAIL": "its node failed to boot",
               "PREEMPTED": "Slurm preempted it (another job took its node)", "DEADLINE": "it missed its deadline"}
 # A task's exception for a full disk or quota ("OSError: [Errno 28] No space left on device")
@@ -692,9 +704,12 @@ def _describe_slurm_state(state: str | None, error: str | None, executor, slurm_
         return _describe_exit(1, error)
     why = SLURM_ENDS.get(state or "")
     if why:
-        return why.format(time=executor.time, memory=executor.mem_per_cpu_gb)
+        return why.format(time=f" (--time {executor.time})" if executor else "",
+                          memory=f" ({executor.mem_per_cpu_gb} GB per CPU, --mem-per-cpu-gb)" if executor else "")
     where = f"its Slurm log says why: {slurm_log}" if slurm_log.is_file() else "it wrote no Slurm log"
-    return f"it ended {state or 'as Slurm no longer says'} without completing ({where})"
+    if state is None:
+        return f"it did not complete, and Slurm no longer says how it ended ({where})"
+    return f"it ended {state} without completing ({where})"
 
 
 def slurm_task_states(job_id: str) -> dict[int, str]:
