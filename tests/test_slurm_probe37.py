@@ -69,20 +69,26 @@ def test_wait_names_a_task_cancelled_before_it_started_and_the_same_command_runs
     command = run_command(tmp_path / "shards", tmp_path / "out", job_name("cancel"))
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     job = queued_array(job_name("cancel"), 2)
-    subprocess.run(["scancel", f"{job}_0"], check=True)
+    subprocess.run(["scancel", f"{job}_1"], check=True)
     partition_state(partition_down, "UP")
     _, err = run.communicate(timeout=120)
     assert run.returncode == 1, err[-3000:]
-    assert f"task 0: Slurm task {job}_0: it was cancelled before it started (scancel, or an administrator)" in err
+    cancelled = f"task 1: Slurm task {job}_1: it was cancelled before it started (scancel, or an administrator)"
+    assert cancelled in err
 
+    # the same command again says first what became of it (it said "1 already completed", no more); here sbatch
+    # refuses it (a wrong partition), after writing the ranks it would have run
+    refused = subprocess.run(command[:command.index("debug")] + ["nope"] + command[command.index("debug") + 1:],
+                             capture_output=True, text=True, timeout=120, env=env())
+    assert refused.returncode == 2 and (f"plexity run: Slurm job {job}, launched into {tmp_path / 'out' / 'logs'} "
+                                        f"before, did not complete 1 task(s) ({cancelled}): this run submits them "
+                                        f"again") in refused.stderr, refused.stderr[-3000:]
     again = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env())
     assert again.returncode == 0, again.stderr[-3000:]
-    assert json.loads((tmp_path / "out" / "logs" / "ranks_to_run.json").read_text()) == [0]  # only the missing one
+    assert json.loads((tmp_path / "out" / "logs" / "ranks_to_run.json").read_text()) == [1]  # only the missing one
     assert "2/2 tasks completed (1 in this run" in again.stdout
-    # (it said "1 already completed", not what became of the other)
-    assert (f"plexity run: Slurm job {job}, launched into {tmp_path / 'out' / 'logs'} before, did not complete 1 "
-            f"task(s) (task 0: Slurm task {job}_0: it was cancelled before it started (scancel, or an administrator)): "
-            f"this run submits them again") in again.stderr, again.stderr[-3000:]
+    # (the refused launch's ranks were read as the job's: "task 1: Slurm task N_0: it ended COMPLETED ...")
+    assert f"Slurm job {job}," not in again.stderr, again.stderr[-3000:]
 
 
 def test_wait_names_a_failed_task_with_the_exception_its_slurm_log_ends_with(partition_down, tmp_path):

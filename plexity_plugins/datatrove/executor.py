@@ -614,7 +614,15 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
             self.depends.run()  # (with its checks and job record; datatrove's launch_job then takes its job id)
         self.check_no_job_queued()
         self._check_run_settings()
-        result = super().run()
+        try:
+            result = super().run()
+        except BaseException:
+            # sbatch refused it after datatrove rewrote ranks_to_run.json: the job recorded (over) ran other
+            # ranks, which `last_job_failures` would take for its own
+            if self.job_id is None:
+                with contextlib.suppress(OSError):
+                    self.logging_dir.rm(SLURM_JOB_RECORD)
+            raise
         if self.job_id not in (None, -1):
             with self.logging_dir.open(SLURM_JOB_RECORD, "w") as f:
                 f.write(f"{self.job_id}\n")
