@@ -381,6 +381,18 @@ def _either(counts: dict | None) -> str:
     return f" ({_counts(counts)})" if counts else ""
 
 
+# Why a job waits, as squeue says it (%r): the ordinary reasons, and what the others mean to a user of --wait
+ORDINARY_PENDING = {"None", "Priority", "Resources", "Dependency", "JobArrayTaskLimit", "BeginTime"}
+PENDING_HINTS = {"PartitionDown": " (its partition is down: it starts when an administrator brings it up)",
+                 "PartitionInactive": " (its partition is inactive: it starts when an administrator brings it up)",
+                 "JobHeldUser": " (held: `scontrol release {job}` lets it start)",
+                 "JobHeldAdmin": " (held by an administrator)",
+                 "PartitionConfig": " (it asks for more than the partition's nodes have: --cpus-per-task, "
+                                    "--mem-per-cpu-gb; it will not start: scancel {job} and ask for less)",
+                 "BadConstraints": " (it asks for more than the nodes have: --cpus-per-task, --mem-per-cpu-gb; it "
+                                   "will not start: scancel {job} and ask for less)",
+                 "ReqNodeNotAvail": " (no node it may use is up)",
+                 "DependencyNeverSatisfied": " (it will not start: scancel {job})"}
 SQUEUE_PATIENCE = 600.0  # seconds squeue may fail in a row (a controller restarting) before --wait gives up
 
 
@@ -392,12 +404,21 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0, patience: float = SQUE
     and to run it again, which would have run them twice.)"""
     pending = [str(j) for j in job_ids if j and str(j) != "-1"]
     failing_since = None
+    said = set()
     while pending:
-        result = subprocess.run(["squeue", "-h", "-o", "%A", "-j", ",".join(pending)], capture_output=True, text=True)
+        result = subprocess.run(["squeue", "-h", "-o", "%A|%T|%r", "-j", ",".join(pending)], capture_output=True,
+                                text=True)
         if result.returncode == 0 or "Invalid job id" in result.stderr:  # (a job gone from squeue's memory)
             if not result.stdout.strip():
                 return
             failing_since = None
+            for reason in {line.split("|")[2] for line in result.stdout.splitlines() if line.count("|") == 2
+                           and line.split("|")[1] == "PENDING"} - ORDINARY_PENDING - said:
+                said.add(reason)  # (waiting on, silent, for a job that may never start: said once a reason)
+                jobs = ",".join(pending)
+                hint = PENDING_HINTS.get(reason, "").format(job=jobs)
+                print(f"plexity run: Slurm job {jobs} is pending: {reason}{hint}; still waiting (Ctrl-C stops waiting, "
+                      f"the job stays queued)", file=sys.stderr, flush=True)
         else:
             why = (result.stderr.strip().splitlines() or [f"exit status {result.returncode}"])[-1]
             now = time.monotonic()
@@ -684,6 +705,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        if args.executor == "slurm" and (earlier := executor.last_job_failures()):  # (what a re-run redoes, and why)
+            job, failures = earlier
+            listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+            print(printable(f"plexity run: Slurm job {job}, launched into {logging_dir} before, did not complete "
+                            f"{len(failures)} task(s) ({listed}): this run submits them again"), file=sys.stderr)
         unlisted: list = []
         others = document_files(args.input, unlisted)  # (said, not lost unsaid)
         if others:
@@ -718,7 +744,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"{output_dir / 'excluded'}, merged stats in {logging_dir / 'stats.json'} (written when every "
                       f"task succeeded)")
                 return 0
-            wait_for_slurm([str(job_id)])
+            try:
+                wait_for_slurm([str(job_id)])
+            except KeyboardInterrupt:  # (the job goes on: "the same command runs the others" was refused while it ran)
+                print(f"plexity run: interrupted: stopped waiting; Slurm job {job_id} goes on (squeue -j {job_id}; "
+                      f"scancel {job_id} cancels it); once it has ended, the same command runs the tasks it did not "
+                      f"complete", file=sys.stderr)
+                return 130
+            if failed is None and (failures := executor.task_failures()):  # (each named with why, as a local run)
+                from ..errors import TasksFailed
+
+                failed = TasksFailed(failures)
     from ..errors import LoggingFolderNotShared
 
     if isinstance(failed, LoggingFolderNotShared):  # (running it again would do the same: the folders must change)
@@ -792,7 +828,8 @@ def _disk_full(failed: BaseException | None) -> BaseException | None:
         return None
     if is_disk_full(failed):
         return failed
-    if isinstance(failed, TasksFailed) and any(why == DISK_FULL_WHY for why in failed.failures.values()):
+    # (a Slurm task's why starts with its job's name for it: "Slurm task 4127_0: no space left on device")
+    if isinstance(failed, TasksFailed) and any(why.endswith(DISK_FULL_WHY) for why in failed.failures.values()):
         return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     return None
 
