@@ -1,0 +1,74 @@
+"""What plexity writes, read by the tools a user feeds it to next: Scrapy's feed exporters (csv, json lines, xml)
+on the pipeline's items, and strict JSON readers on them.
+
+Each test writes its outputs with the real writers (Scrapy's exporters, the pipeline with the embedded model)
+and reads them back as the next tool does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import xml.etree.ElementTree as ElementTree
+
+from scrapy.exporters import CsvItemExporter, JsonLinesItemExporter, XmlItemExporter
+from scrapy.utils.test import get_crawler
+
+from plexity_plugins.scrapy import PerplexityFilterPipeline
+
+ARTICLE = ("<html><body><nav>Home | News | Sport</nav><article>"
+           "<p>The city council approved the budget for the new public library on Monday evening.</p>"
+           "<p>The library will open in the spring, and it will have a large room for children.</p>"
+           "</article><footer>Share on Facebook</footer></body></html>")
+
+
+def _strict_json(text: str):
+    """`text` as JSON, as jq, JavaScript or serde read it: NaN and Infinity are no JSON."""
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _cleaned_items() -> list[dict]:
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags"})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        return [asyncio.run(pipeline.process_item({"url": url, "html": ARTICLE}))
+                for url in ("http://example.org/a", "http://example.org/b")]
+    finally:
+        pipeline.close_spider()
+
+
+def _export(exporter_class, items: list[dict], **options) -> bytes:
+    out = io.BytesIO()
+    exporter = exporter_class(out, **options)
+    exporter.start_exporting()
+    for item in items:
+        exporter.export_item(item)
+    exporter.finish_exporting()
+    return out.getvalue()
+
+
+def test_a_csv_feed_holds_the_plexity_field_as_json():
+    # Before: Scrapy's CSV exporter wrote the field as Python's repr of a dict ({'plexity_reason': None, ...}),
+    # which no CSV reader's next step (json.loads, pandas, a spreadsheet, DuckDB) reads as its fields.
+    items = _cleaned_items()
+    rows = list(csv.DictReader(io.StringIO(_export(CsvItemExporter, items).decode("utf-8"), newline="")))
+    lines = _export(JsonLinesItemExporter, items).decode("utf-8").splitlines()
+    assert len(rows) == len(lines) == 2
+    for row, line in zip(rows, lines):
+        fields = _strict_json(row["plexity"])
+        assert fields == _strict_json(line)["plexity"]  # the same fields as the JSON lines feed's
+        assert fields["plexity_verdict"] in ("kept", "passed_through", "dropped")
+
+
+def test_json_and_xml_feeds_still_hold_the_plexity_field_as_fields():
+    items = _cleaned_items()
+    first = _strict_json(_export(JsonLinesItemExporter, items).decode("utf-8").splitlines()[0])
+    assert isinstance(first["plexity"], dict) and first["plexity"]["plexity_verdict"] == "kept"
+    root = ElementTree.fromstring(_export(XmlItemExporter, items))
+    assert root[0].find("plexity/plexity_verdict").text == "kept"
+
