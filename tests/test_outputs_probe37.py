@@ -72,3 +72,16 @@ def test_json_and_xml_feeds_still_hold_the_plexity_field_as_fields():
     root = ElementTree.fromstring(_export(XmlItemExporter, items))
     assert root[0].find("plexity/plexity_verdict").text == "kept"
 
+
+def test_executor_json_of_a_language_map_run_is_strict_json(tmp_path):
+    # A filter with a language -> model map has no one threshold (NaN): executor.json held `"threshold": NaN`,
+    # which JavaScript's JSON.parse, serde or DuckDB refuse (Python's json and jq 1.6 let it through).
+    from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+
+    step = PerplexitySentenceFilter(model={"en": "en-default", "de": "en-default"}, method="regions")
+    executor = LocalTaskExecutor(pipeline=[step], tasks=1, logging_dir=str(tmp_path / "logs"))
+    executor.save_executor_as_json()
+    written = _strict_json((tmp_path / "logs" / "executor.json").read_text(encoding="utf-8"))
+    filter_step = next(step for step in written["pipeline"] if "threshold" in step)
+    assert filter_step["threshold"] is None
+    assert filter_step["model_name"] == "en=en-default,de=en-default"
