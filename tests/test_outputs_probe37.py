@@ -1,5 +1,5 @@
 """What plexity writes, read by the tools a user feeds it to next: Scrapy's feed exporters (csv, json lines, xml)
-on the pipeline's items, and strict JSON readers on them.
+on the pipeline's items, strict JSON readers, and WARC readers (warcio, fastwarc) on `WarcResponseWriter`'s records.
 
 Each test writes its outputs with the real writers (Scrapy's exporters, the pipeline with the embedded model)
 and reads them back as the next tool does.
@@ -13,6 +13,8 @@ import io
 import json
 import xml.etree.ElementTree as ElementTree
 
+import pytest
+from datatrove.data import Document
 from scrapy.exporters import CsvItemExporter, JsonLinesItemExporter, XmlItemExporter
 from scrapy.utils.test import get_crawler
 
@@ -85,3 +87,38 @@ def test_executor_json_of_a_language_map_run_is_strict_json(tmp_path):
     filter_step = next(step for step in written["pipeline"] if "threshold" in step)
     assert filter_step["threshold"] is None
     assert filter_step["model_name"] == "en=en-default,de=en-default"
+
+
+def _written_warc(tmp_path, docs: list[Document]) -> bytes:
+    from plexity_plugins.datatrove import WarcResponseWriter
+
+    writer = WarcResponseWriter(str(tmp_path / "out"))
+    with writer:
+        for doc in docs:
+            writer.write(doc)
+    return (tmp_path / "out" / "00000.warc.gz").read_bytes()
+
+
+@pytest.mark.parametrize("date", ["2024-01-01 12:00:00", "2024-01-01T14:00:00+02:00",
+                                  "Mon, 01 Jan 2024 12:00:00 GMT", "20240101120000", "2024-01-01T12:00:00Z"])
+def test_a_datasets_date_and_url_are_written_as_warc_readers_read_them(tmp_path, date):
+    # A dataset's date of another form was written as it was: fastwarc read no date (record_date None), jwarc
+    # raises, a CDX line splits at its space; a URL's space was written raw, which warcio reads as %20, fastwarc not.
+    from fastwarc import ArchiveIterator as FastArchiveIterator
+    from warcio.archiveiterator import ArchiveIterator
+
+    data = _written_warc(tmp_path, [Document(text="The council approved the budget.", id="1",
+                                             metadata={"url": "http://ex.org/a b/caf\u00e9", "date": date})])
+    warcio_record = [r for r in ArchiveIterator(io.BytesIO(data)) if r.rec_type == "response"][0]
+    assert warcio_record.rec_headers.get_header("WARC-Date") == "2024-01-01T12:00:00Z"
+    fast_record = [r for r in FastArchiveIterator(io.BytesIO(data)) if r.headers.get("WARC-Type") == "response"][0]
+    assert fast_record.record_date is not None and fast_record.record_date.isoformat() == "2024-01-01T12:00:00+00:00"
+    uris = {warcio_record.rec_headers.get_header("WARC-Target-URI"), fast_record.headers.get("WARC-Target-URI")}
+    assert uris == {"http://ex.org/a%20b/caf\u00e9"}
+
+
+def test_a_date_that_is_no_date_is_written_as_it_is(tmp_path):
+    from plexity_plugins.io.warc_writer import warc_date
+
+    assert warc_date("sometime in spring") == "sometime in spring"
+    assert warc_date("2024-01-01T12:00:00.250Z") == "2024-01-01T12:00:00.250Z"  # (WARC 1.1's fractions kept)
