@@ -544,7 +544,8 @@ class PerplexityFilterPipeline:
 
         self._write(adapter, self.output_field, verdict.text, source)
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
-            self._write(adapter, self.stats_field, PlexityFields(policy.metadata(verdict, self.scorer)), source)
+            fields = PlexityFields(policy.json_numbers(policy.metadata(verdict, self.scorer)))
+            self._write(adapter, self.stats_field, fields, source)
         if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field, warn=True):
             perplexity = verdict.result.document_perplexity if verdict.result else None
             self._write(adapter, self.doc_perplexity_field, perplexity, source)

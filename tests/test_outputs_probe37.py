@@ -122,3 +122,36 @@ def test_a_date_that_is_no_date_is_written_as_it_is(tmp_path):
 
     assert warc_date("sometime in spring") == "sometime in spring"
     assert warc_date("2024-01-01T12:00:00.250Z") == "2024-01-01T12:00:00.250Z"  # (WARC 1.1's fractions kept)
+
+
+def test_a_crawl_with_the_no_filtering_baseline_threshold_exports_strict_json():
+    # PLEXITY_THRESHOLD = inf (the "no filtering" baseline): each item's plexity_threshold was inf, which Scrapy's
+    # JSON feeds wrote as `Infinity` (and the CSV feed's JSON too): no strict JSON reader reads the feed.
+    crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": "tags",
+                                         "PLEXITY_THRESHOLD": float("inf")})
+    pipeline = PerplexityFilterPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    try:
+        item = asyncio.run(pipeline.process_item({"url": "http://example.org/a", "html": ARTICLE}))
+    finally:
+        pipeline.close_spider()
+    exported = _strict_json(_export(JsonLinesItemExporter, [item]).decode("utf-8"))
+    assert exported["plexity"]["plexity_threshold"] is None  # (JSON has no infinity: null, as orjson writes it)
+    assert exported["plexity"]["plexity_sentences_dropped"] == 0  # (the baseline still keeps every sentence)
+    row = next(csv.DictReader(io.StringIO(_export(CsvItemExporter, [item]).decode("utf-8"), newline="")))
+    assert _strict_json(row["plexity"])["plexity_threshold"] is None
+
+
+def test_plexity_clean_with_threshold_inf_writes_strict_json_stats(tmp_path):
+    # Before: plexity-stats.json held "threshold": Infinity.
+    import subprocess
+    import sys
+
+    from helpers import REPO, SAMPLE
+
+    done = subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", str(SAMPLE), "-o", str(tmp_path),
+                           "--extractor", "tags", "--threshold", "inf", "--quiet"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = _strict_json((tmp_path / "plexity-stats.json").read_text(encoding="utf-8"))
+    assert stats["threshold"] is None and stats["sentences_dropped"] == 0
