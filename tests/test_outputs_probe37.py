@@ -155,3 +155,28 @@ def test_plexity_clean_with_threshold_inf_writes_strict_json_stats(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     stats = _strict_json((tmp_path / "plexity-stats.json").read_text(encoding="utf-8"))
     assert stats["threshold"] is None and stats["sentences_dropped"] == 0
+
+
+def test_plexity_run_with_threshold_inf_records_strict_json_settings_and_resumes(tmp_path):
+    # Before: logs/plexity-settings.json held "threshold": Infinity (and executor.json too).
+    import subprocess
+    import sys
+
+    from helpers import REPO, SAMPLE
+
+    command = [sys.executable, "-m", "plexity_plugins", "run", str(SAMPLE), "-o", str(tmp_path / "out"),
+               "--extractor", "tags", "--threshold", "inf"]
+    for _ in range(2):  # (the second run reads the record back: the same settings, so it resumes)
+        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("plexity-settings.json", "executor.json"):
+        _strict_json((tmp_path / "out" / "logs" / name).read_text(encoding="utf-8"))
+    assert "0 in this run" in done.stdout + done.stderr
+
+
+def test_a_settings_record_an_earlier_version_wrote_with_infinity_still_resumes(tmp_path):
+    from plexity_plugins.cleaning.settings_record import SETTINGS_FILE, compare_or_record
+
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps({"threshold": float("inf"), "method": "trim"}), encoding="utf-8")
+    assert compare_or_record(tmp_path, {"threshold": float("inf"), "method": "trim"}) == []
+    assert compare_or_record(tmp_path, {"threshold": 500.0, "method": "trim"}) == ["threshold: inf -> 500"]
