@@ -121,6 +121,16 @@ class PlexityDropItem(DropItem):
         self.reason = reason
 
 
+class PlexityFields(dict):
+    """An item's ``plexity`` field (`PLEXITY_STATS_FIELD`): a dict, whose text is its JSON.  Scrapy's CSV feed
+    writes a dict field as its text: it was Python's repr (``{'plexity_reason': None, ...}``), which no reader of
+    the CSV (json.loads, pandas, DuckDB, a spreadsheet) takes apart; the JSON, JSON-lines and XML feeds write it
+    as the dict it is."""
+
+    def __str__(self) -> str:
+        return json.dumps(self, ensure_ascii=False, default=str)
+
+
 def shorten_drop_logs(formatter) -> None:
     """Make `formatter` (the crawler's LogFormatter) log an item dropped by this pipeline as its
     URL and reason: Scrapy's "Dropped: ..." message otherwise prints the whole item, page
@@ -534,7 +544,8 @@ class PerplexityFilterPipeline:
 
         self._write(adapter, self.output_field, verdict.text, source)
         if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
-            self._write(adapter, self.stats_field, policy.metadata(verdict, self.scorer), source)
+            fields = PlexityFields(policy.json_numbers(policy.metadata(verdict, self.scorer)))
+            self._write(adapter, self.stats_field, fields, source)
         if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field, warn=True):
             perplexity = verdict.result.document_perplexity if verdict.result else None
             self._write(adapter, self.doc_perplexity_field, perplexity, source)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import numbers
 import os
 import re
@@ -314,6 +315,14 @@ def counts(verdict: Verdict) -> dict[str, int]:
             "sentences_dropped": result.sentences_dropped + result.sentences_kept - sentences_kept,
             "chars_kept": chars_kept, "chars_dropped": result.chars_dropped + result.chars_kept - chars_kept,
             "replaced_chars": verdict.replaced_chars}
+
+
+def json_numbers(fields: dict) -> dict:
+    """`fields` with each float JSON cannot write (the no-filtering baseline's threshold, inf; NaN) None: a front end
+    whose fields are written by another's JSON encoder (Scrapy's feeds: ``Infinity``, which no strict reader takes)
+    gets null there, as orjson writes it in the datatrove step's documents."""
+    return {key: None if isinstance(value, float) and not math.isfinite(value) else value
+            for key, value in fields.items()}
 
 
 # Metadata written as WARC headers of a cleaned record (when not None), as X-Plexity-<Name>.

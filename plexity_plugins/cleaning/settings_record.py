@@ -177,13 +177,29 @@ def _value(value) -> str:
     return str(value)
 
 
+# A number JSON cannot write, as a record holds it: by its name (`--threshold inf`, the no-filtering baseline, was
+# written `Infinity`, which strict JSON readers refuse; a record of one written so reads back the same).
+_CONSTANT_NAMES = {"Infinity": "inf", "-Infinity": "-inf", "NaN": "nan"}
+
+
+def as_recorded(settings: Any) -> Any:
+    """`settings` as a record reads back: JSON's (tuples are lists), each infinity or NaN its name (``"inf"``)."""
+    return json.loads(json.dumps(settings), parse_constant=_CONSTANT_NAMES.__getitem__)
+
+
+def read_record(text: str, object_hook=None) -> Any:
+    """A settings record's JSON `text` (`object_hook` as json's), each infinity or NaN written by a version before
+    as its name."""
+    return json.loads(text, object_hook=object_hook, parse_constant=_CONSTANT_NAMES.__getitem__)
+
+
 def compare_or_record(folder: str | os.PathLike, settings: dict[str, Any]) -> list[str]:
     """The settings that differ from those recorded in `folder` (``SETTINGS_FILE``), each named; when none are
     recorded there, record `settings` (making the folder) and return none."""
     path = Path(folder) / SETTINGS_FILE
-    settings = json.loads(json.dumps(settings))  # (as read back: tuples are lists)
+    settings = as_recorded(settings)
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
+        recorded = read_record(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f".{path.name}.part")

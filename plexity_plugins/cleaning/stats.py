@@ -192,9 +192,9 @@ class RunStats:
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
         del data["_read_error_details"]  # (in damaged_file_details)
-        # NaN: a language -> model map, each model its own
+        # NaN: a language -> model map, each model its own; inf: the no-filtering baseline (JSON has no infinity)
         for key in ("threshold", "text_threshold", "page_text_threshold"):
-            if data[key] is not None and data[key] != data[key]:
+            if data[key] is not None and not math.isfinite(data[key]):
                 data[key] = None
         return data
 

@@ -139,12 +139,16 @@ class _SettingsChecked:
 
     def save_executor_as_json(self, indent: int = 4) -> None:
         """datatrove's ``executor.json``, the password of a URL in it (an input given as
-        ``https://user:password@host/...``) written ``***`` (`without_password`): it was written in clear."""
+        ``https://user:password@host/...``) written ``***`` (`without_password`): it was written in clear.  A
+        number that is not one (a filter's threshold under a language -> model map, NaN) is written ``null``: it
+        was ``NaN``, which strict JSON readers (JavaScript's JSON.parse, serde, DuckDB) refuse."""
         from datatrove.executor.base import ExecutorJSONEncoder
 
         from ..runtime.extras import without_password
 
-        text = without_password(json.dumps(self, cls=ExecutorJSONEncoder, indent=indent))
+        text = json.dumps(self, cls=ExecutorJSONEncoder, indent=indent)
+        text = json.dumps(json.loads(text, parse_constant=lambda _constant: None), indent=indent)
+        text = without_password(text)
         with self.logging_dir.open("executor.json", "w") as f:
             f.write(text)
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cleaning.settings_record import SETTINGS_FILE, differences, model_settings  # noqa: F401 (steps import them)
+from ..cleaning.settings_record import as_recorded, read_record
 from ..errors import (DependencyNotRun, LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles,
                       UnrecordedResults)
 
@@ -317,7 +318,7 @@ def recorded_settings(logging_dir) -> dict | None:
     if not logging_dir.isfile(SETTINGS_FILE):
         return None
     with logging_dir.open(SETTINGS_FILE, "rt") as f:
-        return json.load(f, object_hook=_without_doubled_protocol)
+        return read_record(f.read(), object_hook=_without_doubled_protocol)
 
 
 _DOUBLED_PROTOCOL = re.compile(r"^([a-z][a-z0-9+.-]*://)\1")
@@ -473,7 +474,7 @@ def check_settings(logging_dir, settings: dict, record: bool = True) -> None:
         settings: the run's settings (`run_settings`).
         record: whether this is the run starting (it records), or one of its tasks (it only compares).
     """
-    settings = json.loads(json.dumps(settings))  # (as read back: tuples are lists)
+    settings = as_recorded(settings)
     recorded = recorded_settings(logging_dir)
     changed = differences(recorded, settings) if recorded is not None else None
     if not record:

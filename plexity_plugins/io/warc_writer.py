@@ -43,22 +43,56 @@ def header_value(value) -> str:
 
 def target_uri(value) -> str:
     """`value` as a record's WARC-Target-URI: a str on one line, tabs and line breaks left out (as a browser's URL
-    parser leaves them out of a URL), white space at its ends too."""
-    return _URI_REMOVED.sub("", _str(value)).strip()
+    parser leaves them out of a URL), white space at its ends too, and each space inside ``%20``: a URI holds none
+    (a dataset's ``http://ex.org/a b`` was written so, read back by warcio as ``a%20b`` and by fastwarc as
+    ``a b``)."""
+    return _URI_REMOVED.sub("", _str(value)).strip().replace(" ", "%20")
+
+
+_W3C_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")  # (a WARC-Date as the standard writes it)
+
+
+def _utc(moment: datetime) -> str:
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parsed_date(value: str) -> datetime | None:
+    """`value`, an ISO 8601 date of another form (``2024-01-01 12:00:00``, ``+02:00``), an HTTP date (``Mon, 01
+    Jan 2024 12:00:00 GMT``) or a CDX or ARC timestamp (``20240101120000``), as a datetime; None when it is none."""
+    from email.utils import parsedate_to_datetime
+
+    def timestamp(text: str) -> datetime:
+        return datetime.strptime(text, "%Y%m%d%H%M%S") if len(text) == 14 and text.isdigit() else None
+
+    for parse in (datetime.fromisoformat, parsedate_to_datetime, timestamp):
+        try:
+            moment = parse(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            continue
+        if moment is not None:
+            return moment
+    return None
 
 
 def warc_date(value) -> str:
-    """A record's WARC-Date of a date as a Document may hold it: a str (on one line, `header_value`), a datetime, or
-    seconds since 1970 (a number, as datasets keep a timestamp), in UTC; now when there is none."""
+    """A record's WARC-Date of a date as a Document may hold it: a str, a datetime, or seconds since 1970 (a number,
+    as datasets keep a timestamp), in UTC as the WARC standard writes it (``2024-01-01T12:00:00Z``); now when there
+    is none.  A str of another form that is a date (``2024-01-01 12:00:00``, an HTTP date) is written so too: it
+    was written as it was, which fastwarc reads as no date, jwarc as an error, and a CDX index splits at its space;
+    one that is no date is written as it is (on one line, `header_value`)."""
     if isinstance(value, datetime):
-        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _utc(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         try:
             return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         except (OverflowError, OSError, ValueError):  # (a year past 9999: said as it is)
             return str(value)
     value = header_value(value).strip() if value is not None else ""
+    if value and not _W3C_DATE.fullmatch(value):
+        moment = _parsed_date(value)
+        if moment is not None:
+            return _utc(moment)
     return value or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
