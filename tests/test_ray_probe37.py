@@ -1,0 +1,63 @@
+"""`plexity run --executor ray` and `RayTaskExecutor` when a task fails, on the Ray cluster of
+tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO, SAMPLE, completions
+from ray_cluster import cluster  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.ray
+
+# A pipeline whose task 1 raises, until the flag file exists.
+FAILING_RUN = '''
+import os, sys
+import ray
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import HtmlTagsExtractor, RayTaskExecutor, WarcHtmlReader
+
+address, warcs, out, flag = sys.argv[1:5]
+
+def fail_in_task_1(data, rank=0, world_size=1, flag=flag):
+    for doc in data:
+        if rank == 1 and not os.path.exists(flag):
+            raise ValueError("a page this step cannot take")
+        yield doc
+
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor([WarcHtmlReader(warcs), HtmlTagsExtractor(), fail_in_task_1, JsonlWriter(f"{out}/documents")],
+                tasks=2, mem_per_cpu_gb=0.5, logging_dir=f"{out}/logs").run()
+'''
+
+
+def test_a_task_that_fails_is_named_with_its_exception_and_the_same_run_redoes_only_it(cluster, tmp_path):
+    # (the run logged Ray's error whole, its traceback in terminal colours, and `run` returned as if all was well:
+    # `plexity run` said "1 task(s) did not complete", naming none; a full disk was "exited with status 1")
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    for name in ("a", "b"):
+        (warcs / f"{name}.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "run.py").write_text(FAILING_RUN)
+    command = [sys.executable, "run.py", cluster.address, str(warcs), str(tmp_path / "out"), str(tmp_path / "flag")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 1
+    assert (  # (Ray's copy of the task's log lines may come after it)
+        "plexity_plugins.errors.TasksFailed: 1 task(s) did not complete (task 1: its worker process exited with "
+        "status 1: ValueError: a page this step cannot take (the task's log says more)); their output is incomplete "
+        "and not marked complete: run the same command again to redo only them") in proc.stderr.splitlines()
+    said = [line.split(" - ", 1)[1] for line in proc.stderr.splitlines() if "executor:_run_on_ray" in line]
+    assert said == ["task 1 did not complete: its worker process exited with status 1: ValueError: a page this step "
+                    "cannot take (the task's log says more)"]
+    assert completions(tmp_path / "out" / "logs") == ["00000"]
+    (tmp_path / "flag").touch()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert again.returncode == 0 and "Will run pipeline on 1 incomplete ranks out of 2 total" in again.stderr, \
+        again.stderr[-3000:]
+    assert completions(tmp_path / "out" / "logs") == ["00000", "00001"]
+
