@@ -1,16 +1,18 @@
-"""`plexity run --executor ray` and `RayTaskExecutor` when a task fails, on the Ray cluster of
-tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it."""
+"""`plexity run --executor ray` and `RayTaskExecutor` when a task fails or the run is stopped, on the Ray cluster of
+tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it,
+and SIGTERM stops the run as Ctrl-C does."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from helpers import REPO, SAMPLE, completions
-from ray_cluster import cluster  # noqa: F401 - a fixture
+from helpers import PLEXITY, REPO, SAMPLE, completions
+from ray_cluster import cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
 
@@ -60,4 +62,30 @@ def test_a_task_that_fails_is_named_with_its_exception_and_the_same_run_redoes_o
     assert again.returncode == 0 and "Will run pipeline on 1 incomplete ranks out of 2 total" in again.stderr, \
         again.stderr[-3000:]
     assert completions(tmp_path / "out" / "logs") == ["00000", "00001"]
+
+
+def test_sigterm_stops_the_run_and_its_tasks_as_ctrl_c_does(cluster, tmp_path):
+    # (ray.init put its own handler in place of the command's: the run ended with exit 1 and Ray's
+    # "*** SIGTERM received ..." stack, no word of what was kept or how to go on)
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 60)  # (gzip members one after another: one WARC)
+    run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                      "--ray-address", cluster.address, "--mem-per-cpu-gb", "0.5"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+
+    def task_running():  # (its process, forked from the Ray worker: two of that title, one the other's parent)
+        tasks = [p for p in cluster_processes(cluster.token) if p.cmdline()[:1] == ["ray::plexity_task"]]
+        return any(p.ppid() in {t.pid for t in tasks} for p in tasks)
+
+    assert wait_until(lambda: run.poll() is not None or task_running(), timeout=120) and run.poll() is None
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err[-3000:]
+    assert err.strip().splitlines()[-1] == ("plexity run: interrupted: the tasks that completed are kept; the same "
+                                            "command runs the others")
+    assert "SIGTERM received" not in err
+    assert wait_until(lambda: not task_running(), timeout=20)  # the task stopped with the run
+    assert completions(tmp_path / "out" / "logs") == []
 
