@@ -1,13 +1,16 @@
 """`plexity run --executor ray` and `RayTaskExecutor` when a task fails or the run is stopped, on the Ray cluster of
 tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it,
-and SIGTERM stops the run as Ctrl-C does."""
+SIGTERM stops the run as Ctrl-C does, and an address where another server answers is one line at once."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -89,3 +92,23 @@ def test_sigterm_stops_the_run_and_its_tasks_as_ctrl_c_does(cluster, tmp_path):
     assert wait_until(lambda: not task_running(), timeout=20)  # the task stopped with the run
     assert completions(tmp_path / "out" / "logs") == []
 
+
+def test_an_address_where_another_server_answers_is_one_line_at_once_not_minutes_of_retries(tmp_path):
+    # (the dashboard's port, say: ray.init tried it again and again, "Failed to get cluster ID from GCS server")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_port}"
+    try:
+        started = time.monotonic()
+        proc = subprocess.run(PLEXITY + ["run", str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                         "--ray-address", address], capture_output=True, text=True, timeout=60,
+                              cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 2 and time.monotonic() - started < 30
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"plexity run: error: what answers at {address} is not a Ray cluster (it answered b'<!DOCTYPE', not gRPC): "
+        f"give the port of the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265), or give "
+        f"its head's address (--ray-address, $RAY_ADDRESS)")
+    assert not (tmp_path / "out" / "logs" / "completions").exists()

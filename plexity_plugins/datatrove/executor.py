@@ -880,11 +880,36 @@ def check_ray_address(address: str, give: str, timeout: float = RAY_ANSWER_TIMEO
     if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as connection:
+            answer = _grpc_answer(connection, timeout)
     except OSError as exc:
         why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
         raise ConnectionError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
                               f"or {give}") from None
+    # (another server's port, the dashboard's 8265 say: ray.init tried it again and again for minutes, warning
+    # "Failed to get cluster ID from GCS server")
+    if answer and not (len(answer) == 9 and answer[3] == _HTTP2_SETTINGS):
+        port_of = ("Ray client's server (10001 by default)" if address.startswith("ray://") else
+                   "the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265)")
+        raise ConnectionError(printable(f"what answers at {address} is not a Ray cluster (it answered {answer!r}, not "
+                                        f"gRPC): give the port of {port_of}, or {give}"))
+
+
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + b"\x04" + bytes(5)  # (and an empty SETTINGS frame)
+_HTTP2_SETTINGS = 4  # the type of the frame a gRPC server (a Ray head, Ray client's server) answers it with
+
+
+def _grpc_answer(connection, timeout: float) -> bytes:
+    """The first bytes a server answers an HTTP/2 client's preface with (a gRPC server: its SETTINGS frame's 9-byte
+    header); b"" when it answers nothing in time, or under TLS (RAY_USE_TLS: the preface would be refused unread)."""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return b""
+    try:
+        connection.settimeout(timeout)
+        connection.sendall(_HTTP2_PREFACE)
+        return connection.recv(9)
+    except OSError:
+        return b""
 
 
 def check_cluster_ray_would_join() -> None:
