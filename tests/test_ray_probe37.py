@@ -15,7 +15,7 @@ import time
 import pytest
 
 from helpers import PLEXITY, REPO, SAMPLE, completions
-from ray_cluster import cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
+from ray_cluster import NODE_VAR, cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
 
@@ -51,11 +51,11 @@ def test_a_task_that_fails_is_named_with_its_exception_and_the_same_run_redoes_o
     command = [sys.executable, "run.py", cluster.address, str(warcs), str(tmp_path / "out"), str(tmp_path / "flag")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
-    assert proc.returncode == 1
-    assert (  # (Ray's copy of the task's log lines may come after it)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert (  # (Ray's copy of the task's log lines may come after it, or amid it)
         "plexity_plugins.errors.TasksFailed: 1 task(s) did not complete (task 1: its worker process exited with "
         "status 1: ValueError: a page this step cannot take (the task's log says more)); their output is incomplete "
-        "and not marked complete: run the same command again to redo only them") in proc.stderr.splitlines()
+        "and not marked complete: run the same command again to redo only them") in proc.stderr, proc.stderr[-3000:]
     said = [line.split(" - ", 1)[1] for line in proc.stderr.splitlines() if "executor:_run_on_ray" in line]
     assert said == ["task 1 did not complete: its worker process exited with status 1: ValueError: a page this step "
                     "cannot take (the task's log says more)"]
@@ -112,3 +112,29 @@ def test_an_address_where_another_server_answers_is_one_line_at_once_not_minutes
         f"give the port of the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265), or give "
         f"its head's address (--ray-address, $RAY_ADDRESS)")
     assert not (tmp_path / "out" / "logs" / "completions").exists()
+
+
+def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_ever(cluster, tmp_path):
+    # (the lost task was run again by Ray on a node of 2 CPUs, which no node had any more: the run waited, silent)
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 60)
+    big = cluster.add_node(num_cpus=2, env_vars={NODE_VAR: "big"})
+    cluster.wait_for_nodes()
+    run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                      "--ray-address", cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb",
+                                      "0.25"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert wait_until(lambda: run.poll() is not None or any(
+            p.cmdline()[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
+            timeout=120) and run.poll() is None
+        cluster.remove_node(big, allow_graceful=False)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, err[-3000:]
+    assert ("plexity run: 1 task(s) did not complete (ValueError: task(s) [0] cannot run: no node of the Ray cluster "
+            "can run a task of 2 CPUs and 0.5 GB of memory (the nodes have: ") in err, err[-3000:]
+    assert "wait: no node of the Ray cluster can run a task of 2 CPUs" in err  # (said as it began to wait)

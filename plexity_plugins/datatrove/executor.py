@@ -446,7 +446,8 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
       task whose actor was killed as it started).
     - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
       memory on one node; if no node of the cluster has that much, Ray waits for such a node
-      forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
+      forever.  Here the run stops at once with `ValueError`, saying what the nodes have; and when the
+      only such nodes leave mid-run, it says so and stops after ``NO_NODE_GRACE`` seconds without one.
     - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
 
     ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
@@ -527,12 +528,16 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
     running: dict = {}  # object ref -> (ranks, started)
     completed = 0
     failures: dict[int, str] = {}
+    no_node_since = None  # (when the cluster was last seen with no node that can run a task)
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 ranks = waiting.pop(0)
                 running[task.remote(executor_ref, ranks, executor.working_dir)] = (ranks, time.monotonic())
             finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
+            if not finished:  # (the only node that could run them lost mid-run: Ray waits for another, forever)
+                no_node_since = _check_some_node_fits(executor, no_node_since, [r for rs in running.values()
+                                                                                for r in rs[0]])
             for ref in finished:
                 ranks, _ = running.pop(ref)
                 try:
@@ -564,6 +569,28 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
             with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
     return completed, failures
+
+
+NO_NODE_GRACE = 30  # seconds a run waits for a node that can run its tasks to come back (restarted, autoscaled)
+
+
+def _check_some_node_fits(executor: RayTaskExecutor, since: float | None, ranks: list[int]) -> float | None:
+    """While tasks wait: None when a live node can run a task, else when none could first; ValueError once none
+    could for NO_NODE_GRACE seconds.  A run whose only node that could run its tasks died mid-run waited, silent,
+    for ever: the check before the run (`check_task_fits`) no longer held."""
+    try:
+        check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)
+        return None
+    except ValueError as exc:
+        now = time.monotonic()
+        if since is None:
+            logger.warning(f"task(s) {sorted(ranks)} wait: {exc} (a node that could run them left the cluster; the run "
+                           f"stops unless one joins within {NO_NODE_GRACE} s)")
+            return now
+        if now - since < NO_NODE_GRACE:
+            return since
+        raise ValueError(f"task(s) {sorted(ranks)} cannot run: {exc}; none has for {NO_NODE_GRACE} s (a node that "
+                         f"could run them left the cluster)") from None
 
 
 def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | None = None) -> None:
