@@ -33,8 +33,10 @@ import itertools
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -281,6 +283,9 @@ def ray_connection(address: str | None):
     from ..datatrove.executor import check_ray_address
 
     address = address or os.environ.get("RAY_ADDRESS") or None
+    # (ray.init puts its own SIGTERM handler in place of the command's, which ends the run as Ctrl-C does: a
+    # SIGTERM then ended it with exit 1 and Ray's "*** SIGTERM received ..." stack, saying nothing of the tasks)
+    sigterm = signal.getsignal(signal.SIGTERM)
     if address:
         check_ray_address(address, give="give its head's address (--ray-address, $RAY_ADDRESS)")
         try:
@@ -291,6 +296,8 @@ def ray_connection(address: str | None):
         # "local": a new Ray, not one another program started on this machine (which
         # ray.init() would join)
         ray.init(address="local", include_dashboard=False, logging_level="WARNING")
+    if sigterm is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, sigterm)
     try:
         nodes = [node for node in ray.nodes() if node.get("Alive")]
         cpus = sum(node["Resources"].get("CPU", 0) for node in nodes)

@@ -304,12 +304,8 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 if process.exitcode == 0 and executor.is_rank_completed(rank):
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
-                elif process.exitcode == INPUTS_CHANGED_STATUS:
-                    failures[rank] = inputs_changed_why(changed_inputs(executor.pipeline, executor._plexity_settings))
-                    logger.error(f"task {rank} did not complete: {failures[rank]}")
-                else:  # (what the task's log ends with: an exception, or a failed read in its own words)
-                    error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
-                    failures[rank] = _describe_exit(process.exitcode, error)
+                else:
+                    failures[rank] = _why_task_ended(executor, rank, process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short.  (Only the main
@@ -327,6 +323,29 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
     return failures
+
+
+def _why_task_ended(executor, rank: int, exitcode: int | None) -> str:
+    """Why the process of task `rank`, which ended with `exitcode` (`_task_exit_status`), did not complete it."""
+    if exitcode == INPUTS_CHANGED_STATUS:
+        settings = getattr(executor, "_plexity_settings", None) or run_settings(executor.pipeline, executor.world_size,
+                                                                                not chained(executor))
+        return inputs_changed_why(changed_inputs(executor.pipeline, settings))
+    # (what the task's log ends with: an exception, or a failed read in its own words)
+    error = task_error(executor.logging_dir, rank) if exitcode == 1 else None
+    return _describe_exit(exitcode, error)
+
+
+def _task_exit_status(exc: BaseException) -> int:
+    """The exit status a task process ends with for the error that stopped it (its parent says why in its words:
+    `_describe_exit`); datatrove's ``_run_for_rank`` logged it."""
+    if isinstance(exc, DiskFull) or is_disk_full(exc):  # (said in one line; the parent names the task)
+        return DISK_FULL_STATUS
+    for error, status in ((HtmlPagesNotText, HTML_PAGES_STATUS), (TextsNotHtml, TEXTS_NOT_HTML_STATUS),
+                          (InputFilesChanged, INPUTS_CHANGED_STATUS)):
+        if isinstance(exc, error):
+            return status
+    return 1
 
 
 def save_stats(folder, name: str, stats: PipelineStats) -> None:
@@ -382,16 +401,8 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
         executor._run_for_rank(rank, local_rank)
-    except DiskFull:  # said in one line; the parent names the task
-        sys.exit(DISK_FULL_STATUS)
-    except HtmlPagesNotText:  # (logged by datatrove) the parent says why in its words
-        sys.exit(HTML_PAGES_STATUS)
-    except TextsNotHtml:  # (the same)
-        sys.exit(TEXTS_NOT_HTML_STATUS)
-    except InputFilesChanged:  # (the same: the parent names the files)
-        sys.exit(INPUTS_CHANGED_STATUS)
-    except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the parent
-        sys.exit(1)
+    except Exception as exc:  # the exit status tells the parent why
+        sys.exit(_task_exit_status(exc))
 
 
 def _signal_group(pgid: int) -> None:
@@ -433,12 +444,14 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
       killed, the out-of-memory killer) was adopted by init and went on writing the task's
       output files while the task was run again elsewhere.
     - A task whose worker or node is lost is run again by Ray (up to three times); one that
-      fails in its pipeline is not (its error is logged).  No task waits on a set-up that failed:
+      fails in its pipeline is not: once the others have run, `run` raises `TasksFailed`, naming each task that
+      did not complete and why, as `LocalTaskExecutor` does.  No task waits on a set-up that failed:
       there is no set-up beyond Ray's own scheduling (datatrove's executor waited forever for a
       task whose actor was killed as it started).
     - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
       memory on one node; if no node of the cluster has that much, Ray waits for such a node
-      forever.  Here the run stops at once with `ValueError`, saying what the nodes have.
+      forever.  Here the run stops at once with `ValueError`, saying what the nodes have; and when the
+      only such nodes leave mid-run, it says so and stops after ``NO_NODE_GRACE`` seconds without one.
     - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
 
     ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
@@ -483,9 +496,11 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
         logger.info(f"Will run pipeline on {len(ranks)} incomplete ranks out of {self.world_size} total.")
         self.save_executor_as_json()
         jobs = [ranks[i:i + self.tasks_per_job] for i in range(0, len(ranks), self.tasks_per_job)]
-        completed = _run_on_ray(self, jobs)
+        completed, failures = _run_on_ray(self, jobs)
         if completed < len(jobs):
             logger.warning(f"Only {completed}/{len(jobs)} tasks completed.")
+            if failures:  # (each named with why, as a local run names them)
+                raise TasksFailed(failures)
             return None
         stats = sum((_read_stats(self.logging_dir, rank) for rank in range(self.world_size)), start=PipelineStats())
         with self.logging_dir.open("stats.json", "wt") as f:
@@ -501,9 +516,9 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
         return super()._run_for_rank(rank, local_rank, *args, **kwargs)
 
 
-def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
+def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, dict[int, str]]:
     """Run each job (a list of ranks) as one Ray task, at most ``executor.workers`` at a time;
-    returns how many completed."""
+    returns how many completed, and why each rank that did not complete did not."""
     import ray
 
     options = {"num_cpus": executor.cpus_per_task, "num_gpus": getattr(executor, "gpus_per_task", 0),
@@ -516,12 +531,17 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
     waiting = list(jobs)
     running: dict = {}  # object ref -> (ranks, started)
     completed = 0
+    failures: dict[int, str] = {}
+    no_node_since = None  # (when the cluster was last seen with no node that can run a task)
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
                 ranks = waiting.pop(0)
                 running[task.remote(executor_ref, ranks, executor.working_dir)] = (ranks, time.monotonic())
             finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
+            if not finished:  # (the only node that could run them lost mid-run: Ray waits for another, forever)
+                no_node_since = _check_some_node_fits(executor, no_node_since, [r for rs in running.values()
+                                                                                for r in rs[0]])
             for ref in finished:
                 ranks, _ = running.pop(ref)
                 try:
@@ -529,18 +549,52 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> int:
                     completed += 1
                 except LoggingFolderNotShared as exc:  # (every task of that node would: the run stops)
                     raise LoggingFolderNotShared(str(getattr(exc, "cause", exc))) from None
-                except Exception as exc:  # noqa: BLE001 - the task's error: logged, its ranks left incomplete
-                    logger.error(printable(f"task(s) {ranks} did not complete: {type(exc).__name__}: {exc}"))
+                except Exception as exc:  # noqa: BLE001 - the task's error: its ranks left incomplete, named
+                    # (Ray's error was logged whole: its traceback, in terminal colours, and no reason a full disk
+                    # or a dead process was told by; the run then said "5 task(s) did not complete", naming none)
+                    cause = getattr(exc, "cause", None) or exc
+                    if isinstance(cause, RanksFailed):
+                        failures.update(cause.failures)
+                    else:  # (the worker lost Ray's retries over, ...)
+                        why = printable(prefix(f"{type(cause).__name__}: {str(cause).strip()}".splitlines()[0], 300))
+                        failures.update({rank: why for rank in ranks if not executor.is_rank_completed(rank)})
+                    for rank in ranks:
+                        if rank in failures:
+                            logger.error(printable(f"task {rank} did not complete: {failures[rank]}"))
             for ref, (ranks, started) in list(running.items()):
                 if executor.time and time.monotonic() - started > executor.time:
                     ray.cancel(ref, force=True)
                     running.pop(ref)
+                    for rank in ranks:
+                        failures[rank] = f"it ran longer than {executor.time} s (time) and was stopped"
                     logger.warning(f"task(s) {ranks} ran longer than {executor.time} s and were stopped")
     finally:
         for ref in running:  # interrupted: stop what still runs
             with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
-    return completed
+    return completed, failures
+
+
+NO_NODE_GRACE = 30  # seconds a run waits for a node that can run its tasks to come back (restarted, autoscaled)
+
+
+def _check_some_node_fits(executor: RayTaskExecutor, since: float | None, ranks: list[int]) -> float | None:
+    """While tasks wait: None when a live node can run a task, else when none could first; ValueError once none
+    could for NO_NODE_GRACE seconds.  A run whose only node that could run its tasks died mid-run waited, silent,
+    for ever: the check before the run (`check_task_fits`) no longer held."""
+    try:
+        check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)
+        return None
+    except ValueError as exc:
+        now = time.monotonic()
+        if since is None:
+            logger.warning(f"task(s) {sorted(ranks)} wait: {exc} (a node that could run them left the cluster; the run "
+                           f"stops unless one joins within {NO_NODE_GRACE} s)")
+            return now
+        if now - since < NO_NODE_GRACE:
+            return since
+        raise ValueError(f"task(s) {sorted(ranks)} cannot run: {exc}; none has for {NO_NODE_GRACE} s (a node that "
+                         f"could run them left the cluster)") from None
 
 
 def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | None = None) -> None:
@@ -565,14 +619,25 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
                                            args=(pickled_executor, rank, local_rank, working_dir))
             process.start()
             processes.append((rank, process))
-    failed = []
+    failed = {}
     for rank, process in processes:
         process.join()
         if process.exitcode != 0:
-            error = task_error(executor.logging_dir, rank) if process.exitcode == 1 else None
-            failed.append(f"task {rank}: {_describe_exit(process.exitcode, error)}")
+            failed[rank] = _why_task_ended(executor, rank, process.exitcode)
     if failed:
-        raise RuntimeError("; ".join(failed))
+        raise RanksFailed(failed)
+
+
+class RanksFailed(RuntimeError):
+    """A Ray task's ranks that did not complete, each with why (`_why_task_ended`): the driver names them as a local
+    run does (`TasksFailed`).  Its one argument is that dict, so that it pickles back whole from the worker."""
+
+    def __init__(self, failures: dict[int, str]):
+        super().__init__(failures)
+        self.failures = failures
+
+    def __str__(self) -> str:
+        return "; ".join(f"task {rank}: {why}" for rank, why in sorted(self.failures.items()))
 
 
 @contextlib.contextmanager
@@ -597,8 +662,10 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_
     time.sleep(random.randint(0, executor.randomize_start_duration))
     try:
         executor._run_for_rank(rank, local_rank)
-    except Exception:  # datatrove's _run_for_rank logged it; the exit status tells the Ray task
-        sys.exit(1)
+    except Exception as exc:  # the exit status tells the Ray task why (a full disk was "exited with status 1")
+        if is_disk_full(exc):
+            _quiet_logger()  # (said once, by the driver: no traceback per log record that no longer fits)
+        sys.exit(_task_exit_status(exc))
 
 
 SLURM_JOB_RECORD = "plexity-slurm-job"  # in the logging folder: the array job last launched into it
@@ -844,11 +911,36 @@ def check_ray_address(address: str, give: str, timeout: float = RAY_ANSWER_TIMEO
     if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as connection:
+            answer = _grpc_answer(connection, timeout)
     except OSError as exc:
         why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
         raise ConnectionError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
                               f"or {give}") from None
+    # (another server's port, the dashboard's 8265 say: ray.init tried it again and again for minutes, warning
+    # "Failed to get cluster ID from GCS server")
+    if answer and not (len(answer) == 9 and answer[3] == _HTTP2_SETTINGS):
+        port_of = ("Ray client's server (10001 by default)" if address.startswith("ray://") else
+                   "the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265)")
+        raise ConnectionError(printable(f"what answers at {address} is not a Ray cluster (it answered {answer!r}, not "
+                                        f"gRPC): give the port of {port_of}, or {give}"))
+
+
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + b"\x04" + bytes(5)  # (and an empty SETTINGS frame)
+_HTTP2_SETTINGS = 4  # the type of the frame a gRPC server (a Ray head, Ray client's server) answers it with
+
+
+def _grpc_answer(connection, timeout: float) -> bytes:
+    """The first bytes a server answers an HTTP/2 client's preface with (a gRPC server: its SETTINGS frame's 9-byte
+    header); b"" when it answers nothing in time, or under TLS (RAY_USE_TLS: the preface would be refused unread)."""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return b""
+    try:
+        connection.settimeout(timeout)
+        connection.sendall(_HTTP2_PREFACE)
+        return connection.recv(9)
+    except OSError:
+        return b""
 
 
 def check_cluster_ray_would_join() -> None:

@@ -1,0 +1,140 @@
+"""`plexity run --executor ray` and `RayTaskExecutor` when a task fails or the run is stopped, on the Ray cluster of
+tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it,
+SIGTERM stops the run as Ctrl-C does, and an address where another server answers is one line at once."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from helpers import PLEXITY, REPO, SAMPLE, completions
+from ray_cluster import NODE_VAR, cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.ray
+
+# A pipeline whose task 1 raises, until the flag file exists.
+FAILING_RUN = '''
+import os, sys
+import ray
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import HtmlTagsExtractor, RayTaskExecutor, WarcHtmlReader
+
+address, warcs, out, flag = sys.argv[1:5]
+
+def fail_in_task_1(data, rank=0, world_size=1, flag=flag):
+    for doc in data:
+        if rank == 1 and not os.path.exists(flag):
+            raise ValueError("a page this step cannot take")
+        yield doc
+
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor([WarcHtmlReader(warcs), HtmlTagsExtractor(), fail_in_task_1, JsonlWriter(f"{out}/documents")],
+                tasks=2, mem_per_cpu_gb=0.5, logging_dir=f"{out}/logs").run()
+'''
+
+
+def test_a_task_that_fails_is_named_with_its_exception_and_the_same_run_redoes_only_it(cluster, tmp_path):
+    # (the run logged Ray's error whole, its traceback in terminal colours, and `run` returned as if all was well:
+    # `plexity run` said "1 task(s) did not complete", naming none; a full disk was "exited with status 1")
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    for name in ("a", "b"):
+        (warcs / f"{name}.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "run.py").write_text(FAILING_RUN)
+    command = [sys.executable, "run.py", cluster.address, str(warcs), str(tmp_path / "out"), str(tmp_path / "flag")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert (  # (Ray's copy of the task's log lines may come after it, or amid it)
+        "plexity_plugins.errors.TasksFailed: 1 task(s) did not complete (task 1: its worker process exited with "
+        "status 1: ValueError: a page this step cannot take (the task's log says more)); their output is incomplete "
+        "and not marked complete: run the same command again to redo only them") in proc.stderr, proc.stderr[-3000:]
+    said = [line.split(" - ", 1)[1] for line in proc.stderr.splitlines() if "executor:_run_on_ray" in line]
+    assert said == ["task 1 did not complete: its worker process exited with status 1: ValueError: a page this step "
+                    "cannot take (the task's log says more)"]
+    assert completions(tmp_path / "out" / "logs") == ["00000"]
+    (tmp_path / "flag").touch()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert again.returncode == 0 and "Will run pipeline on 1 incomplete ranks out of 2 total" in again.stderr, \
+        again.stderr[-3000:]
+    assert completions(tmp_path / "out" / "logs") == ["00000", "00001"]
+
+
+def test_sigterm_stops_the_run_and_its_tasks_as_ctrl_c_does(cluster, tmp_path):
+    # (ray.init put its own handler in place of the command's: the run ended with exit 1 and Ray's
+    # "*** SIGTERM received ..." stack, no word of what was kept or how to go on)
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 60)  # (gzip members one after another: one WARC)
+    run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                      "--ray-address", cluster.address, "--mem-per-cpu-gb", "0.5"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+
+    def task_running():  # (its process, forked from the Ray worker: two of that title, one the other's parent)
+        tasks = [p for p in cluster_processes(cluster.token) if p.cmdline()[:1] == ["ray::plexity_task"]]
+        return any(p.ppid() in {t.pid for t in tasks} for p in tasks)
+
+    assert wait_until(lambda: run.poll() is not None or task_running(), timeout=120) and run.poll() is None
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err[-3000:]
+    assert err.strip().splitlines()[-1] == ("plexity run: interrupted: the tasks that completed are kept; the same "
+                                            "command runs the others")
+    assert "SIGTERM received" not in err
+    assert wait_until(lambda: not task_running(), timeout=20)  # the task stopped with the run
+    assert completions(tmp_path / "out" / "logs") == []
+
+
+def test_an_address_where_another_server_answers_is_one_line_at_once_not_minutes_of_retries(tmp_path):
+    # (the dashboard's port, say: ray.init tried it again and again, "Failed to get cluster ID from GCS server")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_port}"
+    try:
+        started = time.monotonic()
+        proc = subprocess.run(PLEXITY + ["run", str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                         "--ray-address", address], capture_output=True, text=True, timeout=60,
+                              cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 2 and time.monotonic() - started < 30
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"plexity run: error: what answers at {address} is not a Ray cluster (it answered b'<!DOCTYPE', not gRPC): "
+        f"give the port of the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265), or give "
+        f"its head's address (--ray-address, $RAY_ADDRESS)")
+    assert not (tmp_path / "out" / "logs" / "completions").exists()
+
+
+def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_ever(cluster, tmp_path):
+    # (the lost task was run again by Ray on a node of 2 CPUs, which no node had any more: the run waited, silent)
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 60)
+    big = cluster.add_node(num_cpus=2, env_vars={NODE_VAR: "big"})
+    cluster.wait_for_nodes()
+    run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
+                                      "--ray-address", cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb",
+                                      "0.25"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert wait_until(lambda: run.poll() is not None or any(
+            p.cmdline()[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
+            timeout=120) and run.poll() is None
+        cluster.remove_node(big, allow_graceful=False)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, err[-3000:]
+    assert ("plexity run: 1 task(s) did not complete (ValueError: task(s) [0] cannot run: no node of the Ray cluster "
+            "can run a task of 2 CPUs and 0.5 GB of memory (the nodes have: ") in err, err[-3000:]
+    assert "wait: no node of the Ray cluster can run a task of 2 CPUs" in err  # (said as it began to wait)
