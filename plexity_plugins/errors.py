@@ -199,6 +199,7 @@ _CANNOT_WRITE = {
     errno.EACCES: "choose an output this user may write to, or give this user the right to write there",
     errno.EPERM: "choose another output (an immutable file, or a system folder, takes no writes)",
     errno.EROFS: "choose an output on another file system",
+    errno.EISDIR: "a folder has that name: move it away, or choose another output",
 }
 
 
@@ -212,7 +213,8 @@ def cannot_write_message(exc: BaseException) -> str | None:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno in _CANNOT_WRITE and exc.filename is not None:
-            path = os.fsdecode(exc.filename)
+            # (a rename onto a folder names the file renamed first, the folder second)
+            path = os.fsdecode(exc.filename2 if exc.errno == errno.EISDIR and exc.filename2 else exc.filename)
             if exc.errno != errno.EROFS and os.path.lexists(path) and not os.access(path, os.R_OK):
                 return None
             return f"cannot write {path}: {os.strerror(exc.errno).lower()}: {_CANNOT_WRITE[exc.errno]}"

@@ -72,3 +72,30 @@ def test_a_scrapy_dropped_file_in_a_read_only_folder_stops_the_crawl_before_it_s
     with pytest.raises(PlexitySettingError) as raised:
         PerplexityFilterPipeline.from_crawler(get_crawler(settings_dict={"PLEXITY_DROPPED_FILE": str(path)}))
     assert str(raised.value) == f"PLEXITY_DROPPED_FILE is {str(path)!r}: cannot write {read_only_disk}: {READ_ONLY}"
+
+
+def test_an_output_file_whose_name_a_folder_has_fails_its_task_naming_it_and_loses_nothing(tmp_path):
+    """documents/00000.jsonl.gz made a folder (a copy gone wrong, a user's own): before, the task's file was moved
+    into that folder as .00000.jsonl.gz.part and the task marked complete, its documents lost unsaid.  Now the task
+    fails naming the file, and once the folder is moved away the same command writes it."""
+    out = tmp_path / "out"
+    (out / "documents" / "00000.jsonl.gz").mkdir(parents=True)
+    first = run_plexity("run", str(SAMPLE), "--output-dir", str(out), "--extractor", "tags")
+    assert first.returncode == 1, first.stderr[-2000:]
+    assert (f"cannot write {out}/documents/00000.jsonl.gz: is a directory: a folder has that name: move it away, or "
+            f"choose another output") in first.stderr.splitlines()[-1]
+    assert list((out / "documents" / "00000.jsonl.gz").iterdir()) == []
+    (out / "documents" / "00000.jsonl.gz").rmdir()
+    again = run_plexity("run", str(SAMPLE), "--output-dir", str(out), "--extractor", "tags")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (out / "documents" / "00000.jsonl.gz").is_file()
+
+
+def test_plexity_clean_names_the_folder_that_has_its_output_file_s_name(tmp_path):
+    """Before: "[Errno 21] Is a directory: '.../.sample.warc.gz.part' -> '.../sample.warc.gz'"."""
+    (tmp_path / "out" / "sample.warc.gz").mkdir(parents=True)
+    result = run_plexity("clean", str(SAMPLE), "--output-dir", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"plexity clean: error: cannot write {tmp_path}/out/sample.warc.gz: is a directory: a folder has that name: "
+        f"move it away, or choose another output")

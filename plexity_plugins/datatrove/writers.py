@@ -13,7 +13,9 @@ over the same folder) and the writer's ``__exit__``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
 from typing import IO, Callable
 
 from datatrove.io import DataFolderLike, OutputFileManager
@@ -89,6 +91,9 @@ class PartFileManager(OutputFileManager):
                 close_through(self._rotated.pop(0))
             while self.closed_by_datatrove:
                 filename = self.closed_by_datatrove[0]
+                if self.folder.isdir(filename):  # (a move onto a folder moves into it: task completed, file lost)
+                    path = self.folder.resolve_paths(filename)
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
                 self.folder.mv(part_name(filename), filename)
                 self.closed_by_datatrove.pop(0)
         except BaseException:
