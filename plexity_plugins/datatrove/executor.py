@@ -938,7 +938,13 @@ def _grpc_answer(connection, timeout: float) -> bytes:
     try:
         connection.settimeout(timeout)
         connection.sendall(_HTTP2_PREFACE)
-        return connection.recv(9)
+        answer = b""
+        while len(answer) < 9:  # (a frame's header may come in more than one piece, over a slow network)
+            piece = connection.recv(9 - len(answer))
+            if not piece:
+                break
+            answer += piece
+        return answer
     except OSError:
         return b""
 
