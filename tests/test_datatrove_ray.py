@@ -120,8 +120,9 @@ def test_plexity_run_on_three_nodes_reads_every_record_once_and_writes_what_the_
 def test_a_task_too_big_for_every_node_is_an_error_not_an_endless_wait(cluster, warcs, tmp_path):
     proc = plexity_run(str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
                        "--ray-address", cluster.address, "--cpus-per-task", "2", timeout=120)
-    assert proc.returncode == 1
-    assert "no node of the Ray cluster can run a task of 2 CPUs and 4 GB" in proc.stderr
+    assert proc.returncode == 2  # (a usage error: it said "1 task(s) did not complete ...; re-run the same command")
+    assert proc.stderr.splitlines()[-1].startswith("plexity run: error: no node of the Ray cluster can run a task of "
+                                                   "2 CPUs and 4 GB")
     assert "(the nodes have: 1 CPUs" in proc.stderr
 
 

@@ -730,6 +730,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
             if connected:
                 print(f"plexity run: {connected}", flush=True)
+                if executor.get_incomplete_ranks(range(executor.world_size)):
+                    from ..datatrove.executor import check_task_fits
+
+                    try:  # (a usage error, not "N task(s) did not complete ...; re-run the same command")
+                        check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)
+                    except ValueError as exc:
+                        print(printable(f"plexity run: error: {exc}"), file=sys.stderr)
+                        return USAGE_STATUS
             try:
                 executor.run()
             except Exception as exc:  # a task failed; the completed ones keep their markers
