@@ -191,6 +191,12 @@ stop() {
   local pidfile
   local pid
   local pids=()
+  if [ -n "$PRIVATE" ] && pid_alive "$RUN/slurmctld.pid"; then
+    # its jobs first (a private cluster's are the tests' own): a job still running when slurmd ends goes on, and
+    # its step waits for ever for a slurmd to tell that it ended, adopted by init
+    scancel --full --quiet --user "$(id -un)" >/dev/null 2>&1 || true
+    for _ in $(seq 50); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+  fi
   # told all at once, then waited for: each takes ~2 s to end (one after the other, ~6 s)
   for pidfile in "$RUN/slurmd.pid" "$RUN/slurmctld.pid" "$MUNGE_DIR/munged.pid"; do
     if pid_alive "$pidfile"; then
@@ -202,6 +208,17 @@ stop() {
   for pid in "${pids[@]}"; do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
+  # (a step left all the same, its slurmd gone before it reported its end: known by its SLURM_CONF)
+  if [ -n "$PRIVATE" ]; then
+    local environ
+    for environ in /proc/[0-9]*/environ; do
+      pid="${environ#/proc/}"; pid="${pid%/environ}"
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || continue
+      if { tr '\0' '\n' < "$environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$CONF"; then
+        kill -9 "$pid" 2>/dev/null || true
+      fi
+    done
+  fi
   echo "slurm.sh: stopped"
 }
 

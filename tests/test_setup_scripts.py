@@ -1,5 +1,5 @@
 """The set-up scripts' shared pieces, run for real: copying a checkout without git (a tarball),
-and the Slurm script's port check."""
+and the Slurm script's port check and stop."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -80,3 +84,35 @@ def test_a_new_venv_says_it_kept_the_old_pip_when_pypi_cannot_be_reached(tmp_pat
     assert lines[1] == (f"setup:   venv: kept pip {kept} (the one venv installs), not the latest: "
                         f"PyPI could not be reached")
     assert re.fullmatch(r"setup:   \.\.\. done in \d+ s", lines[-1])
+
+
+@pytest.mark.slurm
+def test_slurm_stop_ends_the_private_cluster_s_running_jobs_too(tmp_path):
+    """A job still running when `slurm.sh stop` stopped the daemons went on, its job step adopted by init and waiting
+    for ever for a slurmd to report to (the test session's Slurm left such steps, and their jobs, after it ended).
+    Now a private cluster's jobs are cancelled first, and a step left all the same is ended."""
+    import psutil
+
+    directory = tempfile.mkdtemp(prefix="plexity-slurm-stop-")  # (outside pytest's 0700 folders: munged's socket)
+    os.chmod(directory, 0o755)
+    env = {**os.environ, "PLEXITY_SLURM_DIR": directory, "SLURM_CONF": os.path.join(directory, "slurm.conf")}
+    script = str(REPO / "scripts" / "slurm.sh")
+    try:
+        started = subprocess.run(["bash", script, "start"], capture_output=True, text=True, timeout=120, env=env)
+        assert started.returncode == 0, started.stdout + started.stderr
+        job = tmp_path / "job.sh"
+        job.write_text(f"#!/bin/bash\nexec sleep 97.{os.getpid()}\n")
+        subprocess.run(["sbatch", "-p", "debug", "-o", str(tmp_path / "job.out"), str(job)], env=env, check=True,
+                       capture_output=True)
+        deadline = time.monotonic() + 60
+        while "RUNNING" not in subprocess.run(["squeue", "-h", "-o", "%T"], env=env, capture_output=True,
+                                              text=True).stdout:
+            assert time.monotonic() < deadline, "the job did not start"
+            time.sleep(0.2)
+    finally:
+        subprocess.run(["bash", script, "stop"], capture_output=True, text=True, timeout=60, env=env)
+    time.sleep(0.5)
+    left = [p.info["cmdline"] for p in psutil.process_iter(["cmdline", "environ"])
+            if p.info["cmdline"] and (f"97.{os.getpid()}" in " ".join(p.info["cmdline"])
+                                      or (p.info["environ"] or {}).get("SLURM_CONF") == env["SLURM_CONF"])]
+    assert left == []
