@@ -291,8 +291,8 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 parent = os.getpid() if executor.start_method == "fork" else None
                 process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
                                           name=f"plexity-task-{rank}")
+                running[process] = (rank, local_rank)  # (before it starts: a Ctrl-C inside start() stops it too)
                 process.start()
-                running[process] = (rank, local_rank)
             # A process's sentinel stays open while its extractor subprocess (which inherited
             # it) lives: so also ask each process itself (waitpid) whether it has ended.
             multiprocess.connection.wait([p.sentinel for p in running], timeout=0.2)
@@ -314,9 +314,11 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
         in_main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if running and in_main else None
         try:
-            for process in running:  # (all at once, then each reaped: a task killed but not yet reaped is still
+            started = [process for process in running if process.pid is not None]
+            for process in started:  # (all at once, then each reaped: a task killed but not yet reaped is still
                 _signal_group(process.pid)  # in its group, and `_kill_group` waited 1 s for each: 8 s for 8 workers)
-            for process in running:
+                process.kill()  # (one just started may not lead its group yet, `_task_main`'s setpgid: missed above)
+            for process in started:
                 process.join(timeout=5)
                 _kill_group(process.pid)
         finally:
