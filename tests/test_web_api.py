@@ -571,8 +571,9 @@ def test_files_are_decoded_off_the_event_loop_so_the_model_list_answers_meanwhil
             thread.join()
     finally:
         stop_server(process)
-    # (after: a wait is at most about one decode, whose check of the bytes holds the GIL; before: half the queue)
-    assert statistics.median(waits) < 2 * alone[0], (waits, alone)
+    # (after: a wait is about one decode, whose check of the bytes holds the GIL, 2.2 of them at most in one CI run on a
+    # machine where a decode takes 0.1 s; before: half the queue of ten, about five)
+    assert statistics.median(waits) < 3 * alone[0], (waits, alone)
 
 
 def test_slow_bodies_take_no_queue_place_and_are_cut_off_at_the_body_time_limit():
