@@ -57,6 +57,8 @@ _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception
                              r"\w*(?::.*)?$")
 # A failed read is logged in one line, without a traceback (`_errors_logged_in_one_line`): "... - ReadError: ...".
 _READ_ERROR_LINE = re.compile(r" - (ReadError: .+)$")
+# An exception of a module's own, as a traceback ends with it: "plexity_plugins.errors.InputFilesChanged: task 0: ..."
+_QUALIFIED_EXCEPTION_LINE = re.compile(r"^[a-z_]\w*(?:\.\w+)*\.[A-Z]\w*: .+$")
 LOG_TAIL_BYTES = 64 * 1024
 
 
@@ -66,18 +68,31 @@ def task_error(logging_dir, rank: int) -> str | None:
     status 1 (the task's log says why)": which of the task logs, and why, the user had to look up."""
     try:
         with logging_dir.open(f"logs/task_{rank:05d}.log", "rb") as log:
-            with contextlib.suppress(OSError, ValueError):
-                log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
-            tail = log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
+            tail = _tail(log)
     except (OSError, ValueError):
         return None
-    found = []
+    return _last_error(tail)
+
+
+def _tail(log) -> str:
+    """The last LOG_TAIL_BYTES of an open binary file, as text."""
+    with contextlib.suppress(OSError, ValueError):
+        log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+    return log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
+
+
+def _last_error(tail: str, slurm: bool = False) -> str | None:
+    """The last exception line of a log's `tail` (a failed read's one line too), cut to 300 characters.  With `slurm`,
+    a Slurm log's: srun's "0: " prefixes left out, and a module's own exception named with its module accepted."""
+    found = None
     for line in map(str.strip, tail.splitlines()):
-        if _EXCEPTION_LINE.match(line):
-            found.append(line)
+        if slurm:
+            line = re.sub(r"^\d+: ", "", line)
+        if _EXCEPTION_LINE.match(line) or (slurm and _QUALIFIED_EXCEPTION_LINE.match(line)):
+            found = line
         elif read_error := _READ_ERROR_LINE.search(line):
-            found.append(read_error.group(1))
-    return printable(prefix(found[-1], 300)) if found else None
+            found = read_error.group(1)
+    return printable(prefix(found, 300)) if found else None
 
 
 def _describe_exit(code: int | None, error: str | None = None) -> str:
@@ -835,29 +850,16 @@ def _log_tail(path: Path) -> str:
     """The last LOG_TAIL_BYTES of a file, as text ("" when it cannot be read)."""
     try:
         with open(path, "rb") as log:
-            with contextlib.suppress(OSError):
-                log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
-            return log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
+            return _tail(log)
     except OSError:
         return ""
-
-
-# An exception of a module's own, as a traceback ends with it: "plexity_plugins.errors.InputFilesChanged: task 0: ..."
-_QUALIFIED_EXCEPTION_LINE = re.compile(r"^[a-z_]\w*(?:\.\w+)*\.[A-Z]\w*: .+$")
 
 
 def slurm_log_error(path: Path) -> str | None:
     """The exception, or slurmstepd's line stopping the task, that an array task's Slurm log ends with (srun's "0: "
     prefixes left out): a task that fails before its own log is opened (its settings or input files checked) says it
     only there."""
-    found = None
-    for line in _log_tail(path).splitlines():
-        line = re.sub(r"^\d+: ", "", line.strip())
-        if _EXCEPTION_LINE.match(line) or _QUALIFIED_EXCEPTION_LINE.match(line):
-            found = line
-        elif read_error := _READ_ERROR_LINE.search(line):
-            found = read_error.group(1)
-    return printable(prefix(found, 300)) if found else None
+    return _last_error(_log_tail(path), slurm=True)
 
 
 def _sbatch_quoted(value: str) -> str:

@@ -275,19 +275,21 @@ def folder_name(folder) -> str:
     path = getattr(folder, "path", None)
     if path is None:
         return without_password(str(folder))
-    if is_local(folder):
+    protocol = _protocol(folder)
+    if protocol in ("file", "local"):
         return path
-    protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
-    protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
     # (fsspec's HTTP keeps the whole URL as the path: it was recorded as http://http://host/...)
     return without_password(path if path.startswith(f"{protocol}://") else f"{protocol}://{path}")
 
 
 def is_local(folder) -> bool:
     """Whether a DataFolder is on this machine's own file system."""
+    return _protocol(folder) in ("file", "local")
+
+
+def _protocol(folder) -> str:
     protocol = getattr(getattr(folder, "fs", None), "protocol", "file")
-    protocol = protocol[0] if isinstance(protocol, (tuple, list)) else protocol
-    return protocol in ("file", "local")
+    return protocol[0] if isinstance(protocol, (tuple, list)) else protocol
 
 
 def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:

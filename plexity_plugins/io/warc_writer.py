@@ -85,7 +85,7 @@ def warc_date(value) -> str:
         return _utc(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         try:
-            return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return _utc(datetime.fromtimestamp(value, timezone.utc))
         except (OverflowError, OSError, ValueError):  # (a year past 9999: said as it is)
             return str(value)
     value = header_value(value).strip() if value is not None else ""
@@ -93,7 +93,7 @@ def warc_date(value) -> str:
         moment = _parsed_date(value)
         if moment is not None:
             return _utc(moment)
-    return value or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value or _utc(datetime.now(timezone.utc))
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
