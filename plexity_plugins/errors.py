@@ -388,7 +388,7 @@ class UnrecordedResults(SettingsChanged):
 
 class JobStillQueued(RuntimeError):
     """A Slurm job launched into a run's logging folder still has tasks pending or running
-    (`plexity_plugins.datatrove.executor.SlurmTaskExecutor`): a second submission of the same run
+    (`plexity_plugins.datatrove.SlurmTaskExecutor`): a second submission of the same run
     would run the same tasks again beside them, both writing the same files, and its ranks_to_run.json
     would give the first job's waiting tasks other ranks."""
 

@@ -23,6 +23,12 @@ LAYERS = [
 ]
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 
+# Inside a layer folder, modules layered the same way: bottom to top, side by side on one line.  What the
+# datatrove executors share (and the local executor) is below the Ray and the Slurm executor, which do not import
+# each other.  (executor.py still hands out their names where they were, by `__getattr__` through importlib: the
+# old import path, and a Slurm job's executor.pik pickled before they moved.)
+MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]]}
+
 
 def part(module: str) -> str | None:
     """The layer folder (or front-end module) of `module`, a dotted name under plexity_plugins;
@@ -80,6 +86,45 @@ def layer_violations(package_dir: Path = PACKAGE) -> list[str]:
 
 def test_every_module_imports_only_its_own_layer_and_the_layers_below():
     assert layer_violations() == []
+
+
+def module_layer_violations(package_dir: Path = PACKAGE) -> list[str]:
+    """Imports that reach up or across between the modules `MODULE_LAYERS` layers inside a folder."""
+    problems = []
+    for folder, layers in MODULE_LAYERS.items():
+        level = {name: n for n, names in enumerate(layers) for name in names}
+        for name in level:
+            path = package_dir / folder / f"{name}.py"
+            assert path.is_file(), f"{path}: in MODULE_LAYERS, not in the package"
+            for line, target, names in imports(path, package_dir):
+                parts = target.split(".")
+                if parts[1:2] != [folder]:
+                    continue
+                others = [parts[2]] if len(parts) > 2 else names  # (`from . import ray_executor`)
+                for other in others:
+                    if other in level and other != name and level[other] >= level[name]:
+                        problems.append(f"{path.relative_to(package_dir.parent)}:{line} ({name}) imports "
+                                        f"{folder}.{other}, which is not below it")
+    return problems
+
+
+def test_the_modules_of_a_layer_folder_that_are_layered_import_only_those_below():
+    assert module_layer_violations() == []
+
+
+def test_the_module_scan_sees_an_import_across(tmp_path):
+    import shutil
+
+    copy = tmp_path / "plexity_plugins"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    slurm, shared = copy / "datatrove" / "slurm_executor.py", copy / "datatrove" / "executor.py"
+    slurm.write_text(slurm.read_text() + "\nfrom .ray_executor import RETRIES\n")
+    shared.write_text(shared.read_text() + "\nfrom . import slurm_executor\n")
+    assert module_layer_violations(copy) == [
+        f"plexity_plugins/datatrove/executor.py:{len(shared.read_text().splitlines())} (executor) imports "
+        f"datatrove.slurm_executor, which is not below it",
+        f"plexity_plugins/datatrove/slurm_executor.py:{len(slurm.read_text().splitlines())} (slurm_executor) "
+        f"imports datatrove.ray_executor, which is not below it"]
 
 
 def test_the_package_root_holds_only_the_front_ends_errors_and_the_layer_folders():

@@ -229,7 +229,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
         return LocalTaskExecutor(pipeline=pipeline, tasks=tasks, logging_dir=logging_dir, workers=workers,
                                  start_method=local_start_method(pipeline, workers))
     if executor == "slurm":
-        from ..datatrove.executor import SlurmTaskExecutor
+        from ..datatrove.slurm_executor import SlurmTaskExecutor
 
         if not partition:
             raise ValueError("--executor slurm needs --partition")
@@ -249,7 +249,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
             venv_path=venv or default_venv_activate(), job_name=job_name,
         )
     if executor == "ray":
-        from ..datatrove.executor import RayTaskExecutor
+        from ..datatrove.ray_executor import RayTaskExecutor
 
         return RayTaskExecutor(pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
                                cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb)
@@ -280,7 +280,7 @@ def ray_connection(address: str | None):
     of this machine's CPUs for the run and stop it after.  Yields a line saying which."""
     import ray
 
-    from ..datatrove.executor import check_ray_address
+    from ..datatrove.ray_executor import check_ray_address
 
     address = address or os.environ.get("RAY_ADDRESS") or None
     # (ray.init puts its own SIGTERM handler in place of the command's, which ends the run as Ctrl-C does: a
@@ -689,7 +689,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.executor == "slurm":  # (before --overwrite deletes what that job's tasks write)
             from datatrove.io import get_datafolder
 
-            from ..datatrove.executor import check_no_slurm_job_queued
+            from ..datatrove.slurm_executor import check_no_slurm_job_queued
             from ..errors import JobStillQueued
 
             try:  # this run's logging folder, DIR/logs and that of the run that last wrote into DIR (another one)
@@ -731,7 +731,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if connected:
                 print(f"plexity run: {connected}", flush=True)
                 if executor.get_incomplete_ranks(range(executor.world_size)):
-                    from ..datatrove.executor import check_task_fits
+                    from ..datatrove.ray_executor import check_task_fits
 
                     try:  # (a usage error, not "N task(s) did not complete ...; re-run the same command")
                         check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)

@@ -59,7 +59,9 @@ from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsE
                          TrafilaturaExtractor)
 from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,  # noqa: E402
                       NoInputFiles, SettingsChanged, TasksFailed, TextsNotHtml)
-from .executor import LocalTaskExecutor, RayTaskExecutor, SlurmTaskExecutor  # noqa: E402
+from .executor import LocalTaskExecutor  # noqa: E402
+from .ray_executor import RayTaskExecutor  # noqa: E402
+from .slurm_executor import SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402

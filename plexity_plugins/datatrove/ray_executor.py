@@ -1,0 +1,354 @@
+"""`RayTaskExecutor`: datatrove's Ray executor's arguments, run so that a task's processes die with it, a task
+that no node can hold is an error, and a task whose node is lost is run again; and the checks of the Ray cluster a
+run joins (`check_ray_address`, `check_cluster_ray_would_join`, `check_task_fits`).  ``ray`` itself is imported
+only when a run starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from datatrove.executor.ray import RayPipelineExecutor
+from datatrove.utils.logging import logger
+from datatrove.utils.stats import PipelineStats
+
+from ..errors import LoggingFolderNotShared, TasksFailed, is_disk_full, printable
+from ..runtime.lifetime import die_with_parent
+from ..text.graphemes import prefix
+from .executor import _quiet_logger, _read_stats, _SettingsChecked, _task_exit_status, _why_task_ended
+from .run_settings import check_settings_recorded
+
+
+RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
+
+
+class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
+    """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
+
+    - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
+      process, and the extractor process it starts, die with the worker (Linux
+      ``PR_SET_PDEATHSIG``, `plexity_plugins.runtime.lifetime`).  Under datatrove's own Ray
+      executor a task's process whose actor died without its clean-up (its node's raylet
+      killed, the out-of-memory killer) was adopted by init and went on writing the task's
+      output files while the task was run again elsewhere.
+    - A task whose worker or node is lost is run again by Ray (up to three times); one that
+      fails in its pipeline is not: once the others have run, `run` raises `TasksFailed`, naming each task that
+      did not complete and why, as `LocalTaskExecutor` does.  No task waits on a set-up that failed:
+      there is no set-up beyond Ray's own scheduling (datatrove's executor waited forever for a
+      task whose actor was killed as it started).
+    - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
+      memory on one node; if no node of the cluster has that much, Ray waits for such a node
+      forever.  Here the run stops at once with `ValueError`, saying what the nodes have; and when the
+      only such nodes leave mid-run, it says so and stops after ``NO_NODE_GRACE`` seconds without one.
+    - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
+
+    ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
+    ``tasks_per_job``, ``log_first``, ``ray_remote_kwargs`` and ``depends`` mean what they mean
+    for datatrove's.  As with datatrove's, the Ray cluster must be connected
+    (``ray.init(address=...)``) before `run`, and the logging dir (completion markers) and the
+    output folders must be on a filesystem every node sees (a shared disk, or an fsspec URL:
+    ``s3://...``).  A task that did not complete has no completion marker: running the same
+    pipeline again runs only such tasks.
+
+    Each task runs in the folder the executor was made in (where it exists on the task's node), as a
+    Slurm job runs in the folder it was submitted from: a relative path (a datatrove writer's folder,
+    the logging dir) names there what it named where the pipeline was written.  Ray starts its
+    workers in the folder of the node's ``ray start``, where the tasks wrote such paths' files
+    instead, and the run then failed reading their stats.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.working_dir = os.getcwd()  # (travels with the executor to the tasks)
+
+    def run(self):
+        import ray
+
+        if getattr(self, "nodes_per_task", 1) != 1:
+            raise ValueError("RayTaskExecutor runs each task on one node: for nodes_per_task > 1 use "
+                             "datatrove's RayPipelineExecutor")
+        if self.depends:  # (first: this run's input is what it writes, its settings are checked then)
+            self.depends.run()
+            if incomplete := self.depends.get_incomplete_ranks():
+                raise RuntimeError(f"the executor this one depends on did not complete {len(incomplete)} of its "
+                                   f"tasks: run it again first")
+        self._check_run_settings()
+        ranks = self.get_incomplete_ranks(range(self.world_size))
+        if not ranks:
+            logger.info(f"All {self.world_size} tasks appear to be completed already. Nothing to run.")
+            return None
+        if ray.is_initialized():
+            check_task_fits(self.cpus_per_task, self.mem_per_cpu_gb * self.cpus_per_task)
+        else:
+            check_cluster_ray_would_join()
+        logger.info(f"Will run pipeline on {len(ranks)} incomplete ranks out of {self.world_size} total.")
+        self.save_executor_as_json()
+        jobs = [ranks[i:i + self.tasks_per_job] for i in range(0, len(ranks), self.tasks_per_job)]
+        completed, failures = _run_on_ray(self, jobs)
+        if completed < len(jobs):
+            logger.warning(f"Only {completed}/{len(jobs)} tasks completed.")
+            if failures:  # (each named with why, as a local run names them)
+                raise TasksFailed(failures)
+            return None
+        stats = sum((_read_stats(self.logging_dir, rank) for rank in range(self.world_size)), start=PipelineStats())
+        with self.logging_dir.open("stats.json", "wt") as f:
+            stats.save_to_disk(f)
+        logger.success(stats.get_repr(f"All {completed}/{len(jobs)} tasks."))
+        return stats
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        import multiprocess
+
+        parent = multiprocess.parent_process()  # the Ray worker that forked this process
+        die_with_parent(parent.pid if parent is not None else None)
+        return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+
+
+def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, dict[int, str]]:
+    """Run each job (a list of ranks) as one Ray task, at most ``executor.workers`` at a time;
+    returns how many completed, and why each rank that did not complete did not."""
+    import ray
+
+    options = {"num_cpus": executor.cpus_per_task, "num_gpus": getattr(executor, "gpus_per_task", 0),
+               "memory": int(executor.mem_per_cpu_gb * executor.cpus_per_task * 1024**3), "max_retries": RETRIES,
+               **(executor.ray_remote_kwargs or {})}
+    task = ray.remote(plexity_task).options(**options)
+    import dill
+
+    executor_ref = ray.put(dill.dumps(executor))  # (unpickled in the task's working folder: `plexity_task`)
+    waiting = list(jobs)
+    running: dict = {}  # object ref -> (ranks, started)
+    completed = 0
+    failures: dict[int, str] = {}
+    no_node_since = None  # (when the cluster was last seen with no node that can run a task)
+    try:
+        while waiting or running:
+            while waiting and len(running) < executor.workers:
+                ranks = waiting.pop(0)
+                running[task.remote(executor_ref, ranks, executor.working_dir)] = (ranks, time.monotonic())
+            finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
+            if not finished:  # (the only node that could run them lost mid-run: Ray waits for another, forever)
+                no_node_since = _check_some_node_fits(executor, no_node_since, [r for rs in running.values()
+                                                                                for r in rs[0]])
+            for ref in finished:
+                ranks, _ = running.pop(ref)
+                try:
+                    ray.get(ref)
+                    completed += 1
+                except LoggingFolderNotShared as exc:  # (every task of that node would: the run stops)
+                    raise LoggingFolderNotShared(str(getattr(exc, "cause", exc))) from None
+                except Exception as exc:  # noqa: BLE001 - the task's error: its ranks left incomplete, named
+                    # (Ray's error was logged whole: its traceback, in terminal colours, and no reason a full disk
+                    # or a dead process was told by; the run then said "5 task(s) did not complete", naming none)
+                    cause = getattr(exc, "cause", None) or exc
+                    if isinstance(cause, RanksFailed):
+                        failures.update(cause.failures)
+                    else:  # (the worker lost Ray's retries over, ...)
+                        why = printable(prefix(f"{type(cause).__name__}: {str(cause).strip()}".splitlines()[0], 300))
+                        failures.update({rank: why for rank in ranks if not executor.is_rank_completed(rank)})
+                    for rank in ranks:
+                        if rank in failures:
+                            logger.error(printable(f"task {rank} did not complete: {failures[rank]}"))
+            for ref, (ranks, started) in list(running.items()):
+                if executor.time and time.monotonic() - started > executor.time:
+                    ray.cancel(ref, force=True)
+                    running.pop(ref)
+                    for rank in ranks:
+                        failures[rank] = f"it ran longer than {executor.time} s (time) and was stopped"
+                    logger.warning(f"task(s) {ranks} ran longer than {executor.time} s and were stopped")
+    finally:
+        for ref in running:  # interrupted: stop what still runs
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+    return completed, failures
+
+
+NO_NODE_GRACE = 30  # seconds a run waits for a node that can run its tasks to come back (restarted, autoscaled)
+
+
+def _check_some_node_fits(executor: RayTaskExecutor, since: float | None, ranks: list[int]) -> float | None:
+    """While tasks wait: None when a live node can run a task, else when none could first; ValueError once none
+    could for NO_NODE_GRACE seconds.  A run whose only node that could run its tasks died mid-run waited, silent,
+    for ever: the check before the run (`check_task_fits`) no longer held."""
+    try:
+        check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)
+        return None
+    except ValueError as exc:
+        now = time.monotonic()
+        if since is None:
+            logger.warning(f"task(s) {sorted(ranks)} wait: {exc} (a node that could run them left the cluster; the run "
+                           f"stops unless one joins within {NO_NODE_GRACE} s)")
+            return now
+        if now - since < NO_NODE_GRACE:
+            return since
+        raise ValueError(f"task(s) {sorted(ranks)} cannot run: {exc}; none has for {NO_NODE_GRACE} s (a node that "
+                         f"could run them left the cluster)") from None
+
+
+def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | None = None) -> None:
+    """One Ray task: each of `ranks` in a process of its own forked from this worker (as datatrove
+    runs them: a task's state, logger and extractor child never outlive it); raises if one did
+    not complete.  The executor comes pickled, to be unpickled in `working_dir` (`RayTaskExecutor`):
+    datatrove's folders are made again from their paths as written."""
+    import socket
+
+    import dill
+    import multiprocess
+
+    with _in_folder(working_dir):
+        executor = dill.loads(pickled_executor)
+        check_settings_recorded(executor.logging_dir, f"task(s) {ranks} on {socket.gethostname()}")
+        first = 0 if executor.log_first else 1  # local rank 0 logs to the console
+        # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
+        # (http, s3) this worker already opened cannot be used across a fork.
+        processes = []
+        for local_rank, rank in enumerate(ranks, start=first):
+            process = multiprocess.Process(target=_ray_task_main,
+                                           args=(pickled_executor, rank, local_rank, working_dir))
+            process.start()
+            processes.append((rank, process))
+    failed = {}
+    for rank, process in processes:
+        process.join()
+        if process.exitcode != 0:
+            failed[rank] = _why_task_ended(executor, rank, process.exitcode)
+    if failed:
+        raise RanksFailed(failed)
+
+
+class RanksFailed(RuntimeError):
+    """A Ray task's ranks that did not complete, each with why (`_why_task_ended`): the driver names them as a local
+    run does (`TasksFailed`).  Its one argument is that dict, so that it pickles back whole from the worker."""
+
+    def __init__(self, failures: dict[int, str]):
+        super().__init__(failures)
+        self.failures = failures
+
+    def __str__(self) -> str:
+        return "; ".join(f"task {rank}: {why}" for rank, why in sorted(self.failures.items()))
+
+
+@contextlib.contextmanager
+def _in_folder(folder: str | None):
+    """In `folder` where this node has it (else where the worker is: absolute paths work all the
+    same), back in the worker's own folder after (a Ray worker runs other tasks next)."""
+    previous = os.getcwd()
+    try:
+        with contextlib.suppress(OSError):
+            os.chdir(folder or previous)
+        yield
+    finally:
+        os.chdir(previous)
+
+
+def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None) -> None:
+    import dill
+
+    with contextlib.suppress(OSError):  # (forked in it; under another start method, not)
+        os.chdir(working_dir or os.getcwd())
+    executor = dill.loads(pickled_executor)
+    time.sleep(random.randint(0, executor.randomize_start_duration))
+    try:
+        executor._run_for_rank(rank, local_rank)
+    except Exception as exc:  # the exit status tells the Ray task why (a full disk was "exited with status 1")
+        if is_disk_full(exc):
+            _quiet_logger()  # (said once, by the driver: no traceback per log record that no longer fits)
+        sys.exit(_task_exit_status(exc))
+
+
+
+RAY_ANSWER_TIMEOUT = 5  # seconds a Ray head's port has to accept a connection
+
+
+def check_ray_address(address: str, give: str, timeout: float = RAY_ANSWER_TIMEOUT) -> None:
+    """ConnectionError, in one line, unless something accepts connections at a ``HOST:PORT`` or
+    ``ray://HOST:PORT`` address (``auto`` and other forms are Ray's to read); `give` says where
+    another address goes.  Given an address where no Ray runs, ``ray.init`` tried again and again for
+    some twelve minutes (20 tries of ~36 s), logging warnings."""
+    import socket
+
+    where = address.removeprefix("ray://")
+    host, colon, port = where.rpartition(":")
+    if "://" in where or not colon or not host or not port.isdigit():  # (auto, and forms Ray reads its own way)
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as connection:
+            answer = _grpc_answer(connection, timeout)
+    except OSError as exc:
+        why = "nothing answered" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise ConnectionError(f"no Ray cluster answers at {address} ({why}): start one there (`ray start --head`), "
+                              f"or {give}") from None
+    # (another server's port, the dashboard's 8265 say: ray.init tried it again and again for minutes, warning
+    # "Failed to get cluster ID from GCS server")
+    if answer and not (len(answer) == 9 and answer[3] == _HTTP2_SETTINGS):
+        port_of = ("Ray client's server (10001 by default)" if address.startswith("ray://") else
+                   "the head's `ray start --head --port` (6379 by default; not the dashboard's, 8265)")
+        raise ConnectionError(printable(f"what answers at {address} is not a Ray cluster (it answered {answer!r}, not "
+                                        f"gRPC): give the port of {port_of}, or {give}"))
+
+
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + b"\x04" + bytes(5)  # (and an empty SETTINGS frame)
+_HTTP2_SETTINGS = 4  # the type of the frame a gRPC server (a Ray head, Ray client's server) answers it with
+
+
+def _grpc_answer(connection, timeout: float) -> bytes:
+    """The first bytes a server answers an HTTP/2 client's preface with (a gRPC server: its SETTINGS frame's 9-byte
+    header); b"" when it answers nothing in time, or under TLS (RAY_USE_TLS: the preface would be refused unread)."""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return b""
+    try:
+        connection.settimeout(timeout)
+        connection.sendall(_HTTP2_PREFACE)
+        answer = b""
+        while len(answer) < 9:  # (a frame's header may come in more than one piece, over a slow network)
+            piece = connection.recv(9 - len(answer))
+            if not piece:
+                break
+            answer += piece
+        return answer
+    except OSError:
+        return b""
+
+
+def check_cluster_ray_would_join() -> None:
+    """Before a run not connected to Ray: Ray's own ``ray.init()`` (which the first task calls)
+    joins the cluster $RAY_ADDRESS names, or else the one the last ``ray start`` of this machine
+    wrote into its temp folder's ``ray_current_cluster`` (and starts a Ray of its own only when
+    neither is there).  A file left by a cluster that has since stopped made every run wait
+    through Ray's minutes of retries: ConnectionError at once, saying what to do."""
+    if (address := os.environ.get("RAY_ADDRESS")) and address != "auto":
+        check_ray_address(address, give="set $RAY_ADDRESS to a running cluster's head, or call ray.init() first")
+        return
+    # (Ray's temp folder, as Ray finds it: $RAY_TMPDIR, else $TMPDIR, else /tmp)
+    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    named_in = Path(temp) / "ray" / "ray_current_cluster"
+    try:
+        address = named_in.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    if address:
+        check_ray_address(address, give=(
+            f"connect first: ray.init(address=...) for a running cluster, ray.init(address=\"local\") for a "
+            f"Ray of this machine (this address is what {named_in} keeps from an earlier `ray start`, which "
+            f"Ray joins when no ray.init() came first; `ray stop` removes it)"))
+
+
+def check_task_fits(cpus: float, memory_gb: float) -> None:
+    """Raise ValueError unless a live node of the connected Ray cluster has `cpus` CPUs and
+    `memory_gb` GB of Ray's ``memory`` resource (in total: it may be busy now).  (A cluster
+    whose autoscaler would start a larger node on demand needs one such node up: Ray's head
+    reports an autoscaling status even with no autoscaler, so it cannot tell them apart.)"""
+    import ray
+
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    needed = {"CPU": cpus, "memory": memory_gb * 1024**3}
+    if any(all(resources.get(k, 0) >= v for k, v in needed.items() if v) for resources in nodes):
+        return
+    have = "; ".join(f"{r.get('CPU', 0):g} CPUs, {r.get('memory', 0) / 1024**3:.1f} GB" for r in nodes) or "no node"
+    raise ValueError(f"no node of the Ray cluster can run a task of {cpus:g} CPUs and {memory_gb:g} GB of memory "
+                     f"(the nodes have: {have}): lower the CPUs or the memory per task")
