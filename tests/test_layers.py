@@ -57,6 +57,15 @@ def imports(path: Path, package_dir: Path) -> list[tuple[int, str, list[str]]]:
     return found
 
 
+def package_copy(tmp_path: Path) -> Path:
+    """A copy of the package's sources under `tmp_path`, for a scan test to break."""
+    import shutil
+
+    copy = tmp_path / "plexity_plugins"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    return copy
+
+
 def layer_violations(package_dir: Path = PACKAGE) -> list[str]:
     problems = []
     for path in sorted(package_dir.rglob("*.py")):
@@ -113,10 +122,7 @@ def test_the_modules_of_a_layer_folder_that_are_layered_import_only_those_below(
 
 
 def test_the_module_scan_sees_an_import_across(tmp_path):
-    import shutil
-
-    copy = tmp_path / "plexity_plugins"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    copy = package_copy(tmp_path)
     slurm, shared = copy / "datatrove" / "slurm_executor.py", copy / "datatrove" / "executor.py"
     slurm.write_text(slurm.read_text() + "\nfrom .ray_executor import RETRIES\n")
     shared.write_text(shared.read_text() + "\nfrom . import slurm_executor\n")
@@ -137,10 +143,7 @@ def test_the_package_root_holds_only_the_front_ends_errors_and_the_layer_folders
 
 def test_the_scan_sees_an_upside_down_import(tmp_path):
     # the scan itself, on a copy of the package whose WARC reading imports the scorer
-    import shutil
-
-    copy = tmp_path / "plexity_plugins"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    copy = package_copy(tmp_path)
     inputs = copy / "io" / "inputs.py"
     inputs.write_text(inputs.read_text() + "\nfrom ..scoring.scorer import PerplexityScorer\n")
     assert layer_violations(copy) == ["plexity_plugins/io/inputs.py:%d (io) imports plexity_plugins.scoring.scorer "
@@ -208,10 +211,7 @@ def test_datatrove_is_used_through_its_public_api():
 
 
 def test_the_scan_sees_datatrove_s_privates(tmp_path):
-    import shutil
-
-    copy = tmp_path / "plexity_plugins"
-    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    copy = package_copy(tmp_path)
     writers = copy / "datatrove" / "writers.py"
     writers.write_text(writers.read_text() + "\n\ndef peek(manager):\n    return manager._output_files\n"
                        "\n\nfrom datatrove.executor import ray as datatrove_ray\n"
