@@ -183,3 +183,19 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     written += [d["metadata"]["url"] for d in read_jsonl_dir(out / "excluded")]
     assert sorted(written) == sorted(html_uris(shards))
     assert len(written) == len(set(written)) == 12
+
+
+def test_an_executor_pik_pickled_before_the_executors_moved_still_loads(tmp_path):
+    # datatrove pickles the executor into the logging folder's executor.pik, which the job's tasks load when they
+    # start: one pickled while SlurmTaskExecutor lived in plexity_plugins.datatrove.executor names it there
+    import dill
+
+    from plexity_plugins.datatrove import SlurmTaskExecutor, WarcHtmlReader
+
+    executor = SlurmTaskExecutor(pipeline=[WarcHtmlReader(str(tmp_path))], tasks=2, partition=PARTITION,
+                                 time="01:00:00", logging_dir=str(tmp_path / "logs"))
+    pickled = dill.dumps(executor, protocol=0)  # (names as lines: the module's name replaced as it was)
+    before = pickled.replace(b"plexity_plugins.datatrove.slurm_executor\n", b"plexity_plugins.datatrove.executor\n")
+    assert before != pickled
+    loaded = dill.loads(before)
+    assert type(loaded) is SlurmTaskExecutor and loaded.world_size == 2 and loaded.partition == PARTITION

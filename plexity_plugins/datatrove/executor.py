@@ -449,6 +449,7 @@ def _kill_group(pgid: int) -> None:
         time.sleep(0.01)
 
 
+# -- the Ray and Slurm executors' names, where they were ------------------------------------------
 
 # The names that moved to the Ray and Slurm executors' modules, by the module they are in now.
 _MOVED = {**dict.fromkeys(("RayTaskExecutor", "RETRIES", "NO_NODE_GRACE", "plexity_task", "RanksFailed",
