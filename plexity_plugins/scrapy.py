@@ -62,6 +62,7 @@ require_extra("scrapy", "plexity_plugins.scrapy")
 from itemadapter import ItemAdapter  # noqa: E402
 from scrapy import Item  # noqa: E402
 from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
+from scrapy.exporters import XmlItemExporter  # noqa: E402
 
 from .cleaning import policy
 from .scoring import methods
@@ -92,6 +93,7 @@ logger.addFilter(_PrintableMessages())
 
 STATS_PREFIX = "plexity/"
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
+XML_EXPORTER_PATH = "plexity_plugins.scrapy.PlexityXmlItemExporter"  # (the add-on's for FEED_EXPORTERS["xml"])
 ITEM_NOT_WRITABLE = "item_not_writable"
 CANNOT_START = "plexity: the crawl cannot start: %s"  # the log's first error for a setting it cannot use
 DEFAULT_PIPELINE_PRIORITY = 300
@@ -125,10 +127,31 @@ class PlexityFields(dict):
     """An item's ``plexity`` field (`PLEXITY_STATS_FIELD`): a dict, whose text is its JSON.  Scrapy's CSV feed
     writes a dict field as its text: it was Python's repr (``{'plexity_reason': None, ...}``), which no reader of
     the CSV (json.loads, pandas, DuckDB, a spreadsheet) takes apart; the JSON, JSON-lines and XML feeds write it
-    as the dict it is."""
+    as the dict it is (an XML feed: `PlexityXmlItemExporter`)."""
 
     def __str__(self) -> str:
         return json.dumps(self, ensure_ascii=False, default=str)
+
+
+def _xml_value(value: Any) -> Any:
+    """`value` as `PlexityXmlItemExporter` hands it to Scrapy's: None "" (an empty element), in a dict or list too."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return {key: _xml_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_xml_value(item) for item in value]
+    return value
+
+
+class PlexityXmlItemExporter(XmlItemExporter):
+    """Scrapy's XML feed exporter, writing a field that is None (``plexity_reason`` of a kept item, in the
+    ``plexity`` field; a document perplexity where there is none) as an empty element, as it writes a field the
+    item does not hold: Scrapy's writes the text ``None``, which an XML reader takes for a value.  The add-on makes
+    it the ``xml`` feed format's; with the pipeline alone, ``FEED_EXPORTERS = {"xml": XML_EXPORTER_PATH}``."""
+
+    def serialize_field(self, field, name: str, value: Any) -> Any:
+        return _xml_value(super().serialize_field(field, name, value))
 
 
 def shorten_drop_logs(formatter) -> None:
@@ -734,6 +757,8 @@ class PlexityAddon:
         except PlexitySettingError as exc:  # (said first, as the pipeline's settings are, not after asyncio's)
             logger.critical(CANNOT_START, exc)
             raise
+        if "xml" not in settings.getdict("FEED_EXPORTERS"):  # (an exporter of the project's own is kept)
+            settings["FEED_EXPORTERS"]["xml"] = XML_EXPORTER_PATH
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return

@@ -96,8 +96,8 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 MaxArraySize=10001
-# a job whose dependency can never be met (a failed array task) is cancelled, not left pending
-DependencyParameters=kill_invalid_depend
+# (no DependencyParameters=kill_invalid_depend, as most sites: plexity's Slurm executor asks for it per job,
+# sbatch --kill-on-invalid-dep=yes, and the tests see that it does)
 ${node} NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=${PARTITION} Nodes=${host} Default=YES MaxTime=INFINITE State=UP
 EOF

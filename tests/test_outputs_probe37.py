@@ -154,7 +154,7 @@ def test_plexity_clean_with_threshold_inf_writes_strict_json_stats(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     stats = _strict_json((tmp_path / "plexity-stats.json").read_text(encoding="utf-8"))
-    assert stats["threshold"] is None and stats["sentences_dropped"] == 0
+    assert stats["threshold"] == "inf" and stats["sentences_dropped"] == 0  # (as the settings record writes it)
 
 
 def test_plexity_run_with_threshold_inf_records_strict_json_settings_and_resumes(tmp_path):
@@ -180,3 +180,45 @@ def test_a_settings_record_an_earlier_version_wrote_with_infinity_still_resumes(
     (tmp_path / SETTINGS_FILE).write_text(json.dumps({"threshold": float("inf"), "method": "trim"}), encoding="utf-8")
     assert compare_or_record(tmp_path, {"threshold": float("inf"), "method": "trim"}) == []
     assert compare_or_record(tmp_path, {"threshold": 500.0, "method": "trim"}) == ["threshold: inf -> 500"]
+
+
+def _versions(path) -> set[str]:
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as f:
+        return {record.rec_headers.protocol for record in ArchiveIterator(f)}
+
+
+def test_plexity_clean_writes_each_cleaned_record_in_its_input_records_warc_version(tmp_path):
+    # Cleaned records were WARC/1.0 (warcio's default) in files whose copied records (requests, warcinfo ...) were
+    # the input's WARC/1.1: a file of two versions; each is now its source record's (a WARC/1.0 crawl stays 1.0).
+    import subprocess
+    import sys
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from helpers import REPO, SAMPLE
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "sample.warc.gz").write_bytes(SAMPLE.read_bytes())  # (WARC/1.1)
+    with open(tmp_path / "in" / "old.warc.gz", "wb") as f:
+        writer = WARCWriter(f, gzip=True, warc_version="1.0")
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://example.org/a", "request"))
+        writer.write_record(writer.create_warc_record("http://example.org/a", "response", http_headers=http,
+                                                      payload=io.BytesIO(ARTICLE.encode())))
+    done = subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", str(tmp_path / "in"), "-o",
+                           str(tmp_path / "out"), "--extractor", "tags", "--quiet"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _versions(tmp_path / "in" / "sample.warc.gz") == _versions(tmp_path / "out" / "sample.warc.gz") == \
+        {"WARC/1.1"}
+    assert _versions(tmp_path / "out" / "old.warc.gz") == {"WARC/1.0"}
+
+
+def test_warc_response_writer_writes_warc_1_1_throughout_as_its_warcinfo_says(tmp_path):
+    # (its warcinfo said "format: WARC File Format 1.1" in a WARC/1.0 record, as were the records after it)
+    _written_warc(tmp_path, [Document(text="The council approved the budget.", id="1",
+                                      metadata={"url": "http://ex.org/a", "date": "2024-01-01T12:00:00.250Z"})])
+    assert _versions(tmp_path / "out" / "00000.warc.gz") == {"WARC/1.1"}

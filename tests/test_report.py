@@ -280,3 +280,17 @@ def test_a_file_that_is_no_stats_file_is_one_line_saying_what_to_give(tmp_path, 
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.strip().endswith(": give the output folder of plexity clean or plexity run, or the "
                                         "plexity-stats.json of plexity clean")
+
+
+@pytest.mark.parametrize("command", ["clean", "run"])
+def test_the_report_of_a_run_with_threshold_inf_shows_the_no_filtering_baseline(tmp_path, command):
+    # `--threshold inf`, the no-filtering baseline: its stats (plexity clean) or settings (plexity run) recorded
+    # it as null or "inf", which the report showed as threshold "?".
+    out = tmp_path / "out"
+    done = plexity(command, str(EXAMPLE_WARC), "-o", str(out), "--extractor", "tags", "--threshold", "inf")
+    assert done.returncode == 0, done.stderr
+    done = plexity("report", str(out), "-o", str(tmp_path / "report.html"))
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert text_of(page, "threshold") == "inf (the no-filtering baseline: nothing dropped by perplexity)"
+    assert text_of(page, "sentences-dropped") == "0"

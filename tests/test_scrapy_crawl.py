@@ -159,6 +159,27 @@ def test_the_pipeline_enabled_in_item_pipelines_instead_of_the_add_on_crawls_the
         {path: item["text"] for path, item in crawl.items.items()}
 
 
+def test_an_xml_feed_writes_a_null_plexity_field_as_an_empty_element_not_the_text_none(tmp_path):
+    # Scrapy's XML exporter wrote None as the text "None" (<plexity_reason>None</plexity_reason> in every kept
+    # item), which an XML reader takes for a value; the add-on makes the xml format PlexityXmlItemExporter's.
+    from xml.etree import ElementTree
+
+    with serve(build_site(20_000)) as base:
+        command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={base}",
+                   "-O", str(tmp_path / "items.xml"), "-s", "FEED_EXPORT_FIELDS=url,text,plexity",
+                   "-s", f"STATS_JSON_FILE={tmp_path / 'stats.json'}"]
+        process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-5000:]
+    items = {item.findtext("url").removeprefix(base.rstrip("/")): item
+             for item in ElementTree.parse(tmp_path / "items.xml").getroot()}
+    fields = items["/news/library.html"].find("plexity")
+    assert fields.findtext("plexity_verdict") == "kept"
+    assert fields.find("plexity_reason") is not None and fields.findtext("plexity_reason") == ""
+    assert items["/de/bibliothek.html"].find("plexity").findtext("plexity_passthrough") == "language:de"
+    texts = [element.text for item in items.values() for element in item.iter()]
+    assert "None" not in texts and len(items) == len(ARTICLES) + 3
+
+
 def test_a_dropped_item_is_logged_as_its_url_and_reason_not_its_page(tmp_path):
     # the 3 MB page is dropped as too_large: Scrapy's "Dropped:" line would print the item whole
     crawl = crawl_site(tmp_path, LARGE_PAGE_BYTES, "PLEXITY_MAX_DOCUMENT_BYTES=1000000")

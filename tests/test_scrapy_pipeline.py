@@ -787,6 +787,15 @@ def test_the_add_on_keeps_a_priority_the_project_gave_the_pipeline_and_other_pip
     assert len(pipelines) == 2
 
 
+@pytest.mark.parametrize("own", [None, "scrapy.exporters.XmlItemExporter"], ids=["none", "the project's own"])
+def test_the_add_on_makes_the_xml_feed_format_write_none_as_an_empty_element_unless_the_project_chose(own):
+    settings = {"ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0}}
+    if own:
+        settings["FEED_EXPORTERS"] = {"xml": own}
+    crawler = get_crawler(settings_dict=settings)
+    assert crawler.settings.getdict("FEED_EXPORTERS")["xml"] == (own or "plexity_plugins.scrapy.PlexityXmlItemExporter")
+
+
 def test_without_the_add_on_nothing_is_enabled():
     assert _pipelines_with({}) == {}
 

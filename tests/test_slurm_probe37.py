@@ -108,6 +108,32 @@ def test_wait_names_a_failed_task_with_the_exception_its_slurm_log_ends_with(par
         in err, err[-3000:]
 
 
+def test_the_merge_job_of_an_array_that_failed_is_cancelled_by_slurm_not_left_pending(partition_down, tmp_path):
+    # The merge job waits on the array (afterok): once a task failed, it stayed pending for ever, reason
+    # "DependencyNeverSatisfied", one more each re-run, on a Slurm without DependencyParameters=kill_invalid_depend
+    # (as most sites, and this one); each job is now submitted with --kill-on-invalid-dep=yes.
+    split_warc(SAMPLE, tmp_path / "shards", 1)
+    name = job_name("merge")
+    run = subprocess.Popen(run_command(tmp_path / "shards", tmp_path / "out", name),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    queued_array(name, 1)
+    with open(tmp_path / "shards" / "shard-0.warc.gz", "ab") as f:
+        f.write(b"junk")  # (the task fails: InputFilesChanged)
+    partition_state(partition_down, "UP")
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 1 and "InputFilesChanged" in err, err[-3000:]
+    deadline, left = time.monotonic() + 20, ["?"]
+    while left and time.monotonic() < deadline:
+        left = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i %T %r"], capture_output=True,
+                              text=True).stdout.splitlines()
+        time.sleep(0.5)
+    try:
+        assert left == [], f"left in the queue: {left}"
+    finally:
+        subprocess.run(["scancel", "-n", name])
+    assert "#SBATCH --kill-on-invalid-dep=yes\n" in (tmp_path / "out" / "logs" / "launch_script.slurm").read_text()
+
+
 def test_wait_says_why_a_job_waits_and_ctrl_c_stops_the_wait_not_the_job(partition_down, tmp_path):
     # (it waited, silent, for a job on a partition that was down; Ctrl-C then said "the same command runs the
     # others", which it refused while the job was queued)

@@ -599,14 +599,15 @@ class FileCleaner:
                 text = verdict.text if verdict.kept else ""
         # Every HTML response gets its cleaned record (empty, with the reason, when skipped or dropped), every WET
         # record its cleaned WET record.
+        version = record.record.rec_headers.protocol  # (its cleaned record's too: the file of one version)
         if record.record.rec_type == "conversion":
             writer.write_record(cleaned_conversion_record(
                 writer, text, uri=record.uri, date=record.date, source_record_id=record.record_id,
-                page_headers=wet_page_headers(record.record), extra_headers=headers))
+                page_headers=wet_page_headers(record.record), extra_headers=headers, version=version))
             return
         writer.write_record(cleaned_response_record(
             writer, text, uri=record.uri, date=record.date, source_record_id=record.record_id,
-            extra_headers=headers))
+            extra_headers=headers, version=version))
 
     def run(self, inputs: list[InputFile], progress: bool = True) -> RunStats:
         """Clean `inputs`.  The stats file is written first with ``"completed": false`` and

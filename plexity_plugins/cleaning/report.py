@@ -53,12 +53,18 @@ class ReportData:
 
     @property
     def threshold(self) -> float | None:
+        """The run's threshold; inf for the no-filtering baseline (recorded ``"inf"``); None when unknown."""
         value = self.stats.get("threshold")
         return float(value) if value else None
 
 
+NO_FILTERING = "inf (the no-filtering baseline: nothing dropped by perplexity)"  # `--threshold inf`: it was "?"
+
+
 def _threshold_shown(threshold: float | None, thresholds) -> str:
     """The run's threshold, or a language map's each language's (``en 500, fr 1692.4``: it was "?"), or "?"."""
+    if threshold == math.inf:
+        return NO_FILTERING
     if threshold:
         return f"{threshold:g}"
     if isinstance(thresholds, dict) and thresholds:
@@ -222,7 +228,7 @@ def stats_problem(stats: dict) -> str | None:
         if stats.get(key) is not None and not _is_number(stats[key], whole=True):
             return f'"{key}" is {_shown(stats[key])}, not a whole number'
     for key in ("threshold", "seconds"):
-        if stats.get(key) is not None and not _is_number(stats[key]):
+        if stats.get(key) is not None and not _is_number(stats[key]) and (key, stats[key]) != ("threshold", "inf"):
             return f'"{key}" is {_shown(stats[key])}, not a number'
     for key in REASON_KEYS:
         reasons = stats.get(key)
@@ -340,7 +346,7 @@ def histogram_png(data: ReportData) -> bytes:
     ax.set_xscale("log")
     ax.set_xlabel("sentence perplexity (log scale)")
     ax.set_ylabel("sentences")
-    if threshold:
+    if threshold and math.isfinite(threshold):  # (inf: no line to draw)
         ax.axvline(threshold, color="black", linewidth=1.5, linestyle="--")
         ax.annotate(f"threshold {threshold:g}", xy=(threshold, 1), xycoords=("data", "axes fraction"),
                     xytext=(4, -12), textcoords="offset points", fontsize=9, fontweight="bold")

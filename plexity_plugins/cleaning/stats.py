@@ -192,10 +192,11 @@ class RunStats:
         }
         del data["histogram_dropped"]  # (asdict mangles Counters: written from the field above)
         del data["_read_error_details"]  # (in damaged_file_details)
-        # NaN: a language -> model map, each model its own; inf: the no-filtering baseline (JSON has no infinity)
+        # NaN: a language -> model map, each model its own (null); inf: the no-filtering baseline, written "inf" as
+        # the settings record writes it (JSON has no infinity; null, as it was, made `plexity report` show "?")
         for key in ("threshold", "text_threshold", "page_text_threshold"):
             if data[key] is not None and not math.isfinite(data[key]):
-                data[key] = None
+                data[key] = "inf" if data[key] == math.inf else None
         return data
 
     def write(self, path: Path) -> None:

@@ -148,7 +148,7 @@ def _run_settings(folder: Path) -> dict:
             if isinstance(threshold, dict):  # (a map's: each language's own)
                 settings["thresholds"] = {str(language): value for language, value in threshold.items()
                                           if isinstance(value, (int, float))}
-            if not isinstance(threshold, (int, float)) or threshold != threshold:  # (or NaN, a map's before each
-                threshold = None  # language's was recorded)
+            if threshold != "inf" and (not isinstance(threshold, (int, float)) or threshold != threshold):
+                threshold = None  # (or NaN, a map's before each language's was recorded; "inf": --threshold inf)
             settings.update(model=model, method=step.get("method"), annotate=step.get("annotate"), threshold=threshold)
     return settings

@@ -71,7 +71,11 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
         """datatrove's sbatch script, with its values quoted: a folder with a space in its path (``--output=/data/my
         crawl/...``) or a job name with one was refused by sbatch ("Invalid directive found in batch script"), one
         with a quote too ("Unmatched `'`"), and one with a ``$`` submitted, to fail in every task (bash expanded it
-        in the command line's executor.pik path)."""
+        in the command line's executor.pik path).  A job that waits on another (the merge job on the array, with
+        ``afterok``; a stage on its ``depends``) is cancelled by Slurm once the other failed
+        (``--kill-on-invalid-dep=yes``, unless ``sbatch_args`` says otherwise): it stayed pending for ever,
+        "DependencyNeverSatisfied", one more each re-run, where slurm.conf has no ``kill_invalid_depend``."""
+        sbatch_args = {**sbatch_args, "kill-on-invalid-dep": sbatch_args.get("kill-on-invalid-dep", "yes")}
         quoted = {key: _sbatch_quoted(value) if isinstance(value, str) else value for key, value in sbatch_args.items()}
         paths = sorted({self.logging_dir.resolve_paths(name) for name in ("executor.pik", "stats", "stats.json")})
         for path in paths:  # (each a whole word of the command line: stats is not cut out of stats.json)

@@ -26,7 +26,8 @@ from .. import __version__
 from ..cleaning.policy import WARC_HEADERS, warc_headers
 from ..io.atomic_files import part_name
 from ..io.decoding import without_surrogates
-from ..io.warc_writer import WET_PAGE_HEADERS, cleaned_conversion_record, cleaned_response_record
+from ..io.warc_writer import (DEFAULT_WARC_VERSION, WET_PAGE_HEADERS, cleaned_conversion_record,
+                               cleaned_response_record)
 from .local_paths import anchored
 from .readers import PAGE_TEXT_WARC_TYPE
 
@@ -242,7 +243,8 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
 
         writer = self._warc_writers.get(id(file_handler))
         if writer is None or writer.out is not file_handler:
-            writer = WARCWriter(file_handler, gzip=self.gzip)
+            # (WARC/1.1 as the warcinfo says, each record: their documents' source records are not here to match)
+            writer = WARCWriter(file_handler, gzip=self.gzip, warc_version=DEFAULT_WARC_VERSION)
             writer.write_record(writer.create_warcinfo_record(
                 filename, {"software": f"plexity_plugins {__version__} (datatrove)",
                      "format": "WARC File Format 1.1", "description": "boilerplate removed by perplexity"}))

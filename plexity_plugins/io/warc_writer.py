@@ -21,6 +21,19 @@ WET_CONTENT_TYPE = "text/plain"
 WET_PAGE_HEADERS = {"WARC-Refers-To": "warc_refers_to",
                     "WARC-Identified-Content-Language": "warc_identified_content_language"}
 
+# A cleaned record's WARC version (its first line): its source record's, so that a file of records copied and
+# records cleaned is of the one version its input was (a copy is written as it was read, and a cleaned record
+# takes its source's WARC-Date: WARC/1.1's fractions of a second are no WARC/1.0 date; it was WARC/1.0, warcio's
+# default, in files of WARC/1.1 copies).  Without one (a dataset's document) or with another: WARC/1.1, the
+# standard's current version (ISO 28500:2017), a superset of 1.0's headers that warcio, fastwarc and jwarc read.
+WARC_VERSIONS = ("WARC/1.0", "WARC/1.1")
+DEFAULT_WARC_VERSION = "WARC/1.1"
+
+
+def warc_version(source: str | None) -> str:
+    """The WARC version of a record made from a record of version `source` (``WARC/1.0``), or from none."""
+    return source if source in WARC_VERSIONS else DEFAULT_WARC_VERSION
+
 
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 _URI_REMOVED = re.compile(r"[\t\r\n]")  # (what the WHATWG URL parser removes from a URL before it reads it)
@@ -97,9 +110,11 @@ def warc_date(value) -> str:
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
-                            source_record_id: str | None = None, extra_headers: dict | None = None):
+                            source_record_id: str | None = None, extra_headers: dict | None = None,
+                            version: str | None = None):
     """A WARC response record carrying `text` as a ``text/plain; charset=utf-8`` HTTP payload, marked as
-    a document's text (`TEXT_MARKER`: read back as text by `is_cleaned_record`)."""
+    a document's text (`TEXT_MARKER`: read back as text by `is_cleaned_record`); of the WARC `version` of the
+    record it was made from (`warc_version`)."""
     from warcio.statusandheaders import StatusAndHeaders  # (warcio imports fsspec: not for `plexity --help`)
 
     payload = text.encode("utf-8")
@@ -116,18 +131,21 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
         warc_headers["WARC-Refers-To"] = header_value(source_record_id)
     for key, value in (extra_headers or {}).items():
         warc_headers[key] = header_value(value)
-    return writer.create_warc_record(target_uri(uri), "response", payload=io.BytesIO(payload),
-                                     length=len(payload), http_headers=http_headers,
-                                     warc_headers_dict=warc_headers)
+    record = writer.create_warc_record(target_uri(uri), "response", payload=io.BytesIO(payload),
+                                       length=len(payload), http_headers=http_headers,
+                                       warc_headers_dict=warc_headers)
+    record.rec_headers.protocol = warc_version(version)
+    return record
 
 
 def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None = None,
                               source_record_id: str | None = None, page_headers: dict | None = None,
-                              extra_headers: dict | None = None):
+                              extra_headers: dict | None = None, version: str | None = None):
     """A WET record's cleaned text as WET holds it: a ``conversion`` record whose block is `text`
     (`WET_CONTENT_TYPE`), with the record's `page_headers` (`WET_PAGE_HEADERS`) kept, so that it
     refers to the page's response record as the WET record did (else to the WET record itself), the
-    verdict's ``X-Plexity-*`` headers and `TEXT_MARKER` (read back as a cleaned text, `is_cleaned_record`)."""
+    verdict's ``X-Plexity-*`` headers and `TEXT_MARKER` (read back as a cleaned text, `is_cleaned_record`); of
+    the WARC `version` of the WET record (`warc_version`)."""
     payload = text.encode("utf-8")
     warc_headers = {
         "WARC-Date": warc_date(date),
@@ -141,8 +159,10 @@ def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None =
             warc_headers[key] = header_value(value)
     for key, value in (extra_headers or {}).items():
         warc_headers[key] = header_value(value)
-    return writer.create_warc_record(target_uri(uri), "conversion", payload=io.BytesIO(payload), length=len(payload),
-                                     warc_headers_dict=warc_headers)
+    record = writer.create_warc_record(target_uri(uri), "conversion", payload=io.BytesIO(payload),
+                                       length=len(payload), warc_headers_dict=warc_headers)
+    record.rec_headers.protocol = warc_version(version)
+    return record
 
 
 def wet_page_headers(record) -> dict:
