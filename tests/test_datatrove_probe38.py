@@ -121,8 +121,10 @@ def test_a_language_label_of_datatrove_s_language_filter_is_honoured_in_either_b
         return True
 
     LocalPipelineExecutor(pipeline=[JsonlReader(str(data)), LambdaFilter(label), PerplexitySentenceFilter(),
-                                    JsonlWriter(str(tmp_path / "out"))], tasks=1, logging_dir=str(tmp_path / "logs")).run()
-    verdicts = {row["id"]: (row["metadata"]["plexity_verdict"], row["text"] == ENGLISH) for row in rows_of(tmp_path / "out")}
+                                    JsonlWriter(str(tmp_path / "out"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    verdicts = {row["id"]: (row["metadata"]["plexity_verdict"], row["text"] == ENGLISH)
+                for row in rows_of(tmp_path / "out")}
     assert verdicts == {"ft176": ("kept", True), "glotlid": ("kept", True), "german": ("passed_through", False)}
     ours = json.loads((tmp_path / "logs" / "stats.json").read_text())[2]
     assert "Perplexity sentences" in ours["name"] and totals(ours, "passthrough_language:de") == [1]
@@ -164,3 +166,27 @@ def test_the_filter_yields_lazily_and_takes_an_empty_input():
     step = PerplexitySentenceFilter()
     assert next(step.run(documents())).id == "0" and pulled == [0]
     assert list(PerplexitySentenceFilter().run(iter([]))) == []
+
+
+ESTONIAN = ("Linnavolikogu kiitis teisipäeval pärast pikka arutelu heaks eelarve, mis rahastab koole ja "
+            "raamatukogusid. Kava lisab kaks uut raamatukogu ja parandab järgmise kolme aasta jooksul palju teid.")
+
+
+def test_fineweb_2_s_language_labels_of_individual_languages_name_the_model_s_macrolanguage(tmp_path):
+    """FineWeb-2's rows (its ``language`` column is GlotLID's label, as datatrove's ``LanguageFilter(backend=
+    "glotlid")`` writes it) name Estonian ``ekk`` and Latvian ``lvs``, individual languages of the macrolanguages
+    whose ISO 639-1 codes, ``et`` and ``lv``, a model's language is: an Estonian model cleans the rows labelled
+    ``ekk`` (as it does those labelled ``et`` or ``est``), where each was passed through unchanged as another
+    language (``passthrough_language:ekk``), uncleaned."""
+    from conftest import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "et-model", name="tiny-et", corpus=ESTONIAN.replace(". ", ".\n"),
+                             language="et")
+    rows = [{"id": label, "text": ESTONIAN, "language": label.split("_")[0], "language_script": "Latn"}
+            for label in ("ekk_Latn", "et", "est")]
+    data = write_dataset(tmp_path / "fineweb-2" / "ekk_Latn", rows)
+    LocalPipelineExecutor(pipeline=[JsonlReader(str(data)), PerplexitySentenceFilter(model=str(model), method="region"),
+                                    JsonlWriter(str(tmp_path / "out"))],
+                          tasks=1, logging_dir=str(tmp_path / "logs")).run()
+    passthrough = {row["id"]: row["metadata"]["plexity_passthrough"] for row in rows_of(tmp_path / "out")}
+    assert passthrough == {"ekk_Latn": "", "et": "", "est": ""}
