@@ -7,7 +7,10 @@ from __future__ import annotations
 import gzip
 import inspect
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from datatrove.data import Document
@@ -19,7 +22,7 @@ from datatrove.pipeline.writers import JsonlWriter
 
 import plexity_plugins.datatrove as steps
 from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter, WarcHtmlReader
-from helpers import SAMPLE
+from helpers import REPO, SAMPLE
 
 ENGLISH = ("The city council approved the budget on Tuesday after a long debate about school funding. "
            "The plan adds two libraries and repairs forty miles of road over the next three years.")
@@ -190,3 +193,43 @@ def test_fineweb_2_s_language_labels_of_individual_languages_name_the_model_s_ma
                           tasks=1, logging_dir=str(tmp_path / "logs")).run()
     passthrough = {row["id"]: row["metadata"]["plexity_passthrough"] for row in rows_of(tmp_path / "out")}
     assert passthrough == {"ekk_Latn": "", "et": "", "est": ""}
+
+
+FINEWEB_PIPELINE = """
+import re, sys
+from datatrove.pipeline.filters import FineWebQualityFilter
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+from datatrove.utils.word_tokenizers import WordTokenizer
+from plexity_plugins.datatrove import LocalTaskExecutor, PerplexitySentenceFilter
+
+
+class Words(WordTokenizer):  # (datatrove's English one is spaCy's, of its `multilingual` extra)
+    def word_tokenize(self, text): return re.findall(r"\\w+", text)
+    def sent_tokenize(self, text): return [s for s in re.split(r"(?<=[.!?])\\s+", text) if s]
+    def span_tokenize(self, text): return [m.span() for m in re.finditer(r"[^.!?]+[.!?]?", text)]
+
+
+if __name__ == "__main__":
+    folder = sys.argv[1]
+    LocalTaskExecutor(pipeline=[JsonlReader(folder + "/in"), PerplexitySentenceFilter(),
+                                FineWebQualityFilter(language=Words("en")), JsonlWriter(folder + "/out")],
+                      tasks=1, logging_dir=folder + "/logs").run()
+"""
+
+
+def test_a_pipeline_with_datatrove_s_fineweb_quality_filter_resumes_under_plexity_s_executor(tmp_path):
+    """datatrove's `FineWebQualityFilter` keeps its ``stop_chars`` as a tuple made of a set, whose order is that of
+    the strings' hashes, another in each process. The run's record of settings lists such names sorted (and
+    compares two lists of names whatever their order), so the same script run again resumes (its task completed:
+    nothing to do); each re-run stopped with `SettingsChanged`, ``stop_chars: ['𑈻', '॥', ...] -> [...]``.
+    (Two processes, with two hash seeds.)"""
+    write_dataset(tmp_path / "in", [{"id": "1", "text": ENGLISH}])
+    (tmp_path / "pipeline.py").write_text(FINEWEB_PIPELINE)
+    for seed in ("1", "2"):
+        run = subprocess.run([sys.executable, str(tmp_path / "pipeline.py"), str(tmp_path)], capture_output=True,
+                             text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)})
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert [row["id"] for row in rows_of(tmp_path / "out")] == ["1"]
+    recorded = json.loads((tmp_path / "logs" / "plexity-settings.json").read_text())["steps"][2]["stop_chars"]
+    assert recorded == sorted(recorded)
