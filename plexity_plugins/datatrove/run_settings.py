@@ -97,11 +97,11 @@ def _arguments(step) -> dict[str, Any]:
 
 
 def unordered(value):
-    """A step's argument that is a collection of names whose order says nothing, as its sorted list: a set, or a
-    tuple or list of strings (datatrove's `FineWebQualityFilter` keeps ``stop_chars`` as ``tuple(a set)``, in an
-    order of the strings' hashes, which changes with each process: each re-run of the same pipeline stopped with
-    `SettingsChanged`, naming a thousand characters); else the value as it is."""
-    if isinstance(value, (set, frozenset, list, tuple)) and value and all(isinstance(item, str) for item in value):
+    """A step's argument that is a tuple or list of names, whose order says nothing, as its sorted list (datatrove's
+    `FineWebQualityFilter` keeps ``stop_chars`` as ``tuple(a set)``, in an order of the strings' hashes, which changes
+    with each process: each re-run of the same pipeline stopped with `SettingsChanged`, naming a thousand
+    characters); else the value as it is.  (A set is not recorded, as before: a record without it would differ.)"""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, str) for item in value):
         return sorted(value)
     return value
 
