@@ -109,8 +109,15 @@ def _is_nan(value) -> bool:
 
 def _differs(old, new) -> bool:
     """Whether two recorded values differ, as a dict's comparison judges them: the same object is the same value
-    (a language map's threshold is NaN, which JSON reads back as its one NaN object, and NaN != NaN)."""
+    (a language map's threshold is NaN, which JSON reads back as its one NaN object, and NaN != NaN); two lists of
+    names in another order are the same (`run_settings.unordered`: a record written before they were sorted)."""
+    if _names(old) and _names(new):
+        return sorted(old) != sorted(new)
     return old is not new and old != new
+
+
+def _names(value) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 # Settings recorded since a version that wrote records without them (compared only when both records have them)

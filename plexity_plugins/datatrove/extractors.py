@@ -316,6 +316,7 @@ class FastExtractor(_PlexityExtractor):
 
     Args:
         timeout: seconds allowed per document
+        memory_limit: as `HtmlTagsExtractor`'s (``memory_limit`` counted)
     """
 
     name = "⚡ fast (resiliparse)"

@@ -52,11 +52,14 @@ def not_text(text) -> str | None:
 
 def excluded_as_text(doc: Document) -> None:
     """Make the text of a dropped document a str, as the exclusion writer gets it (a ``str`` is left as it is):
-    bytes decoded as UTF-8 (U+FFFD for what is not), anything else (a list of paragraphs) as its JSON.
+    bytes decoded as UTF-8 (U+FFFD for what is not), None as "" (no text: it was written as the text "null"),
+    anything else (a list of paragraphs) as its JSON.
     datatrove's writers take a str: JsonlWriter stopped the task on bytes ("Type is not JSON serializable"),
     ParquetWriter on a list or bytes among str texts ("Expected bytes, got a 'list' object")."""
     text = doc.text
-    if isinstance(text, bytes):
+    if text is None:
+        doc.text = ""
+    elif isinstance(text, bytes):
         doc.text = text.decode("utf-8", "replace")
     elif not isinstance(text, str):
         doc.text = json.dumps(text, ensure_ascii=False, default=str)

@@ -10,9 +10,9 @@ from datatrove.utils.logging import logger
 
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
-from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, PAGE_TEXT,
-                         UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank, judged_compression,
-                         open_input, reading_limits)
+from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_PAGES,
+                         PAGE_TEXT, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank,
+                         judged_compression, open_input, reading_limits)
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
@@ -343,7 +343,11 @@ class WarcHtmlReader(BaseDiskReader):
         self.stat_update("records")
         if record.skip is not None:
             self.stat_update(f"skipped_{record.skip}")
-            logger.debug(printable(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}"))
+            # (a crawl's every page has a request and a metadata record: a debug line for each, in the task's log,
+            # where datatrove writes DEBUG, was two lines of ~200 bytes a page; what is no page (those, images, PDF)
+            # is counted only, as datatrove's WarcReader skips it; a damaged or oversized page is still named)
+            if record.skip not in NOT_PAGES:
+                logger.debug(printable(f"skipped {filepath} {record.uri}: {record.skip} {record.detail}"))
             return None
         if record.kind in (PAGE_TEXT, CLEANED_TEXT):  # a WET or a cleaned record: the page's text, UTF-8
             (html, replaced), charset = sanitize(record.payload, keep_nul=True), "utf-8"

@@ -84,6 +84,7 @@ def _arguments(step) -> dict[str, Any]:
     for name, value in sorted(vars(step).items()):
         if name.startswith("_") or name in ("stats", "output_folder", "output_filename"):
             continue
+        value = unordered(value)
         if _plain(value):
             found[name] = value
         elif hasattr(value, "list_files") and hasattr(value, "path"):  # a DataFolder
@@ -93,6 +94,16 @@ def _arguments(step) -> dict[str, Any]:
     if functions:  # (under one key, which a record of an older version lacks: `LATER_SETTINGS`)
         found["functions"] = functions
     return found
+
+
+def unordered(value):
+    """A step's argument that is a tuple or list of names, whose order says nothing, as its sorted list (datatrove's
+    `FineWebQualityFilter` keeps ``stop_chars`` as ``tuple(a set)``, in an order of the strings' hashes, which changes
+    with each process: each re-run of the same pipeline stopped with `SettingsChanged`, naming a thousand
+    characters); else the value as it is.  (A set is not recorded, as before: a record without it would differ.)"""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, str) for item in value):
+        return sorted(value)
+    return value
 
 
 def users_function(value) -> bool:

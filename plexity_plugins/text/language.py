@@ -360,8 +360,12 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
 
 
 # ISO 639-3 -> 639-1 for the languages with CCNet / Wikipedia models, so that a label such as
-# GlotLID's "deu_Latn" (datatrove's LanguageFilter(backend="glotlid")) matches a model's "de".
+# GlotLID's "deu_Latn" (datatrove's LanguageFilter(backend="glotlid")) matches a model's "de".  GlotLID, and so
+# FineWeb-2's `language` column, names some languages by an individual language of the macrolanguage that has the
+# 639-1 code: Estonian "ekk", Latvian "lvs", Mongolian "khk", Azerbaijani "azj", Yiddish "ydd", Odia "ory", Pashto
+# "pbt", Malagasy "plt", Kurdish "kmr" (their rows were passed through as another language than the model's).
 _ISO639_3_TO_1 = dict(pair.split(":") for pair in (
+    "ekk:et lvs:lv khk:mn azj:az ydd:yi ory:or pbt:ps plt:mg kmr:ku bos:bs "
     "afr:af amh:am ara:ar arb:ar asm:as aze:az bak:ba bel:be ben:bn bod:bo bre:br bul:bg cat:ca ces:cs "
     "cym:cy dan:da deu:de div:dv ell:el eng:en epo:eo est:et eus:eu fao:fo fas:fa pes:fa fin:fi fra:fr "
     "fry:fy gle:ga gla:gd glg:gl guj:gu heb:he hin:hi hrv:hr hun:hu hye:hy ido:io ina:ia ind:id isl:is "
