@@ -76,6 +76,14 @@ inline bool is_word(Py_UCS4 c) {
   if (c < 128) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   return Py_UNICODE_ISALNUM(c) || c == '_';
 }
+// text._HAN: Han and kana, whose runs segment.count_words counts as a word per kCharsPerHanWord characters
+inline bool is_han(Py_UCS4 c) {
+  return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x2FA1F);
+}
+constexpr int64_t kCharsPerHanWord = 2;  // text.CHARS_PER_HAN_WORD
+// The words beyond one of a run of `run` Han or kana characters (text.han_extra).
+inline int64_t han_extra(int64_t run) { return run > 0 ? (run + kCharsPerHanWord - 1) / kCharsPerHanWord - 1 : 0; }
 inline bool is_decimal(Py_UCS4 c) { return c < 128 ? (c >= '0' && c <= '9') : Py_UNICODE_ISDECIMAL(c) != 0; }
 inline bool is_ascii_alpha(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 inline Py_UCS4 ascii_lower(Py_UCS4 c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
@@ -1064,15 +1072,21 @@ class Segmenter {
   }
 
   // _Reader.add_text of the piece text_[before:], already unescaped: whitespace runs collapsed
-  // outside <pre> (in place), its words counted.
+  // outside <pre> (in place), its words counted (segment.count_words).
   void add_piece(size_t before) {
-    int64_t words = 0;
+    int64_t words = 0, han = 0;
     bool in_word = false, in_space = false;
     const bool collapse = in_pre_ == 0;
     const size_t end = text_.size();
     size_t w = before;
     for (size_t i = before; i < end; ++i) {
       const Py_UCS4 c = text_[i];
+      if (is_han(c)) {
+        ++han;
+      } else {
+        words += han_extra(han);
+        han = 0;
+      }
       if (collapse && is_space(c)) {
         if (!in_space) text_[w++] = ' ';
         in_space = true;
@@ -1088,6 +1102,7 @@ class Segmenter {
         in_word = false;
       }
     }
+    words += han_extra(han);
     text_.resize(w);
     if (w == before) return;
     pieces_ = true;

@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 
-from plexity_plugins.extractors import html_to_text_dense
+from plexity_plugins.extractors import html_to_text_dense, html_to_text_learned
 from plexity_plugins.scoring.scorer import PerplexityScorer
 from plexity_plugins.text.language import other_language
 from plexity_plugins.text.sentences import split_sentences, split_with_blocks
@@ -95,6 +95,29 @@ def test_dense_still_drops_a_chinese_menu_of_short_labels_outside_any_nav_tag():
     body = "".join(f"<p>{para}</p>" for para in NEWS["zh"]["paras"])
     text = html_to_text_dense(f"<html><body><div>{labels}</div><div>{body}</div></body></html>").splitlines()
     assert text == NEWS["zh"]["paras"]
+
+
+@pytest.mark.parametrize("header_tags", [True, False])
+@pytest.mark.parametrize("lang", ["en", "th", "zh", "ja", "ko"])
+def test_the_learned_reader_keeps_a_chinese_or_japanese_headline_as_it_keeps_the_english_one(lang, header_tags):
+    """The default reader (`learned`) counted a word per ``\\w+`` run: a Chinese or Japanese headline of twelve
+    characters was one "word", as short as "Home", and the page came out without its `<h1>` (4 of 4 Chinese and
+    Japanese pages).  A run of Han or kana now counts a word a two characters, as `dense` counts it, in the
+    block features and in the reader's word bounds: the headline and paragraphs are read, menu and footer go."""
+    page = NEWS[lang]
+    assert html_to_text_learned(news_page(lang, header_tags)).splitlines() == [page["title"], *page["paras"]]
+
+
+def test_the_learned_reader_counts_words_of_han_and_kana_a_two_characters():
+    """The word count behind the learned reader's features (both paths; tests/test_learned_native.py holds them
+    equal): ``\\w+`` runs, a run of Han or kana a word per two characters, rounded up."""
+    from plexity_plugins.extractors.learned.segment import count_words
+
+    assert count_words("Council approves the budget") == 4
+    assert count_words("市议会批准新图书馆建设预算") == 7      # 13 characters
+    assert count_words("首页") == count_words("Home") == 1
+    assert count_words("市议会、新しい図書館の建設予算を承認") == 9  # 3 and 15 characters
+    assert count_words("iPhone手机 abc") == 2                # a run of two inside a Latin word: one word with it
 
 
 # -- sentence ends other than . ! ? and the CJK full stops -----------------------------------------------------

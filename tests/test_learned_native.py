@@ -308,6 +308,11 @@ CASES = {
     "raw-in-noscript": "<noscript><iframe src=x height=0 /></noscript><p>a</p><noscript><p>b</p><script>c</NOSCRIPT >"
                        "<p>d</p><noscript><noscript></noscript><title>e</title><svg><g></noscript><p>f</p>"
                        "<noscript><template><template></template></noscript>g<iframe>h</noscript><p>i",
+    # words of Han and kana: a word a two characters of each run (segment.count_words), runs cut by tags,
+    # entities, spaces, marks, Latin letters and the edges of pieces counted as the reference counts them
+    "han-runs": "<h1>市议会批准新图书馆建设预算</h1><p>市<b>议会</b>批准了&#x65B0;&#22270;书馆。一 二 三、四五六</p>"
+                "<p><a href=x>图书馆将于明年春天开放</a>iPhone手机abc漢字123かな・カナー&#12540;</p><pre>漢字\n 漢字漢</pre>"
+                "<p>𠀀𠀁𯨟𯨠𠀀</p><li>首页<li>联系我们<li>关于<td>ひらがなとカタカナの文章です",
     "ruby-annotations": "<p>子<rt>こ</rt>どもへの<ruby>虐待<rp>(</rp><RT class=x>ぎゃくたい</rt><rp>)</rp></ruby>を"
                         "なくす。</p><p>漢<rt>かん<b>字</b></rt>と<rt>no end tag, then the end</p><rt>",
 }
@@ -658,7 +663,8 @@ _ATTRIBUTES = ["", "class='a b'", 'class="post"', "class=post", "role=main", "ro
                "itemtype='http://schema.org/ItemList https://schema.org/NEWSarticle'", "itemtype=Question"]
 _TEXT = ["The council approved the budget", "a local farmer", "a", " ", "\n", "&amp;", "&lt;p&gt;", "&#x41;", "&#0;",
          "&nbsp;", "&notit;", "&#99999999;", "é", "\u0301", "😀", "Word.", "x? y! z", "1 2 3", "—", "\t", "<", ">",
-         "</", "<!--", "-->", "<!doctype html>", "<?xml?>", "</ >", "& ", "İ", "ſ", "K", "\u3000", "\x00", "\x1f"]
+         "</", "<!--", "-->", "<!doctype html>", "<?xml?>", "</ >", "& ", "İ", "ſ", "K", "\u3000", "\x00", "\x1f",
+         "市议会批准了预算", "图书馆", "か", "カタカナー", "・", "漢a字", "&#x4e00;", "\U00020000", "。"]
 _JSON = ["the council approved the budget", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\udc00", "\\x", "\\n", '\\"',
          "\\\\", "\\/", "\\u12", "\t", " ", "&amp;", "a local farmer", "\\", '"text": "', '"', "</script>", "é",
          '"@type"', '"@type": ', ":", "[", "]", '"Article"', '"https://schema.org/Product"', '"ItemList", ']

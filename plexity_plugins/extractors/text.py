@@ -76,15 +76,22 @@ _HAN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020
 _BRAHMIC = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
 
 
+def _runs_extra(text: str, pattern: re.Pattern, size: int) -> int:
+    """The words beyond one that each run of `pattern` in `text` holds, at `size` characters a word."""
+    return sum(max(0, -(-len(run) // size) - 1) for run in pattern.findall(text))
+
+
+def han_extra(text: str) -> int:
+    """The words beyond one that each run of Han or kana in `text` holds (one a `CHARS_PER_HAN_WORD` characters):
+    what a count of ``\\w+`` runs, to which such a run is one word, misses."""
+    return 0 if text.isascii() else _runs_extra(text, _HAN, CHARS_PER_HAN_WORD)
+
+
 def _unspaced_extra(text: str) -> int:
     """The words `words` misses in `text`'s runs of scripts written without spaces (each run counted once there)."""
     if text.isascii():
         return 0
-    extra = 0
-    for pattern, size in ((_HAN, CHARS_PER_HAN_WORD), (_BRAHMIC, CHARS_PER_BRAHMIC_WORD)):
-        for run in pattern.findall(text):
-            extra += max(0, -(-len(run) // size) - 1)
-    return extra
+    return _runs_extra(text, _HAN, CHARS_PER_HAN_WORD) + _runs_extra(text, _BRAHMIC, CHARS_PER_BRAHMIC_WORD)
 
 
 def script_words(text: str) -> int:

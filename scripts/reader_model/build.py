@@ -92,8 +92,11 @@ COMPARED = {"page threshold": ("page_threshold",), "second look": ("second_look"
 
 
 def _code_hash() -> str:
+    """A hash of the code that reads pages into blocks and features: the learned reader's package, the word
+    counts it shares (`extractors/text.py`) and its compiled port."""
     folder = REPO / "plexity_plugins" / "extractors" / "learned"
-    parts = [p.read_bytes() for p in sorted(folder.glob("*.py"))]
+    files = [*sorted(folder.glob("*.py")), folder.parent / "text.py", REPO / "native" / "learned_reader.cpp"]
+    parts = [p.read_bytes() for p in files]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
 
 

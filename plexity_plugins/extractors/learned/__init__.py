@@ -59,7 +59,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from itertools import compress
 from pathlib import Path
 
@@ -70,7 +69,7 @@ from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
 from .second_look import NEIGHBOUR_FEATURES
-from .segment import MAX_BLOCKS, MAX_ELEMENTS, TAG_ID
+from .segment import MAX_BLOCKS, MAX_ELEMENTS, TAG_ID, count_words
 from ..text import composed
 
 FOREST_PATH = Path(__file__).with_name("forest.json")
@@ -122,7 +121,6 @@ def read_page(html: str, logprobs: list[float] | None = None) -> tuple[list[str]
 
 
 _WORDS = FEATURES.index("words")  # log1p of the block's words
-_WORD = re.compile(r"\w+")
 TOP_GROUP = FEATURES.index("in_top_group")
 TAG = FEATURES.index("tag")
 FOOTER = FEATURES.index("anc_footer")  # (inside a <footer> or an ARIA contentinfo)
@@ -269,18 +267,14 @@ def declared_text(declared: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _words(text: str) -> int:
-    return sum(1 for _ in _WORD.finditer(text))
-
-
 def or_declared(text: str, declared: list[str]) -> str:
     """`text` (the kept blocks' text); where it holds fewer than `MIN_WORDS` words and the text the
     page declares (`declared_text` of its `declared` strings) at least as many, `text` and then
     the declared text's lines it does not hold already."""
-    if not declared or _words(text) >= MIN_WORDS:
+    if not declared or count_words(text) >= MIN_WORDS:
         return text
     stated = declared_text(declared)
-    if _words(stated) < MIN_WORDS:
+    if count_words(stated) < MIN_WORDS:
         return text
     shown = set(text.splitlines())
     return "\n".join(([text] if text else []) + [line for line in stated.splitlines() if line not in shown])

@@ -3,7 +3,8 @@ and link density, declared structure, position, repetition, the page's kind, and
 for the page's language is given) its perplexity.  One row of `FEATURES` per block.
 
 No feature names a class, an id or a site: tags and roles are HTML's own vocabulary, counts are
-of words (``\\w+``, any script), characters and links.
+of words (``\\w+``, any script; a run of Han or kana a word per two characters: `segment.count_words`),
+characters and links.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ import json
 import re
 
 from ..nesting import comment_end
+from ..text import CHARS_PER_HAN_WORD, han_extra
 
 MAX_DEPTH = 256
 # Inline elements are open at most this deep: the last levels are kept for block-level ones, so that a
@@ -198,7 +199,7 @@ class _Reader:
             text = collapse(text)
         if not text:
             return
-        words = count(_WORD, text)
+        words = count_words(text)
         self.text.append(text)
         self.words += words
         if self.in_link and words:
@@ -384,6 +385,13 @@ def section_ends(page: Page) -> list[int]:
             at = elements[at].parent
         out.append(end)
     return out
+
+
+def count_words(text: str) -> int:
+    """The words of `text`: its ``\\w+`` runs, a run of Han or kana counted as one word a `CHARS_PER_HAN_WORD`
+    characters (Chinese and Japanese are written without spaces: a headline of twelve characters would otherwise
+    be one word, as short as "Home").  Thai and the like need no help here: ``\\w`` stops at their vowel marks."""
+    return count(_WORD, text) + han_extra(text)
 
 
 def count(pattern: re.Pattern, text: str) -> int:
