@@ -374,7 +374,8 @@ class PerplexityFilterPipeline:
         (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
         decides an item's text or verdict."""
         return {**model_settings(self.scorer), "method": self.scorer.method,
-                "threshold": threshold_setting(self.scorer), "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
+                "threshold": threshold_setting(self.scorer), "extractor": self.extractor,
+                "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
                 "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,
