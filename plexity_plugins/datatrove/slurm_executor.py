@@ -36,8 +36,8 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
     made then (the first command returns as soon as Slurm took the job) submitted the same tasks
     again, to run beside the first job's, and replaced the ranks_to_run.json that the first job's
     waiting tasks read their ranks from.  Its sbatch script has its paths and job name quoted
-    (`get_launch_file_contents`), the merge job's is kept as the array job's is (`launch_merge_stats`), and once its job is over, `task_failures` says why each task that did
-    not complete did not."""
+    (`get_launch_file_contents`), the merge job's is kept as the array job's is (`launch_merge_stats`), and
+    once its job is over, `task_failures` says why each task that did not complete did not."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
