@@ -46,6 +46,7 @@ import atexit
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -69,7 +70,7 @@ from .scoring import methods
 from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_text_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
-from .io.decoding import declared_content_type
+from .io.decoding import declared_content_type, decode_html
 from .cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
 from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
 from .runtime.sizes import parse_memory, parse_size
@@ -133,10 +134,21 @@ class PlexityFields(dict):
         return json.dumps(self, ensure_ascii=False, default=str)
 
 
+# What XML 1.0 cannot hold (outside its Char production): Scrapy's exporter wrote it as it was, and an XML reader
+# stopped at it ("not well-formed (invalid token)"), the items after it lost to the reader
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def _xml_value(value: Any) -> Any:
-    """`value` as `PlexityXmlItemExporter` hands it to Scrapy's: None "" (an empty element), in a dict or list too."""
+    """`value` as `PlexityXmlItemExporter` hands it to Scrapy's: None "" (an empty element), bytes their text
+    (`decode_html`: a BOM, ``<meta charset>``, else UTF-8 or the encoding the bytes are in) where Scrapy's wrote
+    Python's ``b'...'``, and a character XML cannot hold U+FFFD; in a dict or list too."""
     if value is None:
         return ""
+    if isinstance(value, (bytes, bytearray)):
+        value = decode_html(bytes(value))[0]
+    if isinstance(value, str):
+        return _NOT_XML.sub("\ufffd", value)
     if isinstance(value, dict):
         return {key: _xml_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -147,8 +159,12 @@ def _xml_value(value: Any) -> Any:
 class PlexityXmlItemExporter(XmlItemExporter):
     """Scrapy's XML feed exporter, writing a field that is None (``plexity_reason`` of a kept item, in the
     ``plexity`` field; a document perplexity where there is none) as an empty element, as it writes a field the
-    item does not hold: Scrapy's writes the text ``None``, which an XML reader takes for a value.  The add-on makes
-    it the ``xml`` feed format's; with the pipeline alone, ``FEED_EXPORTERS = {"xml": XML_EXPORTER_PATH}``."""
+    item does not hold: Scrapy's writes the text ``None``, which an XML reader takes for a value.  A field of bytes
+    (a page given as ``response.body``) is written as its text, decoded as the pipeline decodes such a page without
+    its response's charset, where Scrapy's wrote ``b'<html>\\xd0\\x91...'``; a character XML 1.0 cannot hold (a
+    control character) as U+FFFD, where Scrapy's wrote a file XML readers stop at.  The add-on makes it the ``xml``
+    feed format's; with the pipeline alone, ``FEED_EXPORTERS = {"xml": XML_EXPORTER_PATH}`` (the pipeline says so
+    once otherwise)."""
 
     def serialize_field(self, field, name: str, value: Any) -> Any:
         return _xml_value(super().serialize_field(field, name, value))
@@ -316,6 +332,12 @@ class PerplexityFilterPipeline:
         pipeline.crawler = crawler
         pipeline._json_feeds = _json_feeds_with(settings, pipeline.input_field)
         pipeline._text_feeds = _json_feeds_with(settings, pipeline.input_field, text=True)
+        fields = (pipeline.stats_field, pipeline.doc_perplexity_field, pipeline.input_field)
+        if scrapy_xml := _scrapy_xml_feeds(settings, [field for field in fields if field]):
+            logger.warning("plexity: the XML feed %s is written by Scrapy's XmlItemExporter, which writes a None "
+                           "field (plexity_reason of a kept item) as the text None, and bytes as Python's b'...': "
+                           "FEED_EXPORTERS = {'xml': %r} writes them as an empty element and as text (the add-on, "
+                           "plexity_plugins.scrapy.PlexityAddon, sets it)", scrapy_xml[0], XML_EXPORTER_PATH)
         shorten_drop_logs(crawler.logformatter)
         return pipeline
 
@@ -374,7 +396,8 @@ class PerplexityFilterPipeline:
         (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
         decides an item's text or verdict."""
         return {**model_settings(self.scorer), "method": self.scorer.method,
-                "threshold": threshold_setting(self.scorer), "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
+                "threshold": threshold_setting(self.scorer), "extractor": self.extractor,
+                "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
                 "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,
@@ -542,7 +565,7 @@ class PerplexityFilterPipeline:
                             self.input_field, self._json_feeds[0], fields)
         elif isinstance(value, bytes) and self._text_feeds and not _is_utf8(value):
             # (a CSV feed writes UTF-8 bytes as text, and fails on others: the item is left out of that feed and
-            # of the feeds after it, a traceback each; an XML feed writes any bytes as their repr, b'...')
+            # of the feeds after it, a traceback each; an XML feed writes them as text: PlexityXmlItemExporter)
             fields = [field for field in ("url", self.output_field, self.stats_field) if field]
             self._warn_once("bytes_in_text_feed", "plexity: %s: %r (PLEXITY_INPUT_FIELD) holds bytes that are not "
                             "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
@@ -868,6 +891,26 @@ def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
             continue
         kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
         if issubclass(exporter, kinds) and (fields is None or field in fields):
+            feeds.append(str(uri))
+    return feeds
+
+
+def _scrapy_xml_feeds(settings, fields: list[str]) -> list[str]:
+    """The crawl's XML feeds written by Scrapy's own XmlItemExporter (not `PlexityXmlItemExporter`, not a project's
+    exporter) that export one of `fields`: the pipeline alone, without the add-on that makes the xml format ours."""
+    from scrapy.exporters import XmlItemExporter as ScrapyXmlItemExporter
+    from scrapy.utils.misc import load_object
+
+    exporters = settings.getwithbase("FEED_EXPORTERS")
+    feeds = []
+    for uri, options in settings.getdict("FEEDS").items():
+        options = dict(options or {})
+        exported = options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS") or None
+        try:
+            exporter = load_object(exporters[options.get("format")])
+        except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
+            continue
+        if exporter is ScrapyXmlItemExporter and (exported is None or set(fields) & set(exported)):
             feeds.append(str(uri))
     return feeds
 

@@ -311,6 +311,56 @@ def test_relative_paths_mean_the_driver_s_folder_on_nodes_started_in_another(clu
     assert again.returncode == 0 and "All 2 tasks appear to be completed already" in again.stderr, again.stderr[-3000:]
 
 
+# A run whose only step fills the disk of its logging folder (argv[3]) as the task ends.
+FILLING_RUN = '''
+import os, sys
+import ray
+from datatrove.pipeline.base import PipelineStep
+from plexity_plugins.datatrove import RayTaskExecutor
+
+address, logs, filler = sys.argv[1:4]
+
+class FillTheDisk(PipelineStep):
+    name = "fill the disk"
+    def __init__(self, filler):
+        super().__init__()
+        self.filler = filler
+    def run(self, data, rank=0, world_size=1):
+        descriptor = os.open(self.filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(descriptor, bytes(4096)):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(descriptor)
+        yield from ()
+
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor(pipeline=[FillTheDisk(filler)], tasks=1, logging_dir=logs, mem_per_cpu_gb=0.5).run()
+'''
+
+
+def test_a_stats_json_the_full_disk_cut_short_is_not_left_behind(cluster, tmp_path, disk_of, no_orphans):
+    # The logging folder's own disk fills up as the task ends (its logs, stats and completions are on another: the
+    # symlinks), so the run's stats.json is the write that finds it full.  The driver wrote it in place: a 0-byte
+    # stats.json was left, which `plexity report` reads; now as the local run writes it (whole or not at all:
+    # `save_stats`).
+    disk = disk_of("64k")
+    logs = disk.path / "logs"
+    logs.mkdir()
+    for name in ("logs", "stats", "completions"):
+        (tmp_path / name).mkdir()
+        (logs / name).symlink_to(tmp_path / name)
+    (tmp_path / "run.py").write_text(FILLING_RUN)
+    proc = subprocess.run([sys.executable, "run.py", cluster.address, str(logs), str(disk.path / "filler")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 1 and "No space left on device" in proc.stderr.splitlines()[-1], proc.stderr[-3000:]
+    assert completions(logs) == ["00000"]
+    left = sorted(p.name for p in logs.iterdir())  # (no stats.json cut short, nor the part it was written as)
+    assert "stats.json" not in left and not [name for name in left if name.endswith(".part")], left
+
+
 # -- a node lost mid-run -----------------------------------------------------------------
 
 # plexity run's pipeline and executor, with a step that stops on the node called "victim",

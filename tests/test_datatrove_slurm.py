@@ -60,6 +60,8 @@ def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
     script = (slurm_out / "logs" / "launch_script.slurm").read_text()
     assert "#SBATCH --array=0-3" in script and "source " in script  # one array job, venv activated
     assert (slurm_out / "logs" / "stats.json").is_file()  # the merge job ran after the array
+    merge = (slurm_out / "logs" / "launch_merge_stats.slurm").read_text()  # (its script, to read: it was not saved)
+    assert "#SBATCH --dependency=afterok:" in merge and "merge_stats " in merge, merge
     local_docs = {d["metadata"]["url"]: d["text"] for d in read_jsonl_dir(local_out / "documents")}
     assert read_warc_dir(slurm_out / "documents") == local_docs
     excluded = lambda out: sorted((d["id"], d["metadata"]["filter_reason"]) for d in read_jsonl_dir(out / "excluded"))

@@ -266,6 +266,69 @@ def test_a_page_given_as_bytes_to_a_json_feed_is_said_once_with_the_setting_that
         "FEED_EXPORT_FIELDS = ['url', 'text', 'plexity'] (said once)"), said
 
 
+PAGE_AND_TITLE_SPIDER = '''
+import scrapy
+
+class PageSpider(scrapy.Spider):
+    """Yields the page's bytes and its title as text."""
+    name = "page"
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.body, "title": response.xpath("//title/text()").get()}
+'''
+
+
+def xml_feed_of(directory: Path, page: bytes, *settings: str) -> tuple[list, str]:
+    """`PAGE_AND_TITLE_SPIDER` run on one page, its items in an XML feed: (the items, read by ElementTree, as
+    {field: text}; the log)."""
+    from xml.etree import ElementTree
+
+    (directory / "spider.py").write_text(PAGE_AND_TITLE_SPIDER, encoding="utf-8")
+    with serve({"/": ("text/html; charset=utf-8", page)}) as base:
+        command = [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}", "-O", "items.xml",
+                   "-s", "PLEXITY_EXTRACTOR=tags", "-s", "PLEXITY_MIN_CHARS=0", "-s", "TELNETCONSOLE_ENABLED=False",
+                   *[part for setting in settings for part in ("-s", setting)]]
+        process = subprocess.run(command, cwd=directory, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-5000:]
+    root = ElementTree.parse(directory / "items.xml").getroot()
+    return [{element.tag: element.text or "" for element in item} for item in root], process.stderr
+
+
+def test_an_xml_feed_writes_a_page_given_as_bytes_as_its_text_and_no_character_xml_cannot_hold(tmp_path):
+    # Scrapy's XML exporter wrote bytes as Python's repr, b'<html>...\\xd0\\x91...', and a title's form feed as it
+    # was, which no XML reader reads past ("not well-formed (invalid token)"): PlexityXmlItemExporter, the add-on's
+    page = "<html><head><title>Библиотека\x0c</title></head><body>" + "".join(f"<p>{s}</p>" for s in RUSSIAN) \
+        + "</body></html>"
+    items, log = xml_feed_of(tmp_path, page.encode(), "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}")
+    assert len(items) == 1 and "XmlItemExporter" not in log, log[-5000:]
+    assert items[0]["html"] == page.replace("\x0c", "\ufffd")
+    assert items[0]["title"] == "Библиотека\ufffd"
+    assert items[0]["text"] == "\n".join(RUSSIAN)
+
+
+def test_the_pipeline_alone_with_scrapy_s_xml_exporter_says_once_which_exporter_writes_none_and_bytes(tmp_path):
+    # Without the add-on, the xml format is Scrapy's exporter: a kept item's plexity_reason written "None", a page's
+    # bytes b'...', unsaid; the pipeline says so once, naming the FEED_EXPORTERS that writes them right.
+    page = "<html><body>" + "".join(f"<p>{s}</p>" for s in ARTICLES["/news/library.html"]) + "</body></html>"
+    pipeline = json.dumps({"plexity_plugins.scrapy.PerplexityFilterPipeline": 300})
+    items, log = xml_feed_of(tmp_path, page.encode(), "ADDONS={}", f"ITEM_PIPELINES={pipeline}")
+    said = [line for line in log.splitlines() if "XmlItemExporter" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "WARNING: plexity: the XML feed items.xml is written by Scrapy's XmlItemExporter, which writes a None field "
+        "(plexity_reason of a kept item) as the text None, and bytes as Python's b'...': FEED_EXPORTERS = {'xml': "
+        "'plexity_plugins.scrapy.PlexityXmlItemExporter'} writes them as an empty element and as text (the add-on, "
+        "plexity_plugins.scrapy.PlexityAddon, sets it)"), log[-5000:]
+    assert items[0]["html"].startswith("b'<html>")  # (what it said)
+    exporters = json.dumps({"xml": "plexity_plugins.scrapy.PlexityXmlItemExporter"})
+    items, log = xml_feed_of(tmp_path, page.encode(), "ADDONS={}", f"ITEM_PIPELINES={pipeline}",
+                             f"FEED_EXPORTERS={exporters}")
+    assert "XmlItemExporter" not in log and items[0]["html"] == page, log[-5000:]
+
+
 # -- the example project's spider without its start URL --------------------------------
 
 def crawl_that_cannot_start(tmp_path: Path, *given: str) -> tuple[subprocess.CompletedProcess, str]:

@@ -755,8 +755,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             print(f"launched Slurm array job {job_id}; slurm logs in {logging_dir / 'slurm_logs'}")
             if not args.wait:
-                print(f"when the job has run: cleaned documents in {output_dir / 'documents'}, dropped ones (if any) in "
-                      f"{output_dir / 'excluded'}, merged stats in {logging_dir / 'stats.json'} (written when every "
+                print(f"when the job has run: cleaned documents in {output_dir / 'documents'}, dropped ones (if any) "
+                      f"in {output_dir / 'excluded'}, merged stats in {logging_dir / 'stats.json'} (written when every "
                       f"task succeeded)")
                 return 0
             try:

@@ -48,15 +48,16 @@ name, as datatrove's log and stats print it.
 
 # The steps here declare no ``_requires_dependencies``: what they need is plexity_plugins' own
 # dependencies, installed with it: one that cannot be imported fails the import of this package
-# or, for an extractor, stops the task at its start (`InstallationError`).  datatrove's check reads the metadata of every installed
-# distribution for each name (~40 ms each here): 0.2 s of every process start for nothing.
+# or, for an extractor, stops the task at its start (`InstallationError`).  datatrove's check reads
+# the metadata of every installed distribution for each name (~40 ms each here): 0.2 s of every
+# process start for nothing.
 from ..runtime.extras import require_extra
 
 require_extra("datatrove", "plexity_plugins.datatrove")
 
 from .document_filter import PerplexityDocumentFilter  # noqa: E402
-from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor, LearnedExtractor,  # noqa: E402
-                         TrafilaturaExtractor)
+from .extractors import (AutoExtractor, DenseExtractor, FastExtractor, HtmlTagsExtractor,  # noqa: E402
+                         LearnedExtractor, TrafilaturaExtractor)
 from ..errors import (ExecutorUnavailable, HtmlPagesNotText, JobStillQueued, LoggingFolderNotShared,  # noqa: E402
                       NoInputFiles, SettingsChanged, TasksFailed, TextsNotHtml)
 from .executor import LocalTaskExecutor  # noqa: E402

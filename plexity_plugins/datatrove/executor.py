@@ -17,10 +17,13 @@ logging folder and, when it finds other settings recorded there, stops before an
 (`plexity_plugins.datatrove.run_settings`): a run with other settings never resumes into another
 run's completions.
 
-What they share is here: the settings checked (`_SettingsChecked`), why a task ended (a task's log read, its
-exit status), a task's errors logged in one line, the stats written whole.  The Ray and Slurm executors' names are
-still importable from this module (`__getattr__`: their modules imported on first use), as they were when all three
-lived in it: a Slurm job's ``executor.pik`` pickled then names ``plexity_plugins.datatrove.executor``.
+What they share is here, under public names (the Ray and Slurm executors' modules import them): the settings
+checked (`SettingsChecked`), why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit
+status: `task_exit_status`, `describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger`
+once the disk is full), the stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm
+executors' names are still importable from this module (`__getattr__`: their modules imported on first use), as they
+were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
+``plexity_plugins.datatrove.executor``.
 """
 
 from __future__ import annotations
@@ -69,20 +72,20 @@ def task_error(logging_dir, rank: int) -> str | None:
     status 1 (the task's log says why)": which of the task logs, and why, the user had to look up."""
     try:
         with logging_dir.open(f"logs/task_{rank:05d}.log", "rb") as log:
-            tail = _tail(log)
+            tail = read_tail(log)
     except (OSError, ValueError):
         return None
-    return _last_error(tail)
+    return last_error(tail)
 
 
-def _tail(log) -> str:
+def read_tail(log) -> str:
     """The last LOG_TAIL_BYTES of an open binary file, as text."""
     with contextlib.suppress(OSError, ValueError):
         log.seek(max(0, log.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
     return log.read(LOG_TAIL_BYTES).decode("utf-8", "replace")
 
 
-def _last_error(tail: str, slurm: bool = False) -> str | None:
+def last_error(tail: str, slurm: bool = False) -> str | None:
     """The last exception line of a log's `tail` (a failed read's one line too), cut to 300 characters.  With `slurm`,
     a Slurm log's: srun's "0: " prefixes left out, and a module's own exception named with its module accepted."""
     found = None
@@ -96,7 +99,9 @@ def _last_error(tail: str, slurm: bool = False) -> str | None:
     return printable(prefix(found, 300)) if found else None
 
 
-def _describe_exit(code: int | None, error: str | None = None) -> str:
+def describe_exit(code: int | None, error: str | None = None) -> str:
+    """Why a task's process that ended with exit status `code` (negative: killed by that signal) did not complete
+    its task, in words; `error`, the exception its log ends with (`last_error`), quoted."""
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -138,7 +143,7 @@ def check_task_counts(executor) -> None:
         raise ValueError(f"mem_per_cpu_gb is {memory!r}: the memory a task reserves per CPU is 0 GB or more")
 
 
-class _SettingsChecked:
+class SettingsChecked:
     """For a datatrove executor: the run's settings recorded in its logging folder when it starts,
     checked against what is recorded there when it starts and when each task starts
     (`plexity_plugins.datatrove.run_settings`; `SettingsChanged` when they differ)."""
@@ -191,20 +196,20 @@ class _SettingsChecked:
             raise OutputNotWritable(f"task {rank}: {message}") from None
 
 
-def _why_task_ended(executor, rank: int, exitcode: int | None) -> str:
-    """Why the process of task `rank`, which ended with `exitcode` (`_task_exit_status`), did not complete it."""
+def why_task_ended(executor, rank: int, exitcode: int | None) -> str:
+    """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it."""
     if exitcode == INPUTS_CHANGED_STATUS:
         settings = getattr(executor, "_plexity_settings", None) or run_settings(executor.pipeline, executor.world_size,
                                                                                 not chained(executor))
         return inputs_changed_why(changed_inputs(executor.pipeline, settings))
     # (what the task's log ends with: an exception, or a failed read in its own words)
     error = task_error(executor.logging_dir, rank) if exitcode == 1 else None
-    return _describe_exit(exitcode, error)
+    return describe_exit(exitcode, error)
 
 
-def _task_exit_status(exc: BaseException) -> int:
+def task_exit_status(exc: BaseException) -> int:
     """The exit status a task process ends with for the error that stopped it (its parent says why in its words:
-    `_describe_exit`); datatrove's ``_run_for_rank`` logged it."""
+    `describe_exit`); datatrove's ``_run_for_rank`` logged it."""
     if isinstance(exc, DiskFull) or is_disk_full(exc):  # (said in one line; the parent names the task)
         return DISK_FULL_STATUS
     for error, status in ((HtmlPagesNotText, HTML_PAGES_STATUS), (TextsNotHtml, TEXTS_NOT_HTML_STATUS),
@@ -251,14 +256,17 @@ def _errors_logged_in_one_line():
         logger.configure(patcher=previous or (lambda record: None))
 
 
-def _quiet_logger() -> None:
+def quiet_logger() -> None:
     """Only errors on stderr, nothing in the log file (the disk is full)."""
     from datatrove.utils.logging import DATATROVE_COLORIZE_LOGS
 
     logger.remove()
     logger.add(sys.stderr, colorize=DATATROVE_COLORIZE_LOGS, level="ERROR")
 
-def _read_stats(folder, rank: int) -> PipelineStats:
+
+def read_stats(folder, rank: int) -> PipelineStats:
+    """Task `rank`'s stats (``stats/NNNNN.json`` in the logging folder `folder`), to be merged into ``stats.json``
+    (`save_stats`)."""
     with folder.open(f"stats/{rank:05d}.json", "r") as f:
         return PipelineStats.from_json(json.load(f))
 
@@ -266,7 +274,7 @@ def _read_stats(folder, rank: int) -> PipelineStats:
 
 # -- the local executor ------------------------------------------------------------------------
 
-class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
+class LocalTaskExecutor(SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
 
     With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
@@ -297,12 +305,12 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
 
     def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
         """datatrove's, with a full disk said in one line (`DiskFull`)."""
-        try:  # (logged in one line: `_SettingsChecked._run_for_rank`)
+        try:  # (logged in one line: `SettingsChecked._run_for_rank`)
             return super()._run_for_rank(rank, local_rank, *args, **kwargs)
         except BaseException as exc:  # (FullDiskStop is one: see TaskFolder)
             if not is_disk_full(exc):
                 raise
-            _quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
+            quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
@@ -336,7 +344,7 @@ class LocalTaskExecutor(_SettingsChecked, LocalPipelineExecutor):
         the log's "All N tasks" (datatrove's merged only the tasks it ran: a run resumed after a failed task said
         "All 2 tasks" of one task's documents, and so did ``stats.json``, which `plexity report` reads, while
         `plexity run` and datatrove's Slurm and Ray executors merge every task's)."""
-        stats = sum((_read_stats(self.logging_dir, rank) for rank in ranks
+        stats = sum((read_stats(self.logging_dir, rank) for rank in ranks
                      if self.logging_dir.isfile(f"stats/{rank:05d}.json")), start=PipelineStats())
         save_stats(self.logging_dir, "stats.json", stats)
         logger.success(stats.get_repr(f"All {self.local_tasks} tasks"))
@@ -396,7 +404,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     done += 1
                     logger.info(f"{done}/{executor.world_size} tasks completed.")
                 else:
-                    failures[rank] = _why_task_ended(executor, rank, process.exitcode)
+                    failures[rank] = why_task_ended(executor, rank, process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short.  (Only the main
@@ -427,7 +435,7 @@ def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: 
     try:
         executor._run_for_rank(rank, local_rank)
     except Exception as exc:  # the exit status tells the parent why
-        sys.exit(_task_exit_status(exc))
+        sys.exit(task_exit_status(exc))
 
 
 def _signal_group(pgid: int) -> None:

@@ -72,8 +72,9 @@ class _PlexityExtractor(BaseExtractor):
         self.first_texts = 0  # (texts seen, up to FIRST_TEXTS_NO_MARKUP, and whether all lacked markup)
         self.first_without_markup = True
         # its limits in its name: what datatrove's log and stats show of the step
+        memory = f"memory {self.memory_limit / 2**20:g} MiB" if self.memory_limit else "no memory limit"
         self.name = with_settings(type(self).name, f"timeout {self.timeout:g} s" if self.timeout else "no timeout",
-                                  f"memory {self.memory_limit / 2**20:g} MiB" if self.memory_limit else "no memory limit")
+                                  memory)
         self.stats.name = str(self)
 
     def settings(self) -> dict:

@@ -20,14 +20,14 @@ from datatrove.utils.stats import PipelineStats
 from ..errors import LoggingFolderNotShared, TasksFailed, is_disk_full, printable
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
-from .executor import _quiet_logger, _read_stats, _SettingsChecked, _task_exit_status, _why_task_ended
+from .executor import SettingsChecked, quiet_logger, read_stats, save_stats, task_exit_status, why_task_ended
 from .run_settings import check_settings_recorded
 
 
 RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
 
 
-class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
+class RayTaskExecutor(SettingsChecked, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
 
     - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
@@ -95,9 +95,8 @@ class RayTaskExecutor(_SettingsChecked, RayPipelineExecutor):
             if failures:  # (each named with why, as a local run names them)
                 raise TasksFailed(failures)
             return None
-        stats = sum((_read_stats(self.logging_dir, rank) for rank in range(self.world_size)), start=PipelineStats())
-        with self.logging_dir.open("stats.json", "wt") as f:
-            stats.save_to_disk(f)
+        stats = sum((read_stats(self.logging_dir, rank) for rank in range(self.world_size)), start=PipelineStats())
+        save_stats(self.logging_dir, "stats.json", stats)  # (whole or not at all, as a local run's)
         logger.success(stats.get_repr(f"All {completed}/{len(jobs)} tasks."))
         return stats
 
@@ -216,13 +215,13 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
     for rank, process in processes:
         process.join()
         if process.exitcode != 0:
-            failed[rank] = _why_task_ended(executor, rank, process.exitcode)
+            failed[rank] = why_task_ended(executor, rank, process.exitcode)
     if failed:
         raise RanksFailed(failed)
 
 
 class RanksFailed(RuntimeError):
-    """A Ray task's ranks that did not complete, each with why (`_why_task_ended`): the driver names them as a local
+    """A Ray task's ranks that did not complete, each with why (`why_task_ended`): the driver names them as a local
     run does (`TasksFailed`).  Its one argument is that dict, so that it pickles back whole from the worker."""
 
     def __init__(self, failures: dict[int, str]):
@@ -257,8 +256,8 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_
         executor._run_for_rank(rank, local_rank)
     except Exception as exc:  # the exit status tells the Ray task why (a full disk was "exited with status 1")
         if is_disk_full(exc):
-            _quiet_logger()  # (said once, by the driver: no traceback per log record that no longer fits)
-        sys.exit(_task_exit_status(exc))
+            quiet_logger()  # (said once, by the driver: no traceback per log record that no longer fits)
+        sys.exit(task_exit_status(exc))
 
 
 

@@ -18,14 +18,15 @@ from datatrove.executor.slurm import SlurmPipelineExecutor
 
 from ..errors import DISK_FULL_ERRNOS, DISK_FULL_WHY, JobStillQueued
 from ..runtime.extras import require_executor
-from .executor import _SettingsChecked, _describe_exit, _last_error, _tail, task_error
+from .executor import SettingsChecked, describe_exit, last_error, read_tail, task_error
 
 
 SLURM_JOB_RECORD = "plexity-slurm-job"  # in the logging folder: the array job last launched into it
+MERGE_SCRIPT = "launch_merge_stats.slurm"  # in the logging folder: the merge job's sbatch script
 WAITING_STATES = "pending,running,suspended,configuring,completing,requeued,resizing"  # (squeue -t)
 
 
-class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
+class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
     """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
     (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is
     written or launched, instead of datatrove's ``FileNotFoundError`` from deep inside its launch;
@@ -35,8 +36,8 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
     made then (the first command returns as soon as Slurm took the job) submitted the same tasks
     again, to run beside the first job's, and replaced the ranks_to_run.json that the first job's
     waiting tasks read their ranks from.  Its sbatch script has its paths and job name quoted
-    (`get_launch_file_contents`), and once its job is over, `task_failures` says why each task that did
-    not complete did not."""
+    (`get_launch_file_contents`), the merge job's is kept as the array job's is (`launch_merge_stats`), and
+    once its job is over, `task_failures` says why each task that did not complete did not."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -85,7 +86,20 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
                                 f"echo {shlex.quote(f'Starting data processing job {self.job_name}')}", 1)
         if self.venv_path and not self.env_command and not self.condaenv:
             script = script.replace(f"source {self.venv_path}\n", f"source {shlex.quote(self.venv_path)}\n", 1)
+        if getattr(self, "_launching_merge", False):  # (saved before sbatch sees it: a refused one can be read too)
+            with self.logging_dir.open(MERGE_SCRIPT, "w") as f:
+                f.write(script)
         return script
+
+    def launch_merge_stats(self) -> None:
+        """datatrove's merge job (``merge_stats``, run once the array job succeeded, into ``stats.json``), its sbatch
+        script saved as ``launch_merge_stats.slurm`` beside the array's ``launch_script.slurm``: datatrove submits
+        it from a temporary file, gone once submitted, so a merge job that failed or never ran could not be read."""
+        self._launching_merge = True
+        try:
+            super().launch_merge_stats()
+        finally:
+            del self._launching_merge
 
     def check_no_job_queued(self) -> None:
         """`JobStillQueued` while the array job last launched into this logging folder is not over."""
@@ -113,7 +127,7 @@ class SlurmTaskExecutor(_SettingsChecked, SlurmPipelineExecutor):
                     continue
                 error = task_error(self.logging_dir, rank)
                 if not one_job:
-                    failures[rank] = _describe_exit(1, error) if error else "it did not complete (see its Slurm log)"
+                    failures[rank] = describe_exit(1, error) if error else "it did not complete (see its Slurm log)"
                     continue
                 state = states.get(array) or slurm_log_state(slurm_log)
                 if state is None and states and not slurm_log.exists():  # (Slurm forgets a pending task it cancels)
@@ -152,7 +166,7 @@ def _describe_slurm_state(state: str | None, error: str | None, executor, slurm_
     if error and _DISK_FULL_ERROR.search(error):  # (as a local run says it: the run then says it in one line)
         return DISK_FULL_WHY
     if error and state in (None, "FAILED", "COMPLETED"):  # (the task's own exception says it best)
-        return _describe_exit(1, error)
+        return describe_exit(1, error)
     why = SLURM_ENDS.get(state or "")
     if why:
         return why.format(time=f" (--time {executor.time})" if executor else "",
@@ -190,7 +204,7 @@ def _log_tail(path: Path) -> str:
     """The last LOG_TAIL_BYTES of a file, as text ("" when it cannot be read)."""
     try:
         with open(path, "rb") as log:
-            return _tail(log)
+            return read_tail(log)
     except OSError:
         return ""
 
@@ -199,7 +213,7 @@ def slurm_log_error(path: Path) -> str | None:
     """The exception, or slurmstepd's line stopping the task, that an array task's Slurm log ends with (srun's "0: "
     prefixes left out): a task that fails before its own log is opened (its settings or input files checked) says it
     only there."""
-    return _last_error(_log_tail(path), slurm=True)
+    return last_error(_log_tail(path), slurm=True)
 
 
 def _sbatch_quoted(value: str) -> str:
