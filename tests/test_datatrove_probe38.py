@@ -227,8 +227,9 @@ def test_a_pipeline_with_datatrove_s_fineweb_quality_filter_resumes_under_plexit
     write_dataset(tmp_path / "in", [{"id": "1", "text": ENGLISH}])
     (tmp_path / "pipeline.py").write_text(FINEWEB_PIPELINE)
     for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
         run = subprocess.run([sys.executable, str(tmp_path / "pipeline.py"), str(tmp_path)], capture_output=True,
-                             text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)})
+                             text=True, timeout=120, env=env)
         assert run.returncode == 0, run.stderr[-2000:]
     assert [row["id"] for row in rows_of(tmp_path / "out")] == ["1"]
     recorded = json.loads((tmp_path / "logs" / "plexity-settings.json").read_text())["steps"][2]["stop_chars"]
