@@ -48,6 +48,7 @@ import logging
 import os
 import tempfile
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -296,6 +297,8 @@ class PerplexityFilterPipeline:
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
         self._resumed_from: str | None = None  # the JOBDIR of a paused crawl this one resumes (`_check_jobdir`)
+        self._shutdown_trigger = None  # (`_on_forced_shutdown`)
+        self._dropped_claim: str | None = None  # (`_claim_dropped_file`)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -314,6 +317,8 @@ class PerplexityFilterPipeline:
                 raise
             raise PlexitySettingError(str(exc)) from None
         pipeline.crawler = crawler
+        if pipeline.dropped_file:
+            _claim_dropped_file(pipeline, crawler)
         pipeline._json_feeds = _json_feeds_with(settings, pipeline.input_field)
         pipeline._text_feeds = _json_feeds_with(settings, pipeline.input_field, text=True)
         shorten_drop_logs(crawler.logformatter)
@@ -374,7 +379,8 @@ class PerplexityFilterPipeline:
         (`plexity_plugins.cleaning.settings_record`): the model by its files' checksum, and every setting that
         decides an item's text or verdict."""
         return {**model_settings(self.scorer), "method": self.scorer.method,
-                "threshold": threshold_setting(self.scorer), "extractor": self.extractor, "input_format": self.input_format, "input_field": self.input_field,
+                "threshold": threshold_setting(self.scorer), "extractor": self.extractor,
+                "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
                 "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,
@@ -410,6 +416,7 @@ class PerplexityFilterPipeline:
                                                               for language, scorer in self.scorer.scorers.items()})
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
+            self._shutdown_trigger = _on_forced_shutdown(self._cancel_waiting_items)
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
             try:
@@ -446,6 +453,13 @@ class PerplexityFilterPipeline:
 
     def close_spider(self, spider=None) -> None:
         atexit.unregister(self._stopped_without_closing)
+        if self._dropped_claim is not None and _CLAIMED_DROPPED_FILES.get(self._dropped_claim) is self:
+            del _CLAIMED_DROPPED_FILES[self._dropped_claim]  # (the next crawl of this process may write it)
+        if self._shutdown_trigger is not None:
+            from twisted.internet import reactor
+
+            reactor.removeSystemEventTrigger(self._shutdown_trigger)
+            self._shutdown_trigger = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -458,6 +472,15 @@ class PerplexityFilterPipeline:
         else:
             if written:  # (where it went: a relative path is the folder the crawl ran in)
                 logger.info("plexity: dropped sentences and items written to %s", Path(self.dropped_file).absolute())
+
+    def _cancel_waiting_items(self) -> None:
+        """The reactor stops while the spider is open (Scrapy's forced shutdown, Ctrl-C twice; a script's own
+        ``reactor.stop()``): the items waiting for the worker thread are never cleaned, the one it cleans ends.  (The
+        process waited at its exit for the worker to clean every item queued, up to CONCURRENT_ITEMS of them, 100:
+        a forced shutdown that took minutes.)"""
+        self._shutdown_trigger = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
 
     def _stopped_without_closing(self) -> None:
         """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE gets its
@@ -1031,6 +1054,41 @@ def _file_name_params(spider_name: str | None) -> dict[str, str]:
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
     return {"name": spider_name or "", "time": now.isoformat().replace(":", "-")}
+
+
+# PLEXITY_DROPPED_FILE of each crawl of this process from its start to its spider's close (`_claim_dropped_file`)
+_CLAIMED_DROPPED_FILES: "weakref.WeakValueDictionary[str, PerplexityFilterPipeline]" = weakref.WeakValueDictionary()
+
+
+def _claim_dropped_file(pipeline: PerplexityFilterPipeline, crawler) -> None:
+    """Two crawls of one process (``CrawlerProcess`` running two spiders) given the same PLEXITY_DROPPED_FILE: the
+    second does not start, as a second process's crawl does not (`_dropped_file_setting`).  Both were made before
+    either opened its file, so the second started, found the file taken, and went on without it, its rows lost
+    (counted) and said of "another process"."""
+    path = os.path.realpath(pipeline.dropped_file)
+    other = _CLAIMED_DROPPED_FILES.get(path)
+    if other is not None and other is not pipeline:
+        spider = getattr(getattr(other, "crawler", None), "spidercls", None)
+        named = f" (spider {spider.name!r})" if getattr(spider, "name", None) else ""
+        message = (f"PLEXITY_DROPPED_FILE is {pipeline.dropped_file!r}, which another crawl of this process "
+                   f"writes{named}: give each crawl its own file, e.g. 'dropped-%(name)s.jsonl'")
+        logger.critical(CANNOT_START, message)
+        raise PlexitySettingError(message)
+    _CLAIMED_DROPPED_FILES[path] = pipeline
+    pipeline._dropped_claim = path
+
+
+def _on_forced_shutdown(callback) -> Any:
+    """`callback` called as the Twisted reactor stops (a trigger's id, for removeSystemEventTrigger), or None
+    without one (Scrapy's reactorless mode: its forced shutdown cancels the crawl's tasks, and with them each
+    item's wait for the worker thread)."""
+    import sys
+
+    if "twisted.internet.reactor" not in sys.modules:  # (none installed)
+        return None
+    from twisted.internet import reactor
+
+    return reactor.addSystemEventTrigger("before", "shutdown", callback)
 
 
 def _asyncio_available() -> bool:

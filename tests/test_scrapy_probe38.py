@@ -1,0 +1,165 @@
+"""The pipeline in a Scrapy project as users compose it: several spiders in one process, a crawl stopped by force.
+
+Each test runs real crawls in a subprocess (a script of the user's own, or `scrapy runspider`) against a site served
+on 127.0.0.1 (examples/scrapy_project/demo_site.py), the filter enabled by its add-on.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import EXAMPLES
+
+sys.path.insert(0, str(EXAMPLES / "scrapy_project"))
+from demo_site import build_site, serve  # noqa: E402
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+ADDON = "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}"
+
+
+def run_script(directory: Path, script: str, *args: str) -> subprocess.CompletedProcess:
+    """`python script.py BASE_URL *args` in `directory`, the demo site served meanwhile."""
+    (directory / "script.py").write_text(script, encoding="utf-8")
+    with serve(build_site(10_000)) as base:
+        return subprocess.run([sys.executable, "script.py", base, *args], cwd=directory, capture_output=True,
+                              text=True, timeout=300, env={"PYTHONPATH": str(REPOSITORY), "PATH": "/usr/bin:/bin"})
+
+
+def wait_for(path: Path, text: str, process: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while text not in path.read_text(errors="replace"):
+        assert process.poll() is None and time.monotonic() < deadline, path.read_text()[-5000:]
+        time.sleep(0.1)
+
+
+# -- several spiders in one process ---------------------------------------------------------
+
+SPIDERS_OF_ONE_PROCESS = '''
+import sys
+
+import scrapy
+from scrapy.crawler import CrawlerRunner
+from scrapy.utils.log import configure_logging
+from scrapy.utils.reactor import install_reactor
+
+install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+from twisted.internet import defer, reactor
+
+URL = sys.argv[1]
+
+
+class Library(scrapy.Spider):
+    name = "library"
+    start_urls = [URL + "news/library.html"]
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.text}
+
+
+class River(Library):
+    name = "river"
+    start_urls = [URL + "news/river.html"]
+
+
+class OwnFile(Library):
+    """Its own file, by the spider's setting (custom_settings), its name filled in."""
+    name = "own"
+    custom_settings = {"PLEXITY_DROPPED_FILE": "dropped-%(name)s.jsonl"}
+
+
+configure_logging({"LOG_LEVEL": "INFO"})
+runner = CrawlerRunner({ADDON: {"plexity_plugins.scrapy.PlexityAddon": 0}, "PLEXITY_EXTRACTOR": "tags",
+                        "TELNETCONSOLE_ENABLED": False, "PLEXITY_DROPPED_FILE": "dropped.jsonl",
+                        "FEEDS": {"items-%(name)s.jsonl": {"format": "jsonlines"}}})
+
+
+@defer.inlineCallbacks
+def crawl():
+    crawls = [runner.crawl(Library), runner.crawl(River), runner.crawl(OwnFile)]
+    yield defer.DeferredList(crawls)  # (River's fails as it starts)
+    print("AGAIN", flush=True)
+    yield runner.crawl(River)  # (Library's crawl has ended: its file is free)
+    reactor.stop()
+
+
+crawl()
+reactor.run()
+'''.replace("{ADDON: ", '{"ADDONS": ')
+
+
+def test_two_crawls_of_one_process_given_one_dropped_file_the_second_does_not_start(tmp_path):
+    # Two spiders of one CrawlerRunner (or CrawlerProcess), one PLEXITY_DROPPED_FILE: the second does not start,
+    # as a second process's crawl does not, naming the spider that writes the file and how to give each its own.
+    # (Both pipelines were made before either opened the file, so the second crawled on without it: its dropped rows
+    # lost, counted, and an ERROR saying the file was written "by another process".)
+    process = run_script(tmp_path, SPIDERS_OF_ONE_PROCESS)
+    log = process.stderr
+    assert "cannot be written" not in log, log[-5000:]
+    said = [line for line in log.splitlines() if "CRITICAL: plexity:" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "plexity: the crawl cannot start: PLEXITY_DROPPED_FILE is 'dropped.jsonl', which another crawl of this "
+        "process writes (spider 'library'): give each crawl its own file, e.g. 'dropped-%(name)s.jsonl'"), log[-5000:]
+    # The first spider's rows and the one with its own file are whole; once the first has closed, the file is free
+    # for the next crawl of the process (the river spider run again, after it)
+    own = [json.loads(line) for line in (tmp_path / "dropped-own.jsonl").read_text().splitlines()]
+    assert own and all(row["source"].endswith("/news/library.html") for row in own)
+    assert "AGAIN" in process.stdout
+    rows = [json.loads(line) for line in (tmp_path / "dropped.jsonl").read_text().splitlines()]
+    assert rows and all(row["source"].endswith("/news/river.html") for row in rows)
+    assert len((tmp_path / "items-river.jsonl").read_text().splitlines()) == 1  # (its second crawl's item only)
+    assert len((tmp_path / "items-library.jsonl").read_text().splitlines()) == 1
+
+
+# -- Ctrl-C twice ----------------------------------------------------------------------------
+
+QUEUED_ITEMS_SPIDER = '''
+import scrapy
+
+PAGE = "<html><body>" + "".join(f"<p>The council met on day {i} and talked about the library and the river for a "
+                                f"long time.</p>" for i in range(20000)) + "</body></html>"
+
+
+class QueuedItems(scrapy.Spider):
+    """Yields 80 large pages at once: they wait for the pipeline's worker thread (CONCURRENT_ITEMS, 100)."""
+    name = "queued"
+
+    def __init__(self, url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [url]
+
+    def parse(self, response):
+        for number in range(80):
+            yield {"url": f"{response.url}#{number}", "html": PAGE}
+'''
+
+
+def test_a_forced_shutdown_leaves_the_items_waiting_for_the_worker_thread_and_exits_at_once(tmp_path):
+    # Ctrl-C twice stops the reactor without closing the spider: the items waiting for the worker thread are never
+    # cleaned, and the process exits once the item being cleaned is done.  (It waited at its exit for the worker
+    # thread to clean every item queued, up to CONCURRENT_ITEMS of them: here 80 pages of 2 MB, 20 s.)
+    (tmp_path / "spider.py").write_text(QUEUED_ITEMS_SPIDER, encoding="utf-8")
+    log = tmp_path / "log.txt"
+    with serve(build_site(10_000)) as base, open(log, "w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}", "-O", "items.jsonl",
+             "-s", ADDON, "-s", "PLEXITY_DROPPED_FILE=dropped.jsonl", "-s", "TELNETCONSOLE_ENABLED=False"],
+            cwd=tmp_path, stderr=err, env={"PYTHONPATH": str(REPOSITORY), "PATH": "/usr/bin:/bin"})
+        try:
+            wait_for(log, "Scraped from", process)
+            process.send_signal(signal.SIGINT)
+            wait_for(log, "shutting down gracefully", process)
+            forced = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=120)
+            took = time.monotonic() - forced
+        finally:
+            process.kill()
+    said = log.read_text()
+    assert "forcing unclean shutdown" in said and "the crawl stopped without closing the spider" in said, said[-3000:]
+    assert took < 6, f"{took:.1f} s from the second Ctrl-C to the exit"
+    assert "Traceback" not in said, said[-3000:]
