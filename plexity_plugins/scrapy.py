@@ -299,6 +299,7 @@ class PerplexityFilterPipeline:
         self._resumed_from: str | None = None  # the JOBDIR of a paused crawl this one resumes (`_check_jobdir`)
         self._shutdown_trigger = None  # (`_on_forced_shutdown`)
         self._dropped_claim: str | None = None  # (`_claim_dropped_file`)
+        self._items_seen = 0  # (as plexity/items_seen, which a DummyStatsCollector does not keep)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -486,6 +487,9 @@ class PerplexityFilterPipeline:
         """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE gets its
         name with the rows written until then, as Scrapy's feed files keep theirs with the items exported until
         then (both end early); said, with where the rows are when the file could not be named."""
+        if not self._items_seen:  # (`scrapy shell`, which never closes its spider: a file of no rows replaced the
+            self._dropped.close(complete=False)  # last crawl's; an earlier file is left as it is)
+            return
         path = self._dropped.keep_unfinished()
         if path is not None:
             logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped "
@@ -502,6 +506,7 @@ class PerplexityFilterPipeline:
 
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
+        self._items_seen += 1
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
             # (Scrapy's own FilesPipeline and ImagesPipeline fail on one, "No adapter found", and so does the
             # feed exporter: passed on, it was lost later with a traceback, its page never cleaned)
@@ -785,7 +790,19 @@ class PlexityAddon:
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return
+        if not pipelines and _switched_off(settings, "ITEM_PIPELINES"):
+            return  # (by `scrapy check`, whose contracts discard the items, or -s ITEM_PIPELINES={})
         settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
+
+
+def _switched_off(settings, name: str) -> bool:
+    """Whether setting `name` (a component dict) was emptied above the spider's priority: by a command, as
+    ``scrapy check`` empties ITEM_PIPELINES and FEEDS ("opening them only causes side effects, such as an empty
+    output file"), or by the command line.  The add-on enabled the pipeline there all the same, which replaced the
+    project's PLEXITY_DROPPED_FILE, the last crawl's rows, with an empty file at each ``scrapy check``."""
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    return (settings.getpriority(name) or 0) > SETTINGS_PRIORITIES["spider"]
 
 
 def _not_an_item(output: Any) -> tuple[str, str]:

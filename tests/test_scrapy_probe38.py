@@ -163,3 +163,69 @@ def test_a_forced_shutdown_leaves_the_items_waiting_for_the_worker_thread_and_ex
     assert "forcing unclean shutdown" in said and "the crawl stopped without closing the spider" in said, said[-3000:]
     assert took < 6, f"{took:.1f} s from the second Ctrl-C to the exit"
     assert "Traceback" not in said, said[-3000:]
+
+
+# -- scrapy check and scrapy shell in a project whose settings.py names a dropped file -----------------------
+
+PROJECT_SETTINGS = '''
+SPIDER_MODULES = ["project.spiders"]
+ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
+PLEXITY_EXTRACTOR = "tags"
+PLEXITY_DROPPED_FILE = "dropped.jsonl"
+FEEDS = {"items.jsonl": {"format": "jsonlines", "overwrite": True}}
+TELNETCONSOLE_ENABLED = False
+'''
+CONTRACT_SPIDER = '''
+import scrapy
+
+
+class Pages(scrapy.Spider):
+    name = "pages"
+
+    def parse(self, response):
+        """@url {url}news/library.html
+        @returns items 1 1
+        @scrapes url html
+        """
+        yield {{"url": response.url, "html": response.text}}
+'''
+LAST_CRAWL = '{"source": "https://example.org/", "reason": "too_short", "detail": "of the last crawl"}\n'
+
+
+def project_command(directory: Path, *command: str) -> subprocess.CompletedProcess:
+    """`scrapy COMMAND` in a project (PROJECT_SETTINGS, a spider with a contract) whose dropped file and feed hold
+    the last crawl's rows; `{url}` in `command` is the demo site's."""
+    (directory / "project" / "spiders").mkdir(parents=True)
+    (directory / "scrapy.cfg").write_text("[settings]\ndefault = project.settings\n")
+    (directory / "project" / "__init__.py").write_text("")
+    (directory / "project" / "settings.py").write_text(PROJECT_SETTINGS)
+    (directory / "dropped.jsonl").write_text(LAST_CRAWL)
+    (directory / "items.jsonl").write_text('{"url": "https://example.org/"}\n')
+    with serve(build_site(10_000)) as base:
+        (directory / "project" / "spiders" / "__init__.py").write_text("")
+        (directory / "project" / "spiders" / "pages.py").write_text(CONTRACT_SPIDER.format(url=base))
+        return subprocess.run([sys.executable, "-m", "scrapy", *(part.format(url=base) for part in command)],
+                              cwd=directory, capture_output=True, text=True, timeout=300,
+                              env={"PYTHONPATH": str(REPOSITORY), "PATH": "/usr/bin:/bin"})
+
+
+def test_scrapy_check_runs_without_the_pipeline_and_leaves_the_last_crawls_dropped_file(tmp_path):
+    # `scrapy check` empties ITEM_PIPELINES and FEEDS (its contracts discard the items; opening them "only causes
+    # side effects, such as an empty output file"): the add-on leaves the pipeline off there too, as it does for
+    # `-s ITEM_PIPELINES={}`.  (It enabled it again: the model was loaded for nothing, and the last crawl's
+    # PLEXITY_DROPPED_FILE replaced by an empty file, while Scrapy's feed was left as it was.)
+    process = project_command(tmp_path, "check", "-v")
+    assert process.returncode == 0 and "OK" in process.stderr, process.stderr[-3000:]
+    assert (tmp_path / "dropped.jsonl").read_text() == LAST_CRAWL
+    assert (tmp_path / "items.jsonl").read_text() == '{"url": "https://example.org/"}\n'  # (Scrapy's own)
+
+
+def test_scrapy_shell_leaves_the_last_crawls_dropped_file_as_it_was(tmp_path):
+    # `scrapy shell URL` opens the spider, and with it the pipeline, and never closes it: at its exit a pipeline
+    # that saw no item leaves PLEXITY_DROPPED_FILE as it was, as Scrapy leaves its feed.  (A forced shutdown's rule
+    # named the file of no rows at exit: the last crawl's rows replaced by nothing.)
+    process = project_command(tmp_path, "shell", "{url}news/library.html", "-c", "response.status")
+    assert process.returncode == 0 and process.stdout.strip() == "200", process.stderr[-3000:]
+    assert (tmp_path / "dropped.jsonl").read_text() == LAST_CRAWL
+    assert not (tmp_path / ".dropped.jsonl.part").exists() and "plexity: the crawl stopped" not in process.stderr
+    assert (tmp_path / "items.jsonl").read_text() == '{"url": "https://example.org/"}\n'
