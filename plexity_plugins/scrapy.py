@@ -300,6 +300,7 @@ class PerplexityFilterPipeline:
         self._shutdown_trigger = None  # (`_on_forced_shutdown`)
         self._dropped_claim: str | None = None  # (`_claim_dropped_file`)
         self._items_seen = 0  # (as plexity/items_seen, which a DummyStatsCollector does not keep)
+        self._waiting = 0  # items waiting for the worker thread, or in it
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -492,9 +493,11 @@ class PerplexityFilterPipeline:
             return
         path = self._dropped.keep_unfinished()
         if path is not None:
+            never = (f"; {self._waiting} of them, waiting for the worker thread, were never cleaned"
+                     if self._waiting else "")
             logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped "
-                           "sentences and items of the %d item(s) seen until then are in %s, which ends there",
-                           self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute())
+                           "sentences and items of the %d item(s) seen until then are in %s, which ends there%s",
+                           self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute(), never)
 
     # -- items ------------------------------------------------------------------------
 
@@ -576,13 +579,16 @@ class PerplexityFilterPipeline:
                             "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
                             "of it and of the feeds after it): leave the field out, FEED_EXPORT_FIELDS = %r (said "
                             "once)", source, self.input_field, self._text_feeds[0], fields)
+        self._waiting += 1  # (until cleaned: a forced shutdown leaves them waiting, `_cancel_waiting_items`)
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
                                             content_type)
         except ENVIRONMENT_ERRORS as exc:
+            self._waiting -= 1
             self._stop_crawl(exc)
             raise
+        self._waiting -= 1
 
         self._inc("clean_seconds", outcome.seconds)
         verdict = outcome.verdict
