@@ -1132,6 +1132,8 @@ def _deferred_from_future(future: Future):
     deferred = Deferred()
 
     def fire(done: Future) -> None:
+        if done.cancelled():  # (by a forced shutdown, `_cancel_waiting_items`: the crawl is over)
+            return
         error = done.exception()
         if error is not None:
             deferred.errback(error)
