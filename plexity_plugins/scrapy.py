@@ -49,6 +49,7 @@ import os
 import re
 import tempfile
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -312,6 +313,10 @@ class PerplexityFilterPipeline:
         self._dropped = DroppedLog(None)
         self._warned_classes: set[type] = set()
         self._resumed_from: str | None = None  # the JOBDIR of a paused crawl this one resumes (`_check_jobdir`)
+        self._shutdown_trigger = None  # (`_on_forced_shutdown`)
+        self._dropped_claim: str | None = None  # (`_claim_dropped_file`)
+        self._items_seen = 0  # (as plexity/items_seen, which a DummyStatsCollector does not keep)
+        self._waiting = 0  # items waiting for the worker thread, or in it
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -330,6 +335,8 @@ class PerplexityFilterPipeline:
                 raise
             raise PlexitySettingError(str(exc)) from None
         pipeline.crawler = crawler
+        if pipeline.dropped_file:
+            _claim_dropped_file(pipeline, crawler)
         pipeline._json_feeds = _json_feeds_with(settings, pipeline.input_field)
         pipeline._text_feeds = _json_feeds_with(settings, pipeline.input_field, text=True)
         fields = (pipeline.stats_field, pipeline.doc_perplexity_field, pipeline.input_field)
@@ -433,6 +440,7 @@ class PerplexityFilterPipeline:
                                                               for language, scorer in self.scorer.scorers.items()})
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
+            self._shutdown_trigger = _on_forced_shutdown(self._cancel_waiting_items)
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
             try:
@@ -469,6 +477,13 @@ class PerplexityFilterPipeline:
 
     def close_spider(self, spider=None) -> None:
         atexit.unregister(self._stopped_without_closing)
+        if self._dropped_claim is not None and _CLAIMED_DROPPED_FILES.get(self._dropped_claim) is self:
+            del _CLAIMED_DROPPED_FILES[self._dropped_claim]  # (the next crawl of this process may write it)
+        if self._shutdown_trigger is not None:
+            from twisted.internet import reactor
+
+            reactor.removeSystemEventTrigger(self._shutdown_trigger)
+            self._shutdown_trigger = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -482,15 +497,29 @@ class PerplexityFilterPipeline:
             if written:  # (where it went: a relative path is the folder the crawl ran in)
                 logger.info("plexity: dropped sentences and items written to %s", Path(self.dropped_file).absolute())
 
+    def _cancel_waiting_items(self) -> None:
+        """The reactor stops while the spider is open (Scrapy's forced shutdown, Ctrl-C twice; a script's own
+        ``reactor.stop()``): the items waiting for the worker thread are never cleaned, the one it cleans ends.  (The
+        process waited at its exit for the worker to clean every item queued, up to CONCURRENT_ITEMS of them, 100:
+        a forced shutdown that took minutes.)"""
+        self._shutdown_trigger = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
     def _stopped_without_closing(self) -> None:
         """At the process's exit, the spider never closed (Scrapy's forced shutdown): PLEXITY_DROPPED_FILE gets its
         name with the rows written until then, as Scrapy's feed files keep theirs with the items exported until
         then (both end early); said, with where the rows are when the file could not be named."""
+        if not self._items_seen:  # (`scrapy shell`, which never closes its spider: a file of no rows replaced the
+            self._dropped.close(complete=False)  # last crawl's; an earlier file is left as it is)
+            return
         path = self._dropped.keep_unfinished()
         if path is not None:
+            never = (f"; {self._waiting} of them, waiting for the worker thread, were never cleaned"
+                     if self._waiting else "")
             logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped "
-                           "sentences and items of the %d item(s) seen until then are in %s, which ends there",
-                           self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute())
+                           "sentences and items of the %d item(s) seen until then are in %s, which ends there%s",
+                           self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute(), never)
 
     # -- items ------------------------------------------------------------------------
 
@@ -502,6 +531,7 @@ class PerplexityFilterPipeline:
 
     async def process_item(self, item: Any, spider=None) -> Any:
         self._inc("items_seen")
+        self._items_seen += 1
         if not ItemAdapter.is_item(item):  # not a dict, Item, dataclass, attrs or pydantic object
             # (Scrapy's own FilesPipeline and ImagesPipeline fail on one, "No adapter found", and so does the
             # feed exporter: passed on, it was lost later with a traceback, its page never cleaned)
@@ -571,13 +601,16 @@ class PerplexityFilterPipeline:
                             "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
                             "of it and of the feeds after it): leave the field out, FEED_EXPORT_FIELDS = %r (said "
                             "once)", source, self.input_field, self._text_feeds[0], fields)
+        self._waiting += 1  # (until cleaned: a forced shutdown leaves them waiting, `_cancel_waiting_items`)
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
                                             content_type)
         except ENVIRONMENT_ERRORS as exc:
+            self._waiting -= 1
             self._stop_crawl(exc)
             raise
+        self._waiting -= 1
 
         self._inc("clean_seconds", outcome.seconds)
         verdict = outcome.verdict
@@ -785,7 +818,19 @@ class PlexityAddon:
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return
+        if not pipelines and _switched_off(settings, "ITEM_PIPELINES"):
+            return  # (by `scrapy check`, whose contracts discard the items, or -s ITEM_PIPELINES={})
         settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
+
+
+def _switched_off(settings, name: str) -> bool:
+    """Whether setting `name` (a component dict) was emptied above the spider's priority: by a command, as
+    ``scrapy check`` empties ITEM_PIPELINES and FEEDS ("opening them only causes side effects, such as an empty
+    output file"), or by the command line.  The add-on enabled the pipeline there all the same, which replaced the
+    project's PLEXITY_DROPPED_FILE, the last crawl's rows, with an empty file at each ``scrapy check``."""
+    from scrapy.settings import SETTINGS_PRIORITIES
+
+    return (settings.getpriority(name) or 0) > SETTINGS_PRIORITIES["spider"]
 
 
 def _not_an_item(output: Any) -> tuple[str, str]:
@@ -1076,6 +1121,41 @@ def _file_name_params(spider_name: str | None) -> dict[str, str]:
     return {"name": spider_name or "", "time": now.isoformat().replace(":", "-")}
 
 
+# PLEXITY_DROPPED_FILE of each crawl of this process from its start to its spider's close (`_claim_dropped_file`)
+_CLAIMED_DROPPED_FILES: "weakref.WeakValueDictionary[str, PerplexityFilterPipeline]" = weakref.WeakValueDictionary()
+
+
+def _claim_dropped_file(pipeline: PerplexityFilterPipeline, crawler) -> None:
+    """Two crawls of one process (``CrawlerProcess`` running two spiders) given the same PLEXITY_DROPPED_FILE: the
+    second does not start, as a second process's crawl does not (`_dropped_file_setting`).  Both were made before
+    either opened its file, so the second started, found the file taken, and went on without it, its rows lost
+    (counted) and said of "another process"."""
+    path = os.path.realpath(pipeline.dropped_file)
+    other = _CLAIMED_DROPPED_FILES.get(path)
+    if other is not None and other is not pipeline:
+        spider = getattr(getattr(other, "crawler", None), "spidercls", None)
+        named = f" (spider {spider.name!r})" if getattr(spider, "name", None) else ""
+        message = (f"PLEXITY_DROPPED_FILE is {pipeline.dropped_file!r}, which another crawl of this process "
+                   f"writes{named}: give each crawl its own file, e.g. 'dropped-%(name)s.jsonl'")
+        logger.critical(CANNOT_START, message)
+        raise PlexitySettingError(message)
+    _CLAIMED_DROPPED_FILES[path] = pipeline
+    pipeline._dropped_claim = path
+
+
+def _on_forced_shutdown(callback) -> Any:
+    """`callback` called as the Twisted reactor stops (a trigger's id, for removeSystemEventTrigger), or None
+    without one (Scrapy's reactorless mode: its forced shutdown cancels the crawl's tasks, and with them each
+    item's wait for the worker thread)."""
+    import sys
+
+    if "twisted.internet.reactor" not in sys.modules:  # (none installed)
+        return None
+    from twisted.internet import reactor
+
+    return reactor.addSystemEventTrigger("before", "shutdown", callback)
+
+
 def _asyncio_available() -> bool:
     """Whether coroutines here run on an asyncio loop (await Futures) or on a plain
     Twisted reactor (await Deferreds)."""
@@ -1094,6 +1174,8 @@ def _deferred_from_future(future: Future):
     deferred = Deferred()
 
     def fire(done: Future) -> None:
+        if done.cancelled():  # (by a forced shutdown, `_cancel_waiting_items`: the crawl is over)
+            return
         error = done.exception()
         if error is not None:
             deferred.errback(error)
