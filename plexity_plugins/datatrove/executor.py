@@ -18,11 +18,11 @@ logging folder and, when it finds other settings recorded there, stops before an
 run's completions.
 
 What they share is here, under public names (the Ray and Slurm executors' modules import them): the settings
-checked (`SettingsChecked`), a full disk of the logging folder said in one line (`FullDiskStopsTask`: local, Ray), why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit
-status: `task_exit_status`, `describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger`
-once the disk is full), the stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm
-executors' names are still importable from this module (`__getattr__`: their modules imported on first use), as they
-were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
+checked (`SettingsChecked`), a full disk of the logging folder said in one line (`FullDiskStopsTask`: local, Ray),
+why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit status: `task_exit_status`,
+`describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger` once the disk is full), the
+stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm executors' names are still importable
+from this module (`__getattr__`: their modules imported on first use), as they were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
 ``plexity_plugins.datatrove.executor``.
 """
 

@@ -379,8 +379,9 @@ _ISO639_3_TO_1 = dict(pair.split(":") for pair in (
 
 # The script each language above is usually written in, that of its models unless a model's card names another
 # ("language": "sr-Latn"): the script of CLDR's likely subtags ("sr" is likely "sr_Cyrl_RS"; CLDR 49 as Babel 2.19
-# ships it, ``babel.core.get_global("likely_subtags")``; tests/test_languages.py checks the table against it).  A label that names another script (FineWeb-2's romanised Hindi "hin_Latn", Latin Serbian "srp_Latn")
-# is another language for a model: its text, scored by a model of another script, was mostly dropped.
+# ships it, ``babel.core.get_global("likely_subtags")``; tests/test_languages.py checks the table against it).  A
+# label that names another script (FineWeb-2's romanised Hindi "hin_Latn", Latin Serbian "srp_Latn") is another
+# language for a model: its text, scored by a model of another script, was mostly dropped.
 _USUAL_SCRIPT = {code: script for script, codes in (
     ("Arab", "ar fa ps sd ug ur"), ("Armn", "hy"), ("Beng", "as bn"), ("Cyrl", "ba be bg kk ky mk mn ru sr tg tt uk"),
     ("Deva", "hi mr ne sa"), ("Ethi", "am"), ("Geor", "ka"), ("Grek", "el"), ("Gujr", "gu"), ("Guru", "pa"),
