@@ -140,21 +140,31 @@ class PlexityFields(dict):
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _xml_value(value: Any) -> Any:
+def _xml_value(value: Any, content_type: str | None = None) -> Any:
     """`value` as `PlexityXmlItemExporter` hands it to Scrapy's: None "" (an empty element), bytes their text
-    (`decode_html`: a BOM, ``<meta charset>``, else UTF-8 or the encoding the bytes are in) where Scrapy's wrote
-    Python's ``b'...'``, and a character XML cannot hold U+FFFD; in a dict or list too."""
+    (`decode_html`, as the pipeline decodes a page: a BOM, the response's `content_type`, ``<meta charset>``, else
+    UTF-8 or the encoding the bytes are in) where Scrapy's wrote Python's ``b'...'``, and a character XML cannot hold
+    U+FFFD; in a dict or list too."""
     if value is None:
         return ""
     if isinstance(value, (bytes, bytearray)):
-        value = decode_html(bytes(value))[0]
+        value = decode_html(bytes(value), content_type)[0]
     if isinstance(value, str):
         return _NOT_XML.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {key: _xml_value(item) for key, item in value.items()}
+        return {key: _xml_value(item, content_type) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_xml_value(item) for item in value]
+        return [_xml_value(item, content_type) for item in value]
     return value
+
+
+def item_content_type(adapter: ItemAdapter, field: str | None) -> str | None:
+    """The response's Content-Type (or charset) an item's `field` (PLEXITY_ENCODING_FIELD) holds, as `decode_html`
+    reads the HTTP header's; None when it holds none.  TypeError when it holds something else (a number, a dict)."""
+    declared = _one(adapter.get(field)) if field else None
+    if declared is None or isinstance(declared, (str, bytes)):
+        return declared_content_type(declared)
+    raise TypeError(f"{field!r} holds {type(declared).__name__}")
 
 
 class PlexityXmlItemExporter(XmlItemExporter):
@@ -165,10 +175,33 @@ class PlexityXmlItemExporter(XmlItemExporter):
     its response's charset, where Scrapy's wrote ``b'<html>\\xd0\\x91...'``; a character XML 1.0 cannot hold (a
     control character) as U+FFFD, where Scrapy's wrote a file XML readers stop at.  The add-on makes it the ``xml``
     feed format's; with the pipeline alone, ``FEED_EXPORTERS = {"xml": XML_EXPORTER_PATH}`` (the pipeline says so
-    once otherwise)."""
+    once otherwise).  The item's PLEXITY_ENCODING_FIELD (the response's Content-Type or charset) decodes its bytes,
+    as the pipeline decodes them (`item_content_type`): a page served as ``charset=windows-1251`` that declares no
+    charset itself was written as mojibake, read as Windows-1252."""
+
+    def __init__(self, file, *, encoding_field: str | None = "encoding", **kwargs):
+        super().__init__(file, **kwargs)
+        self.encoding_field = encoding_field
+        self._content_type: str | None = None  # (the item being exported's)
+
+    @classmethod
+    def from_crawler(cls, crawler, file, *args, **kwargs):
+        """Scrapy's feed export makes it so: the encoding field from the crawl's settings, as the pipeline reads it."""
+        field = _field_setting(crawler.settings, "PLEXITY_ENCODING_FIELD", "encoding")
+        return cls(file, *args, encoding_field=field, **kwargs)
+
+    def export_item(self, item) -> None:
+        try:
+            self._content_type = item_content_type(ItemAdapter(item), self.encoding_field)
+        except TypeError:  # (the pipeline says so, once)
+            self._content_type = None
+        try:
+            super().export_item(item)
+        finally:
+            self._content_type = None
 
     def serialize_field(self, field, name: str, value: Any) -> Any:
-        return _xml_value(super().serialize_field(field, name, value))
+        return _xml_value(super().serialize_field(field, name, value), self._content_type)
 
 
 def shorten_drop_logs(formatter) -> None:
@@ -662,13 +695,14 @@ class PerplexityFilterPipeline:
         HTTP header's; None when the item has none (its bytes are then decoded by BOM, <meta charset>, UTF-8)."""
         if not self.encoding_field or self.input_format != "html":
             return None
-        declared = _one(adapter.get(self.encoding_field))
-        if declared is None or isinstance(declared, (str, bytes)):
-            return declared_content_type(declared)
-        self._warn_once("encoding_not_text", "plexity: %s: %r (PLEXITY_ENCODING_FIELD) holds %s, not a Content-Type "
-                        "or charset: the page's bytes are decoded without it (said once)",
-                        source, self.encoding_field, type(declared).__name__)
-        return None
+        try:
+            return item_content_type(adapter, self.encoding_field)
+        except TypeError:
+            declared = _one(adapter.get(self.encoding_field))
+            self._warn_once("encoding_not_text", "plexity: %s: %r (PLEXITY_ENCODING_FIELD) holds %s, not a "
+                            "Content-Type or charset: the page's bytes are decoded without it (said once)",
+                            source, self.encoding_field, type(declared).__name__)
+            return None
 
     def _clean(self, value: str | bytes, language: str | None = None, content_type: str | None = None) -> _Outcome:
         """Extraction and the policy's verdict: the CPU work, run in a worker thread; `content_type`: the

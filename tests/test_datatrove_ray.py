@@ -361,6 +361,42 @@ def test_a_stats_json_the_full_disk_cut_short_is_not_left_behind(cluster, tmp_pa
     assert "stats.json" not in left and not [name for name in left if name.endswith(".part")], left
 
 
+@pytest.mark.parametrize("where", ["stats", "logs"])
+def test_a_logging_folder_whose_disk_is_full_stops_the_tasks_as_a_local_run_and_the_rerun_completes_them(
+        cluster, tmp_path, small_disk, where, no_orphans):
+    # The task's stats (or its log, which datatrove's Ray executor copies there once the task has run, after its
+    # completion marker) go to a full disk (the symlink): the rest of the logging folder has room.  The stats were
+    # left as 0-byte files and the run said "error: Expecting value: line 1 column 1 (char 0)", exit status 2; a
+    # full disk under the log raised FullDiskStop past the task's handler, and "0 of 2 task(s) did not complete"
+    # with both marked complete.  Now as a local run (tests/test_run_faults.py): one line, exit status 4, nothing
+    # half written, and the same command again completes them.
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 2)
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    logs.mkdir()
+    (small_disk / where).mkdir()
+    (logs / where).symlink_to(small_disk / where)
+    command = [str(shards), "-o", str(out), "--logging-dir", str(logs), "--extractor", "tags", "--executor", "ray",
+               "--ray-address", cluster.address, "--tasks", "2", "--mem-per-cpu-gb", "0.5"]
+    full = plexity_run(*command)
+    assert full.returncode == 4, full.stderr[-3000:]
+    errors = [line for line in full.stderr.splitlines() if line.startswith("plexity run: error:")]
+    assert len(errors) == 1 and "no space left on device" in errors[0] and "2 of 2 task(s) did not complete" \
+        in errors[0], full.stderr[-3000:]
+    assert "Traceback" not in full.stderr and "Logging error" not in full.stderr
+    assert completions(logs) == []
+    if where == "stats":  # (no 0-byte stats/NNNNN.json, which the merge failed on)
+        assert list((small_disk / where).iterdir()) == []
+    assert not [p for p in logs.rglob("*") if p.name.endswith(".part")]
+
+    subprocess.run(["mount", "-o", "remount,size=20m", str(small_disk)], check=True)
+    again = plexity_run(*command)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "2/2 tasks completed (2 in this run" in again.stdout
+    assert sorted(p.name for p in (small_disk / where).iterdir()) == (
+        ["00000.json", "00001.json"] if where == "stats" else ["task_00000.log", "task_00001.log"])
+
+
 # -- a node lost mid-run -----------------------------------------------------------------
 
 # plexity run's pipeline and executor, with a step that stops on the node called "victim",

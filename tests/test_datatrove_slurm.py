@@ -187,6 +187,40 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     assert len(written) == len(set(written)) == 12
 
 
+@pytest.mark.slurm
+def test_overwrite_with_another_executor_waits_for_the_slurm_job_then_deletes_its_record_too(slurm, request,
+                                                                                           tmp_path):
+    # `--overwrite` deletes what the run wrote in its logging folder: the Slurm job's record
+    # (logs/plexity-slurm-job) was kept, naming a job over and gone; and a local run with --overwrite,
+    # which did not ask Slurm, deleted the files of a job still queued there (its tasks would then mark
+    # their documents complete in the new run's folder).
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 2)
+    out = tmp_path / "out"
+    record = out / "logs" / "plexity-slurm-job"
+    name = job_name("overwrite")
+    set_partition_state(slurm, "DOWN")  # (the job waits in the queue)
+    request.addfinalizer(lambda: set_partition_state(slurm, "UP"))
+    base = PLEXITY + ["run", str(shards), "-o", str(out), "--extractor", "tags"]
+    launched = subprocess.run(base + ["--executor", "slurm", "--partition", slurm, "--job-name", name],
+                              capture_output=True, text=True, timeout=120)
+    assert launched.returncode == 0 and record.is_file(), launched.stderr[-3000:]
+    job = record.read_text().strip()
+
+    local = base + ["--executor", "local", "--overwrite"]
+    refused = subprocess.run(local, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and refused.stderr.splitlines()[-1].startswith(
+        f"plexity run: error: {out / 'logs'} is being written by Slurm job {job}"), refused.stderr[-3000:]
+    assert record.is_file() and (out / "logs" / "ranks_to_run.json").is_file()  # nothing deleted
+
+    subprocess.run(["scancel", "-n", name], check=True)
+    wait_for_jobs(name)
+    done = subprocess.run(local, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert completions(out / "logs") == ["00000", "00001"]
+    assert not record.exists() and not (out / "logs" / "ranks_to_run.json").exists()
+
+
 def test_an_executor_pik_pickled_before_the_executors_moved_still_loads(tmp_path):
     # datatrove pickles the executor into the logging folder's executor.pik, which the job's tasks load when they
     # start: one pickled while SlurmTaskExecutor lived in plexity_plugins.datatrove.executor names it there

@@ -261,6 +261,77 @@ def test_glotlid_and_iso_639_3_labels_match_the_models_language(german_model, ti
     assert models.clean(ENGLISH, language="eng_Latn").model == "tiny"
 
 
+SERBIAN_CORPUS = [
+    "Градско веће је у уторак после дуге расправе усвојило буџет за нову библиотеку.",
+    "Библиотека ће бити отворена на пролеће и радиће до касно радним данима.",
+    "Становници су питали веће за пут до реке и за стари мост.",
+    "Градоначелник је рекао да ће пут бити завршен пре краја године.",
+    "Деца су се играла у парку поред реке док су родитељи разговарали.",
+    "Истраживачи су свако јутро мерили температуру воде у реци.",
+    "Резултати студије објављени су у извештају универзитета.",
+    "Извештај каже да је река чистија него претходних година.",
+    "Сељаци у долини гаје јабуке, крушке и трешње на малим имањима.",
+    "Воз за град полази са станице сваког сата током дана.",
+]
+_LATIN = dict(zip("абвгдђежзијклљмнњопрстћуфхцчџш", "a b v g d đ e ž z i j k l lj m n nj o p r s t ć u f h c č dž š"
+                                                     .split()))
+
+
+def latin(text: str) -> str:
+    """Serbian Cyrillic written in Serbian's Latin alphabet (one letter for one, as Serbian does)."""
+    return "".join(_LATIN.get(c.lower(), c).capitalize() if c.isupper() else _LATIN.get(c, c) for c in text)
+
+
+def serbian_model(root, language: str) -> str:
+    """`plexity train --language LANGUAGE` on the Cyrillic corpus ("sr") or its Latin transliteration ("sr-Latn")."""
+    root.mkdir(parents=True, exist_ok=True)
+    corpus = root / "sr.txt"
+    lines = SERBIAN_CORPUS if language == "sr" else [latin(line) for line in SERBIAN_CORPUS]
+    corpus.write_text("\n".join(lines * 2) + "\n", encoding="utf-8")
+    assert main(["train", "--name", "sr-news", "--corpus", "text", "--order", "3", "--language", language,
+                 "--holdout-every", "0", "--quiet", "--output-dir", str(root / "models"), str(corpus)]) == 0
+    return str(root / "models" / "sr-news")
+
+
+def test_a_label_naming_another_script_than_the_model_s_passes_the_document_through_as_another_language(tmp_path):
+    # FineWeb-2's `language` + `language_script` columns, or GlotLID's one label: Serbian in Latin letters
+    # ("srp_Latn") under a model of Cyrillic Serbian was scored by it as Serbian ("sr"), and nearly all of it
+    # dropped; now it is passed through as "sr-Latn", counted.  A model whose card says "sr-Latn" (plexity train
+    # --language sr-Latn) cleans it, and passes the Cyrillic through.  Chinese simplified or traditional is the same
+    # writing for a model of Chinese.
+    from plexity_plugins.text.language import language_code
+
+    article = " ".join(SERBIAN_CORPUS[:4])
+    labels = {"glotlid-cyrl": {"language": "srp_Cyrl"}, "fineweb-cyrl": {"language": "srp", "language_script": "Cyrl"},
+              "glotlid-latn": {"language": "srp_Latn"}, "fineweb-latn": {"language": "srp", "language_script": "Latn"}}
+    for card, cleaned in (("sr", "cyrl"), ("sr-Latn", "latn")):
+        model = serbian_model(tmp_path / card, card)
+        assert json.loads((tmp_path / card / "models" / "sr-news" / "model.json").read_text())["language"] == card
+        step = PerplexitySentenceFilter(model=model, threshold=100.0, method="sentences", min_chars=0)
+        for name, metadata in labels.items():
+            text = article if name.endswith("cyrl") else latin(article)
+            doc = Document(text=f"Почетна | Вести | Контакт\n{text}", id=name, metadata=dict(metadata))
+            assert step.filter(doc) is True
+            if name.endswith(cleaned):
+                assert doc.metadata["plexity_passthrough"] == "" and doc.text == text, (card, name, doc.text)
+            else:
+                other = "sr" if cleaned == "latn" else "sr-Latn"
+                assert doc.metadata["plexity_passthrough"] == f"language:{other}", (card, name)
+                assert doc.text.endswith(text)  # (unchanged)
+        assert step.stats[f"passthrough_language:{'sr-Latn' if cleaned == 'cyrl' else 'sr'}"].total == 2
+    assert [language_code(label) for label in ("hin_Latn", "hin_Deva", "zho_Hant", "zh-Hant-TW", "cmn_Hani",
+                                               "kor_Hang", "jpn_Jpan", "sr-Latn-RS", "eng_Zyyy", "xyz_Cyrl")] == \
+        ["hi-Latn", "hi", "zh", "zh", "zh", "ko", "ja", "sr-Latn", "en", "xyz"]
+
+
+def test_the_table_of_each_language_s_usual_script_is_cldr_s():
+    babel = pytest.importorskip("babel.core")
+    from plexity_plugins.text.language import _USUAL_SCRIPT
+
+    likely = babel.get_global("likely_subtags")
+    assert {code: likely[code].split("_")[1] for code in _USUAL_SCRIPT} == _USUAL_SCRIPT
+
+
 # -- the language identifier's tables, decompressed once -------------------------------------
 
 SAMPLES = ["The council approved the budget for the new library on Tuesday evening.",

@@ -278,17 +278,19 @@ class PageSpider(scrapy.Spider):
         self.start_urls = [url]
 
     def parse(self, response):
-        yield {"url": response.url, "html": response.body, "title": response.xpath("//title/text()").get()}
+        yield {"url": response.url, "html": response.body, "title": response.xpath("//title/text()").get(),
+               "encoding": response.encoding}
 '''
 
 
-def xml_feed_of(directory: Path, page: bytes, *settings: str) -> tuple[list, str]:
-    """`PAGE_AND_TITLE_SPIDER` run on one page, its items in an XML feed: (the items, read by ElementTree, as
-    {field: text}; the log)."""
+def xml_feed_of(directory: Path, page: bytes, *settings: str, content_type: str = "text/html; charset=utf-8"
+                ) -> tuple[list, str]:
+    """`PAGE_AND_TITLE_SPIDER` run on one page (served as `content_type`), its items in an XML feed: (the items, read
+    by ElementTree, as {field: text}; the log)."""
     from xml.etree import ElementTree
 
     (directory / "spider.py").write_text(PAGE_AND_TITLE_SPIDER, encoding="utf-8")
-    with serve({"/": ("text/html; charset=utf-8", page)}) as base:
+    with serve({"/": (content_type, page)}) as base:
         command = [sys.executable, "-m", "scrapy", "runspider", "spider.py", "-a", f"url={base}", "-O", "items.xml",
                    "-s", "PLEXITY_EXTRACTOR=tags", "-s", "PLEXITY_MIN_CHARS=0", "-s", "TELNETCONSOLE_ENABLED=False",
                    *[part for setting in settings for part in ("-s", setting)]]
@@ -308,6 +310,22 @@ def test_an_xml_feed_writes_a_page_given_as_bytes_as_its_text_and_no_character_x
     assert items[0]["html"] == page.replace("\x0c", "\ufffd")
     assert items[0]["title"] == "Библиотека\ufffd"
     assert items[0]["text"] == "\n".join(RUSSIAN)
+
+
+JAPANESE = ["市議会は火曜日に新しい図書館の予算を承認した。", "図書館は春に開館する。"]  # (too short to guess its encoding)
+
+
+def test_an_xml_feed_decodes_a_page_s_bytes_with_the_charset_its_response_was_served_with(tmp_path):
+    # A page served as EUC-JP that declares no charset itself: the pipeline decoded it with the item's encoding
+    # field (PLEXITY_ENCODING_FIELD, here Scrapy's response.encoding), the exporter without it: as UTF-8, U+FFFD for
+    # the bytes that are none ("\ufffd\u07bd\ufffd\ufffd" for the title "図書館" in the feed's html).
+    page = "<html><head><title>図書館</title></head><body>" + "".join(f"<p>{s}</p>" for s in JAPANESE) \
+        + "</body></html>"
+    items, log = xml_feed_of(tmp_path, page.encode("euc-jp"), "ADDONS={\"plexity_plugins.scrapy.PlexityAddon\": 0}",
+                             content_type="text/html; charset=EUC-JP")
+    assert len(items) == 1 and items[0]["encoding"] == "euc_jp", log[-5000:]
+    assert items[0]["title"] == "図書館" and items[0]["text"] == "\n".join(JAPANESE)  # (Scrapy's, the pipeline's)
+    assert items[0]["html"] == page  # (the exporter's, now the same)
 
 
 def test_the_pipeline_alone_with_scrapy_s_xml_exporter_says_once_which_exporter_writes_none_and_bytes(tmp_path):

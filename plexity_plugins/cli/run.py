@@ -454,7 +454,8 @@ def output_paths(output_dir: Path, logging_dir: Path) -> str:
 
 # What a run writes in its logging folder (datatrove's and ours): what --overwrite deletes there.
 RUN_LOG_ENTRIES = ("completions", "logs", "stats", "slurm_logs", "stats.json", "executor.json", "executor.pik",
-                   "launch_script.slurm", "launch_merge_stats.slurm", "ranks_to_run.json", "plexity-settings.json")
+                   "launch_script.slurm", "launch_merge_stats.slurm", "ranks_to_run.json", "plexity-settings.json",
+                   "plexity-slurm-job")  # (the last: SLURM_JOB_RECORD, the Slurm job launched there)
 
 
 def delete_results(output_dir: Path, logging_dir: Path, overwrite: bool = False) -> None:
@@ -686,19 +687,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     # completion markers for its own (and --overwrite delete them).
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
     with own_output_folder(output_dir), own_output_folder(logging_dir, "--logging-dir"):
-        if args.executor == "slurm":  # (before --overwrite deletes what that job's tasks write)
-            from datatrove.io import get_datafolder
+        # Whatever the executor, before --overwrite deletes what a Slurm job launched into these folders writes, and
+        # its record (a local run with --overwrite deleted the files of a job still running, its tasks then marking
+        # their old documents complete in the new run's folder)
+        from datatrove.io import get_datafolder
 
-            from ..datatrove.slurm_executor import check_no_slurm_job_queued
-            from ..errors import JobStillQueued
+        from ..datatrove.slurm_executor import check_no_slurm_job_queued
+        from ..errors import JobStillQueued
 
-            try:  # this run's logging folder, DIR/logs and that of the run that last wrote into DIR (another one)
-                executor.check_no_job_queued()
-                for earlier in {output_dir / "logs", recorded_logging_dir(output_dir)} - {logging_dir, None}:
-                    check_no_slurm_job_queued(get_datafolder(str(earlier)))
-            except JobStillQueued as exc:
-                print(printable(f"plexity run: error: {exc}"), file=sys.stderr)
-                return USAGE_STATUS
+        try:  # this run's logging folder, DIR/logs and that of the run that last wrote into DIR (another one)
+            for folder in sorted({logging_dir, output_dir / "logs", recorded_logging_dir(output_dir)} - {None}):
+                check_no_slurm_job_queued(get_datafolder(str(folder)))
+        except JobStillQueued as exc:
+            print(printable(f"plexity run: error: {exc}"), file=sys.stderr)
+            return USAGE_STATUS
         if args.overwrite:
             delete_earlier_logs(output_dir, logging_dir)
             delete_results(output_dir, logging_dir, overwrite=True)

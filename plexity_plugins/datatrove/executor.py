@@ -18,11 +18,11 @@ logging folder and, when it finds other settings recorded there, stops before an
 run's completions.
 
 What they share is here, under public names (the Ray and Slurm executors' modules import them): the settings
-checked (`SettingsChecked`), why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit
-status: `task_exit_status`, `describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger`
-once the disk is full), the stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm
-executors' names are still importable from this module (`__getattr__`: their modules imported on first use), as they
-were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
+checked (`SettingsChecked`), a full disk of the logging folder said in one line (`FullDiskStopsTask`: local, Ray),
+why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit status: `task_exit_status`,
+`describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger` once the disk is full), the
+stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm executors' names are still importable
+from this module (`__getattr__`: their modules imported on first use), as they were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
 ``plexity_plugins.datatrove.executor``.
 """
 
@@ -196,6 +196,34 @@ class SettingsChecked:
             raise OutputNotWritable(f"task {rank}: {message}") from None
 
 
+class FullDiskStopsTask:
+    """For a datatrove executor: its logging folder a `TaskFolder` (its stats written whole or not at all, a log
+    write that finds the disk full the task's end), and a task stopped by a full disk said in one line (`DiskFull`),
+    not marked complete.  The local and Ray executors' tasks both run this: on Ray, a ``stats/NNNNN.json`` the full
+    disk cut short was left as 0 bytes, and the run said "error: Expecting value: line 1 column 1 (char 0)" (exit
+    status 2) reading it; a log the full disk refused (datatrove's Ray executor copies it there once the task has
+    run) raised `FullDiskStop` past the task's ``except Exception``, and the task marked complete said "0 of 2
+    task(s) did not complete"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.logging_dir = TaskFolder.of(self.logging_dir)
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        """datatrove's, with a full disk said in one line (`DiskFull`)."""
+        try:  # (logged in one line: `SettingsChecked._run_for_rank`)
+            return super()._run_for_rank(rank, local_rank, *args, **kwargs)
+        except BaseException as exc:  # (FullDiskStop is one: see TaskFolder)
+            if not is_disk_full(exc):
+                raise
+            quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
+            # (its log was cut short after its marker was written, as datatrove's Ray executor copies the log last:
+            # the task is not complete, the re-run redoes it)
+            with contextlib.suppress(OSError):
+                self.logging_dir.rm(f"completions/{rank:05d}")
+            raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
+
+
 def why_task_ended(executor, rank: int, exitcode: int | None) -> str:
     """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it."""
     if exitcode == INPUTS_CHANGED_STATUS:
@@ -274,7 +302,7 @@ def read_stats(folder, rank: int) -> PipelineStats:
 
 # -- the local executor ------------------------------------------------------------------------
 
-class LocalTaskExecutor(SettingsChecked, LocalPipelineExecutor):
+class LocalTaskExecutor(FullDiskStopsTask, SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with one process per task and every death noticed.
 
     With several workers, datatrove's executor runs tasks in a ``multiprocess`` Pool, which waits
@@ -291,8 +319,8 @@ class LocalTaskExecutor(SettingsChecked, LocalPipelineExecutor):
     process group leaves no task writing after it.
 
     A full disk (the outputs' or the logging dir's) stops a task with one line, not a traceback
-    per log record that no longer fits (`TaskFolder`), and the stats files are written whole or
-    not at all (a 0-byte ``stats/NNNNN.json`` would break the merge of a later run).
+    per log record that no longer fits, and the stats files are written whole or not at all (a
+    0-byte ``stats/NNNNN.json`` would break the merge of a later run): `FullDiskStopsTask`.
 
     Same arguments as `LocalPipelineExecutor`; one worker runs the tasks in this process, as
     datatrove does.  The run's settings are recorded and checked (`SettingsChanged`).
@@ -301,17 +329,6 @@ class LocalTaskExecutor(SettingsChecked, LocalPipelineExecutor):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         check_task_counts(self)  # (now, not as the run starts: a script fails where the executor is made)
-        self.logging_dir = TaskFolder.of(self.logging_dir)
-
-    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
-        """datatrove's, with a full disk said in one line (`DiskFull`)."""
-        try:  # (logged in one line: `SettingsChecked._run_for_rank`)
-            return super()._run_for_rank(rank, local_rank, *args, **kwargs)
-        except BaseException as exc:  # (FullDiskStop is one: see TaskFolder)
-            if not is_disk_full(exc):
-                raise
-            quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
-            raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
     def run(self):
         if self.depends is not None:  # (first: this run's input is what it writes, its settings are checked then)

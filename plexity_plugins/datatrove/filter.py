@@ -95,9 +95,14 @@ def write_fields(doc: Document, fields: dict, step: str) -> None:
 def declared_language(doc: Document) -> str | None:
     """The language an upstream step set (``metadata["language"]``, datatrove's LanguageFilter),
     if it is a label at all: a number or a list there is ignored (the text's language is then
-    identified) instead of stopping the task."""
-    language = doc.metadata.get("language")
-    return language if isinstance(language, str) else None
+    identified) instead of stopping the task.  Its script in ``metadata["language_script"]`` (FineWeb-2's rows:
+    "hin" and "Latn") is part of it, as in GlotLID's "hin_Latn" (`plexity_plugins.text.language.language_code`)."""
+    language, script = doc.metadata.get("language"), doc.metadata.get("language_script")
+    if not isinstance(language, str):
+        return None
+    if isinstance(script, str) and script.strip() and not any(sep in language for sep in "_-"):
+        return f"{language.strip()}_{script.strip()}"
+    return language
 
 
 class PerplexitySentenceFilter(BaseFilter):

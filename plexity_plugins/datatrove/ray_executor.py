@@ -17,17 +17,18 @@ from datatrove.executor.ray import RayPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..errors import LoggingFolderNotShared, TasksFailed, is_disk_full, printable
+from ..errors import LoggingFolderNotShared, TasksFailed, printable
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
-from .executor import SettingsChecked, quiet_logger, read_stats, save_stats, task_exit_status, why_task_ended
+from .executor import (FullDiskStopsTask, SettingsChecked, read_stats, save_stats, task_exit_status,
+                       why_task_ended)
 from .run_settings import check_settings_recorded
 
 
 RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
 
 
-class RayTaskExecutor(SettingsChecked, RayPipelineExecutor):
+class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
 
     - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
@@ -46,6 +47,8 @@ class RayTaskExecutor(SettingsChecked, RayPipelineExecutor):
       forever.  Here the run stops at once with `ValueError`, saying what the nodes have; and when the
       only such nodes leave mid-run, it says so and stops after ``NO_NODE_GRACE`` seconds without one.
     - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
+    - A full disk of the logging folder stops a task as it stops a local one (`FullDiskStopsTask`): its stats
+      written whole or not at all, the task not marked complete, `TasksFailed` saying "no space left on device".
 
     ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
     ``tasks_per_job``, ``log_first``, ``ray_remote_kwargs`` and ``depends`` mean what they mean
@@ -254,9 +257,7 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_
     time.sleep(random.randint(0, executor.randomize_start_duration))
     try:
         executor._run_for_rank(rank, local_rank)
-    except Exception as exc:  # the exit status tells the Ray task why (a full disk was "exited with status 1")
-        if is_disk_full(exc):
-            quiet_logger()  # (said once, by the driver: no traceback per log record that no longer fits)
+    except Exception as exc:  # the exit status tells the Ray task why (a full disk: `FullDiskStopsTask`)
         sys.exit(task_exit_status(exc))
 
 

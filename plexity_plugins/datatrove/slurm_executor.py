@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -242,8 +243,9 @@ def venv_activate(venv_path: str | os.PathLike | None) -> str | None:
 
 def check_no_slurm_job_queued(logging_dir) -> None:
     """`JobStillQueued` while the array job last launched into `logging_dir` (a DataFolder) has a
-    task that is not over (Slurm no longer knowing the job: it is over)."""
-    if not logging_dir.isfile(SLURM_JOB_RECORD):
+    task that is not over (Slurm no longer knowing the job: it is over).  Where there is no ``squeue`` (a local or
+    Ray run on a machine outside the Slurm cluster), nothing can be asked: nothing is said."""
+    if not logging_dir.isfile(SLURM_JOB_RECORD) or shutil.which("squeue") is None:
         return
     with logging_dir.open(SLURM_JOB_RECORD, "r") as f:
         job_id = f.read().strip()

@@ -342,7 +342,7 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     English, text with `ENGLISH_PROSE_SHARE` of English function words is English without
     identification (German prose rarely reaches it).
     """
-    expected = language_code(expected)
+    expected = base_language(language_code(expected))  # (langid names no script: a "sr-Latn" model's is "sr")
     sample = sample_for_identification(text)  # once, for both tests
     if expected == "en" and function_word_share(sample) >= ENGLISH_PROSE_SHARE:
         return None
@@ -377,12 +377,30 @@ _ISO639_3_TO_1 = dict(pair.split(":") for pair in (
     "wuu:zh yue:zh").split())
 
 
-_CODE = re.compile(r"[a-z]{2,3}")
+# The script each language above is usually written in, that of its models unless a model's card names another
+# ("language": "sr-Latn"): the script of CLDR's likely subtags ("sr" is likely "sr_Cyrl_RS"; CLDR 49 as Babel 2.19
+# ships it, ``babel.core.get_global("likely_subtags")``; tests/test_languages.py checks the table against it).  A
+# label that names another script (FineWeb-2's romanised Hindi "hin_Latn", Latin Serbian "srp_Latn") is another
+# language for a model: its text, scored by a model of another script, was mostly dropped.
+_USUAL_SCRIPT = {code: script for script, codes in (
+    ("Arab", "ar fa ps sd ug ur"), ("Armn", "hy"), ("Beng", "as bn"), ("Cyrl", "ba be bg kk ky mk mn ru sr tg tt uk"),
+    ("Deva", "hi mr ne sa"), ("Ethi", "am"), ("Geor", "ka"), ("Grek", "el"), ("Gujr", "gu"), ("Guru", "pa"),
+    ("Hans", "zh"), ("Hebr", "he yi"), ("Jpan", "ja"), ("Khmr", "km"), ("Knda", "kn"), ("Kore", "ko"), ("Laoo", "lo"),
+    ("Latn", "af az br bs ca cs cy da de en eo es et eu fi fo fr fy ga gd gl hr hu ia id io is it jv ku la lb lt lv mg "
+             "ms mt nl nn no oc pl pt ro sk sl so sq su sv sw tk tl tr uz vi yo"),
+    ("Mlym", "ml"), ("Mymr", "my"), ("Orya", "or"), ("Sinh", "si"), ("Taml", "ta"), ("Telu", "te"), ("Thaa", "dv"),
+    ("Thai", "th"), ("Tibt", "bo")) for code in codes.split()}
+# ISO 15924 codes that name the same writing as a language's usual script: Chinese simplified or traditional (or Han
+# unspecified), Japanese's kanji and kana, Korean's Hangul and hanja.
+_SAME_WRITING = {"Hans": {"Hant", "Hani"}, "Jpan": {"Hani", "Hira", "Kana", "Hrkt"}, "Kore": {"Hang", "Hani"}}
+_SCRIPT = re.compile(r"[A-Za-z]{4}")
+_CODE = re.compile(r"[a-z]{2,3}(?:-[A-Z][a-z]{3})?")
 
 
 def checked_language_code(label: str) -> str:
     """`language_code` of a language a user names (a model's, a key of a language -> model
-    map), refused unless it is a language code: ISO 639 codes have two or three letters, and a
+    map; "sr-Latn": a script other than the language's usual one), refused unless it is a language code: ISO 639
+    codes have two or three letters, and a
     name ("english") would never match the language a text is identified in, so every text would
     pass through unfiltered."""
     code = language_code(label.strip()) if label and label.strip() else None
@@ -395,8 +413,22 @@ def checked_language_code(label: str) -> str:
 def language_code(label: str | None) -> str | None:
     """A language label as models store it (ISO 639-1 where there is one): "deu_Latn",
     "de", "DE" and " de-DE\n" (a page's lang attribute as written) all give "de"; an unknown label is
-    returned lower-cased; a blank one is none."""
+    returned lower-cased; a blank one is none.  A label naming a script other than the one the language is
+    usually written in (`_USUAL_SCRIPT`) keeps it: "hin_Latn" (romanised Hindi) is "hi-Latn", another language
+    than a Hindi model's "hi", as "srp_Latn" is for a Cyrillic Serbian model ("zho_Hant" is "zh": the same writing,
+    `_SAME_WRITING`); a model whose card says "hi-Latn" is that language's."""
     if not label or not label.strip():
         return None
-    code = label.strip().split("_")[0].split("-")[0].lower()
-    return _ISO639_3_TO_1.get(code, code)
+    parts = re.split(r"[_-]", label.strip())
+    code = parts[0].lower()
+    code = _ISO639_3_TO_1.get(code, code)
+    script = next((part.title() for part in parts[1:] if _SCRIPT.fullmatch(part)), None)
+    usual = _USUAL_SCRIPT.get(code)
+    if script is None or usual is None or script.startswith("Z"):  # (Zyyy, Zinh, Zzzz: no script in particular)
+        return code
+    return code if script == usual or script in _SAME_WRITING.get(usual, ()) else f"{code}-{script}"
+
+
+def base_language(code: str) -> str:
+    """`language_code`'s code without its script: what identification (which names no script) compares."""
+    return code.split("-")[0]

@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 from .corpora import CORPORA, CORPUS_DESCRIPTIONS, CORPUS_LICENCES, CorpusReader, SkipLog, input_paths, make_reader
 from ..errors import CorpusError, TrainError, is_disk_full, printable
-from ..text.language import checked_language_code
+from ..text.language import base_language, checked_language_code
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
 
 # Under it a plexity-tok-1 corpus is not cut into words (English prose: ~20 tokens a sentence; a sentence of
@@ -427,7 +427,8 @@ class ModelTrainer:
         if self.language is not None:
             if self.language:  # (a wrong --language makes the model pass its own language's pages through)
                 found, probability = identify("\n".join(self._language_sample))
-                if found is not None and probability >= MIN_PROBABILITY and found != self.language:
+                # (identification names no script: a "sr-Latn" model's text reads as "sr")
+                if found is not None and probability >= MIN_PROBABILITY and found != base_language(self.language):
                     self.report(f"warning: --language {self.language}, but the training text reads as {found} "
                                 f"(p={probability:.2f}): text in {found} would pass through this model unfiltered")
             return self.language
