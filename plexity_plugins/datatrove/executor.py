@@ -395,6 +395,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     import multiprocess.connection
 
     context = multiprocess.get_context(executor.start_method)
+    task_executor = _task_payload(executor)
     waiting = list(ranks)
     running: dict = {}  # process -> (rank, local rank)
     free_local_ranks = list(range(executor.workers))
@@ -405,7 +406,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 rank, local_rank = waiting.pop(0), free_local_ranks.pop(0)
                 # (forked: this process is the task's parent; forkserver: the server is)
                 parent = os.getpid() if executor.start_method == "fork" else None
-                process = context.Process(target=_task_main, args=(executor, rank, local_rank, parent),
+                process = context.Process(target=_task_main, args=(task_executor, rank, local_rank, parent),
                                           name=f"plexity-task-{rank}")
                 running[process] = (rank, local_rank)  # (before it starts: a Ctrl-C inside start() stops it too)
                 process.start()
@@ -443,13 +444,31 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     return failures
 
 
-def _task_main(executor: LocalTaskExecutor, rank: int, local_rank: int, parent: int | None = None) -> None:
+def _task_payload(executor: LocalTaskExecutor) -> LocalTaskExecutor | bytes:
+    """What a task process is given: the executor, or, where the task process is not forked from a program that
+    has a file (a notebook's kernel, ``python -c``, a script read from standard input), the executor pickled with
+    dill's ``recurse``.  A started ('forkserver', the default, or 'spawn') process imports a script's ``__main__``
+    again, from its file; a notebook's has none, so a function of the notebook's (a `LambdaFilter`'s), pickled by
+    value, found none of the notebook's names in the task: ``NameError: name 're' is not defined`` in each task,
+    for a module the notebook had imported.  ``recurse`` pickles the names such a function uses along with it."""
+    if executor.start_method == "fork" or getattr(sys.modules.get("__main__"), "__file__", None):
+        return executor
+    import dill
+
+    return dill.dumps(executor, recurse=True)
+
+
+def _task_main(executor: LocalTaskExecutor | bytes, rank: int, local_rank: int, parent: int | None = None) -> None:
     # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
     # does not hold this process: it leads a group of its own, see _kill_group) must not go on
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
     die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     try:
+        if isinstance(executor, bytes):  # (`_task_payload`)
+            import dill
+
+            executor = dill.loads(executor)
         executor._run_for_rank(rank, local_rank)
     except Exception as exc:  # the exit status tells the parent why
         sys.exit(task_exit_status(exc))
