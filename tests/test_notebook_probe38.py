@@ -51,15 +51,18 @@ def test_a_function_of_the_notebook_in_a_multi_task_run_finds_the_notebooks_impo
     assert completions(tmp_path / "logs") == ["00000", "00001"]
 
 
-def test_a_script_with_a_file_gives_its_tasks_the_executor_as_before(tmp_path: Path):
-    """A program that has a file (a script, pytest here) is imported again by each started task, and its tasks
-    are given the executor itself, pickled as datatrove pickles it; so are forked ones, which need no pickling."""
+def test_a_script_with_a_file_gives_its_tasks_the_executor_as_before(tmp_path: Path, monkeypatch):
+    """A program that has a file (a script) is imported again by each started task, and its tasks are given the
+    executor itself, pickled as datatrove pickles it; so are forked ones, which need no pickling.  (The test's own
+    ``__main__`` is given a file: under pytest-xdist a worker's has none, as a notebook's.)"""
     from plexity_plugins.datatrove.executor import _task_payload
 
     executor = LocalTaskExecutor(pipeline=[LambdaFilter(lambda doc: True)], tasks=2, workers=2,
                                  logging_dir=str(tmp_path / "logs"))
-    assert getattr(sys.modules["__main__"], "__file__", None)
+    monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / "script.py"), raising=False)
     assert _task_payload(executor) is executor
+    monkeypatch.delattr(sys.modules["__main__"], "__file__")
+    assert isinstance(_task_payload(executor), bytes)
 
 
 def test_a_cell_runs_a_one_worker_pipeline_while_the_kernels_loop_runs(tmp_path: Path):
