@@ -957,41 +957,35 @@ def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
     CSV feeds that export it instead: they write bytes as UTF-8 text, and fail on bytes that are not (a page in
     windows-1252 ...), leaving the item out of that feed and of the feeds after it."""
     from scrapy.exporters import CsvItemExporter, JsonItemExporter, JsonLinesItemExporter
+
+    kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
+    return [uri for uri, exporter, fields in _feeds(settings)
+            if issubclass(exporter, kinds) and (fields is None or field in fields)]
+
+
+def _feeds(settings) -> Iterator[tuple[str, type, list[str] | None]]:
+    """(URI, exporter class, the fields it exports or None for all) of each of the crawl's feeds whose exporter
+    loads (one that does not, Scrapy's feed exporter names itself)."""
     from scrapy.utils.misc import load_object
 
     exporters = settings.getwithbase("FEED_EXPORTERS")
-    feeds = []
     for uri, options in settings.getdict("FEEDS").items():
         options = dict(options or {})
         fields = options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS") or None
         try:
             exporter = load_object(exporters[options.get("format")])
-        except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
+        except (KeyError, ImportError, NameError, ValueError):
             continue
-        kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
-        if issubclass(exporter, kinds) and (fields is None or field in fields):
-            feeds.append(str(uri))
-    return feeds
+        yield str(uri), exporter, fields
 
 
 def _scrapy_xml_feeds(settings, fields: list[str]) -> list[str]:
     """The crawl's XML feeds written by Scrapy's own XmlItemExporter (not `PlexityXmlItemExporter`, not a project's
     exporter) that export one of `fields`: the pipeline alone, without the add-on that makes the xml format ours."""
     from scrapy.exporters import XmlItemExporter as ScrapyXmlItemExporter
-    from scrapy.utils.misc import load_object
 
-    exporters = settings.getwithbase("FEED_EXPORTERS")
-    feeds = []
-    for uri, options in settings.getdict("FEEDS").items():
-        options = dict(options or {})
-        exported = options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS") or None
-        try:
-            exporter = load_object(exporters[options.get("format")])
-        except (KeyError, ImportError, NameError, ValueError):  # (Scrapy's feed exporter says so itself)
-            continue
-        if exporter is ScrapyXmlItemExporter and (exported is None or set(fields) & set(exported)):
-            feeds.append(str(uri))
-    return feeds
+    return [uri for uri, exporter, exported in _feeds(settings)
+            if exporter is ScrapyXmlItemExporter and (exported is None or set(fields) & set(exported))]
 
 
 def _field_setting(settings, name: str, default: str | None) -> str | None:

@@ -22,8 +22,8 @@ checked (`SettingsChecked`), a full disk of the logging folder said in one line 
 why a task ended (a task's log read: `read_tail`, `last_error`, `task_error`; its exit status: `task_exit_status`,
 `describe_exit`, `why_task_ended`), a task's errors logged in one line (`quiet_logger` once the disk is full), the
 stats read and written whole (`read_stats`, `save_stats`).  The Ray and Slurm executors' names are still importable
-from this module (`__getattr__`: their modules imported on first use), as they were when all three lived in it: a Slurm job's ``executor.pik`` pickled then names
-``plexity_plugins.datatrove.executor``.
+from this module (`__getattr__`: their modules imported on first use), as they were when all three lived in it: a
+Slurm job's ``executor.pik`` pickled then names ``plexity_plugins.datatrove.executor``.
 """
 
 from __future__ import annotations
