@@ -696,8 +696,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ..errors import JobStillQueued
 
         try:  # this run's logging folder, DIR/logs and that of the run that last wrote into DIR (another one)
-            for folder in sorted({logging_dir, output_dir / "logs", recorded_logging_dir(output_dir)} - {None}):
-                check_no_slurm_job_queued(get_datafolder(str(folder)))
+            for logs in sorted({logging_dir, output_dir / "logs", recorded_logging_dir(output_dir)} - {None}):
+                check_no_slurm_job_queued(get_datafolder(str(logs)))  # (not `folder`: the input's, read below)
         except JobStillQueued as exc:
             print(printable(f"plexity run: error: {exc}"), file=sys.stderr)
             return USAGE_STATUS
