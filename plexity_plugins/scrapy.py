@@ -68,7 +68,7 @@ from scrapy.exporters import XmlItemExporter  # noqa: E402
 
 from .cleaning import policy
 from .scoring import methods
-from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, html_text_counted
+from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extractor_model, html_text_counted
 from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 from .io.decoding import declared_content_type, decode_html
@@ -437,7 +437,7 @@ class PerplexityFilterPipeline:
         decides an item's text or verdict."""
         return {**model_settings(self.scorer), "method": self.scorer.method,
                 "threshold": threshold_setting(self.scorer), "extractor": self.extractor,
-                "input_format": self.input_format, "input_field": self.input_field,
+                **extractor_model(self.extractor), "input_format": self.input_format, "input_field": self.input_field,
                 "output_field": self.output_field, "annotate": self.annotate, "min_chars": self.min_chars,
                 "min_kept_fraction": self.policy.min_kept_fraction, "other_languages": self.policy.other_languages,
                 "language_check": self.scorer.language_check, "max_document_bytes": self.max_document_bytes,

@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..extractors import READER_MODEL_SETTING
+
 SETTINGS_FILE = "plexity-settings.json"
 
 
@@ -61,9 +63,12 @@ def differences(recorded: dict, current: dict) -> list[str]:
         current: this run's settings.
     """
     found = []
+    other_extractor = _differs(recorded.get("extractor"), current.get("extractor"))
     for key in dict.fromkeys(k for k in [*recorded, *current] if k != "steps"):
+        if key == READER_MODEL_SETTING and other_extractor:
+            continue  # (the extractor's own model: said by the extractor's name, "extractor: learned -> tags")
         if _differs(recorded.get(key), current.get(key)):
-            found.append(f"{_label(key)}: {_value(recorded.get(key))} -> {_value(current.get(key))}")
+            found.append(f"{_label(key)}: {_recorded_value(recorded, key)} -> {_value(current.get(key))}")
     old_steps, new_steps = recorded.get("steps", []), current.get("steps", [])
     if len(old_steps) != len(new_steps):  # a step added or taken out: the list
         found.append(f"steps: {', '.join(s.get('step', '?') for s in old_steps)} -> "
@@ -99,7 +104,7 @@ def _setting_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif isinstance(old.get(key), dict) and isinstance(new.get(key), dict):
             found.extend(_setting_differences(old[key], new[key], f"{prefix}{_label(key)} "))
         elif _differs(old.get(key), new.get(key)):
-            found.append(f"{prefix}{_label(key)}: {_value(old.get(key))} -> {_value(new.get(key))}")
+            found.append(f"{prefix}{_label(key)}: {_recorded_value(old, key)} -> {_value(new.get(key))}")
     return found
 
 
@@ -120,6 +125,10 @@ def _names(value) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+# Settings recorded since a version that wrote records without them, which differ from what that version had: a
+# record without one is of another setting, said so (`_recorded_value`).  The learned reader's forest: every version
+# before it was recorded read pages with another forest and other word counts (`extractors.extractor_model`).
+RECORDED_SINCE_CHANGED = {READER_MODEL_SETTING: "not recorded, an older version's"}
 # Settings recorded since a version that wrote records without them (compared only when both records have them)
 LATER_SETTINGS = ("input_file_sizes", "functions")  # (functions: a datatrove step's, `run_settings.function_code`)
 # A reader given a paths file: recorded by the files it lists since a version that recorded the paths file's name alone
@@ -166,10 +175,18 @@ def _named(names: list[str], named: int) -> str:
     return f"{', '.join(names[:named])}{more}"
 
 
+def _recorded_value(recorded: dict, key: str) -> str:
+    """A recorded setting as a difference names it; one the record lacks, of `RECORDED_SINCE_CHANGED`, said so."""
+    if key not in recorded and key in RECORDED_SINCE_CHANGED:
+        return RECORDED_SINCE_CHANGED[key]
+    return _value(recorded.get(key))
+
+
 def _label(key: str) -> str:
     return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum",
             "model_language": "model's language", "model_tokenizer": "model's tokenizer",
-            "input_files": "input files", "input_files_sha256": "input files' names"}.get(key, key)
+            "input_files": "input files", "input_files_sha256": "input files' names",
+            READER_MODEL_SETTING: "learned reader's forest"}.get(key, key)
 
 
 def _value(value) -> str:

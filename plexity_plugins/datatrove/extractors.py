@@ -6,7 +6,7 @@ from datatrove.pipeline.extractors.base import BaseExtractor
 from datatrove.utils.logging import logger
 from datatrove.utils.typeshelper import StatHints
 
-from ..extractors import get_extractor
+from ..extractors import extractor_model, get_extractor
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       TextsNotHtml, environment_message, printable)
@@ -79,8 +79,8 @@ class _PlexityExtractor(BaseExtractor):
 
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
-        return {"extractor": self.extractor or type(self).__name__, "timeout": self.timeout,
-                "memory_limit": self.memory_limit}
+        return {"extractor": self.extractor or type(self).__name__, **extractor_model(self.extractor),
+                "timeout": self.timeout, "memory_limit": self.memory_limit}
 
     def extract(self, text: str) -> str:
         return self.to_text(text)

@@ -23,6 +23,7 @@ child process with a time limit and a memory ceiling, for every front end.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Callable
 
@@ -33,8 +34,9 @@ EXTRACTORS = ("learned", "dense", "auto", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "learned"
 
 __all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
-           "ExtractionError", "check_extractor_name", "declares_article_or_product", "decode_html",
-           "decode_html_counted",
+           "ExtractionError", "READER_MODEL_SETTING",
+           "check_extractor_name", "declares_article_or_product", "decode_html",
+           "decode_html_counted", "extractor_model",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
            "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
@@ -47,6 +49,29 @@ __getattr__, __dir__ = lazy_names(__name__, {
     **dict.fromkeys(["BLOCK_TAGS", "SKIP_TAGS", "html_to_text_tags"], ".tags"),
     "html_to_text_dense": ".dense", "html_to_text_fast": ".fast", "html_to_text_learned": ".learned",
     "html_to_text_trafilatura": ".trafilatura"})
+
+
+# The setting a run records of the model an extractor reads (the learned reader's forest), by the checksum of its file
+READER_MODEL_SETTING = "reader_model_sha256"
+
+
+def extractor_model(name: str | None) -> dict[str, str]:
+    """The model extractor `name` reads, as a run records it beside the scorer's (`plexity_plugins.cleaning.
+    settings_record`): ``{"reader_model_sha256": ...}``, the SHA-256 of the learned reader's forest.json, so that a
+    forest rebuilt by another version is another setting (its pages read otherwise: a run resumed into the
+    completions of the forest before would mix both readings); nothing for an extractor without a model."""
+    if name != "learned":
+        return {}
+    return {READER_MODEL_SETTING: _forest_checksum()}
+
+
+@functools.lru_cache(maxsize=1)
+def _forest_checksum() -> str:
+    import hashlib
+    from pathlib import Path
+
+    # (read here, not through the learned package: a run's driver records it without importing the reader)
+    return hashlib.sha256((Path(__file__).with_name("learned") / "forest.json").read_bytes()).hexdigest()
 
 
 def _identity(text: str | bytes) -> str:
