@@ -208,6 +208,34 @@ def test_ctrl_c_stops_a_run_of_several_workers_at_once(tmp_path):
     assert seen["seconds"] < 1.5  # (3.0 before; 0.01 now)
 
 
+# Ctrl-C lands while the third task is being started: after its process is forked, before its start returns (the
+# moment the test above sends it, when the third child appears: under load it landed there).  The signal is sent
+# from inside the fork's return in the parent, so that the moment is the same every time.
+INTERRUPTED_IN_START = INTERRUPTED.replace("""    threading.Thread(target=interrupt, daemon=True).start()
+""", """    real_fork, forks = os.fork, []
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+            if len(forks) == tasks:
+                sent.append(time.monotonic())
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.5)  # (the KeyboardInterrupt, if any, is raised here, inside start())
+        return pid
+
+    os.fork = fork
+""")
+
+
+def test_ctrl_c_while_a_task_is_being_started_stops_that_task_too(tmp_path):
+    """A Ctrl-C that landed inside a task's start (its process forked, its start not yet returned) left that task
+    running: its process had no pid recorded yet, and the run's stop passed it over (1 of 3 left).  A Ctrl-C is
+    now held while a task starts and acted on once it is recorded: every task is stopped."""
+    seen = _run(INTERRUPTED_IN_START, str(tmp_path))
+    assert seen["left"] == 0
+
+
 # A program that logs with loguru, and gives every record a field of its own with a patcher, runs a pipeline in its
 # own process (one worker) between two records of its own.
 LOGURU_PATCHER = '''

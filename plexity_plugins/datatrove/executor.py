@@ -409,7 +409,8 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 process = context.Process(target=_task_main, args=(task_executor, rank, local_rank, parent),
                                           name=f"plexity-task-{rank}")
                 running[process] = (rank, local_rank)  # (before it starts: a Ctrl-C inside start() stops it too)
-                process.start()
+                with _ctrl_c_held():
+                    process.start()
             # A process's sentinel stays open while its extractor subprocess (which inherited
             # it) lives: so also ask each process itself (waitpid) whether it has ended.
             multiprocess.connection.wait([p.sentinel for p in running], timeout=0.2)
@@ -444,6 +445,24 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     return failures
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """A Ctrl-C (SIGINT) that lands in the block acted on after it, in the main thread: one that landed inside a
+    task's ``start()``, its process forked but not yet given its pid, left that task running when the run stopped
+    (the stop kills the tasks whose pid it knows).  Elsewhere, nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # (to the handler restored: KeyboardInterrupt, or what the caller set)
+
+
 def _task_payload(executor: LocalTaskExecutor) -> LocalTaskExecutor | bytes:
     """What a task process is given: the executor, or, where the task process is not forked from a program that
     has a file (a notebook's kernel, ``python -c``, a script read from standard input), the executor pickled with
@@ -464,6 +483,7 @@ def _task_main(executor: LocalTaskExecutor | bytes, rank: int, local_rank: int, 
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
     die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (a forked task has its parent's, `_ctrl_c_held`'s)
     try:
         if isinstance(executor, bytes):  # (`_task_payload`)
             import dill
