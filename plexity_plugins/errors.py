@@ -122,6 +122,19 @@ class ExtractorCannotStart(InstallationError):
     page's fault (not an `ExtractionError`: the run stops instead of skipping every page)."""
 
 
+class NoHomeFolder(InstallationError):
+    """The user cache dir cannot be found: HOME unset (or relative) and this UID without an /etc/passwd entry, as
+    a container run under an arbitrary UID (OpenShift, `docker run --user 123456`) is; the message says what to
+    set.  platformdirs' own "could not determine the home directory for '~/.cache'" came as a traceback."""
+
+
+def no_home_folder_message(needed_for: str, variable: str) -> str:
+    """One line: no home folder, why, and what to set (`variable`, or HOME / XDG_CACHE_HOME)."""
+    return (f"no home folder for this user (HOME is {'unset' if not os.environ.get('HOME') else 'not absolute'} and "
+            f"UID {os.getuid()} has no /etc/passwd entry), so there is no user cache dir for {needed_for}: set "
+            f"{variable}, or HOME or XDG_CACHE_HOME, to a folder this user may write")
+
+
 # Errors that say the installation is broken, never the input: they stop the run.
 ENVIRONMENT_ERRORS = (ImportError, MemoryError, ModelError, InstallationError)
 
@@ -145,6 +158,11 @@ def path_error_message(exc: OSError) -> str:
     stops it: "[Errno 17] File exists: 'a.txt'" of `-o a.txt/report.html` named a file that is there, not
     why that is wrong."""
     name = exc.filename
+    if name is None and exc.errno == errno.ENOENT and str(exc.strerror).startswith("No usable temporary directory"):
+        # (tempfile's, raised at import by datatrove's dill where /tmp is read-only, as in a locked-down container)
+        tried = str(exc.strerror).partition(" found in ")[2] or "/tmp"
+        return (f"no temporary folder this user may write (tried {tried}): set TMPDIR to a folder this user may "
+                f"write, e.g. one beside the output")
     if name is None and exc.errno == errno.ENOENT and _current_folder_gone():
         return ("the current folder is no longer there (removed after the shell entered it), so no relative path "
                 "can be followed: cd to a folder that exists, or give absolute paths")

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from ..errors import printable
+from ..errors import NoHomeFolder, printable
 from ..text.model_tokenizers import TOKENIZERS
 
 
@@ -40,11 +40,16 @@ def cmd_models(args: argparse.Namespace) -> int:
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:
         print(f"\nnot installed (build with `plexity train`): {', '.join(missing)}")
-    folder = model_dir()
+    try:
+        folder = model_dir()
+    except NoHomeFolder as exc:  # (a container's arbitrary UID without HOME: the embedded models still score)
+        print(f"model directory: none ({exc})")
+        folder = None
     # (a PLEXITY_MODEL_DIR misspelt in its path read as a folder of no models, its trained models "not installed")
-    absent = "" if folder.is_dir() else " (not there yet: `plexity train` makes it)" if "PLEXITY_MODEL_DIR" not in \
+    absent = "" if folder is None or folder.is_dir() else " (not there yet: `plexity train` makes it)" if "PLEXITY_MODEL_DIR" not in \
         os.environ else " (PLEXITY_MODEL_DIR names no folder: no model is found there)"
-    print(f"model directory: {folder}{absent}")
+    if folder is not None:
+        print(f"model directory: {folder}{absent}")
     from ..runtime.native import status
 
     print(f"scoring path: {status()}")

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelError
+from ..errors import ModelError, NoHomeFolder
 from ..runtime.environment import misspelt_note
 from ..runtime.paths import user_cache_dir
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
@@ -116,7 +116,7 @@ def model_argument(directory: str | Path, name: str) -> str:
     (`$PLEXITY_MODEL_DIR`), else the folder (installed with --output-dir elsewhere)."""
     try:
         found = (model_dir() / name).resolve() == Path(directory).resolve()
-    except ModelError:  # ($PLEXITY_MODEL_DIR is a file: no name finds it)
+    except (ModelError, NoHomeFolder):  # ($PLEXITY_MODEL_DIR is a file, or no home folder: no name finds it)
         found = False
     return name if found else str(directory)
 
@@ -351,10 +351,16 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
     embedded = EMBEDDED_DIR / name
     if os.sep not in name and embedded.is_dir():
         return _named_by_folder(embedded)
-    installed = model_dir() / name
-    if os.sep not in name and installed.is_dir():
+    installed = None
+    if os.sep not in name:
+        try:
+            installed = model_dir() / name
+        except NoHomeFolder:  # (a path still finds its model: `plexity train --output-dir` sets its threshold so)
+            if not Path(name).expanduser().exists():
+                raise
+    if installed is not None and installed.is_dir():
         return _named_by_folder(installed)
-    if os.sep not in name and installed.is_symlink():  # (a link that leads to no folder: "unknown model" said nothing)
+    if installed is not None and installed.is_symlink():  # (a link that leads to no folder: "unknown model" said nothing)
         raise ModelError(_broken_link(installed))
     # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
     # Slurm worker started in another folder still finds the model the driver's folder meant.
@@ -374,7 +380,13 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
 def list_models() -> list[ModelInfo]:
     """Every model that a name resolves to: embedded first, then installed ones."""
     found: list[ModelInfo] = []
-    for base in (EMBEDDED_DIR, model_dir()):
+    try:
+        installed = model_dir()
+    except NoHomeFolder:  # (no home folder, no PLEXITY_MODEL_DIR: nothing can be installed, the embedded ones are)
+        installed = None
+    for base in (EMBEDDED_DIR, installed):
+        if base is None:
+            continue
         if not base.is_dir():
             continue
         # (a hidden folder is none: `plexity train`'s .NAME.partial-* and .NAME.work-*, which a killed train leaves

@@ -132,9 +132,13 @@ def cache_dir() -> Path:
     env = os.environ.get("PLEXITY_CACHE_DIR")
     if env:
         return Path(env).expanduser()
+    from ..errors import NoHomeFolder
     from ..runtime.paths import user_cache_dir
 
-    user = user_cache_dir()
+    try:
+        user = user_cache_dir()
+    except NoHomeFolder:  # (a container's UID without HOME or passwd entry: the tables are still cached)
+        return _private_temporary_folder()
     existing = next((p for p in (user, *user.parents) if p.exists()), None)
     if existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
         return user

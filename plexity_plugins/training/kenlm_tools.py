@@ -25,6 +25,7 @@ from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
 from ..errors import KenLMToolFailed, KenLMToolsMissing, TrainError
 from ..runtime.extras import kenlm_tools_install_command
+from ..runtime.paths import user_cache_dir
 from ..runtime.lifetime import dying_with_this_process
 
 logger = logging.getLogger(__name__)
@@ -33,8 +34,8 @@ def kenlm_bin_dir() -> Path:
     env = os.environ.get("PLEXITY_KENLM_BIN")
     if env:
         return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(cache) / "plexity_plugins" / "kenlm" / "bin"
+    # (as platformdirs finds it; expanduser("~/.cache") without HOME or a passwd entry was a relative "~/.cache")
+    return user_cache_dir("KenLM's tools", "PLEXITY_KENLM_BIN") / "kenlm" / "bin"
 
 
 def _check_kenlm_bin_variable(name: str) -> None:
@@ -157,7 +158,7 @@ def run_lmplz(
         cmd += ["--prune", *map(str, prune)]
     if discount_fallback:
         cmd.append("--discount_fallback")
-    return _run(cmd)
+    return _run(cmd, arpa_path.parent)
 
 
 def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> ToolRun:
@@ -165,7 +166,7 @@ def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None 
     if quantize_bits:
         cmd += ["-q", str(quantize_bits), "-b", str(quantize_bits)]
     cmd += ["trie", str(arpa_path), str(bin_path)]
-    return _run(cmd)
+    return _run(cmd, arpa_path.parent)
 
 
 @dataclass
@@ -196,11 +197,13 @@ def signals_held():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # (None: set outside Python)
 
 
-def _run(cmd: list[str]) -> ToolRun:
-    """Run a KenLM tool; raise KenLMToolFailed with the tail of its stderr if it fails."""
+def _run(cmd: list[str], work: Path | None = None) -> ToolRun:
+    """Run a KenLM tool; raise KenLMToolFailed with the tail of its stderr if it fails.  Its stderr is kept in the
+    work folder (`work`), as its other files are: in the temporary folder, a read-only /tmp without TMPDIR (a
+    locked-down container) stopped `plexity train` at lmplz with "No usable temporary directory"."""
     logger.info("running %s", " ".join(cmd))
     started = time.perf_counter()
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", dir=work) as err:
         # (dies with us: a SIGKILL to plexity, which no handler sees, left lmplz running with its share of RAM)
         with signals_held() as held:
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=dying_with_this_process())
