@@ -522,6 +522,8 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
     ``wall``, and the load averages around the timing in ``loadavg``."""
     extractors = [e for e in extractors if e != LEFT_OUT]  # (the shipped learned's speed: the same reader)
     pipelines = {n: spec for n, spec in pipelines.items() if spec[0] != LEFT_OUT}
+    if not extractors:  # (only the left-out forests asked for: nothing of its own to time)
+        return {}
     step = max(1, len(pages) // sample)
     chosen = pages[::step][:sample]
     cpu: Counter = Counter()
@@ -701,7 +703,8 @@ def print_tables(results: dict) -> None:
     if results["missing_extractors"]:
         print(f"not installed, skipped: {', '.join(results['missing_extractors'])}")
     rates = results["pages_per_second"]
-    print(f"pages/s: one core, {rates['sample_pages']} sample pages, all variants on the same pages")
+    if rates:
+        print(f"pages/s: one core, {rates['sample_pages']} sample pages, all variants on the same pages")
     for set_name, data in results["sets"].items():
         groups = data["groups"]
         metric = "similarity %" if set_name == "cleaneval" else "F1 P R"
@@ -747,6 +750,8 @@ def render_markdown(results: dict) -> dict[str, str]:
                  f"time, which other jobs on a shared machine do not inflate; load average "
                  f"{rates['loadavg']['before'][0]} before, {rates['loadavg']['after'][0]} after; wall-time rates "
                  f"in the JSON).")
+    elif not rates:
+        speed = "pages/s: not timed in this run (only the left-out forests, read by the shipped reader's code)."
     else:
         speed = (f"pages/s: HTML to text (and filter), one core, in process, timed in this run on the same "
                  f"{rates['sample_pages']} pages spread over the sets, variants alternating.")

@@ -139,6 +139,24 @@ def test_a_heading_goes_with_its_section_where_the_section_is_of_one_mind():
     assert learned.choose(probabilities, 0.5, words, [False] * 9)[2] is True  # (no sections: headings as scored)
 
 
+def test_a_heading_after_which_nothing_is_kept_titles_nothing():
+    # the article's h1 and paragraphs, then "Related posts" (an h3 over teasers a script fills in) and an h2
+    # "You may also like" over links the trees dropped: headings that end the text title nothing
+    levels = [1, 0, 0, 3, 2, 0]
+    keep = [True, True, True, True, True, False]
+    assert learned.without_trailing_headings(keep, levels) == [True, True, True, False, False, False]
+    assert learned.without_trailing_headings([True, True, False], [2, 0, 0]) == [True, True, False]
+    words, probabilities = [3, 40, 30, 2, 4, 6], [0.9, 0.9, 0.9, 0.9, 0.9, 0.1]
+    sections = (levels, [5] * 6)
+    assert learned.choose(probabilities, 0.5, words, [False] * 6, sections=sections) == keep[:3] + [False] * 3
+    # unless the page would then hold fewer than MIN_WORDS words (a page of a title and a line)
+    assert learned.choose(probabilities, 0.5, [3, 20, 20, 2, 4, 6], [False] * 6, sections=sections)[3:5] == [True] * 2
+    html = ("<nav><a href='/'>Home</a> <a href='/news'>News</a></nav><article><h1>Budget approved</h1><p>"
+            + "The council approved the budget for the new library. " * 8
+            + "</p><div class='related'><h3>Related posts</h3></div></article>")
+    assert learned.html_to_text_learned(html).splitlines()[-1].startswith("The council")
+
+
 def test_a_heading_section_ends_with_the_element_that_holds_the_heading():
     html = ("<main><h1>Results</h1><ul><li><h3>First item</h3></li><li><h3>Last item</h3></li></ul>"
             "<div class='more'><h2>More</h2><p>A paragraph under the second heading.</p></div></main>"

@@ -39,7 +39,9 @@ How a page is read (`html_to_text_learned`):
    heading whose section's blocks are all kept is kept (the title of a part of the text), unless
    the page would then hold fewer than `MIN_WORDS` words.  A section runs from the heading up to
    the next heading of its rank or higher, and no further than the end of the heading's
-   block-level parent, or of its grandparent where the parent holds only the heading.
+   block-level parent, or of its grandparent where the parent holds only the heading.  A kept
+   heading after which nothing is kept is dropped (`without_trailing_headings`): a heading titles
+   what follows it ("Related posts" over teasers a script fills in).
 8. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
@@ -179,6 +181,19 @@ def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int
     return out
 
 
+def without_trailing_headings(keep: list[bool], levels: list[int]) -> list[bool]:
+    """`keep` less the kept headings (`levels` > 0) that no kept block follows: a heading titles
+    what comes after it, and one after which nothing is kept titles nothing ("Related posts" over
+    teasers a script fills in, "You may also like" over dropped links)."""
+    out = list(keep)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i]:
+            if not levels[i]:
+                break
+            out[i] = False
+    return out
+
+
 def set_apart(footer: list[float], dialog: list[float]) -> list[bool]:
     """The `choose` ``apart`` of a page's blocks, from their `FEATURES` ``anc_footer`` and
     ``anc_dialog``: the blocks HTML declares are not the text, being about a section (a
@@ -230,6 +245,9 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
         headed = headings_follow_sections(keep, *sections)
         if enough(headed):
             keep = headed
+        titled = without_trailing_headings(keep, sections[0])
+        if enough(titled):
+            keep = titled
     if not enough(keep):
         keep = [k or t for k, t in zip(keep, top_group)]
     return keep
