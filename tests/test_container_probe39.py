@@ -82,7 +82,8 @@ def test_the_container_is_locked_down_and_plexity_clean_works_there(container):
     run, out = container
     probe = run([sys.executable, "-c", "import os, tempfile, getpass\n"
                  "print(os.getuid(), os.access('/tmp', os.W_OK))\n"
-                 "try:\n    getpass.getuser()\nexcept (KeyError, OSError) as e:\n    print('no user', type(e).__name__)"])
+                 "try:\n    getpass.getuser()\n"
+                 "except (KeyError, OSError) as e:\n    print('no user', type(e).__name__)"])
     assert probe.stdout.split("\n")[:2] == [f"{UID} False", "no user KeyError"] or \
         probe.stdout.startswith(f"{UID} False\nno user"), probe.stderr
     cleaned = run(plexity("clean", SAMPLE, "-o", out / "cleaned"))

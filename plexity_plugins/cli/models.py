@@ -46,9 +46,9 @@ def cmd_models(args: argparse.Namespace) -> int:
         print(f"model directory: none ({exc})")
         folder = None
     # (a PLEXITY_MODEL_DIR misspelt in its path read as a folder of no models, its trained models "not installed")
-    absent = "" if folder is None or folder.is_dir() else " (not there yet: `plexity train` makes it)" if "PLEXITY_MODEL_DIR" not in \
-        os.environ else " (PLEXITY_MODEL_DIR names no folder: no model is found there)"
     if folder is not None:
+        absent = "" if folder.is_dir() else " (not there yet: `plexity train` makes it)" if "PLEXITY_MODEL_DIR" not in \
+            os.environ else " (PLEXITY_MODEL_DIR names no folder: no model is found there)"
         print(f"model directory: {folder}{absent}")
     from ..runtime.native import status
 

@@ -360,7 +360,7 @@ def resolve(model: str | os.PathLike | None = None) -> ModelInfo:
                 raise
     if installed is not None and installed.is_dir():
         return _named_by_folder(installed)
-    if installed is not None and installed.is_symlink():  # (a link that leads to no folder: "unknown model" said nothing)
+    if installed is not None and installed.is_symlink():  # (a link to no folder: "unknown model" said nothing)
         raise ModelError(_broken_link(installed))
     # Absolute from here on, as datatrove's DataFolder makes a local path: a step pickled to a Ray or
     # Slurm worker started in another folder still finds the model the driver's folder meant.
