@@ -442,14 +442,33 @@ def wait_for_slurm(job_ids: list[str], poll: float = 2.0, patience: float = SQUE
 
 # -- command --------------------------------------------------------------------------
 
-def output_paths(output_dir: Path, logging_dir: Path) -> str:
+def output_paths(output_dir: Path, logging_dir: Path, merged: list | None = None) -> str:
     """The run's output folders, each named only if it exists (the exclusion writer makes
-    `excluded/` only when a document was dropped)."""
+    `excluded/` only when a document was dropped), and, from the merged stats, the records that are in neither
+    folder (`skipped_records`)."""
     lines = []
     for label, path in (("cleaned documents", output_dir / "documents"), ("dropped documents", output_dir / "excluded"),
                         ("logs", logging_dir), ("merged stats", logging_dir / "stats.json")):
         lines.append(f"{label}: {path}" if path.exists() else f"{label}: none")
+        if label == "dropped documents" and merged:
+            lines.append(skipped_records(merged))
     return "\n".join(lines)
+
+
+def skipped_records(merged: list) -> str:
+    """The records the reader skipped and the pages the extractor found no text in, counted in the stats and written
+    to neither `documents/` nor `excluded/` (datatrove's design: only the filter's verdicts are written).  The paths
+    said "dropped documents: none" of a run that skipped 10 of its 11 records, as if every record were written."""
+    from ..datatrove.run_counts import run_counts
+
+    c = run_counts(merged)
+    reader, extractor = c.get("skip_reasons") or {}, c.get("lost_reasons") or {}
+    skipped = sum(reader.values()) + sum(extractor.values())
+    if not skipped:
+        return "skipped records: none"
+    why = [f"{step}: {_counts(counts)}" for step, counts in (("reader", reader), ("extractor", extractor)) if counts]
+    return (f"skipped records: {skipped:,} of {c.get('records', 0):,}, in neither folder, counted in the merged stats "
+            f"({'; '.join(why)})")
 
 
 # What a run writes in its logging folder (datatrove's and ours): what --overwrite deletes there.
@@ -793,7 +812,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return DISK_FULL_STATUS
     print(summary(merged, annotate=args.annotate))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
-    print(output_paths(output_dir, logging_dir))
+    print(output_paths(output_dir, logging_dir, merged))
     if failed is not None or done < tasks:
         print(f"plexity run: {tasks - done} task(s) did not complete"
               f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "

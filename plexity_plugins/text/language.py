@@ -12,7 +12,8 @@ is slower than scoring itself.  Below it, langid decides (`other_language`): a l
 names with `MIN_PROBABILITY`, or one it leads with while all but ruling the model's language
 out (closely related languages share its belief: Croatian, Bosnian and Serbian, say).
 Its 68 MB of tables are decompressed once into the cache directory and
-memory-mapped from there, shared by every process (`_stock_identifier`).  Only a sample is
+memory-mapped from there, shared by every process (`_stock_identifier`); with no temporary folder, which
+py3langid's own loader needs, they are decompressed in memory (`_identifier_from_model_file`).  Only a sample is
 classified: the longest blocks (lines) up to `SAMPLE_CHARS`, because content blocks are long
 while navigation, often in English on any site, is short; and because langid's cost grows
 faster than linearly on long inputs.
@@ -187,12 +188,46 @@ def _stock_identifier(identifier_class):
         except Exception as exc:  # noqa: BLE001 - damaged or partial copy: py3langid's own loader instead
             logger.warning("cached language tables in %s unreadable (%s): not used, written again", directory, exc)
         shutil.rmtree(directory, ignore_errors=True)  # (a process that has them mapped keeps its pages)
-    from py3langid.langid import MODEL_FILE
-
-    stock = identifier_class.from_model_file(MODEL_FILE, norm_probs=True)
+    stock = _identifier_from_model_file(identifier_class)
     if directory is not None:
         _write_tables(stock, directory)
     return stock
+
+
+def _identifier_from_model_file(identifier_class):
+    """py3langid's identifier from its own model file.  Its loader decompresses the model into a temporary file (so
+    the 68 MB are not all in memory at once); where there is no temporary folder this user may write (a container's
+    read-only /tmp, TMPDIR unset) that raised FileNotFoundError "No usable temporary directory", and every page that
+    needed the language failed (`plexity serve`: HTTP 500 for each request).  There it is decompressed in memory."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+
+    try:
+        tempfile.gettempdir()
+    except FileNotFoundError:
+        return _identifier_from_memory(identifier_class, Path(MODEL_DIR) / MODEL_FILE)
+    return identifier_class.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _identifier_from_memory(identifier_class, model_file: Path):
+    """As py3langid's `modelio.load_model` reads `model_file` (an .npz inside LZMA), from memory."""
+    import io
+    import lzma
+
+    import numpy as np
+
+    with np.load(io.BytesIO(lzma.decompress(model_file.read_bytes())), allow_pickle=False) as data:
+        return identifier_class(np.asarray(data["ptc"]), np.asarray(data["pc"]), data["classes"].tolist(),
+                                _as_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
+                                tk_row=_as_array(data["nextmove_row"]))
+
+
+def _as_array(values):
+    """A numpy array of unsigned integers as the stdlib array py3langid's loader makes of it."""
+    import numpy as np
+
+    out = array(_TYPECODES[values.dtype.itemsize])
+    out.frombytes(memoryview(np.ascontiguousarray(values)).cast("B"))
+    return out
 
 
 def _answers(identifier) -> list:
@@ -205,19 +240,14 @@ def _identifier_from_tables(identifier_class, directory: Path):
     def load(name):
         return np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False)
 
-    def as_array(values, typecode):  # the stdlib arrays py3langid's loader makes
-        out = array(typecode)
-        out.frombytes(memoryview(np.ascontiguousarray(values)).cast("B"))
-        return out
-
     nextmove, row = load("nextmove"), load("nextmove_row")
     if not native.ENABLED:  # py3langid's own walk, byte by byte: faster on its stdlib array
-        nextmove = as_array(nextmove, _TYPECODES[nextmove.dtype.itemsize])
+        nextmove = _as_array(nextmove)
     # (else the compiled walk reads the mapping itself: the two big tables, 67 MB, stay
     # file-backed pages that every process on the machine shares)
     return identifier_class(load("ptc"), np.asarray(load("pc")), load("classes").tolist(), nextmove,
                             load("out_feat").tolist(), norm_probs=True,
-                            tk_row=as_array(row, _TYPECODES[row.dtype.itemsize]))
+                            tk_row=_as_array(row))
 
 
 _TYPECODES = {2: "H", 4: "I", 8: "L"}
