@@ -184,13 +184,14 @@ def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int
 def without_trailing_headings(keep: list[bool], levels: list[int]) -> list[bool]:
     """`keep` less the kept headings (`levels` > 0) that no kept block follows: a heading titles
     what comes after it, and one after which nothing is kept titles nothing ("Related posts" over
-    teasers a script fills in, "You may also like" over dropped links)."""
-    out = list(keep)
-    for i in range(len(out) - 1, -1, -1):
-        if out[i]:
-            if not levels[i]:
-                break
-            out[i] = False
+    teasers a script fills in, "You may also like" over dropped links).  `keep` itself where none is."""
+    # (the last kept block found in C, by bytes.rfind: a page ends in hundreds of dropped blocks, menus, footers)
+    flags, out = bytes(keep), keep
+    at = flags.rfind(1)
+    while at >= 0 and levels[at]:
+        out = out if out is not keep else list(keep)
+        out[at] = False
+        at = flags.rfind(1, 0, at)
     return out
 
 
@@ -246,7 +247,7 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
         if enough(headed):
             keep = headed
         titled = without_trailing_headings(keep, sections[0])
-        if enough(titled):
+        if titled is not keep and enough(titled):
             keep = titled
     if not enough(keep):
         keep = [k or t for k, t in zip(keep, top_group)]
