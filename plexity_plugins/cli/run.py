@@ -620,6 +620,31 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     return "; ".join(found) + more
 
 
+TASK_START_SECONDS = 0.2  # a task's own CPU before its first page (its process, extraction process, logs)
+SMALL_FILES = 100  # files, one task each, from which a task's start is said to cost more than their pages
+SMALL_FILE_BYTES = 8_000_000  # a file's mean size below which it is (~1.5 ms a 9 KB page: 0.2 s is ~1.2 MB of pages)
+BYTES_PER_TASK = 64_000_000
+
+
+def small_files_note(paths: list[str], workers: int) -> str | None:
+    """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
+    WARC files of 2 pages ran in 161 s as 1,000 tasks and in 14 s as 20 (2 workers; docs/performance.md)."""
+    if len(paths) < SMALL_FILES:
+        return None
+    try:
+        total = sum(os.path.getsize(path) for path in paths)
+    except OSError:
+        return None
+    if total / len(paths) >= SMALL_FILE_BYTES:
+        return None
+    suggested = min(len(paths), max(4 * workers, -(-total // BYTES_PER_TASK)))
+    return (f"{len(paths):,} WARC files of {total / len(paths) / 1e3:,.0f} kB on average, one task each (the "
+            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its process, its extraction process, "
+            f"its logs), ~{len(paths) * TASK_START_SECONDS / 60:,.0f} min of CPU in all, more than such files' pages; "
+            f"--tasks {suggested} reads them in a fraction of the time (a run's tasks are fixed once it starts: "
+            f"give it to a new --output-dir, or with --overwrite)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_executor, require_extra
 
@@ -714,6 +739,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        if args.tasks is None and args.executor == "local" and done_before < tasks and not is_url(folder):
+            note = small_files_note([os.path.join(folder, name) for name in inputs], local_workers(tasks, args.workers))
+            if note:
+                print(f"plexity run: note: {note}", file=sys.stderr)
         if args.executor == "slurm" and (earlier := executor.last_job_failures()):  # (what a re-run redoes, and why)
             job, failures = earlier
             listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
