@@ -108,3 +108,18 @@ def test_many_small_files_one_task_each_are_said_with_the_tasks_to_give(tmp_path
         with open(tmp_path / "large" / f"f{i}.warc", "wb") as f:
             f.truncate(9_000_000)  # (sparse: no disk used)
     assert small_files_note(sorted(str(p) for p in (tmp_path / "large").iterdir()), workers=2) is None
+
+
+def test_plexity_clean_says_how_far_into_a_long_warc_it_is(tmp_path, capsys):
+    """plexity clean's bar moves by files: a 1 GB WARC (7 minutes) held it still, and off a terminal (a log file)
+    nothing was said until the summary.  It says the records read and how far into the file, every 60 s."""
+    from plexity_plugins.cleaning.files import FileCleaner, collect_inputs
+    from plexity_plugins.scoring.scorer import PerplexityScorer
+
+    write_warcs(tmp_path / "in", 1, records=3)
+    cleaner = FileCleaner(PerplexityScorer(), tmp_path / "clean", extractor="tags", min_chars=0)
+    cleaner.progress_seconds = 0
+    stats = cleaner.run(collect_inputs([tmp_path / "in"], tmp_path / "clean"))
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("plexity clean: reading ")]
+    assert stats.records == 3 and len(said) == 3, said
+    assert said[-1].endswith("f000.warc.gz: 3 records, 0 of 0 MB (100%) in 0 s"), said

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import random
-import time
 from typing import Callable
 
 from datatrove.io import DataFileLike, DataFolderLike
@@ -14,6 +12,7 @@ from datatrove.utils.logging import logger
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_PAGES,
+                         PROGRESS_SECONDS, ReadProgress,
                          PAGE_TEXT, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank,
                          judged_compression, open_input, reading_limits)
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
@@ -73,37 +72,6 @@ def check_compression(compression) -> None:
                          "leave out compression= (gzip and uncompressed WARCs are read by their bytes)")
     raise ValueError(f"WarcHtmlReader's compression must be one of 'infer', 'gzip' or None (each file is read by its "
                      f"bytes), got {compression!r}")
-
-
-PROGRESS_SECONDS = 60.0
-
-
-class _Progress:
-    """A log line every `seconds` while one file is read: its records so far, and how far into it (``plexity run``
-    said nothing of a task between its start and its end, ~15 s a 100 MB WARC, minutes for a 1 GB one)."""
-
-    def __init__(self, f, name: str, seconds: float):
-        self.f, self.name, self.seconds = f, name, seconds
-        self.started = self.last = time.monotonic()
-        self.records = 0
-        try:
-            self.size = os.fstat(f.fileno()).st_size
-        except (AttributeError, OSError, ValueError):  # (a remote stream: no size, no share said)
-            self.size = None
-
-    def record(self) -> None:
-        self.records += 1
-        now = time.monotonic()
-        if now - self.last < self.seconds:
-            return
-        self.last = now
-        where = ""
-        try:
-            if self.size:
-                where = f", {self.f.tell() / 1e6:,.0f} of {self.size / 1e6:,.0f} MB ({self.f.tell() / self.size:.0%})"
-        except (OSError, ValueError):
-            pass
-        logger.info(printable(f"reading {self.name}: {self.records:,} records{where} in {now - self.started:,.0f} s"))
 
 
 class WarcHtmlReader(BaseDiskReader):
@@ -235,7 +203,7 @@ class WarcHtmlReader(BaseDiskReader):
             raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
         self.remote_timeout = remote_timeout or None
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
-        self.progress_seconds = PROGRESS_SECONDS  # (a line this often while a file is read: `_Progress`)
+        self.progress_seconds = PROGRESS_SECONDS  # (a line this often while a file is read: `ReadProgress`)
         self._listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
@@ -296,7 +264,7 @@ class WarcHtmlReader(BaseDiskReader):
         with f:
             warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
             records = iter(warc)
-            progress = _Progress(f, filepath, self.progress_seconds)
+            progress = ReadProgress(f, filepath, self.progress_seconds, lambda line: logger.info(printable(line)))
             while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
                 record = next(records, None)
                 if record is None:
