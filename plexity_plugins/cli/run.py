@@ -645,6 +645,14 @@ def small_files_note(paths: list[str], workers: int) -> str | None:
             f"give it to a new --output-dir, or with --overwrite)")
 
 
+def idle_tasks_note(tasks: int, files: int) -> str:
+    """What more tasks than files do: nothing, each at the cost of a task's start (a task reads whole files; its
+    "No files found" was said only in its own log)."""
+    return (f"--tasks {tasks} for {files:,} WARC file(s): a task reads whole files, so {tasks - files:,} of the tasks "
+            f"read nothing (each still ~{TASK_START_SECONDS} s of CPU to start) and a file is read by one core; "
+            f"--tasks {files} does the same work, and a big file split into several reads on several cores")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_executor, require_extra
 
@@ -739,6 +747,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        if tasks > len(inputs) and done_before < tasks:
+            print(f"plexity run: note: {idle_tasks_note(tasks, len(inputs))}", file=sys.stderr)
         if args.tasks is None and args.executor == "local" and done_before < tasks and not is_url(folder):
             note = small_files_note([os.path.join(folder, name) for name in inputs], local_workers(tasks, args.workers))
             if note:
