@@ -169,6 +169,10 @@ class WarcHtmlReader(BaseDiskReader):
     it does not apply: one type per key, as datatrove's ParquetWriter needs.
     """
 
+    # (of the class: a reader rebuilt without its __init__, as a Ray task's is, has them too)
+    progress_seconds = PROGRESS_SECONDS  # a line this often while a file is read (`ReadProgress`)
+    _listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
+
     name = "🕷 WARC HTML"
 
     def __init__(
@@ -203,8 +207,6 @@ class WarcHtmlReader(BaseDiskReader):
             raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
         self.remote_timeout = remote_timeout or None
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
-        self.progress_seconds = PROGRESS_SECONDS  # (a line this often while a file is read: `ReadProgress`)
-        self._listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
             self._user_adapter, self.adapter = self.adapter, self._adapt
