@@ -136,3 +136,26 @@ def test_more_tasks_than_files_is_said(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "plexity run: note: --tasks 2 for 1 WARC file(s): a task reads whole files, so 1 of the tasks read " \
            "nothing" in done.stderr, done.stderr[-3000:]
+
+
+def test_overwrite_into_a_copied_output_folder_leaves_the_original_s_logs(tmp_path):
+    """`cp -r out out2`, then `plexity run ... -o out2 --overwrite`: the copy's record of the logging folder of the
+    run that last wrote there named out/logs, and --overwrite deleted the original's logs, stats and completion
+    markers (met measuring --overwrite on a copy of a 1,000-task run)."""
+    import shutil
+
+    from helpers import run_plexity
+
+    write_warcs(tmp_path / "in", 1)
+    run = ("run", str(tmp_path / "in"), "--workers", "1", "--extractor", "tags")
+    first = run_plexity(*run, "-o", str(tmp_path / "out"))
+    assert first.returncode == 0, first.stderr[-2000:]
+    shutil.copytree(tmp_path / "out", tmp_path / "out2")
+    again = run_plexity(*run, "-o", str(tmp_path / "out2"), "--overwrite")
+    assert again.returncode == 0, again.stderr[-2000:]
+    shutil.copytree(tmp_path / "out", tmp_path / "out3")  # (its record as the versions before wrote it: one line)
+    (tmp_path / "out3" / ".plexity-logging-dir").write_text(f"{tmp_path / 'out' / 'logs'}\n")
+    third = run_plexity(*run, "-o", str(tmp_path / "out3"), "--overwrite")
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert [p.name for p in (tmp_path / "out" / "logs" / "completions").iterdir()] == ["00000"]
+    assert (tmp_path / "out" / "logs" / "stats.json").is_file()

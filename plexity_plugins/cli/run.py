@@ -478,12 +478,24 @@ LOGGING_DIR_RECORD = ".plexity-logging-dir"
 
 
 def recorded_logging_dir(output_dir: Path) -> Path | None:
-    """The logging folder of the run that last wrote into `output_dir`, if it recorded one."""
+    """The logging folder of the run that last wrote into `output_dir`, if it recorded one.  Not when the record
+    was written for another folder, this one a copy of it (``cp -r out out2``): ``--overwrite`` into the copy
+    deleted the logs, stats and completion markers of the original, ``out/logs``.  The record names the folder it
+    was written for on its second line; an older record, without it, is another folder's when it names that
+    folder's own ``logs``, which that folder's record names too."""
     try:
-        text = (output_dir / LOGGING_DIR_RECORD).read_text(encoding="utf-8").strip()
+        lines = (output_dir / LOGGING_DIR_RECORD).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return Path(text) if text else None
+    if not lines or not lines[0].strip():
+        return None
+    recorded = Path(lines[0].strip())
+    if len(lines) > 1 and lines[1].strip():
+        return recorded if Path(lines[1].strip()) == output_dir else None
+    other = recorded.parent
+    if recorded.name == "logs" and other != output_dir and recorded_logging_dir(other) == recorded:
+        return None
+    return recorded
 
 
 def delete_earlier_logs(output_dir: Path, logging_dir: Path) -> None:
@@ -743,7 +755,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(printable(f"plexity run: error: {stop}"), file=sys.stderr)
             return USAGE_STATUS
         with contextlib.suppress(OSError):  # (a full disk: the run itself says so, with its tasks' count)
-            (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n", encoding="utf-8")
+            (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n{output_dir}\n", encoding="utf-8")
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
