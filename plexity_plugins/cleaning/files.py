@@ -17,13 +17,14 @@ from pathlib import Path
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
-from ..errors import ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge, Undecodable
+from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge, Undecodable,
+                      printable)
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
                          PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
-                         UNSUPPORTED_COMPRESSION, WarcFile, WarcRecord, binary_kind, describe, open_input,
-                         looks_like_html, read_document, judged_compression)
+                         UNSUPPORTED_COMPRESSION, PROGRESS_SECONDS, ReadProgress, WarcFile, WarcRecord, binary_kind,
+                         describe, open_input, looks_like_html, read_document, judged_compression)
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
@@ -390,6 +391,8 @@ class FileCleaner:
             self.output_dir.mkdir(parents=True, exist_ok=True)
         self.dropped = DroppedLog(self.output_dir / DROPPED_FILE if write_dropped else None)
         self.failure = EXTRACTION_FAILED  # why the last document without a verdict had none
+        self.progress_seconds = PROGRESS_SECONDS  # a line this often while one WARC is read (`run`'s progress)
+        self._progress_say = None
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -511,8 +514,12 @@ class FileCleaner:
         try:
             with src:
                 warc = WarcFile(src, self.max_document_bytes, self.read_timeout, name=str(item.path))
+                progress = ReadProgress(src, str(item.path), self.progress_seconds, self._progress_say) \
+                    if self._progress_say else None
                 try:
                     for record in warc:
+                        if progress:
+                            progress.record()
                         if writer is None:  # created at the first record: a non-WARC file writes nothing
                             # (imported here, as io.inputs imports warcio's reader: it imports fsspec, ~40 ms of
                             # a `plexity clean` of HTML or text files, which writes no WARC)
@@ -615,6 +622,9 @@ class FileCleaner:
         when every input was handled; a run stopped by a full disk or an error of the
         installation leaves it false (or, when not even that fitted on the disk, absent)."""
         started = time.perf_counter()
+        # (the bar moves by files: a WARC of 1 GB held it still for minutes, and off a terminal nothing was said)
+        self._progress_say = (lambda line: print(printable(f"plexity clean: {line}"), file=sys.stderr, flush=True)) \
+            if progress else None
         self.output_dir.mkdir(parents=True, exist_ok=True)
         stats_path = self.output_dir / STATS_FILE
         self.stats.write(stats_path)  # "completed": false until the end

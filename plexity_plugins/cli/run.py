@@ -497,12 +497,24 @@ LOGGING_DIR_RECORD = ".plexity-logging-dir"
 
 
 def recorded_logging_dir(output_dir: Path) -> Path | None:
-    """The logging folder of the run that last wrote into `output_dir`, if it recorded one."""
+    """The logging folder of the run that last wrote into `output_dir`, if it recorded one.  Not when the record
+    was written for another folder, this one a copy of it (``cp -r out out2``): ``--overwrite`` into the copy
+    deleted the logs, stats and completion markers of the original, ``out/logs``.  The record names the folder it
+    was written for on its second line; an older record, without it, is another folder's when it names that
+    folder's own ``logs``, which that folder's record names too."""
     try:
-        text = (output_dir / LOGGING_DIR_RECORD).read_text(encoding="utf-8").strip()
+        lines = (output_dir / LOGGING_DIR_RECORD).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return None
-    return Path(text) if text else None
+    if not lines or not lines[0].strip():
+        return None
+    recorded = Path(lines[0].strip())
+    if len(lines) > 1 and lines[1].strip():
+        return recorded if Path(lines[1].strip()) == output_dir else None
+    other = recorded.parent
+    if recorded.name == "logs" and other != output_dir and recorded_logging_dir(other) == recorded:
+        return None
+    return recorded
 
 
 def delete_earlier_logs(output_dir: Path, logging_dir: Path) -> None:
@@ -639,6 +651,39 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     return "; ".join(found) + more
 
 
+TASK_START_SECONDS = 0.2  # a task's own CPU before its first page (its process, extraction process, logs)
+SMALL_FILES = 100  # files, one task each, from which a task's start is said to cost more than their pages
+SMALL_FILE_BYTES = 8_000_000  # a file's mean size below which it is (~1.5 ms a 9 KB page: 0.2 s is ~1.2 MB of pages)
+BYTES_PER_TASK = 64_000_000
+
+
+def small_files_note(paths: list[str], workers: int) -> str | None:
+    """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
+    WARC files of 2 pages ran in 161 s as 1,000 tasks and in 14 s as 20 (2 workers; docs/performance.md)."""
+    if len(paths) < SMALL_FILES:
+        return None
+    try:
+        total = sum(os.path.getsize(path) for path in paths)
+    except OSError:
+        return None
+    if total / len(paths) >= SMALL_FILE_BYTES:
+        return None
+    suggested = min(len(paths), max(4 * workers, -(-total // BYTES_PER_TASK)))
+    return (f"{len(paths):,} WARC files of {total / len(paths) / 1e3:,.0f} kB on average, one task each (the "
+            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its process, its extraction process, "
+            f"its logs), ~{len(paths) * TASK_START_SECONDS / 60:,.0f} min of CPU in all, more than such files' pages; "
+            f"--tasks {suggested} reads them in a fraction of the time (a run's tasks are fixed once it starts: "
+            f"give it to a new --output-dir, or with --overwrite)")
+
+
+def idle_tasks_note(tasks: int, files: int) -> str:
+    """What more tasks than files do: nothing, each at the cost of a task's start (a task reads whole files; its
+    "No files found" was said only in its own log)."""
+    return (f"--tasks {tasks} for {files:,} WARC file(s): a task reads whole files, so {tasks - files:,} of the tasks "
+            f"read nothing (each still ~{TASK_START_SECONDS} s of CPU to start) and a file is read by one core; "
+            f"--tasks {files} does the same work, and a big file split into several reads on several cores")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ..runtime.extras import require_executor, require_extra
 
@@ -729,10 +774,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(printable(f"plexity run: error: {stop}"), file=sys.stderr)
             return USAGE_STATUS
         with contextlib.suppress(OSError):  # (a full disk: the run itself says so, with its tasks' count)
-            (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n", encoding="utf-8")
+            (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n{output_dir}\n", encoding="utf-8")
         done_before = completed_tasks(logging_dir)
         print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
+        if tasks > len(inputs) and done_before < tasks:
+            print(f"plexity run: note: {idle_tasks_note(tasks, len(inputs))}", file=sys.stderr)
+        if args.tasks is None and args.executor == "local" and done_before < tasks and not is_url(folder):
+            note = small_files_note([os.path.join(folder, name) for name in inputs], local_workers(tasks, args.workers))
+            if note:
+                print(f"plexity run: note: {note}", file=sys.stderr)
         if args.executor == "slurm" and (earlier := executor.last_job_failures()):  # (what a re-run redoes, and why)
             job, failures = earlier
             listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Callable
 
 from datatrove.io import DataFileLike, DataFolderLike
@@ -11,6 +12,7 @@ from datatrove.utils.logging import logger
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
 from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_PAGES,
+                         PROGRESS_SECONDS, ReadProgress,
                          PAGE_TEXT, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank,
                          judged_compression, open_input, reading_limits)
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
@@ -167,6 +169,10 @@ class WarcHtmlReader(BaseDiskReader):
     it does not apply: one type per key, as datatrove's ParquetWriter needs.
     """
 
+    # (of the class: a reader rebuilt without its __init__, as a Ray task's is, has them too)
+    progress_seconds = PROGRESS_SECONDS  # a line this often while a file is read (`ReadProgress`)
+    _listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
+
     name = "🕷 WARC HTML"
 
     def __init__(
@@ -260,10 +266,12 @@ class WarcHtmlReader(BaseDiskReader):
         with f:
             warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
             records = iter(warc)
+            progress = ReadProgress(f, filepath, self.progress_seconds, lambda line: logger.info(printable(line)))
             while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
                 record = next(records, None)
                 if record is None:
                     break
+                progress.record()
                 with self.track_time():
                     data = self._process_record(record, filepath)
                 if data is not None:
@@ -284,10 +292,20 @@ class WarcHtmlReader(BaseDiskReader):
             if warc.pages_cut_by_crawler:
                 self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
 
+    def use_listing(self, names: list[str]) -> None:
+        """Take this task's files from `names`, the folder's files as the task's check of its inputs just listed them
+        (`run_settings.changed_inputs`, the same find or glob as datatrove's ``list_files``, found unchanged since the
+        run started), instead of listing the folder again.  Each task listed the whole input twice: with one task per
+        file (``plexity run``'s default), n² entries; 10,000 files cost ~0.1 s a listing, a task."""
+        self._listing = list(names)
+
     def run(self, data=None, rank: int = 0, world_size: int = 1):
         """datatrove's, with its "No files found on ...!" said as `NoInputFiles`, naming why and what to give (a
         file or a glob given as the folder, a folder that is not there), as plexity's executors say it before any
         task: under datatrove's own executors, or the reader run alone, a task is the first to find out."""
+        if self._listing is not None and not self.paths_file:
+            yield from self._run_listed(data, rank, world_size)
+            return
         try:
             yield from super().run(data, rank, world_size)
         except RuntimeError as exc:
@@ -297,6 +315,24 @@ class WarcHtmlReader(BaseDiskReader):
 
             check_inputs([self])  # (raises NoInputFiles for a local folder; else datatrove's words stand)
             raise
+
+    def _run_listed(self, data, rank: int, world_size: int):
+        """datatrove's `BaseDiskReader.run` on the files of `use_listing`: the same shard, ``[rank::world_size]``."""
+        if data:
+            yield from data
+        if not self._listing:
+            raise RuntimeError(f"No files found on {self.data_folder.path}!")
+        files_shard = self._listing[rank::world_size]
+        if not files_shard:
+            logger.warning(f"No files found on {self.data_folder.path} for {rank=}")
+        if rank == 0 and world_size > 1 and self.limit != -1:  # (as datatrove's says it)
+            logger.info(f"limit={self.limit} applies per task: up to {self.limit * world_size} documents across "
+                        f"{world_size} tasks")
+        if self.shuffle_files:
+            random.shuffle(files_shard)
+        for doc in self.read_files_shard(files_shard):
+            self.update_doc_stats(doc)
+            yield doc
 
     def read_files_shard(self, shard: list[str]):
         """datatrove's, the `limit` and `skip` kept by `read_file` too, so that the counters count exactly

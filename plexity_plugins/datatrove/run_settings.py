@@ -211,6 +211,8 @@ def changed_inputs(pipeline: list, settings: dict) -> list[str]:
         if hashlib.sha256(names).hexdigest() == recorded["input_files_sha256"] and \
                 {name: size for name, size in files.items() if isinstance(size, int)} == \
                 recorded.get("input_file_sizes", {}):
+            if hasattr(step, "use_listing"):  # (its shard from this listing: one listing a task, not two)
+                step.use_listing(list(files))
             continue
         old = recorded.get("input_file_sizes", {})
         found = input_file_changes(old, files) if len(old) == recorded.get("input_files") else []
