@@ -57,7 +57,7 @@ class _OneModel(argparse.Action):
 def _listen_socket(host: str, port: int) -> socket.socket:
     """A socket bound to `host`:`port`, as uvicorn binds one (Config.bind_socket), but bound here:
     a port in use is known before the URL is printed, and port 0's real port can be shown."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
