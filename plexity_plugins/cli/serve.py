@@ -170,9 +170,13 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     # (stopped, it waits for the answers under way for --body-timeout at most: a client that read its answer
     # slowly kept it running for as long as it read, 40 minutes for 80 MB at 32 kB/s)
     config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
-                            access_log=args.verbose, server_header=False,
+                            access_log=args.verbose or args.access_log, server_header=False,
                             http=protocol_class(args.body_timeout, args.max_bytes),
                             timeout_graceful_shutdown=args.body_timeout or None, backlog=LISTEN_BACKLOG)
+    if args.access_log:  # (one line a request on stdout, the rest of uvicorn's log staying at warnings on stderr)
+        import logging
+
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     server = _server_class()(config)
     try:  # as uvicorn.run does, on our socket
         server.run(sockets=[sock])
@@ -218,6 +222,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--queue", type=int, default=8,
                    help="requests waiting for a scoring thread; one more gets HTTP 503 with Retry-After "
                         "(default: 8)")
+    p.add_argument("--access-log", action="store_true",
+                   help="one line a request on stdout (client, request line, status), for a log collector "
+                        "(`plexity -v serve` also logs uvicorn's start and stop on stderr)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")
