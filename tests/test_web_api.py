@@ -400,7 +400,7 @@ def test_the_page_and_assets_come_from_the_package_with_a_strict_policy(server):
         policy = response.headers["Content-Security-Policy"]
         assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert "script-src 'self'" in policy and "connect-src 'self'" in policy and "default-src 'none'" in policy
-    assert '<script src="/static/app.js"' in page
+    assert '<script src="static/app.js"' in page
     for name in ("app.js", "app.css"):
         urllib.request.urlopen(f"{server}/static/{name}").read()
     # nothing is loaded from elsewhere (no CDN): the only URL is the SVG namespace

@@ -70,6 +70,8 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     guesses = [match for word in unknown if word.startswith("--")
                for match in difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.8)]
     hint = f"did you mean {' or '.join(dict.fromkeys(guesses))}? " if guesses else ""
+    if command is not parser and any(word in ("-v", "--verbose") for word in unknown):  # (plexity's, not the command's)
+        hint += f"-v goes before the command: plexity -v {command.prog.split(' ', 1)[-1]} ...; "
     if any(not word.startswith("-") and os.path.exists(word) for word in unknown):  # `plexity run crawl/*.warc.gz`
         hint += (f"more paths than {command.prog} takes: a glob the shell expanded? quote it, as in "
                  f"'crawl/*.warc.gz', for {command.prog} to expand it; ")

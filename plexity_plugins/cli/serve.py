@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import ipaddress
+import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 
 from ..web import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR  # (no Starlette needed for --help)
@@ -15,6 +18,12 @@ from ..web import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BYTES, DEFAULT_WEB_EXTRACTOR
 # connections waiting to be accepted; asyncio also tries this many accepts in a row, each failing, while the
 # process is out of file descriptors (uvicorn's 2,048: 14 s of CPU in 30 s)
 LISTEN_BACKLOG = 128
+
+
+# the signals that stop the server gracefully: Ctrl+C, a service manager's or a container's stop, and SIGHUP (the
+# terminal closed, or `kill -HUP` meant as a reload: there is nothing to reload, a model trained again or calibrated
+# is opened anew at its next request), which ended the process at once, answers half-written
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _is_loopback(host: str) -> bool:
@@ -57,7 +66,7 @@ class _OneModel(argparse.Action):
 def _listen_socket(host: str, port: int) -> socket.socket:
     """A socket bound to `host`:`port`, as uvicorn binds one (Config.bind_socket), but bound here:
     a port in use is known before the URL is printed, and port 0's real port can be shown."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -76,6 +85,44 @@ def _listen_advice(exc: OSError) -> str:
     if exc.errno == errno.EACCES:
         return "ports under 1024 need root: give --port 8000 or another above 1023 (--port 0: any free one)"
     return "give another --port (--port 0: any free one)"
+
+
+def _server_class():
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopped by `STOP_SIGNALS` the same way, in a line of the log, with exit status 0: uvicorn
+        raised SIGTERM again once it had stopped gracefully, so that the process ended killed by it (status 143, a
+        failed stop to a container's runtime), and without a word at the server's log level."""
+
+        stopped_by: int | None = None
+
+        def handle_exit(self, sig, frame) -> None:
+            if self.stopped_by is None:
+                self.stopped_by = sig
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self):  # (as uvicorn's, with SIGHUP, and no signal raised again after the stop)
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+        async def shutdown(self, sockets=None) -> None:
+            grace = self.config.timeout_graceful_shutdown
+            cause = signal.Signals(self.stopped_by).name if self.stopped_by else "stop"
+            print(f"plexity serve: {cause}: stopping: new connections are refused, the {len(self.server_state.tasks)} "
+                  f"requests under way get {f'{grace:g} s (--body-timeout)' if grace else 'the time they take'} "
+                  f"to finish", file=sys.stderr, flush=True)
+            await super().shutdown(sockets)
+
+    return Server
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -123,14 +170,20 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     # (stopped, it waits for the answers under way for --body-timeout at most: a client that read its answer
     # slowly kept it running for as long as it read, 40 minutes for 80 MB at 32 kB/s)
     config = uvicorn.Config(app, host=args.host, port=port, log_level="info" if args.verbose else "warning",
-                            access_log=args.verbose, server_header=False,
+                            access_log=args.verbose or args.access_log, server_header=False,
                             http=protocol_class(args.body_timeout, args.max_bytes),
                             timeout_graceful_shutdown=args.body_timeout or None, backlog=LISTEN_BACKLOG)
-    server = uvicorn.Server(config)
+    if args.access_log:  # (one line a request on stdout, the rest of uvicorn's log staying at warnings on stderr)
+        import logging
+
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    server = _server_class()(config)
     try:  # as uvicorn.run does, on our socket
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
+    if server.started:
+        print("plexity serve: stopped", file=sys.stderr, flush=True)
     return 0 if server.started else 3
 
 
@@ -169,6 +222,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--queue", type=int, default=8,
                    help="requests waiting for a scoring thread; one more gets HTTP 503 with Retry-After "
                         "(default: 8)")
+    p.add_argument("--access-log", action="store_true",
+                   help="one line a request on stdout (client, request line, status), for a log collector "
+                        "(`plexity -v serve` also logs uvicorn's start and stop on stderr)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
                    help="Host header value to accept (repeatable; default: loopback names when bound to "
                         "a loopback address, else any)")

@@ -629,8 +629,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
             422); None: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
         body_timeout: seconds a request body may take to arrive, before the request takes a
             place in the queue (a slower one: 408); 0 or None: no limit.
-        warm_up: start the default extractor's child now: an installation that cannot start it
-            raises here (`ExtractorCannotStart`), at start-up, not at the first request.
+        warm_up: start the default extractor's child and open the default model now: an installation that cannot
+            start it raises here (`ExtractorCannotStart`), at start-up, not at the first request.
     """
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r}: choose one of {', '.join(EXTRACTORS)}")
@@ -641,6 +641,9 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                   for name in EXTRACTORS}
     if warm_up:
         extractors[extractor].warm_up()
+        # (the default model opened now, not by the first request: it took 0.15 s for the embedded one, and a server
+        # answering its readiness check sooner than its first request)
+        scorers.get(None)
     scoring = ScoringQueue(workers, queue)
     # (a body for each place in the queue, and as many arriving: the bodies held are bounded, not their senders)
     bodies = BodyBudget(2 * scoring.capacity * max_bytes)

@@ -376,7 +376,7 @@
     setStatus("Scoring ...");
     const started = performance.now();
     try {
-      const response = await fetch("/api/score", {
+      const response = await fetch("api/score", {
         method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
       });
       let data = null;
@@ -399,7 +399,7 @@
 
   async function loadModels() {
     try {
-      const response = await fetch("/api/models");
+      const response = await fetch("api/models");
       const data = await response.json();
       const select = $("model");
       for (const m of data.models) {
@@ -469,7 +469,7 @@
       if (isHtml) {
         // the server reads the page's bytes as every front end does (BOM, <meta charset>, else UTF-8)
         try {
-          const response = await fetch("/api/decode", {
+          const response = await fetch("api/decode", {
             method: "POST", headers: { "Content-Type": "application/octet-stream" }, body: file,
           });
           let data = null;
