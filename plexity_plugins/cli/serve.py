@@ -117,8 +117,10 @@ def _server_class():
         async def shutdown(self, sockets=None) -> None:
             grace = self.config.timeout_graceful_shutdown
             cause = signal.Signals(self.stopped_by).name if self.stopped_by else "stop"
-            print(f"plexity serve: {cause}: stopping: new connections are refused, the {len(self.server_state.tasks)} "
-                  f"requests under way get {f'{grace:g} s (--body-timeout)' if grace else 'the time they take'} "
+            under_way = len(self.server_state.tasks)
+            print(f"plexity serve: {cause}: stopping: new connections are refused, "
+                  f"{'the 1 request' if under_way == 1 else f'the {under_way} requests'} under way "
+                  f"get {f'{grace:g} s (--body-timeout)' if grace else 'the time they take'} "
                   f"to finish", file=sys.stderr, flush=True)
             await super().shutdown(sockets)
 
