@@ -745,8 +745,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
+    in_this_process = args.executor == "local" and local_workers(tasks, args.workers) == 1
     check_extraction(args.extractor, args.extract_timeout, args.extract_memory,  # (before anything is written)
-                     set_aside=args.executor == "local" and local_workers(tasks, args.workers) == 1)
+                     set_aside=in_this_process)
+    if in_this_process:  # (the tasks run here, one after another: one extraction child for them all)
+        TimeLimitedExtractor.keep_between_uses()
     # The logging folder is owned too: another run given it as its --logging-dir would take this run's
     # completion markers for its own (and --overwrite delete them).
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)
