@@ -310,8 +310,8 @@ class LocalTaskExecutor(FullDiskStopsTask, SettingsChecked, LocalPipelineExecuto
     run hangs after "3/4 tasks completed".  Here the tasks run in at most ``workers`` worker
     processes, one task after another in each, their extraction child kept from one task to the
     next (`_worker_main`); the run waits on the processes themselves, so a task that dies is seen
-    at once, and a task that fails ends its worker (the next task gets a new one).  The other tasks go on; at the end the run raises `TasksFailed`, naming each task
-    that did not complete and why.  A re-run redoes exactly those (completed tasks have their
+    at once, and a task that fails ends its worker (the next task gets a new one).  The other tasks
+    go on; at the end the run raises `TasksFailed`, naming each task that did not complete and why.  A re-run redoes exactly those (completed tasks have their
     completion markers, the failed ones none).
 
     Each worker process leads a process group of its own, and when it ends (normally or not) what

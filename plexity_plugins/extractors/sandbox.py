@@ -585,8 +585,8 @@ class TimeLimitedExtractor:
     from this one (a 'fork' pool) starts children of its own on its first call, and leaves this one's be.
     """
 
-    def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
-                 memory_limit: int | str | None = None):
+    def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                 processes: int = 1, memory_limit: int | str | None = None):
         self.name = extractor if isinstance(extractor, str) else _reference(extractor)
         self.timeout = extract_timeout(timeout)
         self.memory_limit = extract_memory_limit(memory_limit)
