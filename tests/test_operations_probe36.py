@@ -66,7 +66,10 @@ def test_an_input_file_taken_away_midway_fails_the_tasks_after_naming_it_and_bac
         assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
         assert "RUN FAILED: " in run.stdout and "its input files changed since the run started (removed: " \
             "shard-2.warc.gz)" in run.stdout, run.stdout[-3000:]
-        assert completions(out / workers / "logs") == ["00000"]  # (the others would read shard-3 and none)
+        # (task 1 reads shard-1, as its run listed it; task 2's file is gone: it does not run, nor, with one worker,
+        # those after it.  Each task took its files from a fresh listing, and the ones after shard-2's removal read
+        # shard-3 and none: all stopped)
+        assert completions(out / workers / "logs") == ["00000", "00001"]
 
         aside.rename(shards / "shard-2.warc.gz")  # back in place (and not taken again: the step does it once)
         aside.touch()

@@ -1,7 +1,7 @@
 """A corpus at scale on one machine: what grows with the number of input files and tasks, and a long read said.
 
-Shapes at small n (operations counted, never timed): a task lists the input folder once, not twice; a file read
-for long says how far it is."""
+Shapes at small n (operations counted, never timed): no task lists the input folder (the run does, as it starts); a
+worker keeps one extraction child for its tasks; a file read for long says how far it is."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from plexity_plugins.datatrove import LocalTaskExecutor, WarcHtmlReader
+from plexity_plugins.datatrove.extractors import _PlexityExtractor
+from plexity_plugins.extractors import sandbox
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor, kept_between_uses
 
 PAGE = b"<html><body><p>The council approved the budget for the new library on Tuesday.</p></body></html>"
 
@@ -159,3 +162,89 @@ def test_overwrite_into_a_copied_output_folder_leaves_the_original_s_logs(tmp_pa
     assert third.returncode == 0, third.stderr[-2000:]
     assert [p.name for p in (tmp_path / "out" / "logs" / "completions").iterdir()] == ["00000"]
     assert (tmp_path / "out" / "logs" / "stats.json").is_file()
+
+
+def _child_pid(html: str) -> str:
+    """An extractor that answers with the pid of the process that runs it (module level: the child imports it)."""
+    import os
+
+    return f"extracted in {os.getpid()}"
+
+
+class _PidExtractor(_PlexityExtractor):
+    name = "the extraction child's pid"
+    to_text = staticmethod(_child_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def test_a_worker_keeps_its_extraction_child_from_task_to_task(tmp_path):
+    """Each task of a local run started its own process and its own extraction child, and checked it on a small page
+    (~0.19 s of CPU a task: 1,000 small files, one task each, 177 s of CPU).  The tasks now run one after another in
+    at most `workers` worker processes, each keeping one extraction child for its tasks: 8 tasks, 2 workers, 2
+    children at most (it was 8), none left once the run is over; every record written once."""
+    write_warcs(tmp_path / "in", 8)
+    executor = LocalTaskExecutor([WarcHtmlReader(str(tmp_path / "in")), _PidExtractor(timeout=20),
+                                  JsonlWriter(str(tmp_path / "out"))],
+                                 tasks=8, workers=2, logging_dir=str(tmp_path / "logs"))
+    executor.run()
+    texts = [json.loads(line)["text"] for f in sorted((tmp_path / "out").glob("*.jsonl.gz"))
+             for line in gzip.open(f, "rt")]
+    assert len(texts) == 8 and len(list((tmp_path / "logs" / "completions").iterdir())) == 8
+    children = {int(text.rsplit(" ", 1)[1]) for text in texts}
+    assert 1 <= len(children) <= 2, children
+    assert not [pid for pid in children if _alive(pid)], children  # (each ended with its worker)
+    assert not kept_between_uses()  # (this process, a library user's, keeps none: its steps end theirs)
+    assert not sandbox._set_aside
+
+
+def test_a_child_kept_is_taken_only_by_an_extractor_of_the_same_settings(tmp_path):
+    """A child set aside is taken by the next extractor of the same extractor, time limit and memory ceiling; one of
+    other settings ends it and starts its own, and so does one that finds it dead."""
+    first = TimeLimitedExtractor("tags", timeout=10)
+    first.warm_up()
+    kept = first._children[0].process
+    first.close(set_aside=True)
+    same = TimeLimitedExtractor("tags", timeout=10)
+    assert same("<p>one</p>") == "one" and same._children[0].process is kept
+    same.close(set_aside=True)
+    other = TimeLimitedExtractor("tags", timeout=11)
+    assert other("<p>two</p>") == "two" and other._children[0].process is not kept
+    kept.wait(5)  # (ended, not left idle)
+    other.close(set_aside=True)
+    dead = next(iter(sandbox._set_aside.values()))
+    dead.process.kill()
+    dead.process.wait(5)
+    again = TimeLimitedExtractor("tags", timeout=11)
+    assert again("<p>three</p>") == "three" and again._children[0].process is not dead.process
+    again.close()
+    assert not sandbox._set_aside
+
+
+def test_a_task_looks_at_its_own_files_not_the_whole_folder(tmp_path, monkeypatch):
+    """Each task listed the whole input folder to check that its files were the run's: with one task per file,
+    ~9 µs × n² (10,000 files: ~15 min of CPU).  A task of a local folder read by WarcHtmlReader now takes the run's
+    own listing, recorded as it started, and looks only at its own files: no listing of the folder by any task (the
+    run lists it as it starts), and a file of its own taken away or rewritten since still stops it, named."""
+    from plexity_plugins.datatrove.run_settings import changed_task_inputs, run_settings
+
+    write_warcs(tmp_path / "six", 6)
+    assert listings_of(tmp_path / "six", tmp_path, monkeypatch, "six") <= 2  # (the run's, as it starts; was 2 + 6)
+    reader = WarcHtmlReader(str(tmp_path / "six"))
+    settings = run_settings([reader], 3, True)
+    (tmp_path / "six" / "f004.warc.gz").unlink()  # (task 1's: f001, f004)
+    with open(tmp_path / "six" / "f002.warc.gz", "ab") as f:  # (task 2's: f002, f005)
+        f.write(b"more")
+    (tmp_path / "six" / "f009.warc.gz").write_bytes(b"")  # (added: no task's; the run's re-run finds it)
+    assert changed_task_inputs([reader], settings, 0, 3) == []
+    assert changed_task_inputs([reader], settings, 1, 3) == ["removed: f004.warc.gz"]
+    assert changed_task_inputs([reader], settings, 2, 3)[0].startswith("rewritten: f002.warc.gz ")
+    reader = WarcHtmlReader(str(tmp_path / "six"))
+    assert changed_task_inputs([reader], settings, 0, 3) == [] and reader._listing[0::3] == ["f000.warc.gz",
+                                                                                            "f003.warc.gz"]

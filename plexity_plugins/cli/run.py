@@ -651,15 +651,18 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     return "; ".join(found) + more
 
 
-TASK_START_SECONDS = 0.2  # a task's own CPU before its first page (its process, extraction process, logs)
+# A task's own CPU before its first page (its logs, stats, completion marker, its copy of the pipeline): 0.2 s when
+# each task started a process and an extraction process of its own; a worker now keeps both from task to task
+# (1,000 files of 2 pages, one task each: 26 s of CPU, 177 s before; docs/performance.md).
+TASK_START_SECONDS = 0.025
 SMALL_FILES = 100  # files, one task each, from which a task's start is said to cost more than their pages
-SMALL_FILE_BYTES = 8_000_000  # a file's mean size below which it is (~1.5 ms a 9 KB page: 0.2 s is ~1.2 MB of pages)
+SMALL_FILE_BYTES = 1_000_000  # a file's mean size below which it is (~1.5 ms a 9 KB page: 0.025 s is ~150 kB of pages)
 BYTES_PER_TASK = 64_000_000
 
 
 def small_files_note(paths: list[str], workers: int) -> str | None:
     """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
-    WARC files of 2 pages ran in 161 s as 1,000 tasks and in 14 s as 20 (2 workers; docs/performance.md)."""
+    WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 7 s as 8 (2 workers; docs/performance.md)."""
     if len(paths) < SMALL_FILES:
         return None
     try:
@@ -670,8 +673,8 @@ def small_files_note(paths: list[str], workers: int) -> str | None:
         return None
     suggested = min(len(paths), max(4 * workers, -(-total // BYTES_PER_TASK)))
     return (f"{len(paths):,} WARC files of {total / len(paths) / 1e3:,.0f} kB on average, one task each (the "
-            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its process, its extraction process, "
-            f"its logs), ~{len(paths) * TASK_START_SECONDS / 60:,.0f} min of CPU in all, more than such files' pages; "
+            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its logs, stats and completion marker), "
+            f"~{len(paths) * TASK_START_SECONDS:,.0f} s of CPU in all, more than such files' pages; "
             f"--tasks {suggested} reads them in a fraction of the time (a run's tasks are fixed once it starts: "
             f"give it to a new --output-dir, or with --overwrite)")
 
@@ -745,8 +748,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
                              mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
+    in_this_process = args.executor == "local" and local_workers(tasks, args.workers) == 1
     check_extraction(args.extractor, args.extract_timeout, args.extract_memory,  # (before anything is written)
-                     set_aside=args.executor == "local" and local_workers(tasks, args.workers) == 1)
+                     set_aside=in_this_process)
+    if in_this_process:  # (the tasks run here, one after another: one extraction child for them all)
+        TimeLimitedExtractor.keep_between_uses()
     # The logging folder is owned too: another run given it as its --logging-dir would take this run's
     # completion markers for its own (and --overwrite delete them).
     apart = output_dir not in logging_dir.parents  # (then it is the logging folder that holds the results)

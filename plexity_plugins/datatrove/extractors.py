@@ -11,7 +11,8 @@ from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       TextsNotHtml, environment_message, printable)
 from ..io.inputs import has_markup, is_blank
-from ..extractors.sandbox import MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout
+from ..extractors.sandbox import (MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout,
+                                  kept_between_uses)
 from ..io.decoding import html_text_counted
 from .filter import INPUT_NOT_TEXT, not_text
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
@@ -115,8 +116,8 @@ class _PlexityExtractor(BaseExtractor):
                     yield doc
                 else:  # (datatrove's extractors drop it; named, as the filter's empty_<reason>)
                     self.stat_update(StatHints.dropped, f"dropped_{EMPTY_INPUT if empty_input else NO_TEXT_EXTRACTED}")
-        finally:
-            extractor.close()
+        finally:  # (in a worker of plexity's executors, kept for its next task: `keep_between_uses`)
+            extractor.close(set_aside=kept_between_uses())
 
     def readable_text(self, doc) -> bool:
         """Whether `doc`'s text is one an extractor of ours reads (a str, bytes; a bytearray or memoryview is made

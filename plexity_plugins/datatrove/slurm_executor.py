@@ -48,7 +48,10 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
                              f"log under (it reads a backslash in --output as an escape): give a folder without one")
 
     def run(self):
-        if "SLURM_ARRAY_TASK_ID" in os.environ:  # running inside the job
+        if "SLURM_ARRAY_TASK_ID" in os.environ:  # running inside the job: its tasks one after another, here
+            from ..extractors.sandbox import keep_between_uses
+
+            keep_between_uses()  # (a process of the job's own: one extraction child for its tasks)
             return super().run()
         require_executor("slurm", type(self).__name__)
         if isinstance(self.depends, SlurmTaskExecutor) and not self.depends.job_id:

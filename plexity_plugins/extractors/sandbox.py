@@ -501,23 +501,48 @@ class _Child:
             self._shared.close()
 
 
-# Children set aside by `TimeLimitedExtractor.close(set_aside=True)`, by extractor name, for the next
-# TimeLimitedExtractor of this process to take: `plexity run` starts a child to check the installation before its
-# tasks, and a task run in the same process then took it instead of starting a second (~0.1 s of CPU, ~0.2 s of
-# wall clock before the first page); the command line starts one before its own start-up (`start_aside`).  Killed
-# at exit if nobody took them (and they die with this process anyway).
-_set_aside: dict[str, _Child] = {}
+# The child set aside by `TimeLimitedExtractor.close(set_aside=True)`, by its extractor's settings (name, time limit,
+# memory ceiling), for the next TimeLimitedExtractor of this process with the same settings to take: `plexity run`
+# starts a child to check the installation before its tasks, and a task run in the same process then took it instead
+# of starting a second (~0.1 s of CPU, ~0.2 s of wall clock before the first page); the command line starts one before
+# its own start-up (`start_aside`); a worker of plexity's executors keeps one from task to task (`keep_between_uses`).
+# One at most: setting one aside ends the one before.  Killed at exit if nobody took it (and it dies with this process
+# anyway).
+_set_aside: dict[tuple, _Child] = {}
+# Whether the extractor steps of this process set their child aside when they end (`keep_between_uses`).
+_kept_between_uses = False
 
 
-def _take_set_aside(name: str) -> _Child | None:
-    """The child set aside for extractor `name` in this process (ready, or still starting), if any and alive."""
-    child = _set_aside.pop(name, None)
-    if child is None or child.owner != os.getpid():  # (a fork's copy: the child is its parent's)
-        return None
-    if not child.alive():
-        child.kill()
-        return None
-    return child
+def keep_between_uses(keep: bool = True) -> None:
+    """In a process of plexity's own that runs task after task (a worker of `LocalTaskExecutor`, a Slurm job's task,
+    `plexity run` with one worker): the extractor steps set their child aside as a task ends (`kept_between_uses`),
+    for the next task's to take, instead of each task starting and checking one (~0.1 s of CPU a task).  Not in a
+    library user's process, where an idle child would outlive the step.  ``keep_between_uses(False)`` ends the child
+    kept (a worker that has run its last task: ended and waited for here, not left to die with the worker)."""
+    global _kept_between_uses
+    _kept_between_uses = keep
+    if not keep:
+        _end_set_aside()
+
+
+def kept_between_uses() -> bool:
+    """Whether this process keeps an extraction child between uses (`keep_between_uses`)."""
+    return _kept_between_uses
+
+
+def _take_set_aside(key: tuple) -> _Child | None:
+    """The child set aside in this process for an extractor of settings `key` (ready, or still starting), if any and
+    alive; one set aside for other settings, or dead, is ended (the caller starts a new one)."""
+    taken = None
+    while _set_aside:
+        kept_key, child = _set_aside.popitem()
+        if child.owner != os.getpid():  # (a fork's copy: the child is its parent's)
+            child.disown()
+        elif kept_key != key or not child.alive():
+            child.kill()
+        else:
+            taken = child
+    return taken
 
 
 # Every TimeLimitedExtractor of this process, to end their children at exit.  (Left to `__del__`, they were ended, if
@@ -530,6 +555,10 @@ _extractors: weakref.WeakSet = weakref.WeakSet()
 def _end_children() -> None:
     for extractor in list(_extractors):
         extractor.close()
+    _end_set_aside()
+
+
+def _end_set_aside() -> None:
     while _set_aside:
         child = _set_aside.popitem()[1]
         if child.owner == os.getpid():
@@ -556,8 +585,8 @@ class TimeLimitedExtractor:
     from this one (a 'fork' pool) starts children of its own on its first call, and leaves this one's be.
     """
 
-    def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, processes: int = 1,
-                 memory_limit: int | str | None = None):
+    def __init__(self, extractor: str | Callable[[str | bytes], str], timeout: float | None = DEFAULT_EXTRACT_TIMEOUT,
+                 processes: int = 1, memory_limit: int | str | None = None):
         self.name = extractor if isinstance(extractor, str) else _reference(extractor)
         self.timeout = extract_timeout(timeout)
         self.memory_limit = extract_memory_limit(memory_limit)
@@ -636,8 +665,12 @@ class TimeLimitedExtractor:
                 child.wait_ready()  # (if it fails, `close` ends it with the others)
                 self._give_back(child)
 
+    @property
+    def _key(self) -> tuple:
+        return self.name, self.timeout, self.memory_limit
+
     def _start(self) -> _Child:
-        child = _take_set_aside(self.name) or _Child(self.name)
+        child = _take_set_aside(self._key) or _Child(self.name)
         with self._lock:
             self._children.append(child)
         return child
@@ -661,7 +694,7 @@ class TimeLimitedExtractor:
 
         Args:
             set_aside: keep one child of this process running instead, ready or still starting, for the
-                next TimeLimitedExtractor of the same extractor in this process to take (where
+                next TimeLimitedExtractor of the same settings in this process to take (where
                 ``plexity run``'s tasks run in the process that checked the installation, or a front end
                 started it before its own start-up work: `start_aside`).
         """
@@ -677,10 +710,13 @@ class TimeLimitedExtractor:
             if kept:
                 children.remove(kept[0])
                 idle.remove(kept[0])
-                earlier = _set_aside.pop(self.name, None)
-                if earlier is not None and earlier.owner == os.getpid():
-                    earlier.kill()
-                _set_aside[self.name] = kept[0]
+                while _set_aside:  # (one at most: the one before, of these settings or others, ends)
+                    earlier = _set_aside.popitem()[1]
+                    if earlier.owner == os.getpid():
+                        earlier.kill()
+                    else:
+                        earlier.disown()
+                _set_aside[self._key] = kept[0]
         for child in children:
             if child in idle:
                 child.kill()
@@ -701,6 +737,8 @@ class TimeLimitedExtractor:
         except (ValueError, ExtractorCannotStart):
             return
         early.close(set_aside=True)
+
+    keep_between_uses = staticmethod(keep_between_uses)
 
     def __getstate__(self):  # pickles as its settings (for datatrove steps, forked workers)
         return {"name": self.name, "timeout": self.timeout, "processes": self.processes,
