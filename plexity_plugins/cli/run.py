@@ -651,8 +651,8 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     return "; ".join(found) + more
 
 
-# A task's own CPU before its first page (its logs, stats, completion marker, its copy of the pipeline): 0.2 s when
-# each task started a process and an extraction process of its own; a worker now keeps both from task to task
+# A task's own CPU before its first page (its logs, stats, completion marker, its copy of the pipeline): ~0.19 s
+# when each task started a process and an extraction process of its own; a worker now keeps both from task to task
 # (1,000 files of 2 pages, one task each: 26 s of CPU, 177 s before; docs/performance.md).
 TASK_START_SECONDS = 0.025
 SMALL_FILES = 100  # files, one task each, from which a task's start is said to cost more than their pages
@@ -662,7 +662,7 @@ BYTES_PER_TASK = 64_000_000
 
 def small_files_note(paths: list[str], workers: int) -> str | None:
     """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
-    WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 7 s as 8 (2 workers; docs/performance.md)."""
+    WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 3 s as 8 (2 workers; docs/performance.md)."""
     if len(paths) < SMALL_FILES:
         return None
     try:
