@@ -673,7 +673,8 @@ def small_files_note(paths: list[str], workers: int) -> str | None:
         return None
     suggested = min(len(paths), max(4 * workers, -(-total // BYTES_PER_TASK)))
     return (f"{len(paths):,} WARC files of {total / len(paths) / 1e3:,.0f} kB on average, one task each (the "
-            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its logs, stats and completion marker), "
+            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its logs, stats and completion "
+            f"marker), "
             f"~{len(paths) * TASK_START_SECONDS:,.0f} s of CPU in all, more than such files' pages; "
             f"--tasks {suggested} reads them in a fraction of the time (a run's tasks are fixed once it starts: "
             f"give it to a new --output-dir, or with --overwrite)")
