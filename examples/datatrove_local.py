@@ -40,7 +40,7 @@ def main() -> None:
         parser.error(f"{args.input_dir} is not a folder: give the folder of your .warc / .warc.gz files")
     out = Path(args.output_dir).resolve()
 
-    # datatrove's LocalPipelineExecutor with one process per task: a worker killed by the
+    # datatrove's LocalPipelineExecutor, its tasks run in at most --workers processes: a worker killed by the
     # out-of-memory killer ends the run with a message instead of hanging it (same arguments).
     executor = LocalTaskExecutor(
         pipeline=[

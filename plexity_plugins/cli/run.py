@@ -651,8 +651,8 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     return "; ".join(found) + more
 
 
-# A task's own CPU before its first page (its logs, stats, completion marker, its copy of the pipeline): 0.2 s when
-# each task started a process and an extraction process of its own; a worker now keeps both from task to task
+# A task's own CPU before its first page (its logs, stats, completion marker, its copy of the pipeline): ~0.19 s
+# when each task started a process and an extraction process of its own; a worker now keeps both from task to task
 # (1,000 files of 2 pages, one task each: 26 s of CPU, 177 s before; docs/performance.md).
 TASK_START_SECONDS = 0.025
 SMALL_FILES = 100  # files, one task each, from which a task's start is said to cost more than their pages
@@ -662,7 +662,7 @@ BYTES_PER_TASK = 64_000_000
 
 def small_files_note(paths: list[str], workers: int) -> str | None:
     """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
-    WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 7 s as 8 (2 workers; docs/performance.md)."""
+    WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 3 s as 8 (2 workers; docs/performance.md)."""
     if len(paths) < SMALL_FILES:
         return None
     try:
@@ -673,7 +673,8 @@ def small_files_note(paths: list[str], workers: int) -> str | None:
         return None
     suggested = min(len(paths), max(4 * workers, -(-total // BYTES_PER_TASK)))
     return (f"{len(paths):,} WARC files of {total / len(paths) / 1e3:,.0f} kB on average, one task each (the "
-            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its logs, stats and completion marker), "
+            f"default): each task's start costs ~{TASK_START_SECONDS} s of CPU (its logs, stats and completion "
+            f"marker), "
             f"~{len(paths) * TASK_START_SECONDS:,.0f} s of CPU in all, more than such files' pages; "
             f"--tasks {suggested} reads them in a fraction of the time (a run's tasks are fixed once it starts: "
             f"give it to a new --output-dir, or with --overwrite)")

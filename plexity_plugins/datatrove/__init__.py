@@ -28,8 +28,8 @@
 - `WarcResponseWriter`: cleaned documents back as WARC response records.
 - `JsonlDocumentWriter`: datatrove's ``JsonlWriter``, the same lines, without its deep copy of
   each document (what ``plexity run`` writes with).
-- `LocalTaskExecutor`: datatrove's local executor, one process per task: a killed worker ends
-  the run (`TasksFailed`, naming the task) instead of hanging it.
+- `LocalTaskExecutor`: datatrove's local executor, its tasks run one after another in at most ``workers``
+  worker processes: a killed worker ends the run (`TasksFailed`, naming the task) instead of hanging it.
 - `RayTaskExecutor`: datatrove's Ray executor's arguments, each task a Ray task whose processes
   die with it instead of running on as orphans, run again when its node is lost, run in the folder
   the executor was made in, and stopping the run at once where the logging folder is not the one the

@@ -311,8 +311,8 @@ class LocalTaskExecutor(FullDiskStopsTask, SettingsChecked, LocalPipelineExecuto
     processes, one task after another in each, their extraction child kept from one task to the
     next (`_worker_main`); the run waits on the processes themselves, so a task that dies is seen
     at once, and a task that fails ends its worker (the next task gets a new one).  The other tasks
-    go on; at the end the run raises `TasksFailed`, naming each task that did not complete and why.  A re-run redoes exactly those (completed tasks have their
-    completion markers, the failed ones none).
+    go on; at the end the run raises `TasksFailed`, naming each task that did not complete and why.
+    A re-run redoes exactly those (completed tasks have their completion markers, the failed ones none).
 
     Each worker process leads a process group of its own, and when it ends (normally or not) what
     is left of that group is killed: the extractor subprocess of a killed task is not left behind.  And each
