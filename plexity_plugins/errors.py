@@ -342,9 +342,11 @@ INPUTS_CHANGED_STATUS = 7  # a task process's exit status for InputFilesChanged
 
 class InputFilesChanged(ValueError):
     """A task starting finds other input files than its run listed when it started (a file removed, added or
-    rewritten since: `plexity_plugins.datatrove.run_settings.changed_inputs`; `changes` names them).  The tasks
-    share the files by their order, so it would read another task's files, or none: a file taken away was read by
-    no task, and the run completed saying nothing of it."""
+    rewritten since: `plexity_plugins.datatrove.run_settings.changed_inputs`; `changes` names them).  A task of a
+    local folder read by `WarcHtmlReader` looks at its own files only (`changed_task_inputs`): one of them changed;
+    a task that lists the folder again (another reader, a remote folder) would read another task's files, or none,
+    the files being shared by their order: a file taken away was read by no task, and the run completed saying
+    nothing of it."""
 
     def __init__(self, rank: int, changes: list[str]):
         self.rank = rank
@@ -355,8 +357,9 @@ class InputFilesChanged(ValueError):
 def inputs_changed_why(changes: list[str]) -> str:
     """Why a task whose input files changed under its run did not run (`InputFilesChanged`)."""
     return (f"its input files changed since the run started ({'; '.join(changes) or 'the task log says which'}): "
-            f"the tasks share the files by their order, so it would have read another task's files; the task did "
-            f"not run (put the files back as they were and run the same command, or start over with --overwrite)")
+            f"it would not have read what the run listed (its own file changed, or the files the tasks share by "
+            f"their order moved); the task did not run (put the files back as they were and run the same command, "
+            f"or start over with --overwrite)")
 
 
 # What a task stopped for that running it again would stop for too: the pipeline is to be corrected.
