@@ -76,8 +76,8 @@ def test_the_usage_blocks_are_found():  # (else the test above checks nothing)
 
 
 def scrapy_settings_read() -> set[str]:
-    """The PLEXITY_* settings plexity_plugins/scrapy.py reads from Scrapy's settings."""
-    source = (PACKAGE / "scrapy.py").read_text(encoding="utf-8")
+    """The PLEXITY_* settings the modules of plexity_plugins/scrapy/ read from Scrapy's settings."""
+    source = "\n".join(path.read_text(encoding="utf-8") for path in sorted((PACKAGE / "scrapy").glob("*.py")))
     return set(re.findall(r'settings(?:\.get\w*\(|, )"(PLEXITY_[A-Z_]+)"', source))
 
 
@@ -195,7 +195,7 @@ def test_every_environment_variable_plexity_reads_is_one_a_near_miss_is_warned_o
 
     read = set()
     for path in PACKAGE.rglob("*.py"):
-        if path.name == "scrapy.py":
+        if path.relative_to(PACKAGE).parts[0] == "scrapy":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) \

@@ -26,8 +26,13 @@ LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 # Inside a layer folder, modules layered the same way: bottom to top, side by side on one line.  What the
 # datatrove executors share (and the local executor) is below the Ray and the Slurm executor, which do not import
 # each other.  (executor.py still hands out their names where they were, by `__getattr__` through importlib: the
-# old import path, and a Slurm job's executor.pik pickled before they moved.)
-MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]]}
+# old import path, and a Slurm job's executor.pik pickled before they moved.)  The Scrapy front end: its logger, the
+# settings, reading an item and the reactor at the bottom; the feeds (their exporter reads a setting and an item's
+# Content-Type) and the dropped file's setting above them; the pipeline above those, the add-on (which enables the
+# pipeline) on top.  (Its __init__ hands out every name where the one module scrapy.py had it.)
+MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]],
+                 "scrapy": [["log", "settings", "items", "reactor"], ["feeds", "dropped_file"], ["pipeline"],
+                            ["addon"]]}
 
 
 def part(module: str) -> str | None:
@@ -136,7 +141,7 @@ def test_the_module_scan_sees_an_import_across(tmp_path):
 def test_the_package_root_holds_only_the_front_ends_errors_and_the_layer_folders():
     # (build products left out: a compiled extension built here before the layers, say)
     entries = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and p.suffix not in (".so", ".pyd")}
-    expected = {"__init__.py", "__main__.py", "errors.py", "scrapy.py", "data"}
+    expected = {"__init__.py", "__main__.py", "errors.py", "data"}
     expected |= {n for n in LEVEL if (PACKAGE / n).is_dir()}
     assert entries == expected
 

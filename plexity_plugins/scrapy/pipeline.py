@@ -1,118 +1,48 @@
-"""Scrapy item pipeline: perplexity filtering of crawled pages.
-
-Enable it in a project's ``settings.py``, with Scrapy's add-on (Scrapy >= 2.10)::
-
-    ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
-
-or as an item pipeline::
-
-    ITEM_PIPELINES = {"plexity_plugins.scrapy.PerplexityFilterPipeline": 300}
-
-Every item whose ``PLEXITY_INPUT_FIELD`` holds a page gets the page's cleaned text in
-``PLEXITY_OUTPUT_FIELD`` and the counts in ``PLEXITY_STATS_FIELD``; an item with too
-little text left is dropped (``DropItem``, with the reason).  The scorer is the shared
-`PerplexityScorer`, so a crawl is cleaned exactly like ``plexity clean`` cleans files.
-
-Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
-
-- ``items_cleaned``: the page was filtered and enough text remained;
-- ``items_passthrough`` (and ``items_passthrough/<why>``, e.g. ``language:de``): the page
-  is in another language than the model's, so its text was kept unfiltered;
-- ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
-  (`plexity_plugins.cleaning.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
-  ``empty_input``, ``extraction_failed``, ``other_language``) and ``memory_limit``, ``input_not_text``,
-  ``no_output_field``, ``item_not_writable`` (a frozen item class), ``too_large``;
-- ``items_without_input``: no input field (or None): passed on untouched;
-- ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
-  (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
-  ``no_sentences``, ``all_sentences_dropped``), whether the item is then dropped or not;
-- ``items_dropped/not_an_item``: an object itemadapter cannot read (not a dict, Item, dataclass, attrs or
-  pydantic object), which no pipeline or exporter of Scrapy's takes as an item: a generator or other iterator
-  (``yield response.follow_all(...)``), a plain list, tuple or set, a response, a string, a number;
-- ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
-  page: cleaned as text, markup and all, with a warning naming the setting.
-- ``items_no_markup``: with ``PLEXITY_INPUT_FORMAT = "html"``, an input without any HTML markup (a
-  text/plain response, text the spider extracted): extracted all the same, with a warning naming the setting.
-
-The CPU work (extraction, scoring) runs in a worker thread (``PLEXITY_THREADS``), so a
-large page does not stall the reactor: downloads and other items go on meanwhile
-(measured by ``bench/scrapy_stall.py``).
-"""
+"""`PerplexityFilterPipeline`, the item pipeline: each item's page extracted and cleaned in a worker thread, the
+text, counts and document perplexity written into the item, or the item dropped with its reason (`PlexityDropItem`,
+logged as its URL: `shorten_drop_logs`), every outcome counted in the crawl's stats; the crawl's start (the model
+opened, a resumed JOBDIR's settings compared) and its close (the dropped file named)."""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import json
-import logging
 import os
-import re
-import tempfile
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .runtime.extras import require_extra
+from itemadapter import ItemAdapter
+from scrapy import Item
+from scrapy.exceptions import DropItem, NotConfigured
 
-require_extra("scrapy", "plexity_plugins.scrapy")
+from ..cleaning import policy
+from ..scoring import methods
+from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extractor_model, html_text_counted
+from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
+                      environment_message, is_disk_full, path_error_message, printable)
+from ..cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
+from ..io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
+from ..runtime.sizes import parse_memory, parse_size
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
+from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
+from ..scoring.scorer import PerplexityScorer
+from .dropped_file import _dropped_file_setting
+from .feeds import XML_EXPORTER_PATH, PlexityFields, _is_utf8, _json_feeds_with, _scrapy_xml_feeds
+from .items import MAX_SOURCE_CHARS, _item_source, _not_an_item, _one, _what_to_give, item_content_type
+from .log import CANNOT_START, logger
+from .reactor import _asyncio_available, _deferred_from_future, _on_forced_shutdown
+from .settings import (SETTING_NAMES, SETTING_NAMES_IN_ERRORS, _choice_setting, _field_setting, _model_setting,
+                       _typed_setting, _unknown_settings)
 
-# Absolute imports: this module's name does not shadow the real Scrapy.
-from itemadapter import ItemAdapter  # noqa: E402
-from scrapy import Item  # noqa: E402
-from scrapy.exceptions import DropItem, NotConfigured  # noqa: E402
-from scrapy.exporters import XmlItemExporter  # noqa: E402
-
-from .cleaning import policy
-from .scoring import methods
-from .extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extractor_model, html_text_counted
-from .errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, cannot_write_message,
-                     disk_full_message, environment_message, is_disk_full, path_error_message, printable)
-from .io.decoding import declared_content_type, decode_html
-from .cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
-from .io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
-from .runtime.sizes import parse_memory, parse_size
-from .extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit
-from .cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
-from .scoring.multilingual import LanguageModels, make_scorer, require_thresholds
-from .scoring.scorer import PerplexityScorer
-
-
-class _PrintableMessages(logging.Filter):
-    """Each of the pipeline's log messages one printable line (`printable`): they name an item's URL and quote an
-    extractor's error, the crawl's characters, and Scrapy's handler writes ESC, BEL or CR as they are."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = printable(record.getMessage()), None
-        return True
-
-
-logger = logging.getLogger(__name__)
-logger.addFilter(_PrintableMessages())
 
 STATS_PREFIX = "plexity/"
-PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
-XML_EXPORTER_PATH = "plexity_plugins.scrapy.PlexityXmlItemExporter"  # (the add-on's for FEED_EXPORTERS["xml"])
 ITEM_NOT_WRITABLE = "item_not_writable"
-CANNOT_START = "plexity: the crawl cannot start: %s"  # the log's first error for a setting it cannot use
-DEFAULT_PIPELINE_PRIORITY = 300
 INPUT_FORMATS = ("html", "text")
-SETTING_NAMES = {"min_chars": "PLEXITY_MIN_CHARS", "min_kept_fraction": "PLEXITY_MIN_KEPT_FRACTION",
-                 "other_languages": "PLEXITY_OTHER_LANGUAGES"}
-SETTING_NAMES_IN_ERRORS = {"other_languages": "PLEXITY_OTHER_LANGUAGES = 'drop'",
-                           "language_check": "PLEXITY_LANGUAGE_CHECK = False"}
-# Every PLEXITY_* setting the pipeline and the add-on read (docs/scrapy.md's table): another one is
-# a typo, which Scrapy itself would ignore (`_unknown_settings`).
-SETTINGS = ("PLEXITY_MODEL", "PLEXITY_THRESHOLD", "PLEXITY_METHOD", "PLEXITY_INPUT_FIELD", "PLEXITY_INPUT_FORMAT",
-            "PLEXITY_ENCODING_FIELD", "PLEXITY_EXTRACTOR", "PLEXITY_OUTPUT_FIELD", "PLEXITY_STATS_FIELD",
-            "PLEXITY_DOC_PERPLEXITY_FIELD", "PLEXITY_MIN_DOC_PERPLEXITY", "PLEXITY_MAX_DOC_PERPLEXITY",
-            "PLEXITY_LANGUAGE_FIELD", "PLEXITY_ANNOTATE", "PLEXITY_MIN_CHARS", "PLEXITY_MIN_KEPT_FRACTION",
-            "PLEXITY_OTHER_LANGUAGES", "PLEXITY_LANGUAGE_CHECK", "PLEXITY_THREADS", "PLEXITY_DROPPED_FILE",
-            "PLEXITY_MAX_DOCUMENT_BYTES", "PLEXITY_EXTRACT_TIMEOUT", "PLEXITY_EXTRACT_MEMORY",
-            "PLEXITY_PIPELINE_PRIORITY", "PLEXITY_ENABLED")
 
 
 class PlexityDropItem(DropItem):
@@ -123,85 +53,6 @@ class PlexityDropItem(DropItem):
         super().__init__(message)
         self.source = source
         self.reason = reason
-
-
-class PlexityFields(dict):
-    """An item's ``plexity`` field (`PLEXITY_STATS_FIELD`): a dict, whose text is its JSON.  Scrapy's CSV feed
-    writes a dict field as its text: it was Python's repr (``{'plexity_reason': None, ...}``), which no reader of
-    the CSV (json.loads, pandas, DuckDB, a spreadsheet) takes apart; the JSON, JSON-lines and XML feeds write it
-    as the dict it is (an XML feed: `PlexityXmlItemExporter`)."""
-
-    def __str__(self) -> str:
-        return json.dumps(self, ensure_ascii=False, default=str)
-
-
-# What XML 1.0 cannot hold (outside its Char production): Scrapy's exporter wrote it as it was, and an XML reader
-# stopped at it ("not well-formed (invalid token)"), the items after it lost to the reader
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _xml_value(value: Any, content_type: str | None = None) -> Any:
-    """`value` as `PlexityXmlItemExporter` hands it to Scrapy's: None "" (an empty element), bytes their text
-    (`decode_html`, as the pipeline decodes a page: a BOM, the response's `content_type`, ``<meta charset>``, else
-    UTF-8 or the encoding the bytes are in) where Scrapy's wrote Python's ``b'...'``, and a character XML cannot hold
-    U+FFFD; in a dict or list too."""
-    if value is None:
-        return ""
-    if isinstance(value, (bytes, bytearray)):
-        value = decode_html(bytes(value), content_type)[0]
-    if isinstance(value, str):
-        return _NOT_XML.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {key: _xml_value(item, content_type) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_xml_value(item, content_type) for item in value]
-    return value
-
-
-def item_content_type(adapter: ItemAdapter, field: str | None) -> str | None:
-    """The response's Content-Type (or charset) an item's `field` (PLEXITY_ENCODING_FIELD) holds, as `decode_html`
-    reads the HTTP header's; None when it holds none.  TypeError when it holds something else (a number, a dict)."""
-    declared = _one(adapter.get(field)) if field else None
-    if declared is None or isinstance(declared, (str, bytes)):
-        return declared_content_type(declared)
-    raise TypeError(f"{field!r} holds {type(declared).__name__}")
-
-
-class PlexityXmlItemExporter(XmlItemExporter):
-    """Scrapy's XML feed exporter, writing a field that is None (``plexity_reason`` of a kept item, in the
-    ``plexity`` field; a document perplexity where there is none) as an empty element, as it writes a field the
-    item does not hold: Scrapy's writes the text ``None``, which an XML reader takes for a value.  A field of bytes
-    (a page given as ``response.body``) is written as its text, decoded as the pipeline decodes such a page without
-    its response's charset, where Scrapy's wrote ``b'<html>\\xd0\\x91...'``; a character XML 1.0 cannot hold (a
-    control character) as U+FFFD, where Scrapy's wrote a file XML readers stop at.  The add-on makes it the ``xml``
-    feed format's; with the pipeline alone, ``FEED_EXPORTERS = {"xml": XML_EXPORTER_PATH}`` (the pipeline says so
-    once otherwise).  The item's PLEXITY_ENCODING_FIELD (the response's Content-Type or charset) decodes its bytes,
-    as the pipeline decodes them (`item_content_type`): a page served as ``charset=windows-1251`` that declares no
-    charset itself was written as mojibake, read as Windows-1252."""
-
-    def __init__(self, file, *, encoding_field: str | None = "encoding", **kwargs):
-        super().__init__(file, **kwargs)
-        self.encoding_field = encoding_field
-        self._content_type: str | None = None  # (the item being exported's)
-
-    @classmethod
-    def from_crawler(cls, crawler, file, *args, **kwargs):
-        """Scrapy's feed export makes it so: the encoding field from the crawl's settings, as the pipeline reads it."""
-        field = _field_setting(crawler.settings, "PLEXITY_ENCODING_FIELD", "encoding")
-        return cls(file, *args, encoding_field=field, **kwargs)
-
-    def export_item(self, item) -> None:
-        try:
-            self._content_type = item_content_type(ItemAdapter(item), self.encoding_field)
-        except TypeError:  # (the pipeline says so, once)
-            self._content_type = None
-        try:
-            super().export_item(item)
-        finally:
-            self._content_type = None
-
-    def serialize_field(self, field, name: str, value: Any) -> Any:
-        return _xml_value(super().serialize_field(field, name, value), self._content_type)
 
 
 def shorten_drop_logs(formatter) -> None:
@@ -494,7 +345,7 @@ class PerplexityFilterPipeline:
     def _keep_unfinished_dropped_file(self) -> None:
         """An earlier crawl killed outright (kill -9, the out-of-memory killer) left its rows in
         ``.NAME.part``, which this crawl's file would replace unsaid: kept aside, and said."""
-        from .io.atomic_files import keep_unfinished, part_path
+        from ..io.atomic_files import keep_unfinished, part_path
 
         try:
             kept = keep_unfinished(self.dropped_file)
@@ -828,327 +679,6 @@ class PerplexityFilterPipeline:
         return message
 
 
-class PlexityAddon:
-    """Scrapy add-on (Scrapy >= 2.10) that enables `PerplexityFilterPipeline`.
-
-    In ``settings.py``::
-
-        ADDONS = {"plexity_plugins.scrapy.PlexityAddon": 0}
-
-    It adds the pipeline to ``ITEM_PIPELINES`` at ``PLEXITY_PIPELINE_PRIORITY`` (default 300:
-    after pipelines that build the item, before exporters and storage pipelines, which by
-    convention sit at 800 and above).  A priority the project already gave the pipeline in
-    ``ITEM_PIPELINES`` is kept.  Every other setting is the pipeline's own ``PLEXITY_*``.
-    """
-
-    def update_settings(self, settings) -> None:
-        try:
-            priority = _typed_setting(settings, "PLEXITY_PIPELINE_PRIORITY", int, DEFAULT_PIPELINE_PRIORITY)
-        except PlexitySettingError as exc:  # (said first, as the pipeline's settings are, not after asyncio's)
-            logger.critical(CANNOT_START, exc)
-            raise
-        if "xml" not in settings.getdict("FEED_EXPORTERS"):  # (an exporter of the project's own is kept)
-            settings["FEED_EXPORTERS"]["xml"] = XML_EXPORTER_PATH
-        pipelines = settings.getdict("ITEM_PIPELINES")
-        if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
-            return
-        if not pipelines and _switched_off(settings, "ITEM_PIPELINES"):
-            return  # (by `scrapy check`, whose contracts discard the items, or -s ITEM_PIPELINES={})
-        settings["ITEM_PIPELINES"][PIPELINE_PATH] = priority
-
-
-def _switched_off(settings, name: str) -> bool:
-    """Whether setting `name` (a component dict) was emptied above the spider's priority: by a command, as
-    ``scrapy check`` empties ITEM_PIPELINES and FEEDS ("opening them only causes side effects, such as an empty
-    output file"), or by the command line.  The add-on enabled the pipeline there all the same, which replaced the
-    project's PLEXITY_DROPPED_FILE, the last crawl's rows, with an empty file at each ``scrapy check``."""
-    from scrapy.settings import SETTINGS_PRIORITIES
-
-    return (settings.getpriority(name) or 0) > SETTINGS_PRIORITIES["spider"]
-
-
-def _not_an_item(output: Any) -> tuple[str, str]:
-    """(source, what it is and what to yield instead) for an object itemadapter cannot read, which no pipeline
-    or exporter of Scrapy's own takes as an item ("No adapter found for objects of type ..."): a generator,
-    list or tuple (``yield response.follow_all(...)``: its requests are never sent), a response, a string or
-    a number, an object of a class of the project's own."""
-    from scrapy.http import Request, Response
-
-    if isinstance(output, Response):
-        return output.url, ("a response, not an item: yield an item made of it "
-                            "({'url': response.url, 'html': response.body})")
-    if isinstance(output, Request):  # (one yielded alone is scheduled; here only from another component)
-        return output.url, "a request, not an item: the item pipelines never send it"
-    name = type(output).__name__
-    # (a generator, map(), ...; a namedtuple or other subclass is an object of the project's own)
-    if type(output) in (list, tuple, set, frozenset) or isinstance(output, (Iterator, AsyncIterator)):
-        return name, f"a {name}, not an item: yield each of its requests or items (yield from ...)"
-    if isinstance(output, (str, bytes, int, float)):
-        return name, (f"a {name}, not an item ({repr(output)[:60]}): yield a dict, "
-                      f"{{'url': response.url, 'html': response.body}}")
-    return name, (f"a {name}, not an item itemadapter reads: yield a dict, scrapy.Item, dataclass or attrs "
-                  f"object, or register an adapter for {name} (itemadapter's ItemAdapter.ADAPTER_CLASSES)")
-
-
-def _what_to_give(value: Any) -> str:
-    """For an input field holding a Scrapy response or selector instead of its page: what to give."""
-    from parsel import Selector, SelectorList
-    from scrapy.http import Response
-
-    if isinstance(value, Response):
-        return ": give response.body (and its Content-Type in the PLEXITY_ENCODING_FIELD field)"
-    if isinstance(value, Selector):
-        return ": give its HTML, .get()"
-    if isinstance(value, SelectorList):
-        return ": give their HTML, .getall()"
-    return ""
-
-
-MAX_SOURCE_CHARS = 2000  # of an item's url, in a log line (the dropped file keeps it whole)
-
-
-def _item_source(url: Any, item: Any) -> str:
-    """What names an item in a log line and the dropped file: its `url`, as text.  (A url given as bytes, as a
-    spider that took it from a page's bytes gives it, was written ``b'https://...'``; one that is no URL, a number
-    or a dict, its repr as if it were one.)"""
-    if isinstance(url, (bytes, bytearray)):
-        return bytes(url).decode("utf-8", "replace")
-    if isinstance(url, str):
-        return url
-    if url is None or url == "":
-        return type(item).__name__
-    kind = type(url).__name__
-    return f"{type(item).__name__} whose url is {'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}"
-
-
-def _one(value: Any) -> Any:
-    """A field's value, out of the list of one an ItemLoader without ``TakeFirst`` makes of it (Scrapy's
-    ``ItemLoader`` gives every field as a list)."""
-    if isinstance(value, (list, tuple)) and len(value) == 1:
-        return value[0]
-    return value
-
-
-def _unknown_settings(settings) -> None:
-    """A PLEXITY_* setting that is none of `SETTINGS` (``PLEXITY_EXTRACTR``) stops the crawl naming the
-    setting meant: Scrapy ignores a setting nothing reads, so the typo went unsaid and the default
-    was used."""
-    import difflib
-
-    # (any case: Scrapy's settings are case-sensitive, so `-s plexity_extractor=tags` was ignored too)
-    for name in sorted(str(name) for name in settings if str(name).upper().startswith("PLEXITY_")
-                       and name not in SETTINGS):
-        meant = difflib.get_close_matches(name.upper(), SETTINGS, n=1, cutoff=0.8)
-        said = f": did you mean {meant[0]}?" if meant else ""
-        raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
-
-
-def _is_utf8(value: bytes) -> bool:
-    try:
-        value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _json_feeds_with(settings, field: str, text: bool = False) -> list[str]:
-    """The crawl's JSON and JSON-lines feeds (``-O items.jsonl``) that export `field`: a page given as bytes
-    there fails Scrapy's JSON encoder, and the item is left out of the feed, a traceback each.  With `text`, its
-    CSV feeds that export it instead: they write bytes as UTF-8 text, and fail on bytes that are not (a page in
-    windows-1252 ...), leaving the item out of that feed and of the feeds after it."""
-    from scrapy.exporters import CsvItemExporter, JsonItemExporter, JsonLinesItemExporter
-
-    kinds = (CsvItemExporter,) if text else (JsonItemExporter, JsonLinesItemExporter)
-    return [uri for uri, exporter, fields in _feeds(settings)
-            if issubclass(exporter, kinds) and (fields is None or field in fields)]
-
-
-def _feeds(settings) -> Iterator[tuple[str, type, list[str] | None]]:
-    """(URI, exporter class, the fields it exports or None for all) of each of the crawl's feeds whose exporter
-    loads (one that does not, Scrapy's feed exporter names itself)."""
-    from scrapy.utils.misc import load_object
-
-    exporters = settings.getwithbase("FEED_EXPORTERS")
-    for uri, options in settings.getdict("FEEDS").items():
-        options = dict(options or {})
-        fields = options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS") or None
-        try:
-            exporter = load_object(exporters[options.get("format")])
-        except (KeyError, ImportError, NameError, ValueError):
-            continue
-        yield str(uri), exporter, fields
-
-
-def _scrapy_xml_feeds(settings, fields: list[str]) -> list[str]:
-    """The crawl's XML feeds written by Scrapy's own XmlItemExporter (not `PlexityXmlItemExporter`, not a project's
-    exporter) that export one of `fields`: the pipeline alone, without the add-on that makes the xml format ours."""
-    from scrapy.exporters import XmlItemExporter as ScrapyXmlItemExporter
-
-    return [uri for uri, exporter, exported in _feeds(settings)
-            if exporter is ScrapyXmlItemExporter and (exported is None or set(fields) & set(exported))]
-
-
-def _field_setting(settings, name: str, default: str | None) -> str | None:
-    """A PLEXITY_*_FIELD setting: the name of an item field, a str ("" where the setting allows none); unset:
-    `default`.  Another value (``["html"]`` in a settings.py) failed at every item, or wrote under a key no
-    exporter reads."""
-    value = settings.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise PlexitySettingError(f"{name} is {value!r}: the name of an item field, a str")
-    return value
-
-
-def _model_setting(value):
-    """PLEXITY_MODEL: a name or path, a dict (language -> model), that dict as JSON (``-s``), or LANG=MODEL pairs
-    as the command line's ``--model`` takes them (``-s PLEXITY_MODEL=en=en-default,de=de-news``: it was looked for
-    as a model named 'en=en-default', "unknown model")."""
-    import re
-
-    if isinstance(value, str) and "=" in value and not value.lstrip().startswith("{"):
-        pairs = [pair for pair in re.split(r"[,\s]+", value.strip()) if pair]
-        if all(re.fullmatch(r"(\*|[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]+)?)=\S+", pair) for pair in pairs):
-            from .scoring.multilingual import parse_model_args
-
-            try:
-                value = parse_model_args(pairs)
-            except ValueError as exc:
-                raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: {str(exc).replace('--model: ', '')}") from None
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: a model name or path, or a language -> model "
-                                      f'map in JSON ({{"en": "en-default"}}); {exc}') from None
-    if hasattr(value, "copy_to_dict"):  # a scrapy BaseSettings given as a dict setting
-        value = value.copy_to_dict()
-    if value and not isinstance(value, (str, os.PathLike, dict)):
-        raise PlexitySettingError(f"PLEXITY_MODEL is {value!r}: a model name or path, or a language -> model map "
-                                  f'({{"en": "en-default"}})')
-    return value or None
-
-
-# What a typed PLEXITY_* setting takes, by how it is read: said when its value is not that.
-_SETTING_KINDS = {int: "a whole number", float: "a number", bool: "True or False (or 1 or 0)",
-                  parse_size: "a size of 1 byte or more, as the CLI's --max-document-bytes (50MB, 200KiB, 1000000)",
-                  parse_memory: "a size (512MiB, 768000000), or 0: no ceiling"}
-
-
-def _typed_setting(settings, name: str, kind, default=None):
-    """Setting `name` read as `kind` (a key of `_SETTING_KINDS`); unset or "": `default`.  A value that is
-    not one stops the crawl naming the setting (Python's "could not convert string to float" does not)."""
-    value = settings.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        if kind in (parse_size, parse_memory):  # the CLI's parsers: a number of bytes or a size string
-            read = kind(str(value))
-        elif kind is int and isinstance(value, float) and not value.is_integer():
-            raise ValueError  # (Scrapy's getint truncates 2.7 to 2, silently)
-        else:
-            read = {int: settings.getint, float: settings.getfloat, bool: settings.getbool}[kind](name)
-    except (TypeError, ValueError):
-        raise PlexitySettingError(f"{name} is {value!r}: {_SETTING_KINDS[kind]}") from None
-    if kind is parse_memory:  # (the ceiling's own floor, said naming the setting)
-        try:
-            extract_memory_limit(read)
-        except ValueError as exc:
-            raise PlexitySettingError(f"{name} is {value!r}: {exc}") from None
-    if name in _SETTING_RANGES:  # (the pipeline's own check would not name the setting)
-        valid, takes = _SETTING_RANGES[name]
-        if not valid(read):
-            raise PlexitySettingError(f"{name} is {value!r}: {takes}")
-    return read
-
-
-# What a numeric PLEXITY_* setting takes beyond its kind
-_SETTING_RANGES = {
-    "PLEXITY_THRESHOLD": (lambda v: v > 0 and v == v, "a positive perplexity"),
-    "PLEXITY_MIN_CHARS": (lambda v: v >= 0, "0 or more characters"),
-    "PLEXITY_MIN_KEPT_FRACTION": (lambda v: 0 <= v <= 1, "a fraction from 0 to 1"),
-    "PLEXITY_EXTRACT_TIMEOUT": (lambda v: v >= 0, "0 or more seconds (0: no limit)"),
-    "PLEXITY_MIN_DOC_PERPLEXITY": (lambda v: v > 0, "a positive perplexity"),
-    "PLEXITY_MAX_DOC_PERPLEXITY": (lambda v: v > 0, "a positive perplexity"),
-}
-
-
-def _choice_setting(settings, name: str, choices: tuple[str, ...], default: str) -> str:
-    """Setting `name`, one of `choices`; unset or "": `default`."""
-    value = settings.get(name) or default
-    if value not in choices:
-        raise PlexitySettingError(f"{name} is {value!r}: one of {', '.join(choices)}")
-    return value
-
-
-def _dropped_file_setting(value, spider_name: str | None = None) -> str | None:
-    """PLEXITY_DROPPED_FILE, checked before the crawl: the file is renamed into place when the spider closes,
-    so a directory there would fail only then, losing the crawl's log.  A missing directory is made, as
-    `plexity clean` makes its --output-dir (and Scrapy its feeds' directories).  ``%(name)s`` and ``%(time)s``
-    are filled in as in a feed's URI (`_file_name_params`)."""
-    if not value:
-        return None
-    if not isinstance(value, (str, os.PathLike)):
-        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: a file's path")
-    if "%(" in str(value):  # (as `-o items-%(time)s.jsonl` names a feed: a file literally named so was written)
-        try:
-            value = str(value) % _file_name_params(spider_name)
-        except (KeyError, ValueError, TypeError) as exc:
-            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: only %(name)s (the spider's) and "
-                                      f"%(time)s (the crawl's start) are filled in ({type(exc).__name__}: {exc})") \
-                from None
-    path = Path(_local_path(str(value))).expanduser()  # (a settings.py's "~/crawl/dropped.jsonl" made a folder "~")
-    if path.is_dir():
-        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: a directory, not a file")
-    from .io.atomic_files import part_in_use
-
-    if part_in_use(path):  # (two crawls wrote one file: the second's start truncated the first's rows)
-        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}, which another crawl is writing now: "
-                                  f"give each crawl its own file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a file in the way, no permission
-        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: its directory cannot be made "
-                                  f"({path_error_message(exc)})") from None
-    try:  # (a folder that takes no file, read-only or not this user's, failed at the first dropped item)
-        with tempfile.TemporaryFile(dir=path.parent):
-            pass
-    except OSError as exc:  # (said of the folder: the probe's own name means nothing to the user)
-        refused = OSError(exc.errno, exc.strerror, str(path.parent))
-        raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {str(value)!r}: "
-                                  f"{cannot_write_message(refused) or path_error_message(refused)}") from None
-    return str(path)
-
-
-def _local_path(value: str) -> str:
-    """PLEXITY_DROPPED_FILE as a local path: a ``file://`` URI, as a Scrapy feed's is written (``FEEDS =
-    {"file:///data/items.jsonl": ...}``), is its path (`local_path`, as the command line reads one); another URI
-    (``s3://``, ``ftp://``: feed storages of Scrapy's) is refused, naming what to give. (Both were taken as relative
-    paths: ``file:///data/dropped.jsonl`` wrote ``./file:/data/dropped.jsonl``, a folder named ``file:`` in the
-    crawl's folder, and the log named it.)"""
-    import re
-
-    from .runtime.extras import local_path
-
-    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", value)
-    if not scheme or scheme.group(1).lower() in ("file", "local"):
-        try:
-            return local_path(value)
-        except ValueError as exc:
-            raise PlexitySettingError(f"PLEXITY_DROPPED_FILE: {exc}") from None
-    raise PlexitySettingError(f"PLEXITY_DROPPED_FILE is {value!r}: give a file on this machine (a path, or a file:// "
-                              f"URI), and copy it to {scheme.group(1)}:// when the crawl ends")
-
-
-def _file_name_params(spider_name: str | None) -> dict[str, str]:
-    """What a file name's ``%(name)s`` and ``%(time)s`` stand for, as in a Scrapy feed's URI: the spider's name, and
-    the crawl's start in UTC, to the second, with "-" for ":" (2026-12-02T14-58-39+00-00)."""
-    from datetime import datetime, timezone
-
-    now = datetime.now(timezone.utc).replace(microsecond=0)
-    return {"name": spider_name or "", "time": now.isoformat().replace(":", "-")}
-
-
 # PLEXITY_DROPPED_FILE of each crawl of this process from its start to its spider's close (`_claim_dropped_file`)
 _CLAIMED_DROPPED_FILES: "weakref.WeakValueDictionary[str, PerplexityFilterPipeline]" = weakref.WeakValueDictionary()
 
@@ -1169,46 +699,3 @@ def _claim_dropped_file(pipeline: PerplexityFilterPipeline, crawler) -> None:
         raise PlexitySettingError(message)
     _CLAIMED_DROPPED_FILES[path] = pipeline
     pipeline._dropped_claim = path
-
-
-def _on_forced_shutdown(callback) -> Any:
-    """`callback` called as the Twisted reactor stops (a trigger's id, for removeSystemEventTrigger), or None
-    without one (Scrapy's reactorless mode: its forced shutdown cancels the crawl's tasks, and with them each
-    item's wait for the worker thread)."""
-    import sys
-
-    if "twisted.internet.reactor" not in sys.modules:  # (none installed)
-        return None
-    from twisted.internet import reactor
-
-    return reactor.addSystemEventTrigger("before", "shutdown", callback)
-
-
-def _asyncio_available() -> bool:
-    """Whether coroutines here run on an asyncio loop (await Futures) or on a plain
-    Twisted reactor (await Deferreds)."""
-    try:
-        from scrapy.utils.asyncio import is_asyncio_available  # Scrapy >= 2.14
-    except ImportError:
-        from scrapy.utils.reactor import is_asyncio_reactor_installed as is_asyncio_available
-    return is_asyncio_available()
-
-
-def _deferred_from_future(future: Future):
-    """A Deferred fired in the reactor thread when a concurrent.futures Future completes."""
-    from twisted.internet import reactor
-    from twisted.internet.defer import Deferred
-
-    deferred = Deferred()
-
-    def fire(done: Future) -> None:
-        if done.cancelled():  # (by a forced shutdown, `_cancel_waiting_items`: the crawl is over)
-            return
-        error = done.exception()
-        if error is not None:
-            deferred.errback(error)
-        else:
-            deferred.callback(done.result())
-
-    future.add_done_callback(lambda done: reactor.callFromThread(fire, done))
-    return deferred

@@ -1,0 +1,50 @@
+"""The pipeline's worker thread as Scrapy's reactor sees it: a worker's result awaited on an asyncio loop or on a
+plain Twisted reactor, and a call as the reactor stops (a forced shutdown, Ctrl-C twice)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+
+def _on_forced_shutdown(callback) -> Any:
+    """`callback` called as the Twisted reactor stops (a trigger's id, for removeSystemEventTrigger), or None
+    without one (Scrapy's reactorless mode: its forced shutdown cancels the crawl's tasks, and with them each
+    item's wait for the worker thread)."""
+    import sys
+
+    if "twisted.internet.reactor" not in sys.modules:  # (none installed)
+        return None
+    from twisted.internet import reactor
+
+    return reactor.addSystemEventTrigger("before", "shutdown", callback)
+
+
+def _asyncio_available() -> bool:
+    """Whether coroutines here run on an asyncio loop (await Futures) or on a plain
+    Twisted reactor (await Deferreds)."""
+    try:
+        from scrapy.utils.asyncio import is_asyncio_available  # Scrapy >= 2.14
+    except ImportError:
+        from scrapy.utils.reactor import is_asyncio_reactor_installed as is_asyncio_available
+    return is_asyncio_available()
+
+
+def _deferred_from_future(future: Future):
+    """A Deferred fired in the reactor thread when a concurrent.futures Future completes."""
+    from twisted.internet import reactor
+    from twisted.internet.defer import Deferred
+
+    deferred = Deferred()
+
+    def fire(done: Future) -> None:
+        if done.cancelled():  # (by a forced shutdown, `_cancel_waiting_items`: the crawl is over)
+            return
+        error = done.exception()
+        if error is not None:
+            deferred.errback(error)
+        else:
+            deferred.callback(done.result())
+
+    future.add_done_callback(lambda done: reactor.callFromThread(fire, done))
+    return deferred
