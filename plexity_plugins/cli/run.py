@@ -509,10 +509,11 @@ def recorded_logging_dir(output_dir: Path) -> Path | None:
     if not lines or not lines[0].strip():
         return None
     recorded = Path(lines[0].strip())
+    here = Path(os.path.abspath(output_dir))  # (the record's are absolute; `plexity report out` gives a relative one)
     if len(lines) > 1 and lines[1].strip():
-        return recorded if Path(lines[1].strip()) == output_dir else None
+        return recorded if Path(os.path.abspath(lines[1].strip())) == here else None
     other = recorded.parent
-    if recorded.name == "logs" and other != output_dir and recorded_logging_dir(other) == recorded:
+    if recorded.name == "logs" and other != here and recorded_logging_dir(other) == recorded:
         return None
     return recorded
 
