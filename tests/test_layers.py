@@ -26,8 +26,15 @@ LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 # Inside a layer folder, modules layered the same way: bottom to top, side by side on one line.  What the
 # datatrove executors share (and the local executor) is below the Ray and the Slurm executor, which do not import
 # each other.  (executor.py still hands out their names where they were, by `__getattr__` through importlib: the
-# old import path, and a Slurm job's executor.pik pickled before they moved.)
-MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]]}
+# old import path, and a Slurm job's executor.pik pickled before they moved.)  The reading of inputs in io/: the caps,
+# the outcomes' names and what bytes are (and the WARC writer, whose cleaned records the reader knows) at the bottom;
+# the body's codings, a file opened, a record's headers, the resynchronisation on them; the document reader and
+# warcio's iterator above; WarcFile above those; inputs.py, which hands out every name it held before the split
+# (`__getattr__` through importlib), on top.
+MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]],
+                 "io": [["read_limits", "read_outcomes", "payload_sniffing", "warc_writer"],
+                        ["http_codings", "input_files", "record_headers", "warc_resync"],
+                        ["document_files", "warc_iterator"], ["warc_files"], ["inputs"]]}
 
 
 def part(module: str) -> str | None:
