@@ -41,7 +41,7 @@ def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
 
 def is_html_response(record) -> bool:
     """A WARC response record (warcio's) that declares HTML (Content-Type, else
-    WARC-Identified-Payload-Type), as `plexity_plugins.io.inputs` judges a declared type."""
+    WARC-Identified-Payload-Type), as `plexity_plugins.io.payload_sniffing` judges a declared type."""
     return record.rec_type == "response" and is_html_type(
         http_header(record, "Content-Type"), record.rec_headers.get_header("WARC-Identified-Payload-Type"))
 

@@ -275,8 +275,8 @@ def test_a_content_length_of_superscript_digits_is_not_a_number_of_bytes(gzipped
 
 
 # -- a page that starts with many comments ---------------------------------------------------------------------------
-# The pattern that knows HTML by its start (`inputs._HTML_START`, asked of every payload by `binary_kind`) let a
-# comment end at any later "-->": n comments not followed by <html>, <head> ... were tried in 2**n ways.  A record
+# The pattern that knows HTML by its start (`payload_sniffing._HTML_START`, asked of every payload by `binary_kind`)
+# let a comment end at any later "-->": n comments not followed by <html>, <head> ... were tried in 2**n ways.  A record
 # whose page starts with 24 comment lines and then a <div> took plexity clean 44 s; 30, most of an hour.
 
 COMMENTS = b"<!-- c -->\n" * 300

@@ -23,7 +23,7 @@ WARCs are written by the same functions.
 A WARC whose last gigabyte is NULs (a crawler's preallocated file, the zero-filled tail a crash leaves): past the
 damage, looking for the next record tried a regular expression's lookahead at every offset, ~25 ms a MB, so 1 GB of
 NULs took 13 to 20 s of a core, the .warc and the .warc.gz alike (256 MiB: 13.8 s on the loaded machine).  Now each
-start's pattern is searched for alone (`io.inputs._record_starts`, the same offsets): 2.2 to 2.8 s a GB.
+start's pattern is searched for alone (`io.warc_resync._record_starts`, the same offsets): 2.2 to 2.8 s a GB.
 
 An uncompressed WARC whose records' Content-Lengths run past the end of the file (a writer's bug, or a hostile
 file): each such record read the rest of the file before reading resynchronised from its start, so the file was
@@ -51,7 +51,7 @@ train --corpus text` of such a folder stopped with the same traceback (Path.rglo
 WARC-Target-URIs with spaces (crawlers write them unescaped): warcio percent-encodes them and logged a WARNING for
 each such record, the URI quoted as it came: 1,000 lines on stderr for 1,000 records in `plexity clean` and `plexity
 run`, and a URI's ESC or BEL written to the terminal as it was.  Now our loader encodes the URI as warcio does,
-without the line (`io.inputs._record_loader`).
+without the line (`io.warc_iterator._record_loader`).
 
 A file whose name is not UTF-8 (wget saves caf%E9.html, a Latin-1 URL, as the bytes caf\xe9.html), skipped or
 damaged: Python holds its name as a str of lone surrogates, which no UTF-8 file takes, and `plexity clean` ended

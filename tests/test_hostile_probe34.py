@@ -5,7 +5,7 @@ gzip`` then ``Transfer-Encoding: chunked``; a proxy that adds its ``Content-Enco
 server's): RFC 9110 reads them as one list, ``gzip, chunked``, but the reader took the first line alone.  The
 chunk sizes stayed in the page's text (``11f`` before the page, ``0`` after it, kept as a sentence), or a body
 compressed twice was ``undecodable`` or ``not_html``: a page lost.  Now the lines of those two fields are joined
-in the order sent (`io.inputs.header_fields`, `LIST_FIELDS`), in `plexity clean` and `plexity run` alike.
+in the order sent (`io.record_headers.header_fields`, `LIST_FIELDS`), in `plexity clean` and `plexity run` alike.
 
 A page with a ``<select>`` of tens of thousands of ``<option>``s (a list of every town, every product): lexbor's
 tree builder looks at a select's options before each option it adds, so its time is the square of their number:

@@ -1,5 +1,5 @@
-"""`plexity_plugins.io.inputs`: every WARC record gets exactly one outcome, damage is named,
-payloads are decoded within the cap."""
+"""Reading (`plexity_plugins.io`, imported here by its old door, `io.inputs`): every WARC record gets exactly one
+outcome, damage is named, payloads are decoded within the cap."""
 
 from __future__ import annotations
 

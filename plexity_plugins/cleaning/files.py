@@ -21,10 +21,14 @@ from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile
                       printable)
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
-from ..io.inputs import (CLEANED_TEXT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
-                         PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
-                         UNSUPPORTED_COMPRESSION, PROGRESS_SECONDS, ReadProgress, WarcFile, WarcRecord, binary_kind,
-                         describe, open_input, looks_like_html, read_document, judged_compression)
+from ..io.document_files import read_document
+from ..io.input_files import judged_compression, open_input
+from ..io.payload_sniffing import binary_kind, looks_like_html
+from ..io.read_limits import MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress
+from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES, PAGE_TEXT,
+                                READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
+                                UNSUPPORTED_COMPRESSION, describe)
+from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
@@ -521,7 +525,7 @@ class FileCleaner:
                         if progress:
                             progress.record()
                         if writer is None:  # created at the first record: a non-WARC file writes nothing
-                            # (imported here, as io.inputs imports warcio's reader: it imports fsspec, ~40 ms of
+                            # (imported here, as io.warc_iterator imports warcio's reader: it imports fsspec, ~40 ms of
                             # a `plexity clean` of HTML or text files, which writes no WARC)
                             from warcio.warcwriter import WARCWriter
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..io.atomic_files import write_atomic
-from ..io.inputs import READ_ERROR
+from ..io.read_outcomes import READ_ERROR
 from ..text.graphemes import prefix
 from .policy import _ESCAPED_IN_STRINGS, DROPPED, KEPT, PASSED_THROUGH, Verdict, counts, empty_reason
 

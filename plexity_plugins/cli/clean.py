@@ -11,7 +11,8 @@ from ..errors import FAILED_STATUS
 from ..scoring.methods import METHODS
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import CLEAN_MIN_CHARS, DEFAULT_MIN_CHARS, OTHER_LANGUAGE_ACTIONS
-from ..io.inputs import MAX_DOCUMENT_BYTES, READ_ERROR
+from ..io.read_limits import MAX_DOCUMENT_BYTES
+from ..io.read_outcomes import READ_ERROR
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
 from .options import parse_memory
 from .options import add_model_args, check_language_options, parse_size

@@ -44,7 +44,7 @@ from ..scoring.methods import METHODS
 from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full, printable
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
 from ..cleaning.policy import DEFAULT_MIN_CHARS
-from ..io.inputs import DEFAULT_REMOTE_TIMEOUT, MAX_DOCUMENT_BYTES
+from ..io.read_limits import DEFAULT_REMOTE_TIMEOUT, MAX_DOCUMENT_BYTES
 from ..io.folders import unlisted_folder_message
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
@@ -630,7 +630,8 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     from datatrove.io import get_datafolder
 
     from ..cleaning.files import dataset_file
-    from ..io.inputs import WarcFile, judged_compression
+    from ..io.input_files import judged_compression
+    from ..io.warc_files import WarcFile
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []

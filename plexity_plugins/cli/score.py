@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from ..io.inputs import MAX_DOCUMENT_BYTES
+from ..io.read_limits import MAX_DOCUMENT_BYTES
 from .options import add_model_args, parse_size, single_model
 
 

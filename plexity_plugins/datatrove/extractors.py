@@ -10,7 +10,7 @@ from ..extractors import extractor_model, get_extractor
 from ..cleaning.policy import EMPTY_INPUT, NO_TEXT_EXTRACTED
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeout, ExtractorDied, InstallationError,
                       TextsNotHtml, environment_message, printable)
-from ..io.inputs import has_markup, is_blank
+from ..io.payload_sniffing import has_markup, is_blank
 from ..extractors.sandbox import (MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout,
                                   kept_between_uses)
 from ..io.decoding import html_text_counted

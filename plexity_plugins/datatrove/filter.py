@@ -14,7 +14,7 @@ from datatrove.utils.logging import logger
 
 from ..cleaning import policy
 from ..errors import HtmlPagesNotText
-from ..io.inputs import binary_kind, looks_like_html
+from ..io.payload_sniffing import binary_kind, looks_like_html
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer

@@ -11,10 +11,12 @@ from datatrove.utils.logging import logger
 
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
-from ..io.inputs import (CLEANED_TEXT, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, NOT_A_REGULAR_FILE, NOT_PAGES,
-                         PROGRESS_SECONDS, ReadProgress,
-                         PAGE_TEXT, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WarcFile, describe, is_blank,
-                         judged_compression, open_input, reading_limits)
+from ..io.input_files import judged_compression, open_input
+from ..io.payload_sniffing import is_blank
+from ..io.read_limits import DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress, reading_limits
+from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_PAGES, PAGE_TEXT, UNREADABLE_FILE,
+                                UNSUPPORTED_COMPRESSION, describe)
+from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
@@ -92,7 +94,7 @@ class WarcHtmlReader(BaseDiskReader):
       browsers), else UTF-8 (windows-1252 for Latin-script bytes none of which is UTF-8), undecodable
       bytes replaced (``plexity_plugins.extractors.decode_html``,
       as in every front end);
-    - records are read and judged by `plexity_plugins.io.inputs.WarcFile`, exactly as
+    - records are read and judged by `plexity_plugins.io.warc_files.WarcFile`, exactly as
       ``plexity clean`` reads them (HTML by Content-Type, else WARC-Identified-Payload-Type,
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
     - every record is counted (``records``) and becomes a Document (``page_texts`` counts those of
@@ -119,7 +121,7 @@ class WarcHtmlReader(BaseDiskReader):
       no record boundaries to resume at after damage; or any name, its first bytes a bzip2, xz or zstd
       stream) is not read: counted as ``unsupported_compression``, with a logged warning giving the
       one-line conversion to ``.warc.gz`` (as ``plexity clean`` counts it,
-      `plexity_plugins.io.inputs.unsupported_compression`);
+      `plexity_plugins.io.input_files.unsupported_compression`);
     - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails

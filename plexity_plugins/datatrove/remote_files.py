@@ -28,7 +28,7 @@ import io
 import os
 
 from ..errors import ReadError
-from ..io.inputs import DEFAULT_REMOTE_TIMEOUT
+from ..io.read_limits import DEFAULT_REMOTE_TIMEOUT
 _CONNECT_TIMEOUT = 30.0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.inputs import NOT_A_REGULAR_FILE, NOT_PAGES, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
+from ..io.read_outcomes import NOT_A_REGULAR_FILE, NOT_PAGES, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
 from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 from .run_settings import SETTINGS_FILE
 

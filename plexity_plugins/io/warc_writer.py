@@ -1,4 +1,4 @@
-"""WARC helpers: writing cleaned text back as a WARC record (reading: `plexity_plugins.io.inputs`)."""
+"""WARC helpers: writing cleaned text back as a WARC record (reading: `plexity_plugins.io.warc_files`)."""
 
 from __future__ import annotations
 

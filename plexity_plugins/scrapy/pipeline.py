@@ -25,7 +25,9 @@ from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extract
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                       environment_message, is_disk_full, path_error_message, printable)
 from ..cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
-from ..io.inputs import MAX_DOCUMENT_BYTES, TOO_LARGE, binary_kind, has_markup, looks_like_html
+from ..io.payload_sniffing import binary_kind, has_markup, looks_like_html
+from ..io.read_limits import MAX_DOCUMENT_BYTES
+from ..io.read_outcomes import TOO_LARGE
 from ..runtime.sizes import parse_memory, parse_size
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict

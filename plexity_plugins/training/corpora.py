@@ -29,7 +29,8 @@ from typing import Iterable, Iterator
 
 from ..io.decoding import utf16_by_its_nuls
 from ..io.folders import walk
-from ..io.inputs import binary_kind, zstd_module
+from ..io.http_codings import zstd_module
+from ..io.payload_sniffing import binary_kind
 from ..errors import CorpusError, TrainError
 
 logger = logging.getLogger(__name__)

@@ -68,7 +68,7 @@ from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
-from ..io.inputs import binary_kind
+from ..io.payload_sniffing import binary_kind
 from ..runtime.memory import return_freed_memory
 from ..scoring.models import ALIASES as MODEL_ALIASES, DEFAULT_MODEL, list_models, resolve, sp_model_path
 from ..scoring.scorer import PerplexityScorer, sanitize
@@ -543,7 +543,7 @@ SNIFF_CHARS = 4096  # the start of a file or text that `binary_kind` judges, as 
 
 def refuse_binary(data: bytes | str, what: str) -> None:
     """422 when `data` is not text at all: a PDF, an image, an archive, bytes rich in NULs and
-    control codes (`io.inputs.binary_kind`, the test by which `plexity clean` skips such a file
+    control codes (`io.payload_sniffing.binary_kind`, the test by which `plexity clean` skips such a file
     as ``not_html``/``not_text``), instead of scoring its bytes as sentences."""
     head = data[:SNIFF_CHARS]
     kind = binary_kind(head.encode("utf-8", "surrogatepass") if isinstance(head, str) else head)
