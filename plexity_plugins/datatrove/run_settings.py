@@ -233,7 +233,6 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
     checks them."""
     import hashlib
     import os
-    import stat
 
     from ..cleaning.settings_record import input_file_changes
 
@@ -253,17 +252,36 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
         old = {name: recorded["input_file_sizes"][name] for name in names[rank::world_size]}
         now = {}
         for name in old:
-            try:
-                found = os.stat(os.path.join(step.data_folder.path, name))
-            except OSError:  # (gone, or no longer readable: not there to read)
-                continue
-            now[name] = found.st_size if stat.S_ISREG(found.st_mode) else None
+            size = _listed_size(os.path.join(step.data_folder.path, name))
+            if size is not None:
+                now[name] = size
         if now != old:
-            changes.extend(input_file_changes(old, now) or [f"{name}: no longer a file" for name in old
-                                                            if now.get(name) is None and name in now])
+            changes.extend(input_file_changes(old, now) or [f"{name}: changed" for name in old
+                                                            if now.get(name) != old[name]])
             continue
         step.use_listing(names)
     return changes
+
+
+def _listed_size(path: str) -> int | None:
+    """The size a listing of the folder (`listed_files`: fsspec's ``find`` of a local folder) gives the entry at
+    `path`, None where it would list none (gone, a folder): a link's target's size, 0 for a link that leads nowhere
+    or loops (read as an unreadable file, counted), a FIFO's or a socket's own (0: not a regular file, counted)."""
+    import os
+    import stat
+
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    if stat.S_ISDIR(found.st_mode):
+        return None
+    if not stat.S_ISLNK(found.st_mode):
+        return found.st_size
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def paths_file_files(paths_file, folder) -> dict[str, int | None]:
