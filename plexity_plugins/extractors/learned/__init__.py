@@ -80,7 +80,7 @@ MIN_WORDS = 50
 
 __all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "all_prose", "choose", "choose_from_rows",
            "declared_text", "heading_sections", "headings_follow_sections", "html_to_text_learned", "load_forest",
-           "or_declared", "read_page", "set_apart"]
+           "or_declared", "read_page", "set_apart", "without_trailing_headings"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -224,7 +224,8 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
     """Which blocks are the page's text: every block where the page is `prose` (`all_prose`: it
     holds nothing but its text); else those at or above `threshold`, and those the second look
     `added`, less those `apart` (`set_apart`: in a footer or a dialog), and with each heading as
-    its section is (`headings_follow_sections` over the blocks' `heading_sections`), each step
+    its section is (`headings_follow_sections` over the blocks' `heading_sections`) and less the
+    headings that end the text (`without_trailing_headings`), each step
     unless it leaves fewer than `MIN_WORDS` words; where they hold fewer than `MIN_WORDS` words,
     also the blocks of the page's largest list of like items (`top_group`)."""
     def enough(keep: list[bool]) -> bool:
