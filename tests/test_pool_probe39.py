@@ -88,3 +88,51 @@ def test_a_worker_killed_between_tasks_gives_its_next_task_to_a_new_worker(tmp_p
     written = [d["metadata"]["url"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")]
     assert sorted(written) == uris
     assert _session_left(run.pid, within=1) == []
+
+
+# A pipeline run as `plexity run` runs it (its SIGTERM handler in place), whose task 1 is sent SIGTERM at its first
+# document, its worker's alone (a `kill` of one process), the first time only.
+TERM_ONE_WORKER = '''
+import os, signal, sys
+from datatrove.pipeline.base import PipelineStep
+from plexity_plugins.cli import interrupted_by_sigterm
+from plexity_plugins.datatrove import LocalTaskExecutor, WarcHtmlReader, HtmlTagsExtractor
+from datatrove.pipeline.writers import JsonlWriter
+
+folder, out, flag = sys.argv[1:4]
+
+class TermOnce(PipelineStep):
+    name = "term once"
+    def run(self, data, rank=0, world_size=1):
+        for doc in data:
+            if rank == 1 and not os.path.exists(flag):
+                open(flag, "w").close()
+                os.kill(os.getpid(), signal.SIGTERM)
+            yield doc
+
+with interrupted_by_sigterm("run"):
+    LocalTaskExecutor([WarcHtmlReader(folder), HtmlTagsExtractor(), TermOnce(), JsonlWriter(out + "/documents")],
+                      tasks=3, workers=2, logging_dir=out + "/logs", start_method="fork").run()
+'''
+
+
+def test_a_worker_sent_sigterm_is_said_so_without_a_traceback(tmp_path):
+    """A worker of a run sent SIGTERM (a `kill` of its pid) raised the run's own SIGTERM handler's KeyboardInterrupt:
+    a traceback, and "task 1: its worker process exited with status 1 (the task's log says why)", which it did not.
+    It now ends as a process sent SIGTERM does, and the run says so; the same command completes the task."""
+    import sys
+
+    uris = _files(tmp_path / "in", 3)
+    script = tmp_path / "pipeline.py"
+    script.write_text(TERM_ONE_WORKER)
+    command = [sys.executable, str(script), str(tmp_path / "in"), str(tmp_path / "out"), str(tmp_path / "flag")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # (the script's folder is its path's first: this clone's package)
+    first = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert first.returncode == 1
+    assert "TasksFailed: 1 task(s) did not complete (task 1: its worker process was killed by SIGTERM)" \
+        in first.stderr, first.stderr[-3000:]
+    assert "KeyboardInterrupt" not in first.stderr, first.stderr[-3000:]
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    written = [d["metadata"]["url"] for d in read_jsonl_dir(tmp_path / "out" / "documents")]
+    assert sorted(written) == uris

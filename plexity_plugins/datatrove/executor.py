@@ -535,6 +535,9 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
     die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     signal.signal(signal.SIGINT, signal.default_int_handler)  # (a forked task has its parent's, `_ctrl_c_held`'s)
+    # (and SIGTERM ends it, said by the run as such: forked, it had `plexity run`'s handler, a KeyboardInterrupt, and a
+    # worker sent SIGTERM printed a traceback and was said "exited with status 1 (the task's log says why)")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from ..extractors.sandbox import keep_between_uses
 
     keep_between_uses()
