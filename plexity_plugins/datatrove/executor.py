@@ -394,14 +394,18 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     (`_worker_main`), sent to it one at a time; returns why each task that did not complete did not.  A worker whose
     task fails ends with it (its exit status says why) and the next task gets a new worker.  (A process per task
     cost ~0.19 s of CPU a task to start it and its extraction child: 1,000 small files, one task each, 187 s of
-    CPU; a worker keeps its child from task to task, `keep_between_uses`.)"""
+    CPU; a worker keeps its child from task to task, `keep_between_uses`.)  A worker that dies after a task and
+    before it has started the next (killed while it waits) is replaced, and its next task goes to the new one: that
+    task never ran, and nothing failed."""
     import multiprocess  # what datatrove's executor uses: dill pickles lambdas in pipelines
     import multiprocess.connection
 
     context = multiprocess.get_context(executor.start_method)
     task_executor = _task_payload(executor)
     waiting = list(ranks)
-    running: dict = {}  # worker process -> [its rank now (None: told to end), its local rank, its connection]
+    # worker process -> [its rank now (None: told to end), its local rank, its connection, whether it has started
+    # that rank, the tasks it has completed]
+    running: dict = {}
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
 
@@ -416,7 +420,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
 
     def next_task(process) -> None:
         state = running[process]
-        state[0] = waiting.pop(0) if waiting else None
+        state[0], state[3] = (waiting.pop(0) if waiting else None), False
         with contextlib.suppress(OSError):  # (a worker that died meanwhile: seen below)
             state[2].send(state[0])
 
@@ -429,7 +433,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 ours, theirs = context.Pipe()
                 process = context.Process(target=_worker_main, args=(task_executor, local_rank, theirs, parent),
                                           name=f"plexity-worker-{local_rank}")
-                running[process] = [None, local_rank, ours]  # (before it starts: a Ctrl-C inside start() stops it)
+                running[process] = [None, local_rank, ours, False, 0]  # (before start(): a Ctrl-C in it stops it)
                 with _ctrl_c_held():
                     process.start()
                 theirs.close()
@@ -440,17 +444,29 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                                          timeout=0.2)
             for process, state in list(running.items()):
                 with contextlib.suppress(EOFError, OSError):
-                    while state[0] is not None and state[2].poll():  # its task done: the next one, or its end
-                        finished(process, state[2].recv())
-                        next_task(process)
+                    while state[0] is not None and state[2].poll():  # its task started, or done: the next one
+                        what, rank = state[2].recv()
+                        if what == "started":
+                            state[3] = True
+                        else:
+                            finished(process, rank)
+                            state[4] += 1
+                            next_task(process)
                 if process.is_alive():
                     continue
                 process.join()
-                rank, local_rank, connection = running.pop(process)
+                rank, local_rank, connection, started, completed = running.pop(process)
                 connection.close()
                 free_local_ranks.append(local_rank)
                 _kill_group(process.pid)  # (what its tasks left: its extraction child)
-                if rank is not None:  # (died in its task, or its task failed: its exit status says why)
+                if rank is not None and not started and completed:
+                    # (died waiting for it, after a task of its own: the task goes to a new worker.  It was said
+                    # "task 2: its worker process was killed by SIGKILL", run exit 1, for a task that never ran.  A
+                    # worker that dies before its first task, as it starts, is that task's failure: no loop.)
+                    waiting.insert(0, rank)
+                    logger.warning(f"a worker process ended between tasks ({describe_exit(process.exitcode)}): "
+                                   f"task {rank}, not started, goes to a new one")
+                elif rank is not None:  # (died in its task, or its task failed: its exit status says why)
                     failures[rank] = why_task_ended(executor, rank, process.exitcode)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
@@ -509,16 +525,19 @@ def _task_payload(executor: LocalTaskExecutor) -> LocalTaskExecutor | bytes:
 
 def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, parent: int | None = None) -> None:
     """A worker process: runs each rank `tasks` (a connection) sends, one after another, each on a fresh copy of
-    the pipeline (a step's counters and state are its task's), and sends the rank back once its task has returned;
-    ends when sent None or when the run is gone.  A task that fails ends the worker, with the exit status that says
-    why (`task_exit_status`).  The extraction child is kept from one task to the next (`keep_between_uses`), and
-    ends with the worker."""
+    the pipeline (a step's counters and state are its task's), and says when it starts a rank's task and when that
+    has returned; ends when sent None or when the run is gone.  A task that fails ends the worker, with the exit
+    status that says why (`task_exit_status`).  The extraction child is kept from one task to the next
+    (`keep_between_uses`), and ends with the worker."""
     # Dies with its parent: a task whose run is killed (SIGKILL of the run's process group, which
     # does not hold this process: it leads a group of its own, see _kill_group) must not go on
     # writing its output, which a re-run is about to write again.  Its extractor child dies with it.
     die_with_parent(parent or os.getppid())
     os.setpgid(0, 0)  # a group of its own: see _kill_group
     signal.signal(signal.SIGINT, signal.default_int_handler)  # (a forked task has its parent's, `_ctrl_c_held`'s)
+    # (and SIGTERM ends it, said by the run as such: forked, it had `plexity run`'s handler, a KeyboardInterrupt, and a
+    # worker sent SIGTERM printed a traceback and was said "exited with status 1 (the task's log says why)")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from ..extractors.sandbox import keep_between_uses
 
     keep_between_uses()
@@ -535,9 +554,10 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
                 return
             if rank is None:
                 return
+            tasks.send(("started", rank))  # (from here on, its death is this task's failure)
             executor.pipeline = deepcopy(pipeline)
             executor._run_for_rank(rank, local_rank)
-            tasks.send(rank)
+            tasks.send(("done", rank))
     except Exception as exc:  # the exit status tells the parent why
         sys.exit(task_exit_status(exc))
     finally:  # (its kept extraction child ended and waited for: a multiprocess child runs no atexit)
