@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 from copy import deepcopy
+from dataclasses import dataclass
 
 from datatrove.executor.local import LocalPipelineExecutor
 from datatrove.executor.slurm import SlurmPipelineExecutor
@@ -403,9 +404,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     context = multiprocess.get_context(executor.start_method)
     task_executor = _task_payload(executor)
     waiting = list(ranks)
-    # worker process -> [its rank now (None: told to end), its local rank, its connection, whether it has started
-    # that rank, the tasks it has completed]
-    running: dict = {}
+    running: dict = {}  # worker process -> _Worker
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
 
@@ -419,10 +418,10 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
             logger.error(f"task {rank} did not complete: {failures[rank]}")
 
     def next_task(process) -> None:
-        state = running[process]
-        state[0], state[3] = (waiting.pop(0) if waiting else None), False
+        worker = running[process]
+        worker.rank, worker.started = (waiting.pop(0) if waiting else None), False
         with contextlib.suppress(OSError):  # (a worker that died meanwhile: seen below)
-            state[2].send(state[0])
+            worker.connection.send(worker.rank)
 
     try:
         while waiting or running:
@@ -433,33 +432,34 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                 ours, theirs = context.Pipe()
                 process = context.Process(target=_worker_main, args=(task_executor, local_rank, theirs, parent),
                                           name=f"plexity-worker-{local_rank}")
-                running[process] = [None, local_rank, ours, False, 0]  # (before start(): a Ctrl-C in it stops it)
+                running[process] = _Worker(local_rank, ours)  # (before start(): a Ctrl-C in it stops it)
                 with _ctrl_c_held():
                     process.start()
                 theirs.close()
                 next_task(process)
             # A process's sentinel stays open while its extractor subprocess (which inherited
             # it) lives: so also ask each process itself (waitpid) whether it has ended.
-            multiprocess.connection.wait([p.sentinel for p in running] + [state[2] for state in running.values()],
+            multiprocess.connection.wait([p.sentinel for p in running] + [w.connection for w in running.values()],
                                          timeout=0.2)
-            for process, state in list(running.items()):
+            for process, worker in list(running.items()):
                 with contextlib.suppress(EOFError, OSError):
-                    while state[0] is not None and state[2].poll():  # its task started, or done: the next one
-                        what, rank = state[2].recv()
+                    while worker.rank is not None and worker.connection.poll():  # its task started, or done
+                        what, rank = worker.connection.recv()
                         if what == "started":
-                            state[3] = True
+                            worker.started = True
                         else:
                             finished(process, rank)
-                            state[4] += 1
+                            worker.completed += 1
                             next_task(process)
                 if process.is_alive():
                     continue
                 process.join()
-                rank, local_rank, connection, started, completed = running.pop(process)
-                connection.close()
-                free_local_ranks.append(local_rank)
+                running.pop(process)
+                worker.connection.close()
+                free_local_ranks.append(worker.local_rank)
                 _kill_group(process.pid)  # (what its tasks left: its extraction child)
-                if rank is not None and not started and completed:
+                rank = worker.rank
+                if rank is not None and not worker.started and worker.completed:
                     # (died waiting for it, after a task of its own: the task goes to a new worker.  It was said
                     # "task 2: its worker process was killed by SIGKILL", run exit 1, for a task that never ran.  A
                     # worker that dies before its first task, as it starts, is that task's failure: no loop.)
@@ -483,12 +483,23 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
             for process in started:
                 process.join(timeout=5)
                 _kill_group(process.pid)
-            for state in running.values():
-                state[2].close()
+            for worker in running.values():
+                worker.connection.close()
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
     return failures
+
+
+@dataclass
+class _Worker:
+    """A worker process of `_run_in_processes`, as the run sees it."""
+
+    local_rank: int
+    connection: object  # (the run's end of the pipe: ranks sent, "started" and "done" received)
+    rank: int | None = None  # the task it was sent (None: told to end)
+    started: bool = False  # whether it said it started that task
+    completed: int = 0  # the tasks it has completed
 
 
 @contextlib.contextmanager
