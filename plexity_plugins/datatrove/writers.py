@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gzip
 import io
 import os
+import posixpath
 from typing import IO, Callable
 
 from datatrove.io import DataFolderLike, OutputFileManager
@@ -27,7 +29,7 @@ from ..cleaning.policy import WARC_HEADERS, warc_headers
 from ..io.atomic_files import part_name
 from ..io.decoding import without_surrogates
 from ..io.warc_writer import (DEFAULT_WARC_VERSION, WET_PAGE_HEADERS, cleaned_conversion_record,
-                               cleaned_response_record)
+                               cleaned_response_record, warcinfo_record)
 from .local_paths import anchored
 from .readers import PAGE_TEXT_WARC_TYPE
 
@@ -44,6 +46,12 @@ class _UnderPartNames:
             from fsspec.utils import infer_compression
 
             compression = infer_compression(filename)
+        if compression == "gzip" and "b" in mode:
+            # gzip's header as `gzip -n` writes it: the final name, no time (fsspec's GzipFile wrote the temporary
+            # name, so that `gunzip -N 00000.jsonl.gz` made `.00000.jsonl.gz.part`, and the clock: the same
+            # documents gave other bytes at every run)
+            raw = self.folder.open(part_name(filename), mode=mode, compression=None)
+            return gzip.GzipFile(filename=posixpath.basename(str(filename)), mode="wb", fileobj=raw, mtime=0)
         return self.folder.open(part_name(filename), mode=mode, compression=compression)
 
 
@@ -245,8 +253,8 @@ class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
         if writer is None or writer.out is not file_handler:
             # (WARC/1.1 as the warcinfo says, each record: their documents' source records are not here to match)
             writer = WARCWriter(file_handler, gzip=self.gzip, warc_version=DEFAULT_WARC_VERSION)
-            writer.write_record(writer.create_warcinfo_record(
-                filename, {"software": f"plexity_plugins {__version__} (datatrove)",
+            writer.write_record(warcinfo_record(
+                writer, filename, {"software": f"plexity_plugins {__version__} (datatrove)",
                      "format": "WARC File Format 1.1", "description": "boilerplate removed by perplexity"}))
             self._warc_writers[id(file_handler)] = writer
         return writer

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import math
+import os
 import re
+import uuid
 from datetime import datetime, timezone
 
 CLEANED_CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -65,6 +69,31 @@ def target_uri(value) -> str:
 _W3C_DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")  # (a WARC-Date as the standard writes it)
 
 
+def now() -> datetime:
+    """The time a record made now is dated: ``SOURCE_DATE_EPOCH`` (seconds since 1970, the reproducible-builds
+    convention) when the environment sets it, else the clock.  Only a file's ``warcinfo`` record and a document
+    without a date are dated so; a cleaned record takes its source's date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), timezone.utc)
+    return datetime.now(timezone.utc)
+
+
+# Record ids derived from what a record holds (uuid5 of its headers and a digest of its block), not drawn at random
+# (warcio's uuid4): the same input cleaned twice gives the same record ids and the same bytes, and two records
+# that differ in anything get different ids.  (They were new at every run: a cleaned WARC could not be compared
+# with, or deduplicated against, the one an earlier run wrote.)
+_RECORD_ID_NAMESPACE = uuid.UUID("5b0d6f0e-3c47-4f0c-9a52-6c6578697479")
+
+
+def record_id(record_type: str, uri: str, headers: dict, block: bytes) -> str:
+    """A WARC-Record-ID for a record of `record_type` and `uri` with these WARC `headers` and `block` (its payload,
+    or its HTTP headers and payload): the same for the same record, different for any other."""
+    key = json.dumps([record_type, uri, sorted(headers.items()), hashlib.sha256(block).hexdigest()],
+                     ensure_ascii=False)
+    return f"<urn:uuid:{uuid.uuid5(_RECORD_ID_NAMESPACE, key)}>"
+
+
 def _utc(moment: datetime) -> str:
     moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -106,7 +135,7 @@ def warc_date(value) -> str:
         moment = _parsed_date(value)
         if moment is not None:
             return _utc(moment)
-    return value or _utc(datetime.now(timezone.utc))
+    return value or _utc(now())
 
 
 def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = None,
@@ -131,6 +160,8 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
         warc_headers["WARC-Refers-To"] = header_value(source_record_id)
     for key, value in (extra_headers or {}).items():
         warc_headers[key] = header_value(value)
+    warc_headers["WARC-Record-ID"] = record_id("response", target_uri(uri), warc_headers,
+                                               http_headers.to_bytes() + payload)
     record = writer.create_warc_record(target_uri(uri), "response", payload=io.BytesIO(payload),
                                        length=len(payload), http_headers=http_headers,
                                        warc_headers_dict=warc_headers)
@@ -159,9 +190,23 @@ def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None =
             warc_headers[key] = header_value(value)
     for key, value in (extra_headers or {}).items():
         warc_headers[key] = header_value(value)
+    warc_headers["WARC-Record-ID"] = record_id("conversion", target_uri(uri), warc_headers, payload)
     record = writer.create_warc_record(target_uri(uri), "conversion", payload=io.BytesIO(payload),
                                        length=len(payload), warc_headers_dict=warc_headers)
     record.rec_headers.protocol = warc_version(version)
+    return record
+
+
+def warcinfo_record(writer, filename: str, info: dict):
+    """The ``warcinfo`` record a file written here starts with: `info`'s fields, dated `now` (``SOURCE_DATE_EPOCH``
+    when set: then the whole file is the same bytes at every run), its id derived from its content (`record_id`)."""
+    record = writer.create_warcinfo_record(filename, info)
+    headers = record.rec_headers
+    headers.replace_header("WARC-Date", _utc(now()))
+    block = record.raw_stream.getvalue()
+    headers.replace_header("WARC-Record-ID", record_id("warcinfo", "", {"WARC-Filename": filename or "",
+                                                                       "WARC-Date": headers.get_header("WARC-Date")},
+                                                       block))
     return record
 
 
