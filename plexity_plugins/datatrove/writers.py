@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gzip
 import io
 import os
 import posixpath
@@ -47,11 +46,13 @@ class _UnderPartNames:
 
             compression = infer_compression(filename)
         if compression == "gzip" and "b" in mode:
-            # gzip's header as `gzip -n` writes it: the final name, no time (fsspec's GzipFile wrote the temporary
-            # name, so that `gunzip -N 00000.jsonl.gz` made `.00000.jsonl.gz.part`, and the clock: the same
-            # documents gave other bytes at every run)
+            # fsspec's gzip writer (isal's when installed), its header naming the final file and no time, as
+            # `gzip -n` writes it: it named the temporary file (`gunzip -N 00000.jsonl.gz` made
+            # `.00000.jsonl.gz.part`) and held the clock, so the same documents were other bytes at every run
+            from fsspec.compression import compr
+
             raw = self.folder.open(part_name(filename), mode=mode, compression=None)
-            return gzip.GzipFile(filename=posixpath.basename(str(filename)), mode="wb", fileobj=raw, mtime=0)
+            return compr["gzip"](raw, mode="wb", filename=posixpath.basename(str(filename)), mtime=0)
         return self.folder.open(part_name(filename), mode=mode, compression=compression)
 
 
