@@ -52,12 +52,14 @@ LISTING = ("<!DOCTYPE html><html><head><title>Latest news | The Gazette</title><
                                    "work, with a new reading room for children."),
                ("Bakery closing", "The Hartley Street bakery will close at the end of the month after forty-one "
                                   "years of serving the neighbourhood.")]))
-           + "</ul>\n<footer>Share on Facebook | Share on X | Email | Copyright 2024 The Gazette</footer></body></html>")
+           + "</ul>\n<footer>Share on Facebook | Share on X | Email | Copyright 2024 The Gazette</footer>"
+           "</body></html>")
 GERMAN = ("<!DOCTYPE html><html lang='de'><head><meta charset='utf-8'><title>Neue Bibliothek</title></head><body>"
           "<nav>Startseite | Politik | Wirtschaft | Sport | Kultur | Wetter</nav><article><h1>Neue Bibliothek</h1>"
           "<p>Der Gemeinderat hat am Dienstagabend den Haushalt für das kommende Jahr beschlossen.</p>"
           "<p>Mehr Geld fließt in die Sanierung der Straßen und in die Stadtbibliothek, die im Frühjahr ihre neuen "
-          "Räume im alten Bahnhof bezieht.</p></article><footer>Diese Website verwendet Cookies.</footer></body></html>")
+          "Räume im alten Bahnhof bezieht.</p></article><footer>Diese Website verwendet Cookies.</footer>"
+          "</body></html>")
 CP1252 = ("<html><head><meta http-equiv='Content-Type' content='text/html; charset=windows-1252'>\r\n"
           "<title>Caf\u00e9 notes</title></head><body>\r\n<nav>Home | Menu | Contact</nav>\r\n<article>\r\n"
           "<p>The caf\u00e9 on Mill Lane has served \u201cthe best cr\u00e8me br\u00fbl\u00e9e in town\u201d since "
@@ -151,8 +153,9 @@ def run_documents(corpus) -> dict[str, dict]:
 def test_clean_run_and_the_python_api_give_each_page_the_same_text_and_counts(corpus, python_api_texts,
                                                                                run_documents):
     # Every page's kept text is the same string (composed, NFC, as every extractor returns it: docs/extraction.md;
-    # CRLF and the BOM gone; a tab a space) in `plexity run`'s documents, `plexity clean`'s cleaned WARC and the Python API's
-    # result, and `plexity clean`'s .txt file is that text and a newline (by design: a text file's last line).
+    # CRLF and the BOM gone; a tab a space) in `plexity run`'s documents, `plexity clean`'s cleaned WARC and the
+    # Python API's result, and `plexity clean`'s .txt file is that text and a newline (by design: a text file's
+    # last line).
     assert set(run_documents) == set(PAGES)
     assert {name: doc["text"] for name, doc in run_documents.items()} == python_api_texts
     assert "r\u00e9sum\u00e9" in python_api_texts["nfd"] and "\r" not in python_api_texts["cp1252"]
