@@ -1,0 +1,40 @@
+"""Security probe 40: what a hostile author (of a page, a model folder, a request to `plexity serve`) can make our
+tools do.
+
+`plexity score --sentences` printed each sentence of a page as it was: an ESC or BEL in the page's text reached the
+terminal and set its title, cleared it or recoloured what followed.  `plexity models` printed a model card's corpus
+and licence (and the folder's name) as written: a card downloaded with a model did the same.  Both are escaped now
+(`errors.printable`: ``\\x1b``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from helpers import PLEXITY, REPO, run_plexity
+
+HOSTILE = "Hello \x1b]0;PWNED\x07 world \x1b[2J and \x9b31m this is a sentence about the weather."
+
+
+def test_plexity_score_sentences_prints_a_pages_control_characters_escaped():
+    done = subprocess.run([*PLEXITY, "score", "--sentences", "-"], input=HOSTILE.encode(), capture_output=True,
+                          timeout=60, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert not any(c in out for c in "\x1b\x07\x9b")
+    assert "Hello \\x1b]0;PWNED\\x07 world \\x1b[2J and \\x9b31m this" in out
+
+
+def test_plexity_models_prints_a_cards_control_characters_escaped(tiny_model, model_dir):
+    folder = model_dir / "hostile"
+    shutil.copytree(tiny_model, folder)
+    card = json.loads((folder / "model.json").read_text())
+    card.update(name="hostile", corpus="web \x1b[2J\nFAKE ROW", licence="MIT \x1b]0;PWNED\x07")
+    (folder / "model.json").write_text(json.dumps(card))
+    done = run_plexity("models")
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout for c in "\x1b\x07")
+    assert "corpus: web \\x1b[2J\\nFAKE ROW" in done.stdout and "licence: MIT \\x1b]0;PWNED\\x07" in done.stdout
+    assert "\nFAKE ROW" not in done.stdout
