@@ -9,8 +9,11 @@ and licence (and the folder's name) as written: a card downloaded with a model d
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import shutil
+import socket
 import subprocess
 
 from helpers import PLEXITY, REPO, run_plexity
@@ -38,3 +41,33 @@ def test_plexity_models_prints_a_cards_control_characters_escaped(tiny_model, mo
     assert not any(c in done.stdout for c in "\x1b\x07")
     assert "corpus: web \\x1b[2J\\nFAKE ROW" in done.stdout and "licence: MIT \\x1b]0;PWNED\\x07" in done.stdout
     assert "\nFAKE ROW" not in done.stdout
+
+
+# -- plexity serve bound to every interface: DNS rebinding ----------------------------------------------------------
+
+def _status(port: int, host: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/api/models", headers={"Host": host})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_serve_on_every_interface_answers_ip_addresses_and_its_name_but_not_a_rebound_name():
+    # (before: any Host, so a page of attacker.example that rebinds its name to this machine used the API)
+    process = subprocess.Popen([*PLEXITY, "serve", "--host", "0.0.0.0", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = process.stdout.readline()
+        port = int(re.search(r"http://0\.0\.0\.0:(\d+)/", line).group(1))
+        assert _status(port, "attacker.example") == 400
+        assert _status(port, f"attacker.example:{port}") == 400
+        assert _status(port, "127.0.0.1.attacker.example") == 400
+        for host in (f"127.0.0.1:{port}", "192.168.1.5", f"192.168.1.5:{port}", f"[fe80::1]:{port}", "localhost",
+                     socket.gethostname()):
+            assert _status(port, host) == 200, host
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert "--allowed-host NAME adds a name" in err
