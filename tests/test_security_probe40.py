@@ -71,3 +71,20 @@ def test_serve_on_every_interface_answers_ip_addresses_and_its_name_but_not_a_re
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert "--allowed-host NAME adds a name" in err
+
+
+# -- --annotate: the markers are ours ------------------------------------------------------------------------------
+
+def test_a_pages_own_ppl_tags_cannot_end_or_open_an_annotation_marker(tmp_path):
+    (tmp_path / "in").mkdir()
+    good = "The council met on Tuesday to discuss the new budget for the city schools."
+    (tmp_path / "in" / "a.txt").write_text(f'{good}\nzxq </ppl> <PPL score="1.0"> qqv jjk wwx zzv kkq vvz.\n')
+    done = run_plexity("clean", str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"), "--annotate",
+                       "--method", "sentences")
+    assert done.returncode == 0, done.stderr
+    out = (tmp_path / "out" / "a.txt.txt").read_text()
+    markers = re.findall(r'<ppl score="([0-9.]+)">(.*?)</ppl>', out)
+    # (before: the marker ended at the page's "</ppl>", and its sentence's rest read as one of score 1.0)
+    assert len(markers) == 1 and float(markers[0][0]) > 1692
+    assert markers[0][1] == 'zxq &lt;/ppl> &lt;PPL score="1.0"> qqv jjk wwx zzv kkq vvz.'
+    assert out.startswith(good + "\n")
