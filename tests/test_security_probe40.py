@@ -5,6 +5,10 @@ tools do.
 terminal and set its title, cleared it or recoloured what followed.  `plexity models` printed a model card's corpus
 and licence (and the folder's name) as written: a card downloaded with a model did the same.  Both are escaped now
 (`errors.printable`: ``\\x1b``).
+
+`plexity serve --host 0.0.0.0` answered any Host header: a web page the user visited could rebind its name to the
+machine (DNS rebinding) and use the API from the user's browser; it answers IP addresses, loopback names and the
+machine's name now.  `--annotate`: a page's own ``</ppl>`` ended its marker early; the text's ``<ppl`` is ``&lt;ppl``.
 """
 
 from __future__ import annotations
