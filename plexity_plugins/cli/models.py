@@ -30,12 +30,14 @@ def cmd_models(args: argparse.Namespace) -> int:
     for info in models:
         tokens = f"{info.tokens:,}" if info.tokens else "?"
         threshold = f"{info.threshold:g}" if info.threshold else "-"
-        print(f"{info.name:22} {info.order or '?':>5} {tokens:>11} {threshold:>10}  "
-              f"{info.tokenizer_version or '?':15} {info.language or '?'}")
-        print(f"    corpus: {info.corpus}")
-        print(f"    licence: {info.licence}")
+        # (a model's card and folder name are its author's: an ESC or a line break in them, printed as it was, set the
+        # terminal's title, cleared it or forged a line of this listing)
+        print(f"{printable(info.name):22} {info.order or '?':>5} {tokens:>11} {threshold:>10}  "
+              f"{printable(str(info.tokenizer_version or '?')):15} {printable(str(info.language or '?'))}")
+        print(f"    corpus: {printable(str(info.corpus))}")
+        print(f"    licence: {printable(str(info.licence))}")
         if info.threshold and (info.build or {}).get("threshold_too_few"):  # (set from too few sentences)
-            print(f"    threshold: {info.build['threshold_too_few']}")
+            print(f"    threshold: {printable(str(info.build['threshold_too_few']))}")
     installed = {info.name for info in models}
     missing = [name for name in PAPER_MODELS if name not in installed]
     if missing:

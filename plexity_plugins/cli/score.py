@@ -97,6 +97,7 @@ def file_name_hint(text: str) -> str | None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from ..errors import printable
     from ..scoring.multilingual import make_scorer
 
     text = read_text(args)
@@ -125,8 +126,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         if not args.plain:
             print("perplexity\ttokens\tunknown\tsentence")
         for record in records:
-            # (a tab inside the sentence would start a column of its own)
-            print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t{record.text.replace(chr(9), ' ')}")
+            # (a tab inside the sentence would start a column of its own; a page's ESC, BEL or CR, printed as they
+            # were, set the terminal's title, cleared it or overwrote the line: escaped, `\x1b`)
+            print(f"{record.perplexity:.2f}\t{record.tokens}\t{record.oov}\t"
+                  f"{printable(record.text.replace(chr(9), ' '))}")
     perplexity = scorer.perplexity(text)
     if args.plain:
         print(f"{perplexity:.2f}")

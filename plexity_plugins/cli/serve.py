@@ -149,19 +149,25 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     from ..web.protocol import protocol_class
 
     loopback = _is_loopback(args.host)
-    allowed_hosts = args.allowed_host or (LOOPBACK_HOSTS if loopback else None)
+    # Bound to another address, it took any Host: a web page the user visited could rebind its own name to this
+    # machine (DNS rebinding) and use the API from the user's browser.  Its address and this machine's name are
+    # what other machines reach it by; --allowed-host names others (a proxy's public name, a DNS name).
+    own_names = [] if loopback else [socket.gethostname(), f"{socket.gethostname()}.local"]
+    allowed_hosts = args.allowed_host or LOOPBACK_HOSTS + own_names
     app = create_app(model=args.model, extractor=args.extractor, max_bytes=args.max_bytes,
                      allowed_hosts=allowed_hosts, extract_timeout=args.extract_timeout, workers=args.workers,
                      queue=args.queue, extract_memory=args.extract_memory, body_timeout=args.body_timeout,
-                     warm_up=True)
+                     warm_up=True, ip_address_hosts=not loopback and not args.allowed_host)
     default = resolve(args.model)
     if default.threshold is None:  # (the page and every request without "threshold" would answer an error)
         print(f"plexity serve: warning: model '{default.name}' has no default threshold: every request without "
               f"\"threshold\", the page's first included, gets an error; `plexity calibrate --model {default.name} "
               f"CLEAN_TEXT --write` gives it one", file=sys.stderr)
     if not loopback:
+        names = ", ".join(args.allowed_host) if args.allowed_host else \
+            f"its IP addresses, localhost or {socket.gethostname()}; --allowed-host NAME adds a name it is reached by"
         print(f"plexity serve: warning: listening on {args.host}, reachable from other machines; "
-              f"the demo has no authentication", file=sys.stderr)
+              f"the demo has no authentication; it answers requests addressed to {names}", file=sys.stderr)
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     sock.listen(LISTEN_BACKLOG)  # from now on the URL printed answers (queued until uvicorn accepts)
     port = sock.getsockname()[1]  # (the one the system chose for --port 0)
@@ -228,6 +234,6 @@ def add_parser(subparsers) -> None:
                    help="one line a request on stdout (client, request line, status), for a log collector "
                         "(`plexity -v serve` also logs uvicorn's start and stop on stderr)")
     p.add_argument("--allowed-host", action="append", default=None, metavar="HOST",
-                   help="Host header value to accept (repeatable; default: loopback names when bound to "
-                        "a loopback address, else any)")
+                   help="Host header value to accept (repeatable; default: loopback names, and when bound to "
+                        "another address, IP addresses and this machine's name too)")
     p.set_defaults(func=cmd_serve)

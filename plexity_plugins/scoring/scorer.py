@@ -262,17 +262,25 @@ def _join_kept(text: str, spans: list[tuple[int, int]], keep: list[bool]) -> str
     return "".join(out)
 
 
+# A page's own "<ppl" or "</ppl": written "&lt;ppl", so that every marker in annotated text is ours.  (A page holding
+# '</ppl> <ppl score="1.0">' ended its marker early and opened one of its choosing: a reader of the markers kept
+# its dropped sentences.)
+_OWN_MARKER = re.compile(r"<(?=/?ppl)", re.IGNORECASE)
+
+
 def _annotate(text: str, spans: list[tuple[int, int]], keep: list[bool], ppl: list[float]) -> str:
-    """The whole text, with each would-be-dropped sentence wrapped in <ppl score="...">."""
+    """The whole text, with each would-be-dropped sentence wrapped in <ppl score="..."> (the text's own ``<ppl``
+    and ``</ppl`` written ``&lt;ppl``, ``&lt;/ppl``)."""
     out: list[str] = []
     pos = 0
+    own = (lambda piece: _OWN_MARKER.sub("&lt;", piece)) if _OWN_MARKER.search(text) else (lambda piece: piece)
     for (start, end), kept, value in zip(spans, keep, ppl):
         if kept:
             continue
-        out.append(text[pos:start])
-        out.append(f'<ppl score="{value:.1f}">{text[start:end]}</ppl>')
+        out.append(own(text[pos:start]))
+        out.append(f'<ppl score="{value:.1f}">{own(text[start:end])}</ppl>')
         pos = end
-    out.append(text[pos:])
+    out.append(own(text[pos:]))
     return "".join(out)
 
 

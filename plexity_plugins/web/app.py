@@ -21,8 +21,8 @@ Security, because the page is fed pasted web pages:
   is JSON ``{"error": message}`` (`error_response`);
 - a request may name only listed models, not paths on the server's disk;
 - POST /api/score requires ``Content-Type: application/json`` (so a cross-site HTML form
-  cannot post to it) and, when bound to a loopback address, the Host header must be a
-  loopback name (DNS rebinding);
+  cannot post to it) and the Host header must be a loopback name (DNS rebinding), or, when bound to
+  another address, an IP address or this machine's name (`plexity serve` sets that; --allowed-host names others);
 - the page builds its DOM with textContent only, and a Content-Security-Policy allows
   scripts, styles and connections to this origin only.
 
@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import itertools
 import json
 import math
@@ -129,21 +130,44 @@ async def internal_error(request: Request, exc: Exception) -> Response:
 HOST_ALLOWED = "plexity.host_allowed"  # a scope key: JSONTrustedHostMiddleware's check passed
 
 
+_IP_HOST = re.compile(r"\[([0-9A-Fa-f:.]+)\](?::[0-9]*)?|([0-9.]+)(?::[0-9]*)?")
+
+
+def is_ip_address_host(host: str | None) -> bool:
+    """Whether a Host header names an IP address (``192.168.1.5:8000``, ``[::1]``), not a name: DNS rebinding needs
+    a name the attacker's DNS answers for, so a browser that reaches the server by its address was sent there by
+    its user."""
+    found = _IP_HOST.fullmatch(host or "")
+    if found is None:
+        return False
+    try:
+        ipaddress.ip_address(found.group(1) or found.group(2))
+    except ValueError:
+        return False
+    return True
+
+
 class JSONTrustedHostMiddleware(TrustedHostMiddleware):
     """Starlette's Host header check (against DNS rebinding), refusing with the API's JSON error.
 
     The check stays Starlette's own: a request it lets through is marked in its scope, and the
-    plain-text 400 it answers an unmarked one with is replaced by `error_response`'s.
+    plain-text 400 it answers an unmarked one with is replaced by `error_response`'s.  With `ip_addresses`, a Host
+    that is an IP address is let through too (`is_ip_address_host`).
     """
 
-    def __init__(self, app, allowed_hosts: list[str]):
+    def __init__(self, app, allowed_hosts: list[str], ip_addresses: bool = False):
         async def allowed(scope, receive, send):
             scope[HOST_ALLOWED] = True
             await app(scope, receive, send)
 
+        self.ip_addresses = ip_addresses
+        self.allowed_app = allowed
         super().__init__(allowed, allowed_hosts=allowed_hosts)
 
     async def __call__(self, scope, receive, send):
+        if self.ip_addresses and scope["type"] in ("http", "websocket") \
+                and is_ip_address_host(Headers(scope=scope).get("host")):
+            return await self.allowed_app(scope, receive, send)
         refused = False
 
         async def send_unless_refused(message):
@@ -613,7 +637,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
                max_bytes: int = DEFAULT_MAX_BYTES, allowed_hosts: list[str] | None = None,
                extract_timeout: float | None = DEFAULT_EXTRACT_TIMEOUT, workers: int = DEFAULT_WORKERS,
                queue: int = DEFAULT_QUEUE, extract_memory: int | str | None = None,
-               body_timeout: float | None = DEFAULT_BODY_TIMEOUT, warm_up: bool = False) -> Starlette:
+               body_timeout: float | None = DEFAULT_BODY_TIMEOUT, warm_up: bool = False,
+               ip_address_hosts: bool = False) -> Starlette:
     """The demo's ASGI app.
 
     Args:
@@ -621,6 +646,7 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
         extractor: HTML-to-text extractor used when a request names none.
         max_bytes: largest request body accepted; larger ones get 413.
         allowed_hosts: Host header values accepted (None = any).
+        ip_address_hosts: with `allowed_hosts`, accept a Host that is an IP address too (`is_ip_address_host`).
         extract_timeout: seconds allowed to extract one page (a longer one is stopped: 422);
             0 or None: no limit.
         workers: threads scoring requests (`ScoringQueue`).
@@ -741,7 +767,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     ]
     middleware = [Middleware(SecurityHeadersMiddleware), Middleware(AbsoluteFormMiddleware)]
     if allowed_hosts:
-        middleware.append(Middleware(JSONTrustedHostMiddleware, allowed_hosts=allowed_hosts))
+        middleware.append(Middleware(JSONTrustedHostMiddleware, allowed_hosts=allowed_hosts,
+                                     ip_addresses=ip_address_hosts))
     @contextlib.asynccontextmanager
     async def lifespan(app):
         warn_when_out_of_descriptors(asyncio.get_running_loop())
