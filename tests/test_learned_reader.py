@@ -21,6 +21,7 @@ from plexity_plugins.extractors import EXTRACTORS, get_extractor
 from plexity_plugins.extractors import learned
 from plexity_plugins.extractors.learned import forest as reference, reading, segment, training
 from plexity_plugins.extractors.learned.features import FEATURES
+from plexity_plugins.extractors.learned.segment import TAG_ID
 
 
 def examples(seeds) -> list[training.Example]:
@@ -139,26 +140,47 @@ def test_a_heading_goes_with_its_section_where_the_section_is_of_one_mind():
     assert learned.choose(probabilities, 0.5, words, [False] * 9)[2] is True  # (no sections: headings as scored)
 
 
-def test_a_heading_after_which_nothing_is_kept_titles_nothing():
+def test_the_text_ends_with_its_own_words_not_with_headings_or_links():
     # the article's h1 and paragraphs, then "Related posts" (an h3 over teasers a script fills in) and an h2
     # "You may also like" over links the trees dropped: headings that end the text title nothing
     levels = [1, 0, 0, 3, 2, 0]
+    headings = [level > 0 for level in levels]
     keep = [True, True, True, True, True, False]
-    assert learned.without_trailing_headings(keep, levels) == [True, True, True, False, False, False]
-    assert learned.without_trailing_headings([True, True, False], [2, 0, 0]) == [True, True, False]
+    assert learned.without_trailers(keep, headings) == [True, True, True, False, False, False]
+    assert learned.without_trailers([True, True, False], [True, False, False]) == [True, True, False]
+    # blocks mostly of links after the text ("Read also" and its articles) go the same way, with the
+    # headings among them; a block of links inside the text stays
+    tags = [TAG_ID["h1"], TAG_ID["p"], TAG_ID["p"], TAG_ID["p"], TAG_ID["h3"], TAG_ID["p"], TAG_ID["p"]]
+    shares = [0.0, 0.0, 1.0, 0.1, 0.0, 0.8, 0.5]
+    assert learned.trailers(tags, shares) == [True, False, True, False, True, True, True]
+    assert learned.without_trailers([True] * 7, learned.trailers(tags, shares)) == [True] * 4 + [False] * 3
     # (in linear time: a page of 50,000 kept headings)
     started = time.process_time()
-    assert not any(learned.without_trailing_headings([True] * 50_000, [2] * 50_000))
+    assert not any(learned.without_trailers([True] * 50_000, [True] * 50_000))
     assert time.process_time() - started < 2
     words, probabilities = [3, 40, 30, 2, 4, 6], [0.9, 0.9, 0.9, 0.9, 0.9, 0.1]
     sections = (levels, [5] * 6)
-    assert learned.choose(probabilities, 0.5, words, [False] * 6, sections=sections) == keep[:3] + [False] * 3
+    assert learned.choose(probabilities, 0.5, words, [False] * 6, sections=sections,
+                          trailing=headings) == keep[:3] + [False] * 3
     # unless the page would then hold fewer than MIN_WORDS words (a page of a title and a line)
-    assert learned.choose(probabilities, 0.5, [3, 20, 20, 2, 4, 6], [False] * 6, sections=sections)[3:5] == [True] * 2
+    assert learned.choose(probabilities, 0.5, [3, 20, 20, 2, 4, 6], [False] * 6, sections=sections,
+                          trailing=headings)[3:5] == [True] * 2
     html = ("<nav><a href='/'>Home</a> <a href='/news'>News</a></nav><article><h1>Budget approved</h1><p>"
             + "The council approved the budget for the new library. " * 8
             + "</p><div class='related'><h3>Related posts</h3></div></article>")
     assert learned.html_to_text_learned(html).splitlines()[-1].startswith("The council")
+    # (the shipped forest keeps each of these tails after an article's paragraphs)
+    prose = "".join(f"<p>The council approved the budget for the new library in its {n} session, after a long "
+                    f"debate about costs and the opening hours that the town wants.</p>"
+                    for n in ("first", "second", "third", "fourth"))
+    for tail in ("<p>Read also: <a href='/a'>Library opens its doors to the public after two years of building "
+                 "work</a></p>",
+                 "<h3>Read also</h3><p><a href='/a'>Library opens its doors to the public after two years of building "
+                 "work.</a></p><p><a href='/b'>Council elects a new chair for the coming year, the third in a row.</a></p>",
+                 "<p>More: <a href='/a'>Library opens its doors</a> and <a href='/b'>Council elects a chair</a></p>"):
+        text = learned.html_to_text_learned("<html><body><nav><a href='/'>Home</a> <a href='/n'>News</a></nav><article>"
+                                            "<h1>Budget approved</h1>" + prose + tail + "</article></body></html>")
+        assert text.splitlines()[-1].endswith("the town wants.") and "Library opens" not in text
 
 
 def test_a_heading_section_ends_with_the_element_that_holds_the_heading():

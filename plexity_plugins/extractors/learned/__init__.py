@@ -39,14 +39,18 @@ How a page is read (`html_to_text_learned`):
    heading whose section's blocks are all kept is kept (the title of a part of the text), unless
    the page would then hold fewer than `MIN_WORDS` words.  A section runs from the heading up to
    the next heading of its rank or higher, and no further than the end of the heading's
-   block-level parent, or of its grandparent where the parent holds only the heading.  A kept
-   heading after which nothing is kept is dropped (`without_trailing_headings`): a heading titles
-   what follows it ("Related posts" over teasers a script fills in).
-8. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
+   block-level parent, or of its grandparent where the parent holds only the heading.
+8. **The text ends with its own words** (`choose`, `without_trailers`): the kept blocks after
+   the last one that is neither a heading nor mostly link text are dropped: a heading titles what
+   follows it, and after the text nothing is left for it to title ("Related posts" over teasers a
+   script fills in), and blocks of links after the text are where the page sends its reader next
+   ("Read also", related articles, a sponsor's address), unless the page would then hold fewer
+   than `MIN_WORDS` words.
+9. **A listing is not read as empty** (`choose`): where the kept blocks hold fewer than
    `MIN_WORDS` words, the page's largest list of like items is its text too (a listing or a
    catalogue whose items are all links, which the trees, taught mostly by articles, score low
    one by one).
-9. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
+10. **A page that only declares its text** (`or_declared`): where the kept blocks still hold
    fewer than `MIN_WORDS` words and the page's JSON-LD declares an ``articleBody`` or ``text`` of
    at least as many, that text follows them (a news page rendered by its scripts shows its
    article only there).  A page where nothing is kept then is text-less to the forest (an error
@@ -80,7 +84,7 @@ MIN_WORDS = 50
 
 __all__ = ["CARD_PATH", "FOREST_PATH", "Forest", "MIN_WORDS", "all_prose", "choose", "choose_from_rows",
            "declared_text", "heading_sections", "headings_follow_sections", "html_to_text_learned", "load_forest",
-           "or_declared", "read_page", "set_apart", "without_trailing_headings"]
+           "or_declared", "read_page", "set_apart", "trailers", "without_trailers"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -137,6 +141,8 @@ _PARTS = tuple(FEATURES.index(f"anc_{name}") for name in (
     "table")) + (FEATURES.index("in_control"),)
 _SENTENCE = FEATURES.index("ends_sentence")  # (the block holds a sentence's end)
 _HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
+_LINK_SHARE = FEATURES.index("link_share")  # (the share of the block's words inside links)
+LINKED = 0.5  # a block with at least this share of its words in links is mostly links
 
 
 def column(rows: bytes, index: int) -> list[float]:
@@ -181,14 +187,23 @@ def headings_follow_sections(keep: list[bool], levels: list[int], ends: list[int
     return out
 
 
-def without_trailing_headings(keep: list[bool], levels: list[int]) -> list[bool]:
-    """`keep` less the kept headings (`levels` > 0) that no kept block follows: a heading titles
-    what comes after it, and one after which nothing is kept titles nothing ("Related posts" over
-    teasers a script fills in, "You may also like" over dropped links).  `keep` itself where none is."""
+def trailers(tags: list[float], link_shares: list[float]) -> list[bool]:
+    """The `choose` ``trailing`` of a page's blocks, from their `FEATURES` ``tag`` and
+    ``link_share``: the blocks that cannot end a page's text, headings (``<h1>`` to ``<h6>``)
+    and blocks mostly of link text (at least `LINKED` of their words in links)."""
+    return [int(tag) in _HEADING_RANKS or share >= LINKED for tag, share in zip(tags, link_shares)]
+
+
+def without_trailers(keep: list[bool], trailing: list[bool]) -> list[bool]:
+    """`keep` less the kept blocks after the last kept one that is not `trailing` (`trailers`: a
+    heading, or a block mostly of links): a heading titles what comes after it, and one after
+    which no text is kept titles nothing ("Related posts" over teasers a script fills in); links
+    after the text are where the page sends its reader next ("Read also" and its articles).
+    `keep` itself where the last kept block is not trailing."""
     # (the last kept block found in C, by bytes.rfind: a page ends in hundreds of dropped blocks, menus, footers)
     flags, out = bytes(keep), keep
     at = flags.rfind(1)
-    while at >= 0 and levels[at]:
+    while at >= 0 and trailing[at]:
         out = out if out is not keep else list(keep)
         out[at] = False
         at = flags.rfind(1, 0, at)
@@ -220,12 +235,13 @@ def all_prose(column_of) -> bool:
 
 def choose(probabilities: list[float], threshold: float, words: list[int], top_group: list[bool],
            added: list[bool] | None = None, sections: tuple[list[int], list[int]] | None = None,
-           apart: list[bool] | None = None, prose: bool = False) -> list[bool]:
+           apart: list[bool] | None = None, prose: bool = False,
+           trailing: list[bool] | None = None) -> list[bool]:
     """Which blocks are the page's text: every block where the page is `prose` (`all_prose`: it
     holds nothing but its text); else those at or above `threshold`, and those the second look
     `added`, less those `apart` (`set_apart`: in a footer or a dialog), and with each heading as
     its section is (`headings_follow_sections` over the blocks' `heading_sections`) and less the
-    headings that end the text (`without_trailing_headings`), each step
+    `trailing` blocks that end the text (`without_trailers`: headings, links), each step
     unless it leaves fewer than `MIN_WORDS` words; where they hold fewer than `MIN_WORDS` words,
     also the blocks of the page's largest list of like items (`top_group`)."""
     def enough(keep: list[bool]) -> bool:
@@ -247,9 +263,10 @@ def choose(probabilities: list[float], threshold: float, words: list[int], top_g
         headed = headings_follow_sections(keep, *sections)
         if enough(headed):
             keep = headed
-        titled = without_trailing_headings(keep, sections[0])
-        if titled is not keep and enough(titled):
-            keep = titled
+    if trailing is not None:
+        ended = without_trailers(keep, trailing)
+        if ended is not keep and enough(ended):
+            keep = ended
     if not enough(keep):
         keep = [k or t for k, t in zip(keep, top_group)]
     return keep
@@ -262,7 +279,7 @@ def choose_from_rows(probabilities: list[float], threshold: float, words: list[i
     are stored differently), `ends` each heading's section bound (`reading.section_ends`)."""
     return choose(probabilities, threshold, words, [t > 0 for t in column_of(TOP_GROUP)], added,
                   heading_sections(column_of(TAG), ends), set_apart(column_of(FOOTER), column_of(DIALOG)),
-                  all_prose(column_of))
+                  all_prose(column_of), trailers(column_of(TAG), column_of(_LINK_SHARE)))
 
 
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
