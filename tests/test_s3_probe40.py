@@ -288,3 +288,33 @@ def test_a_server_that_stops_mid_file_fails_the_task_naming_the_url_and_the_byte
         server.stop()
     assert re.fullmatch(r"s3://bkt/crawl/big\.warc\.gz: reading stopped at byte [\d,]+: the S3 "
                         r"server could not be reached \(.*\); run again when it answers", str(raised.value))
+
+
+def test_a_task_of_one_object_does_not_list_the_bucket_and_sees_its_object_gone_or_replaced(s3, tmp_path):
+    """One task per file, plexity run's default: each task listed the whole input again to check it (2,000 objects:
+    2,000 listings of two requests each, 4 million entries).  A task of few files now asks for its own (one request
+    each); the run lists the input as it starts.  An object deleted or replaced (another size) since the run started
+    still stops its task, named; the other tasks read theirs."""
+    from datatrove.pipeline.writers import JsonlWriter
+
+    from plexity_plugins.datatrove import LocalTaskExecutor
+    from plexity_plugins.datatrove.run_settings import changed_task_inputs, run_settings
+
+    fs = s3.fs()
+    fs.call_s3("create_bucket", Bucket="six")
+    for i in range(6):
+        fs.put(str(SAMPLE), f"six/crawl/f{i}.warc.gz")
+    before = s3.listings()
+    LocalTaskExecutor([WarcHtmlReader(("s3://six/crawl", s3.options())), JsonlWriter(str(tmp_path / "out"))],
+                      tasks=6, workers=1, logging_dir=str(tmp_path / "logs")).run()
+    assert len(list((tmp_path / "logs" / "completions").iterdir())) == 6
+    assert s3.listings() - before <= 2, s3.log[-20:]  # (the run's, as it starts: it was 1 + 6)
+    reader = WarcHtmlReader(("s3://six/crawl", s3.options()))
+    settings = run_settings([reader], 6, True)
+    fs.rm("six/crawl/f1.warc.gz")
+    fs.pipe("six/crawl/f2.warc.gz", b"WARC/1.0\r\n")
+    assert changed_task_inputs([reader], settings, 0, 6) == [] and reader._listing[0::6] == ["f0.warc.gz"]
+    assert changed_task_inputs([WarcHtmlReader(("s3://six/crawl", s3.options()))], settings, 1, 6) == \
+        ["removed: f1.warc.gz"]
+    assert changed_task_inputs([WarcHtmlReader(("s3://six/crawl", s3.options()))], settings, 2, 6)[0].startswith(
+        "rewritten: f2.warc.gz ")

@@ -276,6 +276,7 @@ def _remote_size(folder, name: str, recorded: int) -> int | None:
     """The size of `name` in the remote `folder` (one request), None where it is gone; `recorded` where the server
     does not say (a refusal, a server gone: the task's read of it fails naming what happened)."""
     try:
+        folder.invalidate_cache(name)  # (fsspec's filesystems are shared in a process: its listing, from before)
         return folder.info(name).get("size", recorded)
     except FileNotFoundError:
         return None
