@@ -318,3 +318,26 @@ def test_a_task_of_one_object_does_not_list_the_bucket_and_sees_its_object_gone_
         ["removed: f1.warc.gz"]
     assert changed_task_inputs([WarcHtmlReader(("s3://six/crawl", s3.options()))], settings, 2, 6)[0].startswith(
         "rewritten: f2.warc.gz ")
+
+
+def test_anon_reads_a_public_bucket_and_a_private_one_is_a_task_failure_not_a_skip(s3, local_documents, tmp_path):
+    """--storage-options '{"anon": true}' reads a public object.  A private one refused (403) as it was opened was
+    counted as an unreadable file, "skipped a.warc.gz: unreadable (PermissionError: Forbidden)", and the task
+    completed: a re-run never read it again.  Now its task fails, naming the URL and that the bucket is not public."""
+    fs = s3.fs()
+    fs.call_s3("create_bucket", Bucket="public")
+    fs.call_s3("put_object", Bucket="public", Key="crawl/a.warc.gz", Body=SAMPLE.read_bytes(), ACL="public-read")
+    fs.call_s3("create_bucket", Bucket="private")
+    fs.call_s3("put_object", Bucket="private", Key="crawl/a.warc.gz", Body=SAMPLE.read_bytes())
+    anon = {"anon": True, "client_kwargs": {"endpoint_url": s3.url}}
+    done = run("s3://public/crawl/", tmp_path / "out", "--storage-options", json.dumps(anon))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert documents(tmp_path / "out") == local_documents[1]
+    reader = WarcHtmlReader(("s3://private/crawl", anon))
+    with pytest.raises(ReadError) as raised:
+        list(reader.read_file("a.warc.gz"))
+    assert str(raised.value) == (
+        "s3://private/crawl/a.warc.gz: cannot open it: refused (403) to a reader without credentials (anon): the "
+        "bucket is not public; give credentials that may read it (AWS_* variables or --storage-options' key and "
+        "secret)")
+    assert "unreadable_file" not in reader.stats.stats

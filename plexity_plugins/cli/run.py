@@ -117,7 +117,8 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
         except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's (a 403 was "plexity run: error: Forbidden")
             from ..datatrove.remote_files import s3_problem
 
-            raise OSError(without_password(f"input {url} cannot be read: {s3_problem(exc)}")) from None
+            why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+            raise OSError(without_password(f"input {url} cannot be read: {why}")) from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
 
@@ -734,7 +735,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # (s3fs's are OSErrors in botocore's words alone: "plexity run: error: The specified bucket does not exist")
         if isinstance(exc, OSError) and not folder.startswith(("s3://", "s3a://")):
             raise
-        raise OSError(without_password(f"cannot list the input {folder}: {s3_problem(exc)}")) from exc
+        why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+        raise OSError(without_password(f"cannot list the input {folder}: {why}")) from exc
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
         return USAGE_STATUS

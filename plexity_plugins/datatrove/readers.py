@@ -327,7 +327,8 @@ class WarcHtmlReader(BaseDiskReader):
                 raise
             from .run_settings import folder_name
 
-            raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {s3_problem(exc)}") from exc
+            why = s3_problem(exc, bool(getattr(self.data_folder.fs, "anon", False)))
+            raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {why}") from exc
 
     def _run_listed(self, data, rank: int, world_size: int):
         """datatrove's `BaseDiskReader.run` on the files of `use_listing`: the same shard, ``[rank::world_size]``."""

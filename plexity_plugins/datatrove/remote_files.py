@@ -64,9 +64,9 @@ _S3_CREDENTIALS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE),
 _S3_ENDPOINT = "AWS_ENDPOINT_URL, or --storage-options' client_kwargs.endpoint_url"
 
 
-def s3_problem(exc: BaseException) -> str:
+def s3_problem(exc: BaseException, anon: bool = False) -> str:
     """What an error of s3fs or botocore means, in words, with what to do (short: a failed task's line shows 300
-    characters of it); ``Class: message`` for another."""
+    characters of it); ``Class: message`` for another.  `anon`: the filesystem reads without credentials."""
     try:
         import botocore.exceptions as boto
     except ImportError:  # (no s3fs: the error is another filesystem's)
@@ -93,6 +93,9 @@ def s3_problem(exc: BaseException) -> str:
             return f"{answer}: not found"
         if status == 403 or code in ("AccessDenied", "AllAccessDisabled", "403"):
             # (a HEAD's 403 has no body: wrong credentials and a refusal look the same)
+            if anon:
+                return ("refused (403) to a reader without credentials (anon): the bucket is not public; give "
+                        "credentials that may read it (AWS_* variables or --storage-options' key and secret)")
             return ("refused (403): give credentials that may read it (AWS_* variables or --storage-options); a "
                     "public bucket: --storage-options '{\"anon\": true}'; requester pays: '{\"requester_pays\": true}'")
         return answer
@@ -106,6 +109,11 @@ def s3_problem(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _anon(fs) -> bool:
+    """Whether the S3 filesystem `fs` (or the one the DataFolder `fs` is over) reads without credentials."""
+    return bool(getattr(getattr(fs, "fs", fs), "anon", False))
+
+
 def open_s3_input(fs, path: str, url: str):
     """`path` of the DataFolder `fs` over S3, opened for reading (`S3Input`): FileNotFoundError where the object is
     not there (counted, named, by the reader); every other failure a `ReadError` naming `url` (the task fails and a
@@ -115,7 +123,7 @@ def open_s3_input(fs, path: str, url: str):
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's errors: the server's, named
-        raise ReadError(printable(f"{url}: cannot open it: {s3_problem(exc)}")) from exc
+        raise ReadError(printable(f"{url}: cannot open it: {s3_problem(exc, _anon(fs))}")) from exc
 
 
 class S3Input(io.RawIOBase):
@@ -142,7 +150,8 @@ class S3Input(io.RawIOBase):
         try:
             return self.fileobj.read(size)
         except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's errors: the server's, named
-            raise ReadError(printable(f"{self.url}: reading stopped at byte {start:,}: {s3_problem(exc)}")) from exc
+            why = s3_problem(exc, getattr(getattr(self.fileobj, "fs", None), "anon", False))
+            raise ReadError(printable(f"{self.url}: reading stopped at byte {start:,}: {why}")) from exc
 
     def readinto(self, buffer) -> int:
         data = self.read(len(buffer))
