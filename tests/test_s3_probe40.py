@@ -250,6 +250,7 @@ def test_a_refused_object_fails_its_task_in_one_line_and_the_rerun_reads_exactly
         reader = next(step for step in stats if step["name"].startswith("📖"))
         assert reader["stats"]["records"]["total"] == 2 * 27
         assert (out / "logs" / "plexity-settings.json").is_file()
+        assert secret not in "".join(done.stdout + done.stderr for done in (first, wrong, again))
         for folder in (out, tmp_path / "wrong"):
             written = [p for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
             assert written == []
