@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -58,6 +59,9 @@ def add_parser(sub) -> None:
 
 
 
+_URL = re.compile(r"^(?!file://|local://)[A-Za-z][A-Za-z0-9+.-]+://")  # (fsspec's URLs; a local one is its path)
+
+
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..cleaning.file_kinds import KNOWN_NAMES, kind_of
     from ..extractors.sandbox import TimeLimitedExtractor, extract_memory_limit
@@ -66,6 +70,11 @@ def cmd_clean(args: argparse.Namespace) -> int:
     # (a file:// URL, as `plexity run` and fsspec take one, is the path it names: it was "input file:/data/crawl
     # does not exist", and an output folder made of it, ./file:/data/cleaned)
     args.inputs = [local_path(name) for name in args.inputs]
+    for name in args.inputs:  # (s3://bucket/crawl was "input s3:/bucket/crawl does not exist")
+        if _URL.match(name):
+            raise ValueError(f"{name} is a URL: plexity clean reads files on this machine; plexity run "
+                             f"'{name}' -o DIR reads WARC files from S3, Hugging Face or HTTP(S) (the [remote] extra; "
+                             f"docs/ray.md), or copy them here and clean the copy")
     args.output_dir = local_path(args.output_dir)
     if any(kind_of(Path(name)) != "text" for name in args.inputs):  # (a page to extract, likely: a folder too)
         # its extractor's import overlaps this process's of the cleaning engine and the model; `FileCleaner.run`

@@ -105,15 +105,20 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
     if magic:
         return f"{protocol}://{'/'.join(parts[:magic[0]])}", "/".join(parts[magic[0]:])
     if ".warc" in parts[-1]:
+        from ..runtime.extras import without_password
+
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
         try:
             fs.info(fs_path)
         except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 and of a redirect loop: the cause tells)
-            from ..runtime.extras import without_password
-
             cause = exc.__cause__  # (its class named: a redirect loop was "cannot be read: 0, message=''")
             why = f"{type(cause).__name__}: {cause}" if cause is not None else "not found"
             raise FileNotFoundError(without_password(f"input {url} cannot be read: {why}")) from None
+        except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's (a 403 was "plexity run: error: Forbidden")
+            from ..datatrove.remote_files import s3_problem
+
+            why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+            raise OSError(without_password(f"input {url} cannot be read: {why}")) from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
 
@@ -725,9 +730,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         inputs = list_inputs(folder, pattern, storage_options)
     except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
-        if isinstance(exc, OSError):
+        from ..datatrove.remote_files import s3_problem
+
+        # (s3fs's are OSErrors in botocore's words alone: "plexity run: error: The specified bucket does not exist")
+        if isinstance(exc, OSError) and not folder.startswith(("s3://", "s3a://")):
             raise
-        raise OSError(without_password(f"cannot list the input {folder}: {type(exc).__name__}: {exc}")) from exc
+        why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+        raise OSError(without_password(f"cannot list the input {folder}: {why}")) from exc
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
         return USAGE_STATUS

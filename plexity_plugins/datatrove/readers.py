@@ -20,7 +20,7 @@ from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
-from .remote_files import DEFAULT_REMOTE_TIMEOUT, is_http, open_http_input
+from .remote_files import DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, open_http_input, open_s3_input, s3_problem
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -174,6 +174,7 @@ class WarcHtmlReader(BaseDiskReader):
     # (of the class: a reader rebuilt without its __init__, as a Ray task's is, has them too)
     progress_seconds = PROGRESS_SECONDS  # a line this often while a file is read (`ReadProgress`)
     _listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
+    _reading = False  # whether `run` has listed its files and reads them
 
     name = "🕷 WARC HTML"
 
@@ -219,6 +220,9 @@ class WarcHtmlReader(BaseDiskReader):
             return open_input(self.data_folder.resolve_paths(filepath))
         if is_http(self.data_folder.fs):  # (one stream, any server; a stall or a reset named: `remote_files`)
             return open_http_input(self.data_folder.fs, self.data_folder.resolve_paths(filepath), self.remote_timeout)
+        if is_s3(self.data_folder.fs):  # (a refusal, a server gone: the task fails, naming the URL: `remote_files`)
+            url = self.data_folder.fs.unstrip_protocol(self.data_folder.resolve_paths(filepath))
+            return open_s3_input(self.data_folder, filepath, url)
         return self.data_folder.open(filepath, "rb", compression=None)
 
     def _open(self, filepath: str):
@@ -308,6 +312,7 @@ class WarcHtmlReader(BaseDiskReader):
         if self._listing is not None and not self.paths_file:
             yield from self._run_listed(data, rank, world_size)
             return
+        self._reading = False
         try:
             yield from super().run(data, rank, world_size)
         except RuntimeError as exc:
@@ -317,6 +322,13 @@ class WarcHtmlReader(BaseDiskReader):
 
             check_inputs([self])  # (raises NoInputFiles for a local folder; else datatrove's words stand)
             raise
+        except Exception as exc:  # noqa: BLE001 - s3fs's, botocore's: the listing's failure named, with what to do
+            if self._reading or not is_s3(self.data_folder.fs):
+                raise
+            from .run_settings import folder_name
+
+            why = s3_problem(exc, bool(getattr(self.data_folder.fs, "anon", False)))
+            raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {why}") from exc
 
     def _run_listed(self, data, rank: int, world_size: int):
         """datatrove's `BaseDiskReader.run` on the files of `use_listing`: the same shard, ``[rank::world_size]``."""
@@ -343,6 +355,7 @@ class WarcHtmlReader(BaseDiskReader):
         counts the documents datatrove passes over for `skip` as ``skipped_by_skip_argument``.  Then
         ``records = documents + Σ skipped_*`` with any `limit` and `skip`."""
         self._documents_read = 0
+        self._reading = True  # (listed: a failure from here is a file's, `_opened` names it)
         yield from super().read_files_shard(shard)
 
     def _limit_reached(self) -> bool:

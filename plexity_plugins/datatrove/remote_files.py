@@ -1,4 +1,5 @@
-"""Reading an input file over HTTP(S), as servers serve it: `open_http_input`.
+"""Reading an input file over HTTP(S), as servers serve it: `open_http_input`; an S3 one's failures said
+(`open_s3_input`, `s3_problem`).
 
 fsspec's HTTP file reads a file in ranges of 5 MiB, each one request under aiohttp's default limit of
 300 s for the whole request.  Against real servers that meant:
@@ -20,6 +21,13 @@ after that time.  A seek (resynchronising after damage) opens the file again at 
 range where the server answers one, else reading from the start and passing over the bytes before it.
 Every failure of the server or the connection is a `ReadError` naming the URL, the byte and what
 happened: the task fails (the other tasks go on) and a re-run reads the file again.
+
+Over S3 (s3fs, on botocore), a refusal or a server gone failed the task with s3fs's or botocore's words alone,
+naming no URL and nothing to do: ``OSError: The specified bucket does not exist``, ``Forbidden``,
+``ReadError: [Errno None] b.warc.gz: read error at byte 0: Access Denied``, ``EndpointConnectionError: Could not
+connect to the endpoint URL: "http://10.0.0.5:9000/bucket/crawl/a.warc.gz"``.  `s3_problem` says each in words
+with what to do (credentials, ``anon``, ``requester_pays``, the endpoint); `open_s3_input` makes a failed read a
+`ReadError` naming the ``s3://`` URL, the byte and that.  No secret is in them: botocore's messages hold none.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from __future__ import annotations
 import io
 import os
 
-from ..errors import ReadError
+from ..errors import ReadError, printable
 from ..io.read_limits import DEFAULT_REMOTE_TIMEOUT
 _CONNECT_TIMEOUT = 30.0
 
@@ -43,6 +51,118 @@ def is_http(fs) -> bool:
     """Whether `fs` (a DataFolder's filesystem) is fsspec's HTTP(S) one."""
     protocol = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
     return bool({"http", "https"} & set(protocol))
+
+
+def is_s3(fs) -> bool:
+    """Whether `fs` (a DataFolder's filesystem, or the one it is over) is s3fs's."""
+    fs = getattr(fs, "fs", fs)  # (a DataFolder is a DirFileSystem over the true one)
+    protocol = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    return bool({"s3", "s3a"} & set(protocol))
+
+
+_S3_CREDENTIALS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or --storage-options' key and secret"
+_S3_ENDPOINT = "AWS_ENDPOINT_URL, or --storage-options' client_kwargs.endpoint_url"
+
+
+def s3_problem(exc: BaseException, anon: bool = False) -> str:
+    """What an error of s3fs or botocore means, in words, with what to do (short: a failed task's line shows 300
+    characters of it); ``Class: message`` for another.  `anon`: the filesystem reads without credentials."""
+    try:
+        import botocore.exceptions as boto
+    except ImportError:  # (no s3fs: the error is another filesystem's)
+        return f"{type(exc).__name__}: {exc}"
+
+    seen, cause = [], exc
+    while cause is not None and len(seen) < 5:  # (s3fs's OSError holds botocore's ClientError as its cause)
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    client = next((e for e in seen if isinstance(e, boto.ClientError)), None)
+    if client is not None:
+        error = client.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        status = client.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        message = error.get("Message") or code
+        answer = f"the server answered {status or ''} {code}".replace("  ", " ").rstrip()
+        answer += f" ({message})" if message != code else ""
+        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken",
+                    "TokenRefreshRequired"):
+            return f"{answer}: check the credentials ({_S3_CREDENTIALS})"
+        if code == "NoSuchBucket":
+            return f"{answer}: check the bucket's name (a bucket of another S3 service: its endpoint, {_S3_ENDPOINT})"
+        if code in ("NoSuchKey", "404"):
+            return f"{answer}: not found"
+        if status == 403 or code in ("AccessDenied", "AllAccessDisabled", "403"):
+            # (a HEAD's 403 has no body: wrong credentials and a refusal look the same)
+            if anon:
+                return ("refused (403) to a reader without credentials (anon): the bucket is not public; give "
+                        "credentials that may read it (AWS_* variables or --storage-options' key and secret)")
+            return ("refused (403): give credentials that may read it (AWS_* variables or --storage-options); a "
+                    "public bucket: --storage-options '{\"anon\": true}'; requester pays: '{\"requester_pays\": true}'")
+        return answer
+    for error in seen:
+        if isinstance(error, boto.NoCredentialsError):
+            return (f"no credentials found: set {_S3_CREDENTIALS}; a public bucket: --storage-options "
+                    f"'{{\"anon\": true}}'")
+        if isinstance(error, (boto.EndpointConnectionError, boto.ConnectionClosedError, boto.ReadTimeoutError,
+                              boto.ConnectTimeoutError)):
+            return f"the S3 server could not be reached ({error}); run again when it answers"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _anon(fs) -> bool:
+    """Whether the S3 filesystem `fs` (or the one the DataFolder `fs` is over) reads without credentials."""
+    return bool(getattr(getattr(fs, "fs", fs), "anon", False))
+
+
+def open_s3_input(fs, path: str, url: str):
+    """`path` of the DataFolder `fs` over S3, opened for reading (`S3Input`): FileNotFoundError where the object is
+    not there (counted, named, by the reader); every other failure a `ReadError` naming `url` (the task fails and a
+    re-run reads the file again; a refusal counted as an unreadable file was a file lost to the run)."""
+    try:
+        return S3Input(fs.open(path, "rb", compression=None), url)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's errors: the server's, named
+        raise ReadError(printable(f"{url}: cannot open it: {s3_problem(exc, _anon(fs))}")) from exc
+
+
+class S3Input(io.RawIOBase):
+    """An s3fs file whose failed reads are `ReadError`\\s naming its URL, the byte and what happened."""
+
+    def __init__(self, fileobj, url: str):
+        super().__init__()
+        self.fileobj, self.url = fileobj, url
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.fileobj.tell()
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self.fileobj.seek(offset, whence)
+
+    def read(self, size: int = -1) -> bytes:
+        start = self.fileobj.tell()
+        try:
+            return self.fileobj.read(size)
+        except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's errors: the server's, named
+            why = s3_problem(exc, getattr(getattr(self.fileobj, "fs", None), "anon", False))
+            raise ReadError(printable(f"{self.url}: reading stopped at byte {start:,}: {why}")) from exc
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self.fileobj.close()
+        finally:
+            super().close()
 
 
 def open_http_input(fs, path: str, timeout: float | None = DEFAULT_REMOTE_TIMEOUT):

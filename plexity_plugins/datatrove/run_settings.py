@@ -227,10 +227,11 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
     task's files, ``[rank::world_size]`` of it, are looked at: each must still be there with its size.  The task then
     reads exactly the files the run listed for it, whatever was added or taken away elsewhere since (a file added is
     not this run's: the run's re-run finds the folder changed, `check_settings`).  Each task listed the whole folder:
-    with one task per file, ~9 us x n² (10,000 files: ~15 min of CPU), now ~n/world_size looks at a file.  Other
-    readers (datatrove's own, which list the folder themselves; a remote folder, whose listing is one request where a
-    look per file would be one each; a paths file; a record without every size) are checked as `changed_inputs`
-    checks them."""
+    with one task per file, ~9 us x n² (10,000 files: ~15 min of CPU), now ~n/world_size looks at a file.  A remote
+    folder's task does the same where its files are fewer than the listing's requests (one request a file against
+    one a `REMOTE_LISTING_PAGE` names: one task per file of 2,000 S3 objects listed them all in each task).  Other
+    readers (datatrove's own, which list the folder themselves; a remote task of many files; a paths file; a record
+    without every size) are checked as `changed_inputs` checks them."""
     import hashlib
     import os
 
@@ -242,8 +243,12 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
         if "input_files_sha256" not in recorded:
             continue
         names = sorted(recorded.get("input_file_sizes", {}))  # (as `listed_files` sorts them)
-        listed = hasattr(step, "use_listing") and not getattr(step, "paths_file", None) and \
-            is_local(getattr(step, "data_folder", None)) and len(names) == recorded.get("input_files") and \
+        local = is_local(getattr(step, "data_folder", None))
+        # (a remote folder's own files looked at one request each where that is fewer requests than its listing's,
+        # ~one a 1,000 names: one task per file of 2,000 objects listed them all in each task, 4,000 requests)
+        few = local or len(names[rank::world_size]) <= max(1, len(names) // REMOTE_LISTING_PAGE)
+        listed = hasattr(step, "use_listing") and not getattr(step, "paths_file", None) and few and \
+            len(names) == recorded.get("input_files") and \
             hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest() == \
             recorded["input_files_sha256"]
         if not listed:
@@ -252,7 +257,8 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
         old = {name: recorded["input_file_sizes"][name] for name in names[rank::world_size]}
         now = {}
         for name in old:
-            size = _listed_size(os.path.join(step.data_folder.path, name))
+            size = _listed_size(os.path.join(step.data_folder.path, name)) if local else \
+                _remote_size(step.data_folder, name, old[name])
             if size is not None:
                 now[name] = size
         if now != old:
@@ -261,6 +267,21 @@ def changed_task_inputs(pipeline: list, settings: dict, rank: int, world_size: i
             continue
         step.use_listing(names)
     return changes
+
+
+REMOTE_LISTING_PAGE = 1000  # the names a remote listing answers a request (S3's ListObjectsV2)
+
+
+def _remote_size(folder, name: str, recorded: int) -> int | None:
+    """The size of `name` in the remote `folder` (one request), None where it is gone; `recorded` where the server
+    does not say (a refusal, a server gone: the task's read of it fails naming what happened)."""
+    try:
+        folder.invalidate_cache(name)  # (fsspec's filesystems are shared in a process: its listing, from before)
+        return folder.info(name).get("size", recorded)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - the remote side's; its read says it
+        return recorded
 
 
 def _listed_size(path: str) -> int | None:
