@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("s3fs")
-if importlib.util.find_spec("moto") is None:
-    pytest.skip("moto's S3 server is not installed (bash scripts/setup.sh --test installs it)", allow_module_level=True)
+# (not a skip: the test environment scripts/setup.sh --test makes has both; without them it is not that environment)
+for _package in ("s3fs", "moto"):
+    if importlib.util.find_spec(_package) is None:
+        pytest.fail(f"{_package} is not installed: run `bash scripts/setup.sh --test`, which installs moto's S3 server "
+                    f"and s3fs for these tests", pytrace=False)
 
 import s3fs  # noqa: E402
 
