@@ -140,18 +140,16 @@ def test_the_page_names_its_assets_and_api_relative_to_itself_so_it_works_under_
 
 
 def test_the_default_model_is_opened_at_start_not_by_the_first_request():
+    # (the first request opened it: 0.15 s to 1.4 s more than the others.  Checked by what the server has mapped
+    # before any request, not by timing requests, which a loaded machine stretches either way)
     process, url = start_server([])
     try:
+        maps = Path(f"/proc/{process.pid}/maps").read_text()
+        assert any(line.endswith("/en-default/model.bin") for line in maps.splitlines()), "model.bin not mapped"
         body = json.dumps({"text": "The council approved the budget on Tuesday."}).encode()
-        times = []
-        for _ in range(6):
-            connection = http.client.HTTPConnection("127.0.0.1", _port(url), timeout=10)
-            started = time.perf_counter()
-            connection.request("POST", "/api/score", body, {"Content-Type": "application/json"})
-            assert connection.getresponse().status == 200
-            times.append(time.perf_counter() - started)
-            connection.close()
-        # (the first was 0.15 s, the model's opening; the others ~4 ms)
-        assert times[0] < 3 * statistics.median(times[1:]) + 0.03, [f"{t * 1000:.1f} ms" for t in times]
+        connection = http.client.HTTPConnection("127.0.0.1", _port(url), timeout=10)
+        connection.request("POST", "/api/score", body, {"Content-Type": "application/json"})
+        assert connection.getresponse().status == 200
+        connection.close()
     finally:
         stop_server(process)
