@@ -883,9 +883,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir, merged))
     if failed is not None or done < tasks:
-        print(f"plexity run: {tasks - done} task(s) did not complete"
-              f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
-              f"re-run the same command to run only those", file=sys.stderr)
+        from ..errors import TasksFailed
+
+        # (TasksFailed's own words are this line's: wrapped in it, they said "did not complete" twice)
+        why = failed.listed if isinstance(failed, TasksFailed) else f"{type(failed).__name__}: {failed}" if failed \
+            else ""
+        print(printable(f"plexity run: {tasks - done} task(s) did not complete{f' ({why})' if why else ''}; "
+                        f"re-run the same command to run only those"), file=sys.stderr)
         return FAILED_STATUS
     if merged and nothing_read(merged):  # nothing usable is no success
         removed = ""
