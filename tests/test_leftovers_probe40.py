@@ -61,3 +61,56 @@ def test_a_failed_tasks_last_line_names_the_task_what_happened_and_what_to_do_on
     assert done.stderr.splitlines()[-1] == (
         f"plexity run: 1 task(s) did not complete (task 1: ReadError: {two_files}b.warc.gz: cannot open it at byte 0: "
         f"the server answered 500 Internal Server Error); re-run the same command to run only those")
+
+
+def plexity(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run(PLEXITY + list(args), capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+@pytest.mark.parametrize("name", ["a b", "en=news", "it's"])
+def test_a_model_name_a_command_line_cannot_give_back_is_refused_before_anything_is_read(tmp_path, name):
+    """`plexity models import "a b"` (or `plexity train --name "a b"`) installed it, and its hints said `--model a b`,
+    which a shell splits; `en=news` installed a model `--model en=news` can never name (a language map entry)."""
+    said = f"invalid model name '{name}': use letters, digits, '-', '_' or '.'"
+    imported = plexity("models", "import", name, "--kenlm", str(tmp_path / "none.bin"), "--tokenizer", "plexity-tok-1",
+                       "--output-dir", str(tmp_path / "models"))
+    assert (imported.returncode, imported.stderr.strip()) == (2, f"plexity models import: error: {said}")
+    (tmp_path / "corpus.txt").write_text("A sentence about the river.\n" * 20)
+    trained = plexity("train", "--corpus", "text", "--name", name, str(tmp_path / "corpus.txt"), "--output-dir",
+                      str(tmp_path / "models"))
+    assert trained.returncode == 2 and said in trained.stderr, trained.stderr
+    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())
+
+
+def test_the_hints_after_an_import_into_a_folder_with_a_space_run_as_printed(tmp_path, tiny_model):
+    """A model installed with --output-dir "my models": "use it with --model /tmp/.../my models/mine" (and the same
+    in `plexity calibrate --model ...`), which run as printed named a model "/tmp/.../my" and a file "models/mine"."""
+    import shlex
+
+    imported = plexity("models", "import", "mine", "--kenlm", str(tiny_model / "model.bin"), "--tokenizer",
+                       "plexity-tok-1", "--output-dir", str(tmp_path / "my models"))
+    assert imported.returncode == 0, imported.stderr
+    hints = [line for line in imported.stdout.splitlines() if "--model" in line]
+    assert len(hints) == 2, imported.stdout
+    use = shlex.split(hints[-1].split("use it with ")[1])
+    calibrate = shlex.split(hints[0].split("`")[1])
+    assert use == ["--model", str(tmp_path / "my models" / "mine")] == calibrate[2:4]
+    scored = plexity("score", *use, "A sentence about the river.")
+    assert scored.returncode == 0, scored.stderr
+
+
+def test_a_run_hint_naming_an_input_folder_with_a_space_runs_as_printed(tmp_path):
+    """`plexity run "my pages"` of a folder of HTML files: "plexity clean my pages --output-dir DIR cleans HTML and
+    text files" (two inputs, as a shell reads it)."""
+    import shlex
+
+    folder = tmp_path / "my pages"
+    folder.mkdir()
+    (folder / "a.html").write_text("<html><body><p>A sentence about the river and the town beside it.</p></body>")
+    done = plexity("run", str(folder), "-o", str(tmp_path / "out"))
+    assert done.returncode == 2
+    command = done.stderr.split("plexity run reads WARC files; ")[1].split(" cleans HTML")[0]
+    assert shlex.split(command) == ["plexity", "clean", str(folder), "--output-dir", "DIR"], done.stderr

@@ -33,6 +33,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -626,7 +627,7 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     others = document_files(folder)
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
-                          f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
+                          f"plexity clean {shlex.quote(str(folder))} --output-dir DIR cleans HTML and text files)")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
@@ -811,7 +812,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         others = document_files(args.input, unlisted)  # (said, not lost unsaid)
         if others:
             print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
-                  f"plexity clean {args.input} --output-dir DIR cleans them)")
+                  f"plexity clean {shlex.quote(args.input)} --output-dir DIR cleans them)")
         for folder, exc in unlisted:  # (a folder this user may not read: passed over unsaid)
             print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
                   file=sys.stderr)

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import shlex
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -304,7 +305,7 @@ def bare_kenlm_message(path: Path) -> str:
     return (
         f"{path} is a bare KenLM file: nothing says how its training text was tokenised, and scored "
         f"with the wrong tokenizer nearly every token is <unk> and its perplexities are meaningless. "
-        f"Import it once, declaring its tokenizer: `plexity models import NAME --kenlm {path} "
+        f"Import it once, declaring its tokenizer: `plexity models import NAME --kenlm {shlex.quote(str(path))} "
         f"--tokenizer ccnet --sp-model xx.sp.model --language xx` for a CCNet / edugp model (its "
         f".sp.model lies beside the .arpa.bin), or `--tokenizer {TOKENIZER_VERSION}` for a model "
         f"built from this package's tokenised text; then use --model NAME."
