@@ -114,3 +114,78 @@ def test_a_run_hint_naming_an_input_folder_with_a_space_runs_as_printed(tmp_path
     assert done.returncode == 2
     command = done.stderr.split("plexity run reads WARC files; ")[1].split(" cleans HTML")[0]
     assert shlex.split(command) == ["plexity", "clean", str(folder), "--output-dir", "DIR"], done.stderr
+
+
+@pytest.fixture
+def stalled_endpoint():
+    """An S3 endpoint that takes every connection and answers nothing: its URL."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    taken = []
+
+    def take():
+        while True:
+            try:
+                taken.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=take, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for connection in taken:
+        connection.close()
+
+
+def test_a_stalled_s3_server_fails_the_task_after_about_remote_timeout(stalled_endpoint, monkeypatch):
+    """Before: s3fs's read_timeout of 15 s, tried 5 times by botocore and 5 times by s3fs: a task held ~7 minutes
+    (25 connections; with read_timeout 1 s, 58.8 s), whatever --remote-timeout said.  Now about remote_timeout (here
+    0.5 s, plus s3fs's and botocore's pauses between tries: 7.0 s measured with 1 s, 63.6 s with 60 s)."""
+    import time
+
+    from plexity_plugins.datatrove import WarcHtmlReader
+    from plexity_plugins.errors import ReadError
+
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    reader = WarcHtmlReader(("s3://bkt/crawl", {"key": "k", "secret": "s", "skip_instance_cache": True,
+                                                "client_kwargs": {"endpoint_url": stalled_endpoint}}),
+                            remote_timeout=0.5)
+    outcome = []
+
+    def read():
+        started = time.monotonic()
+        try:
+            list(reader.read_file("a.warc.gz"))
+        except ReadError as exc:
+            outcome.append((time.monotonic() - started, str(exc)))
+
+    worker = threading.Thread(target=read, daemon=True)  # (a daemon: before, it went on for minutes)
+    worker.start()
+    worker.join(20)
+    assert outcome, "still reading after 20 s"
+    seconds, said = outcome[0]
+    assert said.startswith("s3://bkt/crawl/a.warc.gz: cannot open it: the S3 server could not be reached (Read "
+                           "timeout on endpoint URL"), said
+    assert seconds < 10  # (0.5 s of stall; s3fs's pauses ~1.9 s, botocore's up to 1 s a retry)
+
+
+def test_plexity_run_lists_a_stalled_s3_input_within_about_remote_timeout(stalled_endpoint, tmp_path):
+    """The run's listing as it starts: the same ~7 minutes before; now the run's one line after about
+    --remote-timeout."""
+    import os
+    import time
+
+    started = time.monotonic()
+    done = subprocess.run(PLEXITY + ["run", "s3://bkt/crawl/", "-o", str(tmp_path / "out"), "--remote-timeout", "0.5",
+                                     "--storage-options",
+                                     f'{{"key": "k", "secret": "s", "client_kwargs": {{"endpoint_url": '
+                                     f'"{stalled_endpoint}"}}}}'],
+                          capture_output=True, text=True, timeout=60, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path),
+                               "AWS_EC2_METADATA_DISABLED": "true"})
+    assert done.returncode == 2 and time.monotonic() - started < 15, done.stderr[-2000:]
+    assert done.stderr.strip().startswith("plexity run: error: cannot list the input s3://bkt/crawl: the S3 server "
+                                          "could not be reached (Read timeout"), done.stderr[-2000:]

@@ -712,6 +712,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--storage-options is not JSON: {exc}") from None
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
+    if args.input.lower().startswith(("s3://", "s3a://")):  # (the listing's requests bounded as the tasks' are)
+        from ..datatrove.remote_files import s3_options
+
+        storage_options = s3_options(storage_options, args.remote_timeout)
     from ..extractors.sandbox import TimeLimitedExtractor
     from ..runtime.extras import is_url, local_path, without_password
 
@@ -990,7 +994,9 @@ def add_parser(subparsers) -> None:
                         "'{\"headers\": {\"Authorization\": \"Bearer ...\"}}' (HTTP); credentials: docs/ray.md")
     p.add_argument("--remote-timeout", type=float, default=DEFAULT_REMOTE_TIMEOUT, metavar="SECONDS",
                    help=f"an http(s):// input whose server sends no byte for this long fails its task, naming the URL "
-                        f"and the stall (default: {DEFAULT_REMOTE_TIMEOUT:g}; 0: no limit; no limit on a whole file)")
+                        f"and the stall (default: {DEFAULT_REMOTE_TIMEOUT:g}; 0: no limit; no limit on a whole file); "
+                        f"an s3:// one's after about as long, retries included, unless --storage-options' "
+                        f"config_kwargs set read_timeout, connect_timeout or retries")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local: worker processes on this machine (default); slurm: an array job (needs --partition); "
                         "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")
