@@ -189,3 +189,17 @@ def test_plexity_run_lists_a_stalled_s3_input_within_about_remote_timeout(stalle
     assert done.returncode == 2 and time.monotonic() - started < 15, done.stderr[-2000:]
     assert done.stderr.strip().startswith("plexity run: error: cannot list the input s3://bkt/crawl: the S3 server "
                                           "could not be reached (Read timeout"), done.stderr[-2000:]
+
+
+def test_a_moved_kenlm_files_hint_quotes_the_models_folder_name(tmp_path):
+    """A model folder `my model` whose linked KenLM file has gone: "... `plexity models import my model --kenlm
+    FILE ... --force`" (a shell reads two names)."""
+    import shlex
+
+    folder = tmp_path / "my model"
+    folder.mkdir()
+    (folder / "model.bin").symlink_to(tmp_path / "gone.bin")
+    done = plexity("score", "--model", str(folder), "A sentence about the river.")
+    assert done.returncode != 0
+    command = done.stderr.split("it again with `")[1].split("`")[0]
+    assert shlex.split(command)[:4] == ["plexity", "models", "import", "my model"], done.stderr
