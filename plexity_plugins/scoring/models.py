@@ -259,7 +259,8 @@ def _from_directory(directory: Path) -> ModelInfo:
             if link.is_symlink():
                 raise ModelError(f"{link} links to {os.readlink(link)}, which is not there any more (a model "
                                  f"imported without --copy links its KenLM file): put the file back, or import "
-                                 f"it again with `plexity models import {shlex.quote(directory.name)} --kenlm FILE ... --force`")
+                                 f"it again with `plexity models import {shlex.quote(directory.name)} --kenlm FILE ... "
+                                 f"--force`")
         raise ModelError(f"{directory} holds no model file (expected one of {', '.join(MODEL_FILES)})")
     json_path = directory / "model.json"
     if not json_path.is_file():  # (its KenLM file as one given alone: not a model, or how to import it)
