@@ -160,6 +160,8 @@ def open_s3_input(fs, path: str, url: str):
     not there (counted, named, by the reader); every other failure a `ReadError` naming `url` (the task fails and a
     re-run reads the file again; a refusal counted as an unreadable file was a file lost to the run)."""
     try:
+        # (not open(size=...) with the size the task's check just had, which would save s3fs's HEAD: s3fs then reads
+        # without the ETag's If-Match, and an object rewritten at the same size mid-read was read on, mixed)
         return S3Input(fs.open(path, "rb", compression=None), url)
     except FileNotFoundError:
         raise
