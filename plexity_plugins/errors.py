@@ -310,7 +310,8 @@ class TasksFailed(RuntimeError):
 
     def __init__(self, failures: dict[int, str]):
         self.failures = failures
-        listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
+        # (each task and why: what `plexity run`'s last line says, once)
+        self.listed = listed = "; ".join(f"task {rank}: {why}" for rank, why in sorted(failures.items()))
         # (a pipeline without an extractor stops every task the same way: running it again would too)
         then = ("correct the pipeline, then run it again" if set(failures.values()) <= set(PIPELINE_MISBUILT_WHYS)
                 else "run the same command again to redo only them")

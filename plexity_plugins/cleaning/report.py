@@ -20,6 +20,7 @@ import html
 import io
 import json
 import math
+import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,7 +93,7 @@ def find_stats(path: str | Path) -> Path:
     if clean.is_file() and run.is_file():  # (both commands wrote into it: either stats may be the older run's)
         raise ValueError(f"{path} holds the stats of a plexity clean ({clean.name}, {_written(clean)}) and of a "
                          f"plexity run (logs/stats.json, {_written(run)}): name the one to report, "
-                         f"plexity report {clean} or plexity report {run}")
+                         f"plexity report {shlex.quote(str(clean))} or plexity report {shlex.quote(str(run))}")
     for candidate in (clean, run, path / "stats.json"):
         if candidate.is_file():
             return (candidate.name == "stats.json" and task_stats_folder(candidate.parent)) or candidate

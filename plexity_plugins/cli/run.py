@@ -33,6 +33,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -626,7 +627,7 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     others = document_files(folder)
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
-                          f"plexity clean {folder} --output-dir DIR cleans HTML and text files)")
+                          f"plexity clean {shlex.quote(str(folder))} --output-dir DIR cleans HTML and text files)")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
@@ -711,6 +712,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--storage-options is not JSON: {exc}") from None
     if storage_options is not None and not isinstance(storage_options, dict):
         raise ValueError("--storage-options must be a JSON object, e.g. '{\"anon\": true}'")
+    if args.input.lower().startswith(("s3://", "s3a://")):  # (the listing's requests bounded as the tasks' are)
+        from ..datatrove.remote_files import s3_options
+
+        storage_options = s3_options(storage_options, args.remote_timeout)
     from ..extractors.sandbox import TimeLimitedExtractor
     from ..runtime.extras import is_url, local_path, without_password
 
@@ -811,7 +816,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         others = document_files(args.input, unlisted)  # (said, not lost unsaid)
         if others:
             print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
-                  f"plexity clean {args.input} --output-dir DIR cleans them)")
+                  f"plexity clean {shlex.quote(args.input)} --output-dir DIR cleans them)")
         for folder, exc in unlisted:  # (a folder this user may not read: passed over unsaid)
             print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
                   file=sys.stderr)
@@ -883,9 +888,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir, merged))
     if failed is not None or done < tasks:
-        print(f"plexity run: {tasks - done} task(s) did not complete"
-              f"{f' ({type(failed).__name__}: {failed})' if failed else ''}; "
-              f"re-run the same command to run only those", file=sys.stderr)
+        from ..errors import TasksFailed
+
+        # (TasksFailed's own words are this line's: wrapped in it, they said "did not complete" twice)
+        why = failed.listed if isinstance(failed, TasksFailed) else f"{type(failed).__name__}: {failed}" if failed \
+            else ""
+        print(printable(f"plexity run: {tasks - done} task(s) did not complete{f' ({why})' if why else ''}; "
+                        f"re-run the same command to run only those"), file=sys.stderr)
         return FAILED_STATUS
     if merged and nothing_read(merged):  # nothing usable is no success
         removed = ""
@@ -985,7 +994,9 @@ def add_parser(subparsers) -> None:
                         "'{\"headers\": {\"Authorization\": \"Bearer ...\"}}' (HTTP); credentials: docs/ray.md")
     p.add_argument("--remote-timeout", type=float, default=DEFAULT_REMOTE_TIMEOUT, metavar="SECONDS",
                    help=f"an http(s):// input whose server sends no byte for this long fails its task, naming the URL "
-                        f"and the stall (default: {DEFAULT_REMOTE_TIMEOUT:g}; 0: no limit; no limit on a whole file)")
+                        f"and the stall (default: {DEFAULT_REMOTE_TIMEOUT:g}; 0: no limit; no limit on a whole file); "
+                        f"an s3:// one's after about as long, retries included, unless --storage-options' "
+                        f"config_kwargs set read_timeout, connect_timeout or retries")
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local: worker processes on this machine (default); slurm: an array job (needs --partition); "
                         "ray: tasks on a Ray cluster (--ray-address; default: a local Ray for the run)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 
 from ..io.read_limits import MAX_DOCUMENT_BYTES
@@ -89,10 +90,11 @@ def file_name_hint(text: str) -> str | None:
         return None
     if not (os.path.isfile(name) or name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES + TEXT_SUFFIXES)):
         return None
-    clean = f"`plexity clean {name} --output-dir DIR` cleans it"
+    clean = f"`plexity clean {shlex.quote(name)} --output-dir DIR` cleans it"
     if name.lower().endswith(WARC_SUFFIXES + HTML_SUFFIXES) or name.lower().endswith(".gz"):
         return f"{name!r} is scored as the words it is, not as a file: {clean}"
-    return (f"{name!r} is scored as the words it is, not as a file: `plexity score - < {name}` scores its text, "
+    return (f"{name!r} is scored as the words it is, not as a file: `plexity score - < {shlex.quote(name)}` scores "
+            f"its text, "
             f"{clean}")
 
 

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import errno
 import ipaddress
+import shlex
 import signal
 import socket
 import sys
@@ -59,7 +60,8 @@ class _OneModel(argparse.Action):
         if sep and language.strip() and model.strip() and not Path(value).exists():
             parser.error(f"argument {option_string}: {value!r} is a language map entry (LANG=MODEL), which "
                          f"plexity clean and plexity run take; plexity serve scores with one model: name it "
-                         f"(e.g. --model {model.strip()}), and a request can name any that `plexity models` lists")
+                         f"(e.g. --model {shlex.quote(model.strip())}), and a request can name any that `plexity "
+                         f"models` lists")
         setattr(namespace, self.dest, value)
 
 
@@ -161,7 +163,8 @@ def _serve(args: argparse.Namespace, sock: socket.socket) -> int:
     default = resolve(args.model)
     if default.threshold is None:  # (the page and every request without "threshold" would answer an error)
         print(f"plexity serve: warning: model '{default.name}' has no default threshold: every request without "
-              f"\"threshold\", the page's first included, gets an error; `plexity calibrate --model {default.name} "
+              f"\"threshold\", the page's first included, gets an error; `plexity calibrate --model "
+              f"{shlex.quote(default.name)} "
               f"CLEAN_TEXT --write` gives it one", file=sys.stderr)
     if not loopback:
         names = ", ".join(args.allowed_host) if args.allowed_host else \

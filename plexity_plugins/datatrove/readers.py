@@ -20,7 +20,8 @@ from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
-from .remote_files import DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, open_http_input, open_s3_input, s3_problem
+from .remote_files import (DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, open_http_input, open_s3_input, s3_bounded,
+                           s3_problem)
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -159,9 +160,11 @@ class WarcHtmlReader(BaseDiskReader):
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
             (``skipped_undecodable``); default 30, the extraction time limit's; 0: no limit
         remote_timeout: for a file read over HTTP(S), seconds the server may send no byte (default 60; 0 or
-            None: no limit): past it the task fails naming the URL, the byte and the stall.  There is no limit on
-            a whole file's time (a slow server is read to the end), and a server that does not answer ranges is
-            read as well (one stream; `plexity_plugins.datatrove.remote_files`)
+            None: no limit): past it the task fails naming the URL, the byte and the stall.  Over S3 (a URL or a
+            (URL, options) pair) about as long, with s3fs's and botocore's retries, unless the options'
+            ``config_kwargs`` set read_timeout, connect_timeout or retries (`remote_files.s3_options`).  There is no
+            limit on a whole file's time (a slow server is read to the end), and a server that does not answer
+            ranges is read as well (one stream; `plexity_plugins.datatrove.remote_files`)
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
@@ -201,14 +204,16 @@ class WarcHtmlReader(BaseDiskReader):
         # (datatrove's WarcReader's argument, in its place: a pipeline changing one reader for the other, with
         # compression="infer" or "gzip" written out, stopped with "unexpected keyword argument 'compression'")
         check_compression(compression)
-        # (absolute: a worker started in another folder reads the files the driver's folder meant)
-        super().__init__(anchored(data_folder), anchored(paths_file), limit, skip, file_progress, doc_progress, adapter,
-                         text_key, id_key, default_metadata, recursive, glob_pattern, shuffle_files)
-        self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         is_seconds = isinstance(remote_timeout, (int, float)) and not isinstance(remote_timeout, bool)
         if remote_timeout is not None and (not is_seconds or not remote_timeout >= 0):
             raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
         self.remote_timeout = remote_timeout or None
+        # (absolute: a worker started in another folder reads the files the driver's folder meant; an S3 one's
+        # stalled server bounded by remote_timeout)
+        super().__init__(s3_bounded(anchored(data_folder), self.remote_timeout), anchored(paths_file), limit, skip,
+                         file_progress, doc_progress, adapter, text_key, id_key, default_metadata, recursive,
+                         glob_pattern, shuffle_files)
+        self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)

@@ -60,6 +60,47 @@ def is_s3(fs) -> bool:
     return bool({"s3", "s3a"} & set(protocol))
 
 
+# botocore's tries of an S3 request (one retry: a transient 500 or 503), each of them tried again by s3fs
+# (`S3FileSystem.retries`, 5) after a timeout or a lost connection
+_S3_BOTOCORE_TRIES = 2
+_S3_TIMING = ("read_timeout", "connect_timeout", "retries")
+
+
+def s3_options(options: dict | None, timeout: float | None) -> dict | None:
+    """`options` of an S3 filesystem (--storage-options) with a stalled server bounded by `timeout` (the reader's
+    ``remote_timeout``, plexity run --remote-timeout): each try of a request waits `timeout` / (s3fs's tries x
+    botocore's) for a byte, so that all of them end in about `timeout` (plus s3fs's and botocore's pauses between
+    tries, ~3 s).  (s3fs's read_timeout of 15 s, tried 5 times by botocore and 5 times by s3fs, held a task ~7
+    minutes per request.)  Unchanged where `timeout` is none or the user's ``config_kwargs`` set any of
+    read_timeout, connect_timeout and retries: theirs then."""
+    config = dict((options or {}).get("config_kwargs") or {})
+    if not timeout or set(_S3_TIMING) & set(config):
+        return options
+    try:
+        from s3fs import S3FileSystem
+    except ImportError:  # (no s3fs: the input is not read from S3 here)
+        return options
+    per_try = timeout / (max(1, int(S3FileSystem.retries)) * _S3_BOTOCORE_TRIES)
+    config.update(read_timeout=per_try, connect_timeout=per_try,
+                  retries={"mode": "standard", "total_max_attempts": _S3_BOTOCORE_TRIES})
+    return {**(options or {}), "config_kwargs": config}
+
+
+def s3_bounded(data_folder, timeout: float | None):
+    """A reader's `data_folder` (a URL, or a (URL, options) pair) of S3 with `s3_options`; another unchanged (a
+    DataFolder, a filesystem given: the user's, as built)."""
+    if isinstance(data_folder, str):
+        url, options = data_folder, None
+    elif isinstance(data_folder, tuple) and len(data_folder) == 2 and isinstance(data_folder[1], (dict, type(None))):
+        url, options = data_folder
+    else:
+        return data_folder
+    if not isinstance(url, str) or not url.lower().startswith(("s3://", "s3a://")):
+        return data_folder
+    bounded = s3_options(options, timeout)
+    return (url, bounded) if bounded else data_folder
+
+
 _S3_CREDENTIALS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or --storage-options' key and secret"
 _S3_ENDPOINT = "AWS_ENDPOINT_URL, or --storage-options' client_kwargs.endpoint_url"
 
@@ -119,6 +160,8 @@ def open_s3_input(fs, path: str, url: str):
     not there (counted, named, by the reader); every other failure a `ReadError` naming `url` (the task fails and a
     re-run reads the file again; a refusal counted as an unreadable file was a file lost to the run)."""
     try:
+        # (not open(size=...) with the size the task's check just had, which would save s3fs's HEAD: s3fs then reads
+        # without the ETag's If-Match, and an object rewritten at the same size mid-read was read on, mixed)
         return S3Input(fs.open(path, "rb", compression=None), url)
     except FileNotFoundError:
         raise

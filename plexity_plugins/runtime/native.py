@@ -37,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import shlex
 import unicodedata
 
 try:
@@ -64,7 +65,8 @@ def _stale() -> str | None:
         return None
     return (f"plexity_plugins' compiled extension ({_native.__file__}) was built from other sources than "
             f"{native_dir} holds now (a pull or an edit since it was built): rebuild it with `bash "
-            f"{native_dir.parent / 'scripts' / 'setup.sh'}` (or `pip install -e {native_dir.parent}`), or set "
+            f"{shlex.quote(str(native_dir.parent / 'scripts' / 'setup.sh'))}` (or `pip install -e "
+            f"{shlex.quote(str(native_dir.parent))}`), or set "
             f"PLEXITY_PURE_PYTHON=1 to run the Python reference (the same results, slower)")
 
 

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import shlex
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -258,7 +259,8 @@ def _from_directory(directory: Path) -> ModelInfo:
             if link.is_symlink():
                 raise ModelError(f"{link} links to {os.readlink(link)}, which is not there any more (a model "
                                  f"imported without --copy links its KenLM file): put the file back, or import "
-                                 f"it again with `plexity models import {directory.name} --kenlm FILE ... --force`")
+                                 f"it again with `plexity models import {shlex.quote(directory.name)} --kenlm FILE ... "
+                                 f"--force`")
         raise ModelError(f"{directory} holds no model file (expected one of {', '.join(MODEL_FILES)})")
     json_path = directory / "model.json"
     if not json_path.is_file():  # (its KenLM file as one given alone: not a model, or how to import it)
@@ -304,7 +306,7 @@ def bare_kenlm_message(path: Path) -> str:
     return (
         f"{path} is a bare KenLM file: nothing says how its training text was tokenised, and scored "
         f"with the wrong tokenizer nearly every token is <unk> and its perplexities are meaningless. "
-        f"Import it once, declaring its tokenizer: `plexity models import NAME --kenlm {path} "
+        f"Import it once, declaring its tokenizer: `plexity models import NAME --kenlm {shlex.quote(str(path))} "
         f"--tokenizer ccnet --sp-model xx.sp.model --language xx` for a CCNet / edugp model (its "
         f".sp.model lies beside the .arpa.bin), or `--tokenizer {TOKENIZER_VERSION}` for a model "
         f"built from this package's tokenised text; then use --model NAME."

@@ -40,6 +40,7 @@ import codecs
 import math
 import numbers
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -364,7 +365,7 @@ class PerplexityScorer:
             raise ModelError(
                 f"model '{self.info.name}' has no default threshold in its metadata: give a threshold "
                 f"(threshold=..., --threshold, PLEXITY_THRESHOLD), or calibrate it on clean text with "
-                f"`plexity calibrate --model {self.info.name} CLEAN_TEXT --write`"
+                f"`plexity calibrate --model {shlex.quote(self.info.name)} CLEAN_TEXT --write`"
             )
         return float(value)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,9 +84,10 @@ class ImportResult:
                      f"document_threshold {self.info.document_threshold}")
         if self.info.threshold is None:
             lines.append(f"  no threshold yet: give one when cleaning (--threshold), or set it from clean text with "
-                         f"`plexity calibrate --model {model_argument(self.directory, self.info.name)} CLEAN_TEXT "
+                         f"`plexity calibrate --model {shlex.quote(model_argument(self.directory, self.info.name))} "
+                         f"CLEAN_TEXT "
                          f"--write`")
-        lines.append(f"  use it with --model {model_argument(self.directory, self.info.name)}")
+        lines.append(f"  use it with --model {shlex.quote(model_argument(self.directory, self.info.name))}")
         return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import shlex
 import statistics
 import zlib
 from dataclasses import dataclass
@@ -259,7 +260,8 @@ def metadata_path(info: ModelInfo) -> Path:
                          f"when cleaning")
     if not os.access(metadata.parent, os.W_OK | os.X_OK):  # (a shared model folder of someone else's)
         raise ModelError(f"--write stores the thresholds in {metadata}, whose folder this user may not write: "
-                         f"calibrate a copy of the model (cp -r {metadata.parent} DIR, then --model DIR), or pass "
+                         f"calibrate a copy of the model (cp -r {shlex.quote(str(metadata.parent))} DIR, then --model "
+                         f"DIR), or pass "
                          f"--threshold when cleaning")
     return metadata
 

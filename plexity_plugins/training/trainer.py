@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 import numbers
 import resource
+import shlex
 import shutil
 import sys
 import time
@@ -59,6 +60,7 @@ def paper_config(name: str, corpus: str | None, order: int | None) -> tuple[str,
             raise TrainError(f"'{name}' is the paper's order-{spec['order']} model: --order {order} contradicts "
                              f"it (choose another --name)")
         return spec["corpus"], spec["order"]
+    check_model_name(name)  # (first: the example below would print it, and the name alone may be what is wrong)
     missing = [option for option, value in (("--corpus", corpus), ("--order", order)) if not value]
     if missing:  # (name the one not given: "--corpus and --order" after --corpus text read as a contradiction)
         needed = " and ".join(missing) + (" are" if len(missing) > 1 else " is")
@@ -89,8 +91,9 @@ def check_model_name(name: str) -> None:
     printable line, no path, not hidden, not too long for a folder's name.  (A name holding a line break or an ESC
     was installed as a folder of that name, the summary's lines broken or the terminal's state changed by it; a name
     of 300 letters was "[Errno 36] File name too long: '.../plexity_plugins/data/xxx...'".)"""
-    if (not name or name.startswith(".") or any(c in name for c in "/\\") or name.strip() != name
-            or not name.isprintable()):
+    # (a space, a quote, '=' or '$' in a name broke every hint printing `--model NAME` and every command typing it:
+    # `--model a=b` is a language map)
+    if not name or name.startswith(".") or not all(c.isalnum() or c in "-_." for c in name):
         raise TrainError(f"invalid model name '{printable(name)}': use letters, digits, '-', '_' or '.'")
     if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
         raise TrainError(f"model name of {len(name.encode('utf-8', 'surrogateescape'))} bytes: a name is "
@@ -146,7 +149,7 @@ class TrainResult:
             f"vocabulary {self.vocab_size:,}",
             f"  model: {self.model_bytes / 1e6:.1f} MB; default threshold {threshold}",
             f"  time: {self.seconds:.1f}s ({steps})",
-            f"  use it with --model {model_argument(self.directory, self.info.name)}",
+            f"  use it with --model {shlex.quote(model_argument(self.directory, self.info.name))}",
         ])
 
 
@@ -451,7 +454,7 @@ class ModelTrainer:
             info.threshold = info.threshold_extracted = None
             info.threshold_procedure = (
                 f"none: only {sentences} held-out sentence(s) (corpus too small or --holdout-every 0); "
-                f"set one with `plexity calibrate --model {self.name} CLEAN_TEXT --write`")
+                f"set one with `plexity calibrate --model {shlex.quote(self.name)} CLEAN_TEXT --write`")
             logger.warning("model %s has no default threshold: %s", self.name, info.threshold_procedure)
             return
         # Score every k-th held-out sentence: a bounded, evenly spread sample.
