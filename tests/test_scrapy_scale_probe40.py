@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 from scrapy.exceptions import DropItem
@@ -57,3 +58,17 @@ def test_a_page_of_text_is_not_taken_for_binary_data(pipeline):
             asyncio.run(pipeline.process_item(_served_as_html(body, 1)))
         except DropItem as drop:
             assert "input_not_text" not in str(drop)
+
+
+def test_the_web_api_refuses_a_binary_file_a_client_decoded_and_posted_as_text():
+    """The same rule in `plexity serve` (`refuse_binary`, one rule with the pipeline's): a PNG a client read as
+    text and posted was judged by its UTF-8, the signature ``\\ufffdPNG`` unknown, and scored as sentences."""
+    from web_server import post, start_server, stop_server
+
+    body = b"\x89PNG\r\n\x1a\n" + bytes(random.Random(5).getrandbits(8) for _ in range(20000))
+    process, url = start_server([], env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    try:
+        status, data, _ = post(url, {"text": body.decode("utf-8", "replace"), "format": "html"})
+    finally:
+        stop_server(process)
+    assert status == 422 and data["error"].startswith('"text" is not text or HTML: its bytes are PNG'), data
