@@ -108,6 +108,31 @@ def binary_kind(head: bytes) -> str | None:
     return None
 
 
+# Signatures as a text decoded with replacement shows them (Scrapy's response.text of a PNG served as text/html:
+# "\ufffdPNG\r\n\x1a\n"), those with enough ASCII left to tell (not JPEG's, all U+FFFD)
+_DECODED_SIGNATURES = tuple((decoded, kind) for decoded, kind in ((signature.decode("utf-8", "replace"), kind)
+                                                                  for signature, kind in _SIGNATURES)
+                            if sum(char < "\x80" for char in decoded) >= 2)
+_BINARY_CHARS = dict.fromkeys(_BINARY_BYTES)  # (str.translate: deleted)
+
+
+def text_binary_kind(text: str) -> str | None:
+    """`binary_kind` of a page already decoded (Scrapy's ``response.text``), by its characters: a byte no charset
+    read is one U+FFFD there, so its signature (``\ufffdPNG``) and its share of control codes are judged as they
+    are.  Its UTF-8 (each U+FFFD three bytes) hid both: one binary page in twenty, decoded, passed as text and its
+    garbage was kept as sentences."""
+    head = text[:1024]
+    for signature, kind in _DECODED_SIGNATURES:
+        if head.startswith(signature):
+            return kind
+    kind = binary_kind(head.encode("utf-8", "surrogatepass"))
+    if kind is not None or not head or _HTML_START.match(head.encode("utf-8", "surrogatepass")):
+        return kind
+    if len(head.translate(_BINARY_CHARS)) < len(head) * (1 - _BINARY_SHARE):
+        return "binary data (NUL and control bytes)"
+    return None
+
+
 def _wide_text(head: bytes) -> bool:
     """UTF-16 or UTF-32 text: a byte order mark, or NULs in every other (every fourth) byte."""
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):

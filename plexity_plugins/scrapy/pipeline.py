@@ -25,7 +25,7 @@ from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extract
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                       environment_message, is_disk_full, path_error_message, printable)
 from ..cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
-from ..io.payload_sniffing import binary_kind, has_markup, looks_like_html
+from ..io.payload_sniffing import binary_kind, has_markup, looks_like_html, text_binary_kind
 from ..io.read_limits import MAX_DOCUMENT_BYTES
 from ..io.read_outcomes import TOO_LARGE
 from ..runtime.sizes import parse_memory, parse_size
@@ -441,7 +441,7 @@ class PerplexityFilterPipeline:
                     else type(value).__name__)
             self._drop(source, "input_not_text",
                        f"field {self.input_field!r} holds {held}, not str or bytes{_what_to_give(value)}")
-        kind = binary_kind(value[:4096] if isinstance(value, bytes) else value[:1024].encode("utf-8", "replace"))
+        kind = binary_kind(value[:4096]) if isinstance(value, bytes) else text_binary_kind(value)
         if kind is not None:  # a PDF, an image, an archive (a gzip file downloaded as is) ...: never text
             self._drop(source, "input_not_text", f"field {self.input_field!r} holds {kind}, not text")
         if len(value) > self.max_document_bytes:  # (characters of a str: at least as many bytes)

@@ -69,7 +69,7 @@ from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
-from ..io.payload_sniffing import binary_kind
+from ..io.payload_sniffing import binary_kind, text_binary_kind
 from ..runtime.memory import return_freed_memory
 from ..scoring.models import ALIASES as MODEL_ALIASES, DEFAULT_MODEL, list_models, resolve, sp_model_path
 from ..scoring.scorer import PerplexityScorer, sanitize
@@ -570,7 +570,7 @@ def refuse_binary(data: bytes | str, what: str) -> None:
     control codes (`io.payload_sniffing.binary_kind`, the test by which `plexity clean` skips such a file
     as ``not_html``/``not_text``), instead of scoring its bytes as sentences."""
     head = data[:SNIFF_CHARS]
-    kind = binary_kind(head.encode("utf-8", "surrogatepass") if isinstance(head, str) else head)
+    kind = text_binary_kind(head) if isinstance(head, str) else binary_kind(head)  # (a str: as decoded)
     if kind is not None:
         raise ApiError(422, f"{what} is not text or HTML: its bytes are {kind} (plexity reads HTML and plain "
                             f"text; plexity clean skips such a file as not_html)")

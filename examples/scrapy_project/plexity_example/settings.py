@@ -35,7 +35,7 @@ PLEXITY_EXTRACTOR = "tags"
 # PLEXITY_MIN_KEPT_FRACTION = 0.0   # items keeping a smaller share of their text are dropped
 # PLEXITY_OTHER_LANGUAGES = "keep"  # or "drop": pages in another language than the model's
 # PLEXITY_LANGUAGE_CHECK = True     # pages in another language pass through unfiltered
-# PLEXITY_THREADS = 1               # worker threads for extraction and scoring
+# PLEXITY_THREADS = 1               # worker threads for extraction and scoring (2 on 2+ cores: faster)
 # PLEXITY_DROPPED_FILE = None       # e.g. "plexity-dropped.jsonl": every dropped sentence/item
 
 # Writes the crawl's stats (plexity/* included) as JSON when the crawl ends, if set.
