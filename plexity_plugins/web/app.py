@@ -181,7 +181,8 @@ class JSONTrustedHostMiddleware(TrustedHostMiddleware):
         if refused:
             host = Headers(scope=scope).get("host")
             await error_response(400, f"invalid Host header {host!r}: not a name this server answers to "
-                                      f"(start it with --allowed-host to add one)")(scope, receive, send)
+                                      f"(start it with --allowed-host NAME, once for each name it is reached by: the names "
+                                      f"given replace the defaults)")(scope, receive, send)
 
 
 _ABSOLUTE_FORM = re.compile(r"(?i)https?://([^/?#]*)(.*)", re.S)
