@@ -41,13 +41,13 @@ def _gzip_member_decompressors():
     return lambda: isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
-def _record_loader():
+def _record_loader(arc: bool = False):
     """warcio's record loader, parsing a record's HTTP block by what the record is, not by how its
     URI is spelled: warcio parses it only when WARC-Target-URI starts with ``http:`` or ``https:``,
     so a response for ``HTTP://EX.COM/x`` or ``example.com/x`` kept its HTTP headers in its
     payload.  Here a request, response or revisit record's block is HTTP when its Content-Type
     says ``application/http``, or its URI's scheme (in any case) is http or https.  (The URI
-    itself is only ever metadata.)"""
+    itself is only ever metadata.)  `arc`: an ARC file's records converted to WARC's (ArchiveIterator's arc2warc)."""
     from warcio.recordloader import ArcWarcRecordLoader
 
     class RecordLoader(ArcWarcRecordLoader):
@@ -114,7 +114,7 @@ def _record_loader():
                     "the file ends in its HTTP headers: the rest of its block is missing"
             return headers
 
-    return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
+    return RecordLoader(verify_http=False, arc2warc=arc)  # (ArchiveIterator's own settings)
 
 
 _GAP_BLOCK = 1 << 14
@@ -172,12 +172,13 @@ def _member_continues_record(iterator, record_open: bool) -> bool:
     return False
 
 
-def _archive_iterator(fileobj):
+def _archive_iterator(fileobj, arc: bool = False):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
     where warcio itself stops silently, and where the record being read starts
     (`damage_offset`); a .warc.gz gzipped as one member read whole (warcio's iterator stops
     there with an error meant for replay tools); its gzip members inflated by
-    `_gzip_member_decompressors` (inflating is most of the time spent reading a .warc.gz)."""
+    `_gzip_member_decompressors` (inflating is most of the time spent reading a .warc.gz).  `arc`: the file is an
+    ARC (WARC's predecessor, `input_files.looks_like_arc`), its records read as warcio converts them to WARC's."""
     from warcio.archiveiterator import ArchiveIterator
 
     class CheckedArchiveIterator(ArchiveIterator):
@@ -218,8 +219,8 @@ def _archive_iterator(fileobj):
             """Where the record being read starts: its gzip member's first byte, or its first line."""
             return self.record_start
 
-    iterator = CheckedArchiveIterator(fileobj)
-    iterator.loader = _record_loader()
+    iterator = CheckedArchiveIterator(fileobj, arc2warc=arc)
+    iterator.loader = _record_loader(arc)
     reader = iterator.reader
     iterator.member_start = iterator.previous_member_start = iterator.record_start = iterator.offset
     # warcio makes a decompressor per gzip member from its class-wide table: this reader's own
