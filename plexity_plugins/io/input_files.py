@@ -81,8 +81,8 @@ def looks_like_arc(head: bytes) -> bool:
 
 _MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
           (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"), (b"BZh", "a bzip2 file"),
-          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"), (b"filedesc://", "an ARC file (WARC's "
-          "predecessor, which plexity does not read)"))
+          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"),
+          (b"filedesc://", "an ARC file (WARC's predecessor)"))
 
 
 def what_file_is(head: bytes) -> str:
