@@ -1,0 +1,107 @@
+"""ARC files (WARC's predecessor: Common Crawl's 2008-2012 crawls, the Internet Archive's older collections), written
+here by hand in the ARC v1 format (a filedesc:// record, then `URL IP date Content-type length` lines each followed by
+the HTTP response; one gzip member per record in a .arc.gz).  Before: `plexity clean crawl/` skipped each as
+unknown_file_type and failed, `plexity run crawl/` said "no WARC files match **/*.warc*", WarcHtmlReader read
+nothing, and a .arc read by WarcFile was "not a WARC file: an ARC file ... which plexity does not read"."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from plexity_plugins.io.warc_files import WarcFile
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample.warc.gz"
+PLEXITY = [sys.executable, "-m", "plexity_plugins"]
+PAGE = b"<html><body>" + b"".join(b"<p>The council voted on the new budget for the roads and the libraries of the "
+                                  b"town, item %d.</p>" % i for i in range(20)) + b"</body></html>"
+
+
+def _record(url: str, content_type: str, body: bytes) -> bytes:
+    http = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    return f"{url} 192.0.2.1 20080512093000 {content_type} {len(http)}\n".encode() + http + b"\n"
+
+
+def _records(name: str) -> list[bytes]:
+    block = b"1 0 Archive\nURL IP-address Archive-date Content-type Archive-length\n"
+    filedesc = f"filedesc://{name} 0.0.0.0 20080512093000 text/plain {len(block)}\n".encode() + block + b"\n"
+    return [filedesc, _record("http://example.com/council", "text/html", PAGE),
+            _record("http://example.com/logo.png", "image/png", b"\x89PNG\r\n\x1a\n" + bytes(64))]
+
+
+def write_arc(path: Path) -> Path:
+    """An ARC file of a page and an image: uncompressed (.arc) or one gzip member per record (.arc.gz)."""
+    records = _records(path.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(map(gzip.compress, records)) if path.name.endswith(".gz") else b"".join(records))
+    return path
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(PLEXITY + list(args), capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(cwd)})
+
+
+def test_warc_file_reads_an_arc_and_an_arc_gz_as_responses(tmp_path):
+    """Before: 0 records, problem not_a_warc ("an ARC file ... which plexity does not read")."""
+    for name in ("crawl.arc", "crawl.arc.gz"):
+        with open(write_arc(tmp_path / name), "rb") as f:
+            warc = WarcFile(f, name=name)
+            read = [(r.uri, r.skip, r.payload) for r in warc]
+        assert warc.problem is None, (name, warc.problem_detail)
+        assert [(uri, skip) for uri, skip, _ in read] == [
+            ("", "not_response"), ("http://example.com/council", None), ("http://example.com/logo.png", "not_html")]
+        assert read[1][2] == PAGE
+
+
+def test_an_arc_cut_short_is_named_truncated_not_read_as_whole(tmp_path):
+    arc = write_arc(tmp_path / "crawl.arc")
+    arc.write_bytes(arc.read_bytes()[:1000])
+    with open(arc, "rb") as f:
+        warc = WarcFile(f, name=str(arc))
+        skips = [r.skip for r in warc]
+    assert skips == ["not_response", "truncated"] and warc.problem == "truncated"
+
+
+def test_plexity_clean_writes_a_cleaned_warc_of_each_arc(tmp_path):
+    """Before: "skipped crawl/a.arc: unknown_file_type", "no input could be read", exit 1."""
+    write_arc(tmp_path / "crawl" / "a.arc")
+    write_arc(tmp_path / "crawl" / "b.arc.gz")
+    done = _run("clean", "crawl", "-o", "out", "--extractor", "tags", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert (stats["files"], stats["records"], stats["documents"]) == (2, 6, 2)
+    assert stats["copied_reasons"] == {"not_response": 2, "not_html": 2}
+    for name in ("a.warc", "b.warc.gz"):  # (WARC files, named so: an ARC's records written as WARC records)
+        with open(tmp_path / "out" / name, "rb") as f:
+            records = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(f)]
+        assert records == [("warcinfo", None), ("response", "http://example.com/council"),
+                           ("response", "http://example.com/logo.png")]
+    assert not list((tmp_path / "out").glob("*.arc*"))
+
+
+def test_plexity_run_reads_the_arc_files_of_a_folder_beside_its_warcs(tmp_path):
+    """Before: the .arc.gz files were not listed (only **/*.warc*): 1 input file read, the ARCs left out unsaid."""
+    write_arc(tmp_path / "crawl" / "old" / "a.arc.gz")
+    (tmp_path / "crawl" / "sample.warc.gz").write_bytes(SAMPLE.read_bytes())
+    (tmp_path / "crawl" / "search.html").write_text("<p>not a crawl file</p>")
+    done = _run("run", "crawl", "-o", "out", "--extractor", "tags", "--workers", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reader = json.loads((tmp_path / "out" / "logs" / "stats.json").read_text())[0]["stats"]
+    assert reader["input_files"]["total"] == 2 and reader["records"]["total"] == 27 + 3
+    assert "corrupt_files" not in reader
+
+
+def test_warc_html_reader_finds_arc_files_by_default(tmp_path):
+    from plexity_plugins.datatrove.readers import WarcHtmlReader
+
+    write_arc(tmp_path / "crawl" / "a.arc")
+    write_arc(tmp_path / "crawl" / "b.arc.gz")
+    docs = list(WarcHtmlReader(str(tmp_path / "crawl")).run(None, rank=0, world_size=1))
+    assert [doc.metadata["url"] for doc in docs] == ["http://example.com/council"] * 2
