@@ -105,3 +105,14 @@ def test_warc_html_reader_finds_arc_files_by_default(tmp_path):
     write_arc(tmp_path / "crawl" / "b.arc.gz")
     docs = list(WarcHtmlReader(str(tmp_path / "crawl")).run(None, rank=0, world_size=1))
     assert [doc.metadata["url"] for doc in docs] == ["http://example.com/council"] * 2
+
+
+def test_an_arc_of_no_readable_record_is_named_an_arc(tmp_path):
+    """Before: "not a WARC file: an ARC file (WARC's predecessor, which plexity does not read)"; a file that starts as
+    an ARC does is read as one now, and one whose header line warcio cannot parse says so."""
+    bad = tmp_path / "bad.arc"
+    bad.write_bytes(b"filedesc://bad.arc 1 2\nhello\n")
+    with open(bad, "rb") as f:
+        warc = WarcFile(f, name=str(bad))
+        assert list(warc) == []
+    assert warc.problem == "not_a_warc" and warc.problem_detail.startswith("an ARC file with no readable record (")

@@ -443,6 +443,8 @@ class WarcFile:
 
     def _not_a_warc(self, why: str) -> str:
         """"not a WARC file: " and what the file is, by its first bytes (else what warcio said)."""
+        if self.arc:  # (its filedesc:// line, and no record warcio could read after it)
+            return f"an ARC file with no readable record ({why})"
         if self._head is not None and not looks_like_warc(self._head):
             return f"not a WARC file: {what_file_is(self._head)}"
         return f"not a WARC file ({why})"
