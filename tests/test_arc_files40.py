@@ -116,3 +116,21 @@ def test_an_arc_of_no_readable_record_is_named_an_arc(tmp_path):
         warc = WarcFile(f, name=str(bad))
         assert list(warc) == []
     assert warc.problem == "not_a_warc" and warc.problem_detail.startswith("an ARC file with no readable record (")
+
+
+def test_an_arc_v2_records_url_and_date_are_its_own(tmp_path):
+    """ARC v2 (the Internet Archive's Alexa-era files: ten fields a header line).  Before (warcio parses v1's five
+    from the right): its URI "http://example.com/council%20192.0.2.1%2020080512093000%20text/html%20200%20-", its
+    date 1900-12-31T23:59:59Z."""
+    block = b"2 0 Alexa\nURL IP-address Archive-date Content-type Result-code Checksum Location Offset Filename " \
+            b"Archive-length\n"
+    http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + PAGE
+    arc = tmp_path / "v2.arc.gz"
+    arc.write_bytes(gzip.compress(b"filedesc://v2.arc 0.0.0.0 20080512093000 text/plain 200 - - 0 v2.arc %d\n%s\n"
+                                  % (len(block), block))
+                    + gzip.compress(b"http://example.com/council 192.0.2.1 20080512093000 text/html 200 - - 0 "
+                                    b"v2.arc %d\n%s\n" % (len(http), http)))
+    with open(arc, "rb") as f:
+        warc = WarcFile(f, name=str(arc))
+        read = [(r.uri, r.date, r.payload) for r in warc][1]
+    assert warc.problem is None and read == ("http://example.com/council", "2008-05-12T09:30:00Z", PAGE)
