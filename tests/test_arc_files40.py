@@ -134,3 +134,18 @@ def test_an_arc_v2_records_url_and_date_are_its_own(tmp_path):
         warc = WarcFile(f, name=str(arc))
         read = [(r.uri, r.date, r.payload) for r in warc][1]
     assert warc.problem is None and read == ("http://example.com/council", "2008-05-12T09:30:00Z", PAGE)
+
+
+def test_an_arc_gz_damaged_in_one_member_reads_on_at_the_next_record(tmp_path):
+    """Before: the records after the damaged member were lost ("no whole record after it: the file's last 1,474
+    bytes ... read no further"): resynchronising looked for gzip members that inflate to a WARC line only."""
+    members = [gzip.compress(r) for r in _records("d.arc") + [_record(f"http://example.com/p{i}", "text/html", PAGE)
+                                                               for i in range(3)]]
+    members[2] = members[2][:30] + b"X" * 30 + members[2][60:]  # (the image's member: its deflate data overwritten)
+    arc = tmp_path / "d.arc.gz"
+    arc.write_bytes(b"".join(members))
+    with open(arc, "rb") as f:
+        warc = WarcFile(f, name=str(arc))
+        uris = [r.uri for r in warc if r.payload]
+    assert uris == ["http://example.com/council"] + [f"http://example.com/p{i}" for i in range(3)]
+    assert warc.problem == "corrupt" and "resumed at byte" in warc.problem_detail and warc.records_recovered == 3

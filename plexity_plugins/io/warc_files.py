@@ -243,6 +243,9 @@ class WarcFile:
             return
         # an ARC file (``filedesc://`` first): its records read as warcio converts them (a response record each)
         self.arc = self._head is not None and looks_like_arc(self._head)
+        if self.arc:  # (a .arc.gz resynchronises at the next member that inflates to an ARC header line; a .arc
+            # is not resynchronised: its header lines are not told from a page's lines)
+            gzipped = self._head.startswith(b"\x1f\x8b") or None
         resumed = False
         self._gzip_resumed_at, self._plain_then_gzip = -1, None  # (`_gzip_after_plain`)
         while True:
@@ -261,9 +264,9 @@ class WarcFile:
             after = damage if self._last is None else min(damage, self._last)
             problem, detail = self._damage
             try:
-                resume = next_record_start(self.fileobj, after, gzipped) if start is not None else None
+                resume = next_record_start(self.fileobj, after, gzipped, self.arc) if start is not None else None
                 if resume is not None and resume == damage:  # the record that failed: the one after it
-                    resume = next_record_start(self.fileobj, damage, gzipped)
+                    resume = next_record_start(self.fileobj, damage, gzipped, self.arc)
             except ResyncGaveUp as exc:
                 self._stop(CORRUPT_FILE, f"damaged after record {self.records}; {exc}")
                 return
