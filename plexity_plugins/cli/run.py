@@ -628,7 +628,7 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
                           f"plexity clean {shlex.quote(str(folder))} --output-dir DIR cleans HTML and text files)")
-    if "://" in folder and pattern == WARC_GLOB:  # (a local folder's ARC files are found by `warc_glob`: not a remote's)
+    if "://" in folder and pattern == WARC_GLOB:  # (a remote folder is not walked for ARCs)
         return (message + f": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them "
                           f"(ARC files, .arc.gz, by theirs: '{folder.rstrip('/')}/*.arc.gz')")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
