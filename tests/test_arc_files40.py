@@ -196,3 +196,13 @@ def test_a_remote_folder_of_arc_files_is_told_their_glob_which_reads_them(tmp_pa
     reader = json.loads((tmp_path / "out2" / "logs" / "stats.json").read_text())[0]["stats"]
     records = reader["records"]  # (one task: a number, or datatrove's summary of it)
     assert (records["total"] if isinstance(records, dict) else records) == 3
+
+
+def test_an_arc_and_a_warc_of_one_name_are_refused_naming_the_arc(tmp_path):
+    """crawl/b.arc.gz and crawl/b.warc.gz both clean to b.warc.gz.  Before the message was "give their common parent
+    directory as the input instead", which they were."""
+    write_arc(tmp_path / "crawl" / "b.arc.gz")
+    (tmp_path / "crawl" / "b.warc.gz").write_bytes(SAMPLE.read_bytes())
+    done = _run("clean", "crawl", "-o", "out", "--extractor", "tags", "-q", cwd=tmp_path)
+    assert done.returncode == 2 and "(an ARC file's output is a WARC): rename crawl/b.arc.gz" in done.stderr
+    assert not (tmp_path / "out").exists()

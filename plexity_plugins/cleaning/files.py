@@ -242,6 +242,10 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
             if target in targets:
                 if _resolved(targets[target]) == _resolved(f.path):  # named twice (a glob and a name): once
                     continue
+                arc = next((p for p in (targets[target], f.path) if p.name.lower().endswith(ARC_SUFFIXES)), None)
+                if arc is not None:  # (a cleaned ARC is a WARC, named so: beside a WARC of its name)
+                    raise ValueError(f"{targets[target]} and {f.path} would both be written to {target} (an ARC "
+                                     f"file's output is a WARC): rename {arc} (or clean it into another --output-dir)")
                 raise ValueError(f"{targets[target]} and {f.path} would both be written to {target}: "
                                  f"give their common parent directory as the input instead")
             targets[target] = f.path
