@@ -376,7 +376,7 @@ def test_plexity_clean_of_an_empty_folder_says_what_it_cleans(tmp_path):
     result = plexity("clean", tmp_path / "crawl", "-o", tmp_path / "out")
     assert result.returncode == 2
     assert error_line(result) == (f"plexity clean: error: no file to clean: {tmp_path / 'crawl'} holds none: give "
-                                  f".txt, .text, .html, .htm, .warc or .warc.wet files (or .gz), .xhtml, .xht or "
+                                  f".txt, .text, .html, .htm, .warc, .warc.wet or .arc files (or .gz), .xhtml, .xht or "
                                   f".shtml pages, or folders holding them")
     assert not (tmp_path / "out").exists()
 

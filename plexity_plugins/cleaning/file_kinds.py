@@ -10,7 +10,9 @@ from pathlib import Path
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml", ".xht", ".shtml")
-WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz")  # (WET: Common Crawl's text of each page)
+# (WET: Common Crawl's text of each page; ARC: WARC's predecessor, Common Crawl's 2008-2012 crawls, read as WARCs)
+ARC_SUFFIXES = (".arc", ".arc.gz")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz") + ARC_SUFFIXES
 
 
 def _listed(names: list[str]) -> str:

@@ -32,7 +32,7 @@ from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
-from .file_kinds import KNOWN_NAMES, kind_of, kind_of_file
+from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, kind_of, kind_of_file
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -242,6 +242,10 @@ def collect_inputs(inputs: list[str | os.PathLike], output_dir: str | os.PathLik
             if target in targets:
                 if _resolved(targets[target]) == _resolved(f.path):  # named twice (a glob and a name): once
                     continue
+                arc = next((p for p in (targets[target], f.path) if p.name.lower().endswith(ARC_SUFFIXES)), None)
+                if arc is not None:  # (a cleaned ARC is a WARC, named so: beside a WARC of its name)
+                    raise ValueError(f"{targets[target]} and {f.path} would both be written to {target} (an ARC "
+                                     f"file's output is a WARC): rename {arc} (or clean it into another --output-dir)")
                 raise ValueError(f"{targets[target]} and {f.path} would both be written to {target}: "
                                  f"give their common parent directory as the input instead")
             targets[target] = f.path
@@ -266,8 +270,14 @@ def text_file_content(text: str) -> str:
 
 
 def output_name(item: "InputFile") -> Path:
-    """Where an input's output goes, relative to the output directory."""
-    return item.relative if item.kind == "warc" else Path(str(item.relative) + ".txt")
+    """Where an input's output goes, relative to the output directory (an ARC file's: the WARC of its records,
+    ``crawl.arc.gz`` -> ``crawl.warc.gz``)."""
+    if item.kind != "warc":
+        return Path(str(item.relative) + ".txt")
+    name = item.relative.name
+    arc = next((suffix for suffix in ARC_SUFFIXES if name.lower().endswith(suffix)), None)
+    return item.relative.with_name(name[:-len(arc)] + ".warc" + (".gz" if arc.endswith(".gz") else "")) if arc \
+        else item.relative
 
 
 EARLIER_FILES = 100_000
@@ -503,7 +513,7 @@ class FileCleaner:
         self.stats.bytes_out += len(data)
 
     def _clean_warc(self, item: InputFile) -> None:
-        out_path = self.output_dir / item.relative
+        out_path = self.output_dir / output_name(item)
         try:
             src = open_input(item.path)
         except NotARegularFile as exc:

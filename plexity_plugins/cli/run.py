@@ -41,6 +41,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..io.folders import ARC_SUFFIXES, WARC_GLOB, warc_glob  # (.warc, .warc.gz, WET; ARC files)
 from ..scoring.methods import METHODS
 from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full, printable
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
@@ -61,7 +62,6 @@ EXECUTOR_OPTIONS = {"cpus_per_task": ("--cpus-per-task", 1, ("slurm", "ray")),
                     "partition": ("--partition", None, ("slurm",)), "time": ("--time", "24:00:00", ("slurm",)),
                     "venv": ("--venv", None, ("slurm",)), "job_name": ("--job-name", "plexity", ("slurm",)),
                     "wait": ("--wait", False, ("slurm",))}
-WARC_GLOB = "**/*.warc*"  # .warc, .warc.gz and WET files (.warc.wet.gz), recursively
 WET_SUFFIXES = (".warc.wet", ".warc.wet.gz")
 
 
@@ -77,7 +77,7 @@ def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, 
     spec = local_path(spec)  # (a file:// URL is local: it was looked for as a relative path, "does not exist")
     path = Path(spec)
     if path.is_dir():
-        return str(path.resolve()), WARC_GLOB
+        return str(path.resolve()), warc_glob(path)
     if path.is_file():
         return str(path.resolve().parent), path.name
     if globlib.has_magic(spec):
@@ -105,7 +105,7 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
     magic = [i for i, part in enumerate(parts) if globlib.has_magic(part)]
     if magic:
         return f"{protocol}://{'/'.join(parts[:magic[0]])}", "/".join(parts[magic[0]:])
-    if ".warc" in parts[-1]:
+    if ".warc" in parts[-1] or parts[-1].lower().endswith(ARC_SUFFIXES):
         from ..runtime.extras import without_password
 
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
@@ -628,6 +628,9 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
                           f"plexity clean {shlex.quote(str(folder))} --output-dir DIR cleans HTML and text files)")
+    if "://" in folder and pattern == WARC_GLOB:  # (a remote folder is not walked for ARCs)
+        return (message + f": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them "
+                          f"(ARC files, .arc.gz, by theirs: '{folder.rstrip('/')}/*.arc.gz')")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 

@@ -11,6 +11,7 @@ from datatrove.utils.logging import logger
 
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
+from ..io.folders import WARC_GLOB, warc_glob
 from ..io.input_files import judged_compression, open_input
 from ..io.payload_sniffing import is_blank
 from ..io.read_limits import DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress, reading_limits
@@ -152,7 +153,8 @@ class WarcHtmlReader(BaseDiskReader):
         recursive: search `data_folder` recursively
         glob_pattern: files to read, relative to `data_folder` (default ``"**/*.warc*"``: ``.warc``,
             ``.warc.gz`` and WET files, recursively; a ``.warc.bz2``, ``.xz`` or ``.zst`` is counted as
-            ``unsupported_compression``)
+            ``unsupported_compression``; in a local folder holding ``.arc`` or ``.arc.gz`` files, ``"**/*[.w]arc*"``,
+            which reads them too, as the WARC responses warcio converts their records to)
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
             (``skipped_too_large``); bytes or a size (``"50MB"``); default 50 MB, as ``plexity clean
@@ -195,7 +197,7 @@ class WarcHtmlReader(BaseDiskReader):
         id_key: str = "id",
         default_metadata: dict = None,
         recursive: bool = True,
-        glob_pattern: str | None = "**/*.warc*",
+        glob_pattern: str | None = WARC_GLOB,
         shuffle_files: bool = False,
         max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
@@ -213,6 +215,8 @@ class WarcHtmlReader(BaseDiskReader):
         super().__init__(s3_bounded(anchored(data_folder), self.remote_timeout), anchored(paths_file), limit, skip,
                          file_progress, doc_progress, adapter, text_key, id_key, default_metadata, recursive,
                          glob_pattern, shuffle_files)
+        if self.glob_pattern == WARC_GLOB and self.data_folder.is_local():  # (its ARC files too, if it holds any)
+            self.glob_pattern = warc_glob(self.data_folder.path)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)

@@ -40,3 +40,20 @@ def unlisted_folder_message(folder: str, exc: OSError, what: str) -> str:
     the command reads) in it are left out."""
     why = (exc.strerror or str(exc)).lower() if isinstance(exc, OSError) else str(exc)
     return f"folder {folder} could not be read ({why}): {what} in it are left out"
+
+
+WARC_GLOB = "**/*.warc*"  # a folder's WARC files: .warc, .warc.gz and WET files (.warc.wet.gz), recursively
+ARC_SUFFIXES = (".arc", ".arc.gz")  # ARC files, WARC's predecessor (Common Crawl's 2008-2012 crawls), read as WARCs
+# ... and its ARC files too: one glob cannot say ".warc* or .arc*" (fsspec's has no {a,b}), so this one takes any name
+# with ".arc" or "warc" in it (a "notes.archive.zip" too, read and counted as not_a_warc)
+WARC_AND_ARC_GLOB = "**/*[.w]arc*"
+
+
+def warc_glob(folder: str | os.PathLike) -> str:
+    """The glob of a local `folder`'s WARC files: `WARC_GLOB`, or `WARC_AND_ARC_GLOB` where the folder (below it,
+    at any depth) holds a ``.arc`` or ``.arc.gz`` file.  (A folder of WARCs alone keeps the glob it always had: an
+    earlier run's recorded settings still match it, so the run resumes.)"""
+    for _, _, names in walk(folder):
+        if any(name.lower().endswith(ARC_SUFFIXES) for name in names):
+            return WARC_AND_ARC_GLOB
+    return WARC_GLOB

@@ -71,10 +71,18 @@ def looks_like_warc(head: bytes) -> bool:
     return head.lstrip(b"\r\n\t ").startswith(b"WARC/")
 
 
+def looks_like_arc(head: bytes) -> bool:
+    """Whether a file's first bytes (gzipped or not) start as an ARC file does (its ``filedesc://`` record):
+    WARC's predecessor, Common Crawl's 2008-2012 crawls, the Internet Archive's older collections."""
+    if head.startswith(b"\x1f\x8b"):
+        head = _gunzip_head(head) or b""
+    return head.lstrip(b"\r\n\t ").startswith(b"filedesc://")
+
+
 _MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
           (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"), (b"BZh", "a bzip2 file"),
-          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"), (b"filedesc://", "an ARC file (WARC's "
-          "predecessor, which plexity does not read)"))
+          (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"),
+          (b"filedesc://", "an ARC file (WARC's predecessor)"))
 
 
 def what_file_is(head: bytes) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ENVIRONMENT_ERRORS, ReadError, ResyncGaveUp, TooLarge, Undecodable, printable
 from .http_codings import dechunk, decode_content
-from .input_files import _Reads, looks_like_warc, unsupported_compression, what_file_is
+from .input_files import _Reads, looks_like_arc, looks_like_warc, unsupported_compression, what_file_is
 from .payload_sniffing import _SNIFF_BYTES, binary_kind, is_blank, is_html_type
 from .read_limits import _CHUNK, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, Deadline, read_capped, reading_limits
 from .read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, EMPTY_PAYLOAD, HTML, HTML_RESOURCE, NOT_A_WARC, NOT_HTML,
@@ -61,6 +61,7 @@ class WarcRecord:
     offset: int | None = None  # where the record (its gzip member) starts in the file
     reader: object = field(default=None, repr=False)  # warcio's reader of the file (what follows the record)
     fields: dict | None = field(default=None, repr=False)  # its WARC headers (`header_fields`), read once
+    arc: bool = False  # a record of an ARC file (converted to a WARC record by warcio)
     _limit_reader: object = field(init=False, repr=False)
     _ending: object = field(init=False, repr=False, default=...)  # wrong_length()'s answer, once asked
 
@@ -81,7 +82,7 @@ class WarcRecord:
         too short ends the record inside its page, whose rest is then where the next record
         should be."""
         if self._ending is ...:
-            self._ending = None if self.reader is None or self.short_by() else _check_end(self.reader)
+            self._ending = None if self.reader is None or self.short_by() else _check_end(self.reader, self.arc)
         return self._ending
 
     @property
@@ -124,10 +125,11 @@ def _peek(reader, size: int) -> bytes:
     return data
 
 
-def _check_end(reader) -> str | None:
-    """Why the record just read to its Content-Length does not end there, or None."""
+def _check_end(reader, arc: bool = False) -> str | None:
+    """Why the record just read to its Content-Length does not end there, or None.  (An ARC record ends in one
+    newline, the next record's header line right after it.)"""
     tail = _peek(reader, 16)
-    if not tail or _RECORD_END.match(tail) or not tail.strip(b"\r\n"):
+    if not tail or _RECORD_END.match(tail) or not tail.strip(b"\r\n") or (arc and tail[:1] == b"\n"):
         return None
     return "its Content-Length is wrong: the record does not end where it says (its page goes on after it)"
 
@@ -206,6 +208,7 @@ class WarcFile:
         self.pages_cut_by_crawler = 0
         self.problem: str | None = None
         self.problem_detail = ""
+        self.arc = False  # (`__iter__`)
         self._noted, self._notes = "", 0  # (`_stop`)
 
     def _stop(self, problem: str, detail: str) -> None:
@@ -238,10 +241,15 @@ class WarcFile:
         if why:  # (a bzip2 WARC named .warc.gz: warcio would call it no WARC)
             self.problem, self.problem_detail = UNSUPPORTED_COMPRESSION, why
             return
+        # an ARC file (``filedesc://`` first): its records read as warcio converts them (a response record each)
+        self.arc = self._head is not None and looks_like_arc(self._head)
+        if self.arc:  # (a .arc.gz resynchronises at the next member that inflates to an ARC header line; a .arc
+            # is not resynchronised: its header lines are not told from a page's lines)
+            gzipped = self._head.startswith(b"\x1f\x8b") or None
         resumed = False
         self._gzip_resumed_at, self._plain_then_gzip = -1, None  # (`_gzip_after_plain`)
         while True:
-            iterator = _archive_iterator(self.fileobj)
+            iterator = _archive_iterator(self.fileobj, self.arc)
             self._damage, self._last = None, None
             damage = yield from self._segment(iterator, resumed)
             if damage is None:
@@ -256,9 +264,9 @@ class WarcFile:
             after = damage if self._last is None else min(damage, self._last)
             problem, detail = self._damage
             try:
-                resume = next_record_start(self.fileobj, after, gzipped) if start is not None else None
+                resume = next_record_start(self.fileobj, after, gzipped, self.arc) if start is not None else None
                 if resume is not None and resume == damage:  # the record that failed: the one after it
-                    resume = next_record_start(self.fileobj, damage, gzipped)
+                    resume = next_record_start(self.fileobj, damage, gzipped, self.arc)
             except ResyncGaveUp as exc:
                 self._stop(CORRUPT_FILE, f"damaged after record {self.records}; {exc}")
                 return
@@ -342,7 +350,7 @@ class WarcFile:
             self.records_recovered += resumed
             fields = header_fields(record.rec_headers)
             item = WarcRecord(self.records, record, fields.get("warc-target-uri") or "",
-                              http_header(record, "Content-Type"), reader=iterator.reader, fields=fields)
+                              http_header(record, "Content-Type"), reader=iterator.reader, fields=fields, arc=self.arc)
             item.offset = self._last = iterator.damage_offset()
             missing = getattr(record, "block_missing", None)
             broken = None if missing else _broken_headers(record, fields)
@@ -434,10 +442,12 @@ class WarcFile:
 
     def _not_warc_start(self) -> bool:
         """Whether the file's first bytes show it is no WARC (unknown when it is not seekable)."""
-        return self._head is not None and not looks_like_warc(self._head)
+        return self._head is not None and not looks_like_warc(self._head) and not self.arc
 
     def _not_a_warc(self, why: str) -> str:
         """"not a WARC file: " and what the file is, by its first bytes (else what warcio said)."""
+        if self.arc:  # (its filedesc:// line, and no record warcio could read after it)
+            return f"an ARC file with no readable record ({why})"
         if self._head is not None and not looks_like_warc(self._head):
             return f"not a WARC file: {what_file_is(self._head)}"
         return f"not a WARC file ({why})"

@@ -14,6 +14,7 @@ warcio is imported on first use.
 
 from __future__ import annotations
 
+import re
 import zlib
 
 from ..errors import TooLarge
@@ -41,14 +42,35 @@ def _gzip_member_decompressors():
     return lambda: isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
-def _record_loader():
+# An ARC v2 header line (the Internet Archive's Alexa-era files): URL IP date content-type result-code checksum
+# location offset filename length.  warcio parses v1's five fields (URL IP date content-type length) from the right, so
+# a v2 record's URI was "http://a/p%201.2.3.4%2020080101000000%20text/html%20200%20..." and its date 1900-12-31.
+_ARC_V2 = re.compile(r"(.+) (\S+) (\d{14}) (\S+) (\S+) (\S+) (\S+) (\S+) (\S+) (\d+)\s*")
+
+
+def _arc_v1_line(line):
+    """An ARC header line (bytes, or str as warcio passes it on after trying it as a WARC line) as v1 has it: a v2
+    line's URL, IP, date, content type and length; any other as it is."""
+    text = line.decode("latin-1") if isinstance(line, bytes) else line
+    v2 = _ARC_V2.fullmatch(text) if isinstance(text, str) else None
+    if not v2:
+        return line
+    v1 = " ".join(v2.group(1, 2, 3, 4, 10)) + "\n"
+    return v1.encode("latin-1") if isinstance(line, bytes) else v1
+
+
+def _record_loader(arc: bool = False):
     """warcio's record loader, parsing a record's HTTP block by what the record is, not by how its
     URI is spelled: warcio parses it only when WARC-Target-URI starts with ``http:`` or ``https:``,
     so a response for ``HTTP://EX.COM/x`` or ``example.com/x`` kept its HTTP headers in its
     payload.  Here a request, response or revisit record's block is HTTP when its Content-Type
     says ``application/http``, or its URI's scheme (in any case) is http or https.  (The URI
-    itself is only ever metadata.)"""
-    from warcio.recordloader import ArcWarcRecordLoader
+    itself is only ever metadata.)  `arc`: an ARC file's records converted to WARC's (ArchiveIterator's arc2warc)."""
+    from warcio.recordloader import ARC2WARCHeadersParser, ArcWarcRecordLoader
+
+    class ArcParser(ARC2WARCHeadersParser):
+        def parse(self, stream, headerline=None):
+            return super().parse(stream, _arc_v1_line(stream.readline() if headerline is None else headerline))
 
     class RecordLoader(ArcWarcRecordLoader):
         block_type = ""
@@ -114,7 +136,10 @@ def _record_loader():
                     "the file ends in its HTTP headers: the rest of its block is missing"
             return headers
 
-    return RecordLoader(verify_http=False, arc2warc=False)  # (ArchiveIterator's own settings)
+    loader = RecordLoader(verify_http=False, arc2warc=arc)  # (ArchiveIterator's own settings)
+    if arc:  # (v1 and v2 header lines alike)
+        loader.arc_parser = ArcParser()
+    return loader
 
 
 _GAP_BLOCK = 1 << 14
@@ -172,12 +197,13 @@ def _member_continues_record(iterator, record_open: bool) -> bool:
     return False
 
 
-def _archive_iterator(fileobj):
+def _archive_iterator(fileobj, arc: bool = False):
     """warcio's ArchiveIterator, noting (in `truncated`) that it ended inside a gzip member,
     where warcio itself stops silently, and where the record being read starts
     (`damage_offset`); a .warc.gz gzipped as one member read whole (warcio's iterator stops
     there with an error meant for replay tools); its gzip members inflated by
-    `_gzip_member_decompressors` (inflating is most of the time spent reading a .warc.gz)."""
+    `_gzip_member_decompressors` (inflating is most of the time spent reading a .warc.gz).  `arc`: the file is an
+    ARC (WARC's predecessor, `input_files.looks_like_arc`), its records read as warcio converts them to WARC's."""
     from warcio.archiveiterator import ArchiveIterator
 
     class CheckedArchiveIterator(ArchiveIterator):
@@ -218,8 +244,8 @@ def _archive_iterator(fileobj):
             """Where the record being read starts: its gzip member's first byte, or its first line."""
             return self.record_start
 
-    iterator = CheckedArchiveIterator(fileobj)
-    iterator.loader = _record_loader()
+    iterator = CheckedArchiveIterator(fileobj, arc2warc=arc)
+    iterator.loader = _record_loader(arc)
     reader = iterator.reader
     iterator.member_start = iterator.previous_member_start = iterator.record_start = iterator.offset
     # warcio makes a decompressor per gzip member from its class-wide table: this reader's own

@@ -53,10 +53,25 @@ def _inflates_to_warc(data: bytes) -> bool:
     return bool(_WARC_LINE.match(head))
 
 
-def _is_warc_member(fileobj, offset: int) -> bool:
-    """Whether a gzip member starting at `offset` inflates to a WARC record's first line."""
+def _is_warc_member(fileobj, offset: int, arc: bool = False) -> bool:
+    """Whether a gzip member starting at `offset` inflates to a WARC record's first line (`arc`: an ARC record's)."""
     fileobj.seek(offset)
-    return _inflates_to_warc(fileobj.read(_MEMBER_PEEK))
+    return _inflates_to_record(fileobj.read(_MEMBER_PEEK), arc)
+
+
+# An ARC record's header line (v1: URL IP date content-type length; v2 has five more fields before the length)
+_ARC_LINE = re.compile(rb"\S+(?: \S+)* \S+ [0-9]{14} \S+(?: \S+)* [0-9]+\r?\n")
+
+
+def _inflates_to_record(data: bytes, arc: bool) -> bool:
+    """Whether gzip member bytes (its start) inflate to a record's first line: a WARC's, or (`arc`) an ARC's."""
+    if not arc:
+        return _inflates_to_warc(data)
+    try:
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 2048)
+    except zlib.error:
+        return False
+    return bool(_ARC_LINE.fullmatch(head[:head.find(b"\n") + 1]))
 
 
 def _is_whole_record(fileobj, offset: int, size: int) -> bool:
@@ -119,7 +134,7 @@ def _record_starts(data: bytes, gzipped: bool | None):
         found[pattern] = pattern.search(data, match.start() + 1)
 
 
-def next_record_start(fileobj, after: int, gzipped: bool | None = None) -> int | None:
+def next_record_start(fileobj, after: int, gzipped: bool | None = None, arc: bool = False) -> int | None:
     """The file offset of the first record that starts after offset `after`, or None.
 
     In a ``.warc.gz`` (`gzipped` True), a gzip member that inflates to a ``WARC/1.x`` line:
@@ -127,7 +142,8 @@ def next_record_start(fileobj, after: int, gzipped: bool | None = None) -> int |
     member.  In an uncompressed file (False), a ``WARC/1.x`` line that starts a whole record
     (`_is_whole_record`): never a record written inside another record's page.  (None: a file
     damaged at its start, either.)  Linear in the bytes passed over; raises `ResyncGaveUp` after
-    `MAX_RESYNC_CANDIDATES` false starts (30 MB of gzip magic bytes took minutes)."""
+    `MAX_RESYNC_CANDIDATES` false starts (30 MB of gzip magic bytes took minutes).  `arc`: the file is a gzipped ARC,
+    its records gzip members that inflate to an ARC header line."""
     size = fileobj.seek(0, os.SEEK_END)
     position, carry, checked, tried = after + 1, b"", after, 0
     # (the next record is most often a few kB on: the blocks read grow from _MEMBER_PEEK, as a 1 MiB read for each
@@ -150,8 +166,8 @@ def next_record_start(fileobj, after: int, gzipped: bool | None = None) -> int |
                 raise ResyncGaveUp(f"gave up looking for the next record after {MAX_RESYNC_CANDIDATES:,} false "
                                    f"starts (bytes {after + 1:,} to {offset:,})")
             if data.startswith(b"\x1f", start):
-                whole = (_inflates_to_warc(data[start:start + _MEMBER_PEEK]) if start + _MEMBER_PEEK <= len(data)
-                         else _is_warc_member(fileobj, offset))
+                whole = (_inflates_to_record(data[start:start + _MEMBER_PEEK], arc)
+                         if start + _MEMBER_PEEK <= len(data) else _is_warc_member(fileobj, offset, arc))
             else:
                 whole = _is_whole_record(fileobj, offset, size)
             if whole:
