@@ -133,6 +133,8 @@ def _consistent(records, warc, size: int) -> None:
 # begins as an uncompressed record does, before the first member: a fresh root's hypothesis run found it)
 @example(damaged=(b"".join(MEMBERS)[:3] + b"\x04" + b"".join(MEMBERS)[4:],  # (the first member's header says
                   [f"http://t/{i}" for i in range(1, RECORDS)]))  # it has an extra field: it reads as empty)
+@example(damaged=(b"filedesc://" + b"".join(MEMBERS)[11:],  # (damage that begins as an ARC file does: it was read as
+                  [f"http://t/{i}" for i in range(1, RECORDS)]))  # an ARC, and every whole member after it lost)
 def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
     data, whole = damaged
     records, warc = _read(data)

@@ -15,6 +15,7 @@ failed read is named the same way whatever the file holds.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import zlib
@@ -71,18 +72,24 @@ def looks_like_warc(head: bytes) -> bool:
     return head.lstrip(b"\r\n\t ").startswith(b"WARC/")
 
 
+# An ARC file's first line: its filedesc record's header, five fields (v1) or ten (v2), the date 14 digits, the length
+# last.  (Not "filedesc://" alone: a damaged WARC whose first bytes happen to be those was read as an ARC and lost
+# every whole record after them; a fuzz test found it.)
+_ARC_FIRST_LINE = re.compile(rb"filedesc://\S+ \S+ \d{14} \S+(?: \S+){0,5} \d+[ \t]*\r?\n")
+
+
 def looks_like_arc(head: bytes) -> bool:
-    """Whether a file's first bytes (gzipped or not) start as an ARC file does (its ``filedesc://`` record):
-    WARC's predecessor, Common Crawl's 2008-2012 crawls, the Internet Archive's older collections."""
+    """Whether a file's first bytes (gzipped or not) start as an ARC file does (its ``filedesc://`` record's header
+    line): WARC's predecessor, Common Crawl's 2008-2012 crawls, the Internet Archive's older collections."""
     if head.startswith(b"\x1f\x8b"):
         head = _gunzip_head(head) or b""
-    return head.lstrip(b"\r\n\t ").startswith(b"filedesc://")
+    return _ARC_FIRST_LINE.match(head.lstrip(b"\r\n\t ")) is not None
 
 
 _MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
           (b"GIF8", "a GIF image"), (b"PK\x03\x04", "a ZIP archive"), (b"BZh", "a bzip2 file"),
           (b"\xfd7zXZ", "an xz file"), (b"(\xb5/\xfd", "a zstd file"),
-          (b"filedesc://", "an ARC file (WARC's predecessor)"))
+          (b"filedesc://", "an ARC file whose first header line cannot be read"))
 
 
 def what_file_is(head: bytes) -> str:
