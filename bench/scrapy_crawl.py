@@ -34,9 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from scrapy_stall import TICK, StallMeter  # (bench/scrapy_stall.py: the reactor's meter)
+
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = REPO / "examples" / "scrapy_project"
-TICK = 0.010
 
 WORDS = {
     "subject": ["The council", "A researcher", "The company", "Our reporter", "The teacher", "The committee",
@@ -138,36 +139,18 @@ def serve(pages: int, port_file: str) -> None:
     reactor.run()
 
 
-class CrawlMeter:
-    """Scrapy extension (bench only): the reactor's gaps, and the downloader's active requests, every TICK."""
+class CrawlMeter(StallMeter):
+    """Scrapy extension (bench only): `StallMeter`'s reactor gaps, and the downloader's active requests, every TICK."""
 
     def __init__(self, crawler):
-        from scrapy import signals
-        from twisted.internet.task import LoopingCall
-
-        self.crawler = crawler
-        self.gaps: list[float] = []
+        super().__init__(crawler)
         self.active: list[int] = []
-        self.last = None
-        self.loop = LoopingCall(self.tick)
-        crawler.signals.connect(self.opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.closed, signal=signals.spider_closed)
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
 
     def tick(self):
-        now = time.perf_counter()
-        if self.last is not None:
-            self.gaps.append(now - self.last)
-        self.last = now
+        super().tick()
         engine = self.crawler.engine
         if engine is not None and engine.downloader is not None:
             self.active.append(len(engine.downloader.active))
-
-    def opened(self, spider):
-        self.loop.start(TICK, now=True)
 
     def closed(self, spider, reason):
         if self.loop.running:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import http.server
 import json
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -241,3 +243,33 @@ def other_user(prefix: str = "plx") -> Iterator[callable]:
         subprocess.run(["userdel", "-r", name], capture_output=True)
         for stage in stages:
             shutil.rmtree(stage, ignore_errors=True)
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A test server's handler: HTTP/1.1, no log lines, HEAD and GET answered by ``_answer(body)``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self._answer(body=False)
+
+    def do_GET(self):
+        self._answer(body=True)
+
+    def _answer(self, body: bool):
+        raise NotImplementedError
+
+
+@contextlib.contextmanager
+def http_server(handler) -> Iterator[http.server.ThreadingHTTPServer]:
+    """A threading HTTP server of `handler` on 127.0.0.1 (a free port), serving until the block ends."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

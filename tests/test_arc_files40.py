@@ -7,14 +7,14 @@ nothing, and a .arc read by WarcFile was "not a WARC file: an ARC file ... which
 from __future__ import annotations
 
 import gzip
-import http.server
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
+
+from helpers import QuietHandler, http_server
 
 from plexity_plugins.io.warc_files import WarcFile
 
@@ -156,20 +156,10 @@ def test_an_arc_gz_damaged_in_one_member_reads_on_at_the_next_record(tmp_path):
     assert warc.problem == "corrupt" and "resumed at byte" in warc.problem_detail and warc.records_recovered == 3
 
 
-class _ArcListing(http.server.BaseHTTPRequestHandler):
+class _ArcListing(QuietHandler):
     """A listing of one ARC file, old.arc.gz, and the file."""
 
-    protocol_version = "HTTP/1.1"
     arc = b""
-
-    def log_message(self, *args):
-        pass
-
-    def do_HEAD(self):
-        self._answer(body=False)
-
-    def do_GET(self):
-        self._answer(body=True)
 
     def _answer(self, body: bool):
         data = self.arc if self.path.strip("/") == "old.arc.gz" else b'<a href="old.arc.gz">old.arc.gz</a>\n'
@@ -185,16 +175,11 @@ def test_a_remote_folder_of_arc_files_is_told_their_glob_which_reads_them(tmp_pa
     Before: "no WARC files match **/*.warc* in http://...: give the folder of your .warc ... files", no word of
     ARC, and the glob it would have needed read nothing ("not a WARC file: ... an ARC file")."""
     _ArcListing.arc = write_arc(tmp_path / "old.arc.gz").read_bytes()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ArcListing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with http_server(_ArcListing) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
         missed = _run("run", url + "/", "-o", "out1", "--extractor", "tags", cwd=tmp_path)
         assert missed.returncode != 0 and f"(ARC files, .arc.gz, by theirs: '{url}/*.arc.gz')" in missed.stderr
         done = _run("run", url + "/*.arc.gz", "-o", "out2", "--extractor", "tags", cwd=tmp_path)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert done.returncode == 0, done.stderr[-2000:]
     reader = json.loads((tmp_path / "out2" / "logs" / "stats.json").read_text())[0]["stats"]
     records = reader["records"]  # (one task: a number, or datatrove's summary of it)

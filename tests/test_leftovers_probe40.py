@@ -3,7 +3,6 @@ and paths in the hints a user copies; S3 reads bounded by --remote-timeout; the 
 
 from __future__ import annotations
 
-import http.server
 import subprocess
 import sys
 import threading
@@ -11,24 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers import QuietHandler, http_server
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
 PLEXITY = [sys.executable, "-m", "plexity_plugins"]
 
 
-class _TwoFiles(http.server.BaseHTTPRequestHandler):
+class _TwoFiles(QuietHandler):
     """A listing of a.warc.gz and b.warc.gz; b's GET answered 500 (its HEAD, the run's check, 200)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_HEAD(self):
-        self._answer(body=False)
-
-    def do_GET(self):
-        self._answer(body=True)
 
     def _answer(self, body: bool):
         name = self.path.strip("/")
@@ -43,11 +33,8 @@ class _TwoFiles(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def two_files():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TwoFiles)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with http_server(_TwoFiles) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def test_a_failed_tasks_last_line_names_the_task_what_happened_and_what_to_do_once(two_files, tmp_path):

@@ -25,6 +25,7 @@ from warcio.warcwriter import WARCWriter
 
 pytest.importorskip("aiohttp")
 
+from helpers import QuietHandler  # noqa: E402
 from plexity_plugins.datatrove import WarcHtmlReader  # noqa: E402
 from plexity_plugins.errors import ReadError  # noqa: E402
 
@@ -47,23 +48,13 @@ def warc_with_big_first_record(path: Path, size: int) -> None:
                                                           http_headers=headers))
 
 
-class _BadServer(http.server.BaseHTTPRequestHandler):
+class _BadServer(QuietHandler):
     """The files of `folder` at /NAME, each served as `modes[NAME]` says; a folder listing at /."""
 
-    protocol_version = "HTTP/1.1"
     folder: Path
     modes: dict
     requests: dict
     stop: threading.Event
-
-    def log_message(self, *args):
-        pass
-
-    def do_HEAD(self):
-        self._answer(body=False)
-
-    def do_GET(self):
-        self._answer(body=True)
 
     def _answer(self, body: bool):
         name = self.path.split("?")[0].strip("/").removeprefix("crawl").strip("/")
