@@ -27,6 +27,21 @@ __all__ = [
 # Imported on first use (PEP 562), so that a process that needs only part of the package does not
 # load the scorer with BlingFire and numpy: the extraction child of `plexity_plugins.extractors.sandbox` starts
 # ~70 ms sooner, once per `plexity run` task, `plexity clean` and Scrapy crawl.
-__getattr__, __dir__ = lazy_names(__name__, {
+_lazy_getattr, __dir__ = lazy_names(__name__, {
     "CleanResult": ".scoring.scorer", "PerplexityScorer": ".scoring.scorer", "SentenceScore": ".scoring.scorer",
     "ModelError": ".scoring.models", "ModelInfo": ".scoring.models", "TOKENIZER_VERSION": ".text.plexity_tokenizer"})
+
+# pyplexity's names, as its users first type them (`from plexity_plugins import PerplexityModel`): Python's own
+# "cannot import name" named nothing to use instead (docs/from-pyplexity.md).
+PYPLEXITY_NAMES = {
+    "PerplexityModel": "PerplexityScorer(model): .perplexity(sentence) is compute_sentence's job",
+    "PerplexityProcessor": ("PerplexityScorer(model, threshold=T, method='sentences'): .clean(text).text is "
+                            "process(text)'s job, with dropped sentences removed (annotate=True marks them instead)"),
+}
+
+
+def __getattr__(name: str):
+    if name in PYPLEXITY_NAMES:  # (an ImportError: `from ... import` turns an AttributeError into its own words)
+        raise ImportError(f"{name} is pyplexity's: here it is plexity_plugins.{PYPLEXITY_NAMES[name]}; pyplexity's "
+                          "names and ours side by side: docs/from-pyplexity.md", name=name, path=__file__)
+    return _lazy_getattr(name)

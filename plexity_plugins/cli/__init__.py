@@ -17,6 +17,7 @@ import sys
 import threading
 
 from .. import __version__
+from .from_pyplexity import command_hint, option_hints
 from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
                       disk_full_message, environment_message, is_disk_full, path_error_message, printable)
 
@@ -70,6 +71,7 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     guesses = [match for word in unknown if word.startswith("--")
                for match in difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.8)]
     hint = f"did you mean {' or '.join(dict.fromkeys(guesses))}? " if guesses else ""
+    hint += "".join(f"{meant}; " for meant in option_hints(unknown))  # (--perpl-limit 8000 ...)
     if command is not parser and any(word in ("-v", "--verbose") for word in unknown):  # (plexity's, not the command's)
         hint += f"-v goes before the command: plexity -v {command.prog.split(' ', 1)[-1]} ...; "
     if any(not word.startswith("-") and os.path.exists(word) for word in unknown):  # `plexity run crawl/*.warc.gz`
@@ -178,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     _names_printable()
     argv = sys.argv[1:] if argv is None else list(argv)
+    word = next((word for word in argv if not word.startswith("-")), None)  # (the command: plexity takes no values)
+    if word not in parser.commands and command_hint(word):  # `plexity perplexity TEXT`: "invalid choice" named none
+        parser.error(command_hint(word))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         unknown_arguments(parser, argv, unknown)
