@@ -72,8 +72,8 @@ took() {
 # step LABEL COMMAND...: run COMMAND, its output into a log; say what it does, then how long it
 # took.  While it runs, a line a minute ($SETUP_NOTE_EVERY seconds) with the last thing it logged (pip: the package it is
 # at), so that a long install is never silent; its lines starting "ci/" (what a hook installed),
-# "KenLM tools " or "venv: " (which pip .venv has) are shown after it; when it fails, the log's
-# end is shown and set-up stops.
+# "KenLM tools ", "venv: " (which pip .venv has) or "kenlm: " saying its C++ is generated again are
+# shown after it; when it fails, the log's end is shown and set-up stops.
 step() {
   local label="$1"
   shift
@@ -100,7 +100,7 @@ step() {
     echo "setup: failed: $label (exit $status; the last lines of its output are above; full log: $log)" >&2
     exit 1
   fi
-  grep -E "^(ci/|KenLM tools |venv: )" "$log" | sed 's/^/setup:   /' || true
+  grep -E "^(ci/|KenLM tools |venv: |kenlm: .* again)" "$log" | sed 's/^/setup:   /' || true
   rm -f "$log"
   echo "setup:   ... done in $(took $((SECONDS - started)))"
 }
