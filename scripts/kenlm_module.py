@@ -1,7 +1,7 @@
 """Install kenlm's Python module (pyproject.toml's `kenlm` requirement) into the Python that runs this script.
 
     .venv/bin/python scripts/kenlm_module.py     # what scripts/setup.sh runs
-    /path/to/env/bin/python scripts/kenlm_module.py   # before `pip install ./plexity_plugins` on Python 3.13+
+    /path/to/env/bin/python plexity_plugins/scripts/kenlm_module.py   # before pip install ./plexity_plugins, 3.13+
 
 kenlm is on PyPI as source only, which pip compiles. Up to Python 3.12 it is installed as it is. Its sdist
 (kenlm 0.3.0) carries python/kenlm.cpp as Cython 0.29.35 generated it, and that C++ does not compile against

@@ -38,6 +38,15 @@ venv_fingerprint() {
     | sha256sum | cut -d' ' -f1
 }
 
+# kenlm_first PY LOG: on Python 3.13 and later, kenlm's module into PY's environment by scripts/kenlm_module.py
+# (kenlm's sdist does not compile there as it is), as docs/install.md tells a user to before `pip install`.
+kenlm_first() {
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 13))' || return 0
+  echo "env: kenlm first: $1 scripts/kenlm_module.py"
+  "$1" "$(dirname "${BASH_SOURCE[0]}")/kenlm_module.py" >"$2" 2>&1 \
+    || { cat "$2" >&2; echo "env: kenlm failed" >&2; return 1; }
+}
+
 # missing_packages PKG...: the Debian packages of the list that are not installed.
 missing_packages() {
   local pkg
