@@ -38,6 +38,15 @@ venv_fingerprint() {
     | sha256sum | cut -d' ' -f1
 }
 
+# kenlm_first PY LOG: on Python 3.13 and later, kenlm's module into PY's environment by scripts/kenlm_module.py
+# (kenlm's sdist does not compile there as it is), as docs/install.md tells a user to before `pip install`.
+kenlm_first() {
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 13))' || return 0
+  echo "env: kenlm first: $1 scripts/kenlm_module.py"
+  "$1" "$(dirname "${BASH_SOURCE[0]}")/kenlm_module.py" >"$2" 2>&1 \
+    || { cat "$2" >&2; echo "env: kenlm failed" >&2; return 1; }
+}
+
 # missing_packages PKG...: the Debian packages of the list that are not installed.
 missing_packages() {
   local pkg
@@ -72,8 +81,8 @@ took() {
 # step LABEL COMMAND...: run COMMAND, its output into a log; say what it does, then how long it
 # took.  While it runs, a line a minute ($SETUP_NOTE_EVERY seconds) with the last thing it logged (pip: the package it is
 # at), so that a long install is never silent; its lines starting "ci/" (what a hook installed),
-# "KenLM tools " or "venv: " (which pip .venv has) are shown after it; when it fails, the log's
-# end is shown and set-up stops.
+# "KenLM tools ", "venv: " (which pip .venv has) or "kenlm: " saying its C++ is generated again are
+# shown after it; when it fails, the log's end is shown and set-up stops.
 step() {
   local label="$1"
   shift
@@ -100,7 +109,7 @@ step() {
     echo "setup: failed: $label (exit $status; the last lines of its output are above; full log: $log)" >&2
     exit 1
   fi
-  grep -E "^(ci/|KenLM tools |venv: )" "$log" | sed 's/^/setup:   /' || true
+  grep -E "^(ci/|KenLM tools |venv: |kenlm: .* again)" "$log" | sed 's/^/setup:   /' || true
   rm -f "$log"
   echo "setup:   ... done in $(took $((SECONDS - started)))"
 }

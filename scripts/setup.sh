@@ -83,9 +83,10 @@ else
   if [[ ! -x .venv/bin/python ]]; then
     step "Python environment: $PYTHON -m venv .venv, then the latest pip" new_venv "$PYTHON"
   fi
-  # kenlm's Python module comes as source only: pip compiles it (C++, a minute or two).
+  # kenlm's Python module comes as source only: pip compiles it (C++, a minute or two); on Python 3.13+ from
+  # C++ that Cython 3 generates again (scripts/kenlm_module.py says why).
   step "compiling kenlm's Python module (pip, from its source; a minute or two)" \
-    "${pip[@]}" $(.venv/bin/python scripts/requirements.py "$extras" --only kenlm)
+    .venv/bin/python scripts/kenlm_module.py
   reqs="$(mktemp)"
   .venv/bin/python scripts/requirements.py "$extras" --except kenlm >"$reqs"
   step "Python packages: $(wc -l <"$reqs") requirements of .[$extras] and their dependencies (pip: datatrove, Scrapy, Ray ...)" \

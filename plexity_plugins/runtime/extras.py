@@ -111,6 +111,16 @@ def kenlm_tools_install_command() -> str:
     return "bash scripts/setup.sh --kenlm-tools"
 
 
+def kenlm_module_install_command() -> str:
+    """The command that installs kenlm's Python module into the environment running now: scripts/kenlm_module.py
+    of the checkout this package runs from (on Python 3.13+ it compiles kenlm from C++ that Cython 3 generates
+    again, which `pip install kenlm` does not), else as run from the root of a plexity_plugins checkout."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "kenlm_module.py"
+    if script.is_file():
+        return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    return f"{shlex.quote(sys.executable)} scripts/kenlm_module.py, run from the root of a plexity_plugins checkout,"
+
+
 def is_url(spec: str) -> bool:
     """Whether `spec` names a file or folder by an fsspec URL (``s3://``, ``hf://``, ``https://``
     ...) rather than a local path (``file://`` counts as local)."""

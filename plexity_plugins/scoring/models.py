@@ -466,7 +466,16 @@ def check_tokenizer(info: ModelInfo, allow_mismatch: bool = False) -> None:
 
 def load_kenlm(info: ModelInfo):
     """Open the KenLM model, memory-mapped so that worker processes share its pages."""
-    import kenlm
+    try:
+        import kenlm
+    except ImportError as exc:  # ("pip install kenlm", the generic hint, fails to compile on Python 3.13+)
+        from ..errors import InstallationError
+        from ..runtime.extras import kenlm_module_install_command
+
+        raise InstallationError(f"the kenlm module (a requirement of plexity_plugins) cannot be imported ({exc}), "
+                                f"and {info.path} is read with it: {kenlm_module_install_command()} installs it "
+                                f"(on Python 3.13 and later `pip install kenlm` does not compile: its sdist's C++ "
+                                f"predates 3.13)", exc) from exc
 
     path = Path(info.path)
     config = kenlm.Config()

@@ -34,6 +34,7 @@ fi
 py="$work/venv/bin/python"
 log="$work/pip.log"
 DATATROVE_VERSION="${DATATROVE_VERSION:-}"
+kenlm_first "$py" "$log"
 # (--no-compile: pip's byte-compiling of every module it installs, most never imported here, was half of
 # the installs' time, 101 -> 50 s for datatrove[processing,io]; Python compiles what is imported)
 echo "env: pip install \"datatrove[processing]$DATATROVE_VERSION\" \"plexity_plugins[datatrove]\" into $work/venv"

@@ -18,6 +18,7 @@ py="$work/venv/bin/python"
 log="$work/pip.log"
 source "$repo/scripts/lib.sh"
 copy_checkout "$repo" "$work/src"
+kenlm_first "$py" "$log"
 echo "env: pip install . with $("$py" -m pip --version | cut -d' ' -f1-2) (no upgrade)"
 if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --disable-pip-version-check "$work/src" >"$log" 2>&1; then
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1

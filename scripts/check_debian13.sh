@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Run the README's set-up on a fresh Debian 13 (trixie, Python 3.13) root, as a stranger would: debootstrap a
+# minbase root, `apt-get install python3 git` in it, copy this checkout in (its tracked files), then the README's
+# first command (set-up + the sample WARC); with --test, its second too (set-up --test + the whole suite).
+# As root on a Debian host; needs a few GB in ROOT_DIR and the network (Debian's mirror, PyPI).
+#
+#   bash scripts/check_debian13.sh           # about 3 minutes on 2 cores, after debootstrap's ~30 s
+#   bash scripts/check_debian13.sh --test    # + 15 to 25 minutes
+#
+# The root is made in $ROOT_DIR (default: a new folder under /tmp), unmounted and removed at the end
+# (KEEP_ROOT=1 keeps it, unmounted). The host's own CA certificates (/usr/local/share/ca-certificates) are
+# copied in, so that behind a TLS-inspecting proxy pip reaches PyPI as on the host.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+test_too=0
+case "${1:-}" in
+  --test) test_too=1 ;;
+  "") ;;
+  *) echo "check_debian13: unknown option $1 (--test)" >&2; exit 2 ;;
+esac
+SUITE="${SUITE:-trixie}"
+MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+root="${ROOT_DIR:-$(mktemp -d /tmp/plexity-"$SUITE".XXXXXX)}"
+
+unmount() {
+  # (every mount under the root, deepest first: never a removal with /dev or /proc still bound in it)
+  grep -o " $root/[^ ]*" /proc/mounts | sort -r | while read -r mnt; do umount -R "$mnt" 2>/dev/null || true; done
+}
+cleanup() {
+  unmount
+  if grep -q " $root/" /proc/mounts; then
+    echo "check_debian13: $root still has mounts: not removed" >&2
+  elif [[ "${KEEP_ROOT:-0}" != 1 ]]; then
+    rm -rf "$root"
+  fi
+}
+trap cleanup EXIT
+
+command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
+started=$SECONDS
+echo "check_debian13: debootstrap --variant=minbase $SUITE $root"
+debootstrap --variant=minbase "$SUITE" "$root" "$MIRROR" >"$root.debootstrap.log" 2>&1 \
+  || { tail -20 "$root.debootstrap.log" >&2; exit 1; }
+rm -f "$root.debootstrap.log"
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"  # (--rbind: slurmd needs /sys/fs/cgroup)
+mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+in_root() {
+  chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 bash -c "$1"
+}
+in_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 git >/dev/null"
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  in_root "update-ca-certificates >/dev/null 2>&1"
+fi
+system="$(in_root 'cat /etc/os-release' | sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p')"
+echo "check_debian13: $system, $(in_root 'python3 --version')"
+copy_checkout "$PWD" "$root/root/plexity_plugins"
+
+echo "check_debian13: the README's first command"
+in_root "cd /root/plexity_plugins && bash scripts/setup.sh \
+  && .venv/bin/plexity clean examples/sample.warc.gz --output-dir cleaned"
+if ((test_too)); then
+  echo "check_debian13: the README's second command"
+  in_root "cd /root/plexity_plugins && bash scripts/setup.sh --test && .venv/bin/python -m pytest"
+fi
+echo "check_debian13: passed on $SUITE in $(took $((SECONDS - started)))"
