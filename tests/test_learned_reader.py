@@ -406,8 +406,9 @@ def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_car
     assert card["features"] == list(FEATURES) and card["command"].startswith("python scripts/reader_model/build.py")
     assert set(card["left_out_scores"]) == {"articles", "cleaneval", "traf", "wcxb"}
     assert forest.threshold == card["threshold"] == training.THRESHOLD
-    # what decides after the block forest: the second look, compared in the card with the page threshold
-    assert card["after_the_forest"]["shipped"] == ["second_look"] and forest.page_threshold is None
+    # what decides after the block forest: the page's threshold and the second look, compared in the card with each alone
+    assert card["after_the_forest"]["shipped"] == ["page_threshold", "second_look"]
+    assert forest.page_threshold is not None and card["page_threshold"]["shipped"]
     assert forest.second_look is not None and card["second_look"]["features"] == list(NEIGHBOUR_FEATURES)
     texts, rows, _ = learned.read_page(page(7)[0])
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3

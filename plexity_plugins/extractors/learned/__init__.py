@@ -18,11 +18,13 @@ How a page is read (`html_to_text_learned`):
    benchmarks' pages (``scripts/reader_model/build.py``; its card, ``card.json``, gives the
    sources, the settings and each benchmark's score when it was left out of training), gives each
    block a probability of being the page's text; blocks at or above the threshold are kept.
-4. **A second look** (`second_look`): a second forest reads each dropped block again beside the
-   forest's probabilities of its neighbours and how they spread over the page, and adds the
-   blocks it is confident of (a paragraph scored 0.4 between two kept ones).  (A reader may
-   instead give each page its own threshold, `page_threshold`; the build compares both and ships
-   the second look.)
+4. **The page's threshold and a second look** (`page_threshold`, `second_look`): a small
+   regression forest gives the page its own threshold from its evidence and how the block
+   probabilities spread over it (a catalogue's items may all score 0.3, an article's comments
+   0.55), and a second forest reads each block under it again beside the probabilities of its
+   neighbours, and adds the blocks it is confident of (a paragraph scored 0.4 between two kept
+   ones).  (The build compares either alone and both, and ships both: left out, both read best
+   at each of LightGBM's seeds 7, 8 and 9.)
 5. **A page of nothing but prose is all text** (`choose`, `all_prose`): where no block holds a
    link or a text said twice, none is in a part HTML declares (navigation, aside, header,
    footer, form, control, dialog, hidden or noscript content) or in a list or a table, and every
