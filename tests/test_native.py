@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -467,11 +468,11 @@ def test_an_extension_built_before_a_change_to_native_stops_the_run_naming_the_r
     pull: an extension built from other native/ sources is refused in one line naming the command
     that rebuilds it (before, the Python reference ran instead, unsaid, at its speed)."""
     checkout = tmp_path / "checkout"
-    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "plexity_plugins", "native", "setup.py"],
-                           capture_output=True, text=True, check=True).stdout.split()
-    for name in files:
-        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
-        (checkout / name).write_bytes((REPO / name).read_bytes())
+    # (the sources as they are, without git: a checkout from a tarball has no .git, and `git ls-files` failed there)
+    build_products = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc", "*.egg-info", "build")
+    for name in ("plexity_plugins", "native"):
+        shutil.copytree(REPO / name, checkout / name, ignore=build_products)
+    shutil.copy(REPO / "setup.py", checkout / "setup.py")
     built = Path(native._native.__file__)
     (checkout / "plexity_plugins" / "runtime" / built.name).write_bytes(built.read_bytes())
     sample = REPO / "examples" / "sample.warc.gz"

@@ -121,6 +121,15 @@ def _names_printable() -> None:
                 pass
 
 
+def _drop_stdout() -> None:
+    """What standard output still holds, which its full disk refused, is dropped: Python's own flush as it exits
+    would fail again ("Exception ignored on flushing sys.stdout", exit status 120 instead of ours)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 # The commands that SIGTERM ends as Ctrl-C does (`plexity serve` is a service: SIGTERM is its ordinary stop)
 SIGTERM_INTERRUPTS = ("clean", "run", "train", "calibrate", "report", "score", "models")
 
@@ -211,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
         with interrupted_by_sigterm(args.command):
-            return args.func(args) or 0
+            status = args.func(args) or 0
+            # (here, not as Python exits: on 3.13 `plexity models > FILE` on a full disk failed only there, "Exception
+            # ignored on flushing sys.stdout", exit status 120, where 3.11 raised at the print; said as below)
+            sys.stdout.flush()
+            return status
     except BrokenPipeError:  # `plexity models | head`: the reader left; not an error
         sys.stderr.close()
         return 0
@@ -225,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
             # (a command without an output option writes only its standard output)
             to_stdout = not any(getattr(args, name, None) for name in ("output_dir", "output"))
+            if to_stdout:
+                _drop_stdout()
             print(printable(f"plexity {args.command}: error: {disk_full_message(exc, to_stdout=to_stdout)}"),
                   file=sys.stderr)
             return DISK_FULL_STATUS

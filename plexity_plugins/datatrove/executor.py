@@ -552,27 +552,50 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
     from ..extractors.sandbox import keep_between_uses
 
     keep_between_uses()
-    try:
-        if isinstance(executor, bytes):  # (`_task_payload`)
-            import dill
+    status = None
+    with _closes_refused_by_a_full_disk():  # (as the failed task's frames are freed, at the end of `except`)
+        try:
+            if isinstance(executor, bytes):  # (`_task_payload`)
+                import dill
 
-            executor = dill.loads(executor)
-        pipeline = executor.pipeline
-        while True:
-            try:
-                rank = tasks.recv()
-            except EOFError:  # (the run is gone)
-                return
-            if rank is None:
-                return
-            tasks.send(("started", rank))  # (from here on, its death is this task's failure)
-            executor.pipeline = deepcopy(pipeline)
-            executor._run_for_rank(rank, local_rank)
-            tasks.send(("done", rank))
-    except Exception as exc:  # the exit status tells the parent why
-        sys.exit(task_exit_status(exc))
-    finally:  # (its kept extraction child ended and waited for: a multiprocess child runs no atexit)
-        keep_between_uses(False)
+                executor = dill.loads(executor)
+            pipeline = executor.pipeline
+            while True:
+                try:
+                    rank = tasks.recv()
+                except EOFError:  # (the run is gone)
+                    return
+                if rank is None:
+                    return
+                tasks.send(("started", rank))  # (from here on, its death is this task's failure)
+                executor.pipeline = deepcopy(pipeline)
+                executor._run_for_rank(rank, local_rank)
+                tasks.send(("done", rank))
+        except Exception as exc:  # the exit status tells the parent why
+            status = task_exit_status(exc)
+        finally:  # (its kept extraction child ended and waited for: a multiprocess child runs no atexit)
+            keep_between_uses(False)
+    sys.exit(status)
+
+
+@contextlib.contextmanager
+def _closes_refused_by_a_full_disk():
+    """In a worker: a file that a task stopped by an error left open (datatrove 0.6's writers, when a write fails)
+    and whose close, as the task's frames are freed, the full disk refuses says nothing.  On Python 3.13 it was an
+    "Exception ignored in: <LocalFileOpener>" traceback per file on stderr, beside the one line that says the disk
+    is full (the task's output is not kept: see `_run_in_processes`).  Any other error Python cannot raise is shown
+    as before."""
+    shown = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if not is_disk_full(unraisable.exc_value):
+            shown(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = shown
 
 
 def _signal_group(pgid: int) -> None:

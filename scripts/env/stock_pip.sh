@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Debian 12's own Python and the pip its `python3 -m venv` brings (23.0.1, not upgraded):
-# `pip install .`, then `plexity clean` of the sample WARC must write every record.
-# (That pip does not match lxml's "html-clean" extra to "html_clean": plexity_plugins names
+# Debian's own Python and the pip its `python3 -m venv` brings, not upgraded (Debian 12: 23.0.1;
+# Debian 13: 25.1.1): `pip install .`, then `plexity clean` of the sample WARC must write every record.
+# (Debian 12's pip does not match lxml's "html-clean" extra to "html_clean": plexity_plugins names
 # lxml_html_clean itself, so trafilatura's `import lxml.html.clean` works.)
 #
 #   bash scripts/env/stock_pip.sh [WORK_DIR]
