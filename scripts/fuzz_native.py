@@ -4,8 +4,8 @@ Each input is one byte choosing an entry point, then the page or text (UTF-8; by
 lone surrogates, which the compiled code must refuse or read as Python does).  Besides the sanitizers' reports,
 the compiled results are compared with the Python references where those are cheap enough (the text helpers,
 the markup walk, unescaping, splitting; the learned reader's segmentation and features on pages under 3 KB):
-an AssertionError is a finding too.  Run it through the script, which builds and preloads the sanitized extension; tests/test_native_fuzz41.py
-replays tests/fuzz_corpus/ through `TestOneInput` on the normal build.
+an AssertionError is a finding too.  Run it through the script, which builds and preloads the sanitized
+extension; tests/test_native_fuzz41.py replays tests/fuzz_corpus/ through `TestOneInput` on the normal build.
 """
 
 from __future__ import annotations

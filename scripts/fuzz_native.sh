@@ -7,8 +7,9 @@
 #
 # Builds a sanitized copy of the extension into $PLEXITY_FUZZ_DIR (default /tmp/plexity-fuzz; the normal .so in
 # plexity_plugins/runtime/ is not touched), then runs scripts/fuzz_native.py for SECONDS (default 600) niced, one
-# process, seeded with the tests' pages, tests/fuzz_corpus/ and the first 40 files of each PAGE_FOLDER.  A crash or sanitizer report stops it with the
-# input written to $PLEXITY_FUZZ_DIR/crash-*; new inputs that reach new code go to $PLEXITY_FUZZ_DIR/corpus.
+# process, seeded with the tests' pages, tests/fuzz_corpus/ and the first 40 files of each PAGE_FOLDER.  A crash
+# or sanitizer report stops it with the input written to $PLEXITY_FUZZ_DIR/crash-*; new inputs that reach new code
+# go to $PLEXITY_FUZZ_DIR/corpus (copy a finding's minimised input to tests/fuzz_corpus/: the tests replay it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SECONDS_TO_RUN="${1:-600}"
@@ -27,13 +28,15 @@ VPY="$OUT/venv/bin/python"
 # next to a sanitized _native (setup.py's sources and flags, plus the sanitizers and libFuzzer's coverage hooks;
 # setup.py's -O3 stays, so findings are the shipped code's).  vptr and function checks are off: atheris' runtime
 # lacks their handlers.  Alignment reports are recoverable so that fuzz_native.supp can pass KenLM's bit packing.
-SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=vptr,function -fno-sanitize-recover=undefined -fsanitize-recover=alignment -fno-omit-frame-pointer -g"
+SAN="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=vptr,function -fno-sanitize-recover=undefined"
+SAN="$SAN -fsanitize-recover=alignment -fno-omit-frame-pointer -g"
 rm -rf "$OUT/lib/plexity_plugins"
 mkdir -p "$OUT/lib"
 cp -r "$ROOT/plexity_plugins" "$OUT/lib/"
 find "$OUT/lib/plexity_plugins" \( -name '_native*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
 (cd "$ROOT" && CC=clang CXX=clang++ LDSHARED="clang++ -shared" CFLAGS="$SAN" CXXFLAGS="$SAN" LDFLAGS="$SAN" \
-  PLEXITY_REQUIRE_NATIVE=1 nice -n 10 "$PYTHON" setup.py -q build_ext --force --build-lib "$OUT/lib" --build-temp "$OUT/tmp")
+  PLEXITY_REQUIRE_NATIVE=1 nice -n 10 "$PYTHON" setup.py -q build_ext --force --build-lib "$OUT/lib" \
+  --build-temp "$OUT/tmp")
 
 ATHERIS="$("$VPY" -c 'import atheris, os; print(os.path.dirname(os.path.dirname(atheris.__file__)))')"
 export LD_PRELOAD="$ATHERIS/asan_with_fuzzer.so"
