@@ -1,19 +1,41 @@
 # Shared by scripts/setup.sh and scripts/ci/*.sh (source it).
 
-# apt_install PKG...: install the Debian packages that are missing (apt-get update once).
+# apt_install PKG...: install the Debian packages that are missing (apt-get update once per set-up: the
+# file $PLEXITY_APT_UPDATED, which scripts/setup.sh makes for its run, says it was; a fixed name in /tmp was
+# left by another day's or another user's run, and apt-get update then never ran again).  As a user who is
+# not root: with `sudo -n` where sudo asks no password, else one line naming the command (apt_as_root).
 apt_install() {
   local missing=()
   for pkg in "$@"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
   done
   ((${#missing[@]})) || return 0
-  echo "setup: apt-get install ${missing[*]}"
-  if [[ ! -f /tmp/.plexity-apt-updated ]]; then
-    apt-get update -qq && touch /tmp/.plexity-apt-updated
+  local as_root
+  as_root="$(apt_as_root "${missing[@]}")" || return
+  echo "setup: ${as_root:+$as_root }apt-get install ${missing[*]}"
+  if [[ -z "${PLEXITY_APT_UPDATED:-}" || ! -e "${PLEXITY_APT_UPDATED:-}" ]]; then
+    $as_root apt-get update -qq || return
+    if [[ -n "${PLEXITY_APT_UPDATED:-}" ]]; then touch "$PLEXITY_APT_UPDATED"; fi
   fi
   # Packages that try to start services without systemd are refused that harmlessly.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
     --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# apt_as_root PKG...: how this user runs apt-get to install PKG: as root, as it is (prints nothing); else with
+# `sudo -n` (prints "sudo -n") where sudo works without a password (a password prompt inside the set-up's logged
+# steps would wait unseen); else says, in one line on stderr, the command to run (or to ask an administrator to
+# run) and returns 1: apt-get's own "Permission denied ... are you root?" came after a "failed" step's log.
+apt_as_root() {
+  ((EUID == 0)) && return 0
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    echo "sudo -n"
+    return 0
+  fi
+  echo "setup: not root: these system packages are missing and only root can install them: run" \
+       "\`sudo apt-get update && sudo apt-get install -y --no-install-recommends $*\`" \
+       "(or ask your administrator to), then this command again" >&2
+  return 1
 }
 
 # copy_checkout REPO DEST: the tracked files of REPO (with uncommitted edits), no build products,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up plexity_plugins on a fresh Debian machine (run as root from anywhere in the checkout).
+# Set up plexity_plugins on a fresh Debian machine (from anywhere in the checkout; as root, or as a user who
+# may run sudo without a password, when system packages are missing: else it names the command and stops).
 #
 #   bash scripts/setup.sh                # system packages, .venv, the package with every extra [all]
 #   bash scripts/setup.sh --kenlm-tools  # + KenLM's lmplz and build_binary, which `plexity train`
@@ -20,7 +21,7 @@ for option in "$@"; do
   case "$option" in
     --test) want_tests=1 want_kenlm_tools=1 ;;
     --kenlm-tools) want_kenlm_tools=1 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup: unknown option $option (options: --kenlm-tools, --test)" >&2; exit 2 ;;
   esac
 done
@@ -57,10 +58,18 @@ if command -v apt-get >/dev/null 2>&1; then
     # bzip2: tests/test_other_compressions.py runs the conversion plexity names for a .warc.bz2
     # (`bzcat f.warc.bz2 | gzip > f.warc.gz`) as written; a minbase Debian has no bzcat.
     packages+=(bzip2)
+    # and the ones the hooks install (their `apt_install` lines), so that a user who is not root hears of all of
+    # them at once, before anything else is done
+    packages+=($(sed -n 's/^apt_install //p' scripts/ci/*.sh))
   fi
   missing="$(missing_packages "${packages[@]}")"
   if [[ -n "$missing" ]]; then
-    step "system packages: apt-get install ${missing% }" apt_install $missing
+    as_root="$(apt_as_root $missing)" || exit 1  # (not root, no sudo without a password: it said what to run)
+    # apt-get update once for this run (apt_install), however many of the hooks install something
+    apt_updated="$(mktemp -d)"
+    trap 'rm -rf "$apt_updated"' EXIT
+    export PLEXITY_APT_UPDATED="$apt_updated/updated"
+    step "system packages: ${as_root:+$as_root }apt-get install ${missing% }" apt_install $missing
   else
     echo "setup: system packages: already installed"
   fi
