@@ -46,6 +46,9 @@ def test_a_user_who_is_not_root_is_told_the_one_command_that_installs_the_missin
         with other_user("plx42") as run:
             plain = run(["bash", setup], env=env)
             tests = run(["bash", setup, "--test"], env=env)
+            # with every package there (the machine's database), a hook says what it found: its version line was
+            # "ci/slurm: " for such a user (slurmctld is in /usr/sbin, not on that PATH)
+            hook = run(["bash", folder / "checkout" / "scripts" / "ci" / "60-slurm.sh"], env=env)
         venv_made = (folder / "checkout" / ".venv").exists()
     finally:
         shutil.rmtree(folder)
@@ -56,6 +59,7 @@ def test_a_user_who_is_not_root_is_told_the_one_command_that_installs_the_missin
             f"update && sudo apt-get install -y --no-install-recommends {missing}` (or ask your administrator to), "
             f"then this command again"]
     assert not venv_made
+    assert hook.returncode == 0 and re.fullmatch(rb"ci/slurm: slurm(-wlm)? [0-9.]+\n", hook.stdout), hook.stdout
 
 
 def test_apt_get_update_runs_once_per_set_up_whatever_a_fixed_name_in_tmp_says():

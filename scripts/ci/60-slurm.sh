@@ -8,4 +8,4 @@ cd "$(dirname "$0")/../.."
 
 source scripts/lib.sh
 apt_install slurmctld slurmd slurm-client munge
-echo "ci/slurm: $(slurmctld -V)"
+echo "ci/slurm: $(/usr/sbin/slurmctld -V)"  # (/usr/sbin: not on the PATH of a user who is not root)
