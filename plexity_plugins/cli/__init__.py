@@ -18,8 +18,9 @@ import threading
 
 from .. import __version__
 from .from_pyplexity import command_hint, option_hints
-from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
-                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
+from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, INSTALLATION_STATUS, PROCESS_LIMIT_WHY, InstallationError,
+                      MissingExtraError, ModelError, disk_full_message, environment_message, is_disk_full,
+                      out_of_processes, path_error_message, printable)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
@@ -235,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         print(printable(f"plexity {args.command}: error: {exc}"), file=sys.stderr)
         return 3
     except OSError as exc:
+        if out_of_processes(exc):  # (a container's pids.max: "cannot list the input ...: can't start new thread")
+            print(printable(f"plexity {args.command}: error: {exc}: {PROCESS_LIMIT_WHY}"), file=sys.stderr)
+            return INSTALLATION_STATUS
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
             # (a command without an output option writes only its standard output)
             to_stdout = not any(getattr(args, name, None) for name in ("output_dir", "output"))
@@ -251,6 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     except (*ENVIRONMENT_ERRORS, InstallationError) as exc:  # the installation, not the input: stop
         print(printable(f"plexity {args.command}: error: {environment_message(exc)}"), file=sys.stderr)
         return 3
+    except RuntimeError as exc:  # ("can't start new thread": a container's pids.max, a traceback before)
+        if not out_of_processes(exc):
+            raise
+        print(printable(f"plexity {args.command}: error: {exc}: {PROCESS_LIMIT_WHY}"), file=sys.stderr)
+        return INSTALLATION_STATUS
 
 
 if __name__ == "__main__":

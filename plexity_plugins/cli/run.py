@@ -891,11 +891,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir, merged))
     if failed is not None or done < tasks:
-        from ..errors import TasksFailed
+        from ..errors import PROCESS_LIMIT_WHY, TasksFailed, out_of_processes
 
         # (TasksFailed's own words are this line's: wrapped in it, they said "did not complete" twice)
         why = failed.listed if isinstance(failed, TasksFailed) else f"{type(failed).__name__}: {failed}" if failed \
             else ""
+        if failed is not None and out_of_processes(failed):  # (a container's pids.max: what to raise)
+            why = f"{why}: {PROCESS_LIMIT_WHY}"
         print(printable(f"plexity run: {tasks - done} task(s) did not complete{f' ({why})' if why else ''}; "
                         f"re-run the same command to run only those"), file=sys.stderr)
         return FAILED_STATUS

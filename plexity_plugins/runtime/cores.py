@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import os
 
+from .cgroups import cgroup_folders
+
 
 def usable_cores() -> int:
     try:
@@ -28,39 +30,8 @@ def usable_cores() -> int:
 def cgroup_cpu_quota() -> float | None:
     """The CPUs' worth of time this process's cgroups allow (the smallest quota over its cgroup and the ones
     above it, v2 and v1), None without a quota or where there are no cgroups to read."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            memberships = [line.rstrip("\n").split(":", 2) for line in f]
-        with open("/proc/self/mountinfo") as f:
-            mounts = [line.split() for line in f]
-    except OSError:
-        return None
-    quotas = []
-    for fields in mounts:
-        if "-" not in fields:
-            continue
-        root, mount_point = fields[3], fields[4]
-        fstype, options = fields[fields.index("-") + 1], fields[-1].split(",")
-        if fstype == "cgroup2":
-            path = next((p for h, c, p in memberships if h == "0" and c == ""), None)
-            read = _quota_v2
-        elif fstype == "cgroup" and "cpu" in options:
-            path = next((p for _, c, p in memberships if "cpu" in c.split(",")), None)
-            read = _quota_v1
-        else:
-            continue
-        if path is None:
-            continue
-        # (the path is from the hierarchy's root; the mount may show only a part of it, as in a container)
-        relative = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
-        folder = os.path.normpath(os.path.join(mount_point, relative))
-        while folder.startswith(mount_point):
-            quota = read(folder)
-            if quota is not None:
-                quotas.append(quota)
-            if folder == mount_point:
-                break
-            folder = os.path.dirname(folder)
+    quotas = [quota for folder, version in cgroup_folders("cpu")
+              if (quota := (_quota_v2 if version == 2 else _quota_v1)(folder)) is not None]
     return min(quotas) if quotas else None
 
 
