@@ -62,8 +62,8 @@ def controller_folder(controller: str) -> tuple[Path, int]:
 
 @pytest.fixture
 def cgroup():
-    """``make(controller, limit)``: a new cgroup with a memory limit of `limit` MiB (no swap) or a pids.max of
-    `limit`; returns its folder.  Removed after the test."""
+    """``make(controller, limit)``: a new cgroup with a memory limit of `limit` MiB (no swap), a pids.max of `limit`
+    or a CPU quota of `limit` CPUs; returns its folder.  Removed after the test."""
     made: list[Path] = []
 
     def make(controller: str, limit: int) -> Path:
@@ -76,6 +76,11 @@ def cgroup():
         made.append(folder)
         if controller == "pids":
             (folder / "pids.max").write_text(str(limit))
+        elif controller == "cpu":
+            if version == 1:
+                (folder / "cpu.cfs_quota_us").write_text(str(limit * 100_000))
+            else:
+                (folder / "cpu.max").write_text(f"{limit * 100_000} 100000")
         elif version == 1:
             (folder / "memory.limit_in_bytes").write_text(str(limit << 20))
             if (folder / "memory.swappiness").exists():
@@ -105,11 +110,13 @@ def oom_kills(folder: Path) -> int:
     return 0
 
 
-def plexity_in(folder: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``plexity ARGS`` run in cgroup `folder` (it moves itself there before Python starts)."""
-    command = ["sh", "-c", f'echo $$ > "{folder}/cgroup.procs" && exec "$@"', "sh",
-               sys.executable, "-m", "plexity_plugins", *args]
+def plexity_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``plexity ARGS`` run in cgroup `folder` (or in each of several, of other controllers): it moves itself there
+    before Python starts.  `env`: variables set (None: unset)."""
+    moves = " && ".join(f'echo $$ > "{f}/cgroup.procs"' for f in (folder if isinstance(folder, list) else [folder]))
+    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, "-m", "plexity_plugins", *args]
     environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    environment = {name: value for name, value in environment.items() if value is not None}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
 
 
@@ -184,3 +191,14 @@ def test_a_run_that_a_pids_limit_stops_names_the_limit_not_its_input(cgroup, tmp
                       env={"OPENBLAS_NUM_THREADS": "1"})
     assert done.returncode == 3, done.stdout + done.stderr
     assert "pids.max" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_numpy_s_threads_follow_the_container_s_cpu_limit_not_the_machine_s_cpus(cgroup, tmp_path):
+    # (OpenBLAS started a thread per CPU of the machine as numpy was imported, and raised SIGINT when the pids.max
+    # refused one: "plexity run: interrupted", exit 130, on two CPUs at a pids.max of 3)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("this machine gives the tests one CPU: OpenBLAS starts no thread of its own either way")
+    done = plexity_in([cgroup("pids", 3), cgroup("cpu", 1)], "run", str(REPO / "examples" / "sample.warc.gz"),
+                      "-o", str(tmp_path / "out"), env={"OPENBLAS_NUM_THREADS": None, "OMP_NUM_THREADS": None})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OpenBLAS" not in done.stderr

@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
     # children are ended, the memory goes back with the process).  Frozen out of those collections then.
     _closed_standard_streams_to_devnull()
+    from ..runtime.cores import limit_blas_threads
+
+    limit_blas_threads()  # (before numpy is imported: a container's CPU limit, not the machine's CPUs)
     atexit.unregister(gc.freeze)  # (once per process, however often main is called)
     atexit.register(gc.freeze)
     try:  # the compiled extension first: one built from other sources stops every command here, in one line

@@ -53,3 +53,13 @@ def _quota_v1(folder: str) -> float | None:
     except (OSError, ValueError):
         return None
     return None if limit <= 0 or period <= 0 else limit / period
+
+
+def limit_blas_threads() -> None:
+    """numpy's OpenBLAS starts a thread per CPU of the process's affinity as numpy is imported, blind to a CPU
+    quota: in a pod of one CPU on a 64-CPU machine, 63 idle threads in each process that imports it, each counted by
+    the pod's pids.max, past which OpenBLAS raises SIGINT (``plexity run`` said "interrupted", exit 130, at a pids.max
+    of 3 on two CPUs).  Here its threads are `usable_cores()` unless the user set them (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS); called before numpy is imported, it holds for the extraction children too (they inherit it)."""
+    if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(usable_cores())
