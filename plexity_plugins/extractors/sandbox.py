@@ -422,6 +422,7 @@ class _Child:
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
         # (the out-of-memory killer's count in this cgroup, to tell its SIGKILL from another's: `_death`)
         self._oom_kills = oom_kills()
+        self.ran_out: str | None = None  # (what memory ran out, when the out-of-memory killer ended it)
         try:
             self.process = subprocess.Popen(
                 # -P: the child imports the caller's package (`_child_environment`), not another `plexity_plugins`
@@ -456,10 +457,10 @@ class _Child:
             except ExtractorDied as exc:
                 raise ExtractorCannotStart(f"the extraction process could not start: {exc}; its error, if "
                                            f"any, is printed above") from None
-            except ExtractionMemoryLimit as exc:  # (killed for memory before any page: not a page's fault)
-                raise ExtractorCannotStart(f"the extraction process could not start: {exc}, as it started: give "
-                                           f"the job more memory, or run fewer processes in it (plexity run "
-                                           f"--workers)") from None
+            except ExtractionMemoryLimit:  # (killed for memory before any page: not a page's fault)
+                raise ExtractorCannotStart(f"the extraction process could not start: the kernel's out-of-memory "
+                                           f"killer ended it, out of {self.ran_out}: give the job more memory, or "
+                                           f"run fewer workers (plexity run --workers)") from None
             if status == "error":
                 raise value
             self.ready = True
@@ -481,9 +482,10 @@ class _Child:
         except subprocess.TimeoutExpired:
             code = None
         if code == -signal.SIGKILL and (ran_out := out_of_memory(self._oom_kills)):
+            self.ran_out = ran_out
             return ExtractionMemoryLimit(f"extraction ran out of {ran_out}: the kernel's out-of-memory killer "
-                                         f"ended the extraction process (if ordinary pages meet this: give the "
-                                         f"job more memory, or run fewer processes in it)")
+                                         f"ended it (if ordinary pages meet this: give the job more memory, or run "
+                                         f"fewer workers)")
         return ExtractorDied(f"the extractor process died ({how or f'exit status {code}'})")
 
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
