@@ -256,6 +256,26 @@ def _parents(path: str) -> list[str]:
 # -- the disk ----------------------------------------------------------------------------------
 
 # The disk (or the user's quota) is full: every further write fails the same way.
+# Said where no process or thread could be made (fork's EAGAIN, "can't start new thread"): a container's pids.max
+# counts threads too, and a run at it failed as "BlockingIOError: [Errno 11] Resource temporarily unavailable", or
+# as "cannot list the input ...: RuntimeError: can't start new thread", which blamed the input.
+PROCESS_LIMIT_WHY = ("no more processes or threads may be made: this container's limit on them (its cgroup's "
+                     "pids.max) or this user's (ulimit -u) is reached; raise it, or run fewer workers (--workers)")
+
+
+def out_of_processes(exc: BaseException | str | None) -> bool:
+    """Whether `exc` (an exception, one it was raised from, or a logged error's text) says that no process or
+    thread could be made."""
+    seen = 0
+    while isinstance(exc, BaseException) and seen < 8:
+        if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+            return True
+        if isinstance(exc, OSError) and exc.errno == errno.EAGAIN:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return isinstance(exc, str) and ("can't start new thread" in exc or "[Errno 11] Resource temporarily" in exc)
+
+
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 DISK_FULL_WHY = "no space left on device"  # why a task did not complete, in `TasksFailed`
 

@@ -18,8 +18,9 @@ import threading
 
 from .. import __version__
 from .from_pyplexity import command_hint, option_hints
-from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, InstallationError, MissingExtraError, ModelError,
-                      disk_full_message, environment_message, is_disk_full, path_error_message, printable)
+from ..errors import (DISK_FULL_STATUS, ENVIRONMENT_ERRORS, INSTALLATION_STATUS, PROCESS_LIMIT_WHY, InstallationError,
+                      MissingExtraError, ModelError, disk_full_message, environment_message, is_disk_full,
+                      out_of_processes, path_error_message, printable)
 
 # In the order `plexity --help` lists them.
 COMMAND_MODULES: list[str] = [f"plexity_plugins.cli.{name}" for name in
@@ -179,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     # `plexity run` (a sixth of its start-up and end), for nothing (the command closed its files, its extraction
     # children are ended, the memory goes back with the process).  Frozen out of those collections then.
     _closed_standard_streams_to_devnull()
+    from ..runtime.cores import limit_blas_threads
+
+    limit_blas_threads()  # (before numpy is imported: a container's CPU limit, not the machine's CPUs)
     atexit.unregister(gc.freeze)  # (once per process, however often main is called)
     atexit.register(gc.freeze)
     try:  # the compiled extension first: one built from other sources stops every command here, in one line
@@ -235,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         print(printable(f"plexity {args.command}: error: {exc}"), file=sys.stderr)
         return 3
     except OSError as exc:
+        if out_of_processes(exc):  # (a container's pids.max: "cannot list the input ...: can't start new thread")
+            print(printable(f"plexity {args.command}: error: {exc}: {PROCESS_LIMIT_WHY}"), file=sys.stderr)
+            return INSTALLATION_STATUS
         if is_disk_full(exc):  # the disk, not the input: one line, the outputs say they are incomplete
             # (a command without an output option writes only its standard output)
             to_stdout = not any(getattr(args, name, None) for name in ("output_dir", "output"))
@@ -251,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     except (*ENVIRONMENT_ERRORS, InstallationError) as exc:  # the installation, not the input: stop
         print(printable(f"plexity {args.command}: error: {environment_message(exc)}"), file=sys.stderr)
         return 3
+    except RuntimeError as exc:  # ("can't start new thread": a container's pids.max, a traceback before)
+        if not out_of_processes(exc):
+            raise
+        print(printable(f"plexity {args.command}: error: {exc}: {PROCESS_LIMIT_WHY}"), file=sys.stderr)
+        return INSTALLATION_STATUS
 
 
 if __name__ == "__main__":

@@ -671,6 +671,20 @@ SMALL_FILE_BYTES = 1_000_000  # a file's mean size below which it is (~1.5 ms a 
 BYTES_PER_TASK = 64_000_000
 
 
+def out_of_memory_note(kills_before: int | None) -> str | None:
+    """What to say when the out-of-memory killer ended processes of this local run (`kills_before`: its cgroup's
+    count as the run began): in a container of 200 MiB, two workers completed their tasks with 31 ordinary pages
+    counted as memory_limit, exit 0, and nothing said it of the run but those counts."""
+    from ..runtime.cgroups import oom_kills, out_of_memory
+
+    ran_out = out_of_memory(kills_before)
+    if ran_out is None:
+        return None
+    return (f"the kernel's out-of-memory killer ended {oom_kills() - kills_before} process(es) of this run: it ran "
+            f"out of {ran_out} (the pages it stopped are counted as memory_limit); give the job more memory, or run "
+            f"fewer workers (--workers)")
+
+
 def small_files_note(paths: list[str], workers: int) -> str | None:
     """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
     WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 3 s as 8 (2 workers; docs/performance.md)."""
@@ -825,6 +839,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         failed = None
         started = time.perf_counter()
+        from ..runtime.cgroups import oom_kills
+
+        kills_before = oom_kills() if args.executor == "local" else None  # (see `out_of_memory_note`)
         with ray_connection(args.ray_address) if args.executor == "ray" else contextlib.nullcontext() as connected:
             if connected:
                 print(f"plexity run: {connected}", flush=True)
@@ -890,12 +907,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(summary(merged, annotate=args.annotate))
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir, merged))
+    if args.executor == "local" and (note := out_of_memory_note(kills_before)):
+        print(printable(f"plexity run: warning: {note}"), file=sys.stderr)
     if failed is not None or done < tasks:
-        from ..errors import TasksFailed
+        from ..errors import PROCESS_LIMIT_WHY, TasksFailed, out_of_processes
 
         # (TasksFailed's own words are this line's: wrapped in it, they said "did not complete" twice)
         why = failed.listed if isinstance(failed, TasksFailed) else f"{type(failed).__name__}: {failed}" if failed \
             else ""
+        if failed is not None and out_of_processes(failed):  # (a container's pids.max: what to raise)
+            why = f"{why}: {PROCESS_LIMIT_WHY}"
         print(printable(f"plexity run: {tasks - done} task(s) did not complete{f' ({why})' if why else ''}; "
                         f"re-run the same command to run only those"), file=sys.stderr)
         return FAILED_STATUS

@@ -49,7 +49,8 @@ from datatrove.utils.stats import PipelineStats
 from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_PAGES_WHY, INPUTS_CHANGED_STATUS,
                       TEXTS_NOT_HTML_STATUS, TEXTS_NOT_HTML_WHY, DiskFull, HtmlPagesNotText, InputFilesChanged,
                       OutputNotWritable, ReadError, TasksFailed, TextsNotHtml, cannot_write_message, disk_full_message,
-                      inputs_changed_why, is_disk_full, printable)
+                      PROCESS_LIMIT_WHY, inputs_changed_why, is_disk_full, out_of_processes, printable)
+from ..runtime.cgroups import oom_kills, out_of_memory
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
 from .folders import TaskFolder
@@ -93,16 +94,23 @@ def last_error(tail: str, slurm: bool = False) -> str | None:
     for line in map(str.strip, tail.splitlines()):
         if slurm:
             line = re.sub(r"^\d+: ", "", line)
-        if _EXCEPTION_LINE.match(line) or (slurm and _QUALIFIED_EXCEPTION_LINE.match(line)):
+        # (this package's own, named with their module in any log: "plexity_plugins.errors.ExtractorCannotStart:
+        # ...", which a local run said as "exited with status 1 (the task's log says why)")
+        if _EXCEPTION_LINE.match(line) or ((slurm or line.startswith("plexity_plugins."))
+                                           and _QUALIFIED_EXCEPTION_LINE.match(line)):
             found = line
         elif read_error := _READ_ERROR_LINE.search(line):
             found = read_error.group(1)
     return printable(prefix(found, 300)) if found else None
 
 
-def describe_exit(code: int | None, error: str | None = None) -> str:
+def describe_exit(code: int | None, error: str | None = None, ran_out: str | None = None) -> str:
     """Why a task's process that ended with exit status `code` (negative: killed by that signal) did not complete
-    its task, in words; `error`, the exception its log ends with (`last_error`), quoted."""
+    its task, in words; `error`, the exception its log ends with (`last_error`), quoted; `ran_out`, the memory the
+    out-of-memory killer found gone, when it ended a process of this cgroup meanwhile (`cgroups.out_of_memory`)."""
+    if code == -signal.SIGKILL and ran_out:
+        return (f"its worker process was killed by the out-of-memory killer: it ran out of {ran_out}; give the job "
+                f"more memory, or run fewer workers (--workers)")
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -116,6 +124,8 @@ def describe_exit(code: int | None, error: str | None = None) -> str:
         return HTML_PAGES_WHY
     if code == TEXTS_NOT_HTML_STATUS:
         return TEXTS_NOT_HTML_WHY
+    if error and out_of_processes(error):  # (a container's pids.max: what to raise)
+        return f"its worker process exited with status {code}: {error}: {PROCESS_LIMIT_WHY}"
     if error and error.startswith("ReadError: "):  # (a failed read says which file or URL, which byte, what happened)
         return error
     if error:
@@ -225,15 +235,18 @@ class FullDiskStopsTask:
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None
 
 
-def why_task_ended(executor, rank: int, exitcode: int | None) -> str:
-    """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it."""
+def why_task_ended(executor, rank: int, exitcode: int | None, ran_out: str | None = None,
+                   error: str | None = None) -> str:
+    """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it
+    (`ran_out`: as `describe_exit`'s; `error`: what its worker said stopped it before the task's log could)."""
     if exitcode == INPUTS_CHANGED_STATUS:
         settings = getattr(executor, "_plexity_settings", None) or run_settings(executor.pipeline, executor.world_size,
                                                                                 not chained(executor))
         return inputs_changed_why(changed_inputs(executor.pipeline, settings))
     # (what the task's log ends with: an exception, or a failed read in its own words)
-    error = task_error(executor.logging_dir, rank) if exitcode == 1 else None
-    return describe_exit(exitcode, error)
+    if exitcode == 1 and error is None:
+        error = task_error(executor.logging_dir, rank)
+    return describe_exit(exitcode, error, ran_out)
 
 
 def task_exit_status(exc: BaseException) -> int:
@@ -407,6 +420,7 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
     running: dict = {}  # worker process -> _Worker
     free_local_ranks = list(range(executor.workers))
     failures: dict[int, str] = {}
+    kills = oom_kills()  # (a worker SIGKILLed once the out-of-memory killer has acted here: said as that)
 
     def finished(process, rank: int) -> None:
         nonlocal done
@@ -447,6 +461,8 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                         what, rank = worker.connection.recv()
                         if what == "started":
                             worker.started = True
+                        elif what == "error":  # (then `rank` is the error's text)
+                            worker.error = rank
                         else:
                             finished(process, rank)
                             worker.completed += 1
@@ -464,10 +480,12 @@ def _run_in_processes(executor: LocalTaskExecutor, ranks: list[int], done: int) 
                     # "task 2: its worker process was killed by SIGKILL", run exit 1, for a task that never ran.  A
                     # worker that dies before its first task, as it starts, is that task's failure: no loop.)
                     waiting.insert(0, rank)
-                    logger.warning(f"a worker process ended between tasks ({describe_exit(process.exitcode)}): "
+                    why = describe_exit(process.exitcode, ran_out=out_of_memory(kills))
+                    logger.warning(f"a worker process ended between tasks ({why}): "
                                    f"task {rank}, not started, goes to a new one")
                 elif rank is not None:  # (died in its task, or its task failed: its exit status says why)
-                    failures[rank] = why_task_ended(executor, rank, process.exitcode)
+                    failures[rank] = why_task_ended(executor, rank, process.exitcode, out_of_memory(kills),
+                                                    worker.error)
                     logger.error(f"task {rank} did not complete: {failures[rank]}")
     finally:
         # interrupted (Ctrl+C): stop what still runs, and let a second Ctrl+C not cut that short.  (Only the main
@@ -498,6 +516,7 @@ class _Worker:
     local_rank: int
     connection: object  # (the run's end of the pipe: ranks sent, "started" and "done" received)
     rank: int | None = None  # the task it was sent (None: told to end)
+    error: str | None = None  # what stopped its task before the task's log could say it
     started: bool = False  # whether it said it started that task
     completed: int = 0  # the tasks it has completed
 
@@ -568,7 +587,11 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
                 if rank is None:
                     return
                 tasks.send(("started", rank))  # (from here on, its death is this task's failure)
-                executor.pipeline = deepcopy(pipeline)
+                try:
+                    executor.pipeline = deepcopy(pipeline)
+                except Exception as exc:  # (before the task's log: said to the run, or said nowhere; at a container's
+                    tasks.send(("error", f"{type(exc).__name__}: {exc}"))  # pids.max, fsspec's thread cannot start)
+                    raise
                 executor._run_for_rank(rank, local_rank)
                 tasks.send(("done", rank))
         except Exception as exc:  # the exit status tells the parent why

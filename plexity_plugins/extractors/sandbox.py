@@ -26,12 +26,14 @@ if __name__ == "__main__":  # an extraction child: Ctrl-C, which a terminal send
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 import atexit
+import errno
 import fcntl
 import mmap
 import os
 import pickle
 import queue
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -42,8 +44,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
-from ..errors import ExtractionError, ExtractionMemoryLimit, ExtractionTimeout, ExtractorCannotStart, ExtractorDied
+from ..errors import (PROCESS_LIMIT_WHY, ExtractionError, ExtractionMemoryLimit, ExtractionTimeout,
+                      ExtractorCannotStart, ExtractorDied)
 from ..runtime import native
+from ..runtime.cgroups import oom_kills, out_of_memory
 from ..runtime.sizes import parse_memory
 from . import check_extractor_name, get_extractor
 
@@ -416,6 +420,9 @@ class _Child:
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
         # thread: the signal comes when the starting *thread* ends (Scrapy's pool threads do).
         watch = [str(os.getpid())] if threading.current_thread() is threading.main_thread() else []
+        # (the out-of-memory killer's count in this cgroup, to tell its SIGKILL from another's: `_death`)
+        self._oom_kills = oom_kills()
+        self.ran_out: str | None = None  # (what memory ran out, when the out-of-memory killer ended it)
         try:
             self.process = subprocess.Popen(
                 # -P: the child imports the caller's package (`_child_environment`), not another `plexity_plugins`
@@ -428,6 +435,9 @@ class _Child:
                 os.close(fd)
             if self._shared is not None:
                 self._shared.close()
+            if exc.errno == errno.EAGAIN:  # (fork's: no process may be made, not the interpreter's fault)
+                raise ExtractorCannotStart(f"the extraction process could not start ({exc.strerror}): "
+                                           f"{PROCESS_LIMIT_WHY}", exc) from None
             raise ExtractorCannotStart(f"the extraction process could not start: cannot run {sys.executable} "
                                        f"({exc.strerror or exc}): check that this user may run the Python "
                                        f"interpreter, or reinstall", exc) from None
@@ -447,6 +457,10 @@ class _Child:
             except ExtractorDied as exc:
                 raise ExtractorCannotStart(f"the extraction process could not start: {exc}; its error, if "
                                            f"any, is printed above") from None
+            except ExtractionMemoryLimit:  # (killed for memory before any page: not a page's fault)
+                raise ExtractorCannotStart(f"the extraction process could not start: the kernel's out-of-memory "
+                                           f"killer ended it, out of {self.ran_out}: give the job more memory, or "
+                                           f"run fewer workers (plexity run --workers)") from None
             if status == "error":
                 raise value
             self.ready = True
@@ -457,18 +471,29 @@ class _Child:
         try:
             return self.connection.recv()
         except EOFError:
-            try:
-                code = self.process.wait(1)
-            except subprocess.TimeoutExpired:
-                code = None
-            raise ExtractorDied(f"the extractor process died (exit status {code})") from None
+            raise self._death() from None
+
+    def _death(self, how: str | None = None) -> ExtractionError:
+        """Why the child ended without an answer: `ExtractionMemoryLimit` when the out-of-memory killer ended it (a
+        container's limit under the ceiling: it acts first, and "the extractor process died (exit status -9)" said
+        nothing of memory), else `ExtractorDied` saying `how` (else its exit status)."""
+        try:
+            code = self.process.wait(1)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code == -signal.SIGKILL and (ran_out := out_of_memory(self._oom_kills)):
+            self.ran_out = ran_out
+            return ExtractionMemoryLimit(f"extraction ran out of {ran_out}: the kernel's out-of-memory killer "
+                                         f"ended it (if ordinary pages meet this: give the job more memory, or run "
+                                         f"fewer workers)")
+        return ExtractorDied(f"the extractor process died ({how or f'exit status {code}'})")
 
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
         try:
             send_page(self._to_child, html, self._shared)
         except OSError as exc:  # the pipe broke: the child is gone
-            raise ExtractorDied(f"the extractor process died ({exc})") from exc
+            raise self._death(str(exc)) from exc
         status, value = self._receive(timeout, memory_limit)
         if status == "error":
             raise value

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import os
 
+from .cgroups import cgroup_folders
+
 
 def usable_cores() -> int:
     try:
@@ -28,39 +30,8 @@ def usable_cores() -> int:
 def cgroup_cpu_quota() -> float | None:
     """The CPUs' worth of time this process's cgroups allow (the smallest quota over its cgroup and the ones
     above it, v2 and v1), None without a quota or where there are no cgroups to read."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            memberships = [line.rstrip("\n").split(":", 2) for line in f]
-        with open("/proc/self/mountinfo") as f:
-            mounts = [line.split() for line in f]
-    except OSError:
-        return None
-    quotas = []
-    for fields in mounts:
-        if "-" not in fields:
-            continue
-        root, mount_point = fields[3], fields[4]
-        fstype, options = fields[fields.index("-") + 1], fields[-1].split(",")
-        if fstype == "cgroup2":
-            path = next((p for h, c, p in memberships if h == "0" and c == ""), None)
-            read = _quota_v2
-        elif fstype == "cgroup" and "cpu" in options:
-            path = next((p for _, c, p in memberships if "cpu" in c.split(",")), None)
-            read = _quota_v1
-        else:
-            continue
-        if path is None:
-            continue
-        # (the path is from the hierarchy's root; the mount may show only a part of it, as in a container)
-        relative = os.path.relpath(path, root) if path.startswith(root) else path.lstrip("/")
-        folder = os.path.normpath(os.path.join(mount_point, relative))
-        while folder.startswith(mount_point):
-            quota = read(folder)
-            if quota is not None:
-                quotas.append(quota)
-            if folder == mount_point:
-                break
-            folder = os.path.dirname(folder)
+    quotas = [quota for folder, version in cgroup_folders("cpu")
+              if (quota := (_quota_v2 if version == 2 else _quota_v1)(folder)) is not None]
     return min(quotas) if quotas else None
 
 
@@ -82,3 +53,13 @@ def _quota_v1(folder: str) -> float | None:
     except (OSError, ValueError):
         return None
     return None if limit <= 0 or period <= 0 else limit / period
+
+
+def limit_blas_threads() -> None:
+    """numpy's OpenBLAS starts a thread per CPU of the process's affinity as numpy is imported, blind to a CPU
+    quota: in a pod of one CPU on a 64-CPU machine, 63 idle threads in each process that imports it, each counted by
+    the pod's pids.max, past which OpenBLAS raises SIGINT (``plexity run`` said "interrupted", exit 130, at a pids.max
+    of 3 on two CPUs).  Here its threads are `usable_cores()` unless the user set them (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS); called before numpy is imported, it holds for the extraction children too (they inherit it)."""
+    if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(usable_cores())

@@ -1,0 +1,210 @@
+"""A memory- and process-limited container (a Kubernetes pod's limit, ``docker run --memory``, Slurm's ``--mem``,
+a pids.max): what a run says when the kernel enforces the limit.
+
+Under a container's memory limit lower than the extraction ceiling (768 MiB by default) the kernel's out-of-memory
+killer acts before the ceiling: it ends the extraction child (its oom_score_adj is 1000), which was counted as
+``broken_process`` / ``extraction_failed`` with "the extractor process died (exit status -9)", nothing of memory.
+Now the page is a ``memory_limit`` skip naming the container's limit, and a worker the killer ends is said with the
+limit and ``--workers``.  At a pids.max, the extraction child that cannot be made blamed the interpreter ("check that
+this user may run the Python interpreter, or reinstall"), and a task that could not start a thread before its log
+was said as "(the task's log says why)" with no log.  Each test puts a real run in a real cgroup (root, a writable
+cgroup v1 controller or v2 with it enabled for this process's children, as CI runs them) and removes it after.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FINE = ("<html><body><article>"
+        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
+                  f"in the spring, the mayor said.</p>" for i in range(5))
+        + "</article></body></html>")
+
+
+def big(size: int) -> str:
+    """A page of `size` bytes past no bound on the markup (as tests/test_memory_ceiling.py's): 490 elements of 1,000
+    attributes, then text in 100,000 paragraphs; `dense` grows by ~250 MiB reading 14 MB of it."""
+    names = "".join(f" a{k}" for k in range(1_000))
+    elements = f"<i{names}>x</i>" * 490
+    words = "word " * ((size - len(elements)) // 100_000 // 5)
+    return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
+
+
+def controller_folder(controller: str) -> tuple[Path, int]:
+    """This process's cgroup of `controller` (``memory``, ``pids``) and its version; skips the test, naming why,
+    where a test cannot make a cgroup there."""
+    if os.geteuid() != 0:
+        pytest.skip(f"a {controller} limit is a cgroup the test makes: that needs root")
+    memberships = [line.rstrip("\n").split(":", 2) for line in open("/proc/self/cgroup")]
+    mounts = [line.split() for line in open("/proc/self/mountinfo")]
+    for fields in mounts:
+        if fields[fields.index("-") + 1] == "cgroup" and controller in fields[-1].split(","):
+            path = next(p for _, c, p in memberships if controller in c.split(","))
+            return Path(fields[4]) / path.lstrip("/"), 1
+    for fields in mounts:
+        if fields[fields.index("-") + 1] == "cgroup2":
+            folder = Path(fields[4]) / next(p for h, _, p in memberships if h == "0").lstrip("/")
+            if controller in (folder / "cgroup.subtree_control").read_text().split():
+                return folder, 2
+    pytest.skip(f"no cgroup with the {controller} controller for this process's children here (cgroup v1, or v2 "
+                f"with +{controller} in cgroup.subtree_control)")
+
+
+@pytest.fixture
+def cgroup():
+    """``make(controller, limit)``: a new cgroup with a memory limit of `limit` MiB (no swap), a pids.max of `limit`
+    or a CPU quota of `limit` CPUs; returns its folder.  Removed after the test."""
+    made: list[Path] = []
+
+    def make(controller: str, limit: int) -> Path:
+        parent, version = controller_folder(controller)
+        folder = parent / f"plexity-test-{uuid.uuid4().hex[:8]}"
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            pytest.skip(f"cannot make a cgroup here: {exc}")
+        made.append(folder)
+        if controller == "pids":
+            (folder / "pids.max").write_text(str(limit))
+        elif controller == "cpu":
+            if version == 1:
+                (folder / "cpu.cfs_quota_us").write_text(str(limit * 100_000))
+            else:
+                (folder / "cpu.max").write_text(f"{limit * 100_000} 100000")
+        elif version == 1:
+            (folder / "memory.limit_in_bytes").write_text(str(limit << 20))
+            if (folder / "memory.swappiness").exists():
+                (folder / "memory.swappiness").write_text("0")
+        else:
+            (folder / "memory.max").write_text(str(limit << 20))
+            if (folder / "memory.swap.max").exists():
+                (folder / "memory.swap.max").write_text("0")
+        return folder
+
+    yield make
+    for folder in made:
+        for _ in range(50):  # (an extraction child ends just after its parent: the cgroup is busy until it has)
+            try:
+                folder.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def oom_kills(folder: Path) -> int:
+    for name in ("memory.oom_control", "memory.events"):
+        if (folder / name).exists():
+            for line in (folder / name).read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    return 0
+
+
+def plexity_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``plexity ARGS`` run in cgroup `folder` (or in each of several, of other controllers): it moves itself there
+    before Python starts.  `env`: variables set (None: unset)."""
+    moves = " && ".join(f'echo $$ > "{f}/cgroup.procs"' for f in (folder if isinstance(folder, list) else [folder]))
+    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, "-m", "plexity_plugins", *args]
+    environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    environment = {name: value for name, value in environment.items() if value is not None}
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+
+
+@pytest.fixture(scope="module")
+def hostile_warc(tmp_path_factory) -> Path:
+    """A WARC of a fine page, a 14 MB page that grows a `dense` child past 200 MiB, and another fine page."""
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    path = tmp_path_factory.mktemp("hostile") / "pages.warc.gz"
+    dummy = WARCWriter(io.BytesIO())
+    write_warc(path, [response(dummy, "http://t/fine", FINE.encode()),
+                      response(dummy, "http://t/big", big(14_000_000).encode()),
+                      response(dummy, "http://t/fine2", FINE.encode())])
+    return path
+
+
+def test_clean_counts_a_page_the_container_s_oom_killer_ended_as_memory_limit_naming_the_limit(
+        cgroup, hostile_warc, tmp_path):
+    folder = cgroup("memory", 256)
+    done = plexity_in(folder, "clean", str(hostile_warc), "-o", str(tmp_path / "out"), "--extractor", "dense")
+    assert done.returncode == 0, done.stderr
+    assert oom_kills(folder) >= 1  # (the kernel acted, under the 768 MiB ceiling: not the ceiling)
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 2, stats
+    assert "this container's memory (its cgroup's limit: 256 MiB)" in done.stderr
+    assert "out-of-memory killer" in done.stderr and "exit status -9" not in done.stderr
+
+
+def test_run_counts_a_page_the_container_s_oom_killer_ended_as_memory_limit(cgroup, hostile_warc, tmp_path):
+    folder = cgroup("memory", 256)
+    done = plexity_in(folder, "run", str(hostile_warc.parent), "-o", str(tmp_path / "out"), "--extractor", "dense")
+    assert done.returncode == 0, done.stderr
+    assert oom_kills(folder) >= 1
+    assert "lost: memory_limit 1" in done.stdout, done.stdout
+    assert "1/1 tasks completed" in done.stdout
+    # (the run's end says it too: it ended with exit 0 and "lost: ... broken_process 1" among the counts, and in a
+    # container too small for its workers 31 ordinary pages of 1,497 went so, unsaid)
+    assert re.search(r"plexity run: warning: the kernel's out-of-memory killer ended \d process\(es\) of this run: "
+                     r"it ran out of this container's memory \(its cgroup's limit: 256 MiB\)", done.stderr), done.stderr
+    log = (tmp_path / "out" / "logs" / "logs" / "task_00000.log").read_text()
+    assert "skipped (memory_limit): extraction ran out of this container's memory (its cgroup's limit: 256 MiB)" \
+        in log
+
+
+def test_a_worker_the_container_s_oom_killer_ended_is_said_with_the_limit_and_workers(cgroup, hostile_warc,
+                                                                                       tmp_path):
+    # (without an extractor there is no child for the killer to take first: the worker holding the 14 MB page goes)
+    folder = cgroup("memory", 200)
+    out = tmp_path / "out"
+    done = plexity_in(folder, "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "none",
+                      "--workers", "2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert oom_kills(folder) >= 1
+    assert ("task 0: its worker process was killed by the out-of-memory killer: it ran out of this container's "
+            "memory (its cgroup's limit: 200 MiB); give the job more memory, or run fewer workers (--workers)") \
+        in done.stderr, done.stderr
+    assert "re-run the same command to run only those" in done.stderr
+
+
+def test_an_extraction_child_that_a_pids_limit_stops_names_the_limit_not_the_interpreter(cgroup, tmp_path):
+    folder = cgroup("pids", 1)  # (the command itself, and not one process more)
+    page = tmp_path / "page.html"
+    page.write_text(FINE)
+    done = plexity_in(folder, "clean", str(page), "-o", str(tmp_path / "out"),
+                      env={"OPENBLAS_NUM_THREADS": "1"})  # (OpenBLAS raises SIGINT when it cannot start its threads)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "pids.max" in done.stderr and "reinstall" not in done.stderr, done.stderr
+
+
+def test_a_run_that_a_pids_limit_stops_names_the_limit_not_its_input(cgroup, tmp_path):
+    # (listing the input starts fsspec's thread: it was "cannot list the input ...: RuntimeError: can't start new
+    # thread", exit status 2, as if the input were wrong)
+    folder = cgroup("pids", 1)
+    done = plexity_in(folder, "run", str(REPO / "examples" / "sample.warc.gz"), "-o", str(tmp_path / "out"),
+                      env={"OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "pids.max" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_numpy_s_threads_follow_the_container_s_cpu_limit_not_the_machine_s_cpus(cgroup, tmp_path):
+    # (OpenBLAS started a thread per CPU of the machine as numpy was imported, and raised SIGINT when the pids.max
+    # refused one: "plexity run: interrupted", exit 130, on two CPUs at a pids.max of 3)
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("this machine gives the tests one CPU: OpenBLAS starts no thread of its own either way")
+    done = plexity_in([cgroup("pids", 3), cgroup("cpu", 1)], "run", str(REPO / "examples" / "sample.warc.gz"),
+                      "-o", str(tmp_path / "out"), env={"OPENBLAS_NUM_THREADS": None, "OMP_NUM_THREADS": None})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OpenBLAS" not in done.stderr
+
