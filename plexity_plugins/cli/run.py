@@ -286,12 +286,13 @@ def ray_connection(address: str | None):
     of this machine's CPUs for the run and stop it after.  Yields a line saying which."""
     import ray
 
-    from ..datatrove.ray_executor import check_ray_address
+    from ..datatrove.ray_executor import check_ray_address, local_ray_folder, ray_temp_root
 
     address = address or os.environ.get("RAY_ADDRESS") or None
     # (ray.init puts its own SIGTERM handler in place of the command's, which ends the run as Ctrl-C does: a
     # SIGTERM then ended it with exit 1 and Ray's "*** SIGTERM received ..." stack, saying nothing of the tasks)
     sigterm = signal.getsignal(signal.SIGTERM)
+    folder = None
     if address:
         check_ray_address(address, give="give its head's address (--ray-address, $RAY_ADDRESS)")
         try:
@@ -300,15 +301,23 @@ def ray_connection(address: str | None):
             raise OSError(ray_refusal(address, exc)) from None
     else:
         # "local": a new Ray, not one another program started on this machine (which
-        # ray.init() would join)
-        ray.init(address="local", include_dashboard=False, logging_level="WARNING")
+        # ray.init() would join); in a folder of this user's when Ray's own is another user's
+        folder = local_ray_folder()
+        try:
+            ray.init(address="local", include_dashboard=False, logging_level="WARNING",
+                     _temp_dir=str(folder) if folder else None)
+        except PermissionError as exc:
+            raise OSError(f"cannot start a Ray for this run: {exc.filename or exc}: permission denied (Ray's folder "
+                          f"under {ray_temp_root()}, $RAY_TMPDIR or $TMPDIR or /tmp): set RAY_TMPDIR to a folder "
+                          f"this user may write") from None
     if sigterm is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, sigterm)
     try:
         nodes = [node for node in ray.nodes() if node.get("Alive")]
         cpus = sum(node["Resources"].get("CPU", 0) for node in nodes)
+        where = f"; in {folder}, as {ray_temp_root() / 'ray'} is another user's" if folder else ""
         yield (f"Ray cluster at {address}: {len(nodes)} node(s), {cpus:g} CPUs" if address else
-               f"a local Ray started for this run ({cpus:g} CPUs)")
+               f"a local Ray started for this run ({cpus:g} CPUs{where})")
     finally:
         ray.shutdown()  # disconnects; stops the Ray it started
 

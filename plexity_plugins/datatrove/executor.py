@@ -236,17 +236,33 @@ class FullDiskStopsTask:
 
 
 def why_task_ended(executor, rank: int, exitcode: int | None, ran_out: str | None = None,
-                   error: str | None = None) -> str:
-    """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it
-    (`ran_out`: as `describe_exit`'s; `error`: what its worker said stopped it before the task's log could)."""
+                   error: str | None = None, elsewhere: str | None = None) -> str:
+    """Why the process of task `rank`, which ended with `exitcode` (`task_exit_status`), did not complete it.
+    `ran_out`: as `describe_exit`'s; `error`: the error the process itself sent back (what stopped it before its
+    log could say), said when its log names none; `elsewhere`: where its output went when it wrote no log (a Ray
+    worker's log file).  A task that stopped before its log was written was said "(the task's log says why)" of a
+    log that did not exist."""
     if exitcode == INPUTS_CHANGED_STATUS:
         settings = getattr(executor, "_plexity_settings", None) or run_settings(executor.pipeline, executor.world_size,
                                                                                 not chained(executor))
         return inputs_changed_why(changed_inputs(executor.pipeline, settings))
     # (what the task's log ends with: an exception, or a failed read in its own words)
-    if exitcode == 1 and error is None:
-        error = task_error(executor.logging_dir, rank)
-    return describe_exit(exitcode, error, ran_out)
+    logged = task_error(executor.logging_dir, rank) if exitcode == 1 else None
+    if (exitcode == 1 and logged is None and not (error and out_of_processes(error))
+            and not _task_log_exists(executor.logging_dir, rank)):
+        log = executor.logging_dir.resolve_paths(f"logs/task_{rank:05d}.log")
+        where = f"; {elsewhere}" if elsewhere else ""
+        if error:
+            return f"its worker process exited with status 1: {error} (it wrote no task log, {log}{where})"
+        return f"its worker process exited with status 1 before writing its task log ({log}){where}"
+    return describe_exit(exitcode, logged or error, ran_out)
+
+
+def _task_log_exists(logging_dir, rank: int) -> bool:
+    try:
+        return logging_dir.exists(f"logs/task_{rank:05d}.log")
+    except OSError:
+        return True  # (cannot tell: say what a log would say)
 
 
 def task_exit_status(exc: BaseException) -> int:

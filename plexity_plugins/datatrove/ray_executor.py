@@ -1,7 +1,7 @@
 """`RayTaskExecutor`: datatrove's Ray executor's arguments, run so that a task's processes die with it, a task
 that no node can hold is an error, and a task whose node is lost is run again; and the checks of the Ray cluster a
-run joins (`check_ray_address`, `check_cluster_ray_would_join`, `check_task_fits`).  ``ray`` itself is imported
-only when a run starts.
+run joins (`check_ray_address`, `check_cluster_ray_would_join`, `check_task_fits`) and the folder of a Ray it
+starts (`local_ray_folder`).  ``ray`` itself is imported only when a run starts.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from datatrove.executor.ray import RayPipelineExecutor
 from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
-from ..errors import LoggingFolderNotShared, TasksFailed, printable
+from ..errors import FullDiskStop, LoggingFolderNotShared, TasksFailed, printable
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
 from .executor import (FullDiskStopsTask, SettingsChecked, read_stats, save_stats, task_exit_status,
@@ -209,18 +211,60 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
         # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
         # (http, s3) this worker already opened cannot be used across a fork.
         processes = []
-        for local_rank, rank in enumerate(ranks, start=first):
-            process = multiprocess.Process(target=_ray_task_main,
-                                           args=(pickled_executor, rank, local_rank, working_dir))
-            process.start()
-            processes.append((rank, process))
+        try:
+            for local_rank, rank in enumerate(ranks, start=first):
+                scratch = tempfile.mkdtemp(prefix=f"plexity-task{rank:05d}-")  # (this user's alone: 0700)
+                processes.append((rank, scratch, None))
+                process = multiprocess.Process(target=_ray_task_main,
+                                               args=(pickled_executor, rank, local_rank, working_dir, scratch))
+                process.start()
+                processes[-1] = (rank, scratch, process)
+        except BaseException:
+            for _, scratch, process in processes:
+                if process is None:  # (a started one's: it ends with this worker)
+                    shutil.rmtree(scratch, ignore_errors=True)
+            raise
     failed = {}
-    for rank, process in processes:
-        process.join()
-        if process.exitcode != 0:
-            failed[rank] = why_task_ended(executor, rank, process.exitcode)
+    for rank, scratch, process in processes:
+        try:
+            process.join()
+            if process.exitcode != 0:
+                _keep_task_log(executor, rank, scratch, process.exitcode)
+                failed[rank] = why_task_ended(executor, rank, process.exitcode, error=_reported_error(scratch),
+                                              elsewhere=_worker_log())
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     if failed:
         raise RanksFailed(failed)
+
+
+def _keep_task_log(executor: RayTaskExecutor, rank: int, scratch: str, exitcode: int) -> None:
+    """The log of a task process that ended before datatrove's executor copied it from the temporary folder to the
+    logging folder (killed by a signal: the out-of-memory killer; or that copy failed), copied there before the
+    scratch folder goes: the task's log says what it did."""
+    local = Path(scratch, _LOCAL_LOGS, f"task_{rank:05d}.log")
+    name = f"logs/task_{rank:05d}.log"
+    with contextlib.suppress(OSError, FullDiskStop):
+        if local.is_file() and (exitcode < 0 or not executor.logging_dir.exists(name)):
+            with executor.logging_dir.open(name, "w") as log:
+                log.write(local.read_text(encoding="utf-8", errors="backslashreplace"))
+
+
+def _reported_error(scratch: str) -> str | None:
+    """The one line a task process that failed left in its scratch folder (`_ray_task_main`), if any."""
+    try:
+        return Path(scratch, _ERROR_FILE).read_text(encoding="utf-8", errors="replace").strip() or None
+    except OSError:
+        return None
+
+
+def _worker_log() -> str | None:
+    """Where this Ray worker's stderr goes (Ray's ``logs/worker-*.err`` of its session), said as where to look."""
+    try:
+        path = os.readlink("/proc/self/fd/2")
+    except OSError:
+        return None
+    return f"Ray's worker log {path} has its output" if path.startswith("/") else None
 
 
 class RanksFailed(RuntimeError):
@@ -248,9 +292,20 @@ def _in_folder(folder: str | None):
         os.chdir(previous)
 
 
-def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None) -> None:
+_ERROR_FILE = "error.txt"  # (in a task's scratch folder: the one line its process failed with)
+_LOCAL_LOGS = "ray_logs/logs"  # (there too: where datatrove's Ray executor writes a task's log as it runs)
+
+
+def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None,
+                   scratch: str | None = None) -> None:
+    """One task, in a process of its own.  Its temporary files go to `scratch`, a folder of this task's alone:
+    datatrove's Ray executor writes each task's log first to ``{tempfile.gettempdir()}/ray_logs/logs/task_NNNNN.log``,
+    a name every run and user of the node shared.  Another user's ``/tmp/ray_logs`` (root's first run left it
+    0755) stopped every task of this one before its log existed, and two runs at once wrote the same file."""
     import dill
 
+    if scratch:
+        tempfile.tempdir = scratch  # (this process's only: it runs this one task)
     with contextlib.suppress(OSError):  # (forked in it; under another start method, not)
         os.chdir(working_dir or os.getcwd())
     executor = dill.loads(pickled_executor)
@@ -258,6 +313,12 @@ def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_
     try:
         executor._run_for_rank(rank, local_rank)
     except Exception as exc:  # the exit status tells the Ray task why (a full disk: `FullDiskStopsTask`)
+        if scratch:  # (for the Ray task to say, should the task's log not name it: it may not exist)
+            why = printable(prefix(f"{type(exc).__name__}: {str(exc).strip()}".splitlines()[0], 300))
+            with contextlib.suppress(OSError):
+                Path(scratch, _ERROR_FILE).write_text(why, encoding="utf-8")
+            if not Path(scratch, _LOCAL_LOGS, f"task_{rank:05d}.log").is_file():  # (no log of it: Ray's worker log)
+                print(f"plexity task {rank}: {why}", file=sys.stderr, flush=True)
         sys.exit(task_exit_status(exc))
 
 
@@ -324,9 +385,7 @@ def check_cluster_ray_would_join() -> None:
     if (address := os.environ.get("RAY_ADDRESS")) and address != "auto":
         check_ray_address(address, give="set $RAY_ADDRESS to a running cluster's head, or call ray.init() first")
         return
-    # (Ray's temp folder, as Ray finds it: $RAY_TMPDIR, else $TMPDIR, else /tmp)
-    temp = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
-    named_in = Path(temp) / "ray" / "ray_current_cluster"
+    named_in = ray_temp_root() / "ray" / "ray_current_cluster"
     try:
         address = named_in.read_text().strip()
     except (OSError, UnicodeDecodeError):
@@ -336,6 +395,24 @@ def check_cluster_ray_would_join() -> None:
             f"connect first: ray.init(address=...) for a running cluster, ray.init(address=\"local\") for a "
             f"Ray of this machine (this address is what {named_in} keeps from an earlier `ray start`, which "
             f"Ray joins when no ray.init() came first; `ray stop` removes it)"))
+
+
+def ray_temp_root() -> Path:
+    """Where Ray keeps its folder ``ray`` (sessions, sockets, logs): $RAY_TMPDIR, else $TMPDIR, else /tmp (Ray's
+    own rule)."""
+    return Path(os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
+
+
+def local_ray_folder() -> Path | None:
+    """The folder for a Ray of this machine that this process starts (``ray.init``'s ``_temp_dir``): None, Ray's
+    own ``ray`` folder, where this user may write in it or it is not there yet; else ``ray-UID`` beside it.  A
+    ``ray`` folder of another user's that this one may not write (an administrator's ``ray start`` left it so)
+    stopped the run: "cannot write /tmp/ray/session_...: permission denied".  (``ray-UID``, not a user's name: Ray's
+    socket paths below it must stay under 108 bytes.)"""
+    default = ray_temp_root() / "ray"
+    if not default.exists() or os.access(default, os.W_OK | os.X_OK):
+        return None
+    return ray_temp_root() / f"ray-{os.getuid()}"
 
 
 def check_task_fits(cpus: float, memory_gb: float) -> None:
