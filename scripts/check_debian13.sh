@@ -28,6 +28,7 @@ esac
 SUITE="${SUITE:-trixie}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 root="${ROOT_DIR:-$(mktemp -d /tmp/plexity-"$SUITE".XXXXXX)}"
+mkdir -p "$root" && chmod 755 "$root"  # (mktemp's 0700: as "/", no user but root could enter it; munge's set-up failed)
 
 unmount() {
   # (every mount under the root, deepest first: never a removal with /dev or /proc still bound in it; then the
