@@ -2,10 +2,10 @@
 --executor ray`, a RayPipelineExecutor built by hand, a node killed mid-run, a run stopped
 mid-way and resumed, and WARCs read over HTTP.
 
-The cluster is Ray's own `ray.cluster_utils.Cluster`: a head and two worker nodes, each its
-own raylet with one CPU (this machine may have two cores), started once for the module
-(tests/ray_cluster.py). Every process it starts carries a token in its environment
-(`cluster_processes`), so the tests can tell a process the cluster left behind from anybody else's.
+The cluster is a head and two worker nodes, each its own `ray start --block` (a raylet with one CPU; this machine may
+have two cores) in a process apart, started once for the module (tests/ray_cluster.py); nothing of Ray runs in the
+test process. Every process it starts carries a token in its environment (`cluster_processes`), so the tests can tell
+a process the cluster left behind from anybody else's.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-import ray
 
 from helpers import REPO, SAMPLE, read_jsonl_dir, split_warc
 from ray_cluster import (NODE_VAR, TOKEN_VAR, cluster, cluster_processes, orphans,  # noqa: F401 - a fixture
@@ -236,28 +235,38 @@ def test_a_cluster_of_token_authentication_says_to_set_ray_auth_mode_not_just_fa
 
 # -- a RayPipelineExecutor a user builds -------------------------------------------------
 
+# datatrove's own RayPipelineExecutor with our steps, and a step that says which node ran the task.
+DATATROVE_RAY_RUN = '''
+import os, sys
+import ray
+from datatrove.executor.ray import RayPipelineExecutor
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
+
+address, warcs, out = sys.argv[1:4]
+
+def where(data, rank: int = 0, world_size: int = 1):  # which node ran the task
+    for doc in data:
+        doc.metadata["node"] = os.environ.get("PLEXITY_TEST_RAY_NODE")
+        yield doc
+
+ray.init(address=address, logging_level="WARNING")
+RayPipelineExecutor(
+    pipeline=[WarcHtmlReader(warcs), HtmlTagsExtractor(), where,
+              PerplexitySentenceFilter(method="regions", exclusion_writer=JsonlWriter(f"{out}/excluded")),
+              JsonlWriter(f"{out}/documents")],
+    tasks=6, logging_dir=f"{out}/logs", cpus_per_task=1, mem_per_cpu_gb=0.5,
+).run()
+ray.shutdown()
+'''
+
+
 def test_our_steps_under_datatrove_s_own_ray_executor_run_on_every_node(cluster, warcs, tmp_path, no_orphans):
-    from datatrove.executor.ray import RayPipelineExecutor
-    from datatrove.pipeline.writers import JsonlWriter
-
-    from plexity_plugins.datatrove import HtmlTagsExtractor, PerplexitySentenceFilter, WarcHtmlReader
-
-    def where(data, rank: int = 0, world_size: int = 1):  # which node ran the task
-        for doc in data:
-            doc.metadata["node"] = os.environ.get(NODE_VAR)
-            yield doc
-
     out = tmp_path / "out"
-    ray.init(address=cluster.address, logging_level="WARNING")
-    try:
-        RayPipelineExecutor(
-            pipeline=[WarcHtmlReader(str(warcs)), HtmlTagsExtractor(), where,
-                      PerplexitySentenceFilter(method="regions", exclusion_writer=JsonlWriter(str(out / "excluded"))),
-                      JsonlWriter(str(out / "documents"))],
-            tasks=6, logging_dir=str(out / "logs"), cpus_per_task=1, mem_per_cpu_gb=0.5,
-        ).run()
-    finally:
-        ray.shutdown()
+    (tmp_path / "run.py").write_text(DATATROVE_RAY_RUN)
+    proc = subprocess.run([sys.executable, "run.py", cluster.address, str(warcs), str(out)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert completions(out / "logs") == [f"{rank:05d}" for rank in range(6)]
     documents = read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded")
     assert {d["metadata"]["node"] for d in documents} == {"head", "n2", "n3"}
@@ -434,7 +443,7 @@ print(f"{completed_tasks(Path(out) / 'logs')}/6 tasks completed")
 def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
     """Add a node called "victim", start the pausing run as a driver of its own, and wait until
     it pauses there with the five other tasks done; (driver process, out, paused rank)."""
-    victim = cluster.add_node(num_cpus=1, env_vars={NODE_VAR: "victim"})
+    victim = cluster.add_node("victim")
     cluster.wait_for_nodes()
     script, out, flag = tmp_path / "run.py", tmp_path / "out", tmp_path / "paused"
     script.write_text(textwrap.dedent(PAUSING_RUN))
@@ -454,7 +463,7 @@ def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
 def test_a_node_killed_mid_run_its_task_is_redone_elsewhere_and_nothing_written_twice(
         cluster, warcs, local_output, tmp_path, no_orphans):
     victim, driver, out, paused_rank = start_pausing_run(cluster, warcs, tmp_path)
-    cluster.remove_node(victim, allow_graceful=False)  # its raylet and everything on it: SIGKILL
+    cluster.kill_node(victim)  # its raylet: SIGKILL
     # every process of the node ends with it (the task's process and its extractor child too)
     assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15)
     output, _ = driver.communicate(timeout=180)
@@ -469,7 +478,7 @@ def test_a_run_stopped_with_a_node_is_resumed_by_running_it_again_which_redoes_o
         cluster, warcs, local_output, tmp_path, no_orphans):
     victim, driver, out, paused_rank = start_pausing_run(cluster, warcs, tmp_path)
     driver.kill()  # the run itself is lost (its machine, Ctrl+C twice) with the node
-    cluster.remove_node(victim, allow_graceful=False)
+    cluster.kill_node(victim)
     driver.communicate(timeout=60)
     assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15), \
         [p.cmdline()[:4] for p in cluster_processes(cluster.token, node="victim")]
@@ -606,15 +615,13 @@ def test_an_output_folder_a_node_does_not_share_stops_the_run_at_its_first_task(
          f"{cluster.address} --num-cpus 1 --resources '{{\"isolated\": 1}}' --block --disable-usage-stats"],
         env={**os.environ, NODE_VAR: "isolated"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        ray.init(address=cluster.address, logging_level="WARNING")
         try:
-            up = wait_until(lambda: node.poll() is not None or any(
-                n["Alive"] and "isolated" in n["Resources"] for n in ray.nodes()), timeout=60)
-        finally:
-            ray.shutdown()
+            cluster.wait_for_nodes(resource="isolated", give_up=lambda: node.poll() is not None)
+        except AssertionError:
+            if node.poll() is None:
+                raise
         if node.poll() is not None:
             pytest.skip(f"no node in a mount namespace of its own here: {node.stderr.read()[-500:]}")
-        assert up
         (tmp_path / "run.py").write_text(ISOLATED_RUN)
         proc = subprocess.run([sys.executable, "run.py", cluster.address, str(REPO / "examples"), str(local / "out")],
                               capture_output=True, text=True, timeout=300, cwd=tmp_path)

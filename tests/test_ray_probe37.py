@@ -15,7 +15,7 @@ import time
 import pytest
 
 from helpers import PLEXITY, REPO, SAMPLE, completions
-from ray_cluster import NODE_VAR, cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
+from ray_cluster import cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
 
@@ -118,8 +118,9 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     # (the lost task was run again by Ray on a node of 2 CPUs, which no node had any more: the run waited, silent)
     warcs = tmp_path / "warcs"
     warcs.mkdir()
-    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 60)
-    big = cluster.add_node(num_cpus=2, env_vars={NODE_VAR: "big"})
+    # (60 copies: the task took 2 s on Python 3.13 and could end, completed, as its node was killed)
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 400)
+    big = cluster.add_node("big", num_cpus=2)
     cluster.wait_for_nodes()
     run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
                                       "--ray-address", cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb",
@@ -129,7 +130,7 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
         assert wait_until(lambda: run.poll() is not None or any(
             p.cmdline()[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
             timeout=120) and run.poll() is None
-        cluster.remove_node(big, allow_graceful=False)
+        cluster.kill_node(big)
         _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:

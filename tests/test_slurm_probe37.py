@@ -50,15 +50,20 @@ def run_command(shards, out, name: str, *more: str) -> list[str]:
 
 
 def queued_array(name: str, tasks: int, timeout: float = 60) -> str:
-    """The id of the array job called `name` once its `tasks` tasks are in the queue."""
+    """The id of the array job called `name` once its `tasks` tasks are in the queue: the lowest such id, as the
+    run's merge job has the same name and is an array job too (of one task, 0), submitted after it. (Slurm 24.11's
+    squeue lists that one first: the test took it for the run's, an id one higher than the run's.)"""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         listed = subprocess.run(["squeue", "-h", "-n", name, "-r", "-o", "%F %K"], capture_output=True,
                                 text=True).stdout.split("\n")
-        indexes = [line.split() for line in listed if len(line.split()) == 2 and line.split()[1].isdigit()]
-        array = [job for job, index in indexes if (job, "0") in map(tuple, indexes)]
-        if len(array) >= tasks:
-            return array[0]
+        indexes: dict[str, set[str]] = {}
+        for line in listed:
+            if len(line.split()) == 2 and line.split()[1].isdigit():
+                indexes.setdefault(line.split()[0], set()).add(line.split()[1])
+        arrays = [job for job, found in indexes.items() if "0" in found]
+        if arrays and len(indexes[min(arrays, key=int)]) >= tasks:
+            return min(arrays, key=int)
         time.sleep(0.2)
     raise AssertionError(f"no array job {name} of {tasks} tasks queued: {listed}")
 
