@@ -1,12 +1,9 @@
 """Coverage-guided fuzzing of where crawled bytes enter (atheris; libFuzzer's options on the command line).
 
-    python3 -m venv --system-site-packages /tmp/plexity-fuzz-input && /tmp/plexity-fuzz-input/bin/pip install atheris
-    PYTHONPATH=. /tmp/plexity-fuzz-input/bin/python scripts/fuzz_input.py --write-seeds /tmp/fuzz-input-seeds
-    PYTHONPATH=. nice -n 10 /tmp/plexity-fuzz-input/bin/python scripts/fuzz_input.py -workers=1 -max_len=65536 \
-        -rss_limit_mb=2048 -timeout=20 -max_total_time=1800 /tmp/fuzz-input-corpus /tmp/fuzz-input-seeds
+    bash scripts/fuzz_input.sh SECONDS .venv/bin/python
 
-(a venv made from a project venv sees the base Python's packages, not the venv's: add its site-packages to
-PYTHONPATH, as docs/development.md's command does.)  Each input is one byte choosing an entry point, then the bytes:
+(which makes a throwaway venv with atheris, writes the seeds and runs this file under libFuzzer; docs/development.md,
+"Fuzzing where crawled bytes enter").  Each input is one byte choosing an entry point, then the bytes:
 
 0. a WARC or ARC file as it is (`WarcFile`, as ``plexity clean`` and ``plexity run``'s reader read one), each record
    then used as they use it: a payload decoded to text (`decode_html_counted`), a record that is no page copied by
@@ -67,14 +64,32 @@ class Hang(AssertionError):
 _RECORD_START = re.compile(rb"^(?=WARC/1\.|filedesc://|[a-z]+://\S+ \S+ [0-9]{14} )", re.M)
 
 
-def members(body: bytes) -> bytes:
-    """`body` with each record (from each line that starts one) gzipped as its own member."""
+def pieces(body: bytes) -> list[bytes]:
+    """`body` cut where each record starts (a line that starts one)."""
     starts = [m.start() for m in _RECORD_START.finditer(body)]
     bounds = [0] + [s for s in starts if s > 0] + [len(body)]
-    return b"".join(gzip.compress(body[a:b], mtime=0) for a, b in zip(bounds, bounds[1:]) if b > a)
+    return [body[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def warc_path(data: bytes) -> None:
+def members(body: bytes) -> bytes:
+    """`body` with each record gzipped as its own member."""
+    return b"".join(gzip.compress(piece, mtime=0) for piece in pieces(body))
+
+
+def members_path(body: bytes) -> None:
+    """A .warc.gz of one member a record; a member that alone reads as a whole page is never lost among the others
+    (whatever damage they hold: reading resumes at the next member)."""
+    pages = warc_path(members(body))
+    if not body.startswith(b"WARC/1."):  # (an ARC file, or garbage first: no member-for-member promise)
+        return
+    for piece in pieces(body):
+        alone = warc_path(gzip.compress(piece, mtime=0))
+        if len(alone) == 1 and alone[0] is not None:
+            assert alone[0] in pages, f"a whole record lost: {alone[0][0]!r}"
+
+
+def warc_path(data: bytes) -> list:
+    """The records of a WARC file read as the front ends read them, checked; returns (uri, payload) of each."""
     warc = WarcFile(io.BytesIO(data), CAP, 30.0, name="fuzz.warc.gz")
     records = []
     for record in warc:
@@ -99,6 +114,7 @@ def warc_path(data: bytes) -> None:
     assert warc.problem is None or warc.problem in (*FILE_PROBLEMS, UNSUPPORTED_COMPRESSION), warc.problem
     assert (warc.bytes_skipped > 0 or warc.records_recovered > 0) <= (warc.problem is not None)
     assert (warc.problem is None) == (not warc.problem_detail), "a problem without a detail, or the reverse"
+    return [(r.uri, r.payload) if r.payload is not None else None for r in records]
 
 
 def http_path(data: bytes) -> None:
@@ -153,7 +169,7 @@ def document_path(data: bytes) -> None:
     assert len(text) <= CAP and trailing >= 0
 
 
-PATHS = (warc_path, lambda body: warc_path(members(body)), http_path, text_path, sniff_path, document_path)
+PATHS = (warc_path, members_path, http_path, text_path, sniff_path, document_path)
 
 
 def TestOneInput(data: bytes) -> None:
