@@ -250,7 +250,7 @@ class WarcFile:
         self._gzip_resumed_at, self._plain_then_gzip = -1, None  # (`_gzip_after_plain`)
         while True:
             iterator = _archive_iterator(self.fileobj, self.arc)
-            self._damage, self._last = None, None
+            self._damage, self._last, self._cut_short = None, None, False
             damage = yield from self._segment(iterator, resumed)
             if damage is None:
                 return
@@ -271,7 +271,9 @@ class WarcFile:
                 self._stop(CORRUPT_FILE, f"damaged after record {self.records}; {exc}")
                 return
             end = resume if resume is not None else self.fileobj.seek(0, os.SEEK_END)
-            if self.records and _padding_only(self.fileobj, min(damage, end), end):
+            # (not after a record cut short: warcio may have moved past its damaged gzip member, and the bytes left
+            # between are none, yet the file is damaged)
+            if self.records and not self._cut_short and _padding_only(self.fileobj, min(damage, end), end):
                 # (NULs and blank lines alone, as a file padded to a block size ends: nothing was lost)
                 if resume is None:
                     return
@@ -306,8 +308,12 @@ class WarcFile:
             except Exception as exc:  # warcio/zlib raise assorted errors on damaged input
                 if self._gzip_after_plain(iterator, previous):
                     return iterator.damage_offset()  # (no damage: read on from there, `__iter__`)
+                self._cut_short = previous is not None and bool(previous.short_by())
                 first = self.records == 0 and not resumed
-                if isinstance(exc, TooLarge) and not (first and self._not_warc_start()):
+                if self._cut_short and previous.detail.startswith("unreadable payload"):
+                    # (its gzip member does not inflate: what warcio then read of it is no record to quote)
+                    self._note(CORRUPT_FILE, f"record {previous.number}: {previous.detail}")
+                elif isinstance(exc, TooLarge) and not (first and self._not_warc_start()):
                     # (headers over MAX_HEADER_BYTES: read on at the next record)
                     self._note(CORRUPT_FILE, f"record {self.records + 1}: {exc}")
                 elif first and (not iterator.truncated or self._not_warc_start()):

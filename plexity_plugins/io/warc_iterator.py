@@ -310,4 +310,19 @@ def _archive_iterator(fileobj, arc: bool = False):
         return next_line(MAX_HEADER_BYTES + 1 if length is None else length)
 
     reader.readline = readline
+    decompress = reader._decompress
+
+    def _decompress(data):
+        # A gzip member that fails partway (a flipped bit: "invalid lookback distance", "incorrect checksum"): warcio
+        # wrote zlib's message to stderr, naming no file, and read the member as ending there (its record truncated,
+        # the file not named damaged).  Raised, as zlib.error whatever the inflater: the record is truncated, the
+        # file corrupt, and reading resumes at the next member.
+        if reader.decompressor is None or not data or not reader.num_block_read:
+            return decompress(data)  # (a first block that does not inflate: warcio reads the file uncompressed)
+        try:
+            return reader.decompressor.decompress(data)
+        except Exception as exc:  # noqa: BLE001 - zlib's or ISA-L's error, one type for the readers to catch
+            raise zlib.error(f"a gzip member does not inflate: {exc}") from None
+
+    reader._decompress = _decompress
     return iterator
