@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 
 from ..errors import ENVIRONMENT_ERRORS, ReadError, ResyncGaveUp, TooLarge, Undecodable, printable
@@ -128,7 +129,10 @@ def _peek(reader, size: int) -> bytes:
 def _check_end(reader, arc: bool = False) -> str | None:
     """Why the record just read to its Content-Length does not end there, or None.  (An ARC record ends in one
     newline, the next record's header line right after it.)"""
-    tail = _peek(reader, 16)
+    try:
+        tail = _peek(reader, 16)
+    except zlib.error:  # (the member's rest does not inflate: the next read names that damage, not this record's)
+        return None
     if not tail or _RECORD_END.match(tail) or not tail.strip(b"\r\n") or (arc and tail[:1] == b"\n"):
         return None
     return "its Content-Length is wrong: the record does not end where it says (its page goes on after it)"
