@@ -272,7 +272,10 @@ def out_of_processes(exc: BaseException | str | None) -> bool:
             return True
         if isinstance(exc, OSError) and exc.errno == errno.EAGAIN:
             return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+        # (the chain as a traceback shows it: an error raised "from None" in an except clause, as a held output
+        # folder's from flock's EAGAIN, is not that EAGAIN; it was said as a pids.max)
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        seen += 1
     return isinstance(exc, str) and ("can't start new thread" in exc or "[Errno 11] Resource temporarily" in exc)
 
 
