@@ -210,6 +210,11 @@ def test_a_warc_whose_last_gigabytes_are_nuls_is_read_past_them_at_the_speed_of_
             f.write(pack(good[0]))
             f.seek(nuls, 1)
             f.write(pack(good[1]))
+        # the bytes read once first, so that the kernel's making of a sparse file's zero pages (0.5 to 1.9 s of this
+        # process's CPU here, more on a loaded machine: 2.03 s once in CI) is not counted as the reader's work
+        with open(path, "rb") as f:
+            while f.read(2**20):
+                pass
         started = time.process_time()  # (the work of this process: not the other processes' on the machine)
         with open(path, "rb") as f:
             warc = WarcFile(f, name=name)
@@ -218,7 +223,7 @@ def test_a_warc_whose_last_gigabytes_are_nuls_is_read_past_them_at_the_speed_of_
         path.unlink()
         assert outcomes == [("http://t/good-0", None), ("http://t/good-1", None)], name
         assert warc.problem == "corrupt" and warc.bytes_skipped >= nuls - 2**20, name
-        assert seconds < 2.0, f"{name}: {seconds:.1f} s of CPU"  # (before: 4.9 s; after: 0.6 s)
+        assert seconds < 2.0, f"{name}: {seconds:.1f} s of CPU"  # (before: 4.9 s, ~25 ms a MB; after: 0.12 s)
 
 
 def test_the_record_starts_looked_at_are_those_of_the_lookahead():
