@@ -139,3 +139,32 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     assert ("plexity run: 1 task(s) did not complete (ValueError: task(s) [0] cannot run: no node of the Ray cluster "
             "can run a task of 2 CPUs and 0.5 GB of memory (the nodes have: ") in err, err[-3000:]
     assert "wait: no node of the Ray cluster can run a task of 2 CPUs" in err  # (said as it began to wait)
+
+
+def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_failed_run(cluster, tmp_path):
+    # (its rank was marked complete, but its result never reached the driver: the run waited for a node that could run
+    # it again, then ended "0 task(s) did not complete (ValueError: task(s) [0] cannot run ...)", exit 1)
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "a.warc.gz").write_bytes(SAMPLE.read_bytes())
+    big = cluster.add_node("big", num_cpus=2)
+    cluster.wait_for_nodes()
+    out = tmp_path / "out"
+    run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(out), "--executor", "ray", "--ray-address",
+                                      cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb", "0.25"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert wait_until(lambda: run.poll() is not None or completions(out / "logs"), timeout=120, poll=0.001)
+        # The task's processes held where its rank is complete, before it returns: then its node dies.
+        for process in cluster_processes(cluster.token, node="big"):
+            if process.cmdline()[:1] == ["ray::plexity_task"]:
+                process.suspend()
+        assert run.poll() is None, "the task's result came back before its node could be killed"
+        cluster.kill_node(big)
+        output, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err[-3000:]
+    assert "1/1 tasks completed" in output and "did not complete" not in err, err[-3000:]

@@ -136,7 +136,17 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
                 ranks = waiting.pop(0)
                 running[task.remote(executor_ref, ranks, executor.working_dir)] = (ranks, time.monotonic())
             finished, _ = ray.wait(list(running), num_returns=1, timeout=2)
-            if not finished:  # (the only node that could run them lost mid-run: Ray waits for another, forever)
+            if not finished:
+                # A task whose ranks are all marked complete has done its work, whether or not its result comes
+                # back (its node died as it returned: Ray would wait to run it again, and the run ended "0 task(s)
+                # did not complete")
+                for ref, (ranks, _) in list(running.items()):
+                    if all(executor.is_rank_completed(rank) for rank in ranks):
+                        running.pop(ref)
+                        completed += 1
+                        with contextlib.suppress(Exception):  # (its retry, were a node to come)
+                            ray.cancel(ref, force=True)
+            if not finished and running:  # (the only node that could run them lost mid-run: Ray waits, forever)
                 no_node_since = _check_some_node_fits(executor, no_node_since, [r for rs in running.values()
                                                                                 for r in rs[0]])
             for ref in finished:
