@@ -67,3 +67,27 @@ def test_a_gzip_member_damaged_partway_names_the_file_and_writes_nothing_to_stde
     assert warc.problem == "corrupt" and warc.problem_detail.startswith(
         "record 2: unreadable payload: error: a gzip member does not inflate")
     assert capfd.readouterr().err == ""
+
+
+def test_a_gzip_member_damaged_at_its_start_is_named_so_not_quoted_as_escaped_bytes():
+    """Before: warcio reads a member whose deflate data fails on its first read as uncompressed bytes, and the file
+    was "unreadable after record 1 (ArchiveLoadFailed: Invalid WARC record, first line: \\x1f\\x8b\\x08\\x00 ..."
+    (160 characters of the compressed bytes, escaped).  Now it says what is damaged; the records after it are read."""
+    import gzip
+    import io
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from warc_corpus import ARTICLE, page, record_bytes
+
+    from plexity_plugins.io.warc_files import WarcFile
+
+    members = [gzip.compress(record_bytes(f"http://t/{i}", page(ARTICLE).encode()), mtime=0) for i in range(3)]
+    damaged = bytearray(members[1])
+    for k in range(12, 40):  # (just past its 10-byte gzip header)
+        damaged[k] ^= 0xA5
+    warc = WarcFile(io.BytesIO(members[0] + bytes(damaged) + members[2]), name="damaged.warc.gz")
+    assert [(r.uri, r.skip) for r in warc] == [("http://t/0", None), ("http://t/2", None)]
+    assert warc.problem == "corrupt"
+    assert warc.problem_detail.startswith(f"unreadable after record 1 (a gzip member at byte {len(members[0]):,} does "
+                                          f"not inflate: its compressed data is damaged); resumed at byte "), warc.problem_detail

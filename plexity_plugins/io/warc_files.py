@@ -126,6 +126,12 @@ def _peek(reader, size: int) -> bytes:
     return data
 
 
+def _member_not_inflated(exc: BaseException) -> bool:
+    """warcio reads a gzip member whose deflate data fails on its first read as uncompressed bytes (it takes them for
+    a file that is not compressed): the "record" it then cannot parse starts with gzip's magic bytes."""
+    return "first line: \x1f\x8b" in str(exc)
+
+
 def _check_end(reader, arc: bool = False) -> str | None:
     """Why the record just read to its Content-Length does not end there, or None.  (An ARC record ends in one
     newline, the next record's header line right after it.)"""
@@ -325,8 +331,11 @@ class WarcFile:
                 elif iterator.truncated or _truncated(iterator) or isinstance(exc, EOFError):
                     self._note(TRUNCATED_FILE, f"truncated after record {self._complete(previous)}")
                 else:
-                    self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} "
-                                             f"({describe(exc)})")
+                    why = describe(exc)
+                    if _member_not_inflated(exc):  # (not its bytes, escaped: what they are)
+                        why = (f"a gzip member at byte {iterator.damage_offset():,} does not inflate: its compressed "
+                               f"data is damaged")
+                    self._note(CORRUPT_FILE, f"unreadable after record {self._complete(previous)} ({why})")
                 return iterator.damage_offset()
             if record is None:
                 if self.records == 0 and not resumed and self._not_warc_start():
