@@ -59,7 +59,12 @@ def limit_blas_threads() -> None:
     """numpy's OpenBLAS starts a thread per CPU of the process's affinity as numpy is imported, blind to a CPU
     quota: in a pod of one CPU on a 64-CPU machine, 63 idle threads in each process that imports it, each counted by
     the pod's pids.max, past which OpenBLAS raises SIGINT (``plexity run`` said "interrupted", exit 130, at a pids.max
-    of 3 on two CPUs).  Here its threads are `usable_cores()` unless the user set them (OPENBLAS_NUM_THREADS,
-    OMP_NUM_THREADS); called before numpy is imported, it holds for the extraction children too (they inherit it)."""
+    of 3 on two CPUs).  Here it runs in the calling thread alone unless the user set its threads (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS); called before numpy is imported, it holds for the extraction children too (they inherit it).
+    The one product a command computes with it, the language identifier's (a few hundred features by ~100
+    languages a page), costs less than handing it to a thread: with a thread per usable core, ~2.5 % more CPU for a
+    `plexity run` of articles, its threads spinning between pages; and split over threads, the product adds its terms
+    in an order that follows the thread count, so the identifier's scores differed in their last bits between a
+    machine of one CPU and one of two."""
     if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
-        os.environ["OPENBLAS_NUM_THREADS"] = str(usable_cores())
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
