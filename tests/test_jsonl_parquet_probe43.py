@@ -19,6 +19,7 @@ from datatrove.pipeline.readers import JsonlReader, ParquetReader
 
 from plexity_plugins.datatrove import JsonlDocumentReader, JsonlDocumentWriter, ParquetDocumentReader, \
     PerplexitySentenceFilter
+from plexity_plugins.datatrove.run_counts import run_counts
 from helpers import read_jsonl_dir
 
 pa = pytest.importorskip("pyarrow")
@@ -154,6 +155,10 @@ def test_parquet_files_that_cannot_be_read_and_rows_without_text_are_counted(tmp
     assert (counters["skipped_no_text"], counters["skipped_text_not_str"]) == (2, 2)
     assert counters["rows"] == counters["documents"] + skipped(counters) == 6
     assert "damaged f.parquet: not a Parquet file" in task_log(tmp_path)
+    # (what `plexity report` of the run shows: it showed the documents only)
+    counts = run_counts(json.loads((tmp_path / "out" / "logs" / "stats.json").read_text()))
+    assert (counts["documents_skipped"], counts["skip_reasons"], counts["damaged_files"]) == (
+        4, {"no_text": 2, "text_not_str": 2}, {"not_parquet": 2})
 
 
 def test_parquet_metadata_json_has_no_type_for_is_written(tmp_path):
