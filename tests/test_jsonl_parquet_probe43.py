@@ -173,3 +173,24 @@ def test_parquet_metadata_json_has_no_type_for_is_written(tmp_path):
     counters, docs = run(ParquetReader(str(folder)), tmp_path)  # (datatrove's reader: the writer is at stake)
     meta = docs[0]["metadata"]
     assert (meta["price"], meta["raw"], meta["took"], meta["at"]) == ("1.25", "\\xff<p>", 5.0, "01:02:00")
+
+
+def test_a_text_over_the_cap_from_another_reader_is_dropped_before_any_work(tmp_path):
+    """A text handed to the filter by another step (datatrove's JsonlReader, Hugging Face's reader) was cleaned
+    whatever its size: 300 MB took 1.86 GB and 60 s.  Over `max_document_bytes` it is dropped as too_large, as the
+    Scrapy pipeline drops one, to the exclusion writer whole."""
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    big = TEXT + " " + "Another sentence of the same long page goes here. " * 40_000  # 2 MB
+    (folder / "a.jsonl").write_bytes(good("small") + json.dumps({"id": "big", "text": big}).encode() + b"\n")
+    out = tmp_path / "out"
+    LocalPipelineExecutor(pipeline=[
+        JsonlReader(str(folder)),
+        PerplexitySentenceFilter(max_document_bytes="1MB", exclusion_writer=JsonlDocumentWriter(str(out / "ex"))),
+        JsonlDocumentWriter(str(out / "docs"))], tasks=1, logging_dir=str(out / "logs")).run()
+    filt = json.loads((out / "logs" / "stats.json").read_text())[1]["stats"]
+    assert (filt["dropped_too_large"], filt.get("sentences_kept", {}).get("total")) == (1, 2)  # (the small one's)
+    (excluded,) = read_jsonl_dir(out / "ex")
+    assert (excluded["id"], excluded["text"], excluded["metadata"]["filter_reason"]) == ("big", big, "too_large")
+    assert [d["id"] for d in read_jsonl_dir(out / "docs")] == ["small"]
+    assert "its text holds 2,000,1" in task_log(tmp_path) and "dropped as too_large" in task_log(tmp_path)
