@@ -137,8 +137,9 @@ def test_a_line_over_the_cap_is_skipped_without_being_held(tmp_path):
 
 
 def test_parquet_files_that_cannot_be_read_and_rows_without_text_are_counted(tmp_path):
-    """datatrove's ParquetReader stopped the task on a file without a footer (empty, cut short, not Parquet) and on a
-    text column of numbers; a row without text was skipped counting it nowhere."""
+    """datatrove's ParquetReader stopped the task on a file without a footer (empty, cut short, not Parquet) or with a
+    damaged one ("OSError: Couldn't deserialize thrift") and on a text column of numbers; a row without text was
+    skipped counting it nowhere."""
     folder = tmp_path / "ds"
     folder.mkdir()
     pq.write_table(pa.table({"id": ["1", "2", "3"], "text": [TEXT, None, TEXT]}), folder / "a.parquet")
@@ -149,16 +150,18 @@ def test_parquet_files_that_cannot_be_read_and_rows_without_text_are_counted(tmp
     whole = (folder / "a.parquet").read_bytes()
     (folder / "f.parquet").write_bytes(whole[: len(whole) // 2])
     (folder / "g.parquet").write_bytes(b"")
+    footer = int.from_bytes(whole[-8:-4], "little")  # (its metadata's length: a byte of it changed, found by fuzzing)
+    (folder / "h.parquet").write_bytes(whole[:-8 - footer] + bytes([whole[-8 - footer] ^ 0xFF]) + whole[-7 - footer:])
     counters, docs = run(ParquetDocumentReader(str(folder)), tmp_path)
     assert sorted(d["id"] for d in docs) == ["1", "3"]
-    assert counters["corrupt_files_not_parquet"] == counters["corrupt_files"] == 2
+    assert counters["corrupt_files_not_parquet"] == counters["corrupt_files"] == 3
     assert (counters["skipped_no_text"], counters["skipped_text_not_str"]) == (2, 2)
     assert counters["rows"] == counters["documents"] + skipped(counters) == 6
     assert "damaged f.parquet: not a Parquet file" in task_log(tmp_path)
     # (what `plexity report` of the run shows: it showed the documents only)
     counts = run_counts(json.loads((tmp_path / "out" / "logs" / "stats.json").read_text()))
     assert (counts["documents_skipped"], counts["skip_reasons"], counts["damaged_files"]) == (
-        4, {"no_text": 2, "text_not_str": 2}, {"not_parquet": 2})
+        4, {"no_text": 2, "text_not_str": 2}, {"not_parquet": 3})
 
 
 def test_parquet_metadata_json_has_no_type_for_is_written(tmp_path):

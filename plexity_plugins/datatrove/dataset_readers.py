@@ -52,6 +52,12 @@ def _decompression_errors() -> tuple:
 DECOMPRESSION_ERRORS = _decompression_errors()
 
 
+def _damage(exc: Exception) -> bool:
+    """Whether pyarrow's `exc` says the file is damaged ("Couldn't deserialize thrift", an OSError without an errno;
+    ArrowInvalid), not that the system failed to read it (an errno: EIO, which stops the task, a re-run redoes it)."""
+    return not isinstance(exc, OSError) or exc.errno is None
+
+
 class _CountedRows:
     """What both readers share: each row a document with a str text (bytes, of a binary column, left to the filter,
     which decodes them), or a counted, named skip; a file that cannot be read to its end counted and named."""
@@ -265,7 +271,9 @@ class ParquetDocumentReader(_CountedRows, ParquetReader):
                 return
             try:
                 pqf = pq.ParquetFile(f)
-            except pa.ArrowInvalid as exc:
+            except (pa.ArrowException, OSError) as exc:
+                if not _damage(exc):
+                    raise
                 self._damaged(filepath, NOT_PARQUET, f"not a Parquet file pyarrow can open ({exc}): nothing read")
                 return
             with pqf:
@@ -278,6 +286,8 @@ class ParquetDocumentReader(_CountedRows, ParquetReader):
                     try:
                         batch = next(batches, None)
                     except (pa.ArrowException, OSError) as exc:
+                        if not _damage(exc):
+                            raise
                         self._damaged(filepath, CORRUPT_FILE, f"{type(exc).__name__}: {exc} after row {row}: the "
                                                               f"rows before it were read")
                         return
