@@ -11,6 +11,7 @@ import json
 import zlib
 
 from datatrove.data import Media
+from datatrove.io import DataFolderLike
 from datatrove.pipeline.readers import JsonlReader, ParquetReader
 from datatrove.utils.logging import logger
 from fsspec.compression import compr
@@ -127,15 +128,18 @@ class JsonlDocumentReader(_CountedRows, JsonlReader):
     in ``corrupt_files`` and ``corrupt_files_truncated`` / ``corrupt_files_corrupt`` with a warning naming it and
     the line (datatrove's reader stopped the task); one that cannot be opened is counted as ``unreadable_file``.
 
+    The other arguments are datatrove's ``JsonlReader``'s.
+
     Args:
+        data_folder: a str, tuple or DataFolder: where the JSONL files are
         max_document_bytes: a longer line is skipped (``skipped_too_large``) without being held in memory; bytes or
             a size (``"50MB"``); default 50 MB, as ``plexity clean --max-document-bytes``
-        the others: datatrove's ``JsonlReader``'s
     """
 
     name = "🐿 Jsonl (counted)"
 
-    def __init__(self, data_folder, *args, max_document_bytes: int | str = MAX_DOCUMENT_BYTES, **kwargs):
+    def __init__(self, data_folder: DataFolderLike, *args, max_document_bytes: int | str = MAX_DOCUMENT_BYTES,
+                 **kwargs):
         super().__init__(anchored(data_folder), *args, **kwargs)
         self.max_document_bytes, _ = reading_limits(max_document_bytes, None)
 
@@ -249,15 +253,18 @@ class ParquetDocumentReader(_CountedRows, ParquetReader):
     it: datatrove's reader stopped the task.  Memory: pyarrow reads `batch_size` rows (1,000) at a time, whole; rows
     of megabytes want a smaller `batch_size`.
 
+    The other arguments are datatrove's ``ParquetReader``'s.
+
     Args:
+        data_folder: a str, tuple or DataFolder: where the Parquet files are
         max_document_bytes: a row whose text is longer (in characters, or bytes of a binary column) is skipped
             (``skipped_too_large``); bytes or a size (``"50MB"``); default 50 MB
-        the others: datatrove's ``ParquetReader``'s
     """
 
     name = "📒 Parquet (counted)"
 
-    def __init__(self, data_folder, *args, max_document_bytes: int | str = MAX_DOCUMENT_BYTES, **kwargs):
+    def __init__(self, data_folder: DataFolderLike, *args, max_document_bytes: int | str = MAX_DOCUMENT_BYTES,
+                 **kwargs):
         super().__init__(anchored(data_folder), *args, **kwargs)
         self.max_document_bytes, _ = reading_limits(max_document_bytes, None)
 
