@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 import gzip
+import http.server
 import json
 import random
 import tracemalloc
@@ -20,7 +22,7 @@ from datatrove.pipeline.readers import JsonlReader, ParquetReader
 from plexity_plugins.datatrove import JsonlDocumentReader, JsonlDocumentWriter, ParquetDocumentReader, \
     PerplexitySentenceFilter
 from plexity_plugins.datatrove.run_counts import run_counts
-from helpers import read_jsonl_dir
+from helpers import http_server, read_jsonl_dir
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -197,3 +199,22 @@ def test_a_text_over_the_cap_from_another_reader_is_dropped_before_any_work(tmp_
     assert (excluded["id"], excluded["text"], excluded["metadata"]["filter_reason"]) == ("big", big, "too_large")
     assert [d["id"] for d in read_jsonl_dir(out / "docs")] == ["small"]
     assert "its text holds 2,000,1" in task_log(tmp_path) and "dropped as too_large" in task_log(tmp_path)
+
+
+def test_jsonl_files_over_http_are_read(tmp_path):
+    """fsspec's remote files (HTTP's, S3's) take no limit in readline(): reading one stopped the task at its first
+    line (TypeError), and a stream that cannot seek could not be looked at for its compression."""
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    rows = good("1") + json.dumps({"id": "n", "text": 5}).encode() + b"\n" + good("2")
+    (folder / "a.jsonl").write_bytes(rows)
+    (folder / "b.jsonl.gz").write_bytes(gzip.compress(rows)[:-4])  # (cut in its trailer: named, its lines kept)
+    (tmp_path / "paths.txt").write_text("a.jsonl\nb.jsonl.gz\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *args: None
+    with http_server(handler) as server:
+        reader = JsonlDocumentReader(f"http://127.0.0.1:{server.server_port}", paths_file=str(tmp_path / "paths.txt"))
+        ids = [doc.id for doc in reader.run()]
+    assert ids == ["1", "2", "1", "2"]
+    counters = {k: v.total for k, v in reader.stats.stats.items()}
+    assert (counters["skipped_text_not_str"], counters["corrupt_files_truncated"]) == (2, 1)

@@ -4,9 +4,10 @@ counted, named skip, a damaged file named and counted, one line's memory bounded
 from __future__ import annotations
 
 import base64
-import contextlib
 import binascii
+import contextlib
 import gzip
+import io
 import json
 import zlib
 
@@ -151,10 +152,12 @@ class JsonlDocumentReader(_CountedRows, JsonlReader):
         raw = self._open_raw(filepath, stack)
         if raw is None:
             return None
+        # (buffered: its first bytes peeked at, no seek, which a remote stream may not do; and fsspec's remote files,
+        # S3's and HTTP's, take no limit in readline(): a TypeError at the first line)
+        raw = stack.enter_context(io.BufferedReader(raw))
         kind = self.compression
         if kind == "infer":
-            head = raw.read(4)
-            raw.seek(0)
+            head = raw.peek(4)[:4]
             if head.startswith(GZIP_MAGIC):
                 kind = "gzip"
             elif head == ZSTD_MAGIC:
