@@ -187,7 +187,8 @@ def test_plexity_clean_takes_a_quoted_glob_as_plexity_run_does(tmp_path):
 # -- a dataset of documents given to the commands --------------------------------------------------
 
 DATASET_SAYS = ("a dataset of documents (JSON lines), not pages or a crawl: clean its text with datatrove, "
-                "JsonlReader(its folder) -> PerplexitySentenceFilter() -> a writer (docs/datatrove.md#text-datasets)")
+                "JsonlDocumentReader(its folder) -> PerplexitySentenceFilter() -> a writer "
+                "(docs/datatrove.md#text-datasets)")
 
 
 def test_a_jsonl_dataset_given_to_plexity_clean_or_run_is_named_with_the_pipeline_that_cleans_it(tmp_path):

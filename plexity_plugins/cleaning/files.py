@@ -54,9 +54,10 @@ def unknown_file_type(path: str | os.PathLike) -> str:
 
 
 # A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's
-# output, FineWeb's files): (suffixes, its format, datatrove's reader of it).
-_DATASETS = (((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz"), "JSON lines", "JsonlReader"),
-             ((".parquet",), "Parquet", "ParquetReader"))
+# output, FineWeb's files): (suffixes, its format, the reader of it: datatrove's, each bad row counted,
+# `plexity_plugins.datatrove.dataset_readers`).
+_DATASETS = (((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz"), "JSON lines", "JsonlDocumentReader"),
+             ((".parquet",), "Parquet", "ParquetDocumentReader"))
 DATASETS_HOW = "docs/datatrove.md#text-datasets"
 
 

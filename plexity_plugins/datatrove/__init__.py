@@ -17,6 +17,8 @@
   document perplexity for CCNet / edugp models) and keeps those within min/max bounds, or
   only labels them (``label_only=True``).
 - `WarcHtmlReader`: HTML responses of WARC files as Documents, every other record counted.
+- `JsonlDocumentReader`, `ParquetDocumentReader`: datatrove's JSONL and Parquet readers, every row a Document or a
+  counted skip (``skipped_<reason>``), a damaged file counted and named, a line over ``max_document_bytes`` not held.
 - `HtmlTagsExtractor`, `TrafilaturaExtractor`: the ``tags`` and ``trafilatura`` extractors of
   ``plexity clean`` as datatrove extractors (same text as ``plexity clean``).
 - `LearnedExtractor`: the ``learned`` extractor, the default of ``plexity clean`` and ``plexity run``
@@ -66,10 +68,12 @@ from .slurm_executor import SlurmTaskExecutor  # noqa: E402
 from .run_settings import check_run_settings  # noqa: E402
 from .filter import PerplexitySentenceFilter  # noqa: E402
 from .readers import WarcHtmlReader  # noqa: E402
+from .dataset_readers import JsonlDocumentReader, ParquetDocumentReader  # noqa: E402
 from .writers import JsonlDocumentWriter, WarcResponseWriter  # noqa: E402
 
 __all__ = ["AutoExtractor", "DenseExtractor", "ExecutorUnavailable", "FastExtractor", "HtmlPagesNotText",
-           "HtmlTagsExtractor", "JobStillQueued", "JsonlDocumentWriter", "LearnedExtractor", "LocalTaskExecutor",
-           "LoggingFolderNotShared", "NoInputFiles", "PerplexityDocumentFilter", "PerplexitySentenceFilter",
-           "RayTaskExecutor", "SettingsChanged", "SlurmTaskExecutor", "TasksFailed", "TextsNotHtml",
-           "TrafilaturaExtractor", "WarcHtmlReader", "WarcResponseWriter", "check_run_settings"]
+           "HtmlTagsExtractor", "JobStillQueued", "JsonlDocumentReader", "JsonlDocumentWriter", "LearnedExtractor",
+           "LocalTaskExecutor", "LoggingFolderNotShared", "NoInputFiles", "ParquetDocumentReader",
+           "PerplexityDocumentFilter", "PerplexitySentenceFilter", "RayTaskExecutor", "SettingsChanged",
+           "SlurmTaskExecutor", "TasksFailed", "TextsNotHtml", "TrafilaturaExtractor", "WarcHtmlReader",
+           "WarcResponseWriter", "check_run_settings"]

@@ -14,6 +14,7 @@ from datatrove.utils.logging import logger
 
 from ..cleaning import policy
 from ..errors import HtmlPagesNotText
+from ..io.read_limits import MAX_DOCUMENT_BYTES, reading_limits
 from ..io.payload_sniffing import binary_kind, looks_like_html
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
@@ -30,6 +31,7 @@ _PROCESS_SCORERS: dict[tuple, PerplexityScorer] = {}
 
 OTHER_LANGUAGE_ACTIONS = policy.OTHER_LANGUAGE_ACTIONS
 INPUT_NOT_TEXT = "input_not_text"  # why a document whose text is no str or bytes is dropped (as Scrapy's)
+TOO_LARGE = "too_large"  # why a document whose text is over max_document_bytes is dropped (as Scrapy's)
 
 LOOKS_LIKE_HTML = "looks_like_html"  # the counter of texts that are HTML pages (no extractor before the filter)
 # A task whose first texts are all HTML pages stops: the pipeline has no extractor before the filter.
@@ -150,6 +152,10 @@ class PerplexitySentenceFilter(BaseFilter):
         allow_html_pages: clean texts that are HTML pages as text, markup and all, instead of
             stopping a task whose first texts are all such pages (a pipeline without an extractor).
         batch_size: as in datatrove's BaseFilter (documents are scored one by one anyway).
+        max_document_bytes: a longer text (characters of a str, bytes of bytes) is dropped as ``too_large``
+            before any work, with one warning per task; bytes or a size ("50MB"); default 50 MB, as the Scrapy
+            pipeline's ``PLEXITY_MAX_DOCUMENT_BYTES`` and ``plexity clean --max-document-bytes``.  (A text of 300 MB
+            from another reader took 1.86 GB and 60 s.)
 
     Metadata added to every document (`plexity_plugins.cleaning.policy.metadata`): ``plexity_verdict``
     (kept, dropped, passed_through), ``plexity_reason``, ``plexity_would_drop``,
@@ -177,13 +183,17 @@ class PerplexitySentenceFilter(BaseFilter):
     among text, or later in the task, is cleaned as text, with one warning per task.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
-    ``dropped_<reason>`` (``input_not_text`` among the reasons): ``sentences_kept``, ``sentences_dropped``,
+    ``dropped_<reason>`` (``input_not_text`` and ``too_large`` among the reasons): ``sentences_kept``,
+    ``sentences_dropped``,
     ``chars_kept``, ``chars_dropped``, ``replaced_chars``, ``passthrough``, ``passthrough_<reason>``,
     ``empty`` and ``empty_<reason>`` (why a cleaned text is empty: `policy.EMPTY_REASONS`) and
     ``looks_like_html``.
     """
 
     name = "🧮 Perplexity sentences"
+    # (of the class: a step pickled by an earlier version, a Slurm job's executor.pik, a Ray task's copy, has them too)
+    max_document_bytes = MAX_DOCUMENT_BYTES
+    _warned_too_large = False
 
     def __init__(
         self,
@@ -202,6 +212,7 @@ class PerplexitySentenceFilter(BaseFilter):
         exclusion_writer: DiskWriter | None = None,
         batch_size: int = 1,
         allow_html_pages: bool = False,
+        max_document_bytes: int | str = MAX_DOCUMENT_BYTES,
     ):
         # (datatrove's own check waits for the run; a numpy integer, a sweep's, is taken as Python's)
         if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, bool) or batch_size < 1:
@@ -240,7 +251,8 @@ class PerplexitySentenceFilter(BaseFilter):
         self.allow_tokenizer_mismatch = allow_tokenizer_mismatch
         self.language_check = language_check
         self.allow_html_pages = allow_html_pages
-        self._warned_not_text = self._warned_html = False
+        self.max_document_bytes, _ = reading_limits(max_document_bytes, None)
+        self._warned_not_text = self._warned_html = self._warned_too_large = False
         self._first_texts = 0  # (texts seen, up to FIRST_TEXTS_ALL_HTML, and whether all were HTML pages)
         self._first_all_html = True
         # its settings in its name: what datatrove's log and stats show of the step
@@ -264,6 +276,7 @@ class PerplexitySentenceFilter(BaseFilter):
                 "annotate": self.annotate, "max_sentence_chars": self.max_sentence_chars,
                 "allow_tokenizer_mismatch": self.allow_tokenizer_mismatch,
                 "record_dropped_sentences": self.record_dropped_sentences, "allow_html_pages": self.allow_html_pages,
+                "max_document_bytes": self.max_document_bytes,
                 "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
@@ -276,6 +289,17 @@ class PerplexitySentenceFilter(BaseFilter):
         """The scorer of this worker process for WET records' text (`page_text_method`)."""
         return _PROCESS_SCORERS.setdefault(self._page_text_key, self._page_text_scorer)
 
+    def _dropped_unread(self, doc: Document, reason: str) -> tuple[bool, str]:
+        """Drop `doc` unread, for `reason`: to the exclusion writer as the other dropped documents go, its text a str,
+        every plexity_* field."""
+        excluded_as_text(doc)
+        verdict = policy.Verdict(policy.DROPPED, "", reason=reason, chars_before=len(doc.text))
+        fields = policy.typed_metadata(policy.metadata(verdict, self.scorer))
+        if self.record_dropped_sentences:
+            fields["plexity_dropped_sentences"] = []
+        write_fields(doc, fields, self.name)
+        return False, reason
+
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         text = bytes(doc.text) if isinstance(doc.text, (bytearray, memoryview)) else doc.text
         why = not_text(text)
@@ -284,14 +308,15 @@ class PerplexitySentenceFilter(BaseFilter):
                 self._warned_not_text = True
                 logger.warning(f"document {doc.id!r}: {why}: dropped as {INPUT_NOT_TEXT} "
                                f"(said once; counted in dropped_{INPUT_NOT_TEXT})")
-            # (to the exclusion writer as the other dropped documents go: its text a str, every plexity_* field)
-            excluded_as_text(doc)
-            verdict = policy.Verdict(policy.DROPPED, "", reason=INPUT_NOT_TEXT, chars_before=len(doc.text))
-            fields = policy.typed_metadata(policy.metadata(verdict, self.scorer))
-            if self.record_dropped_sentences:
-                fields["plexity_dropped_sentences"] = []
-            write_fields(doc, fields, self.name)
-            return False, INPUT_NOT_TEXT
+            return self._dropped_unread(doc, INPUT_NOT_TEXT)
+        if text is not None and len(text) > self.max_document_bytes:  # (before any work: its memory is ~6x its size)
+            if not self._warned_too_large:
+                self._warned_too_large = True
+                unit = "bytes" if isinstance(text, bytes) else "characters"
+                logger.warning(f"document {doc.id!r}: its text holds {len(text):,} {unit}, over max_document_bytes "
+                               f"({self.max_document_bytes:,}): dropped as {TOO_LARGE} (said once; counted in "
+                               f"dropped_{TOO_LARGE})")
+            return self._dropped_unread(doc, TOO_LARGE)
         html = bool(text) and looks_like_html(text)
         if text and self._first_texts < FIRST_TEXTS_ALL_HTML:
             self._first_texts += 1

@@ -51,8 +51,16 @@ def run_counts(merged: list) -> dict:
                       pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
     elif (reader := _step_stats(merged, "📖 - READER")) is not None:
         # another reader (datatrove's JsonlReader, ParquetReader of a text dataset: docs/datatrove.md): its files and
-        # documents (the report said "documents unknown" above the filter's "documents kept 7")
-        counts.update(files=reader.get("input_files", 0), documents=reader.get("documents", 0))
+        # documents (the report said "documents unknown" above the filter's "documents kept 7"); those of ours
+        # (JsonlDocumentReader, ParquetDocumentReader) count each row skipped and each damaged file, by reason
+        file_skips = {reason: reader[reason] for reason in (NOT_A_REGULAR_FILE, UNREADABLE_FILE) if reader.get(reason)}
+        counts.update(files=reader.get("input_files", 0) - sum(file_skips.values()),
+                      documents=reader.get("documents", 0))
+        skipped = _by_prefix(reader, "skipped_")
+        if skipped or file_skips or reader.get("corrupt_files"):
+            counts.update(files_skipped=sum(file_skips.values()), file_skip_reasons=file_skips,
+                          documents_skipped=sum(skipped.values()), skip_reasons=skipped,
+                          damaged_files=_by_prefix(reader, "corrupt_files_"))
     extractor = _step_stats(merged, "EXTRAC")
     if extractor is not None:
         counts.update(documents_extracted=extractor.get("forwarded", 0),

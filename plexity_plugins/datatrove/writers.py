@@ -159,6 +159,38 @@ def encodable(writer: DiskWriter, document: dict) -> dict:
     return document
 
 
+VALUES_AS_JSON = "values_as_json"  # documents with a value JSON has no type for, written as `as_json` makes it
+
+
+def as_json(value):
+    """A value orjson has no type for, as JSON holds it (orjson's ``default``): a date or time ISO 8601 (pandas' NaT
+    null), a Decimal its digits as a str (exact), bytes as text (UTF-8, each other byte ``\\xNN``), a timedelta its
+    seconds, a set a list, a numpy value or array as Python's, anything else its ``str``.  A Parquet dataset's
+    decimal, binary or duration column, read by datatrove's ParquetReader, stopped the task: "Type is not JSON
+    serializable: decimal.Decimal"."""
+    import datetime
+    import decimal
+
+    import numpy as np
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return None if value != value else value.isoformat()  # (NaT is not equal to itself)
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else np.datetime_as_string(value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        item = value.tolist()
+        return item if not isinstance(item, (bytes, decimal.Decimal)) else as_json(item)
+    return str(value)
+
+
 def writer_settings(writer: DiskWriter, fmt: str) -> dict:
     from .run_settings import folder_name, function_code, users_function
 
@@ -193,7 +225,15 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
         return writer_settings(self, "jsonl")
 
     def _write(self, document: dict, file_handler: IO, filename: str):
-        super()._write(encodable(self, document), file_handler, filename)
+        document = encodable(self, document)
+        try:
+            super()._write(document, file_handler, filename)
+        except TypeError:  # (nothing written: orjson makes the whole line first)
+            import orjson
+
+            # (a value datatrove's writer has no JSON for: a Parquet decimal, binary or duration column)
+            file_handler.write(orjson.dumps(document, option=orjson.OPT_APPEND_NEWLINE, default=as_json))
+            self.stat_update(VALUES_AS_JSON)
 
     def _default_adapter(self, document) -> dict:
         if document.media or self.expand_metadata:
