@@ -18,12 +18,12 @@ from datatrove.utils.logging import logger
 from fsspec.compression import compr
 from fsspec.utils import infer_compression
 
-from ..errors import NotARegularFile, printable
+from ..errors import printable
 from ..io.input_files import open_input
 from ..io.read_limits import MAX_DOCUMENT_BYTES, reading_limits
-from ..io.read_outcomes import CORRUPT_FILE, NOT_A_REGULAR_FILE, TRUNCATED_FILE, UNREADABLE_FILE, describe
+from ..io.read_outcomes import CORRUPT_FILE, TRUNCATED_FILE, describe
 from .local_paths import anchored
-from .readers import REPLACED_CHARS_KEY
+from .readers import REPLACED_CHARS_KEY, open_counted
 
 # Why a row gave no document, each counted as ``skipped_<reason>`` by the reader that met it.
 NOT_JSON = "not_json"  # a line that is no JSON (cut short, a BOM'd UTF-16 file, garbage)
@@ -75,17 +75,13 @@ class _CountedRows:
     def _open_raw(self, filepath: str, stack: contextlib.ExitStack):
         """The file's bytes, opened (a local one only if it is a regular file: opening a FIFO waits for ever); None,
         counted as ``not_a_regular_file`` or ``unreadable_file`` with a warning, when it cannot be."""
-        try:
+        def opened():
             if self.data_folder.is_local():
-                return stack.enter_context(open_input(self.data_folder.resolve_paths(filepath)))
-            return stack.enter_context(self.data_folder.open(filepath, "rb", compression=None))
-        except NotARegularFile as exc:
-            self.stat_update(NOT_A_REGULAR_FILE)
-            logger.warning(printable(f"skipped {filepath}: {exc}"))
-        except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
-            self.stat_update(UNREADABLE_FILE)
-            logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
-        return None
+                return open_input(self.data_folder.resolve_paths(filepath))
+            return self.data_folder.open(filepath, "rb", compression=None)
+
+        f = open_counted(self, filepath, opened)
+        return stack.enter_context(f) if f is not None else None
 
     def _damaged(self, filepath: str, problem: str, detail: str) -> None:
         self.stat_update("corrupt_files", f"corrupt_files_{problem}")

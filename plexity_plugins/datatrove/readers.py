@@ -78,6 +78,27 @@ def check_compression(compression) -> None:
                      f"bytes), got {compression!r}")
 
 
+def open_counted(step, filepath: str, opened):
+    """`opened()`, an input file of `step` (a reader of ours) opened; None, counted on the step with a warning,
+    when it is not a regular file (``not_a_regular_file``: opening a FIFO waits for ever) or a local one cannot be
+    opened (``unreadable_file``).  An error of a remote file passes: the task fails, and a re-run retries it."""
+    try:
+        return opened()
+    except NotARegularFile as exc:
+        step.stat_update(NOT_A_REGULAR_FILE)
+        # (the file's name, and what the file holds, are the input's characters: no ESC, BEL or CR in a log line)
+        logger.warning(printable(f"skipped {filepath}: {exc}"))
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        step.stat_update(UNREADABLE_FILE)
+        logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
+    except OSError as exc:
+        if not step.data_folder.is_local():
+            raise
+        step.stat_update(UNREADABLE_FILE)  # a symlink loop ...
+        logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
+    return None
+
+
 class WarcHtmlReader(BaseDiskReader):
     """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents, and
     the text records of WET files (``.warc.wet.gz``: ``conversion``, text/plain, Common Crawl's text
@@ -237,22 +258,8 @@ class WarcHtmlReader(BaseDiskReader):
     def _open(self, filepath: str):
         """The file, opened for reading (no decompression: warcio reads gzip member by member, so
         the records before a truncated member are still read); None, counted, when it is not a
-        regular file or cannot be opened."""
-        try:
-            return self._opened(filepath)
-        except NotARegularFile as exc:
-            self.stat_update(NOT_A_REGULAR_FILE)
-            # (the file's name, and what the file holds, are the input's characters: no ESC, BEL or CR in a log line)
-            logger.warning(printable(f"skipped {filepath}: {exc}"))
-        except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
-            self.stat_update(UNREADABLE_FILE)
-            logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
-        except OSError as exc:
-            if not self.data_folder.is_local():  # (a remote error may pass: the task fails, a re-run retries)
-                raise
-            self.stat_update(UNREADABLE_FILE)  # a symlink loop ...
-            logger.warning(printable(f"skipped {filepath}: unreadable ({describe(exc)})"))
-        return None
+        regular file or cannot be opened (`open_counted`)."""
+        return open_counted(self, filepath, lambda: self._opened(filepath))
 
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`):
