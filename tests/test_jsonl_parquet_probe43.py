@@ -218,3 +218,28 @@ def test_jsonl_files_over_http_are_read(tmp_path):
     assert ids == ["1", "2", "1", "2"]
     counters = {k: v.total for k, v in reader.stats.stats.items()}
     assert (counters["skipped_text_not_str"], counters["corrupt_files_truncated"]) == (2, 1)
+
+
+def test_the_document_filter_drops_a_text_over_the_cap_unscored_even_when_it_only_labels(tmp_path):
+    """`PerplexityDocumentFilter` scored a text of any size another step handed it (100 MB: 498 MB and 20 s).  Over
+    `max_document_bytes` it is dropped as too_large before any work, with ``label_only`` too (as a text that is no
+    text), to the exclusion writer whole; the others are scored."""
+    from plexity_plugins.datatrove import PerplexityDocumentFilter
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    big = TEXT + " " + "Another sentence of the same long page goes here. " * 40_000  # 2 MB
+    (folder / "a.jsonl").write_bytes(good("small") + json.dumps({"id": "big", "text": big}).encode() + b"\n")
+    out = tmp_path / "out"
+    LocalPipelineExecutor(pipeline=[
+        JsonlReader(str(folder)),
+        PerplexityDocumentFilter(label_only=True, max_document_bytes="1MB",
+                                 exclusion_writer=JsonlDocumentWriter(str(out / "ex"))),
+        JsonlDocumentWriter(str(out / "docs"))], tasks=1, logging_dir=str(out / "logs")).run()
+    filt = json.loads((out / "logs" / "stats.json").read_text())[1]["stats"]
+    assert (filt["dropped_too_large"], filt["scored"]) == (1, 1)
+    (excluded,) = read_jsonl_dir(out / "ex")
+    assert (excluded["id"], excluded["text"], excluded["metadata"]["plexity_doc_would_drop"]) == ("big", big,
+                                                                                                 "too_large")
+    assert [d["id"] for d in read_jsonl_dir(out / "docs")] == ["small"]
+    assert "its text holds 2,000,1" in task_log(tmp_path) and "dropped as too_large" in task_log(tmp_path)

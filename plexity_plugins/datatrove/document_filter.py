@@ -11,10 +11,11 @@ from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from ..cleaning import policy
+from ..io.read_limits import MAX_DOCUMENT_BYTES, reading_limits
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
-from .filter import (INPUT_NOT_TEXT, declared_language, excluded_as_text, exclusion_writer_checked, not_text,
-                     write_fields)
+from .filter import (INPUT_NOT_TEXT, TOO_LARGE, declared_language, excluded_as_text, exclusion_writer_checked,
+                     not_text, too_large_warning, write_fields)
 from .run_settings import model_settings, step_settings, with_settings
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
@@ -49,6 +50,9 @@ class PerplexityDocumentFilter(BaseFilter):
         other_languages: "keep" such documents (counted as ``passthrough_language:xx``) or
             "drop" them (reason "other_language").
         exclusion_writer: a datatrove writer that receives every dropped document.
+        max_document_bytes: a longer text (characters of a str, bytes of bytes) is dropped as ``too_large``
+            unscored, with one warning per task, even with ``label_only`` (as a text that is no text); bytes or a
+            size ("50MB"); default 50 MB, as `PerplexitySentenceFilter`'s.  (A text of 100 MB took 498 MB and 20 s.)
 
     Metadata, in every document: ``plexity_doc_perplexity`` (NaN when not scored: JsonlWriter
     writes null), ``plexity_doc_model`` ("" when not scored), ``plexity_passthrough`` (why not
@@ -57,10 +61,14 @@ class PerplexityDocumentFilter(BaseFilter):
     step wrote (a sentence filter's ``plexity_doc_perplexity``) are kept in ``plexity_earlier``
     (`filter.write_fields`).  Counters: ``scored``, ``passthrough`` and ``passthrough_<why>``,
     ``no_text``, besides BaseFilter's; a document whose text is not str
-    or bytes, or is a PDF's, an image's ... (`filter.not_text`), is dropped as ``input_not_text``.
+    or bytes, or is a PDF's, an image's ... (`filter.not_text`), is dropped as ``input_not_text``, one over
+    ``max_document_bytes`` as ``too_large``.
     """
 
     name = "🧮 Perplexity document"
+    # (of the class: a step pickled by an earlier version, a Slurm job's executor.pik, a Ray task's copy, has them too)
+    max_document_bytes = MAX_DOCUMENT_BYTES
+    _warned_too_large = False
 
     def __init__(
         self,
@@ -71,8 +79,10 @@ class PerplexityDocumentFilter(BaseFilter):
         language_check: bool = True,
         other_languages: str = "keep",
         exclusion_writer: DiskWriter | None = None,
+        max_document_bytes: int | str = MAX_DOCUMENT_BYTES,
     ):
         super().__init__(exclusion_writer=exclusion_writer_checked(exclusion_writer))
+        self.max_document_bytes, _ = reading_limits(max_document_bytes, None)
         if other_languages not in ("keep", "drop"):
             raise ValueError(f"other_languages must be 'keep' or 'drop', got {other_languages!r}")
         for label, bound in (("min_perplexity", min_perplexity), ("max_perplexity", max_perplexity)):
@@ -117,7 +127,7 @@ class PerplexityDocumentFilter(BaseFilter):
         return {**model_settings(self._scorer), "min_perplexity": self.min_perplexity,
                 "max_perplexity": self.max_perplexity, "label_only": self.label_only,
                 "language_check": self.language_check, "other_languages": self.other_languages,
-                "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
+                "max_document_bytes": self.max_document_bytes, "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
     def scorer(self) -> PerplexityScorer | LanguageModels:
@@ -131,7 +141,12 @@ class PerplexityDocumentFilter(BaseFilter):
         return None
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        unreadable = bool(not_text(doc.text))  # (a list, a PDF's bytes ...: dropped, as the sentence filter drops it)
+        unreadable = INPUT_NOT_TEXT if not_text(doc.text) else None  # (a list, a PDF's bytes ...: as the sentence filter)
+        if not unreadable and doc.text is not None and len(doc.text) > self.max_document_bytes:  # (before any work)
+            unreadable = TOO_LARGE
+            if not self._warned_too_large:
+                self._warned_too_large = True
+                too_large_warning(doc, self.max_document_bytes)
         if unreadable:
             excluded_as_text(doc)  # (to the exclusion writer as a str, with every field, as the others)
         score, passthrough, model = (None, None, None)
@@ -141,12 +156,12 @@ class PerplexityDocumentFilter(BaseFilter):
         reason = None if passthrough or perplexity is None else self._reason(perplexity)
         fields = {"plexity_doc_perplexity": perplexity, "plexity_doc_model": model, "plexity_passthrough": passthrough}
         if self.label_only:
-            fields["plexity_doc_would_drop"] = INPUT_NOT_TEXT if unreadable else reason
+            fields["plexity_doc_would_drop"] = unreadable or reason
         # (no None, every field in every document: one type per field, as datatrove's ParquetWriter needs;
         # a field an earlier step wrote, a sentence filter's plexity_doc_perplexity, is kept: `write_fields`)
         write_fields(doc, policy.typed_metadata(fields), self.name)
         if unreadable:
-            return False, INPUT_NOT_TEXT
+            return False, unreadable
         if passthrough:
             self.stat_update("passthrough", f"passthrough_{passthrough}")
             outcome = True if self.other_languages == "keep" or self.label_only else (False, "other_language")

@@ -107,6 +107,13 @@ def declared_language(doc: Document) -> str | None:
     return language
 
 
+def too_large_warning(doc: Document, max_document_bytes: int) -> None:
+    """The one warning a task gives of texts over `max_document_bytes`, naming the first."""
+    unit = "bytes" if isinstance(doc.text, bytes) else "characters"
+    logger.warning(f"document {doc.id!r}: its text holds {len(doc.text):,} {unit}, over max_document_bytes "
+                   f"({max_document_bytes:,}): dropped as {TOO_LARGE} (said once; counted in dropped_{TOO_LARGE})")
+
+
 class PerplexitySentenceFilter(BaseFilter):
     """Removes high-perplexity sentences (boilerplate) from each document's text.
 
@@ -312,10 +319,7 @@ class PerplexitySentenceFilter(BaseFilter):
         if text is not None and len(text) > self.max_document_bytes:  # (before any work: its memory is ~6x its size)
             if not self._warned_too_large:
                 self._warned_too_large = True
-                unit = "bytes" if isinstance(text, bytes) else "characters"
-                logger.warning(f"document {doc.id!r}: its text holds {len(text):,} {unit}, over max_document_bytes "
-                               f"({self.max_document_bytes:,}): dropped as {TOO_LARGE} (said once; counted in "
-                               f"dropped_{TOO_LARGE})")
+                too_large_warning(doc, self.max_document_bytes)
             return self._dropped_unread(doc, TOO_LARGE)
         html = bool(text) and looks_like_html(text)
         if text and self._first_texts < FIRST_TEXTS_ALL_HTML:
