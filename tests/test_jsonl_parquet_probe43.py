@@ -47,6 +47,15 @@ def run(reader, tmp_path: Path, name: str = "out") -> tuple[dict, list[dict]]:
     return counters[0], read_jsonl_dir(out / "docs")
 
 
+def small_and_big(tmp_path: Path) -> tuple[Path, str]:
+    """A dataset folder of one JSONL file: a small document, then one of 2 MB; (the folder, the big one's text)."""
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    big = TEXT + " " + "Another sentence of the same long page goes here. " * 40_000
+    (folder / "a.jsonl").write_bytes(good("small") + json.dumps({"id": "big", "text": big}).encode() + b"\n")
+    return folder, big
+
+
 def task_log(tmp_path: Path, name: str = "out") -> str:
     return (tmp_path / name / "logs" / "logs" / "task_00000.log").read_text()
 
@@ -184,10 +193,7 @@ def test_a_text_over_the_cap_from_another_reader_is_dropped_before_any_work(tmp_
     """A text handed to the filter by another step (datatrove's JsonlReader, Hugging Face's reader) was cleaned
     whatever its size: 300 MB took 1.86 GB and 60 s.  Over `max_document_bytes` it is dropped as too_large, as the
     Scrapy pipeline drops one, to the exclusion writer whole."""
-    folder = tmp_path / "ds"
-    folder.mkdir()
-    big = TEXT + " " + "Another sentence of the same long page goes here. " * 40_000  # 2 MB
-    (folder / "a.jsonl").write_bytes(good("small") + json.dumps({"id": "big", "text": big}).encode() + b"\n")
+    folder, big = small_and_big(tmp_path)
     out = tmp_path / "out"
     LocalPipelineExecutor(pipeline=[
         JsonlReader(str(folder)),
@@ -226,10 +232,7 @@ def test_the_document_filter_drops_a_text_over_the_cap_unscored_even_when_it_onl
     text), to the exclusion writer whole; the others are scored."""
     from plexity_plugins.datatrove import PerplexityDocumentFilter
 
-    folder = tmp_path / "ds"
-    folder.mkdir()
-    big = TEXT + " " + "Another sentence of the same long page goes here. " * 40_000  # 2 MB
-    (folder / "a.jsonl").write_bytes(good("small") + json.dumps({"id": "big", "text": big}).encode() + b"\n")
+    folder, big = small_and_big(tmp_path)
     out = tmp_path / "out"
     LocalPipelineExecutor(pipeline=[
         JsonlReader(str(folder)),

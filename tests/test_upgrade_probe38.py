@@ -77,3 +77,16 @@ def test_a_scrapy_crawl_resumed_from_an_older_version_s_jobdir_stops_naming_the_
     with pytest.raises(PlexitySettingError):
         pipeline(tmp_path / "learned")
     assert "(learned reader's forest: not recorded, an older version's -> sha256:" in caplog.text
+
+
+def test_a_filter_s_record_of_the_version_before_its_size_cap_still_resumes():
+    """The filters record `max_document_bytes` since the forty-third stop; a record of the version before, without
+    it, compares the same (only a text over 50 MB reads otherwise), so an upgrade mid-run does not stop the run."""
+    from plexity_plugins.cleaning.settings_record import differences
+    from plexity_plugins.datatrove import PerplexityDocumentFilter, PerplexitySentenceFilter
+
+    for step in (PerplexitySentenceFilter(), PerplexityDocumentFilter(label_only=True)):
+        now = {"step": type(step).__name__, **step.settings()}
+        before = {k: v for k, v in now.items() if k != "max_document_bytes"}
+        assert differences({"steps": [before]}, {"steps": [now]}) == []
+        assert differences({"steps": [{**now, "max_document_bytes": 10**6}]}, {"steps": [now]}) != []

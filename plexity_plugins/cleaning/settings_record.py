@@ -129,8 +129,10 @@ def _names(value) -> bool:
 # record without one is of another setting, said so (`_recorded_value`).  The learned reader's forest: every version
 # before it was recorded read pages with another forest and other word counts (`extractors.extractor_model`).
 RECORDED_SINCE_CHANGED = {READER_MODEL_SETTING: "not recorded, an older version's"}
-# Settings recorded since a version that wrote records without them (compared only when both records have them)
-LATER_SETTINGS = ("input_file_sizes", "functions")  # (functions: a datatrove step's, `run_settings.function_code`)
+# Settings recorded since a version that wrote records without them (compared only when both records have them):
+# functions, a datatrove step's (`run_settings.function_code`); max_document_bytes, the filters' cap (only a text over
+# 50 MB, which the version before cleaned, reads otherwise: no stop for an upgrade mid-run)
+LATER_SETTINGS = ("input_file_sizes", "functions", "max_document_bytes")
 # A reader given a paths file: recorded by the files it lists since a version that recorded the paths file's name alone
 # (compared only when the record has them: the record gains them)
 PATHS_FILE_LATER = ("input_files", "input_files_sha256", "input_file_sizes")

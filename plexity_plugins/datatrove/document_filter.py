@@ -127,7 +127,8 @@ class PerplexityDocumentFilter(BaseFilter):
         return {**model_settings(self._scorer), "min_perplexity": self.min_perplexity,
                 "max_perplexity": self.max_perplexity, "label_only": self.label_only,
                 "language_check": self.language_check, "other_languages": self.other_languages,
-                "max_document_bytes": self.max_document_bytes, "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
+                "max_document_bytes": self.max_document_bytes,
+                "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
 
     @property
     def scorer(self) -> PerplexityScorer | LanguageModels:
@@ -141,7 +142,7 @@ class PerplexityDocumentFilter(BaseFilter):
         return None
 
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
-        unreadable = INPUT_NOT_TEXT if not_text(doc.text) else None  # (a list, a PDF's bytes ...: as the sentence filter)
+        unreadable = INPUT_NOT_TEXT if not_text(doc.text) else None  # (a list, a PDF's bytes: as the sentence filter)
         if not unreadable and doc.text is not None and len(doc.text) > self.max_document_bytes:  # (before any work)
             unreadable = TOO_LARGE
             if not self._warned_too_large:
