@@ -40,7 +40,8 @@ SKIP_CHUNK = 1 << 20  # bytes read at a time past a line over the cap
 
 def _decompression_errors() -> tuple:
     errors = [EOFError, zlib.error, gzip.BadGzipFile]
-    for module in ("compression.zstd", "backports.zstd"):  # (fsspec's zstd: Python 3.14's, or its backport)
+    # (fsspec's zstd, in the order fsspec picks it: Python 3.14's, its backport, else the zstandard package)
+    for module in ("compression.zstd", "backports.zstd", "zstandard"):
         try:
             errors.append(__import__(module, fromlist=["ZstdError"]).ZstdError)
             break
