@@ -823,7 +823,49 @@ def render_markdown(results: dict) -> dict[str, str]:
         heads = ["variant", *(f"{g} ({counts[g]})" for g in ["all", *groups])]
         note = "WCXB word F1 per page type, dev / held half (pages per half in the heading)."
         out["quality-wcxb-types"] = "\n\n".join([head + quick, figures.table(heads, rows), note])
+    compared = render_compared(results)
+    if compared:
+        out["quality-compared"] = "\n\n".join([head + quick, compared])
+    alone = [(v, rates.get(v)) for v in ("learned", "fast", "dense", "auto", "trafilatura")]
+    if rates.get("clock") == "cpu" and all(r for _, r in alone):
+        # docs/extraction.md's line on what each extractor costs
+        out["quality-cost"] = ("Cost: pages per CPU second of one core, each extractor alone, in process, in "
+                               "`bench/quality.py`'s last run ([figures](quality.md)): " +
+                               ", ".join(f"`{v}` {r:.0f}" if r >= 100 else f"`{v}` {r:.1f}" for v, r in alone) +
+                               f" (load average {rates['loadavg']['before'][0]} before the run).")
     return out
+
+
+# docs/extraction.md's table: our readers and trafilatura, with the filter, dev / held, from the same run
+COMPARED = (("learned-left-out+filter", "`learned` (set left out of training)"), ("dense+filter", "`dense`"),
+            ("auto+filter", "`auto`"), ("trafilatura", "trafilatura alone"))
+
+
+def render_compared(results: dict) -> str | None:
+    """docs/extraction.md's comparison of the readers (each with the filter; `learned` by the forests trained
+    without the set) and trafilatura, then their speed in this run; None where the run lacks a set or a variant."""
+    sets, rates = results["sets"], results["pages_per_second"]
+    if set(sets) != set(SET_DIRS) or any(v not in data["variants"] for v, _ in COMPARED for data in sets.values()):
+        return None
+
+    def pair(set_name, group, key, fmt):
+        return {v: " / ".join(fmt.format(sets[set_name]["variants"][v][h][group][key]) for h in HALVES)
+                for v, _ in COMPARED}
+
+    rows = [("WCXB word F1", pair("wcxb", "all", "f1", "{:.3f}")),
+            ("WCXB article pages", pair("wcxb", "article", "f1", "{:.3f}")),
+            ("English news articles F1", pair("articles", "english", "f1", "{:.3f}")),
+            ("CleanEval similarity %", pair("cleaneval", "all", "similarity", "{:.1f}")),
+            ("trafilatura's set snippet F1", pair("traf", "all", "f1", "{:.3f}")),
+            ("WCXB boilerplate snippets leaked (`without`) %", pair("wcxb", "all", "without_leaked", "{:.1f}")),
+            ("WCXB content snippets kept (`with`) %", pair("wcxb", "all", "with_kept", "{:.1f}"))]
+    if rates.get("clock") == "cpu":
+        # (the left-out forests are not timed: the shipped forest is the same reader at the same size)
+        timed = {v: rates.get("learned+filter" if v == "learned-left-out+filter" else v) for v, _ in COMPARED}
+        rows.append(("pages per CPU second, in process (`learned`: the shipped forest)",
+                     {v: f"{r:.0f}" if r and r >= 100 else f"{r:.1f}" if r else "—" for v, r in timed.items()}))
+    return figures.table(["", *(name for _, name in COMPARED)],
+                         [[name, *(cells[v] for v, _ in COMPARED)] for name, cells in rows])
 
 
 def main() -> int:

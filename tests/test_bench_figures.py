@@ -224,3 +224,22 @@ def test_the_run_throughput_table_is_rendered_from_its_figures_and_names_the_ext
     assert "576 pages, 2.56 MB gzip" in text and "the best of 2 runs" in text and "Two workers: 1.40×" in text
     tags = run_throughput.render_markdown(dict(results, extractor="tags", repeat=1), "Made by `x`.")
     assert "`--extractor tags`" in tags and "default extractor" not in tags and "one run per worker count" in tags
+
+
+def test_the_readers_compared_and_their_cost_in_the_extractors_page_are_the_quality_runs_own(quality):
+    # docs/extraction.md quotes no figure by hand: its comparison of the readers and its line on what each
+    # extractor costs are rendered by bench/quality.py from the same JSON as the results table, and included.
+    docs = BENCH.parent / "docs"
+    data = json.loads((docs / "figures" / "quality.json").read_text(encoding="utf-8"))
+    tables = quality.render_markdown(data)
+    page = (docs / "extraction.md").read_text(encoding="utf-8")
+    for name in ("quality-compared", "quality-cost"):
+        assert (docs / "figures" / f"{name}.md").read_text(encoding="utf-8") == tables[name].rstrip("\n") + "\n"
+        assert f'--8<-- "figures/{name}.md"' in page
+    speed = data["pages_per_second"]
+    assert f"| {speed['learned+filter']:.0f} | {speed['dense+filter']:.0f} |" in tables["quality-compared"]
+    assert f"`learned` {speed['learned']:.0f}, `fast` {speed['fast']:.0f}" in tables["quality-cost"]
+
+
+def test_a_run_without_every_set_renders_no_comparison_of_the_readers(quality):
+    assert "quality-compared" not in quality.render_markdown(tiny_quality(quality.DEFAULT))
