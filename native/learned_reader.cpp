@@ -2769,7 +2769,7 @@ struct FlatNode {
     } cats;
   };
   int32_t left;     // the left child; the right one is left + 1 (a leaf: itself)
-  int16_t feature;  // the value read (a leaf: 0, read and not used)
+  int16_t feature;  // the value read: a column of predict's `Columns` (a leaf: column 0, 0.0); kSlow's: of the row
   uint8_t missing;  // as Node's
   uint8_t flags;    // kDefaultLeft | kCategorical | kNanLeft | kSlow | kLeaf
 };
@@ -2787,8 +2787,13 @@ struct ForestData {
   std::vector<double> leaf_values;  // each flat node's value where it is a leaf (else 0)
   std::vector<int32_t> flat_roots;
   std::vector<int32_t> depths;  // each tree's depth: the steps from its root to its deepest leaf
+  std::vector<uint8_t> slow;  // whether each tree has a kSlow node
   int32_t stopped = -1;  // a leaf of value 0, in no tree: where a walk that met a fault goes
-  std::vector<int32_t> numeric_features;  // the features a plain numeric split reads (kSlow's are not)
+  // The columns a plain numeric split reads (predict copies them out of each row): column 0 is 0.0 (what a leaf
+  // reads), each other a feature with its NaN as -inf (where its splits send a NaN left) or +inf (right), so that
+  // `value <= split` alone goes where `step` goes, NaN or not (rows of a page nearly always hold a NaN feature).
+  std::vector<int32_t> column_feature;  // each column's feature (column 0: -1)
+  std::vector<double> column_nan;       // what a NaN of it reads as
 };
 
 // `f.nodes` laid out as `f.flat`; false (with a Python error) where a feature index does not fit.
@@ -2857,13 +2862,38 @@ bool flatten(ForestData &f) {
     }
     f.depths.push_back(depth);
   }
-  std::vector<bool> read(static_cast<size_t>(f.max_feature + 1), false);
-  for (const FlatNode &node : f.flat) {
-    if (!(node.flags & (kSlow | kLeaf))) read[node.feature] = true;
+  // each plain numeric split to its column; a split where -inf or +inf would not go as the NaN it stands for
+  // (a NaN or infinite threshold: none in a trained forest) goes by `step`
+  f.column_feature.assign(1, -1);
+  f.column_nan.assign(1, 0.0);
+  std::vector<int32_t> column(2 * static_cast<size_t>(f.max_feature + 1), 0);  // (feature, NaN left) -> column
+  for (FlatNode &node : f.flat) {
+    if (node.flags & kLeaf) {
+      node.feature = 0;
+      continue;
+    }
+    if (node.flags & kSlow) continue;
+    const bool left = node.flags & kNanLeft;
+    if (!std::isfinite(node.split)) {
+      node.flags |= kSlow;
+      continue;
+    }
+    int32_t &at = column[2 * static_cast<size_t>(node.feature) + (left ? 1 : 0)];
+    if (at == 0) {
+      at = static_cast<int32_t>(f.column_feature.size());
+      f.column_feature.push_back(node.feature);
+      f.column_nan.push_back(left ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    }
+    if (at > INT16_MAX) {
+      PyErr_SetString(PyExc_ValueError, "the forest reads more features than the compiled reader can index");
+      return false;
+    }
+    node.feature = static_cast<int16_t>(at);
   }
-  f.numeric_features.clear();
-  for (size_t i = 0; i < read.size(); ++i) {
-    if (read[i]) f.numeric_features.push_back(static_cast<int32_t>(i));
+  f.slow.assign(f.flat_roots.size(), 0);
+  for (size_t t = 0; t < f.flat_roots.size(); ++t) {  // (a tree's nodes: from its root to the next tree's)
+    const size_t end = t + 1 < f.flat_roots.size() ? static_cast<size_t>(f.flat_roots[t + 1]) : f.flat.size();
+    for (size_t i = static_cast<size_t>(f.flat_roots[t]); i < end; ++i) f.slow[t] |= (f.flat[i].flags & kSlow) != 0;
   }
   f.stopped = static_cast<int32_t>(f.flat.size());
   f.flat.emplace_back();
@@ -3053,15 +3083,14 @@ inline const FlatNode *step(const FlatNode *nodes, const FlatNode *node, const d
 // forest's order (the same sums, to the bit, as one row at a time).
 constexpr size_t kLanes = 8;
 
-// The node after `at` for `row`, as `step` goes: a plain numeric split without a branch that
-// depends on the data (`value <= split` is false for a NaN, which then goes where kNanLeft
-// says: `step`'s way for missing "none" and "nan"; `Plain`: the rows hold no NaN), the others
-// by `step`; a fault to `stopped` (and `faulted` set).
-template <bool Plain>
-inline int32_t next_node(const FlatNode *nodes, int32_t at, const double *row, const int64_t *categories,
-                         int32_t stopped, bool &faulted) {
+// The node after `at`: a plain numeric split reads its column of `columns` (ForestData::column_feature: a NaN
+// there is -inf or +inf, whichever goes where `step` sends it) without a branch that depends on the data; the others
+// (categorical, missing "zero") go by `step` on the `row` itself; a fault to `stopped` (and `faulted` set).
+template <bool Slow>
+inline int32_t next_node(const FlatNode *nodes, int32_t at, const double *columns, const double *row,
+                         const int64_t *categories, int32_t stopped, bool &faulted) {
   const FlatNode &node = nodes[at];
-  if (__builtin_expect(node.flags & kSlow, 0)) {
+  if (Slow && __builtin_expect(node.flags & kSlow, 0)) {
     const FlatNode *to = step(nodes, &node, row, categories);
     if (to == nullptr) {
       faulted = true;
@@ -3069,25 +3098,23 @@ inline int32_t next_node(const FlatNode *nodes, int32_t at, const double *row, c
     }
     return static_cast<int32_t>(to - nodes);
   }
-  const double value = row[node.feature];
-  if (Plain) return node.left + !(value <= node.split);
-  const bool go_left = (value <= node.split) | ((value != value) & ((node.flags & kNanLeft) != 0));
-  return node.left + (go_left ? 0 : 1);
+  return node.left + !(columns[node.feature] <= node.split);
 }
 
-// `lanes` rows (`kLanes` when `Full`) down one tree, `depth` steps (a leaf goes on to itself,
-// so that `depth` steps take every row to its leaf), into `at`.
-template <bool Full, bool Plain>
-inline void walk_tree(const FlatNode *nodes, int32_t root, int32_t depth, const double *row, size_t width,
-                      size_t lanes, const int64_t *categories, int32_t stopped, int32_t *at, bool *faulted) {
-  const size_t count = Full ? kLanes : lanes;
-  for (size_t k = 0; k < count; ++k) at[k] = root;
+// `kLanes` rows down one tree, `depth` steps (a leaf goes on to itself, so that `depth` steps take every row to
+// its leaf), into `at`; row k's columns at `columns + k * count`, the row itself at `rows[k]`.  `Slow`: the tree
+// has a node `step` decides (ForestData::slow).
+template <bool Slow>
+inline void walk_tree(const FlatNode *nodes, int32_t root, int32_t depth, const double *columns, size_t count,
+                      const double *const *rows, const int64_t *categories, int32_t stopped, int32_t *at,
+                      bool *faulted) {
+  for (size_t k = 0; k < kLanes; ++k) at[k] = root;
   bool moving = true;
   for (int32_t d = 0; d < depth && moving; ++d) {  // (until every row is at its leaf)
     moving = false;
 #pragma GCC unroll 8
-    for (size_t k = 0; k < count; ++k) {
-      const int32_t next = next_node<Plain>(nodes, at[k], row + k * width, categories, stopped, faulted[k]);
+    for (size_t k = 0; k < kLanes; ++k) {
+      const int32_t next = next_node<Slow>(nodes, at[k], columns + k * count, rows[k], categories, stopped, faulted[k]);
       moving |= next != at[k];
       at[k] = next;
     }
@@ -3101,25 +3128,33 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
   const double *values = f.leaf_values.data();
   const int64_t *categories = f.categories.data();
   const int32_t stopped = f.stopped;
+  const size_t count = f.column_feature.size();
+  const int32_t *feature = f.column_feature.data();
+  const double *nan = f.column_nan.data();
+  std::vector<double> columns(kLanes * count);
   size_t first_infinite = n;  // the first row met with an infinite categorical value
   std::fill(out, out + n, 0.0);
   for (size_t r0 = 0; r0 < n; r0 += kLanes) {
     const size_t lanes = std::min(kLanes, n - r0);
-    const double *row = rows + r0 * width;
-    bool plain = true;  // no NaN where these rows meet a plain numeric split
-    for (size_t k = 0; k < lanes; ++k) {
-      for (int32_t i : f.numeric_features) plain &= row[k * width + i] == row[k * width + i];
+    const double *row[kLanes];
+    for (size_t k = 0; k < kLanes; ++k) {  // (a last group of fewer rows walks its first row again in the others)
+      row[k] = rows + (r0 + (k < lanes ? k : 0)) * width;
+      double *to = columns.data() + k * count;
+      to[0] = 0.0;
+      for (size_t c = 1; c < count; ++c) {
+        const double value = row[k][feature[c]];
+        to[c] = value == value ? value : nan[c];
+      }
     }
     bool faulted[kLanes] = {};
     for (size_t t = 0; t < f.flat_roots.size(); ++t) {
-      const int32_t root = f.flat_roots[t], depth = f.depths[t];
       int32_t at[kLanes];
-      if (lanes == kLanes && plain) {
-        walk_tree<true, true>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
-      } else if (lanes == kLanes) {
-        walk_tree<true, false>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
+      if (f.slow[t]) {
+        walk_tree<true>(nodes, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
+                        faulted);
       } else {
-        walk_tree<false, false>(nodes, root, depth, row, width, lanes, categories, stopped, at, faulted);
+        walk_tree<false>(nodes, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
+                         faulted);
       }
       for (size_t k = 0; k < lanes; ++k) out[r0 + k] += values[at[k]];
     }

@@ -74,9 +74,11 @@ _NO_DEADLINE = Deadline(None)
 
 def read_capped(stream, limit: int) -> bytes:
     """Up to `limit` bytes of `stream`; TooLarge if there are more."""
+    # (what is left of the cap asked for at once: a record's stream, a warcio LimitReader, gives its Content-Length
+    # or less, in one bytes; asked 64 KB at a time, a 170 KB page was read in three and joined, copied once more)
     parts, size = [], 0
     while True:
-        block = stream.read(min(_CHUNK, limit + 1 - size))
+        block = stream.read(limit + 1 - size)
         if not block:
             return b"".join(parts)
         parts.append(block)
