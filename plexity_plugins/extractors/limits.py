@@ -46,7 +46,9 @@ def parse_html(html: str | bytes, reader: str):
 
 def parse_checked_html(html: str):
     """`parse_html` of a page `markup.checked` has given back."""
-    html = html.replace("\x00", "")
+    # (CR and CRLF as LF, as HTML's input stream is read: libxml2 2.14 does so itself; 2.12, lxml 5.0-5.3's, kept
+    # a lone CR in the text, where the tags extractor saw no line break)
+    html = html.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if not html.strip():
         return None
     parser = lxml.html.HTMLParser(huge_tree=True)
