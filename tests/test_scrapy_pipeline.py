@@ -585,7 +585,7 @@ crawler = get_crawler(settings_dict={"PLEXITY_THREADS": 0, "PLEXITY_EXTRACTOR": 
                                      "PLEXITY_DROPPED_FILE": sys.argv[1]})
 pipeline = PerplexityFilterPipeline.from_crawler(crawler)
 pipeline.open_spider()
-logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", force=True)  # (Scrapy < 2.13 has a root handler)
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", force=True)  # (Scrapy 2.11: a root handler)
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (then a write past the limit fails with EFBIG)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
 page = sys.stdin.read()
