@@ -16,6 +16,13 @@ from .markup import checked
 # before they get here, so the huge limits (2,048 levels, no buffer limit) are safe; a page beyond
 # even those is refused with the limit named, never read as its first part.
 _LIMIT_MESSAGES = ("Excessive depth", "Resource limit exceeded", "XML_PARSE_HUGE")
+# libxml2 before 2.13 (lxml's wheels before 5.4: lxml 5.0 to 5.3 bring 2.12) has no depth limit under
+# XML_PARSE_HUGE: it read a page 60,000 <div>s deep whole, and trafilatura's passes over that tree ran for minutes
+# (5 s at 5,000 levels).  There the tree's depth is measured, and a page deeper than 2.13's limit refused as 2.13
+# and later refuse it.
+HUGE_DEPTH = 2048
+_UNLIMITED_DEPTH = lxml.etree.LIBXML_VERSION < (2, 13)
+_COUNT_ELEMENTS = lxml.etree.XPath("count(//*)")
 
 
 def parser_limit(parser) -> str | None:
@@ -39,7 +46,9 @@ def parse_html(html: str | bytes, reader: str):
 
 def parse_checked_html(html: str):
     """`parse_html` of a page `markup.checked` has given back."""
-    html = html.replace("\x00", "")
+    # (CR and CRLF as LF, as HTML's input stream is read: libxml2 2.14 does so itself; 2.12, lxml 5.0-5.3's, kept
+    # a lone CR in the text, where the tags extractor saw no line break)
+    html = html.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if not html.strip():
         return None
     parser = lxml.html.HTMLParser(huge_tree=True)
@@ -58,6 +67,20 @@ def parse_checked_html(html: str):
                 return None
             raise ExtractionError(f"HTML parser limit: {limit}" if limit else f"unparsable HTML: {exc}") from exc
     limit = parser_limit(parser)
+    if limit is None and _UNLIMITED_DEPTH and deeper_than(root, HUGE_DEPTH):
+        limit = f"Excessive depth in document: {HUGE_DEPTH} (the limit of libxml2 2.13 and later)"
     if limit:
         raise ExtractionError(f"HTML parser limit: {limit}")
     return root
+
+
+def deeper_than(root, levels: int) -> bool:
+    """Whether an element of the tree under `root` (level 1) is more than `levels` levels deep."""
+    if _COUNT_ELEMENTS(root) <= levels:  # (too few elements to be that deep: 4 µs a page where the walk takes 250)
+        return False
+    depth = 0
+    for event, _ in lxml.etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if depth > levels:
+            return True
+    return False

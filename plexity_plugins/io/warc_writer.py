@@ -39,6 +39,14 @@ def warc_version(source: str | None) -> str:
     return source if source in WARC_VERSIONS else DEFAULT_WARC_VERSION
 
 
+def _set_version(record, source: str | None) -> None:
+    """Give a record warcio made the version line `warc_version(source)`.  warcio 1.7.2 and later hold a new
+    record's version in its headers' `protocol`; 1.7.0 and 1.7.1 held it in `statusline` (`protocol` empty), and
+    the line is the two joined: setting `protocol` alone wrote "WARC/1.1 WARC/1.0" there, which no reader takes."""
+    record.rec_headers.protocol = warc_version(source)
+    record.rec_headers.statusline = ""
+
+
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 _URI_REMOVED = re.compile(r"[\t\r\n]")  # (what the WHATWG URL parser removes from a URL before it reads it)
 
@@ -165,7 +173,7 @@ def cleaned_response_record(writer, text: str, *, uri: str, date: str | None = N
     record = writer.create_warc_record(target_uri(uri), "response", payload=io.BytesIO(payload),
                                        length=len(payload), http_headers=http_headers,
                                        warc_headers_dict=warc_headers)
-    record.rec_headers.protocol = warc_version(version)
+    _set_version(record, version)
     return record
 
 
@@ -193,7 +201,7 @@ def cleaned_conversion_record(writer, text: str, *, uri: str, date: str | None =
     warc_headers["WARC-Record-ID"] = record_id("conversion", target_uri(uri), warc_headers, payload)
     record = writer.create_warc_record(target_uri(uri), "conversion", payload=io.BytesIO(payload),
                                        length=len(payload), warc_headers_dict=warc_headers)
-    record.rec_headers.protocol = warc_version(version)
+    _set_version(record, version)
     return record
 
 

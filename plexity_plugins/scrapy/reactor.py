@@ -23,6 +23,16 @@ def _on_forced_shutdown(callback) -> Any:
 def _asyncio_available() -> bool:
     """Whether coroutines here run on an asyncio loop (await Futures) or on a plain
     Twisted reactor (await Deferreds)."""
+    import asyncio
+
+    # A running asyncio loop first, as Scrapy 2.15's is_asyncio_available does: before 2.13, Scrapy's check of the
+    # reactor installed Twisted's default one where none was (the pipeline driven by asyncio.run, not by a crawl),
+    # said "not asyncio", and a Deferred awaited in an asyncio task stopped it: "Task got bad yield".
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        pass
     try:
         from scrapy.utils.asyncio import is_asyncio_available  # Scrapy >= 2.14
     except ImportError:
