@@ -55,16 +55,15 @@ class HeldBack:
     """Scrapy's engine paused (it starts no new download) while `limit` items or more wait for the worker thread(s),
     resumed as soon as fewer do.  Scrapy bounds the responses its scraper holds only by their bodies' bytes
     (SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB: thousands of small pages), and each page waiting for the cleaner is held
-    with its response, decoded text and parsed tree, ~10-100 times its body: a 100,000-page crawl whose cleaner fell
-    behind grew to ~520 MB, where the same crawl without the pipeline took ~200 MB.  A limit of CONCURRENT_REQUESTS
-    (+ the threads) never starves the cleaner: where it is the bottleneck, the requests in flight refill the queue
-    faster than it empties (their latency under CONCURRENT_REQUESTS / its rate)."""
+    with its response, decoded text and parsed tree, ~10 times its body (23 KB for a page of 2 KB).  A limit of
+    CONCURRENT_REQUESTS (+ the threads) never starves the cleaner: where it is the bottleneck, the requests in flight
+    refill the queue faster than it empties (their latency under CONCURRENT_REQUESTS / its rate)."""
 
     def __init__(self, engine, limit: int):
         self.engine = engine if callable(getattr(engine, "pause", None)) else None  # (no crawl: a pipeline alone)
         self.limit = limit
         self.waiting = 0  # items waiting for the worker thread, or in it
-        self._paused = False  # (by us: an engine the user paused, engine.pause() in the telnet console, stays so)
+        self._paused = False  # (by us: one paused before, engine.pause() in the telnet console, stays paused)
 
     def enter(self) -> None:
         self.waiting += 1
