@@ -1,8 +1,9 @@
-"""Probe 44: a long crawl's memory through the pipeline.  A 100,000-page crawl (bench/scrapy_crawl.py) held ~520 MB
-where the same crawl without the pipeline held ~200 MB: pages came in faster than the one worker thread cleaned them,
-and each waited with its response (its body, its decoded text, the parsed tree the spider's link extractor left on
-it).  Scrapy bounds those only by SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB of response bodies: thousands of small pages.
-A real crawl of 127.0.0.1 here, the cleaner slower than the downloads, counting what Scrapy itself holds."""
+"""Probe 44: a long crawl's memory through the pipeline.  A 100,000-page crawl (bench/scrapy_crawl.py) held 454-525 MB
+where the same crawl without the pipeline held ~206 MB: pages came in faster than the one worker thread cleaned them
+(up to 1,425 at once), and each waited with its response (its body, its decoded text, the tree the spider's link
+extractor parsed).  Scrapy bounds those only by SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB of response bodies: thousands of
+small pages.  Now 321 MB.  A real crawl of 127.0.0.1 here, the cleaner slower than the downloads, counting what
+Scrapy itself holds."""
 
 from __future__ import annotations
 
