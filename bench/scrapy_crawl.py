@@ -9,9 +9,10 @@ divs, binary bytes served as text/html).  Every page links to three more, so the
 
 For each crawl: wall time, items/s, the CPU of the whole process tree (resource.getrusage of children: the crawl
 and its extraction child), RSS of the crawl process and of its children sampled every --sample seconds, the
-reactor's longest stall (a 10 ms LoopingCall) and the downloader's active requests (mean share of
-CONCURRENT_REQUESTS), and the accounting: every page the spider yielded is in the feed or a dropped row of the
-dropped file, with its reason, and the stats agree.
+reactor's longest stall (a 10 ms LoopingCall), the downloader's active requests (mean share of
+CONCURRENT_REQUESTS), the most items Scrapy's scraper held in its item pipelines at once (pages waiting for the
+cleaner) and the share of the ticks it held any, and the accounting: every page the spider yielded is in the feed
+or a dropped row of the dropped file, with its reason, and the stats agree.
 
     .venv/bin/python bench/scrapy_crawl.py --pages 2000 20000 [--without] [--pause-at 0.5] [--out DIR]
 
@@ -145,12 +146,15 @@ class CrawlMeter(StallMeter):
     def __init__(self, crawler):
         super().__init__(crawler)
         self.active: list[int] = []
+        self.held: list[int] = []
 
     def tick(self):
         super().tick()
         engine = self.crawler.engine
         if engine is not None and engine.downloader is not None:
             self.active.append(len(engine.downloader.active))
+            if engine.scraper.slot is not None:  # (items in the item pipelines: waiting for the cleaner)
+                self.held.append(engine.scraper.slot.itemproc_size)
 
     def closed(self, spider, reason):
         if self.loop.running:
@@ -161,6 +165,8 @@ class CrawlMeter(StallMeter):
             "max_stall_s": round(gaps[-1] - TICK, 3) if gaps else None,
             "p99_gap_s": round(gaps[int(0.99 * (len(gaps) - 1))], 3) if gaps else None,
             "mean_active_requests": round(sum(self.active) / max(1, len(self.active)), 2),
+            "most_items_held": max(self.held, default=0),
+            "items_held_share": round(sum(1 for held in self.held if held) / max(1, len(self.held)), 3),
             "concurrent_requests": limit})
 
 

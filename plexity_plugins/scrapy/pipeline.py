@@ -37,7 +37,7 @@ from .dropped_file import _dropped_file_setting
 from .feeds import XML_EXPORTER_PATH, PlexityFields, _is_utf8, _json_feeds_with, _scrapy_xml_feeds
 from .items import MAX_SOURCE_CHARS, _item_source, _not_an_item, _one, _what_to_give, item_content_type
 from .log import CANNOT_START, logger
-from .reactor import _asyncio_available, _deferred_from_future, _on_forced_shutdown
+from .reactor import HeldBack, _asyncio_available, _deferred_from_future, _on_forced_shutdown
 from .settings import (SETTING_NAMES, SETTING_NAMES_IN_ERRORS, _choice_setting, _field_setting, _model_setting,
                        _typed_setting, _unknown_settings)
 
@@ -202,7 +202,7 @@ class PerplexityFilterPipeline:
         self._shutdown_trigger = None  # (`_on_forced_shutdown`)
         self._dropped_claim: str | None = None  # (`_claim_dropped_file`)
         self._items_seen = 0  # (as plexity/items_seen, which a DummyStatsCollector does not keep)
-        self._waiting = 0  # items waiting for the worker thread, or in it
+        self._held_back = HeldBack(None, 1)  # (the items waiting for the worker: `open_spider`)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -326,6 +326,9 @@ class PerplexityFilterPipeline:
                                                               for language, scorer in self.scorer.scorers.items()})
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
+            crawler = getattr(self, "crawler", None)
+            requests = crawler.settings.getint("CONCURRENT_REQUESTS", 16) if crawler is not None else 16
+            self._held_back = HeldBack(self._engine(), max(1, requests) + self.threads)
             self._shutdown_trigger = _on_forced_shutdown(self._cancel_waiting_items)
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
@@ -401,8 +404,8 @@ class PerplexityFilterPipeline:
             return
         path = self._dropped.keep_unfinished()
         if path is not None:
-            never = (f"; {self._waiting} of them, waiting for the worker thread, were never cleaned"
-                     if self._waiting else "")
+            waiting = self._held_back.waiting
+            never = f"; {waiting} of them, waiting for the worker thread, were never cleaned" if waiting else ""
             logger.warning("plexity: the crawl stopped without closing the spider (a forced shutdown): the dropped "
                            "sentences and items of the %d item(s) seen until then are in %s, which ends there%s",
                            self.stats.get_value(STATS_PREFIX + "items_seen", 0), path.absolute(), never)
@@ -487,16 +490,20 @@ class PerplexityFilterPipeline:
                             "UTF-8, which the feed %s cannot write (Scrapy's UnicodeDecodeError: the item is left out "
                             "of it and of the feeds after it): leave the field out, FEED_EXPORT_FIELDS = %r (said "
                             "once)", source, self.input_field, self._text_feeds[0], fields)
-        self._waiting += 1  # (until cleaned: a forced shutdown leaves them waiting, `_cancel_waiting_items`)
+        # (until cleaned: a forced shutdown leaves them waiting, `_cancel_waiting_items`; too many pause the crawl)
+        self._held_back.enter()
         try:
             language = _one(adapter.get(self.language_field)) if self.language_field else None
             outcome = await self._in_worker(self._clean, value, language if isinstance(language, str) else None,
                                             content_type)
         except ENVIRONMENT_ERRORS as exc:
-            self._waiting -= 1
+            self._held_back.leave()
             self._stop_crawl(exc)
             raise
-        self._waiting -= 1
+        except Exception:  # (none expected; counted on, it would hold the crawl back for good)
+            self._held_back.leave()
+            raise
+        self._held_back.leave()  # (a forced shutdown's cancelled wait stays counted: never cleaned)
 
         self._inc("clean_seconds", outcome.seconds)
         verdict = outcome.verdict
@@ -654,10 +661,7 @@ class PerplexityFilterPipeline:
 
     def _close_crawl(self, message: str, reason: str) -> None:
         logger.error("plexity: %s: closing the spider", message)
-        try:
-            engine = self.crawler.engine
-        except (AttributeError, RuntimeError):  # no crawl running (a pipeline used on its own)
-            return
+        engine = self._engine()
         if engine is None:
             return
         if hasattr(engine, "close_spider_async"):  # Scrapy >= 2.14
@@ -666,6 +670,13 @@ class PerplexityFilterPipeline:
             deferred_from_coro(engine.close_spider_async(reason=reason))
         else:
             engine.close_spider(self.crawler.spider, reason)
+
+    def _engine(self):
+        """The crawl's engine; None without a crawl running (a pipeline used on its own)."""
+        try:
+            return self.crawler.engine
+        except (AttributeError, RuntimeError):  # (a recent Scrapy raises RuntimeError before the crawl starts)
+            return None
 
     def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
         """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that

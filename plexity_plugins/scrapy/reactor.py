@@ -1,5 +1,6 @@
 """The pipeline's worker thread as Scrapy's reactor sees it: a worker's result awaited on an asyncio loop or on a
-plain Twisted reactor, and a call as the reactor stops (a forced shutdown, Ctrl-C twice)."""
+plain Twisted reactor, a call as the reactor stops (a forced shutdown, Ctrl-C twice), and Scrapy's engine held back
+while items wait for the worker (`HeldBack`)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,36 @@ def _deferred_from_future(future: Future):
 
     future.add_done_callback(lambda done: reactor.callFromThread(fire, done))
     return deferred
+
+
+class HeldBack:
+    """Scrapy's engine paused (it starts no new download) while `limit` items or more wait for the worker thread(s),
+    resumed as soon as fewer do.  Scrapy bounds the responses its scraper holds only by their bodies' bytes
+    (SCRAPER_SLOT_MAX_ACTIVE_SIZE, 5 MB: thousands of small pages), and each page waiting for the cleaner is held
+    with its response, decoded text and parsed tree, ~10 times its body (23 KB for a page of 2 KB).  A limit of
+    CONCURRENT_REQUESTS (+ the threads) never starves the cleaner: where it is the bottleneck, the requests in flight
+    refill the queue faster than it empties (their latency under CONCURRENT_REQUESTS / its rate)."""
+
+    def __init__(self, engine, limit: int):
+        self.engine = engine if callable(getattr(engine, "pause", None)) else None  # (no crawl: a pipeline alone)
+        self.limit = limit
+        self.waiting = 0  # items waiting for the worker thread, or in it
+        self._paused = False  # (by us: one paused before, engine.pause() in the telnet console, stays paused)
+
+    def enter(self) -> None:
+        self.waiting += 1
+        if (self.waiting >= self.limit and self.engine is not None and not self._paused
+                and not getattr(self.engine, "paused", False)):
+            self.engine.pause()
+            self._paused = True
+
+    def leave(self) -> None:
+        self.waiting -= 1
+        if self._paused and self.waiting < self.limit:
+            self._paused = False
+            self.engine.unpause()
+            # (the response of the item leaving wakes the engine as it finishes; an item of the spider's start()
+            # has none: woken here, not at the engine's next 5 s heartbeat)
+            nextcall = getattr(getattr(self.engine, "_slot", None), "nextcall", None)
+            if nextcall is not None:
+                nextcall.schedule()
