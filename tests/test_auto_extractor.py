@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import PAST_DEPTH_LIMIT
 from hostile_pages import pages as hostile_pages
 from article_page import ARTICLE, PAGE  # the same article page
 from plexity_plugins.datatrove import AutoExtractor
@@ -127,7 +128,7 @@ def test_a_page_past_trafilatura_s_parser_limit_fails_with_its_message_without_r
     # (20,000 levels: past libxml2's 2,048, in fewer tags than trafilatura reads; the hostile page of 100,000 levels
     # has more, and is refused for them, at once too)
     page = "<html><body>" + "<div>" * 20_000 + "<p>" + ARTICLE[0] + "</p>" + "</div>" * 20_000 + "</body></html>"
-    with pytest.raises(ExtractionError, match="HTML parser limit: Excessive depth in document: 2048"):
+    with pytest.raises(ExtractionError, match=PAST_DEPTH_LIMIT):
         html_to_text_auto(page)
     name, body, content_type = next(page for page in hostile_pages() if page[0] == "deep-100000")
     with pytest.raises(ExtractionError, match="the page has more than 100,000 tags, past what trafilatura reads"):
