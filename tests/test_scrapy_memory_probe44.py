@@ -7,11 +7,14 @@ Scrapy itself holds."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from helpers import QuietHandler, http_server
 
@@ -117,3 +120,69 @@ def test_pages_wait_for_the_cleaner_a_bounded_few_at_a_time_not_up_to_scrapy_s_5
     # items of slack; responses: those items', and a burst of responses not yet parsed into items
     assert result["held"]["items"] <= 2 * CONCURRENT_REQUESTS + 1 + 4, result
     assert result["held"]["responses"] <= 3 * CONCURRENT_REQUESTS + 1 + 4, result
+
+
+START_ITEMS = r'''
+import json, sys
+import scrapy
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
+sys.path.insert(0, sys.argv[3])
+from pages import page
+
+pages, out, reactor = int(sys.argv[1]), sys.argv[2], sys.argv[4]
+held = {"items": 0}
+
+
+class Stored(scrapy.Spider):  # pages crawled before, cleaned again: items straight from start(), no request
+    name = "stored"
+
+    async def start(self):
+        for n in range(pages):
+            yield {"url": f"https://example.org/p/{n}.html", "html": page(n).decode()}
+
+
+def done(item, spider, **kwargs):  # what Scrapy's scraper holds in its item pipelines as each item is done
+    held["items"] = max(held["items"], spider.crawler.engine.scraper.slot.itemproc_size)
+
+
+process = CrawlerProcess({
+    "ADDONS": {"plexity_plugins.scrapy.PlexityAddon": 0},
+    "PLEXITY_THREADS": 1, "PLEXITY_EXTRACTOR": "trafilatura",
+    "PLEXITY_DROPPED_FILE": f"{out}/dropped.jsonl", "FEEDS": {f"{out}/items.jsonl": {"format": "jsonlines"}},
+    "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False, "REMOTE_CONTROL_ENABLED": False,
+    "TWISTED_REACTOR": reactor,
+})
+crawler = process.create_crawler(Stored)
+crawler.signals.connect(done, signal=signals.item_scraped)
+crawler.signals.connect(done, signal=signals.item_dropped)
+process.crawl(crawler)
+process.start()
+stats = crawler.stats.get_stats()
+json.dump({"held": held, "seen": stats.get("plexity/items_seen"), "scraped": stats.get("item_scraped_count", 0),
+           "dropped": stats.get("item_dropped_count", 0)}, open(f"{out}/result.json", "w"))
+'''
+
+
+@pytest.mark.parametrize("reactor", ["twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+                                     "twisted.internet.epollreactor.EPollReactor"])
+def test_items_a_spider_yields_from_start_wait_for_the_cleaner_a_bounded_few_at_a_time(tmp_path, reactor):
+    """A spider whose start() yields its items itself (pages stored before, cleaned again) downloads nothing, so
+    pausing Scrapy's engine does not hold them back: Scrapy takes the next one from start() as soon as it has sent
+    the last to the pipelines, and 483 of 500 waited for the worker thread at once.  The add-on's spider middleware
+    (StartWaits) holds start() while the limit the engine pauses at wait (CONCURRENT_REQUESTS + PLEXITY_THREADS: 17);
+    every item is still cleaned, in the feed or the dropped file."""
+    (tmp_path / "pages.py").write_text(f"SENTENCES = {SENTENCES!r}\n\n\n" + inspect.getsource(page))
+    script = tmp_path / "crawl.py"
+    script.write_text(START_ITEMS)
+    process = subprocess.run([sys.executable, str(script), str(PAGES), str(tmp_path), str(tmp_path), reactor],
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                             timeout=120)
+    assert process.returncode == 0, process.stderr[-3000:]
+    result = json.loads((tmp_path / "result.json").read_text())
+    items = [json.loads(line) for line in (tmp_path / "items.jsonl").open()]
+    dropped = [row for row in map(json.loads, (tmp_path / "dropped.jsonl").open()) if "detail" in row]
+    assert result["seen"] == PAGES and result["scraped"] + result["dropped"] == PAGES, result
+    assert {item["url"] for item in items} | {row["source"] for row in dropped} == \
+        {f"https://example.org/p/{n}.html" for n in range(PAGES)}
+    assert result["held"]["items"] <= CONCURRENT_REQUESTS + 1 + 4, result

@@ -67,7 +67,7 @@ from .settings import (SETTING_NAMES, SETTING_NAMES_IN_ERRORS, SETTINGS, _SETTIN
                        _unknown_settings)
 from .items import (MAX_SOURCE_CHARS, _item_source, _not_an_item, _one, _what_to_give,  # noqa: E402, F401
                     item_content_type)
-from .reactor import _asyncio_available, _deferred_from_future, _on_forced_shutdown  # noqa: E402, F401
+from .reactor import StartWaits, _asyncio_available, _deferred_from_future, _on_forced_shutdown  # noqa: E402, F401
 from .feeds import (XML_EXPORTER_PATH, PlexityFields, PlexityXmlItemExporter, _NOT_XML, _feeds,  # noqa: E402, F401
                     _is_utf8, _json_feeds_with, _scrapy_xml_feeds, _xml_value)
 from .dropped_file import _dropped_file_setting, _file_name_params, _local_path  # noqa: E402, F401
@@ -78,4 +78,4 @@ from .addon import DEFAULT_PIPELINE_PRIORITY, PIPELINE_PATH, PlexityAddon, _swit
 __all__ = ["CANNOT_START", "DEFAULT_PIPELINE_PRIORITY", "INPUT_FORMATS", "ITEM_NOT_WRITABLE", "MAX_SOURCE_CHARS",
            "PIPELINE_PATH", "SETTINGS", "SETTING_NAMES", "SETTING_NAMES_IN_ERRORS", "STATS_PREFIX",
            "XML_EXPORTER_PATH", "PerplexityFilterPipeline", "PlexityAddon", "PlexityDropItem", "PlexityFields",
-           "PlexityXmlItemExporter", "item_content_type", "logger", "shorten_drop_logs"]
+           "PlexityXmlItemExporter", "StartWaits", "item_content_type", "logger", "shorten_drop_logs"]

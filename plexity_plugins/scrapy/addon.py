@@ -1,6 +1,6 @@
 """`PlexityAddon`, the Scrapy add-on: it enables the pipeline in ITEM_PIPELINES at ``PLEXITY_PIPELINE_PRIORITY``
-(unless the project placed it, or a command emptied ITEM_PIPELINES), and makes `PlexityXmlItemExporter` the ``xml``
-feed format's exporter."""
+(unless the project placed it, or a command emptied ITEM_PIPELINES) and `StartWaits` in SPIDER_MIDDLEWARES, and
+makes `PlexityXmlItemExporter` the ``xml`` feed format's exporter."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from .settings import _typed_setting
 
 PIPELINE_PATH = "plexity_plugins.scrapy.PerplexityFilterPipeline"
 DEFAULT_PIPELINE_PRIORITY = 300
+START_WAITS_PATH = "plexity_plugins.scrapy.StartWaits"
+# (next to the engine, before Scrapy's own StartSpiderMiddleware at 25: what it lets through is what the engine sends)
+START_WAITS_PRIORITY = 10
 
 
 class PlexityAddon:
@@ -25,7 +28,9 @@ class PlexityAddon:
     It adds the pipeline to ``ITEM_PIPELINES`` at ``PLEXITY_PIPELINE_PRIORITY`` (default 300:
     after pipelines that build the item, before exporters and storage pipelines, which by
     convention sit at 800 and above).  A priority the project already gave the pipeline in
-    ``ITEM_PIPELINES`` is kept.  Every other setting is the pipeline's own ``PLEXITY_*``.
+    ``ITEM_PIPELINES`` is kept.  It adds `StartWaits` to ``SPIDER_MIDDLEWARES`` (items a spider's
+    ``start()`` yields itself wait for the pipeline's worker).  Every other setting is the pipeline's own
+    ``PLEXITY_*``.
     """
 
     def update_settings(self, settings) -> None:
@@ -36,6 +41,8 @@ class PlexityAddon:
             raise
         if "xml" not in settings.getdict("FEED_EXPORTERS"):  # (an exporter of the project's own is kept)
             settings["FEED_EXPORTERS"]["xml"] = XML_EXPORTER_PATH
+        if START_WAITS_PATH not in settings.getdict("SPIDER_MIDDLEWARES"):
+            settings["SPIDER_MIDDLEWARES"][START_WAITS_PATH] = START_WAITS_PRIORITY
         pipelines = settings.getdict("ITEM_PIPELINES")
         if PIPELINE_PATH in pipelines or PerplexityFilterPipeline in pipelines:
             return

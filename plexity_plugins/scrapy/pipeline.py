@@ -328,7 +328,7 @@ class PerplexityFilterPipeline:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
             crawler = getattr(self, "crawler", None)
             requests = crawler.settings.getint("CONCURRENT_REQUESTS", 16) if crawler is not None else 16
-            self._held_back = HeldBack(self._engine(), max(1, requests) + self.threads)
+            self._held_back = HeldBack(self._engine(), max(1, requests) + self.threads, crawler)
             self._shutdown_trigger = _on_forced_shutdown(self._cancel_waiting_items)
         if self.dropped_file:
             self._keep_unfinished_dropped_file()
@@ -373,6 +373,7 @@ class PerplexityFilterPipeline:
 
             reactor.removeSystemEventTrigger(self._shutdown_trigger)
             self._shutdown_trigger = None
+        self._held_back.release()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
