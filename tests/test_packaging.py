@@ -6,8 +6,9 @@ install"): from a built sdist or wheel, from a git URL, with uv.
   every wheel built from it carries; not a half set of the tests, which do not run without their helpers.
 - A front end whose extra is missing names the command that installs it from what the package was installed from
   (PEP 610's direct_url.json, as pip 26.3 and uv 0.13.9 wrote it in those installs): the archive, the commit of
-  the git URL, the folder; with uv where uv made the environment without pip (its `python -m pip` is "No module
-  named pip"), `uv add` in a uv project.  Each command was run as named in such an installation (docs/install.md).
+  the git URL, the folder (a local clone's too); with uv where uv made the environment without pip (its
+  `python -m pip` is "No module named pip"), `uv add` in a uv project.  Each command was run as named in such an
+  installation (docs/install.md).
 """
 
 from __future__ import annotations
@@ -60,12 +61,18 @@ def test_a_wheel_or_sdist_installed_from_a_file_names_that_file_with_the_extra(t
         '/env/bin/python -m pip install "PATH/TO/plexity_plugins[web]" (your plexity_plugins checkout)'
 
 
-def test_a_git_install_names_the_commit_it_installed():
-    record = {"url": "https://example.org/plexity_plugins.git",  # pip 26.3's, of `pip install git+URL`
-              "vcs_info": {"commit_id": "90011d36fa60ea21fc8c41c1b6a3ecb8d323d3ce", "vcs": "git"}}
+def test_a_git_install_names_the_commit_it_installed_and_a_local_clone_its_folder(tmp_path):
+    commit = {"commit_id": "90011d36fa60ea21fc8c41c1b6a3ecb8d323d3ce", "vcs": "git"}
+    record = {"url": "https://example.org/plexity_plugins.git", "vcs_info": commit}  # pip's, of `pip install git+URL`
     assert extra_install_command("web", record, "pip", "/env/bin/python", "/env", has_pip=True) == (
         "/env/bin/python -m pip install 'plexity_plugins[web] @ "
         "git+https://example.org/plexity_plugins.git@90011d36fa60ea21fc8c41c1b6a3ecb8d323d3ce'")
+    # `pip install git+file:///...`: pip before 24.1 (Debian 12's 23.0.1) refuses `name @ git+file:///...`
+    clone = tmp_path / "plexity_plugins"
+    clone.mkdir()
+    record = {"url": clone.as_uri(), "vcs_info": commit}
+    assert extra_install_command("web", record, "pip", "/env/bin/python", "/env", has_pip=True) == \
+        f"/env/bin/python -m pip install '{clone}[web]'"
 
 
 def test_an_environment_uv_made_without_pip_is_told_uvs_command(tmp_path):

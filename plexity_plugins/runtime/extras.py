@@ -56,18 +56,19 @@ def direct_url_record() -> dict | None:
 
 def install_source(record: dict | None) -> tuple[str | None, str]:
     """(what plexity_plugins was installed from, as an installer is given it again; how: "folder", "editable",
-    "archive", "vcs"), by its PEP 610 record: a folder or an archive (wheel, sdist) that is still there, or a VCS URL
-    at the commit installed (``git+https://...@<commit>``); (None, "") when none of these (a wheel from an index, a
-    file since removed)."""
+    "archive", "vcs"), by its PEP 610 record: a folder (a local git clone's too) or an archive (wheel, sdist) that is
+    still there, or a VCS URL at the commit installed (``git+https://...@<commit>``); (None, "") when none of these (a
+    wheel from an index, a file since removed)."""
     from urllib.parse import unquote, urlparse
 
     if not record or "url" not in record:
         return None, ""
-    vcs = record.get("vcs_info")
-    if vcs:
-        return f"{vcs['vcs']}+{record['url']}@{vcs['commit_id']}", "vcs"
     url = urlparse(record["url"])
     path = Path(unquote(url.path))
+    vcs = record.get("vcs_info")
+    # (a local clone is named as its folder: pip before 24.1 refuses `name @ git+file:///...`, "Invalid URL")
+    if vcs and not (url.scheme == "file" and path.is_dir()):
+        return f"{vcs['vcs']}+{record['url']}@{vcs['commit_id']}", "vcs"
     if url.scheme == "file" and path.is_dir():
         return str(path), "editable" if record.get("dir_info", {}).get("editable") else "folder"
     if url.scheme == "file" and path.is_file():
