@@ -44,6 +44,12 @@ def split_warc(source: Path, out_dir: Path, shards: int) -> list[str]:
     return uris
 
 
+def warc_record_types(path: Path) -> list[str]:
+    """The types of the records of the WARC file at `path`, in order."""
+    with open(path, "rb") as f:
+        return [record.rec_type for record in ArchiveIterator(f)]
+
+
 def is_html_response(record) -> bool:
     """A WARC response record (warcio's) that declares HTML (Content-Type, else
     WARC-Identified-Payload-Type), as `plexity_plugins.io.payload_sniffing` judges a declared type."""

@@ -14,22 +14,28 @@ would and checks the result there (the scripts say what they check):
   old to match lxml's ``html-clean`` extra; Debian 13: 25.1.1): ``pip install .``, then ``plexity clean``
   writes every record; a front end whose extra is missing names the command that installs it, which works
   as written.
+- a wheel built from the checkout (what ``python -m build`` makes), installed into another environment: the same,
+  with KenLM's licences in it and the wheel file named for a missing extra.
 
 Our extension is compiled once, by Debian's pip from a fresh copy of the checkout (the proof that
 a user's ``pip install .`` builds it); the datatrove environment installs a copy of that built
-folder with its own pip, which reuses the compiled extension.  A few minutes in all (kenlm comes
-from pip's wheel cache, which the set-up filled); ``-m "not environments"`` leaves them out of a
-quick run.
+folder with its own pip, which reuses the compiled extension, and so does the wheel's build.  A few
+minutes in all (kenlm comes from pip's wheel cache, which the set-up filled); ``-m "not environments"``
+leaves them out of a quick run.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
+
+from helpers import warc_record_types
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -90,3 +96,34 @@ def test_debian_stock_pip_installs_us_and_cleaning_the_sample_warc_keeps_every_r
     assert "plexity clean: 27 of 27 records written" in output
     # a missing extra's message names a command that works as written (this venv's pip, the source folder)
     assert f"the fix it names works: {work / 'venv' / 'bin' / 'python'} -m pip install '{work / 'src'}[web]'" in output
+
+
+def test_a_wheel_built_from_the_checkout_carries_kenlms_licences_and_a_missing_extra_names_the_wheel(tmp_path,
+                                                                                                     stock_pip):
+    built, _ = stock_pip
+    shutil.copytree(built / "src", tmp_path / "src")  # (its times kept: pip reuses the extension built there)
+    subprocess.run(["/usr/bin/python3", "-m", "venv", str(tmp_path / "venv")], check=True)
+    bin_dir = tmp_path / "venv" / "bin"
+    pip = [str(bin_dir / "python"), "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(tmp_path / "src")], check=True,
+                   capture_output=True, timeout=600)
+    wheel = next((tmp_path / "dist").glob("plexity_plugins-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    licences = f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info/licenses/native/third_party/kenlm"
+    assert {f"{licences}/LICENSE", f"{licences}/COPYING", f"{licences}/util/double-conversion/LICENSE"} <= set(names)
+    assert any(name.startswith("plexity_plugins/runtime/_native") for name in names)
+    subprocess.run([*pip, "install", "--no-compile", str(wheel)], check=True, capture_output=True, timeout=600)
+
+    cleaned = tmp_path / "cleaned"
+    subprocess.run([str(bin_dir / "plexity"), "clean", str(REPO / "examples" / "sample.warc.gz"), "--output-dir",
+                    str(cleaned), "-q"], check=True, cwd=tmp_path, timeout=300)
+    assert len(warc_record_types(cleaned / "sample.warc.gz")) == 27 == len(warc_record_types(
+        REPO / "examples" / "sample.warc.gz"))
+    said = subprocess.run([str(bin_dir / "plexity"), "serve", "--port", "0"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    fix = said.stderr.strip().rpartition("not installed: ")[2]
+    # (this environment's Python: bin/python or bin/python3, as the entry point's first line names it)
+    assert said.returncode != 0 and re.fullmatch(rf"{re.escape(str(bin_dir))}/python3? -m pip install "
+                                                 rf"'{re.escape(str(wheel))}\[web\]'", fix), said.stderr
+    subprocess.run(fix, shell=True, check=True, capture_output=True, cwd="/", timeout=600)  # as written
+    subprocess.run([str(bin_dir / "plexity"), "serve", "--help"], check=True, capture_output=True, timeout=120)

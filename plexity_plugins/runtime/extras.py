@@ -11,8 +11,8 @@
     pip install "./plexity_plugins[all]"         # everything
 
 A front end whose extra is missing stops with one line naming the extra and the command that
-installs it where the user stands (`install_extra_command`: this environment's pip, the folder
-the package was installed from), never with a traceback from deep inside an import
+installs it where the user stands (`install_extra_command`: this environment's pip, or uv's where uv
+made it, and what the package was installed from), never with a traceback from deep inside an import
 (`MissingExtraError`, an ImportError).
 """
 
@@ -38,38 +38,81 @@ EXTRAS = {
 }
 
 
-def installed_from() -> tuple[str | None, bool]:
-    """(the folder plexity_plugins was installed from, whether editably), by what pip recorded
-    (PEP 610's direct_url.json); for a source tree run without installing, that tree (editable);
-    (None, False) when neither is known (a wheel from an index)."""
+def direct_url_record() -> dict | None:
+    """The installation's PEP 610 record (direct_url.json); for a source tree run without installing, one naming
+    that tree as an editable folder; None when neither (a wheel from an index)."""
+    import json
     from importlib import metadata
-    from urllib.parse import unquote, urlparse
 
     try:
         record = metadata.distribution("plexity_plugins").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         record = None
-    if record:
-        import json
+        tree = Path(__file__).resolve().parents[2]
+        if (tree / "pyproject.toml").is_file():
+            return {"url": tree.as_uri(), "dir_info": {"editable": True}}
+    return json.loads(record) if record else None
 
-        data = json.loads(record)
-        url = urlparse(data.get("url", ""))
-        if url.scheme == "file" and Path(unquote(url.path)).is_dir():
-            return unquote(url.path), bool(data.get("dir_info", {}).get("editable"))
-        return None, False
-    tree = Path(__file__).resolve().parents[2]
-    return (str(tree), True) if (tree / "pyproject.toml").is_file() else (None, False)
+
+def install_source(record: dict | None) -> tuple[str | None, str]:
+    """(what plexity_plugins was installed from, as an installer is given it again; how: "folder", "editable",
+    "archive", "vcs"), by its PEP 610 record: a folder (a local git clone's too) or an archive (wheel, sdist) that is
+    still there, or a VCS URL at the commit installed (``git+https://...@<commit>``); (None, "") when none of these (a
+    wheel from an index, a file since removed)."""
+    from urllib.parse import unquote, urlparse
+
+    if not record or "url" not in record:
+        return None, ""
+    url = urlparse(record["url"])
+    path = Path(unquote(url.path))
+    vcs = record.get("vcs_info")
+    # (a local clone is named as its folder: pip before 24.1 refuses `name @ git+file:///...`, "Invalid URL")
+    if vcs and not (url.scheme == "file" and path.is_dir()):
+        return f"{vcs['vcs']}+{record['url']}@{vcs['commit_id']}", "vcs"
+    if url.scheme == "file" and path.is_dir():
+        return str(path), "editable" if record.get("dir_info", {}).get("editable") else "folder"
+    if url.scheme == "file" and path.is_file():
+        return str(path), "archive"
+    return None, ""
 
 
 def install_extra_command(extra: str) -> str:
-    """The command that installs `extra` into the environment running now (its own pip), from the
-    folder plexity_plugins was installed from (plexity_plugins is not on PyPI); editable again
-    when it was (so a checkout's editable install stays one)."""
-    folder, editable = installed_from()
-    pip = f"{shlex.quote(sys.executable)} -m pip install"
-    if folder is None:
-        return f'{pip} "PATH/TO/plexity_plugins[{extra}]" (your plexity_plugins checkout)'
-    return f'{pip} {"-e " if editable else ""}{shlex.quote(f"{folder}[{extra}]")}'
+    """The command that installs `extra` into the environment running now, from what plexity_plugins was installed
+    from (it is not on PyPI), editable again when it was (so a checkout's editable install stays one): this
+    environment's pip; uv's where uv made it without pip (`uv add` in a uv project, whose next sync would undo a
+    `uv pip install`)."""
+    from importlib import metadata
+
+    try:
+        installer = (metadata.distribution("plexity_plugins").read_text("INSTALLER") or "").strip()
+    except metadata.PackageNotFoundError:
+        installer = ""
+    return extra_install_command(extra, direct_url_record(), installer, sys.executable, sys.prefix,
+                                 has_pip=importlib.util.find_spec("pip") is not None)
+
+
+def extra_install_command(extra: str, record: dict | None, installer: str, python: str, prefix: str,
+                          has_pip: bool) -> str:
+    """`install_extra_command` for an installation recorded as `record` (PEP 610) by `installer` (its INSTALLER:
+    "pip", "uv"), in the environment at `prefix` whose Python is `python`."""
+    source, kind = install_source(record)
+    quote = shlex.quote
+    if source is None:
+        requirement, hint = f'"PATH/TO/plexity_plugins[{extra}]"', " (your plexity_plugins checkout)"
+    elif kind == "vcs":
+        requirement, hint = quote(f"plexity_plugins[{extra}] @ {source}"), ""
+    else:
+        requirement, hint = quote(f"{source}[{extra}]"), ""
+    editable = kind == "editable"
+    editable_option = "-e " if editable else ""
+    uv_made = installer == "uv" or not has_pip
+    project = Path(prefix).parent
+    if uv_made and source is not None and Path(prefix).name == ".venv" and (project / "uv.lock").is_file():
+        return (f"uv add --project {quote(str(project))} {'--editable ' if editable else ''}{quote(source)} "
+                f"--extra {extra}")
+    if installer == "uv" and not has_pip:
+        return f"uv pip install --python {quote(python)} {editable_option}{requirement}{hint}"
+    return f"{quote(python)} -m pip install {editable_option}{requirement}{hint}"
 
 
 def require_extra(extra: str, what: str) -> None:
