@@ -29,7 +29,7 @@ def test_the_sdist_holds_the_sources_data_and_kenlm_licences_a_build_needs_and_n
     source = tmp_path / "checkout"  # (a copy: the build's egg-info must not land in the checkout)
     for name in ("native", "plexity_plugins"):
         shutil.copytree(REPO / name, source / name, ignore=BUILT)
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "tests/test_packaging.py"):
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "tests/test_packaging.py"):
         (source / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, source / name)
     subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path / "dist")], cwd=source,
@@ -45,9 +45,12 @@ def test_the_sdist_holds_the_sources_data_and_kenlm_licences_a_build_needs_and_n
             "native/third_party/kenlm/lm/model.cc", "setup.py"} <= names
     assert not [name for name in names if name.startswith("tests/")]
     licences = [line.split(": ", 1)[1] for line in pkg_info.splitlines() if line.startswith("License-File: ")]
-    assert licences == ["native/third_party/kenlm/LICENSE", "native/third_party/kenlm/COPYING",
+    assert licences == ["LICENSE", "native/third_party/kenlm/LICENSE", "native/third_party/kenlm/COPYING",
                         "native/third_party/kenlm/COPYING.LESSER.3",
-                        "native/third_party/kenlm/util/double-conversion/LICENSE"]
+                        "native/third_party/kenlm/util/double-conversion/LICENSE",
+                        "plexity_plugins/text/LICENSE.cc_net"]
+    assert "License-Expression: Apache-2.0 AND LGPL-2.1-or-later AND BSD-3-Clause AND MIT AND CC-BY-SA-4.0" \
+        in pkg_info.splitlines()
 
 
 def test_a_wheel_or_sdist_installed_from_a_file_names_that_file_with_the_extra(tmp_path):
