@@ -1673,7 +1673,7 @@ PyObject *collapse_lines(PyObject *, PyObject *arg) {
 
 // The first place of `pattern` (m > 0 bytes) in `data` (n bytes), or nullptr: glibc's (and the BSDs')
 // memmem; a memchr-and-compare loop where the C library has none (MSVC's).
-inline const char *find_bytes(const char *data, size_t n, const char *pattern, size_t m) {
+inline const char *library_find_bytes(const char *data, size_t n, const char *pattern, size_t m) {
 #ifdef _WIN32
   for (const char *end = data + n; static_cast<size_t>(end - data) >= m; ++data) {
     data = static_cast<const char *>(std::memchr(data, pattern[0], (end - data) - m + 1));
@@ -1684,6 +1684,32 @@ inline const char *find_bytes(const char *data, size_t n, const char *pattern, s
 #else
   return static_cast<const char *>(memmem(data, n, pattern, m));
 #endif
+}
+
+// `library_find_bytes`, 16 places at a time where the processor has SSE2 (every x86-64): the places whose
+// byte is the pattern's first and whose byte m - 1 on is its last, then those compared whole.  A page's
+// declarations ("@type", "itemtype", "og:type") are looked for in its 170 KB: glibc's memmem took ~35 us a
+// marker, the place of most of a page's look for them.
+inline const char *find_bytes(const char *data, size_t n, const char *pattern, size_t m) {
+#if defined(__SSE2__)
+  if (m >= 2 && n >= m + 15) {
+    const __m128i first = _mm_set1_epi8(pattern[0]), last = _mm_set1_epi8(pattern[m - 1]);
+    size_t at = 0;
+    for (; at + m + 15 <= n; at += 16) {  // (the 16 places at..at+15, their last bytes up to at + m + 14)
+      const __m128i starts = _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + at));
+      const __m128i ends = _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + at + m - 1));
+      unsigned places = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(starts, first), _mm_cmpeq_epi8(ends, last))));
+      while (places != 0) {
+        const size_t place = at + static_cast<size_t>(__builtin_ctz(places));
+        if (std::memcmp(data + place + 1, pattern + 1, m - 2) == 0) return data + place;
+        places &= places - 1;
+      }
+    }
+    return library_find_bytes(data + at, n - at, pattern, m);  // (the last places, fewer than 16)
+  }
+#endif
+  return library_find_bytes(data, n, pattern, m);
 }
 
 // Where `needle` starts in `text` (every place, overlapping ones too): the positions str.find

@@ -470,6 +470,22 @@ def test_finding_every_place_of_a_needle_matches_str_find(page_texts):
             assert text.find_all(variant, needle) == text.find_all_python(variant, needle)
 
 
+def test_finding_a_needle_in_long_text_of_few_letters_matches_str_find():
+    """`find_all` compares 16 places of the text at a time, by the needle's first and last byte, then whole: on
+    texts of up to 80 characters of a few letters (the needle's ends met far more often than the needle, near
+    every edge of a block of 16 and at the very end), the positions str.find gives."""
+    from plexity_plugins.extractors import text
+
+    rng = random.Random(16)
+    alphabet = ["a", "b", "ab", "é", "\u4061"]
+    for _ in range(20000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+        kept = native.utf8_text(sample.encode("utf-8")) or sample
+        for variant in (sample, kept):
+            assert text.find_all(variant, needle) == text.find_all_python(variant, needle), (variant, needle)
+
+
 def test_finding_the_first_places_of_a_needle_stops_after_them():
     """`find_all` with a limit gives the first `limit` positions of the whole search (all of them for a
     negative limit, none for 0), compiled as in the reference."""
