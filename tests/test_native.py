@@ -263,6 +263,53 @@ def test_utf8_text_is_the_decoded_str_with_its_utf8_form_kept(page_texts):
         assert native.utf8_text(invalid) is None  # the caller decodes it its own way
 
 
+def _strict_utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def test_utf8_text_takes_exactly_the_bytes_that_python_decodes():
+    """utf8_text decodes by itself, a block of ASCII bytes at a time: every sequence of one to four bytes
+    (each lead byte with the continuation bytes at the edges of its ranges: overlong forms, surrogates, past
+    U+10FFFF, cut short), after ASCII runs that put it at each place of a block, decodes to CPython's str of
+    the same kind (its size with the UTF-8 form kept), or None where CPython's strict decoder refuses it."""
+    edges = (0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF)
+    sequences = [bytes([lead]) for lead in range(256)]
+    sequences += [bytes([lead, second]) for lead in range(0x80, 0x100) for second in edges]
+    sequences += [bytes([lead, second, 0x80]) for lead in range(0xE0, 0x100) for second in edges]
+    sequences += [bytes([lead, second, 0xBF, 0xBF]) for lead in range(0xF0, 0x100) for second in edges]
+    for sequence in sequences:
+        for before in (0, 1, 7, 8, 15, 16, 17, 31):
+            for after in (b"", b"x", b"y" * 20, "é".encode()):
+                data = b"a" * before + sequence + after
+                expected, decoded = _strict_utf8(data), native.utf8_text(data)
+                assert decoded == expected, data
+                if expected is not None:
+                    utf8_form = 0 if expected.isascii() else len(data) + 1
+                    assert sys.getsizeof(decoded) == sys.getsizeof(expected) + utf8_form, data
+
+
+def test_utf8_text_matches_python_on_random_mixed_text():
+    """Runs of ASCII between characters of every width, with a stray byte put in or the end cut mid-character now
+    and then: the same str as CPython's decoder, or None where it refuses the bytes."""
+    rng = random.Random(13)
+    pieces = ["a", "sixteen letters.", "é", "ÿ", "Ā", "\u2019", "\u20ac", "\U0001F600", "\U0010FFFF", "\x00", " " * 17]
+    strays = [b"\xc2", b"\xe0\xa0", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\x80", b"\xff"]
+    for _ in range(20000):
+        data = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60))).encode()
+        if rng.random() < 0.3:
+            at = rng.randint(0, len(data))
+            data = data[:at] + rng.choice(strays) + data[at:]
+        if rng.random() < 0.2:
+            data = data[:rng.randint(0, len(data))]
+        expected, decoded = _strict_utf8(data), native.utf8_text(data)
+        assert decoded == expected, data
+        if expected is not None:
+            assert sys.getsizeof(decoded) == sys.getsizeof(expected) + (0 if expected.isascii() else len(data) + 1)
+
+
 def test_a_page_copied_as_its_code_units_is_the_same_str_with_its_utf8_form(page_texts):
     """The extraction child's pages: page_units writes a str's code units (and the UTF-8 form it holds) to a
     buffer, page_text makes the same str of them (of the same kind: equal, hashed alike), its UTF-8 form kept
@@ -421,6 +468,22 @@ def test_finding_every_place_of_a_needle_matches_str_find(page_texts):
         kept = native.utf8_text(sample.encode("utf-8", "surrogatepass")) or sample
         for variant in (sample, kept):
             assert text.find_all(variant, needle) == text.find_all_python(variant, needle)
+
+
+def test_finding_a_needle_in_long_text_of_few_letters_matches_str_find():
+    """`find_all` compares 16 places of the text at a time, by the needle's first and last byte, then whole: on
+    texts of up to 80 characters of a few letters (the needle's ends met far more often than the needle, near
+    every edge of a block of 16 and at the very end), the positions str.find gives."""
+    from plexity_plugins.extractors import text
+
+    rng = random.Random(16)
+    alphabet = ["a", "b", "ab", "é", "\u4061"]
+    for _ in range(20000):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+        kept = native.utf8_text(sample.encode("utf-8")) or sample
+        for variant in (sample, kept):
+            assert text.find_all(variant, needle) == text.find_all_python(variant, needle), (variant, needle)
 
 
 def test_finding_the_first_places_of_a_needle_stops_after_them():
