@@ -3,6 +3,7 @@
 # minbase root, `apt-get install python3 git` in it, copy this checkout in (its tracked files), then the README's
 # first command (set-up + the sample WARC); with --test, its second too (set-up --test + the whole suite).
 # As root on a Debian host; needs a few GB in ROOT_DIR and the network (Debian's mirror, PyPI).
+# SUITE names another Debian suite: SUITE=forky (testing, Python 3.14), SUITE=bookworm (Debian 12, Python 3.11).
 #
 #   bash scripts/check_debian13.sh           # about 4 minutes on 2 cores, after debootstrap's ~30 s
 #   bash scripts/check_debian13.sh --test    # + 9 min set-up and 17 min of tests, all passing (2 shared cores,
