@@ -6,9 +6,7 @@
 # not root: with `sudo -n` where sudo asks no password, else one line naming the command (apt_as_root).
 apt_install() {
   local missing=()
-  for pkg in "$@"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-  done
+  read -r -a missing <<<"$(missing_packages "$@")"
   ((${#missing[@]})) || return 0
   local as_root
   as_root="$(apt_as_root "${missing[@]}")" || return
@@ -69,11 +67,15 @@ kenlm_first() {
     || { cat "$2" >&2; echo "env: kenlm failed" >&2; return 1; }
 }
 
-# missing_packages PKG...: the Debian packages of the list that are not installed.
+# missing_packages PKG...: the Debian packages of the list that are not installed, neither themselves nor as what
+# an installed package provides: libmagic1 is libmagic1t64 since the 64-bit time_t move (Debian forky, Ubuntu
+# 24.04), which `dpkg -s libmagic1` does not know: it was said missing, to a user who is not root for ever.
 missing_packages() {
-  local pkg
+  local pkg provided
+  provided=" $(dpkg-query -W -f '${db:Status-Abbrev} ${Provides}\n' 2>/dev/null \
+    | sed -n 's/^ii *//p' | sed 's/([^)]*)//g; s/,/ /g' | tr -s ' \n' '  ') "
   for pkg in "$@"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || printf '%s ' "$pkg"
+    dpkg -s "$pkg" >/dev/null 2>&1 || [[ "$provided" == *" $pkg "* ]] || printf '%s ' "$pkg"
   done
 }
 

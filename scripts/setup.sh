@@ -47,9 +47,10 @@ if command -v apt-get >/dev/null 2>&1; then
     packages+=(python3-venv python3-dev)
   fi
   if ((want_kenlm_tools)); then
-    # KenLM's lmplz and build_binary (scripts/build_kenlm.sh)
-    packages+=(cmake libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
-               libbz2-dev liblzma-dev)
+    # KenLM's lmplz and build_binary (scripts/build_kenlm.sh).  Boost.System is not named: libboost-thread-dev
+    # brings it on Debian 12 and 13, and from Boost 1.89 (Debian forky) it is headers only, in libboost-dev, and
+    # libboost-system-dev is no more (apt-get: "Unable to locate package").
+    packages+=(cmake libboost-program-options-dev libboost-thread-dev libboost-test-dev libbz2-dev liblzma-dev)
   fi
   if ((want_tests)); then
     # git: the environment tests copy the checkout by its tracked files (scripts/lib.sh);

@@ -187,8 +187,18 @@ def within(seconds: int):
 # -- KenLM tools that take long: a real process to signal ----------------------------------------------------
 
 def children(pid: int) -> list[int]:
-    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()]
+    """The processes `pid` started, less multiprocessing's resource tracker: on Python 3.14, whose default start
+    method is forkserver, a multiprocessing lock (tqdm makes one) starts it, a child beside the work's (lmplz)."""
+    found = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+             for child in (task / "children").read_text().split()]
+    return [child for child in found if b"multiprocessing.resource_tracker" not in _cmdline(child)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # (ended meanwhile)
+        return b""
 
 
 def slow_kenlm_tools(tmp_path: Path) -> Path:

@@ -526,7 +526,9 @@ def test_datatroves_own_steps_are_compared_by_the_arguments_they_keep(tmp_path):
     from plexity_plugins.datatrove import PerplexitySentenceFilter, SettingsChanged, check_run_settings
 
     def steps(folder, precision=True):
-        return [WarcReader(str(folder), glob_pattern="*.warc.gz"), Trafilatura(favour_precision=precision),
+        # (timeout: datatrove's 1 s per page, exceeded on a loaded machine, and on Python 3.14 its extractor cannot
+        # start its process again after a timeout: the task failed, "cannot pickle 'weakref.ReferenceType'")
+        return [WarcReader(str(folder), glob_pattern="*.warc.gz"), Trafilatura(favour_precision=precision, timeout=60),
                 PerplexitySentenceFilter(), JsonlWriter(str(tmp_path / "documents"))]
 
     other = tmp_path / "other"

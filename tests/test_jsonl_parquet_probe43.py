@@ -102,7 +102,9 @@ def test_damaged_or_misnamed_compressed_jsonl_keeps_its_lines_and_is_named(tmp_p
     """A .jsonl.gz cut short, or with bytes after its stream, a .jsonl.zst cut short, stopped datatrove's task
     (EOFError, naming no file); a .jsonl.gz that is plain text too (BadGzipFile), and a gzipped .jsonl gave a warning
     and no document."""
-    from backports import zstd  # (fsspec's zstd, installed with datatrove's dependencies here)
+    from plexity_plugins.io.http_codings import zstd_module
+
+    zstd = zstd_module()  # (Python 3.14's compression.zstd, or backports.zstd before it: Scrapy's dependency)
 
     rows = b"".join(good(str(i)) for i in range(3))
     noise = random.Random(4)  # (text that compresses little: the cut leaves most lines whole)

@@ -27,7 +27,10 @@ def _scripts_and_a_database_without(*packages: str) -> Path:
     for sub in ("info", "updates"):
         (database / sub).mkdir(parents=True)
     entries = Path("/var/lib/dpkg/status").read_text().split("\n\n")
-    kept = [e for e in entries if not re.match(rf"Package: ({'|'.join(map(re.escape, packages))})\n", e)]
+    names = "|".join(map(re.escape, packages))
+    # (the package, or the one that provides it: libmagic1 is libmagic1t64 on Debian forky)
+    kept = [e for e in entries if not re.match(rf"Package: ({names})\n", e)
+            and not re.search(rf"^Provides: (.*, )?({names})( \(.*?\))?(,|$)", e, re.M)]
     assert len(entries) - len(kept) == len(packages)  # (each of them was installed here)
     (database / "status").write_text("\n\n".join(kept))
     for path in [folder, *folder.rglob("*")]:

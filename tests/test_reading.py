@@ -68,7 +68,9 @@ def test_stacked_and_zstd_content_encodings_are_decoded_and_others_named(tmp_pat
     """``Content-Encoding: gzip, br`` (applied in that order) and ``zstd`` are decoded (before: the
     body was left encoded and counted not_html, "its bytes are binary data"); a coding plexity does
     not decode is an undecodable record naming it, where the body is not text."""
-    from backports import zstd
+    from plexity_plugins.io.http_codings import zstd_module
+
+    zstd = zstd_module()  # (Python 3.14's compression.zstd, or backports.zstd before it: Scrapy's dependency)
 
     html = page(ARTICLE).encode()
     dummy = WARCWriter(io.BytesIO())
