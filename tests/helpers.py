@@ -137,12 +137,24 @@ def iter_warc_html(path: Path) -> Iterator[tuple[str, bytes, str | None]]:
                 yield record.uri, record.payload, record.content_type
 
 
+def command_line(process) -> list[str]:
+    """A `psutil.Process`'s command line, or [] once it has ended: a process can end (or be left a zombie, whose
+    command line Linux no longer shows) between the listing that found it and this look at it."""
+    import psutil
+
+    try:
+        return process.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):  # (psutil.ZombieProcess is a NoSuchProcess)
+        return []
+
+
 def extraction_children() -> set[int]:
-    """The extraction processes this process has started (`python -m plexity_plugins.extractors.sandbox`)."""
+    """The extraction processes this process has started (`python -m plexity_plugins.extractors.sandbox`) and
+    that still run (a child another test left unreaped, a zombie, is none)."""
     import psutil
 
     return {child.pid for child in psutil.Process().children()
-            if "plexity_plugins.extractors.sandbox" in " ".join(child.cmdline())}
+            if "plexity_plugins.extractors.sandbox" in " ".join(command_line(child))}
 
 
 def executed_lines(function, *args, **kwargs) -> int:

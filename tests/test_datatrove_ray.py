@@ -26,7 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from helpers import REPO, SAMPLE, read_jsonl_dir, split_warc
+from helpers import REPO, SAMPLE, command_line, read_jsonl_dir, split_warc
 from ray_cluster import (NODE_VAR, TOKEN_VAR, cluster, cluster_processes, orphans,  # noqa: F401 - a fixture
                          wait_until)
 from warc_corpus import count_records, write_corpus
@@ -453,7 +453,7 @@ def start_pausing_run(cluster, warcs: Path, tmp_path: Path):
         driver.stdout.read() if driver.poll() is not None else "the run did not pause on the victim node"
     # the victim's task runs there: its Ray worker and the task's process (forked: it keeps the
     # worker's process title), and the extractor's child (`python -m plexity_plugins.extractors.sandbox`)
-    processes = [p.cmdline() for p in cluster_processes(cluster.token, node="victim")]
+    processes = [command_line(p) for p in cluster_processes(cluster.token, node="victim")]
     task_processes = [c for c in processes if c and c[0].startswith("ray::plexity_task")]
     extractor_children = [c for c in processes if "plexity_plugins.extractors.sandbox" in c]
     assert len(task_processes) >= 2 and extractor_children, [c[:3] for c in processes]
@@ -481,7 +481,7 @@ def test_a_run_stopped_with_a_node_is_resumed_by_running_it_again_which_redoes_o
     cluster.kill_node(victim)
     driver.communicate(timeout=60)
     assert wait_until(lambda: not cluster_processes(cluster.token, node="victim"), timeout=15), \
-        [p.cmdline()[:4] for p in cluster_processes(cluster.token, node="victim")]
+        [command_line(p)[:4] for p in cluster_processes(cluster.token, node="victim")]
     done = completions(out / "logs")
     assert f"{paused_rank:05d}" not in done and len(done) == 5
     written = {p.name: p.stat().st_mtime_ns for p in (out / "documents").iterdir() if p.name[:5] in done}

@@ -4,6 +4,7 @@ SIGTERM stops the run as Ctrl-C does, and an address where another server answer
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import signal
@@ -12,9 +13,10 @@ import sys
 import threading
 import time
 
+import psutil
 import pytest
 
-from helpers import PLEXITY, REPO, SAMPLE, completions
+from helpers import PLEXITY, REPO, SAMPLE, command_line, completions
 from ray_cluster import cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
@@ -79,8 +81,10 @@ def test_sigterm_stops_the_run_and_its_tasks_as_ctrl_c_does(cluster, tmp_path):
                            env={**os.environ, "PYTHONPATH": str(REPO)})
 
     def task_running():  # (its process, forked from the Ray worker: two of that title, one the other's parent)
-        tasks = [p for p in cluster_processes(cluster.token) if p.cmdline()[:1] == ["ray::plexity_task"]]
-        return any(p.ppid() in {t.pid for t in tasks} for p in tasks)
+        tasks = [p for p in cluster_processes(cluster.token) if command_line(p)[:1] == ["ray::plexity_task"]]
+        with contextlib.suppress(psutil.NoSuchProcess):  # (one ended meanwhile: look again)
+            return any(p.ppid() in {t.pid for t in tasks} for p in tasks)
+        return False
 
     assert wait_until(lambda: run.poll() is not None or task_running(), timeout=120) and run.poll() is None
     run.send_signal(signal.SIGTERM)
@@ -131,7 +135,7 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
         assert wait_until(lambda: run.poll() is not None or any(
-            p.cmdline()[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
+            command_line(p)[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
             timeout=120) and run.poll() is None
         cluster.kill_node(big)
         _, err = run.communicate(timeout=120)
@@ -161,8 +165,9 @@ def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_fa
         assert wait_until(lambda: run.poll() is not None or completions(out / "logs"), timeout=120, poll=0.001)
         # The task's processes held where its rank is complete, before it returns: then its node dies.
         for process in cluster_processes(cluster.token, node="big"):
-            if process.cmdline()[:1] == ["ray::plexity_task"]:
-                process.suspend()
+            if command_line(process)[:1] == ["ray::plexity_task"]:
+                with contextlib.suppress(psutil.NoSuchProcess):  # (one that has just ended: nothing to hold)
+                    process.suspend()
         assert run.poll() is None, "the task's result came back before its node could be killed"
         cluster.kill_node(big)
         output, err = run.communicate(timeout=120)
