@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,18 @@ def build_tiny_model(directory: Path, name: str = "tiny", order: int = 3, thresh
     info.threshold = threshold
     info.save(directory / "model.json")
     return directory
+
+
+# -- Ctrl-C in the programs the tests start -------------------------------------------------------------------
+# A shell without job control starts a command in the background (`pytest &`, `nohup pytest &` in a script) with
+# SIGINT ignored, and every program started from it inherits that: Python then installs no KeyboardInterrupt, and
+# the tests that stop a run with Ctrl-C (SIGINT) waited out their time limit (three of them, in such a run).  The
+# suite's processes take Python's handler back: a program they start begins with SIGINT's default (an ignored
+# signal is inherited across exec, a handler is not).
+
+def pytest_configure(config):
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # -- running the suite on every core (pytest-xdist: ``-n auto --dist loadfile`` in pyproject.toml) -----------
