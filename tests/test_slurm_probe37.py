@@ -161,6 +161,9 @@ def test_wait_says_why_a_job_waits_and_ctrl_c_stops_the_wait_not_the_job(partiti
                 f"cancels it)") in err, err[-3000:]
         assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True, text=True).stdout.strip()
     finally:
+        if run.poll() is None:  # (failed: not left waiting, a zombie of this worker's once it ends)
+            run.kill()
+            run.wait()
         subprocess.run(["scancel", "-n", job_name("wait")])
 
 
