@@ -135,6 +135,10 @@ def _consistent(records, warc, size: int) -> None:
                   [f"http://t/{i}" for i in range(1, RECORDS)]))  # it has an extra field: it reads as empty)
 @example(damaged=(b"filedesc://" + b"".join(MEMBERS)[11:],  # (damage that begins as an ARC file does: it was read as
                   [f"http://t/{i}" for i in range(1, RECORDS)]))  # an ARC, and every whole member after it lost)
+@example(damaged=(b"(\xb5/\xfd" + b"".join(MEMBERS),  # (garbage that begins as a zstd stream does: the file was
+                  [f"http://t/{i}" for i in range(RECORDS)]))  # refused as a zstd WARC; CI's hypothesis run found it)
+@example(damaged=(b"\xfd7zXZ\x00" + b"".join(MEMBERS)[6:],  # (an xz stream's magic over the first member's start)
+                  [f"http://t/{i}" for i in range(1, RECORDS)]))
 def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
     data, whole = damaged
     records, warc = _read(data)
@@ -150,6 +154,8 @@ def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
        cut=st.booleans())
 @example(k=0, at=0, noise=b"\x1f\x8b", cut=False)  # (gzip's magic bytes over an uncompressed file's start)
 @example(k=0, at=0, noise=b"\x1f\x8b\x08\x00", cut=False)  # (a whole gzip header over it)
+@example(k=0, at=0, noise=b"BZh91AY&SY", cut=False)  # (a bzip2 stream's magic over it: refused as a bzip2 WARC)
+@example(k=0, at=0, noise=b"(\xb5/\xfd", cut=False)  # (a zstd stream's)
 def test_damage_to_an_uncompressed_warc_never_crashes_and_counts_add_up(k, at, noise, cut):
     records = list(PLAIN)
     at = min(at, len(records[k]) - 1)

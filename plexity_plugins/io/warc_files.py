@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from ..errors import ENVIRONMENT_ERRORS, ReadError, ResyncGaveUp, TooLarge, Undecodable, printable
 from .http_codings import dechunk, decode_content
-from .input_files import _Reads, looks_like_arc, looks_like_warc, unsupported_compression, what_file_is
+from .input_files import (_Reads, begins_a_compressed_record, looks_like_arc, looks_like_warc, unsupported_compression,
+                          what_file_is)
 from .payload_sniffing import _SNIFF_BYTES, binary_kind, is_blank, is_html_type
 from .read_limits import _CHUNK, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, Deadline, read_capped, reading_limits
 from .read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, EMPTY_PAYLOAD, HTML, HTML_RESOURCE, NOT_A_WARC, NOT_HTML,
@@ -31,7 +32,7 @@ from .read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, EMPTY_PAYLOAD, HTML, HTM
 from .record_headers import (_header, _is_interim, final_response_headers, header_fields, http_header,
                              split_unended_headers)
 from .warc_iterator import _archive_iterator, _truncated
-from .warc_resync import _container, _is_warc_member, _padding_only, next_record_start
+from .warc_resync import _container, _is_warc_member, _padding_only, holds_a_gzip_record, next_record_start
 from .warc_writer import is_cleaned_record
 
 MAX_PROBLEM_NOTES = 10  # damages a WARC file's problem_detail names one by one (then: how many more, and the last)
@@ -248,6 +249,10 @@ class WarcFile:
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
             start, self._head = None, None
         why = unsupported_compression(self.name or "FILE", self._head) if self._head else None
+        if why and (holds_a_gzip_record(self._head) or not begins_a_compressed_record(self._head)):
+            # (damage that begins as a zstd stream does, its magic bytes written over the first record or before it:
+            # it was refused as a zstd WARC, every whole record after it lost; it is read as the damaged WARC it is)
+            why = None
         if why:  # (a bzip2 WARC named .warc.gz: warcio would call it no WARC)
             self.problem, self.problem_detail = UNSUPPORTED_COMPRESSION, why
             return
