@@ -116,9 +116,11 @@ def test_pages_wait_for_the_cleaner_a_bounded_few_at_a_time_not_up_to_scrapy_s_5
     assert len(items) == result["scraped"] and len(dropped) == result["dropped"], (len(items), len(dropped))
     assert {item["url"] for item in items} | {row["source"] for row in dropped} == \
         {f"{url}p/{n}.html" for n in range(PAGES)}
-    # the limit the engine pauses at (CONCURRENT_REQUESTS + 1 thread), the requests in flight as it paused, and a few
-    # items of slack; responses: those items', and a burst of responses not yet parsed into items
-    assert result["held"]["items"] <= 2 * CONCURRENT_REQUESTS + 1 + 4, result
+    # the limit the engine pauses at (CONCURRENT_REQUESTS + 1 thread), the requests in flight as it paused, the
+    # responses downloaded but not yet parsed then (up to as many again: each gives an item), and a few of slack (the
+    # bound had been 2 * 16 + 1 + 4, and CI once held 38; eight runs on two cores held 29 to 43 items, 38 to 46
+    # responses, three of them beside two busy loops); responses: those items' and that burst's
+    assert result["held"]["items"] <= 3 * CONCURRENT_REQUESTS + 1 + 4, result
     assert result["held"]["responses"] <= 3 * CONCURRENT_REQUESTS + 1 + 4, result
 
 
