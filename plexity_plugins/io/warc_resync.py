@@ -4,8 +4,8 @@
 ``WARC/1.x`` line, in a ``.warc`` a ``WARC/1.x`` line that starts a whole record (never one written inside another
 record's page).  It is linear in the bytes passed over, and gives up (`ResyncGaveUp`) after
 `MAX_RESYNC_CANDIDATES` false starts.  `_container` tells a gzipped WARC from an uncompressed one by its first
-bytes; `_padding_only` tells the NULs and blank lines a padded file ends in from damage; `holds_a_gzip_record` tells damage
-that begins as a bzip2, xz or zstd stream does from a file compressed so.
+bytes; `_padding_only` tells the NULs and blank lines a padded file ends in from damage; `holds_a_gzip_record` tells
+damage that begins as a bzip2, xz or zstd stream does from a file compressed so.
 
 Searches over a seekable file, apart from the reader that calls them when warcio fails (`warc_files.WarcFile`) and
 from warcio's iterator (`warc_iterator`), which knows a gzip member's start and the gap between records by the
@@ -118,8 +118,8 @@ def _container(head: bytes) -> bool | None:
 
 
 def holds_a_gzip_record(head: bytes) -> bool:
-    """Whether a file's first bytes hold a gzip member that inflates to a WARC record's first line (not at their start:
-    there `_container` looks).  A file whose bytes begin as a bzip2, xz or zstd stream does, and that holds one, is a
+    """Whether a file's first bytes hold a gzip member that inflates to a WARC record's first line (the first 64 places
+    a member may start).  A file whose bytes begin as a bzip2, xz or zstd stream does, and that holds one, is a
     ``.warc.gz`` damaged at its start (bytes written over its first member, or before it), not a file compressed so:
     such a stream may hold a record's text as it is (a zstd stream's literals), never a gzip member of it."""
     return any(_inflates_to_warc(head[offset:]) for offset in itertools.islice(_record_starts(head, True), 64))
