@@ -14,8 +14,6 @@ failed read is named the same way whatever the file holds.
 
 from __future__ import annotations
 
-import bz2
-import lzma
 import os
 import re
 import shlex
@@ -23,7 +21,6 @@ import stat
 import zlib
 
 from ..errors import NotARegularFile, ReadError, printable
-from .http_codings import zstd_module
 from .payload_sniffing import _HTML_START, _SNIFF_BYTES, binary_kind
 
 
@@ -165,33 +162,6 @@ def unsupported_compression(name: str, head: bytes | None = None) -> str | None:
                 f"not its name): name it for what it is, `mv {shlex.quote(name)} "
                 f"{shlex.quote(stem + ('.gz' if gzipped else ''))}`, and plexity reads it")
     return None
-
-
-def begins_a_compressed_record(head: bytes) -> bool:
-    """Whether a file's first bytes, which begin as a bzip2, xz or zstd stream does (`binary_kind`), are such a
-    stream's start: they decompress, as far as they go, to a record's first line (a WARC's, an ARC's), or to nothing
-    yet (bzip2 gives nothing before a whole block).  Damage that begins with such a magic number is none: its
-    decompressor fails on it, or gives bytes that start no record.  True where no decompressor is at hand (zstd
-    before Python 3.14, without backports.zstd): then its magic number judges."""
-    kind = binary_kind(head)
-    if kind == "bzip2":
-        decompressor = bz2.BZ2Decompressor()
-    elif kind == "xz":
-        decompressor = lzma.LZMADecompressor()
-    elif kind == "zstd" and (module := zstd_module()) is not None:
-        decompressor = module.ZstdDecompressor()
-    else:
-        return True
-    try:
-        start = decompressor.decompress(head, 4096).lstrip(b"\r\n\t ")
-    except (OSError, EOFError, ValueError, lzma.LZMAError, *_zstd_errors()):
-        return False
-    return not start or looks_like_warc(start) or looks_like_arc(start)
-
-
-def _zstd_errors() -> tuple[type[Exception], ...]:
-    module = zstd_module()
-    return (module.ZstdError,) if module is not None else ()
 
 
 def judged_compression(name: str, opened) -> str | None:

@@ -14,16 +14,17 @@ What it reads through is below it: warcio's iterator and record loader (`warc_it
 
 from __future__ import annotations
 
+import bz2
 import io
+import lzma
 import os
 import re
 import zlib
 from dataclasses import dataclass, field
 
 from ..errors import ENVIRONMENT_ERRORS, ReadError, ResyncGaveUp, TooLarge, Undecodable, printable
-from .http_codings import dechunk, decode_content
-from .input_files import (_Reads, begins_a_compressed_record, looks_like_arc, looks_like_warc, unsupported_compression,
-                          what_file_is)
+from .http_codings import dechunk, decode_content, zstd_module
+from .input_files import _Reads, looks_like_arc, looks_like_warc, unsupported_compression, what_file_is
 from .payload_sniffing import _SNIFF_BYTES, binary_kind, is_blank, is_html_type
 from .read_limits import _CHUNK, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, Deadline, read_capped, reading_limits
 from .read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, EMPTY_PAYLOAD, HTML, HTML_RESOURCE, NOT_A_WARC, NOT_HTML,
@@ -169,6 +170,33 @@ class _Prefixed(io.RawIOBase):
 _NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)
 
 
+def _begins_a_compressed_record(head: bytes) -> bool:
+    """Whether a file's first bytes, which begin as a bzip2, xz or zstd stream does (`binary_kind`), are such a
+    stream's start: they decompress, as far as they go, to a record's first line (a WARC's, an ARC's), or to nothing
+    yet (bzip2 gives nothing before a whole block).  Damage that begins with such a magic number is none: its
+    decompressor fails on it, or gives bytes that start no record.  True where no decompressor is at hand (zstd
+    before Python 3.14, without backports.zstd): then its magic number judges."""
+    kind = binary_kind(head)
+    if kind == "bzip2":
+        decompressor = bz2.BZ2Decompressor()
+    elif kind == "xz":
+        decompressor = lzma.LZMADecompressor()
+    elif kind == "zstd" and (module := zstd_module()) is not None:
+        decompressor = module.ZstdDecompressor()
+    else:
+        return True
+    try:
+        start = decompressor.decompress(head, 4096).lstrip(b"\r\n\t ")
+    except (OSError, EOFError, ValueError, lzma.LZMAError, *_zstd_errors()):
+        return False
+    return not start or looks_like_warc(start) or looks_like_arc(start)
+
+
+def _zstd_errors() -> tuple[type[Exception], ...]:
+    module = zstd_module()
+    return (module.ZstdError,) if module is not None else ()
+
+
 class WarcFile:
     """The records of one WARC file (``.warc`` or ``.warc.gz``, read from `fileobj`).
 
@@ -249,7 +277,7 @@ class WarcFile:
         except (OSError, AttributeError, ValueError):  # not seekable: no resynchronisation
             start, self._head = None, None
         why = unsupported_compression(self.name or "FILE", self._head) if self._head else None
-        if why and (holds_a_gzip_record(self._head) or not begins_a_compressed_record(self._head)):
+        if why and (holds_a_gzip_record(self._head) or not _begins_a_compressed_record(self._head)):
             # (damage that begins as a zstd stream does, its magic bytes written over the first record or before it:
             # it was refused as a zstd WARC, every whole record after it lost; it is read as the damaged WARC it is)
             why = None
