@@ -16,12 +16,14 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_setup_for_tests_installs_git_curl_and_bzip2():
+def test_setup_for_tests_installs_git_curl_bzip2_and_wget():
     # the environment tests copy the checkout with git; the docs' JSON API example uses curl
     setup = (REPO / "scripts" / "setup.sh").read_text()
     assert "packages+=(git curl ca-certificates)" in setup
     # tests/test_other_compressions.py runs `bzcat ... | gzip > ...` as plexity writes it
     assert "packages+=(bzip2)" in setup
+    # tests/test_archiving_tools_probe45.py crawls with wget and reads its WARCs
+    assert "packages+=(wget)" in setup
 
 
 def test_copy_checkout_works_without_git(tmp_path):
