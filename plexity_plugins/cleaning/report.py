@@ -469,7 +469,8 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     rows = [
         ("files", "files"), ("files skipped", "files_skipped"),
         ("WARC records read", "records"), ("WARC records copied unchanged", "records_copied"),
-        ("WARC records that are no page, not written (requests, metadata, images ...)", "records_not_pages"),
+        ("WARC records that are no page, not written (requests, revisits, error pages, images ...)",
+         "records_not_pages"),
         ("documents", "documents"), ("documents skipped", "documents_skipped"),
         ("documents with text extracted", "documents_extracted"), ("documents kept", "documents_kept"),
         ("documents dropped (by the document policy)", "documents_dropped"),

@@ -212,10 +212,14 @@ class RunStats:
         share = 100.0 * self.sentences_dropped / sentences if sentences else 0.0
         # (the first few damaged files: every one made the line 118 kB for 2,000 cut .warc.gz files, all in the JSON)
         damaged = f", damaged: {self.damaged_files_named()}" if self.damaged_file_details else ""
-        recovered = (f", {self.records_recovered} recovered after damage ({self.bytes_skipped:,} bytes skipped)"
+        # (by reason, as `plexity run`'s line names its skips: a deduplicating crawl's revisits, a site's redirects
+        # and error pages are told from its requests)
+        copied = ": " + ", ".join(f"{reason} {n}" for reason, n in self.copied_reasons.most_common()) \
+            if self.copied_reasons else ""
+        recovered = (f"; {self.records_recovered} recovered after damage ({self.bytes_skipped:,} bytes skipped)"
                      if self.bytes_skipped else "")
-        cut = f", {self.pages_cut_by_crawler} pages cut short by the crawler" if self.pages_cut_by_crawler else ""
-        records = (f"{self.records} WARC records ({self.records_copied} copied{recovered}{cut}), "
+        cut = f"; {self.pages_cut_by_crawler} pages cut short by the crawler" if self.pages_cut_by_crawler else ""
+        records = (f"{self.records} WARC records ({self.records_copied} copied{copied}{recovered}{cut}), "
                    if self.records else "")
         return (
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "

@@ -122,9 +122,11 @@ class WarcHtmlReader(BaseDiskReader):
       else the payload's start; Content-Encoding gzip/deflate/br decoded within the cap);
     - every record is counted (``records``) and becomes a Document (``page_texts`` counts those of
       WET records, ``cleaned_texts`` those of a cleaned WARC) or a skip counted by reason:
-      ``skipped_not_response`` (request, metadata, warcinfo ... records), ``skipped_html_resource`` (a
-      ``resource`` record holding HTML, not read, as datatrove's WarcReader does not read one: a page stored
-      without its HTTP response; a ``conversion`` record holding HTML is read, as datatrove's reader reads it),
+      ``skipped_not_response`` (request, metadata, warcinfo ... records), ``skipped_revisit`` (a deduplicating
+      crawler's revisit records), ``skipped_redirect_or_error`` (HTTP status 3xx, 4xx, 5xx),
+      ``skipped_html_resource`` (a ``resource`` record holding HTML, not read, as datatrove's WarcReader does
+      not read one: a page stored without its HTTP response; a ``conversion`` record holding HTML is read, as
+      datatrove's reader reads it),
       ``skipped_not_html`` (images, PDF, ...), ``skipped_too_large``,
       ``skipped_empty_payload``, ``skipped_undecodable``, ``skipped_truncated`` (shorter
       than its Content-Length: the records after it are still read), ``skipped_by_adapter`` (a

@@ -12,7 +12,15 @@ from __future__ import annotations
 from ..errors import printable
 
 # Why a record gives no HTML payload (each record gets exactly one outcome).
-NOT_RESPONSE = "not_response"  # request, metadata, warcinfo, revisit ... records
+NOT_RESPONSE = "not_response"  # request, metadata, warcinfo, resource ... records
+# A revisit record: a deduplicating crawler's note that it fetched a page again and found it unchanged since a capture
+# it wrote before (wget --warc-dedup, warcprox, Heritrix): no page of its own, its page is cleaned where that capture
+# is.  Named apart from not_response, so that a crawl's revisits are not taken for its requests.
+REVISIT = "revisit"
+# A response whose HTTP status is a redirect (3xx) or an error (4xx, 5xx): its body is the server's note ("Moved
+# Permanently", "Not Found"), not the page asked for.  Scrapy's spiders never see one (its redirect and HttpError
+# middlewares), and Common Crawl keeps them out of its WARCs of pages (in its crawldiagnostics WARCs).
+REDIRECT_OR_ERROR = "redirect_or_error"
 # A resource record holding HTML: a page's bytes stored without its HTTP response (warcit's WARCs of a folder of
 # files, an FTP fetch); not read, as datatrove's WarcReader does not read one (a conversion record holding HTML,
 # which it reads, is read).  Common Crawl writes none.
@@ -22,10 +30,11 @@ TOO_LARGE = "too_large"  # payload (decompressed) over the cap, or HTTP headers 
 EMPTY_PAYLOAD = "empty_payload"
 UNDECODABLE = "undecodable"  # a Content-Encoding (gzip, deflate, br, zstd) body that does not decode
 TRUNCATED = "truncated"  # damaged: fewer bytes than its Content-Length, or not ending where it says
-RECORD_SKIPS = (NOT_RESPONSE, NOT_HTML, HTML_RESOURCE, TOO_LARGE, EMPTY_PAYLOAD, UNDECODABLE, TRUNCATED)
+RECORD_SKIPS = (NOT_RESPONSE, REVISIT, REDIRECT_OR_ERROR, NOT_HTML, HTML_RESOURCE, TOO_LARGE, EMPTY_PAYLOAD,
+                UNDECODABLE, TRUNCATED)
 # Records that are no page to clean: `plexity clean` copies them as they are, `plexity run` counts them apart from
 # the documents skipped.
-NOT_PAGES = (NOT_RESPONSE, NOT_HTML, HTML_RESOURCE)
+NOT_PAGES = (NOT_RESPONSE, REVISIT, REDIRECT_OR_ERROR, NOT_HTML, HTML_RESOURCE)
 
 # What a record's payload is: a page's HTML (a response), or a page's text already: a WET file's
 # ``conversion`` record, text/plain (Common Crawl's text of a page, every visible line of it), or a

@@ -28,8 +28,8 @@ from .input_files import _Reads, looks_like_arc, looks_like_warc, unsupported_co
 from .payload_sniffing import _SNIFF_BYTES, binary_kind, is_blank, is_html_type
 from .read_limits import _CHUNK, DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, Deadline, read_capped, reading_limits
 from .read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, EMPTY_PAYLOAD, HTML, HTML_RESOURCE, NOT_A_WARC, NOT_HTML,
-                            NOT_RESPONSE, PAGE_TEXT, TOO_LARGE, TRUNCATED, TRUNCATED_FILE, UNDECODABLE,
-                            UNSUPPORTED_COMPRESSION, describe)
+                            NOT_RESPONSE, PAGE_TEXT, REDIRECT_OR_ERROR, REVISIT, TOO_LARGE, TRUNCATED, TRUNCATED_FILE,
+                            UNDECODABLE, UNSUPPORTED_COMPRESSION, describe)
 from .record_headers import (_header, _is_interim, final_response_headers, header_fields, http_header,
                              split_unended_headers)
 from .warc_iterator import _archive_iterator, _truncated
@@ -531,6 +531,9 @@ class WarcFile:
             if record.rec_type == "resource":  # skipped, as datatrove's WarcReader skips it, but named
                 item.skip = HTML_RESOURCE
                 return
+        elif record.rec_type == "revisit":  # (a deduplicating crawler's: its page is that of an earlier capture)
+            item.skip = REVISIT
+            return
         elif record.rec_type != "response":
             item.skip = NOT_RESPONSE
             return
@@ -553,6 +556,10 @@ class WarcFile:
                 return
             record.raw_stream = raw_stream = _Prefixed(interim, raw_stream)  # (a copy: the block as it came)
             content_type = item.content_type = _header(headers, "Content-Type")
+        status = headers.get_statuscode() if headers is not None else ""
+        if len(status) == 3 and status[0] in "345":  # (whatever its type: the server's note, not the page)
+            item.skip, item.detail = REDIRECT_OR_ERROR, f"HTTP status {status}"
+            return
         head = start[:_SNIFF_BYTES]
         if not (content_type or identified or "").strip() and not start:  # undeclared: sniff, keeping the bytes
             head = raw_stream.read(_SNIFF_BYTES)
