@@ -59,7 +59,7 @@ if command -v apt-get >/dev/null 2>&1; then
     # bzip2: tests/test_other_compressions.py runs the conversion plexity names for a .warc.bz2
     # (`bzcat f.warc.bz2 | gzip > f.warc.gz`) as written; a minbase Debian has no bzcat.
     packages+=(bzip2)
-    # wget: tests/test_archiving_tools_probe45.py crawls a local site with it and reads its WARCs, as the docs say
+    # wget: tests/test_archiving_tools_probe47.py crawls a local site with it and reads its WARCs, as the docs say
     # a user's wget crawl is read (a minbase Debian has no wget)
     packages+=(wget)
     # and the ones the hooks install (their `apt_install` lines), so that a user who is not root hears of all of

@@ -22,7 +22,7 @@ def test_setup_for_tests_installs_git_curl_bzip2_and_wget():
     assert "packages+=(git curl ca-certificates)" in setup
     # tests/test_other_compressions.py runs `bzcat ... | gzip > ...` as plexity writes it
     assert "packages+=(bzip2)" in setup
-    # tests/test_archiving_tools_probe45.py crawls with wget and reads its WARCs
+    # tests/test_archiving_tools_probe47.py crawls with wget and reads its WARCs
     assert "packages+=(wget)" in setup
 
 
