@@ -8,14 +8,19 @@ import re
 import stat
 from pathlib import Path
 
+from ..io.folders import WACZ_SUFFIX
+
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")  # (as `plexity train` reads text: TextReader)
 HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml", ".xht", ".shtml")
 # (WET: Common Crawl's text of each page; ARC: WARC's predecessor, Common Crawl's 2008-2012 crawls, read as WARCs)
 ARC_SUFFIXES = (".arc", ".arc.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz") + ARC_SUFFIXES
+WACZ_SUFFIXES = (WACZ_SUFFIX,)  # a zip of a crawl's WARCs (Webrecorder's, Browsertrix Crawler's): its WARCs are read
 
 
 def _listed(names: list[str]) -> str:
+    if len(names) == 1:
+        return names[0]
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
@@ -23,12 +28,15 @@ _ALL = TEXT_SUFFIXES + HTML_SUFFIXES + WARC_SUFFIXES
 # The names `plexity clean` reads, for its messages: ".txt, .text, .html, .htm, .warc or .warc.wet files (or .gz),
 # .xhtml, .xht or .shtml pages" (from the suffixes above, so a suffix added is said).
 KNOWN_NAMES = (f"{_listed([s for s in _ALL if s + '.gz' in _ALL])} files (or .gz), "
-               f"{_listed([s for s in _ALL if not s.endswith('.gz') and s + '.gz' not in _ALL])} pages")
+               f"{_listed([s for s in _ALL if not s.endswith('.gz') and s + '.gz' not in _ALL])} pages, "
+               f"{_listed(list(WACZ_SUFFIXES))} web archives")
 
 
 def kind_of(path: Path) -> str | None:
-    """"warc", "html" or "text" by `path`'s name; None for a name with none of their suffixes."""
+    """"warc", "wacz", "html" or "text" by `path`'s name; None for a name with none of their suffixes."""
     name = path.name.lower()
+    if name.endswith(WACZ_SUFFIXES):
+        return "wacz"
     if name.endswith(WARC_SUFFIXES):
         return "warc"
     if name.endswith(HTML_SUFFIXES):

@@ -28,6 +28,7 @@ from ..io.read_limits import MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress
 from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES, PAGE_TEXT,
                                 READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
                                 UNSUPPORTED_COMPRESSION, describe)
+from ..io.wacz_files import WaczFile
 from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
@@ -273,6 +274,8 @@ def text_file_content(text: str) -> str:
 def output_name(item: "InputFile") -> Path:
     """Where an input's output goes, relative to the output directory (an ARC file's: the WARC of its records,
     ``crawl.arc.gz`` -> ``crawl.warc.gz``)."""
+    if item.kind == "wacz":  # (a folder: a cleaned WARC in it for each WARC in the WACZ, `FileCleaner._clean_wacz`)
+        return item.relative
     if item.kind != "warc":
         return Path(str(item.relative) + ".txt")
     name = item.relative.name
@@ -473,6 +476,8 @@ class FileCleaner:
             return
         if item.kind == "warc":
             self._clean_warc(item)
+        elif item.kind == "wacz":
+            self._clean_wacz(item)
         else:
             self._clean_document_file(item)
 
@@ -513,43 +518,77 @@ class FileCleaner:
         write_atomic(out_path, data)  # (whole or not at all: a full disk leaves no half file)
         self.stats.bytes_out += len(data)
 
-    def _clean_warc(self, item: InputFile) -> None:
-        out_path = self.output_dir / output_name(item)
+    def _open_counted(self, item: InputFile):
+        """The input file opened, or None, counted, when it is no regular file or cannot be opened."""
         try:
-            src = open_input(item.path)
+            return open_input(item.path)
         except NotARegularFile as exc:
             self._skip_file(str(item.path), NOT_A_REGULAR_FILE, str(exc))
-            return
         except OSError as exc:
             self._skip_file(str(item.path), UNREADABLE_FILE, describe(exc))
+        return None
+
+    def _clean_warc(self, item: InputFile) -> None:
+        src = self._open_counted(item)
+        if src is None:
             return
+        with src:
+            self._clean_warc_from(src, str(item.path), self.output_dir / output_name(item),
+                                  item.path.name.lower().endswith(".gz"))
+
+    def _clean_wacz(self, item: InputFile) -> None:
+        """Each WARC member of a WACZ cleaned into a WARC of its own, ``DIR/<the .wacz>/<the member>``
+        (``crawl.wacz/archive/data.warc.gz``): no zip is written, so none is ever left half made."""
+        src = self._open_counted(item)
+        if src is None:
+            return
+        with src:
+            wacz = WaczFile(src, str(item.path))
+            try:
+                for member in wacz:
+                    if member.skip:
+                        self._skip_file(member.name, UNREADABLE_FILE, member.skip)
+                        continue
+                    with member.fileobj:
+                        self._clean_warc_from(member.fileobj, member.name,
+                                              self.output_dir / output_name(item) / member.path, member.gzipped,
+                                              member.why_ended)
+            except ReadError as exc:  # (reading its directory: the disk, not the file)
+                self.stats.files += 1
+                self._failed_read(str(item.path), exc)
+                return
+        if wacz.problem is not None:  # no zip, a damaged one, or none of its members a WARC: nothing read
+            self._skip_file(str(item.path), wacz.problem, wacz.problem_detail)
+
+    def _clean_warc_from(self, src, name: str, out_path: Path, gzipped: bool, why_ended=None) -> None:
+        """The WARC file `src` (named `name`) cleaned into `out_path` (gzipped or not): each record counted, a damaged
+        file named.  `why_ended()`: why reading ended early though the file held no damage there, or ""."""
         writer = None
         out: AtomicFile | None = None
         failed_read: ReadError | None = None
         try:
-            with src:
-                warc = WarcFile(src, self.max_document_bytes, self.read_timeout, name=str(item.path))
-                progress = ReadProgress(src, str(item.path), self.progress_seconds, self._progress_say) \
-                    if self._progress_say else None
-                try:
-                    for record in warc:
-                        if progress:
-                            progress.record()
-                        if writer is None:  # created at the first record: a non-WARC file writes nothing
-                            # (imported here, as io.warc_iterator imports warcio's reader: it imports fsspec, ~40 ms of
-                            # a `plexity clean` of HTML or text files, which writes no WARC)
-                            from warcio.warcwriter import WARCWriter
+            warc = WarcFile(src, self.max_document_bytes, self.read_timeout, name=name)
+            progress = ReadProgress(src, name, self.progress_seconds, self._progress_say) \
+                if self._progress_say else None
+            try:
+                for record in warc:
+                    if progress:
+                        progress.record()
+                    if writer is None:  # created at the first record: a non-WARC file writes nothing
+                        # (imported here, as io.warc_iterator imports warcio's reader: it imports fsspec, ~40 ms of
+                        # a `plexity clean` of HTML or text files, which writes no WARC)
+                        from warcio.warcwriter import WARCWriter
 
-                            make_folders(out_path.parent)
-                            out = AtomicFile(out_path)
-                            writer = WARCWriter(out.file, gzip=item.path.name.lower().endswith(".gz"))
-                        self._clean_warc_record(record, writer, item)
-                except ReadError as exc:  # the disk, not the file: the records before it are kept
-                    failed_read = exc
-                self.stats.records += warc.records
-                self.stats.records_recovered += warc.records_recovered
-                self.stats.bytes_skipped += warc.bytes_skipped
-                self.stats.pages_cut_by_crawler += warc.pages_cut_by_crawler
+                        make_folders(out_path.parent)
+                        out = AtomicFile(out_path)
+                        writer = WARCWriter(out.file, gzip=gzipped)
+                    self._clean_warc_record(record, writer, name)
+            except ReadError as exc:  # the disk, not the file: the records before it are kept
+                failed_read = exc
+            self.stats.records += warc.records
+            self.stats.records_recovered += warc.records_recovered
+            self.stats.bytes_skipped += warc.bytes_skipped
+            self.stats.pages_cut_by_crawler += warc.pages_cut_by_crawler
             if out is not None:
                 out.commit()  # named only when whole (a full disk raises here or above)
         except BaseException:
@@ -558,16 +597,18 @@ class FileCleaner:
             raise
         if failed_read is None and warc.problem in (NOT_A_WARC, UNSUPPORTED_COMPRESSION):
             # (the latter: a bzip2 ... WARC named .warc.gz)
-            self._skip_file(str(item.path), warc.problem, warc.problem_detail)
+            self._skip_file(name, warc.problem, warc.problem_detail)
             return
         self.stats.files += 1
         if failed_read is not None:
-            self._failed_read(str(item.path), failed_read)
+            self._failed_read(name, failed_read)
         elif warc.problem is not None:
-            message = f"{item.path}: {warc.problem_detail}"
+            ended = why_ended() if why_ended else ""
+            detail = f"{warc.problem_detail}; {ended}" if ended else warc.problem_detail
+            message = f"{name}: {detail}"
             logger.warning("damaged WARC %s", message)
             self.stats.damaged_file(warc.problem, message)
-            self.dropped.document(str(item.path), warc.problem, warc.problem_detail)
+            self.dropped.document(name, warc.problem, detail)
         if out is not None:
             self.stats.bytes_out += out_path.stat().st_size
 
@@ -577,8 +618,8 @@ class FileCleaner:
         self.stats.damaged_file(READ_ERROR, exc.strerror)
         self.dropped.document(source, READ_ERROR, exc.strerror)
 
-    def _clean_warc_record(self, record: WarcRecord, writer, item: InputFile) -> None:
-        source = f"{item.path}#{record.uri}"
+    def _clean_warc_record(self, record: WarcRecord, writer, name: str) -> None:
+        source = f"{name}#{record.uri}"
         if record.skip in NOT_PAGES:
             # request, metadata, warcinfo, images, PDFs ...: copied (streamed; a payload that
             # turns out damaged is taken back out of the output and counted)
@@ -644,7 +685,7 @@ class FileCleaner:
         stats_path = self.output_dir / STATS_FILE
         self.stats.write(stats_path)  # "completed": false until the end
         try:
-            if any(item.kind in ("html", "warc") for item in inputs):
+            if any(item.kind in ("html", "warc", "wacz") for item in inputs):
                 # (its extraction child started now: an installation that cannot start it stops
                 # the run here, before any page is counted as failed)
                 self.extract.warm_up()

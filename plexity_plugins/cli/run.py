@@ -41,7 +41,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..io.folders import ARC_SUFFIXES, WARC_GLOB, warc_glob  # (.warc, .warc.gz, WET; ARC files)
+from ..io.folders import ARC_SUFFIXES, WACZ_SUFFIX, WARC_GLOB, warc_glob  # (.warc, .warc.gz, WET; ARC, WACZ files)
 from ..scoring.methods import METHODS
 from ..errors import DISK_FULL_STATUS, FAILED_STATUS, USAGE_STATUS, disk_full_message, is_disk_full, printable
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS
@@ -105,7 +105,7 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
     magic = [i for i, part in enumerate(parts) if globlib.has_magic(part)]
     if magic:
         return f"{protocol}://{'/'.join(parts[:magic[0]])}", "/".join(parts[magic[0]:])
-    if ".warc" in parts[-1] or parts[-1].lower().endswith(ARC_SUFFIXES):
+    if ".warc" in parts[-1] or parts[-1].lower().endswith((*ARC_SUFFIXES, WACZ_SUFFIX)):
         from ..runtime.extras import without_password
 
         fs, fs_path = url_to_fs(url, **(storage_options or {}))
@@ -622,7 +622,7 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
 
     message = f"no WARC files match {pattern} in {folder}"
     if pattern != WARC_GLOB and "://" not in folder:
-        left_out = left_out_by_glob(folder, ("warc",), "WARC file(s)")
+        left_out = left_out_by_glob(folder, ("warc", "wacz"), "WARC file(s)")
         if left_out:
             return message + left_out
     misnamed = misnamed_warcs(folder)
@@ -643,13 +643,28 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
+def why_no_record(f, name: str) -> str:
+    """Why the WARC (or WACZ) file `f`, named `name`, gave no record, as the reader judged it."""
+    from ..io.wacz_files import WaczFile, is_wacz
+    from ..io.warc_files import WarcFile
+
+    if not is_wacz(name):
+        warc = WarcFile(f, name=name)
+        for _ in warc:
+            pass
+        return warc.problem_detail or "no WARC record"
+    wacz, whys = WaczFile(f, name), []
+    for member in wacz:
+        whys.append(f"{member.path}: {member.skip or why_no_record(member.fileobj, member.name)}")
+    return wacz.problem_detail or "; ".join(whys)
+
+
 def unreadable_inputs(folder: str, files: list[str], storage_options: dict | None = None, shown: int = 3) -> str:
     """Why each input (the first `shown`) gave no WARC record, in one line: as the reader judged it."""
     from datatrove.io import get_datafolder
 
     from ..cleaning.files import dataset_file
     from ..io.input_files import judged_compression
-    from ..io.warc_files import WarcFile
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []
@@ -661,10 +676,7 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
             continue
         try:
             with data.open(name, "rb", compression=None) as f:
-                warc = WarcFile(f, name=name)
-                for _ in warc:
-                    pass
-            found.append(f"{name}: {warc.problem_detail or 'no WARC record'}")
+                found.append(f"{name}: {why_no_record(f, name)}")
         except OSError as exc:
             found.append(f"{name}: {exc}")
     more = f"; and {len(files) - shown} more (the task logs name each)" if len(files) > shown else ""

@@ -17,6 +17,7 @@ from ..io.payload_sniffing import is_blank
 from ..io.read_limits import DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress, reading_limits
 from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_PAGES, PAGE_TEXT, UNREADABLE_FILE,
                                 UNSUPPORTED_COMPRESSION, describe)
+from ..io.wacz_files import WaczFile, is_wacz
 from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
@@ -284,37 +285,56 @@ class WarcHtmlReader(BaseDiskReader):
         f = self._open(filepath)
         if f is None:
             return
+        with f:
+            if not is_wacz(filepath):
+                yield from self._read_warc(f, filepath)
+                return
+            wacz = WaczFile(f, filepath)  # (its WARC members, each read as a WARC file)
+            for member in wacz:
+                if member.skip:
+                    self.stat_update(UNREADABLE_FILE)
+                    logger.warning(printable(f"skipped {member.name}: {member.skip}"))
+                    continue
+                with member.fileobj:
+                    yield from self._read_warc(member.fileobj, member.name, member.why_ended)
+            if wacz.problem is not None:
+                self.stat_update("corrupt_files", f"corrupt_files_{wacz.problem}")
+                logger.warning(printable(f"damaged WACZ {filepath}: {wacz.problem_detail}"))
+
+    def _read_warc(self, f, filepath: str, why_ended=None):
+        """The documents of the WARC file `f` (a file of the folder, or a WACZ's member), named `filepath`; its
+        records counted.  `why_ended()`: why reading ended early though the file held no damage there, or ""."""
         # the file's name as the documents' metadata holds it: a name that is not UTF-8 (b"caf\xe9.warc.gz") is
         # listed with surrogates, which no JSON writer takes (orjson failed the task): its bytes escaped
         source = filepath.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        with f:
-            warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
-            records = iter(warc)
-            progress = ReadProgress(f, filepath, self.progress_seconds, lambda line: logger.info(printable(line)))
-            while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
-                record = next(records, None)
-                if record is None:
-                    break
-                progress.record()
-                with self.track_time():
-                    data = self._process_record(record, filepath)
-                if data is not None:
-                    document = self.get_document_from_dict(data, source, record.number - 1)
-                    if document is None:  # (its payload had text: the adapter dropped it)
-                        self._count_adapter_drop(record, filepath)
-                    else:
-                        self._count_document(record)
-                        yield document
-            if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
-                self._not_read(filepath, warc.problem_detail)
-            elif warc.problem is not None:
-                self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
-                logger.warning(printable(f"damaged WARC {filepath}: {warc.problem_detail}"))
-            if warc.bytes_skipped:
-                self.stat_update("records_recovered", value=warc.records_recovered)
-                self.stat_update("bytes_skipped", value=warc.bytes_skipped)
-            if warc.pages_cut_by_crawler:
-                self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
+        warc = WarcFile(f, self.max_payload_bytes, self.read_timeout, name=filepath)
+        records = iter(warc)
+        progress = ReadProgress(f, filepath, self.progress_seconds, lambda line: logger.info(printable(line)))
+        while not self._limit_reached():  # (checked before a record is read: none is read past the limit)
+            record = next(records, None)
+            if record is None:
+                break
+            progress.record()
+            with self.track_time():
+                data = self._process_record(record, filepath)
+            if data is not None:
+                document = self.get_document_from_dict(data, source, record.number - 1)
+                if document is None:  # (its payload had text: the adapter dropped it)
+                    self._count_adapter_drop(record, filepath)
+                else:
+                    self._count_document(record)
+                    yield document
+        if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
+            self._not_read(filepath, warc.problem_detail)
+        elif warc.problem is not None:
+            ended = why_ended() if why_ended else ""
+            self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
+            logger.warning(printable(f"damaged WARC {filepath}: {warc.problem_detail}{'; ' + ended if ended else ''}"))
+        if warc.bytes_skipped:
+            self.stat_update("records_recovered", value=warc.records_recovered)
+            self.stat_update("bytes_skipped", value=warc.bytes_skipped)
+        if warc.pages_cut_by_crawler:
+            self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
 
     def use_listing(self, names: list[str]) -> None:
         """Take this task's files from `names`, the folder's files as the task's check of its inputs just listed them

@@ -47,13 +47,21 @@ ARC_SUFFIXES = (".arc", ".arc.gz")  # ARC files, WARC's predecessor (Common Craw
 # ... and its ARC files too: one glob cannot say ".warc* or .arc*" (fsspec's has no {a,b}), so this one takes any name
 # with ".arc" or "warc" in it (a "notes.archive.zip" too, read and counted as not_a_warc)
 WARC_AND_ARC_GLOB = "**/*[.w]arc*"
+WACZ_SUFFIX = ".wacz"  # a WACZ: a zip of a crawl's WARCs (`wacz_files`), read as the WARCs it holds
+# ... and its WACZ files too: ".warc*", ".arc*" and ".wacz" as one glob (any name with ".arc", "warc" or "wacz" in it,
+# and a few more spellings, "warz", "wacc", read and counted as not_a_warc)
+WARC_ARC_AND_WACZ_GLOB = "**/*[.w]a[rc][cz]*"
 
 
 def warc_glob(folder: str | os.PathLike) -> str:
     """The glob of a local `folder`'s WARC files: `WARC_GLOB`, or `WARC_AND_ARC_GLOB` where the folder (below it,
-    at any depth) holds a ``.arc`` or ``.arc.gz`` file.  (A folder of WARCs alone keeps the glob it always had: an
-    earlier run's recorded settings still match it, so the run resumes.)"""
+    at any depth) holds a ``.arc`` or ``.arc.gz`` file, or `WARC_ARC_AND_WACZ_GLOB` where it holds a ``.wacz``.  (A
+    folder of WARCs alone keeps the glob it always had, and one of WARCs and ARCs the one it had since: an earlier
+    run's recorded settings still match it, so the run resumes.)"""
+    arc = False
     for _, _, names in walk(folder):
-        if any(name.lower().endswith(ARC_SUFFIXES) for name in names):
-            return WARC_AND_ARC_GLOB
-    return WARC_GLOB
+        lower = [name.lower() for name in names]
+        if any(name.endswith(WACZ_SUFFIX) for name in lower):
+            return WARC_ARC_AND_WACZ_GLOB
+        arc = arc or any(name.endswith(ARC_SUFFIXES) for name in lower)
+    return WARC_AND_ARC_GLOB if arc else WARC_GLOB

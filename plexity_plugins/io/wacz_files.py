@@ -1,0 +1,270 @@
+"""The WARC files inside a WACZ, each read where it lies in the zip.
+
+A WACZ (Web Archive Collection Zipped: what Webrecorder's ArchiveWeb.page and Browsertrix Crawler write) is a zip
+holding its crawl's WARC files under ``archive/`` beside ``indexes/``, ``pages/pages.jsonl`` and
+``datapackage.json``.  `WaczFile` yields each WARC member (``archive/…/*.warc`` or ``*.warc.gz``) as a file to read
+with `warc_files.WarcFile`, streamed from the zip, never extracted: a stored member (as WACZ writers store them) is
+a window on the zip's own bytes, seekable at no cost; a deflated one (a WACZ repacked by ``zip``) is inflated as it
+is read.  The other members are no WARC and are not read.
+
+Bounds, since a zip says of itself what it likes: its central directory is read only when it lists at most
+`MAX_ZIP_MEMBERS` members (each a Python object); a deflated member whose declared size is more than
+`MAX_DEFLATE_RATIO` times its compressed size is a zip bomb, not read (deflate compresses text ten times or so), and
+zipfile reads no byte past the declared size (its CRC checked there); members whose bytes overlap another's (a bomb
+made of one member listed many times) are not read; a deflated member is inflated at most `MAX_INFLATIONS` times
+over in all (each step back, to resynchronise after damage, inflates it again from its start), then reads as ended.
+So reading a WACZ is linear in its size, and each page is held within `read_limits`' caps as in any WARC.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import os
+import posixpath
+import struct
+import zipfile
+from dataclasses import dataclass
+
+from ..errors import ReadError
+from .folders import WACZ_SUFFIX
+from .input_files import _Reads, what_file_is
+from .read_outcomes import CORRUPT_FILE, NOT_A_WARC, describe
+
+WARC_MEMBER_SUFFIXES = (".warc", ".warc.gz")  # under archive/, as the WACZ specification (1.1.1) puts them
+MAX_ZIP_MEMBERS = 100_000  # a WACZ holds its WARCs, indexes and a few JSON files: tens of members
+MAX_DEFLATE_RATIO = 100  # declared size / compressed size of a deflated member read (HTML deflates ~10:1)
+MAX_INFLATIONS = 4  # times a deflated member's size that may be inflated in all, re-reading it after damage
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a member's local file header (zipfile's structFileHeader)
+_METHODS = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+
+
+def is_wacz(name: str) -> bool:
+    """Whether a file's name says it is a WACZ."""
+    return name.lower().endswith(WACZ_SUFFIX)
+
+
+@dataclass
+class WaczMember:
+    """One WARC member of a WACZ: `fileobj` to read it from, or None and `skip` says why it is not read."""
+
+    path: str  # its name in the zip: archive/data.warc.gz
+    name: str  # as messages and documents name it: crawl.wacz/archive/data.warc.gz
+    fileobj: object = None
+    skip: str = ""
+
+    @property
+    def gzipped(self) -> bool:
+        return self.path.lower().endswith(".gz")
+
+    def why_ended(self) -> str:
+        """Why reading the member ended before its end without damage of its own ("" if it did not): a deflated
+        member read again from its start too many times (`MAX_INFLATIONS`), to resynchronise after damage."""
+        if getattr(self.fileobj, "exhausted", False):
+            return (f"reading stopped: a deflated member is inflated again from its start at each damage, and it was "
+                    f"inflated {MAX_INFLATIONS} times over (store WARCs in a WACZ, as its specification says)")
+        return ""
+
+
+class WaczFile:
+    """The WARC members of the WACZ read from `fileobj` (seekable: a zip's directory is at its end).
+
+    Iterating yields a `WaczMember` for each member under ``archive/`` whose name ends ``.warc`` or ``.warc.gz``, in
+    the zip's order: with a file to read, or with `skip` saying why it is not read (encrypted, compressed otherwise
+    than stored or deflated, a zip bomb, bytes shared with another member, a name that leaves ``archive/``).  When
+    the file is no zip, a damaged or truncated one (its directory unreadable) or a zip of no WARC member, nothing is
+    yielded and `problem` (``not_a_warc``, ``corrupt``: `read_outcomes.FILE_PROBLEMS`) and `problem_detail` say so.
+    A failed read of the file (`errors.ReadError`, EIO) is raised, as for a WARC."""
+
+    def __init__(self, fileobj, name: str):
+        self.fileobj, self.name = _Reads(fileobj, name), name  # (a failed read, EIO, is a ReadError naming it)
+        self.problem: str | None = None
+        self.problem_detail = ""
+
+    def _stop(self, problem: str, detail: str) -> None:
+        self.problem, self.problem_detail = problem, detail
+
+    def _zip(self) -> zipfile.ZipFile | None:
+        try:
+            self.fileobj.seek(0)
+            head = self.fileobj.read(64)
+        except (OSError, ValueError) as exc:  # (not seekable: a zip's directory is at its end)
+            self._stop(CORRUPT_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here first")
+            return None
+        if not head.startswith(b"PK"):
+            self._stop(NOT_A_WARC, f"not a WACZ file (a zip): {what_file_is(head)}")
+            return None
+        try:
+            self.fileobj.seek(0)
+            end = zipfile._EndRecData(self.fileobj)  # (the directory's size, before zipfile reads it whole)
+            members = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
+            if members > MAX_ZIP_MEMBERS:
+                self._stop(CORRUPT_FILE, f"a zip listing {members:,} members, more than a WACZ holds "
+                                         f"({MAX_ZIP_MEMBERS:,}): not read")
+                return None
+            self.fileobj.seek(0)
+            return zipfile.ZipFile(self.fileobj)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, struct.error) as exc:
+            self._stop(CORRUPT_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
+                                     f"{describe(exc)}): nothing read")
+        except ReadError:
+            raise
+        except OSError as exc:
+            self._stop(CORRUPT_FILE, f"a WACZ whose zip directory cannot be read ({describe(exc)}): nothing read")
+        return None
+
+    def __iter__(self):
+        archive = self._zip()
+        if archive is None:
+            return
+        infos = [info for info in archive.infolist() if not info.is_dir()]
+        warcs = [info for info in infos if info.filename.startswith("archive/")
+                 and info.filename.lower().endswith(WARC_MEMBER_SUFFIXES)]
+        if not warcs:
+            names = ", ".join(info.filename for info in infos[:5]) + (", ..." if len(infos) > 5 else "")
+            self._stop(NOT_A_WARC, f"a WACZ holding no WARC file under archive/ (it holds {names or 'nothing'})")
+            return
+        ends = _member_ends(infos, self._size())
+        listed = collections.Counter(info.header_offset for info in infos)
+        for info in warcs:
+            member = WaczMember(info.filename, f"{self.name}/{info.filename}")
+            member.skip = _why_not_read(info, ends) or (
+                "its bytes are another member's too (listed twice: a zip bomb?): not read"
+                if listed[info.header_offset] > 1 else "")
+            if not member.skip:
+                try:
+                    member.fileobj = self._open(archive, info)
+                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, struct.error) as exc:
+                    member.skip = f"its zip entry is damaged ({describe(exc)})"
+            yield member
+
+    def _size(self) -> int:
+        return self.fileobj.seek(0, os.SEEK_END)
+
+    def _open(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
+        if info.compress_type == zipfile.ZIP_DEFLATED:
+            return _Inflated(archive.open(info), info.file_size)
+        self.fileobj.seek(info.header_offset)
+        header = self.fileobj.read(_LOCAL_HEADER.size)
+        if len(header) < _LOCAL_HEADER.size or not header.startswith(b"PK\x03\x04"):
+            raise zipfile.BadZipFile(f"no local file header at byte {info.header_offset:,}")
+        fields = _LOCAL_HEADER.unpack(header)
+        start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+        return _Stored(self.fileobj, start, info.compress_size)
+
+
+def _member_ends(infos: list[zipfile.ZipInfo], size: int) -> dict[int, int]:
+    """Where each member's bytes must end (the next member's start, else the end of the file), by its header's
+    offset: a member whose data runs past it shares bytes with another."""
+    starts = sorted({info.header_offset for info in infos})
+    return {start: end for start, end in zip(starts, starts[1:] + [size])}
+
+
+def _why_not_read(info: zipfile.ZipInfo, ends: dict[int, int]) -> str:
+    """Why the WARC member `info` is not read, or ""."""
+    parts = info.filename.split("/")
+    if ".." in parts or "" in parts or "\\" in info.filename or posixpath.isabs(info.filename):
+        return "its name leaves archive/ (.., an empty part or a backslash): not read"
+    if info.flag_bits & 0x1:
+        return "encrypted (a zip password): not read; plexity reads a WACZ's WARCs as they are stored in it"
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        method = _METHODS.get(info.compress_type, f"method {info.compress_type}")
+        return f"compressed by zip with {method}, which plexity does not read (it reads members stored or deflated)"
+    if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+        return (f"a zip bomb: {info.file_size:,} bytes declared from {info.compress_size:,} compressed, more than "
+                f"{MAX_DEFLATE_RATIO} times: not read")
+    if info.header_offset + _LOCAL_HEADER.size + info.compress_size > ends.get(info.header_offset, 0):
+        return "its bytes overlap another member's or run past the end of the file (a zip bomb?): not read"
+    return ""
+
+
+class _Stored(io.RawIOBase):
+    """A stored member: `size` bytes of the zip `fileobj` from `start`, read in place (seeking is free)."""
+
+    def __init__(self, fileobj, start: int, size: int):
+        super().__init__()
+        self.fileobj, self.start, self.size, self.position = fileobj, start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.size - self.position
+        size = left if size is None or size < 0 else min(size, left)
+        if size <= 0:
+            return b""
+        self.fileobj.seek(self.start + self.position)  # (one member read at a time, but the zip's file is shared)
+        data = self.fileobj.read(size)
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class _Inflated(io.RawIOBase):
+    """A deflated member (zipfile's reader, its CRC checked at the declared size), seekable: a step back inflates it
+    again from its start, so what is inflated in all is bounded (`MAX_INFLATIONS` times its size, and 16 MiB): past
+    that it reads as ended, and the WARC reader names the file truncated there."""
+
+    def __init__(self, member, size: int):
+        super().__init__()
+        self.member, self.size, self.position = member, size, 0
+        self.budget = MAX_INFLATIONS * size + (16 << 20)
+        self.exhausted = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)  # (moved to when next read: a seek to the end to learn the size is free)
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        if self.exhausted:
+            return b""
+        at = self.member.tell()
+        if at != self.position:
+            cost = self.position if self.position < at else self.position - at
+            if not self._spend(cost):
+                return b""
+            self.member.seek(self.position)
+        data = self.member.read(size)
+        if not self._spend(len(data)):
+            return b""
+        self.position += len(data)
+        return data
+
+    def _spend(self, inflated: int) -> bool:
+        self.budget -= inflated
+        self.exhausted = self.budget < 0
+        return not self.exhausted
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.member.close()
+        super().close()
