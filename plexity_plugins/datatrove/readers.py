@@ -297,9 +297,12 @@ class WarcHtmlReader(BaseDiskReader):
                     continue
                 with member.fileobj:
                     yield from self._read_warc(member.fileobj, member.name, member.why_ended)
-            if wacz.problem is not None:
+            if wacz.problem == UNREADABLE_FILE:  # (its zip directory: nothing read, as a file that cannot be opened)
+                self.stat_update(UNREADABLE_FILE)
+                logger.warning(printable(f"skipped {filepath}: {wacz.problem_detail}"))
+            elif wacz.problem is not None:  # (no zip, or no WARC in it: as a file that is no WARC)
                 self.stat_update("corrupt_files", f"corrupt_files_{wacz.problem}")
-                logger.warning(printable(f"damaged WACZ {filepath}: {wacz.problem_detail}"))
+                logger.warning(printable(f"damaged WARC {filepath}: {wacz.problem_detail}"))
 
     def _read_warc(self, f, filepath: str, why_ended=None):
         """The documents of the WARC file `f` (a file of the folder, or a WACZ's member), named `filepath`; its

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..errors import ReadError
 from .folders import WACZ_SUFFIX
 from .input_files import _Reads, what_file_is
-from .read_outcomes import CORRUPT_FILE, NOT_A_WARC, describe
+from .read_outcomes import NOT_A_WARC, UNREADABLE_FILE, describe
 
 WARC_MEMBER_SUFFIXES = (".warc", ".warc.gz")  # under archive/, as the WACZ specification (1.1.1) puts them
 MAX_ZIP_MEMBERS = 100_000  # a WACZ holds its WARCs, indexes and a few JSON files: tens of members
@@ -73,7 +73,8 @@ class WaczFile:
     the zip's order: with a file to read, or with `skip` saying why it is not read (encrypted, compressed otherwise
     than stored or deflated, a zip bomb, bytes shared with another member, a name that leaves ``archive/``).  When
     the file is no zip, a damaged or truncated one (its directory unreadable) or a zip of no WARC member, nothing is
-    yielded and `problem` (``not_a_warc``, ``corrupt``: `read_outcomes.FILE_PROBLEMS`) and `problem_detail` say so.
+    yielded and `problem` (``not_a_warc``; ``unreadable_file`` where its zip directory cannot be read, as for a damaged
+    ``.gz``) and `problem_detail` say so.
     A failed read of the file (`errors.ReadError`, EIO) is raised, as for a WARC."""
 
     def __init__(self, fileobj, name: str):
@@ -89,7 +90,7 @@ class WaczFile:
             self.fileobj.seek(0)
             head = self.fileobj.read(64)
         except (OSError, ValueError) as exc:  # (not seekable: a zip's directory is at its end)
-            self._stop(CORRUPT_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here first")
+            self._stop(UNREADABLE_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here first")
             return None
         if not head.startswith(b"PK"):
             self._stop(NOT_A_WARC, f"not a WACZ file (a zip): {what_file_is(head)}")
@@ -99,18 +100,18 @@ class WaczFile:
             end = zipfile._EndRecData(self.fileobj)  # (the directory's size, before zipfile reads it whole)
             members = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
             if members > MAX_ZIP_MEMBERS:
-                self._stop(CORRUPT_FILE, f"a zip listing {members:,} members, more than a WACZ holds "
+                self._stop(UNREADABLE_FILE, f"a zip listing {members:,} members, more than a WACZ holds "
                                          f"({MAX_ZIP_MEMBERS:,}): not read")
                 return None
             self.fileobj.seek(0)
             return zipfile.ZipFile(self.fileobj)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, struct.error) as exc:
-            self._stop(CORRUPT_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
+            self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
                                      f"{describe(exc)}): nothing read")
         except ReadError:
             raise
         except OSError as exc:
-            self._stop(CORRUPT_FILE, f"a WACZ whose zip directory cannot be read ({describe(exc)}): nothing read")
+            self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read ({describe(exc)}): nothing read")
         return None
 
     def __iter__(self):
@@ -216,15 +217,19 @@ class _Stored(io.RawIOBase):
 
 
 class _Inflated(io.RawIOBase):
-    """A deflated member (zipfile's reader, its CRC checked at the declared size), seekable: a step back inflates it
-    again from its start, so what is inflated in all is bounded (`MAX_INFLATIONS` times its size, and 16 MiB): past
-    that it reads as ended, and the WARC reader names the file truncated there."""
+    """A deflated member (zipfile's reader, its CRC checked at the declared size), seekable.  A step back within the
+    last `BACK_BYTES` inflated is read from them (resynchronising after damage steps back to the damaged record's
+    start); one further back inflates the member again from its start, so what is inflated in all is bounded
+    (`MAX_INFLATIONS` times its size, and 16 MiB): past that it reads as ended, and `WaczMember.why_ended` says so."""
+
+    BACK_BYTES = 8 << 20
 
     def __init__(self, member, size: int):
         super().__init__()
         self.member, self.size, self.position = member, size, 0
         self.budget = MAX_INFLATIONS * size + (16 << 20)
         self.exhausted = False
+        self.behind = bytearray()  # the last bytes inflated, up to the member's position (`member.tell()`)
 
     def readable(self) -> bool:
         return True
@@ -241,18 +246,37 @@ class _Inflated(io.RawIOBase):
         return self.position
 
     def read(self, size: int = -1) -> bytes:
+        wanted = None if size is None or size < 0 else size
+        data = self._behind(wanted)
+        if wanted is None or len(data) < wanted:
+            data += self._inflate(None if wanted is None else wanted - len(data))
+        return data
+
+    def _behind(self, size: int | None) -> bytes:
+        """What is asked for at the position, from the bytes just inflated, if it lies among them."""
+        back = self.member.tell() - self.position
+        if not 0 < back <= len(self.behind):
+            return b""
+        start = len(self.behind) - back
+        data = bytes(self.behind[start:start + (back if size is None else min(size, back))])
+        self.position += len(data)
+        return data
+
+    def _inflate(self, size: int | None) -> bytes:
+        at = self.member.tell()
         if self.exhausted:
             return b""
-        at = self.member.tell()
-        if at != self.position:
-            cost = self.position if self.position < at else self.position - at
-            if not self._spend(cost):
+        if at != self.position:  # (forward: inflated and passed over; back: inflated again from the start)
+            if not self._spend(self.position if self.position < at else self.position - at):
                 return b""
             self.member.seek(self.position)
-        data = self.member.read(size)
+            self.behind.clear()
+        data = self.member.read(-1 if size is None else size)
         if not self._spend(len(data)):
             return b""
         self.position += len(data)
+        self.behind += data
+        del self.behind[:max(0, len(self.behind) - self.BACK_BYTES)]
         return data
 
     def _spend(self, inflated: int) -> bool:
