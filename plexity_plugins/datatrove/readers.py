@@ -148,6 +148,10 @@ class WarcHtmlReader(BaseDiskReader):
       stream) is not read: counted as ``unsupported_compression``, with a logged warning giving the
       one-line conversion to ``.warc.gz`` (as ``plexity clean`` counts it,
       `plexity_plugins.io.input_files.unsupported_compression`);
+    - a WACZ (``.wacz``: a zip of a crawl's WARCs, Webrecorder's and Browsertrix Crawler's) is read as the WARC
+      files under its ``archive/``, each streamed from the zip and read as a file of its own (`io.wacz_files`); a
+      broken or hostile zip, an encrypted or zip-bomb member, is counted (``unreadable_file``, or
+      ``corrupt_files_not_a_warc`` for no zip or one of no WARC) with a logged warning naming it;
     - a listed path that is not a regular file (a FIFO, a socket: opening a FIFO waits for ever)
       is counted as ``not_a_regular_file``, one that cannot be opened (a symlink loop, a file
       gone since the listing) as ``unreadable_file``, each with a logged warning: neither fails
@@ -178,7 +182,8 @@ class WarcHtmlReader(BaseDiskReader):
         glob_pattern: files to read, relative to `data_folder` (default ``"**/*.warc*"``: ``.warc``,
             ``.warc.gz`` and WET files, recursively; a ``.warc.bz2``, ``.xz`` or ``.zst`` is counted as
             ``unsupported_compression``; in a local folder holding ``.arc`` or ``.arc.gz`` files, ``"**/*[.w]arc*"``,
-            which reads them too, as the WARC responses warcio converts their records to)
+            which reads them too, as the WARC responses warcio converts their records to; in one holding ``.wacz``
+            files, ``"**/*[.w]a[rc][cz]*"``)
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
             (``skipped_too_large``); bytes or a size (``"50MB"``); default 50 MB, as ``plexity clean

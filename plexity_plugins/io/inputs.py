@@ -36,6 +36,7 @@ The reading is in the modules of this folder, each one responsibility, lowest fi
 - `warc_resync`: where the next record starts, after damage;
 - `document_files`: a ``.html``/``.txt`` file's bytes, gunzipped, capped;
 - `warc_iterator`: warcio's ArchiveIterator and record loader, adapted;
+- `wacz_files`: the WARC files inside a WACZ (a zip), each a file to read, bounded against zip bombs;
 - `warc_files`: `WarcFile` and `WarcRecord`, a record's outcome.
 
 This module is where all of it was before it was split: every name it held is still importable from it

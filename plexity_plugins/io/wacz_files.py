@@ -90,7 +90,8 @@ class WaczFile:
             self.fileobj.seek(0)
             head = self.fileobj.read(64)
         except (OSError, ValueError) as exc:  # (not seekable: a zip's directory is at its end)
-            self._stop(UNREADABLE_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here first")
+            self._stop(UNREADABLE_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here "
+                                        f"first")
             return None
         if not head.startswith(b"PK"):
             self._stop(NOT_A_WARC, f"not a WACZ file (a zip): {what_file_is(head)}")
