@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -29,45 +28,13 @@ for _package in ("s3fs", "moto"):
 
 import s3fs  # noqa: E402
 
+from s3_server import KEY, SECRET, S3Server, clean_env  # noqa: E402
 from plexity_plugins.datatrove import WarcHtmlReader  # noqa: E402
 from plexity_plugins.errors import ReadError  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
 PLEXITY = [sys.executable, "-m", "plexity_plugins"]
-KEY, SECRET = "AKIAPROBE40", "probe40-secret-Zq8w"  # (any pair: moto's default server checks none)
-
-
-class S3Server:
-    """moto's S3 server in its own process on 127.0.0.1; `log` holds the requests it answered, one line each."""
-
-    def __init__(self, **env):
-        self.log: list[str] = []
-        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-                                        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
-        for line in self.process.stdout:
-            found = re.search(r"Running on (http://\S+)", line)
-            if found:
-                self.url = found.group(1)
-                break
-        else:
-            raise RuntimeError(f"moto's server did not start (exit {self.process.wait()})")
-        threading.Thread(target=lambda: self.log.extend(self.process.stdout), daemon=True).start()
-
-    def fs(self, key=KEY, secret=SECRET) -> s3fs.S3FileSystem:
-        return s3fs.S3FileSystem(key=key, secret=secret, client_kwargs={"endpoint_url": self.url},
-                                 skip_instance_cache=True)
-
-    def options(self, **more) -> dict:
-        return {"key": KEY, "secret": SECRET, "client_kwargs": {"endpoint_url": self.url}, **more}
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
-
-    def listings(self) -> int:
-        return sum("list-type=2" in line for line in self.log)
 
 
 @pytest.fixture(scope="module")
@@ -81,12 +48,6 @@ def s3():
         fs.put(str(SAMPLE), f"crawl/crawl/2024-01/part-{i}.warc.gz")
     yield server
     server.stop()
-
-
-def clean_env(**variables) -> dict:
-    """This environment without AWS settings of its own (no ~/.aws, no instance role looked for), and `variables`."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
-    return {**env, "HOME": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true", "PYTHONPATH": str(REPO), **variables}
 
 
 def plexity(*args: str, env=None) -> subprocess.CompletedProcess:

@@ -278,10 +278,10 @@ def test_a_deflated_member_damaged_everywhere_reads_as_its_warc_and_is_inflated_
 
 
 def test_plexity_run_reads_a_wacz_on_s3_and_a_glob_of_them_as_the_local_file(tmp_path):
-    """A WACZ in a bucket (moto's S3 server on 127.0.0.1, as tests/test_s3_probe40.py): its zip directory and
+    """A WACZ in a bucket (moto's S3 server on 127.0.0.1, tests/s3_server.py): its zip directory and
     members are read by ranges, nothing downloaded whole first.  Before: the file URL was taken for a folder (no
     ".warc" in its name) and the glob's file read as a damaged WARC."""
-    from test_s3_probe40 import KEY, SECRET, S3Server, clean_env
+    from s3_server import KEY, SECRET, S3Server, clean_env
 
     write_wacz(tmp_path / "crawl.wacz", unzipped(tmp_path / "unzipped"))
     local = plexity("run", "crawl.wacz", "-o", "local", "--extractor", "tags", "--workers", "1", cwd=tmp_path)
