@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zipfile
 import zlib
 
 import pytest
@@ -20,6 +21,8 @@ from plexity_plugins.extractors import decode_html, decode_html_counted
 from plexity_plugins.io.inputs import (FILE_PROBLEMS, RECORD_SKIPS, UNSUPPORTED_COMPRESSION, WarcFile, decode_content,
                                       dechunk)
 from plexity_plugins.errors import TooLarge, Undecodable
+from plexity_plugins.io.read_outcomes import NOT_A_WARC, UNREADABLE_FILE
+from plexity_plugins.io.wacz_files import WaczFile
 from plexity_plugins.scoring.scorer import sanitize
 from warc_corpus import ARTICLE, page, record_bytes
 
@@ -147,6 +150,43 @@ def test_damage_to_a_warc_gz_never_loses_a_whole_member(damaged):
     for uri in whole:
         assert uri in read, (uri, warc.problem_detail)
         assert f"Record {uri.rsplit('/', 1)[1]}.".encode() in read[uri].payload
+
+
+
+def _wacz(method: int) -> bytes:
+    """A small WACZ: the records above as a .warc.gz and a .warc under archive/ (stored or deflated), and its pages."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as wacz:
+        wacz.writestr("archive/a.warc.gz", b"".join(MEMBERS[:3]), compress_type=method)
+        wacz.writestr("archive/b.warc", b"".join(PLAIN[3:]), compress_type=method)
+        wacz.writestr("pages/pages.jsonl", b'{"format": "json-pages-1.0", "id": "pages"}\n')
+        wacz.writestr("datapackage.json", b'{"profile": "data-package", "wacz_version": "1.1.1"}')
+    return data.getvalue()
+
+
+WACZS = {method: _wacz(method) for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)}
+
+
+@WARC
+@given(method=st.sampled_from(sorted(WACZS)), edits=st.lists(st.tuples(st.integers(-400, 5000), st.binary(
+    min_size=1, max_size=12)), max_size=4), cut=st.one_of(st.none(), st.integers(0, 5000)))
+def test_damage_to_a_wacz_never_crashes_and_each_warc_in_it_is_read_or_named(method, edits, cut):
+    """Bytes written over a WACZ anywhere (its members, their headers, its directory: positions below 0 count from
+    its end) or the file cut short: each WARC member is read, its counts adding up, or named; else the file is."""
+    data = bytearray(WACZS[method])
+    for at, noise in edits:
+        at %= len(data)
+        data[at:at + len(noise)] = noise
+    if cut is not None:
+        data = data[:cut % len(data)]
+    wacz = WaczFile(io.BytesIO(bytes(data)), "f.wacz")
+    members = list(wacz)
+    assert members or wacz.problem in (NOT_A_WARC, UNREADABLE_FILE) and wacz.problem_detail
+    for member in members:
+        assert (member.fileobj is None) == bool(member.skip)
+        if member.fileobj is not None:
+            warc = WarcFile(member.fileobj, name=member.name)
+            _consistent(list(warc), warc, member.fileobj.seek(0, io.SEEK_END))
 
 
 @WARC

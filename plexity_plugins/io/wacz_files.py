@@ -26,7 +26,7 @@ import struct
 import zipfile
 from dataclasses import dataclass
 
-from ..errors import ReadError
+from ..errors import ENVIRONMENT_ERRORS, ReadError
 from .folders import WACZ_SUFFIX
 from .input_files import _Reads, what_file_is
 from .read_outcomes import NOT_A_WARC, UNREADABLE_FILE, describe
@@ -36,6 +36,7 @@ MAX_ZIP_MEMBERS = 100_000  # a WACZ holds its WARCs, indexes and a few JSON file
 MAX_DEFLATE_RATIO = 100  # declared size / compressed size of a deflated member read (HTML deflates ~10:1)
 MAX_INFLATIONS = 4  # times a deflated member's size that may be inflated in all, re-reading it after damage
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a member's local file header (zipfile's structFileHeader)
+_NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)  # (what reading lets through: an error of the installation, a failed read)
 _METHODS = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
 
 
@@ -60,6 +61,8 @@ class WaczMember:
     def why_ended(self) -> str:
         """Why reading the member ended before its end without damage of its own ("" if it did not): a deflated
         member read again from its start too many times (`MAX_INFLATIONS`), to resynchronise after damage."""
+        if getattr(self.fileobj, "damage", ""):
+            return f"reading stopped: {self.fileobj.damage}"
         if getattr(self.fileobj, "exhausted", False):
             return (f"reading stopped: a deflated member is inflated again from its start at each damage, and it was "
                     f"inflated {MAX_INFLATIONS} times over (store WARCs in a WACZ, as its specification says)")
@@ -102,24 +105,23 @@ class WaczFile:
             members = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
             if members > MAX_ZIP_MEMBERS:
                 self._stop(UNREADABLE_FILE, f"a zip listing {members:,} members, more than a WACZ holds "
-                                         f"({MAX_ZIP_MEMBERS:,}): not read")
+                                            f"({MAX_ZIP_MEMBERS:,}): not read")
                 return None
             self.fileobj.seek(0)
             return zipfile.ZipFile(self.fileobj)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, struct.error) as exc:
-            self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
-                                     f"{describe(exc)}): nothing read")
-        except ReadError:
+        except _NOT_DAMAGE:
             raise
-        except OSError as exc:
-            self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read ({describe(exc)}): nothing read")
+        except Exception as exc:  # noqa: BLE001 - zipfile's, on a directory that says anything (BadZipFile, struct,
+            # ValueError: a negative offset, UnicodeDecodeError: a name flagged UTF-8 that is not ...)
+            self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
+                                        f"{describe(exc)}): nothing read")
         return None
 
     def __iter__(self):
         archive = self._zip()
         if archive is None:
             return
-        infos = [info for info in archive.infolist() if not info.is_dir()]
+        infos = [info for info in archive.infolist() if not info.filename.endswith("/")]  # (no folder; a name may be "")
         warcs = [info for info in infos if info.filename.startswith("archive/")
                  and info.filename.lower().endswith(WARC_MEMBER_SUFFIXES)]
         if not warcs:
@@ -136,7 +138,9 @@ class WaczFile:
             if not member.skip:
                 try:
                     member.fileobj = self._open(archive, info)
-                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, EOFError, struct.error) as exc:
+                except _NOT_DAMAGE:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - zipfile's, on a damaged entry (as above)
                     member.skip = f"its zip entry is damaged ({describe(exc)})"
             yield member
 
@@ -164,6 +168,8 @@ def _member_ends(infos: list[zipfile.ZipInfo], size: int) -> dict[int, int]:
 
 def _why_not_read(info: zipfile.ZipInfo, ends: dict[int, int]) -> str:
     """Why the WARC member `info` is not read, or ""."""
+    if info.header_offset < 0:
+        return f"its zip entry is damaged (it starts at byte {info.header_offset:,}): not read"
     parts = info.filename.split("/")
     if ".." in parts or "" in parts or "\\" in info.filename or posixpath.isabs(info.filename):
         return "its name leaves archive/ (.., an empty part or a backslash): not read"
@@ -230,6 +236,7 @@ class _Inflated(io.RawIOBase):
         self.member, self.size, self.position = member, size, 0
         self.budget = MAX_INFLATIONS * size + (16 << 20)
         self.exhausted = False
+        self.damage = ""  # (what zipfile found wrong in its data: reading ends there, `WaczMember.why_ended`)
         self.behind = bytearray()  # the last bytes inflated, up to the member's position (`member.tell()`)
 
     def readable(self) -> bool:
@@ -265,14 +272,20 @@ class _Inflated(io.RawIOBase):
 
     def _inflate(self, size: int | None) -> bytes:
         at = self.member.tell()
-        if self.exhausted:
+        if self.exhausted or self.damage:
             return b""
-        if at != self.position:  # (forward: inflated and passed over; back: inflated again from the start)
-            if not self._spend(self.position if self.position < at else self.position - at):
-                return b""
-            self.member.seek(self.position)
-            self.behind.clear()
-        data = self.member.read(-1 if size is None else size)
+        try:
+            if at != self.position:  # (forward: inflated and passed over; back: inflated again from the start)
+                if not self._spend(self.position if self.position < at else self.position - at):
+                    return b""
+                self.behind.clear()
+                self.member.seek(self.position)
+            data = self.member.read(-1 if size is None else size)
+        except _NOT_DAMAGE:
+            raise
+        except Exception as exc:  # noqa: BLE001 - its deflate data or CRC wrong (zlib.error, BadZipFile, EOFError)
+            self.damage = f"its zip data is damaged at byte {self.member.tell():,} of it ({describe(exc)})"
+            return b""
         if not self._spend(len(data)):
             return b""
         self.position += len(data)
