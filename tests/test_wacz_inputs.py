@@ -27,7 +27,7 @@ import pytest
 from helpers import SAMPLE, read_jsonl_dir, within
 from plexity_plugins.datatrove import WarcHtmlReader
 from plexity_plugins.io.folders import WARC_AND_ARC_GLOB, WARC_GLOB, warc_glob
-from warc_corpus import ARTICLE, page, response, write_warc
+from warc_corpus import ARTICLE, page, record_bytes, response, write_warc
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins"]
@@ -253,7 +253,6 @@ def test_a_deflated_member_damaged_everywhere_reads_as_its_warc_and_is_inflated_
     named."""
     from plexity_plugins.io.wacz_files import MAX_INFLATIONS, WaczFile
     from plexity_plugins.io.warc_files import WarcFile
-    from warc_corpus import record_bytes
 
     records = b"".join(record_bytes(f"http://example.org/{i}", page(ARTICLE, str(i)).encode() * 3,
                                     content_length="100" if i % 2 else None) for i in range(1_000))
@@ -301,3 +300,26 @@ def test_plexity_run_reads_a_wacz_on_s3_and_a_glob_of_them_as_the_local_file(tmp
             assert reader_stats(tmp_path / out)["records"] == 27 + 4
     finally:
         server.stop()
+
+
+def test_a_deflated_member_whose_data_is_damaged_is_named_and_its_records_before_it_kept(tmp_path):
+    """A byte of a deflated member's data changed: zipfile's inflating fails there (or its CRC at the end).  Before
+    the WACZ reading caught it, zlib's error stopped plexity clean with a traceback (tests/test_fuzz_input.py found
+    it); before WACZs were read at all, the file was an unknown_file_type."""
+    records = [record_bytes(f"http://example.org/{i}", page(ARTICLE, f"Record {i}.").encode()) for i in range(40)]
+    (tmp_path / "crawl").mkdir()
+    with zipfile.ZipFile(tmp_path / "crawl" / "crc.wacz", "w") as wacz:
+        wacz.writestr("archive/data.warc", b"".join(records), compress_type=zipfile.ZIP_DEFLATED)
+    data = bytearray((tmp_path / "crawl" / "crc.wacz").read_bytes())
+    at = data.index(b"PK\x01\x02") - 40  # (near its compressed data's end: the records before it inflate)
+    data[at] ^= 0xFF
+    (tmp_path / "crawl" / "crc.wacz").write_bytes(bytes(data))
+    done = plexity("clean", "crawl", "-o", "out", "--extractor", "tags", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    (detail,) = stats["damaged_file_details"]
+    assert detail.startswith("crawl/crc.wacz/archive/data.warc: ") and "its zip data is damaged at byte" in detail
+    assert 30 <= stats["documents"] < 40 and stats["files"] == 1
+    reader = WarcHtmlReader(str(tmp_path / "crawl"))
+    assert len(list(reader.run())) == stats["documents"]
+    assert reader.stats.stats["corrupt_files"].total == 1

@@ -25,8 +25,8 @@ from ..io.document_files import read_document
 from ..io.input_files import judged_compression, open_input
 from ..io.payload_sniffing import binary_kind, looks_like_html
 from ..io.read_limits import MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress
-from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES, PAGE_TEXT,
-                                READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
+from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
+                                PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
                                 UNSUPPORTED_COMPRESSION, describe)
 from ..io.wacz_files import WaczFile
 from ..io.warc_files import WarcFile, WarcRecord
@@ -600,15 +600,16 @@ class FileCleaner:
             self._skip_file(name, warc.problem, warc.problem_detail)
             return
         self.stats.files += 1
+        ended = why_ended() if why_ended else ""  # (a WACZ's member: its zip data damaged ...)
         if failed_read is not None:
             self._failed_read(name, failed_read)
-        elif warc.problem is not None:
-            ended = why_ended() if why_ended else ""
-            detail = f"{warc.problem_detail}; {ended}" if ended else warc.problem_detail
+        elif warc.problem is not None or ended:
+            problem = warc.problem or CORRUPT_FILE
+            detail = "; ".join(part for part in (warc.problem_detail, ended) if part)
             message = f"{name}: {detail}"
             logger.warning("damaged WARC %s", message)
-            self.stats.damaged_file(warc.problem, message)
-            self.dropped.document(name, warc.problem, detail)
+            self.stats.damaged_file(problem, message)
+            self.dropped.document(name, problem, detail)
         if out is not None:
             self.stats.bytes_out += out_path.stat().st_size
 

@@ -15,8 +15,8 @@ from ..io.folders import WARC_GLOB, warc_glob
 from ..io.input_files import judged_compression, open_input
 from ..io.payload_sniffing import is_blank
 from ..io.read_limits import DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress, reading_limits
-from ..io.read_outcomes import (CLEANED_TEXT, NOT_A_REGULAR_FILE, NOT_PAGES, PAGE_TEXT, UNREADABLE_FILE,
-                                UNSUPPORTED_COMPRESSION, describe)
+from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_PAGES, PAGE_TEXT,
+                                UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, describe)
 from ..io.wacz_files import WaczFile, is_wacz
 from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
@@ -332,12 +332,13 @@ class WarcHtmlReader(BaseDiskReader):
                 else:
                     self._count_document(record)
                     yield document
+        ended = why_ended() if why_ended else ""  # (a WACZ's member: its zip data damaged ...)
         if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
             self._not_read(filepath, warc.problem_detail)
-        elif warc.problem is not None:
-            ended = why_ended() if why_ended else ""
-            self.stat_update("corrupt_files", f"corrupt_files_{warc.problem}")
-            logger.warning(printable(f"damaged WARC {filepath}: {warc.problem_detail}{'; ' + ended if ended else ''}"))
+        elif warc.problem is not None or ended:
+            detail = "; ".join(part for part in (warc.problem_detail, ended) if part)
+            self.stat_update("corrupt_files", f"corrupt_files_{warc.problem or CORRUPT_FILE}")
+            logger.warning(printable(f"damaged WARC {filepath}: {detail}"))
         if warc.bytes_skipped:
             self.stat_update("records_recovered", value=warc.records_recovered)
             self.stat_update("bytes_skipped", value=warc.bytes_skipped)

@@ -12,7 +12,8 @@ Bounds, since a zip says of itself what it likes: its central directory is read 
 `MAX_DEFLATE_RATIO` times its compressed size is a zip bomb, not read (deflate compresses text ten times or so), and
 zipfile reads no byte past the declared size (its CRC checked there); members whose bytes overlap another's (a bomb
 made of one member listed many times) are not read; a deflated member is inflated at most `MAX_INFLATIONS` times
-over in all (each step back, to resynchronise after damage, inflates it again from its start), then reads as ended.
+over in all (a step back, to resynchronise after damage, further than the last 8 MiB inflated, inflates it again
+from its start), then reads as ended, and so does it where its deflate data or its CRC is wrong.
 So reading a WACZ is linear in its size, and each page is held within `read_limits`' caps as in any WARC.
 """
 
@@ -36,7 +37,7 @@ MAX_ZIP_MEMBERS = 100_000  # a WACZ holds its WARCs, indexes and a few JSON file
 MAX_DEFLATE_RATIO = 100  # declared size / compressed size of a deflated member read (HTML deflates ~10:1)
 MAX_INFLATIONS = 4  # times a deflated member's size that may be inflated in all, re-reading it after damage
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a member's local file header (zipfile's structFileHeader)
-_NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)  # (what reading lets through: an error of the installation, a failed read)
+_NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)  # (what reading lets through: the installation's error, a failed read)
 _METHODS = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
 
 
@@ -59,8 +60,9 @@ class WaczMember:
         return self.path.lower().endswith(".gz")
 
     def why_ended(self) -> str:
-        """Why reading the member ended before its end without damage of its own ("" if it did not): a deflated
-        member read again from its start too many times (`MAX_INFLATIONS`), to resynchronise after damage."""
+        """Why reading the member ended before its end ("" if it did not): its zip data damaged (deflate data, its
+        CRC), or it was inflated again from its start too many times (`MAX_INFLATIONS`), resynchronising after
+        damage.  Said with the WARC reader's own problem, if any: it sees the member end there."""
         if getattr(self.fileobj, "damage", ""):
             return f"reading stopped: {self.fileobj.damage}"
         if getattr(self.fileobj, "exhausted", False):
@@ -121,7 +123,7 @@ class WaczFile:
         archive = self._zip()
         if archive is None:
             return
-        infos = [info for info in archive.infolist() if not info.filename.endswith("/")]  # (no folder; a name may be "")
+        infos = [info for info in archive.infolist() if not info.filename.endswith("/")]  # (no folder; a name: "")
         warcs = [info for info in infos if info.filename.startswith("archive/")
                  and info.filename.lower().endswith(WARC_MEMBER_SUFFIXES)]
         if not warcs:
