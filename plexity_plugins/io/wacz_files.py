@@ -23,6 +23,7 @@ import collections
 import io
 import os
 import posixpath
+import shlex
 import struct
 import zipfile
 from dataclasses import dataclass
@@ -116,7 +117,9 @@ class WaczFile:
         except Exception as exc:  # noqa: BLE001 - zipfile's, on a directory that says anything (BadZipFile, struct,
             # ValueError: a negative offset, UnicodeDecodeError: a name flagged UTF-8 that is not ...)
             self._stop(UNREADABLE_FILE, f"a WACZ whose zip directory cannot be read (the file is truncated or damaged: "
-                                        f"{describe(exc)}): nothing read")
+                                        f"{describe(exc)}): nothing read; `yes | zip -FF {shlex.quote(self.name)} "
+                                        f"--out fixed.wacz` rebuilds a directory of the members left (Info-ZIP's "
+                                        f"zip), which plexity reads")
         return None
 
     def __iter__(self):
@@ -130,7 +133,7 @@ class WaczFile:
             names = ", ".join(info.filename for info in infos[:5]) + (", ..." if len(infos) > 5 else "")
             self._stop(NOT_A_WARC, f"a WACZ holding no WARC file under archive/ (it holds {names or 'nothing'})")
             return
-        ends = _member_ends(infos, self._size())
+        ends = _member_ends(infos)
         listed = collections.Counter(info.header_offset for info in infos)
         for info in warcs:
             member = WaczMember(info.filename, f"{self.name}/{info.filename}")
@@ -146,9 +149,6 @@ class WaczFile:
                     member.skip = f"its zip entry is damaged ({describe(exc)})"
             yield member
 
-    def _size(self) -> int:
-        return self.fileobj.seek(0, os.SEEK_END)
-
     def _open(self, archive: zipfile.ZipFile, info: zipfile.ZipInfo):
         if info.compress_type == zipfile.ZIP_DEFLATED:
             return _Inflated(archive.open(info), info.file_size)
@@ -161,11 +161,12 @@ class WaczFile:
         return _Stored(self.fileobj, start, info.compress_size)
 
 
-def _member_ends(infos: list[zipfile.ZipInfo], size: int) -> dict[int, int]:
-    """Where each member's bytes must end (the next member's start, else the end of the file), by its header's
-    offset: a member whose data runs past it shares bytes with another."""
+def _member_ends(infos: list[zipfile.ZipInfo]) -> dict[int, int | None]:
+    """Where each member's bytes must end, by its header's offset: the next member's start (a member whose data runs
+    past it shares bytes with another), None for the last (a zip cut short, its directory rebuilt by ``zip -FF``,
+    ends inside it: what is there is read, and the WARC reader names where it ends)."""
     starts = sorted({info.header_offset for info in infos})
-    return {start: end for start, end in zip(starts, starts[1:] + [size])}
+    return {start: end for start, end in zip(starts, starts[1:] + [None])}
 
 
 def _why_not_read(info: zipfile.ZipInfo, ends: dict[int, int]) -> str:
@@ -183,8 +184,9 @@ def _why_not_read(info: zipfile.ZipInfo, ends: dict[int, int]) -> str:
     if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
         return (f"a zip bomb: {info.file_size:,} bytes declared from {info.compress_size:,} compressed, more than "
                 f"{MAX_DEFLATE_RATIO} times: not read")
-    if info.header_offset + _LOCAL_HEADER.size + info.compress_size > ends.get(info.header_offset, 0):
-        return "its bytes overlap another member's or run past the end of the file (a zip bomb?): not read"
+    end = ends.get(info.header_offset)
+    if end is not None and info.header_offset + _LOCAL_HEADER.size + info.compress_size > end:
+        return "its bytes overlap the next member's (a zip bomb?): not read"
     return ""
 
 
