@@ -177,7 +177,7 @@ def _globs_expanded(inputs: list[str | os.PathLike], out: Path | None) -> list[s
                              f"is read whole") from None
         if not matches:
             raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file"
-                                    + left_out_by_glob(glob_folder(str(item)), ("warc", "html", "text"),
+                                    + left_out_by_glob(glob_folder(str(item)), ("warc", "wacz", "html", "text"),
                                                      "file(s) plexity clean reads", out))
         matches = [Path(m) for m in matches if out is None or not Path(m).resolve().is_relative_to(out)]
         folders = {m for m in matches if m.is_dir()}
