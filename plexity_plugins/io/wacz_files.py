@@ -40,6 +40,7 @@ MAX_INFLATIONS = 4  # times a deflated member's size that may be inflated in all
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # a member's local file header (zipfile's structFileHeader)
 _NOT_DAMAGE = (*ENVIRONMENT_ERRORS, ReadError)  # (what reading lets through: the installation's error, a failed read)
 _METHODS = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+_END_RECORD, _ENTRIES_TOTAL = getattr(zipfile, "_EndRecData", None), getattr(zipfile, "_ECD_ENTRIES_TOTAL", 4)
 
 
 def is_wacz(name: str) -> bool:
@@ -104,8 +105,10 @@ class WaczFile:
             return None
         try:
             self.fileobj.seek(0)
-            end = zipfile._EndRecData(self.fileobj)  # (the directory's size, before zipfile reads it whole)
-            members = end[zipfile._ECD_ENTRIES_TOTAL] if end else 0
+            # (the directory's count, before zipfile reads it whole: zipfile's own reading of its end record, private
+            # in CPython 3.11 to 3.14; where a Python lacks it, the directory is read unbounded, as zipfile reads it)
+            end = _END_RECORD(self.fileobj) if _END_RECORD else None
+            members = end[_ENTRIES_TOTAL] if end else 0
             if members > MAX_ZIP_MEMBERS:
                 self._stop(UNREADABLE_FILE, f"a zip listing {members:,} members, more than a WACZ holds "
                                             f"({MAX_ZIP_MEMBERS:,}): not read")
