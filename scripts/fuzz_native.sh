@@ -41,6 +41,9 @@ find "$OUT/lib/plexity_plugins" \( -name '_native*.so' -o -name __pycache__ \) -
 ATHERIS="$("$VPY" -c 'import atheris, os; print(os.path.dirname(os.path.dirname(atheris.__file__)))')"
 export LD_PRELOAD="$ATHERIS/asan_with_fuzzer.so"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:handle_abort=1:symbolize=1"
+# Every object from malloc, each to its own size: in pymalloc's pools (objects up to 512 bytes: most of the
+# target's strs and bytes) a read past an object's end lands in its neighbour, which ASan does not see.
+export PYTHONMALLOC=malloc
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$ROOT/scripts/fuzz_native.supp"
 # (the project's own packages: a venv made with --system-site-packages sees the base Python's, not its venv's)
 export PYTHONPATH="$OUT/lib:$("$PYTHON" -c 'import site; print(":".join(site.getsitepackages()))')"
