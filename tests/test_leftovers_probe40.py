@@ -3,6 +3,7 @@ and paths in the hints a user copies; S3 reads bounded by --remote-timeout; the 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -154,8 +155,9 @@ def test_a_stalled_s3_server_fails_the_task_after_about_remote_timeout(stalled_e
     worker.join(20)
     assert outcome, "still reading after 20 s"
     seconds, said = outcome[0]
-    assert said.startswith("s3://bkt/crawl/a.warc.gz: cannot open it: the S3 server could not be reached (Read "
-                           "timeout on endpoint URL"), said
+    # (a read timeout as a rule; on a loaded machine the connection itself may time out first: the same line)
+    assert re.match(r"s3://bkt/crawl/a\.warc\.gz: cannot open it: the S3 server could not be reached \((Read|Connect) "
+                    r"timeout on endpoint URL", said), said
     assert seconds < 10  # (0.5 s of stall; s3fs's pauses ~1.9 s, botocore's up to 1 s a retry)
 
 
