@@ -193,58 +193,12 @@ def _why_not_read(info: zipfile.ZipInfo, ends: dict[int, int]) -> str:
     return ""
 
 
-class _Stored(io.RawIOBase):
-    """A stored member: `size` bytes of the zip `fileobj` from `start`, read in place (seeking is free)."""
+class _Member(io.RawIOBase):
+    """A member's bytes, `size` of them, read from `position` (what the two kinds share)."""
 
-    def __init__(self, fileobj, start: int, size: int):
+    def __init__(self, size: int):
         super().__init__()
-        self.fileobj, self.start, self.size, self.position = fileobj, start, size, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.position
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
-        self.position = max(0, base + offset)
-        return self.position
-
-    def read(self, size: int = -1) -> bytes:
-        left = self.size - self.position
-        size = left if size is None or size < 0 else min(size, left)
-        if size <= 0:
-            return b""
-        self.fileobj.seek(self.start + self.position)  # (one member read at a time, but the zip's file is shared)
-        data = self.fileobj.read(size)
-        self.position += len(data)
-        return data
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
-class _Inflated(io.RawIOBase):
-    """A deflated member (zipfile's reader, its CRC checked at the declared size), seekable.  A step back within the
-    last `BACK_BYTES` inflated is read from them (resynchronising after damage steps back to the damaged record's
-    start); one further back inflates the member again from its start, so what is inflated in all is bounded
-    (`MAX_INFLATIONS` times its size, and 16 MiB): past that it reads as ended, and `WaczMember.why_ended` says so."""
-
-    BACK_BYTES = 8 << 20
-
-    def __init__(self, member, size: int):
-        super().__init__()
-        self.member, self.size, self.position = member, size, 0
-        self.budget = MAX_INFLATIONS * size + (16 << 20)
-        self.exhausted = False
-        self.damage = ""  # (what zipfile found wrong in its data: reading ends there, `WaczMember.why_ended`)
-        self.behind = bytearray()  # the last bytes inflated, up to the member's position (`member.tell()`)
+        self.size, self.position = size, 0
 
     def readable(self) -> bool:
         return True
@@ -259,6 +213,46 @@ class _Inflated(io.RawIOBase):
         base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
         self.position = max(0, base + offset)  # (moved to when next read: a seek to the end to learn the size is free)
         return self.position
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+class _Stored(_Member):
+    """A stored member: `size` bytes of the zip `fileobj` from `start`, read in place (seeking is free)."""
+
+    def __init__(self, fileobj, start: int, size: int):
+        super().__init__(size)
+        self.fileobj, self.start = fileobj, start
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.size - self.position
+        size = left if size is None or size < 0 else min(size, left)
+        if size <= 0:
+            return b""
+        self.fileobj.seek(self.start + self.position)  # (one member read at a time, but the zip's file is shared)
+        data = self.fileobj.read(size)
+        self.position += len(data)
+        return data
+
+
+class _Inflated(_Member):
+    """A deflated member (zipfile's reader, its CRC checked at the declared size), seekable.  A step back within the
+    last `BACK_BYTES` inflated is read from them (resynchronising after damage steps back to the damaged record's
+    start); one further back inflates the member again from its start, so what is inflated in all is bounded
+    (`MAX_INFLATIONS` times its size, and 16 MiB): past that it reads as ended, and `WaczMember.why_ended` says so."""
+
+    BACK_BYTES = 8 << 20
+
+    def __init__(self, member, size: int):
+        super().__init__(size)
+        self.member = member
+        self.budget = MAX_INFLATIONS * size + (16 << 20)
+        self.exhausted = False
+        self.damage = ""  # (what zipfile found wrong in its data: reading ends there, `WaczMember.why_ended`)
+        self.behind = bytearray()  # the last bytes inflated, up to the member's position (`member.tell()`)
 
     def read(self, size: int = -1) -> bytes:
         wanted = None if size is None or size < 0 else size
@@ -304,11 +298,6 @@ class _Inflated(io.RawIOBase):
         self.budget -= inflated
         self.exhausted = self.budget < 0
         return not self.exhausted
-
-    def readinto(self, buffer) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         self.member.close()
