@@ -20,6 +20,7 @@ This module imports nothing of the package: every layer may use it.
 from __future__ import annotations
 
 import errno
+import numbers
 import os
 
 # -- exit statuses of the `plexity` command ------------------------------------------------------
@@ -42,6 +43,18 @@ _CONTROL_ESCAPES = {c: chr(c).encode("unicode_escape").decode("ascii")
 def printable(text: str) -> str:
     """`text` for a log line: its control characters escaped (``\\x1b``, ``\\r``, ``\\n``), the rest as it is."""
     return text.translate(_CONTROL_ESCAPES)
+
+
+def not_text_error(value: object, expected: str = "str or bytes") -> TypeError:
+    """The TypeError for an input that is not text; a missing value (None, NaN, pandas' NA: the empty cell of a
+    dataset or a DataFrame, which `ds.map` and `Series.map` hand over as it is) said to be one, with the ways round
+    it.  (The extractors said "'NoneType' object has no attribute 'isascii'", the scorer "got float".)"""
+    kind = type(value).__name__
+    if value is None or kind in ("NAType", "NaTType") or (isinstance(value, numbers.Real) and value != value):
+        return TypeError(f"expected {expected}, got {value!r}: a missing value (a dataset's or a DataFrame's empty "
+                         f"cell): filter such rows out first (ds.filter(lambda row: row['text'] is not None), "
+                         f"Series.dropna()) or map around them (Series.map(f, na_action='ignore'))")
+    return TypeError(f"expected {expected}, got {kind}")
 
 
 class TooLarge(ValueError):

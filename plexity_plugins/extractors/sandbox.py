@@ -196,7 +196,7 @@ def pack_page(html: str | bytes) -> bytes:
     parent's str, as much memory again as the page, for as long as the document lives.)"""
     if isinstance(html, str):
         return html.encode("utf-8", "surrogatepass")
-    return ForkingPickler.dumps(html)
+    return ForkingPickler.dumps(bytes(html) if isinstance(html, memoryview) else html)  # (a memoryview does not pickle)
 
 
 def unpack_page(data: bytes | memoryview, shared: mmap.mmap | None = None) -> str | bytes:

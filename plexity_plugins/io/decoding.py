@@ -38,6 +38,7 @@ import codecs
 import functools
 import re
 
+from ..errors import not_text_error
 from ..runtime import native
 
 
@@ -349,6 +350,10 @@ def decode_html_replaced(body: bytes, content_type: str | None = None) -> tuple[
     the bytes spelled are not counted): the ``replaced_chars`` every front end counts for a page's bytes."""
     from w3lib.encoding import to_unicode
 
+    if not isinstance(body, bytes):
+        if not isinstance(body, (bytearray, memoryview)):  # (a str is decoded already: the extractors take it)
+            raise not_text_error(body, "bytes (a response's body; a page that is a str needs no decoding)")
+        body = bytes(body)
     encoding, bom = _labelled_encoding(body, content_type)
     unlabelled = encoding == UNLABELLED
     if unlabelled:  # (UTF-8 first: valid, nearly every such page, it is decoded once, below)
@@ -386,9 +391,11 @@ def html_text_counted(html: str | bytes, content_type: str | None = None) -> tup
     as a page's undecodable bytes (`decode_html_replaced`): the ``replaced_chars`` a front end counts
     for a page given as a str or as bytes (`content_type`: the response's, for bytes).  A front end
     that counts calls it before the extractor, whose own `html_text` then finds nothing to replace."""
-    if isinstance(html, bytes):
+    if isinstance(html, (bytes, bytearray, memoryview)):
         text, _, replaced = decode_html_replaced(html, content_type)
         return text, replaced
+    if not isinstance(html, str):
+        raise not_text_error(html, "str or bytes (a page)")
     return _str_without_surrogates(html)
 
 

@@ -50,7 +50,7 @@ from ..io.decoding import unlabelled_encoding, utf16_by_its_nuls
 from ..runtime import native
 from ..text.language import language_code, other_language
 from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
-from ..errors import ModelError
+from ..errors import ModelError, not_text_error
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -217,7 +217,7 @@ def sanitize(text: str | bytes, keep_nul: bool = False) -> tuple[str, int]:
             text = raw.decode(codec, "replace")
             replaced += text.count("\ufffd") - raw.decode(codec, "ignore").count("\ufffd")
     elif not isinstance(text, str):
-        raise TypeError(f"expected str or bytes, got {type(text).__name__}")
+        raise not_text_error(text)
     if not keep_nul and "\x00" in text:
         replaced += text.count("\x00")
         text = text.replace("\x00", " ")
