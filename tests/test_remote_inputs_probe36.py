@@ -117,7 +117,8 @@ class _BadServer(QuietHandler):
 
 @pytest.fixture
 def serve(tmp_path):
-    """serve({name: (path, mode)}) -> the folder's URL; the server stops after the test."""
+    """serve({name: (path, mode)}) -> the folder's URL; the server stops after the test.  `serve.requests`: {name: how
+    many GETs of it were answered}."""
     servers = []
 
     def start(files: dict) -> str:
@@ -126,13 +127,14 @@ def serve(tmp_path):
         for name, (source, _) in files.items():
             (folder / name).write_bytes(Path(source).read_bytes())
         handler = type("Handler", (_BadServer,), {"folder": folder, "modes": {n: m for n, (_, m) in files.items()},
-                                                  "requests": {}, "stop": threading.Event()})
+                                                  "requests": start.requests, "stop": threading.Event()})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append((server, handler))
         return f"http://127.0.0.1:{server.server_port}/crawl/"
 
+    start.requests = {}
     yield start
     for server, handler in servers:
         handler.stop.set()

@@ -49,9 +49,21 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def unknown_file_type(path: str | os.PathLike) -> str:
-    """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC;
-    `dataset_file`'s, for a dataset of documents)."""
-    return misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
+    """Why a file of none of the known names is not read, in one line (`wat_file`'s, for a WAT; `misnamed_warc`'s,
+    for a WARC; `dataset_file`'s, for a dataset of documents)."""
+    return wat_file(path) or misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
+
+
+WAT_SUFFIXES = (".warc.wat", ".warc.wat.gz")  # Common Crawl's names (CC-MAIN-...-00000.warc.wat.gz)
+
+
+def wat_file(path: str | os.PathLike) -> str | None:
+    """For a WAT file by its name: what it is, and where its pages are; else None.  (A WAT is a WARC, and was
+    called one "by its bytes: rename it to x.warc.wat.warc.gz to read it", though nothing in it is a page.)"""
+    if not os.path.basename(os.fspath(path)).lower().endswith(WAT_SUFFIXES):
+        return None
+    return ("a WAT file (Common Crawl's metadata of a crawl's records, as JSON: headers and links, no page's text): "
+            "nothing in it to clean; the pages are in its WARC (.warc.gz), their text in its WET (.warc.wet.gz)")
 
 
 # A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's

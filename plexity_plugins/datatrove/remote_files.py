@@ -18,7 +18,11 @@ Here the file is read as one stream (any server serves that; memory stays one re
 the file's), with a limit on the time without a byte (`DEFAULT_REMOTE_TIMEOUT`, the reader's
 ``remote_timeout``), none on the whole: a slow server is read to the end, a stalled one fails the task
 after that time.  A seek (resynchronising after damage) opens the file again at that byte: with a
-range where the server answers one, else reading from the start and passing over the bytes before it.
+range where the server answers one, else reading from the start and passing over the bytes before it.  A step
+back into the last `HttpInput.BACK_BYTES` read is read from them: each WARC's first bytes, read to see what it
+is and read again (a WACZ's member in the middle of the zip: without it, a server that answers no range sent the
+zip from its start again for each member; a 6.4 MB WACZ of six WARCs was read as 63 MB), and a zip's end
+records, read backwards.
 Every failure of the server or the connection is a `ReadError` naming the URL, the byte and what
 happened: the task fails (the other tasks go on) and a re-run reads the file again.
 
@@ -237,13 +241,17 @@ def _what(exc: BaseException, timeout: float | None) -> str:
 
 
 class HttpInput(io.RawIOBase):
-    """A file over HTTP(S), read as one stream; seekable by opening it again (`open_http_input`)."""
+    """A file over HTTP(S), read as one stream; seekable by opening it again (`open_http_input`), or within the last
+    `BACK_BYTES` read, from them."""
+
+    BACK_BYTES = 1 << 20
 
     def __init__(self, fs, path: str, timeout: float | None = DEFAULT_REMOTE_TIMEOUT):
         super().__init__()
         self.fs, self.path, self.timeout = fs, path, timeout
         self.url = fs.unstrip_protocol(path) if hasattr(fs, "unstrip_protocol") else path
         self._stream, self._pos, self._wanted, self.size = None, 0, 0, None
+        self._behind = bytearray()  # the last bytes read from the stream, up to `_pos`
         self._open_at(0)
 
     async def _get(self, start: int):
@@ -283,6 +291,7 @@ class HttpInput(io.RawIOBase):
 
     def _open_at(self, start: int) -> None:
         self._close_stream()
+        self._behind.clear()
         if start and self.size is not None and start >= self.size:  # (at or past the end: nothing to ask for)
             self._pos = start
             return
@@ -310,6 +319,12 @@ class HttpInput(io.RawIOBase):
             count -= len(data)
 
     def _read_stream(self, size: int) -> bytes:
+        back = self._pos - self._wanted
+        if 0 < back <= len(self._behind):  # (a step back into what was just read)
+            start = len(self._behind) - back
+            data = bytes(self._behind[start:start + min(size, back)])
+            self._wanted += len(data)
+            return data
         if self._wanted != self._pos:  # (a seek: done when read from, as a seek to the end and back costs nothing)
             wanted = self._wanted
             if wanted > self._pos and wanted - self._pos <= 1 << 16 and self._stream is not None:
@@ -329,6 +344,8 @@ class HttpInput(io.RawIOBase):
         except Exception as exc:  # noqa: BLE001 - aiohttp's and fsspec's errors: the server's, named
             raise self._fail(exc, "reading stopped") from exc
         self._pos += len(data)
+        self._behind += data
+        del self._behind[:max(0, len(self._behind) - self.BACK_BYTES)]
         return data
 
     def _close_stream(self) -> None:

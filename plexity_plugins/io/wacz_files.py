@@ -52,7 +52,7 @@ def is_wacz(name: str) -> bool:
 class WaczMember:
     """One WARC member of a WACZ: `fileobj` to read it from, or None and `skip` says why it is not read."""
 
-    path: str  # its name in the zip: archive/data.warc.gz
+    path: str  # its name in the zip, archive/data.warc.gz (a second member of that name: archive/data (2).warc.gz)
     name: str  # as messages and documents name it: crawl.wacz/archive/data.warc.gz
     fileobj: object = None
     skip: str = ""
@@ -96,6 +96,8 @@ class WaczFile:
         try:
             self.fileobj.seek(0)
             head = self.fileobj.read(64)
+        except ReadError:  # (the disk's or the server's failure, not the file's: raised, as for a WARC)
+            raise
         except (OSError, ValueError) as exc:  # (not seekable: a zip's directory is at its end)
             self._stop(UNREADABLE_FILE, f"a WACZ that cannot be read from a stream ({describe(exc)}): copy it here "
                                         f"first")
@@ -138,8 +140,9 @@ class WaczFile:
             return
         ends = _member_ends(infos)
         listed = collections.Counter(info.header_offset for info in infos)
-        for info in warcs:
-            member = WaczMember(info.filename, f"{self.name}/{info.filename}")
+        names = _distinct_names(warcs, {info.filename for info in infos})
+        for info, path in zip(warcs, names):
+            member = WaczMember(path, f"{self.name}/{path}")
             member.skip = _why_not_read(info, ends) or (
                 "its bytes are another member's too (listed twice: a zip bomb?): not read"
                 if listed[info.header_offset] > 1 else "")
@@ -162,6 +165,26 @@ class WaczFile:
         fields = _LOCAL_HEADER.unpack(header)
         start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
         return _Stored(self.fileobj, start, info.compress_size)
+
+
+def _distinct_names(warcs: list[zipfile.ZipInfo], taken: set[str]) -> list[str]:
+    """The WARC members' names, each told from the others: a zip may list two members of one name (`wacz create
+    a/data.warc.gz b/data.warc.gz` writes both as archive/data.warc.gz), and each WARC is a file of its own (its
+    cleaned WARC, its documents' `file_path`), so the second is named as a second file of that name is,
+    archive/data (2).warc.gz (a name no member bears)."""
+    names, seen = [], set()
+    for info in warcs:
+        name = info.filename
+        if name in seen:
+            suffix = next(s for s in WARC_MEMBER_SUFFIXES[::-1] if name.lower().endswith(s))  # (.warc.gz first)
+            stem, number = name[:-len(suffix)], 2
+            while f"{stem} ({number}){name[-len(suffix):]}" in taken:
+                number += 1
+            name = f"{stem} ({number}){name[-len(suffix):]}"
+            taken.add(name)
+        seen.add(name)
+        names.append(name)
+    return names
 
 
 def _member_ends(infos: list[zipfile.ZipInfo]) -> dict[int, int | None]:
