@@ -32,6 +32,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from helpers import QuietHandler, http_server, read_jsonl_dir, run_plexity, run_step_stats
+from web_archives import what_warcio_finds
 
 ARTICLE = ("The city council approved the budget on Tuesday after a long debate about school funding. "
            "The plan adds two libraries and repairs forty miles of road over the next three years.")
@@ -109,27 +110,6 @@ def site():
         yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def _what_warcio_finds(folder: Path) -> tuple[Counter, Counter]:
-    """By warcio itself, in every WARC of `folder`: the records' outcomes as the docs name them, and the URL
-    paths of the 200 HTML responses (each a page whose text must come out once)."""
-    outcomes, pages = Counter(), Counter()
-    for path in sorted(folder.glob("*.warc*")):
-        with open(path, "rb") as f:
-            for record in ArchiveIterator(f):
-                if record.rec_type == "revisit":
-                    outcomes["revisit"] += 1
-                elif record.rec_type != "response":
-                    outcomes["not_response"] += 1
-                elif record.http_headers.get_statuscode()[0] in "345":
-                    outcomes["redirect_or_error"] += 1
-                elif "html" not in record.http_headers.get_header("Content-Type", ""):
-                    outcomes["not_html"] += 1
-                else:
-                    outcomes["page"] += 1
-                    pages[record.rec_headers.get_header("WARC-Target-URI").split(":", 2)[2].split("/", 1)[1]] += 1
-    return outcomes, Counter({"/" + path: n for path, n in pages.items()})
-
-
 def _texts_by_path(records) -> Counter:
     """{(URL path, text's first line): how many documents} of (url, text) pairs."""
     return Counter(("/" + url.split(":", 2)[2].split("/", 1)[1], text.split("\n")[0]) for url, text in records)
@@ -143,7 +123,7 @@ def _expected_texts(pages: Counter) -> Counter:
 def _check_clean_and_run(crawl: Path, tmp_path: Path) -> tuple[dict, dict]:
     """`plexity clean` and `plexity run` of the folder of WARCs: every page once, every other record counted by
     name, the counts adding up to warcio's.  Their stats: clean's, and the run's reader's."""
-    outcomes, pages = _what_warcio_finds(crawl)
+    outcomes, pages = what_warcio_finds(crawl)
     assert outcomes["page"] and outcomes["redirect_or_error"] and outcomes["not_html"]
 
     cleaned = run_plexity("clean", str(crawl), "-o", str(tmp_path / "cleaned"), timeout=300)

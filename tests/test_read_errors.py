@@ -31,6 +31,7 @@ import pytest
 from plexity_plugins.errors import ReadError
 from plexity_plugins.io.inputs import WarcFile
 from warc_corpus import ARTICLE, page, record_bytes
+from web_archives import FailingDisk
 
 PLEXITY = [sys.executable, "-m", "plexity_plugins.cli"]
 
@@ -46,36 +47,6 @@ def warc_of_ten(path: Path) -> list[int]:
         end += len(member)
         ends.append(end)
     return ends
-
-
-class FailingDisk(io.RawIOBase):
-    """A file whose reads fail with EIO from byte `at` on (a read that starts before gives the bytes up to it)."""
-
-    def __init__(self, path: Path, at: int):
-        super().__init__()
-        self.file, self.at = open(path, "rb"), at
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.file.tell()
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        return self.file.seek(offset, whence)
-
-    def readinto(self, buffer) -> int:
-        position = self.file.tell()
-        if position >= self.at:
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-        return self.file.readinto(memoryview(buffer)[:self.at - position])
-
-    def close(self) -> None:
-        self.file.close()
-        super().close()
 
 
 @pytest.mark.parametrize("at", [0, 100, "middle", "near-the-end"])

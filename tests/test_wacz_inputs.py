@@ -9,8 +9,6 @@ deflated member gave nothing), and a folder's .wacz files were not listed."""
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import io
 import json
 import random
@@ -28,6 +26,7 @@ from helpers import SAMPLE, read_jsonl_dir, within
 from plexity_plugins.datatrove import WarcHtmlReader
 from plexity_plugins.io.folders import WARC_AND_ARC_GLOB, WARC_GLOB, warc_glob
 from warc_corpus import ARTICLE, page, record_bytes, response, write_warc
+from web_archives import write_wacz
 
 REPO = Path(__file__).resolve().parent.parent
 PLEXITY = [sys.executable, "-m", "plexity_plugins"]
@@ -52,30 +51,6 @@ def unzipped(folder: Path) -> Path:
     shutil.copy(SAMPLE, folder / "archive" / "data.warc.gz")
     plain_warc(folder / "archive" / "data-2.warc")
     return folder
-
-
-def write_wacz(path: Path, warcs: Path | None, method: int = zipfile.ZIP_STORED, **more: bytes) -> Path:
-    """A WACZ of the WARCs under `warcs`/archive (stored, as WACZ writers store them, or `method`), with the index,
-    pages and data package a WACZ holds (their hashes and sizes in datapackage.json), and `more` members."""
-    members: dict[str, bytes] = {}
-    for warc in sorted((warcs / "archive").iterdir()) if warcs else []:
-        members[f"archive/{warc.name}"] = warc.read_bytes()
-    members["indexes/index.cdxj"] = b'org,example)/plain-0 20240101000000 {"url": "http://example.org/plain-0"}\n'
-    members["pages/pages.jsonl"] = (b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
-                                    b'{"id": "1", "url": "http://example.org/plain-0", "ts": "2024-01-01T00:00:00Z"}\n')
-    members.update({name.replace("__", "/"): data for name, data in more.items()})
-    resources = [{"name": Path(name).name, "path": name, "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
-                  "bytes": len(data)} for name, data in members.items()]
-    package = json.dumps({"profile": "data-package", "wacz_version": "1.1.1", "title": "test crawl",
-                          "created": "2024-01-01T00:00:00Z", "software": "tests/test_wacz_inputs.py",
-                          "resources": resources}).encode()
-    digest = json.dumps({"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(package).hexdigest()})
-    with zipfile.ZipFile(path, "w") as wacz:
-        for name, data in members.items():
-            wacz.writestr(name, data, compress_type=method if name.startswith("archive/") else zipfile.ZIP_DEFLATED)
-        wacz.writestr("datapackage.json", package, compress_type=zipfile.ZIP_DEFLATED)
-        wacz.writestr("datapackage-digest.json", digest, compress_type=zipfile.ZIP_DEFLATED)
-    return path
 
 
 def plexity(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -41,10 +41,8 @@ from warcio.archiveiterator import ArchiveIterator
 from helpers import read_jsonl_dir, run_plexity, run_step_stats
 from plexity_plugins.errors import ReadError
 from plexity_plugins.io.wacz_files import WaczFile
-from test_read_errors import FailingDisk
-from test_archiving_tools_probe47 import _what_warcio_finds
-from test_remote_inputs_probe36 import read_all, serve, warc_with_big_first_record  # noqa: F401 - (serve: a fixture)
-from test_wacz_inputs import write_wacz
+from bad_http_server import read_all, serve, warc_with_big_first_record  # noqa: F401 - (serve: a fixture)
+from web_archives import FailingDisk, what_warcio_finds, write_wacz
 
 WACZ = Path(__file__).resolve().parent / "fixtures" / "web_archives" / "two-warcs-of-one-name.wacz"
 
@@ -78,7 +76,7 @@ def test_a_wacz_holding_two_warcs_of_one_name_gives_the_pages_of_both_each_named
                           for out in ("cleaned", "apart"))
     for key in ("files", "records", "documents", "copied_reasons", "damaged_files"):
         assert stats[key] == stats_apart[key], key
-    pages = {crawl: _what_warcio_finds(unzipped / crawl)[0]["page"] for crawl in ("wget", "warcio")}
+    pages = {crawl: what_warcio_finds(unzipped / crawl)[0]["page"] for crawl in ("wget", "warcio")}
     assert stats["files"] == 2 and stats["documents"] == sum(pages.values())
     # each member cleaned into a WARC of its own, its pages all there
     out = tmp_path / "cleaned" / WACZ.name / "archive"
