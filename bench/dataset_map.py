@@ -178,9 +178,9 @@ def main() -> int:
                 print(f"round {number}: {name}: {result['seconds']:.2f} s, {len(result['workers'])} process(es), "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)
     source = results[variants[0]][0]["memory_source"]
-    load = " ".join(f"{value:.1f}" for value in os.getloadavg())
+    load_average = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\n{args.texts:,} wcxb-dev texts, batches of {args.batch_size}, {args.rounds} rounds (best, and range), "
-          f"load average {load} on {os.cpu_count()} cores; memory ({source}) of each process that ran a batch, MB:")
+          f"load average {load_average} on {os.cpu_count()} cores; memory ({source}) of each process that ran a batch, MB:")
     print(f"{'variant':34} {'best s':>7} {'range s':>11} {'processes':>9} {'RSS':>9} {'PSS':>9} {'USS':>9}")
     summary = {}
     for name in variants:
