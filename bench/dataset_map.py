@@ -17,9 +17,9 @@ default is 1000):
                         ``TimeLimitedExtractor("learned", timeout=30)``: an extraction child per process), in one
                         process and with ``num_proc=2``.
 
-Memory: each process that ran a batch reads its own at its last batch: RSS, PSS (shared pages split between
-the processes that map them) and USS (its own pages), from psutil's ``memory_full_info`` when psutil is installed,
-else from /proc/self/smaps_rollup (the table says which).  The extraction child's is not counted.  The best time
+Memory: each process that ran a batch reads its own at its last batch (`memory`): RSS, PSS (shared pages split
+between the processes that map them), USS (its own pages) and the anonymous pages of its RSS (not a file's: the model and
+the memory-mapped dataset are files).  The extraction child's is not counted.  The best time
 of `--rounds` counts for each variant, with the range; memory is each worker's range over the rounds.  The last
 line of stdout is one JSON object with every figure.
 """
@@ -45,23 +45,22 @@ import figures  # noqa: E402
 
 CLEAN_VARIANTS = {"clean": (1, False), "clean, num_proc=2": (2, False), "clean, num_proc=2, scorer opened": (2, True)}
 PAGE_VARIANTS = {"pages": 1, "pages, num_proc=2": 2}
+MEMORY = ("rss", "pss", "uss", "anon")
 
 
-def memory() -> tuple[str, dict[str, float]]:
-    """(where from, {"rss", "pss", "uss"} in MB) of this process."""
-    try:
-        import psutil
-    except ImportError:
-        fields: dict[str, int] = {}
-        with open("/proc/self/smaps_rollup") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if value.strip().endswith("kB"):
-                    fields[key] = int(value.split()[0]) * 1024
-        uss = fields["Private_Clean"] + fields["Private_Dirty"]
-        return "/proc/self/smaps_rollup", {"rss": fields["Rss"] / 1e6, "pss": fields["Pss"] / 1e6, "uss": uss / 1e6}
-    info = psutil.Process().memory_full_info()
-    return "psutil memory_full_info", {"rss": info.rss / 1e6, "pss": info.pss / 1e6, "uss": info.uss / 1e6}
+def memory() -> dict[str, float]:
+    """This process's memory in MB (Linux's /proc/self/smaps_rollup, as psutil's ``memory_full_info`` reads it):
+    RSS, PSS, USS (its private pages: ``Private_Clean`` + ``Private_Dirty``) and the anonymous pages of the RSS
+    (the heap, its own or still shared with the process that forked it; not a file's pages, such as the model's or
+    the memory-mapped dataset's)."""
+    fields: dict[str, int] = {}
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if value.strip().endswith("kB"):
+                fields[key] = int(value.split()[0]) * 1024
+    return {"rss": fields["Rss"] / 1e6, "pss": fields["Pss"] / 1e6,
+            "uss": (fields["Private_Clean"] + fields["Private_Dirty"]) / 1e6, "anon": fields["Anonymous"] / 1e6}
 
 
 def build(folder: Path, bench: Path, texts: int) -> None:
@@ -127,10 +126,8 @@ def child(folder: Path, variant: str, batch_size: int) -> None:
                       num_proc=num_proc if num_proc > 1 else None, remove_columns=dataset.column_names)
     seconds = time.perf_counter() - started
     last = dict(zip(out["pid"], out["memory"]))  # (each process's last batch)
-    source = json.loads(next(iter(last.values())))[0]
     print(json.dumps({"seconds": seconds, "rows": out.num_rows, "kept_chars": sum(len(t or "") for t in out["clean"]),
-                      "memory_source": source,
-                      "workers": [json.loads(value)[1] for value in last.values()]}))
+                      "workers": [json.loads(value) for value in last.values()]}))
 
 
 def run_child(folder: Path, variant: str, batch_size: int) -> dict:
@@ -177,11 +174,11 @@ def main() -> int:
                 results[name].append(result)
                 print(f"round {number}: {name}: {result['seconds']:.2f} s, {len(result['workers'])} process(es), "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)
-    source = results[variants[0]][0]["memory_source"]
     load_average = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"\n{args.texts:,} wcxb-dev texts, batches of {args.batch_size}, {args.rounds} rounds (best, and range), "
-          f"load average {load_average} on {os.cpu_count()} cores; memory ({source}) of each process that ran a batch, MB:")
-    print(f"{'variant':34} {'best s':>7} {'range s':>11} {'processes':>9} {'RSS':>9} {'PSS':>9} {'USS':>9}")
+          f"load average {load_average} on {os.cpu_count()} cores; memory of each process that ran a batch, MB:")
+    print(f"{'variant':34} {'best s':>7} {'range s':>11} {'processes':>9} "
+          + " ".join(f"{key.upper():>9}" for key in MEMORY))
     summary = {}
     for name in variants:
         seconds = [result["seconds"] for result in results[name]]
@@ -189,13 +186,13 @@ def main() -> int:
         summary[name] = {"seconds": [round(value, 3) for value in seconds],
                          "processes": len(results[name][0]["workers"]),
                          "kept_chars": results[name][0]["kept_chars"],
-                         **{key: [round(worker[key], 1) for worker in workers] for key in ("rss", "pss", "uss")}}
+                         **{key: [round(worker[key], 1) for worker in workers] for key in MEMORY}}
         print(f"{name:34} {min(seconds):7.2f} {span(seconds, 2):>11} {summary[name]['processes']:9} "
-              + " ".join(f"{span([worker[key] for worker in workers], 0):>9}" for key in ("rss", "pss", "uss")))
+              + " ".join(f"{span([worker[key] for worker in workers], 0):>9}" for key in MEMORY))
     print(json.dumps({"texts": args.texts, "batch_size": args.batch_size, "rounds": args.rounds,
                       "code": figures.code_version(),
                       "datasets": figures.library_versions(("datasets",)).get("datasets"),
-                      "memory_source": source, "load_average": os.getloadavg(), "variants": summary}))
+                      "load_average": os.getloadavg(), "variants": summary}))
     return 0
 
 
