@@ -1,14 +1,17 @@
 """The shared scorer, with the embedded model and tiny lmplz-built models."""
 
 import gc
+import json
 import math
 import pickle
+import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
 import kenlm
 import pytest
 
+from conftest import TINY_CORPUS, build_tiny_model
 from plexity_plugins import PerplexityScorer
 from plexity_plugins.scoring.scorer import sanitize
 from plexity_plugins.text.plexity_tokenizer import to_lm_line
@@ -170,6 +173,24 @@ def test_scorer_pickles_without_the_model_and_reopens_it(scorer):
         assert mappings(scorer.info.path) == opened  # nothing opened by unpickling ...
         assert copy.perplexity("The cat sat.") == scorer.perplexity("The cat sat.")
         assert mappings(scorer.info.path) == opened + 1  # ... the model, on first use
+
+
+def test_a_model_rebuilt_under_its_path_pickles_differently(tmp_path):
+    """A cache keyed by a pickled step (datasets' `map` hashes its function with dill, a scorer as its state) tells
+    a model rebuilt in place from the old one: before, lmplz's new model.bin under an unchanged card (here one
+    without a checksum, as scored as it is) pickled the same, and a re-run got the old model's results."""
+    folder = build_tiny_model(tmp_path / "model")
+    card = json.loads((folder / "model.json").read_text())
+    (folder / "model.json").write_text(json.dumps({**card, "sha256": None}))
+    old = pickle.dumps(PerplexityScorer(folder))
+    assert pickle.dumps(PerplexityScorer(folder)) == old  # the same model: a cache finds its results
+    old_perplexity = pickle.loads(old).perplexity("Zebras crossed the harbour.")
+
+    rebuilt = build_tiny_model(tmp_path / "rebuilt", corpus=TINY_CORPUS + "Zebras crossed the harbour at dawn.\n")
+    shutil.copyfile(rebuilt / "model.bin", folder / "model.bin")
+    new = PerplexityScorer(folder)
+    assert pickle.dumps(new) != old
+    assert pickle.loads(pickle.dumps(new)).perplexity("Zebras crossed the harbour.") != old_perplexity
 
 
 def test_arpa_models_load_too(tiny_arpa_model, tiny_model):

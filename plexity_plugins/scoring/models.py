@@ -561,6 +561,22 @@ def file_sha256(path: str | os.PathLike) -> str:
     return _CHECKSUMS[key]
 
 
+def file_versions(info: ModelInfo) -> tuple:
+    """(size, mtime in ns) of the model's files (the KenLM file, a CCNet model's SentencePiece file; None for one
+    not there): a stat each, no byte read, for a pickled scorer to carry.  A cache keyed by a pickled step
+    (datasets' `map`, hashed with dill) otherwise saw a model rebuilt in place under an unchanged card (lmplz over
+    model.bin, a card without a checksum, an imported model's linked file) as the same, and returned the old
+    model's results."""
+    versions = []
+    for path in (info.path, sp_model_path(info)):
+        try:
+            stat = os.stat(path) if path else None
+        except OSError:
+            stat = None
+        versions.append(stat and (stat.st_size, stat.st_mtime_ns))
+    return tuple(versions)
+
+
 def check_intact(info: ModelInfo) -> None:
     """The KenLM file is the one its card was written with (its SHA-256), else a `ModelError` naming it.  A file
     damaged inside its tables (bits flipped on a disk, a copy gone wrong) opens as KenLM reads its header only: of six

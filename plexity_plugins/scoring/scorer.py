@@ -49,7 +49,7 @@ from . import methods
 from ..io.decoding import unlabelled_encoding, utf16_by_its_nuls
 from ..runtime import native
 from ..text.language import language_code, other_language
-from .models import ModelInfo, check_tokenizer, get_tokenizer, load_kenlm, load_native, resolve
+from .models import ModelInfo, check_tokenizer, file_versions, get_tokenizer, load_kenlm, load_native, resolve
 from ..errors import ModelError, not_text_error
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 
@@ -342,7 +342,13 @@ class PerplexityScorer:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_lm"] = state["_native_lm"] = None  # reopened lazily in the receiving process
+        state["_model_files"] = file_versions(self.info)  # (a model rebuilt under its path pickles differently)
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.pop("_model_files", None)
+        self.__dict__.update(state)
 
     @property
     def model_name(self) -> str:
