@@ -32,14 +32,16 @@ def test_the_sdist_holds_the_sources_data_and_kenlm_licences_a_build_needs_and_n
     for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "tests/test_packaging.py"):
         (source / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, source / name)
+    # (listed before the build: setup.py imports native_sources.py, which writes its .pyc beside it where
+    # PYTHONDONTWRITEBYTECODE is not set, as on a fresh machine)
+    wanted = {str(path.relative_to(source)) for folder in ("native", "plexity_plugins")
+              for path in (source / folder).rglob("*") if path.is_file()}
     subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path / "dist")], cwd=source,
                    check=True, capture_output=True)
     sdist = next((tmp_path / "dist").glob("plexity_plugins-*.tar.gz"))
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
         pkg_info = tar.extractfile(f"{sdist.name.removesuffix('.tar.gz')}/PKG-INFO").read().decode()
-    wanted = {str(path.relative_to(source)) for folder in ("native", "plexity_plugins")
-              for path in (source / folder).rglob("*") if path.is_file()}
     assert wanted - names == set()
     assert {"plexity_plugins/data/en-default/model.bin", "plexity_plugins/extractors/learned/forest.json",
             "native/third_party/kenlm/lm/model.cc", "setup.py"} <= names
