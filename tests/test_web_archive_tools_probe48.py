@@ -17,6 +17,8 @@ What a user met:
   without it; now it is a `ReadError`, the task failed and read again by a re-run, as for a WARC.
 - `plexity clean crawl.warc.wat.gz` (a Common Crawl WAT) said "a gzipped WARC by its bytes: rename it to
   crawl.warc.wat.warc.gz to read it", though nothing in a WAT is a page; now it names a WAT and where the pages are.
+- `plexity run` and `WarcHtmlReader` (their glob, **/*.warc*, takes a WAT) read a WAT to its end for no document, and
+  a run of WATs only exited 0 with nothing; now both commands skip it by its name, unread, as `wat_file`.
 
 The WACZ in tests/fixtures/web_archives was written by the real tool (wacz 0.6.0, in a venv of its own: it brings
 frictionless, pydantic, rich and 26 more packages, so it is no test dependency) from two crawls of
@@ -38,7 +40,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from helpers import read_jsonl_dir, run_plexity, run_step_stats
+from helpers import SAMPLE, read_jsonl_dir, run_plexity, run_step_stats
 from plexity_plugins.errors import ReadError
 from plexity_plugins.io.wacz_files import WaczFile
 from bad_http_server import read_all, serve, warc_with_big_first_record  # noqa: F401 - (serve: a fixture)
@@ -127,34 +129,94 @@ def test_a_failed_read_of_a_waczs_first_bytes_is_a_read_error_not_a_wacz_that_ca
     assert wacz.problem is None
 
 
-def test_a_wat_file_is_named_by_plexity_clean_and_counted_by_plexity_run_and_gives_no_document(tmp_path):
+WAT_WHY = ("a WAT file (Common Crawl's metadata of a crawl's records, as JSON: headers and links, no page's text): "
+           "nothing in it to clean; the pages are in its WARC (.warc.gz), their text in its WET (.warc.wet.gz)")
+
+
+def write_wat(path: Path, records: int = 1) -> Path:
     """A WAT, as Common Crawl names and writes them (a warcinfo record, then a metadata record of JSON for each record
-    of its WARC; made here with warcio: Common Crawl's own, an extract in its whirlwind-python tutorial, was read the
-    same way by hand, docs/guarantees-input.md)."""
+    of its WARC, a gzip member each; made here with warcio: Common Crawl's own, an extract in its whirlwind-python
+    tutorial, was read the same way by hand, docs/guarantees-input.md)."""
     from warcio.warcwriter import WARCWriter
 
-    crawl = tmp_path / "segment"
-    crawl.mkdir()
-    with open(crawl / "CC-MAIN-00000.warc.wat.gz", "wb") as f:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
         writer = WARCWriter(f, gzip=True)
-        writer.write_record(writer.create_warcinfo_record("CC-MAIN-00000.warc.wat.gz", {"format": "WARC 1.0"}))
-        envelope = {"Envelope": {"WARC-Header-Metadata": {"WARC-Type": "response"},
-                                 "Payload-Metadata": {"HTTP-Response-Metadata": {"HTML-Metadata": {"Links": []}}}}}
-        writer.write_record(writer.create_warc_record(
-            "http://example.org/", "metadata", payload=io.BytesIO(json.dumps(envelope).encode()),
-            warc_content_type="application/json"))
+        writer.write_record(writer.create_warcinfo_record(path.name, {"format": "WARC 1.0"}))
+        for number in range(records):
+            envelope = {"Envelope": {"WARC-Header-Metadata": {"WARC-Type": "response"}, "Payload-Metadata": {
+                "HTTP-Response-Metadata": {"HTML-Metadata": {"Links": [{"url": f"http://example.org/{number}"}]}}}}}
+            writer.write_record(writer.create_warc_record(
+                f"http://example.org/{number}", "metadata", payload=io.BytesIO(json.dumps(envelope).encode()),
+                warc_content_type="application/json"))
+    return path
 
-    cleaned = run_plexity("clean", str(crawl), "-o", str(tmp_path / "cleaned"))
+
+def test_the_reader_skips_a_wat_file_by_its_name_without_reading_a_record_of_it(tmp_path):
+    """Before: `WarcHtmlReader` (its glob, **/*.warc*, takes a WAT) read every record of it to its end for no document:
+    records 4, skipped_not_response 4 here; 50,000 records (41 MB) took 3.4 s
+    (docs/guarantees-input.md).  Now it is a file skip of its own, `wat_file`, as `unsupported_compression` is."""
+    from plexity_plugins.datatrove import WarcHtmlReader
+
+    write_wat(tmp_path / "segment" / "wat" / "CC-MAIN-00000.warc.wat.gz", records=3)
+    reader = WarcHtmlReader(str(tmp_path / "segment"))
+    assert list(reader.run()) == []
+    counted = {name: stat.total for name, stat in reader.stats.stats.items() if name != "time"}
+    assert counted == {"input_files": 1, "wat_file": 1, "documents": 0}
+
+
+def test_a_run_of_only_wat_files_ends_as_a_run_that_could_read_no_input_in_either_command(tmp_path):
+    """Before: `plexity run CC-MAIN-00000.warc.wat.gz` read it, found no page, and exited 0 with an empty output;
+    `plexity clean` of its folder called it an `unknown_file_type`.  Now both name it `wat_file` and exit 1 as
+    for any input that gave nothing (a folder of .warc.bz2 files), saying what a WAT is."""
+    wat = write_wat(tmp_path / "segment" / "CC-MAIN-00000.warc.wat.gz")
+
+    cleaned = run_plexity("clean", str(tmp_path / "segment"), "-o", str(tmp_path / "cleaned"))
     assert cleaned.returncode == 1  # (no input could be read)
     stats = json.loads((tmp_path / "cleaned" / "plexity-stats.json").read_text())
-    assert (stats["files_skipped"], stats["documents"]) == (1, 0)
-    assert stats["skipped_file_details"] == [
-        f"{crawl / 'CC-MAIN-00000.warc.wat.gz'}: a WAT file (Common Crawl's metadata of a crawl's records, as JSON: "
-        f"headers and links, no page's text): nothing in it to clean; the pages are in its WARC (.warc.gz), their "
-        f"text in its WET (.warc.wet.gz)"]  # (before: "a gzipped WARC by its bytes: rename it to ....warc.gz")
-    assert "a WAT file" in cleaned.stderr
+    assert (stats["files_skipped"], stats["skip_reasons"], stats["documents"]) == (1, {"wat_file": 1}, 0)
+    assert stats["skipped_file_details"] == [f"{wat}: {WAT_WHY}"]  # (before it was named: "a gzipped WARC by ...")
 
-    ran = run_plexity("run", str(crawl), "-o", str(tmp_path / "run"), "--workers", "1")
+    ran = run_plexity("run", str(wat), "-o", str(tmp_path / "run"), "--workers", "1")  # (the file itself given)
+    assert ran.returncode == 1, ran.stderr[-3000:]
+    assert (f"plexity run: error: no input could be read: {wat.name}: {WAT_WHY} (what the run wrote of it was "
+            f"removed: {tmp_path / 'run'} takes another command)") in ran.stderr
+    assert "files not read: 1 (wat_file 1)" in ran.stdout and "0 WARC records read" in ran.stdout
+
+
+def test_a_common_crawl_segments_folder_gives_its_warcs_pages_and_names_its_wat_skipped_in_either_command(tmp_path):
+    """A segment's folder as Common Crawl lays it out (warc/, wat/): the WARC's pages, the WAT a counted, named file
+    skip, in the run's summary and in `plexity report`, and `plexity clean`'s stats under the same name.  Before: the
+    run read the WAT's records (skipped_not_response) and its report said nothing of it; clean counted it
+    `unknown_file_type`."""
+    segment = tmp_path / "CC-MAIN-2024-22" / "segments" / "1715971057216.39"
+    (segment / "warc").mkdir(parents=True)
+    (segment / "warc" / "CC-MAIN-00000.warc.gz").write_bytes(SAMPLE.read_bytes())
+    write_wat(segment / "wat" / "CC-MAIN-00000.warc.wat.gz", records=5)
+
+    ran = run_plexity("run", str(segment), "-o", str(tmp_path / "run"), "--workers", "1")
     assert ran.returncode == 0, ran.stderr[-3000:]
     reader, _, _ = run_step_stats(tmp_path / "run", extractor="learned")
-    assert (reader["records"], reader["skipped_not_response"], reader.get("documents", 0)) == (2, 2, 0)
+    assert (reader["input_files"], reader["wat_file"], reader["documents"]) == (2, 1, 12)
+    assert reader["records"] == 27  # (the sample WARC's: no record of the WAT read)
+    assert "files not read: 1 (wat_file 1)" in ran.stdout
+    report = run_plexity("report", str(tmp_path / "run"), "-o", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stderr
+    assert ('<table id="file-skip-reasons">\n<tr><td>wat_file</td><td class="n">1</td></tr>'
+            in (tmp_path / "report.html").read_text())
+
+    cleaned = run_plexity("clean", str(segment), "-o", str(tmp_path / "cleaned"))
+    assert cleaned.returncode == 0, cleaned.stderr[-3000:]
+    stats = json.loads((tmp_path / "cleaned" / "plexity-stats.json").read_text())
+    assert (stats["files"], stats["files_skipped"], stats["skip_reasons"]) == (1, 1, {"wat_file": 1})
+    assert stats["documents"] == 12
+
+
+def test_wet_files_beside_their_wat_files_are_still_wet_input_written_as_wet_files():
+    """`plexity run --format warc` writes WET files (``.warc.wet.gz``) when every input is one; a WAT beside them
+    (a segment's wet/ and wat/) made it write ``.warc.gz`` before, though the WAT gives nothing to write."""
+    from plexity_plugins.cli.run import is_wet_input
+
+    assert is_wet_input(["wet/CC-MAIN-00000.warc.wet.gz", "wat/CC-MAIN-00000.warc.wat.gz"])
+    assert not is_wet_input(["wat/CC-MAIN-00000.warc.wat.gz"])  # (nothing read: no WET either)
+    assert not is_wet_input(["warc/CC-MAIN-00000.warc.gz", "wet/CC-MAIN-00000.warc.wet.gz"])

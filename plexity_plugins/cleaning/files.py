@@ -22,12 +22,12 @@ from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.document_files import read_document
-from ..io.input_files import judged_compression, open_input
+from ..io.input_files import judged_compression, open_input, wat_file
 from ..io.payload_sniffing import binary_kind, looks_like_html
 from ..io.read_limits import MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress
 from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
                                 PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
-                                UNSUPPORTED_COMPRESSION, describe)
+                                UNSUPPORTED_COMPRESSION, WAT_FILE, describe)
 from ..io.wacz_files import WaczFile
 from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
@@ -49,21 +49,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def unknown_file_type(path: str | os.PathLike) -> str:
-    """Why a file of none of the known names is not read, in one line (`wat_file`'s, for a WAT; `misnamed_warc`'s,
-    for a WARC; `dataset_file`'s, for a dataset of documents)."""
-    return wat_file(path) or misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
-
-
-WAT_SUFFIXES = (".warc.wat", ".warc.wat.gz")  # Common Crawl's names (CC-MAIN-...-00000.warc.wat.gz)
-
-
-def wat_file(path: str | os.PathLike) -> str | None:
-    """For a WAT file by its name: what it is, and where its pages are; else None.  (A WAT is a WARC, and was
-    called one "by its bytes: rename it to x.warc.wat.warc.gz to read it", though nothing in it is a page.)"""
-    if not os.path.basename(os.fspath(path)).lower().endswith(WAT_SUFFIXES):
-        return None
-    return ("a WAT file (Common Crawl's metadata of a crawl's records, as JSON: headers and links, no page's text): "
-            "nothing in it to clean; the pages are in its WARC (.warc.gz), their text in its WET (.warc.wet.gz)")
+    """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC;
+    `dataset_file`'s, for a dataset of documents).  (A WAT is a skip of its own: `wat_file`.)"""
+    return misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
 
 
 # A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's
@@ -479,6 +467,10 @@ class FileCleaner:
     # -- files ------------------------------------------------------------------------
 
     def clean_file(self, item: InputFile) -> None:
+        wat = wat_file(item.path) if item.kind is None else None
+        if wat:  # (by its name: as `plexity run`'s reader skips it)
+            self._skip_file(str(item.path), WAT_FILE, wat)
+            return
         why = judged_compression(str(item.path), lambda: open_input(item.path)) if item.kind is None else None
         if why:  # a .warc.bz2, .warc.xz, .warc.zst
             self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, why)

@@ -198,8 +198,8 @@ COUNT_KEYS = ("files", "files_skipped", "records", "records_copied", "records_no
               "documents_skipped", "documents_extracted", "documents_kept", "documents_dropped", "documents_empty",
               "documents_passthrough", "sentences_kept", "sentences_dropped", "chars_kept", "chars_dropped",
               "replaced_chars", "bytes_in", "bytes_out", "documents_dropped_other", "documents_written")
-REASON_KEYS = ("skip_reasons", "drop_reasons", "copied_reasons", "damaged_files", "passthrough_reasons",
-               "lost_reasons", "other_steps_dropped")
+REASON_KEYS = ("file_skip_reasons", "skip_reasons", "drop_reasons", "copied_reasons", "damaged_files",
+               "passthrough_reasons", "lost_reasons", "other_steps_dropped")
 
 
 def _is_number(value, whole: bool = False) -> bool:
@@ -495,7 +495,9 @@ def render_html(data: ReportData, png: bytes | None, png_name: str | None = None
     if s.get("seconds"):
         out.append(f'<tr><td>seconds</td><td class="n">{float(s["seconds"]):,.1f}</td></tr>')
     out.append("</table>")
-    for key, title in (("skip_reasons", "Skipped, by reason"), ("drop_reasons", "Dropped, by reason"),
+    # (file_skip_reasons: a `plexity run`'s files not read, wat_file ...; `plexity clean` counts them in skip_reasons)
+    for key, title in (("file_skip_reasons", "Files not read, by reason"), ("skip_reasons", "Skipped, by reason"),
+                       ("drop_reasons", "Dropped, by reason"),
                        ("copied_reasons", "Copied unchanged, by reason"), ("damaged_files", "Damaged files"),
                        ("passthrough_reasons", "Passed through, by reason"),
                        ("other_steps_dropped", "Dropped by the pipeline's other steps, by step"),

@@ -130,8 +130,12 @@ def data_folder(folder: str, storage_options: dict | None = None):
 
 
 def is_wet_input(names: list[str]) -> bool:
-    """Every input file is a WET file by its name (``.warc.wet``, ``.warc.wet.gz``): Common Crawl's text of pages."""
-    return bool(names) and all(name.lower().endswith(WET_SUFFIXES) for name in names)
+    """Every input file is a WET file by its name (``.warc.wet``, ``.warc.wet.gz``): Common Crawl's text of pages.
+    A WAT beside them (a segment's wet/ and wat/) is not read (`wat_file`), and writes nothing."""
+    from ..io.input_files import wat_file
+
+    read = [name for name in names if not wat_file(name)]
+    return bool(read) and all(name.lower().endswith(WET_SUFFIXES) for name in read)
 
 
 def list_inputs(folder: str, pattern: str, storage_options: dict | None = None) -> list[str]:
@@ -664,12 +668,13 @@ def unreadable_inputs(folder: str, files: list[str], storage_options: dict | Non
     from datatrove.io import get_datafolder
 
     from ..cleaning.files import dataset_file
-    from ..io.input_files import judged_compression
+    from ..io.input_files import judged_compression, wat_file
 
     data = get_datafolder(data_folder(folder, storage_options))
     found = []
     for name in files[:shown]:
-        why = (dataset_file(name)  # (a JSONL of documents: a WARC reader calls it "a text file")
+        why = (wat_file(name)  # (never opened by the reader)
+               or dataset_file(name)  # (a JSONL of documents: a WARC reader calls it "a text file")
                or judged_compression(name, lambda: data.open(name, "rb", compression=None)))  # (as the reader judges)
         if why:
             found.append(f"{name}: {why}")

@@ -12,11 +12,11 @@ from datatrove.utils.logging import logger
 from ..errors import NotARegularFile, printable
 from ..io.decoding import decode_html_replaced
 from ..io.folders import WARC_GLOB, warc_glob
-from ..io.input_files import judged_compression, open_input
+from ..io.input_files import judged_compression, open_input, wat_file
 from ..io.payload_sniffing import is_blank
 from ..io.read_limits import DEFAULT_READ_TIMEOUT, MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress, reading_limits
 from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_PAGES, PAGE_TEXT,
-                                UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, describe)
+                                UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WAT_FILE, describe)
 from ..io.wacz_files import WaczFile, is_wacz
 from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
@@ -148,6 +148,9 @@ class WarcHtmlReader(BaseDiskReader):
       stream) is not read: counted as ``unsupported_compression``, with a logged warning giving the
       one-line conversion to ``.warc.gz`` (as ``plexity clean`` counts it,
       `plexity_plugins.io.input_files.unsupported_compression`);
+    - a Common Crawl WAT file (``.warc.wat.gz``, ``.warc.wat``: the metadata of a crawl's records as JSON, no page's
+      text; the default glob takes it) is not read, by its name: counted as ``wat_file``, with a logged warning
+      saying where its pages are (as ``plexity clean`` counts it, `plexity_plugins.io.input_files.wat_file`);
     - a WACZ (``.wacz``: a zip of a crawl's WARCs, Webrecorder's and Browsertrix Crawler's) is read as the WARC
       files under its ``archive/``, each streamed from the zip and read as a file of its own (`io.wacz_files`); a
       broken or hostile zip, an encrypted or zip-bomb member, is counted (``unreadable_file``, or
@@ -181,9 +184,9 @@ class WarcHtmlReader(BaseDiskReader):
         recursive: search `data_folder` recursively
         glob_pattern: files to read, relative to `data_folder` (default ``"**/*.warc*"``: ``.warc``,
             ``.warc.gz`` and WET files, recursively; a ``.warc.bz2``, ``.xz`` or ``.zst`` is counted as
-            ``unsupported_compression``; in a local folder holding ``.arc`` or ``.arc.gz`` files, ``"**/*[.w]arc*"``,
-            which reads them too, as the WARC responses warcio converts their records to; in one holding ``.wacz``
-            files, ``"**/*[.w]a[rc][cz]*"``)
+            ``unsupported_compression``, a WAT (``.warc.wat.gz``) as ``wat_file``; in a local folder holding ``.arc``
+            or ``.arc.gz`` files, ``"**/*[.w]arc*"``, which reads them too, as the WARC responses warcio converts their
+            records to; in one holding ``.wacz`` files, ``"**/*[.w]a[rc][cz]*"``)
         shuffle_files: shuffle the files of each task's shard
         max_payload_bytes: larger HTTP payloads (decompressed) are skipped
             (``skipped_too_large``); bytes or a size (``"50MB"``); default 50 MB, as ``plexity clean
@@ -283,9 +286,13 @@ class WarcHtmlReader(BaseDiskReader):
         return settings
 
     def read_file(self, filepath: str):
+        wat = wat_file(filepath)
+        if wat:  # a Common Crawl WAT (the glob takes it): no page in it, never opened (as `plexity clean` skips it)
+            self._not_read(filepath, WAT_FILE, wat)
+            return
         why = judged_compression(filepath, lambda: self._opened(filepath))
         if why:  # a .warc.bz2, .warc.xz, .warc.zst (the glob takes them): its first bytes read, not the file
-            self._not_read(filepath, why)
+            self._not_read(filepath, UNSUPPORTED_COMPRESSION, why)
             return
         f = self._open(filepath)
         if f is None:
@@ -334,7 +341,7 @@ class WarcHtmlReader(BaseDiskReader):
                     yield document
         ended = why_ended() if why_ended else ""  # (a WACZ's member: its zip data damaged ...)
         if warc.problem == UNSUPPORTED_COMPRESSION:  # (its bytes are bzip2 ..., whatever its name)
-            self._not_read(filepath, warc.problem_detail)
+            self._not_read(filepath, UNSUPPORTED_COMPRESSION, warc.problem_detail)
         elif warc.problem is not None or ended:
             detail = "; ".join(part for part in (warc.problem_detail, ended) if part)
             self.stat_update("corrupt_files", f"corrupt_files_{warc.problem or CORRUPT_FILE}")
@@ -419,9 +426,10 @@ class WarcHtmlReader(BaseDiskReader):
             self.stat_update("cleaned_texts")
         self._documents_read += 1
 
-    def _not_read(self, filepath: str, why: str) -> None:
-        """A WARC compressed otherwise than by gzip: counted, and the line that converts it said."""
-        self.stat_update(UNSUPPORTED_COMPRESSION)
+    def _not_read(self, filepath: str, reason: str, why: str) -> None:
+        """A file not read (`reason`: a WARC compressed otherwise than by gzip, a WAT): counted, and `why` said (the
+        line that converts it, where its pages are)."""
+        self.stat_update(reason)
         logger.warning(printable(f"skipped {filepath}: {why}"))
 
     def _adapt(self, data: dict, path: str, id_in_file):

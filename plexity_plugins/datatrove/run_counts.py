@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.read_outcomes import NOT_A_REGULAR_FILE, NOT_PAGES, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION
+from ..io.read_outcomes import NOT_A_REGULAR_FILE, NOT_PAGES, UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WAT_FILE
 from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards nothing for)
 from .run_settings import SETTINGS_FILE
 
@@ -33,7 +33,7 @@ def run_counts(merged: list) -> dict:
     if reader is not None:
         # datatrove counts every listed file in input_files, also those the reader could not open
         file_skips = {reason: reader[reason] for reason in (NOT_A_REGULAR_FILE, UNREADABLE_FILE,
-                                                            UNSUPPORTED_COMPRESSION) if reader.get(reason)}
+                                                            UNSUPPORTED_COMPRESSION, WAT_FILE) if reader.get(reason)}
         files_skipped = sum(file_skips.values())
         skipped = _by_prefix(reader, "skipped_")
         # records that are no page (requests, metadata, images ...): `plexity clean` copies them

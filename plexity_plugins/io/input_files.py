@@ -7,6 +7,7 @@
   "not a WARC file: a PDF document").
 - `unsupported_compression`, `judged_compression`: why a WARC compressed otherwise than by gzip (bzip2, xz, zstd)
   is not read, and the line that converts it.
+- `wat_file`: why a Common Crawl WAT file is not read, by its name (``plexity clean`` and ``plexity run`` alike).
 
 The WARC reader (`warc_files`) and the document reader (`document_files`) both read through `_Reads`, so that a
 failed read is named the same way whatever the file holds.
@@ -162,6 +163,19 @@ def unsupported_compression(name: str, head: bytes | None = None) -> str | None:
                 f"not its name): name it for what it is, `mv {shlex.quote(name)} "
                 f"{shlex.quote(stem + ('.gz' if gzipped else ''))}`, and plexity reads it")
     return None
+
+
+WAT_SUFFIXES = (".warc.wat", ".warc.wat.gz")  # Common Crawl's names (CC-MAIN-...-00000.warc.wat.gz)
+
+
+def wat_file(path: str | os.PathLike) -> str | None:
+    """For a WAT file by its name: what it is, and where its pages are; else None.  A WAT is a WARC whose records are
+    all ``metadata`` (JSON: a crawl's headers and links, no page's text): read to its end, it gives no document, so
+    it is skipped unread (docs/guarantees-input.md, "Common Crawl's WAT files")."""
+    if not os.path.basename(os.fspath(path)).lower().endswith(WAT_SUFFIXES):
+        return None
+    return ("a WAT file (Common Crawl's metadata of a crawl's records, as JSON: headers and links, no page's text): "
+            "nothing in it to clean; the pages are in its WARC (.warc.gz), their text in its WET (.warc.wet.gz)")
 
 
 def judged_compression(name: str, opened) -> str | None:

@@ -1,6 +1,6 @@
 """What reading makes of a record or a file, by name: why a record gives no HTML payload (`RECORD_SKIPS`; of them,
 `NOT_PAGES` are no page at all), what a payload is (`HTML`, `PAGE_TEXT`, `CLEANED_TEXT`), why a file is not read
-(`NOT_A_REGULAR_FILE`, `UNREADABLE_FILE`, `UNSUPPORTED_COMPRESSION`), why its reading stopped before its end
+(`NOT_A_REGULAR_FILE`, `UNREADABLE_FILE`, `UNSUPPORTED_COMPRESSION`, `WAT_FILE`), why its reading stopped before its end
 (`FILE_PROBLEMS`), and `describe`: an exception in one printable line, for a skip's or a problem's detail.
 
 These are the names the stats count and the docs list.  They are apart from the readers that give them, so that
@@ -49,6 +49,7 @@ CLEANED_TEXT = "cleaned_text"
 NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
 UNREADABLE_FILE = "unreadable_file"  # a symlink loop, a dangling link, no permission, a damaged .gz
 UNSUPPORTED_COMPRESSION = "unsupported_compression"  # a WARC compressed otherwise than by gzip: .warc.bz2 ...
+WAT_FILE = "wat_file"  # Common Crawl's metadata of a crawl's records, no page in it: skipped by its name (`wat_file`)
 
 # Why reading a file stopped before its end.
 NOT_A_WARC = "not_a_warc"  # no WARC record at its start: nothing read
