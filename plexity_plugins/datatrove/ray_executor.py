@@ -282,7 +282,8 @@ def _make_scratch(executor: RayTaskExecutor, rank: int) -> str:
     if (owner := _process_identity(os.getpid())) is not None:  # (else, not Linux: never swept)
         logs = executor.logging_dir
         owner |= {"rank": rank, "logging_dir": logs.fs.unstrip_protocol(logs.path)}
-        Path(scratch, _OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+        with contextlib.suppress(OSError):  # (a full disk: the task goes on; its folder, unnamed, is never swept)
+            Path(scratch, _OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
     return scratch
 
 
