@@ -26,11 +26,13 @@ through `TestOneInput` without atheris.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gzip
 import io
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -154,7 +156,8 @@ def sniff_path(data: bytes) -> None:
     input_files.unsupported_compression(line or "f.warc.gz", head)
 
 
-_DOCUMENTS = Path(tempfile.mkdtemp(prefix="plexity-fuzz-input-"))
+_DOCUMENTS = Path(tempfile.mkdtemp(prefix="plexity-fuzz-input-"))  # (one page at a time: removed as Python ends)
+atexit.register(shutil.rmtree, _DOCUMENTS, ignore_errors=True)
 
 
 def document_path(data: bytes) -> None:
@@ -195,6 +198,7 @@ def write_seeds(folder: str) -> None:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="plexity-fuzz-seeds-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     write_corpus(scratch)
     write_arc(scratch / "a.arc"), write_arc(scratch / "a.arc.gz")
     files = sorted(p for p in scratch.iterdir() if p.is_file())

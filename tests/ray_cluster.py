@@ -113,6 +113,12 @@ class RayCluster:
     def __init__(self, token: str, folder: Path):
         self.token, self.folder, self.nodes, self.address = token, folder, [], None
         self.descendants: list[psutil.Process] = []  # of the nodes ended
+        # The nodes' temporary folder (TMPDIR: the tasks' scratch folders), the cluster's own, removed with it: a
+        # task whose worker a test kills leaves its folder there, not in the machine's /tmp.  Ray's own folder stays
+        # where it was (RAY_TMPDIR).
+        self.tmp = folder / "tmp"
+        self.tmp.mkdir()
+        self.ray_tmp = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
 
     def start_head(self) -> Node:
         for attempt in range(3):  # (a port found free can be taken by a test beside this one before Ray binds it)
@@ -139,7 +145,8 @@ class RayCluster:
         with open(log, "w") as out:
             process = subprocess.Popen([RAY, "start", "--block", f"--num-cpus={num_cpus}", *NODE_OPTIONS, *options],
                                        env={**os.environ, TOKEN_VAR: self.token, NODE_VAR: name,
-                                            "RAY_AUTH_MODE": "disabled"},
+                                            "RAY_AUTH_MODE": "disabled", "TMPDIR": str(self.tmp),
+                                            "RAY_TMPDIR": self.ray_tmp},
                                        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         node = Node(name, process, log)
         self.nodes.append(node)
@@ -230,7 +237,7 @@ def _is_reaper(process: psutil.Process) -> bool:
 def cluster():
     token = f"{os.getpid()}-{time.time_ns()}"
     os.environ[TOKEN_VAR] = token  # inherited by the test's drivers too
-    folder = Path(tempfile.mkdtemp(prefix="plexity-ray-cluster-"))  # (the `ray start` logs)
+    folder = Path(tempfile.mkdtemp(prefix="plexity-ray-cluster-"))  # (the `ray start` logs, the nodes' TMPDIR)
     cluster = RayCluster(token, folder)
     try:
         cluster.start_head()

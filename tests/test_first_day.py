@@ -37,12 +37,15 @@ def test_a_set_up_step_says_what_it_does_how_long_it_took_and_speaks_while_it_ru
     assert re.fullmatch(r"setup:   \.\.\. done in [2-9] s", lines[-1])  # (2.5 s of work; more on a loaded machine)
 
 
-def test_a_failing_set_up_step_shows_its_output_and_stops_the_set_up():
+def test_a_failing_set_up_step_shows_its_output_and_stops_the_set_up(tmp_path):
     result = bash(f"source {REPO}/scripts/lib.sh && step 'installing' bash -c 'echo ERROR: no wheel for x; exit 7'"
-                  f" && echo went on")
+                  f" && echo went on", env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 1 and "went on" not in result.stdout
     assert "ERROR: no wheel for x" in result.stderr
-    assert "setup: failed: installing (exit 7; the last lines of its output are above; full log: " in result.stderr
+    said = "setup: failed: installing (exit 7; the last lines of its output are above; full log: "
+    assert said in result.stderr
+    log = result.stderr.split(said)[1].split(")")[0]  # (kept for the user, in $TMPDIR)
+    assert Path(log).parent == tmp_path and Path(log).read_text() == "ERROR: no wheel for x\n"
 
 
 def test_set_up_refuses_an_unknown_option_and_explains_its_options():

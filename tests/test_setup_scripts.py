@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import shutil
 import subprocess
 import tempfile
 import time
@@ -118,3 +119,4 @@ def test_slurm_stop_ends_the_private_cluster_s_running_jobs_too(tmp_path):
             if p.info["cmdline"] and (f"97.{os.getpid()}" in " ".join(p.info["cmdline"])
                                       or (p.info["environ"] or {}).get("SLURM_CONF") == env["SLURM_CONF"])]
     assert left == []
+    shutil.rmtree(directory)  # (kept when the test fails: its Slurm logs)

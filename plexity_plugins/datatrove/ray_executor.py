@@ -7,9 +7,11 @@ starts (`local_ray_folder`).  ``ray`` itself is imported only when a run starts.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -216,6 +218,7 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
 
     with _in_folder(working_dir):
         executor = dill.loads(pickled_executor)
+        sweep_stale_scratch(executor)
         check_settings_recorded(executor.logging_dir, f"task(s) {ranks} on {socket.gethostname()}")
         first = 0 if executor.log_first else 1  # local rank 0 logs to the console
         # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
@@ -223,7 +226,7 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
         processes = []
         try:
             for local_rank, rank in enumerate(ranks, start=first):
-                scratch = tempfile.mkdtemp(prefix=f"plexity-task{rank:05d}-")  # (this user's alone: 0700)
+                scratch = _make_scratch(executor, rank)
                 processes.append((rank, scratch, None))
                 process = multiprocess.Process(target=_ray_task_main,
                                                args=(pickled_executor, rank, local_rank, working_dir, scratch))
@@ -253,11 +256,108 @@ def _keep_task_log(executor: RayTaskExecutor, rank: int, scratch: str, exitcode:
     logging folder (killed by a signal: the out-of-memory killer; or that copy failed), copied there before the
     scratch folder goes: the task's log says what it did."""
     local = Path(scratch, _LOCAL_LOGS, f"task_{rank:05d}.log")
-    name = f"logs/task_{rank:05d}.log"
     with contextlib.suppress(OSError, FullDiskStop):
-        if local.is_file() and (exitcode < 0 or not executor.logging_dir.exists(name)):
-            with executor.logging_dir.open(name, "w") as log:
-                log.write(local.read_text(encoding="utf-8", errors="backslashreplace"))
+        if local.is_file() and (exitcode < 0 or not executor.logging_dir.exists(f"logs/task_{rank:05d}.log")):
+            _copy_log(local, executor.logging_dir, rank)
+
+
+def _copy_log(local: Path, logging_dir, rank: int) -> None:
+    with logging_dir.open(f"logs/task_{rank:05d}.log", "w") as log:
+        log.write(local.read_text(encoding="utf-8", errors="backslashreplace"))
+
+
+# -- the scratch folders of tasks whose Ray worker was killed -------------------------------------------------------
+# A task's scratch folder goes in `plexity_task`'s `finally`, which a killed worker never reaches (its node's raylet
+# killed, Ray's out-of-memory killer, `ray.cancel(force=True)` as a run is stopped or a task runs past `time`): each
+# such kill left a `plexity-taskNNNNN-*` folder, the task's log in it, in the node's temporary folder for good.  So
+# each folder names its owner, and the next task on the node removes those whose owner is gone.
+
+_SCRATCH_PREFIX = "plexity-task"
+_OWNER_FILE = "owner.json"  # (in a task's scratch folder: the Ray worker it belongs to, and its run's logging folder)
+
+
+def _make_scratch(executor: RayTaskExecutor, rank: int) -> str:
+    """A scratch folder for task `rank` (this user's alone: 0700), naming this Ray worker as its owner."""
+    scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{rank:05d}-")
+    if (owner := _process_identity(os.getpid())) is not None:  # (else, not Linux: never swept)
+        logs = executor.logging_dir
+        owner |= {"rank": rank, "logging_dir": logs.fs.unstrip_protocol(logs.path)}
+        with contextlib.suppress(OSError):  # (a full disk: the task goes on; its folder, unnamed, is never swept)
+            Path(scratch, _OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+    return scratch
+
+
+def _process_identity(pid: int) -> dict | None:
+    """A live process, told apart from any other of any machine sharing this temporary folder: this boot of this
+    machine, the pid namespace (a container's pids are not the host's), the pid, and the process's start time (a pid
+    is used again); None when `pid` is gone or /proc cannot tell."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+        started = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]  # (field 22, starttime)
+    except (OSError, IndexError):
+        return None
+    return {"boot": boot, "pid_namespace": namespace, "pid": pid, "start": started}
+
+
+def sweep_stale_scratch(executor: RayTaskExecutor) -> list[str]:
+    """Remove the scratch folders of this user's tasks, in this worker's temporary folder, whose Ray worker is gone
+    (killed before its own clean-up), first copying each one's log to its run's logging folder where that has no newer
+    log of the task (a killed task's log was never copied: it said what the task did until it was killed).  A folder
+    of another user, another machine or container, a live worker, or without its owner named is kept; so is one whose
+    log cannot be copied (its run's logging folder is another run's, not on a local disk).  Returns those removed."""
+    me = _process_identity(os.getpid())
+    if me is None:
+        return []
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(tempfile.gettempdir()) as entries:
+        for entry in entries:
+            if not entry.name.startswith(_SCRATCH_PREFIX):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                owner = json.loads(Path(entry.path, _OWNER_FILE).read_text(encoding="utf-8"))
+                if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+                        or (owner["boot"], owner["pid_namespace"]) != (me["boot"], me["pid_namespace"])
+                        or (_process_identity(owner["pid"]) or {}).get("start") == owner["start"]):
+                    continue
+                rank = int(owner["rank"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if _save_stale_log(executor, owner["logging_dir"], rank, Path(entry.path, _LOCAL_LOGS,
+                                                                          f"task_{rank:05d}.log")):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.path)
+                logger.info(f"removed {entry.path}, the temporary folder of task {rank} of a Ray worker that was "
+                            f"killed (pid {owner['pid']})")
+    return removed
+
+
+def _save_stale_log(executor: RayTaskExecutor, logging_url: str, rank: int, local: Path) -> bool:
+    """Whether a killed task's log `local` is where its run's logs are: copied to its logging folder (this run's, or
+    a local folder) unless that holds a newer log of the task (a retry's), or there is none to copy."""
+    from datatrove.io import get_datafolder
+
+    logs = executor.logging_dir
+    if logging_url != logs.fs.unstrip_protocol(logs.path):
+        if not (logging_url.startswith("file://") and os.path.isdir(logging_url.removeprefix("file://"))):
+            return False  # (another run's, elsewhere: left for a task of that run)
+        logs = get_datafolder(logging_url.removeprefix("file://"))
+    name = f"logs/task_{rank:05d}.log"
+    try:
+        if not local.is_file():
+            return True
+        if logs.exists(name):
+            try:
+                newer = logs.modified(name).timestamp() >= local.stat().st_mtime
+            except Exception:  # noqa: BLE001 - a filesystem that cannot tell: the log there is kept
+                newer = True
+            if newer:
+                return True
+        _copy_log(local, logs, rank)
+        return True
+    except (Exception, FullDiskStop):  # noqa: BLE001 - any filesystem's error (a full disk): the folder is kept
+        return False
 
 
 def _reported_error(scratch: str) -> str | None:
