@@ -1,7 +1,8 @@
 """A server on 127.0.0.1 that serves files badly, as a remote input meets them: stalls, resets, sends fewer bytes
 than it says, answers 503 once, does not answer ranges, gzips again in transit, trickles, or redirects to itself
-(the `serve` fixture); `read_all`, the datatrove reader's documents and counters of a URL; and a WARC whose first
-record is large (`warc_with_big_first_record`).  Used by the tests of remote inputs and of WACZ files over HTTP."""
+(the `serve` fixture; over TLS with a certificate given); `read_all`, the datatrove reader's documents and counters
+of a URL; and a WARC whose first record is large (`warc_with_big_first_record`).  Used by the tests of remote inputs
+and of WACZ files over HTTP(S)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import http.server
 import io
 import os
 import socket
+import ssl
 import struct
 import threading
 from pathlib import Path
@@ -107,10 +109,11 @@ class _BadServer(QuietHandler):
 @pytest.fixture
 def serve(tmp_path):
     """serve({name: (path, mode)}) -> the folder's URL; the server stops after the test.  `serve.requests`: {name: how
-    many GETs of it were answered}."""
+    many GETs of it were answered}.  serve(files, certificate=PEM) serves them over TLS (an https:// URL), with the
+    certificate and its key in that file."""
     servers = []
 
-    def start(files: dict) -> str:
+    def start(files: dict, certificate: Path | None = None) -> str:
         folder = tmp_path / f"served{len(servers)}"
         folder.mkdir()
         for name, (source, _) in files.items():
@@ -119,9 +122,13 @@ def serve(tmp_path):
                                                   "requests": start.requests, "stop": threading.Event()})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
+        if certificate:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(certificate)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append((server, handler))
-        return f"http://127.0.0.1:{server.server_port}/crawl/"
+        return f"{'https' if certificate else 'http'}://127.0.0.1:{server.server_port}/crawl/"
 
     start.requests = {}
     yield start

@@ -67,13 +67,14 @@ WET_SUFFIXES = (".warc.wet", ".warc.wet.gz")
 
 # -- pipeline -------------------------------------------------------------------------
 
-def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, str]:
+def resolve_input(spec: str, storage_options: dict | None = None,
+                  remote_timeout: float | None = DEFAULT_REMOTE_TIMEOUT) -> tuple[str, str]:
     """(folder, glob pattern relative to it) for a directory, a file or a glob, local or an
-    fsspec URL."""
+    fsspec URL (`remote_timeout`: `resolve_url`'s)."""
     from ..runtime.extras import is_url, local_path
 
     if is_url(spec):
-        return resolve_url(spec, storage_options)
+        return resolve_url(spec, storage_options, remote_timeout)
     spec = local_path(spec)  # (a file:// URL is local: it was looked for as a relative path, "does not exist")
     path = Path(spec)
     if path.is_dir():
@@ -90,11 +91,13 @@ def resolve_input(spec: str, storage_options: dict | None = None) -> tuple[str, 
     raise FileNotFoundError(f"input {spec} does not exist (give a directory, a WARC file or a glob)")
 
 
-def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str]:
+def resolve_url(url: str, storage_options: dict | None = None,
+                remote_timeout: float | None = DEFAULT_REMOTE_TIMEOUT) -> tuple[str, str]:
     """(folder URL, glob pattern) for a folder, WARC file or glob given as an fsspec URL.
 
     A name with ``.warc`` in its last part is a file, anything else a folder: asking the
-    remote side instead (``isdir``) would download a whole WARC over HTTP to look for links."""
+    remote side instead (``isdir``) would download a whole WARC over HTTP to look for links.
+    A file's is asked whether it is there, over HTTP(S) within `remote_timeout` (`listing_options`)."""
     from fsspec.core import split_protocol, url_to_fs
 
     from ..runtime.extras import require_protocol
@@ -108,20 +111,39 @@ def resolve_url(url: str, storage_options: dict | None = None) -> tuple[str, str
     if ".warc" in parts[-1] or parts[-1].lower().endswith((*ARC_SUFFIXES, WACZ_SUFFIX)):
         from ..runtime.extras import without_password
 
-        fs, fs_path = url_to_fs(url, **(storage_options or {}))
+        fs, fs_path = url_to_fs(url, **(listing_options(url, storage_options, remote_timeout) or {}))
         try:
             fs.info(fs_path)
         except FileNotFoundError as exc:  # (fsspec's HTTP says so of a 401 and of a redirect loop: the cause tells)
             cause = exc.__cause__  # (its class named: a redirect loop was "cannot be read: 0, message=''")
-            why = f"{type(cause).__name__}: {cause}" if cause is not None else "not found"
+            why = remote_problem(cause, url, storage_options, remote_timeout) if cause is not None else "not found"
             raise FileNotFoundError(without_password(f"input {url} cannot be read: {why}")) from None
         except Exception as exc:  # noqa: BLE001 - s3fs's and botocore's (a 403 was "plexity run: error: Forbidden")
-            from ..datatrove.remote_files import s3_problem
-
-            why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+            why = remote_problem(exc, url, storage_options, remote_timeout)
             raise OSError(without_password(f"input {url} cannot be read: {why}")) from None
         return f"{protocol}://{'/'.join(parts[:-1])}", parts[-1]
     return f"{protocol}://{'/'.join(parts)}", WARC_GLOB
+
+
+def listing_options(url: str, storage_options: dict | None, remote_timeout: float | None) -> dict | None:
+    """The filesystem options plexity run lists an input `url` with: over HTTP(S), its requests bounded by
+    `remote_timeout` (`http_listing_options`); else `storage_options`."""
+    if not url.lower().startswith(("http://", "https://")):
+        return storage_options
+    from ..datatrove.remote_files import http_listing_options
+
+    return http_listing_options(storage_options, remote_timeout or None)
+
+
+def remote_problem(exc: BaseException, url: str, storage_options: dict | None, remote_timeout: float | None) -> str:
+    """What an error reaching the input `url` means, in words: S3's (`s3_problem`), an HTTP(S) connection's
+    (`http_problem`: a certificate refused, no server, a stall); a server's answer as aiohttp says it
+    (``ClientResponseError: 401, message='Unauthorized'``, ``TooManyRedirects``)."""
+    from ..datatrove.remote_files import http_problem, s3_problem
+
+    if url.lower().startswith(("http://", "https://")) and isinstance(exc, OSError):
+        return http_problem(exc, remote_timeout or None, url)
+    return s3_problem(exc, bool((storage_options or {}).get("anon")))
 
 
 def data_folder(folder: str, storage_options: dict | None = None):
@@ -169,7 +191,8 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     output_dir = Path(output_dir).resolve()
-    folder, pattern = resolve_input(input_spec, storage_options)
+    folder, pattern = resolve_input(input_spec, storage_options,
+                                    DEFAULT_REMOTE_TIMEOUT if remote_timeout is None else remote_timeout)
     steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
                             max_payload_bytes=max_document_bytes, read_timeout=extract_timeout,
                             **({} if remote_timeout is None else {"remote_timeout": remote_timeout}))]
@@ -774,16 +797,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     output_dir = Path(local_path(args.output_dir)).resolve()
     logging_dir = Path(local_path(args.logging_dir)).resolve() if args.logging_dir else output_dir / "logs"
     check_logging_dir(output_dir, logging_dir)
-    folder, pattern = resolve_input(args.input, storage_options)
+    folder, pattern = resolve_input(args.input, storage_options, args.remote_timeout)
+    options = listing_options(folder, storage_options, args.remote_timeout)
     try:
-        inputs = list_inputs(folder, pattern, storage_options)
-    except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
-        from ..datatrove.remote_files import s3_problem
+        inputs = list_inputs(folder, pattern, options)
+        if not inputs and folder.lower().startswith(("http://", "https://")):
+            from fsspec.core import url_to_fs
 
-        # (s3fs's are OSErrors in botocore's words alone: "plexity run: error: The specified bucket does not exist")
-        if isinstance(exc, OSError) and not folder.startswith(("s3://", "s3a://")):
+            from ..datatrove.remote_files import raise_http_listing_error
+
+            raise_http_listing_error(*url_to_fs(folder, **(options or {})))
+    except Exception as exc:  # noqa: BLE001 - a remote side's answer (aiohttp's, botocore's errors are no OSError)
+        # (s3fs's are OSErrors in botocore's words alone: "plexity run: error: The specified bucket does not exist";
+        # aiohttp's, with no URL: "plexity run: error: [Errno 104] Connection reset by peer")
+        if isinstance(exc, OSError) and not folder.lower().startswith(("s3://", "s3a://", "http://", "https://")):
             raise
-        why = s3_problem(exc, bool((storage_options or {}).get("anon")))
+        why = remote_problem(exc, folder, storage_options, args.remote_timeout)
         raise OSError(without_password(f"cannot list the input {folder}: {why}")) from exc
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)

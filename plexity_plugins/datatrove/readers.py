@@ -22,8 +22,8 @@ from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
-from .remote_files import (DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, open_http_input, open_s3_input, s3_bounded,
-                           s3_problem)
+from .remote_files import (DEFAULT_REMOTE_TIMEOUT, http_problem, is_http, is_s3, open_http_input, open_s3_input,
+                           raise_http_listing_error, s3_bounded, s3_problem)
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -372,9 +372,15 @@ class WarcHtmlReader(BaseDiskReader):
         except RuntimeError as exc:
             if not str(exc).startswith("No files found on"):
                 raise
-            from .run_settings import check_inputs
+            from .run_settings import check_inputs, folder_name
 
             check_inputs([self])  # (raises NoInputFiles for a local folder; else datatrove's words stand)
+            if is_http(self.data_folder.fs):  # (a page fsspec could not fetch, a certificate refused: no file found)
+                try:
+                    raise_http_listing_error(self.data_folder.fs, self.data_folder.path)
+                except Exception as error:  # noqa: BLE001 - aiohttp's: named
+                    why = http_problem(error, self.remote_timeout, folder_name(self.data_folder))
+                    raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {why}") from error
             raise
         except Exception as exc:  # noqa: BLE001 - s3fs's, botocore's: the listing's failure named, with what to do
             if self._reading or not is_s3(self.data_folder.fs):

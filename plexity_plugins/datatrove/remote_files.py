@@ -36,6 +36,7 @@ with what to do (credentials, ``anon``, ``requester_pays``, the endpoint); `open
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 
@@ -217,12 +218,69 @@ def open_http_input(fs, path: str, timeout: float | None = DEFAULT_REMOTE_TIMEOU
     return HttpInput(fs, path, timeout)
 
 
-def _what(exc: BaseException, timeout: float | None) -> str:
-    """What happened, in words, for an error of aiohttp or fsspec reading a response."""
+def http_timeout(timeout: float | None):
+    """aiohttp's limits of a request to an HTTP(S) server: `timeout` (the reader's ``remote_timeout``, plexity run
+    --remote-timeout; none: no limit) without a byte, the connection and its TLS handshake included (at most
+    `_CONNECT_TIMEOUT`); none on the whole request (aiohttp's default: 300 s)."""
+    import aiohttp
+
+    connect = min(_CONNECT_TIMEOUT, timeout) if timeout else _CONNECT_TIMEOUT
+    return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=timeout or None)
+
+
+def http_listing_options(options: dict | None, timeout: float | None) -> dict:
+    """`options` of an HTTP(S) filesystem (--storage-options) with its session's requests (a folder's listing, a
+    file's size) bounded by `http_timeout`, unless the user's ``client_kwargs`` set a timeout: a server that
+    answered nothing held the listing 300 s (aiohttp's default), whatever --remote-timeout said."""
+    client = dict((options or {}).get("client_kwargs") or {})
+    client.setdefault("timeout", http_timeout(timeout))
+    return {**(options or {}), "client_kwargs": client}
+
+
+def raise_http_listing_error(fs, folder: str) -> None:
+    """Raise the error reaching `folder` (a URL of the HTTP filesystem `fs`), whose listing found no file, fails with
+    (none where its page is there): fsspec's find takes a page it cannot fetch (a certificate refused, no server)
+    for a folder without files, and the run said "no WARC files match"."""
+    fs.ls(folder, detail=False)
+
+
+# OpenSSL's verify codes (X509_V_ERR_*) of a certificate that is not trusted, is for another host, or is out of date
+_UNTRUSTED = {2, 18, 19, 20, 21}
+_OTHER_HOST = {62, 63, 64}
+_OUT_OF_DATE = {9, 10}
+
+
+def _certificate_problem(error) -> str:
+    """What a certificate refused (`ssl.SSLCertVerificationError`) means, with what to do."""
+    code = getattr(error, "verify_code", None)
+    message = str(getattr(error, "verify_message", None) or error).rstrip(".")
+    if code in _UNTRUSTED:
+        return (f"the server's certificate is not trusted ({message}): to trust a private CA, set SSL_CERT_FILE to "
+                f"its certificate (a PEM file) or SSL_CERT_DIR in the run's environment (docs/ray.md)")
+    if code in _OTHER_HOST:
+        return f"the server's certificate is not for this host ({message}): give the host name it was issued for"
+    if code in _OUT_OF_DATE:
+        return f"the server's certificate is out of date ({message}): it must be renewed (or this machine's clock set)"
+    return f"the server's certificate was refused ({message})"
+
+
+def http_problem(exc: BaseException, timeout: float | None, url: str | None = None) -> str:
+    """What happened, in words, for an error of aiohttp or fsspec reaching or reading an HTTP(S) server.  `url`: the
+    one being opened (an ``http://`` one reset before any answer is said to be perhaps an HTTPS server's)."""
     import asyncio
+    import ssl
 
     import aiohttp
 
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return _certificate_problem(exc.certificate_error)
+    if isinstance(exc, aiohttp.ClientSSLError):
+        reason = getattr(exc.os_error, "reason", None) or exc.os_error
+        if reason == "WRONG_VERSION_NUMBER":
+            return "the server does not speak TLS (WRONG_VERSION_NUMBER): a plain HTTP server's URL is http://"
+        return f"the TLS handshake failed ({reason})"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return _certificate_problem(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return (f"the server sent nothing for {timeout:g} s (stalled; the reader's remote_timeout, plexity run "
                 f"--remote-timeout)" if timeout else "timed out")
@@ -233,8 +291,13 @@ def _what(exc: BaseException, timeout: float | None) -> str:
         if isinstance(cause, ConnectionResetError) or "reset" in str(exc).lower():
             return "the connection was reset"
         return "the connection ended before the response did (fewer bytes than its Content-Length)"
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, ConnectionRefusedError):
+        return f"the connection was refused (no server at {exc.host}:{exc.port})"
+    https_hint = " (an HTTPS server's URL is https://)" if url and url.lower().startswith("http://") else ""
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "the server closed the connection"
+        return "the server closed the connection" + https_hint
+    if isinstance(exc, aiohttp.ClientOSError) and exc.errno == errno.ECONNRESET:
+        return "the connection was reset before the server answered" + https_hint
     if isinstance(exc, FileNotFoundError):
         return "not found (the server answered 404 or refused it)"
     return f"{type(exc).__name__}: {exc}"
@@ -256,16 +319,13 @@ class HttpInput(io.RawIOBase):
 
     async def _get(self, start: int):
         """The response to a GET of the file from byte `start` (a range; the server may answer all of it)."""
-        import aiohttp
-
         options = dict(self.fs.kwargs)
         headers = dict(options.pop("headers", None) or {})
         # the file's bytes as they are (a .warc.gz gzipped again in transit has no length to seek by)
         headers.setdefault("Accept-Encoding", "identity")
         if start:
             headers["Range"] = f"bytes={start}-"
-        # no limit on the whole request (aiohttp's default: 300 s), one on the time without a byte
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=_CONNECT_TIMEOUT, sock_read=self.timeout)
+        timeout = http_timeout(self.timeout)
         session = await self.fs.set_session()
         response = await session.get(self.fs.encode_url(self.path), headers=headers, timeout=timeout, **options)
         if response.status == 404:
@@ -287,7 +347,9 @@ class HttpInput(io.RawIOBase):
     def _fail(self, exc: BaseException, doing: str) -> ReadError:
         from ..errors import printable
 
-        return ReadError(printable(f"{_redacted(self.url)}: {doing} at byte {self._pos:,}: {_what(exc, self.timeout)}"))
+        url = self.url if doing == "cannot open it" else None
+        why = http_problem(exc, self.timeout, url)
+        return ReadError(printable(f"{_redacted(self.url)}: {doing} at byte {self._pos:,}: {why}"))
 
     def _open_at(self, start: int) -> None:
         self._close_stream()

@@ -376,8 +376,9 @@ def folder_name(folder) -> str:
     protocol = _protocol(folder)
     if protocol in ("file", "local"):
         return path
-    # (fsspec's HTTP keeps the whole URL as the path: it was recorded as http://http://host/...)
-    return without_password(path if path.startswith(f"{protocol}://") else f"{protocol}://{path}")
+    # (fsspec's HTTP keeps the whole URL as the path: it was recorded as http://http://host/..., http://https://...)
+    whole = "://" in path and path.split("://", 1)[0].isalpha()
+    return without_password(path if whole else f"{protocol}://{path}")
 
 
 def is_local(folder) -> bool:
