@@ -178,7 +178,8 @@ def test_a_remote_folder_of_arc_files_is_told_their_glob_which_reads_them(tmp_pa
     with http_server(_ArcListing) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         missed = _run("run", url + "/", "-o", "out1", "--extractor", "tags", cwd=tmp_path)
-        assert missed.returncode != 0 and f"(ARC files, .arc.gz, by theirs: '{url}/*.arc.gz')" in missed.stderr
+        assert missed.returncode != 0 and (f"(ARC files, .arc.gz, by theirs: '{url}/*.arc.gz'; WACZ files by theirs: "
+                                           f"'{url}/*.wacz')") in missed.stderr
         done = _run("run", url + "/*.arc.gz", "-o", "out2", "--extractor", "tags", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     reader = json.loads((tmp_path / "out2" / "logs" / "stats.json").read_text())[0]["stats"]

@@ -664,9 +664,10 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
                           f"plexity clean {shlex.quote(str(folder))} --output-dir DIR cleans HTML and text files)")
-    if "://" in folder and pattern == WARC_GLOB:  # (a remote folder is not walked for ARCs)
+    if "://" in folder and pattern == WARC_GLOB:  # (a remote folder is not walked for ARCs or WACZs)
         return (message + f": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them "
-                          f"(ARC files, .arc.gz, by theirs: '{folder.rstrip('/')}/*.arc.gz')")
+                          f"(ARC files, .arc.gz, by theirs: '{folder.rstrip('/')}/*.arc.gz'; WACZ files by theirs: "
+                          f"'{folder.rstrip('/')}/*.wacz')")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
 
 
