@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 import socket
 import threading
 import time
@@ -142,6 +143,24 @@ def test_ssl_cert_file_trusts_a_private_ca_for_a_folder_of_a_warc_and_a_wacz(ser
     texts = sorted(document["text"] for document in read_jsonl_dir(tmp_path / "local" / "documents"))
     assert len(texts) == 24 and sorted(document["text"] for document in read_jsonl_dir(
         tmp_path / "remote" / "documents")) == texts  # (the sample's 12 pages, from the WARC and from the WACZ)
+
+
+def test_an_https_input_is_recorded_as_its_url_and_a_run_recorded_the_old_way_resumes(serve, certificates, tmp_path,
+                                                                                      monkeypatch):
+    """Before: the settings record named an https:// input ``http://https://127.0.0.1:...`` (fsspec's HTTP keeps the
+    URL as the path, and "http://" was put before it).  Now the URL as given; a run an earlier version recorded the
+    old way resumes instead of stopping as one of other settings."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificates / "ca.pem"))
+    url = serve({"a.warc.gz": (SAMPLE, "ok")}, certificate=certificates / "good.pem")
+    out = tmp_path / "out"
+    first = run_plexity("run", url, "-o", str(out), "--extractor", "tags", timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    record = out / "logs" / "plexity-settings.json"
+    assert [step["input"] for step in json.loads(record.read_text())["steps"] if "input" in step] == [url.rstrip("/")]
+    record.write_text(record.read_text().replace('"https://', '"http://https://'))  # (as an earlier version wrote it)
+    again = run_plexity("run", url, "-o", str(out), "--extractor", "tags", timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "1 tasks, 1 already completed" in again.stdout and "1/1 tasks completed (0 in this run" in again.stdout
 
 
 @pytest.mark.parametrize("certificate, why", [

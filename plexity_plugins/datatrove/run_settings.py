@@ -422,13 +422,14 @@ def recorded_settings(logging_dir) -> dict | None:
         return read_record(f.read(), object_hook=_without_doubled_protocol)
 
 
-_DOUBLED_PROTOCOL = re.compile(r"^([a-z][a-z0-9+.-]*://)\1")
+# (the first of a protocol doubled, ``http://http://``, or of ``http://`` before ``https://``)
+_DOUBLED_PROTOCOL = re.compile(r"^(?:http://(?=https://)|([a-z][a-z0-9+.-]*://)(?=\1))")
 
 
 def _without_doubled_protocol(settings: dict) -> dict:
-    """A remote folder as earlier versions recorded it, ``http://http://host/...``, read as it is now written: a run
-    they recorded resumes rather than stopping as one of other settings."""
-    return {key: _DOUBLED_PROTOCOL.sub(r"\1", value) if isinstance(value, str) else value
+    """A remote folder as earlier versions recorded it, ``http://http://host/...`` or ``http://https://host/...``,
+    read as it is now written: a run they recorded resumes rather than stopping as one of other settings."""
+    return {key: _DOUBLED_PROTOCOL.sub("", value) if isinstance(value, str) else value
             for key, value in settings.items()}
 
 
