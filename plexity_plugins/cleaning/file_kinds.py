@@ -16,6 +16,8 @@ HTML_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml", ".xht", ".sht
 ARC_SUFFIXES = (".arc", ".arc.gz")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".warc.wet", ".warc.wet.gz") + ARC_SUFFIXES
 WACZ_SUFFIXES = (WACZ_SUFFIX,)  # a zip of a crawl's WARCs (Webrecorder's, Browsertrix Crawler's): its WARCs are read
+# A page a browser saved as one file (Chrome's "Webpage, Single File", IE's .mht): its HTML part is read
+MHTML_SUFFIXES = (".mhtml", ".mht")
 
 
 def _listed(names: list[str]) -> str:
@@ -29,14 +31,16 @@ _ALL = TEXT_SUFFIXES + HTML_SUFFIXES + WARC_SUFFIXES
 # .xhtml, .xht or .shtml pages" (from the suffixes above, so a suffix added is said).
 KNOWN_NAMES = (f"{_listed([s for s in _ALL if s + '.gz' in _ALL])} files (or .gz), "
                f"{_listed([s for s in _ALL if not s.endswith('.gz') and s + '.gz' not in _ALL])} pages, "
-               f"{_listed(list(WACZ_SUFFIXES))} web archives")
+               f"{_listed(list(MHTML_SUFFIXES))} saved pages, {_listed(list(WACZ_SUFFIXES))} web archives")
 
 
 def kind_of(path: Path) -> str | None:
-    """"warc", "wacz", "html" or "text" by `path`'s name; None for a name with none of their suffixes."""
+    """"warc", "wacz", "mhtml", "html" or "text" by `path`'s name; None for a name with none of their suffixes."""
     name = path.name.lower()
     if name.endswith(WACZ_SUFFIXES):
         return "wacz"
+    if name.endswith(MHTML_SUFFIXES):
+        return "mhtml"
     if name.endswith(WARC_SUFFIXES):
         return "warc"
     if name.endswith(HTML_SUFFIXES):
@@ -75,3 +79,19 @@ def kind_of_file(path: Path) -> str | None:
     """`kind_of` by the name, else "html" for a file whose name says nothing `plexity clean` reads but whose first
     bytes are an HTML page's (`html_by_content`)."""
     return kind_of(path) or ("html" if html_by_content(path) else None)
+
+
+# A browser's "Webpage, Complete" (Chrome, Edge, Firefox, IE) saves page.html and, beside it, page_files/: the
+# page's images, styles, scripts (and its frames, saved as pages of their own, which are read)
+SAVED_PAGE_FOLDER = "_files"
+
+
+def saved_page_of(path: Path) -> Path | None:
+    """For a file that no name or first bytes make a page, in the folder of a page saved "complete" (``page_files/``
+    beside ``page.html``): that page; else None."""
+    folder = path.parent
+    if not folder.name.endswith(SAVED_PAGE_FOLDER) or len(folder.name) == len(SAVED_PAGE_FOLDER):
+        return None
+    stem = folder.name[:-len(SAVED_PAGE_FOLDER)]
+    return next((page for suffix in HTML_SUFFIXES if not suffix.endswith(".gz")
+                 for page in [folder.with_name(stem + suffix)] if page.is_file()), None)

@@ -22,18 +22,19 @@ from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
                      Verdict, metadata, warc_headers)
 from ..io.document_files import read_document
-from ..io.input_files import judged_compression, open_input, wat_file
+from ..io.mhtml_files import NotMhtml, mhtml_page
+from ..io.input_files import _Reads, judged_compression, open_input, wat_file
 from ..io.payload_sniffing import binary_kind, looks_like_html
 from ..io.read_limits import MAX_DOCUMENT_BYTES, PROGRESS_SECONDS, ReadProgress
-from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_PAGES,
-                                PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED, UNREADABLE_FILE,
-                                UNSUPPORTED_COMPRESSION, WAT_FILE, describe)
+from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, NOT_A_WARC, NOT_HTML, NOT_MHTML,
+                                NOT_PAGES, PAGE_RESOURCE, PAGE_TEXT, READ_ERROR, TOO_LARGE, TRAILING_GARBAGE, TRUNCATED,
+                                UNREADABLE_FILE, UNSUPPORTED_COMPRESSION, WAT_FILE, describe)
 from ..io.wacz_files import WaczFile
 from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
-from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, kind_of, kind_of_file
+from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, kind_of, kind_of_file, saved_page_of
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -177,7 +178,8 @@ def _globs_expanded(inputs: list[str | os.PathLike], out: Path | None) -> list[s
                              f"is read whole") from None
         if not matches:
             raise FileNotFoundError(f"input {item} does not exist, and as a glob it matches no file"
-                                    + left_out_by_glob(glob_folder(str(item)), ("warc", "wacz", "html", "text"),
+                                    + left_out_by_glob(glob_folder(str(item)), ("warc", "wacz", "mhtml", "html",
+                                                                                                "text"),
                                                      "file(s) plexity clean reads", out))
         matches = [Path(m) for m in matches if out is None or not Path(m).resolve().is_relative_to(out)]
         folders = {m for m in matches if m.is_dir()}
@@ -475,6 +477,11 @@ class FileCleaner:
         if why:  # a .warc.bz2, .warc.xz, .warc.zst
             self._skip_file(str(item.path), UNSUPPORTED_COMPRESSION, why)
             return
+        page = saved_page_of(item.path) if item.kind is None else None
+        if page is not None:  # (no page: named as what it is, not as a file of no kind)
+            self._skip_file(str(item.path), PAGE_RESOURCE, f"a file of the page {page.name}, saved beside it in "
+                                                          f"{item.path.parent.name}/ with its images, styles, scripts")
+            return
         if item.kind is None:
             self._skip_file(str(item.path), UNKNOWN_FILE_TYPE, unknown_file_type(item.path))
             return
@@ -487,8 +494,18 @@ class FileCleaner:
 
     def _clean_document_file(self, item: InputFile) -> None:
         source = str(item.path)
+        content_type = None
         try:
-            raw, trailing = read_document(item.path, self.max_document_bytes)
+            if item.kind == "mhtml":  # (its page's HTML only, up to the cap: the images after it are not read)
+                with open_input(item.path) as opened:
+                    page = mhtml_page(_Reads(opened, source), self.max_document_bytes)
+                raw, trailing, content_type = page.body, 0, page.content_type
+                source = f"{source}#{page.url}" if page.url else source
+            else:
+                raw, trailing = read_document(item.path, self.max_document_bytes)
+        except NotMhtml as exc:
+            self._skip_file(source, NOT_MHTML, str(exc))
+            return
         except TooLarge as exc:
             self.stats.files += 1
             self._skip(source, TOO_LARGE, str(exc))
@@ -510,10 +527,10 @@ class FileCleaner:
             self.stats.damaged_file(TRAILING_GARBAGE, message)
         binary = binary_kind(raw[:4096])
         if binary is not None:  # a PDF, an image ... named .html or .txt: never text
-            self._skip(source, NOT_HTML if item.kind == "html" else NOT_TEXT, f"its bytes are {binary}")
+            self._skip(source, NOT_TEXT if item.kind == "text" else NOT_HTML, f"its bytes are {binary}")
             return
         self.stats.bytes_in += len(raw)
-        verdict = self._judge(raw, item.kind, source)
+        verdict = self._judge(raw, "html" if item.kind == "mhtml" else item.kind, source, content_type)
         if verdict is None:
             return
         out_path = self.output_dir / output_name(item)
@@ -690,7 +707,7 @@ class FileCleaner:
         stats_path = self.output_dir / STATS_FILE
         self.stats.write(stats_path)  # "completed": false until the end
         try:
-            if any(item.kind in ("html", "warc", "wacz") for item in inputs):
+            if any(item.kind in ("html", "mhtml", "warc", "wacz") for item in inputs):
                 # (its extraction child started now: an installation that cannot start it stops
                 # the run here, before any page is counted as failed)
                 self.extract.warm_up()

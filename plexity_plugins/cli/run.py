@@ -609,14 +609,14 @@ def check_settings_or_stop(executor, output_dir: Path, earlier_logs: Path | None
 
 
 def document_files(folder: str, unlisted: list | None = None) -> int:
-    """How many HTML and text files a local input folder holds (which `plexity run` does not read); `unlisted`, a
-    list, gets each folder below it that could not be listed, with its error (`io.folders.walk`)."""
+    """How many HTML (MHTML too) and text files a local input folder holds (which `plexity run` does not read);
+    `unlisted`, a list, gets each folder below it that could not be listed, with its error (`io.folders.walk`)."""
     if "://" in folder or not Path(folder).is_dir():
         return 0
-    from ..cleaning.file_kinds import HTML_SUFFIXES, TEXT_SUFFIXES
+    from ..cleaning.file_kinds import HTML_SUFFIXES, MHTML_SUFFIXES, TEXT_SUFFIXES
     from ..io.folders import walk
 
-    suffixes = HTML_SUFFIXES + TEXT_SUFFIXES
+    suffixes = HTML_SUFFIXES + MHTML_SUFFIXES + TEXT_SUFFIXES
     return sum(1 for _, _, names in walk(folder, unlisted) for name in names if name.lower().endswith(suffixes))
 
 

@@ -49,6 +49,9 @@ CLEANED_TEXT = "cleaned_text"
 NOT_A_REGULAR_FILE = "not_a_regular_file"  # a FIFO, socket or device (opening a FIFO waits for ever)
 UNREADABLE_FILE = "unreadable_file"  # a symlink loop, a dangling link, no permission, a damaged .gz
 UNSUPPORTED_COMPRESSION = "unsupported_compression"  # a WARC compressed otherwise than by gzip: .warc.bz2 ...
+# A file of a page a browser saved "complete" (page_files/ beside page.html: its images, styles, scripts)
+PAGE_RESOURCE = "page_resource"
+NOT_MHTML = "not_mhtml"  # a .mhtml or .mht file holding no page: no MIME message, or its page is no HTML
 WAT_FILE = "wat_file"  # Common Crawl's metadata of a crawl's records, no page in it: skipped by its name (`wat_file`)
 
 # Why reading a file stopped before its end.
