@@ -377,7 +377,8 @@ def test_plexity_clean_of_an_empty_folder_says_what_it_cleans(tmp_path):
     assert result.returncode == 2
     assert error_line(result) == (f"plexity clean: error: no file to clean: {tmp_path / 'crawl'} holds none: give "
                                   f".txt, .text, .html, .htm, .warc, .warc.wet or .arc files (or .gz), .xhtml, .xht or "
-                                  f".shtml pages, .wacz web archives, or folders holding them")
+                                  f".shtml pages, .mhtml or .mht saved pages, .wacz web archives, or folders holding "
+                                  f"them")
     assert not (tmp_path / "out").exists()
 
 
