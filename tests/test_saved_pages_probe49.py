@@ -13,6 +13,7 @@ end are read (Chrome writes the page first: the images after it never count agai
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import quopri
@@ -206,3 +207,25 @@ def test_an_mhtml_without_a_page_is_named_and_a_renamed_page_is_read(tmp_path, s
     assert [entry["detail"] for entry in logged if entry["reason"] == "not_mhtml"] == [
         "not an MHTML file (no MIME headers): a PNG image"]
     assert LEADS["utf8"] in (tmp_path / "out" / "renamed.mht.txt").read_text()
+
+
+def test_the_page_is_the_part_the_message_names_as_its_root(saved):
+    """RFC 2387's ``start``: the root part's Content-ID, which need not be first (a writer may put the images first);
+    a root that is no page is named.  Before: there was no reader of MHTML."""
+    from plexity_plugins.io.mhtml_files import NotMhtml, mhtml_page
+
+    pages, files = saved
+    image = MIMEBase("image", "png")
+    image.set_payload(base64.encodebytes(files["/photo.png"][1]).decode("ascii"))
+    image["Content-Transfer-Encoding"] = "base64"
+    image["Content-ID"] = "<photo@saved>"
+    page = message_from_bytes(pages["cp1252"][0]).get_payload()[0]
+    page.replace_header("Content-ID", "<page@saved>")  # (Chrome names it <frame-...@mhtml.blink>)
+    message = MIMEMultipart("related", type="text/html", start="<page@saved>")
+    message.attach(image)
+    message.attach(page)
+    found = mhtml_page(message.as_bytes())
+    assert found.url == pages["cp1252"][1] and LEADS["cp1252"].encode("cp1252") in found.body
+    message.set_param("start", "<photo@saved>")
+    with pytest.raises(NotMhtml, match="an MHTML file whose page is image/png, not HTML"):
+        mhtml_page(message.as_bytes())

@@ -58,6 +58,7 @@ class _Reader:
     def find(self, pattern: bytes | re.Pattern, start: int = 0, within: int | None = None) -> tuple[int, int] | None:
         """(start, end) of `pattern` in `buf` at or after `start`, reading on until it is there; None at the end (or
         past `within` bytes of `buf`)."""
+        longest = len(pattern) if isinstance(pattern, bytes) else 4  # (what a match may hold of the bytes searched)
         while within is None or len(self.buf) <= within:
             if isinstance(pattern, bytes):
                 at = self.buf.find(pattern, start)
@@ -67,6 +68,7 @@ class _Reader:
                 match = pattern.search(self.buf, start)
                 if match:
                     return match.span()
+            start = max(start, len(self.buf) - longest)  # (each byte searched once: a 50 MB part is no 800 searches)
             if not self.more():
                 return None
         return None
@@ -103,13 +105,15 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
             break
         part_start = line_end[1]
         found = reader.find(delimiter, part_start)
-        part = bytes(reader.buf[part_start:found[0] if found else len(reader.buf)])
-        part_headers = BytesHeaderParser(policy=compat32).parsebytes(part)
+        part_end = found[0] if found else len(reader.buf)
+        part_headers = BytesHeaderParser(policy=compat32).parsebytes(
+            bytes(reader.buf[part_start:min(part_end, part_start + MAX_HEADER_BYTES)]))
         content_id = (part_headers["Content-ID"] or "").strip().strip("<>")
         if start is None or content_id == str(start).strip().strip("<>"):
             if part_headers.get_content_type() not in _HTML_TYPES:
                 raise NotMhtml(f"an MHTML file whose page is {part_headers.get_content_type()}, not HTML")
-            return _page(part.rstrip(b"\r"), part_headers["Content-Location"] or snapshot_url)
+            return _page(bytes(reader.buf[part_start:part_end]).rstrip(b"\r"),
+                         part_headers["Content-Location"] or snapshot_url)
         if found is not None:  # (a part passed over is let go: the buffer holds one part at most)
             del reader.buf[:found[0]]
             found = (0, found[1] - found[0])
