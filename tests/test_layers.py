@@ -32,14 +32,14 @@ LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 # pipeline) on top.  (Its __init__ hands out every name where the one module scrapy.py had it.)  The reading of
 # inputs in io/: the caps, the outcomes' names and what bytes are (and the WARC writer, whose cleaned records the
 # reader knows) at the bottom; the body's codings, a file opened, a record's headers, the resynchronisation on them;
-# the document reader, warcio's iterator and a WACZ's members above; WarcFile above those; inputs.py, which hands
-# out every name it held before the split (`__getattr__` through importlib), on top.
+# the document reader, a saved page's MHTML, warcio's iterator and a WACZ's members above; WarcFile above those;
+# inputs.py, which hands out every name it held before the split (`__getattr__` through importlib), on top.
 MODULE_LAYERS = {"datatrove": [["executor"], ["ray_executor", "slurm_executor"]],
                  "scrapy": [["log", "settings", "items", "reactor"], ["feeds", "dropped_file"], ["pipeline"],
                             ["addon"]],
                  "io": [["read_limits", "read_outcomes", "payload_sniffing", "warc_writer"],
                         ["http_codings", "input_files", "record_headers", "warc_resync"],
-                        ["document_files", "warc_iterator", "wacz_files"], ["warc_files"], ["inputs"]]}
+                        ["document_files", "mhtml_files", "warc_iterator", "wacz_files"], ["warc_files"], ["inputs"]]}
 
 
 def part(module: str) -> str | None:
