@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from email import message_from_bytes
 from email.parser import BytesHeaderParser
 from email.policy import compat32
+from email.utils import collapse_rfc2231_value
 
 from ..errors import TooLarge
 from .input_files import what_file_is
@@ -93,11 +94,12 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
         while reader.more():
             pass
         return _page(bytes(reader.buf), snapshot_url)
-    boundary = headers.get_param("boundary")
+    boundary = _param(headers, "boundary")
     if not kind.startswith("multipart/") or not boundary:
-        raise NotMhtml(f"a MIME message of {kind}{'' if boundary else ' without a boundary'}, not a saved page")
-    start = headers.get_param("start")  # (RFC 2387: the root part's Content-ID; without it, the first part)
-    delimiter = b"\n--" + str(boundary).encode("ascii", "replace")
+        missing = " without a boundary" if kind.startswith("multipart/") else ""
+        raise NotMhtml(f"a MIME message of {kind}{missing}, not a saved page")
+    start = _param(headers, "start")  # (RFC 2387: the root part's Content-ID; without it, the first part)
+    delimiter = b"\n--" + boundary.encode("ascii", "replace")
     found = reader.find(delimiter, end[1] - 1)
     while found is not None:
         line_end = reader.find(b"\n", found[1])
@@ -109,7 +111,7 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
         part_headers = BytesHeaderParser(policy=compat32).parsebytes(
             bytes(reader.buf[part_start:min(part_end, part_start + MAX_HEADER_BYTES)]))
         content_id = (part_headers["Content-ID"] or "").strip().strip("<>")
-        if start is None or content_id == str(start).strip().strip("<>"):
+        if start is None or content_id == start.strip().strip("<>"):
             if part_headers.get_content_type() not in _HTML_TYPES:
                 raise NotMhtml(f"an MHTML file whose page is {part_headers.get_content_type()}, not HTML")
             return _page(bytes(reader.buf[part_start:part_end]).rstrip(b"\r"),
@@ -117,15 +119,22 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
         if found is not None:  # (a part passed over is let go: the buffer holds one part at most)
             del reader.buf[:found[0]]
             found = (0, found[1] - found[0])
-    raise NotMhtml(f"an MHTML file without its page ({'no part of Content-ID ' + str(start) if start else 'no part'})")
+    raise NotMhtml(f"an MHTML file without its page ({'no part of Content-ID ' + start if start else 'no part'})")
 
 
 def _page(part: bytes, url: str | None) -> MhtmlPage:
     """The page in a MIME part (its headers and body), its transfer encoding undone."""
     message = message_from_bytes(part, policy=compat32)
     body = message.get_payload(decode=True)
+    url = message["Content-Location"] or url
     return MhtmlPage(body=body if isinstance(body, bytes) else b"", content_type=message["Content-Type"],
-                     url=message["Content-Location"] or url)
+                     url=("".join(str(url).split()) or None) if url else None)  # (a folded header's line breaks out)
+
+
+def _param(headers, name: str) -> str | None:
+    """A parameter of the Content-Type header, as one string (RFC 2231's encoded and continued ones too)."""
+    value = headers.get_param(name)
+    return None if value is None else str(collapse_rfc2231_value(value))
 
 
 def _not_mime(reader: _Reader) -> MhtmlPage:
