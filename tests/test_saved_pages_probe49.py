@@ -229,3 +229,15 @@ def test_the_page_is_the_part_the_message_names_as_its_root(saved):
     message.set_param("start", "<photo@saved>")
     with pytest.raises(NotMhtml, match="an MHTML file whose page is image/png, not HTML"):
         mhtml_page(message.as_bytes())
+
+
+def test_a_header_holding_bytes_beyond_ascii_does_not_stop_the_reading(saved):
+    """A Content-ID or Content-Location holding a raw byte beyond ASCII (a hand-edited or damaged file; a fuzzing of
+    Chrome's MHTML found it): the email package gives such a header as a `Header`, which crashed the reading
+    (AttributeError) before."""
+    from plexity_plugins.io.mhtml_files import mhtml_page
+
+    mhtml, url = saved[0]["cp1252"]
+    damaged = mhtml.replace(b"Content-ID: <frame-", b"Content-ID: <fr\xe9me-").replace(url.encode(), b"caf\xe9.html")
+    page = mhtml_page(damaged)
+    assert LEADS["cp1252"].encode("cp1252") in page.body and page.url.startswith("caf")

@@ -89,7 +89,7 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
     if headers["Content-Type"] is None:
         return _not_mime(reader)
     kind = headers.get_content_type()
-    snapshot_url = headers["Snapshot-Content-Location"] or headers["Content-Location"]
+    snapshot_url = _header(headers, "Snapshot-Content-Location") or _header(headers, "Content-Location")
     if kind in _HTML_TYPES:  # (a single-part MHTML: the message is the page)
         while reader.more():
             pass
@@ -110,12 +110,12 @@ def mhtml_page(source, limit: int = MAX_DOCUMENT_BYTES) -> MhtmlPage:
         part_end = found[0] if found else len(reader.buf)
         part_headers = BytesHeaderParser(policy=compat32).parsebytes(
             bytes(reader.buf[part_start:min(part_end, part_start + MAX_HEADER_BYTES)]))
-        content_id = (part_headers["Content-ID"] or "").strip().strip("<>")
+        content_id = (_header(part_headers, "Content-ID") or "").strip().strip("<>")
         if start is None or content_id == start.strip().strip("<>"):
             if part_headers.get_content_type() not in _HTML_TYPES:
                 raise NotMhtml(f"an MHTML file whose page is {part_headers.get_content_type()}, not HTML")
             return _page(bytes(reader.buf[part_start:part_end]).rstrip(b"\r"),
-                         part_headers["Content-Location"] or snapshot_url)
+                         _header(part_headers, "Content-Location") or snapshot_url)
         if found is not None:  # (a part passed over is let go: the buffer holds one part at most)
             del reader.buf[:found[0]]
             found = (0, found[1] - found[0])
@@ -126,9 +126,15 @@ def _page(part: bytes, url: str | None) -> MhtmlPage:
     """The page in a MIME part (its headers and body), its transfer encoding undone."""
     message = message_from_bytes(part, policy=compat32)
     body = message.get_payload(decode=True)
-    url = message["Content-Location"] or url
-    return MhtmlPage(body=body if isinstance(body, bytes) else b"", content_type=message["Content-Type"],
+    url = _header(message, "Content-Location") or url
+    return MhtmlPage(body=body if isinstance(body, bytes) else b"", content_type=_header(message, "Content-Type"),
                      url=("".join(str(url).split()) or None) if url else None)  # (a folded header's line breaks out)
+
+
+def _header(headers, name: str) -> str | None:
+    """A header's value as a string (the email package gives a `Header` for one holding bytes beyond ASCII)."""
+    value = headers[name]
+    return None if value is None else str(value)
 
 
 def _param(headers, name: str) -> str | None:
