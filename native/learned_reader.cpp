@@ -13,7 +13,8 @@
 //                                       every value bit-equal (same operations in the same order,
 //                                       libm's log1p as Python's math.log1p)
 //   Forest(spec).probabilities(rows, n_features) -> [float]
-//                                       forest.Forest(spec).probabilities
+//                                       forest.Forest(spec).probabilities (its trees, and its linear
+//                                       model where it has one)
 //   unescape_html(text)                 segment.unescape (html.unescape)
 //   second_look_rows(rows, width, probabilities, words, spread, looked) -> bytes
 //                                       second_look.neighbour_rows of the looked blocks
@@ -2794,6 +2795,18 @@ struct ForestData {
   // `value <= split` alone goes where `step` goes, NaN or not (rows of a page nearly always hold a NaN feature).
   std::vector<int32_t> column_feature;  // each column's feature (column 0: -1)
   std::vector<double> column_nan;       // what a NaN of it reads as
+  // The linear model added to the trees' sum (forest.py's "linear"; none where `has_linear` is false): `bias`,
+  // then each numeric term (a value that is not finite adds its `missing`; another is held within [low, high],
+  // the values it was trained on, and adds weight * value, or weight * copysign(log1p(|value|), value) where
+  // `log`), then each categorical term (the weight of the value it equals).
+  bool has_linear = false;
+  double linear_bias = 0.0;
+  std::vector<int32_t> linear_feature;
+  std::vector<uint8_t> linear_log;
+  std::vector<double> linear_weight, linear_missing, linear_low, linear_high;
+  std::vector<int32_t> category_feature;
+  std::vector<int32_t> category_begin;  // each categorical term's values and weights from here (one more: the end)
+  std::vector<double> category_value, category_weight;
 };
 
 // `f.nodes` laid out as `f.flat`; false (with a Python error) where a feature index does not fit.
@@ -3023,6 +3036,123 @@ bool read_tree(PyObject *tree, ForestData &f) {
   return true;
 }
 
+// The numbers of `key` in `dict` (a list of numbers; `count` of them unless -1), appended to `out`.
+template <typename T>
+bool read_numbers(PyObject *dict, const char *key, Py_ssize_t count, std::vector<T> &out) {
+  PyObject *list = PyDict_GetItemString(dict, key);
+  if (list == nullptr || !PyList_Check(list) || (count >= 0 && PyList_GET_SIZE(list) != count)) {
+    PyErr_Format(PyExc_ValueError, "the linear model needs a list \"%s\" of one entry per term", key);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+    const double value = PyFloat_AsDouble(PyList_GET_ITEM(list, i));
+    if (value == -1.0 && PyErr_Occurred()) return false;
+    out.push_back(static_cast<T>(value));
+  }
+  return true;
+}
+
+// forest.py's "linear" part of a spec into `f` (none where the spec has none).
+bool read_linear(PyObject *spec, ForestData &f) {
+  PyObject *linear = PyDict_GetItemString(spec, "linear");
+  if (linear == nullptr || linear == Py_None) return true;
+  if (!PyDict_Check(linear)) {
+    PyErr_SetString(PyExc_TypeError, "the forest's \"linear\" must be a dict");
+    return false;
+  }
+  PyObject *bias = PyDict_GetItemString(linear, "bias");
+  f.linear_bias = bias == nullptr ? -1.0 : PyFloat_AsDouble(bias);
+  if (bias == nullptr || (f.linear_bias == -1.0 && PyErr_Occurred())) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the linear model needs a number \"bias\"");
+    return false;
+  }
+  std::vector<double> features, categorical;
+  if (!read_numbers(linear, "feature", -1, features)) return false;
+  const Py_ssize_t n = static_cast<Py_ssize_t>(features.size());
+  std::vector<double> logs;
+  if (!read_numbers(linear, "log", n, logs) || !read_numbers(linear, "weight", n, f.linear_weight) ||
+      !read_numbers(linear, "missing", n, f.linear_missing) || !read_numbers(linear, "low", n, f.linear_low) ||
+      !read_numbers(linear, "high", n, f.linear_high) ||
+      !read_numbers(linear, "category_feature", -1, categorical)) {
+    return false;
+  }
+  for (size_t i = 0; i < features.size(); ++i) f.linear_log.push_back(logs[i] != 0.0);
+  for (const std::vector<double> *from : {&features, &categorical}) {
+    for (const double feature : *from) {
+      if (!(feature >= 0 && feature <= INT16_MAX && feature == std::floor(feature))) {
+        PyErr_SetString(PyExc_ValueError, "a linear term's feature index is not a column");
+        return false;
+      }
+      (from == &features ? f.linear_feature : f.category_feature).push_back(static_cast<int32_t>(feature));
+    }
+  }
+  PyObject *values = PyDict_GetItemString(linear, "category_values");
+  PyObject *weights = PyDict_GetItemString(linear, "category_weights");
+  const Py_ssize_t m = static_cast<Py_ssize_t>(categorical.size());
+  if (values == nullptr || weights == nullptr || !PyList_Check(values) || !PyList_Check(weights) ||
+      PyList_GET_SIZE(values) != m || PyList_GET_SIZE(weights) != m) {
+    PyErr_SetString(PyExc_ValueError, "the linear model needs lists \"category_values\" and \"category_weights\" "
+                                      "of one list per categorical term");
+    return false;
+  }
+  for (Py_ssize_t c = 0; c < m; ++c) {
+    f.category_begin.push_back(static_cast<int32_t>(f.category_value.size()));
+    PyObject *pair[2] = {PyList_GET_ITEM(values, c), PyList_GET_ITEM(weights, c)};
+    Py_ssize_t sizes[2];
+    for (int k = 0; k < 2; ++k) {
+      if (!PyList_Check(pair[k])) {
+        PyErr_SetString(PyExc_ValueError, "each categorical term's values and weights must be lists");
+        return false;
+      }
+      sizes[k] = PyList_GET_SIZE(pair[k]);
+    }
+    if (sizes[0] != sizes[1]) {
+      PyErr_SetString(PyExc_ValueError, "a categorical term needs one weight per value");
+      return false;
+    }
+    for (Py_ssize_t i = 0; i < sizes[0]; ++i) {
+      const double value = PyFloat_AsDouble(PyList_GET_ITEM(pair[0], i));
+      const double weight = PyFloat_AsDouble(PyList_GET_ITEM(pair[1], i));
+      if (PyErr_Occurred()) return false;
+      f.category_value.push_back(value);
+      f.category_weight.push_back(weight);
+    }
+  }
+  f.category_begin.push_back(static_cast<int32_t>(f.category_value.size()));
+  for (const int32_t feature : f.linear_feature) f.max_feature = std::max(f.max_feature, feature);
+  for (const int32_t feature : f.category_feature) f.max_feature = std::max(f.max_feature, feature);
+  f.has_linear = true;
+  return true;
+}
+
+// The linear model's part of a row's score (after the trees': forest.py adds it in this order).
+inline double add_linear(const ForestData &f, const double *row, double total) {
+  total += f.linear_bias;
+  for (size_t i = 0; i < f.linear_feature.size(); ++i) {
+    const double raw = row[f.linear_feature[i]];
+    if (raw - raw != 0.0) {  // (NaN or infinite)
+      total += f.linear_missing[i];
+      continue;
+    }
+    const double value = std::min(std::max(raw, f.linear_low[i]), f.linear_high[i]);  // (forest.py's order)
+    if (f.linear_log[i]) {
+      total += f.linear_weight[i] * std::copysign(std::log1p(std::fabs(value)), value);
+    } else {
+      total += f.linear_weight[i] * value;
+    }
+  }
+  for (size_t c = 0; c < f.category_feature.size(); ++c) {
+    const double value = row[f.category_feature[c]];
+    for (int32_t i = f.category_begin[c]; i < f.category_begin[c + 1]; ++i) {
+      if (f.category_value[i] == value) {
+        total += f.category_weight[i];
+        break;
+      }
+    }
+  }
+  return total;
+}
+
 int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
   PyObject *spec;
   if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &spec)) return -1;
@@ -3035,6 +3165,7 @@ int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
   for (Py_ssize_t t = 0; t < PyList_GET_SIZE(trees); ++t) {
     if (!read_tree(PyList_GET_ITEM(trees, t), *f)) return -1;
   }
+  if (!read_linear(spec, *f)) return -1;
   if (!flatten(*f)) return -1;
   std::vector<Node>().swap(f->nodes);  // (predict walks the flat copy)
   delete self->forest;
@@ -3164,7 +3295,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
   }
   for (size_t r = 0; r < n; ++r) {
     if (r == first_infinite) return 1;
-    const double total = out[r];
+    const double total = f.has_linear ? add_linear(f, rows + r * width, out[r]) : out[r];
     const double e = std::exp(-total);
     if (std::isinf(e) && std::isfinite(total)) return 2;
     out[r] = 1.0 / (1.0 + e);

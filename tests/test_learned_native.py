@@ -325,7 +325,7 @@ SMALL = {"min_data_in_leaf": 5}
 
 @pytest.fixture(scope="module")
 def trained():
-    """A forest trained with LightGBM on made-up pages, some with declared text."""
+    """A block model trained on made-up pages, some with declared text: a LightGBM forest and a linear model."""
     examples = []
     for seed in range(60):
         html, lines = learned_page(seed)
@@ -335,8 +335,7 @@ def trained():
         rows = reading.rows_as_lists(reading.feature_rows(page))
         examples.append(training.Example(rows=rows, labels=training.label_blocks(texts, gold="\n".join(lines)),
                                          words=[round(math.expm1(row[0])) for row in rows], texts=texts))
-    booster = training.fit(examples, trees=20, params=SMALL)
-    return json.loads(json.dumps(reference_forest.from_lightgbm(booster)))
+    return json.loads(json.dumps(training.fit_blocks(examples, params=SMALL, trees=20)))
 
 
 def random_forest(rows: list[list[float]], seed: int, trees: int = 30, depth: int = 6) -> dict:
@@ -380,12 +379,33 @@ def random_forest(rows: list[list[float]], seed: int, trees: int = 30, depth: in
     return {"features": list(FEATURES), "trees": spec_trees, "threshold": 0.5}
 
 
+def random_linear(rows: list[list[float]], seed: int) -> dict:
+    """A linear model over every feature (`forest.py`'s "linear"): weights and missing values at random, half
+    of the numeric terms on a log scale, the categorical terms' values drawn from those the rows hold; each
+    weight over its column's largest value (the sum stays where a logistic is finite)."""
+    rng = random.Random(seed)
+    columns = [sorted({v for v in column if math.isfinite(v)}) for column in zip(*rows)]
+    categorical = [FEATURES.index(name) for name in CATEGORICAL]
+    numeric = [i for i in range(WIDTH) if i not in categorical]
+    values = [rng.sample(columns[i], min(len(columns[i]), 6)) + [rng.uniform(0, 70)] for i in categorical]
+    logs = [rng.randint(0, 1) for _ in numeric]
+    largest = [max((abs(v) for v in columns[i]), default=0.0) for i in numeric]
+    largest = [math.log1p(top) if log else top for log, top in zip(logs, largest)]
+    return {"bias": rng.uniform(-1, 1), "feature": numeric, "log": logs,
+            "weight": [rng.uniform(-0.5, 0.5) / (1.0 + top) for top in largest],
+            "missing": [rng.uniform(-1, 1) for _ in numeric],
+            "low": [rng.choice(columns[i][:3] or [0.0]) for i in numeric],
+            "high": [rng.choice(columns[i][-3:] or [0.0]) for i in numeric],
+            "category_feature": categorical, "category_values": values,
+            "category_weights": [[rng.uniform(-1, 1) for _ in v] for v in values]}
+
+
 @pytest.fixture(scope="module")
 def forests(trained):
     rows = []
     for html in learned_pages(range(10)) + list(CASES.values()):
         rows += block_features(segment.segment(html))
-    return [trained, random_forest(rows, 1)]
+    return [trained, random_forest(rows, 1), dict(random_forest(rows, 3, trees=10), linear=random_linear(rows, 3))]
 
 
 @pytest.fixture(scope="module")
@@ -705,6 +725,57 @@ def test_random_json_strings(pieces, article):
             decoded = None
         expected = [segment.unescape(decoded)] if decoded is not None and decoded.strip() else []
         assert segment.segment(html).declared == expected
+
+
+def test_a_linear_model_reads_missing_infinite_huge_and_listed_values_alike_on_both_paths():
+    """The linear model beside the trees: a value that is not finite adds its term's `missing`, another is held
+    within the term's [low, high], a log term takes the sign of its value, a categorical term the weight of the
+    value it equals; the compiled path's sums are the
+    reference's to the bit, the linear terms added after the trees, in the spec's order, with the features named
+    by the spec's own list."""
+    rng = random.Random(11)
+    pool = [0.0, -0.0, 1.0, -3.5, 12.0, 1e300, -1e300, 5e-324, math.nan, math.inf, -math.inf, 7.0, 40.0]
+    rows = [[rng.choice(pool) for _ in range(WIDTH)] for _ in range(300)]
+    linear = random_linear(rows, 5)
+    tree = {"feature": [-1], "threshold": [0.0], "categories": [None], "missing": ["none"], "default_left": [False],
+            "left": [-1], "right": [-1], "value": [0.25]}
+    names = list(reversed(FEATURES))  # (a spec naming its features in another order than the rows hold them)
+    to_spec = {name: i for i, name in enumerate(names)}
+    spec = {"features": names, "trees": [tree], "threshold": 0.5,
+            "linear": dict(linear, feature=[to_spec[FEATURES[i]] for i in linear["feature"]],
+                           category_feature=[to_spec[FEATURES[i]] for i in linear["category_feature"]])}
+    ours = reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
+    reordered = [[row[FEATURES.index(name)] for name in names] for row in rows]
+    assert ours == reference_forest.Forest(copy.deepcopy(spec)).probabilities(reordered)
+    by_hand = []
+    for row in rows:
+        total = 0.25 + linear["bias"]
+        for i, log, weight, missing, low, high in zip(*(linear[key] for key in ("feature", "log", "weight", "missing",
+                                                                            "low", "high"))):
+            if not math.isfinite(row[i]):
+                total += missing
+                continue
+            v = min(max(row[i], low), high)
+            total += weight * (math.copysign(math.log1p(abs(v)), v) if log else v)
+        for i, values, weights in zip(linear["category_feature"], linear["category_values"],
+                                      linear["category_weights"]):
+            total += next((w for value, w in zip(values, weights) if row[i] == value), 0.0)
+        by_hand.append(1 / (1 + math.exp(-total)))
+    assert ours == pytest.approx(by_hand, rel=1e-9, abs=1e-12)
+
+
+def test_a_linear_model_naming_a_feature_the_rows_do_not_hold_is_refused():
+    from plexity_plugins.runtime.native import _native
+
+    spec = {"features": list(FEATURES), "trees": [], "threshold": 0.5,
+            "linear": {"bias": 0.0, "feature": [0], "log": [0], "weight": [1.0], "missing": [0.0], "low": [0.0],
+                       "high": [1.0], "category_feature": [], "category_values": [], "category_weights": []}}
+    forest = _native.Forest(dict(spec, linear=dict(spec["linear"], feature=[WIDTH + 3])))
+    with pytest.raises(ValueError, match="reads feature"):
+        forest.probabilities(array("d", [0.0] * WIDTH).tobytes(), WIDTH)
+    for broken in ({"feature": [-1]}, {"feature": [0.5]}, {"weight": []}, {"high": []}, {"category_values": [[1.0]]}):
+        with pytest.raises(ValueError):
+            _native.Forest(dict(spec, linear=dict(spec["linear"], **broken)))
 
 
 def test_a_forest_fails_on_the_same_row_as_the_reference():

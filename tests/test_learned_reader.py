@@ -107,6 +107,42 @@ def test_training_is_deterministic(spec):
     assert json.dumps(again, sort_keys=True) == json.dumps(spec, sort_keys=True)
 
 
+def test_the_block_model_is_the_mean_of_the_forest_s_and_a_linear_model_s_log_odds(spec):
+    """The reader's block model (`training.fit_blocks`) is the forest and a logistic regression over the same
+    features, each with half of a block's log-odds: the forest's leaves halved, the linear model's weights too."""
+    train = examples(range(60))
+    linear = training.fit_linear(train)
+    assert json.dumps(linear) == json.dumps(training.fit_linear(train))  # (deterministic)
+    blended = json.loads(json.dumps(training.blend(spec, linear)))
+    assert json.dumps(blended, sort_keys=True) == json.dumps(
+        training.fit_blocks(train, params=SMALL, trees=20), sort_keys=True)
+    alone = reference.Forest({"features": spec["features"], "trees": [], "linear": linear})
+    forest, both = reference.Forest(spec), learned.Forest(blended)
+    for seed in (200, 201, 202):
+        _, rows, _ = learned.read_page(page(seed)[0])
+        listed = reading.rows_as_lists(rows)
+        expected = [0.5 * forest.score(row) + 0.5 * alone.score(row) for row in listed]
+        assert [math.log(p / (1 - p)) for p in both.probabilities(rows)] == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_linear_model_alone_tells_made_up_text_from_boilerplate():
+    """A logistic regression over the block features learns what the forest learns on the made-up pages: the
+    text's lines above 0.5, the menus and boilerplate under it (its weights read the features as they are)."""
+    alone = learned.Forest({"features": list(FEATURES), "trees": [], "linear": training.fit_linear(examples(range(60)))})
+    seen = {"text": 0, "boilerplate": 0}
+    for seed in range(100, 106):
+        html, lines = page(seed)
+        texts, rows, _ = learned.read_page(html)
+        for text, p in zip(texts, alone.probabilities(rows)):
+            if text in lines:
+                assert p > 0.5, (seed, text, p)
+                seen["text"] += 1
+            elif text in BOILERPLATE or text in NAV:
+                assert p < 0.5, (seed, text, p)
+                seen["boilerplate"] += 1
+    assert min(seen.values()) >= 12, seen
+
+
 def test_blocks_are_labelled_by_the_gold_text_or_by_snippets():
     texts = ["Home News Sport", "The council approved the budget on Tuesday.", "Share on Facebook"]
     assert training.label_blocks(texts, gold="The council approved the budget on Tuesday evening.") == [0, 1, 0]

@@ -252,10 +252,10 @@ def main() -> int:
     if not experiment:
         args.left_out.mkdir(parents=True, exist_ok=True)
 
-    def fit(parts: list[training.Example], **more):
-        return training.fit(parts, params={**settings, **more})
+    def fit(parts: list[training.Example], **more) -> dict:
+        """The block model (forest and linear model, `training.fit_blocks`) of these pages."""
+        return training.fit_blocks(parts, params={**settings, **more})
 
-    threshold = training.THRESHOLD
     # Forests trained without some sources (a set of them), kept: the page threshold of a reader
     # left without source h is trained on each other source s read by the forest without s and h.
     without_cache: dict = {}
@@ -265,8 +265,7 @@ def main() -> int:
         key = (excluded, seed)
         if key not in without_cache:
             more = {} if seed is None else {"seed": seed}
-            spec = forest_module.from_lightgbm(fit([e for s in SOURCES if s not in excluded for e in examples[s]],
-                                                   **more), threshold=threshold)
+            spec = fit([e for s in SOURCES if s not in excluded for e in examples[s]], **more)
             without_cache[key] = (spec, probabilities_by_source(forest_module.Forest(spec), excluded))
         return without_cache[key]
 
@@ -326,11 +325,11 @@ def main() -> int:
         for half in quality.HALVES:
             mine = [i for i, p in enumerate(pages[source]) if p["half"] == half]
             other = [e for p, e in zip(pages[source], examples[source]) if p["half"] != half]
-            booster = fit([e for s in SOURCES if s != source for e in examples[s]] + other)
+            blocks = fit([e for s in SOURCES if s != source for e in examples[s]] + other)
             pairs = [pair for s in SOURCES if s != source for pair in unseen[s]]
             pairs += [pair for p, pair in zip(pages[source], unseen[source]) if p["half"] != half]
             read = [examples[source][i] for i in mine]
-            reader = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold), **deciders(pairs)))
+            reader = shipped(dict(blocks, **deciders(pairs)))
             texts = texts_by_page(read, probabilities_of(forest_module.Forest(reader), read), reader)
             figures[half] = evaluate(source, [pages[source][i] for i in mine], texts, scorers, filtered)
             print(f"{source} {half} half, trained on the other half and the other sources: "
@@ -358,10 +357,10 @@ def main() -> int:
             seed_spread[seed][held] = by_parts[seed][held][_shipped_name()]
         print(f"left out, LightGBM seed {seed}: {json.dumps(seed_spread[seed])}; by the parts after the block "
               f"forest: {json.dumps(by_parts[seed])}", flush=True)
-    booster = fit([e for s in SOURCES for e in examples[s]])
-    spec = shipped(dict(forest_module.from_lightgbm(booster, threshold=threshold),
+    blocks = fit([e for s in SOURCES for e in examples[s]])
+    spec = shipped(dict(blocks,
                         **deciders([pair for s in SOURCES for pair in unseen[s]])))
-    card = card_of(pages, examples, left_out, halves, booster, time.time() - started, scores, seed_spread, by_parts)
+    card = card_of(pages, examples, left_out, halves, blocks, time.time() - started, scores, seed_spread, by_parts)
     if not args.no_write:
         (args.out / "forest.json").write_text(json.dumps(spec, separators=(",", ":")), encoding="utf-8")
         (args.out / "card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -455,7 +454,7 @@ def write_ablation(folder: Path, with_perplexity: dict) -> None:
     (folder / "reader-perplexity.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, seed_spread, by_parts) -> dict:
+def card_of(pages, examples, left_out, halves, blocks, seconds, by_threshold, seed_spread, by_parts) -> dict:
     from importlib.metadata import version
 
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
@@ -468,7 +467,13 @@ def card_of(pages, examples, left_out, halves, booster, seconds, by_threshold, s
         "labels": f"gold text: a block is text when {training.LABEL_SHARE:.0%} of its words align with the gold "
                   f"text; snippets: blocks holding a `with` snippet are text, a `without` snippet not",
         "features": list(FEATURES),
-        "trees": booster.num_trees(),
+        "trees": len(blocks["trees"]),
+        "linear": {"description": "a logistic regression over the same features beside the forest, each with "
+                                  f"{1 - training.LINEAR_SHARE:.0%} and {training.LINEAR_SHARE:.0%} of a block's "
+                                  "log-odds (training.fit_linear, blend)",
+                   "terms": len(blocks["linear"]["feature"]) + sum(map(len, blocks["linear"]["category_values"])),
+                   "l2": training.LINEAR_L2, "log_from": training.LINEAR_LOG_FROM,
+                   "categories": training.LINEAR_CATEGORIES},
         "params": training.PARAMS,
         "threshold": training.THRESHOLD,
         "after_the_forest": {

@@ -19,6 +19,19 @@ and each tree holds parallel lists, one entry per node (node 0 is the root)::
 A block's score is the sum of its leaves' values over the trees; its probability of being the
 page's text is the logistic of that sum.  The rules are LightGBM's (`from_lightgbm` converts a
 trained booster), so a converted model predicts exactly what LightGBM predicts.
+
+A forest may also hold a linear model (``"linear"``, written by `training.blend`), whose score is
+added to the trees' after them::
+
+    "linear": {"bias": b, "feature": [index...], "log": [0 or 1...], "weight": [w...], "missing": [m...],
+               "low": [l...], "high": [h...],
+               "category_feature": [index...], "category_values": [[v...]...], "category_weights": [[w...]...]}
+
+the bias first; then each numeric term: a value that is not finite (NaN, infinite) adds its
+``missing``, another is held within ``[low, high]`` (the values the model was trained on: it says
+nothing past them, and its sum stays bounded) and adds ``weight * value``, or ``weight *
+copysign(log1p(|value|), value)`` where ``log`` is 1; then each categorical term: the weight of the
+first of its values the feature equals (none, nothing).
 """
 
 from __future__ import annotations
@@ -40,12 +53,14 @@ class Forest:
         self.features: list[str] = list(spec["features"])
         self.trees: list[dict] = spec["trees"]
         self.threshold: float = float(spec.get("threshold", 0.5))
+        self.linear: dict | None = spec.get("linear")
         self._score = None
 
     def score(self, row) -> float:
-        """The sum of `row`'s leaf values (a row: one value per feature, NaN where missing)."""
+        """The sum of `row`'s leaf values, and its linear model's score where it has one (a row: one
+        value per feature, NaN where missing)."""
         if self._score is None:
-            self._score = _compiled_score(self.trees)
+            self._score = _compiled_score(self.trees, self.linear)
         return self._score(row)
 
     def __getstate__(self) -> dict:  # (the compiled function does not pickle; it is made again)
@@ -61,9 +76,10 @@ class Forest:
 _MAX_DEPTH = 50
 
 
-def _compiled_score(trees: list[dict]):
-    """One function ``score(row)`` computing the sum of `row`'s leaf values over `trees`."""
-    constants: dict[str, object] = {}
+def _compiled_score(trees: list[dict], linear: dict | None = None):
+    """One function ``score(row)`` computing the sum of `row`'s leaf values over `trees`, then the
+    `linear` model's terms (the module's docstring), in the compiled path's order."""
+    constants: dict[str, object] = {"copysign": math.copysign, "log1p": math.log1p, "fabs": math.fabs}
 
     def number(x: float) -> str:
         if math.isfinite(x):
@@ -117,6 +133,20 @@ def _compiled_score(trees: list[dict]):
     score = ["def score(row):", " total = 0.0"]
     for tree in trees:
         emit(tree, 0, 1, score, "total += ")
+    if linear is not None:
+        score.append(f" total += {number(float(linear['bias']))}")
+        for feature, log, weight, missing, low, high in zip(linear["feature"], linear["log"], linear["weight"],
+                                                            linear["missing"], linear["low"], linear["high"]):
+            held = f"min(max(v, {number(float(low))}), {number(float(high))})"
+            value = f"copysign(log1p(fabs(c := {held})), c)" if log else held
+            score.append(f" v = row[{int(feature)}]")
+            score.append(f" total += {number(float(missing))} if v - v != 0.0 else {number(float(weight))} * {value}")
+        for feature, values, weights in zip(linear["category_feature"], linear["category_values"],
+                                            linear["category_weights"]):
+            score.append(f" v = row[{int(feature)}]")
+            for k, (value, weight) in enumerate(zip(values, weights)):
+                score.append(f" {'if' if k == 0 else 'elif'} v == {number(float(value))}: "
+                             f"total += {number(float(weight))}")
     score.append(" return total")
     namespace = dict(constants)
     source = "\n".join(line for function in functions + [score] for line in function)

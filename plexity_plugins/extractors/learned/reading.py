@@ -90,6 +90,10 @@ class Forest:
         trees = [dict(tree, feature=[to_column[f] if f >= 0 else f for f in tree["feature"]])
                  for tree in spec["trees"]]
         spec = dict(spec, features=list(FEATURES), trees=trees)
+        if spec.get("linear") is not None:  # (its terms' features by the same list)
+            linear = spec["linear"]
+            spec["linear"] = dict(linear, feature=[to_column[int(f)] for f in linear["feature"]],
+                                  category_feature=[to_column[int(f)] for f in linear["category_feature"]])
         self.threshold: float = float(spec.get("threshold", 0.5))
         # (a reader's own threshold a page, where it has one: page_threshold.py)
         page = spec.get("page_threshold")
