@@ -44,12 +44,13 @@ def test_the_first_line_counts_the_warc_files_read_and_names_the_wat_files_skipp
         assert "files not read: 1 (wat_file 1)" in ran.stdout  # (the summary, as before)
 
 
-A_COLUMN = r"got a (numpy ndarray|pyarrow ChunkedArray|list): a column or an expression, not one cell's value: call it " \
-           r"on each cell \(polars: pl\.col\(name\)\.map_elements\(f\); pandas: Series\.map\(f\)"
+A_COLUMN = (r"got a (numpy ndarray|pyarrow ChunkedArray|list): a column or an expression, not one cell's value: "
+            r"call it on each cell \(polars: pl\.col\(name\)\.map_elements\(f\); pandas: Series\.map\(f\)")
 
 
 def test_a_column_of_pages_given_to_the_extractor_is_refused_before_it_reaches_the_child():
-    page = "<html><body><p>" + "A plain sentence about the river and the town beside it. " * 2_000 + "</p></body></html>"
+    sentences = "A plain sentence about the river and the town beside it. " * 2_000
+    page = f"<html><body><p>{sentences}</p></body></html>"
     column = pa.chunked_array([[page] * 1_500])  # (177 MB of pages: their pickle alone past the child's 128 MiB)
     extract = TimeLimitedExtractor("tags", timeout=30, memory_limit="128MiB")
     try:
