@@ -45,15 +45,34 @@ def printable(text: str) -> str:
     return text.translate(_CONTROL_ESCAPES)
 
 
+COLUMN_LIBRARIES = ("polars", "pandas", "pyarrow", "numpy")  # (whose columns a map may hand over whole)
+
+
+def is_missing(value: object) -> bool:
+    """A dataset's or a DataFrame's empty cell, as its map hands it over: None (a dataset's, polars' null), NaN (a
+    float column's, and pandas 3's ``str`` column's: `Series.tolist()` gives ``nan``), pandas' NA or NaT."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType") or \
+        (isinstance(value, numbers.Real) and value != value)
+
+
 def not_text_error(value: object, expected: str = "str or bytes") -> TypeError:
-    """The TypeError for an input that is not text; a missing value (None, NaN, pandas' NA: the empty cell of a
-    dataset or a DataFrame, which `ds.map` and `Series.map` hand over as it is) said to be one, with the ways round
-    it.  (The extractors said "'NoneType' object has no attribute 'isascii'", the scorer "got float".)"""
+    """The TypeError for an input that is not text; a missing value (`is_missing`: the empty cell of a dataset or a
+    DataFrame, which `ds.map` and `Series.map` hand over as it is) said to be one, with the ways round it, and a
+    whole column or an expression (a polars or pandas Series, a pl.col(...)) said to be many cells.  (The extractors
+    said "'NoneType' object has no attribute 'isascii'", the scorer "got float", either "got Series".)"""
     kind = type(value).__name__
-    if value is None or kind in ("NAType", "NaTType") or (isinstance(value, numbers.Real) and value != value):
+    if is_missing(value):
         return TypeError(f"expected {expected}, got {value!r}: a missing value (a dataset's or a DataFrame's empty "
                          f"cell): filter such rows out first (ds.filter(lambda row: row['text'] is not None), "
-                         f"Series.dropna()) or map around them (Series.map(f, na_action='ignore'))")
+                         f"Series.dropna(), polars' drop_nulls()) or map around them (Series.map(f, "
+                         f"na_action='ignore'), polars' map_elements skips nulls)")
+    library = type(value).__module__.partition(".")[0]
+    if isinstance(value, (list, tuple)) or (library in COLUMN_LIBRARIES and (hasattr(value, "__len__")
+                                                                             or kind == "Expr")):
+        named = kind if library == "builtins" else f"{library} {kind}"
+        return TypeError(f"expected {expected}, got a {named}: a column or an expression, not one cell's value: call "
+                         f"it on each cell (polars: pl.col(name).map_elements(f); pandas: Series.map(f); in a batch: "
+                         f"[f(value) for value in batch])")
     return TypeError(f"expected {expected}, got {kind}")
 
 

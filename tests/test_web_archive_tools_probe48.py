@@ -44,7 +44,7 @@ from helpers import SAMPLE, read_jsonl_dir, run_plexity, run_step_stats
 from plexity_plugins.errors import ReadError
 from plexity_plugins.io.wacz_files import WaczFile
 from bad_http_server import read_all, serve, warc_with_big_first_record  # noqa: F401 - (serve: a fixture)
-from web_archives import FailingDisk, what_warcio_finds, write_wacz
+from web_archives import FailingDisk, what_warcio_finds, write_wacz, write_wat
 
 WACZ = Path(__file__).resolve().parent / "fixtures" / "web_archives" / "two-warcs-of-one-name.wacz"
 
@@ -131,25 +131,6 @@ def test_a_failed_read_of_a_waczs_first_bytes_is_a_read_error_not_a_wacz_that_ca
 
 WAT_WHY = ("a WAT file (Common Crawl's metadata of a crawl's records, as JSON: headers and links, no page's text): "
            "nothing in it to clean; the pages are in its WARC (.warc.gz), their text in its WET (.warc.wet.gz)")
-
-
-def write_wat(path: Path, records: int = 1) -> Path:
-    """A WAT, as Common Crawl names and writes them (a warcinfo record, then a metadata record of JSON for each record
-    of its WARC, a gzip member each; made here with warcio: Common Crawl's own, an extract in its whirlwind-python
-    tutorial, was read the same way by hand, docs/guarantees-input.md)."""
-    from warcio.warcwriter import WARCWriter
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:
-        writer = WARCWriter(f, gzip=True)
-        writer.write_record(writer.create_warcinfo_record(path.name, {"format": "WARC 1.0"}))
-        for number in range(records):
-            envelope = {"Envelope": {"WARC-Header-Metadata": {"WARC-Type": "response"}, "Payload-Metadata": {
-                "HTTP-Response-Metadata": {"HTML-Metadata": {"Links": [{"url": f"http://example.org/{number}"}]}}}}}
-            writer.write_record(writer.create_warc_record(
-                f"http://example.org/{number}", "metadata", payload=io.BytesIO(json.dumps(envelope).encode()),
-                warc_content_type="application/json"))
-    return path
 
 
 def test_the_reader_skips_a_wat_file_by_its_name_without_reading_a_record_of_it(tmp_path):

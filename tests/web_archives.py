@@ -1,6 +1,6 @@
 """Web archives for the tests of their reading: a WACZ written as the specification lays one out (`write_wacz`), a file
 whose reads fail past a byte as a failing disk's do (`FailingDisk`), and what warcio itself finds in a folder of
-WARCs (`what_warcio_finds`), the reference the readers' counts are held to."""
+WARCs (`what_warcio_finds`), the reference the readers' counts are held to; a Common Crawl WAT (`write_wat`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
 
 
 def write_wacz(path: Path, warcs: Path | None, method: int = zipfile.ZIP_STORED, **more: bytes) -> Path:
@@ -89,3 +90,20 @@ def what_warcio_finds(folder: Path) -> tuple[Counter, Counter]:
                     outcomes["page"] += 1
                     pages[record.rec_headers.get_header("WARC-Target-URI").split(":", 2)[2].split("/", 1)[1]] += 1
     return outcomes, Counter({"/" + path: n for path, n in pages.items()})
+
+
+def write_wat(path: Path, records: int = 1) -> Path:
+    """A WAT, as Common Crawl names and writes them (a warcinfo record, then a metadata record of JSON for each record
+    of its WARC, a gzip member each; made here with warcio: Common Crawl's own, an extract in its whirlwind-python
+    tutorial, was read the same way by hand, docs/guarantees-input.md)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        writer.write_record(writer.create_warcinfo_record(path.name, {"format": "WARC 1.0"}))
+        for number in range(records):
+            envelope = {"Envelope": {"WARC-Header-Metadata": {"WARC-Type": "response"}, "Payload-Metadata": {
+                "HTTP-Response-Metadata": {"HTML-Metadata": {"Links": [{"url": f"http://example.org/{number}"}]}}}}}
+            writer.write_record(writer.create_warc_record(
+                f"http://example.org/{number}", "metadata", payload=io.BytesIO(json.dumps(envelope).encode()),
+                warc_content_type="application/json"))
+    return path

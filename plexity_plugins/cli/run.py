@@ -151,12 +151,25 @@ def data_folder(folder: str, storage_options: dict | None = None):
     return (folder, storage_options) if storage_options else folder
 
 
-def is_wet_input(names: list[str]) -> bool:
-    """Every input file is a WET file by its name (``.warc.wet``, ``.warc.wet.gz``): Common Crawl's text of pages.
-    A WAT beside them (a segment's wet/ and wat/) is not read (`wat_file`), and writes nothing."""
+def files_to_read(names: list[str]) -> list[str]:
+    """The listed inputs the reader reads: all but Common Crawl's WAT files, which it skips by their names
+    (`wat_file`; the run's glob, ``**/*.warc*``, takes them)."""
     from ..io.input_files import wat_file
 
-    read = [name for name in names if not wat_file(name)]
+    return [name for name in names if not wat_file(name)]
+
+
+def inputs_line(names: list[str]) -> str:
+    """The run's first words of its inputs: the WARC files it will read, and the WAT files it will not."""
+    read = files_to_read(names)
+    wats = len(names) - len(read)
+    return f"{len(read)} WARC files" + (f", {wats} WAT file{'s' * (wats != 1)} not read (wat_file)" if wats else "")
+
+
+def is_wet_input(names: list[str]) -> bool:
+    """Every input file is a WET file by its name (``.warc.wet``, ``.warc.wet.gz``): Common Crawl's text of pages.
+    A WAT beside them (a segment's wet/ and wat/) is not read (`files_to_read`), and writes nothing."""
+    read = files_to_read(names)
     return bool(read) and all(name.lower().endswith(WET_SUFFIXES) for name in read)
 
 
@@ -872,12 +885,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):  # (a full disk: the run itself says so, with its tasks' count)
             (output_dir / LOGGING_DIR_RECORD).write_text(f"{logging_dir}\n{output_dir}\n", encoding="utf-8")
         done_before = completed_tasks(logging_dir)
-        print(f"plexity run: {len(inputs)} WARC files, {tasks} tasks, {done_before} already completed "
+        print(f"plexity run: {inputs_line(inputs)}, {tasks} tasks, {done_before} already completed "
               f"(executor {args.executor})")
         if tasks > len(inputs) and done_before < tasks:
             print(f"plexity run: note: {idle_tasks_note(tasks, len(inputs))}", file=sys.stderr)
         if args.tasks is None and args.executor == "local" and done_before < tasks and not is_url(folder):
-            note = small_files_note([os.path.join(folder, name) for name in inputs], local_workers(tasks, args.workers))
+            note = small_files_note([os.path.join(folder, name) for name in files_to_read(inputs)],
+                                    local_workers(tasks, args.workers))
             if note:
                 print(f"plexity run: note: {note}", file=sys.stderr)
         if args.executor == "slurm" and (earlier := executor.last_job_failures()):  # (what a re-run redoes, and why)

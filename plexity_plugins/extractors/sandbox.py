@@ -45,7 +45,7 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Callable
 
 from ..errors import (PROCESS_LIMIT_WHY, ExtractionError, ExtractionMemoryLimit, ExtractionTimeout,
-                      ExtractorCannotStart, ExtractorDied)
+                      ExtractorCannotStart, ExtractorDied, not_text_error)
 from ..runtime import native
 from ..runtime.cgroups import oom_kills, out_of_memory
 from ..runtime.sizes import parse_memory
@@ -647,6 +647,8 @@ class TimeLimitedExtractor:
         return (self.timeout is not None or self.memory_limit is not None) and self.name != "none"
 
     def __call__(self, html: str | bytes) -> str:
+        if not isinstance(html, (str, bytes, bytearray, memoryview)):  # (said here: a polars column of 5,000 pages
+            raise not_text_error(html, "str or bytes (a page)")  # went pickled to the child, past its memory limit)
         if not self.sandboxed:
             if self._direct is None:
                 self._direct = get_extractor(self.name)
