@@ -84,3 +84,12 @@ def test_our_reader_in_a_pipeline_of_yours_lists_a_stalled_server_within_remote_
     assert time.monotonic() - started < 15
     assert str(outcome.get("error")) == f"cannot list the input {folder}: {STALLED}"
     assert sum(1 for _ in reader.run()) == 12  # (the server answers again: the same reader reads the file)
+
+
+def test_our_reader_given_a_folder_url_ending_in_a_slash_reads_its_files(serve):
+    """Before: ``RuntimeError: No files found on http://127.0.0.1:PORT/crawl/!`` (fsspec's glob under the slash finds
+    nothing; datatrove's own WarcReader failed there with a bare AssertionError); plexity run gives the URL without
+    it.  Now the reader takes it off too."""
+    url = serve({"a.warc.gz": (SAMPLE, "whole")})
+    assert url.endswith("/crawl/")
+    assert sum(1 for _ in WarcHtmlReader(url).run()) == 12

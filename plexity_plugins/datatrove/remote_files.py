@@ -96,8 +96,10 @@ def remote_bounded(data_folder, timeout: float | None):
     (the reader's ``remote_timeout``): S3's by `s3_options`, HTTP(S)'s by `http_listing_options`, so that the listing
     a task makes (its check of the inputs, `run_settings.changed_inputs`; datatrove's own, in a pipeline of yours) and
     its HEADs end as the run's listing does, where aiohttp's 300 s held a task on a silent server.  (The options are
-    pickled into every task: aiohttp's ClientTimeout pickles, a frozen dataclass of numbers.)  Another unchanged (a
-    DataFolder, a filesystem given: the user's, as built)."""
+    pickled into every task: aiohttp's ClientTimeout pickles, a frozen dataclass of numbers.)  An HTTP(S) folder's URL
+    without its last slash, as plexity run gives it: fsspec's glob under ``http://host/crawl/`` found no file ("No
+    files found on http://host/crawl/!"; datatrove's own WarcReader failed on an AssertionError).  Another unchanged
+    (a DataFolder, a filesystem given: the user's, as built)."""
     if isinstance(data_folder, str):
         url, options = data_folder, None
     elif isinstance(data_folder, tuple) and len(data_folder) == 2 and isinstance(data_folder[1], (dict, type(None))):
@@ -109,7 +111,7 @@ def remote_bounded(data_folder, timeout: float | None):
     if url.lower().startswith(("s3://", "s3a://")):
         bounded = s3_options(options, timeout)
     elif url.lower().startswith(("http://", "https://")):
-        bounded = http_listing_options(options, timeout)
+        url, bounded = url.rstrip("/"), http_listing_options(options, timeout)
     else:
         return data_folder
     return (url, bounded) if bounded else data_folder
