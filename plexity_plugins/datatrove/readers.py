@@ -194,7 +194,9 @@ class WarcHtmlReader(BaseDiskReader):
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
             (``skipped_undecodable``); default 30, the extraction time limit's; 0: no limit
         remote_timeout: for a file read over HTTP(S), seconds the server may send no byte (default 60; 0 or
-            None: no limit): past it the task fails naming the URL, the byte and the stall.  Over S3 (a URL or a
+            None: no limit): past it the task fails naming the URL, the byte and the stall; the folder's listing (a
+            task's, datatrove's) too, where `data_folder` is a URL or a (URL, options) pair (its ``client_kwargs``'
+            timeout, unless they give one: `remote_files.remote_bounded`).  Over S3 (a URL or a
             (URL, options) pair) about as long, with s3fs's and botocore's retries, unless the options'
             ``config_kwargs`` set read_timeout, connect_timeout or retries (`remote_files.s3_options`).  There is no
             limit on a whole file's time (a slow server is read to the end), and a server that does not answer
