@@ -10,6 +10,7 @@ tests/test_remote_inputs_probe36.py.)"""
 from __future__ import annotations
 
 import pickle
+import re
 import threading
 import time
 from pathlib import Path
@@ -28,10 +29,10 @@ SAMPLE = REPO / "examples" / "sample.warc.gz"
 STALLED = "the server sent nothing for 2 s (stalled; the reader's remote_timeout, plexity run --remote-timeout)"
 
 
-def run_twice(url: str, out: Path):
-    """`plexity run` of `url` (two tasks, one worker: the second's check comes after the first has read its file),
-    then the same command again; both results and the seconds the first took."""
-    command = ("run", url, "-o", str(out), "--remote-timeout", "2", "--workers", "1", "--extractor", "tags")
+def run_twice(url: str, out: Path, workers: int = 1):
+    """`plexity run` of `url` (one task a file; with one worker, the second task's check comes after the first has
+    read its file), then the same command again; both results and the seconds the first took."""
+    command = ("run", url, "-o", str(out), "--remote-timeout", "2", "--workers", str(workers), "--extractor", "tags")
     started = time.monotonic()
     first = run_plexity(*command, timeout=100)
     seconds = time.monotonic() - started
@@ -57,6 +58,21 @@ def test_a_task_whose_check_of_its_inputs_meets_a_stall_or_a_503_fails_naming_th
     assert again.returncode == 0, again.stderr[-3000:]
     assert "2 tasks, 1 already completed" in again.stdout
     assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 24  # (the sample's 12 pages, from each file)
+
+
+def test_a_worker_process_whose_check_meets_a_stall_says_it_to_the_run(serve, tmp_path):
+    """With worker processes (--workers 2), the task fails before its log is written.  Before: "(task 2: its worker
+    process exited with status 1 before writing its task log (.../logs/task_00002.log))", the stall said nowhere.
+    (Which task meets it depends on which worker reads a file first: one does.)"""
+    url = serve({name: (SAMPLE, "whole") for name in ("a.warc.gz", "b.warc.gz", "c.warc.gz")}, listing="stall")
+    first, again, seconds = run_twice(url, tmp_path / "out", workers=2)
+    assert first.returncode == 1 and "2/3 tasks completed" in first.stdout, first.stderr[-3000:]
+    assert re.search(rf"plexity run: 1 task\(s\) did not complete \(task \d: its worker process exited with status 1: "
+                     rf"OSError: cannot list the input {re.escape(url.rstrip('/'))}: {re.escape(STALLED)} \(it wrote no "
+                     rf"task log, ", first.stderr), first.stderr[-3000:]
+    assert seconds < 30
+    assert again.returncode == 0 and "3 tasks, 2 already completed" in again.stdout, again.stderr[-3000:]
+    assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 36
 
 
 def test_our_reader_in_a_pipeline_of_yours_lists_a_stalled_server_within_remote_timeout(serve, tmp_path):
