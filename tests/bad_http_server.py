@@ -56,8 +56,8 @@ class _BadServer(QuietHandler):
             self.listing_spoiled.set()
             if self.listing == "503":
                 self._headers(503, 0, "text/plain")
-            else:  # the connection open, nothing sent
-                self.stop.wait(30)
+            else:  # the connection open, nothing sent (for a minute: longer than a test's bound on the stall)
+                self.stop.wait(60)
                 self.close_connection = True
             return
         if not name:  # the listing

@@ -42,19 +42,19 @@ def run_twice(url: str, out: Path, workers: int = 1):
 @pytest.mark.parametrize("answer, why", [("stall", STALLED), ("503", "the server answered 503 Service Unavailable")])
 def test_a_task_whose_check_of_its_inputs_meets_a_stall_or_a_503_fails_naming_the_url_and_the_rerun_completes(
         serve, tmp_path, answer, why):
-    """Before: the stall held the task for as long as the server kept the connection open, up to aiohttp's 300 s (here
-    the server closes it after 30 s, and the task then read on: 33 s for a run of 3 s); a server silent for 300 s
-    was taken for a folder without files: "InputFilesChanged: task 0: its input files changed since the run started
-    (2 file(s) listed then, 0 now) ... (put the files back as they were ...)" after 307 s (one file: "RuntimeError: No
-    files found on http://...!" after 305 s).  The 503 was ``ClientResponseError: 503, message='Service Unavailable',
-    url='http://...'``."""
+    """Before: the stall held the task for as long as the server kept the connection open, up to aiohttp's 300 s (a
+    server that closed it after 30 s: the task then read on, 33 s for a run of 3 s; this one waits 60 s); a server
+    silent for 300 s was taken for a folder without files: "InputFilesChanged: task 0: its input files changed since
+    the run started (2 file(s) listed then, 0 now) ... (put the files back as they were ...)" after 307 s (one file:
+    "RuntimeError: No files found on http://...!" after 305 s).  The 503 was ``ClientResponseError: 503,
+    message='Service Unavailable', url='http://...'``."""
     url = serve({"a.warc.gz": (SAMPLE, "whole"), "b.warc.gz": (SAMPLE, "whole")}, listing=answer)
     first, again, seconds = run_twice(url, tmp_path / "out")
     assert first.returncode == 1, first.stderr[-3000:]
     assert f"plexity run: 1 task(s) did not complete (OSError: cannot list the input {url.rstrip('/')}: {why}); " \
            f"re-run the same command to run only those" in first.stderr, first.stderr[-3000:]
     assert "Traceback" not in first.stderr and "1/2 tasks completed" in first.stdout
-    assert seconds < 25  # (2 s of stall, the run's start and one task's read around them)
+    assert seconds < 40  # (2 s of stall, the run's start and one task's read around them: ~6 s)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "2 tasks, 1 already completed" in again.stdout
     assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 24  # (the sample's 12 pages, from each file)
@@ -70,7 +70,7 @@ def test_a_worker_process_whose_check_meets_a_stall_says_it_to_the_run(serve, tm
     said = (rf"plexity run: 1 task\(s\) did not complete \(task \d: its worker process exited with status 1: OSError: "
             rf"cannot list the input {re.escape(url.rstrip('/'))}: {re.escape(STALLED)} \(it wrote no task log, ")
     assert re.search(said, first.stderr), first.stderr[-3000:]
-    assert seconds < 30
+    assert seconds < 45  # (~10 s)
     assert again.returncode == 0 and "3 tasks, 2 already completed" in again.stdout, again.stderr[-3000:]
     assert len(read_jsonl_dir(tmp_path / "out" / "documents")) == 36
 
@@ -95,9 +95,9 @@ def test_our_reader_in_a_pipeline_of_yours_lists_a_stalled_server_within_remote_
     started = time.monotonic()
     thread = threading.Thread(target=read, daemon=True)
     thread.start()
-    thread.join(25)
-    assert not thread.is_alive(), "the listing was still waiting for the stalled server after 25 s"
-    assert time.monotonic() - started < 15
+    thread.join(40)
+    assert not thread.is_alive(), "the listing was still waiting for the stalled server after 40 s"
+    assert time.monotonic() - started < 20  # (~2 s)
     assert str(outcome.get("error")) == f"cannot list the input {folder}: {STALLED}"
     assert sum(1 for _ in reader.run()) == 12  # (the server answers again: the same reader reads the file)
 
