@@ -1,8 +1,9 @@
 """A server on 127.0.0.1 that serves files badly, as a remote input meets them: stalls, resets, sends fewer bytes
 than it says, answers 503 once, does not answer ranges, gzips again in transit, trickles, or redirects to itself
-(the `serve` fixture; over TLS with a certificate given); `read_all`, the datatrove reader's documents and counters
-of a URL; and a WARC whose first record is large (`warc_with_big_first_record`).  Used by the tests of remote inputs
-and of WACZ files over HTTP(S)."""
+(the `serve` fixture; over TLS with a certificate given; its folder's page stalled or answered 503 once, after a
+file was read: the run's listing passes and a later task's check of its inputs meets it); `read_all`, the datatrove
+reader's documents and counters of a URL; and a WARC whose first record is large (`warc_with_big_first_record`).
+Used by the tests of remote inputs and of WACZ files over HTTP(S)."""
 
 from __future__ import annotations
 
@@ -46,9 +47,19 @@ class _BadServer(QuietHandler):
     modes: dict
     requests: dict
     stop: threading.Event
+    listing: str | None  # "stall" or "503": the folder's page, once, after a file was read
+    listing_spoiled: threading.Event
 
     def _answer(self, body: bool):
         name = self.path.split("?")[0].strip("/").removeprefix("crawl").strip("/")
+        if not name and self.listing and any(self.requests.values()) and not self.listing_spoiled.is_set():
+            self.listing_spoiled.set()
+            if self.listing == "503":
+                self._headers(503, 0, "text/plain")
+            else:  # the connection open, nothing sent (for a minute: longer than a test's bound on the stall)
+                self.stop.wait(60)
+                self.close_connection = True
+            return
         if not name:  # the listing
             page = "".join(f'<a href="{n}">{n}</a>\n' for n in sorted(self.modes)).encode()
             self._headers(200, len(page), "text/html")
@@ -110,16 +121,18 @@ class _BadServer(QuietHandler):
 def serve(tmp_path):
     """serve({name: (path, mode)}) -> the folder's URL; the server stops after the test.  `serve.requests`: {name: how
     many GETs of it were answered}.  serve(files, certificate=PEM) serves them over TLS (an https:// URL), with the
-    certificate and its key in that file."""
+    certificate and its key in that file.  serve(files, listing="stall" or "503"): the folder's page answered so once,
+    the first time it is asked for after a file was read (then as before)."""
     servers = []
 
-    def start(files: dict, certificate: Path | None = None) -> str:
+    def start(files: dict, certificate: Path | None = None, listing: str | None = None) -> str:
         folder = tmp_path / f"served{len(servers)}"
         folder.mkdir()
         for name, (source, _) in files.items():
             (folder / name).write_bytes(Path(source).read_bytes())
         handler = type("Handler", (_BadServer,), {"folder": folder, "modes": {n: m for n, (_, m) in files.items()},
-                                                  "requests": start.requests, "stop": threading.Event()})
+                                                  "requests": start.requests, "stop": threading.Event(),
+                                                  "listing": listing, "listing_spoiled": threading.Event()})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         if certificate:

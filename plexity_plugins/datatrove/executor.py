@@ -608,7 +608,15 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
                 except Exception as exc:  # (before the task's log: said to the run, or said nowhere; at a container's
                     tasks.send(("error", f"{type(exc).__name__}: {exc}"))  # pids.max, fsspec's thread cannot start)
                     raise
-                executor._run_for_rank(rank, local_rank)
+                try:
+                    executor._run_for_rank(rank, local_rank)
+                except Exception as exc:
+                    # (said to the run too, which says it where the task wrote no log: a check of its inputs that
+                    # failed, a remote folder's listing stalled, was "exited with status 1 before writing its task
+                    # log" alone; where the log says it, the run says the log's line)
+                    with contextlib.suppress(OSError):  # (the run gone)
+                        tasks.send(("error", f"{type(exc).__name__}: {exc}"))
+                    raise
                 tasks.send(("done", rank))
         except Exception as exc:  # the exit status tells the parent why
             status = task_exit_status(exc)

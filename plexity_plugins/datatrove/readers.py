@@ -22,8 +22,8 @@ from ..io.warc_files import WarcFile
 from ..io.warc_writer import WET_PAGE_HEADERS, wet_page_headers
 from ..scoring.scorer import sanitize
 from .local_paths import anchored
-from .remote_files import (DEFAULT_REMOTE_TIMEOUT, http_problem, is_http, is_s3, open_http_input, open_s3_input,
-                           raise_http_listing_error, s3_bounded, s3_problem)
+from .remote_files import (DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, listing_failed, open_http_input, open_s3_input,
+                           raise_http_listing_error, remote_bounded, s3_problem)
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -194,7 +194,9 @@ class WarcHtmlReader(BaseDiskReader):
         read_timeout: seconds to decode one payload (de-chunk, inflate); a slower one is skipped
             (``skipped_undecodable``); default 30, the extraction time limit's; 0: no limit
         remote_timeout: for a file read over HTTP(S), seconds the server may send no byte (default 60; 0 or
-            None: no limit): past it the task fails naming the URL, the byte and the stall.  Over S3 (a URL or a
+            None: no limit): past it the task fails naming the URL, the byte and the stall; the folder's listing (a
+            task's, datatrove's) too, where `data_folder` is a URL or a (URL, options) pair (its ``client_kwargs``'
+            timeout, unless they give one: `remote_files.remote_bounded`).  Over S3 (a URL or a
             (URL, options) pair) about as long, with s3fs's and botocore's retries, unless the options'
             ``config_kwargs`` set read_timeout, connect_timeout or retries (`remote_files.s3_options`).  There is no
             limit on a whole file's time (a slow server is read to the end), and a server that does not answer
@@ -242,9 +244,9 @@ class WarcHtmlReader(BaseDiskReader):
         if remote_timeout is not None and (not is_seconds or not remote_timeout >= 0):
             raise ValueError(f"remote_timeout must be seconds, 0 or more (0 or None: no limit), got {remote_timeout!r}")
         self.remote_timeout = remote_timeout or None
-        # (absolute: a worker started in another folder reads the files the driver's folder meant; an S3 one's
-        # stalled server bounded by remote_timeout)
-        super().__init__(s3_bounded(anchored(data_folder), self.remote_timeout), anchored(paths_file), limit, skip,
+        # (absolute: a worker started in another folder reads the files the driver's folder meant; a remote one's
+        # listings and HEADs bounded by remote_timeout, as its reads are)
+        super().__init__(remote_bounded(anchored(data_folder), self.remote_timeout), anchored(paths_file), limit, skip,
                          file_progress, doc_progress, adapter, text_key, id_key, default_metadata, recursive,
                          glob_pattern, shuffle_files)
         if self.glob_pattern == WARC_GLOB and self.data_folder.is_local():  # (its ARC files too, if it holds any)
@@ -379,14 +381,15 @@ class WarcHtmlReader(BaseDiskReader):
                 try:
                     raise_http_listing_error(self.data_folder.fs, self.data_folder.path)
                 except Exception as error:  # noqa: BLE001 - aiohttp's: named
-                    why = http_problem(error, self.remote_timeout, folder_name(self.data_folder))
-                    raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {why}") from error
+                    raise listing_failed(error, folder_name(self.data_folder), self.remote_timeout) from error
             raise
-        except Exception as exc:  # noqa: BLE001 - s3fs's, botocore's: the listing's failure named, with what to do
-            if self._reading or not is_s3(self.data_folder.fs):
+        except Exception as exc:  # noqa: BLE001 - s3fs's, botocore's, aiohttp's: the listing's failure named
+            if self._reading or not (is_s3(self.data_folder.fs) or is_http(self.data_folder.fs)):
                 raise
             from .run_settings import folder_name
 
+            if is_http(self.data_folder.fs):  # (a stall: the bare TimeoutError of fsspec's find)
+                raise listing_failed(exc, folder_name(self.data_folder), self.remote_timeout) from exc
             why = s3_problem(exc, bool(getattr(self.data_folder.fs, "anon", False)))
             raise OSError(f"cannot list the input {folder_name(self.data_folder)}: {why}") from exc
 

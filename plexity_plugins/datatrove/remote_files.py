@@ -91,18 +91,29 @@ def s3_options(options: dict | None, timeout: float | None) -> dict | None:
     return {**(options or {}), "config_kwargs": config}
 
 
-def s3_bounded(data_folder, timeout: float | None):
-    """A reader's `data_folder` (a URL, or a (URL, options) pair) of S3 with `s3_options`; another unchanged (a
-    DataFolder, a filesystem given: the user's, as built)."""
+def remote_bounded(data_folder, timeout: float | None):
+    """A reader's `data_folder` (a URL, or a (URL, options) pair) with its filesystem's requests bounded by `timeout`
+    (the reader's ``remote_timeout``): S3's by `s3_options`, HTTP(S)'s by `http_listing_options`, so that the listing
+    a task makes (its check of the inputs, `run_settings.changed_inputs`; datatrove's own, in a pipeline of yours) and
+    its HEADs end as the run's listing does, where aiohttp's 300 s held a task on a silent server.  (The options are
+    pickled into every task: aiohttp's ClientTimeout pickles, a frozen dataclass of numbers.)  An HTTP(S) folder's URL
+    without its last slash, as plexity run gives it: fsspec's glob under ``http://host/crawl/`` found no file ("No
+    files found on http://host/crawl/!"; datatrove's own WarcReader failed on an AssertionError).  Another unchanged
+    (a DataFolder, a filesystem given: the user's, as built)."""
     if isinstance(data_folder, str):
         url, options = data_folder, None
     elif isinstance(data_folder, tuple) and len(data_folder) == 2 and isinstance(data_folder[1], (dict, type(None))):
         url, options = data_folder
     else:
         return data_folder
-    if not isinstance(url, str) or not url.lower().startswith(("s3://", "s3a://")):
+    if not isinstance(url, str):
         return data_folder
-    bounded = s3_options(options, timeout)
+    if url.lower().startswith(("s3://", "s3a://")):
+        bounded = s3_options(options, timeout)
+    elif url.lower().startswith(("http://", "https://")):
+        url, bounded = url.rstrip("/"), http_listing_options(options, timeout)
+    else:
+        return data_folder
     return (url, bounded) if bounded else data_folder
 
 
@@ -235,6 +246,14 @@ def http_listing_options(options: dict | None, timeout: float | None) -> dict:
     client = dict((options or {}).get("client_kwargs") or {})
     client.setdefault("timeout", http_timeout(timeout))
     return {**(options or {}), "client_kwargs": client}
+
+
+def listing_failed(exc: BaseException, folder_url: str, timeout: float | None) -> OSError:
+    """The error a listing of the HTTP(S) folder `folder_url` that failed with `exc` stops a run or a task with: the
+    URL and what happened (`http_problem`), where a task's check of its inputs took a stall for a folder without
+    files ("its input files changed since the run started (1 file(s) listed then, 0 now)") and a 503 was aiohttp's
+    ``ClientResponseError: 503, message='Service Unavailable', ...``."""
+    return OSError(printable(f"cannot list the input {folder_url}: {http_problem(exc, timeout, folder_url)}"))
 
 
 def raise_http_listing_error(fs, folder: str) -> None:

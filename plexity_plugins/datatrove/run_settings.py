@@ -176,7 +176,10 @@ def input_files(step) -> dict[str, Any]:
 
 def reader_files(step) -> dict[str, int | None] | None:
     """The files a reader step reads, by name, with their sizes (`listed_files`, or `paths_file_files` for a reader
-    given a paths file); None for another step, and where its folder or paths file cannot be read."""
+    given a paths file); None for another step, and where its folder or paths file cannot be read.  An HTTP(S)
+    folder's listing that fails otherwise than by "not found" raises `remote_files.listing_failed`, naming the URL:
+    a task took a stalled server for a folder without files and failed with "its input files changed since the run
+    started (1 file(s) listed then, 0 now)", and a 503 said aiohttp's ``ClientResponseError: 503, ...``."""
     folder = getattr(step, "data_folder", None)
     if folder is None or not hasattr(folder, "list_files"):
         return None
@@ -185,8 +188,16 @@ def reader_files(step) -> dict[str, int | None] | None:
             return paths_file_files(step.paths_file, folder)
         return listed_files(folder, recursive=getattr(step, "recursive", True),
                             glob_pattern=getattr(step, "glob_pattern", None))
-    except OSError:
+    except FileNotFoundError:
         return None
+    except Exception as exc:  # noqa: BLE001 - aiohttp's: a stall (an OSError), a 503 (none)
+        from .remote_files import is_http, listing_failed
+
+        if is_http(folder.fs) and not getattr(step, "paths_file", None):
+            raise listing_failed(exc, folder_name(folder), getattr(step, "remote_timeout", None)) from exc
+        if isinstance(exc, OSError):
+            return None
+        raise
 
 
 def changed_inputs(pipeline: list, settings: dict) -> list[str]:
