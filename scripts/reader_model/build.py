@@ -12,10 +12,11 @@ from the four development benchmarks, and say how well it does on each when that
    text or snippets (`plexity_plugins.extractors.learned.training`); cached in --cache;
 2. **leaves each source out in turn**: trains a reader on the other three and reads the left-out
    pages with it, scored with the source's own metric, the extractor alone and followed by the
-   perplexity filter as the default pipeline runs it.  A reader is a block forest and what
-   decides after it (`PARTS`): a page threshold forest (`page_threshold.py`) and a second look
+   perplexity filter as the default pipeline runs it.  A reader is a block model (a LightGBM
+   forest and a logistic regression beside it: `training.fit_blocks`) and what decides after it
+   (`PARTS`): a page threshold forest (`page_threshold.py`) and a second look
    (`second_look.py`); the one that never saw source h learns both from each other source s as
-   read by a block forest trained without s and h (10 block forests in all).  The shipped
+   read by a block model trained without s and h (10 block models in all).  The shipped
    reader's parts are `SHIPPED`; each left-out source is also read with each set of parts of
    `COMPARED`, and with its block forest alone at each threshold of `training.THRESHOLDS`, one for
    every page.  Writes each shipped left-out reader to --left-out (default
@@ -460,7 +461,8 @@ def card_of(pages, examples, left_out, halves, blocks, seconds, by_threshold, se
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
     return {
         "name": "plexity-reader",
-        "description": "Learned reader: which blocks of a page are its text (LightGBM forest over block features).",
+        "description": "Learned reader: which blocks of a page are its text (a LightGBM forest and a logistic "
+                       "regression over block features).",
         "command": "python scripts/reader_model/build.py",
         "sources": {s: {"pages": len(pages[s]), "labelled_blocks": sum(sum(1 for l in e.labels if l in (0, 1))
                                                                         for e in examples[s])} for s in SOURCES},
