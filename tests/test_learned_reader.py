@@ -9,6 +9,7 @@ import io
 import json
 import math
 import time  # (process_time throughout: a loaded machine stretched wall times past the bounds)
+from array import array
 
 import pytest
 from warcio.warcwriter import WARCWriter
@@ -448,6 +449,30 @@ def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_car
     assert forest.second_look is not None and card["second_look"]["features"] == list(NEIGHBOUR_FEATURES)
     texts, rows, _ = learned.read_page(page(7)[0])
     assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows)) and len(texts) > 3
+
+
+def test_no_page_can_push_the_shipped_block_model_past_what_its_logistic_takes():
+    """The shipped block model is the forest and a linear model (the card says so); each linear term is bounded by
+    the values it was trained on (held within [low, high], a value that is not finite its `missing`), so a block's
+    log-odds stay far from where exp() overflows (about 709), whatever a hostile page's features hold."""
+    spec = json.loads(learned.FOREST_PATH.read_text())
+    card = json.loads(learned.CARD_PATH.read_text())
+    linear = spec["linear"]
+    assert card["linear"]["terms"] == len(linear["feature"]) + sum(map(len, linear["category_values"]))
+
+    def term(value: float, log: int) -> float:
+        return math.copysign(math.log1p(abs(value)), value) if log else value
+
+    bound = abs(linear["bias"]) + sum(max(abs(w * term(low, log)), abs(w * term(high, log)), abs(missing))
+                                      for w, missing, low, high, log in zip(
+                                          *(linear[key] for key in ("weight", "missing", "low", "high", "log"))))
+    bound += sum(max(map(abs, weights), default=0.0) for weights in linear["category_weights"])
+    bound += sum(max(abs(v) for v, f in zip(tree["value"], tree["feature"]) if f < 0) for tree in spec["trees"])
+    assert bound < 200, bound
+    forest = learned.load_forest()
+    huge = [[1e300 if i % 2 else -1e300 for i in range(len(FEATURES))]] * 3
+    rows = array("d", [v for row in huge for v in row]).tobytes()
+    assert all(0.0 <= p <= 1.0 for p in forest.probabilities(rows))
 
 
 def test_a_missing_or_stale_forest_is_a_broken_installation_that_says_how_to_rebuild_it(tmp_path, spec):
