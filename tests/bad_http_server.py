@@ -15,6 +15,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -49,15 +50,17 @@ class _BadServer(QuietHandler):
     stop: threading.Event
     listing: str | None  # "stall" or "503": the folder's page, once, after a file was read
     listing_spoiled: threading.Event
+    spoiled_at: list  # (when it was: time.monotonic())
 
     def _answer(self, body: bool):
         name = self.path.split("?")[0].strip("/").removeprefix("crawl").strip("/")
         if not name and self.listing and any(self.requests.values()) and not self.listing_spoiled.is_set():
             self.listing_spoiled.set()
+            self.spoiled_at.append(time.monotonic())
             if self.listing == "503":
                 self._headers(503, 0, "text/plain")
-            else:  # the connection open, nothing sent (for a minute: longer than a test's bound on the stall)
-                self.stop.wait(60)
+            else:  # the connection open, nothing sent (for 3 minutes: longer than a test's bound on the stall)
+                self.stop.wait(180)
                 self.close_connection = True
             return
         if not name:  # the listing
@@ -122,7 +125,8 @@ def serve(tmp_path):
     """serve({name: (path, mode)}) -> the folder's URL; the server stops after the test.  `serve.requests`: {name: how
     many GETs of it were answered}.  serve(files, certificate=PEM) serves them over TLS (an https:// URL), with the
     certificate and its key in that file.  serve(files, listing="stall" or "503"): the folder's page answered so once,
-    the first time it is asked for after a file was read (then as before)."""
+    the first time it is asked for after a file was read (then as before); `serve.spoiled_at`: [when that was, as
+    time.monotonic()]."""
     servers = []
 
     def start(files: dict, certificate: Path | None = None, listing: str | None = None) -> str:
@@ -132,7 +136,8 @@ def serve(tmp_path):
             (folder / name).write_bytes(Path(source).read_bytes())
         handler = type("Handler", (_BadServer,), {"folder": folder, "modes": {n: m for n, (_, m) in files.items()},
                                                   "requests": start.requests, "stop": threading.Event(),
-                                                  "listing": listing, "listing_spoiled": threading.Event()})
+                                                  "listing": listing, "listing_spoiled": threading.Event(),
+                                                  "spoiled_at": start.spoiled_at})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         if certificate:
@@ -143,7 +148,7 @@ def serve(tmp_path):
         servers.append((server, handler))
         return f"{'https' if certificate else 'http'}://127.0.0.1:{server.server_port}/crawl/"
 
-    start.requests = {}
+    start.requests, start.spoiled_at = {}, []
     yield start
     for server, handler in servers:
         handler.stop.set()

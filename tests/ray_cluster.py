@@ -39,6 +39,10 @@ SYSTEM_CONFIG = {"health_check_period_ms": 500, "health_check_failure_threshold"
 # may hold; 150 MiB of object store, as Ray's `Cluster` gave each node.
 NODE_OPTIONS = ["--num-gpus=0", f"--object-store-memory={150 * 2**20}", "--min-worker-port=0", "--max-worker-port=0",
                 "--dashboard-agent-listen-port=0", "--disable-usage-stats"]
+# A run that cannot reach a cluster fails "at once": well before the minutes Ray's retries took (over 3).  The bound is
+# that wide because such a run starts Python and imports Ray and datatrove: 1 to 4 s alone, 33 s and more beside two
+# busy processes (a 2-core CI machine runs two test processes at once).
+RAY_GAVE_UP = 150
 
 # A driver of its own (a process apart) that waits until the cluster has `count` live nodes, or one with `resource`.
 NODES_UP = '''

@@ -27,8 +27,8 @@ import psutil
 import pytest
 
 from helpers import REPO, SAMPLE, command_line, read_jsonl_dir, split_warc
-from ray_cluster import (NODE_VAR, TOKEN_VAR, cluster, cluster_processes, orphans,  # noqa: F401 - a fixture
-                         wait_until)
+from ray_cluster import (NODE_VAR, RAY_GAVE_UP, TOKEN_VAR, cluster,  # noqa: F401 - a fixture
+                         cluster_processes, orphans, wait_until)
 from warc_corpus import count_records, write_corpus
 
 pytestmark = pytest.mark.ray
@@ -152,8 +152,8 @@ def test_an_address_where_no_ray_runs_is_one_line_at_once_not_minutes_of_retries
     address = f"127.0.0.1:{free_port()}"
     started = time.monotonic()
     proc = plexity_run(str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray", "--ray-address", address,
-                       timeout=60)
-    assert proc.returncode == 2 and time.monotonic() - started < 30
+                       timeout=300)
+    assert proc.returncode == 2 and time.monotonic() - started < RAY_GAVE_UP
     assert proc.stderr.strip().splitlines()[-1] == (
         f"plexity run: error: no Ray cluster answers at {address} (Connection refused): start one there "
         f"(`ray start --head`), or give its head's address (--ray-address, $RAY_ADDRESS)")
@@ -176,8 +176,8 @@ def test_a_run_not_connected_whose_ray_would_join_a_stopped_cluster_is_one_line_
     """)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(tmp_path / "tmp")}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1 and time.monotonic() - started < 30
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and time.monotonic() - started < RAY_GAVE_UP
     assert proc.stderr.strip().splitlines()[-1] == (
         f"ConnectionError: no Ray cluster answers at {address} (Connection refused): start one there (`ray start "
         f"--head`), or connect first: ray.init(address=...) for a running cluster, ray.init(address=\"local\") "

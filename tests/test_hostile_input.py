@@ -158,9 +158,9 @@ def test_a_run_of_spaces_after_a_json_ld_type_is_read_in_linear_time():
     html = ('<html><head><script type="application/ld+json">{"@type":' + " " * 40_000 + '1, "about": "QAPage"}'
             "</script></head><body>" + ARTICLE + "</body></html>")
     for read in (declares_article_or_product, declares_discussion, html_to_text_learned):
-        started = time.perf_counter()
+        started = time.process_time()  # (CPU time: beside two busy processes a 0.04 s read took 0.7 s of wall time)
         read(html)
-        assert time.perf_counter() - started < 1, read.__name__
+        assert time.process_time() - started < 1, read.__name__
     assert declares_article_or_product(html.replace(":" + " " * 40_000 + "1", ": \n [ \"NewsArticle\"]"))
 
 

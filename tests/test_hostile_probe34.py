@@ -135,10 +135,10 @@ def _select_page(options: int) -> str:
 def test_a_select_of_fifty_thousand_options_is_read_in_a_fraction_of_a_second(extractor):
     """50,000 options (1.4 MB) took dense 46 s, past the time limit; the page is read as one with a short select."""
     read = get_extractor(extractor)
-    started = time.monotonic()
+    started = time.process_time()  # (CPU time: beside two busy processes the wall time was 2.3 s, for 0.12 s alone)
     text = read(_select_page(50_000))
-    took = time.monotonic() - started
-    assert took < 3, f"{extractor}: {took:.1f} s"  # (before: 46 s; now ~0.2 s)
+    took = time.process_time() - started
+    assert took < 3, f"{extractor}: {took:.1f} s"  # (before: 46 s; now ~0.12 s)
     assert text == read(_select_page(3)), text[:200]
     assert "Town" not in text and "The library will open" in text
 

@@ -577,7 +577,8 @@ def test_hostile_json_ld_is_read_alike(name):
 def test_hostile_json_ld_is_read_in_linear_time():
     """50 MB of JSON-LD, a string that never ends, a million keys, millions of distinct word
     triples declared and shown: the compiled path reads each in time linear in its size (no scan
-    is quadratic; here at most a fifth of a second a MB)."""
+    is quadratic: a second a MB at most, and 2 s for the 35 MB of random words here, where a quadratic scan of a
+    million keys or words would take some 10^12 steps)."""
     words = " ".join(f"w{i % 99991}x{i % 7}" for i in range(2_000_000))
     pages = {
         "50mb": SCRIPT + '{"articleBody":"' + ("lorem ipsum dolor sit amet " * 1_850_000) + '"}</script>' + BODY,
@@ -591,7 +592,7 @@ def test_hostile_json_ld_is_read_in_linear_time():
         texts, page = reading.read_blocks(html)
         reading.feature_rows(page)
         elapsed = time.process_time() - started
-        assert elapsed < 0.2 * len(html) / 1e6 + 1, (name, elapsed)
+        assert elapsed < len(html) / 1e6 + 5, (name, elapsed)  # (wide: a CI machine may be 3 times slower)
 
 
 def test_the_reference_reads_a_20mb_articlebody_in_bounded_memory():

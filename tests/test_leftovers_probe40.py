@@ -152,13 +152,15 @@ def test_a_stalled_s3_server_fails_the_task_after_about_remote_timeout(stalled_e
 
     worker = threading.Thread(target=read, daemon=True)  # (a daemon: before, it went on for minutes)
     worker.start()
-    worker.join(20)
-    assert outcome, "still reading after 20 s"
+    worker.join(60)
+    assert outcome, "still reading after 60 s"
     seconds, said = outcome[0]
     # (a read timeout as a rule; on a loaded machine the connection itself may time out first: the same line)
     assert re.match(r"s3://bkt/crawl/a\.warc\.gz: cannot open it: the S3 server could not be reached \((Read|Connect) "
                     r"timeout on endpoint URL", said), said
-    assert seconds < 10  # (0.5 s of stall; s3fs's pauses ~1.9 s, botocore's up to 1 s a retry)
+    # (0.5 s of stall; s3fs's pauses ~1.9 s, botocore's up to 1 s a retry: ~5 s, whatever the machine's load.  Before:
+    # 7 minutes, or 59 s with read_timeout 1 s)
+    assert seconds < 20
 
 
 def test_plexity_run_lists_a_stalled_s3_input_within_about_remote_timeout(stalled_endpoint, tmp_path):
@@ -172,10 +174,11 @@ def test_plexity_run_lists_a_stalled_s3_input_within_about_remote_timeout(stalle
                                      "--storage-options",
                                      f'{{"key": "k", "secret": "s", "client_kwargs": {{"endpoint_url": '
                                      f'"{stalled_endpoint}"}}}}'],
-                          capture_output=True, text=True, timeout=60, cwd=REPO,
+                          capture_output=True, text=True, timeout=180, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path),
                                "AWS_EC2_METADATA_DISABLED": "true"})
-    assert done.returncode == 2 and time.monotonic() - started < 15, done.stderr[-2000:]
+    # (~6 s, alone or beside two busy processes; the run's start, which takes 20 s on a loaded machine, besides)
+    assert done.returncode == 2 and time.monotonic() - started < 30, done.stderr[-2000:]
     assert done.stderr.strip().startswith("plexity run: error: cannot list the input s3://bkt/crawl: the S3 server "
                                           "could not be reached (Read timeout"), done.stderr[-2000:]
 

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from helpers import PLEXITY, REPO, SAMPLE, command_line, completions
-from ray_cluster import cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
+from ray_cluster import RAY_GAVE_UP, cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
 
@@ -105,12 +105,12 @@ def test_an_address_where_another_server_answers_is_one_line_at_once_not_minutes
     try:
         started = time.monotonic()
         proc = subprocess.run(PLEXITY + ["run", str(SAMPLE), "-o", str(tmp_path / "out"), "--executor", "ray",
-                                         "--ray-address", address], capture_output=True, text=True, timeout=60,
+                                         "--ray-address", address], capture_output=True, text=True, timeout=300,
                               cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     finally:
         server.shutdown()
         server.server_close()
-    assert proc.returncode == 2 and time.monotonic() - started < 30
+    assert proc.returncode == 2 and time.monotonic() - started < RAY_GAVE_UP  # (1.2 s alone, 20 s under load)
     # (gRPC's HTTP/2 preface: Python 3.14's http.server answers it with a status line, "505 Invalid HTTP version";
     # before 3.14, with its error page alone)
     answered = b"HTTP/1.0 " if sys.version_info >= (3, 14) else b"<!DOCTYPE"

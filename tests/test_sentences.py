@@ -119,7 +119,11 @@ def test_splitting_a_50_mb_page_takes_a_bounded_amount_of_memory():
 
 def _seconds_to_split(hostile: str, prose: str) -> tuple[float, float]:
     """CPU seconds to split each, the best of five taken in turns: a wall clock on a loaded machine gave prose
-    0.04-0.12 s, and two best-of-three a few seconds apart 6.7 times the other (CPU time: 2.2-3.6 times)."""
+    0.04-0.12 s, and two best-of-three a few seconds apart 6.7 times the other (CPU time: 2.2-3.6 times).
+
+    The tests below bound the ratio of the two and nothing else, which a slower or a loaded machine leaves as it is
+    (measured alone and beside two busy processes: the same to 10 %); each bound lies between the ratios measured
+    (given below) and those with the fix the test guards taken out."""
     best = {hostile: float("inf"), prose: float("inf")}
     for _ in range(5):
         for text in (prose, hostile):
@@ -137,7 +141,9 @@ def test_a_text_of_punctuation_marks_splits_about_as_fast_as_prose():
     for marks in (". ", "&", "..x", "a,"):
         hostile = marks * (300_000 // len(marks))
         hostile_seconds, prose_seconds = _seconds_to_split(hostile, prose)
-        assert hostile_seconds < 5 * prose_seconds + 0.05, (marks, hostile_seconds, prose_seconds)
+        # (1.8 to 3.6 times; with none of the fixes, 32 to 63 times; without the marks of such lines made letters
+        # alone, 32 and 24 times for "..x" and "a,")
+        assert hostile_seconds < 9 * prose_seconds, (marks, hostile_seconds, prose_seconds)
 
 
 def test_a_line_of_marks_is_cut_as_a_long_word_is_and_prose_keeps_its_sentences():
@@ -167,8 +173,12 @@ def test_a_run_without_a_space_splits_about_as_fast_as_prose():
     sentences.split_with_blocks(prose[:200_000])  # (BlingFire loaded, the marks' pattern built)
     for unit in NO_SPACE_RUNS:
         hostile = unit * (300_000 // len(unit))
+        # BlingFire is given a space (U+200B) every RUN_CHARS characters at most, which is what keeps it near prose;
+        # the ratio: 2.6 to 3.8 times; without those spaces, 12 to 16 times
+        longest = max(map(len, sentences.breaker_text(hostile).replace("\u200b", " ").split()))
+        assert longest <= sentences.RUN_CHARS, (unit, longest)
         hostile_seconds, prose_seconds = _seconds_to_split(hostile, prose)
-        assert hostile_seconds < 4 * prose_seconds + 0.05, (unit, hostile_seconds, prose_seconds)
+        assert hostile_seconds < 7 * prose_seconds, (unit, hostile_seconds, prose_seconds)
 
 
 def test_a_run_given_spaces_keeps_every_character_and_cjk_prose_its_sentences():
@@ -194,7 +204,8 @@ def test_short_lines_of_marks_split_about_as_fast_as_prose():
     for line in ("?" * 50 + "\n", ". " * 50 + "\n", "…" * 20 + "\n"):
         hostile = line * (300_000 // len(line))
         hostile_seconds, prose_seconds = _seconds_to_split(hostile, prose)
-        assert hostile_seconds < 4 * prose_seconds + 0.05, (line, hostile_seconds, prose_seconds)
+        # (1.6 to 2.3 times; without the stretches given as letters, 17 to 59 times)
+        assert hostile_seconds < 6 * prose_seconds, (line, hostile_seconds, prose_seconds)
 
 
 def test_a_stretch_of_marks_keeps_its_characters_and_the_prose_beside_it_its_sentences():

@@ -16,7 +16,6 @@ import json
 import re
 import socket
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -51,8 +50,10 @@ def test_requests_on_a_kept_alive_connection_do_not_wait_for_the_delayed_ack():
             assert answer.status == 200 and json.loads(answer.read())["sentences"]
             times.append(time.perf_counter() - started)
         connection.close()
-        # (the first request opens the model; each later one was 44 ms: Linux delays an ACK by 40 ms at least)
-        assert statistics.median(times[2:]) < 0.025, [f"{t * 1000:.1f} ms" for t in times]
+        # (the first request opens the model; each later one was 44 ms: Linux delays an ACK by 40 ms at least, so
+        # no request could be answered sooner; now ~2 ms.  The fastest one is judged, not the median: a loaded
+        # machine stretches some requests, and the delayed ACK held back every one)
+        assert min(times[2:]) < 0.030, [f"{t * 1000:.1f} ms" for t in times]
     finally:
         stop_server(process)
 

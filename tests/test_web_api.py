@@ -822,7 +822,8 @@ def test_stopped_it_waits_for_a_slow_reader_no_longer_than_the_body_time_limit()
                 received += len(client.recv(4096))  # a little at a time: never stalled
                 time.sleep(0.05)
         waited = time.monotonic() - stopped
-        assert process.poll() is not None and waited < 10, f"still serving {waited:.0f} s after SIGTERM"
+        # (2.2 s alone, 3.6 s beside two busy processes; a server that served on is still serving at 30 s)
+        assert process.poll() is not None and waited < 20, f"still serving {waited:.0f} s after SIGTERM"
         assert received < len(body)  # (stopped before the answer was read)
     finally:
         client.close()
