@@ -321,7 +321,17 @@ def _reference(function: Callable) -> str:
 
 
 def _serve(receive, send, extractor_name: str, shared: mmap.mmap | None = None) -> None:
-    """Child process: extract each document received; send back ("ok", text) or ("error", exc)."""
+    """Child process: extract each document received; send back ("ok", text) or ("error", exc).  Ends when the
+    parent has gone: its page pipe closed, or its answer pipe (the parent died while this child worked on a page
+    or started, and nobody reads the answer: a Dask worker killed mid-task, whose children the kernel does not
+    end with it; quietly, not a BrokenPipeError's traceback in the worker's log)."""
+    try:
+        _serve_pages(receive, send, extractor_name, shared)
+    except BrokenPipeError:
+        return
+
+
+def _serve_pages(receive, send, extractor_name: str, shared: mmap.mmap | None) -> None:
     if sys.platform.startswith("linux"):  # if memory runs out all the same, the kernel kills this one first
         try:
             with open("/proc/self/oom_score_adj", "w") as f:
