@@ -55,11 +55,23 @@ def is_missing(value: object) -> bool:
         (isinstance(value, numbers.Real) and value != value)
 
 
+_PAGE_FIELDS = ("html", "text", "content", "body", "page")  # (the field a record's message names, if it has one)
+
+
+def _record_fields(value: object) -> list | None:
+    """The field names of a record (a dict, a namedtuple, a pyspark Row: a tuple with ``__fields__``), else None."""
+    if isinstance(value, dict):
+        return list(value)
+    fields = getattr(value, "_fields", None) or getattr(value, "__fields__", None) if isinstance(value, tuple) else None
+    return list(fields) if fields else None
+
+
 def not_text_error(value: object, expected: str = "str or bytes") -> TypeError:
     """The TypeError for an input that is not text; a missing value (`is_missing`: the empty cell of a dataset or a
     DataFrame, which `ds.map` and `Series.map` hand over as it is) said to be one, with the ways round it, and a
-    whole column or an expression (a polars or pandas Series, a pl.col(...)) said to be many cells.  (The extractors
-    said "'NoneType' object has no attribute 'isascii'", the scorer "got float", either "got Series".)"""
+    whole column or an expression (a polars or pandas Series, a pl.col(...)) said to be many cells, a record (a Spark
+    Row, a dict) to hold fields, and a pyarrow cell to be one.  (The extractors said "'NoneType' object has no
+    attribute 'isascii'", the scorer "got float", either "got Series"; a Spark Row was said to be a column.)"""
     kind = type(value).__name__
     if is_missing(value):
         return TypeError(f"expected {expected}, got {value!r}: a missing value (a dataset's or a DataFrame's empty "
@@ -67,6 +79,16 @@ def not_text_error(value: object, expected: str = "str or bytes") -> TypeError:
                          f"Series.dropna(), polars' drop_nulls()) or map around them (Series.map(f, "
                          f"na_action='ignore'), polars' map_elements skips nulls)")
     library = type(value).__module__.partition(".")[0]
+    fields = _record_fields(value)
+    if fields is not None:  # (a Spark Row, a Dask bag's JSON record, pandas' itertuples: a row, not a column)
+        named = f"{library} {kind}" if library in (*COLUMN_LIBRARIES, "pyspark") else kind  # (not a script's name)
+        field = next((name for name in _PAGE_FIELDS if name in fields), fields[0] if fields else "html")
+        return TypeError(f"expected {expected}, got a {named}: a record of fields ({', '.join(map(str, fields[:6]))}"
+                         f"{' ...' if len(fields) > 6 else ''}), not one cell's value: give it one field's value, "
+                         f"row[{field!r}]")
+    if library == "pyarrow" and hasattr(value, "as_py") and not hasattr(value, "__len__"):  # (iterating an array)
+        return TypeError(f"expected {expected}, got a pyarrow {kind}: one cell as pyarrow holds it: give its value, "
+                         f"value.as_py() (or the column's to_pylist())")
     if isinstance(value, (list, tuple)) or (library in COLUMN_LIBRARIES and (hasattr(value, "__len__")
                                                                              or kind == "Expr")):
         named = kind if library == "builtins" else f"{library} {kind}"

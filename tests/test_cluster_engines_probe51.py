@@ -9,17 +9,24 @@ Dask" in docs/python-api.md.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections import namedtuple
 
+import pyarrow as pa
 import pytest
 
 from helpers import REPO
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.extractors import html_to_text_learned
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, SIGKILL")
+LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, SIGKILL")
+PAGE = "<html><body><p>The council approved the budget on Tuesday after a long debate about schools.</p></body></html>"
 
 # An extractor the child imports (module level), slow on the pages that ask for it: the moment the worker dies is
 # then one the test chooses, while the child works on a page or while it starts.
@@ -82,6 +89,7 @@ def _ended(pid: int, within: float) -> bool:
     return False
 
 
+@LINUX
 @pytest.mark.parametrize("moment", ["while it extracts a page", "while it starts"])
 def test_an_extraction_child_whose_worker_is_killed_ends_without_a_traceback(tmp_path, moment):
     """A Dask worker killed (SIGKILL) while its extraction child read a page: the child, which the kernel does not end
@@ -104,3 +112,45 @@ def test_an_extraction_child_whose_worker_is_killed_ends_without_a_traceback(tmp
         worker.kill()
         worker.wait()
     assert stderr.read_text() == ""
+
+
+def _callers():
+    """The scorer, an extractor in this process, and one in a child (which refuses before it starts one)."""
+    extract = TimeLimitedExtractor("learned", timeout=30)
+    return extract, (PerplexityScorer(method="trim").clean, html_to_text_learned, extract)
+
+
+def test_a_record_given_where_a_cell_is_taken_is_said_to_hold_fields():
+    """A Spark RDD of Rows mapped with ``lambda row: scorer.clean(row)``, a Dask bag of JSON records, pandas'
+    itertuples: the record was "got dict", and a Row (a tuple with names) or a namedtuple "a column or an
+    expression, not one cell's value: call it on each cell".  Now it is said to be a record, with its fields and the
+    call to make.  (pyspark's Row, tried with PySpark 4.3: "got a pyspark Row: a record of fields (url, html) ...")"""
+    Row = namedtuple("Row", ["url", "html"])  # (pandas' itertuples gives these)
+    records = [json.loads(json.dumps({"url": "http://t/1", "html": PAGE})),  # (a bag of JSON lines)
+               pa.table({"url": ["http://t/1"], "html": [PAGE]}).to_pylist()[0], Row("http://t/1", PAGE)]
+    extract, callers = _callers()
+    try:
+        for record in records:
+            for call in callers:
+                with pytest.raises(TypeError, match=r"got a (dict|Row): a record of fields \(url, html\), not one "
+                                                    r"cell's value: give it one field's value, row\['html'\]$"):
+                    call(record)
+        assert extract._children == []  # (refused before a child was started)
+        assert "approved the budget" in extract(records[0]["html"])
+    finally:
+        extract.close()
+
+
+def test_a_pyarrow_cell_is_said_to_be_one_with_its_value_to_give():
+    """Iterating a pyarrow column (Spark's ``mapInArrow``, a Dask partition read as Arrow) gives pyarrow scalars: "got
+    StringScalar" said nothing of what to do.  Now: give ``value.as_py()``."""
+    extract, callers = _callers()
+    cell = next(iter(pa.array([PAGE])))
+    try:
+        for call in callers:
+            with pytest.raises(TypeError, match=r"got a pyarrow StringScalar: one cell as pyarrow holds it: give its "
+                                                r"value, value\.as_py\(\)"):
+                call(cell)
+        assert "approved the budget" in extract(cell.as_py())
+    finally:
+        extract.close()
