@@ -154,3 +154,43 @@ def test_a_pyarrow_cell_is_said_to_be_one_with_its_value_to_give():
         assert "approved the budget" in extract(cell.as_py())
     finally:
         extract.close()
+
+
+# A worker under an address-space limit, as PySpark sets one (RLIMIT_AS) on each Python worker when
+# spark.executor.pyspark.memory is given: the extraction child inherits it.
+LIMITED_WORKER = '''
+import resource, sys
+
+limit = int(sys.argv[1]) << 20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from plexity_plugins.errors import ExtractorCannotStart
+from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
+
+try:
+    print(TimeLimitedExtractor("trafilatura")(sys.argv[2]))
+except ExtractorCannotStart as error:
+    print("ExtractorCannotStart:", error)
+'''
+
+
+@LINUX
+def test_an_extraction_child_that_cannot_import_its_extractor_within_the_workers_address_space_limit_says_so():
+    """PySpark's `spark.executor.pyspark.memory=160m` limits each Python worker's address space, its extraction child's
+    too, where trafilatura's imports need ~240 MB: the first page raised a bare `MemoryError`, no word of why (or an
+    ImportError, "failed to map segment from shared object", when an extension module was what did not fit).  Now the
+    child's start fails as an installation's does, `ExtractorCannotStart`, naming the limit and who sets it; with
+    400 MiB the same page is read."""
+    page = ("<html><body><article><p>The council approved the budget on Tuesday after a long debate about school "
+            "funding and roads.</p><p>It adds two libraries over the next three years, the mayor said.</p></article>"
+            "</body></html>")
+    said = {}
+    for limit in (160, 400):
+        done = subprocess.run([sys.executable, "-c", LIMITED_WORKER, str(limit), page], cwd=REPO, capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+        assert done.returncode == 0, done.stderr[-3000:]
+        said[limit] = done.stdout.strip()
+    assert said[160].startswith("ExtractorCannotStart: the extraction process could not start: it ran out of memory "
+                                "while it imported the trafilatura extractor, within the address-space limit "
+                                "(RLIMIT_AS, ulimit -v) of 160 MiB that it inherits from this process (PySpark's "
+                                "spark.executor.pyspark.memory sets one on its workers): raise it"), said[160]
+    assert said[400].startswith("The council approved the budget on Tuesday"), said[400]

@@ -413,6 +413,29 @@ def _widen(pipe_fd: int) -> None:
         pass
 
 
+def _out_of_address_space(exc: BaseException) -> bool:
+    """Whether `exc`, a child's start-up error, says that memory ran out: a MemoryError, or an extension module's
+    shared object that could not be mapped (the dynamic loader's words for it)."""
+    return isinstance(exc, MemoryError) or (isinstance(exc, ImportError) and "failed to map segment" in str(exc)
+                                            and "not permitted" not in str(exc))  # (a noexec mount's: no memory's)
+
+
+def _address_space_limit() -> str:
+    """What to say of this process's address-space limit (RLIMIT_AS), which its extraction child inherits: a limit
+    too low for the child's imports (PySpark sets one on its workers) made its start fail with a bare MemoryError."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):  # (not a POSIX system)
+        return ""
+    if limit == resource.RLIM_INFINITY:
+        return ": give the job more memory"
+    return (f", within the address-space limit (RLIMIT_AS, ulimit -v) of {_size(limit)} that it inherits from this "
+            f"process (PySpark's spark.executor.pyspark.memory sets one on its workers): raise it (with its imports "
+            f"the child maps ~50 MB with learned, dense or fast, ~240 MB with trafilatura or auto)")
+
+
 class _Child:
     """One extractor process: ``python -m plexity_plugins.extractors.sandbox`` with two pipes of its own
     and the memory its pages cross in (`shared_memory`).
@@ -421,6 +444,7 @@ class _Child:
     ``__main__`` again in the child, which re-runs a user's script that has no main guard.)"""
 
     def __init__(self, extractor_name: str):
+        self.extractor_name = extractor_name
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         _widen(to_child_w)
@@ -472,6 +496,10 @@ class _Child:
                                            f"killer ended it, out of {self.ran_out}: give the job more memory, or "
                                            f"run fewer workers (plexity run --workers)") from None
             if status == "error":
+                if _out_of_address_space(value):  # (importing its extractor: the process's limit, no page's fault)
+                    raise ExtractorCannotStart(f"the extraction process could not start: it ran out of memory "
+                                               f"while it imported the {self.extractor_name} extractor"
+                                               f"{_address_space_limit()}") from None
                 raise value
             self.ready = True
 
