@@ -612,6 +612,13 @@ def _take_set_aside(key: tuple) -> _Child | None:
 # at all, after the interpreter had begun to take itself apart: with -X dev or -W default, "ResourceWarning:
 # subprocess N is still running" for each, the children's `Popen`s finalized before their extractor.)
 _extractors: weakref.WeakSet = weakref.WeakSet()
+# The extractor that the copies unpickled in this process share, by their settings, while any of them lives.  A Dask
+# `client.map(f, pages)` of a function closing over an extractor unpickles one copy per task, and Dask keeps the
+# tasks' copies: each started a child of its own, 0.2 s a page, and 300 pages left 300 children running.  (By
+# settings, not by the extractor they were pickled from: a copy pickles as its settings alone, which `datasets` hashes
+# for its cache, the same in every run.)
+_unpickled: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_unpickled_lock = threading.Lock()
 
 
 @atexit.register
@@ -659,6 +666,7 @@ class TimeLimitedExtractor:
         if isinstance(extractor, str):
             check_extractor_name(extractor)
         self._own_children()
+        self._shared: TimeLimitedExtractor | None = None  # (the extractor this copy's calls go to: `__setstate__`)
         _extractors.add(self)
 
     def _own_children(self) -> None:
@@ -691,6 +699,8 @@ class TimeLimitedExtractor:
             if self._direct is None:
                 self._direct = get_extractor(self.name)
             return self._direct(html)
+        if self._shared is not None:
+            return self._shared(html)
         self._after_fork()
         with self._slots:
             try:
@@ -712,7 +722,9 @@ class TimeLimitedExtractor:
 
     def start(self) -> None:
         """Start one child without waiting for it: it imports its extractor while the caller goes on."""
-        if self.sandboxed:
+        if self._shared is not None:
+            self._shared.start()
+        elif self.sandboxed:
             self._after_fork()
             with self._slots:
                 self._idle.put(self._start())
@@ -720,7 +732,9 @@ class TimeLimitedExtractor:
     def warm_up(self) -> None:
         """Wait until a child has imported its extractor (at start-up, not in the first page): one `start`
         started, else a new one."""
-        if self.sandboxed:
+        if self._shared is not None:
+            self._shared.warm_up()
+        elif self.sandboxed:
             self._after_fork()
             with self._slots:
                 try:
@@ -762,7 +776,12 @@ class TimeLimitedExtractor:
                 next TimeLimitedExtractor of the same settings in this process to take (where
                 ``plexity run``'s tasks run in the process that checked the installation, or a front end
                 started it before its own start-up work: `start_aside`).
+
+        An unpickled copy has no children of its own: those it shares with the other copies of its extractor in
+        this process end with the last of them (or at exit), not while another copy may be using them.
         """
+        if self._shared is not None:
+            return
         self._after_fork()
         with self._lock:
             children, self._children = self._children, []
@@ -811,6 +830,14 @@ class TimeLimitedExtractor:
 
     def __setstate__(self, state):
         self.__init__(state["name"], state["timeout"] or 0, state["processes"], state.get("memory_limit") or 0)
+        if self.sandboxed:  # the copies of these settings in this process share their children (`_unpickled`)
+            key = (*self._key, self.processes)
+            with _unpickled_lock:
+                shared = _unpickled.get(key)
+                if shared is None:
+                    shared = _unpickled[key] = TimeLimitedExtractor(self.name, self.timeout or 0, self.processes,
+                                                                    self.memory_limit or 0)
+            self._shared = shared
 
     def __del__(self):
         try:
