@@ -204,7 +204,8 @@ def test_the_copies_of_one_extractor_unpickled_in_a_worker_share_its_child():
     an extraction child of its own (~0.2 s a page: 300 pages took 70.7 s in 2 workers, 6.9 s now) and 300 pages left
     300 children running.  Now the copies of one extractor in a process share its children, which end with the last
     copy; a copy's own ``close()`` (a task's ``finally``) leaves them to the others."""
-    payload = pickle.dumps(TimeLimitedExtractor("learned", timeout=30))  # (the function's, sent with each task)
+    # (the function's, sent with each task; settings of its own: no other test's copies share its child)
+    payload = pickle.dumps(TimeLimitedExtractor("learned", timeout=31))
     before = extraction_children()
     copies = [pickle.loads(payload) for _ in range(5)]  # (the tasks a worker holds)
     texts = [copy(PAGE) for copy in copies]
