@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import signal
+import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from plexity_plugins.training import kenlm_tools
+
+from helpers import controller_folder
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -244,3 +248,44 @@ def read_only_disk(tmp_path):
         yield disk.path
     finally:
         subprocess.run(["umount", "-l", str(disk.path)], check=False)
+
+
+@pytest.fixture
+def cgroup():
+    """``make(controller, limit)``: a new cgroup with a memory limit of `limit` MiB (no swap), a pids.max of `limit`
+    or a CPU quota of `limit` CPUs; returns its folder.  Removed after the test."""
+    made: list[Path] = []
+
+    def make(controller: str, limit: int) -> Path:
+        parent, version = controller_folder(controller)
+        folder = parent / f"plexity-test-{uuid.uuid4().hex[:8]}"
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            pytest.skip(f"cannot make a cgroup here: {exc}")
+        made.append(folder)
+        if controller == "pids":
+            (folder / "pids.max").write_text(str(limit))
+        elif controller == "cpu":
+            if version == 1:
+                (folder / "cpu.cfs_quota_us").write_text(str(limit * 100_000))
+            else:
+                (folder / "cpu.max").write_text(f"{limit * 100_000} 100000")
+        elif version == 1:
+            (folder / "memory.limit_in_bytes").write_text(str(limit << 20))
+            if (folder / "memory.swappiness").exists():
+                (folder / "memory.swappiness").write_text("0")
+        else:
+            (folder / "memory.max").write_text(str(limit << 20))
+            if (folder / "memory.swap.max").exists():
+                (folder / "memory.swap.max").write_text("0")
+        return folder
+
+    yield make
+    for folder in made:
+        for _ in range(50):  # (an extraction child ends just after its parent: the cgroup is busy until it has)
+            try:
+                folder.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)

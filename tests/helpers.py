@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import http.server
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
@@ -304,3 +306,43 @@ def http_server(handler) -> Iterator[http.server.ThreadingHTTPServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def controller_folder(controller: str) -> tuple[Path, int]:
+    """This process's cgroup of `controller` (``memory``, ``pids``) and its version; skips the test, naming why,
+    where a test cannot make a cgroup there."""
+    if os.geteuid() != 0:
+        pytest.skip(f"a {controller} limit is a cgroup the test makes: that needs root")
+    memberships = [line.rstrip("\n").split(":", 2) for line in open("/proc/self/cgroup")]
+    mounts = [line.split() for line in open("/proc/self/mountinfo")]
+    for fields in mounts:
+        if fields[fields.index("-") + 1] == "cgroup" and controller in fields[-1].split(","):
+            path = next(p for _, c, p in memberships if controller in c.split(","))
+            return Path(fields[4]) / path.lstrip("/"), 1
+    for fields in mounts:
+        if fields[fields.index("-") + 1] == "cgroup2":
+            folder = Path(fields[4]) / next(p for h, _, p in memberships if h == "0").lstrip("/")
+            if controller in (folder / "cgroup.subtree_control").read_text().split():
+                return folder, 2
+    pytest.skip(f"no cgroup with the {controller} controller for this process's children here (cgroup v1, or v2 "
+                f"with +{controller} in cgroup.subtree_control)")
+
+
+def cgroup_oom_kills(folder: Path) -> int:
+    """How many processes of cgroup `folder` the out-of-memory killer has ended (v1 or v2)."""
+    for name in ("memory.oom_control", "memory.events"):
+        if (folder / name).exists():
+            for line in (folder / name).read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    return 0
+
+
+def plexity_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``plexity ARGS`` run in cgroup `folder` (or in each of several, of other controllers): it moves itself there
+    before Python starts.  `env`: variables set (None: unset)."""
+    moves = " && ".join(f'echo $$ > "{f}/cgroup.procs"' for f in (folder if isinstance(folder, list) else [folder]))
+    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, "-m", "plexity_plugins", *args]
+    environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    environment = {name: value for name, value in environment.items() if value is not None}
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)

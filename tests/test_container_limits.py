@@ -17,13 +17,11 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
+
+from helpers import cgroup_oom_kills, plexity_in
 
 REPO = Path(__file__).resolve().parent.parent
 FINE = ("<html><body><article>"
@@ -39,86 +37,6 @@ def big(size: int) -> str:
     elements = f"<i{names}>x</i>" * 490
     words = "word " * ((size - len(elements)) // 100_000 // 5)
     return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
-
-
-def controller_folder(controller: str) -> tuple[Path, int]:
-    """This process's cgroup of `controller` (``memory``, ``pids``) and its version; skips the test, naming why,
-    where a test cannot make a cgroup there."""
-    if os.geteuid() != 0:
-        pytest.skip(f"a {controller} limit is a cgroup the test makes: that needs root")
-    memberships = [line.rstrip("\n").split(":", 2) for line in open("/proc/self/cgroup")]
-    mounts = [line.split() for line in open("/proc/self/mountinfo")]
-    for fields in mounts:
-        if fields[fields.index("-") + 1] == "cgroup" and controller in fields[-1].split(","):
-            path = next(p for _, c, p in memberships if controller in c.split(","))
-            return Path(fields[4]) / path.lstrip("/"), 1
-    for fields in mounts:
-        if fields[fields.index("-") + 1] == "cgroup2":
-            folder = Path(fields[4]) / next(p for h, _, p in memberships if h == "0").lstrip("/")
-            if controller in (folder / "cgroup.subtree_control").read_text().split():
-                return folder, 2
-    pytest.skip(f"no cgroup with the {controller} controller for this process's children here (cgroup v1, or v2 "
-                f"with +{controller} in cgroup.subtree_control)")
-
-
-@pytest.fixture
-def cgroup():
-    """``make(controller, limit)``: a new cgroup with a memory limit of `limit` MiB (no swap), a pids.max of `limit`
-    or a CPU quota of `limit` CPUs; returns its folder.  Removed after the test."""
-    made: list[Path] = []
-
-    def make(controller: str, limit: int) -> Path:
-        parent, version = controller_folder(controller)
-        folder = parent / f"plexity-test-{uuid.uuid4().hex[:8]}"
-        try:
-            folder.mkdir()
-        except OSError as exc:
-            pytest.skip(f"cannot make a cgroup here: {exc}")
-        made.append(folder)
-        if controller == "pids":
-            (folder / "pids.max").write_text(str(limit))
-        elif controller == "cpu":
-            if version == 1:
-                (folder / "cpu.cfs_quota_us").write_text(str(limit * 100_000))
-            else:
-                (folder / "cpu.max").write_text(f"{limit * 100_000} 100000")
-        elif version == 1:
-            (folder / "memory.limit_in_bytes").write_text(str(limit << 20))
-            if (folder / "memory.swappiness").exists():
-                (folder / "memory.swappiness").write_text("0")
-        else:
-            (folder / "memory.max").write_text(str(limit << 20))
-            if (folder / "memory.swap.max").exists():
-                (folder / "memory.swap.max").write_text("0")
-        return folder
-
-    yield make
-    for folder in made:
-        for _ in range(50):  # (an extraction child ends just after its parent: the cgroup is busy until it has)
-            try:
-                folder.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
-
-
-def oom_kills(folder: Path) -> int:
-    for name in ("memory.oom_control", "memory.events"):
-        if (folder / name).exists():
-            for line in (folder / name).read_text().splitlines():
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
-    return 0
-
-
-def plexity_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``plexity ARGS`` run in cgroup `folder` (or in each of several, of other controllers): it moves itself there
-    before Python starts.  `env`: variables set (None: unset)."""
-    moves = " && ".join(f'echo $$ > "{f}/cgroup.procs"' for f in (folder if isinstance(folder, list) else [folder]))
-    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, "-m", "plexity_plugins", *args]
-    environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-    environment = {name: value for name, value in environment.items() if value is not None}
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +58,7 @@ def test_clean_counts_a_page_the_container_s_oom_killer_ended_as_memory_limit_na
     folder = cgroup("memory", 256)
     done = plexity_in(folder, "clean", str(hostile_warc), "-o", str(tmp_path / "out"), "--extractor", "dense")
     assert done.returncode == 0, done.stderr
-    assert oom_kills(folder) >= 1  # (the kernel acted, under the 768 MiB ceiling: not the ceiling)
+    assert cgroup_oom_kills(folder) >= 1  # (the kernel acted, under the 768 MiB ceiling: not the ceiling)
     stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
     assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 2, stats
     assert "this container's memory (its cgroup's limit: 256 MiB)" in done.stderr
@@ -151,7 +69,7 @@ def test_run_counts_a_page_the_container_s_oom_killer_ended_as_memory_limit(cgro
     folder = cgroup("memory", 256)
     done = plexity_in(folder, "run", str(hostile_warc.parent), "-o", str(tmp_path / "out"), "--extractor", "dense")
     assert done.returncode == 0, done.stderr
-    assert oom_kills(folder) >= 1
+    assert cgroup_oom_kills(folder) >= 1
     assert "lost: memory_limit 1" in done.stdout, done.stdout
     assert "1/1 tasks completed" in done.stdout
     # (the run's end says it too: it ended with exit 0 and "lost: ... broken_process 1" among the counts, and in a
@@ -171,7 +89,7 @@ def test_a_worker_the_container_s_oom_killer_ended_is_said_with_the_limit_and_wo
     done = plexity_in(folder, "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "none",
                       "--workers", "2")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert oom_kills(folder) >= 1
+    assert cgroup_oom_kills(folder) >= 1
     assert ("task 0: its worker process was killed by the out-of-memory killer: it ran out of this container's "
             "memory (its cgroup's limit: 200 MiB); give the job more memory, or run fewer workers (--workers)") \
         in done.stderr, done.stderr
