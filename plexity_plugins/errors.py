@@ -530,7 +530,17 @@ class KenLMToolsMissing(RuntimeError):
 
 
 class KenLMToolFailed(RuntimeError):
-    """lmplz or build_binary exited with an error; the message holds the tail of its stderr."""
+    """lmplz or build_binary exited with an error; the message holds the tail of its stderr (`stderr`, all of it;
+    `returncode`, negative for the signal that ended it)."""
+
+    def __init__(self, message: str, returncode: int | None = None, stderr: str = ""):
+        super().__init__(message)
+        self.returncode, self.stderr = returncode, stderr
+
+
+class KenLMOutOfMemory(KenLMToolFailed):
+    """lmplz ran out of memory (the out-of-memory killer ended it, or it could not allocate its -S); the message,
+    one line, says how much it had and the --memory to give."""
 
 
 class ApiError(Exception):

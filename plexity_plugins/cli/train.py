@@ -43,7 +43,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--prune", type=_prune_count, nargs="+", metavar="N", default=None,
                    help="lmplz --prune: minimum counts per order, e.g. 0 1 1 (default: no pruning)")
     p.add_argument("--memory", "-S", default="20%",
-                   help="lmplz sort memory (-S): a percentage of RAM or a size like 4G (default: 20%%)")
+                   help="lmplz sort memory (-S): a share of the memory this job may use (RAM, or less: a cgroup's "
+                        "or ulimit -v's limit) or a size like 4G (default: 20%%)")
     p.add_argument("--temp-dir", "-T", default=None,
                    help="where the training text, the ARPA file and lmplz's temporary files go "
                         "(default: beside the installed model)")

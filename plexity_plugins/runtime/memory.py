@@ -1,4 +1,5 @@
-"""`return_freed_memory()`: give the memory a process has freed back to the system (glibc only).
+"""`return_freed_memory()`: give the memory a process has freed back to the system (glibc only); `usable_memory()`:
+the memory a process started from this one may use.
 
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
@@ -9,7 +10,10 @@ free pages of every arena (to 182 MB there).  Elsewhere (musl, macOS) this does 
 from __future__ import annotations
 
 import functools
+import os
 import sys
+
+from .cgroups import memory_limit
 
 
 @functools.lru_cache(maxsize=1)
@@ -33,3 +37,34 @@ def return_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,.0f} MiB"
+
+
+def usable_memory() -> tuple[int, str]:
+    """The bytes a process started from this one may use, and what sets them, in words: the least of the machine's
+    RAM, this process's cgroup's memory limit (`memory_limit`: a container's, a Slurm job's --mem) and its
+    address-space limit (RLIMIT_AS: ulimit -v), which a child inherits.  A tool that takes a share of RAM reads the
+    machine's alone (lmplz's -S 20%: 51 GB of a 256 GB node in a 4 GB job)."""
+    found = []
+    try:
+        found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "the machine's {} of RAM"))
+    except (ValueError, OSError, AttributeError):  # (a system without these names)
+        pass
+    limit = memory_limit()
+    if limit is not None:
+        found.append((limit, "this container's {} (its cgroup's memory limit)"))
+    try:
+        import resource
+
+        address_space = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if address_space != resource.RLIM_INFINITY:
+            found.append((address_space, "the {} of address space this process may map (RLIMIT_AS, ulimit -v)"))
+    except (ImportError, OSError, ValueError):  # (not a POSIX system)
+        pass
+    if not found:
+        raise OSError("cannot tell how much memory this machine has")
+    size, words = min(found)
+    return size, words.format(_mib(size))

@@ -23,7 +23,9 @@ from typing import Iterable, Iterator
 from ..scoring.models import ModelInfo
 from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
-from ..errors import KenLMToolFailed, KenLMToolsMissing, TrainError
+from ..errors import KenLMOutOfMemory, KenLMToolFailed, KenLMToolsMissing, TrainError
+from ..runtime.cgroups import oom_kills, out_of_memory
+from ..runtime.memory import usable_memory
 from ..runtime.extras import kenlm_tools_install_command
 from ..runtime.paths import user_cache_dir
 from ..runtime.lifetime import dying_with_this_process
@@ -118,6 +120,56 @@ def lmplz_memory(text: str) -> str:
     return f"{int(value)}{_LMPLZ_UNITS[unit]}"
 
 
+def _lmplz_bytes(size: str) -> int:
+    """The bytes of a size as `lmplz_memory` gives it (500M)."""
+    return int(size[:-1]) * 1024 ** _LMPLZ_UNITS.index(size[-1])
+
+
+def _lmplz_size(size: float) -> str:
+    """`size` bytes as lmplz's -S, in whole MiB (32M at the least)."""
+    return f"{max(int(size), _LMPLZ_MIN_MEMORY) >> 20}M"
+
+
+def lmplz_sort_memory(text: str) -> tuple[str, str]:
+    """lmplz's -S for `--memory` (`lmplz_memory`'s forms) in this process, and what a share was taken of (else "").
+    A share is of the memory a child of this process may use (`usable_memory`: the machine's RAM, or less, a
+    cgroup's or RLIMIT_AS's limit), given to lmplz as a size: lmplz takes a share of the machine's RAM, whatever
+    the job's limit (-S 20% in a 1 GiB cgroup on 24 GiB: 4.8 GB, and the out-of-memory killer ended it).  A size
+    of all that memory or more, which lmplz cannot have, is a ValueError saying what to give."""
+    memory = lmplz_memory(text)
+    usable, what = usable_memory()
+    if memory.endswith("%"):
+        share = usable * float(memory[:-1]) / 100
+        if share < _LMPLZ_MIN_MEMORY:
+            raise ValueError(f"--memory {memory}: {memory} of {what} is {share / 2**20:.0f} MiB, and lmplz needs 32M "
+                             f"or more: give it more memory")
+        return _lmplz_size(share), f"{memory} of {what}"
+    if _lmplz_bytes(memory) >= usable:
+        raise ValueError(f"--memory {memory}: more than {what}; give a share (20%) or a size below it, e.g. "
+                         f"--memory {_lmplz_size(usable * 0.2)}")
+    return memory, ""
+
+
+def _lmplz_out_of_memory(failure: KenLMToolFailed, memory: str, said: str, kills_before: int | None) -> str | None:
+    """What to say, in one line, of an lmplz that ran out of memory with -S `memory` (`said`: of what a share); None
+    if it failed otherwise.  The out-of-memory killer's SIGKILL was "lmplz failed (exit -9)" and its progress bar, an
+    allocation that failed under RLIMIT_AS a C++ exception (`MallocException ... Cannot allocate memory`)."""
+    usable, what = usable_memory()
+    ran_out = out_of_memory(kills_before) if failure.returncode == -signal.SIGKILL else None
+    if ran_out:
+        how = f"lmplz ran out of {ran_out} with -S {memory}"
+    elif "Cannot allocate memory" in failure.stderr or "std::bad_alloc" in failure.stderr:
+        how = f"lmplz could not allocate its memory with -S {memory}"
+    elif failure.returncode == -signal.SIGKILL:
+        how = f"lmplz was killed (SIGKILL, as the out-of-memory killer ends a process) with -S {memory}"
+    else:
+        return None
+    if said or not ran_out:  # (what lmplz could have: the killer's words have said it)
+        how += f", {said or f'within {what}'}"
+    less = _lmplz_size(min(_lmplz_bytes(memory) / 2, usable * 0.2))
+    return f"{how}: give it less, e.g. --memory {less} (lmplz takes more than its -S)"
+
+
 def lmplz_prune(prune: list[int] | None, order: int) -> list[int] | None:
     """lmplz's --prune counts, checked before a corpus is read (lmplz refuses these only after): one per
     order at most, 0 or more, never lower than the count before. ValueError saying what to give."""
@@ -152,13 +204,26 @@ def run_lmplz(
     temp_dir: Path | None = None,
     discount_fallback: bool = False,
 ) -> ToolRun:
+    """lmplz: a share of `memory` is taken of what this process may use (`lmplz_sort_memory`); one that runs out of
+    memory is a `KenLMOutOfMemory` saying what to give."""
+    try:
+        memory, said = lmplz_sort_memory(memory)
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
     cmd = [find_tool("lmplz"), "-o", str(order), "-S", memory, "--text", str(text_path), "--arpa", str(arpa_path)]
     cmd += ["-T", str(temp_dir or arpa_path.parent)]
     if prune:
         cmd += ["--prune", *map(str, prune)]
     if discount_fallback:
         cmd.append("--discount_fallback")
-    return _run(cmd, arpa_path.parent)
+    kills_before = oom_kills()
+    try:
+        return _run(cmd, arpa_path.parent)
+    except KenLMToolFailed as failure:
+        ran_out = _lmplz_out_of_memory(failure, memory, said, kills_before)
+        if ran_out:
+            raise KenLMOutOfMemory(ran_out, failure.returncode, failure.stderr) from None
+        raise
 
 
 def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> ToolRun:
@@ -221,7 +286,7 @@ def _run(cmd: list[str], work: Path | None = None) -> ToolRun:
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         tail = "\n".join(stderr.strip().splitlines()[-15:])
-        raise KenLMToolFailed(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}")
+        raise KenLMToolFailed(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}", proc.returncode, stderr)
     logger.info("%s finished in %.1fs", Path(cmd[0]).name, seconds)
     return ToolRun(stderr, round(usage.ru_maxrss / 1024, 1), round(seconds, 2))
 

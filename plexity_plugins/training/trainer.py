@@ -162,7 +162,8 @@ class ModelTrainer:
         name: the model's name; `--model NAME` finds it once installed.
         order: n-gram order.
         written_only: BNC: written texts only (the paper's choice) or all.
-        memory: lmplz's ``-S`` (sort memory: "20%", "4G" ...).
+        memory: lmplz's ``-S`` (sort memory: "20%", "4G" ...); a share is of the memory lmplz may use, the least
+            of the machine's RAM, a cgroup's limit and RLIMIT_AS (`kenlm_tools.lmplz_sort_memory`).
         prune: lmplz's ``--prune`` counts, one per order (e.g. [0, 1, 1]).
         temp_dir: where the training text, ARPA file and lmplz's sort files go (default:
             a temporary directory beside the installed model).
@@ -217,6 +218,8 @@ class ModelTrainer:
         try:  # (lmplz, or the threshold's percentile, would refuse it only after the whole corpus is read)
             thresholds.check_percentile(percentile, "--percentile")
             thresholds.check_percentile(percentile_extracted, "--percentile-extracted")
+            # (lmplz's -S as run_lmplz will give it, checked now and said when lmplz runs)
+            self.sort_memory, self.memory_said = kenlm_tools.lmplz_sort_memory(memory)
             memory = kenlm_tools.lmplz_memory(memory)
             prune = kenlm_tools.lmplz_prune(prune, order)
             quantize_bits = kenlm_tools.build_binary_bits(quantize_bits)
@@ -370,8 +373,9 @@ class ModelTrainer:
 
     def _run_lmplz(self, text_path: Path, arpa_path: Path, work: Path) -> tuple[bool, kenlm_tools.ToolRun]:
         fallback = bool(self.discount_fallback)
-        self.report(f"running lmplz -o {self.order} -S {self.memory}"
-                    + (f" --prune {' '.join(map(str, self.prune))}" if self.prune else ""))
+        self.report(f"running lmplz -o {self.order} -S {self.sort_memory}"
+                    + (f" --prune {' '.join(map(str, self.prune))}" if self.prune else "")
+                    + (f": {self.memory_said}" if self.memory_said else ""))
         try:
             run = kenlm_tools.run_lmplz(text_path, arpa_path, self.order, memory=self.memory, prune=self.prune,
                                     temp_dir=work, discount_fallback=fallback)
@@ -391,7 +395,7 @@ class ModelTrainer:
         corpus = CORPUS_DESCRIPTIONS[self.corpus]
         if self.corpus == "bnc":
             corpus += " (written texts)" if self.written_only else " (written and spoken texts)"
-        lmplz_args = f"-o {self.order} -S {self.memory}" + (
+        lmplz_args = f"-o {self.order} -S {self.sort_memory}" + (
             f" --prune {' '.join(map(str, self.prune))}" if self.prune else "") + (
             " --discount_fallback" if fallback else "")
         build = {
