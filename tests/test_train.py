@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from plexity_plugins import PerplexityScorer
+from plexity_plugins.errors import KenLMToolFailed
 from plexity_plugins.training import BncReader, Cord19Reader, CorpusError, TextReader, kenlm_tools, thresholds
 from plexity_plugins.cli import main
 from plexity_plugins.scoring.models import resolve
@@ -375,3 +376,17 @@ def test_missing_kenlm_tools_name_the_one_command_that_installs_them(capsys, mod
     assert f"`bash {REPO / 'scripts' / 'setup.sh'} --kenlm-tools`" in err and "Traceback" not in err
     assert err.count("\n") == 1 and "lmplz" in err
     assert list(model_dir.iterdir()) == []
+
+
+def test_a_kenlm_tools_failure_is_told_in_its_own_lines_without_its_progress_bar(tmp_path):
+    """lmplz's stderr holds its progress bar ("----5---10...", "****...") before the reason it stopped; the error
+    gives the reason, line by line, and leaves the bar out (it was most of the fifteen lines the error kept)."""
+    text = tmp_path / "tiny.txt"
+    text.write_text("the cat sat\nthe dog ran\n")  # (too little for Kneser-Ney discounts)
+    with pytest.raises(KenLMToolFailed) as failed:
+        kenlm_tools.run_lmplz(text, tmp_path / "tiny.arpa", 3, memory="64M", temp_dir=tmp_path)
+    lines = str(failed.value).splitlines()
+    assert lines[0] == "lmplz failed (exit -6):"  # (SIGABRT: its exception was not caught)
+    assert any("Could not calculate Kneser-Ney discounts" in line for line in lines)
+    assert not [line for line in lines if set(line) <= set("-*+0123456789 ")]
+    assert "*****" in failed.value.stderr  # (the whole of it is kept on the error)

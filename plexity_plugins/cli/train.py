@@ -111,8 +111,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     except (TrainError, ModelError, TokenizerError) as exc:
         print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
         return 2
-    except KenLMToolFailed as exc:
-        print(printable(f"plexity train: error: {exc}"), file=sys.stderr)
+    except KenLMToolFailed as exc:  # (its first line ours, the tool's own lines after it: each a line of its own)
+        print("\n".join(printable(line) for line in f"plexity train: error: {exc}".splitlines()), file=sys.stderr)
         return 1
     print(result.summary())
     return 0

@@ -90,6 +90,10 @@ def iter_sentences(documents: Iterable[str]) -> Iterator[str]:
             yield doc[a:b]
 
 
+# A line of a KenLM tool's progress bar ("----5---10---15...", "*****..."), or a blank one: left out of the tail of
+# its stderr that a failure is told with (it said nothing there but how far the tool had come).
+_PROGRESS_BAR = re.compile(r"[-*+0-9\s]*")
+
 # lmplz's -S units are powers of 1024 (b K M G T); its vocabulary table alone takes 24 MiB.
 _LMPLZ_UNITS = "bKMGT"
 _LMPLZ_MIN_MEMORY = 32 * 2**20
@@ -285,7 +289,7 @@ def _run(cmd: list[str], work: Path | None = None) -> ToolRun:
         stderr = err.read()
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
-        tail = "\n".join(stderr.strip().splitlines()[-15:])
+        tail = "\n".join([line for line in stderr.strip().splitlines() if not _PROGRESS_BAR.fullmatch(line)][-15:])
         raise KenLMToolFailed(f"{Path(cmd[0]).name} failed (exit {proc.returncode}):\n{tail}", proc.returncode, stderr)
     logger.info("%s finished in %.1fs", Path(cmd[0]).name, seconds)
     return ToolRun(stderr, round(usage.ru_maxrss / 1024, 1), round(seconds, 2))
