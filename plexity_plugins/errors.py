@@ -539,8 +539,8 @@ class KenLMToolFailed(RuntimeError):
 
 
 class KenLMOutOfMemory(KenLMToolFailed):
-    """lmplz ran out of memory (the out-of-memory killer ended it, or it could not allocate its -S); the message,
-    one line, says how much it had and the --memory to give."""
+    """lmplz or build_binary ran out of memory (the out-of-memory killer ended it, or it could not allocate); the
+    message, one line, says how much it had and the --memory to give."""
 
 
 class ApiError(Exception):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import children, slow_kenlm_tools
+from plexity_plugins.training import kenlm_tools
 
 NEWS = ("The council approved the budget for the new library on Tuesday.\n"
         "The library opens in the spring and stays open late on weekdays.\n"
@@ -68,7 +69,7 @@ def test_a_quantisation_build_binary_takes_is_built_and_recorded(tmp_path, corpu
     result = train(tmp_path, corpus, "--quantize", "25")
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]["build_binary"] == \
-        "-q 25 -b 25 trie"
+        f"-S {kenlm_tools.lmplz_sort_memory('20%')[0]} -q 25 -b 25 trie"
 
 
 def test_calibrate_refuses_a_percentile_past_the_rules_cut_points_in_one_line(tmp_path, corpus):

@@ -104,7 +104,7 @@ def test_trigrams_bnc_is_the_papers_configuration_with_a_held_out_threshold(caps
     assert meta["build"]["skipped"] == {"spoken text (--written-only)": 20}
     assert meta["tokenizer_version"] == "plexity-tok-1" and "BNC User Licence" in meta["licence"]
     assert meta["build"]["ngrams"]["3"] > 0 and meta["vocab_size"] == meta["build"]["ngrams"]["1"]
-    assert meta["build"]["lmplz"].startswith("-o 3 -S 64M") and meta["build"]["build_binary"] == "-q 8 -b 8 trie"
+    assert meta["build"]["lmplz"].startswith("-o 3 -S 64M") and meta["build"]["build_binary"] == "-S 64M -q 8 -b 8 trie"
     assert meta["build"]["lmplz_resources"]["rss_max_mb"] > 0
 
     # The default thresholds: the 99th (and for extracted text the 99.9th) percentile of the
@@ -196,7 +196,8 @@ def test_text_corpus_one_document_a_line(capsys, model_dir, tmp_path):
     meta = metadata(model_dir, "mytext")
     heldout = meta["build"]["heldout"]["documents"]
     assert heldout > 0 and meta["build"]["documents"] + heldout == 200
-    assert meta["build"]["lmplz"].startswith("-o 3 -S 64M --prune 0 1 1") and meta["build"]["build_binary"] == "trie"
+    assert meta["build"]["lmplz"].startswith("-o 3 -S 64M --prune 0 1 1")
+    assert meta["build"]["build_binary"] == "-S 64M trie"
     assert meta["threshold"] > 0
     assert list((tmp_path / "scratch").iterdir()) == []  # training text and ARPA file removed
     assert PerplexityScorer("mytext").perplexity("The council approved the budget.") < meta["threshold"]

@@ -8,6 +8,7 @@ to give.  Real lmplz and build_binary, real cgroups (made and removed by each te
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -108,3 +109,17 @@ def test_an_lmplz_the_containers_oom_killer_ends_is_one_line_naming_the_limit_an
                                                  "cgroup's limit: 256 MiB) with -S 200M: give it less, e.g. --memory "
                                                  "51M (lmplz takes more than its -S)\n")
     assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_build_binary_sorts_the_trie_in_the_same_share_of_the_containers_limit_and_the_model_says_so(cgroup, tmp_path,
+                                                                                                     corpus):
+    """Before: build_binary had no -S, so it sorted in 80% of the machine's RAM, or all of its largest order's n-grams
+    if less, whatever the job's limit (the 4-grams of an 818 MB ARPA: 133 MB, and a 128 MiB cgroup's out-of-memory
+    killer ended it after 25 s of reading, exit -9; docs/training.md)."""
+    folder = cgroup("memory", 256)
+    done = plexity_in(folder, *train_args(tmp_path, corpus)[2:])
+    assert done.returncode == 0, done.stderr
+    assert "plexity train: building the binary (trie, 8-bit, build_binary -S 51M)\n" in done.stderr
+    build = json.loads((tmp_path / "models" / "news" / "model.json").read_text())["build"]
+    assert build["build_binary"] == "-S 51M -q 8 -b 8 trie"
+    assert cgroup_oom_kills(folder) == 0

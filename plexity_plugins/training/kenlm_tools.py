@@ -154,24 +154,46 @@ def lmplz_sort_memory(text: str) -> tuple[str, str]:
     return memory, ""
 
 
-def _lmplz_out_of_memory(failure: KenLMToolFailed, memory: str, said: str, kills_before: int | None) -> str | None:
-    """What to say, in one line, of an lmplz that ran out of memory with -S `memory` (`said`: of what a share); None
-    if it failed otherwise.  The out-of-memory killer's SIGKILL was "lmplz failed (exit -9)" and its progress bar, an
-    allocation that failed under RLIMIT_AS a C++ exception (`MallocException ... Cannot allocate memory`)."""
+def _sort_memory(memory: str) -> tuple[str, str]:
+    """`lmplz_sort_memory`, a TrainError where it refuses `memory`."""
+    try:
+        return lmplz_sort_memory(memory)
+    except ValueError as exc:
+        raise TrainError(str(exc)) from None
+
+
+def _out_of_memory(tool: str, failure: KenLMToolFailed, memory: str, said: str, kills_before: int | None) -> str | None:
+    """What to say, in one line, of a KenLM `tool` (lmplz, build_binary) that ran out of memory with -S `memory`
+    (`said`: of what a share); None if it failed otherwise.  The out-of-memory killer's SIGKILL was "lmplz failed
+    (exit -9)" and its progress bar, an allocation that failed under RLIMIT_AS a C++ exception (`MallocException ...
+    Cannot allocate memory`, build_binary's `mmap failed ... Cannot allocate memory`)."""
     usable, what = usable_memory()
     ran_out = out_of_memory(kills_before) if failure.returncode == -signal.SIGKILL else None
     if ran_out:
-        how = f"lmplz ran out of {ran_out} with -S {memory}"
+        how = f"{tool} ran out of {ran_out} with -S {memory}"
     elif "Cannot allocate memory" in failure.stderr or "std::bad_alloc" in failure.stderr:
-        how = f"lmplz could not allocate its memory with -S {memory}"
+        how = f"{tool} could not allocate its memory with -S {memory}"
     elif failure.returncode == -signal.SIGKILL:
-        how = f"lmplz was killed (SIGKILL, as the out-of-memory killer ends a process) with -S {memory}"
+        how = f"{tool} was killed (SIGKILL, as the out-of-memory killer ends a process) with -S {memory}"
     else:
         return None
-    if said or not ran_out:  # (what lmplz could have: the killer's words have said it)
+    if said or not ran_out:  # (what the tool could have: the killer's words have said it)
         how += f", {said or f'within {what}'}"
     less = _lmplz_size(min(_lmplz_bytes(memory) / 2, usable * 0.2))
-    return f"{how}: give it less, e.g. --memory {less} (lmplz takes more than its -S)"
+    return f"{how}: give it less, e.g. --memory {less} ({tool} takes more than its -S)"
+
+
+def _run_sized(cmd: list[str], memory: str, said: str, work: Path) -> ToolRun:
+    """Run a KenLM tool given -S `memory` (`said`: of what a share); one that runs out of memory is a
+    `KenLMOutOfMemory` saying what to give."""
+    kills_before = oom_kills()
+    try:
+        return _run(cmd, work)
+    except KenLMToolFailed as failure:
+        ran_out = _out_of_memory(Path(cmd[0]).name, failure, memory, said, kills_before)
+        if ran_out:
+            raise KenLMOutOfMemory(ran_out, failure.returncode, failure.stderr) from None
+        raise
 
 
 def lmplz_prune(prune: list[int] | None, order: int) -> list[int] | None:
@@ -210,32 +232,26 @@ def run_lmplz(
 ) -> ToolRun:
     """lmplz: a share of `memory` is taken of what this process may use (`lmplz_sort_memory`); one that runs out of
     memory is a `KenLMOutOfMemory` saying what to give."""
-    try:
-        memory, said = lmplz_sort_memory(memory)
-    except ValueError as exc:
-        raise TrainError(str(exc)) from None
+    memory, said = _sort_memory(memory)
     cmd = [find_tool("lmplz"), "-o", str(order), "-S", memory, "--text", str(text_path), "--arpa", str(arpa_path)]
     cmd += ["-T", str(temp_dir or arpa_path.parent)]
     if prune:
         cmd += ["--prune", *map(str, prune)]
     if discount_fallback:
         cmd.append("--discount_fallback")
-    kills_before = oom_kills()
-    try:
-        return _run(cmd, arpa_path.parent)
-    except KenLMToolFailed as failure:
-        ran_out = _lmplz_out_of_memory(failure, memory, said, kills_before)
-        if ran_out:
-            raise KenLMOutOfMemory(ran_out, failure.returncode, failure.stderr) from None
-        raise
+    return _run_sized(cmd, memory, said, arpa_path.parent)
 
 
-def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8) -> ToolRun:
-    cmd = [find_tool("build_binary"), "-s"]
+def run_build_binary(arpa_path: Path, bin_path: Path, quantize_bits: int | None = 8, memory: str = "20%") -> ToolRun:
+    """build_binary, its trie sorted in -S `memory`, sized as lmplz's (`lmplz_sort_memory`): without -S it takes 80%
+    of the machine's RAM, or all its largest order's n-grams if less (133 MB for 5.5 M 4-grams), whatever the job's
+    limit (killed in a 128 MiB cgroup on 24 GiB).  One that runs out of memory is a `KenLMOutOfMemory`."""
+    memory, said = _sort_memory(memory)
+    cmd = [find_tool("build_binary"), "-s", "-S", memory]
     if quantize_bits:
         cmd += ["-q", str(quantize_bits), "-b", str(quantize_bits)]
     cmd += ["trie", str(arpa_path), str(bin_path)]
-    return _run(cmd, arpa_path.parent)
+    return _run_sized(cmd, memory, said, arpa_path.parent)
 
 
 @dataclass

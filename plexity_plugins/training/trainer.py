@@ -162,8 +162,8 @@ class ModelTrainer:
         name: the model's name; `--model NAME` finds it once installed.
         order: n-gram order.
         written_only: BNC: written texts only (the paper's choice) or all.
-        memory: lmplz's ``-S`` (sort memory: "20%", "4G" ...); a share is of the memory lmplz may use, the least
-            of the machine's RAM, a cgroup's limit and RLIMIT_AS (`kenlm_tools.lmplz_sort_memory`).
+        memory: lmplz's and build_binary's ``-S`` (sort memory: "20%", "4G" ...); a share is of the memory they may
+            use, the least of the machine's RAM, a cgroup's limit and RLIMIT_AS (`kenlm_tools.lmplz_sort_memory`).
         prune: lmplz's ``--prune`` counts, one per order (e.g. [0, 1, 1]).
         temp_dir: where the training text, ARPA file and lmplz's sort files go (default:
             a temporary directory beside the installed model).
@@ -308,9 +308,11 @@ class ModelTrainer:
             work_mb = {"training_text": round(text_path.stat().st_size / 1e6, 1),
                        "arpa": round(arpa_path.stat().st_size / 1e6, 1)}  # disk needed in --temp-dir
             text_path.unlink()
-            self.report(f"building the binary ({'trie, %d-bit' % self.quantize_bits if self.quantize_bits else 'trie'})")
+            self.report(f"building the binary ({'trie, %d-bit' % self.quantize_bits if self.quantize_bits else 'trie'}"
+                        f", build_binary -S {self.sort_memory})")
             t0 = time.perf_counter()
-            binary_run = kenlm_tools.run_build_binary(arpa_path, staging / "model.bin", self.quantize_bits)
+            binary_run = kenlm_tools.run_build_binary(arpa_path, staging / "model.bin", self.quantize_bits,
+                                                      memory=self.memory)
             steps["build_binary"] = round(time.perf_counter() - t0, 1)
             arpa_path.unlink()
 
@@ -408,8 +410,8 @@ class ModelTrainer:
             "lmplz": lmplz_args,
             # lmplz's own report (RSSMax, CPU) plus what the kernel measured for each tool.
             "lmplz_resources": {**kenlm_tools.kenlm_resources(lmplz_run.stderr), "max_rss_mb": lmplz_run.max_rss_mb},
-            "build_binary": (f"-q {self.quantize_bits} -b {self.quantize_bits} trie" if self.quantize_bits
-                             else "trie"),
+            "build_binary": f"-S {self.sort_memory} " + (f"-q {self.quantize_bits} -b {self.quantize_bits} trie"
+                                                           if self.quantize_bits else "trie"),
             "build_binary_resources": {"max_rss_mb": binary_run.max_rss_mb, "real_s": binary_run.seconds},
             "plexity_plugins": __version__,
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
