@@ -186,15 +186,24 @@ def test_an_extraction_child_that_cannot_import_its_extractor_within_the_workers
             "funding and roads.</p><p>It adds two libraries over the next three years, the mayor said.</p></article>"
             "</body></html>")
     said = {}
-    for limit in (160, 400):
+    for limit in (120, 160, 400):
         done = subprocess.run([sys.executable, "-c", LIMITED_WORKER, str(limit), page], cwd=REPO, capture_output=True,
                               text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
         assert done.returncode == 0, done.stderr[-3000:]
         said[limit] = done.stdout.strip()
-    assert said[160].startswith("ExtractorCannotStart: the extraction process could not start: it ran out of memory "
-                                "while it imported the trafilatura extractor, within the address-space limit "
-                                "(RLIMIT_AS, ulimit -v) of 160 MiB that it inherits from this process (PySpark's "
-                                "spark.executor.pyspark.memory sets one on its workers): raise it"), said[160]
+    # (at 160 MiB the import fails in Python, MemoryError or ImportError, in most runs, and fits in a few: its
+    # mappings are placed at random; at 120 numpy's OpenBLAS gives up and the child exits: said as a death at start)
+    if not said[160].startswith("The council approved"):
+        assert said[160].startswith("ExtractorCannotStart: the extraction process could not start: it ran out of "
+                                    "memory while it imported the trafilatura extractor, within the address-space "
+                                    "limit (RLIMIT_AS, ulimit -v) of 160 MiB that it inherits from this process "
+                                    "(PySpark's spark.executor.pyspark.memory sets one on its workers): raise it"), \
+            said[160]
+    assert said[120].startswith("ExtractorCannotStart: the extraction process could not start: "), said[120]
+    assert ("it ran out of memory while it imported the trafilatura extractor, within the address-space limit "
+            "(RLIMIT_AS, ulimit -v) of 120 MiB" in said[120]
+            or "it may have run out of memory, within the address-space limit (RLIMIT_AS, ulimit -v) of 120 MiB"
+            in said[120]), said[120]
     assert said[400].startswith("The council approved the budget on Tuesday"), said[400]
 
 

@@ -420,6 +420,14 @@ def _out_of_address_space(exc: BaseException) -> bool:
                                             and "not permitted" not in str(exc))  # (a noexec mount's: no memory's)
 
 
+def _address_space_said() -> str:
+    """What to add to a child's death at its start where this process has an address-space limit, which the child
+    inherits and which most often killed it there (numpy's OpenBLAS: "Memory allocation still failed ... giving up",
+    exit status 1, under 140 MiB with trafilatura); "" where it has none."""
+    said = _address_space_limit()
+    return "" if said.startswith(":") else f"; it may have run out of memory{said}"
+
+
 def _address_space_limit() -> str:
     """What to say of this process's address-space limit (RLIMIT_AS), which its extraction child inherits: a limit
     too low for the child's imports (PySpark sets one on its workers) made its start fail with a bare MemoryError."""
@@ -490,7 +498,7 @@ class _Child:
                 status, value = self._receive(None)  # start-up: not counted in a document's time
             except ExtractorDied as exc:
                 raise ExtractorCannotStart(f"the extraction process could not start: {exc}; its error, if "
-                                           f"any, is printed above") from None
+                                           f"any, is printed above{_address_space_said()}") from None
             except ExtractionMemoryLimit:  # (killed for memory before any page: not a page's fault)
                 raise ExtractorCannotStart(f"the extraction process could not start: the kernel's out-of-memory "
                                            f"killer ended it, out of {self.ran_out}: give the job more memory, or "
