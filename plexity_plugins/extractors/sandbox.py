@@ -48,6 +48,7 @@ from ..errors import (PROCESS_LIMIT_WHY, ExtractionError, ExtractionMemoryLimit,
                       ExtractorCannotStart, ExtractorDied, not_text_error)
 from ..runtime import native
 from ..runtime.cgroups import oom_kills, out_of_memory
+from ..runtime.memory import address_space_limit
 from ..runtime.sizes import parse_memory
 from . import check_extractor_name, get_extractor
 
@@ -424,20 +425,15 @@ def _address_space_said() -> str:
     """What to add to a child's death at its start where this process has an address-space limit, which the child
     inherits and which most often killed it there (numpy's OpenBLAS: "Memory allocation still failed ... giving up",
     exit status 1, under 140 MiB with trafilatura); "" where it has none."""
-    said = _address_space_limit()
+    said = _address_space_words()
     return "" if said.startswith(":") else f"; it may have run out of memory{said}"
 
 
-def _address_space_limit() -> str:
+def _address_space_words() -> str:
     """What to say of this process's address-space limit (RLIMIT_AS), which its extraction child inherits: a limit
     too low for the child's imports (PySpark sets one on its workers) made its start fail with a bare MemoryError."""
-    try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    except (ImportError, OSError, ValueError):  # (not a POSIX system)
-        return ""
-    if limit == resource.RLIM_INFINITY:
+    limit = address_space_limit()
+    if limit is None:
         return ": give the job more memory"
     return (f", within the address-space limit (RLIMIT_AS, ulimit -v) of {_size(limit)} that it inherits from this "
             f"process (PySpark's spark.executor.pyspark.memory sets one on its workers): raise it (with its imports "
@@ -507,7 +503,7 @@ class _Child:
                 if _out_of_address_space(value):  # (importing its extractor: the process's limit, no page's fault)
                     raise ExtractorCannotStart(f"the extraction process could not start: it ran out of memory "
                                                f"while it imported the {self.extractor_name} extractor"
-                                               f"{_address_space_limit()}") from None
+                                               f"{_address_space_words()}") from None
                 raise value
             self.ready = True
 

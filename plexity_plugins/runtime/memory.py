@@ -1,5 +1,5 @@
 """`return_freed_memory()`: give the memory a process has freed back to the system (glibc only); `usable_memory()`:
-the memory a process started from this one may use.
+the memory a process started from this one may use (`address_space_limit()`: its RLIMIT_AS, one of the limits).
 
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
@@ -43,6 +43,18 @@ def _mib(size: int) -> str:
     return f"{size / 2**20:,.0f} MiB"
 
 
+def address_space_limit() -> int | None:
+    """This process's address-space limit in bytes (RLIMIT_AS, ``ulimit -v``; a child inherits it), or None: none,
+    or a system without one."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):  # (not a POSIX system)
+        return None
+    return None if limit == resource.RLIM_INFINITY else limit
+
+
 def usable_memory() -> tuple[int, str]:
     """The bytes a process started from this one may use, and what sets them, in words: the least of the machine's
     RAM, this process's cgroup's memory limit (`memory_limit`: a container's, a Slurm job's --mem) and its
@@ -56,14 +68,9 @@ def usable_memory() -> tuple[int, str]:
     limit = memory_limit()
     if limit is not None:
         found.append((limit, "this container's {} (its cgroup's memory limit)"))
-    try:
-        import resource
-
-        address_space = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if address_space != resource.RLIM_INFINITY:
-            found.append((address_space, "the {} of address space this process may map (RLIMIT_AS, ulimit -v)"))
-    except (ImportError, OSError, ValueError):  # (not a POSIX system)
-        pass
+    address_space = address_space_limit()
+    if address_space is not None:
+        found.append((address_space, "the {} of address space this process may map (RLIMIT_AS, ulimit -v)"))
     if not found:
         raise OSError("cannot tell how much memory this machine has")
     size, words = min(found)

@@ -25,7 +25,7 @@ from ..text.sentences import split_sentences
 from ..text.plexity_tokenizer import TOKENIZER_VERSION, to_lm_lines
 from ..errors import KenLMOutOfMemory, KenLMToolFailed, KenLMToolsMissing, TrainError
 from ..runtime.cgroups import oom_kills, out_of_memory
-from ..runtime.memory import usable_memory
+from ..runtime.memory import address_space_limit, usable_memory
 from ..runtime.extras import kenlm_tools_install_command
 from ..runtime.paths import user_cache_dir
 from ..runtime.lifetime import dying_with_this_process
@@ -175,7 +175,7 @@ def _out_of_memory(tool: str, failure: KenLMToolFailed, memory: str, said: str, 
         how = f"{tool} could not allocate its memory with -S {memory}"
     elif failure.returncode == -signal.SIGKILL:
         how = f"{tool} was killed (SIGKILL, as the out-of-memory killer ends a process) with -S {memory}"
-    elif failure.returncode in (-signal.SIGSEGV, -signal.SIGBUS) and _address_space_limited():
+    elif failure.returncode in (-signal.SIGSEGV, -signal.SIGBUS) and address_space_limit() is not None:
         # (under RLIMIT_AS lmplz sometimes crashes where a mapping failed instead of throwing: 3 runs in 6 at -S
         # 1000M within 1 GiB, the others its MallocException)
         how = f"{tool} crashed ({signal.Signals(-failure.returncode).name}, as it does when it cannot map memory) " \
@@ -186,13 +186,6 @@ def _out_of_memory(tool: str, failure: KenLMToolFailed, memory: str, said: str, 
         how += f", {said or f'within {what}'}"
     less = _lmplz_size(min(_lmplz_bytes(memory) / 2, usable * 0.2))
     return f"{how}: give it less, e.g. --memory {less} ({tool} takes more than its -S)"
-
-
-def _address_space_limited() -> bool:
-    """Whether this process, and so a tool it starts, has an address-space limit (RLIMIT_AS, ulimit -v)."""
-    import resource
-
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
 
 
 def _run_sized(cmd: list[str], memory: str, said: str, work: Path) -> ToolRun:
