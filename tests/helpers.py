@@ -341,8 +341,13 @@ def cgroup_oom_kills(folder: Path) -> int:
 def plexity_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``plexity ARGS`` run in cgroup `folder` (or in each of several, of other controllers): it moves itself there
     before Python starts.  `env`: variables set (None: unset)."""
+    return python_in(folder, "-m", "plexity_plugins", *args, env=env)
+
+
+def python_in(folder: Path | list[Path], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python ARGS`` (this interpreter) run in cgroup `folder`, as `plexity_in`."""
     moves = " && ".join(f'echo $$ > "{f}/cgroup.procs"' for f in (folder if isinstance(folder, list) else [folder]))
-    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, "-m", "plexity_plugins", *args]
+    command = ["sh", "-c", f'{moves} && exec "$@"', "sh", sys.executable, *args]
     environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
     environment = {name: value for name, value in environment.items() if value is not None}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)

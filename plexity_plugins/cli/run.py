@@ -256,12 +256,48 @@ def local_start_method(pipeline: list, workers: int) -> str:
     return "fork"
 
 
+# The memory a local run's worker takes, with its extraction child and its room for a large page: a default run
+# starts no more workers than its memory holds of these (docs/performance.md, "In a container", has the runs: on the
+# WCXB pages two workers completed within 256 MiB and lost pages to the out-of-memory killer within 200 and 160, four
+# within 384 and 256, eight within 512 and 384).  Before, a pod limited in memory alone ran a worker per CPU of its
+# machine: eight in 256 MiB lost 11 pages of 234 and 3 tasks of 8.
+MEMORY_PER_WORKER = 128 << 20
+
+
+def workers_memory_holds() -> tuple[int, str]:
+    """How many local workers the memory of this job holds (`memory_of_job`: the machine's RAM, or its cgroup's
+    limit), at least one, and that memory in words."""
+    from ..runtime.memory import memory_of_job
+
+    size, words = memory_of_job()
+    return max(1, size // MEMORY_PER_WORKER), words
+
+
 def local_workers(tasks: int, workers: int | None) -> int:
     """The tasks a local run runs at once: `workers` (--workers), else one per task up to the CPUs this
-    process can keep busy (`usable_cores`: its affinity, a container's CPU limit)."""
+    process can keep busy (`usable_cores`: its affinity, a container's CPU limit) and what its memory holds
+    (`workers_memory_holds`)."""
     from ..runtime.cores import usable_cores
 
-    return workers or min(tasks, usable_cores())
+    return workers or min(tasks, usable_cores(), workers_memory_holds()[0])
+
+
+def workers_memory_note(tasks: int, workers: int | None) -> str | None:
+    """What to say when memory sets a local run's workers: fewer by default than its CPUs would run, or more given
+    (--workers) than it holds; else None."""
+    from ..runtime.cores import usable_cores
+
+    held, memory = workers_memory_holds()
+    per_worker = f"one per {MEMORY_PER_WORKER >> 20} MiB"
+    wanted = min(tasks, usable_cores())
+    if workers is None and held < wanted:
+        return (f"{held} worker(s), not {wanted} (one a CPU this process may use, or a task): {memory} holds "
+                f"{per_worker}; --workers sets them")
+    if workers is not None and workers > held:
+        return (f"--workers {workers}, more than {memory} holds ({per_worker}): the kernel's out-of-memory killer "
+                f"may end extraction children, their pages counted as memory_limit, or workers; give the job more "
+                f"memory, or run fewer workers")
+    return None
 
 
 def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
@@ -889,6 +925,11 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"(executor {args.executor})")
         if tasks > len(inputs) and done_before < tasks:
             print(f"plexity run: note: {idle_tasks_note(tasks, len(inputs))}", file=sys.stderr)
+        if args.executor == "local" and done_before < tasks:
+            note = workers_memory_note(tasks, args.workers)
+            if note:
+                kind = "warning" if args.workers else "note"
+                print(printable(f"plexity run: {kind}: {note}"), file=sys.stderr)
         if args.tasks is None and args.executor == "local" and done_before < tasks and not is_url(folder):
             note = small_files_note([os.path.join(folder, name) for name in files_to_read(inputs)],
                                     local_workers(tasks, args.workers))

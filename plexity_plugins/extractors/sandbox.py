@@ -387,9 +387,19 @@ def _child_environment(extractor_name: str) -> dict:
         path = [_PACKAGE_ROOT]
     else:
         path = []
-    inherited = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([*path, *([inherited] if inherited else [])]),
+    environment = dict(os.environ)
+    if sys.flags.ignore_environment:  # (python -I or -E: the PYTHON* variables the caller ignored, the child does too)
+        environment = {name: value for name, value in environment.items() if not name.startswith("PYTHON")}
+    inherited = environment.get("PYTHONPATH")
+    return dict(environment, PYTHONPATH=os.pathsep.join([*path, *([inherited] if inherited else [])]),
                 **{_CALLER_PACKAGE: _PACKAGE})
+
+
+def _child_flags() -> list[str]:
+    """The interpreter's options for the extraction child, so that it imports from where its caller does: -P always
+    (`_Child`), -s where the caller reads no user site-packages (python -s or -I).  Not -I or -E themselves: the child
+    finds a checkout through the PYTHONPATH it is given (`_child_environment`, which drops the caller's ignored one)."""
+    return ["-P", *(["-s"] if sys.flags.no_user_site else [])]
 
 
 def _other_package() -> str | None:
@@ -465,7 +475,8 @@ class _Child:
             self.process = subprocess.Popen(
                 # -P: the child imports the caller's package (`_child_environment`), not another `plexity_plugins`
                 # that the current directory happens to hold (`python -m` would put the directory first on its path).
-                [sys.executable, "-P", "-m", "plexity_plugins.extractors.sandbox", extractor_name, str(to_child_r),
+                [sys.executable, *_child_flags(), "-m", "plexity_plugins.extractors.sandbox", extractor_name,
+                 str(to_child_r),
                  str(from_child_w), "-" if shared_fd is None else str(shared_fd), *watch],
                 pass_fds=fds, stdin=subprocess.DEVNULL, env=_child_environment(extractor_name))
         except OSError as exc:  # the interpreter cannot be run (by this user), or no process can be made

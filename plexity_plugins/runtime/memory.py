@@ -1,5 +1,6 @@
 """`return_freed_memory()`: give the memory a process has freed back to the system (glibc only); `usable_memory()`:
-the memory a process started from this one may use (`address_space_limit()`: its RLIMIT_AS, one of the limits).
+the memory a process started from this one may use (`address_space_limit()`: its RLIMIT_AS, one of the limits;
+`memory_of_job()`: what it and the processes it starts may use together).
 
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
@@ -55,11 +56,10 @@ def address_space_limit() -> int | None:
     return None if limit == resource.RLIM_INFINITY else limit
 
 
-def usable_memory() -> tuple[int, str]:
-    """The bytes a process started from this one may use, and what sets them, in words: the least of the machine's
-    RAM, this process's cgroup's memory limit (`memory_limit`: a container's, a Slurm job's --mem) and its
-    address-space limit (RLIMIT_AS: ulimit -v), which a child inherits.  A tool that takes a share of RAM reads the
-    machine's alone (lmplz's -S 20%: 51 GB of a 256 GB node in a 4 GB job)."""
+def memory_of_job() -> tuple[int, str]:
+    """The bytes this process and the processes it starts may use together, and what sets them, in words: the least
+    of the machine's RAM and this process's cgroup's memory limit (`memory_limit`: a container's, a Slurm job's
+    --mem), which counts them all."""
     found = []
     try:
         found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "the machine's {} of RAM"))
@@ -68,10 +68,19 @@ def usable_memory() -> tuple[int, str]:
     limit = memory_limit()
     if limit is not None:
         found.append((limit, "this container's {} (its cgroup's memory limit)"))
-    address_space = address_space_limit()
-    if address_space is not None:
-        found.append((address_space, "the {} of address space this process may map (RLIMIT_AS, ulimit -v)"))
     if not found:
         raise OSError("cannot tell how much memory this machine has")
     size, words = min(found)
     return size, words.format(_mib(size))
+
+
+def usable_memory() -> tuple[int, str]:
+    """The bytes a process started from this one may use, and what sets them, in words: the least of
+    `memory_of_job` (the machine's RAM, this process's cgroup's memory limit) and its address-space limit (RLIMIT_AS:
+    ulimit -v), which a child inherits.  A tool that takes a share of RAM reads the machine's alone (lmplz's -S 20%:
+    51 GB of a 256 GB node in a 4 GB job)."""
+    size, words = memory_of_job()
+    address_space = address_space_limit()
+    if address_space is not None and address_space < size:
+        return address_space, f"the {_mib(address_space)} of address space this process may map (RLIMIT_AS, ulimit -v)"
+    return size, words
