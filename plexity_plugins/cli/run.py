@@ -1138,7 +1138,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--tasks", type=positive_int, default=None, help="number of tasks (default: one per input file)")
     p.add_argument("--workers", type=positive_int, default=None,
                    help="tasks running at once (default: local: the CPUs this process may use, a container's CPU "
-                        "limit included; slurm, ray: no limit)")
+                        "limit included, and no more than its memory holds, one per "
+                        f"{MEMORY_PER_WORKER >> 20} MiB of a container's limit or the machine's RAM; slurm, ray: "
+                        f"no limit)")
     p.add_argument("--logging-dir", default=None, help="datatrove logging dir (default: DIR/logs)")
     p.add_argument("--overwrite", action="store_true",
                    help="delete the results of an earlier run into these folders (DIR/documents, DIR/excluded, "
