@@ -13,6 +13,35 @@ ARTICLE = ("<p>The council approved the budget for the new library on Tuesday ev
            "The building will open in the spring, the mayor said, and it will have a reading room.</p>")
 
 
+FINE = ("<html><body><article>"
+        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
+                  f"in the spring, the mayor said.</p>" for i in range(5))
+        + "</article></body></html>")
+
+
+def big(size: int) -> str:
+    """A page of `size` bytes: 490 elements of 1,000 attributes (490,000: under `markup.MAX_PAGE_ATTRIBUTES`), then
+    text in 100,000 paragraphs (with them, under `markup.MAX_TAGS`); `dense` grows by ~250 MiB reading 14 MB of it."""
+    names = "".join(f" a{k}" for k in range(1_000))
+    elements = f"<i{names}>x</i>" * 490
+    words = "word " * ((size - len(elements)) // 100_000 // 5)
+    return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
+
+
+def write_big_page_warc(path) -> None:
+    """A WARC at `path` of a fine page, a 14 MB page (`big`) that grows a `dense` child past 200 MiB, and another fine
+    page."""
+    import io
+
+    from warcio.warcwriter import WARCWriter
+    from warc_corpus import response, write_warc
+
+    dummy = WARCWriter(io.BytesIO())
+    write_warc(path, [response(dummy, "http://t/fine", FINE.encode()),
+                      response(dummy, "http://t/big", big(14_000_000).encode()),
+                      response(dummy, "http://t/fine2", FINE.encode())])
+
+
 def pages(seed: int = 7) -> list[tuple[str, bytes, str | None]]:
     rng = random.Random(seed)
     html = "text/html; charset=utf-8"

@@ -13,7 +13,6 @@ cgroup v1 controller or v2 with it enabled for this process's children, as CI ru
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -22,34 +21,14 @@ from pathlib import Path
 import pytest
 
 from helpers import cgroup_oom_kills, plexity_in
+from hostile_pages import FINE, write_big_page_warc
 
 REPO = Path(__file__).resolve().parent.parent
-FINE = ("<html><body><article>"
-        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
-                  f"in the spring, the mayor said.</p>" for i in range(5))
-        + "</article></body></html>")
-
-
-def big(size: int) -> str:
-    """A page of `size` bytes past no bound on the markup (as tests/test_memory_ceiling.py's): 490 elements of 1,000
-    attributes, then text in 100,000 paragraphs; `dense` grows by ~250 MiB reading 14 MB of it."""
-    names = "".join(f" a{k}" for k in range(1_000))
-    elements = f"<i{names}>x</i>" * 490
-    words = "word " * ((size - len(elements)) // 100_000 // 5)
-    return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
-
-
 @pytest.fixture(scope="module")
 def hostile_warc(tmp_path_factory) -> Path:
     """A WARC of a fine page, a 14 MB page that grows a `dense` child past 200 MiB, and another fine page."""
-    from warcio.warcwriter import WARCWriter
-    from warc_corpus import response, write_warc
-
     path = tmp_path_factory.mktemp("hostile") / "pages.warc.gz"
-    dummy = WARCWriter(io.BytesIO())
-    write_warc(path, [response(dummy, "http://t/fine", FINE.encode()),
-                      response(dummy, "http://t/big", big(14_000_000).encode()),
-                      response(dummy, "http://t/fine2", FINE.encode())])
+    write_big_page_warc(path)
     return path
 
 

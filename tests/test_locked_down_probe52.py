@@ -5,7 +5,8 @@ run started a worker per CPU whatever the memory, so a pod limited in memory alo
 machine had CPUs, and the kernel's out-of-memory killer ended their pages' extraction (counted as ``memory_limit``)
 or the workers (on the WCXB pages, two workers in 200 MiB lost 1 page of 375, in 160 MiB 6; eight in 256 MiB lost
 11 pages of 234 and 3 tasks of 8).  Now a default run starts no more workers than the job's memory holds, one per
-128 MiB, and says so; more given with --workers is warned of.  Real runs in real cgroups (root, a writable cgroup v1
+128 MiB, and says so; more given with --workers is warned of.  The pages the killer stopped are skips of tasks that
+completed, which a re-run given more memory did not read again, unsaid: the warning now says to give --overwrite.  Real runs in real cgroups (root, a writable cgroup v1
 memory controller or v2 with +memory given to this process's children; the `cgroup` fixture names what is missing).
 
 ``python -I`` (isolated: no PYTHON* variable read, no user site-packages), as a locked-down image runs its entry
@@ -24,6 +25,7 @@ import pytest
 
 from helpers import cgroup_oom_kills, plexity_in, python_in, split_warc
 from plexity_plugins.runtime.cores import usable_cores
+from hostile_pages import write_big_page_warc
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample.warc.gz"
@@ -39,6 +41,14 @@ def two_warcs(tmp_path) -> Path:
     """The sample's pages dealt into two WARC files: two tasks, which a default run on two CPUs runs at once."""
     split_warc(SAMPLE, tmp_path / "warcs", 2)
     return tmp_path / "warcs"
+
+
+@pytest.fixture
+def hostile_warc(tmp_path) -> Path:
+    """A WARC of a fine page, a 14 MB page that grows a `dense` child past 200 MiB, and another fine page."""
+    (tmp_path / "hostile").mkdir()
+    write_big_page_warc(tmp_path / "hostile" / "pages.warc.gz")
+    return tmp_path / "hostile" / "pages.warc.gz"
 
 
 def needs_two_cpus():
@@ -97,3 +107,23 @@ def test_under_python_I_a_runs_extraction_children_import_nothing_from_the_pytho
     assert done.returncode == 0, done.stderr
     assert "another project" not in done.stderr
     assert "1/1 tasks completed" in done.stdout and "12 with text" in done.stdout, done.stdout
+
+
+def test_pages_the_containers_oom_killer_stopped_are_read_again_with_overwrite_as_the_warning_says(cgroup,
+                                                                                                  hostile_warc,
+                                                                                                  tmp_path):
+    """The killer's pages are skips of tasks that completed: a re-run given more memory read none of them again
+    ("1 already completed", the page still memory_limit), and the warning did not say what does."""
+    out = tmp_path / "out"
+    small = plexity_in(cgroup("memory", 256), "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "dense")
+    assert "lost: memory_limit 1" in small.stdout, small.stdout + small.stderr
+    assert ("give the job more memory, or run fewer workers (--workers), and --overwrite to read those pages again "
+            "(a re-run redoes only the tasks that did not complete)") in small.stderr, small.stderr
+
+    larger = cgroup("memory", 1024)
+    again = plexity_in(larger, "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "dense")
+    assert "1 already completed" in again.stdout and "lost: memory_limit 1" in again.stdout, again.stdout
+    overwritten = plexity_in(larger, "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "dense",
+                             "--overwrite")
+    assert overwritten.returncode == 0, overwritten.stderr
+    assert "lost: none" in overwritten.stdout and "3 with text" in overwritten.stdout, overwritten.stdout

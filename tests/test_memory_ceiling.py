@@ -26,22 +26,10 @@ from plexity_plugins.extractors.sandbox import DEFAULT_EXTRACT_MEMORY, TimeLimit
 from plexity_plugins.errors import ExtractionMemoryLimit, ExtractorDied
 from helpers import extraction_children
 from process_tree import mb, run_measured
+from hostile_pages import FINE, big
 
-FINE = ("<html><body><article>"
-        + "".join(f"<p>The council approved the budget for the new library on day {i}. The building will open "
-                  f"in the spring, the mayor said.</p>" for i in range(5))
-        + "</article></body></html>")
 TREE_BOUND = 1_200_000_000  # bytes: the whole process tree, with the default ceiling
 LOW = "200MiB"  # a ceiling the sibling pages pass in about a second
-
-
-def big(size: int) -> str:
-    """A page of `size` bytes: 490 elements of 1,000 attributes (490,000: under `markup.MAX_PAGE_ATTRIBUTES`), then
-    text in 100,000 paragraphs (with them, under `markup.MAX_TAGS`)."""
-    names = "".join(f" a{k}" for k in range(1_000))
-    elements = f"<i{names}>x</i>" * 490
-    words = "word " * ((size - len(elements)) // 100_000 // 5)
-    return "<html><body><div>" + elements + f"<p>{words}</p>" * 100_000 + "</div></body></html>"
 
 
 def siblings(count: int) -> str:

@@ -773,7 +773,8 @@ BYTES_PER_TASK = 64_000_000
 def out_of_memory_note(kills_before: int | None) -> str | None:
     """What to say when the out-of-memory killer ended processes of this local run (`kills_before`: its cgroup's
     count as the run began): in a container of 200 MiB, two workers completed their tasks with 31 ordinary pages
-    counted as memory_limit, exit 0, and nothing said it of the run but those counts."""
+    counted as memory_limit, exit 0, and nothing said it of the run but those counts; and a re-run given more memory
+    read none of them again (their tasks had completed)."""
     from ..runtime.cgroups import oom_kills, out_of_memory
 
     ran_out = out_of_memory(kills_before)
@@ -781,7 +782,8 @@ def out_of_memory_note(kills_before: int | None) -> str | None:
         return None
     return (f"the kernel's out-of-memory killer ended {oom_kills() - kills_before} process(es) of this run: it ran "
             f"out of {ran_out} (the pages it stopped are counted as memory_limit); give the job more memory, or run "
-            f"fewer workers (--workers)")
+            f"fewer workers (--workers), and --overwrite to read those pages again (a re-run redoes only the tasks "
+            f"that did not complete)")
 
 
 def small_files_note(paths: list[str], workers: int) -> str | None:
