@@ -29,6 +29,12 @@ import figures  # noqa: E402
 # pipeline is its WarcReader -> Trafilatura -> JsonlWriter: its extraction is its Trafilatura step.
 OTHERS = (("datatrove", "datatrove's pipeline (`WarcReader → Trafilatura → JsonlWriter`)"),
           ("trafilatura", "trafilatura (`extract`, comments off)"), ("justext", "jusText"), ("resiliparse", "resiliparse (main content)"))
+# Measured only where bench/quality.py was given --rs-python: a row where its figures are.
+RS_ROW = ("rs-trafilatura", "rs-trafilatura (its binding trafipy, in a child process of Python 3.12)")
+RS_NOTE = ("rs-trafilatura: its Python binding trafipy with its defaults and `include_comments=False`, given the "
+           "HTML alone as every tool here is (its page classifier can also read the page's URL); trafipy's wheels "
+           "need Python 3.12 or later, so bench/quality.py runs it in a child process of the interpreter "
+           "`--rs-python` names, and its speed is that child's CPU time.")
 PYPLEXITY_NOTE = ("pyplexity (0.2.12 installs from PyPI) is not in the table: it downloads its perplexity models "
                   "from gitlab.citius.usc.es on first use, which cannot be done here (no network at run time), "
                   "so its cleaning could not be measured with its own models; no figure is given rather than "
@@ -87,9 +93,10 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
                   "default")]
     else:
         first = [(default, ours, "default")]
+    others = [*OTHERS, *([RS_ROW] if RS_ROW[0] in (quality or {}).get("labels", {}) else [])]
     rows = []
     for variant, name, e2e_name in [*first, *options,
-                                    *((v, n, "datatrove" if v == "datatrove" else None) for v, n in OTHERS)]:
+                                    *((v, n, "datatrove" if v == "datatrove" else None) for v, n in others)]:
         rows.append([name,
                      _cell(quality, "wcxb", variant, "f1", ".3f"),
                      _cell(quality, "cleaneval", variant, "similarity", ".1f"),
@@ -132,6 +139,7 @@ def render_headline(folder: Path = figures.FIGURES) -> str:
         "sample of pages for every tool, alternating. End to end: `plexity run` against datatrove's pipeline from the same WARC files to "
         "JSONL, one worker, start-up included, by wall time (and by the CPU seconds of the processes, which other jobs "
         "on a shared machine do not inflate); details in end_to_end.md. Only datatrove's pipeline and ours run end to end.",
+        *([RS_NOTE] if RS_ROW in others else []),
         PYPLEXITY_NOTE,
     ]
     return "\n\n".join([head, figures.table(heads, rows), *notes]) + "\n"

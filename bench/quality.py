@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/quality.py [--bench DIR] [--quick] [--sets articles,wcxb,cleaneval]
                                       [--model M] [--threshold T] [--json PATH] [--variants A,B,...]
-                                      [--figures DIR] [--markdown]
+                                      [--figures DIR] [--markdown] [--rs-python PYTHON]
 
 Sets (read in place from ``shared/bench`` beside the checkout or one of its parent folders; the
 script stops with exit status 2 if they are absent; all four by default):
@@ -22,7 +22,8 @@ domain): ``dev`` is the half to choose on, ``held`` the half to report.  Changes
 they help both halves of every set.
 
 Variants: the other tools (trafilatura, jusText with its English stop list (bench-only dependency),
-resiliparse main content, datatrove's own Trafilatura step as its pipeline runs it) and every extractor
+resiliparse main content, datatrove's own Trafilatura step as its pipeline runs it; with ``--rs-python``,
+rs-trafilatura through its binding trafipy, in a child process of that Python >= 3.12) and every extractor
 of `plexity_plugins.extractors.EXTRACTORS` (a new one is measured by its name; ``auto`` is computed
 from trafilatura's and fast's outputs by its shipped rule, `prefer_fuller`); pipelines: each of ours
 + the perplexity filter with the method ``plexity clean`` uses for it (``NAME+filter``; the default
@@ -326,6 +327,48 @@ def _datatrove(html: str, raw: bytes) -> str:
 
 _DATATROVE_STEP = None
 
+# rs-trafilatura, the Rust port that reports the best WCXB figures, through its binding trafipy: its wheels
+# need Python >= 3.12, so it runs in a child process of the interpreter --rs-python names
+# (bench/rs_trafilatura_worker.py); a bench-only anchor, missing from a run without it.
+RS = "rs-trafilatura"
+
+
+class _ChildExtractor:
+    """An extractor in a child process of `python` running `worker` (JSON lines, see the worker's
+    docstring), started on first use; `last_cpu`: the CPU seconds the child spent on the last page,
+    which `measure_speed` counts as the variant's own (this process's CPU only waits for it)."""
+
+    def __init__(self, worker: Path):
+        self.worker, self.python, self.process, self.last_cpu = worker, None, None, 0.0
+
+    def _start(self) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen([self.python, str(self.worker)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        first = self.process.stdout.readline()
+        if not first:
+            raise SystemExit(f"{self.python} {self.worker} stopped before answering: is trafipy installed for "
+                             f"{self.python}? (leave out --rs-python to run without {RS})")
+        self._version = json.loads(first)["version"]
+
+    @property
+    def version(self) -> str:
+        if self.process is None:
+            self._start()
+        return self._version
+
+    def __call__(self, html: str, raw: bytes) -> str:
+        if self.process is None:
+            self._start()
+        self.process.stdin.write(json.dumps({"html": html}) + "\n")
+        self.process.stdin.flush()
+        answer = json.loads(self.process.stdout.readline())
+        self.last_cpu = answer["cpu"]
+        if answer["error"]:
+            raise RuntimeError(answer["error"])
+        return answer["text"]
+
 
 def _closure_source(module_name: str) -> str:
     """The source of `module_name` and of every plexity_plugins module it imports, transitively
@@ -391,6 +434,8 @@ EXTRACTORS = {
     "datatrove": (_datatrove, lambda: f"datatrove-{_version('datatrove')}-trafilatura-{_version('trafilatura')}",
                   "datatrove"),
 }
+_RS_EXTRACTOR = _ChildExtractor(REPO / "bench" / "rs_trafilatura_worker.py")
+EXTRACTORS[RS] = (_RS_EXTRACTOR, lambda: f"{RS}-trafipy-{_RS_EXTRACTOR.version}", None)
 
 
 # Shipped extractors built from two others: name -> (the extractors, the shipped rule combining
@@ -432,7 +477,8 @@ if "learned" in plexity_extract.EXTRACTORS:
     EXTRACTORS[LEFT_OUT] = (None, _left_out_tag, "lightgbm")
 OURS = [name for name in plexity_extract.EXTRACTORS if name != "none"]
 DEFAULT = plexity_extract.DEFAULT_EXTRACTOR
-LABELS = {"trafilatura": "trafilatura alone", "justext": "jusText", "resiliparse": "resiliparse main content",
+LABELS = {"trafilatura": "trafilatura alone", RS: "rs-trafilatura (trafipy)",
+          "justext": "jusText", "resiliparse": "resiliparse main content",
           "datatrove": "datatrove's Trafilatura step", "tags": "all visible text (tags)", "fast": "fast alone",
           "auto": "auto: trafilatura, else fast", LEFT_OUT: "learned, forest trained without this set"}
 # pipeline name -> (extractor, filter method or None for the extractor's own default): each of our
@@ -493,7 +539,7 @@ def extract_all(set_name: str, pages: list[dict], extractor: str, cache_dir: Pat
 # no rule that picks among them can score above these.
 ORACLES = {"trafilatura or fast": ("trafilatura", "fast"),
            "trafilatura, fast or all visible text": ("trafilatura", "fast", "tags"),
-           "best of every extractor": tuple(EXTRACTORS)}
+           "best of every extractor": tuple(e for e in EXTRACTORS if e != RS)}  # (ours and the tools installed here)
 
 
 def oracles(set_name: str, pages: list[dict], outputs: dict, scorers: "Scorers") -> dict:
@@ -534,7 +580,8 @@ def measure_speed(pages: list[dict], extractors: list[str], derived: dict, pipel
         try:
             return function(*args)
         finally:
-            cpu[key] += time.process_time() - started_cpu
+            # (an extractor in a child process says what its page cost there: this process only waited)
+            cpu[key] += time.process_time() - started_cpu + getattr(function, "last_cpu", 0.0)
             wall[key] += time.perf_counter() - started
 
     # one page untimed first: what an extractor or filter loads on first use is not per-page work
@@ -609,7 +656,9 @@ def check_derived(bench: Path, sets: list[str], sample: int = 6) -> dict[str, st
 
 
 def available(extractor: str) -> bool:
-    """Its library is installed, and (ours) the package still ships it."""
+    """Its library is installed, and (ours) the package still ships it (rs-trafilatura: in the child's Python)."""
+    if extractor == RS:
+        return _RS_EXTRACTOR.python is not None
     return _version(EXTRACTORS[extractor][2]) != "absent"
 
 
@@ -725,7 +774,7 @@ def print_tables(results: dict) -> None:
 def ordered(variants) -> list[str]:
     """Table order: our default pipeline, the other pipelines, the other tools alone, ours alone."""
     rank: dict[str, int] = {}
-    for name in [*PIPELINES, "trafilatura", "datatrove", "justext", "resiliparse", *DERIVED, *OURS]:
+    for name in [*PIPELINES, "trafilatura", RS, "datatrove", "justext", "resiliparse", *DERIVED, *OURS]:
         rank.setdefault(name, len(rank))
     return sorted(variants, key=lambda v: rank.get(v, len(rank)))
 
@@ -839,6 +888,8 @@ def render_markdown(results: dict) -> dict[str, str]:
 # docs/extraction.md's table: our readers and trafilatura, with the filter, dev / held, from the same run
 COMPARED = (("learned-left-out+filter", "`learned` (set left out of training)"), ("dense+filter", "`dense`"),
             ("auto+filter", "`auto`"), ("trafilatura", "trafilatura alone"))
+# (a column only where the run measured it: rs-trafilatura needs --rs-python)
+COMPARED_IF_MEASURED = ((RS, "rs-trafilatura (trafipy)"),)
 
 
 def render_compared(results: dict) -> str | None:
@@ -847,10 +898,11 @@ def render_compared(results: dict) -> str | None:
     sets, rates = results["sets"], results["pages_per_second"]
     if set(sets) != set(SET_DIRS) or any(v not in data["variants"] for v, _ in COMPARED for data in sets.values()):
         return None
+    columns = COMPARED + tuple(c for c in COMPARED_IF_MEASURED if all(c[0] in d["variants"] for d in sets.values()))
 
     def pair(set_name, group, key, fmt):
         return {v: " / ".join(fmt.format(sets[set_name]["variants"][v][h][group][key]) for h in HALVES)
-                for v, _ in COMPARED}
+                for v, _ in columns}
 
     rows = [("WCXB word F1", pair("wcxb", "all", "f1", "{:.3f}")),
             ("WCXB article pages", pair("wcxb", "article", "f1", "{:.3f}")),
@@ -861,11 +913,11 @@ def render_compared(results: dict) -> str | None:
             ("WCXB content snippets kept (`with`) %", pair("wcxb", "all", "with_kept", "{:.1f}"))]
     if rates.get("clock") == "cpu":
         # (the left-out forests are not timed: the shipped forest is the same reader at the same size)
-        timed = {v: rates.get("learned+filter" if v == "learned-left-out+filter" else v) for v, _ in COMPARED}
+        timed = {v: rates.get("learned+filter" if v == "learned-left-out+filter" else v) for v, _ in columns}
         rows.append(("pages per CPU second, in process (`learned`: the shipped forest)",
                      {v: f"{r:.0f}" if r and r >= 100 else f"{r:.1f}" if r else "—" for v, r in timed.items()}))
-    return figures.table(["", *(name for _, name in COMPARED)],
-                         [[name, *(cells[v] for v, _ in COMPARED)] for name, cells in rows])
+    return figures.table(["", *(name for _, name in columns)],
+                         [[name, *(cells[v] for v, _ in columns)] for name, cells in rows])
 
 
 def main() -> int:
@@ -886,6 +938,9 @@ def main() -> int:
     parser.add_argument("--variants", default=None,
                         help="comma-separated extractors, combinations and pipelines to measure (default: all), "
                              f"from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
+    parser.add_argument("--rs-python", default=None, metavar="PYTHON",
+                        help=f"measure {RS} too (an anchor): a Python >= 3.12 where `pip install trafipy` worked, "
+                             "which runs it in a child process")
     parser.add_argument("--oracle", action="store_true",
                         help="also print the ceilings of picking the best extractor page by page (ORACLES)")
     parser.add_argument("--trim-relative", type=float, default=None,
@@ -900,6 +955,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown variant(s) {unknown}: choose from {', '.join([*EXTRACTORS, *DERIVED, *PIPELINES])}")
     require_bench(args.bench, sets)
+    _RS_EXTRACTOR.python = args.rs_python
     if args.trim_relative is not None:
         from plexity_plugins.scoring import methods
 
