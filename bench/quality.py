@@ -361,9 +361,16 @@ class _ChildExtractor:
     def __call__(self, html: str, raw: bytes) -> str:
         if self.process is None:
             self._start()
-        self.process.stdin.write(json.dumps({"html": html}) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
+        try:
+            self.process.stdin.write(json.dumps({"html": html}) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:  # the child died on this page (a crash of the Rust code): the next page starts another
+            status, self.process, self.last_cpu = self.process.wait(), None, 0.0
+            raise RuntimeError(f"{RS}'s child process ended on this page (exit status {status})")
+        answer = json.loads(line)
         self.last_cpu = answer["cpu"]
         if answer["error"]:
             raise RuntimeError(answer["error"])
