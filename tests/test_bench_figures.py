@@ -243,3 +243,43 @@ def test_the_readers_compared_and_their_cost_in_the_extractors_page_are_the_qual
 
 def test_a_run_without_every_set_renders_no_comparison_of_the_readers(quality):
     assert "quality-compared" not in quality.render_markdown(tiny_quality(quality.DEFAULT))
+
+
+def test_an_extractor_in_a_child_process_is_timed_by_its_childs_cpu_and_outlives_a_page_it_dies_on(quality, tmp_path):
+    # rs-trafilatura runs in a child process of another Python (--rs-python: trafipy needs 3.12); a stand-in worker
+    # speaking the same JSON lines: the page's CPU seconds are the child's, and a child that dies on a page fails
+    # that page alone
+    worker = tmp_path / "worker.py"
+    worker.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'version': '9.9'}), flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    html = json.loads(line)['html']\n"
+        "    if html == 'crash':\n"
+        "        sys.exit(9)\n"
+        "    print(json.dumps({'text': html.upper(), 'cpu': 0.25, 'error': 'bad page' if html == 'bad' else None}),"
+        " flush=True)\n")
+    child = quality._ChildExtractor(worker)
+    child.python = sys.executable
+    assert child.version == "9.9"
+    assert child("<p>one", b"") == "<P>ONE" and child.last_cpu == 0.25
+    with pytest.raises(RuntimeError, match="bad page"):
+        child("bad", b"")
+    with pytest.raises(RuntimeError, match=r"ended on this page \(exit status 9\)"):
+        child("crash", b"")
+    assert child("<p>two", b"") == "<P>TWO"  # another child
+    child.python = None
+    assert not quality.available(quality.RS)  # not measured without --rs-python
+
+
+def test_rs_trafilatura_has_a_headline_row_only_where_the_quality_run_measured_it(tmp_path):
+    headline = _bench_module("headline")
+    data = tiny_quality()
+    (tmp_path / "quality.json").write_text(json.dumps(data))
+    assert "rs-trafilatura" not in headline.render_headline(tmp_path)
+    data["labels"] = {"rs-trafilatura": "rs-trafilatura (trafipy)"}
+    data["sets"]["wcxb"]["variants"]["rs-trafilatura"] = data["sets"]["wcxb"]["variants"]["datatrove"]
+    (tmp_path / "quality.json").write_text(json.dumps(data))
+    table = headline.render_headline(tmp_path)
+    row = next(line for line in table.splitlines() if line.startswith("| rs-trafilatura"))
+    assert "| 0.800 / 0.810 |" in row and "child process" in table
