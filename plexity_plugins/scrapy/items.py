@@ -46,10 +46,17 @@ def _not_an_item(output: Any) -> tuple[str, str]:
 
 
 def _what_to_give(value: Any) -> str:
-    """For an input field holding a Scrapy response or selector instead of its page: what to give."""
+    """For an input field holding a Scrapy response or selector instead of its page, or a coroutine (a
+    scrapy-playwright page's ``page.content()`` not awaited): what to give."""
+    import inspect
+
     from parsel import Selector, SelectorList
     from scrapy.http import Response
 
+    if inspect.isawaitable(value):  # (awaited, it gives the page; the drop said "holds coroutine", not why)
+        name = getattr(value, "__qualname__", type(value).__name__)
+        return (f" ({name}() not awaited): await it in an async def callback, "
+                f"{{'html': await page.content()}} for a scrapy-playwright page")
     if isinstance(value, Response):
         return ": give response.body (and its Content-Type in the PLEXITY_ENCODING_FIELD field)"
     if isinstance(value, Selector):
