@@ -30,7 +30,7 @@ import figures  # noqa: E402
 OTHERS = (("datatrove", "datatrove's pipeline (`WarcReader → Trafilatura → JsonlWriter`)"),
           ("trafilatura", "trafilatura (`extract`, comments off)"), ("justext", "jusText"), ("resiliparse", "resiliparse (main content)"))
 # Measured only where bench/quality.py was given --rs-python: a row where its figures are.
-RS_ROW = ("rs-trafilatura", "rs-trafilatura (its binding trafipy, in a child process of Python 3.12)")
+RS_ROW = ("rs-trafilatura", "rs-trafilatura (its binding trafipy, in a child process of Python ≥ 3.12)")
 RS_NOTE = ("rs-trafilatura: its Python binding trafipy with its defaults and `include_comments=False`, given the "
            "HTML alone as every tool here is (its page classifier can also read the page's URL); trafipy's wheels "
            "need Python 3.12 or later, so bench/quality.py runs it in a child process of the interpreter "
