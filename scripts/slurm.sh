@@ -12,6 +12,12 @@
 # holding this machine with its real CPU count and memory (from `slurmd -C`).  Jobs run as the
 # submitting user; the "shared filesystem" is the local disk.
 #
+# With PLEXITY_SLURM_MEMORY=enforce, a job's memory (--mem, --mem-per-cpu) is its limit, as on most clusters:
+# memory is a consumable resource (SelectTypeParameters=CR_CPU_Memory, DefMemPerCPU=1024 for a job that asks for
+# none), and slurmstepd kills a step whose processes' RSS adds up to more (JobAcctGatherType=jobacct_gather/linux,
+# JobAcctGatherParams=OverMemoryKill, polled every second): no cgroup plugin needed.
+# (tests/test_slurm_memory_probe53.py starts one such private cluster.)
+#
 # Two places:
 # - by default the config goes to /etc/slurm/slurm.conf, where sbatch/srun/squeue look for it,
 #   on Slurm's standard ports 6817/6818, with the system's munged.  An existing slurm.conf that
@@ -58,6 +64,17 @@ write_conf() {
   node="$(slurmd -C | head -n1)"
   [[ "$node" == NodeName=* ]] || die "slurmd -C gave no node line: $node"
   mkdir -p "$(dirname "$CONF")" "$STATE/ctld" "$STATE/d" "$RUN" "$LOG"
+  local memory_lines="SelectTypeParameters=CR_CPU
+JobAcctGatherType=jobacct_gather/none"
+  case "${PLEXITY_SLURM_MEMORY:-}" in
+    "") ;;
+    enforce) memory_lines="SelectTypeParameters=CR_CPU_Memory
+DefMemPerCPU=1024
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherParams=OverMemoryKill
+JobAcctGatherFrequency=task=1" ;;
+    *) die "PLEXITY_SLURM_MEMORY=${PLEXITY_SLURM_MEMORY}: give enforce, or leave it unset" ;;
+  esac
   local private_lines=""
   if [[ -n "$PRIVATE" ]]; then
     private_lines="SlurmctldPort=$CTLD_PORT
@@ -79,10 +96,9 @@ SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
+${memory_lines}
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 StateSaveLocation=$STATE/ctld
 SlurmdSpoolDir=$STATE/d

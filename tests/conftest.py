@@ -11,7 +11,7 @@ import pytest
 
 from plexity_plugins.training import kenlm_tools
 
-from helpers import controller_folder
+from helpers import controller_folder, private_slurm
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -142,30 +142,8 @@ def slurm_cluster():
     `scripts/slurm.sh start` with their config, state, logs and munge socket in a temporary
     directory and on free ports (never /etc/slurm nor a Slurm already on the machine), used
     through SLURM_CONF, and stopped when the session ends.  Yields the partition name."""
-    import os
-    import shutil
-    import subprocess
-    import tempfile
-
-    # (outside pytest's 0700 temporary directories: munged, running as its own user, must reach
-    # its socket there)
-    directory = tempfile.mkdtemp(prefix="plexity-slurm-")
-    os.chmod(directory, 0o755)
-    env = {**os.environ, "PLEXITY_SLURM_DIR": directory}
-    script = str(REPO / "scripts" / "slurm.sh")
-    previous = os.environ.get("SLURM_CONF")
-    try:
-        result = subprocess.run(["bash", script, "start"], capture_output=True, text=True, timeout=120, env=env)
-        assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
-        os.environ["SLURM_CONF"] = os.path.join(directory, "slurm.conf")
-        yield "debug"
-    finally:
-        subprocess.run(["bash", script, "stop"], capture_output=True, text=True, timeout=60, env=env)
-        if previous is None:
-            os.environ.pop("SLURM_CONF", None)
-        else:
-            os.environ["SLURM_CONF"] = previous
-        shutil.rmtree(directory, ignore_errors=True)
+    with private_slurm() as partition:
+        yield partition
 
 
 class SmallDisk:

@@ -351,3 +351,31 @@ def python_in(folder: Path | list[Path], *args: str, env: dict | None = None) ->
     environment = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
     environment = {name: value for name, value in environment.items() if value is not None}
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+
+
+@contextlib.contextmanager
+def private_slurm(memory: str = ""):
+    """`slurm_cluster`'s private Slurm, SLURM_CONF naming it (and the one it named before, after); `memory`
+    "enforce": one that holds each job to its --mem (scripts/slurm.sh, PLEXITY_SLURM_MEMORY).  Slurm that cannot
+    start is a failure, not a skip (scripts/ci/60-slurm.sh installs it)."""
+    import shutil
+
+    # (outside pytest's 0700 temporary directories: munged, running as its own user, must reach
+    # its socket there)
+    directory = tempfile.mkdtemp(prefix="plexity-slurm-")
+    os.chmod(directory, 0o755)
+    env = {**os.environ, "PLEXITY_SLURM_DIR": directory, "PLEXITY_SLURM_MEMORY": memory}
+    script = str(REPO / "scripts" / "slurm.sh")
+    previous = os.environ.get("SLURM_CONF")
+    try:
+        result = subprocess.run(["bash", script, "start"], capture_output=True, text=True, timeout=120, env=env)
+        assert result.returncode == 0, f"could not start Slurm: {result.stdout}{result.stderr}"
+        os.environ["SLURM_CONF"] = os.path.join(directory, "slurm.conf")
+        yield "debug"
+    finally:
+        subprocess.run(["bash", script, "stop"], capture_output=True, text=True, timeout=60, env=env)
+        if previous is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = previous
+        shutil.rmtree(directory, ignore_errors=True)

@@ -315,9 +315,8 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
 
         if not partition:
             raise ValueError("--executor slurm needs --partition")
-        if mem_per_cpu_gb != int(mem_per_cpu_gb):
-            raise ValueError("--executor slurm takes a whole number of GB per CPU (--mem-per-cpu-gb)")
-        mem_per_cpu_gb = int(mem_per_cpu_gb)
+        if mem_per_cpu_gb == int(mem_per_cpu_gb):  # (else sbatch is given MiB: SlurmTaskExecutor.get_sbatch_args)
+            mem_per_cpu_gb = int(mem_per_cpu_gb)
         if venv:  # (a wrong one was submitted, and every task failed on its node, which re-running did not mend)
             activate = Path(venv) / "bin" / "activate" if Path(venv).is_dir() else Path(venv)
             if not activate.is_file():
@@ -1153,7 +1152,8 @@ def add_parser(subparsers) -> None:
     cluster.add_argument("--cpus-per-task", type=positive_int, default=EXECUTOR_OPTIONS["cpus_per_task"][1],
                          help="CPUs each task reserves (default: %(default)s)")
     cluster.add_argument("--mem-per-cpu-gb", type=positive_float, default=EXECUTOR_OPTIONS["mem_per_cpu_gb"][1],
-                         help="memory each task reserves per CPU, GB (default: %(default)s; Slurm: whole GB)")
+                         help="memory each task reserves per CPU, GB, may be fractional (default: %(default)s; a "
+                              "task of the default pipeline peaks at about 250 MiB)")
     ray_group = p.add_argument_group("ray")
     ray_group.add_argument("--ray-address", default=None,
                            help="the Ray cluster to run on: auto (started with `ray start` on this machine), "

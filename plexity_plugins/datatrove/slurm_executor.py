@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shlex
@@ -72,6 +73,16 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
                 f.write(f"{self.job_id}\n")
         return result
 
+    def get_sbatch_args(self, max_array: int = 1) -> dict:
+        """datatrove's sbatch arguments, a `mem_per_cpu_gb` that is not a whole number given in MiB (0.5:
+        ``--mem-per-cpu=512M``): datatrove wrote ``--mem-per-cpu=0.5G``, which sbatch refused ("Invalid --mem-per-cpu
+        specification"), a traceback after the launch script was written; a task needs far less than a GB
+        (docs/datatrove.md, "Memory on Slurm")."""
+        sbatch_args = super().get_sbatch_args(max_array)
+        if sbatch_args.get("mem-per-cpu") == f"{self.mem_per_cpu_gb}G":  # (datatrove's; one given in sbatch_args kept)
+            sbatch_args["mem-per-cpu"] = sbatch_memory(self.mem_per_cpu_gb)
+        return sbatch_args
+
     def get_launch_file_contents(self, sbatch_args: dict, run_script: str) -> str:
         """datatrove's sbatch script, with its values quoted: a folder with a space in its path (``--output=/data/my
         crawl/...``) or a job name with one was refused by sbatch ("Invalid directive found in batch script"), one
@@ -134,6 +145,8 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
                     failures[rank] = describe_exit(1, error) if error else "it did not complete (see its Slurm log)"
                     continue
                 state = states.get(array) or slurm_log_state(slurm_log)
+                if state in ("FAILED", "CANCELLED") and slurm_log_state(slurm_log) == "OUT_OF_MEMORY":
+                    state = "OUT_OF_MEMORY"  # (a memory limit's kill is one of these to Slurm: its log says which)
                 if state is None and states and not slurm_log.exists():  # (Slurm forgets a pending task it cancels)
                     state = "CANCELLED_PENDING"
                 error = error or slurm_log_error(slurm_log)
@@ -156,7 +169,9 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
 SLURM_ENDS = {"CANCELLED": "it was cancelled (scancel, or an administrator)",
               "CANCELLED_PENDING": "it was cancelled before it started (scancel, or an administrator)",
               "TIMEOUT": "Slurm stopped it at its time limit{time}",
-              "OUT_OF_MEMORY": "Slurm stopped it: it used more than the memory it reserved{memory}",
+              "OUT_OF_MEMORY": "Slurm stopped it: it used more than the memory it reserved{memory}; a re-run given "
+                               "more runs it again (a task of the default pipeline peaks at about 250 MiB: "
+                               "docs/datatrove.md, \"Memory on Slurm\")",
               "NODE_FAIL": "its node failed", "BOOT_FAIL": "its node failed to boot",
               "PREEMPTED": "Slurm preempted it (another job took its node)", "DEADLINE": "it missed its deadline"}
 # A task's exception for a full disk or quota ("OSError: [Errno 28] No space left on device")
@@ -164,6 +179,13 @@ _DISK_FULL_ERROR = re.compile(rf"\[Errno (?:{'|'.join(map(str, sorted(DISK_FULL_
 # The line slurmstepd writes into a task's Slurm log when it stops it: "*** JOB 31 ON vm CANCELLED AT ... ***"
 _STEPD_LINE = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO (?P<why>[A-Z ]+?))? \*\*\*")
 _STEPD_STATES = {None: "CANCELLED", "TIME LIMIT": "TIMEOUT", "PREEMPTION": "PREEMPTED", "NODE FAILURE": "NODE_FAIL"}
+# What slurmstepd and srun write into a task's Slurm log when its memory limit ended a process of it: task/cgroup's
+# "Detected 1 oom-kill event(s) in StepId=31.0 ..." and srun's "task 0: Out Of Memory" (the array task then ends
+# FAILED, not OUT_OF_MEMORY: the killed process was the step's, not the batch script's); JobAcctGather's
+# OverMemoryKill "StepId=31.0 exceeded memory limit (224686080 > 209715200), being killed", followed by "*** STEP
+# 31.0 ON vm CANCELLED AT ... ***", which read alone said "it was cancelled (scancel, or an administrator)"
+_OUT_OF_MEMORY_LINE = re.compile(r"Detected \d+ oom-kill event|task \d+: Out Of Memory|exceeded memory limit|"
+                                 r"Exceeded job memory limit")
 
 
 def _describe_slurm_state(state: str | None, error: str | None, executor, slurm_log: Path) -> str:
@@ -174,7 +196,7 @@ def _describe_slurm_state(state: str | None, error: str | None, executor, slurm_
     why = SLURM_ENDS.get(state or "")
     if why:
         return why.format(time=f" (--time {executor.time})" if executor else "",
-                          memory=f" ({executor.mem_per_cpu_gb} GB per CPU, --mem-per-cpu-gb)" if executor else "")
+                          memory=f" ({reserved_memory(executor)})" if executor else "")
     where = f"its Slurm log says why: {slurm_log}" if slurm_log.is_file() else "it wrote no Slurm log"
     if state is None:
         return f"it did not complete, and Slurm no longer says how it ended ({where})"
@@ -199,6 +221,8 @@ def slurm_log_state(path: Path) -> str | None:
     any: where Slurm's controller has forgotten the job (`slurm_task_states`)."""
     found = None
     for line in _log_tail(path).splitlines():
+        if _OUT_OF_MEMORY_LINE.search(line):
+            return "OUT_OF_MEMORY"  # (what stopped it, whatever slurmstepd's line after it says)
         if match := _STEPD_LINE.search(line):
             found = _STEPD_STATES.get(match.group("why"), "CANCELLED")
     return found
@@ -218,6 +242,25 @@ def slurm_log_error(path: Path) -> str | None:
     prefixes left out): a task that fails before its own log is opened (its settings or input files checked) says it
     only there."""
     return last_error(_log_tail(path), slurm=True)
+
+
+def sbatch_memory(gigabytes: float) -> str:
+    """`mem_per_cpu_gb` as sbatch takes it: whole GB as datatrove wrote them ("2G"), else whole MiB, rounded up
+    ("512M" for 0.5; sbatch takes no fraction)."""
+    if gigabytes == int(gigabytes):
+        return f"{int(gigabytes)}G"
+    return f"{math.ceil(gigabytes * 1024)}M"
+
+
+def reserved_memory(executor) -> str:
+    """The memory each task of `executor` reserved, as it was given: "0.5 GB per CPU: mem_per_cpu_gb ..." or sbatch's
+    own argument ("--mem=300M") when `sbatch_args` gave another."""
+    given = executor.get_sbatch_args()
+    if "mem" in given:
+        return f"--mem={given['mem']}"
+    if given.get("mem-per-cpu") != sbatch_memory(executor.mem_per_cpu_gb):
+        return f"--mem-per-cpu={given.get('mem-per-cpu')}"
+    return f"{executor.mem_per_cpu_gb:g} GB per CPU: mem_per_cpu_gb, --mem-per-cpu-gb"
 
 
 def _sbatch_quoted(value: str) -> str:

@@ -1,6 +1,7 @@
 """`return_freed_memory()`: give the memory a process has freed back to the system (glibc only); `usable_memory()`:
 the memory a process started from this one may use (`address_space_limit()`: its RLIMIT_AS, one of the limits;
-`memory_of_job()`: what it and the processes it starts may use together).
+`memory_of_job()`: what it and the processes it starts may use together: the machine's RAM, a Slurm job's memory,
+a cgroup's limit).
 
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
@@ -56,21 +57,42 @@ def address_space_limit() -> int | None:
     return None if limit == resource.RLIM_INFINITY else limit
 
 
+def slurm_job_memory(environ=os.environ) -> tuple[int, str] | None:
+    """The memory a Slurm job holds on this node, from the variables sbatch and salloc set for it and its steps
+    (megabytes): ``SLURM_MEM_PER_NODE`` (--mem), else ``SLURM_MEM_PER_CPU`` (--mem-per-cpu) times the job's CPUs
+    here (``SLURM_CPUS_ON_NODE``); with what set it, in words (a "{}" for the size).  None outside a job, or where
+    the job asked for no memory (0: all of the node's).  Where Slurm enforces it without a cgroup
+    (``JobAcctGatherParams=OverMemoryKill``, polling the step's RSS), this is the only place the limit shows; a
+    bare ``srun --mem`` outside sbatch or salloc sets neither variable (only its cgroup, where there is one, says)."""
+    if "SLURM_JOB_ID" not in environ:
+        return None
+    node, per_cpu = environ.get("SLURM_MEM_PER_NODE", ""), environ.get("SLURM_MEM_PER_CPU", "")
+    if node.isdigit() and int(node) > 0:
+        return int(node) << 20, "this Slurm job's {} (its --mem)"
+    cpus = environ.get("SLURM_CPUS_ON_NODE", "1")
+    if per_cpu.isdigit() and int(per_cpu) > 0 and cpus.isdigit() and int(cpus) > 0:
+        return int(per_cpu) * int(cpus) << 20, f"this Slurm job's {{}} (its --mem-per-cpu {per_cpu}M x {cpus} CPU(s))"
+    return None
+
+
 def memory_of_job() -> tuple[int, str]:
     """The bytes this process and the processes it starts may use together, and what sets them, in words: the least
-    of the machine's RAM and this process's cgroup's memory limit (`memory_limit`: a container's, a Slurm job's
-    --mem), which counts them all."""
+    of the machine's RAM, a Slurm job's memory (`slurm_job_memory`: its --mem, --mem-per-cpu) and this process's
+    cgroup's memory limit (`memory_limit`: a container's, a Slurm job's under task/cgroup), which counts them all."""
     found = []
     try:
         found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "the machine's {} of RAM"))
     except (ValueError, OSError, AttributeError):  # (a system without these names)
         pass
+    slurm = slurm_job_memory()
+    if slurm is not None:  # (before the cgroup: a Slurm job's cgroup holds the same limit, named better as the job's)
+        found.append(slurm)
     limit = memory_limit()
     if limit is not None:
         found.append((limit, "this container's {} (its cgroup's memory limit)"))
     if not found:
         raise OSError("cannot tell how much memory this machine has")
-    size, words = min(found)
+    size, words = min(found, key=lambda entry: entry[0])  # (the first of equal ones)
     return size, words.format(_mib(size))
 
 
