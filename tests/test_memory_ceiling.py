@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -304,3 +305,28 @@ def test_plexity_score_reads_stdin_up_to_the_cap_and_scores_a_20_mb_word_in_boun
                                     stdin=stdin)
     assert done.returncode == 2 and "more than 50,000,000 bytes" in done.stderr and not done.stdout
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_in_a_small_job_the_default_ceiling_is_lowered_to_fit_it_and_said_once(pages, tmp_path, monkeypatch):
+    # (the variables sbatch and salloc set for a job of 400M: `memory_of_job` reads them;
+    # tests/test_slurm_memory_probe53 runs a real Slurm job that enforces them)
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    monkeypatch.setenv("SLURM_MEM_PER_NODE", "400")
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "plexity_plugins.cli", "clean", str(pages / "html"), "-o", str(tmp_path / "out"),
+         "-q", "--extractor", "dense"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    stats = json.loads((tmp_path / "out" / "plexity-stats.json").read_text())
+    assert stats["skip_reasons"] == {"memory_limit": 1} and stats["documents"] == 1  # (14 MB: dense ~250 MiB)
+    said = [line for line in run.stderr.splitlines() if "the extraction memory ceiling is" in line]
+    assert len(said) == 1 and ", not 768 MiB: this Slurm job's 400 MiB (its --mem) holds this process (" in said[0]
+    # given, the ceiling is kept, and said to be more than the job leaves
+    given = subprocess.run(
+        [sys.executable, "-c", "from plexity_plugins.extractors.sandbox import TimeLimitedExtractor as T; "
+                               "t = T('dense', memory_limit='512MiB'); "
+                               "print(t.memory_limit >> 20); print(t.memory_note)"],
+        capture_output=True, text=True, timeout=60)
+    limit, note = given.stdout.splitlines()
+    assert limit == "512" and note.startswith("the extraction memory ceiling 512 MiB is more than this Slurm job's "
+                                              "400 MiB (its --mem) leaves a child beside this process (")

@@ -166,3 +166,69 @@ def test_plexity_run_gives_sbatch_a_fraction_of_a_gb_per_cpu_in_mib(tmp_path):
     whole = make_executor(build_pipeline(str(SAMPLE), tmp_path / "out", extractor="tags"), "slurm", tasks=1,
                           logging_dir=str(tmp_path / "logs"), partition="debug", mem_per_cpu_gb=2.0)
     assert whole.get_sbatch_args()["mem-per-cpu"] == "2G"  # (whole GB as datatrove writes them)
+
+
+# The hostile page's run: `plexity run`'s pipeline with `dense` over a WARC of a fine page, the 14 MB page of
+# tests/hostile_pages.py (it grows a dense child by ~250 MiB) and another fine page, one task of 384M; the ceiling as
+# given (argv[4]: a size, or "" for the default).
+BIG_PAGE_SCRIPT = '''
+import json, sys
+from pathlib import Path
+from plexity_plugins.cli.run import build_pipeline, default_venv_activate
+from plexity_plugins.datatrove import SlurmTaskExecutor
+
+warcs, out, name, ceiling = sys.argv[1:5]
+pipeline = build_pipeline(warcs, out, extractor="dense", extract_memory=ceiling or None)
+executor = SlurmTaskExecutor(pipeline=pipeline, tasks=1, logging_dir=str(Path(out) / "logs"), partition="debug",
+                             time="00:10:00", job_name=name, mem_per_cpu_gb=0.375, venv_path=default_venv_activate())
+executor.run()
+print(json.dumps({"job": executor.job_id}))
+'''
+
+
+def test_the_default_ceiling_fits_a_small_jobs_memory_and_a_huge_page_is_a_counted_skip(slurm, tmp_path):
+    """With the ceiling at 768 MiB, the 14 MB page grows the extraction child past the 384M job before the ceiling
+    stops it, and Slurm kills the task (as it would at every re-run); by default the task lowers the ceiling to what
+    the job leaves beside it, says so in its log, and completes: the page a counted ``memory_limit``, the others
+    written."""
+    from hostile_pages import write_big_page_warc
+
+    from plexity_plugins.datatrove.slurm_executor import slurm_log_state
+
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    write_big_page_warc(warcs / "big.warc.gz")
+    script = tmp_path / "pipeline.py"
+    script.write_text(textwrap.dedent(BIG_PAGE_SCRIPT))
+
+    def run(out, ceiling: str):
+        name = f"plexity-ceiling-{os.getpid()}-{out.name}"
+        launched = subprocess.run([sys.executable, str(script), str(warcs), str(out), name, ceiling],
+                                  capture_output=True, text=True, timeout=120, env=env())
+        assert launched.returncode == 0, launched.stderr[-3000:]
+        assert "#SBATCH --mem-per-cpu=384M" in (out / "logs" / "launch_script.slurm").read_text()
+        wait_for_jobs(name)
+        job = json.loads(launched.stdout.splitlines()[-1])["job"]
+        return (out / "logs" / "slurm_logs" / f"{job}_0.out"), (out / "logs" / "logs" / "task_00000.log").read_text()
+
+    slurm_log, task_log = run(tmp_path / "given", "768MiB")  # (the old default, given)
+    assert completions(tmp_path / "given" / "logs") == []
+    assert "exceeded memory limit" in slurm_log.read_text(), slurm_log.read_text()[-3000:]
+    assert slurm_log_state(slurm_log) == "OUT_OF_MEMORY"
+    assert "the extraction memory ceiling 768 MiB is more than this Slurm job's 384 MiB (its --mem-per-cpu 384M x " \
+           "1 CPU(s)) leaves a child" in task_log
+
+    out = tmp_path / "default"
+    slurm_log, task_log = run(out, "")
+    assert completions(out / "logs") == ["00000"], slurm_log.read_text()[-3000:]
+    assert "exceeded memory limit" not in slurm_log.read_text()
+    # (said once, with the job's memory named; the ceiling it chose depends on the task's memory as the step starts)
+    lowered = [line for line in task_log.splitlines() if "the extraction memory ceiling is" in line]
+    assert len(lowered) == 1, task_log[-3000:]
+    assert ", not 768 MiB: this Slurm job's 384 MiB (its --mem-per-cpu 384M x 1 CPU(s)) holds this process (" \
+           in lowered[0]
+    stats = json.loads((out / "logs" / "stats.json").read_text())
+    extractor = stats[1]["stats"]  # (the reader's, the extractor's, ...)
+    assert extractor["memory_limit"] == 1 and extractor["memory_ceiling_lowered"] == 1
+    written = [d["metadata"]["url"] for folder in ("documents", "excluded") for d in read_jsonl_dir(out / folder)]
+    assert sorted(written) == ["http://t/fine", "http://t/fine2"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..io.atomic_files import AtomicFile, write_atomic
 from ..extractors import DEFAULT_EXTRACTOR, ExtractionError, decode_html_counted
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, say_once
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, NotARegularFile, ReadError, TooLarge, Undecodable,
                       printable)
 from .policy import (ALL_SENTENCES_DROPPED, CLEAN_MIN_CHARS, DROPPED, EXTRACTION_FAILED, DocumentPolicy, DroppedLog,
@@ -392,6 +392,7 @@ class FileCleaner:
         self.extractor_name = extractor
         # (in a child process that is stopped past the time limit: `plexity_plugins.extractors.sandbox`)
         self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, memory_limit=extract_memory)
+        say_once(self.extract.memory_note, logger.warning)  # (the job's memory lowered its default ceiling ...)
         self.threshold = threshold
         self.annotate = annotate
         self.max_document_bytes = max_document_bytes

@@ -50,7 +50,8 @@ def add_parser(sub) -> None:
                         f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help=f"stop extracting an HTML document when its extraction process holds more memory and "
-                        f"skip it as memory_limit (default: ${EXTRACT_MEMORY_ENV}, else 768MiB; 0: no ceiling)")
+                        f"skip it as memory_limit (default: ${EXTRACT_MEMORY_ENV}, else 768MiB, less where the job's "
+                        f"memory holds less; 0: no ceiling)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--no-language-check", action="store_true",
                    help="filter every text with the model, whatever its language (default: text in another "

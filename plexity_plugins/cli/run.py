@@ -1120,7 +1120,8 @@ def add_parser(subparsers) -> None:
                         f"(default: {DEFAULT_EXTRACT_TIMEOUT:g}; 0: no limit)")
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help=f"skip a document whose extraction process holds more memory, counted as memory_limit "
-                        f"(default: ${EXTRACT_MEMORY_ENV}, else 768MiB; 0: no ceiling)")
+                        f"(default: ${EXTRACT_MEMORY_ENV}, else 768MiB, less where the job's memory holds less; "
+                        f"0: no ceiling)")
     p.add_argument("--other-languages", choices=("keep", "drop"), default="keep",
                    help="documents in another language than the model's: keep unchanged or drop")
     p.add_argument("--no-language-check", action="store_true",

@@ -221,7 +221,8 @@ def add_parser(subparsers) -> None:
                    help="stop extracting a pasted page after this long: HTTP 422 (default: 30; 0: no limit)")
     p.add_argument("--extract-memory", type=parse_memory, default=None, metavar="SIZE",
                    help="stop extracting a pasted page when its extraction process holds more memory: HTTP 422 "
-                        "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB; 0: no ceiling)")
+                        "(default: $PLEXITY_EXTRACT_MEMORY, else 768MiB, less where the job's memory holds less; "
+                        "0: no ceiling)")
     p.add_argument("--body-timeout", type=parse_seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
                    help=f"a request's headers, and then its body, must have arrived within this long (the body "
                         f"before it waits for a scoring thread); a slower one gets HTTP 408, and a client that "

@@ -584,7 +584,7 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
     # (and SIGTERM ends it, said by the run as such: forked, it had `plexity run`'s handler, a KeyboardInterrupt, and a
     # worker sent SIGTERM printed a traceback and was said "exited with status 1 (the task's log says why)")
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    from ..extractors.sandbox import keep_between_uses
+    from ..extractors.sandbox import keep_between_uses, share_job_memory
 
     keep_between_uses()
     status = None
@@ -594,6 +594,8 @@ def _worker_main(executor: LocalTaskExecutor | bytes, local_rank: int, tasks, pa
                 import dill
 
                 executor = dill.loads(executor)
+            # (the job's memory shared by the workers, each with its extraction child: their default ceiling)
+            share_job_memory(executor.workers)
             pipeline = executor.pipeline
             while True:
                 try:

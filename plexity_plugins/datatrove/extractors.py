@@ -12,7 +12,7 @@ from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ExtractionTimeo
                       TextsNotHtml, environment_message, printable)
 from ..io.payload_sniffing import has_markup, is_blank
 from ..extractors.sandbox import (MEMORY_LIMIT, TimeLimitedExtractor, extract_memory_limit, extract_timeout,
-                                  kept_between_uses)
+                                  is_default_ceiling, kept_between_uses)
 from ..io.decoding import html_text_counted
 from .filter import INPUT_NOT_TEXT, not_text
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
@@ -37,6 +37,8 @@ FIRST_TEXTS_NO_MARKUP = 3  # a task whose first texts all lack markup stops (`Te
 # Every counter of a document the step forwards nothing for: no text (datatrove's own ``dropped``),
 # a skip above, or the extractor's error.
 LOST_COUNTERS = ("dropped", *(name for _, name in _SKIPS), "clean_error")
+# The counter of tasks whose default memory ceiling their job's memory lowered (the task's log says to what, and why)
+CEILING_LOWERED = "memory_ceiling_lowered"
 # Documents extracted before the step hands them on, in order: the filter after it then scores them one after the
 # other, its language model and language identifier's tables still in the processor's caches (between two pages
 # the page's reading and extraction had pushed them out: 0.2-0.3 ms more of the filter's CPU a news page, of
@@ -72,8 +74,10 @@ class _PlexityExtractor(BaseExtractor):
     def __init__(self, timeout: float = 30, memory_limit: int | str | None = None):
         extract_timeout(timeout)  # (a string or a negative number: a ValueError here, not when a task runs)
         super().__init__(timeout)
-        # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes)
+        # (resolved here, where the pipeline is built: the value travels with the step to Slurm nodes; the default
+        # is decided again in each task, where the job's memory may lower it: `extraction_ceiling`)
         self.memory_limit = extract_memory_limit(memory_limit)
+        self.memory_default = is_default_ceiling(memory_limit)
         self.warned_of_errors = False
         self.warned_of_no_markup = False
         self.warned_of_not_text = False
@@ -94,8 +98,13 @@ class _PlexityExtractor(BaseExtractor):
         return self.to_text(text)
 
     def run(self, data, rank: int = 0, world_size: int = 1):
+        default = getattr(self, "memory_default", False)  # (a step pickled before it was kept)
         extractor = TimeLimitedExtractor(self.extractor or self.to_text, timeout=self.timeout or 0,
-                                         memory_limit=self.memory_limit or 0)
+                                         memory_limit=None if default else self.memory_limit or 0)
+        if extractor.memory_note:  # (its job's memory holds less than the ceiling: said in each task's log)
+            if default and extractor.memory_limit != self.memory_limit:
+                self.stat_update(CEILING_LOWERED)
+            logger.warning(extractor.memory_note)
         batch = []  # (handed on `HAND_ON_BATCH` at a time, in order)
         try:
             self.check_installation(extractor)
@@ -250,7 +259,8 @@ class HtmlTagsExtractor(_PlexityExtractor):
         timeout: seconds allowed per document (a 10 MB page takes about a second)
         memory_limit: bytes of resident memory (RSS) the extraction child may hold (or a size,
             ``"512MiB"``); a document past it is dropped and counted as ``memory_limit``.
-            Default: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB; 0: no ceiling.
+            Default: ``PLEXITY_EXTRACT_MEMORY``, else 768 MiB, less where the job's memory holds less
+            (`extraction_ceiling`); 0: no ceiling.
     """
 
     name = "🏷 HTML tags"

@@ -48,7 +48,7 @@ from ..errors import (PROCESS_LIMIT_WHY, ExtractionError, ExtractionMemoryLimit,
                       ExtractorCannotStart, ExtractorDied, not_text_error)
 from ..runtime import native
 from ..runtime.cgroups import oom_kills, out_of_memory
-from ..runtime.memory import address_space_limit
+from ..runtime.memory import address_space_limit, memory_of_job, mib
 from ..runtime.sizes import parse_memory
 from . import check_extractor_name, get_extractor
 
@@ -61,6 +61,16 @@ DEFAULT_EXTRACT_MEMORY = 768 << 20
 # it does not finish between two looks at its memory, and lets the quick ones through.
 MIN_EXTRACT_MEMORY = 128 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
+# Where a job's memory is small, the default ceiling is lowered to what it leaves a child (`extraction_ceiling`), but
+# not below this: ordinary pages read within it (WCXB's 1,497 pages at a 128 MiB ceiling, each extractor's child at its
+# peak: learned 56 MiB, dense 71, fast 71, tags 84, none stopped; trafilatura, which holds ~97 MiB at rest, and auto,
+# which may run it, stopped 30 and 48 pages, the largest of them 5 MB; trafilatura 6 at 160 MiB).  Under it a large
+# page may still take the job past its memory; the note says so.
+FLOOR_EXTRACT_MEMORY = MIN_EXTRACT_MEMORY
+# What the calling process may still grow by after the ceiling is decided, besides what it holds then: a datatrove
+# task decides it as its extractor step starts (75 MiB resident) and peaks later at 190 MiB (its model, the language
+# identifier's tables, the pages and texts it holds).
+CALLER_GROWTH = 128 << 20
 MEMORY_LIMIT = "memory_limit"  # the counted reason of a page stopped at the ceiling, in every front end
 _WATCH_INTERVAL = 0.02  # seconds between two looks at a busy child's memory
 _PIPE_BYTES = 1 << 20
@@ -107,6 +117,72 @@ def extract_memory_limit(value: int | str | None = None) -> int | None:
                          f"process holds at rest: give {_size(MIN_EXTRACT_MEMORY)} or more (a size such as "
                          f"'512MiB'; a bare number is bytes), or 0 for none")
     return int(value) or None
+
+
+_sharers = 1  # the processes of this job that each run extraction children of their own (`share_job_memory`)
+_said: set[str] = set()  # the notes said in this process (`say_once`)
+
+
+def share_job_memory(processes: int) -> None:
+    """This process is one of `processes` that share the job's memory, each with its extraction child (a local
+    ``plexity run``'s workers): the default ceiling is made of its share (`extraction_ceiling`)."""
+    global _sharers
+    _sharers = max(1, processes)
+
+
+def is_default_ceiling(value: int | str | None) -> bool:
+    """Whether `value` leaves the ceiling to the default: none given, nor ``PLEXITY_EXTRACT_MEMORY``."""
+    return value is None and not os.environ.get(EXTRACT_MEMORY_ENV, "").strip()
+
+
+def extraction_ceiling(value: int | str | None = None, children: int = 1) -> tuple[int | None, str | None]:
+    """The memory ceiling of the extraction children this process starts, `children` at most at once
+    (`extract_memory_limit`'s, decided here for every front end), and a note to say once where the job's memory
+    bears on it (else None).
+
+    The default, 768 MiB, is lowered where the job's memory (`memory_of_job`: a Slurm job's --mem or
+    --mem-per-cpu, a container's limit, the machine's RAM; divided among a local run's workers: `share_job_memory`)
+    does not hold this process (its resident memory now, and `CALLER_GROWTH`) and a child at the ceiling: there a
+    large page grew the child past the job's memory before the ceiling stopped it, and Slurm (polling RSS) killed the
+    whole task, again at every re-run (384M per task, the 14 MB page of tests/hostile_pages.py with ``dense``).
+    Lowered, the page is a counted ``memory_limit`` skip.  Never below `FLOOR_EXTRACT_MEMORY`.  A ceiling given
+    (`value`, ``PLEXITY_EXTRACT_MEMORY``) is kept as given, with a note when it is more than the job leaves."""
+    ceiling = extract_memory_limit(value)
+    try:
+        size, words = memory_of_job()
+    except OSError:  # (a system that does not say its memory)
+        return ceiling, None
+    if _sharers > 1:
+        words = f"{words} shared by {_sharers} workers"
+        size //= _sharers
+    own = resident_memory(os.getpid()) or 0
+    left = max(0, (size - own - CALLER_GROWTH) // max(1, children))
+    holds = (f"this process ({mib(own)} now, {mib(CALLER_GROWTH)} more for what it still loads)"
+             + (f" and {children} children" if children > 1 else ""))
+    if is_default_ceiling(value):
+        if left >= DEFAULT_EXTRACT_MEMORY:
+            return ceiling, None
+        ceiling = max(FLOOR_EXTRACT_MEMORY, left >> 20 << 20)
+        note = (f"the extraction memory ceiling is {mib(ceiling)}, not {mib(DEFAULT_EXTRACT_MEMORY)}: {words} holds "
+                f"{holds}")
+        note += (f" and a child of {mib(left)} at most" if left >= FLOOR_EXTRACT_MEMORY else
+                 f", and leaves a child {mib(left)}; {mib(FLOOR_EXTRACT_MEMORY)}, what ordinary pages need, may take "
+                 f"the job past its memory: give the job more memory")
+        return ceiling, note + f" (--extract-memory or ${EXTRACT_MEMORY_ENV} sets a ceiling)"
+    if ceiling is not None and ceiling > left:
+        return ceiling, (f"the extraction memory ceiling {mib(ceiling)} is more than {words} leaves a child beside "
+                         f"{holds}: {mib(left)}; a large page may take the job past its memory before the ceiling "
+                         f"stops it")
+    return ceiling, None
+
+
+def say_once(note: str | None, say: Callable[[str], object]) -> bool:
+    """`say(note)` the first time this process is given `note`; whether it did."""
+    if note is None or note in _said:
+        return False
+    _said.add(note)
+    say(note)
+    return True
 
 
 def extract_timeout(value: float | None) -> float | None:
@@ -662,7 +738,8 @@ class TimeLimitedExtractor:
             and raises `ExtractionTimeout`. 0 or None: no limit.
         memory_limit: bytes of resident memory (RSS) the child may hold (or a size: ``"512MiB"``); past
             it the child is killed and the call raises `ExtractionMemoryLimit`.  None: the
-            ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB; 0: no ceiling.  With
+            ``PLEXITY_EXTRACT_MEMORY`` environment variable, else 768 MiB, or less where the job's memory leaves
+            less (`extraction_ceiling`; `memory_note` says so); 0: no ceiling.  With
             neither limit, extraction runs in the calling thread (no child process).
         processes: child processes at most (calls from more threads wait for one).
 
@@ -674,8 +751,9 @@ class TimeLimitedExtractor:
                  processes: int = 1, memory_limit: int | str | None = None):
         self.name = extractor if isinstance(extractor, str) else _reference(extractor)
         self.timeout = extract_timeout(timeout)
-        self.memory_limit = extract_memory_limit(memory_limit)
         self.processes = max(1, processes)
+        self.memory_default = is_default_ceiling(memory_limit)  # (pickled as such: decided where it is unpickled)
+        self.memory_limit, self.memory_note = extraction_ceiling(memory_limit, self.processes)
         # The function itself only where it runs here (no limit): a sandboxed one is imported by the child alone
         self._direct: Callable[[str | bytes], str] | None = None if isinstance(extractor, str) else extractor
         if isinstance(extractor, str):
@@ -760,8 +838,8 @@ class TimeLimitedExtractor:
                 self._give_back(child)
 
     @property
-    def _key(self) -> tuple:
-        return self.name, self.timeout, self.memory_limit
+    def _key(self) -> tuple:  # (a default ceiling as such: decided from this process's memory, which grows)
+        return self.name, self.timeout, "default" if self.memory_default else self.memory_limit
 
     def _start(self) -> _Child:
         child = _take_set_aside(self._key) or _Child(self.name)
@@ -841,17 +919,20 @@ class TimeLimitedExtractor:
 
     def __getstate__(self):  # pickles as its settings (for datatrove steps, forked workers)
         return {"name": self.name, "timeout": self.timeout, "processes": self.processes,
-                "memory_limit": self.memory_limit}
+                "memory_limit": None if self.memory_default else self.memory_limit,  # (the same in every process)
+                "memory_default": self.memory_default}
 
-    def __setstate__(self, state):
-        self.__init__(state["name"], state["timeout"] or 0, state["processes"], state.get("memory_limit") or 0)
+    def __setstate__(self, state):  # (the default ceiling decided anew in this process: `extraction_ceiling`)
+        memory = None if state.get("memory_default") else state.get("memory_limit") or 0
+        self.__init__(state["name"], state["timeout"] or 0, state["processes"], memory)
         if self.sandboxed:  # the copies of these settings in this process share their children (`_unpickled`)
             key = (*self._key, self.processes)
             with _unpickled_lock:
                 shared = _unpickled.get(key)
                 if shared is None:
-                    shared = _unpickled[key] = TimeLimitedExtractor(self.name, self.timeout or 0, self.processes,
-                                                                    self.memory_limit or 0)
+                    shared = _unpickled[key] = TimeLimitedExtractor(
+                        self.name, self.timeout or 0, self.processes,
+                        None if self.memory_default else self.memory_limit or 0)
             self._shared = shared
 
     def __del__(self):

@@ -41,7 +41,8 @@ def return_freed_memory() -> bool:
     return True
 
 
-def _mib(size: int) -> str:
+def mib(size: int) -> str:
+    """`size` bytes in MiB, in words ("384 MiB")."""
     return f"{size / 2**20:,.0f} MiB"
 
 
@@ -93,7 +94,7 @@ def memory_of_job() -> tuple[int, str]:
     if not found:
         raise OSError("cannot tell how much memory this machine has")
     size, words = min(found, key=lambda entry: entry[0])  # (the first of equal ones)
-    return size, words.format(_mib(size))
+    return size, words.format(mib(size))
 
 
 def usable_memory() -> tuple[int, str]:
@@ -104,5 +105,5 @@ def usable_memory() -> tuple[int, str]:
     size, words = memory_of_job()
     address_space = address_space_limit()
     if address_space is not None and address_space < size:
-        return address_space, f"the {_mib(address_space)} of address space this process may map (RLIMIT_AS, ulimit -v)"
+        return address_space, f"the {mib(address_space)} of address space this process may map (RLIMIT_AS, ulimit -v)"
     return size, words

@@ -29,7 +29,7 @@ from ..io.payload_sniffing import binary_kind, has_markup, looks_like_html, text
 from ..io.read_limits import MAX_DOCUMENT_BYTES
 from ..io.read_outcomes import TOO_LARGE
 from ..runtime.sizes import parse_memory, parse_size
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, MEMORY_LIMIT, TimeLimitedExtractor, say_once
 from ..cleaning.policy import DEFAULT_MIN_CHARS, DocumentPolicy, DroppedLog, Verdict
 from ..scoring.multilingual import LanguageModels, make_scorer, require_thresholds
 from ..scoring.scorer import PerplexityScorer
@@ -178,6 +178,7 @@ class PerplexityFilterPipeline:
         # in child processes stopped past the time limit (`plexity_plugins.extractors.sandbox`), one per thread
         self.extract = TimeLimitedExtractor(extractor, timeout=extract_timeout, processes=max(1, threads),
                                             memory_limit=extract_memory)
+        say_once(self.extract.memory_note, lambda note: logger.warning("plexity: %s", note))
         self.max_document_bytes = max_document_bytes
         self.output_field = output_field
         self.stats_field = stats_field or None

@@ -67,7 +67,7 @@ from starlette.staticfiles import StaticFiles
 from ..cleaning.policy import empty_reason
 from ..scoring import methods
 from ..extractors import EXTRACTORS, ExtractionError, decode_html
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, TimeLimitedExtractor, say_once
 from ..errors import ApiError, ExtractionMemoryLimit, ExtractionTimeout, ModelError
 from ..io.payload_sniffing import binary_kind, text_binary_kind
 from ..runtime.memory import return_freed_memory
@@ -666,6 +666,8 @@ def create_app(model: str | None = None, extractor: str = DEFAULT_WEB_EXTRACTOR,
     # extractor: the machine's cores, not the thread pool's 40 threads).
     extractors = {name: TimeLimitedExtractor(name, timeout=extract_timeout, processes=2, memory_limit=extract_memory)
                   for name in EXTRACTORS}
+    say_once(extractors[extractor].memory_note,  # (the job's memory lowered its default ceiling ...)
+             lambda note: print(f"plexity serve: warning: {note}", file=sys.stderr, flush=True))
     if warm_up:
         extractors[extractor].warm_up()
         # (the default model opened now, not by the first request: it took 0.15 s for the embedded one, and a server
