@@ -112,8 +112,10 @@ def test_under_python_I_a_runs_extraction_children_import_nothing_from_the_pytho
 def test_pages_the_containers_oom_killer_stopped_are_read_again_with_overwrite_as_the_warning_says(cgroup,
                                                                                                   hostile_warc,
                                                                                                   tmp_path):
-    """The killer's pages are skips of tasks that completed: a re-run given more memory read none of them again
-    ("1 already completed", the page still memory_limit), and the warning did not say what does."""
+    """Pages the job's memory stopped (the kernel's out-of-memory killer's, or, since the default ceiling fits the
+    job's memory, the lowered ceiling's: 128 MiB in 256) are skips of tasks that completed: a re-run given more memory
+    read none of them again ("1 already completed", the page still memory_limit), and the warning did not say what
+    does."""
     out = tmp_path / "out"
     small = plexity_in(cgroup("memory", 256), "run", str(hostile_warc.parent), "-o", str(out), "--extractor", "dense")
     assert "lost: memory_limit 1" in small.stdout, small.stdout + small.stderr

@@ -49,7 +49,7 @@ from ..cleaning.policy import DEFAULT_MIN_CHARS
 from ..io.read_limits import DEFAULT_REMOTE_TIMEOUT, MAX_DOCUMENT_BYTES
 from ..io.folders import unlisted_folder_message
 from ..io.output_lock import own_output_folder
-from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV
+from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV, MEMORY_LIMIT
 from .options import add_model_args, check_language_options, parse_memory, parse_size, positive_float, positive_int
 
 FORMATS = ("jsonl", "warc")
@@ -785,6 +785,23 @@ def out_of_memory_note(kills_before: int | None) -> str | None:
             f"that did not complete)")
 
 
+def lowered_ceiling_note(merged: list | None, local: bool) -> str | None:
+    """What to say when pages were skipped at an extraction ceiling the job's memory lowered (`extraction_ceiling`):
+    like the killer's pages, they are skips of tasks that completed, which a re-run given more memory does not read
+    again (a 256 MiB container: the ceiling 128 MiB, the 14 MB page `memory_limit`, and nothing said how to get it)."""
+    from ..datatrove.extractors import CEILING_LOWERED
+    from ..datatrove.run_counts import step_stats
+
+    extractor = step_stats(merged or [], "EXTRAC")
+    if not extractor or not extractor.get(CEILING_LOWERED) or not extractor.get(MEMORY_LIMIT):
+        return None
+    more = "give the job more memory, or run fewer workers (--workers)" if local else \
+        "give each task more memory (--mem-per-cpu-gb)"
+    return (f"{extractor[MEMORY_LIMIT]:,} page(s) were skipped at an extraction memory ceiling lowered to fit this "
+            f"job's memory (the tasks' logs say to what): {more}, and --overwrite to read those pages again (a re-run "
+            f"redoes only the tasks that did not complete)")
+
+
 def small_files_note(paths: list[str], workers: int) -> str | None:
     """What to give where one task per file (the default) spends more on the tasks' starts than on the files: 1,000
     WARC files of 2 pages ran in 51 s (26 s of CPU) as 1,000 tasks and in 3 s as 8 (2 workers; docs/performance.md)."""
@@ -1020,6 +1037,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{done}/{tasks} tasks completed ({done - done_before} in this run, {elapsed:.1f} s)")
     print(output_paths(output_dir, logging_dir, merged))
     if args.executor == "local" and (note := out_of_memory_note(kills_before)):
+        print(printable(f"plexity run: warning: {note}"), file=sys.stderr)
+    elif note := lowered_ceiling_note(merged, args.executor == "local"):
         print(printable(f"plexity run: warning: {note}"), file=sys.stderr)
     if failed is not None or done < tasks:
         from ..errors import PROCESS_LIMIT_WHY, TasksFailed, out_of_processes

@@ -12,7 +12,7 @@ from .extractors import LOST_COUNTERS  # (the pages the extractor step forwards 
 from .run_settings import SETTINGS_FILE
 
 
-def _step_stats(merged: list, name_part: str) -> dict | None:
+def step_stats(merged: list, name_part: str) -> dict | None:
     """The counters of the step whose name holds `name_part`; None when the run has no such step."""
     for step in merged:
         if name_part in step.get("name", ""):
@@ -29,7 +29,7 @@ def run_counts(merged: list) -> dict:
     has the count: what the summary prints and `plexity report` shows.  A step the run does not have
     (no extractor with --extractor none) gives no counts at all, not 0s: the report shows them unknown."""
     counts: dict = {}
-    reader = _step_stats(merged, "WARC HTML")
+    reader = step_stats(merged, "WARC HTML")
     if reader is not None:
         # datatrove counts every listed file in input_files, also those the reader could not open
         file_skips = {reason: reader[reason] for reason in (NOT_A_REGULAR_FILE, UNREADABLE_FILE,
@@ -49,7 +49,7 @@ def run_counts(merged: list) -> dict:
                       records_recovered=reader.get("records_recovered", 0),
                       bytes_skipped=reader.get("bytes_skipped", 0),
                       pages_cut_by_crawler=reader.get("pages_cut_by_crawler", 0))
-    elif (reader := _step_stats(merged, "📖 - READER")) is not None:
+    elif (reader := step_stats(merged, "📖 - READER")) is not None:
         # another reader (datatrove's JsonlReader, ParquetReader of a text dataset: docs/datatrove.md): its files and
         # documents (the report said "documents unknown" above the filter's "documents kept 7"); those of ours
         # (JsonlDocumentReader, ParquetDocumentReader) count each row skipped and each damaged file, by reason
@@ -61,14 +61,14 @@ def run_counts(merged: list) -> dict:
             counts.update(files_skipped=sum(file_skips.values()), file_skip_reasons=file_skips,
                           documents_skipped=sum(skipped.values()), skip_reasons=skipped,
                           damaged_files=_by_prefix(reader, "corrupt_files_"))
-    extractor = _step_stats(merged, "EXTRAC")
+    extractor = step_stats(merged, "EXTRAC")
     if extractor is not None:
         counts.update(documents_extracted=extractor.get("forwarded", 0),
                       lost_reasons={"no_text" if k == "dropped" else k: extractor[k]
                                     for k in LOST_COUNTERS if extractor.get(k)})
     # (PerplexitySentenceFilter.name: a PerplexityDocumentFilter before it, "🧮 Perplexity document", was read as the
     # sentence filter, its 0 sentences reported)
-    filt = _step_stats(merged, "🧮 Perplexity sentences")
+    filt = step_stats(merged, "🧮 Perplexity sentences")
     if filt is not None:
         counts.update({key: filt.get(key, 0) for key in ("sentences_kept", "sentences_dropped", "chars_kept",
                                                           "chars_dropped", "replaced_chars")})
