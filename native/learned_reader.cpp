@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -2795,6 +2796,17 @@ struct ForestData {
   // `value <= split` alone goes where `step` goes, NaN or not (rows of a page nearly always hold a NaN feature).
   std::vector<int32_t> column_feature;  // each column's feature (column 0: -1)
   std::vector<double> column_nan;       // what a NaN of it reads as
+  // The categorical splits' columns, after those (flatten): each is 0.0 where its split sends the row left, else
+  // 1.0, so that such a split is a plain `value <= 0.5` and its tree is walked as fast as any (the 55 of the shipped
+  // block forest's 100 trees that hold one asked every node whether it was one: ~22 ns a row a tree, not ~14).  Each
+  // is a feature and a set of categories (nodes testing the same share one); `category_mask`: those under 64, as bits.
+  std::vector<int32_t> category_column_feature;
+  std::vector<int32_t> category_column_begin, category_column_end;  // into `categories`
+  std::vector<uint64_t> category_mask;
+  // The nodes and `slow` as `step` reads them, categorical splits and all: a group of rows one of which holds +inf
+  // in a categorical feature walks these, so that a row faults where it meets such a split, as forest.py's does.
+  std::vector<FlatNode> flat_exact;
+  std::vector<uint8_t> slow_exact;
   // The linear model added to the trees' sum (forest.py's "linear"; none where `has_linear` is false): `bias`,
   // then each numeric term (a value that is not finite adds its `missing`; another is held within [low, high],
   // the values it was trained on, and adds weight * value, or weight * copysign(log1p(|value|), value) where
@@ -2807,7 +2819,10 @@ struct ForestData {
   std::vector<int32_t> category_feature;
   std::vector<int32_t> category_begin;  // each categorical term's values and weights from here (one more: the end)
   std::vector<double> category_value, category_weight;
+  // log1p of 0 .. kSmallLogs - 1, by libm's log1p itself (the same numbers): most log terms read counts
+  std::vector<double> small_logs;
 };
+constexpr int kSmallLogs = 1024;
 
 // `f.nodes` laid out as `f.flat`; false (with a Python error) where a feature index does not fit.
 bool flatten(ForestData &f) {
@@ -2912,6 +2927,52 @@ bool flatten(ForestData &f) {
   f.flat.emplace_back();
   f.leaf_values.push_back(0.0);
   leaf(f.stopped, 0.0);
+  // each categorical split to a column of its own (one per feature and set of categories), after the numeric ones
+  f.flat_exact = f.flat;
+  f.slow_exact = f.slow;
+  f.category_column_feature.clear();
+  f.category_column_begin.clear();
+  f.category_column_end.clear();
+  f.category_mask.clear();
+  std::map<std::pair<int32_t, std::vector<int64_t>>, int32_t> category_columns;
+  const size_t numeric = f.column_feature.size();
+  for (size_t t = 0; t < f.flat_roots.size(); ++t) {
+    const size_t end = t + 1 < f.flat_roots.size() ? static_cast<size_t>(f.flat_roots[t + 1]) : f.flat.size() - 1;
+    bool slow = false;
+    for (size_t i = static_cast<size_t>(f.flat_roots[t]); i < end; ++i) {
+      FlatNode &node = f.flat[i];
+      if ((node.flags & kCategorical) && !(node.flags & kLeaf)) {
+        const int32_t feature = f.flat_exact[i].feature;  // (flat_exact: the feature, as `step` reads the row)
+        const auto first = f.categories.begin();
+        std::pair<int32_t, std::vector<int64_t>> key(
+            feature, std::vector<int64_t>(first + node.cats.begin, first + node.cats.end));
+        auto found = category_columns.find(key);
+        int32_t column;
+        if (found != category_columns.end()) {
+          column = found->second;
+        } else {
+          column = static_cast<int32_t>(numeric + f.category_column_feature.size());
+          uint64_t mask = 0;
+          for (int64_t c : key.second)
+            if (c >= 0 && c < 64) mask |= uint64_t{1} << c;
+          f.category_column_feature.push_back(feature);
+          f.category_column_begin.push_back(node.cats.begin);
+          f.category_column_end.push_back(node.cats.end);
+          f.category_mask.push_back(mask);
+          category_columns.emplace(std::move(key), column);
+        }
+        if (column > INT16_MAX) {
+          PyErr_SetString(PyExc_ValueError, "the forest reads more features than the compiled reader can index");
+          return false;
+        }
+        node.split = 0.5;
+        node.feature = static_cast<int16_t>(column);
+        node.flags = static_cast<uint8_t>(node.flags & ~(kCategorical | kSlow));
+      }
+      slow |= (node.flags & kSlow) != 0;
+    }
+    f.slow[t] = slow;
+  }
   return true;
 }
 
@@ -3121,36 +3182,64 @@ bool read_linear(PyObject *spec, ForestData &f) {
   f.category_begin.push_back(static_cast<int32_t>(f.category_value.size()));
   for (const int32_t feature : f.linear_feature) f.max_feature = std::max(f.max_feature, feature);
   for (const int32_t feature : f.category_feature) f.max_feature = std::max(f.max_feature, feature);
+  f.small_logs.clear();
+  for (int k = 0; k < kSmallLogs; ++k) {
+    volatile double whole = k;  // (libm's log1p at run time, as a row's value gets: never a compile-time constant)
+    f.small_logs.push_back(std::log1p(whole));
+  }
   f.has_linear = true;
   return true;
 }
 
-// The linear model's part of a row's score (after the trees': forest.py adds it in this order).
-inline double add_linear(const ForestData &f, const double *row, double total) {
-  total += f.linear_bias;
-  for (size_t i = 0; i < f.linear_feature.size(); ++i) {
-    const double raw = row[f.linear_feature[i]];
-    if (raw - raw != 0.0) {  // (NaN or infinite)
-      total += f.linear_missing[i];
-      continue;
-    }
-    const double value = std::min(std::max(raw, f.linear_low[i]), f.linear_high[i]);  // (forest.py's order)
-    if (f.linear_log[i]) {
-      total += f.linear_weight[i] * std::copysign(std::log1p(std::fabs(value)), value);
-    } else {
-      total += f.linear_weight[i] * value;
-    }
+// Rows walk a tree this many at a time, side by side: their walks do not wait on each other's
+// loads, so the processor overlaps them.  Each row's leaves are still added tree by tree in the
+// forest's order (the same sums, to the bit, as one row at a time).
+constexpr size_t kLanes = 8;
+
+// log1p of `a` (not negative): a whole number under kSmallLogs from ForestData::small_logs.
+inline double log1p_of(const ForestData &f, double a) {
+  if (a < kSmallLogs) {
+    const int whole = static_cast<int>(a);
+    if (static_cast<double>(whole) == a) return f.small_logs[whole];
   }
-  for (size_t c = 0; c < f.category_feature.size(); ++c) {
-    const double value = row[f.category_feature[c]];
-    for (int32_t i = f.category_begin[c]; i < f.category_begin[c + 1]; ++i) {
-      if (f.category_value[i] == value) {
-        total += f.category_weight[i];
-        break;
+  return std::log1p(a);
+}
+
+// The linear model's part of the scores of `lanes` rows, added to their trees' sums in `totals` (after the trees:
+// forest.py adds it in this order).  The rows side by side, each row's terms still added in the spec's order (the
+// same sums to the bit: the rows' additions only interleave, and none waits on another's); log1p by log1p_of.
+inline void add_linear_lanes(const ForestData &f, const double *const *rows, size_t lanes, double *totals) {
+  for (size_t k = 0; k < lanes; ++k) totals[k] += f.linear_bias;
+  for (size_t i = 0; i < f.linear_feature.size(); ++i) {
+    const int32_t feature = f.linear_feature[i];
+    const double missing = f.linear_missing[i], low = f.linear_low[i], high = f.linear_high[i];
+    const double weight = f.linear_weight[i];
+    const bool log = f.linear_log[i];
+    for (size_t k = 0; k < lanes; ++k) {
+      const double raw = rows[k][feature];
+      if (raw - raw != 0.0) {  // (NaN or infinite)
+        totals[k] += missing;
+        continue;
+      }
+      const double value = std::min(std::max(raw, low), high);  // (forest.py's order)
+      if (log) {
+        totals[k] += weight * std::copysign(log1p_of(f, std::fabs(value)), value);
+      } else {
+        totals[k] += weight * value;
       }
     }
   }
-  return total;
+  for (size_t c = 0; c < f.category_feature.size(); ++c) {
+    for (size_t k = 0; k < lanes; ++k) {
+      const double value = rows[k][f.category_feature[c]];
+      for (int32_t i = f.category_begin[c]; i < f.category_begin[c + 1]; ++i) {
+        if (f.category_value[i] == value) {
+          totals[k] += f.category_weight[i];
+          break;
+        }
+      }
+    }
+  }
 }
 
 int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
@@ -3209,11 +3298,6 @@ inline const FlatNode *step(const FlatNode *nodes, const FlatNode *node, const d
   return nodes + node->left + (go_left ? 0 : 1);
 }
 
-// Rows walk a tree this many at a time, side by side: their walks do not wait on each other's
-// loads, so the processor overlaps them.  Each row's leaves are still added tree by tree in the
-// forest's order (the same sums, to the bit, as one row at a time).
-constexpr size_t kLanes = 8;
-
 // The node after `at`: a plain numeric split reads its column of `columns` (ForestData::column_feature: a NaN
 // there is -inf or +inf, whichever goes where `step` sends it) without a branch that depends on the data; the others
 // (categorical, missing "zero") go by `step` on the `row` itself; a fault to `stopped` (and `faulted` set).
@@ -3259,32 +3343,54 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
   const double *values = f.leaf_values.data();
   const int64_t *categories = f.categories.data();
   const int32_t stopped = f.stopped;
-  const size_t count = f.column_feature.size();
+  const size_t numeric = f.column_feature.size();
+  const size_t categorical = f.category_column_feature.size();
+  const size_t count = numeric + categorical;
   const int32_t *feature = f.column_feature.data();
   const double *nan = f.column_nan.data();
+  const int32_t *category_feature = f.category_column_feature.data();
+  const uint64_t *category_mask = f.category_mask.data();
   std::vector<double> columns(kLanes * count);
   size_t first_infinite = n;  // the first row met with an infinite categorical value
   std::fill(out, out + n, 0.0);
   for (size_t r0 = 0; r0 < n; r0 += kLanes) {
     const size_t lanes = std::min(kLanes, n - r0);
     const double *row[kLanes];
+    bool infinite = false;  // a row holds +inf in a categorical feature: the group walks flat_exact
     for (size_t k = 0; k < kLanes; ++k) {  // (a last group of fewer rows walks its first row again in the others)
       row[k] = rows + (r0 + (k < lanes ? k : 0)) * width;
       double *to = columns.data() + k * count;
       to[0] = 0.0;
-      for (size_t c = 1; c < count; ++c) {
+      for (size_t c = 1; c < numeric; ++c) {
         const double value = row[k][feature[c]];
         to[c] = value == value ? value : nan[c];
       }
+      for (size_t c = 0; c < categorical; ++c) {  // (where `step` sends the row: a NaN or negative value right)
+        const double value = row[k][category_feature[c]];
+        bool left = false;
+        if (value >= 0) {
+          if (value < 64.0) {
+            left = (category_mask[c] >> static_cast<int>(value)) & 1;
+          } else if (std::isinf(value)) {
+            infinite = true;
+          } else if (value < 9.2e18) {
+            left = std::binary_search(categories + f.category_column_begin[c], categories + f.category_column_end[c],
+                                      static_cast<int64_t>(value));
+          }
+        }
+        to[numeric + c] = left ? 0.0 : 1.0;
+      }
     }
+    const FlatNode *walked = infinite ? f.flat_exact.data() : nodes;
+    const uint8_t *slow = infinite ? f.slow_exact.data() : f.slow.data();
     bool faulted[kLanes] = {};
     for (size_t t = 0; t < f.flat_roots.size(); ++t) {
       int32_t at[kLanes];
-      if (f.slow[t]) {
-        walk_tree<true>(nodes, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
+      if (slow[t]) {
+        walk_tree<true>(walked, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
                         faulted);
       } else {
-        walk_tree<false>(nodes, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
+        walk_tree<false>(walked, f.flat_roots[t], f.depths[t], columns.data(), count, row, categories, stopped, at,
                          faulted);
       }
       for (size_t k = 0; k < lanes; ++k) out[r0 + k] += values[at[k]];
@@ -3292,10 +3398,11 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
     for (size_t k = 0; k < lanes; ++k) {
       if (faulted[k]) first_infinite = std::min(first_infinite, r0 + k);
     }
+    if (f.has_linear) add_linear_lanes(f, row, lanes, out + r0);  // (here, while the group's rows are in the cache)
   }
   for (size_t r = 0; r < n; ++r) {
     if (r == first_infinite) return 1;
-    const double total = f.has_linear ? add_linear(f, rows + r * width, out[r]) : out[r];
+    const double total = out[r];
     const double e = std::exp(-total);
     if (std::isinf(e) && std::isfinite(total)) return 2;
     out[r] = 1.0 / (1.0 + e);

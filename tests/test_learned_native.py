@@ -779,6 +779,43 @@ def test_a_linear_model_naming_a_feature_the_rows_do_not_hold_is_refused():
             _native.Forest(dict(spec, linear=dict(spec["linear"], **broken)))
 
 
+def test_categorical_splits_send_every_value_where_the_reference_does():
+    """A categorical split sends a row left where its value, cut to an int, is one of the split's categories, and a
+    NaN or negative value right: the compiled path reads each split of a feature and a set of categories as a column
+    of its own (categories under 64 as bits, others searched), and its sums are the reference's to the bit for
+    fractional, negative, NaN, huge and infinite values, and for categories past 64 and past 2**32; a row holding
+    +inf there that never meets such a split is scored, beside the rows walked with it."""
+    rng = random.Random(17)
+    categorical = [FEATURES.index(name) for name in CATEGORICAL]
+    pool = [0.0, -0.0, 1.0, 2.5, 3.0, 63.0, 63.9, 64.0, 65.0, 69.0, 100.0, 2.0 ** 40, 1e19, -1.0, -0.5, math.nan,
+            -math.inf]
+    rows = [[rng.choice([0.0, 0.5, 1.0, 2.0, math.nan]) for _ in range(WIDTH)] for _ in range(300)]
+    for row in rows:
+        for i in categorical:
+            row[i] = rng.choice(pool)
+    spec = random_forest(rows, 21, trees=40)
+    for tree in spec["trees"]:
+        for node, categories in enumerate(tree["categories"]):
+            if categories is not None and rng.random() < 0.5:
+                tree["categories"][node] = sorted(categories + rng.sample([64, 65, 100, 2 ** 40], 2))
+    ours = reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
+    assert ours == reference_forest.Forest(copy.deepcopy(spec)).probabilities(rows)
+    # (+inf in a categorical feature faults only a row that meets a categorical split: here the numeric root
+    # sends the rows of 1.0 right, to a leaf)
+    tag, other = categorical[0], FEATURES.index("words")
+    tree = {"feature": [other, tag, -1, -1, -1], "threshold": [0.5, 0.0, 0.0, 0.0, 0.0],
+            "categories": [None, [1, 70], None, None, None], "missing": ["none"] * 5, "default_left": [False] * 5,
+            "left": [1, 2, -1, -1, -1], "right": [4, 3, -1, -1, -1], "value": [0.0, 0.0, 0.5, -0.5, 0.25]}
+    spec = {"features": list(FEATURES), "trees": [tree], "threshold": 0.5}
+    rows = []
+    for k in range(12):
+        row = [0.0] * WIDTH
+        row[tag], row[other] = (math.inf, 1.0) if k % 3 == 0 else (float(k % 2), 0.0)
+        rows.append(row)
+    ours = reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
+    assert ours == reference_forest.Forest(copy.deepcopy(spec)).probabilities(rows)
+
+
 def test_a_forest_fails_on_the_same_row_as_the_reference():
     """A row the forest cannot score fails the compiled path as it fails forest.py, which scores
     the rows in order: the first faulty row's fault is the error, whatever the rows after it hold
