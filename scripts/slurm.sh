@@ -16,7 +16,10 @@
 # memory is a consumable resource (SelectTypeParameters=CR_CPU_Memory, DefMemPerCPU=1024 for a job that asks for
 # none), and slurmstepd kills a step whose processes' RSS adds up to more (JobAcctGatherType=jobacct_gather/linux,
 # JobAcctGatherParams=OverMemoryKill, polled every second): no cgroup plugin needed.
-# (tests/test_slurm_memory_probe53.py starts one such private cluster.)
+# (tests/test_slurm_memory_probe53.py starts one such private cluster.)  With PLEXITY_SLURM_MEMORY=cgroup, the
+# limit is the job's memory cgroup instead (TaskPlugin=task/cgroup, a cgroup.conf beside slurm.conf with
+# ConstrainRAMSpace=yes; cgroup v1's memory controller must be writable): the kernel's out-of-memory killer ends
+# the process that needs more, and Slurm marks the task FAILED ("Out Of Memory" in its log).
 #
 # Two places:
 # - by default the config goes to /etc/slurm/slurm.conf, where sbatch/srun/squeue look for it,
@@ -73,8 +76,27 @@ DefMemPerCPU=1024
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherParams=OverMemoryKill
 JobAcctGatherFrequency=task=1" ;;
-    *) die "PLEXITY_SLURM_MEMORY=${PLEXITY_SLURM_MEMORY}: give enforce, or leave it unset" ;;
+    cgroup) memory_lines="SelectTypeParameters=CR_CPU_Memory
+DefMemPerCPU=1024
+JobAcctGatherType=jobacct_gather/linux" ;;
+    *) die "PLEXITY_SLURM_MEMORY=${PLEXITY_SLURM_MEMORY}: give enforce or cgroup, or leave it unset" ;;
   esac
+  local task_plugin=task/none
+  if [[ "${PLEXITY_SLURM_MEMORY:-}" == cgroup ]]; then
+    # each job in a memory cgroup of its --mem (cgroup v1's memory controller, writable here): the kernel's
+    # out-of-memory killer ends a process of a job that needs more, as on most clusters
+    [[ -w /sys/fs/cgroup/memory/cgroup.procs ]] || \
+      die "PLEXITY_SLURM_MEMORY=cgroup needs cgroup v1's memory controller writable at /sys/fs/cgroup/memory"
+    task_plugin=task/cgroup
+    cat > "$(dirname "$CONF")/cgroup.conf" <<EOF
+$MARK
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=yes
+AllowedSwapSpace=0
+EOF
+  fi
   local private_lines=""
   if [[ -n "$PRIVATE" ]]; then
     private_lines="SlurmctldPort=$CTLD_PORT
@@ -91,7 +113,7 @@ SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=${task_plugin}
 SwitchType=switch/none
 MpiDefault=none
 SchedulerType=sched/backfill
@@ -234,6 +256,9 @@ stop() {
         kill -9 "$pid" 2>/dev/null || true
       fi
     done
+  fi
+  if [[ -f "$(dirname "$CONF")/cgroup.conf" ]]; then  # (task/cgroup's: left behind by slurmd, empty once it ended)
+    rmdir "/sys/fs/cgroup/memory/slurm_$(hostname -s)" 2>/dev/null || true
   fi
   echo "slurm.sh: stopped"
 }

@@ -96,6 +96,8 @@ class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
         paths = sorted({self.logging_dir.resolve_paths(name) for name in ("executor.pik", "stats", "stats.json")})
         for path in paths:  # (each a whole word of the command line: stats is not cut out of stats.json)
             run_script = re.sub(rf"(?<= ){re.escape(path)}(?= |$)", lambda _: shlex.quote(path), run_script)
+        if "launch_pickled_pipeline" in run_script:  # (the array's tasks, not the merge job)
+            run_script = completed_despite_slurm(run_script, self.logging_dir.resolve_paths("executor.pik"))
         script = super().get_launch_file_contents(quoted, run_script)
         script = script.replace(f'echo "Starting data processing job {self.job_name}"',
                                 f"echo {shlex.quote(f'Starting data processing job {self.job_name}')}", 1)
@@ -201,6 +203,45 @@ def _describe_slurm_state(state: str | None, error: str | None, executor, slurm_
     if state is None:
         return f"it did not complete, and Slurm no longer says how it ended ({where})"
     return f"it ended {state} without completing ({where})"
+
+
+def completed_despite_slurm(run_script: str, executor_path: str) -> str:
+    """The array task's command, followed where it fails by `array_task_completed`: a task whose ranks all wrote
+    their completion marker ends with status 0 whatever srun said.  Under task/cgroup, the kernel's out-of-memory
+    killer ending a task's extraction child (its page a counted ``memory_limit``, the task completed) made srun say
+    "Out Of Memory" and exit 1: the array task ended FAILED, so Slurm cancelled the merge job (``afterok``: no
+    stats.json, and a re-run, nothing left to run, launched none) and any stage depending on it."""
+    call = f"import sys; from {__name__} import exit_if_completed; exit_if_completed(sys.argv[1])"
+    check = f"python -c {shlex.quote(call)} {shlex.quote(executor_path)}"
+    return f"{run_script} || {{ status=$?; {check} || exit $status; }}"
+
+
+def array_task_completed(executor) -> list[int] | None:
+    """The ranks this array task (SLURM_ARRAY_TASK_ID, RUN_OFFSET) of `executor` ran, if each has its completion
+    marker, else None (datatrove's `SlurmPipelineExecutor.run` picks them so)."""
+    array = int(os.environ["SLURM_ARRAY_TASK_ID"]) + executor.max_array_size * int(os.environ.get("RUN_OFFSET", 0))
+    with executor.logging_dir.open("ranks_to_run.json", "r") as f:
+        ranks = json.load(f)[array * executor.tasks_per_job:(array + 1) * executor.tasks_per_job]
+    return ranks if all(executor.is_rank_completed(rank) for rank in ranks) else None
+
+
+def exit_if_completed(executor_path: str) -> None:
+    """In an array task whose command failed (`completed_despite_slurm`): exit 0, with a line in its Slurm log saying
+    why, when its ranks completed, else 1."""
+    import sys
+
+    import dill
+    from datatrove.io import open_file
+
+    with open_file(executor_path, "rb") as f:
+        executor = dill.load(f)
+    ranks = array_task_completed(executor)
+    if ranks is None:
+        sys.exit(1)
+    print(f"plexity: task(s) {', '.join(map(str, ranks))} completed (completion marker written) though srun failed "
+          f"(a process of the task was ended, and counted: an extraction child the job's memory limit stopped is a "
+          f"memory_limit skip); this array task ends with status 0, so what depends on it runs", flush=True)
+    sys.exit(0)
 
 
 def slurm_task_states(job_id: str) -> dict[int, str]:
