@@ -13,10 +13,16 @@ character), against ~5 for a letter: 40 MB of NULs took ``dense`` and ``fast`` t
 768 MiB ceiling (a memory_limit skip of a page whose text is fine).  HTML's tree builder leaves NULs out of a page's
 text (elsewhere they are U+FFFD, in nothing a reader writes), and libxml2's readers had them taken out already: now
 `checked` takes them out for every reader that hands a page to a parser, and the page of 40 MB takes ``dense`` 100 MiB.
+
+**A declared text past the learned reader's bounds.**  Where a page's own text is short, the learned reader adds the
+text its JSON-LD declares (an ``articleBody``, read as HTML); one of more than `segment.MAX_BLOCKS` blocks refuses the
+page (not read without it), but the error said "the page has more than 50,000 blocks" of a page of one paragraph, and
+named ``fast`` and ``dense`` to read it, which read no JSON-LD.  Now it names the declared text.
 """
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -26,6 +32,7 @@ from plexity_plugins.errors import ExtractionError
 from plexity_plugins.extractors import get_extractor
 from plexity_plugins.extractors.markup import (MAX_TAGS, MAX_TAGS_TRAFILATURA, checked, read_markup,
                                                read_markup_python, start_tags)
+from plexity_plugins.extractors.learned.segment import MAX_BLOCKS
 from plexity_plugins.extractors.sandbox import TimeLimitedExtractor
 
 COMMENTS = ["<!---->", "<!-- a comment -->", "<?x>", "<!x>", "</ x>", "</1>"]
@@ -110,3 +117,23 @@ def test_a_page_of_millions_of_nuls_is_read_within_a_low_memory_ceiling(name):
         assert "The council approved the budget" in extractor(page.encode())
     finally:
         extractor.close()
+
+
+def _declaring(*bodies: str) -> str:
+    scripts = "".join('<script type="application/ld+json">' + json.dumps({"@type": "Article", "articleBody": body})
+                      + "</script>" for body in bodies)
+    return ("<html><head>" + scripts + "</head><body><p>The library opens at nine on weekdays and at ten on Sundays, "
+            "the council said.</p></body></html>")
+
+
+def test_a_declared_text_past_the_learned_readers_bounds_is_named_in_the_error():
+    too_many = "<p>word of the article</p>" * (MAX_BLOCKS + 1)
+    readable = "<p>" + "The council approved the budget for the new library on Tuesday evening. " * 10 + "</p>"
+    learned = get_extractor("learned")
+    # (before: "the page has more than 50,000 blocks ...; another extractor (fast, dense) reads it")
+    for page in (_declaring(too_many), _declaring(readable, too_many)):
+        with pytest.raises(ExtractionError, match=r"^the text the page declares \(a JSON-LD articleBody or text\) has "
+                                                  r"more than 50,000 blocks or 200,000 elements, past what the learned "
+                                                  r"reader reads$"):
+            learned(page)
+    assert learned(_declaring(readable)).splitlines()[1].startswith("The council approved the budget")
