@@ -2189,7 +2189,7 @@ Py_ssize_t attributes_end(const C *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t li
   return n;
 }
 
-// markup.read_markup_python, in one pass: the start tags counted, and their attributes kept (at most
+// markup.read_markup_python, in one pass: the start tags (and comments) counted, and their attributes kept (at most
 // `attributes` a tag when not negative), stopping past `tags` start tags or `total` attributes (when not
 // negative: the counts returned then are past them); and the pieces of a page whose tags have more than
 // `attributes` attributes (`kept`: [start, end) ranges of the page, each followed by its tag's ending; empty
@@ -2209,6 +2209,12 @@ void markup_walk(const C *s, Py_ssize_t n, Py_ssize_t attributes, Py_ssize_t tag
     bool closing;
     const Py_ssize_t end_of_name = tag_name(s, n, lt, &first, &closing);
     if (first < 0) {
+      // a comment (or a bogus one, a doctype): a node of the tree, as an element is; "</>" makes none
+      const bool empty_end_tag = end_of_name == lt + 3 && s[lt + 1] == '/' && s[lt + 2] == '>';
+      if (end_of_name > lt + 1 && !empty_end_tag && ++*counted > tags && tags >= 0) {
+        kept->clear();  // (stopped: the page is refused, not bounded)
+        return;
+      }
       at = end_of_name;
       continue;
     }

@@ -41,14 +41,14 @@ def parse_html(html: str | bytes, reader: str):
     tree, and its walk, grow with them), and naming libxml2's limit for a page past it (libxml2 read only its
     first part), in milliseconds: before a reader walks a tree 2,048 levels deep (1,000 nested tables took
     trafilatura's passes 5 s of a core)."""
-    return parse_checked_html(checked(html_text(html).replace("\x00", ""), reader))
+    return parse_checked_html(checked(html_text(html), reader))  # (checked takes NULs out)
 
 
 def parse_checked_html(html: str):
     """`parse_html` of a page `markup.checked` has given back."""
     # (CR and CRLF as LF, as HTML's input stream is read: libxml2 2.14 does so itself; 2.12, lxml 5.0-5.3's, kept
     # a lone CR in the text, where the tags extractor saw no line break)
-    html = html.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+    html = html.replace("\r\n", "\n").replace("\r", "\n")  # (and checked took NULs out)
     if not html.strip():
         return None
     parser = lxml.html.HTMLParser(huge_tree=True)

@@ -28,6 +28,9 @@ pages is 15,793; the learned reader refuses a page of more than 200,000 elements
 builder makes an element of count as the tags they are read as: each ``</br>`` is a ``<br>``, each ``</p>`` with no
 ``<p>`` open an empty ``<p>`` (counted against the ``<p>`` start tags before it); counting start tags only, a page of
 a million stray ``</p>`` (4 MB) took ``dense`` 21 s and 646 MB, ``fast`` 6.9 s, three million the memory ceiling.
+So do comments (``<!-- -->``, and the bogus ones the tokenizer reads: ``<!x>``, ``<?x>``, ``</ x>``), of which each
+parser makes a node as of an element: five million ``<?x>`` (20 MB) grew ``dense`` by 840 MiB and ``tags`` by 1.6
+GiB in 8.8 s of a core (the most on the development pages is 704).
 
 **A page's attributes.**  The bound of each element's leaves a page's unbounded: lexbor holds ~240 bytes an
 attribute, trafilatura's trees ~600, and 22,500 elements of 1,000 attributes (45 MB, fewer tags than either bound)
@@ -117,8 +120,9 @@ def _end_tag_makes_element(html: str, first: int, end: int, open_p: int) -> tupl
 def read_markup_python(html: str, attributes: int = -1, tags: int = -1, total: int = -1) -> tuple[str, int, int]:
     """The tags of `html` as HTML's tokenizer reads them, in one pass: (`html` with each tag's attributes past
     the first `attributes` left out, its ``>`` or ``/>`` kept: `html` itself when no tag has more, or when the
-    pass stopped; the tags that make an element: its start tags, and the end tags the tree builder makes one of
-    (`_end_tag_makes_element`: ``</br>``, a ``</p>`` with no ``<p>`` open); the attributes its start tags keep).
+    pass stopped; the tags that make a node of the tree: its start tags, the end tags the tree builder makes an
+    element of (`_end_tag_makes_element`: ``</br>``, a ``</p>`` with no ``<p>`` open), and its comments (``<!--``,
+    and the bogus ones: ``<!x>``, ``<?x>``, ``</ x>``; a doctype too); the attributes its start tags keep).
     Past `tags` such tags or `total` attributes (each when not negative) it stops: the counts then are past them.
     (-1 `attributes`: none left out.)"""
     n = len(html)
@@ -134,6 +138,10 @@ def read_markup_python(html: str, attributes: int = -1, tags: int = -1, total: i
             break
         first, end_of_name, closing = tag_name(html, lt)
         if first < 0:
+            if end_of_name > lt + 1 and not html.startswith("</>", lt):  # (a comment: a node, as an element is)
+                counted += 1
+                if 0 <= tags < counted:
+                    return html, counted, kept
             at = end_of_name
             continue
         at, cut, ending, count = _attributes(html, end_of_name, attributes)
@@ -225,10 +233,15 @@ def lexbor_options(page: str) -> str:
 
 
 def checked(html: str, reader: str, max_tags: int = MAX_TAGS) -> str:
-    """`html` as the parsers may take it (no tag with more than `MAX_ATTRIBUTES` attributes, no text in a ``<noframes>``
-    or ``<noembed>``: `without_fallback`), from one pass over
-    its markup; `ExtractionError` naming the bound (and `reader`) if it holds more than `max_tags` start tags or
-    more than `MAX_PAGE_ATTRIBUTES` attributes (those each tag keeps), before it is parsed."""
+    """`html` as the parsers may take it (no NUL, no tag with more than `MAX_ATTRIBUTES` attributes, no text in a
+    ``<noframes>`` or ``<noembed>``: `without_fallback`), from one pass over its markup; `ExtractionError` naming the
+    bound (and `reader`) if it holds more than `max_tags` tags (start tags and comments: `read_markup`) or more than
+    `MAX_PAGE_ATTRIBUTES` attributes (those each tag keeps), before it is parsed."""
+    # NULs out, as HTML's tree builder leaves them out of a page's text (elsewhere they are U+FFFD, in no text a
+    # reader writes): lexbor holds ~17 bytes for each NUL of a page's text and ~30 for each in a <script>, and a
+    # 40 MB one took dense and fast past the 768 MiB memory ceiling (20 MB of them in a script: 600 MiB); libxml2's
+    # readers had them taken out already.  (No NUL, no copy: the same str.)
+    html = html.replace("\x00", "")
     page, tags, attributes = read_markup(without_fallback(html), MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
     others = "; another extractor (dense, fast) reads it" if max_tags < MAX_TAGS else ""
     if tags > max_tags:

@@ -300,12 +300,19 @@ def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None =
 def declared_text(declared: list[str]) -> str:
     """The text of a page's JSON-LD strings (``articleBody``, ``text``: the ``declared`` of
     `read_blocks`' page), each once, read as HTML (sites often put the article's markup there):
-    one line a block."""
+    one line a block.  `ExtractionError` naming the declared text for one past `MAX_BLOCKS` blocks or
+    `MAX_ELEMENTS` elements: the page is refused, as one past them is, not read without the text it declares
+    (the message said the page had more than 50,000 blocks, of a page of one paragraph)."""
     lines, seen = [], set()
     for value in declared:
         if value not in seen:
             seen.add(value)
-            lines.extend(read_whole(value)[0])
+            texts, page = read_blocks(value)
+            if page.truncated:
+                raise ExtractionError(
+                    f"the text the page declares (a JSON-LD articleBody or text) has more than {MAX_BLOCKS:,} blocks "
+                    f"or {MAX_ELEMENTS:,} elements, past what the learned reader reads")
+            lines.extend(texts)
     return "\n".join(lines)
 
 
