@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -379,3 +380,14 @@ def private_slurm(memory: str = ""):
         else:
             os.environ["SLURM_CONF"] = previous
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def wait_for_slurm_jobs(name: str, timeout: float = 240) -> None:
+    """Wait until no Slurm job called `name` is pending or running (the Slurm the environment's SLURM_CONF names)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i %T"], capture_output=True, text=True).stdout
+        if not out.strip():
+            return
+        time.sleep(0.2)  # (squeue is quick: a job that ends is seen within a fifth of a second)
+    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s:\n{out}")

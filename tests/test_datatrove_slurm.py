@@ -9,11 +9,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from helpers import PLEXITY, REPO, SAMPLE, completions, html_uris, read_jsonl_dir, read_warc_dir, split_warc
+from helpers import (PLEXITY, REPO, SAMPLE, completions, html_uris, read_jsonl_dir, read_warc_dir, split_warc,
+                     wait_for_slurm_jobs)
 
 PARTITION = "debug"
 
@@ -29,18 +29,6 @@ def job_name(label: str) -> str:
     return f"plexity-test-{os.getpid()}-{label}"
 
 
-def wait_for_jobs(name: str, timeout: float = 240) -> None:
-    """Wait until no job called `name` is pending or running."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i %T"], capture_output=True, text=True).stdout
-        if not out.strip():
-            return
-        time.sleep(0.2)  # (squeue is quick: a job that ends is seen within a fifth of a second)
-    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s:\n{out}")
-
-
-
 @pytest.mark.slurm
 def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
     shards = tmp_path / "shards"
@@ -54,7 +42,7 @@ def test_slurm_array_job_output_equals_the_local_output(slurm, tmp_path):
                              str(slurm_out), "--partition", slurm, "--tasks", "4", "--job-name", job_name("equal")],
                             capture_output=True, text=True, timeout=120)
     assert launch.returncode == 0 and "submitted Slurm job" in launch.stdout, launch.stderr[-3000:]
-    wait_for_jobs(job_name("equal"))
+    wait_for_slurm_jobs(job_name("equal"))
 
     assert completions(slurm_out / "logs") == ["00000", "00001", "00002", "00003"]
     script = (slurm_out / "logs" / "launch_script.slurm").read_text()
@@ -161,7 +149,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
         assert elsewhere.returncode == 2 and queued.stderr.splitlines()[0] in elsewhere.stderr, elsewhere.stderr
         assert len(jobs) == 2  # the array and its stats merge: nothing more was submitted
         set_partition_state(slurm, "UP")
-        wait_for_jobs(job_name("resume"))
+        wait_for_slurm_jobs(job_name("resume"))
         assert completions(logs) == ["00000", "00001", "00003"]  # the other array tasks went on
         assert not (logs / "stats.json").exists()  # the merge job waits for a complete array
     # the killed task's output was cut short: it is under its temporary name only, never its own
@@ -173,7 +161,7 @@ def test_rerun_after_a_killed_worker_runs_only_the_missing_task_and_loses_nothin
     assert second.returncode == 0, second.stderr[-3000:]
     if executor == "slurm":
         assert json.loads((logs / "ranks_to_run.json").read_text()) == [2]  # only the missing task
-        wait_for_jobs(job_name("resume"))
+        wait_for_slurm_jobs(job_name("resume"))
         assert (logs / "stats.json").is_file()
     assert completions(logs) == ["00000", "00001", "00002", "00003"]
     assert not list(out.rglob("*.part"))  # the re-run wrote the same temporary name and renamed it
@@ -214,7 +202,7 @@ def test_overwrite_with_another_executor_waits_for_the_slurm_job_then_deletes_it
     assert record.is_file() and (out / "logs" / "ranks_to_run.json").is_file()  # nothing deleted
 
     subprocess.run(["scancel", "-n", name], check=True)
-    wait_for_jobs(name)
+    wait_for_slurm_jobs(name)
     done = subprocess.run(local, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert completions(out / "logs") == ["00000", "00001"]

@@ -19,7 +19,7 @@ from datatrove.pipeline.readers import JsonlReader, ParquetReader  # noqa: E402
 from datatrove.pipeline.writers import JsonlWriter, ParquetWriter  # noqa: E402
 from warcio.warcwriter import WARCWriter  # noqa: E402
 
-from helpers import read_jsonl_dir  # noqa: E402
+from helpers import read_jsonl_dir, wait_for_slurm_jobs  # noqa: E402
 from warc_corpus import ARTICLE, page, response, write_warc  # noqa: E402
 
 OTHER = ("Scientists from the university have measured the temperature of the river every morning for ten years. "
@@ -242,7 +242,6 @@ def test_plexity_clean_of_standard_input_says_it_reads_files_and_what_to_give(tm
     assert not (tmp_path / "out").exists()
 
 
-
 def test_plexity_clean_of_a_wget_mirror_reads_the_pages_its_names_do_not_say_are_pages(tmp_path):
     # Before: `wget --mirror` names pages after their addresses (index.php?id=3, about, a .xhtml or .asp page):
     # plexity clean skipped each as unknown_file_type, a warning each, and cleaned none of the site.  Now a file
@@ -329,18 +328,6 @@ if __name__ == "__main__":
                                tasks=1, logging_dir=f"{out}/logs-clean", depends=first, **slurm)
     second.run()
 '''
-
-
-def wait_for_slurm_jobs(name: str, timeout: float = 240) -> None:
-    import subprocess
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not subprocess.run(["squeue", "-h", "-n", name], capture_output=True, text=True).stdout.strip():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s")
 
 
 @pytest.mark.slurm

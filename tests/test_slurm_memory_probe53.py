@@ -24,7 +24,8 @@ import time
 
 import pytest
 
-from helpers import REPO, SAMPLE, completions, html_uris, private_slurm, read_jsonl_dir, split_warc
+from helpers import (REPO, SAMPLE, completions, html_uris, private_slurm, read_jsonl_dir, split_warc,
+                     wait_for_slurm_jobs)
 
 pytestmark = pytest.mark.slurm
 
@@ -38,15 +39,6 @@ def slurm():
 
 def env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO)}
-
-
-def wait_for_jobs(name: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not subprocess.run(["squeue", "-h", "-n", name], capture_output=True, text=True).stdout.strip():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s")
 
 
 # The default pipeline of `plexity run` (WARC reader, learned extractor with its extraction child, perplexity filter,
@@ -100,7 +92,7 @@ def test_a_task_slurm_kills_for_its_memory_is_named_so_and_a_rerun_submits_it_al
     assert first.returncode == 0, first.stderr[-3000:]
     launched = json.loads(first.stdout.splitlines()[-1])
     assert "#SBATCH --mem-per-cpu=512M" in (out / "logs" / "launch_script.slurm").read_text()
-    wait_for_jobs(name)
+    wait_for_slurm_jobs(name)
     assert completions(out / "logs") == ["00000"]  # (task 0, in the same 512M, completed)
     assert (tmp_path / "held").exists()
     slurm_log = (out / "logs" / "slurm_logs" / f"{launched['job']}_1.out").read_text()
@@ -127,7 +119,7 @@ def test_a_task_slurm_kills_for_its_memory_is_named_so_and_a_rerun_submits_it_al
     assert list(again["before"][1].values()) == [why.replace(" (0.5 GB per CPU: mem_per_cpu_gb, --mem-per-cpu-gb)",
                                                              "")]
     assert json.loads((out / "logs" / "ranks_to_run.json").read_text()) == [1]  # task 1 alone
-    wait_for_jobs(name)
+    wait_for_slurm_jobs(name)
     assert completions(out / "logs") == ["00000", "00001"]
     assert (out / "logs" / "stats.json").is_file()  # (the merge job, after a complete array)
     written = [d["metadata"]["url"] for folder in ("documents", "excluded") for d in read_jsonl_dir(out / folder)]
@@ -207,7 +199,7 @@ def test_the_default_ceiling_fits_a_small_jobs_memory_and_a_huge_page_is_a_count
                                   capture_output=True, text=True, timeout=120, env=env())
         assert launched.returncode == 0, launched.stderr[-3000:]
         assert "#SBATCH --mem-per-cpu=384M" in (out / "logs" / "launch_script.slurm").read_text()
-        wait_for_jobs(name)
+        wait_for_slurm_jobs(name)
         job = json.loads(launched.stdout.splitlines()[-1])["job"]
         return (out / "logs" / "slurm_logs" / f"{job}_0.out"), (out / "logs" / "logs" / "task_00000.log").read_text()
 
@@ -278,7 +270,7 @@ def test_a_task_that_completed_succeeds_though_srun_failed_and_the_merge_job_run
                               text=True, timeout=120, env=env())
     assert launched.returncode == 0, launched.stderr[-3000:]
     job = json.loads(launched.stdout.splitlines()[-1])["job"]
-    wait_for_jobs(name)
+    wait_for_slurm_jobs(name)
     assert completions(out / "logs") == ["00000", "00001"]
     states = subprocess.run(["squeue", "-h", "-t", "all", "-n", name, "-r", "-o", "%i %T"], capture_output=True,
                             text=True).stdout.split("\n")
