@@ -58,6 +58,11 @@ _SNIFFED_HTML = re.compile(rb"(?:\xef\xbb\xbf)?[\t\n\x0c\r ]*<(?:!doctype html|h
 _SNIFFED_BYTES = 1445  # (the Standard's resource header)
 
 
+def html_by_bytes(head: bytes) -> bool:
+    """Whether `head`, a file's first bytes (`_SNIFFED_BYTES` of them are enough), is an HTML page's start."""
+    return _SNIFFED_HTML.match(head[:_SNIFFED_BYTES]) is not None
+
+
 def html_by_content(path: Path) -> bool:
     """Whether a regular file's first bytes are an HTML page's (`_SNIFFED_HTML`); False for what is no regular
     file (a FIFO would wait for ever) or cannot be read."""
@@ -68,7 +73,7 @@ def html_by_content(path: Path) -> bool:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
-        return _SNIFFED_HTML.match(os.read(fd, _SNIFFED_BYTES)) is not None
+        return html_by_bytes(os.read(fd, _SNIFFED_BYTES))
     except OSError:
         return False
     finally:

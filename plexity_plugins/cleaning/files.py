@@ -34,7 +34,7 @@ from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
-from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, kind_of, kind_of_file, saved_page_of
+from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, html_by_bytes, kind_of, kind_of_file, saved_page_of
 from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 def unknown_file_type(path: str | os.PathLike) -> str:
     """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC;
-    `dataset_file`'s, for a dataset of documents).  (A WAT is a skip of its own: `wat_file`.)"""
-    return misnamed_warc(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
+    `misnamed_page`'s, for a gzipped page; `dataset_file`'s, for a dataset of documents).  (A WAT is a skip of its
+    own: `wat_file`.)"""
+    return misnamed_warc(path) or misnamed_page(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
 
 
 # A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's
@@ -93,6 +94,52 @@ def misnamed_warc(path: str | os.PathLike) -> str | None:
     if head.startswith(b"WARC/1."):
         return f"a WARC by its bytes: rename it to {_renamed(path, '.warc')} to read it"
     return None
+
+
+def misnamed_page(path: str | os.PathLike) -> str | None:
+    """For a gzipped HTML page whose name says no kind (``about.gz``, ``page``: a download saved as the server
+    compressed it): what it is and the name to give it; else None (it was "not one of the ... files", naming no way
+    on, where a gzipped WARC so named is told its name)."""
+    if not _first_bytes(path, len(GZIP_MAGIC)).startswith(GZIP_MAGIC):  # (a folder's images: 2 bytes read of each)
+        return None
+    inflated = _inflated_start(_first_bytes(path))
+    if inflated is not None and html_by_bytes(inflated):
+        return f"a gzipped HTML page by its bytes: rename it to {_renamed(Path(path), '.html.gz')} to read it"
+    return None
+
+
+def renamed_for_compression(path: Path, head: bytes) -> str:
+    """For a page or text file whose name and bytes disagree on gzip, `head` its first bytes: the name that reads
+    it, as ``: rename it to NAME to read it``; "" where renaming would not make it text.  Gzip bytes named without
+    ``.gz`` (``index.html``: a download saved as the server compressed it) -> ``index.html.gz``; bytes not gzipped
+    named ``.gz`` (``page.html.gz``: a download a tool decompressed, keeping its name) -> ``page.html``.  (The skip
+    said "its bytes are gzip", or "not a gzipped file", and no more.)"""
+    name, gzipped = path.name, path.name.lower().endswith(".gz")
+    if head.startswith(GZIP_MAGIC) and not gzipped:
+        inflated, renamed = _inflated_start(head), name + ".gz"
+    elif not head.startswith(GZIP_MAGIC) and gzipped:
+        inflated, renamed = head, name[:-len(".gz")]
+    else:
+        return ""
+    readable = inflated and binary_kind(inflated) is None and kind_of(path.with_name(renamed)) == kind_of(path)
+    return f": rename it to {renamed} to read it" if readable else ""  # (.xhtml.gz, .mhtml.gz are not read)
+
+
+def _first_bytes(path: str | os.PathLike, size: int = 65536) -> bytes:
+    """A regular file's first `size` bytes; b"" for what cannot be read or is no regular file (a FIFO waits)."""
+    try:
+        with open_input(Path(path)) as f:
+            return f.read(size)
+    except (OSError, NotARegularFile):
+        return b""
+
+
+def _inflated_start(data: bytes, size: int = 4096) -> bytes | None:
+    """The first `size` bytes the start of a gzip stream, `data`, inflates to; None where it does not inflate."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, size)
+    except zlib.error:
+        return None
 
 
 def _renamed(path: Path, suffix: str) -> str:
@@ -518,6 +565,10 @@ class FileCleaner:
             self.stats.files += 1
             self._failed_read(source, exc)
             return
+        except gzip.BadGzipFile as exc:  # (named .gz, its bytes are not: said with the name that reads it)
+            self._skip_file(source, UNREADABLE_FILE, describe(exc) + renamed_for_compression(item.path,
+                                                                                             _first_bytes(item.path)))
+            return
         except (OSError, EOFError, zlib.error, Undecodable) as exc:  # unreadable (a symlink loop), or a damaged gzip
             self._skip_file(source, UNREADABLE_FILE, describe(exc))
             return
@@ -528,7 +579,8 @@ class FileCleaner:
             self.stats.damaged_file(TRAILING_GARBAGE, message)
         binary = binary_kind(raw[:4096])
         if binary is not None:  # a PDF, an image ... named .html or .txt: never text
-            self._skip(source, NOT_TEXT if item.kind == "text" else NOT_HTML, f"its bytes are {binary}")
+            self._skip(source, NOT_TEXT if item.kind == "text" else NOT_HTML,
+                       f"its bytes are {binary}{renamed_for_compression(item.path, raw[:65536])}")
             return
         self.stats.bytes_in += len(raw)
         verdict = self._judge(raw, "html" if item.kind == "mhtml" else item.kind, source, content_type)

@@ -57,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The unknown arguments an error names: a crawl's 5,000 files, unquoted, were one line of 5,000 paths, its hint (the
+# glob to quote) at its end
+UNKNOWN_SHOWN = 5
+
+
 def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown: list[str]) -> None:
     """Exit 2 in the words of the command given them: its usage, then ``plexity clean: error:
     unrecognized arguments: --extracter tags (did you mean --extractor? plexity clean --help lists
@@ -78,7 +83,8 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     if any(not word.startswith("-") and os.path.exists(word) for word in unknown):  # `plexity run crawl/*.warc.gz`
         hint += (f"more paths than {command.prog} takes: a glob the shell expanded? quote it, as in "
                  f"'crawl/*.warc.gz', for {command.prog} to expand it; ")
-    command.error(f"unrecognized arguments: {' '.join(unknown)} ({hint}{command.prog} --help lists the options)")
+    shown = unknown if len(unknown) <= UNKNOWN_SHOWN else [*unknown[:UNKNOWN_SHOWN], f"... ({len(unknown):,} in all)"]
+    command.error(f"unrecognized arguments: {' '.join(shown)} ({hint}{command.prog} --help lists the options)")
 
 
 class PrintableFormatter(logging.Formatter):
