@@ -1,8 +1,9 @@
 """A stranger's first day, probe 54: a fresh environment installed from the checkout as docs/install.md says, the
 sample WARC, a folder of the user's own pages, the datatrove scripts of docs/datatrove.md, a Scrapy crawl of a
 site served by `python -m http.server`, a run interrupted and run again, wrong paths and options, files of other
-kinds.  Two dead ends met: a page or text whose name and bytes disagree on gzip (as a download saves what the
-server sent) was skipped with no way on, and a glob the shell expanded was named path by path before its hint."""
+kinds.  Dead ends met: a page or text whose name and bytes disagree on gzip (as a download saves what the server
+sent) was skipped with no way on, a glob the shell expanded was named path by path before its hint, and a command
+mistyped was answered with the list of commands where a mistyped option is told the one meant."""
 
 from __future__ import annotations
 
@@ -84,3 +85,18 @@ def test_a_glob_the_shell_expanded_into_many_paths_is_named_by_its_first_five_an
         "expanded? quote it, as in 'crawl/*.warc.gz', for plexity run to expand it; plexity run --help lists the "
         "options)")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_mistyped_command_is_told_the_command_meant_as_a_mistyped_option_is():
+    """`plexity cleen page.html -o out` said "argument COMMAND: invalid choice: 'cleen' (choose from 'score', 'clean',
+    ...)", where `--extracter` is told "did you mean --extractor?".  Now a command a letter or two off is named; a
+    word like none of them still lists them all."""
+    result = plexity("cleen", "page.html", "-o", "out")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == ("plexity: error: argument COMMAND: invalid choice: 'cleen' (did you mean "
+                                              "clean? plexity --help lists the commands)")
+    assert plexity("scroe", "A sentence.").stderr.splitlines()[-1].endswith("(did you mean score? plexity --help "
+                                                                           "lists the commands)")
+    assert plexity("xyz").stderr.splitlines()[-1] == (
+        "plexity: error: argument COMMAND: invalid choice: 'xyz' (choose from 'score', 'clean', 'models', 'train', "
+        "'calibrate', 'serve', 'report', 'run')")

@@ -57,6 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def misspelt_command(word: str, commands: list[str]) -> str | None:
+    """The error for `plexity WORD` when WORD is a command mistyped (``cleen``), naming the one meant, as a mistyped
+    option is named (argparse's "invalid choice" listed every command and guessed none); else None."""
+    import difflib
+
+    meant = difflib.get_close_matches(word, commands, n=1, cutoff=0.75)
+    return (f"argument COMMAND: invalid choice: '{word}' (did you mean {meant[0]}? plexity --help lists the commands)"
+            if meant else None)
+
+
 # The unknown arguments an error names: a crawl's 5,000 files, unquoted, were one line of 5,000 paths, its hint (the
 # glob to quote) at its end
 UNKNOWN_SHOWN = 5
@@ -200,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     _names_printable()
     argv = sys.argv[1:] if argv is None else list(argv)
     word = next((word for word in argv if not word.startswith("-")), None)  # (the command: plexity takes no values)
-    if word not in parser.commands and command_hint(word):  # `plexity perplexity TEXT`: "invalid choice" named none
-        parser.error(command_hint(word))
+    if word is not None and word not in parser.commands:  # `plexity perplexity TEXT`: "invalid choice" named none
+        meant = command_hint(word) or misspelt_command(word, list(parser.commands))
+        if meant:
+            parser.error(meant)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         unknown_arguments(parser, argv, unknown)
