@@ -636,3 +636,76 @@ def test_an_output_folder_a_node_does_not_share_stops_the_run_at_its_first_task(
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
         wait_until(lambda: not cluster_processes(cluster.token, node="isolated"), timeout=20)
+
+
+# -- the extraction child's memory ceiling: the task's Ray reservation ---------------------
+
+def test_a_task_reserving_little_memory_lowers_its_extraction_ceiling_and_a_huge_page_is_a_counted_skip(
+        cluster, tmp_path, no_orphans):
+    """The default ceiling (768 MiB) is sized by what the Ray task reserved (`--mem-per-cpu-gb`), as a Slurm job's is
+    by its --mem: a task of 0.4 GB lowers it, says so once in its log naming the reservation, counts the task as
+    ``memory_ceiling_lowered``, and the 14 MB page, which grows a `dense` child by ~250 MiB, is a counted
+    ``memory_limit`` skip instead of a child grown past the task's reservation (where Ray's memory monitor kills
+    workers when the node runs low).  A task of 2 GB keeps 768 MiB and reads the page."""
+    from hostile_pages import write_big_page_warc
+
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    write_big_page_warc(warcs / "big.warc.gz")
+
+    def run(name: str, gb: str):
+        out = tmp_path / name
+        proc = plexity_run(str(warcs), "-o", str(out), "--executor", "ray", "--ray-address", cluster.address,
+                           "--tasks", "1", "--extractor", "dense", "--mem-per-cpu-gb", gb)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        extractor = next(stats for step, stats in merged_stats(out / "logs").items() if "EXTRAC" in step)
+        written = sorted(d["metadata"]["url"] for folder in ("documents", "excluded")
+                         for d in read_jsonl_dir(out / folder))
+        return extractor, written, (out / "logs" / "logs" / "task_00000.log").read_text(), proc.stdout + proc.stderr
+
+    extractor, written, log, said = run("small", "0.4")
+    lowered = [line for line in log.splitlines() if "the extraction memory ceiling is" in line]
+    assert len(lowered) == 1, log[-3000:]
+    assert ", not 768 MiB: this Ray task's 410 MiB (the memory it reserved) holds this process (" in lowered[0]
+    ceiling = int(re.search(r"ceiling is (\d+) MiB", lowered[0])[1])
+    assert 128 <= ceiling < 410 - 128  # (what the task leaves beside its own process, and what that still loads)
+    assert extractor.get("memory_ceiling_lowered") == 1 and extractor.get("memory_limit") == 1, extractor
+    assert written == ["http://t/fine", "http://t/fine2"]
+    assert "1 page(s) were skipped at an extraction memory ceiling lowered to fit this job's memory" in said
+
+    extractor, written, log, _ = run("large", "2")
+    assert "the extraction memory ceiling" not in log and "memory_ceiling_lowered" not in extractor, log[-3000:]
+    assert "memory_limit" not in extractor
+    assert written == ["http://t/big", "http://t/fine", "http://t/fine2"]
+
+
+# Two ranks in one Ray task (tasks_per_job=2) whose memory `ray_remote_kwargs` sets (1 GiB, not the 4 GB of
+# mem_per_cpu_gb): each rank's process shares it.
+SHARED_RESERVATION_RUN = '''
+import sys
+import ray
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import DenseExtractor, RayTaskExecutor, WarcHtmlReader
+
+address, warcs, out = sys.argv[1:4]
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor(pipeline=[WarcHtmlReader(warcs), DenseExtractor(), JsonlWriter(f"{out}/documents")],
+                tasks=2, tasks_per_job=2, mem_per_cpu_gb=4, logging_dir=f"{out}/logs",
+                ray_remote_kwargs={"memory": 2**30}).run()
+'''
+
+
+def test_a_ray_task_s_ranks_share_the_memory_it_reserved_as_ray_remote_kwargs_set_it(cluster, tmp_path, no_orphans):
+    # (1 GiB alone leaves a child more than 768 MiB beside a task's process: shared by two, it does not)
+    (tmp_path / "run.py").write_text(SHARED_RESERVATION_RUN)
+    proc = subprocess.run([sys.executable, str(tmp_path / "run.py"), cluster.address, str(REPO / "examples"),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        log = (tmp_path / "out" / "logs" / "logs" / f"task_{rank:05d}.log").read_text()
+        lowered = [line for line in log.splitlines() if "the extraction memory ceiling is" in line]
+        assert len(lowered) == 1, log[-3000:]
+        assert ", not 768 MiB: this Ray task's 1,024 MiB (the memory it reserved) shared by 2 ranks holds this " \
+               "process (" in lowered[0]
+    extractor = next(stats for step, stats in merged_stats(tmp_path / "out" / "logs").items() if "EXTRAC" in step)
+    assert extractor["memory_ceiling_lowered"] == 2

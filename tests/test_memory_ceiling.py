@@ -330,3 +330,50 @@ def test_in_a_small_job_the_default_ceiling_is_lowered_to_fit_it_and_said_once(p
     limit, note = given.stdout.splitlines()
     assert limit == "512" and note.startswith("the extraction memory ceiling 512 MiB is more than this Slurm job's "
                                               "400 MiB (its --mem) leaves a child beside this process (")
+
+
+def forum_thread(posts: int) -> str:
+    """An ordinary page of a forum thread: each post its author's link, its time, a paragraph and its links (1.2 MB
+    at 3,000 posts, as large as many of WCXB's forum pages: a trafilatura child peaks at ~165 MiB reading it)."""
+    post = ('<div class="post"><div class="meta"><a href="/u/{i}">user {i}</a> <span>2 hours ago</span></div>'
+            '<p>The council approved the budget for the new library on day {i}. The building will open in the '
+            'spring, the mayor said, and it will have a <a href="/r/{i}">reading room</a> for children.</p>'
+            '<ul><li><a href="/reply/{i}">reply</a></li><li><a href="/share/{i}">share</a></li></ul></div>')
+    return ("<html><head><title>The new library</title></head><body><main>"
+            + "".join(post.format(i=i) for i in range(posts)) + "</main></body></html>")
+
+
+def test_a_lowered_ceiling_stays_at_what_ordinary_pages_of_the_extractor_need_and_says_when_the_job_cannot_give_it(
+        tmp_path, monkeypatch):
+    # (a job of 256M leaves a child less than 128 MiB beside plexity clean: every extractor's ceiling at its floor)
+    monkeypatch.setenv("SLURM_JOB_ID", "1")
+    monkeypatch.setenv("SLURM_MEM_PER_NODE", "256")
+    monkeypatch.delenv("PLEXITY_EXTRACT_MEMORY", raising=False)
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "thread.html").write_text(forum_thread(3_000))
+
+    def clean(extractor: str, *given: str):
+        out = tmp_path / f"out-{extractor}{'-given' if given else ''}"
+        run = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "html"), "-o",
+                              str(out), "-q", "--extractor", extractor, *given],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        said = [line for line in run.stderr.splitlines() if "the extraction memory ceiling" in line]
+        return json.loads((out / "plexity-stats.json").read_text()), said
+
+    # trafilatura holds ~90 MiB at rest: at 128 MiB, the old floor of every extractor, this page is stopped ...
+    stats, _ = clean("trafilatura", "--extract-memory", "128MiB")
+    assert stats["skip_reasons"] == {"memory_limit": 1}
+    # ... at its own floor it is read, and the note says the job cannot give that much
+    stats, said = clean("trafilatura")
+    assert stats["skip_reasons"] == {} and stats["documents"] == 1, stats
+    assert len(said) == 1
+    assert "the extraction memory ceiling is 224 MiB, not 768 MiB: this Slurm job's 256 MiB (its --mem) holds " \
+           in said[0]
+    assert "; 224 MiB, what ordinary pages of the trafilatura extractor need, may take the job past its memory: " \
+           "give the job more memory" in said[0]
+    # the default extractor keeps 128 MiB (its child peaks at ~64 MiB on WCXB's pages), and reads the page
+    stats, said = clean("learned")
+    assert stats["skip_reasons"] == {} and stats["documents"] == 1, stats
+    assert len(said) == 1 and "the extraction memory ceiling is 128 MiB, not 768 MiB" in said[0]
+    assert "; 128 MiB, what ordinary pages of the learned extractor need, may take" in said[0]

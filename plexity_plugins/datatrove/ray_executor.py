@@ -224,12 +224,13 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
         # Each process unpickles its own executor, as datatrove's pool does: an fsspec filesystem
         # (http, s3) this worker already opened cannot be used across a fork.
         processes = []
+        memory = (_reserved_memory(), len(ranks))  # (what Ray gave this task, shared by its ranks' processes)
         try:
             for local_rank, rank in enumerate(ranks, start=first):
                 scratch = _make_scratch(executor, rank)
                 processes.append((rank, scratch, None))
                 process = multiprocess.Process(target=_ray_task_main,
-                                               args=(pickled_executor, rank, local_rank, working_dir, scratch))
+                                               args=(pickled_executor, rank, local_rank, working_dir, scratch, memory))
                 process.start()
                 processes[-1] = (rank, scratch, process)
         except BaseException:
@@ -249,6 +250,21 @@ def plexity_task(pickled_executor: bytes, ranks: list[int], working_dir: str | N
             shutil.rmtree(scratch, ignore_errors=True)
     if failed:
         raise RanksFailed(failed)
+
+
+# (`reserve_task_memory`: how the extraction ceiling's note names a Ray task's memory)
+TASK_MEMORY_WORDS = "this Ray task's {} (the memory it reserved)"
+
+
+def _reserved_memory() -> float | None:
+    """The bytes of Ray's ``memory`` resource this task was given (``cpus_per_task * mem_per_cpu_gb`` GB, or what
+    ``ray_remote_kwargs`` says), None if none (0) or Ray cannot tell."""
+    import ray
+
+    try:
+        return ray.get_runtime_context().get_assigned_resources().get("memory")
+    except Exception:  # noqa: BLE001 - (not in a Ray task: a test's direct call) no reservation
+        return None
 
 
 def _keep_task_log(executor: RayTaskExecutor, rank: int, scratch: str, exitcode: int) -> None:
@@ -407,12 +423,23 @@ _LOCAL_LOGS = "ray_logs/logs"  # (there too: where datatrove's Ray executor writ
 
 
 def _ray_task_main(pickled_executor: bytes, rank: int, local_rank: int, working_dir: str | None = None,
-                   scratch: str | None = None) -> None:
+                   scratch: str | None = None, memory: tuple[float | None, int] = (None, 1)) -> None:
     """One task, in a process of its own.  Its temporary files go to `scratch`, a folder of this task's alone:
     datatrove's Ray executor writes each task's log first to ``{tempfile.gettempdir()}/ray_logs/logs/task_NNNNN.log``,
     a name every run and user of the node shared.  Another user's ``/tmp/ray_logs`` (root's first run left it
-    0755) stopped every task of this one before its log existed, and two runs at once wrote the same file."""
+    0755) stopped every task of this one before its log existed, and two runs at once wrote the same file.
+
+    `memory`: the bytes the Ray task reserved and how many processes share them (its ranks): the job's memory of its
+    extraction child's default ceiling (`extraction_ceiling`), as a Slurm job's --mem is.  Sized by the node's memory,
+    a task reserving 512 MiB let its child grow to 768 MiB on a large page: past what Ray placed it by, where Ray's
+    memory monitor kills workers when the node runs low, and the task may be the one killed, at every retry."""
     import dill
+
+    from ..extractors.sandbox import share_job_memory
+    from ..runtime.memory import reserve_task_memory
+
+    reserve_task_memory(memory[0], TASK_MEMORY_WORDS)  # (this process runs this task alone: forked for it)
+    share_job_memory(memory[1], "ranks")
 
     if scratch:
         tempfile.tempdir = scratch  # (this process's only: it runs this one task)

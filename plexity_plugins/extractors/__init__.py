@@ -32,11 +32,21 @@ from ..runtime.lazy import lazy_names
 
 EXTRACTORS = ("learned", "dense", "auto", "trafilatura", "fast", "tags", "none")
 DEFAULT_EXTRACTOR = "learned"
+# The least memory ceiling (bytes of its extraction child's resident memory) at which each extractor reads ordinary
+# pages: where a job's memory lowers the default ceiling (`sandbox.extraction_ceiling`), never below its extractor's.
+# Measured by bench/extraction_floor.py on the WCXB dev set's 1,497 pages, the child's high-water mark per page (one
+# child reading one page after the other, as the sandbox's does): learned 64 MiB at most, dense 69, fast 70, tags 82,
+# none stopped at 128 MiB, the least a child may be given (`sandbox.MIN_EXTRACT_MEMORY`); trafilatura, 89 MiB at
+# rest, and auto (which may run it), 94, peaked at 186 MiB, over 128 MiB on 912 and 924 pages: at 128 MiB the sandbox
+# stopped 24 and 34 of them (0.57 to 5 MB), none at 192; 224 leaves a child that has read many pages room to grow.
+# (A function of a step of your own: the default extractor's.)
+EXTRACTION_FLOORS = {"learned": 128 << 20, "dense": 128 << 20, "fast": 128 << 20, "tags": 128 << 20,
+                     "trafilatura": 224 << 20, "auto": 224 << 20, "none": 128 << 20}
 
-__all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION", "SKIP_TAGS",
-           "ExtractionError", "READER_MODEL_SETTING",
+__all__ = ["BLOCK_TAGS", "DEFAULT_EXTRACTOR", "EXTRACTION_FLOORS", "EXTRACTORS", "FALLBACK_RATIO", "NEW_TEXT_FRACTION",
+           "SKIP_TAGS", "ExtractionError", "READER_MODEL_SETTING",
            "check_extractor_name", "declares_article_or_product", "decode_html",
-           "decode_html_counted", "extractor_model",
+           "decode_html_counted", "extraction_floor", "extractor_model",
            "get_extractor", "html_to_text_auto", "html_to_text_dense", "html_to_text_fast", "html_to_text_learned",
            "html_text_counted", "html_to_text_tags", "html_to_text_trafilatura", "prefer_fuller"]
 
@@ -78,6 +88,12 @@ def _identity(text: str | bytes) -> str:
     if isinstance(text, bytes):
         return text.decode("utf-8", "replace")
     return text
+
+
+def extraction_floor(name: str | None) -> int:
+    """The least ceiling, bytes, that a lowered one may be for extractor `name` (`EXTRACTION_FLOORS`; another name,
+    a function of a step of your own: the default extractor's)."""
+    return EXTRACTION_FLOORS.get(name or "", EXTRACTION_FLOORS[DEFAULT_EXTRACTOR])
 
 
 def check_extractor_name(name: str) -> str:

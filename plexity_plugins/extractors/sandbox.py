@@ -50,7 +50,7 @@ from ..runtime import native
 from ..runtime.cgroups import oom_kills, out_of_memory
 from ..runtime.memory import address_space_limit, memory_of_job, mib
 from ..runtime.sizes import parse_memory
-from . import check_extractor_name, get_extractor
+from . import EXTRACTORS, check_extractor_name, extraction_floor, get_extractor
 
 DEFAULT_EXTRACT_TIMEOUT = 30.0  # seconds per document; datatrove's extractor steps use the same in plexity run
 # Bytes of resident memory (RSS) per extraction child.  768 MiB, not 1 GiB: with the calling process
@@ -61,12 +61,6 @@ DEFAULT_EXTRACT_MEMORY = 768 << 20
 # it does not finish between two looks at its memory, and lets the quick ones through.
 MIN_EXTRACT_MEMORY = 128 << 20
 EXTRACT_MEMORY_ENV = "PLEXITY_EXTRACT_MEMORY"  # the default of every front end, when set (e.g. 512MiB)
-# Where a job's memory is small, the default ceiling is lowered to what it leaves a child (`extraction_ceiling`), but
-# not below this: ordinary pages read within it (WCXB's 1,497 pages at a 128 MiB ceiling, each extractor's child at its
-# peak: learned 56 MiB, dense 71, fast 71, tags 84, none stopped; trafilatura, which holds ~97 MiB at rest, and auto,
-# which may run it, stopped 30 and 48 pages, the largest of them 5 MB; trafilatura 6 at 160 MiB).  Under it a large
-# page may still take the job past its memory; the note says so.
-FLOOR_EXTRACT_MEMORY = MIN_EXTRACT_MEMORY
 # What the calling process may still grow by after the ceiling is decided, besides what it holds then: a datatrove
 # task decides it as its extractor step starts (75 MiB resident) and peaks later at 190 MiB (its model, the language
 # identifier's tables, the pages and texts it holds).
@@ -120,14 +114,16 @@ def extract_memory_limit(value: int | str | None = None) -> int | None:
 
 
 _sharers = 1  # the processes of this job that each run extraction children of their own (`share_job_memory`)
+_sharers_are = "workers"  # (what they are, in the note)
 _said: set[str] = set()  # the notes said in this process (`say_once`)
 
 
-def share_job_memory(processes: int) -> None:
+def share_job_memory(processes: int, who: str = "workers") -> None:
     """This process is one of `processes` that share the job's memory, each with its extraction child (a local
-    ``plexity run``'s workers): the default ceiling is made of its share (`extraction_ceiling`)."""
-    global _sharers
-    _sharers = max(1, processes)
+    ``plexity run``'s workers, a Ray task's ranks: `who`, in the note): the default ceiling is made of its share
+    (`extraction_ceiling`)."""
+    global _sharers, _sharers_are
+    _sharers, _sharers_are = max(1, processes), who
 
 
 def is_default_ceiling(value: int | str | None) -> bool:
@@ -135,25 +131,29 @@ def is_default_ceiling(value: int | str | None) -> bool:
     return value is None and not os.environ.get(EXTRACT_MEMORY_ENV, "").strip()
 
 
-def extraction_ceiling(value: int | str | None = None, children: int = 1) -> tuple[int | None, str | None]:
-    """The memory ceiling of the extraction children this process starts, `children` at most at once
-    (`extract_memory_limit`'s, decided here for every front end), and a note to say once where the job's memory
-    bears on it (else None).
+def extraction_ceiling(value: int | str | None = None, children: int = 1,
+                       extractor: str | None = None) -> tuple[int | None, str | None]:
+    """The memory ceiling of the extraction children this process starts, `children` at most at once, running
+    `extractor` (a name of `EXTRACTORS`; None, a function's reference: the default's) (`extract_memory_limit`'s,
+    decided here for every front end), and a note to say once where the job's memory bears on it (else None).
 
     The default, 768 MiB, is lowered where the job's memory (`memory_of_job`: a Slurm job's --mem or
-    --mem-per-cpu, a container's limit, the machine's RAM; divided among a local run's workers: `share_job_memory`)
-    does not hold this process (its resident memory now, and `CALLER_GROWTH`) and a child at the ceiling: there a
+    --mem-per-cpu, a Ray task's reservation, a container's limit, the machine's RAM; divided among a local run's
+    workers, a Ray task's ranks: `share_job_memory`) does not hold this process (its resident memory now, and
+    `CALLER_GROWTH`) and a child at the ceiling: there a
     large page grew the child past the job's memory before the ceiling stopped it, and Slurm (polling RSS) killed the
     whole task, again at every re-run (384M per task, the 14 MB page of tests/hostile_pages.py with ``dense``).
-    Lowered, the page is a counted ``memory_limit`` skip.  Never below `FLOOR_EXTRACT_MEMORY`.  A ceiling given
-    (`value`, ``PLEXITY_EXTRACT_MEMORY``) is kept as given, with a note when it is more than the job leaves."""
+    Lowered, the page is a counted ``memory_limit`` skip.  Never below what ordinary pages of `extractor` need
+    (`extraction_floor`: 128 MiB, 224 MiB for trafilatura and auto); where the job cannot give that, the note says so.
+    A ceiling given (`value`, ``PLEXITY_EXTRACT_MEMORY``) is kept as given, with a note when it is more than the job
+    leaves."""
     ceiling = extract_memory_limit(value)
     try:
         size, words = memory_of_job()
     except OSError:  # (a system that does not say its memory)
         return ceiling, None
     if _sharers > 1:
-        words = f"{words} shared by {_sharers} workers"
+        words = f"{words} shared by {_sharers} {_sharers_are}"
         size //= _sharers
     own = resident_memory(os.getpid()) or 0
     left = max(0, (size - own - CALLER_GROWTH) // max(1, children))
@@ -162,12 +162,14 @@ def extraction_ceiling(value: int | str | None = None, children: int = 1) -> tup
     if is_default_ceiling(value):
         if left >= DEFAULT_EXTRACT_MEMORY:
             return ceiling, None
-        ceiling = max(FLOOR_EXTRACT_MEMORY, left >> 20 << 20)
+        floor = extraction_floor(extractor)
+        ceiling = max(floor, left >> 20 << 20)
         note = (f"the extraction memory ceiling is {mib(ceiling)}, not {mib(DEFAULT_EXTRACT_MEMORY)}: {words} holds "
                 f"{holds}")
-        note += (f" and a child of {mib(left)} at most" if left >= FLOOR_EXTRACT_MEMORY else
-                 f", and leaves a child {mib(left)}; {mib(FLOOR_EXTRACT_MEMORY)}, what ordinary pages need, may take "
-                 f"the job past its memory: give the job more memory")
+        note += (f" and a child of {mib(left)} at most" if left >= floor else
+                 f", and leaves a child {mib(left)}; {mib(floor)}, what ordinary pages of the "
+                 f"{extractor if extractor in EXTRACTORS else 'default'} extractor need, may take the job past its "
+                 f"memory: give the job more memory")
         return ceiling, note + f" (--extract-memory or ${EXTRACT_MEMORY_ENV} sets a ceiling)"
     if ceiling is not None and ceiling > left:
         return ceiling, (f"the extraction memory ceiling {mib(ceiling)} is more than {words} leaves a child beside "
@@ -753,7 +755,7 @@ class TimeLimitedExtractor:
         self.timeout = extract_timeout(timeout)
         self.processes = max(1, processes)
         self.memory_default = is_default_ceiling(memory_limit)  # (pickled as such: decided where it is unpickled)
-        self.memory_limit, self.memory_note = extraction_ceiling(memory_limit, self.processes)
+        self.memory_limit, self.memory_note = extraction_ceiling(memory_limit, self.processes, self.name)
         # The function itself only where it runs here (no limit): a sandboxed one is imported by the child alone
         self._direct: Callable[[str | bytes], str] | None = None if isinstance(extractor, str) else extractor
         if isinstance(extractor, str):

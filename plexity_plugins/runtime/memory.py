@@ -1,7 +1,7 @@
 """`return_freed_memory()`: give the memory a process has freed back to the system (glibc only); `usable_memory()`:
 the memory a process started from this one may use (`address_space_limit()`: its RLIMIT_AS, one of the limits;
 `memory_of_job()`: what it and the processes it starts may use together: the machine's RAM, a Slurm job's memory,
-a cgroup's limit).
+a Ray task's reservation (`reserve_task_memory`), a cgroup's limit).
 
 glibc's malloc keeps what a program frees for its next allocations: after a burst of large
 requests a long-running server's resident memory stays near the burst's peak (`plexity serve`
@@ -76,10 +76,24 @@ def slurm_job_memory(environ=os.environ) -> tuple[int, str] | None:
     return None
 
 
+_task_memory: tuple[int, str] | None = None  # (`reserve_task_memory`)
+
+
+def reserve_task_memory(size: float | None, words: str) -> None:
+    """This process runs a task that its scheduler reserved `size` bytes for (a Ray task's ``memory`` resource: Ray
+    enforces none, but its memory monitor kills workers when their node runs low, and a task grown past its
+    reservation may be the one killed), said in `words` (a "{}" for the size); None or 0: none.  `memory_of_job`
+    counts it as it counts a Slurm job's memory.  Set in a process that runs that one task (its reservation is not
+    another task's)."""
+    global _task_memory
+    _task_memory = (int(size), words) if size and size > 0 else None
+
+
 def memory_of_job() -> tuple[int, str]:
     """The bytes this process and the processes it starts may use together, and what sets them, in words: the least
-    of the machine's RAM, a Slurm job's memory (`slurm_job_memory`: its --mem, --mem-per-cpu) and this process's
-    cgroup's memory limit (`memory_limit`: a container's, a Slurm job's under task/cgroup), which counts them all."""
+    of the machine's RAM, a Slurm job's memory (`slurm_job_memory`: its --mem, --mem-per-cpu), a task's reservation
+    (`reserve_task_memory`: a Ray task's) and this process's cgroup's memory limit (`memory_limit`: a container's, a
+    Slurm job's under task/cgroup), which counts them all."""
     found = []
     try:
         found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "the machine's {} of RAM"))
@@ -88,6 +102,8 @@ def memory_of_job() -> tuple[int, str]:
     slurm = slurm_job_memory()
     if slurm is not None:  # (before the cgroup: a Slurm job's cgroup holds the same limit, named better as the job's)
         found.append(slurm)
+    if _task_memory is not None:
+        found.append(_task_memory)
     limit = memory_limit()
     if limit is not None:
         found.append((limit, "this container's {} (its cgroup's memory limit)"))
