@@ -2202,6 +2202,26 @@ void page_kind(const PageData &page, double *out) {
 }
 
 // Fills out[n * kFeatureCount]; logprobs: one per block, or null.
+// log1p of a count (a whole number): under kCountLogs read from a table of libm's own log1p (the same numbers), as
+// most of a row's logs are of small counts (its words, characters, an element's blocks, the next block's words).
+constexpr int64_t kCountLogs = 2048;
+
+const double *count_logs() {
+  static const std::vector<double> table = [] {  // (made once, by the first page read; thread-safe)
+    std::vector<double> logs(kCountLogs);
+    for (int64_t k = 0; k < kCountLogs; ++k) {
+      volatile double whole = static_cast<double>(k);  // (libm at run time, never a compile-time constant)
+      logs[k] = std::log1p(whole);
+    }
+    return logs;
+  }();
+  return table.data();
+}
+
+inline double log1p_count(const double *logs, int64_t count) {
+  return count >= 0 && count < kCountLogs ? logs[count] : std::log1p(static_cast<double>(count));
+}
+
 void block_features(const PageData &page, bool declares_item, const double *logprobs, size_t n_logprobs,
                     double *out) {
   const auto &blocks = page.blocks;
@@ -2209,6 +2229,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
   const Element &root = elements[0];
   const size_t n = blocks.size();
   if (n == 0) return;
+  const double *logs = count_logs();
   const Vocabulary &vocabulary = *g_vocabulary;
   auto feature_id = [&](int32_t tag) {
     return tag < static_cast<int32_t>(vocabulary.info.size()) ? vocabulary.info[tag].feature_id : 0;
@@ -2386,8 +2407,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
   double kind[kPageKindCount];
   page_kind(page, kind);
 
-  const double log_root_words = std::log1p(static_cast<double>(root.words));
-  const double log_n = std::log1p(static_cast<double>(n));
+  const double log_root_words = log1p_count(logs, root.words);
+  const double log_n = log1p_count(logs, n);
   const double root_link_share = static_cast<double>(root.link_words) / static_cast<double>(page_words);
   int64_t words_before = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -2398,8 +2419,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     const int64_t words = b.words;
     const double chars = static_cast<double>(std::max<int32_t>(1, b.chars));
     const double dwords = static_cast<double>(words);
-    row[k++] = std::log1p(dwords);
-    row[k++] = std::log1p(static_cast<double>(b.chars));
+    row[k++] = log1p_count(logs, words);
+    row[k++] = log1p_count(logs, b.chars);
     row[k++] = words ? static_cast<double>(b.link_words) / dwords : (b.links ? 1.0 : 0.0);
     row[k++] = b.links;
     row[k++] = tc.ends ? 1.0 : 0.0;
@@ -2423,9 +2444,9 @@ void block_features(const PageData &page, bool declares_item, const double *logp
         const Element &e = elements[chain[level]];
         const double ew = static_cast<double>(std::max<int32_t>(1, e.words));
         row[k++] = feature_id(e.tag);
-        row[k++] = std::log1p(static_cast<double>(e.words));
+        row[k++] = log1p_count(logs, e.words);
         row[k++] = static_cast<double>(e.link_words) / ew;
-        row[k++] = std::log1p(static_cast<double>(e.blocks));
+        row[k++] = log1p_count(logs, e.blocks);
         row[k++] = static_cast<double>(e.long_blocks) / static_cast<double>(std::max<int32_t>(1, e.blocks));
         row[k++] = static_cast<double>(e.elements) / ew;
         row[k++] = dwords / ew;
@@ -2475,7 +2496,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
       if (group_count[g] >= 3) {
         const double share = static_cast<double>(group_words[g]) / static_cast<double>(page_words);
         if (item[0] != item[0]) {
-          item[0] = std::log1p(static_cast<double>(group_count[g]));
+          item[0] = log1p_count(logs, group_count[g]);
           item[1] = share;
           item[2] = dwords / static_cast<double>(std::max<int32_t>(1, e.words));
           item[3] = hops;
@@ -2491,7 +2512,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     row[k++] = max_share;
     const size_t chain3 = std::min<size_t>(chain_length, 3);
     for (size_t level = 1; level <= 2; ++level)
-      row[k++] = level < chain3 ? std::log1p(static_cast<double>(longest[chain[level]])) : kNaN;
+      row[k++] = level < chain3 ? log1p_count(logs, longest[chain[level]]) : kNaN;
     for (size_t level = 1; level <= 2; ++level) {
       if (level < chain3) {
         const int32_t seen = seen_in[chain[level]]++;
@@ -2508,7 +2529,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     for (int64_t j : {static_cast<int64_t>(i) - 1, static_cast<int64_t>(i) + 1}) {
       if (j >= 0 && j < static_cast<int64_t>(n)) {
         const Block &o = blocks[j];
-        row[k++] = std::log1p(static_cast<double>(o.words));
+        row[k++] = log1p_count(logs, o.words);
         row[k++] = o.words ? static_cast<double>(o.link_words) / static_cast<double>(o.words) : 1.0;
         row[k++] = counts[j].ends ? 1.0 : 0.0;
         row[k++] = o.element == b.element ? 1.0 : 0.0;
