@@ -18,6 +18,9 @@
 //   unescape_html(text)                 segment.unescape (html.unescape)
 //   second_look_rows(rows, width, probabilities, words, spread, looked) -> bytes
 //                                       second_look.neighbour_rows of the looked blocks
+//   LearnedChooser(forest, page_forest, second_forest, policy).kept(rows, width, section_ends) -> [bool]
+//                                       learned.kept: the page's threshold, its second look and the
+//                                       rules of `choose` (learned/__init__.py gives the policy)
 //
 // Character classes are CPython's own (Py_UNICODE_IS*), the ones `re` uses for \w, \s, \d and
 // str.split() for whitespace; re.IGNORECASE's extra equivalences (i: U+0130, U+0131; s: U+017F;
@@ -2199,6 +2202,26 @@ void page_kind(const PageData &page, double *out) {
 }
 
 // Fills out[n * kFeatureCount]; logprobs: one per block, or null.
+// log1p of a count (a whole number): under kCountLogs read from a table of libm's own log1p (the same numbers), as
+// most of a row's logs are of small counts (its words, characters, an element's blocks, the next block's words).
+constexpr int64_t kCountLogs = 2048;
+
+const double *count_logs() {
+  static const std::vector<double> table = [] {  // (made once, by the first page read; thread-safe)
+    std::vector<double> logs(kCountLogs);
+    for (int64_t k = 0; k < kCountLogs; ++k) {
+      volatile double whole = static_cast<double>(k);  // (libm at run time, never a compile-time constant)
+      logs[k] = std::log1p(whole);
+    }
+    return logs;
+  }();
+  return table.data();
+}
+
+inline double log1p_count(const double *logs, int64_t count) {
+  return count >= 0 && count < kCountLogs ? logs[count] : std::log1p(static_cast<double>(count));
+}
+
 void block_features(const PageData &page, bool declares_item, const double *logprobs, size_t n_logprobs,
                     double *out) {
   const auto &blocks = page.blocks;
@@ -2206,6 +2229,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
   const Element &root = elements[0];
   const size_t n = blocks.size();
   if (n == 0) return;
+  const double *logs = count_logs();
   const Vocabulary &vocabulary = *g_vocabulary;
   auto feature_id = [&](int32_t tag) {
     return tag < static_cast<int32_t>(vocabulary.info.size()) ? vocabulary.info[tag].feature_id : 0;
@@ -2383,8 +2407,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
   double kind[kPageKindCount];
   page_kind(page, kind);
 
-  const double log_root_words = std::log1p(static_cast<double>(root.words));
-  const double log_n = std::log1p(static_cast<double>(n));
+  const double log_root_words = log1p_count(logs, root.words);
+  const double log_n = log1p_count(logs, n);
   const double root_link_share = static_cast<double>(root.link_words) / static_cast<double>(page_words);
   int64_t words_before = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -2395,8 +2419,8 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     const int64_t words = b.words;
     const double chars = static_cast<double>(std::max<int32_t>(1, b.chars));
     const double dwords = static_cast<double>(words);
-    row[k++] = std::log1p(dwords);
-    row[k++] = std::log1p(static_cast<double>(b.chars));
+    row[k++] = log1p_count(logs, words);
+    row[k++] = log1p_count(logs, b.chars);
     row[k++] = words ? static_cast<double>(b.link_words) / dwords : (b.links ? 1.0 : 0.0);
     row[k++] = b.links;
     row[k++] = tc.ends ? 1.0 : 0.0;
@@ -2420,9 +2444,9 @@ void block_features(const PageData &page, bool declares_item, const double *logp
         const Element &e = elements[chain[level]];
         const double ew = static_cast<double>(std::max<int32_t>(1, e.words));
         row[k++] = feature_id(e.tag);
-        row[k++] = std::log1p(static_cast<double>(e.words));
+        row[k++] = log1p_count(logs, e.words);
         row[k++] = static_cast<double>(e.link_words) / ew;
-        row[k++] = std::log1p(static_cast<double>(e.blocks));
+        row[k++] = log1p_count(logs, e.blocks);
         row[k++] = static_cast<double>(e.long_blocks) / static_cast<double>(std::max<int32_t>(1, e.blocks));
         row[k++] = static_cast<double>(e.elements) / ew;
         row[k++] = dwords / ew;
@@ -2472,7 +2496,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
       if (group_count[g] >= 3) {
         const double share = static_cast<double>(group_words[g]) / static_cast<double>(page_words);
         if (item[0] != item[0]) {
-          item[0] = std::log1p(static_cast<double>(group_count[g]));
+          item[0] = log1p_count(logs, group_count[g]);
           item[1] = share;
           item[2] = dwords / static_cast<double>(std::max<int32_t>(1, e.words));
           item[3] = hops;
@@ -2488,7 +2512,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     row[k++] = max_share;
     const size_t chain3 = std::min<size_t>(chain_length, 3);
     for (size_t level = 1; level <= 2; ++level)
-      row[k++] = level < chain3 ? std::log1p(static_cast<double>(longest[chain[level]])) : kNaN;
+      row[k++] = level < chain3 ? log1p_count(logs, longest[chain[level]]) : kNaN;
     for (size_t level = 1; level <= 2; ++level) {
       if (level < chain3) {
         const int32_t seen = seen_in[chain[level]]++;
@@ -2505,7 +2529,7 @@ void block_features(const PageData &page, bool declares_item, const double *logp
     for (int64_t j : {static_cast<int64_t>(i) - 1, static_cast<int64_t>(i) + 1}) {
       if (j >= 0 && j < static_cast<int64_t>(n)) {
         const Block &o = blocks[j];
-        row[k++] = std::log1p(static_cast<double>(o.words));
+        row[k++] = log1p_count(logs, o.words);
         row[k++] = o.words ? static_cast<double>(o.link_words) / static_cast<double>(o.words) : 1.0;
         row[k++] = counts[j].ends ? 1.0 : 0.0;
         row[k++] = o.element == b.element ? 1.0 : 0.0;
@@ -3338,7 +3362,8 @@ inline void walk_tree(const FlatNode *nodes, int32_t root, int32_t depth, const 
 
 // 0: ok; 1: a categorical feature is infinite (int() overflows); 2: exp() overflows.  As in
 // forest.py, which scores the rows one after the other, the first row with either fault decides.
-int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out) {
+// `logistic`: the rows' probabilities (forest.Forest.probabilities), else their sums (forest.Forest.score).
+int predict(const ForestData &f, const double *rows, size_t n, size_t width, double *out, bool logistic = true) {
   const FlatNode *nodes = f.flat.data();
   const double *values = f.leaf_values.data();
   const int64_t *categories = f.categories.data();
@@ -3400,6 +3425,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
     }
     if (f.has_linear) add_linear_lanes(f, row, lanes, out + r0);  // (here, while the group's rows are in the cache)
   }
+  if (!logistic) return first_infinite < n ? 1 : 0;
   for (size_t r = 0; r < n; ++r) {
     if (r == first_infinite) return 1;
     const double total = out[r];
@@ -3473,6 +3499,69 @@ double around(const std::vector<double> &sums, const std::vector<double> &totals
   return den > 0.5 ? num / den : kNaN;
 }
 
+// The rows of NEIGHBOUR_FEATURES of the looked blocks (`looked[i]` not 0) into `out` (one row a looked block:
+// CONTEXT, `spread`, the block's row of `rows`, n x width); `p`, `words`: each block's probability and words.
+void neighbour_rows(const double *p, const double *words, size_t n, const double *spread, size_t spread_n,
+                    const double *rows, size_t width, const unsigned char *looked, double *out) {
+  std::vector<double> w(n), sums(n + 1, 0.0), totals(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i) w[i] = words[i] + 1.0;
+  for (size_t i = 0; i < n; ++i) {
+    sums[i + 1] = i == 0 ? p[0] * w[0] : sums[i] + p[i] * w[i];
+    totals[i + 1] = i == 0 ? w[0] : totals[i] + w[i];
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return -p[a] < -p[b]; });
+  double all_words = 0.0;  // (whole numbers: any order of adding gives the same sum)
+  for (size_t i = 0; i < n; ++i) all_words += w[order[i]] - 1.0;
+  const double total = std::max(1.0, all_words);
+  std::vector<double> rank(n);
+  double running = 0.0;
+  for (size_t k = 0; k < n; ++k) {
+    const double words_k = w[order[k]] - 1.0;
+    running = k == 0 ? words_k : running + words_k;
+    rank[order[k]] = (running - words_k) / total;
+  }
+  double top = p[0];
+  for (size_t i = 1; i < n; ++i) top = std::max(top, p[i]);
+  std::vector<double> back(n), ahead(n);
+  long last = -1;
+  for (size_t i = 0; i < n; ++i) {
+    back[i] = last >= 0 ? std::min(kFar, static_cast<double>(static_cast<long>(i) - last)) : kNoneKept;
+    if (p[i] >= kKept) last = static_cast<long>(i);
+  }
+  long next = -1;
+  for (size_t i = n; i-- > 0;) {
+    ahead[i] = next >= 0 ? std::min(kFar, static_cast<double>(next - static_cast<long>(i))) : kNoneKept;
+    if (p[i] >= kKept) next = static_cast<long>(i);
+  }
+  auto at = [&](long i) { return i >= 0 && i < static_cast<long>(n) ? p[static_cast<size_t>(i)] : kNaN; };
+  double *row = out;
+  for (size_t i = 0; i < n; ++i) {
+    if (!looked[i]) continue;
+    const long li = static_cast<long>(i);
+    double max_before = kNaN, max_after = kNaN;
+    for (long j = li - 5; j < li; ++j)
+      if (j >= 0) max_before = max_before == max_before ? std::max(max_before, p[j]) : p[j];
+    for (long j = li + 1; j <= li + 5; ++j)
+      if (j < static_cast<long>(n)) max_after = max_after == max_after ? std::max(max_after, p[j]) : p[j];
+    const double sandwich =
+        max_before != max_before || max_after != max_after ? kNaN : std::min(max_before, max_after);
+    const double context[kContextCount] = {p[i], at(li - 1), at(li - 2), at(li + 1), at(li + 2),
+                                           around(sums, totals, p, w.data(), i, n, 2, false),
+                                           around(sums, totals, p, w.data(), i, n, 5, false),
+                                           around(sums, totals, p, w.data(), i, n, 10, true),
+                                           max_before, max_after, sandwich, rank[i],
+                                           top > 0 ? p[i] / top : 0.0, back[i], ahead[i]};
+    std::memcpy(row, context, sizeof(context));
+    row += kContextCount;
+    std::memcpy(row, spread, spread_n * sizeof(double));
+    row += spread_n;
+    std::memcpy(row, rows + i * width, width * sizeof(double));
+    row += width;
+  }
+}
+
 PyObject *second_look_rows(PyObject *, PyObject *args) {
   Py_buffer rows_b, p_b, words_b, spread_b, looked_b;
   Py_ssize_t width;
@@ -3497,7 +3586,13 @@ PyObject *second_look_rows(PyObject *, PyObject *args) {
   std::memcpy(words.data(), words_b.buf, words_b.len);
   std::memcpy(spread.data(), spread_b.buf, spread_b.len);
   const unsigned char *looked = static_cast<const unsigned char *>(looked_b.buf);
-  const unsigned char *rows = static_cast<const unsigned char *>(rows_b.buf);
+  const double *rows = static_cast<const double *>(rows_b.buf);
+  std::vector<double> aligned;
+  if (reinterpret_cast<uintptr_t>(rows_b.buf) % alignof(double) != 0) {
+    aligned.resize(static_cast<size_t>(rows_b.len) / sizeof(double));
+    std::memcpy(aligned.data(), rows_b.buf, rows_b.len);
+    rows = aligned.data();
+  }
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) count += looked[i] != 0;
   const size_t out_width = kContextCount + spread.size() + static_cast<size_t>(width);
@@ -3506,66 +3601,484 @@ PyObject *second_look_rows(PyObject *, PyObject *args) {
   double *out = reinterpret_cast<double *>(PyBytes_AS_STRING(result));
   {
     GilRelease gil;
-    std::vector<double> w(n), sums(n + 1, 0.0), totals(n + 1, 0.0);
-    for (size_t i = 0; i < n; ++i) w[i] = words[i] + 1.0;
-    for (size_t i = 0; i < n; ++i) {
-      sums[i + 1] = i == 0 ? p[0] * w[0] : sums[i] + p[i] * w[i];
-      totals[i + 1] = i == 0 ? w[0] : totals[i] + w[i];
-    }
-    std::vector<size_t> order(n);
-    for (size_t i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return -p[a] < -p[b]; });
-    double all_words = 0.0;  // (whole numbers: any order of adding gives the same sum)
-    for (size_t i = 0; i < n; ++i) all_words += w[order[i]] - 1.0;
-    const double total = std::max(1.0, all_words);
-    std::vector<double> rank(n);
-    double running = 0.0;
-    for (size_t k = 0; k < n; ++k) {
-      const double words_k = w[order[k]] - 1.0;
-      running = k == 0 ? words_k : running + words_k;
-      rank[order[k]] = (running - words_k) / total;
-    }
-    double top = p[0];
-    for (size_t i = 1; i < n; ++i) top = std::max(top, p[i]);
-    std::vector<double> back(n), ahead(n);
-    long last = -1;
-    for (size_t i = 0; i < n; ++i) {
-      back[i] = last >= 0 ? std::min(kFar, static_cast<double>(static_cast<long>(i) - last)) : kNoneKept;
-      if (p[i] >= kKept) last = static_cast<long>(i);
-    }
-    long next = -1;
-    for (size_t i = n; i-- > 0;) {
-      ahead[i] = next >= 0 ? std::min(kFar, static_cast<double>(next - static_cast<long>(i))) : kNoneKept;
-      if (p[i] >= kKept) next = static_cast<long>(i);
-    }
-    auto at = [&](long i) { return i >= 0 && i < static_cast<long>(n) ? p[static_cast<size_t>(i)] : kNaN; };
-    double *row = out;
-    for (size_t i = 0; i < n; ++i) {
-      if (!looked[i]) continue;
-      const long li = static_cast<long>(i);
-      double max_before = kNaN, max_after = kNaN;
-      for (long j = li - 5; j < li; ++j)
-        if (j >= 0) max_before = max_before == max_before ? std::max(max_before, p[j]) : p[j];
-      for (long j = li + 1; j <= li + 5; ++j)
-        if (j < static_cast<long>(n)) max_after = max_after == max_after ? std::max(max_after, p[j]) : p[j];
-      const double sandwich =
-          max_before != max_before || max_after != max_after ? kNaN : std::min(max_before, max_after);
-      const double context[kContextCount] = {p[i], at(li - 1), at(li - 2), at(li + 1), at(li + 2),
-                                             around(sums, totals, p.data(), w.data(), i, n, 2, false),
-                                             around(sums, totals, p.data(), w.data(), i, n, 5, false),
-                                             around(sums, totals, p.data(), w.data(), i, n, 10, true),
-                                             max_before, max_after, sandwich, rank[i],
-                                             top > 0 ? p[i] / top : 0.0, back[i], ahead[i]};
-      std::memcpy(row, context, sizeof(context));
-      row += kContextCount;
-      std::memcpy(row, spread.data(), spread.size() * sizeof(double));
-      row += spread.size();
-      std::memcpy(row, rows + i * static_cast<size_t>(width) * sizeof(double), static_cast<size_t>(width) * sizeof(double));
-      row += width;
-    }
+    neighbour_rows(p.data(), words.data(), n, spread.data(), spread.size(),
+                   rows, static_cast<size_t>(width), looked, out);
   }
   return result;
 }
+
+// learned/__init__.py's `kept` (its reference, with `reading.Forest.decision`, `page_threshold.threshold_row`,
+// `second_look.SecondLook.added` and `choose_from_rows`), for a reader's forests: the blocks kept, from the
+// page's rows, in one call.  Each step gives what the reference gives, to the bit: the same operations in the
+// same order, Python's sum() of floats as the running Python's (a plain sum; from 3.12 Neumaier's), its sort
+// (stable, the most probable first) and its max().  `kept` answers None where the reference must decide (a
+// probability that is NaN, a word count that is not a number a double holds exactly, section ends that do not fit
+// the page): it raises there, or sorts as only it knows.
+struct ChooserObject {
+  PyObject_HEAD
+  PyObject *forests[3];  // the block forest, the page threshold's, the second look's (the last two may be None)
+  // the policy (learned/__init__.py's, page_threshold.py's and second_look.py's constants, and the reader's own)
+  std::vector<int32_t> *evidence, *prose_marks;
+  std::vector<double> *word_shares, *levels, *heading_tags, *heading_ranks;
+  int32_t words, tag, top_group, footer, dialog, link_share, repeats, sentence, max_column;
+  double threshold, lowest, highest, look_from, add_at, linked, min_words;
+};
+
+PyTypeObject ChooserType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+const ForestData *forest_of(PyObject *forest) {
+  return forest == Py_None ? nullptr : reinterpret_cast<ForestObject *>(forest)->forest;
+}
+
+bool policy_number(PyObject *policy, const char *key, double &out) {
+  PyObject *value = PyDict_GetItemString(policy, key);
+  if (value == nullptr) {
+    PyErr_Format(PyExc_KeyError, "the reader's policy has no \"%s\"", key);
+    return false;
+  }
+  out = PyFloat_AsDouble(value);
+  return !(out == -1.0 && PyErr_Occurred());
+}
+
+bool policy_column(PyObject *policy, const char *key, int32_t &out, int32_t &max_column) {
+  double value;
+  if (!policy_number(policy, key, value)) return false;
+  if (!(value >= 0 && value < kFeatureCount && value == std::floor(value))) {
+    PyErr_Format(PyExc_ValueError, "the reader's policy: \"%s\" is not a feature's column", key);
+    return false;
+  }
+  out = static_cast<int32_t>(value);
+  max_column = std::max(max_column, out);
+  return true;
+}
+
+bool policy_numbers(PyObject *policy, const char *key, std::vector<double> &out) {
+  PyObject *value = PyDict_GetItemString(policy, key);
+  PyObject *seq = value == nullptr ? nullptr : PySequence_Fast(value, "the reader's policy: a list of numbers");
+  if (seq == nullptr) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_KeyError, "the reader's policy has no \"%s\"", key);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    const double x = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    if (x == -1.0 && PyErr_Occurred()) {
+      Py_DECREF(seq);
+      return false;
+    }
+    out.push_back(x);
+  }
+  Py_DECREF(seq);
+  return true;
+}
+
+bool policy_columns(PyObject *policy, const char *key, std::vector<int32_t> &out, int32_t &max_column) {
+  std::vector<double> values;
+  if (!policy_numbers(policy, key, values)) return false;
+  for (const double value : values) {
+    if (!(value >= 0 && value < kFeatureCount && value == std::floor(value))) {
+      PyErr_Format(PyExc_ValueError, "the reader's policy: \"%s\" holds what is not a feature's column", key);
+      return false;
+    }
+    out.push_back(static_cast<int32_t>(value));
+    max_column = std::max(max_column, out.back());
+  }
+  return true;
+}
+
+void Chooser_clear(ChooserObject *self) {
+  for (PyObject *&forest : self->forests) Py_CLEAR(forest);
+  delete self->evidence;
+  delete self->prose_marks;
+  delete self->word_shares;
+  delete self->levels;
+  delete self->heading_tags;
+  delete self->heading_ranks;
+  self->evidence = self->prose_marks = nullptr;
+  self->word_shares = self->levels = self->heading_tags = self->heading_ranks = nullptr;
+}
+
+int Chooser_init(ChooserObject *self, PyObject *args, PyObject *) {
+  PyObject *block, *page, *second, *policy;
+  if (!PyArg_ParseTuple(args, "O!OOO!", &ForestType, &block, &page, &second, &PyDict_Type, &policy)) return -1;
+  for (PyObject *forest : {page, second}) {
+    if (forest != Py_None && !PyObject_TypeCheck(forest, &ForestType)) {
+      PyErr_SetString(PyExc_TypeError, "LearnedChooser: the page threshold's and the second look's forests are "
+                                       "Forest objects or None");
+      return -1;
+    }
+  }
+  Chooser_clear(self);
+  PyObject *forests[3] = {block, page, second};
+  for (int k = 0; k < 3; ++k) {
+    Py_INCREF(forests[k]);
+    self->forests[k] = forests[k];
+    if (forest_of(forests[k]) == nullptr && forests[k] != Py_None) {
+      PyErr_SetString(PyExc_RuntimeError, "forest not initialised");
+      return -1;
+    }
+  }
+  self->evidence = new std::vector<int32_t>();
+  self->prose_marks = new std::vector<int32_t>();
+  self->word_shares = new std::vector<double>();
+  self->levels = new std::vector<double>();
+  self->heading_tags = new std::vector<double>();
+  self->heading_ranks = new std::vector<double>();
+  int32_t &top = self->max_column = 0;
+  if (!policy_column(policy, "words", self->words, top) || !policy_column(policy, "tag", self->tag, top) ||
+      !policy_column(policy, "top_group", self->top_group, top) || !policy_column(policy, "footer", self->footer, top) ||
+      !policy_column(policy, "dialog", self->dialog, top) ||
+      !policy_column(policy, "link_share", self->link_share, top) ||
+      !policy_column(policy, "repeats", self->repeats, top) || !policy_column(policy, "sentence", self->sentence, top) ||
+      !policy_columns(policy, "evidence", *self->evidence, top) ||
+      !policy_columns(policy, "prose_marks", *self->prose_marks, top) ||
+      !policy_numbers(policy, "word_shares", *self->word_shares) || !policy_numbers(policy, "levels", *self->levels) ||
+      !policy_numbers(policy, "heading_tags", *self->heading_tags) ||
+      !policy_numbers(policy, "heading_ranks", *self->heading_ranks) ||
+      !policy_number(policy, "threshold", self->threshold) || !policy_number(policy, "lowest", self->lowest) ||
+      !policy_number(policy, "highest", self->highest) || !policy_number(policy, "look_from", self->look_from) ||
+      !policy_number(policy, "add_at", self->add_at) || !policy_number(policy, "linked", self->linked) ||
+      !policy_number(policy, "min_words", self->min_words)) {
+    return -1;
+  }
+  if (self->heading_tags->size() != self->heading_ranks->size()) {
+    PyErr_SetString(PyExc_ValueError, "the reader's policy: one rank a heading tag");
+    return -1;
+  }
+  const ForestData *page_forest = forest_of(page);
+  const size_t threshold_width = self->evidence->size() + 3 + self->word_shares->size() + self->levels->size();
+  if (page_forest != nullptr && static_cast<size_t>(std::max(page_forest->max_feature, 0)) >= threshold_width) {
+    PyErr_Format(PyExc_ValueError, "the page threshold's forest reads feature %d of rows of %zu",
+                 page_forest->max_feature, threshold_width);
+    return -1;
+  }
+  return 0;
+}
+
+void Chooser_dealloc(ChooserObject *self) {
+  Chooser_clear(self);
+  Py_TYPE(self)->tp_free(reinterpret_cast<PyObject *>(self));
+}
+
+// sum(values) of Python floats as this Python sums them (builtin_sum: 0 + the first, then each in turn; from 3.12
+// with Neumaier's compensation, added at the end where it is finite and not 0).
+template <typename F>
+double python_sum(size_t n, F value) {
+  double total = 0.0 + value(0);
+#if PY_VERSION_HEX >= 0x030C0000
+  double c = 0.0;
+  for (size_t i = 1; i < n; ++i) {
+    const double x = value(i);
+    const double t = total + x;
+    if (std::fabs(total) >= std::fabs(x)) {
+      c += (total - t) + x;
+    } else {
+      c += (x - t) + total;
+    }
+    total = t;
+  }
+  if (c != 0.0 && std::isfinite(c)) total += c;
+#else
+  for (size_t i = 1; i < n; ++i) total += value(i);
+#endif
+  return total;
+}
+
+// max(values) > bound, as Python's max() finds the largest (the first value, then any greater than the largest so far).
+template <typename F>
+bool python_max_above(size_t n, F value, double bound) {
+  double top = value(0);
+  for (size_t i = 1; i < n; ++i) {
+    const double x = value(i);
+    if (x > top) top = x;
+  }
+  return top > bound;
+}
+
+// Python's round() of a float, to the nearest whole number and a half to the even one.
+double python_round(double x) {
+  double rounded = std::round(x);
+  if (std::fabs(x - rounded) == 0.5) rounded = 2.0 * std::round(x / 2.0);
+  return rounded;
+}
+
+enum class Chosen { kept, reference, overflow_int, overflow_exp };
+
+// The decision and the choice (see ChooserObject); `keep` gets one flag a block.
+// Each block's words (round(expm1()) of its `words` column), or false where the reference must decide: a count
+// that is not a number a double holds exactly (NaN, infinite: round() raises), or words past 2**53 in all (Python's
+// ints would add them exactly).
+bool block_words(const ChooserObject &c, const double *rows, size_t n, size_t width, std::vector<double> &words) {
+  constexpr double kExact = 9007199254740992.0;  // 2**53
+  words.resize(n);
+  double all_words = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double x = std::expm1(rows[i * width + c.words]);
+    if (!(std::fabs(x) < kExact)) return false;
+    words[i] = python_round(x);
+    all_words += std::fabs(words[i]);
+  }
+  return all_words < kExact;
+}
+
+// page_threshold.threshold_row into `row`: the page's evidence (from its first row), then its SPREAD; `p` holds no
+// NaN (sorted() of NaN keys is the reference's).
+void threshold_row(const ChooserObject &c, const double *rows, size_t n, const double *p, const double *words,
+                   std::vector<double> &row) {
+  const std::vector<double> &shares = *c.word_shares, &levels = *c.levels;
+  row.clear();
+  for (const int32_t col : *c.evidence) row.push_back(rows[col]);
+  double sum_words = 0.0;
+  for (size_t i = 0; i < n; ++i) sum_words += words[i];
+  const double total = std::max(1.0, sum_words);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  std::vector<double> at_share, at_level(levels.size(), 0.0);
+  long level = static_cast<long>(levels.size()) - 1;
+  double running = 0.0;
+  for (const size_t i : order) {
+    const double q = p[i];
+    while (level >= 0 && q < levels[level]) {
+      at_level[level] = running / total;
+      --level;
+    }
+    running += words[i];
+    while (at_share.size() < shares.size() && running / total >= shares[at_share.size()]) at_share.push_back(q);
+  }
+  while (level >= 0) {
+    at_level[level] = running / total;
+    --level;
+  }
+  while (at_share.size() < shares.size()) at_share.push_back(p[order[n - 1]]);
+  row.push_back(p[order[0]]);
+  row.push_back(python_sum(n, [&](size_t i) { return p[i]; }) / static_cast<double>(n));
+  row.push_back(python_sum(n, [&](size_t i) { return p[i] * words[i]; }) / total);
+  row.insert(row.end(), at_share.begin(), at_share.end());
+  row.insert(row.end(), at_level.begin(), at_level.end());
+}
+
+bool any_nan(const std::vector<double> &values) {
+  for (const double v : values)
+    if (v != v) return true;
+  return false;
+}
+
+Chosen choose_blocks(const ChooserObject &c, const double *rows, size_t n, size_t width, const std::vector<long> &ends,
+                     std::vector<uint8_t> &keep) {
+  auto column = [&](int32_t col) { return [rows, width, col](size_t i) { return rows[i * width + col]; }; };
+  std::vector<double> p(n);
+  const int status = predict(*forest_of(c.forests[0]), rows, n, width, p.data());
+  if (status != 0) return status == 1 ? Chosen::overflow_int : Chosen::overflow_exp;
+  std::vector<double> words;
+  if (any_nan(p) || !block_words(c, rows, n, width, words)) return Chosen::reference;
+  // reading.Forest.decision
+  const ForestData *page_forest = forest_of(c.forests[1]), *second_forest = forest_of(c.forests[2]);
+  double threshold = c.threshold;
+  std::vector<uint8_t> added;
+  if (page_forest != nullptr || second_forest != nullptr) {
+    std::vector<double> row;
+    threshold_row(c, rows, n, p.data(), words.data(), row);
+    const size_t evidence = c.evidence->size();
+    if (page_forest != nullptr) {  // PageThreshold.at
+      double score;
+      if (predict(*page_forest, row.data(), 1, row.size(), &score, false) != 0) return Chosen::overflow_int;
+      const double low = score > c.lowest ? score : c.lowest;
+      threshold = low < c.highest ? low : c.highest;
+    }
+    if (second_forest != nullptr) {  // SecondLook.added
+      added.assign(n, 0);
+      std::vector<uint8_t> looked(n);
+      size_t count = 0;
+      for (size_t i = 0; i < n; ++i) count += looked[i] = threshold > p[i] && p[i] >= c.look_from;
+      if (count > 0) {
+        const size_t spread = row.size() - evidence, out_width = kContextCount + spread + width;
+        if (static_cast<size_t>(second_forest->max_feature) >= out_width) return Chosen::reference;
+        std::vector<double> wide(count * out_width), second(count);
+        neighbour_rows(p.data(), words.data(), n, row.data() + evidence, spread, rows, width, looked.data(),
+                       wide.data());
+        const int faulted = predict(*second_forest, wide.data(), count, out_width, second.data());
+        if (faulted != 0) return faulted == 1 ? Chosen::overflow_int : Chosen::overflow_exp;
+        for (size_t i = 0, k = 0; i < n; ++i) {
+          if (looked[i]) added[i] = (second[k++] + p[i]) / 2 >= c.add_at;
+        }
+      }
+    }
+  }
+  // choose_from_rows
+  const std::vector<double> &tags = *c.heading_tags, &ranks = *c.heading_ranks;
+  auto rank_of = [&](double tag) {
+    for (size_t k = 0; k < tags.size(); ++k)
+      if (tags[k] == tag) return ranks[k];
+    return 0.0;
+  };
+  keep.assign(n, 0);
+  // all_prose
+  bool prose = true;
+  for (const int32_t col : *c.prose_marks) {
+    if (python_max_above(n, column(col), 0.0)) {
+      prose = false;
+      break;
+    }
+  }
+  if (prose && python_max_above(n, column(c.repeats), 1.0)) prose = false;
+  if (prose) {
+    bool all_headings = true, all_sentences = true;
+    for (size_t i = 0; i < n; ++i) {
+      const bool heading = rank_of(rows[i * width + c.tag]) != 0.0;
+      all_headings &= heading;
+      all_sentences &= heading || rows[i * width + c.sentence] > 0;
+    }
+    prose = !all_headings && all_sentences;
+  }
+  if (prose) {
+    keep.assign(n, 1);
+    return Chosen::kept;
+  }
+  auto enough = [&](const std::vector<uint8_t> &flags) {
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i)
+      if (flags[i]) sum += words[i];
+    return sum >= c.min_words;
+  };
+  for (size_t i = 0; i < n; ++i) keep[i] = p[i] >= threshold || (!added.empty() && added[i]);
+  std::vector<uint8_t> within(n);  // set_apart
+  for (size_t i = 0; i < n; ++i)
+    within[i] = keep[i] && !(rows[i * width + c.footer] > 0 || rows[i * width + c.dialog] > 0);
+  if (enough(within)) keep.swap(within);
+  if (!ends.empty()) {  // headings_follow_sections
+    std::vector<double> level(n);
+    for (size_t i = 0; i < n; ++i) level[i] = rank_of(rows[i * width + c.tag]);
+    std::vector<uint8_t> headed(keep);
+    for (size_t i = 0; i < n; ++i) {
+      if (level[i] == 0.0) continue;
+      bool body = false, agrees = false;
+      for (long j = static_cast<long>(i) + 1; j <= ends[i]; ++j) {
+        if (level[j] != 0.0) {
+          if (level[j] <= level[i]) break;
+          continue;
+        }
+        body = true;
+        if (keep[j] == keep[i]) {
+          agrees = true;
+          break;
+        }
+      }
+      if (body && !agrees) headed[i] = !keep[i];
+    }
+    if (enough(headed)) keep.swap(headed);
+  }
+  {  // without_trailers
+    std::vector<uint8_t> ended(keep);
+    bool dropped = false;
+    for (size_t at = n; at-- > 0;) {
+      if (!keep[at]) continue;
+      const double share = rows[at * width + c.link_share];
+      if (!(rank_of(rows[at * width + c.tag]) != 0.0 || share >= c.linked)) break;
+      ended[at] = 0;
+      dropped = true;
+    }
+    if (dropped && enough(ended)) keep.swap(ended);
+  }
+  if (!enough(keep)) {
+    for (size_t i = 0; i < n; ++i) keep[i] = keep[i] || rows[i * width + c.top_group] > 0;
+  }
+  return Chosen::kept;
+}
+
+PyObject *Chooser_kept(ChooserObject *self, PyObject *args) {
+  Py_buffer buffer;
+  Py_ssize_t width;
+  PyObject *ends_list;
+  if (!PyArg_ParseTuple(args, "y*nO!", &buffer, &width, &PyList_Type, &ends_list)) return nullptr;
+  struct Release {
+    Py_buffer *b;
+    ~Release() { PyBuffer_Release(b); }
+  } release{&buffer};
+  if (self->evidence == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "LearnedChooser not initialised");
+    return nullptr;
+  }
+  if (width <= self->max_column || buffer.len % static_cast<Py_ssize_t>(width * sizeof(double)) != 0 ||
+      forest_of(self->forests[0])->max_feature >= width) {
+    PyErr_SetString(PyExc_ValueError, "rows must hold n_features float64 values per row, every column the reader reads");
+    return nullptr;
+  }
+  const size_t n = static_cast<size_t>(buffer.len / (width * sizeof(double)));
+  const Py_ssize_t given = PyList_GET_SIZE(ends_list);
+  if (n == 0 || (given != 0 && static_cast<size_t>(given) != n)) Py_RETURN_NONE;
+  std::vector<long> ends(static_cast<size_t>(given));
+  for (Py_ssize_t i = 0; i < given; ++i) {
+    ends[i] = PyLong_AsLong(PyList_GET_ITEM(ends_list, i));
+    if (ends[i] == -1 && PyErr_Occurred()) return nullptr;
+    if (ends[i] >= static_cast<long>(n)) Py_RETURN_NONE;  // (the reference reads past the page: it raises)
+  }
+  std::vector<double> aligned;
+  const double *rows = static_cast<const double *>(buffer.buf);
+  if (reinterpret_cast<uintptr_t>(buffer.buf) % alignof(double) != 0) {
+    aligned.resize(n * static_cast<size_t>(width));
+    std::memcpy(aligned.data(), buffer.buf, buffer.len);
+    rows = aligned.data();
+  }
+  std::vector<uint8_t> keep;
+  Chosen chosen;
+  {
+    GilRelease gil;
+    chosen = choose_blocks(*self, rows, n, static_cast<size_t>(width), ends, keep);
+  }
+  switch (chosen) {
+    case Chosen::reference:
+      Py_RETURN_NONE;
+    case Chosen::overflow_int:
+      PyErr_SetString(PyExc_OverflowError, "cannot convert float infinity to integer");
+      return nullptr;
+    case Chosen::overflow_exp:
+      PyErr_SetString(PyExc_OverflowError, "math range error");
+      return nullptr;
+    case Chosen::kept:
+      break;
+  }
+  return list_of(n, [&](size_t i) { return PyBool_FromLong(keep[i]); });
+}
+
+// kept's page_threshold.threshold_row of the page of `rows` with the blocks' `probabilities` (float64), for the tests;
+// None where the reference must decide.
+PyObject *Chooser_threshold_row(ChooserObject *self, PyObject *args) {
+  Py_buffer buffer, p_b;
+  Py_ssize_t width;
+  if (!PyArg_ParseTuple(args, "y*ny*", &buffer, &width, &p_b)) return nullptr;
+  struct Release {
+    Py_buffer *b[2];
+    ~Release() {
+      for (Py_buffer *x : b) PyBuffer_Release(x);
+    }
+  } release{{&buffer, &p_b}};
+  if (self->evidence == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "LearnedChooser not initialised");
+    return nullptr;
+  }
+  const size_t n = p_b.len / sizeof(double);
+  if (width <= self->max_column || p_b.len % sizeof(double) != 0 ||
+      static_cast<size_t>(buffer.len) != n * static_cast<size_t>(width) * sizeof(double)) {
+    PyErr_SetString(PyExc_ValueError, "threshold_row: rows (n x width float64, every column the reader reads) and "
+                                      "probabilities (n float64) do not agree");
+    return nullptr;
+  }
+  if (n == 0) Py_RETURN_NONE;
+  std::vector<double> rows(n * static_cast<size_t>(width)), p(n), words, row;
+  std::memcpy(rows.data(), buffer.buf, buffer.len);
+  std::memcpy(p.data(), p_b.buf, p_b.len);
+  if (any_nan(p) || !block_words(*self, rows.data(), n, static_cast<size_t>(width), words)) Py_RETURN_NONE;
+  threshold_row(*self, rows.data(), n, p.data(), words.data(), row);
+  return list_of(row.size(), [&](size_t i) { return PyFloat_FromDouble(row[i]); });
+}
+
+PyMethodDef Chooser_methods[] = {
+    {"threshold_row", reinterpret_cast<PyCFunction>(Chooser_threshold_row), METH_VARARGS,
+     "threshold_row(rows, n_features, probabilities) -> [float] or None: page_threshold.threshold_row as kept "
+     "computes it (for the tests)"},
+    {"kept", reinterpret_cast<PyCFunction>(Chooser_kept), METH_VARARGS,
+     "kept(rows, n_features, section_ends) -> [bool] or None: learned.kept's blocks (None: the reference decides)"},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyMethodDef Forest_methods[] = {
     {"probabilities", reinterpret_cast<PyCFunction>(Forest_probabilities), METH_VARARGS,
@@ -3600,7 +4113,15 @@ bool add_learned_reader(PyObject *module) {
   ForestType.tp_dealloc = reinterpret_cast<destructor>(Forest_dealloc);
   ForestType.tp_methods = Forest_methods;
   ForestType.tp_doc = "Forest(spec): the learned reader's forest (learned/forest.py's JSON form, parsed)";
-  if (PyType_Ready(&PageType) < 0 || PyType_Ready(&ForestType) < 0) return false;
+  ChooserType.tp_name = "plexity_plugins.runtime._native.LearnedChooser";
+  ChooserType.tp_basicsize = sizeof(ChooserObject);
+  ChooserType.tp_flags = Py_TPFLAGS_DEFAULT;
+  ChooserType.tp_new = PyType_GenericNew;
+  ChooserType.tp_init = reinterpret_cast<initproc>(Chooser_init);
+  ChooserType.tp_dealloc = reinterpret_cast<destructor>(Chooser_dealloc);
+  ChooserType.tp_methods = Chooser_methods;
+  ChooserType.tp_doc = "LearnedChooser(forest, page_forest, second_forest, policy): learned.kept for a reader's forests";
+  if (PyType_Ready(&PageType) < 0 || PyType_Ready(&ForestType) < 0 || PyType_Ready(&ChooserType) < 0) return false;
   Py_INCREF(&PageType);
   if (PyModule_AddObject(module, "LearnedPage", reinterpret_cast<PyObject *>(&PageType)) < 0) {
     Py_DECREF(&PageType);
@@ -3609,6 +4130,11 @@ bool add_learned_reader(PyObject *module) {
   Py_INCREF(&ForestType);
   if (PyModule_AddObject(module, "Forest", reinterpret_cast<PyObject *>(&ForestType)) < 0) {
     Py_DECREF(&ForestType);
+    return false;
+  }
+  Py_INCREF(&ChooserType);
+  if (PyModule_AddObject(module, "LearnedChooser", reinterpret_cast<PyObject *>(&ChooserType)) < 0) {
+    Py_DECREF(&ChooserType);
     return false;
   }
   if (PyModule_AddIntConstant(module, "LEARNED_FEATURE_COUNT", kFeatureCount) < 0) return false;

@@ -839,3 +839,143 @@ def test_a_forest_fails_on_the_same_row_as_the_reference():
         with pytest.raises(OverflowError) as ours:
             reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
         assert str(ours.value) == str(theirs.value)
+
+
+# -- which blocks are kept ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def readers() -> list[reading.Forest]:
+    """The shipped reader, and the same without its page threshold, without its second look, and
+    without both: each way `reading.Forest.decision` decides."""
+    from plexity_plugins.extractors import learned
+
+    spec = json.loads(learned.FOREST_PATH.read_text(encoding="utf-8"))
+    assert spec.get("page_threshold") and spec.get("second_look")
+    return [reading.Forest(dict(spec, **{key: None for key in dropped}))
+            for dropped in ((), ("page_threshold",), ("second_look",), ("page_threshold", "second_look"))]
+
+
+def assert_same_kept(rows: bytes, ends: list[int], readers) -> list[bool]:
+    """The compiled `learned.kept` (`reading.Forest.chooser`) keeps what its reference keeps, for
+    each reader; the shipped reader's choice."""
+    from plexity_plugins.extractors import learned
+
+    choices = []
+    for reader in readers:
+        ours = reader.chooser(learned._POLICY).kept(rows, WIDTH, ends)
+        assert ours is not None, "the compiled path left a page of the fixtures to the reference"
+        assert ours == learned.kept_reference([], rows, reader, ends)
+        assert learned.kept([], rows, reader, ends) == ours
+        choices.append(ours)
+    return choices[0]
+
+
+def test_the_compiled_choice_keeps_what_the_reference_keeps_on_the_fixture_pages(readers):
+    """The page's threshold, the second look and `choose`'s rules, compiled, keep the blocks the
+    Python reference keeps on the made-up pages, the article page, the golden page set, the
+    cases of the procedure and the hostile pages."""
+    from plexity_plugins.extractors import learned
+
+    pages = learned_pages(range(40)) + [ARTICLE_PAGE] + list(golden_pages().values()) + list(CASES.values())
+    pages += [decode_html(body)[0] for _, body, _ in hostile_pages() if len(body) < 1_000_000]
+    read = prose = added = 0
+    for html in pages:
+        texts, page = reading.read_blocks(html)
+        if not texts or page.truncated:
+            continue
+        rows = reading.feature_rows(page, learned.declares_article_or_product(html))
+        keep = assert_same_kept(rows, reading.section_ends(page), readers)
+        read += 1
+        prose += all(keep) and learned.all_prose(lambda index: learned.column(rows, index))
+        probabilities = readers[0].probabilities(rows)
+        threshold, more = readers[0].decision(rows, probabilities, [round(math.expm1(w)) for w in
+                                                                    learned.column(rows, 0)])
+        added += any(more) and any(k and p < threshold for k, p in zip(keep, probabilities))
+    assert read >= 150 and prose and added  # (pages of prose, and pages where the second look adds blocks)
+
+
+_RULE_TAGS = [float(segment.TAG_ID[name]) for name in ("h1", "h2", "h3", "p", "div", "li")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.lists(st.tuples(st.sampled_from(_RULE_TAGS), st.sampled_from([0.0, 0.3, 0.5, 1.0]),
+                          st.integers(0, 3), st.integers(0, 120), st.integers(0, 7), st.integers(0, 60)),
+                min_size=1, max_size=40))
+def test_the_compiled_choice_keeps_what_the_reference_keeps_on_made_up_rows(readers, blocks):
+    """Rows drawn to reach every rule of `choose`: headings of three ranks and their sections, link
+    shares about `LINKED`, footers and dialogs, lists of like items, repeated texts and links (a page of
+    prose or not), sentence ends, few words and many."""
+    from plexity_plugins.extractors import learned
+
+    base = reading.rows_as_lists(reading.feature_rows(reading.read_blocks(ARTICLE_PAGE)[1]))
+    names = {name: FEATURES.index(name) for name in ("tag", "link_share", "anc_footer", "anc_dialog",
+                                                     "in_top_group", "repeats", "links", "ends_sentence", "words")}
+    rows, ends = [], []
+    n = len(blocks)
+    for i, (tag, share, apart, words, marks, reach) in enumerate(blocks):
+        row = list(base[i % len(base)])
+        for index in learned._LINKS + learned._PARTS:
+            row[index] = 0.0
+        row[names["tag"]], row[names["link_share"]], row[names["words"]] = tag, share, math.log1p(words)
+        row[names["anc_footer"]], row[names["anc_dialog"]] = float(apart == 1), float(apart == 2)
+        row[names["in_top_group"]] = float(marks & 1)
+        row[names["repeats"]] = float(1 + (marks == 6))
+        row[names["links"]] = float(marks == 7)
+        row[names["ends_sentence"]] = float(marks != 4)
+        rows.append(row)
+        ends.append(min(n - 1, i + reach))
+    assert_same_kept(array("d", [v for row in rows for v in row]).tobytes(), ends, readers)
+    assert_same_kept(array("d", [v for row in rows for v in row]).tobytes(), [], readers)  # (no sections known)
+
+
+def test_a_page_the_compiled_choice_cannot_read_fails_as_the_reference_fails(readers):
+    """A word count that is not a number is the reference's to refuse (round() of NaN), and a row
+    the forest cannot score fails `kept` with the reference's error."""
+    from plexity_plugins.extractors import learned
+
+    rows = reading.rows_as_lists(reading.feature_rows(reading.read_blocks(ARTICLE_PAGE)[1]))
+    rows[3][FEATURES.index("words")] = math.nan
+    broken = array("d", [v for row in rows for v in row]).tobytes()
+    assert readers[0].chooser(learned._POLICY).kept(broken, WIDTH, []) is None
+    for choose in (learned.kept, learned.kept_reference):
+        with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+            choose([], broken, readers[0], [])
+    tag = FEATURES.index("tag")
+    categorical = {"feature": [tag, -1, -1], "threshold": [0.0] * 3, "categories": [[1], None, None],
+                   "missing": ["none"] * 3, "default_left": [False] * 3, "left": [1, -1, -1],
+                   "right": [2, -1, -1], "value": [0.0, 0.0, 0.0]}
+    reader = reading.Forest({"features": list(FEATURES), "trees": [categorical], "threshold": 0.5})
+    rows = [[0.0] * WIDTH for _ in range(3)]
+    rows[1][tag] = math.inf
+    infinite = array("d", [v for row in rows for v in row]).tobytes()
+    errors = []
+    for choose in (learned.kept, learned.kept_reference):
+        with pytest.raises(OverflowError) as error:
+            choose([], infinite, reader, [])
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.lists(st.tuples(st.sampled_from([0.0, 0.05, 0.2, 0.3, 0.5, 0.7, 1.0, 1 / 3]) | st.floats(0, 1),
+                                 st.integers(0, 3000)), min_size=1, max_size=80))
+def test_the_page_s_threshold_row_is_computed_alike_on_both_paths(readers, blocks):
+    """The page's row of `THRESHOLD_FEATURES` the compiled `kept` computes is `threshold_row`'s, bit
+    for bit, for any probabilities (ties, the levels themselves, 0 and 1) and words: its sort (the
+    most probable first, ties in the blocks' order) and its means (Python's own sum() of floats,
+    which changed in 3.12)."""
+    from plexity_plugins.extractors import learned
+    from plexity_plugins.extractors.learned import page_threshold
+
+    base = reading.rows_as_lists(reading.feature_rows(reading.read_blocks(ARTICLE_PAGE)[1]))
+    rows = []
+    for i, (_, words) in enumerate(blocks):
+        row = list(base[i % len(base)])
+        row[FEATURES.index("words")] = math.log1p(words)
+        rows.append(row)
+    probabilities = [p for p, _ in blocks]
+    words = [round(math.expm1(row[FEATURES.index("words")])) for row in rows]
+    ours = readers[0].chooser(learned._POLICY).threshold_row(array("d", [v for row in rows for v in row]).tobytes(),
+                                                             WIDTH, array("d", probabilities))
+    theirs = page_threshold.threshold_row(rows[0], probabilities, words)
+    assert array("d", ours).tobytes() == array("d", theirs).tobytes()

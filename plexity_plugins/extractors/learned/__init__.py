@@ -59,7 +59,9 @@ How a page is read (`html_to_text_learned`):
    page, a bare form) and ends as the front end's counted ``no text extracted``.
 
 Segmentation, evidence and trees are compiled where the extension is built (about 1.3 ms a
-WCXB page, median; 33 ms in Python); the Python modules are their reference.
+WCXB page, median; 33 ms in Python), and so are steps 4 to 9 (`kept`: the page's threshold, the
+second look and `choose`'s rules, in one call); the Python modules are their reference
+(`kept_reference`, `choose` and the functions it names).
 """
 
 from __future__ import annotations
@@ -147,6 +149,12 @@ _SENTENCE = FEATURES.index("ends_sentence")  # (the block holds a sentence's end
 _HEADING_RANKS = {TAG_ID[f"h{rank}"]: rank for rank in range(1, 7)}
 _LINK_SHARE = FEATURES.index("link_share")  # (the share of the block's words inside links)
 LINKED = 0.5  # a block with at least this share of its words in links is mostly links
+# What the compiled `kept` (reading.Forest.chooser) is told of the rules here: the columns they read, and their
+# constants.
+_POLICY = (("words", _WORDS), ("tag", TAG), ("top_group", TOP_GROUP), ("footer", FOOTER), ("dialog", DIALOG),
+           ("link_share", _LINK_SHARE), ("repeats", _REPEATS), ("sentence", _SENTENCE),
+           ("prose_marks", _LINKS + _PARTS), ("heading_tags", tuple(_HEADING_RANKS)),
+           ("heading_ranks", tuple(_HEADING_RANKS.values())), ("linked", LINKED), ("min_words", MIN_WORDS))
 
 
 def column(rows: bytes, index: int) -> list[float]:
@@ -290,7 +298,18 @@ def choose_from_rows(probabilities: list[float], threshold: float, words: list[i
 def kept(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
     """`choose` over the blocks of `read_page`, with `forest`'s probabilities, the page's
     threshold and what its second look adds (`Forest.decision`), less the blocks of its footers
-    and dialogs, and with `ends` (`reading.section_ends` of the page) each heading as its section is."""
+    and dialogs, and with `ends` (`reading.section_ends` of the page) each heading as its section is.
+    Compiled where the extension is built (the same answer as `kept_reference`, tests/test_learned_native.py)."""
+    chooser = forest.chooser(_POLICY)
+    if chooser is not None:
+        keep = chooser.kept(rows, WIDTH, ends if isinstance(ends, list) else list(ends or ()))
+        if keep is not None:  # (None: a page only the reference decides, a NaN probability)
+            return keep
+    return kept_reference(texts, rows, forest, ends)
+
+
+def kept_reference(texts: list[str], rows: bytes, forest: Forest, ends: list[int] | None = None) -> list[bool]:
+    """`kept` in Python: the reference."""
     probabilities = forest.probabilities(rows)
     words = list(map(round, map(math.expm1, column(rows, _WORDS))))
     threshold, added = forest.decision(rows, probabilities, words)

@@ -35,7 +35,7 @@ SPREAD = (("p_max", "p_mean", "p_word_mean") + tuple(f"p_at_{round(100 * s)}_wor
 THRESHOLD_FEATURES = PAGE_EVIDENCE + SPREAD
 LOWEST, HIGHEST = 0.15, 0.85
 
-_COLUMNS = [FEATURES.index(name) for name in PAGE_EVIDENCE]
+EVIDENCE_COLUMNS = tuple(FEATURES.index(name) for name in PAGE_EVIDENCE)  # (their columns in a block's row)
 
 
 def threshold_row(first_row, probabilities: list[float], words: list[int]) -> list[float]:
@@ -64,7 +64,7 @@ def threshold_row(first_row, probabilities: list[float], words: list[int]) -> li
     at_share += [probabilities[order[-1]]] * (len(WORD_SHARES) - len(at_share))
     spread = [probabilities[order[0]], sum(probabilities) / len(probabilities),
               sum(map(mul, probabilities, words)) / total]
-    return [first_row[c] for c in _COLUMNS] + spread + at_share + at_level
+    return [first_row[c] for c in EVIDENCE_COLUMNS] + spread + at_share + at_level
 
 
 class PageThreshold:

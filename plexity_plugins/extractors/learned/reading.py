@@ -3,8 +3,9 @@ features (`feature_rows`) and the forest's probabilities (`Forest`).  The caller
 path ran.
 
 The compiled path is ``plexity_plugins.runtime._native`` (native/learned_reader.cpp), a port of
-`segment`, `features`, `forest` and the second look's rows that gives exactly their results (tests/test_learned_native.py
-holds them equal: the same texts, elements and title, bit-equal features and probabilities).  The
+`segment`, `features`, `forest`, the second look's rows and `learned.kept` (`Forest.chooser`) that gives exactly their
+results (tests/test_learned_native.py holds them equal: the same texts, elements and title, bit-equal features and
+probabilities, the same blocks kept).  The
 Python modules are the reference and the fallback where the extension is not built, or with
 ``PLEXITY_PURE_PYTHON=1``.
 
@@ -20,6 +21,7 @@ from ...runtime import native
 from . import segment as _segment
 from .features import FEATURES, block_features
 from .forest import Forest as _ReferenceForest
+from . import page_threshold as _page_threshold
 from .page_threshold import PageThreshold, threshold_row
 from .second_look import SecondLook
 
@@ -41,6 +43,8 @@ def _compiled():
 
 _SEGMENT_HTML, _NATIVE_FOREST, _SECOND_LOOK_ROWS = _compiled()
 COMPILED = _SEGMENT_HTML is not None
+# (the compiled `learned.kept`: built from older sources, the extension lacks it, and the reference decides)
+_CHOOSER = native.compiled("LearnedChooser") if COMPILED else None
 
 
 def read_blocks(page_html: str):
@@ -103,12 +107,32 @@ class Forest:
         self.second_look = SecondLook(second, _NATIVE_FOREST, _SECOND_LOOK_ROWS) if second is not None else None
         self._native = _NATIVE_FOREST(spec) if _NATIVE_FOREST is not None else None
         self._reference = None if self._native is not None else _ReferenceForest(spec)
+        self._page_spec = page
+        self._choosers: dict = {}
 
     def probabilities(self, rows: bytes) -> list[float]:
         """Each row's probability of being the page's text."""
         if self._native is not None:
             return self._native.probabilities(rows, WIDTH)
         return self._reference.probabilities(rows_as_lists(rows))
+
+    def chooser(self, policy: tuple):
+        """The compiled `learned.kept` of this reader under `policy` (learned/__init__.py's rules, as (key,
+        value) pairs; the reader's threshold, its page threshold's bounds and its second look's levels are added
+        here), made once; None where the extension is not built."""
+        if _CHOOSER is None or self._native is None:
+            return None
+        chooser = self._choosers.get(policy)
+        if chooser is None:
+            page, second = self.page_threshold, self.second_look
+            chooser = self._choosers[policy] = _CHOOSER(
+                self._native, _NATIVE_FOREST(self._page_spec) if page is not None else None,
+                second._native if second is not None else None,
+                dict(policy, threshold=self.threshold, lowest=page.lowest if page else 0.0,
+                     highest=page.highest if page else 1.0, look_from=second.look_from if second else 0.0,
+                     add_at=second.add_at if second else 1.0, evidence=_page_threshold.EVIDENCE_COLUMNS,
+                     word_shares=_page_threshold.WORD_SHARES, levels=_page_threshold.LEVELS))
+        return chooser
 
     def decision(self, rows, probabilities: list[float], words: list[int]) -> tuple[float, list[bool] | None]:
         """(the page's threshold, which blocks the second look adds to those at or above it, or
