@@ -83,6 +83,21 @@ def test_a_page_of_as_many_tags_and_comments_as_the_bound_is_read(name):
         extractor.close()
 
 
+@pytest.mark.parametrize("name", ["trafilatura", "auto"])
+def test_trafilaturas_refusal_names_dense_and_fast_only_where_they_read_the_page(name):
+    # (before: a page of a million comments, past every reader's bound, was refused by trafilatura and auto
+    # pointing at dense and fast, which refuse it too)
+    between, past = _page("<!---->" * (MAX_TAGS_TRAFILATURA + 1)), _page("<!---->" * 1_000_000)
+    with pytest.raises(ExtractionError, match=r"past what trafilatura reads; another extractor \(dense, fast\) reads"):
+        get_extractor(name)(between)
+    assert "The council approved the budget" in get_extractor("dense")(between)
+    with pytest.raises(ExtractionError) as refused:
+        get_extractor(name)(past)
+    assert str(refused.value) == f"the page has more than {MAX_TAGS_TRAFILATURA:,} tags, past what trafilatura reads"
+    with pytest.raises(ExtractionError, match=f"the page has more than {MAX_TAGS:,} tags, past what dense reads"):
+        get_extractor("dense")(past)
+
+
 def test_the_learned_reader_still_reads_a_page_of_millions_of_comments():
     # (it reads the markup itself, and keeps no node of a comment)
     assert "The council approved the budget" in get_extractor("learned")(_page("<?x>" * 1_000_000))
