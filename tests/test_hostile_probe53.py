@@ -83,6 +83,36 @@ def test_a_page_of_as_many_tags_and_comments_as_the_bound_is_read(name):
         extractor.close()
 
 
+@pytest.mark.parametrize("name", ["trafilatura", "auto"])
+def test_trafilaturas_refusal_names_dense_and_fast_only_where_they_read_the_page(name):
+    # (before: a page of a million comments, past every reader's bound, was refused by trafilatura and auto
+    # pointing at dense and fast, which refuse it too)
+    between, past = _page("<!---->" * (MAX_TAGS_TRAFILATURA + 1)), _page("<!---->" * 1_000_000)
+    with pytest.raises(ExtractionError, match=r"past what trafilatura reads; another extractor \(dense, fast\) reads"):
+        get_extractor(name)(between)
+    assert "The council approved the budget" in get_extractor("dense")(between)
+    with pytest.raises(ExtractionError) as refused:
+        get_extractor(name)(past)
+    assert str(refused.value) == f"the page has more than {MAX_TAGS_TRAFILATURA:,} tags, past what trafilatura reads"
+    with pytest.raises(ExtractionError, match=f"the page has more than {MAX_TAGS:,} tags, past what dense reads"):
+        get_extractor("dense")(past)
+
+
+@pytest.mark.parametrize("name", ["dense", "trafilatura"])
+def test_the_python_reference_refuses_a_page_of_a_million_comments_naming_the_bound_too(name, monkeypatch):
+    # (the path where the extension is not built: before, each comment's end was looked for as "-->" and as
+    # "--!>", the search for the one it lacks going to the page's end at every comment; 40,000 "<!---->" took
+    # the walk 6 s of a core, these pages were cut by the time limit, unnamed)
+    monkeypatch.setenv("PLEXITY_PURE_PYTHON", "1")
+    extractor = TimeLimitedExtractor(name, timeout=60)
+    try:
+        for comment in ("<!---->", "<!----!>"):
+            with pytest.raises(ExtractionError, match=f"the page has more than {_bound(name):,} tags, past what "):
+                extractor(_page(comment * 1_000_000))
+    finally:
+        extractor.close()
+
+
 def test_the_learned_reader_still_reads_a_page_of_millions_of_comments():
     # (it reads the markup itself, and keeps no node of a comment)
     assert "The council approved the budget" in get_extractor("learned")(_page("<?x>" * 1_000_000))

@@ -128,17 +128,19 @@ def _raw_end(html: str, name: str, at: int) -> int:
     return found.start() if found else len(html)
 
 
+_COMMENT_END = re.compile("--!?>")
+
+
 def comment_end(html: str, at: int) -> int:
     """Where the comment whose text starts at `at` ends (after it; the page's end if it does not):
     at ``-->`` or ``--!>``, or at once for ``<!-->`` and ``<!--->``, as HTML's tokenizer ends it
     (the learned reader's too, `learned.segment`)."""
     if html.startswith(">", at) or html.startswith("->", at):
         return html.find(">", at) + 1
-    ends = [end for end in (html.find("-->", at), html.find("--!>", at)) if end >= 0]
-    if not ends:
-        return len(html)
-    end = min(ends)
-    return end + (3 if html.startswith("-->", end) else 4)
+    # (the first of either ending in one search: looking for each alone went to the page's end for the one
+    # it lacks, at every comment, and a page of 40,000 "<!---->" took the walks 6 s, 200,000 minutes)
+    end = _COMMENT_END.search(html, at)
+    return len(html) if end is None else end.end()
 
 
 def tag_name(html: str, lt: int) -> tuple[int, int, bool]:
