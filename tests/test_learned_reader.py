@@ -706,6 +706,19 @@ def test_a_page_past_the_readers_bounds_is_refused_not_read_in_part(name):
     assert time.process_time() - started < 10
 
 
+def test_the_refusal_names_other_readers_only_where_they_read_the_page():
+    # 60,000 lines are past the learned reader's blocks but a tenth of dense's and fast's 200,000 tags: named.  250,000
+    # elements are past their tags too: the refusal names no reader that would refuse the page as well.
+    with pytest.raises(ExtractionError, match=r"past what the learned reader reads; another extractor \(fast, dense\) "
+                                              r"reads it$"):
+        learned.html_to_text_learned(PAST_THE_BOUNDS["lines"])
+    get_extractor("dense")(PAST_THE_BOUNDS["lines"])
+    with pytest.raises(ExtractionError, match=r"past what the learned reader reads$"):
+        learned.html_to_text_learned(PAST_THE_BOUNDS["elements"])
+    with pytest.raises(ExtractionError, match="more than 200,000 tags, past what dense reads"):
+        get_extractor("dense")(PAST_THE_BOUNDS["elements"])
+
+
 def test_plexity_clean_counts_a_page_past_the_bounds_as_a_named_skip(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "huge.html").write_text(PAST_THE_BOUNDS["blocks"])

@@ -232,11 +232,13 @@ def lexbor_options(page: str) -> str:
     return _OPTION_TAG.sub(r"<\1x-option", page)
 
 
-def _dense_reads(html: str) -> bool:
+def dense_reads(html: str) -> bool:
     """Whether ``dense`` and ``fast`` read `html` (no more than `MAX_TAGS` tags and `MAX_PAGE_ATTRIBUTES`
-    attributes): asked of a page a lower bound refused (trafilatura's), whose refusal names them only then (a page
-    of millions of comments is past their bound too).  A second pass, on a refused page only, stopping at it."""
-    _, tags, attributes = read_markup(html, MAX_ATTRIBUTES, MAX_TAGS, MAX_PAGE_ATTRIBUTES)
+    attributes): asked of a page another reader's bound refused (trafilatura's, the learned reader's), whose refusal
+    names them only then (a page of millions of comments or elements is past their bound too).  A second pass, on a
+    refused page only, stopping at the bound."""
+    _, tags, attributes = read_markup(without_fallback(html.replace("\x00", "")), MAX_ATTRIBUTES, MAX_TAGS,
+                                      MAX_PAGE_ATTRIBUTES)
     return tags <= MAX_TAGS and attributes <= MAX_PAGE_ATTRIBUTES
 
 
@@ -253,7 +255,7 @@ def checked(html: str, reader: str, max_tags: int = MAX_TAGS) -> str:
     html = without_fallback(html)
     page, tags, attributes = read_markup(html, MAX_ATTRIBUTES, max_tags, MAX_PAGE_ATTRIBUTES)
     if tags > max_tags:
-        others = "; another extractor (dense, fast) reads it" if max_tags < MAX_TAGS and _dense_reads(html) else ""
+        others = "; another extractor (dense, fast) reads it" if max_tags < MAX_TAGS and dense_reads(html) else ""
         raise ExtractionError(f"the page has more than {max_tags:,} tags, past what {reader} reads{others}")
     if attributes > MAX_PAGE_ATTRIBUTES:
         raise ExtractionError(f"the page has more than {MAX_PAGE_ATTRIBUTES:,} attributes, past what {reader} "

@@ -75,6 +75,7 @@ from pathlib import Path
 from ...errors import ExtractionError, InstallationError
 from ...io.decoding import html_text
 from ..declarations import declares_article_or_product
+from ..markup import dense_reads
 from .features import FEATURES
 from .page_threshold import THRESHOLD_FEATURES
 from .reading import WIDTH, Forest, feature_rows, read_blocks, section_ends
@@ -117,9 +118,10 @@ def read_whole(html: str) -> tuple[list[str], object]:
     take gigabytes), and the text of its first part is not passed off as the page's.  Raises
     `ExtractionError`, a counted skip that names the bound in every front end."""
     texts, page = read_blocks(html)
-    if page.truncated:
+    if page.truncated:  # (past the elements' bound, past dense's and fast's tags too: named only where they read it)
+        others = "; another extractor (fast, dense) reads it" if dense_reads(html) else ""
         raise ExtractionError(f"the page has more than {MAX_BLOCKS:,} blocks or {MAX_ELEMENTS:,} elements, past "
-                              f"what the learned reader reads; another extractor (fast, dense) reads it")
+                              f"what the learned reader reads{others}")
     return texts, page
 
 
