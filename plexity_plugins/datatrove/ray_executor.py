@@ -258,12 +258,16 @@ TASK_MEMORY_WORDS = "this Ray task's {} (the memory it reserved)"
 
 def _reserved_memory() -> float | None:
     """The bytes of Ray's ``memory`` resource this task was given (``cpus_per_task * mem_per_cpu_gb`` GB, or what
-    ``ray_remote_kwargs`` says), None if none (0) or Ray cannot tell."""
+    ``ray_remote_kwargs`` says), None if none (0), outside a Ray worker, or Ray cannot tell."""
     import ray
 
+    # (asked outside a Ray worker, get_runtime_context() starts or joins a cluster with ray.init(): a task run
+    # directly in a process of its own waited for a cluster it never asked for)
+    if not ray.is_initialized():
+        return None
     try:
         return ray.get_runtime_context().get_assigned_resources().get("memory")
-    except Exception:  # noqa: BLE001 - (not in a Ray task: a test's direct call) no reservation
+    except Exception:  # noqa: BLE001 - (Ray cannot tell) no reservation
         return None
 
 
