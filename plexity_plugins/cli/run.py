@@ -691,6 +691,27 @@ def dataset_files(folder: str, looked_at: int = 100) -> list[str]:
     return [f"{p}: {why}" for p in itertools.islice(files, looked_at) if (why := dataset_file(p))]
 
 
+def first_and_count(datasets: list[str]) -> str:
+    """The first of the dataset files found (each "path: what it is ..."), and how many more."""
+    more = f" (and {len(datasets) - 1} more such file(s))" if len(datasets) > 1 else ""
+    return f"{datasets[0]}{more}"
+
+
+def only_datasets_message(folder: str, pattern: str, inputs: list[str]) -> str | None:
+    """When every input the run would read is a dataset of documents by its name (``plexity run docs.jsonl``, a glob
+    of ``*.jsonl.gz``): the line its folder gets (`no_warc_files_message`), before any task, which read each as a
+    damaged WARC; else None (a WARC among them: the run reads it, and counts the others as no WARC)."""
+    from ..cleaning.files import dataset_file
+
+    read = files_to_read(inputs)
+    if not read or not all(dataset_file(name) for name in read):
+        return None
+    join = (lambda name: f"{folder.rstrip('/')}/{name}") if "://" in folder else \
+        (lambda name: os.path.join(folder, name))
+    return (f"no WARC files match {pattern} in {folder}: "
+            f"{first_and_count([f'{join(name)}: {dataset_file(name)}' for name in read])}")
+
+
 def no_warc_files_message(folder: str, pattern: str) -> str:
     """`plexity run` found no WARC file: say so, and point to `plexity clean` for HTML and text files."""
     from ..cleaning.files import left_out_by_glob
@@ -706,8 +727,7 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
         return f"{message}: {misnamed[0]}{more}"
     datasets = dataset_files(folder)
     if datasets:
-        more = f" (and {len(datasets) - 1} more such file(s))" if len(datasets) > 1 else ""
-        return f"{message}: {datasets[0]}{more}"
+        return f"{message}: {first_and_count(datasets)}"
     others = document_files(folder)
     if others:
         return message + (f" (it holds {others} HTML or text file(s): plexity run reads WARC files; "
@@ -884,6 +904,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise OSError(without_password(f"cannot list the input {folder}: {why}")) from exc
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
+        return USAGE_STATUS
+    if datasets := only_datasets_message(folder, pattern, inputs):  # (as its folder's: a task read each as a WARC)
+        print(printable(f"plexity run: error: {datasets}"), file=sys.stderr)
         return USAGE_STATUS
     if args.format == "warc" and (output_dir == Path(folder) or Path(folder) in output_dir.parents):
         # (its cleaned WARCs would be read as input by the next run, and change the run's files)

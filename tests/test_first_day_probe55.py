@@ -1,0 +1,68 @@
+"""A stranger's first day, probe 55: README.md's and docs/cli.md's commands in a scratch folder, with the small
+mistakes a stranger makes (a dataset of documents given to `plexity run`, a wrong path, a mistyped option, a gzip
+file renamed, an empty file, a folder of WARC and JSONL files, a re-run with a new option, Ctrl-C).  Dead ends met:
+a single JSONL file given to `plexity run` ran a task (its log warned "damaged WARC") before the message naming the
+pipeline that cleans a dataset, exit 1, where the folder holding it stopped at once, exit 2."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample.warc.gz"
+
+TEXT = "The city council approved the budget on Tuesday after a long debate about school funding."
+DATASET_SAYS = ("a dataset of documents (JSON lines), not pages or a crawl: clean its text with datatrove, "
+                "JsonlDocumentReader(its folder) -> PerplexitySentenceFilter() -> a writer "
+                "(docs/datatrove.md#text-datasets)")
+
+
+def plexity(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "plexity_plugins", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("plexity run: error")]
+
+
+def test_a_dataset_file_given_to_plexity_run_stops_before_any_task_as_its_folder_does(tmp_path):
+    """`plexity run docs.jsonl -o out`: the run started a task that read the file as a WARC ("damaged WARC
+    docs.jsonl: not a WARC file: a text file"), printed a summary of nothing, then said it is a dataset of documents,
+    exit 1, with a logs folder written and removed.  Its folder, `plexity run dataset -o out`, stopped at once, exit 2,
+    with that line.  Now a file, or a glob matching only such files, stops as its folder does: the same line, naming
+    the file and the pipeline that reads it, exit 2, before any task or output folder."""
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    row = json.dumps({"id": "1", "text": TEXT}) + "\n"
+    (dataset / "docs.jsonl").write_text(row)
+    with gzip.open(dataset / "part.jsonl.gz", "wt") as f:
+        f.write(row)
+
+    folder = plexity("run", "dataset", "-o", "out", cwd=tmp_path)
+    assert folder.returncode == 2
+    assert error_lines(folder) == [
+        f"plexity run: error: no WARC files match **/*.warc* in {dataset}: {dataset / 'docs.jsonl'}: {DATASET_SAYS} "
+        f"(and 1 more such file(s))"]
+
+    for given, named, more in (("dataset/docs.jsonl", "docs.jsonl", ""),
+                               ("dataset/part.jsonl.gz", "part.jsonl.gz", ""),
+                               ("dataset/*.jsonl*", "docs.jsonl", " (and 1 more such file(s))")):
+        result = plexity("run", given, "-o", "out", cwd=tmp_path)
+        assert result.returncode == 2, (given, result.stderr)
+        pattern = named if "*" not in given else "*.jsonl*"
+        assert error_lines(result) == [
+            f"plexity run: error: no WARC files match {pattern} in {dataset}: {dataset / named}: {DATASET_SAYS}{more}"]
+        assert "Launching pipeline" not in result.stderr and "damaged WARC" not in result.stderr, given
+        assert result.stdout == "" and not (tmp_path / "out").exists(), given
+
+    # a WARC beside them is read, the dataset a counted skip of that run as before (a mixed folder is no dataset)
+    (dataset / "sample.warc.gz").symlink_to(SAMPLE)
+    mixed = plexity("run", "dataset/*", "-o", "out", cwd=tmp_path)
+    assert mixed.returncode == 0, mixed.stderr
+    assert "2 WARC files" not in mixed.stdout and "3 WARC files, 3 tasks" in mixed.stdout
