@@ -66,3 +66,26 @@ def test_a_dataset_file_given_to_plexity_run_stops_before_any_task_as_its_folder
     mixed = plexity("run", "dataset/*", "-o", "out", cwd=tmp_path)
     assert mixed.returncode == 0, mixed.stderr
     assert "2 WARC files" not in mixed.stdout and "3 WARC files, 3 tasks" in mixed.stdout
+
+
+def test_a_dataset_file_beside_the_warc_files_of_a_folder_is_said_not_read_with_the_pipeline_that_reads_it(tmp_path):
+    """A folder of a crawl's WARC files and a dataset of documents (`plexity run crawl -o out`): the run said "1 HTML or
+    text file(s) beside them not read" of a page beside them, and nothing of `dataset/part.jsonl.gz`, which it did not
+    read either: a loss unsaid, exit 0.  Now the run names it, with the pipeline that cleans it, as it names such a
+    file in a folder holding no WARC; the run's own documents (an output folder inside the input folder) are not."""
+    crawl = tmp_path / "crawl"
+    (crawl / "dataset").mkdir(parents=True)
+    (crawl / "sample.warc.gz").symlink_to(SAMPLE)
+    with gzip.open(crawl / "dataset" / "part.jsonl.gz", "wt") as f:
+        f.write(json.dumps({"id": "1", "text": TEXT}) + "\n")
+    (crawl / "page.html").write_text(f"<html><body><p>{TEXT}</p></body></html>")
+
+    said = f"plexity run: 1 dataset file(s) beside them not read: crawl/dataset/part.jsonl.gz: {DATASET_SAYS}"
+    for _ in range(2):  # (the second run resumes the first, whose documents, crawl/out/documents/*.jsonl.gz, it wrote)
+        result = plexity("run", "crawl", "-o", "crawl/out", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "1 WARC files, 1 tasks" in result.stdout
+        lines = [line for line in result.stdout.splitlines() if "beside them not read" in line]
+        assert lines == ["plexity run: 1 HTML or text file(s) beside them not read (plexity run reads WARC files; "
+                         "plexity clean crawl --output-dir DIR cleans them)", said]
+    assert list((crawl / "out" / "documents").glob("*.jsonl.gz"))

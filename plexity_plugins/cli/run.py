@@ -680,15 +680,18 @@ def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
     return [f"{p}: {why}" for p in itertools.islice(unknown, looked_at) if (why := misnamed_warc(p))]
 
 
-def dataset_files(folder: str, looked_at: int = 100) -> list[str]:
-    """The dataset files of documents among a local `folder`'s first `looked_at` files, each with what it is and the
-    pipeline that cleans it (`cleaning.files.dataset_file`)."""
+def dataset_files(folder: str, looked_at: int = 100, outside: tuple = ()) -> list[str]:
+    """The dataset files of documents among a local `folder`'s first `looked_at` files (None: all, by their names
+    alone), each with what it is and the pipeline that cleans it (`cleaning.files.dataset_file`); none below the
+    folders `outside` (a run's own output folders, inside its input folder: its documents are no input left out)."""
     from ..cleaning.files import dataset_file
 
     if "://" in folder or not Path(folder).is_dir():
         return []
     files = (p for p in sorted(Path(folder).rglob("*")) if p.is_file())
-    return [f"{p}: {why}" for p in itertools.islice(files, looked_at) if (why := dataset_file(p))]
+    found = ((p, why) for p in itertools.islice(files, looked_at) if (why := dataset_file(p)))
+    return [f"{p}: {why}" for p, why in found
+            if not any(Path(out) in p.parent.resolve().parents or Path(out) == p.parent.resolve() for out in outside)]
 
 
 def first_and_count(datasets: list[str]) -> str:
@@ -986,6 +989,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if others:
             print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
                   f"plexity clean {shlex.quote(args.input)} --output-dir DIR cleans them)")
+        datasets = dataset_files(args.input, None, outside=(output_dir, logging_dir))  # (they were lost unsaid)
+        if datasets:
+            print(printable(f"plexity run: {len(datasets)} dataset file(s) beside them not read: "
+                            f"{first_and_count(datasets)}"))
         for folder, exc in unlisted:  # (a folder this user may not read: passed over unsaid)
             print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
                   file=sys.stderr)
