@@ -89,3 +89,23 @@ def test_a_dataset_file_beside_the_warc_files_of_a_folder_is_said_not_read_with_
         assert lines == ["plexity run: 1 HTML or text file(s) beside them not read (plexity run reads WARC files; "
                          "plexity clean crawl --output-dir DIR cleans them)", said]
     assert list((crawl / "out" / "documents").glob("*.jsonl.gz"))
+
+
+def test_a_mistyped_required_option_is_told_the_option_meant_not_that_it_is_missing(tmp_path):
+    """`plexity clean page.html --ouput-dir cleaned`: argparse checks the required options before the unknown ones,
+    so the answer was "the following arguments are required: --output-dir/-o" to a user who believes they gave it,
+    and the mistyped word was named nowhere, where a mistyped option that is not required (`--extracter`) is told the
+    one meant.  Now it is told so too; a required option left out is still said to be missing."""
+    (tmp_path / "page.html").write_text(f"<html><body><p>{TEXT}</p></body></html>")
+    for args, prog, unknown in ((("clean", "page.html", "--ouput-dir", "cleaned"), "clean", "--ouput-dir cleaned"),
+                                (("clean", "--ouput-dir=cleaned", "page.html"), "clean", "--ouput-dir=cleaned"),
+                                (("run", "page.html", "--outpt-dir", "out"), "run", "--outpt-dir out")):
+        result = plexity(*args, cwd=tmp_path)
+        assert result.returncode == 2, args
+        meant = "--output-dir"
+        assert result.stderr.splitlines()[-1] == (f"plexity {prog}: error: unrecognized arguments: {unknown} (did you "
+                                                  f"mean {meant}? plexity {prog} --help lists the options)"), args
+        assert not (tmp_path / "cleaned").exists() and not (tmp_path / "out").exists()
+    missing = plexity("clean", "page.html", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr.splitlines()[-1]) == (
+        2, "plexity clean: error: the following arguments are required: --output-dir/-o")

@@ -97,6 +97,31 @@ def unknown_arguments(parser: argparse.ArgumentParser, argv: list[str], unknown:
     command.error(f"unrecognized arguments: {' '.join(shown)} ({hint}{command.prog} --help lists the options)")
 
 
+def unknown_before_required(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The arguments no command knows in `argv`, found as if the commands required nothing: argparse checks the
+    required options first, so a mistyped one (``plexity clean page.html --ouput-dir cleaned``) was answered "the
+    following arguments are required: --output-dir/-o", the word typed named nowhere.  [] when argv fails otherwise
+    (the parse proper says why)."""
+    import io
+
+    parsers, required = [parser], []
+    while parsers:  # (every command's, `models import`'s too)
+        command = parsers.pop()
+        parsers.extend(getattr(command, "commands", {}).values())
+        if command is not parser:
+            required += [action for action in command._actions if action.required]
+    for action in required:
+        action.required = False
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return parser.parse_known_args(argv)[1]
+    except SystemExit:  # (an error of another kind, --help, --version: the parse proper does it)
+        return []
+    finally:
+        for action in required:
+            action.required = True
+
+
 class PrintableFormatter(logging.Formatter):
     """Each log message one printable line (`printable`: a message naming a WARC's URI holds the crawl's
     characters); a traceback, appended after the message, as it is."""
@@ -214,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         meant = command_hint(word) or misspelt_command(word, list(parser.commands))
         if meant:
             parser.error(meant)
+    unknown = unknown_before_required(parser, argv)  # (`--ouput-dir out` was told "--output-dir is required")
+    if unknown:
+        unknown_arguments(parser, argv, unknown)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         unknown_arguments(parser, argv, unknown)
