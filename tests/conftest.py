@@ -12,6 +12,7 @@ import pytest
 from plexity_plugins.training import kenlm_tools
 
 from helpers import controller_folder, private_slurm
+from time_limit import pytest_handlecrashitem  # noqa: F401 - (a hook: pytest finds it here by its name)
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -39,7 +39,8 @@ kenlm_first "$py" "$log"
 # the installs' time, 101 -> 50 s for datatrove[processing,io]; Python compiles what is imported)
 echo "env: pip install \"datatrove[processing]$DATATROVE_VERSION\" \"plexity_plugins[datatrove]\" into $work/venv"
 if ! PLEXITY_REQUIRE_NATIVE=1 "$py" -m pip install -q --no-compile --disable-pip-version-check \
-      "datatrove[processing]$DATATROVE_VERSION" "$work/src[datatrove]" "pytest>=8" "psutil>=5.9" >"$log" 2>&1; then
+      "datatrove[processing]$DATATROVE_VERSION" "$work/src[datatrove]" "pytest>=8" "pytest-timeout>=2.4" "psutil>=5.9" \
+      >"$log" 2>&1; then
   cat "$log" >&2; echo "env: pip install failed" >&2; exit 1
 fi
 # datatrove's own WarcReader, beside our steps: its imports (cchardet, magic) come with our extra
