@@ -61,11 +61,13 @@ def test_a_dataset_file_given_to_plexity_run_stops_before_any_task_as_its_folder
         assert "Launching pipeline" not in result.stderr and "damaged WARC" not in result.stderr, given
         assert result.stdout == "" and not (tmp_path / "out").exists(), given
 
-    # a WARC beside them is read, the dataset a counted skip of that run as before (a mixed folder is no dataset)
+    # a WARC beside them is read (a mixed folder is no dataset), the datasets no task's: named, as a folder's are
+    # (probe 56: they were tasks, "3 WARC files, 3 tasks", read as damaged WARCs)
     (dataset / "sample.warc.gz").symlink_to(SAMPLE)
     mixed = plexity("run", "dataset/*", "-o", "out", cwd=tmp_path)
     assert mixed.returncode == 0, mixed.stderr
-    assert "2 WARC files" not in mixed.stdout and "3 WARC files, 3 tasks" in mixed.stdout
+    assert "1 WARC files, 1 tasks" in mixed.stdout
+    assert "plexity run: 2 dataset file(s) beside them not read: dataset/docs.jsonl: " in mixed.stdout
 
 
 def test_a_dataset_file_beside_the_warc_files_of_a_folder_is_said_not_read_with_the_pipeline_that_reads_it(tmp_path):

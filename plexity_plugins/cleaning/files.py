@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import gzip
 import itertools
+import json
 import logging
 import os
 from stat import S_ISDIR
@@ -62,17 +63,62 @@ def unknown_file_type(path: str | os.PathLike) -> str:
 _DATASETS = (((".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson", ".ndjson.gz"), "JSON lines", "JsonlDocumentReader"),
              ((".parquet",), "Parquet", "ParquetDocumentReader"))
 DATASETS_HOW = "docs/datatrove.md#text-datasets"
+# A ``.json`` file may be JSON lines (C4's ``c4-train.00000-of-01024.json.gz``, a Hugging Face dataset's export) or one
+# JSON document (a config, a list): its bytes decide (`json_lines_of_documents`), the first line of at most
+# `JSON_LINE_BYTES` decompressed, read from at most as many bytes of the file.
+JSON_SUFFIXES = (".json", ".json.gz")
+JSON_LINE_BYTES = 1 << 20
 
 
-def dataset_file(path: str | os.PathLike) -> str | None:
-    """For a dataset file of documents by its name (``part.jsonl.gz``, ``train.parquet``), which neither ``plexity
-    clean`` nor ``plexity run`` reads: what it is and the pipeline that cleans its text; else None."""
+def dataset_file(path: str | os.PathLike, local: bool = True) -> str | None:
+    """For a dataset file of documents (``part.jsonl.gz``, ``train.parquet`` by its name; ``c4-train.00000-of-01024
+    .json.gz`` by its first line, `json_lines_of_documents`, where `local`: a remote file's name alone is judged),
+    which neither ``plexity clean`` nor ``plexity run`` reads: what it is and the pipeline that cleans its text; else
+    None."""
     name = os.path.basename(os.fspath(path)).lower()
     for suffixes, kind, reader in _DATASETS:
         if name.endswith(suffixes):
-            return (f"a dataset of documents ({kind}), not pages or a crawl: clean its text with datatrove, "
-                    f"{reader}(its folder) -> PerplexitySentenceFilter() -> a writer ({DATASETS_HOW})")
+            return _dataset_says(kind, reader)
+    if local and name.endswith(JSON_SUFFIXES) and json_lines_of_documents(path):
+        return _dataset_says("JSON lines", "JsonlDocumentReader")
     return None
+
+
+def _dataset_says(kind: str, reader: str) -> str:
+    return (f"a dataset of documents ({kind}), not pages or a crawl: clean its text with datatrove, "
+            f"{reader}(its folder) -> PerplexitySentenceFilter() -> a writer ({DATASETS_HOW})")
+
+
+def json_lines_of_documents(path: str | os.PathLike, bound: int = JSON_LINE_BYTES) -> bool:
+    """Whether a regular file (gzipped or not, by its bytes) is JSON lines of documents: its first non-blank line,
+    whole within the first `bound` bytes decompressed, is a JSON object with a string ``text`` (what
+    JsonlDocumentReader reads by default).  One JSON document written over several lines (``{`` alone on its first),
+    a list, a line longer than `bound`: no.  At most `bound` bytes of the file are read (a FIFO: none)."""
+    head = _first_bytes(path, bound)
+    if head.startswith(GZIP_MAGIC):
+        head = _inflated_start(head, bound) or b""
+    # (a line the bound cuts is no JSON: no object ends before its closing brace)
+    first = next((line for line in head.removeprefix(b"\xef\xbb\xbf").split(b"\n") if line.strip()), b"")
+    try:
+        row = json.loads(first)
+    except (ValueError, RecursionError):  # (not UTF-8 either; nested past Python's recursion)
+        return False
+    return isinstance(row, dict) and isinstance(row.get("text"), str)
+
+
+PAGES, DATASET = "pages", "dataset"  # (`other_input`'s answers)
+
+
+def other_input(path: str | os.PathLike, local: bool = True) -> str | None:
+    """What a file given to ``plexity run`` is when it is no crawl but another command's input, whatever glob took
+    it: `PAGES` for an HTML page, a saved page (MHTML) or a text file by its name (``plexity clean`` cleans them),
+    `DATASET` for a dataset of documents (`dataset_file`: a ``.json`` file by its first line); None for the rest,
+    which the WARC reader judges by their bytes (a WARC named ``crawl.gz`` is read).  The rule a folder's files
+    beside its WARC files are named by, and a glob's files are left out of the run's tasks by.  `local`: `path`
+    is a local file's (else its name alone is judged)."""
+    if kind_of(Path(path)) in ("html", "mhtml", "text"):
+        return PAGES
+    return DATASET if dataset_file(path, local) else None
 
 
 def misnamed_warc(path: str | os.PathLike) -> str | None:

@@ -206,7 +206,7 @@ def build_pipeline(input_spec: str, output_dir: str | os.PathLike, extractor: st
     output_dir = Path(output_dir).resolve()
     folder, pattern = resolve_input(input_spec, storage_options,
                                     DEFAULT_REMOTE_TIMEOUT if remote_timeout is None else remote_timeout)
-    steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern,
+    steps = [WarcHtmlReader(data_folder(folder, storage_options), glob_pattern=pattern, leave_out_other_inputs=True,
                             max_payload_bytes=max_document_bytes, read_timeout=extract_timeout,
                             **({} if remote_timeout is None else {"remote_timeout": remote_timeout}))]
     limits = {"timeout": extract_timeout, "memory_limit": extract_memory}
@@ -700,19 +700,68 @@ def first_and_count(datasets: list[str]) -> str:
     return f"{datasets[0]}{more}"
 
 
-def only_datasets_message(folder: str, pattern: str, inputs: list[str]) -> str | None:
-    """When every input the run would read is a dataset of documents by its name (``plexity run docs.jsonl``, a glob
-    of ``*.jsonl.gz``): the line its folder gets (`no_warc_files_message`), before any task, which read each as a
-    damaged WARC; else None (a WARC among them: the run reads it, and counts the others as no WARC)."""
-    from ..cleaning.files import dataset_file
+def input_path(folder: str, name: str) -> str:
+    """The path (or URL) of the listed input `name` of `folder`."""
+    return f"{folder.rstrip('/')}/{name}" if "://" in folder else os.path.join(folder, name)
 
+
+def other_inputs(folder: str, inputs: list[str]) -> dict[str, str]:
+    """The listed inputs that are another command's input, not a crawl (`cleaning.files.other_input`: pages and
+    text files by their names, datasets of documents), each with what it is: the reader leaves them out of the
+    tasks (``leave_out_other_inputs``), and the run names them, as it names a folder's beside its WARC files."""
+    from ..cleaning.files import other_input
+
+    local = "://" not in folder
+    return {name: kind for name in inputs if (kind := other_input(input_path(folder, name), local))}
+
+
+def only_datasets_message(folder: str, pattern: str, inputs: list[str], others: dict[str, str] | None = None,
+                          given: str | None = None) -> str | None:
+    """When every input the run would read is another command's (`other_inputs`: ``plexity run docs.jsonl``, a glob
+    of ``*.jsonl.gz`` or ``*.html``): the line its folder gets (`no_warc_files_message`), before any task, which read
+    each as a damaged WARC; else None (a WARC among them: the run reads it, and names the others).  `given`: the
+    input as typed, for the ``plexity clean`` it names for pages."""
+    from ..cleaning.files import PAGES, dataset_file
+
+    others = other_inputs(folder, inputs) if others is None else others
     read = files_to_read(inputs)
-    if not read or not all(dataset_file(name) for name in read):
+    if not read or not all(name in others for name in read):
         return None
-    join = (lambda name: f"{folder.rstrip('/')}/{name}") if "://" in folder else \
-        (lambda name: os.path.join(folder, name))
-    return (f"no WARC files match {pattern} in {folder}: "
-            f"{first_and_count([f'{join(name)}: {dataset_file(name)}' for name in read])}")
+    message = f"no WARC files match {pattern} in {folder}"
+    pages = sum(1 for name in read if others[name] == PAGES)
+    if pages:  # (as a folder of them is told)
+        message += (f" (it matches {pages} HTML or text file(s): plexity run reads WARC files; plexity clean "
+                    f"{shlex.quote(given or input_path(folder, pattern))} --output-dir DIR cleans HTML and text "
+                    f"files)")
+    datasets = [f"{input_path(folder, name)}: {dataset_file(input_path(folder, name), '://' not in folder)}"
+                for name in read if others[name] != PAGES]
+    return f"{message}: {first_and_count(datasets)}" if datasets else message
+
+
+def beside_lines(given: str, pages: int, datasets: list[str]) -> list[str]:
+    """The lines naming the inputs a run leaves out beside its WARC files, with what reads them: `pages` HTML and
+    text files (`plexity clean` of the input `given`), `datasets` (each "path: what it is ..."): of a folder, its
+    files the WARC glob does not take; of a glob, its members that are another command's input (`other_inputs`)."""
+    lines = []
+    if pages:
+        lines.append(f"plexity run: {pages} HTML or text file(s) beside them not read (plexity run reads WARC files; "
+                     f"plexity clean {shlex.quote(given)} --output-dir DIR cleans them)")
+    if datasets:
+        lines.append(printable(f"plexity run: {len(datasets)} dataset file(s) beside them not read: "
+                               f"{first_and_count(datasets)}"))
+    return lines
+
+
+def typed_folder(given: str, folder: str) -> str:
+    """The folder of the input `given` (a file or a glob) as typed, for naming its files as the user knows them;
+    `folder`, its resolved path (or URL), where it is a URL."""
+    if "://" in given:
+        return folder
+    from ..cleaning.files import glob_folder
+    from ..runtime.extras import local_path
+
+    given = local_path(given)
+    return str(glob_folder(given)) if globlib.has_magic(given) else str(Path(given).parent)
 
 
 def no_warc_files_message(folder: str, pattern: str) -> str:
@@ -740,6 +789,26 @@ def no_warc_files_message(folder: str, pattern: str) -> str:
                           f"(ARC files, .arc.gz, by theirs: '{folder.rstrip('/')}/*.arc.gz'; WACZ files by theirs: "
                           f"'{folder.rstrip('/')}/*.wacz')")
     return message + ": give the folder of your .warc, .warc.gz or .warc.wet.gz files, or a quoted glob of them"
+
+
+def empty_inputs(folder: str, inputs: list[str]) -> bool:
+    """Whether every input the run would read is an empty file (``plexity run empty.warc.gz``): one stat each of a
+    local folder's files, so the run stops before any task, as it stops for a dataset (a task read it, then the run
+    said "no input could be read").  A remote folder's are left to its tasks: its listing gave no size here, and a
+    request a file would be the tasks' own work."""
+    import stat
+
+    read = files_to_read(inputs)
+    if not read or "://" in folder:
+        return False
+    for name in read:
+        try:
+            st = os.stat(os.path.join(folder, name))
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size:  # (a FIFO's size is 0 too: the reader names it)
+            return False
+    return True
 
 
 def why_no_record(f, name: str) -> str:
@@ -908,9 +977,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not inputs:
         print(printable(f"plexity run: error: {no_warc_files_message(folder, pattern)}"), file=sys.stderr)
         return USAGE_STATUS
-    if datasets := only_datasets_message(folder, pattern, inputs):  # (as its folder's: a task read each as a WARC)
+    others = other_inputs(folder, inputs)  # (a glob's pages and datasets: no task's, named below)
+    if datasets := only_datasets_message(folder, pattern, inputs, others, args.input):  # (a task read each as a WARC)
         print(printable(f"plexity run: error: {datasets}"), file=sys.stderr)
         return USAGE_STATUS
+    inputs = [name for name in inputs if name not in others]
+    if empty_inputs(folder, inputs):  # (as a dataset is stopped: a task read it, then the run said so)
+        print(printable(f"plexity run: error: no input could be read: {unreadable_inputs(folder, inputs)}"),
+              file=sys.stderr)
+        return FAILED_STATUS
     if args.format == "warc" and (output_dir == Path(folder) or Path(folder) in output_dir.parents):
         # (its cleaned WARCs would be read as input by the next run, and change the run's files)
         raise ValueError(f"--output-dir {output_dir} is inside the input folder {folder}, where --format warc "
@@ -985,14 +1060,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(printable(f"plexity run: Slurm job {job}, launched into {logging_dir} before, did not complete "
                             f"{len(failures)} task(s) ({listed}): this run submits them again"), file=sys.stderr)
         unlisted: list = []
-        others = document_files(args.input, unlisted)  # (said, not lost unsaid)
-        if others:
-            print(f"plexity run: {others} HTML or text file(s) beside them not read (plexity run reads WARC files; "
-                  f"plexity clean {shlex.quote(args.input)} --output-dir DIR cleans them)")
-        datasets = dataset_files(args.input, None, outside=(output_dir, logging_dir))  # (they were lost unsaid)
-        if datasets:
-            print(printable(f"plexity run: {len(datasets)} dataset file(s) beside them not read: "
-                            f"{first_and_count(datasets)}"))
+        if Path(local_path(args.input)).is_dir():  # (said, not lost unsaid: its files the WARC glob does not take)
+            pages = document_files(args.input, unlisted)
+            datasets = dataset_files(args.input, None, outside=(output_dir, logging_dir))
+        else:  # (a glob's, or a file's: what it took that is not a crawl, left out of the tasks)
+            from ..cleaning.files import PAGES, dataset_file
+
+            typed = typed_folder(args.input, folder)
+            pages = sum(1 for kind in others.values() if kind == PAGES)
+            datasets = [f"{input_path(typed, name)}: {dataset_file(input_path(folder, name), not is_url(folder))}"
+                        for name, kind in others.items() if kind != PAGES]
+        for line in beside_lines(args.input, pages, datasets):
+            print(line)
         for folder, exc in unlisted:  # (a folder this user may not read: passed over unsaid)
             print(printable(f"plexity run: warning: {unlisted_folder_message(folder, exc, 'the WARC files')}"),
                   file=sys.stderr)

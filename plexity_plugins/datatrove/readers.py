@@ -201,6 +201,10 @@ class WarcHtmlReader(BaseDiskReader):
             ``config_kwargs`` set read_timeout, connect_timeout or retries (`remote_files.s3_options`).  There is no
             limit on a whole file's time (a slow server is read to the end), and a server that does not answer
             ranges is read as well (one stream; `plexity_plugins.datatrove.remote_files`)
+        leave_out_other_inputs: the files the glob takes that are another command's input (HTML pages, saved pages,
+            text files, datasets of documents: `cleaning.files.other_input`) are not this reader's files, in no
+            task's share (``plexity run`` gives True and names them, with what reads them); default False: each is
+            read, and counted as ``corrupt_files_not_a_warc``
 
     Metadata: ``url``, ``date``, ``content_type``, ``charset``, ``file_path``; ``warc_type``
     ("conversion") for a WET record's text, ``cleaned_text`` (True) for a cleaned WARC's record read
@@ -213,6 +217,7 @@ class WarcHtmlReader(BaseDiskReader):
     # (of the class: a reader rebuilt without its __init__, as a Ray task's is, has them too)
     progress_seconds = PROGRESS_SECONDS  # a line this often while a file is read (`ReadProgress`)
     _listing: list[str] | None = None  # the input's files as this task's check listed them (`use_listing`)
+    leave_out_other_inputs = False  # (`takes`)
     _reading = False  # whether `run` has listed its files and reads them
 
     name = "🕷 WARC HTML"
@@ -236,6 +241,7 @@ class WarcHtmlReader(BaseDiskReader):
         max_payload_bytes: int = MAX_DOCUMENT_BYTES,
         read_timeout: float | None = DEFAULT_READ_TIMEOUT,
         remote_timeout: float | None = DEFAULT_REMOTE_TIMEOUT,
+        leave_out_other_inputs: bool = False,
     ):
         # (datatrove's WarcReader's argument, in its place: a pipeline changing one reader for the other, with
         # compression="infer" or "gzip" written out, stopped with "unexpected keyword argument 'compression'")
@@ -252,6 +258,7 @@ class WarcHtmlReader(BaseDiskReader):
         if self.glob_pattern == WARC_GLOB and self.data_folder.is_local():  # (its ARC files too, if it holds any)
             self.glob_pattern = warc_glob(self.data_folder.path)
         self.max_payload_bytes, self.read_timeout = reading_limits(max_payload_bytes, read_timeout)
+        self.leave_out_other_inputs = bool(leave_out_other_inputs)
         self._documents_read = 0  # documents handed to datatrove from this task's files (`read_files_shard`)
         self._adapter_drop_warned = False  # (`_count_adapter_drop`: said once, beside datatrove's own warning)
         if adapter:  # (datatrove's reader fails on an adapter's None: `_adapt` makes it a drop)
@@ -354,6 +361,17 @@ class WarcHtmlReader(BaseDiskReader):
         if warc.pages_cut_by_crawler:
             self.stat_update("pages_cut_by_crawler", value=warc.pages_cut_by_crawler)
 
+    def takes(self, name: str) -> bool:
+        """Whether the listed file `name` is one of this reader's files: all are, but another command's input where
+        `leave_out_other_inputs` (`cleaning.files.other_input`: a local file by its name and first line, a remote
+        one by its name)."""
+        if not self.leave_out_other_inputs:
+            return True
+        from ..cleaning.files import other_input
+
+        local = self.data_folder.is_local()
+        return other_input(self.data_folder.resolve_paths(name) if local else name, local) is None
+
     def use_listing(self, names: list[str]) -> None:
         """Take this task's files from `names`, the folder's files as the task's check of its inputs just listed them
         (`run_settings.changed_inputs`, the same find or glob as datatrove's ``list_files``, found unchanged since the
@@ -365,6 +383,12 @@ class WarcHtmlReader(BaseDiskReader):
         """datatrove's, with its "No files found on ...!" said as `NoInputFiles`, naming why and what to give (a
         file or a glob given as the folder, a folder that is not there), as plexity's executors say it before any
         task: under datatrove's own executors, or the reader run alone, a task is the first to find out."""
+        if self._listing is None and self.leave_out_other_inputs and not self.paths_file:
+            from .run_settings import reader_files  # (datatrove's own listing would hand out the files left out)
+
+            listed = reader_files(self)
+            if listed is not None:
+                self._listing = list(listed)
         if self._listing is not None and not self.paths_file:
             yield from self._run_listed(data, rank, world_size)
             return

@@ -186,8 +186,10 @@ def reader_files(step) -> dict[str, int | None] | None:
     try:
         if getattr(step, "paths_file", None):
             return paths_file_files(step.paths_file, folder)
-        return listed_files(folder, recursive=getattr(step, "recursive", True),
-                            glob_pattern=getattr(step, "glob_pattern", None))
+        listed = listed_files(folder, recursive=getattr(step, "recursive", True),
+                              glob_pattern=getattr(step, "glob_pattern", None))
+        takes = getattr(step, "takes", None)  # (`WarcHtmlReader.leave_out_other_inputs`: a glob's pages, datasets)
+        return {name: size for name, size in listed.items() if takes(name)} if takes else listed
     except FileNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001 - aiohttp's: a stall (an OSError), a 503 (none)
