@@ -500,8 +500,8 @@ class PerplexityScorer:
         labelled it, trusted; else identified), None if it is or the check is off."""
         if not self.language_check:
             return None
+        declared = language_code(declared) if declared else None  # (a label naming no language: identified)
         if declared:
-            declared = language_code(declared)
             return declared if declared != language_code(self.info.language) else None
         return other_language(text, self.info.language)
 

@@ -28,16 +28,34 @@ SETTINGS = ("PLEXITY_MODEL", "PLEXITY_THRESHOLD", "PLEXITY_METHOD", "PLEXITY_INP
             "PLEXITY_PIPELINE_PRIORITY", "PLEXITY_ENABLED")
 
 
+def _misspelt_prefix(name: str) -> str | None:
+    """The setting meant by a name whose prefix is misspelt but whose rest is one of `SETTINGS`' (``PLEXTIY_MIN_CHARS``,
+    ``PLEXITY-MIN-CHARS``, ``plexty_model``), else None.  Only a rest that is exactly a setting's, after a prefix a
+    letter or two from PLEXITY, is taken for one: another add-on's settings are not ours (``COMPLEXITY_MODEL``,
+    ``PERPLEXITY_THRESHOLD`` are left alone)."""
+    import difflib
+
+    head, _, rest = name.upper().replace("-", "_").partition("_")
+    meant = f"PLEXITY_{rest}"
+    if meant not in SETTINGS or name.upper().startswith("PLEXITY_"):
+        return None
+    return meant if difflib.SequenceMatcher(None, head, "PLEXITY").ratio() >= 0.85 else None
+
+
 def _unknown_settings(settings) -> None:
-    """A PLEXITY_* setting that is none of `SETTINGS` (``PLEXITY_EXTRACTR``) stops the crawl naming the
-    setting meant: Scrapy ignores a setting nothing reads, so the typo went unsaid and the default
-    was used."""
+    """A PLEXITY_* setting that is none of `SETTINGS` (``PLEXITY_EXTRACTR``), or a setting of ours under a misspelt
+    prefix (``PLEXTIY_EXTRACTOR``), stops the crawl naming the setting meant: Scrapy ignores a setting nothing reads,
+    so the typo went unsaid and the default was used."""
     import difflib
 
     # (any case: Scrapy's settings are case-sensitive, so `-s plexity_extractor=tags` was ignored too)
-    for name in sorted(str(name) for name in settings if str(name).upper().startswith("PLEXITY_")
-                       and name not in SETTINGS):
-        meant = difflib.get_close_matches(name.upper(), SETTINGS, n=1, cutoff=0.8)
+    for name in sorted(str(name) for name in settings):
+        if str(name).upper().startswith("PLEXITY_") and name not in SETTINGS:
+            meant = difflib.get_close_matches(name.upper(), SETTINGS, n=1, cutoff=0.8)
+        elif meant := _misspelt_prefix(name):
+            meant = [meant]
+        else:
+            continue
         said = f": did you mean {meant[0]}?" if meant else ""
         raise PlexitySettingError(f"{name!r} is no setting of plexity's{said} (the settings: docs/scrapy.md)")
 

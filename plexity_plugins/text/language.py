@@ -450,11 +450,15 @@ def language_code(label: str | None) -> str | None:
     returned lower-cased; a blank one is none.  A label naming a script other than the one the language is
     usually written in (`_USUAL_SCRIPT`) keeps it: "hin_Latn" (romanised Hindi) is "hi-Latn", another language
     than a Hindi model's "hi", as "srp_Latn" is for a Cyrillic Serbian model ("zho_Hant" is "zh": the same writing,
-    `_SAME_WRITING`); a model whose card says "hi-Latn" is that language's."""
+    `_SAME_WRITING`); a model whose card says "hi-Latn" is that language's.  fastText's own label, "__label__en"
+    ("__label__eng_Latn" from GlotLID's model), is its code: it was "", another language than every model's, so such
+    texts passed through unfiltered, counted as language ""; a label holding no code at all ("_") is none."""
     if not label or not label.strip():
         return None
-    parts = re.split(r"[_-]", label.strip())
+    parts = re.split(r"[_-]", label.strip().removeprefix("__label__"))
     code = parts[0].lower()
+    if not code:
+        return None
     code = _ISO639_3_TO_1.get(code, code)
     script = next((part.title() for part in parts[1:] if _SCRIPT.fullmatch(part)), None)
     usual = _USUAL_SCRIPT.get(code)
