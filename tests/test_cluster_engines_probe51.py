@@ -226,3 +226,20 @@ def test_the_copies_of_one_extractor_unpickled_in_a_worker_share_its_child():
     del copies
     gc.collect()
     assert extraction_children() - before == set()
+
+
+@LINUX
+def test_an_extension_that_fails_its_start_without_an_error_under_an_address_space_limit_is_said_as_memory():
+    # (a CI run on a loaded machine: under 160 MiB the child's start failed with CPython's "SystemError: error return
+    # without exception set", an extension module's allocation that failed unsaid, and the caller got that bare
+    # SystemError; without a limit the same error is no memory's and is raised as it is)
+    check = ("import resource, sys\n"
+             "from plexity_plugins.extractors.sandbox import _out_of_address_space\n"
+             "error = SystemError('<built-in function x> returned NULL without setting an exception')\n"
+             "unsaid = SystemError('error return without exception set')\n"
+             "before = _out_of_address_space(unsaid)\n"
+             "resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))\n"
+             "print(before, _out_of_address_space(unsaid), _out_of_address_space(error))\n")
+    done = subprocess.run([sys.executable, "-c", check], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.stdout.split() == ["False", "True", "False"], done.stderr[-3000:]

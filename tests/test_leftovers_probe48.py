@@ -74,6 +74,43 @@ def test_a_killed_workers_scratch_folder_goes_with_the_next_task_and_its_log_is_
     assert "Processing done for rank=1" in (out / "logs" / "logs" / "task_00001.log").read_text()
 
 
+# One task whose process lingers a few seconds after its rank is marked complete (a thread its last step started, which
+# the process waits for as it exits), as a task's last steps are slow on a loaded machine.
+LINGERING_RUN = '''
+import sys
+import ray
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import HtmlTagsExtractor, RayTaskExecutor, WarcHtmlReader
+
+address, warcs, out = sys.argv[1:4]
+
+def linger_after_the_last_document(data, rank=0, world_size=1):
+    import threading, time  # (the function goes to the task by value, without this script's imports)
+
+    yield from data
+    threading.Thread(target=time.sleep, args=(6,)).start()  # (not a daemon: the task's process waits for it)
+
+ray.init(address=address, logging_level="WARNING")
+RayTaskExecutor([WarcHtmlReader(warcs), HtmlTagsExtractor(), linger_after_the_last_document,
+                 JsonlWriter(f"{out}/documents")], tasks=1, mem_per_cpu_gb=0.5, logging_dir=f"{out}/logs").run()
+'''
+
+
+@pytest.mark.ray
+def test_a_task_slow_to_return_after_its_rank_completed_still_removes_its_scratch_folder(cluster, tmp_path):
+    # (before: the driver, seeing the rank marked complete and no result within its 2 s poll, cancelled the task as
+    # one whose node had died as it returned; its worker killed before its clean-up, the folder stayed for good where
+    # no later task ran on the node: a CI run of tests/test_nonroot_ray_probe42.py on a loaded machine found one)
+    (tmp_path / "run.py").write_text(textwrap.dedent(LINGERING_RUN))
+    (tmp_path / "warcs").mkdir()
+    (tmp_path / "warcs" / "a.warc.gz").write_bytes(SAMPLE.read_bytes())
+    run = subprocess.run([sys.executable, "run.py", cluster.address, str(tmp_path / "warcs"), str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Processing done for rank=0" in (tmp_path / "out" / "logs" / "logs" / "task_00000.log").read_text()
+    assert list(cluster.tmp.glob("plexity-task*")) == []
+
 def test_only_this_users_folders_whose_worker_is_gone_are_removed(tmp_path, monkeypatch):
     from plexity_plugins.datatrove import RayTaskExecutor
     from plexity_plugins.datatrove.ray_executor import _process_identity, sweep_stale_scratch

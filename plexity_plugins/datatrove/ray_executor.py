@@ -30,6 +30,9 @@ from .run_settings import check_settings_recorded
 
 
 RETRIES = 3  # times a task whose node or worker process was lost is run again (as datatrove: 3)
+# seconds a task whose ranks are all marked complete is given to return its result before it is counted complete and
+# cancelled (`_run_on_ray`: its node may have died as it returned)
+COMPLETED_GRACE = 10
 
 
 class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, RayPipelineExecutor):
@@ -132,6 +135,7 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
     completed = 0
     failures: dict[int, str] = {}
     no_node_since = None  # (when the cluster was last seen with no node that can run a task)
+    marked_complete: dict = {}  # object ref -> when its ranks were first seen marked complete, its result not back
     try:
         while waiting or running:
             while waiting and len(running) < executor.workers:
@@ -141,9 +145,14 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
             if not finished:
                 # A task whose ranks are all marked complete has done its work, whether or not its result comes
                 # back (its node died as it returned: Ray would wait to run it again, and the run ended "0 task(s)
-                # did not complete")
+                # did not complete").  It is given COMPLETED_GRACE to return first: cancelled as soon as its ranks
+                # were marked, a task still removing its scratch folder (a loaded machine) was killed before it did,
+                # and left the folder for good where no later task ran on the node.
+                now = time.monotonic()
                 for ref, (ranks, _) in list(running.items()):
                     if all(executor.is_rank_completed(rank) for rank in ranks):
+                        if now - marked_complete.setdefault(ref, now) < COMPLETED_GRACE:
+                            continue
                         running.pop(ref)
                         completed += 1
                         with contextlib.suppress(Exception):  # (its retry, were a node to come)

@@ -504,7 +504,11 @@ def _widen(pipe_fd: int) -> None:
 
 def _out_of_address_space(exc: BaseException) -> bool:
     """Whether `exc`, a child's start-up error, says that memory ran out: a MemoryError, or an extension module's
-    shared object that could not be mapped (the dynamic loader's words for it)."""
+    shared object that could not be mapped (the dynamic loader's words for it), or, under an address-space limit, an
+    extension module whose start failed without saying why (its allocation failed and it set no MemoryError:
+    CPython's "error return without exception set", seen once under a 160 MiB limit on a loaded machine)."""
+    if isinstance(exc, SystemError) and "without exception set" in str(exc):
+        return address_space_limit() is not None
     return isinstance(exc, MemoryError) or (isinstance(exc, ImportError) and "failed to map segment" in str(exc)
                                             and "not permitted" not in str(exc))  # (a noexec mount's: no memory's)
 
