@@ -208,11 +208,11 @@ def test_scrapy_model_map_setting(german_model, tiny_model):
     assert pipeline.stats.get_value("plexity/items_passthrough/language:fr") == 1
     assert pipeline.stats.get_value("plexity/threshold") == 100.0
     # without a common threshold each model's own is a stat (not NaN, which a JSON stats dump cannot write)
-    crawler = get_crawler(settings_dict={"PLEXITY_MODEL": {"en": "en-default", "xx": str(tiny_model)}})
+    crawler = get_crawler(settings_dict={"PLEXITY_MODEL": {"en": "en-default", "fr": str(tiny_model)}})
     PerplexityFilterPipeline.from_crawler(crawler).open_spider()
     assert crawler.stats.get_value("plexity/threshold") is None
     assert crawler.stats.get_value("plexity/thresholds") == {
-        "en": 5269.3, "xx": PerplexityScorer(str(tiny_model), method="trim").threshold}
+        "en": 5269.3, "fr": PerplexityScorer(str(tiny_model), method="trim").threshold}
 
 
 def test_a_map_without_a_common_threshold_reports_it_per_model(tiny_model, tmp_path, capsys):

@@ -46,7 +46,9 @@ NO_TEXT_EXTRACTED = "no_text_extracted"  # the extractor found no text in the HT
 EXTRACTION_FAILED = "extraction_failed"  # the HTML could not be parsed
 TOO_SHORT = "too_short"  # fewer than `min_chars` characters of sentences kept
 TOO_LITTLE_KEPT = "too_little_kept"  # the kept share of the text below `min_kept_fraction`
-OTHER_LANGUAGE = "other_language"  # another language than the model's, with other_languages="drop"
+OTHER_LANGUAGE = "other_language"
+# A document whose language label names no language (`plexity_plugins.text.language.names_no_language`): counted
+LANGUAGE_LABEL_UNKNOWN = "language_label_unknown"  # another language than the model's, with other_languages="drop"
 DROP_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, EXTRACTION_FAILED, TOO_SHORT, TOO_LITTLE_KEPT, OTHER_LANGUAGE)
 
 # Why a judged document's cleaned text is empty (`Verdict.empty`), counted by every front end
@@ -124,6 +126,7 @@ class Verdict:
     chars_before: int = 0  # characters of the text judged
     extra_replaced: int = 0  # replacement characters from decoding bytes before the policy
     empty: str | None = None  # why the cleaned text is empty (EMPTY_REASONS), None when it is not
+    unknown_label: str | None = None  # the document's language label, when it names no language (read as none)
 
     @property
     def kept(self) -> bool:
@@ -185,7 +188,8 @@ class DocumentPolicy:
         result = (scorer or self.scorer).clean(text, threshold=self.threshold, annotate=self.annotate,
                                                language=language)
         common = {"chars_before": len(text), "extra_replaced": extra_replaced,
-                  "empty": empty_reason(result, text, input_empty)}
+                  "empty": empty_reason(result, text, input_empty),
+                  "unknown_label": language if language and _names_no_language(language) else None}
         if result.passthrough:
             if self.other_languages == "drop":
                 return Verdict(DROPPED, result.text, result, OTHER_LANGUAGE, **common)
@@ -302,6 +306,12 @@ def _threshold(scorer) -> float | None:
     return None if value != value else value  # NaN: a language -> model map, each model its own
 
 
+def _names_no_language(label: str) -> bool:
+    from ..text.language import names_no_language  # (here: the CLI imports this module before any scoring)
+
+    return names_no_language(label)
+
+
 def counts(verdict: Verdict) -> dict[str, int]:
     """The per-document counters every front end adds up (same names everywhere).  ``sentences_kept`` and
     ``chars_kept`` are what the output holds: the sentences the filter kept in a document then dropped whole
@@ -311,10 +321,21 @@ def counts(verdict: Verdict) -> dict[str, int]:
     if result is None:
         return {"replaced_chars": verdict.extra_replaced}
     sentences_kept, chars_kept = (result.sentences_kept, result.chars_kept) if verdict.kept else (0, 0)
-    return {"sentences_kept": sentences_kept,
-            "sentences_dropped": result.sentences_dropped + result.sentences_kept - sentences_kept,
-            "chars_kept": chars_kept, "chars_dropped": result.chars_dropped + result.chars_kept - chars_kept,
-            "replaced_chars": verdict.replaced_chars}
+    counted = {"sentences_kept": sentences_kept,
+               "sentences_dropped": result.sentences_dropped + result.sentences_kept - sentences_kept,
+               "chars_kept": chars_kept, "chars_dropped": result.chars_dropped + result.chars_kept - chars_kept,
+               "replaced_chars": verdict.replaced_chars}
+    if verdict.unknown_label is not None:  # (only where there is one: no new zero in every run's stats)
+        counted[LANGUAGE_LABEL_UNKNOWN] = 1
+    return counted
+
+
+def unknown_label_note(verdict: Verdict, label_of: str) -> str:
+    """The one line a front end says (once) of a language label that names no language (`label_of`: where the
+    label was, "its metadata language")."""
+    return (f"{label_of} is {verdict.unknown_label!r}, which names no language (neither an ISO 639 code, "
+            f"\"en\", \"deu_Latn\", nor a language's English name, \"English\"): read as no label, the text's "
+            f"language identified as for a document without one (said once; counted in {LANGUAGE_LABEL_UNKNOWN})")
 
 
 def json_numbers(fields: dict) -> dict:

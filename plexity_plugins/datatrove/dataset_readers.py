@@ -73,6 +73,19 @@ class _CountedRows:
             logger.warning(printable(f"skipped {filepath} {where}: {detail}; such rows are counted as "
                                      f"skipped_{reason} (said once)"))
 
+    def _text_key_hint(self, data: dict) -> str:
+        """Where a row without `text_key` likely holds its text, as the argument to give: the key whose value is the
+        longest string (a dataset's "content", "raw_content", "body"); "" when the key is there (an empty text) or
+        no other key holds a string.  The skip said only the row's keys, not which argument reads another."""
+        if self.text_key in data:
+            return ""
+        strings = {key: len(value) for key, value in data.items()
+                   if isinstance(value, str) and value.strip() and key != self.id_key}
+        if not strings:
+            return ""
+        likely = max(strings, key=strings.get)
+        return f": if the text is in {likely!r}, give the reader text_key={likely!r}"
+
     def _open_raw(self, filepath: str, stack: contextlib.ExitStack):
         """The file's bytes, opened (a local one only if it is a regular file: opening a FIFO waits for ever); None,
         counted as ``not_a_regular_file`` or ``unreadable_file`` with a warning, when it cannot be."""
@@ -96,7 +109,8 @@ class _CountedRows:
         keys = list(data)
         document = self.get_document_from_dict(data, filepath, id_in_file)
         if document is None:
-            self._skip(NO_TEXT, filepath, where, f"no text in {self.text_key!r} (its keys: {keys[:20]})")
+            self._skip(NO_TEXT, filepath, where, f"no text in {self.text_key!r} (its keys: {keys[:20]})"
+                                                 f"{self._text_key_hint(data)}")
             return None
         if not isinstance(document.text, (str, bytes)):
             self._skip(TEXT_NOT_STR, filepath, where, f"its text is not a string ({type(document.text).__name__})")

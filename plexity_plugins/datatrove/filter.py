@@ -185,16 +185,18 @@ class PerplexitySentenceFilter(BaseFilter):
     (`not_text`), is dropped as ``input_not_text``, with one warning per task.
     A text that is an HTML page (`looks_like_html`) is counted as ``looks_like_html``.  When the
     first three texts of a task are all HTML pages, the pipeline has no extractor step before the
-    filter: the task stops with `HtmlPagesNotText`, naming the extractor steps, not marked complete
-    (``allow_html_pages=True``: clean such pages as the text they are, markup and all).  A page
-    among text, or later in the task, is cleaned as text, with one warning per task.
+    filter: the task stops with `HtmlPagesNotText`, naming the extractor steps, not marked complete, none of those
+    texts passed on (held until decided: `_held_until_decided`) (``allow_html_pages=True``: clean such pages as the
+    text they are, markup and all).  A page among text, or later in the task, is cleaned as text, with one warning
+    per task.
 
     Counters (``stat_update``): besides BaseFilter's ``total``, ``forwarded``, ``dropped`` and
     ``dropped_<reason>`` (``input_not_text`` and ``too_large`` among the reasons): ``sentences_kept``,
     ``sentences_dropped``,
     ``chars_kept``, ``chars_dropped``, ``replaced_chars``, ``passthrough``, ``passthrough_<reason>``,
-    ``empty`` and ``empty_<reason>`` (why a cleaned text is empty: `policy.EMPTY_REASONS`) and
-    ``looks_like_html``.
+    ``empty`` and ``empty_<reason>`` (why a cleaned text is empty: `policy.EMPTY_REASONS`),
+    ``looks_like_html`` and ``language_label_unknown`` (a metadata ``language`` that names no language, read as none
+    and said once: `plexity_plugins.text.language.read_language_label`).
     """
 
     name = "🧮 Perplexity sentences"
@@ -307,6 +309,47 @@ class PerplexitySentenceFilter(BaseFilter):
         write_fields(doc, fields, self.name)
         return False, reason
 
+    def run(self, data, rank: int = 0, world_size: int = 1):
+        return super().run(self._held_until_decided(data), rank, world_size)
+
+    def _held_until_decided(self, data):
+        """`data`, its first texts held back until the task's check of them has decided (`_first_text`): they
+        are passed on once a text that is no HTML page comes, else the third page stops the task, and none of them
+        was cleaned or written.  (They were passed on as they came, and the two pages before the stop were written
+        to the output, cleaned as text, markup and all.)  At most FIRST_TEXTS_ALL_HTML - 1 documents are held, each
+        within max_document_bytes; one the check does not read (no text, not text, too large: dropped whatever it
+        decides, or an empty text kept) goes on at once, ahead of those held."""
+        held = []
+        for doc in data:
+            if self._first_texts < FIRST_TEXTS_ALL_HTML and self._first_all_html and not self.allow_html_pages:
+                if self._first_text(doc):
+                    held.append(doc)
+                    if self._first_texts < FIRST_TEXTS_ALL_HTML and self._first_all_html:
+                        continue  # (undecided)
+                    yield from held
+                    held.clear()
+                    continue
+            yield doc
+        yield from held  # (a task of fewer texts: nothing to decide)
+
+    def _first_text(self, doc: Document) -> bool:
+        """Whether `doc` is one of the task's first texts (a text the filter reads, not empty); when the first
+        FIRST_TEXTS_ALL_HTML are all HTML pages, the pipeline has no extractor step before the filter: stop the
+        task with `HtmlPagesNotText`, naming them."""
+        text = bytes(doc.text) if isinstance(doc.text, (bytearray, memoryview)) else doc.text
+        if not text or not_text(text) or len(text) > self.max_document_bytes:
+            return False
+        self._first_texts += 1
+        self._first_all_html = self._first_all_html and looks_like_html(text)
+        if self._first_texts == FIRST_TEXTS_ALL_HTML and self._first_all_html:
+            raise HtmlPagesNotText(
+                f"{type(self).__name__}: the first {FIRST_TEXTS_ALL_HTML} texts of this task are HTML pages (the "
+                f"last, document {doc.id!r}, starts {str(text).lstrip()[:30]!r}): the filter cleans text, and no "
+                f"extractor step comes before it: put one between the reader and the filter (LearnedExtractor(), "
+                f"HtmlTagsExtractor(), datatrove's Trafilatura() ...); or, if these texts are HTML on purpose, "
+                f"give allow_html_pages=True to clean them as text, markup and all")
+        return True
+
     def filter(self, doc: Document) -> bool | tuple[bool, str]:
         text = bytes(doc.text) if isinstance(doc.text, (bytearray, memoryview)) else doc.text
         why = not_text(text)
@@ -322,16 +365,6 @@ class PerplexitySentenceFilter(BaseFilter):
                 too_large_warning(doc, self.max_document_bytes)
             return self._dropped_unread(doc, TOO_LARGE)
         html = bool(text) and looks_like_html(text)
-        if text and self._first_texts < FIRST_TEXTS_ALL_HTML:
-            self._first_texts += 1
-            self._first_all_html = self._first_all_html and html
-            if self._first_texts == FIRST_TEXTS_ALL_HTML and self._first_all_html and not self.allow_html_pages:
-                raise HtmlPagesNotText(
-                    f"{type(self).__name__}: the first {FIRST_TEXTS_ALL_HTML} texts of this task are HTML pages (the "
-                    f"last, document {doc.id!r}, starts {str(text).lstrip()[:30]!r}): the filter cleans text, and no "
-                    f"extractor step comes before it: put one between the reader and the filter (LearnedExtractor(), "
-                    f"HtmlTagsExtractor(), datatrove's Trafilatura() ...); or, if these texts are HTML on purpose, "
-                    f"give allow_html_pages=True to clean them as text, markup and all")
         if html:
             self.stat_update(LOOKS_LIKE_HTML)
             if not self._warned_html and not self.allow_html_pages:
@@ -345,6 +378,9 @@ class PerplexitySentenceFilter(BaseFilter):
                                     extra_replaced=decoding_replaced(doc))
         for name, value in policy.counts(verdict).items():
             self.stat_update(name, value=value)
+        if verdict.unknown_label is not None and not getattr(self, "_warned_label", False):
+            self._warned_label = True  # (a step pickled before it was kept: the class has none)
+            logger.warning(f"document {doc.id!r}: " + policy.unknown_label_note(verdict, "its metadata language"))
         if verdict.status == policy.PASSED_THROUGH or verdict.reason == policy.OTHER_LANGUAGE:
             self.stat_update("passthrough", f"passthrough_{verdict.result.passthrough}")
         if verdict.empty:  # (as plexity clean's empty_reasons and Scrapy's items_empty/<reason>)

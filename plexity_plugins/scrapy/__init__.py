@@ -21,7 +21,8 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
 - ``items_dropped`` (and ``items_dropped/<reason>``): the policy's reasons
   (`plexity_plugins.cleaning.policy`: ``too_short``, ``too_little_kept``, ``no_text_extracted``,
   ``empty_input``, ``extraction_failed``, ``other_language``) and ``memory_limit``, ``input_not_text``,
-  ``no_output_field``, ``item_not_writable`` (a frozen item class), ``too_large``;
+  ``no_output_field`` (the first closes the crawl: a configuration error), ``item_not_writable`` (a frozen item
+  class), ``too_large``;
 - ``items_without_input``: no input field (or None): passed on untouched;
 - ``items_empty`` (and ``items_empty/<reason>``): the cleaned text is empty, why
   (`plexity_plugins.cleaning.policy.EMPTY_REASONS`: ``empty_input``, ``no_text_extracted``,
@@ -31,6 +32,8 @@ Outcomes, one per item, each counted in the crawl stats under ``plexity/``:
   (``yield response.follow_all(...)``), a plain list, tuple or set, a response, a string, a number;
 - ``items_looks_like_html``: with ``PLEXITY_INPUT_FORMAT = "text"``, an input that is an HTML
   page: cleaned as text, markup and all, with a warning naming the setting.
+- ``language_label_unknown`` (besides its outcome): the ``PLEXITY_LANGUAGE_FIELD`` value names no language
+  ("xx", "unknown"): read as none, the page's language identified, with a warning.
 - ``items_no_markup``: with ``PLEXITY_INPUT_FORMAT = "html"``, an input without any HTML markup (a
   text/plain response, text the spider extracted): extracted all the same, with a warning naming the setting.
 

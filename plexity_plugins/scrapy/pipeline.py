@@ -452,8 +452,12 @@ class PerplexityFilterPipeline:
         if len(value) > self.max_document_bytes:  # (characters of a str: at least as many bytes)
             self._drop(source, TOO_LARGE, f"{len(value):,} {'bytes' if isinstance(value, bytes) else 'characters'}, "
                                           f"PLEXITY_MAX_DOCUMENT_BYTES is {self.max_document_bytes:,}")
-        missing = self._missing_field(item, self.output_field)
-        if missing:
+        missing = self._missing_field(item, self.output_field, "PLEXITY_OUTPUT_FIELD")
+        if missing:  # (a configuration error, the same for every item of the class: the crawl is closed, as for a
+            if "no_output_field" not in self._warned:  # broken installation, where it dropped item after item)
+                self._warned.add("no_output_field")
+                self.stats.set_value(STATS_PREFIX + "no_output_field", missing)
+                self._close_crawl(f"{source}: {missing} (every such item would be dropped)", "plexity_no_output_field")
             self._drop(source, "no_output_field", missing)
         if not isinstance(item, (dict, Item)):  # (a frozen dataclass or attrs class: found before the work)
             self._write(adapter, self.output_field, adapter.get(self.output_field), source)  # (its own value)
@@ -517,10 +521,11 @@ class PerplexityFilterPipeline:
         self._check_doc_perplexity(verdict.result.document_perplexity if verdict.result else None, source)
 
         self._write(adapter, self.output_field, verdict.text, source)
-        if self.stats_field and not self._missing_field(item, self.stats_field, warn=True):
+        if self.stats_field and not self._missing_field(item, self.stats_field, "PLEXITY_STATS_FIELD", warn=True):
             fields = PlexityFields(policy.json_numbers(policy.metadata(verdict, self.scorer)))
             self._write(adapter, self.stats_field, fields, source)
-        if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field, warn=True):
+        if self.doc_perplexity_field and not self._missing_field(item, self.doc_perplexity_field,
+                                                                "PLEXITY_DOC_PERPLEXITY_FIELD", warn=True):
             perplexity = verdict.result.document_perplexity if verdict.result else None
             self._write(adapter, self.doc_perplexity_field, perplexity, source)
         if verdict.status == policy.PASSED_THROUGH:
@@ -619,6 +624,10 @@ class PerplexityFilterPipeline:
         for name, value in policy.counts(verdict).items():
             if value or name != "replaced_chars":
                 self._inc(name, value)
+        if verdict.unknown_label is not None:
+            self._warn_once("unknown_label", "plexity: %s: %s", source, policy.unknown_label_note(
+                verdict, f"its {self.language_field!r} (PLEXITY_LANGUAGE_FIELD)").replace(
+                "counted in ", "counted in plexity/"))
         if verdict.empty:  # (dropped or not: as plexity clean's empty_reasons)
             self._inc("items_empty")
             self._inc(f"items_empty/{verdict.empty}")
@@ -680,14 +689,16 @@ class PerplexityFilterPipeline:
         except (AttributeError, RuntimeError):  # (a recent Scrapy raises RuntimeError before the crawl starts)
             return None
 
-    def _missing_field(self, item: Any, field: str, warn: bool = False) -> str | None:
-        """Why `item` cannot hold `field` (a scrapy.Item, dataclass or attrs class that
+    def _missing_field(self, item: Any, field: str, setting: str, warn: bool = False) -> str | None:
+        """Why `item` cannot hold `field`, the value of `setting` (a scrapy.Item, dataclass or attrs class that
         does not declare it), or None if it can."""
         names = ItemAdapter.get_field_names_from_class(type(item))
         if names is None or field in names:
             return None
-        message = (f"{type(item).__name__} has no field {field!r}: declare it in the item class, "
-                   f"or point the PLEXITY_*_FIELD setting to a field it has")
+        none = "" if setting == "PLEXITY_OUTPUT_FIELD" else f", or set {setting} = \"\" for none"
+        declared = f" ({field} = scrapy.Field())" if isinstance(item, Item) else ""
+        message = (f"{type(item).__name__} has no field {field!r}: declare it in the item class{declared}, "
+                   f"or point {setting} to a field it has{none}")
         if warn and type(item) not in self._warned_classes:
             self._warned_classes.add(type(item))
             logger.warning("plexity: %s (per-item counts not stored)", message)

@@ -376,7 +376,8 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     English, text with `ENGLISH_PROSE_SHARE` of English function words is English without
     identification (German prose rarely reaches it).
     """
-    expected = base_language(language_code(expected))  # (langid names no script: a "sr-Latn" model's is "sr")
+    # (langid names no script: a "sr-Latn" model's is "sr"; a model's card naming no language we know, as it is)
+    expected = base_language(language_code(expected) or expected.strip().lower())
     sample = sample_for_identification(text)  # once, for both tests
     if expected == "en" and function_word_share(sample) >= ENGLISH_PROSE_SHARE:
         return None
@@ -431,40 +432,105 @@ _SCRIPT = re.compile(r"[A-Za-z]{4}")
 _CODE = re.compile(r"[a-z]{2,3}(?:-[A-Z][a-z]{3})?")
 
 
+# ISO 639-1's codes (ISO 639-2's two-letter column: 184, "sh" and "bh" among them, which fastText's lid.176 gives),
+# and the English names of their languages, so that a label written as a name ("english", "German", a dataset's
+# `language` column as people write it) is its code: the names are ISO 639's own and CLDR's (Babel's
+# ``Locale("en").languages``; tests/test_library_probe57.py checks the table against it), a fixed vocabulary, each
+# name one language's.  Withdrawn codes that identifiers still give (CLD3's "iw", "jw") are their languages'.
+_ISO639_1_NAMES = {code: names for code, names in (entry.split(":") for entry in (
+    "aa:Afar|ab:Abkhazian|ae:Avestan|af:Afrikaans|ak:Akan|am:Amharic|an:Aragonese|ar:Arabic|as:Assamese|av:Avaric|"
+    "ay:Aymara|az:Azerbaijani|ba:Bashkir|be:Belarusian|bg:Bulgarian|bh:Bihari|bi:Bislama|bm:Bambara|"
+    "bn:Bangla,Bengali|bo:Tibetan|br:Breton|bs:Bosnian|ca:Catalan,Valencian|ce:Chechen|ch:Chamorro|co:Corsican|"
+    "cr:Cree|cs:Czech|cu:Church Slavic,Church Slavonic,Old Church Slavonic|cv:Chuvash|cy:Welsh|da:Danish|de:German|"
+    "dv:Divehi,Dhivehi,Maldivian|dz:Dzongkha|ee:Ewe|el:Greek,Modern Greek|en:English|eo:Esperanto|"
+    "es:Spanish,Castilian|et:Estonian|eu:Basque|fa:Persian,Farsi|ff:Fula,Fulah|fi:Finnish|fj:Fijian|fo:Faroese|"
+    "fr:French|fy:Western Frisian|ga:Irish|gd:Scottish Gaelic,Gaelic|gl:Galician|gn:Guarani|gu:Gujarati|gv:Manx|"
+    "ha:Hausa|he:Hebrew|hi:Hindi|ho:Hiri Motu|hr:Croatian|ht:Haitian Creole,Haitian|hu:Hungarian|hy:Armenian|"
+    "hz:Herero|ia:Interlingua|id:Indonesian|ie:Interlingue,Occidental|ig:Igbo|ii:Sichuan Yi,Nuosu|ik:Inupiaq|"
+    "io:Ido|is:Icelandic|it:Italian|iu:Inuktitut|ja:Japanese|jv:Javanese|ka:Georgian|kg:Kongo|ki:Kikuyu,Gikuyu|"
+    "kj:Kuanyama,Kwanyama|kk:Kazakh|kl:Kalaallisut,Greenlandic|km:Khmer,Central Khmer|kn:Kannada|ko:Korean|"
+    "kr:Kanuri|ks:Kashmiri|ku:Kurdish|kv:Komi|kw:Cornish|ky:Kyrgyz,Kirghiz|la:Latin|lb:Luxembourgish,Letzeburgesch|"
+    "lg:Ganda|li:Limburgish,Limburgan|ln:Lingala|lo:Lao|lt:Lithuanian|lu:Luba-Katanga|lv:Latvian|mg:Malagasy|"
+    "mh:Marshallese|mi:Māori,Maori|mk:Macedonian|ml:Malayalam|mn:Mongolian|mr:Marathi|ms:Malay|mt:Maltese|"
+    "my:Burmese|na:Nauru|nb:Norwegian Bokmål,Norwegian Bokmal,Bokmål|nd:North Ndebele|ne:Nepali|ng:Ndonga|"
+    "nl:Dutch,Flemish|nn:Norwegian Nynorsk,Nynorsk|no:Norwegian|nr:South Ndebele|nv:Navajo,Navaho|"
+    "ny:Nyanja,Chichewa,Chewa|oc:Occitan|oj:Ojibwa|om:Oromo|or:Odia,Oriya|os:Ossetic,Ossetian|pa:Punjabi,Panjabi|"
+    "pi:Pali|pl:Polish|ps:Pashto,Pushto|pt:Portuguese|qu:Quechua|rm:Romansh|rn:Rundi|ro:Romanian,Moldavian|"
+    "ru:Russian|rw:Kinyarwanda|sa:Sanskrit|sc:Sardinian|sd:Sindhi|se:Northern Sami|sg:Sango|sh:Serbo-Croatian|"
+    "si:Sinhala,Sinhalese|sk:Slovak|sl:Slovenian,Slovene|sm:Samoan|sn:Shona|so:Somali|sq:Albanian|sr:Serbian|"
+    "ss:Swati|st:Southern Sotho|su:Sundanese|sv:Swedish|sw:Swahili|ta:Tamil|te:Telugu|tg:Tajik|th:Thai|"
+    "ti:Tigrinya|tk:Turkmen|tl:Tagalog|tn:Tswana|to:Tongan|tr:Turkish|ts:Tsonga|tt:Tatar|tw:Twi|ty:Tahitian|"
+    "ug:Uyghur,Uighur|uk:Ukrainian|ur:Urdu|uz:Uzbek|ve:Venda|vi:Vietnamese|vo:Volapük,Volapuk|wa:Walloon|wo:Wolof|"
+    "xh:Xhosa|yi:Yiddish|yo:Yoruba|za:Zhuang|zh:Chinese|zu:Zulu").split("|"))}
+_WITHDRAWN_CODES = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
+_CODE_OF_NAME = {name.lower(): code for code, names in _ISO639_1_NAMES.items() for name in names.split(",")}
+# ISO 639-2's codes for no language in particular (undetermined, no linguistic content, uncoded, several): a label
+# holding one names no language a model is of.  (Its range for local use, qaa-qtz, names a language: a private one.)
+_NO_LANGUAGE_CODES = frozenset({"und", "zxx", "mis", "mul"})
+
+
 def checked_language_code(label: str) -> str:
     """`language_code` of a language a user names (a model's, a key of a language -> model
     map; "sr-Latn": a script other than the language's usual one), refused unless it is a language code: ISO 639
     codes have two or three letters, and a
     name ("english") would never match the language a text is identified in, so every text would
     pass through unfiltered."""
-    code = language_code(label.strip()) if label and label.strip() else None
-    if code is None or not _CODE.fullmatch(code):
-        raise ValueError(f"{label!r} is not a language code: give its ISO 639-1 code (en, de, fr, ...), as "
-                         f"py3langid and datatrove label texts")
+    code, named = read_language_label(label.strip()) if label and label.strip() else (None, "")
+    if code is None or named != "code" or not _CODE.fullmatch(code):
+        said = f": {code}" if named == "name" else ""
+        raise ValueError(f"{label!r} is not a language code: give its ISO 639-1 code{said or ' (en, de, fr, ...)'}, "
+                         f"as py3langid and datatrove label texts")
     return code
 
 
 def language_code(label: str | None) -> str | None:
     """A language label as models store it (ISO 639-1 where there is one): "deu_Latn",
-    "de", "DE" and " de-DE\n" (a page's lang attribute as written) all give "de"; an unknown label is
-    returned lower-cased; a blank one is none.  A label naming a script other than the one the language is
+    "de", "DE" and " de-DE\n" (a page's lang attribute as written) all give "de"; a language's English name
+    ("english", "German": `_ISO639_1_NAMES`) its code; a blank label, or one that names no language
+    (`read_language_label`: "xx", "und", "unknown"), none, so that the text's language is identified.  A label
+    naming a script other than the one the language is
     usually written in (`_USUAL_SCRIPT`) keeps it: "hin_Latn" (romanised Hindi) is "hi-Latn", another language
     than a Hindi model's "hi", as "srp_Latn" is for a Cyrillic Serbian model ("zho_Hant" is "zh": the same writing,
     `_SAME_WRITING`); a model whose card says "hi-Latn" is that language's.  fastText's own label, "__label__en"
     ("__label__eng_Latn" from GlotLID's model), is its code: it was "", another language than every model's, so such
     texts passed through unfiltered, counted as language ""; a label holding no code at all ("_") is none."""
+    return read_language_label(label)[0]
+
+
+def names_no_language(label: str | None) -> bool:
+    """Whether `label` is a label (not blank) that names no language (`read_language_label`): a front end says so
+    once and counts it (``language_label_unknown``), the text's language identified instead."""
+    return bool(label and label.strip()) and read_language_label(label)[0] is None
+
+
+def read_language_label(label: str | None) -> tuple[str | None, str]:
+    """(`language_code`'s code, how the label gave it: "code", "name" or ""): the one reading of every label.
+
+    A code is ISO 639-1's (`_ISO639_1_NAMES`; a withdrawn one, "iw", as its language's), or three letters (ISO
+    639-2/3's, some 7,900, not listed: GlotLID's "ace_Latn", lid.176's "ceb"), with what follows it (a script, a
+    region).  A name is a language's English name, written in any case.  Anything else names no language and
+    gives None: a two-letter code ISO 639 has not assigned ("xx"), ISO 639-2's codes for none in particular ("und",
+    CLD2's "un", "zxx"), words ("unknown", "klingon").  Before, such a label was taken for a language of its own,
+    and every such document passed through unfiltered, counted as ``passthrough_language:english``, unsaid."""
     if not label or not label.strip():
-        return None
-    parts = re.split(r"[_-]", label.strip().removeprefix("__label__"))
+        return None, ""
+    label = label.strip().removeprefix("__label__")
+    named = _CODE_OF_NAME.get(" ".join(label.replace("_", " ").split()).lower())
+    if named is not None:
+        return named, "name"
+    parts = re.split(r"[_-]", label)
     code = parts[0].lower()
     if not code:
-        return None
-    code = _ISO639_3_TO_1.get(code, code)
+        return None, ""
+    code = _WITHDRAWN_CODES.get(code, _ISO639_3_TO_1.get(code, code))
+    if not (len(code) == 2 and code in _ISO639_1_NAMES or len(code) == 3 and code.isascii() and code.isalpha()
+            and code not in _NO_LANGUAGE_CODES):
+        return None, ""
     script = next((part.title() for part in parts[1:] if _SCRIPT.fullmatch(part)), None)
     usual = _USUAL_SCRIPT.get(code)
     if script is None or usual is None or script.startswith("Z"):  # (Zyyy, Zinh, Zzzz: no script in particular)
-        return code
-    return code if script == usual or script in _SAME_WRITING.get(usual, ()) else f"{code}-{script}"
+        return code, "code"
+    return (code if script == usual or script in _SAME_WRITING.get(usual, ()) else f"{code}-{script}"), "code"
 
 
 def base_language(code: str) -> str:
