@@ -395,3 +395,43 @@ def wait_for_slurm_jobs(name: str, timeout: float = 240) -> None:
             return
         time.sleep(0.2)  # (squeue is quick: a job that ends is seen within a fifth of a second)
     raise AssertionError(f"Slurm jobs {name} still queued after {timeout} s:\n{out}")
+
+
+# -- datatrove: documents labelled with a language, filtered by the default step ----------------------------------
+
+# A dataset of one article (a sentence of prose and one of junk) under each label of argv[2] (JSON), filtered by
+# PerplexitySentenceFilter() under datatrove's LocalPipelineExecutor into argv[1]; prints the filter's counts of
+# passed-through documents and of labels read as none, and each document's verdict.
+LABELLED_DOCUMENTS_RUN = '''
+import json, sys
+from datatrove.data import Document
+from datatrove.executor import LocalPipelineExecutor
+from datatrove.pipeline.writers import JsonlWriter
+from plexity_plugins.datatrove import PerplexitySentenceFilter
+
+article = ("The council approved the budget for the new library on Tuesday after a long debate about school "
+           "funding.\\nZxq vbnm qwpo lkjh ggfd trew.")
+if __name__ == "__main__":
+    out, labels = sys.argv[1], json.loads(sys.argv[2])
+    LocalPipelineExecutor(pipeline=[
+        [Document(text=article, id=label, metadata={"language": label}) for label in labels],
+        PerplexitySentenceFilter(),
+        JsonlWriter(f"{out}/docs", compression=None),
+    ], tasks=1, logging_dir=f"{out}/logs").run()
+    with open(f"{out}/logs/stats.json") as f:
+        stats = next(step["stats"] for step in json.load(f) if "Perplexity" in step["name"])
+    with open(f"{out}/docs/00000.jsonl") as f:
+        docs = {row["id"]: row["metadata"] for row in map(json.loads, f)}
+    print(json.dumps({"stats": {key: value for key, value in stats.items()
+                                if key.startswith(("passthrough", "language_label"))},
+                      "verdicts": {key: [meta["plexity_verdict"], meta["plexity_passthrough"]]
+                                   for key, meta in docs.items()}}))
+'''
+
+
+def labelled_documents_run(out: Path, labels: list[str]) -> dict:
+    """`LABELLED_DOCUMENTS_RUN` of `labels` into `out`: {"stats": ..., "verdicts": {label: [verdict, passthrough]}}."""
+    done = subprocess.run([sys.executable, "-c", LABELLED_DOCUMENTS_RUN, str(out), json.dumps(labels)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -8,16 +8,14 @@ ignored by Scrapy and by the pipeline, the crawl run with the default; a documen
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from conftest import EXAMPLES
-from helpers import REPO
+from helpers import REPO, labelled_documents_run
 
 
 # -- Scrapy: a setting of ours under a misspelt prefix ------------------------------------------------------------
@@ -65,40 +63,12 @@ def test_another_add_ons_settings_that_only_look_like_ours_are_left_alone():
 
 # -- datatrove: a language label as fastText gives it -------------------------------------------------------------
 
-FASTTEXT_LABELLED = '''
-import json, sys
-from datatrove.data import Document
-from datatrove.executor import LocalPipelineExecutor
-from datatrove.pipeline.writers import JsonlWriter
-from plexity_plugins.datatrove import PerplexitySentenceFilter
-
-article = ("The council approved the budget for the new library on Tuesday after a long debate about school "
-           "funding.\\nZxq vbnm qwpo lkjh ggfd trew.")
-if __name__ == "__main__":
-    out = sys.argv[1]
-    labels = ["__label__en", "__label__eng_Latn", "en", "__label__de"]
-    LocalPipelineExecutor(pipeline=[
-        [Document(text=article, id=label, metadata={"language": label}) for label in labels],
-        PerplexitySentenceFilter(),
-        JsonlWriter(f"{out}/docs", compression=None),
-    ], tasks=1, logging_dir=f"{out}/logs").run()
-    with open(f"{out}/logs/stats.json") as f:
-        stats = next(step["stats"] for step in json.load(f) if "Perplexity" in step["name"])
-    with open(f"{out}/docs/00000.jsonl") as f:
-        docs = {row["id"]: row["metadata"] for row in map(json.loads, f)}
-    print(json.dumps({"stats": {key: value for key, value in stats.items() if key.startswith("passthrough")},
-                      "verdicts": {key: [meta["plexity_verdict"], meta["plexity_passthrough"]]
-                                   for key, meta in docs.items()}}))
-'''
 
 
 def test_a_document_labelled_by_fasttext_itself_is_cleaned_as_the_models_language(tmp_path):
     """fastText's predict() gives "__label__en" (GlotLID's model "__label__eng_Latn"): a dataset labelled with it
     was passed through unfiltered, every document, counted as `passthrough_language:` (a language of no name)."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(FASTTEXT_LABELLED), str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = labelled_documents_run(tmp_path, ["__label__en", "__label__eng_Latn", "en", "__label__de"])
     assert seen["verdicts"] == {"__label__en": ["kept", ""], "__label__eng_Latn": ["kept", ""], "en": ["kept", ""],
                                 "__label__de": ["passed_through", "language:de"]}
     assert seen["stats"] == {"passthrough": 1, "passthrough_language:de": 1}

@@ -13,47 +13,18 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
-from helpers import REPO, QuietHandler, http_server
+from helpers import REPO, QuietHandler, http_server, labelled_documents_run
 
 # -- datatrove: a language label that is a name, or names no language ---------------------------------------------
 
-LABELLED = '''
-import json, sys
-from datatrove.data import Document
-from datatrove.executor import LocalPipelineExecutor
-from datatrove.pipeline.writers import JsonlWriter
-from plexity_plugins.datatrove import PerplexitySentenceFilter
-
-article = ("The council approved the budget for the new library on Tuesday after a long debate about school "
-           "funding.\\nZxq vbnm qwpo lkjh ggfd trew.")
-if __name__ == "__main__":
-    out = sys.argv[1]
-    labels = ["english", "English", "german", "xx", "unknown", "__label__en", "eng_Latn"]
-    LocalPipelineExecutor(pipeline=[
-        [Document(text=article, id=label, metadata={"language": label}) for label in labels],
-        PerplexitySentenceFilter(),
-        JsonlWriter(f"{out}/docs", compression=None),
-    ], tasks=1, logging_dir=f"{out}/logs").run()
-    with open(f"{out}/logs/stats.json") as f:
-        stats = next(step["stats"] for step in json.load(f) if "Perplexity" in step["name"])
-    with open(f"{out}/docs/00000.jsonl") as f:
-        docs = {row["id"]: row["metadata"] for row in map(json.loads, f)}
-    print(json.dumps({"stats": {key: value for key, value in stats.items()
-                                if key.startswith(("passthrough", "language_label"))},
-                      "verdicts": {key: [meta["plexity_verdict"], meta["plexity_passthrough"]]
-                                   for key, meta in docs.items()}}))
-'''
 
 
 def test_a_language_named_in_english_is_its_code_and_a_label_naming_none_is_said_counted_and_identified(tmp_path):
     """A dataset labelled "english" (its `language` column as people write it) was passed through unfiltered,
     every document, counted as `passthrough_language:english`; "xx" likewise, as language "xx"; nothing said."""
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(LABELLED), str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = labelled_documents_run(tmp_path, ["english", "English", "german", "xx", "unknown", "__label__en",
+                                             "eng_Latn"])
     assert seen["verdicts"] == {"english": ["kept", ""], "English": ["kept", ""],
                                 "german": ["passed_through", "language:de"], "xx": ["kept", ""],
                                 "unknown": ["kept", ""], "__label__en": ["kept", ""], "eng_Latn": ["kept", ""]}
