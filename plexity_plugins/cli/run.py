@@ -680,16 +680,23 @@ def misnamed_warcs(folder: str, looked_at: int = 100) -> list[str]:
     return [f"{p}: {why}" for p in itertools.islice(unknown, looked_at) if (why := misnamed_warc(p))]
 
 
-def dataset_files(folder: str, looked_at: int = 100, outside: tuple = ()) -> list[str]:
-    """The dataset files of documents among a local `folder`'s first `looked_at` files (None: all, by their names
-    alone), each with what it is and the pipeline that cleans it (`cleaning.files.dataset_file`); none below the
-    folders `outside` (a run's own output folders, inside its input folder: its documents are no input left out)."""
-    from ..cleaning.files import dataset_file
+def dataset_files(folder: str, looked_at: int | None = 100, outside: tuple = (), first_lines: int = 100) -> list[str]:
+    """The dataset files of documents among a local `folder`'s first `looked_at` files (None: all), each with what it
+    is and the pipeline that cleans it (`cleaning.files.dataset_file`: a ``.json`` file by its first line, the first
+    `first_lines` of them, the others by their names alone: a folder of many large JSON files is not read a MiB
+    each); none below the folders `outside` (a run's own output folders, inside its input folder: its documents are
+    no input left out)."""
+    from ..cleaning.files import JSON_SUFFIXES, dataset_file
 
     if "://" in folder or not Path(folder).is_dir():
         return []
     files = (p for p in sorted(Path(folder).rglob("*")) if p.is_file())
-    found = ((p, why) for p in itertools.islice(files, looked_at) if (why := dataset_file(p)))
+    first_lines_read = itertools.count()
+
+    def read_first_line(path: Path) -> bool:
+        return not path.name.lower().endswith(JSON_SUFFIXES) or next(first_lines_read) < first_lines
+
+    found = ((p, why) for p in itertools.islice(files, looked_at) if (why := dataset_file(p, read_first_line(p))))
     return [f"{p}: {why}" for p, why in found
             if not any(Path(out) in p.parent.resolve().parents or Path(out) == p.parent.resolve() for out in outside)]
 
