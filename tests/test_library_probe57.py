@@ -228,3 +228,33 @@ def test_pages_held_for_the_check_go_on_in_their_order_once_a_text_decides_it(tm
     assert [doc["id"] for doc in read_jsonl_dir(tmp_path / "out")] == ["page1", "page2", "text", "page3", "text2"]
     stats = json.loads((tmp_path / "logs" / "stats.json").read_text())
     assert next(s["stats"] for s in stats if s["name"] == str(step))["looks_like_html"] == 3
+
+
+# -- a misspelt keyword argument of a step -------------------------------------------------------------------------
+
+def test_a_misspelt_keyword_of_a_step_or_the_scorer_is_told_the_one_meant_on_every_python():
+    """Python 3.11 (Debian 12's) said only "PerplexitySentenceFilter.__init__() got an unexpected keyword argument
+    'treshold'"; the step says the argument meant, or lists its arguments where none is close."""
+    import inspect
+    import pickle
+
+    import pytest
+
+    from plexity_plugins.datatrove import (LearnedExtractor, PerplexityDocumentFilter, PerplexitySentenceFilter,
+                                           WarcHtmlReader, WarcResponseWriter)
+    from plexity_plugins.scoring.scorer import PerplexityScorer
+
+    for make, said in ((lambda: PerplexitySentenceFilter(treshold=900), "'treshold'. Did you mean 'threshold'?"),
+                       (lambda: PerplexityDocumentFilter(max_perplexty=900), "Did you mean 'max_perplexity'?"),
+                       (lambda: LearnedExtractor(timout=3), "LearnedExtractor() got an unexpected keyword argument "
+                                                            "'timout'. Did you mean 'timeout'?"),
+                       (lambda: WarcHtmlReader("crawl", recursve=False), "Did you mean 'recursive'?"),
+                       (lambda: WarcResponseWriter("out", max_filesize=2**20), "Did you mean 'max_file_size'?"),
+                       (lambda: PerplexityScorer(methd="trim"), "Did you mean 'method'?"),
+                       (lambda: PerplexitySentenceFilter(zzz=1), "(its arguments: model, threshold, method")):
+        with pytest.raises(TypeError) as raised:
+            make()
+        assert said in str(raised.value)
+    step = PerplexitySentenceFilter(threshold=900)  # (right names work, the signature is the step's own, it pickles)
+    assert list(inspect.signature(PerplexitySentenceFilter).parameters)[:2] == ["model", "threshold"]
+    assert pickle.loads(pickle.dumps(step)).name == step.name

@@ -17,11 +17,13 @@ from ..scoring.scorer import PerplexityScorer
 from .filter import (INPUT_NOT_TEXT, TOO_LARGE, declared_language, excluded_as_text, exclusion_writer_checked,
                      not_text, too_large_warning, write_fields)
 from .run_settings import model_settings, step_settings, with_settings
+from ..runtime.keywords import suggests_keywords
 
 # One scorer per worker process and settings (as in filter.py): the model is opened once.
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
 
 
+@suggests_keywords
 class PerplexityDocumentFilter(BaseFilter):
     """Scores each document as a whole and keeps those whose perplexity lies within bounds.
 

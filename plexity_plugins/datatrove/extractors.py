@@ -17,6 +17,7 @@ from ..io.decoding import html_text_counted
 from .filter import INPUT_NOT_TEXT, not_text
 from .readers import REPLACED_CHARS_KEY, decoding_replaced, is_page_text, is_text_already
 from .run_settings import with_settings
+from ..runtime.keywords import suggests_keywords
 
 _CHECK_PAGE = "<html><body><p>plexity start-up check: the extractor can run.</p></body></html>"
 
@@ -46,6 +47,7 @@ CEILING_LOWERED = "memory_ceiling_lowered"
 HAND_ON_BATCH = 32
 
 
+@suggests_keywords
 class _PlexityExtractor(BaseExtractor):
     """An extractor of `plexity_plugins.extractors` (`extractor`, `to_text`) as a datatrove extractor step.
 

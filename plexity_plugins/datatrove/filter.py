@@ -24,6 +24,7 @@ from .readers import decoding_replaced, is_page_text
 from ..cleaning.settings_record import threshold_setting, threshold_text
 from .run_settings import model_settings, step_settings, with_settings
 from ..text.sentences import DEFAULT_MAX_CHARS
+from ..runtime.keywords import suggests_keywords
 
 # One scorer per worker process and model settings: the KenLM model is opened (memory-mapped)
 # once per process, although executors hand every task a fresh copy of the step.
@@ -114,6 +115,7 @@ def too_large_warning(doc: Document, max_document_bytes: int) -> None:
                    f"({max_document_bytes:,}): dropped as {TOO_LARGE} (said once; counted in dropped_{TOO_LARGE})")
 
 
+@suggests_keywords
 class PerplexitySentenceFilter(BaseFilter):
     """Removes high-perplexity sentences (boilerplate) from each document's text.
 

@@ -24,6 +24,7 @@ from ..scoring.scorer import sanitize
 from .local_paths import anchored
 from .remote_files import (DEFAULT_REMOTE_TIMEOUT, is_http, is_s3, listing_failed, open_http_input, open_s3_input,
                            raise_http_listing_error, remote_bounded, s3_problem)
+from ..runtime.keywords import suggests_keywords
 
 # A Document's metadata ``warc_type`` is "conversion" when its text is a WET record's: the page's
 # text already (every visible line), which no extractor reads and the filter takes as such.
@@ -100,6 +101,7 @@ def open_counted(step, filepath: str, opened):
     return None
 
 
+@suggests_keywords
 class WarcHtmlReader(BaseDiskReader):
     """Reads the HTML response records of WARC files (``.warc``, ``.warc.gz``) as Documents, and
     the text records of WET files (``.warc.wet.gz``: ``conversion``, text/plain, Common Crawl's text

@@ -31,6 +31,7 @@ from ..io.warc_writer import (DEFAULT_WARC_VERSION, WET_PAGE_HEADERS, cleaned_co
                                cleaned_response_record, warcinfo_record)
 from .local_paths import anchored
 from .readers import PAGE_TEXT_WARC_TYPE
+from ..runtime.keywords import suggests_keywords
 
 
 class _UnderPartNames:
@@ -247,6 +248,7 @@ class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
 HEADER_FIELDS = WARC_HEADERS
 
 
+@suggests_keywords
 class WarcResponseWriter(CompleteFilesMixin, DiskWriter):
     """Writes each Document as a WARC ``response`` record whose HTTP payload is its text
     (``text/plain; charset=utf-8``), as pyplexity's cleaned WARCs and ``plexity clean`` do.

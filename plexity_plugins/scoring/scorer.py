@@ -52,6 +52,7 @@ from ..text.language import language_code, other_language
 from .models import ModelInfo, check_tokenizer, file_versions, get_tokenizer, load_kenlm, load_native, resolve
 from ..errors import ModelError, not_text_error
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
+from ..runtime.keywords import suggests_keywords
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Line breaks other than \n (and \r\n, kept as it is), as Python's str.splitlines knows them: a
@@ -285,6 +286,7 @@ def _annotate(text: str, spans: list[tuple[int, int]], keep: list[bool], ppl: li
     return "".join(out)
 
 
+@suggests_keywords
 class PerplexityScorer:
     """Scores sentences with a KenLM model and removes the high-perplexity ones.
 
