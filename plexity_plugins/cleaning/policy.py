@@ -46,9 +46,10 @@ NO_TEXT_EXTRACTED = "no_text_extracted"  # the extractor found no text in the HT
 EXTRACTION_FAILED = "extraction_failed"  # the HTML could not be parsed
 TOO_SHORT = "too_short"  # fewer than `min_chars` characters of sentences kept
 TOO_LITTLE_KEPT = "too_little_kept"  # the kept share of the text below `min_kept_fraction`
-OTHER_LANGUAGE = "other_language"
-# A document whose language label names no language (`plexity_plugins.text.language.names_no_language`): counted
-LANGUAGE_LABEL_UNKNOWN = "language_label_unknown"  # another language than the model's, with other_languages="drop"
+OTHER_LANGUAGE = "other_language"  # another language than the model's, with other_languages="drop"
+# A document whose language label names no language (`plexity_plugins.text.language.names_no_language`): counted, its
+# text's language identified instead (no reason to drop it)
+LANGUAGE_LABEL_UNKNOWN = "language_label_unknown"
 DROP_REASONS = (EMPTY_INPUT, NO_TEXT_EXTRACTED, EXTRACTION_FAILED, TOO_SHORT, TOO_LITTLE_KEPT, OTHER_LANGUAGE)
 
 # Why a judged document's cleaned text is empty (`Verdict.empty`), counted by every front end
