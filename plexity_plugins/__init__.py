@@ -31,17 +31,15 @@ _lazy_getattr, __dir__ = lazy_names(__name__, {
     "CleanResult": ".scoring.scorer", "PerplexityScorer": ".scoring.scorer", "SentenceScore": ".scoring.scorer",
     "ModelError": ".scoring.models", "ModelInfo": ".scoring.models", "TOKENIZER_VERSION": ".text.plexity_tokenizer"})
 
-# pyplexity's names, as its users first type them (`from plexity_plugins import PerplexityModel`): Python's own
-# "cannot import name" named nothing to use instead (docs/from-pyplexity.md).
-PYPLEXITY_NAMES = {
-    "PerplexityModel": "PerplexityScorer(model): .perplexity(sentence) is compute_sentence's job",
-    "PerplexityProcessor": ("PerplexityScorer(model, threshold=T, method='sentences'): .clean(text).text is "
-                            "process(text)'s job, with dropped sentences removed (annotate=True marks them instead)"),
-}
-
 
 def __getattr__(name: str):
-    if name in PYPLEXITY_NAMES:  # (an ImportError: `from ... import` turns an AttributeError into its own words)
-        raise ImportError(f"{name} is pyplexity's: here it is plexity_plugins.{PYPLEXITY_NAMES[name]}; pyplexity's "
-                          "names and ours side by side: docs/from-pyplexity.md", name=name, path=__file__)
+    # pyplexity's names, as its users first type them (`from plexity_plugins import PerplexityModel`): Python's own
+    # "cannot import name" named nothing to use instead (an ImportError: `from ... import` turns an AttributeError
+    # into its own words).  The names and what they are here: `plexity_plugins.scoring.from_pyplexity`.
+    from .scoring.from_pyplexity import name_error
+
+    error = name_error(name)
+    if error is not None:
+        error.path = __file__
+        raise error
     return _lazy_getattr(name)

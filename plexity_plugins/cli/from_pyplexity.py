@@ -3,11 +3,12 @@
 Many users come from pyplexity (0.2.12 on PyPI), and their first commands are its own: `plexity perplexity TEXT`,
 `plexity bulk-perplexity DIR --perpl-limit 8000 --warc-input`.  argparse answered them with a bare "invalid choice"
 or "unrecognized arguments"; these words name the equivalent instead.  No alias: the equivalents differ (another
-model, another scale of perplexity, outputs named otherwise), and the docs page says how."""
+model, another scale of perplexity, outputs named otherwise), and the docs page says how.  pyplexity's Python names
+and model files: `plexity_plugins.scoring.from_pyplexity`."""
 
 from __future__ import annotations
 
-PAGE = "docs/from-pyplexity.md"
+from ..scoring.from_pyplexity import LIMIT_DOES_NOT_CARRY_OVER, PAGE
 
 # pyplexity's commands: what does the job here
 COMMANDS = {
@@ -26,8 +27,7 @@ _DISTRIBUTED = ("plexity run INPUT_DIR -o OUTPUT_DIR spreads WARC files over --w
 
 # pyplexity's options (all its commands'): what does the job here.  Options of one meaning are named together.
 OPTIONS = {
-    "--perpl-limit": ("here plexity clean's and plexity run's --threshold T; pyplexity's 8000 was for its own models "
-                      "and does not carry over (without --threshold the model's own threshold applies)"),
+    "--perpl-limit": f"here plexity clean's and plexity run's --threshold T; {LIMIT_DOES_NOT_CARRY_OVER}",
     "--warc-input": "not needed: .warc and .warc.gz files are known by their names",
     "--no-warc-input": "not needed: each file is read as the kind its name says",
     "--distributed": _DISTRIBUTED, "--no-distributed": _DISTRIBUTED, "--n-workers": _DISTRIBUTED,

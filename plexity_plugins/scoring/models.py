@@ -34,6 +34,7 @@ from ..errors import ModelError, NoHomeFolder
 from ..runtime.environment import misspelt_note
 from ..runtime.paths import user_cache_dir
 from ..text.plexity_tokenizer import TOKENIZER_VERSION
+from .from_pyplexity import STORABLE_MAGIC, is_pyplexity_model, pyplexity_model_message
 
 logger = logging.getLogger(__name__)
 
@@ -290,6 +291,15 @@ def kenlm_file_name(path: Path) -> str | None:
     return "model.arpa" if head.lstrip().startswith(b"\\data\\") else None
 
 
+def refuse_pyplexity_model(path: Path) -> None:
+    """Raise the ModelError for a file that is no KenLM file but one of pyplexity's models (a script or command
+    ported from pyplexity gives its `--model PATH`); return for any other."""
+    with open(path, "rb") as f:
+        head = f.read(len(STORABLE_MAGIC))
+    if is_pyplexity_model(head):
+        raise ModelError(pyplexity_model_message(path))
+
+
 def _from_file(path: Path) -> ModelInfo:
     sidecar = Path(str(path) + ".json")
     if sidecar.is_file():
@@ -297,6 +307,7 @@ def _from_file(path: Path) -> ModelInfo:
     if (path.parent / "model.json").is_file() and path.name in MODEL_FILES:
         return _load_metadata(path.parent / "model.json", path)
     if kenlm_file_name(path) is None:
+        refuse_pyplexity_model(path)
         raise ModelError(f"{path} is not a model: neither a KenLM binary nor an ARPA file (a model is a name "
                          f"`plexity models` lists, a model directory, or a KenLM file with its metadata)")
     raise ModelError(bare_kenlm_message(path))

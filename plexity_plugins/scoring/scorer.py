@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 
 from . import methods
+from .from_pyplexity import keyword_hints, pyplexity_methods
 from ..io.decoding import unlabelled_encoding, utf16_by_its_nuls
 from ..runtime import native
 from ..text.language import language_code, other_language
@@ -286,7 +287,8 @@ def _annotate(text: str, spans: list[tuple[int, int]], keep: list[bool], ppl: li
     return "".join(out)
 
 
-@suggests_keywords
+@pyplexity_methods  # (scorer.compute_sentence(s), a script ported from pyplexity: told .perplexity(s))
+@suggests_keywords(hints=keyword_hints())
 class PerplexityScorer:
     """Scores sentences with a KenLM model and removes the high-perplexity ones.
 

@@ -28,7 +28,8 @@ from typing import Iterable
 from . import thresholds
 from ..io.atomic_files import FolderAppeared, staged_folder
 from .corpora import input_paths
-from ..scoring.models import ModelInfo, kenlm_file_name, model_argument, resolve, writable_install_dir
+from ..scoring.models import (ModelInfo, kenlm_file_name, model_argument, refuse_pyplexity_model, resolve,
+                              writable_install_dir)
 from ..errors import ModelError, TokenizerError
 from ..text.language import checked_language_code
 from ..text.model_tokenizers import PLEXITY, SENTENCEPIECE_TOKENIZERS, TOKENIZERS, load_sentencepiece
@@ -95,6 +96,7 @@ def _kenlm_target_name(path: Path) -> str:
     """model.bin for a KenLM binary, model.arpa(.gz) for ARPA text: the names `resolve` knows."""
     name = kenlm_file_name(path)
     if name is None:
+        refuse_pyplexity_model(path)
         raise ModelError(f"{path} is neither a KenLM binary nor an ARPA file")
     return name
 
