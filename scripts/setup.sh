@@ -62,6 +62,8 @@ if command -v apt-get >/dev/null 2>&1; then
     # wget: tests/test_archiving_tools_probe47.py crawls a local site with it and reads its WARCs, as the docs say
     # a user's wget crawl is read (a minbase Debian has no wget)
     packages+=(wget)
+    # perl (its Storable module): tests/test_first_day_probe59.py writes a pyplexity model file as pyplexity's are
+    packages+=(perl)
     # and the ones the hooks install (their `apt_install` lines), so that a user who is not root hears of all of
     # them at once, before anything else is done
     packages+=($(sed -n 's/^apt_install //p' scripts/ci/*.sh))
