@@ -258,3 +258,35 @@ def test_a_misspelt_keyword_of_a_step_or_the_scorer_is_told_the_one_meant_on_eve
     step = PerplexitySentenceFilter(threshold=900)  # (right names work, the signature is the step's own, it pickles)
     assert list(inspect.signature(PerplexitySentenceFilter).parameters)[:2] == ["model", "threshold"]
     assert pickle.loads(pickle.dumps(step)).name == step.name
+
+
+def test_a_misspelt_keyword_of_an_executor_or_dataset_step_is_told_the_one_meant(tmp_path):
+    """Our executors, dataset readers and JSONL writer pass their keyword arguments on to datatrove's classes, whose
+    own TypeError on Python 3.11 was "JsonlReader.__init__() got an unexpected keyword argument 'tex_key'": neither
+    our class nor the name meant.  Each now takes the names of the datatrove class it passes them to."""
+    import pickle
+
+    import pytest
+
+    from plexity_plugins.datatrove import (JsonlDocumentReader, JsonlDocumentWriter, LocalTaskExecutor,
+                                           ParquetDocumentReader, RayTaskExecutor, SlurmTaskExecutor)
+
+    logs = str(tmp_path / "logs")
+    for make, said in (
+            (lambda: JsonlDocumentReader(str(tmp_path), tex_key="content"),
+             "JsonlDocumentReader() got an unexpected keyword argument 'tex_key'. Did you mean 'text_key'?"),
+            (lambda: ParquetDocumentReader(str(tmp_path), batchsize=100), "Did you mean 'batch_size'?"),
+            (lambda: JsonlDocumentWriter(str(tmp_path), compresion=None), "Did you mean 'compression'?"),
+            (lambda: LocalTaskExecutor([], tasks=1, logging_dir=logs, worker=2),
+             "LocalTaskExecutor() got an unexpected keyword argument 'worker'. Did you mean 'workers'?"),
+            (lambda: RayTaskExecutor([], tasks=1, logging_dir=logs, cpus_per_tasks=1), "Did you mean 'cpus_per_task'?"),
+            (lambda: SlurmTaskExecutor([], tasks=1, time="1:00", partition="p", logging_dir=logs, venv_pth="v"),
+             "Did you mean 'venv_path'?")):
+        with pytest.raises(TypeError) as raised:
+            make()
+        assert said in str(raised.value)
+    # the right names still reach datatrove, and the executor still pickles (Slurm and Ray send it to the tasks)
+    reader = JsonlDocumentReader(str(tmp_path), text_key="content", limit=3)
+    assert (reader.text_key, reader.limit) == ("content", 3)
+    executor = LocalTaskExecutor([], tasks=2, logging_dir=logs, workers=1)
+    assert pickle.loads(pickle.dumps(executor)).world_size == 2

@@ -22,6 +22,7 @@ from ..errors import printable
 from ..io.input_files import open_input
 from ..io.read_limits import MAX_DOCUMENT_BYTES, reading_limits
 from ..io.read_outcomes import CORRUPT_FILE, TRUNCATED_FILE, describe
+from ..runtime.keywords import suggests_keywords
 from .local_paths import anchored
 from .readers import REPLACED_CHARS_KEY, open_counted
 
@@ -124,6 +125,7 @@ class _CountedRows:
         return document
 
 
+@suggests_keywords
 class JsonlDocumentReader(_CountedRows, JsonlReader):
     """datatrove's ``JsonlReader`` (same arguments, same Documents), made for files that hold anything.  Each line
     that is not blank becomes a Document or a skip counted as ``skipped_<reason>``, with one warning per reason and
@@ -258,6 +260,7 @@ class JsonlDocumentReader(_CountedRows, JsonlReader):
         return None
 
 
+@suggests_keywords
 class ParquetDocumentReader(_CountedRows, ParquetReader):
     """datatrove's ``ParquetReader`` (same arguments, same Documents), every row a Document or a skip counted as
     ``skipped_<reason>`` (``no_text``, ``text_not_str``: a number column, a list; ``too_large``: a text over

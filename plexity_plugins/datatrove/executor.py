@@ -51,6 +51,7 @@ from ..errors import (DISK_FULL_STATUS, DISK_FULL_WHY, HTML_PAGES_STATUS, HTML_P
                       OutputNotWritable, ReadError, TasksFailed, TextsNotHtml, cannot_write_message, disk_full_message,
                       PROCESS_LIMIT_WHY, inputs_changed_why, is_disk_full, out_of_processes, printable)
 from ..runtime.cgroups import oom_kills, out_of_memory
+from ..runtime.keywords import suggests_keywords
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
 from .folders import TaskFolder
@@ -332,6 +333,7 @@ def read_stats(folder, rank: int) -> PipelineStats:
 
 # -- the local executor ------------------------------------------------------------------------
 
+@suggests_keywords
 class LocalTaskExecutor(FullDiskStopsTask, SettingsChecked, LocalPipelineExecutor):
     """datatrove's `LocalPipelineExecutor`, with worker processes of its own and every death noticed.
 

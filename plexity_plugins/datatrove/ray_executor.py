@@ -22,6 +22,7 @@ from datatrove.utils.logging import logger
 from datatrove.utils.stats import PipelineStats
 
 from ..errors import FullDiskStop, LoggingFolderNotShared, TasksFailed, printable
+from ..runtime.keywords import suggests_keywords
 from ..runtime.lifetime import die_with_parent
 from ..text.graphemes import prefix
 from .executor import (FullDiskStopsTask, SettingsChecked, read_stats, save_stats, task_exit_status,
@@ -35,6 +36,7 @@ RETRIES = 3  # times a task whose node or worker process was lost is run again (
 COMPLETED_GRACE = 10
 
 
+@suggests_keywords
 class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
 

@@ -20,6 +20,7 @@ from datatrove.executor.slurm import SlurmPipelineExecutor
 
 from ..errors import DISK_FULL_ERRNOS, DISK_FULL_WHY, JobStillQueued
 from ..runtime.extras import require_executor
+from ..runtime.keywords import suggests_keywords
 from .executor import SettingsChecked, describe_exit, last_error, read_tail, task_error
 
 
@@ -28,6 +29,7 @@ MERGE_SCRIPT = "launch_merge_stats.slurm"  # in the logging folder: the merge jo
 WAITING_STATES = "pending,running,suspended,configuring,completing,requeued,resizing"  # (squeue -t)
 
 
+@suggests_keywords
 class SlurmTaskExecutor(SettingsChecked, SlurmPipelineExecutor):
     """datatrove's `SlurmPipelineExecutor` (same arguments), which, run where there is no Slurm
     (no ``sbatch`` on ``PATH``), says so in one line (`ExecutorUnavailable`) before anything is

@@ -202,6 +202,7 @@ def writer_settings(writer: DiskWriter, fmt: str) -> dict:
     return settings
 
 
+@suggests_keywords
 class JsonlDocumentWriter(CompleteFilesMixin, JsonlWriter):
     """datatrove's ``JsonlWriter``, the same lines written, faster: its default adapter first
     deep-copies the whole document (``dataclasses.asdict``: a third of the writer's time per
