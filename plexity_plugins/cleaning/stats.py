@@ -225,7 +225,7 @@ class RunStats:
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
             f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied"
             f"{_reasons(self.empty_reasons)}, "
-            f"{self.documents_passthrough} passed through unfiltered), "
+            f"{self.documents_passthrough} passed through unfiltered{_reasons(self.passthrough_reasons)}), "
             f"{sentences} sentences: {self._sentences(share)}, {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s ({self._settings()}{self._not_extracted()})"
         )

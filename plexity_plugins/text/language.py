@@ -463,6 +463,17 @@ _ISO639_1_NAMES = {code: names for code, names in (entry.split(":") for entry in
     "ug:Uyghur,Uighur|uk:Ukrainian|ur:Urdu|uz:Uzbek|ve:Venda|vi:Vietnamese|vo:Volapük,Volapuk|wa:Walloon|wo:Wolof|"
     "xh:Xhosa|yi:Yiddish|yo:Yoruba|za:Zhuang|zh:Chinese|zu:Zulu").split("|"))}
 _WITHDRAWN_CODES = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
+# ISO 639-2's bibliographic codes, the twenty that differ from its terminology codes (library catalogues' MARC
+# records, some datasets' `language` column; CLDR's language aliases, ``babel.core.get_global("language_aliases")``,
+# which tests/test_first_day_probe58.py checks them against): "ger" was read as a language of its own, so a model
+# trained with --language ger, or a map's key ger=..., passed every German page through unfiltered.
+_ISO639_2B_TO_1 = dict(pair.split(":") for pair in (
+    "alb:sq arm:hy baq:eu bur:my chi:zh cze:cs dut:nl fre:fr geo:ka ger:de gre:el ice:is mac:mk mao:mi may:ms "
+    "per:fa rum:ro slo:sk tib:bo wel:cy").split())
+# Codes no identifier gives, for the code they give the same text: py3langid, lid.176 (CCNet's) and CLD3 name
+# Norwegian Bokmål "no" (and the ISO 639-3 table above reads GlotLID's "nob" so), so a model whose card said "nb"
+# (`--language nb`, or `--language "Norwegian Bokmål"`) passed every Bokmål page through as another language, "no".
+_AS_IDENTIFIED = {"nb": "no"}
 _CODE_OF_NAME = {name.lower(): code for code, names in _ISO639_1_NAMES.items() for name in names.split(",")}
 # ISO 639-2's codes for no language in particular (undetermined, no linguistic content, uncoded, several): a label
 # holding one names no language a model is of.  (Its range for local use, qaa-qtz, names a language: a private one.)
@@ -506,10 +517,11 @@ def names_no_language(label: str | None) -> bool:
 def read_language_label(label: str | None) -> tuple[str | None, str]:
     """(`language_code`'s code, how the label gave it: "code", "name" or ""): the one reading of every label.
 
-    A code is ISO 639-1's (`_ISO639_1_NAMES`; a withdrawn one, "iw", as its language's), or three letters (ISO
-    639-2/3's, some 7,900, not listed: GlotLID's "ace_Latn", lid.176's "ceb"), with what follows it (a script, a
-    region).  A name is a language's English name, written in any case.  Anything else names no language and
-    gives None: a two-letter code ISO 639 has not assigned ("xx"), ISO 639-2's codes for none in particular ("und",
+    A code is ISO 639-1's (`_ISO639_1_NAMES`; a withdrawn one, "iw", as its language's; "nb" as identifiers give
+    it, "no"), or three letters (ISO 639-2/3's, some 7,900, not listed: GlotLID's "ace_Latn", lid.176's "ceb"; ISO
+    639-2's bibliographic "ger", "fre" ... as their ISO 639-1 codes), with what follows it (a script, a region).  A
+    name is a language's English name, written in any case.  Anything else names no language and gives None: a
+    two-letter code ISO 639 has not assigned ("xx"), ISO 639-2's codes for none in particular ("und",
     CLD2's "un", "zxx"), words ("unknown", "klingon").  Before, such a label was taken for a language of its own,
     and every such document passed through unfiltered, counted as ``passthrough_language:english``, unsaid."""
     if not label or not label.strip():
@@ -517,12 +529,13 @@ def read_language_label(label: str | None) -> tuple[str | None, str]:
     label = label.strip().removeprefix("__label__")
     named = _CODE_OF_NAME.get(" ".join(label.replace("_", " ").split()).lower())
     if named is not None:
-        return named, "name"
+        return _AS_IDENTIFIED.get(named, named), "name"
     parts = re.split(r"[_-]", label)
     code = parts[0].lower()
     if not code:
         return None, ""
-    code = _WITHDRAWN_CODES.get(code, _ISO639_3_TO_1.get(code, code))
+    code = _WITHDRAWN_CODES.get(code) or _ISO639_2B_TO_1.get(code) or _ISO639_3_TO_1.get(code, code)
+    code = _AS_IDENTIFIED.get(code, code)
     if not (len(code) == 2 and code in _ISO639_1_NAMES or len(code) == 3 and code.isascii() and code.isalpha()
             and code not in _NO_LANGUAGE_CODES):
         return None, ""
