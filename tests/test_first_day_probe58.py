@@ -289,3 +289,48 @@ def test_the_scrapy_pipeline_names_each_languages_threshold_not_nan(walk, caplog
     assert "threshold nan" not in caplog.text
     assert f"plexity: model en=en-default,de=de-news, method trim, threshold en=5269.3,de={german:g}," in caplog.text
     assert crawler.stats.get_value("plexity/thresholds") == {"en": 5269.3, "de": german}
+
+
+# -- CCNet-style models of two languages, each with its cut-off ----------------------------------------------------
+
+def test_a_document_filter_over_a_language_map_holds_each_language_to_its_models_own_cut_off(model_dir, tmp_path):
+    """CCNet publishes a cut-off per language, and `plexity models import --document-threshold` records it; a
+    document filter over {"en": ccnet-en, "de": ccnet-de} was refused as having no bound ("a language map takes no
+    model's document_threshold"), and one max_perplexity for both held one language to the other's scale."""
+    from datatrove.data import Document
+
+    from ccnet_model import CORPUS, build_ccnet_model
+    from plexity_plugins.datatrove import PerplexityDocumentFilter
+    from plexity_plugins.scoring.scorer import PerplexityScorer
+
+    texts = {"de": ("\n".join(german_corpus(3, seed=5).splitlines()),
+                    "Startseite Nachrichten Sport Impressum Datenschutz Cookie-Einstellungen Newsletter Kontakt"),
+             "en": (CORPUS[0] + "\n" + CORPUS[5], "Home News Sport Privacy Cookie settings Newsletter Contact Login")}
+    cuts = {}
+    for language, documents in (("de", german_corpus(300).splitlines()), ("en", CORPUS * 2)):
+        kenlm_path, sp_path = build_ccnet_model(tmp_path / language, documents, vocab_size=200)
+        common = ["--kenlm", str(kenlm_path), "--sp-model", str(sp_path), "--tokenizer", "ccnet", "--language",
+                  language]
+        assert run_plexity("models", "import", f"probe-{language}", *common).returncode == 0
+        clean, junk = (PerplexityScorer(f"probe-{language}").document_perplexity(text) for text in texts[language])
+        assert clean < junk
+        cuts[language] = round((clean * junk) ** 0.5, 1)  # (between the two, on this model's own scale)
+        done = run_plexity("models", "import", f"ccnet-{language}", *common, "--document-threshold",
+                           str(cuts[language]))
+        assert done.returncode == 0, done.stderr
+    step = PerplexityDocumentFilter({"en": "ccnet-en", "de": "ccnet-de"})
+    assert step.settings()["max_perplexity"] == cuts
+    assert f"max en={cuts['en']:g},de={cuts['de']:g}" in step.name
+    docs = [Document(text=text, id=f"{language}-{kind}", metadata={"language": language})
+            for language, pair in texts.items() for kind, text in zip(("clean", "junk"), pair)]
+    kept = [doc.id for doc in step.run(iter(docs))]
+    assert kept == ["de-clean", "en-clean"]
+    assert step.stats["dropped_doc_perplexity_above_max"].total == 2
+    # a language whose model has no cut-off is held to none; a map where no model has one is refused, as before
+    assert run_plexity("models", "import", "ccnet-fr", "--kenlm", str(tmp_path / "en" / "xx.arpa.bin"), "--sp-model",
+                       str(tmp_path / "en" / "xx.sp.model"), "--tokenizer", "ccnet", "--language", "fr"
+                       ).returncode == 0
+    with pytest.raises(ValueError, match=r"\(no model of the language map has a document_threshold\)"):
+        PerplexityDocumentFilter({"fr": "ccnet-fr"})
+    assert PerplexityDocumentFilter({"de": "ccnet-de", "fr": "ccnet-fr"}).settings()["max_perplexity"] == \
+        {"de": cuts["de"]}
