@@ -266,6 +266,13 @@ def test_plexity_clean_and_plexity_run_name_the_languages_passed_through(walk, t
                         "--model", f"de={walk['model']}")
     assert clean.returncode == 0, clean.stderr
     assert "0 emptied, 3 passed through unfiltered (3 language:fr))" in clean.stdout
+    # each language's threshold, as the datatrove step names them ("threshold per model"; the report said "?")
+    german = json.loads((walk["model"] / "model.json").read_text())["threshold_extracted"]
+    assert f"method trim, threshold en=5269.3,de={german:g}, extractor learned)" in clean.stdout
+    assert clean_stats(tmp_path / "cleaned")["thresholds"] == {"en": 5269.3, "de": german}
+    report = run_plexity("report", str(tmp_path / "cleaned"), "-o", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stderr
+    assert f'threshold <b id="threshold">en 5269.3, de {german:g}</b>' in (tmp_path / "report.html").read_text()
     run = run_plexity("run", str(walk["warc"]), "-o", str(tmp_path / "out"), "--model", "en=en-default",
                       "--model", f"de={walk['model']}")
     assert run.returncode == 0, run.stderr
