@@ -5,8 +5,9 @@
     PLEXITY_MODEL = {"en": "en-default", "de": "ccnet-de"}                   # Scrapy
 
 A text's language is the one an upstream step declared (datatrove's ``LanguageFilter``
-sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one `plexity_plugins.text.language` identifies
-with at least `language.MIN_PROBABILITY`.  A text whose language has no model is passed
+sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one
+`plexity_plugins.text.language.language_among` identifies (with at least `language.MIN_PROBABILITY`, or below it
+one the map has a model of, as a model alone takes such a text).  A text whose language has no model is passed
 through unfiltered with ``passthrough = "language:<code>"`` (``language:unknown`` when
 it could not be identified, e.g. too short), which the front ends count per language;
 the key ``"*"`` names a model for every other (or unidentified) language.
@@ -22,7 +23,7 @@ from os import PathLike
 
 from . import methods
 from ..errors import ModelError
-from ..text.language import MIN_PROBABILITY, checked_language_code, identify, language_code
+from ..text.language import checked_language_code, identify, language_among, language_code
 from .scorer import CleanResult, DocumentScore, PerplexityScorer, checked_threshold, passthrough_result, sanitize
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -153,8 +154,7 @@ class LanguageModels:
     def language_of(self, text: str) -> str | None:
         if not self.language_check:
             return None
-        language, probability = identify(text)
-        return language if language is not None and probability >= MIN_PROBABILITY else None
+        return language_among(text, self.scorers.keys() - {ANY_LANGUAGE})
 
     def scorer_for(self, text: str, language: str | None = None) -> tuple[str | None, PerplexityScorer | None]:
         """(the text's language, the scorer of its model, or None)."""

@@ -29,6 +29,7 @@ import shutil
 import tempfile
 import threading
 from array import array
+from collections.abc import Collection
 from pathlib import Path
 
 from ..runtime import native
@@ -392,6 +393,23 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     if prob >= LEADING_PROBABILITY and dict(ranking).get(expected, 0.0) <= RULED_OUT_PROBABILITY:
         return lang
     return None
+
+
+def language_among(text: str, languages: Collection[str]) -> str | None:
+    """The language a text is cleaned as when `languages` have a model (a language -> model map's keys): the
+    identified language, with `other_language`'s rules seen from those models.  A language named with
+    `MIN_PROBABILITY` is the text's (with a model or not: another language, passed through); a top answer below it
+    is the text's if that language has a model, as `other_language` keeps such a text for a model of that language.
+    None: too short to identify, no language (``zxx``), or an unsure answer no model is of.  A map took an unsure
+    answer for none: a German page of menu words, "Impressum Datenschutz Kontakt Newsletter Startseite", de at 0.61,
+    passed through a map's German model unfiltered, as language:unknown (or was dropped as another language), where
+    the German model alone filtered it.  (`other_language`'s English function-word rule is not applied: a text it
+    reads as English may be another model's at once, "Der Rhein and the Main: ..." is de at 0.83 with 24 % English
+    function words.)"""
+    lang, prob = identify(text)
+    if lang is None or lang == NO_LANGUAGE:
+        return None
+    return lang if prob >= MIN_PROBABILITY or lang in languages else None
 
 
 # ISO 639-3 -> 639-1 for the languages with CCNet / Wikipedia models, so that a label such as
