@@ -373,3 +373,25 @@ def test_a_map_cleans_a_text_identified_unsure_with_the_model_of_that_language_a
     list(alone.run(iter([doc])))
     assert (doc.metadata["plexity_passthrough"], doc.metadata["plexity_model"]) == ("", "de-news")
 
+
+
+# -- a country's code for its language's ---------------------------------------------------------------------------
+
+def test_a_countrys_code_given_for_a_language_is_refused_naming_the_countrys_language(walk, tmp_path):
+    """`--model jp=...`, `--language dk`: refused naming no code to give (the country's language, by CLDR)."""
+    import babel.core
+
+    from plexity_plugins.text.language import _COUNTRY_LANGUAGE, _ISO639_1_NAMES
+
+    likely = babel.core.get_global("likely_subtags")
+    assert {code: likely[f"und_{code.upper()}"].split("_")[0] for code in _COUNTRY_LANGUAGE} == _COUNTRY_LANGUAGE
+    assert not set(_COUNTRY_LANGUAGE) & set(_ISO639_1_NAMES)  # (a language's code is that language's)
+    done = run_plexity("clean", str(walk["warc"]), "-o", str(tmp_path / "out"), "--model", "en=en-default",
+                       "--model", f"jp={walk['model']}")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("plexity clean: error: 'jp' is not a language code but a country's (ISO 3166): "
+                                   "that country's language is likely ja; give the language's code (ISO 639-1's "
+                                   "where it has one), as py3langid and datatrove label texts")
+    done = run_plexity("train", "--name", "x", "--corpus", "text", "--order", "3", "--language", "dk",
+                       "--output-dir", str(tmp_path / "models"), str(walk["root"] / "german_news"))
+    assert done.returncode == 2 and "that country's language is likely da" in done.stderr

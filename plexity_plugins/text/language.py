@@ -498,6 +498,19 @@ _CODE_OF_NAME = {name.lower(): code for code, names in _ISO639_1_NAMES.items() f
 _NO_LANGUAGE_CODES = frozenset({"und", "zxx", "mis", "mul"})
 
 
+# ISO 3166's two-letter country codes that are no ISO 639-1 code, and the country's likely language (CLDR's likely
+# subtags, ``babel.core.get_global("likely_subtags")["und_JP"]``; tests/test_first_day_probe58.py checks the table
+# against it): `--model jp=...` was refused naming no code to give instead.  (A country code that is also a
+# language's, "se" Northern Sami, "uk" Ukrainian, is that language's: a model of another is said, `multilingual`.)
+_COUNTRY_LANGUAGE = dict(pair.split(":") for pair in (
+    "ad:ca al:sq ao:pt at:de aw:nl ax:sv bd:bn bf:fr bj:fr bl:fr bq:pap bt:dz bv:no by:ru cc:ms cd:fr cf:sg cg:fr "
+    "ci:fr cl:es cm:fr cn:zh cw:pap cz:cs dj:fr dk:da do:es ea:es ec:es eg:ar eh:ar er:ti ge:ka gf:fr gh:ak gp:fr "
+    "gq:es gr:el gt:es gw:pt hk:zh hn:es ic:es il:he iq:ar ir:fa jo:ar jp:ja ke:sw kh:km kp:ko kz:ru lk:si ls:st "
+    "ly:ar ma:ar mc:fr md:ro me:sr mf:fr mm:my mq:fr mu:fr mv:dv mx:es mz:pt nc:fr ni:es np:ne pe:es pf:fr pg:tpi "
+    "ph:fil pk:ur pm:fr pr:es pw:pau py:gn qa:ar re:fr rs:sr sj:nb sy:ar td:ar tf:fr tj:tg tm:tk tv:tvl tz:sw ua:uk "
+    "uy:es va:it vn:vi vu:bi wf:fr ws:sm xk:sq ye:ar yt:fr zw:sn").split())
+
+
 def checked_language_code(label: str) -> str:
     """`language_code` of a language a user names (a model's, a key of a language -> model
     map; "sr-Latn": a script other than the language's usual one), refused unless it is a language code: ISO 639
@@ -507,6 +520,11 @@ def checked_language_code(label: str) -> str:
     code, named = read_language_label(label.strip()) if label and label.strip() else (None, "")
     if code is None or named != "code" or not _CODE.fullmatch(code):
         said = f": {code}" if named == "name" else ""
+        country = _COUNTRY_LANGUAGE.get(label.strip().lower())
+        if country:  # ("jp", "gr", "dk", "cz": a country's code for its language's)
+            raise ValueError(f"{label!r} is not a language code but a country's (ISO 3166): that country's language "
+                             f"is likely {language_code(country)}; give the language's code (ISO 639-1's where it "
+                             f"has one), as py3langid and datatrove label texts")
         raise ValueError(f"{label!r} is not a language code: give its ISO 639-1 code{said or ' (en, de, fr, ...)'}, "
                          f"as py3langid and datatrove label texts")
     return code
