@@ -395,3 +395,24 @@ def test_a_countrys_code_given_for_a_language_is_refused_naming_the_countrys_lan
     done = run_plexity("train", "--name", "x", "--corpus", "text", "--order", "3", "--language", "dk",
                        "--output-dir", str(tmp_path / "models"), str(walk["root"] / "german_news"))
     assert done.returncode == 2 and "that country's language is likely da" in done.stderr
+
+
+# -- calibrating a model on another language's text ------------------------------------------------------------
+
+def test_calibrating_a_german_model_on_french_text_is_said(walk, tmp_path):
+    """`plexity calibrate --model de-news french.txt --write` stored a threshold from French sentences (1120 where
+    the German model's own is about 4 in this test's corpus): the model then filtered next to nothing, unsaid."""
+    french = tmp_path / "fr_clean.txt"
+    rnd = random.Random(1)
+    sentences = [s.strip() + "." for s in " ".join(FRENCH).split(".") if s.strip()]
+    french.write_text("\n".join(" ".join(rnd.sample(sentences, 3)) for _ in range(300)) + "\n", encoding="utf-8")
+    german = tmp_path / "de_clean.txt"
+    german.write_text(german_corpus(300, seed=11), encoding="utf-8")
+    done = run_plexity("calibrate", "--model", str(walk["model"]), str(french))
+    assert done.returncode == 0, done.stderr
+    assert ("plexity calibrate: warning: the clean text reads as fr, not as de, the model's language: thresholds "
+            "from it are on another language's scale (and text in fr passes through this model unfiltered); give "
+            "held-out clean text in de") in done.stderr
+    done = run_plexity("calibrate", "--model", str(walk["model"]), str(german))
+    assert done.returncode == 0, done.stderr
+    assert "reads as" not in done.stderr
