@@ -270,7 +270,7 @@ def test_a_document_filter_without_any_bound_is_refused_naming_the_arguments(ccn
             "PerplexityDocumentFilter has no bound and would drop nothing: give max_perplexity and/or "
             "min_perplexity, or label_only=True to only write the score (model ccnet-xx has no document_threshold)")):
         PerplexityDocumentFilter(ccnet_model)
-    with pytest.raises(ValueError, match=re.escape("(a language map takes no model's document_threshold)")):
+    with pytest.raises(ValueError, match=re.escape("(no model of the language map has a document_threshold)")):
         PerplexityDocumentFilter({"en": ccnet_model})
     # Each of these drops, or means to drop nothing: accepted.
     PerplexityDocumentFilter(ccnet_model, label_only=True)

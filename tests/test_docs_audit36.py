@@ -58,5 +58,6 @@ def test_plexity_score_given_a_language_map_without_document_names_the_option_th
     done = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "score", "--model", "en=en-default",
                            "The council approved the budget."], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("plexity score: error: `plexity score` takes one model, not a LANG=MODEL map (with "
-                                   "--document it takes one, and scores the text with its language's model)")
+    assert done.stderr.strip() == ("plexity score: error: `plexity score` takes one model, not a LANG=MODEL map: give "
+                                   "its language's model (--model en-default); with --document it takes a map, and "
+                                   "scores the text with its language's model")

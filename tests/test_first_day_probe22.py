@@ -493,7 +493,8 @@ def test_a_model_without_a_threshold_names_the_calibrate_command_that_gives_it_o
     model = build_tiny_model(tmp_path / "models" / "fresh", name="fresh", threshold=None)
     result = plexity("clean", EXAMPLES / "sample.warc.gz", "-o", tmp_path / "out", "--model", model)
     assert result.returncode == 2
-    assert error_line(result).endswith("or calibrate it on clean text with `plexity calibrate --model fresh "
+    # (a model given by its folder is named by it: `--model fresh` finds no model of that name)
+    assert error_line(result).endswith(f"or calibrate it on clean text with `plexity calibrate --model {model} "
                                        "CLEAN_TEXT --write`")
 
 

@@ -33,6 +33,7 @@ from ..io.read_outcomes import (CLEANED_TEXT, CORRUPT_FILE, NOT_A_REGULAR_FILE, 
 from ..io.wacz_files import WaczFile
 from ..io.warc_files import WarcFile, WarcRecord
 from ..scoring.scorer import PerplexityScorer, sanitize
+from .settings_record import threshold_setting
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
 from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, html_by_bytes, kind_of, kind_of_file, saved_page_of
@@ -492,7 +493,9 @@ class FileCleaner:
         self.read_timeout = extract_timeout
         self.policy = DocumentPolicy(scorer, threshold=threshold, annotate=annotate, min_chars=min_chars,
                                      min_kept_fraction=min_kept_fraction, other_languages=other_languages)
+        each = threshold_setting(scorer) if threshold is None else None  # (a map's: each language's own)
         self.stats = RunStats(model=scorer.model_name, threshold=threshold or scorer.threshold,
+                              thresholds=each if isinstance(each, dict) else None,
                               method=scorer.method, extractor=extractor, annotate=annotate,
                               max_document_bytes=max_document_bytes)
         if self.text_scorer is not scorer:

@@ -41,6 +41,9 @@ class RunStats:
 
     model: str = ""
     threshold: float = 0.0
+    # a language -> model map without one threshold for all: each language's (its model's own), as a datatrove run
+    # records them; `plexity report` showed "threshold ?" of such a run, and the summary "threshold per model"
+    thresholds: dict[str, float] | None = None
     method: str = ""
     text_method: str | None = None  # for .txt inputs, when it differs from `method`
     text_threshold: float | None = None
@@ -225,7 +228,7 @@ class RunStats:
             f"{self.files} files ({self.files_skipped} skipped{damaged}), {records}{self.documents} documents "
             f"({self.documents_skipped} skipped, {self.documents_dropped} dropped, {self.documents_empty} emptied"
             f"{_reasons(self.empty_reasons)}, "
-            f"{self.documents_passthrough} passed through unfiltered), "
+            f"{self.documents_passthrough} passed through unfiltered{_reasons(self.passthrough_reasons)}), "
             f"{sentences} sentences: {self._sentences(share)}, {self.bytes_in} bytes in, {self.bytes_out} bytes out, "
             f"{self.seconds:.1f} s ({self._settings()}{self._not_extracted()})"
         )
@@ -237,7 +240,8 @@ class RunStats:
         extracted = self.documents - not_extracted or not self.documents
         settings = f"model {self.model}"
         if extracted or self.documents_cleaned_text:  # (a cleaned WARC's text is judged by the line's method)
-            settings += f", method {self.method}, threshold {_threshold(self.threshold)}"
+            each = ",".join(f"{language}={value:g}" for language, value in (self.thresholds or {}).items())
+            settings += f", method {self.method}, threshold {each or _threshold(self.threshold)}"
         return settings + (f", extractor {self.extractor}" if extracted else "")
 
     def _sentences(self, share: float) -> str:

@@ -61,6 +61,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     too_few = result.too_few()
     if too_few:  # (stderr, as every command's warnings: a script that reads the table still hears it)
         print(f"plexity calibrate: warning: {too_few}; give more held-out clean text", file=sys.stderr)
+    if result.other_language():
+        print(printable(f"plexity calibrate: warning: {result.other_language()}"), file=sys.stderr)
 
     def effect(threshold: float) -> str:
         text = f"keeps {100 * result.clean_kept(threshold):.1f}% of the clean sentences"

@@ -84,7 +84,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     from ..scoring.methods import method_for_extractor, method_for_page_text
     from ..cleaning.files import EarlierRun, FileCleaner, collect_inputs
     from ..io.output_lock import own_output_folder
-    from ..scoring.multilingual import make_scorer
+    from ..scoring.multilingual import make_scorer, require_thresholds
 
     language_check = not args.no_language_check
     scorers: dict = {}  # one scorer per method
@@ -96,6 +96,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         return scorers[method]
 
     scorer = scorer_for(args.method or method_for_extractor(args.extractor))
+    require_thresholds(scorer)  # (a map's model without one stopped the run at its language's first page)
     check_language_options(args, scorer)
     # Text files skip the extractor, so by default they get the method for unextracted text; a WET
     # record's text is a page's every visible line: the tag remover's kind of text, and method.

@@ -434,6 +434,9 @@ def summary(merged: list | None, annotate: bool = False) -> str:
     unread = c.get("files_skipped", 0)
     cut = c.get("pages_cut_by_crawler", 0)
     passed = c.get("documents_passthrough", 0)
+    # (by language, as `plexity clean`'s line: "another language" said not which, nor that a map passed a page through
+    # because its language could not be identified, language:unknown)
+    passed_by = _counts(c.get("passthrough_reasons"))
     read_as_text = [f"{texts} of them WET records' text"] * bool(texts) + \
         [f"{cleaned} of them a cleaned WARC's records, read back as text"] * bool(cleaned)
     documents = (f"{c.get('documents', 0)} documents, {', '.join(read_as_text)}, not extracted" if read_as_text
@@ -447,7 +450,7 @@ def summary(merged: list | None, annotate: bool = False) -> str:
             f"{'; cut short by the crawler: %d' % cut if cut else ''}); "
             f"{_extraction(c)}; "
             f"filter: {c.get('documents_filtered', 0)} in, {c.get('documents_kept', 0)} kept"
-            f"{f' ({passed} of them passed through unfiltered: another language)' if passed else ''}, "
+            f"{f' ({passed} of them passed through unfiltered: {passed_by})' if passed else ''}, "
             f"{c.get('documents_dropped', 0)} dropped{_either(c.get('drop_reasons'))}; {sentences}")
 
 

@@ -121,8 +121,11 @@ def cmd_score(args: argparse.Namespace) -> int:
             print(f"document perplexity: {score.perplexity:.2f} (model {model}; lower is more like the model's "
                   f"training text)")
         return 0
-    scorer = make_scorer(single_model(args, " (with --document it takes one, and scores the text with its "
-                                            "language's model)"))
+    # ("with --document it takes one" read as one model: say which takes the map, and what to give here)
+    models = " or ".join(f"--model {shlex.quote(str(model))}" for model in dict.fromkeys(
+        args.model.values() if isinstance(args.model, dict) else ()))
+    scorer = make_scorer(single_model(args, f": give its language's model ({models}); with --document it takes a "
+                                            f"map, and scores the text with its language's model"))
     records = scorer.score(text) if args.sentences else []
     if args.sentences:
         if not args.plain:

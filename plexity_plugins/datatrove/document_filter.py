@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 from os import PathLike
+from types import MappingProxyType
 
 from datatrove.data import Document
 from datatrove.pipeline.filters.base_filter import BaseFilter
@@ -23,6 +24,23 @@ from ..runtime.keywords import suggests_keywords
 _PROCESS_SCORERS: dict[tuple, PerplexityScorer | LanguageModels] = {}
 
 
+def _document_thresholds(scorer: LanguageModels) -> dict[str, float]:
+    """Each model's ``document_threshold`` in a language map, by model name: a document perplexity's scale is the
+    model's own (CCNet's cut-offs are per language), so with no max_perplexity given each language's documents are
+    held to their model's (a map took none: a step of ccnet-en and ccnet-de, each imported with its cut-off, was
+    refused as having no bound, and one max_perplexity for both held one language to the other's scale)."""
+    found: dict[str, float] = {}
+    for language, one in scorer.scorers.items():
+        cut = one.info.document_threshold
+        if cut is None:
+            continue
+        if found.get(one.model_name, cut) != cut:  # (two models of one name: the name returned cannot tell them)
+            raise ValueError(f"two models of the language map are named {one.model_name!r} with different "
+                             f"document_threshold values: give max_perplexity, or install them under other names")
+        found[one.model_name] = float(cut)
+    return found
+
+
 @suggests_keywords
 class PerplexityDocumentFilter(BaseFilter):
     """Scores each document as a whole and keeps those whose perplexity lies within bounds.
@@ -39,7 +57,8 @@ class PerplexityDocumentFilter(BaseFilter):
             near-duplicates of the model's training text, lists of common words.
         max_perplexity: drop documents scoring above this ("doc_perplexity_above_max").
             None: the model's ``document_threshold`` if its metadata has one (e.g. a CCNet
-            cut-off given to ``plexity models import``), else no upper bound.  A step without
+            cut-off given to ``plexity models import``), else no upper bound; with a map, each
+            language's model's own (a language whose model has none: no upper bound).  A step without
             any bound (and not ``label_only``, nor ``other_languages="drop"``) would drop nothing:
             it is a ValueError when built, as there is no default bound to fall back on (a
             document perplexity's scale is the model's own).
@@ -71,6 +90,7 @@ class PerplexityDocumentFilter(BaseFilter):
     # (of the class: a step pickled by an earlier version, a Slurm job's executor.pik, a Ray task's copy, has them too)
     max_document_bytes = MAX_DOCUMENT_BYTES
     _warned_too_large = False
+    _max_of_model: Mapping[str, float] = MappingProxyType({})  # (a map's models' own document_threshold, by name)
 
     def __init__(
         self,
@@ -98,14 +118,17 @@ class PerplexityDocumentFilter(BaseFilter):
         self._scorer = make_scorer(model, language_check=language_check)
         if not label_only:  # (label_only drops nothing, whatever other_languages says)
             policy.check_other_languages(self._scorer, other_languages)
-        if max_perplexity is None and isinstance(self._scorer, PerplexityScorer):
+        single = isinstance(self._scorer, PerplexityScorer)
+        if max_perplexity is None and single:
             max_perplexity = self._scorer.info.document_threshold
-        if min_perplexity is None and max_perplexity is None and not label_only and other_languages == "keep":
+        elif max_perplexity is None:
+            self._max_of_model = _document_thresholds(self._scorer)
+        if (min_perplexity is None and max_perplexity is None and not self._max_of_model and not label_only
+                and other_languages == "keep"):
             # (without a bound the step drops only empty texts: PerplexityDocumentFilter() was a silent no-op.
             # There is no default to fall back on: a document perplexity's scale is the model's own.)
-            single = isinstance(self._scorer, PerplexityScorer)
             why = (f"model {self._scorer.model_name} has no document_threshold" if single
-                   else "a language map takes no model's document_threshold")
+                   else "no model of the language map has a document_threshold")
             raise ValueError(f"PerplexityDocumentFilter has no bound and would drop nothing: give max_perplexity "
                              f"and/or min_perplexity, or label_only=True to only write the score ({why})")
         if min_perplexity is not None and max_perplexity is not None and min_perplexity >= max_perplexity:
@@ -118,28 +141,38 @@ class PerplexityDocumentFilter(BaseFilter):
                   else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
         self._scorer_key = (models, language_check)
         self.language_check = language_check
+        each = ",".join(f"{language}={cut:g}" for language, cut in self._max_by_language().items())
         self.name = with_settings(type(self).name, self._scorer.model_name,
                                   f"min {min_perplexity:g}" if min_perplexity is not None else "no min",
-                                  f"max {max_perplexity:g}" if max_perplexity is not None else "no max",
+                                  f"max {max_perplexity:g}" if max_perplexity is not None else
+                                  f"max {each}" if each else "no max",
                                   *(["label only"] if label_only else []))
         self.stats.name = str(self)
 
     def settings(self) -> dict:
         """What this step was built with, as a run records it (`plexity_plugins.datatrove.run_settings`)."""
         return {**model_settings(self._scorer), "min_perplexity": self.min_perplexity,
-                "max_perplexity": self.max_perplexity, "label_only": self.label_only,
+                "max_perplexity": self.max_perplexity if self.max_perplexity is not None or not self._max_of_model
+                else self._max_by_language(), "label_only": self.label_only,
                 "language_check": self.language_check, "other_languages": self.other_languages,
                 "max_document_bytes": self.max_document_bytes,
                 "excluded": step_settings(self.exclusion_writer) if self.exclusion_writer is not None else None}
+
+    def _max_by_language(self) -> dict[str, float]:
+        """A map's models' own document_threshold, by language, as the step's name and its settings say them."""
+        return {language: self._max_of_model[one.model_name]
+                for language, one in getattr(self._scorer, "scorers", {}).items()
+                if one.model_name in self._max_of_model}
 
     @property
     def scorer(self) -> PerplexityScorer | LanguageModels:
         return _PROCESS_SCORERS.setdefault(self._scorer_key, self._scorer)
 
-    def _reason(self, perplexity: float) -> str | None:
+    def _reason(self, perplexity: float, model: str | None = None) -> str | None:
         if self.min_perplexity is not None and perplexity < self.min_perplexity:
             return "doc_perplexity_below_min"
-        if self.max_perplexity is not None and perplexity > self.max_perplexity:
+        maximum = self.max_perplexity if self.max_perplexity is not None else self._max_of_model.get(model)
+        if maximum is not None and perplexity > maximum:
             return "doc_perplexity_above_max"
         return None
 
@@ -156,7 +189,7 @@ class PerplexityDocumentFilter(BaseFilter):
         if not unreadable and doc.text and doc.text.strip():
             score, passthrough, model = self.scorer.score_document(doc.text, language=declared_language(doc))
         perplexity = score.perplexity if score is not None else None
-        reason = None if passthrough or perplexity is None else self._reason(perplexity)
+        reason = None if passthrough or perplexity is None else self._reason(perplexity, model)
         fields = {"plexity_doc_perplexity": perplexity, "plexity_doc_model": model, "plexity_passthrough": passthrough}
         if self.label_only:
             fields["plexity_doc_would_drop"] = unreadable or reason

@@ -5,8 +5,9 @@
     PLEXITY_MODEL = {"en": "en-default", "de": "ccnet-de"}                   # Scrapy
 
 A text's language is the one an upstream step declared (datatrove's ``LanguageFilter``
-sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one `plexity_plugins.text.language` identifies
-with at least `language.MIN_PROBABILITY`.  A text whose language has no model is passed
+sets ``doc.metadata["language"]``; GlotLID's "deu_Latn" counts as "de"), else the one
+`plexity_plugins.text.language.language_among` identifies (with at least `language.MIN_PROBABILITY`, or below it
+one the map has a model of, as a model alone takes such a text).  A text whose language has no model is passed
 through unfiltered with ``passthrough = "language:<code>"`` (``language:unknown`` when
 it could not be identified, e.g. too short), which the front ends count per language;
 the key ``"*"`` names a model for every other (or unidentified) language.
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import logging
 import math
+import shlex
 from collections.abc import Mapping
 from os import PathLike
 
 from . import methods
-from ..text.language import MIN_PROBABILITY, checked_language_code, identify, language_code
+from ..errors import ModelError
+from ..text.language import checked_language_code, identify, language_among, language_code
 from .scorer import CleanResult, DocumentScore, PerplexityScorer, checked_threshold, passthrough_result, sanitize
 from ..text.sentences import DEFAULT_MAX_CHARS
 
@@ -48,9 +51,50 @@ def parse_model_args(values: list[str] | str | None) -> str | dict[str, str] | N
 
 def require_thresholds(scorer) -> None:
     """ModelError now, where a model of `scorer` (one, or each of a language map's) has no
-    threshold to clean with, given or calibrated: not at its first document, mid-run."""
-    for one in getattr(scorer, "scorers", {}).values() or [scorer]:
-        one.threshold  # noqa: B018 - raises ModelError naming the model
+    threshold to clean with, given or calibrated: not at its first document, mid-run.  Every front end calls it
+    where it makes its scorers (`plexity clean` did not: a map's model without one stopped the run at its language's
+    first page, after the files before it were cleaned)."""
+    scorers = getattr(scorer, "scorers", None)
+    if not scorers:
+        scorer.threshold  # noqa: B018 - raises ModelError naming the model
+        return
+    for language, one in scorers.items():
+        try:
+            one.threshold  # noqa: B018
+        except ModelError:
+            # (the single model's advice, --threshold, would set that threshold for every model of the map)
+            name = shlex.quote(one.model_argument)
+            raise ModelError(
+                f"model '{one.model_name}' (mapped to {language!r}) has no default threshold in its metadata: with a "
+                f"language map, a threshold given (--threshold, threshold=..., PLEXITY_THRESHOLD) is every model's; "
+                f"give this one its own from clean text of its language: `plexity calibrate --model {name} "
+                f"CLEAN_TEXT --write`") from None
+
+
+# (language, model, declared language) said already in this process: a front end makes one map per method
+_SAID_MAPPED_TO_ANOTHER: set[tuple[str, str, str]] = set()
+
+
+def _warn_of_another_language(language: str, scorer: PerplexityScorer, scorers: Mapping[str, PerplexityScorer]
+                              ) -> None:
+    """A model mapped to another language than its card's is allowed (a Norwegian model for Danish, a Croatian
+    one for Bosnian, as a user chooses) but said, once a process, with what it does: the text of the card's
+    language goes to its own key's model, or passes through.  (It was said three times by `plexity clean`, one map
+    per method, and only that the two differ.)"""
+    declared = scorer.info.language
+    code = language_code(declared) if declared else None
+    if language == ANY_LANGUAGE or not code or code == language:
+        return
+    key = (language, scorer.model_name, code)
+    if key in _SAID_MAPPED_TO_ANOTHER:
+        return
+    _SAID_MAPPED_TO_ANOTHER.add(key)
+    own = scorers.get(code) or scorers.get(ANY_LANGUAGE)
+    fate = (f"texts in {code!r} go to {own.model_name}" if own is not None
+            else f"texts in {code!r} pass through unfiltered (language:{code})")
+    logger.warning("model %s is declared as language %r but mapped to %r: it cleans the texts in %r, and %s; "
+                   "if it is a model of %r, map it as %s=%s", scorer.model_name, declared, language, language, fate,
+                   code, code, scorer.model_name)
 
 
 def make_scorer(model, **kwargs):
@@ -86,11 +130,9 @@ class LanguageModels:
             # The map already routes by language: each model's own check would only repeat it.
             scorer = PerplexityScorer(model, threshold=threshold, method=method, max_sentence_chars=max_sentence_chars,
                                       allow_tokenizer_mismatch=allow_tokenizer_mismatch, language_check=False)
-            declared = scorer.info.language
-            if language != ANY_LANGUAGE and declared and language_code(declared) != language:
-                logger.warning("model %s is declared as language %r but mapped to %r", scorer.model_name, declared,
-                               language)
             self.scorers[language] = scorer
+        for language, scorer in self.scorers.items():
+            _warn_of_another_language(language, scorer, self.scorers)
         self.method = method
         self._threshold = checked_threshold(threshold) if threshold is not None else None  # (a float: JSON writes it)
         self.language_check = language_check
@@ -112,8 +154,7 @@ class LanguageModels:
     def language_of(self, text: str) -> str | None:
         if not self.language_check:
             return None
-        language, probability = identify(text)
-        return language if language is not None and probability >= MIN_PROBABILITY else None
+        return language_among(text, self.scorers.keys() - {ANY_LANGUAGE})
 
     def scorer_for(self, text: str, language: str | None = None) -> tuple[str | None, PerplexityScorer | None]:
         """(the text's language, the scorer of its model, or None)."""

@@ -44,13 +44,15 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 
 from . import methods
 from .from_pyplexity import keyword_hints, pyplexity_methods
 from ..io.decoding import unlabelled_encoding, utf16_by_its_nuls
 from ..runtime import native
 from ..text.language import language_code, other_language
-from .models import ModelInfo, check_tokenizer, file_versions, get_tokenizer, load_kenlm, load_native, resolve
+from .models import (ModelInfo, check_tokenizer, file_versions, get_tokenizer, load_kenlm, load_native, model_argument,
+                     resolve)
 from ..errors import ModelError, not_text_error
 from ..text.sentences import DEFAULT_MAX_CHARS, split_sentences, split_with_blocks
 from ..runtime.keywords import suggests_keywords
@@ -359,6 +361,17 @@ class PerplexityScorer:
         return self.info.name
 
     @property
+    def model_argument(self) -> str:
+        """What --model takes for this model: its name where the name finds it, else its folder (a model given by
+        its path: `plexity calibrate --model NAME` would not find it)."""
+        try:
+            if not self.info.path or resolve(self.info.name).path == self.info.path:  # (the embedded model too)
+                return self.info.name
+        except ModelError:  # (no model of that name)
+            pass
+        return model_argument(Path(self.info.path).parent, self.info.name)
+
+    @property
     def lm(self):
         if self._lm is None:
             self._lm = load_kenlm(self.info)
@@ -375,7 +388,7 @@ class PerplexityScorer:
             raise ModelError(
                 f"model '{self.info.name}' has no default threshold in its metadata: give a threshold "
                 f"(threshold=..., --threshold, PLEXITY_THRESHOLD), or calibrate it on clean text with "
-                f"`plexity calibrate --model {shlex.quote(self.info.name)} CLEAN_TEXT --write`"
+                f"`plexity calibrate --model {shlex.quote(self.model_argument)} CLEAN_TEXT --write`"
             )
         return float(value)
 

@@ -24,7 +24,8 @@ from ..scoring import methods
 from ..extractors import DEFAULT_EXTRACTOR, EXTRACTORS, ExtractionError, extractor_model, html_text_counted
 from ..errors import (ENVIRONMENT_ERRORS, ExtractionMemoryLimit, ModelError, PlexitySettingError, disk_full_message,
                       environment_message, is_disk_full, path_error_message, printable)
-from ..cleaning.settings_record import SETTINGS_FILE, compare_or_record, model_settings, threshold_setting
+from ..cleaning.settings_record import (SETTINGS_FILE, compare_or_record, model_settings, threshold_setting,
+                                       threshold_text)
 from ..io.payload_sniffing import binary_kind, has_markup, looks_like_html, text_binary_kind
 from ..io.read_limits import MAX_DOCUMENT_BYTES
 from ..io.read_outcomes import TOO_LARGE
@@ -319,12 +320,9 @@ class PerplexityFilterPipeline:
             self.extract("<html><body><p>plexity start-up check</p></body></html>")
         self.stats.set_value(STATS_PREFIX + "model", self.scorer.model_name)
         self.stats.set_value(STATS_PREFIX + "method", self.scorer.method)
-        threshold = self.scorer.threshold  # (NaN for a language map without one: each model has its own)
-        if threshold == threshold:  # (a NaN stat is no JSON: a stats dump would write an invalid file)
-            self.stats.set_value(STATS_PREFIX + "threshold", threshold)
-        else:
-            self.stats.set_value(STATS_PREFIX + "thresholds", {language: scorer.threshold
-                                                              for language, scorer in self.scorer.scorers.items()})
+        # (a language map without a threshold for all: each model's own, by language; a NaN stat is no JSON)
+        threshold = threshold_setting(self.scorer)
+        self.stats.set_value(STATS_PREFIX + ("thresholds" if isinstance(threshold, dict) else "threshold"), threshold)
         if self.threads:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix="plexity")
             crawler = getattr(self, "crawler", None)
@@ -345,8 +343,10 @@ class PerplexityFilterPipeline:
                     f"row(s) of its earlier part" if self._dropped.enabled else "")
             logger.info("plexity: resuming the crawl recorded in JOBDIR %s%s (the plexity/ stats, as Scrapy's own, "
                         "count this part of the crawl)", self._resumed_from, kept)
-        logger.info("plexity: model %s, method %s, threshold %g, extractor %s, %d worker thread(s)",
-                    self.scorer.model_name, self.scorer.method, self.scorer.threshold, self.extractor, self.threads)
+        # (as the datatrove step names its settings: "threshold nan" was said of a language map)
+        logger.info("plexity: model %s, method %s, %s, extractor %s, %d worker thread(s)",
+                    self.scorer.model_name, self.scorer.method, threshold_text(self.scorer), self.extractor,
+                    self.threads)
 
     def _keep_unfinished_dropped_file(self) -> None:
         """An earlier crawl killed outright (kill -9, the out-of-memory killer) left its rows in

@@ -29,6 +29,7 @@ import shutil
 import tempfile
 import threading
 from array import array
+from collections.abc import Collection
 from pathlib import Path
 
 from ..runtime import native
@@ -394,6 +395,23 @@ def other_language(text: str, expected: str, min_probability: float = MIN_PROBAB
     return None
 
 
+def language_among(text: str, languages: Collection[str]) -> str | None:
+    """The language a text is cleaned as when `languages` have a model (a language -> model map's keys): the
+    identified language, with `other_language`'s rules seen from those models.  A language named with
+    `MIN_PROBABILITY` is the text's (with a model or not: another language, passed through); a top answer below it
+    is the text's if that language has a model, as `other_language` keeps such a text for a model of that language.
+    None: too short to identify, no language (``zxx``), or an unsure answer no model is of.  A map took an unsure
+    answer for none: a German page of menu words, "Impressum Datenschutz Kontakt Newsletter Startseite", de at 0.61,
+    passed through a map's German model unfiltered, as language:unknown (or was dropped as another language), where
+    the German model alone filtered it.  (`other_language`'s English function-word rule is not applied: a text it
+    reads as English may be another model's at once, "Der Rhein and the Main: ..." is de at 0.83 with 24 % English
+    function words.)"""
+    lang, prob = identify(text)
+    if lang is None or lang == NO_LANGUAGE:
+        return None
+    return lang if prob >= MIN_PROBABILITY or lang in languages else None
+
+
 # ISO 639-3 -> 639-1 for the languages with CCNet / Wikipedia models, so that a label such as
 # GlotLID's "deu_Latn" (datatrove's LanguageFilter(backend="glotlid")) matches a model's "de".  GlotLID, and so
 # FineWeb-2's `language` column, names some languages by an individual language of the macrolanguage that has the
@@ -463,10 +481,34 @@ _ISO639_1_NAMES = {code: names for code, names in (entry.split(":") for entry in
     "ug:Uyghur,Uighur|uk:Ukrainian|ur:Urdu|uz:Uzbek|ve:Venda|vi:Vietnamese|vo:Volapük,Volapuk|wa:Walloon|wo:Wolof|"
     "xh:Xhosa|yi:Yiddish|yo:Yoruba|za:Zhuang|zh:Chinese|zu:Zulu").split("|"))}
 _WITHDRAWN_CODES = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "mo": "ro"}
+# ISO 639-2's bibliographic codes, the twenty that differ from its terminology codes (library catalogues' MARC
+# records, some datasets' `language` column; CLDR's language aliases, ``babel.core.get_global("language_aliases")``,
+# which tests/test_first_day_probe58.py checks them against): "ger" was read as a language of its own, so a model
+# trained with --language ger, or a map's key ger=..., passed every German page through unfiltered.
+_ISO639_2B_TO_1 = dict(pair.split(":") for pair in (
+    "alb:sq arm:hy baq:eu bur:my chi:zh cze:cs dut:nl fre:fr geo:ka ger:de gre:el ice:is mac:mk mao:mi may:ms "
+    "per:fa rum:ro slo:sk tib:bo wel:cy").split())
+# Codes no identifier gives, for the code they give the same text: py3langid, lid.176 (CCNet's) and CLD3 name
+# Norwegian Bokmål "no" (and the ISO 639-3 table above reads GlotLID's "nob" so), so a model whose card said "nb"
+# (`--language nb`, or `--language "Norwegian Bokmål"`) passed every Bokmål page through as another language, "no".
+_AS_IDENTIFIED = {"nb": "no"}
 _CODE_OF_NAME = {name.lower(): code for code, names in _ISO639_1_NAMES.items() for name in names.split(",")}
 # ISO 639-2's codes for no language in particular (undetermined, no linguistic content, uncoded, several): a label
 # holding one names no language a model is of.  (Its range for local use, qaa-qtz, names a language: a private one.)
 _NO_LANGUAGE_CODES = frozenset({"und", "zxx", "mis", "mul"})
+
+
+# ISO 3166's two-letter country codes that are no ISO 639-1 code, and the country's likely language (CLDR's likely
+# subtags, ``babel.core.get_global("likely_subtags")["und_JP"]``; tests/test_first_day_probe58.py checks the table
+# against it): `--model jp=...` was refused naming no code to give instead.  (A country code that is also a
+# language's, "se" Northern Sami, "uk" Ukrainian, is that language's: a model of another is said, `multilingual`.)
+_COUNTRY_LANGUAGE = dict(pair.split(":") for pair in (
+    "ad:ca al:sq ao:pt at:de aw:nl ax:sv bd:bn bf:fr bj:fr bl:fr bq:pap bt:dz bv:no by:ru cc:ms cd:fr cf:sg cg:fr "
+    "ci:fr cl:es cm:fr cn:zh cw:pap cz:cs dj:fr dk:da do:es ea:es ec:es eg:ar eh:ar er:ti ge:ka gf:fr gh:ak gp:fr "
+    "gq:es gr:el gt:es gw:pt hk:zh hn:es ic:es il:he iq:ar ir:fa jo:ar jp:ja ke:sw kh:km kp:ko kz:ru lk:si ls:st "
+    "ly:ar ma:ar mc:fr md:ro me:sr mf:fr mm:my mq:fr mu:fr mv:dv mx:es mz:pt nc:fr ni:es np:ne pe:es pf:fr pg:tpi "
+    "ph:fil pk:ur pm:fr pr:es pw:pau py:gn qa:ar re:fr rs:sr sj:nb sy:ar td:ar tf:fr tj:tg tm:tk tv:tvl tz:sw ua:uk "
+    "uy:es va:it vn:vi vu:bi wf:fr ws:sm xk:sq ye:ar yt:fr zw:sn").split())
 
 
 def checked_language_code(label: str) -> str:
@@ -478,6 +520,11 @@ def checked_language_code(label: str) -> str:
     code, named = read_language_label(label.strip()) if label and label.strip() else (None, "")
     if code is None or named != "code" or not _CODE.fullmatch(code):
         said = f": {code}" if named == "name" else ""
+        country = _COUNTRY_LANGUAGE.get(label.strip().lower())
+        if country:  # ("jp", "gr", "dk", "cz": a country's code for its language's)
+            raise ValueError(f"{label!r} is not a language code but a country's (ISO 3166): that country's language "
+                             f"is likely {language_code(country)}; give the language's code (ISO 639-1's where it "
+                             f"has one), as py3langid and datatrove label texts")
         raise ValueError(f"{label!r} is not a language code: give its ISO 639-1 code{said or ' (en, de, fr, ...)'}, "
                          f"as py3langid and datatrove label texts")
     return code
@@ -506,10 +553,11 @@ def names_no_language(label: str | None) -> bool:
 def read_language_label(label: str | None) -> tuple[str | None, str]:
     """(`language_code`'s code, how the label gave it: "code", "name" or ""): the one reading of every label.
 
-    A code is ISO 639-1's (`_ISO639_1_NAMES`; a withdrawn one, "iw", as its language's), or three letters (ISO
-    639-2/3's, some 7,900, not listed: GlotLID's "ace_Latn", lid.176's "ceb"), with what follows it (a script, a
-    region).  A name is a language's English name, written in any case.  Anything else names no language and
-    gives None: a two-letter code ISO 639 has not assigned ("xx"), ISO 639-2's codes for none in particular ("und",
+    A code is ISO 639-1's (`_ISO639_1_NAMES`; a withdrawn one, "iw", as its language's; "nb" as identifiers give
+    it, "no"), or three letters (ISO 639-2/3's, some 7,900, not listed: GlotLID's "ace_Latn", lid.176's "ceb"; ISO
+    639-2's bibliographic "ger", "fre" ... as their ISO 639-1 codes), with what follows it (a script, a region).  A
+    name is a language's English name, written in any case.  Anything else names no language and gives None: a
+    two-letter code ISO 639 has not assigned ("xx"), ISO 639-2's codes for none in particular ("und",
     CLD2's "un", "zxx"), words ("unknown", "klingon").  Before, such a label was taken for a language of its own,
     and every such document passed through unfiltered, counted as ``passthrough_language:english``, unsaid."""
     if not label or not label.strip():
@@ -517,12 +565,13 @@ def read_language_label(label: str | None) -> tuple[str | None, str]:
     label = label.strip().removeprefix("__label__")
     named = _CODE_OF_NAME.get(" ".join(label.replace("_", " ").split()).lower())
     if named is not None:
-        return named, "name"
+        return _AS_IDENTIFIED.get(named, named), "name"
     parts = re.split(r"[_-]", label)
     code = parts[0].lower()
     if not code:
         return None, ""
-    code = _WITHDRAWN_CODES.get(code, _ISO639_3_TO_1.get(code, code))
+    code = _WITHDRAWN_CODES.get(code) or _ISO639_2B_TO_1.get(code) or _ISO639_3_TO_1.get(code, code)
+    code = _AS_IDENTIFIED.get(code, code)
     if not (len(code) == 2 and code in _ISO639_1_NAMES or len(code) == 3 and code.isascii() and code.isalpha()
             and code not in _NO_LANGUAGE_CODES):
         return None, ""

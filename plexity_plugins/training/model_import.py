@@ -204,6 +204,8 @@ def _install(name, kenlm_path, tokenizer, sp_model, language, calibrate_files, t
         procedure = result.procedure(list(map(str, calibrate_files)), [])
         if result.too_few():
             report(f"warning: --calibrate: {result.too_few()}; give more held-out clean text")
+        if result.other_language():
+            report(f"warning: --calibrate: {result.other_language()}")
         if threshold is not None or threshold_extracted is not None:
             report("--threshold/--threshold-extracted given: --calibrate only reports its suggestion "
                    f"({result.threshold} / {result.threshold_extracted})")

@@ -22,6 +22,7 @@ from typing import Iterable
 from ..scoring.models import EMBEDDED_DIR, MODEL_FILES, ModelInfo
 from .corpora import READ_ERRORS, TextReader, input_paths, not_plain_text, open_corpus_bytes
 from ..errors import CorpusError, ModelError, TrainError
+from ..text.language import other_language
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +150,18 @@ class Calibration:
     boilerplate: list[float]
     threshold: float
     threshold_extracted: float
+    language: str = ""  # the model's
+    text_language: str | None = None  # another language the clean text reads as (`other_language`), if it does
+
+    def other_language(self) -> str | None:
+        """What to say when the clean text is in another language than the model's, or None.  (`plexity calibrate
+        --model de-news` on French text suggested 1120.1 where the German model's own was 4.2, and --write stored
+        it: the model then filtered next to nothing, and said nothing.)"""
+        if not self.text_language:
+            return None
+        return (f"the clean text reads as {self.text_language}, not as {self.language}, the model's language: "
+                f"thresholds from it are on another language's scale (and text in {self.text_language} passes "
+                f"through this model unfiltered); give held-out clean text in {self.language}")
 
     def clean_kept(self, threshold: float) -> float:
         return sum(p <= threshold for p in self.clean) / len(self.clean)
@@ -218,6 +231,9 @@ def sample_files(paths: Iterable[str | Path]) -> list[Path]:
     return TextReader(paths).files()
 
 
+LANGUAGE_SAMPLE_LINES = 200
+
+
 def calibrate(scorer, clean_files: str | Path | Iterable[str | Path], boilerplate_files: Iterable[str | Path] = (),
               percentile: float = THRESHOLD_PERCENTILE,
               percentile_extracted: float = THRESHOLD_EXTRACTED_PERCENTILE) -> Calibration:
@@ -231,15 +247,26 @@ def calibrate(scorer, clean_files: str | Path | Iterable[str | Path], boilerplat
     clean_files = sample_files(clean_files)  # (all found before scoring what may be a lot of text)
     boilerplate_files = input_paths(boilerplate_files)
     boilerplate_files = sample_files(boilerplate_files) if boilerplate_files else []
-    clean = [s.perplexity for f in clean_files for line in read_sample_lines(Path(f)) for s in scorer.score(line)]
+    sample: list[str] = []  # (the first lines, to identify their language: as `plexity train` checks --language)
+
+    def sampled(lines: Iterable[str]) -> Iterable[str]:
+        for line in lines:
+            if len(sample) < LANGUAGE_SAMPLE_LINES:
+                sample.append(line)
+            yield line
+
+    clean = [s.perplexity for f in clean_files for line in sampled(read_sample_lines(Path(f)))
+             for s in scorer.score(line)]
     if len(clean) < 2:
         raise CorpusError(f"need at least 2 clean sentences to calibrate, found {len(clean)} in "
                           f"{', '.join(map(str, clean_files))}")
     boilerplate = [s.perplexity for f in boilerplate_files for line in read_sample_lines(Path(f))
                    for s in scorer.score(line)]
+    language = getattr(scorer.info, "language", "") or ""
     return Calibration(scorer.model_name, percentile, percentile_extracted, clean, boilerplate,
                        percentile_threshold(clean, percentile),
-                       percentile_threshold(clean, percentile_extracted))
+                       percentile_threshold(clean, percentile_extracted), language,
+                       other_language("\n".join(sample), language) if language else None)
 
 
 def metadata_path(info: ModelInfo) -> Path:
