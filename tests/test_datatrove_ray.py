@@ -373,8 +373,8 @@ def test_a_stats_json_the_full_disk_cut_short_is_not_left_behind(cluster, tmp_pa
 @pytest.mark.parametrize("where", ["stats", "logs"])
 def test_a_logging_folder_whose_disk_is_full_stops_the_tasks_as_a_local_run_and_the_rerun_completes_them(
         cluster, tmp_path, small_disk, where, no_orphans):
-    # The task's stats (or its log, which datatrove's Ray executor copies there once the task has run, after its
-    # completion marker) go to a full disk (the symlink): the rest of the logging folder has room.  The stats were
+    # The task's stats (or its log, which datatrove's Ray executor copies there once the task has run; its completion
+    # marker is written after that) go to a full disk (the symlink): the rest of the logging folder has room.  The stats were
     # left as 0-byte files and the run said "error: Expecting value: line 1 column 1 (char 0)", exit status 2; a
     # full disk under the log raised FullDiskStop past the task's handler, and "0 of 2 task(s) did not complete"
     # with both marked complete.  Now as a local run (tests/test_run_faults.py): one line, exit status 4, nothing
@@ -404,6 +404,43 @@ def test_a_logging_folder_whose_disk_is_full_stops_the_tasks_as_a_local_run_and_
     assert "2/2 tasks completed (2 in this run" in again.stdout
     assert sorted(p.name for p in (small_disk / where).iterdir()) == (
         ["00000.json", "00001.json"] if where == "stats" else ["task_00000.log", "task_00001.log"])
+
+
+def test_a_task_is_marked_complete_only_once_its_log_is_in_the_logging_folder(cluster, tmp_path, no_orphans):
+    # datatrove's Ray executor marks a task complete, then copies its log to the logging folder; the driver counts a
+    # task marked for COMPLETED_GRACE seconds as complete and cancels it.  A log copy that then found the disk full
+    # unmarked the task, but on a loaded node (Ray's workers run at niceness 15) not always within the grace: the
+    # task was cancelled marked, and a run that stopped both its tasks said "1 of 2 task(s) did not complete" (the
+    # flaky [logs] case above).  Here the task's log is a named pipe: the copy waits at its open until this test
+    # reads it, and at that moment no marker may exist yet.
+    shards = tmp_path / "shards"
+    split_warc(SAMPLE, shards, 1)
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    (logs / "logs").mkdir(parents=True)
+    pipe = logs / "logs" / "task_00000.log"
+    os.mkfifo(pipe)
+    seen: dict = {}
+
+    def read_the_log():
+        with open(pipe, encoding="utf-8", errors="replace") as log:  # (waits for the task's copy to open it)
+            seen["markers"] = completions(logs)
+            seen["log"] = log.read()
+
+    reader = threading.Thread(target=read_the_log, daemon=True)
+    reader.start()
+    try:
+        run = plexity_run(str(shards), "-o", str(out), "--logging-dir", str(logs), "--extractor", "tags",
+                          "--executor", "ray", "--ray-address", cluster.address, "--tasks", "1",
+                          "--mem-per-cpu-gb", "0.5")
+    finally:
+        if reader.is_alive():  # (the task never copied its log: let the reader go)
+            with contextlib.suppress(OSError):
+                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=10)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert seen.get("markers") == [], seen  # no marker while the log was being copied
+    assert "Processing done for rank=0" in seen["log"]  # (the whole log came through the pipe)
+    assert completions(logs) == ["00000"] and "1/1 tasks completed (1 in this run" in run.stdout
 
 
 # -- a node lost mid-run -----------------------------------------------------------------

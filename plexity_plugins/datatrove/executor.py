@@ -229,8 +229,8 @@ class FullDiskStopsTask:
             if not is_disk_full(exc):
                 raise
             quiet_logger()  # (said once, by whoever runs the task: no traceback per log record)
-            # (its log was cut short after its marker was written, as datatrove's Ray executor copies the log last:
-            # the task is not complete, the re-run redoes it)
+            # (its log was cut short after its marker was written, as datatrove's local executor closes the log last:
+            # the task is not complete, the re-run redoes it; a Ray task is marked after its log: `MarkedOnceLogged`)
             with contextlib.suppress(OSError):
                 self.logging_dir.rm(f"completions/{rank:05d}")
             raise DiskFull(errno.ENOSPC, f"task {rank}: {disk_full_message(exc)}") from None

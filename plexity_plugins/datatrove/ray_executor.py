@@ -36,8 +36,38 @@ RETRIES = 3  # times a task whose node or worker process was lost is run again (
 COMPLETED_GRACE = 10
 
 
+class MarkedOnceLogged:
+    """For datatrove's Ray executor: a task's completion marker written once its log is in the logging folder.
+
+    datatrove's Ray ``_run_for_rank`` marks the task complete and then copies its log there; the driver counts a task
+    whose ranks stay marked `COMPLETED_GRACE` seconds as complete and cancels it (`_run_on_ray`).  A task whose log
+    copy then found the disk full removed its marker (`FullDiskStopsTask`), but on a loaded node (Ray runs its workers
+    at niceness 15, so any busy program takes their CPU) that took longer than the grace: the task was cancelled in
+    between, its marker left, and the run said "1 of 2 task(s) did not complete" of two it had stopped, the re-run
+    redoing one (its log never written).  Marked last, a task marked complete has nothing left to do but return."""
+
+    _unmarked: list[int] | None = None  # (while a task runs: its ranks to mark once datatrove's method returns)
+
+    def _run_for_rank(self, rank: int, local_rank: int = 0, *args, **kwargs) -> PipelineStats:
+        self._unmarked = []
+        try:
+            stats = super()._run_for_rank(rank, local_rank, *args, **kwargs)
+            done = self._unmarked
+        finally:
+            self._unmarked = None
+        for each in done:  # (an error here, a full disk, is the task's as any other: `FullDiskStopsTask`)
+            super().mark_rank_as_completed(each)
+        return stats
+
+    def mark_rank_as_completed(self, rank: int) -> None:
+        if self._unmarked is not None:
+            self._unmarked.append(rank)
+        else:
+            super().mark_rank_as_completed(rank)
+
+
 @suggests_keywords
-class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, RayPipelineExecutor):
+class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, MarkedOnceLogged, RayPipelineExecutor):
     """datatrove's `RayPipelineExecutor`'s arguments, its tasks run as Ray tasks of our own.
 
     - Each task runs datatrove's own ``_run_for_rank`` in a process forked from a Ray worker; that
@@ -58,6 +88,7 @@ class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, RayPipelineExecutor):
     - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
     - A full disk of the logging folder stops a task as it stops a local one (`FullDiskStopsTask`): its stats
       written whole or not at all, the task not marked complete, `TasksFailed` saying "no space left on device".
+      A task is marked complete only once its log is copied to the logging folder (`MarkedOnceLogged`).
 
     ``time`` stops a task that runs longer (force-cancelled, with its processes); ``workers``,
     ``tasks_per_job``, ``log_first``, ``ray_remote_kwargs`` and ``depends`` mean what they mean
