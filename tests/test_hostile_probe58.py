@@ -7,6 +7,13 @@ pattern (``[A-Za-z\\xc0-\\xff]*[\\xc0-\\xff][A-Za-z\\xc0-\\xff]*``) was retried 
 and ran to the run's end each time: 40 KB of them after one 0xE9 took 6 s, 580 KB of a fuzzed page (its words
 repeated) 62 s in every extractor (all decode first), a 256 KB run minutes.  The words are now the runs of letters
 found first, kept where they hold such a letter: the same words, in linear time.
+
+**A long run of spaces, then a word and a line break, for trafilatura.**  Its justext fallback (run on every short
+page) makes each paragraph's whitespace one line break or one space (`extractors.trafilatura._normalize_whitespace`);
+the pattern of a run holding a line break was tried at each space of a run without one and ran to its end each time:
+60,000 spaces before a word and a line break took ``trafilatura`` and ``auto`` 18 s, 200,000 past their 30 s limit
+(an extraction_failed skip of a page of 200 KB).  It now begins only where a run begins: the same text, linear.
+(Found by an audit of the package's patterns over long runs of one character, after the first.)
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import time
 import pytest
 
 from plexity_plugins.extractors import decode_html, get_extractor
+from plexity_plugins.extractors import trafilatura
 from plexity_plugins.io import decoding
 
 ARTICLE = ("The council approved the budget for the new library on Tuesday evening. The building will open in the "
@@ -50,3 +58,22 @@ def test_the_words_judged_are_those_the_pattern_found():
         start, end = rng.randrange(len(data) + 1), rng.randrange(len(data) + 2)
         assert [run for run in decoding._LETTER_RUN.findall(data, start, end) if decoding._HIGH_LETTER.search(run)] \
             == quadratic.findall(data, start, end), data
+
+
+# -- a long run of spaces for trafilatura's justext fallback ---------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["trafilatura", "auto"])
+def test_a_long_run_of_spaces_before_a_line_break_is_read_in_linear_time(name):
+    page = "<html><body><nav><a href=/a>Home</a></nav><div>x" + " " * 200_000 + "y\nz</div></body></html>"
+    started = time.process_time()  # (CPU time: minutes before, a fraction of a second now)
+    assert get_extractor(name)(page) == "Home\nx y z"
+    assert time.process_time() - started < 5
+
+
+def test_whitespace_is_normalized_as_the_pattern_tried_everywhere_did():
+    # (each run one LF if it holds a CR or LF, else one space: what the quadratic pattern gave)
+    everywhere, spaces = re.compile(r"\s*[\n\r]\s*"), re.compile(r"[^\S\n\r]+")
+    rng = random.Random(58)
+    for _ in range(3000):
+        text = "".join(rng.choice(" \t\n\rab\u00a0\u2028\x0c\x1c\u3000") for _ in range(rng.randrange(30)))
+        assert trafilatura._normalize_whitespace(text) == spaces.sub(" ", everywhere.sub("\n", text)), repr(text)
