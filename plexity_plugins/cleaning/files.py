@@ -37,7 +37,7 @@ from .settings_record import threshold_setting
 from .stats import DROPPED_FILE, STATS_FILE, RunStats
 from ..io.folders import unlisted_folder_message, walk
 from .file_kinds import ARC_SUFFIXES, KNOWN_NAMES, html_by_bytes, kind_of, kind_of_file, saved_page_of
-from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, wet_page_headers
+from ..io.warc_writer import cleaned_conversion_record, cleaned_response_record, copy_record, wet_page_headers
 
 logger = logging.getLogger(__name__)
 
@@ -749,7 +749,7 @@ class FileCleaner:
             # turns out damaged is taken back out of the output and counted)
             start = writer.out.tell()
             try:
-                writer.write_record(record.record)
+                copy_record(writer, record.record)
                 problem = (f"{record.short_by():,} bytes short of its Content-Length" if record.short_by()
                            else record.wrong_length())
             except ReadError:  # (the disk failed inside it: what was written of it is taken back out)

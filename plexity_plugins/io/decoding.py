@@ -233,8 +233,11 @@ def unlabelled_encoding(body: bytes) -> str:
 
 # A word holding a byte that is a letter in windows-1252 (0xC0-0xFF: À-ÿ).  In a Latin-script page most such
 # words hold an ASCII letter too ("café", "Grüße"); in a page of an 8-bit Cyrillic, Greek, Hebrew or Arabic
-# encoding (or EUC-JP, EUC-KR), whose letters are all such bytes, almost none does.
-_HIGH_WORD = re.compile(rb"[A-Za-z\xc0-\xff]*[\xc0-\xff][A-Za-z\xc0-\xff]*")
+# encoding (or EUC-JP, EUC-KR), whose letters are all such bytes, almost none does.  (The words are the runs of
+# such letters that hold one, found as runs then kept: a pattern asking for the byte inside the run retried each start
+# of a run of ASCII letters to its end, quadratic: 40 KB of them after one 0xE9 took 6 s, a 256 KB run minutes.)
+_LETTER_RUN = re.compile(rb"[A-Za-z\xc0-\xff]+")
+_HIGH_LETTER = re.compile(rb"[\xc0-\xff]")
 _ASCII_LETTER = re.compile(rb"[A-Za-z]")
 _NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 # the words judged: those of this many bytes from the first byte that is not ASCII (every word of a 2 MB
@@ -273,7 +276,8 @@ def _not_utf8_encoding(body: bytes) -> str:
         return "utf-8"
     first = _NON_ASCII_BYTE.search(body)
     start = first.start() if first else 0
-    words = _HIGH_WORD.findall(body, max(0, start - 64), start + SCRIPT_SAMPLE_BYTES)
+    words = [run for run in _LETTER_RUN.findall(body, max(0, start - 64), start + SCRIPT_SAMPLE_BYTES)
+             if _HIGH_LETTER.search(run)]
     latin = sum(1 for word in words if _ASCII_LETTER.search(word))
     sample = body[max(0, start - 64):start + SCRIPT_SAMPLE_BYTES]
     if 2 * latin >= len(words):

@@ -77,8 +77,9 @@ def _record_loader(arc: bool = False):
         headers_too_long = None
 
         def parse_record_stream(self, stream, *args, **kwargs):
-            self.headers_too_long = self.http_unended = self.block_missing = None
+            self.headers_too_long = self.http_unended = self.block_missing = self.http_read = None
             record = super().parse_record_stream(stream, *args, **kwargs)
+            record.http_read = self.http_read  # (`warc_writer.copy_record` writes them back where warcio would not)
             record.headers_too_long = self.headers_too_long  # (`WarcFile._judge` skips it as too_large)
             record.http_unended = self.http_unended  # (`WarcFile._judge` finds its payload in them)
             record.block_missing = self.block_missing  # (`WarcFile._judge` skips it as truncated)
@@ -114,7 +115,8 @@ def _record_loader(arc: bool = False):
             if rec_type in self.HTTP_RECORDS and ("application/http" in self.block_type
                                                   or (uri or "").lower().startswith(self.HTTP_SCHEMES)):
                 uri = "http:"  # (what warcio's own check asks of it)
-            lines = _HeaderLines(stream, "HTTP", keep=rec_type == "response")
+            lines = _HeaderLines(stream, "HTTP", keep=True)
+            self.http_read = lines.lines  # (the block's bytes warcio read as HTTP headers, whatever it made of them)
             try:
                 headers = super().load_http_headers(rec_type, uri, lines, length)
             except TooLarge as exc:  # (the record's end is known: it alone is skipped)

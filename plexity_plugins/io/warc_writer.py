@@ -34,6 +34,31 @@ WARC_VERSIONS = ("WARC/1.0", "WARC/1.1")
 DEFAULT_WARC_VERSION = "WARC/1.1"
 
 
+def copy_record(writer, record) -> None:
+    """Write warcio's `record` (read by `warc_iterator`, its block not yet read past its HTTP headers) to `writer` as
+    it came.  warcio's writer writes a record's block as the HTTP headers it parsed and then the rest of the block,
+    under a Content-Length it computes from them; but where its parse made nothing of the block's first lines (a
+    first line without a space, a block of no lines: neither status line nor header), it writes neither those lines
+    nor a new length, and of a revisit record it writes only parsed headers: a revisit whose URI is no http one (its
+    block not parsed) lost all its block.  The record kept its Content-Length over a shorter block, and every record
+    after it in the file was unreadable to a WARC reader (warcio: "Invalid WARC record").  Such a record is written
+    here as warcio's writer writes one, its block the bytes read."""
+    headers = record.http_headers
+    if headers or not (headers is not None or record.rec_type == "revisit") or not record.length:
+        writer.write_record(record)
+        return
+    from warcio.warcwriter import GzippingWrapper
+
+    out = GzippingWrapper(writer.out) if writer.gzip else writer.out
+    out.write(record.rec_headers.to_bytes(encoding="utf-8"))
+    if headers is not None:  # (the lines warcio read as HTTP headers and made nothing of)
+        out.write(b"".join(getattr(record, "http_read", None) or ()))
+    for chunk in iter(lambda: record.raw_stream.read(1 << 16), b""):
+        out.write(chunk)
+    out.write(b"\r\n\r\n")
+    out.flush()
+
+
 def warc_version(source: str | None) -> str:
     """The WARC version of a record made from a record of version `source` (``WARC/1.0``), or from none."""
     return source if source in WARC_VERSIONS else DEFAULT_WARC_VERSION
