@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..extractors import READER_MODEL_SETTING
+from .stats import each_threshold
 
 SETTINGS_FILE = "plexity-settings.json"
 
@@ -49,7 +50,7 @@ def threshold_text(scorer) -> str:
     ``threshold en=5269.3,de=900``."""
     threshold = threshold_setting(scorer)
     if isinstance(threshold, dict):
-        return "threshold " + ",".join(f"{language}={value:g}" for language, value in threshold.items())
+        return f"threshold {each_threshold(threshold)}"
     return f"threshold {threshold:g}"
 
 

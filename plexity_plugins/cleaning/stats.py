@@ -25,6 +25,10 @@ HIST_BIN = 0.1  # width of a histogram bin, in log10(perplexity)
 SAMPLES_PER_BAND = 5
 
 
+def each_threshold(thresholds: dict[str, float]) -> str:
+    """A language map's thresholds as a summary and a step's name say them: ``en=5269.3,de=900``."""
+    return ",".join(f"{language}={value:g}" for language, value in thresholds.items())
+
 @dataclass
 class RunStats:
     """The counts of a `plexity clean` run (written as ``plexity-stats.json``).
@@ -240,8 +244,8 @@ class RunStats:
         extracted = self.documents - not_extracted or not self.documents
         settings = f"model {self.model}"
         if extracted or self.documents_cleaned_text:  # (a cleaned WARC's text is judged by the line's method)
-            each = ",".join(f"{language}={value:g}" for language, value in (self.thresholds or {}).items())
-            settings += f", method {self.method}, threshold {each or _threshold(self.threshold)}"
+            threshold = each_threshold(self.thresholds or {}) or _threshold(self.threshold)
+            settings += f", method {self.method}, threshold {threshold}"
         return settings + (f", extractor {self.extractor}" if extracted else "")
 
     def _sentences(self, share: float) -> str:
