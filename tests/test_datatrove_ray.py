@@ -406,25 +406,50 @@ def test_a_logging_folder_whose_disk_is_full_stops_the_tasks_as_a_local_run_and_
         ["00000.json", "00001.json"] if where == "stats" else ["task_00000.log", "task_00001.log"])
 
 
+def _writers_of(path: Path) -> list[int]:
+    """The processes other than this one that hold `path` open (a named pipe: its writer), from /proc."""
+    pids = []
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) == str(path) and int(fd.parts[2]) != os.getpid():
+                pids.append(int(fd.parts[2]))
+    return pids
+
+
 def test_a_task_is_marked_complete_only_once_its_log_is_in_the_logging_folder(cluster, tmp_path, no_orphans):
     # datatrove's Ray executor marks a task complete, then copies its log to the logging folder; the driver counts a
     # task marked for COMPLETED_GRACE seconds as complete and cancels it.  A log copy that then found the disk full
     # unmarked the task, but on a loaded node (Ray's workers run at niceness 15) not always within the grace: the
     # task was cancelled marked, and a run that stopped both its tasks said "1 of 2 task(s) did not complete" (the
-    # flaky [logs] case above).  Here the task's log is a named pipe: the copy waits at its open until this test
-    # reads it, and at that moment no marker may exist yet.
+    # flaky [logs] case above).  Here the task's log is a named pipe this test has filled: the task's copy opens it
+    # and cannot write until the test reads, so when the test sees the task holding it, no marker may exist yet.
+    # (Reading as the copy opened the pipe was not enough: a log of 2 KB fits a pipe's buffer, the copy and the
+    # marker could both come before a loaded test looked.)
+    import fcntl
+
     shards = tmp_path / "shards"
     split_warc(SAMPLE, shards, 1)
     out, logs = tmp_path / "out", tmp_path / "logs"
     (logs / "logs").mkdir(parents=True)
     pipe = logs / "logs" / "task_00000.log"
     os.mkfifo(pipe)
+    read_end = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    write_end = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    filler = fcntl.fcntl(write_end, 1031, 4096)  # (F_SETPIPE_SZ: the buffer at its least, a page)
+    assert os.write(write_end, b"\0" * filler) == filler  # (full: the task's first write of its log waits)
     seen: dict = {}
+    run_over = threading.Event()
 
     def read_the_log():
-        with open(pipe, encoding="utf-8", errors="replace") as log:  # (waits for the task's copy to open it)
-            seen["markers"] = completions(logs)
-            seen["log"] = log.read()
+        try:
+            while not _writers_of(pipe) and not run_over.wait(0.05):
+                pass
+            seen["markers"] = completions(logs) if not run_over.is_set() else None
+        finally:
+            os.close(write_end)  # (the log's end is the task's close now)
+            os.set_blocking(read_end, True)
+            with os.fdopen(read_end, "rb") as log:
+                seen["log"] = log.read()[filler:].decode("utf-8", "replace")
 
     reader = threading.Thread(target=read_the_log, daemon=True)
     reader.start()
@@ -433,12 +458,10 @@ def test_a_task_is_marked_complete_only_once_its_log_is_in_the_logging_folder(cl
                           "--executor", "ray", "--ray-address", cluster.address, "--tasks", "1",
                           "--mem-per-cpu-gb", "0.5")
     finally:
-        if reader.is_alive():  # (the task never copied its log: let the reader go)
-            with contextlib.suppress(OSError):
-                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
-        reader.join(timeout=10)
+        run_over.set()  # (the task never opened its log: let the reader go)
+        reader.join(timeout=30)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert seen.get("markers") == [], seen  # no marker while the log was being copied
+    assert seen.get("markers") == [], seen  # no marker while the task held its log, unwritten
     assert "Processing done for rank=0" in seen["log"]  # (the whole log came through the pipe)
     assert completions(logs) == ["00000"] and "1/1 tasks completed (1 in this run" in run.stdout
 
