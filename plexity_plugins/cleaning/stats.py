@@ -26,7 +26,8 @@ SAMPLES_PER_BAND = 5
 
 
 def each_threshold(thresholds: dict[str, float]) -> str:
-    """A language map's thresholds as a summary and a step's name say them: ``en=5269.3,de=900``."""
+    """A language map's thresholds (or document cut-offs) as a summary and a step's name say them:
+    ``en=5269.3,de=900``."""
     return ",".join(f"{language}={value:g}" for language, value in thresholds.items())
 
 @dataclass

@@ -12,6 +12,7 @@ from datatrove.pipeline.filters.base_filter import BaseFilter
 from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from ..cleaning import policy
+from ..cleaning.stats import each_threshold
 from ..io.read_limits import MAX_DOCUMENT_BYTES, reading_limits
 from ..scoring.multilingual import LanguageModels, make_scorer
 from ..scoring.scorer import PerplexityScorer
@@ -141,7 +142,7 @@ class PerplexityDocumentFilter(BaseFilter):
                   else tuple((lang, s.info.path) for lang, s in self._scorer.scorers.items()))
         self._scorer_key = (models, language_check)
         self.language_check = language_check
-        each = ",".join(f"{language}={cut:g}" for language, cut in self._max_by_language().items())
+        each = each_threshold(self._max_by_language())
         self.name = with_settings(type(self).name, self._scorer.model_name,
                                   f"min {min_perplexity:g}" if min_perplexity is not None else "no min",
                                   f"max {max_perplexity:g}" if max_perplexity is not None else
