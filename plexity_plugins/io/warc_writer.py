@@ -36,23 +36,24 @@ DEFAULT_WARC_VERSION = "WARC/1.1"
 
 def copy_record(writer, record) -> None:
     """Write warcio's `record` (read by `warc_iterator`, its block not yet read past its HTTP headers) to `writer` as
-    it came.  warcio's writer writes a record's block as the HTTP headers it parsed and then the rest of the block,
-    under a Content-Length it computes from them; but where its parse made nothing of the block's first lines (a
-    first line without a space, a block of no lines: neither status line nor header), it writes neither those lines
-    nor a new length, and of a revisit record it writes only parsed headers: a revisit whose URI is no http one (its
-    block not parsed) lost all its block.  The record kept its Content-Length over a shorter block, and every record
-    after it in the file was unreadable to a WARC reader (warcio: "Invalid WARC record").  Such a record is written
-    here as warcio's writer writes one, its block the bytes read."""
-    headers = record.http_headers
-    if headers or not (headers is not None or record.rec_type == "revisit") or not record.length:
-        writer.write_record(record)
-        return
+    it came: its WARC headers as warcio read them, then its block, byte for byte, under its own Content-Length.
+
+    Not with warcio's writer, which writes a record it read as a new one: its HTTP headers as it parsed them (line
+    ends made CRLF, folded lines joined, under a new Content-Length, so a WARC-Block-Digest the record carried no
+    longer matched its block), WARC-Block-Digest and WARC-Payload-Digest added where the record had none (after
+    reading its whole payload once more into a temporary file), and, where its parse made nothing of the block's
+    first lines (a first line without a space) or the record was a revisit whose URI is no http one, the block
+    without those lines or without anything, under the old Content-Length: every record after it in the file was
+    unreadable to a WARC reader (warcio: "Invalid WARC record")."""
     from warcio.warcwriter import GzippingWrapper
 
     out = GzippingWrapper(writer.out) if writer.gzip else writer.out
+    if record.length is not None:  # (what warcio read of the block: an ARC record's converted headers' length is
+        # its ARC header line's, which counted more than the block)
+        record.rec_headers.replace_header("Content-Length", str(record.length))
     out.write(record.rec_headers.to_bytes(encoding="utf-8"))
-    if headers is not None:  # (the lines warcio read as HTTP headers and made nothing of)
-        out.write(b"".join(getattr(record, "http_read", None) or ()))
+    # (the lines warcio read as the block's HTTP headers, whatever it made of them; None where it read none)
+    out.write(b"".join(getattr(record, "http_read", None) or ()))
     for chunk in iter(lambda: record.raw_stream.read(1 << 16), b""):
         out.write(chunk)
     out.write(b"\r\n\r\n")
