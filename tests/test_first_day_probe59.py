@@ -141,3 +141,26 @@ def test_html_tag_remover_names_the_tags_extractor(tmp_path):
 
     assert get_extractor("tags")("<html><body><nav>Home</nav><p>The council met.</p></body></html>") == \
         "Home\nThe council met."
+
+
+def test_text_under_a_name_of_no_kind_is_told_the_name_that_reads_it(tmp_path):
+    """pyplexity fed every file to its scorer; here `doc-0001` (text, pyplexity's own output of a page) was skipped
+    "not one of the .txt, .text ... files", naming no way on.  Now the skip names the `.txt` name that reads it;
+    a file of no kind that is no text (an image, bytes with control characters, JSON) is not told so."""
+    import re
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "doc-0001").write_text("The council approved the budget on Tuesday after a long debate.\n" * 3)
+    (folder / "logo").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(200))
+    (folder / "blob").write_bytes(b"ab\x01cd" * 10)
+    (folder / "settings").write_text('{"threshold": 8000}\n')
+    first = plexity("clean", folder, "-o", tmp_path / "out", cwd=tmp_path)
+    warnings = dict(re.findall(r"skipped \S+/(\S+): (.*)", first.stderr))
+    assert warnings["doc-0001"] == "unknown_file_type (plain text by its bytes: rename it to doc-0001.txt to read it)"
+    assert all(why.startswith("unknown_file_type (not one of the .txt") for name, why in warnings.items()
+               if name != "doc-0001"), warnings
+    (folder / "doc-0001").rename(folder / "doc-0001.txt")  # (as told)
+    again = plexity("clean", folder / "doc-0001.txt", "-o", tmp_path / "out", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "out" / "doc-0001.txt.txt").read_text().startswith("The council approved the budget")

@@ -55,7 +55,32 @@ def unknown_file_type(path: str | os.PathLike) -> str:
     """Why a file of none of the known names is not read, in one line (`misnamed_warc`'s, for a WARC;
     `misnamed_page`'s, for a gzipped page; `dataset_file`'s, for a dataset of documents).  (A WAT is a skip of its
     own: `wat_file`.)"""
-    return misnamed_warc(path) or misnamed_page(path) or dataset_file(path) or f"not {KNOWN_TYPES}"
+    return (misnamed_warc(path) or misnamed_page(path) or dataset_file(path) or misnamed_text(path)
+            or f"not {KNOWN_TYPES}")
+
+
+_TEXT_HEAD = 4096  # (what is read of such a file that is no image or archive, to tell)
+_CONTROLS = {chr(c) for c in range(32)} - set("\t\n\r\f")
+
+
+def misnamed_text(path: str | os.PathLike) -> str | None:
+    """For a file of plain text whose name says no kind (``notes``, ``dump.out``, ``robots.txt.orig``), judged by its
+    first bytes (UTF-8 text: no control character but white space, no binary format): the name that reads it; else
+    None.  (It was "not one of the .txt, .text ... files", naming no way on.)"""
+    if binary_kind(_first_bytes(path, 64)) is not None:  # (an image, an archive: 64 bytes read, not 4 KB)
+        return None
+    head = _first_bytes(path, _TEXT_HEAD)
+    if not head.strip() or head.lstrip()[:1] in (b"{", b"["):  # (JSON: a dataset, or a config)
+        return None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # (not a character cut by the read's end)
+            return None
+        text = head[:exc.start].decode("utf-8")
+    if any(char in _CONTROLS for char in text):
+        return None
+    return f"plain text by its bytes: rename it to {Path(path).name}.txt to read it"
 
 
 # A dataset of documents, one a row with its text in a field (datatrove's JsonlWriter's and ParquetWriter's
