@@ -44,6 +44,8 @@
 #include <utility>
 #include <vector>
 
+#include <pthread.h>  // (pthread_atfork)
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -2378,6 +2380,12 @@ PyMODINIT_FUNC PyInit__native(void) {
       !add_learned_reader(module) || PyModule_AddStringConstant(module, "SOURCES", PLEXITY_NATIVE_SOURCES) < 0) {
     Py_DECREF(module);
     return nullptr;
+  }
+  static bool hooked = false;  // (a module initialised again, in a subinterpreter: hooked once)
+  if (!hooked) {
+    hooked = true;
+    Py_AtExit(plexity::wait_for_working_threads);
+    pthread_atfork(nullptr, nullptr, plexity::forget_working_threads);
   }
   return module;
 }

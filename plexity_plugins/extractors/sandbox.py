@@ -491,6 +491,38 @@ def _other_package() -> str | None:
             f"(pip install -e)")
 
 
+def _above_standard_streams(fd: int) -> int:
+    """`fd`, or where it is 0, 1 or 2 a copy of it numbered 3 or above (`fd` closed).  A caller whose standard streams
+    are closed (`python script.py <&-`, a daemon that closed them) gets such numbers from os.pipe(), and the child's
+    stdin (/dev/null), stdout or stderr took the place of its page pipe: every page was "the extractor process died
+    ([Errno 32] Broken pipe)"."""
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
+class _broken_pipe_not_fatal:
+    """A write to a child's pipe that meets a dead child raises BrokenPipeError, as Python's SIGPIPE setting (ignored)
+    makes it, in a caller that set SIGPIPE back to its default too (`signal.signal(SIGPIPE, SIG_DFL)`, as command-line
+    tools do for `| head`), where the signal killed the whole caller, silently (exit status 141): the signal is held
+    back in this thread while it writes, and taken away if the write raised it."""
+
+    def __enter__(self):
+        self.held = hasattr(signal, "pthread_sigmask") and signal.getsignal(signal.SIGPIPE) != signal.SIG_IGN
+        if self.held:
+            self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if self.held:
+            if isinstance(exc, BrokenPipeError) and signal.SIGPIPE not in self.mask:
+                signal.sigtimedwait({signal.SIGPIPE}, 0)  # (the write's own, pending for this thread)
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+        return False
+
+
 def _widen(pipe_fd: int) -> None:
     """Let the pipe to the child hold a whole common page (1 MiB, Linux's most for any user, instead of
     64 KiB): a page then crosses in one write, not in turns of the two processes waking each other.
@@ -543,8 +575,12 @@ class _Child:
         self.extractor_name = extractor_name
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        to_child_r, to_child_w, from_child_r, from_child_w = map(_above_standard_streams, (
+            to_child_r, to_child_w, from_child_r, from_child_w))
         _widen(to_child_w)
         self._shared, shared_fd = shared_memory() or (None, None)
+        if shared_fd is not None:
+            shared_fd = _above_standard_streams(shared_fd)
         fds = (to_child_r, from_child_w) + ((shared_fd,) if shared_fd is not None else ())
         # Started by the main thread (a datatrove task, plexity clean), the child is killed by the
         # kernel when this process dies, even mid-page (`die_with_parent`).  Not from another
@@ -578,6 +614,9 @@ class _Child:
         self.connection = Connection(from_child_r, writable=False)
         self._answers = _Answers(from_child_r)
         self.ready = False
+        # A page sent (or being sent) whose answer has not been read: a call that ended so (Ctrl-C, any exception
+        # raised into it) leaves the child busy with that page, and its answer would be the next page's.
+        self.in_exchange = False
         self.forgotten = False
         self.owner = os.getpid()  # (a forked process holds a copy of this object, not the child)
 
@@ -625,11 +664,14 @@ class _Child:
 
     def extract(self, html: str | bytes, timeout: float | None, memory_limit: int | None = None) -> str:
         self.wait_ready()
+        self.in_exchange = True
         try:
-            send_page(self._to_child, html, self._shared)
+            with _broken_pipe_not_fatal():
+                send_page(self._to_child, html, self._shared)
         except OSError as exc:  # the pipe broke: the child is gone
             raise self._death(str(exc)) from exc
         status, value = self._receive(timeout, memory_limit)
+        self.in_exchange = False
         if status == "error":
             raise value
         return value
@@ -806,12 +848,17 @@ class TimeLimitedExtractor:
                 child = self._idle.get_nowait()
             except queue.Empty:
                 child = self._start()
+            else:
+                if not child.alive():  # (ended while idle, by the out-of-memory killer or a kill: not this page's
+                    self._discard(child)  # fault, and a page written to it was lost, "Broken pipe")
+                    child = self._start()
             try:
                 text = child.extract(html, self.timeout, self.memory_limit)
-            except BaseException as exc:
-                # past a limit, dead, or never started: the next call gets a new one
-                if isinstance(exc, (ExtractionTimeout, ExtractionMemoryLimit)) or not child.ready \
-                        or not child.alive():
+            except BaseException:
+                # past a limit (its answer never read), interrupted mid-page, dead, or never started: the next call
+                # gets a new one.  (A child given back after a Ctrl-C answered each later page with the text of
+                # the page before it.)
+                if child.in_exchange or not child.ready or not child.alive():
                     self._discard(child)
                 else:  # the extractor's own error on this page: the child goes on
                     self._give_back(child)
