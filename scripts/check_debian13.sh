@@ -90,15 +90,19 @@ echo "check_debian13: $system, $(in_root 'python3 --version')"
 copy_checkout "$PWD" "$root/root/plexity_plugins"
 
 echo "check_debian13: the README's first command"
+command_started=$SECONDS
 in_root "cd /root/plexity_plugins && bash scripts/setup.sh \
   && .venv/bin/plexity clean examples/sample.warc.gz --output-dir cleaned"
+echo "check_debian13: the README's first command took $(took $((SECONDS - command_started)))"
 if ((test_too)); then
   echo "check_debian13: the README's second command"
+  command_started=$SECONDS
   tests="cd /root/plexity_plugins && bash scripts/setup.sh --test && .venv/bin/python -m pytest ${PYTEST_ARGS:-}"
   if ! in_root "$tests"; then
-    echo "check_debian13: the README's second command failed on $SUITE (above)," \
-      "after $(took $((SECONDS - started)))" >&2
+    echo "check_debian13: the README's second command failed on $SUITE (above), after" \
+      "$(took $((SECONDS - command_started))) (all: $(took $((SECONDS - started))))" >&2
     exit 1
   fi
+  echo "check_debian13: the README's second command took $(took $((SECONDS - command_started)))"
 fi
 echo "check_debian13: passed on $SUITE in $(took $((SECONDS - started)))"
