@@ -1,0 +1,95 @@
+"""Docs audit 60: the `plexity` commands the pages write in their prose and in their `text` blocks (which
+tests/test_docs.py does not run) are commands `plexity` takes: every option exists, every choice is one it
+offers, every value is one it reads.  Fast: the parser alone, nothing runs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from plexity_plugins.cli import build_parser
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+COMMANDS = "clean|score|run|serve|report|train|calibrate|models"
+# `plexity clean ...` (after `NAME=value` variables), not `plexity run: error: ...` (a message it prints)
+COMMAND = re.compile(rf"^(?:[A-Z_]+=\S+ )*plexity (?:-v )?(?:{COMMANDS})(?=\s|$)")
+FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
+
+
+def written_commands(text: str) -> list[tuple[int, str]]:
+    """(line, command) of the `plexity COMMAND ...` a page writes inline (a code span) or as a line of a `text`
+    block; not a synopsis (`[--option X]`, `...`), which test_docs_consistency.py reads."""
+    found = []
+    for match in FENCE.finditer(text):
+        if match.group(1) == "text":
+            first = text.count("\n", 0, match.start()) + 2
+            for n, line in enumerate(match.group(2).splitlines()):
+                found.append((first + n, line.split("  #")[0].strip()))
+    prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for n, line in enumerate(prose.splitlines(), 1):
+        found += [(n, span) for span in re.findall(r"(?<!`)`([^`\n]+)`(?!`)", line)]
+    return [(n, command) for n, command in found
+            if COMMAND.match(command) and not re.search(r"\[|\.\.\.|…|\\$", command)]
+
+
+def parse_error(command: str) -> str | None:
+    """What `plexity` says of `command`'s arguments, None if it takes them.  A page's fragment (`plexity run
+    --tasks 8`) lacks the arguments the command requires, or ends at an option whose value the prose gives, or
+    gives a PLACEHOLDER for a value: those are not errors."""
+    argv = shlex.split(command)
+    while "=" in argv[0]:
+        argv.pop(0)
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            _, unknown = build_parser().parse_known_args(argv[1:])
+    except SystemExit as stop:
+        if stop.code in (0, None):
+            return None
+        said = stderr.getvalue().strip().splitlines()[-1]
+        if "the following arguments are required" in said:
+            return None
+        if re.search(r"expected (one|at least one) argument", said) and argv[-1].startswith("-"):
+            return None
+        value = re.search(r": '([^']*)'$", said)
+        if value and re.fullmatch(r"[A-Z][A-Z_]*", value.group(1)) and "invalid choice" not in said:
+            return None
+        return said
+    return f"unrecognized arguments: {' '.join(unknown)}" if unknown else None
+
+
+def test_the_commands_are_found():  # (else the test below checks nothing)
+    commands = [c for page in PAGES for _, c in written_commands(page.read_text(encoding="utf-8"))]
+    assert len(commands) > 300
+    assert "plexity clean page.html --output-dir cleaned --extractor tags" in commands  # inline
+    assert "plexity run /shared/crawl/ -o /shared/cleaned --executor ray --ray-address auto" in commands  # text block
+    assert "RAY_ADDRESS=ray://HEAD:10001 plexity run /shared/crawl/ -o /shared/cleaned --executor ray" in commands
+
+
+@pytest.mark.parametrize("command, said", [
+    ("plexity clean page.html -o out --extracter tags", "unrecognized arguments: --extracter"),
+    ("plexity run crawl/ -o out --extractor learn", "invalid choice: 'learn'"),
+    ("plexity run crawl/ -o out --workers two", "not a whole number: 'two'"),
+    ("plexity score --method trim TEXT", "unrecognized arguments: --method"),
+])
+def test_a_command_plexity_does_not_take_is_found(command, said):
+    assert said in (parse_error(command) or ""), parse_error(command)
+
+
+@pytest.mark.parametrize("command", ["plexity run --tasks 8", "plexity clean --max-document-bytes",
+                                     "plexity run DIR -o OUT --workers N", "PLEXITY_X=1 plexity models"])
+def test_a_fragment_or_a_placeholder_is_not_an_error(command):
+    assert parse_error(command) is None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_plexity_command_a_page_writes_is_one_plexity_takes(page):
+    wrong = [f"{page.name}:{n}: `{command}`: {said}" for n, command in written_commands(page.read_text(encoding="utf-8"))
+             if (said := parse_error(command))]
+    assert not wrong, "\n".join(wrong)
