@@ -93,3 +93,29 @@ def test_every_plexity_command_a_page_writes_is_one_plexity_takes(page):
     wrong = [f"{page.name}:{n}: `{command}`: {said}" for n, command in written_commands(page.read_text(encoding="utf-8"))
              if (said := parse_error(command))]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_ray_example_stops_at_once_when_the_cluster_ray_would_join_has_stopped(tmp_path):
+    """docs/ray.md's `python examples/datatrove_ray.py` (no --address: "$RAY_ADDRESS, else the one `ray start` started
+    here, else a Ray of this machine's CPUs") called `ray.init()` itself, which joins the address the last `ray start`
+    left in Ray's folder (`ray_current_cluster`): on a machine whose `ray start` cluster had since stopped (ended
+    without `ray stop`, as the tests' clusters are), it waited through Ray's retries, minutes of "Failed to connect to
+    GCS" (killed after 500 s).  Now it says so in one line, exit status 2, before Ray is started."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as closed:  # (bound, never listening: a connection to it is refused)
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text(address)
+        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+        env.update(RAY_TMPDIR=str(tmp_path), PYTHONPATH=str(REPO))
+        done = subprocess.run([sys.executable, str(REPO / "examples" / "datatrove_ray.py"), str(REPO / "examples"),
+                               str(tmp_path / "out")], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=60)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        f"datatrove_ray.py: error: no Ray cluster answers at {address} (Connection refused)"), done.stderr[-3000:]
