@@ -24,10 +24,11 @@ FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 def written_commands(text: str) -> list[tuple[int, str]]:
     """(line, command) of the `plexity COMMAND ...` a page writes inline (a code span) or as a line of a `text`
-    block; not a synopsis (`[--option X]`, `...`), which test_docs_consistency.py reads."""
+    block (not one of what a command printed); not a synopsis (`[--option X]`, `...`), which test_docs_consistency.py reads."""
     found = []
     for match in FENCE.finditer(text):
-        if match.group(1) == "text":
+        shown = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip() == "<!-- output -->"  # (printed)
+        if match.group(1) == "text" and not shown:
             first = text.count("\n", 0, match.start()) + 2
             for n, line in enumerate(match.group(2).splitlines()):
                 found.append((first + n, line.split("  #")[0].strip()))
