@@ -1,6 +1,8 @@
 """Docs audit 60: the `plexity` commands the pages write in their prose and in their `text` blocks (which
 tests/test_docs.py does not run) are commands `plexity` takes: every option exists, every choice is one it
-offers, every value is one it reads.  Fast: the parser alone, nothing runs."""
+offers, every value is one it reads; so are the bench scripts' commands, by each script's own parser.  Fast: the
+parsers alone, nothing is measured.  And the Ray example, run as written where the cluster Ray would join has
+stopped, stops at once."""
 
 from __future__ import annotations
 
@@ -120,3 +122,58 @@ def test_the_ray_example_stops_at_once_when_the_cluster_ray_would_join_has_stopp
     assert done.returncode == 2, done.stderr[-3000:]
     assert done.stderr.strip().splitlines()[-1].startswith(
         f"datatrove_ray.py: error: no Ray cluster answers at {address} (Connection refused)"), done.stderr[-3000:]
+
+
+# -- the bench scripts' commands ------------------------------------------------------------------
+
+# Parse a script's arguments as its own parser does, then stop: nothing is measured, no benchmark data is read.
+PARSE_ONLY = """
+import argparse, runpy, sys
+def parse_only(self, args=None, namespace=None):
+    parsed = parse(self, args, namespace)
+    print("parsed:", sorted(vars(parsed)))
+    raise SystemExit(0)
+parse, argparse.ArgumentParser.parse_args = argparse.ArgumentParser.parse_args, parse_only
+sys.argv = sys.argv[1:]
+sys.path.insert(0, "bench")
+runpy.run_path(sys.argv[0], run_name="__main__")
+raise SystemExit("the script parsed no arguments")
+"""
+
+
+def bench_commands() -> set[tuple[str, str]]:
+    """(script, arguments) of each `bench/NAME.py ...` a page writes as a code span (one may run over a line)."""
+    found = set()
+    for page in PAGES:
+        prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), page.read_text(encoding="utf-8"))
+        for span in re.findall(r"(?<!`)`([^`]+?)`(?!`)", prose):
+            span = " ".join(span.split())
+            if "\n\n" not in span and (match := re.match(r"^(?:\S*python\S*\s+)?(bench/\w+\.py)(.*)$", span)):
+                found.add((match.group(1), match.group(2).strip()))
+    return found
+
+
+def test_the_bench_commands_are_found():  # (else the test below checks nothing)
+    commands = bench_commands()
+    assert ("bench/scrapy_crawl.py", "--pages 2000 20000 --without --pause-at 0.5") in commands
+    assert any(script == "bench/ray_nodes.py" and "--write" in arguments for script, arguments in commands)  # 2 lines
+    assert len([c for c in commands if c[1]]) >= 12
+
+
+def test_every_bench_command_a_page_writes_is_one_its_script_takes(tmp_path):
+    """The pages give the bench scripts' commands that made their figures (`.venv/bin/python bench/quality.py --bench
+    /work/shared/bench --figures docs/figures ...`); the lead runs them, the tests never do.  Each script exists, and
+    the arguments a page gives it are ones its parser takes."""
+    import subprocess
+    import sys
+
+    wrong = []
+    for script, arguments in sorted(bench_commands()):
+        if not (REPO / script).is_file():
+            wrong.append(f"{script}: no such script")
+        elif arguments:
+            done = subprocess.run([sys.executable, "-c", PARSE_ONLY, script, *shlex.split(arguments)], cwd=REPO,
+                                  capture_output=True, text=True, timeout=120)
+            if done.returncode != 0 or "parsed:" not in done.stdout:
+                wrong.append(f"{script} {arguments}: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    assert not wrong, "\n".join(wrong)
