@@ -9,7 +9,8 @@ the sample WARC), local or an fsspec URL (s3://bucket/crawl/, hf://datasets/...,
 each task reads its files where it runs; credentials: docs/ray.md).  --address is the cluster
 to run on ("auto" for one started with `ray start` on this machine, HOST:6379, ray://HOST:10001;
 default: $RAY_ADDRESS, else the one `ray start` started here, else a Ray of this machine's
-CPUs started for the run).
+CPUs started for the run).  A cluster that does not answer there (one `ray start` left its
+address of and that has stopped since) is one line and exit status 2, before Ray starts.
 
 Each task is a Ray task holding --cpus-per-task CPUs and that many times --mem-per-cpu-gb GB;
 it reads its share of the WARC files, extracts the text with the dense extractor (the page's
@@ -35,6 +36,7 @@ from datatrove.pipeline.writers import JsonlWriter
 
 from plexity_plugins.datatrove import (DenseExtractor, NoInputFiles, PerplexitySentenceFilter, RayTaskExecutor,
                                        SettingsChanged, WarcHtmlReader)
+from plexity_plugins.datatrove.ray_executor import check_cluster_ray_would_join, check_ray_address
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,6 +52,14 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.output_dir).resolve()
 
+    try:  # (a cluster that does not answer: one line now, where ray.init tries again for some twelve minutes)
+        if args.address:
+            check_ray_address(args.address, give="give its head's address (--address, $RAY_ADDRESS)")
+        else:  # $RAY_ADDRESS, or the cluster the last `ray start` here left its address of, if it still runs
+            check_cluster_ray_would_join()
+    except ConnectionError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     ray.init(address=args.address)  # None: $RAY_ADDRESS, a local cluster, or a new Ray stopped at exit
     # datatrove's RayPipelineExecutor's arguments; its task processes die with their Ray worker
     # instead of running on as orphans when a node is lost, and a lost task is run again.

@@ -19,7 +19,8 @@ If a task fails (node lost, time limit, killed), run the same command again: onl
 tasks without a completion marker in OUTPUT_DIR/logs/completions are submitted.  A run with
 other settings into the same OUTPUT_DIR stops, naming them (OUTPUT_DIR/logs/plexity-settings.json
 records them).  Without Slurm here (no `sbatch`), it says so in one line and exits 2.
-Watch progress with `squeue` or datatrove's `jobs_status OUTPUT_DIR/logs`.
+Watch progress with `squeue`, or with datatrove's `jobs_status OUTPUT_DIR` (it reads each logging folder in the
+folder it is given, here OUTPUT_DIR/logs; it needs `rich`, of datatrove's `cli` extra: `pip install rich`).
 """
 
 import argparse

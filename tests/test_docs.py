@@ -8,11 +8,13 @@ bin/ first on PATH and private model and cache directories.  A comment line befo
 what it needs: ``<!-- run: with ccnet -->`` / ``<!-- run: with corpora -->`` (small files of
 the kinds the block names are written first), ``<!-- run: slurm -->`` (run by the slurm-marked
 test below), ``<!-- run: setup -->`` (the README's two set-up commands, checked on their own).
-A ``text`` block marked ``<!-- output -->`` holds lines the runnable block before it printed.
+A ``text`` block marked ``<!-- output -->`` holds lines the runnable block before it printed; a ``json`` block
+so marked holds, laid out for reading, a JSON value that block printed on a line of its own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -128,7 +130,7 @@ def test_every_block_mark_is_known():
             assert block.mark in ("", "output", "run: setup", "run: slurm", "run: with ccnet", "run: with corpora"), \
                 f"{block}: unknown mark {block.mark!r}"
             if block.mark == "output":
-                assert block.language == "text", f"{block}: an output block is a text block"
+                assert block.language in ("text", "json"), f"{block}: an output block is a text or json block"
 
 
 # -- running the blocks ---------------------------------------------------------------------------
@@ -201,6 +203,13 @@ def run_block(block: Block, work: Path, env: dict[str, str]) -> subprocess.Compl
         return subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
 
 
+def printed_json(line: str):
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
 def run_page(page: Path, tmp_path: Path, marks: set[str]) -> int:
     work, env = scratch_dir(tmp_path), environment(tmp_path)
     ran, last = 0, None
@@ -208,6 +217,11 @@ def run_page(page: Path, tmp_path: Path, marks: set[str]) -> int:
         if block.mark == "output":
             assert last is not None, f"{block}: an output block follows no block that ran"
             printed = last.stdout.splitlines()
+            if block.language == "json":  # (an answer, laid out in the page: the same value, on one line of output)
+                expected = json.loads(block.code)
+                assert any(printed_json(line) == expected for line in printed), \
+                    f"{block}: the JSON shown is not what the block before printed:\n{last.stdout}"
+                continue
             position = 0
             for line in block.code.splitlines():
                 assert line in printed[position:], f"{block}: {line!r} not printed (in order) by the block before:\n{last.stdout}"
@@ -274,7 +288,6 @@ def test_the_readme_before_and_after_is_what_plexity_clean_does(tmp_path):
                              "-o", str(tmp_path / "out"), "--extractor", "tags", "--write-dropped"],
                             capture_output=True, text=True, env=environment(tmp_path))
     assert result.returncode == 0, result.stderr
-    import json
 
     dropped = [json.loads(line) for line in (tmp_path / "out" / "plexity-dropped.jsonl").read_text().splitlines()]
     dropped = {d["text"]: d["perplexity"] for d in dropped if "perplexity" in d}
