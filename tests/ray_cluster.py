@@ -89,6 +89,12 @@ def orphans(token: str) -> list[str]:
     return left
 
 
+def private_ray_folder() -> str:
+    """A new folder for a Ray of the tests' own (its RAY_TMPDIR), in the machine's temporary folder: the caller
+    removes it once that Ray has ended."""
+    return tempfile.mkdtemp(prefix="plexity-ray-")
+
+
 def wait_until(condition, timeout: float, poll: float = 0.2):
     deadline = time.monotonic() + timeout
     while True:
@@ -122,7 +128,11 @@ class RayCluster:
         # where it was (RAY_TMPDIR).
         self.tmp = folder / "tmp"
         self.tmp.mkdir()
-        self.ray_tmp = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+        # Ray's own folder (RAY_TMPDIR: its sessions' logs and sockets, and `ray_current_cluster`, the address a bare
+        # `ray.init()` joins), one of the cluster's too, removed with it: in the machine's /tmp/ray, every run of the
+        # tests left its sessions (~15 folders) and the address of a cluster since stopped, which the machine's next
+        # bare `ray.init()` tried to join for minutes.  Short (`private_ray_folder`): a socket's path holds 107 bytes.
+        self.ray_tmp = private_ray_folder()
 
     def start_head(self) -> Node:
         for attempt in range(3):  # (a port found free can be taken by a test beside this one before Ray binds it)
@@ -258,3 +268,4 @@ def cluster():
                     process.kill()
             pytest.fail(f"the Ray cluster left processes behind: {[p.pid for p in left]} (logs: {folder})")
         shutil.rmtree(folder)
+        shutil.rmtree(cluster.ray_tmp, ignore_errors=True)  # (a file an ended process still wrote at the end)

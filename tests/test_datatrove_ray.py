@@ -16,6 +16,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -28,7 +29,7 @@ import pytest
 
 from helpers import REPO, SAMPLE, command_line, read_jsonl_dir, split_warc
 from ray_cluster import (NODE_VAR, RAY_GAVE_UP, TOKEN_VAR, cluster,  # noqa: F401 - a fixture
-                         cluster_processes, orphans, wait_until)
+                         cluster_processes, orphans, private_ray_folder, wait_until)
 from warc_corpus import count_records, write_corpus
 
 pytestmark = pytest.mark.ray
@@ -192,7 +193,9 @@ def token_cluster():
     user starts one where a token exists (~/.ray/auth_token; here the token is in its environment),
     stopped by ending its processes (`ray stop` would stop every Ray of the machine)."""
     token = f"{os.getpid()}-{time.time_ns()}"
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": os.urandom(16).hex(), TOKEN_VAR: token}
+    ray_folder = private_ray_folder()  # (its sessions and its address file, removed with it: tests/ray_cluster.py)
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": os.urandom(16).hex(), TOKEN_VAR: token,
+           "RAY_TMPDIR": ray_folder}
     try:
         for attempt in range(3):  # (a port found free can be taken by a test beside this one before Ray binds it)
             address = f"127.0.0.1:{free_port()}"
@@ -211,6 +214,7 @@ def token_cluster():
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
         assert wait_until(lambda: not cluster_processes(token), timeout=20) is True
+        shutil.rmtree(ray_folder, ignore_errors=True)
 
 
 def test_a_cluster_of_token_authentication_says_to_set_ray_auth_mode_not_just_failed_to_connect(
