@@ -129,7 +129,21 @@ def _names(value) -> bool:
 # Settings recorded since a version that wrote records without them, which differ from what that version had: a
 # record without one is of another setting, said so (`_recorded_value`).  The learned reader's forest: every version
 # before it was recorded read pages with another forest and other word counts (`extractors.extractor_model`).
-RECORDED_SINCE_CHANGED = {READER_MODEL_SETTING: "not recorded, an older version's"}
+RECORDED_SINCE_CHANGED = {READER_MODEL_SETTING: "not recorded, an older version's",
+                          "documents_format": "not recorded, an older version's"}
+# Any other setting a record lacks (and `LATER_SETTINGS` does not excuse) was not recorded by the version that wrote
+# it: said so, not as "none", which read as a setting the user had set otherwise ("model's language: none -> en")
+NOT_RECORDED = "not recorded"
+
+# The shape of the documents a run of plexity's steps writes: the metadata keys every Document carries and their
+# types.  A run resumed into the results of a version whose documents had another shape wrote shards of both shapes
+# into one folder, and pyarrow.dataset, reading the first shard's schema, dropped the other keys of the rest, unsaid.
+# Recorded by `plexity_plugins.datatrove.run_settings.run_settings`; a record without it is of an older shape.
+# 2: every Document has every reader key ("" or False where it does not apply: warc_type, cleaned_text,
+# warc_truncated, warc_refers_to, warc_identified_content_language; 24 metadata keys before, 29 since); the week
+# before, the filter's plexity_reason, plexity_would_drop and plexity_passthrough were None, not "", where none applied.
+# Change the number with the keys or their types (tests/test_upgrade_probe60.py holds each number's keys).
+DOCUMENTS_FORMAT = 2
 # Settings recorded since a version that wrote records without them (compared only when both records have them):
 # functions, a datatrove step's (`run_settings.function_code`); max_document_bytes, the filters' cap (only a text over
 # 50 MB, which the version before cleaned, reads otherwise: no stop for an upgrade mid-run)
@@ -179,9 +193,10 @@ def _named(names: list[str], named: int) -> str:
 
 
 def _recorded_value(recorded: dict, key: str) -> str:
-    """A recorded setting as a difference names it; one the record lacks, of `RECORDED_SINCE_CHANGED`, said so."""
-    if key not in recorded and key in RECORDED_SINCE_CHANGED:
-        return RECORDED_SINCE_CHANGED[key]
+    """A recorded setting as a difference names it; one the record lacks said so (`RECORDED_SINCE_CHANGED`,
+    `NOT_RECORDED`)."""
+    if key not in recorded:
+        return RECORDED_SINCE_CHANGED.get(key, NOT_RECORDED)
     return _value(recorded.get(key))
 
 
@@ -189,6 +204,7 @@ def _label(key: str) -> str:
     return {"plexity_plugins": "plexity_plugins version", "model_sha256": "model checksum",
             "model_language": "model's language", "model_tokenizer": "model's tokenizer",
             "input_files": "input files", "input_files_sha256": "input files' names",
+            "documents_format": "documents' format",
             READER_MODEL_SETTING: "learned reader's forest"}.get(key, key)
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cleaning.settings_record import SETTINGS_FILE, differences, model_settings  # noqa: F401 (steps import them)
-from ..cleaning.settings_record import as_recorded, read_record
+from ..cleaning.settings_record import DOCUMENTS_FORMAT, as_recorded, read_record
 from ..errors import (DependencyNotRun, LoggingFolderNotShared, NoInputFiles, SettingsChanged, SharedOutputFiles,
                       UnrecordedResults)
 
@@ -407,8 +407,12 @@ def _protocol(folder) -> str:
 def run_settings(pipeline: list, tasks: int, inputs: bool = True) -> dict[str, Any]:
     from .. import __version__
 
-    return {"plexity_plugins": __version__, "tasks": tasks,
-            "steps": [step_settings(step, inputs) for step in pipeline if not isinstance(step, (list, tuple))]}
+    steps = [step for step in pipeline if not isinstance(step, (list, tuple))]
+    settings = {"plexity_plugins": __version__, "tasks": tasks,
+                "steps": [step_settings(step, inputs) for step in steps]}
+    if any(type(step).__module__.startswith("plexity_plugins.") for step in steps):  # (what its documents hold)
+        settings["documents_format"] = DOCUMENTS_FORMAT
+    return settings
 
 
 def chained(executor) -> bool:

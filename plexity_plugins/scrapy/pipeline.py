@@ -85,6 +85,10 @@ class _Outcome:
     seconds: float = 0.0
 
 
+# What Scrapy keeps in a JOBDIR of a crawl that ran there (its dupefilter's, scheduler's and SpiderState's)
+SCRAPY_JOB_STATE = ("requests.seen", "requests.queue", "spider.state")
+
+
 class PerplexityFilterPipeline:
     """Removes high-perplexity sentences (boilerplate) from crawled pages.
 
@@ -304,6 +308,13 @@ class PerplexityFilterPipeline:
         with other settings), stop the crawl before it starts, naming them: the items it cleaned before, in the feed
         already, and the pages it will not crawl again, would stand beside items cleaned otherwise."""
         self._resumed_from = jobdir if (Path(jobdir) / SETTINGS_FILE).is_file() else None  # (a crawl recorded there)
+        if self._resumed_from is None and any((Path(jobdir) / name).exists() for name in SCRAPY_JOB_STATE):
+            # (resumed, its feed's items would stand beside items of another version or none cleaned, and its
+            # PLEXITY_DROPPED_FILE, not known to be this crawl's, would be written anew: the first part's rows lost)
+            raise ValueError(f"JOBDIR {jobdir} holds a paused crawl with no record of how its items were cleaned "
+                             f"({SETTINGS_FILE}): an older version of plexity_plugins, which recorded none, or a "
+                             f"crawl without this pipeline crawled there; resume it with what crawled it, or give "
+                             f"another JOBDIR (or delete {jobdir}) to crawl anew")
         changed = compare_or_record(jobdir, self.settings())
         if changed:
             raise ValueError(f"JOBDIR {jobdir} holds a crawl whose items were cleaned with other settings "
