@@ -43,7 +43,7 @@ def test_a_file_plexity_clean_does_not_read_is_told_every_name_it_reads(tmp_path
     reads."""
     from plexity_plugins.cleaning.file_kinds import HTML_SUFFIXES, TEXT_SUFFIXES, WARC_SUFFIXES
 
-    (tmp_path / "f.pdfx").write_text("x")
+    (tmp_path / "f.pdfx").write_bytes(b"x\x00")  # (no text: a text file is told the .txt name that reads it instead)
     done = subprocess.run([sys.executable, "-m", "plexity_plugins.cli", "clean", str(tmp_path / "f.pdfx"), "-o",
                            str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
