@@ -13,21 +13,12 @@
 
 namespace plexity {
 
-// Whether the interpreter is shutting down (Py_IsFinalizing, private before Python 3.13).
-inline bool finalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
 // Threads of this process working without the GIL now (neither waiting for it nor parked).
 inline std::atomic<int> g_working{0};
 
 class GilRelease {
  public:
-  GilRelease() : state_(PyEval_SaveThread()) { g_working.fetch_add(1); }
+  GilRelease() : state_(release()) {}
   ~GilRelease() { restore(); }
   GilRelease(const GilRelease &) = delete;
   GilRelease &operator=(const GilRelease &) = delete;
@@ -36,22 +27,28 @@ class GilRelease {
   bool with_gil(F call) {
     restore();
     const bool ok = call();
-    state_ = PyEval_SaveThread();
-    g_working.fetch_add(1);
+    state_ = release();
     return ok;
   }
 
  private:
+  // Counted while the GIL is still held: the shutdown, which holds it, then never misses a thread
+  // that has let it go (counted after, a thread could start splitting a text just as exit() began).
+  static PyThreadState *release() {
+    g_working.fetch_add(1);
+    return PyEval_SaveThread();
+  }
+
   // A daemon thread still scoring when the program's main thread ends: taking the GIL back once
   // the interpreter has begun to shut down ends the thread by pthread_exit before Python 3.14, and
   // that unwinding through this noexcept destructor aborted the whole process ("terminate called
   // without an active exception", exit status 134).  The thread waits here instead, for the
-  // process's end, as Python 3.14 itself lets such a thread wait.  (Checked first; and caught, for a
-  // thread that was already waiting for the GIL when the shutdown began: the handler is never left,
-  // so the unwinding needs no rethrow.)
+  // process's end, as Python 3.14 itself lets such a thread wait: the unwinding is caught, and the
+  // handler is never left, so it needs no rethrow.  CPython decides which thread must end: not
+  // Py_IsFinalizing alone, which is also true in the thread that runs the shutdown (a __del__ that
+  // cleans a text while the program's globals are cleared), and which must go on.
   void restore() noexcept {
     g_working.fetch_sub(1);
-    if (finalizing()) park();
     try {
       PyEval_RestoreThread(state_);
     } catch (...) {

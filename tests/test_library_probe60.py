@@ -197,3 +197,31 @@ def test_a_program_that_ends_while_daemon_threads_clean_exits_without_a_crash(tm
     for _ in range(2):  # (each run ends its threads at another point of their work)
         done = _run(tmp_path, DAEMON_THREADS_AT_EXIT)
         assert (done.returncode, done.stdout.decode(), done.stderr.decode()[-2000:]) == (0, "main ends\n", "")
+
+
+CLEANS_IN_DEL_AT_EXIT = '''
+from plexity_plugins import PerplexityScorer
+from plexity_plugins.extractors import html_to_text_learned
+
+scorer = PerplexityScorer(method="trim").open()
+
+class Flusher:
+    """A program's object that reads and cleans the page it still holds when it goes away."""
+    def __del__(self):
+        text = html_to_text_learned("<html><body><nav>Home | News</nav><Straße><p>The library opens in the spring, "
+                                    "after two years of work.</p></Straße></body></html>")
+        print("flushed:", scorer.clean(text).text, flush=True)
+
+kept = Flusher()  # (its __del__ runs while the interpreter clears the program's globals, at its shutdown)
+print("main ends", flush=True)
+'''
+
+
+def test_a_program_that_cleans_in_a_del_at_its_shutdown_ends_with_the_text_cleaned(tmp_path):
+    """An object that reads and cleans what it still holds in its __del__, run while the interpreter clears the
+    program's globals: the thread running the shutdown, taking the GIL back after the work, was parked for the
+    process's end like a daemon thread, so the program never ended (the fix for daemon threads at exit did that to
+    every thread once the shutdown had begun).  CPython says which threads must end; the one shutting down goes on."""
+    done = _run(tmp_path, CLEANS_IN_DEL_AT_EXIT)
+    assert (done.returncode, done.stdout.decode(), done.stderr.decode()[-2000:]) == (
+        0, "main ends\nflushed: The library opens in the spring, after two years of work.\n", "")
