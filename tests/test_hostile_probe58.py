@@ -105,25 +105,29 @@ ODD = {
 }
 
 
-@pytest.mark.parametrize("gzipped", [False, True], ids=["warc", "warc.gz"])
-@pytest.mark.parametrize("name", sorted(ODD))
-def test_a_copied_record_is_written_as_it_came_and_the_records_after_it_are_read(tmp_path, name, gzipped):
+def _cleaned(tmp_path, records: list[bytes], gzipped: bool):
+    """(the cleaned WARC's bytes, decompressed; its path) of a WARC of `records` run through `plexity clean`."""
     import gzip
     import subprocess
     import sys
 
-    from warcio.archiveiterator import ArchiveIterator
-
-    records = [ODD[name], PAGE]
     path = tmp_path / ("in.warc.gz" if gzipped else "in.warc")
     path.write_bytes(b"".join(gzip.compress(r) for r in records) if gzipped else b"".join(records))
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", "-q", str(path), "-o", str(out)], check=True,
                    capture_output=True)
     written = (out / path.name).read_bytes()
-    copy = gzip.decompress(written) if gzipped else written
+    return (gzip.decompress(written) if gzipped else written), out / path.name
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["warc", "warc.gz"])
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_a_copied_record_is_written_as_it_came_and_the_records_after_it_are_read(tmp_path, name, gzipped):
+    from warcio.archiveiterator import ArchiveIterator
+
+    copy, output = _cleaned(tmp_path, [ODD[name], PAGE], gzipped)
     assert copy.startswith(ODD[name])  # (the record byte for byte)
-    with open(out / path.name, "rb") as f:
+    with open(output, "rb") as f:
         read = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(f)]
     assert read == [(name.split("-")[0], "urn:x:1" if "no-http-uri" in name else "http://t/r"),
                     ("response", "http://t/page")]
@@ -154,22 +158,11 @@ KEPT_AS_THEY_CAME = [
 
 @pytest.mark.parametrize("gzipped", [False, True], ids=["warc", "warc.gz"])
 def test_a_copied_record_is_copied_unchanged_its_digest_still_its_blocks(tmp_path, gzipped):
-    import gzip
-    import subprocess
-    import sys
-
     from warcio.archiveiterator import ArchiveIterator
 
-    records = KEPT_AS_THEY_CAME + [PAGE]
-    path = tmp_path / ("in.warc.gz" if gzipped else "in.warc")
-    path.write_bytes(b"".join(gzip.compress(r) for r in records) if gzipped else b"".join(records))
-    out = tmp_path / "out"
-    subprocess.run([sys.executable, "-m", "plexity_plugins", "clean", "-q", str(path), "-o", str(out)], check=True,
-                   capture_output=True)
-    written = (out / path.name).read_bytes()
-    copy = gzip.decompress(written) if gzipped else written
+    copy, output = _cleaned(tmp_path, KEPT_AS_THEY_CAME + [PAGE], gzipped)
     assert copy.startswith(b"".join(KEPT_AS_THEY_CAME))  # (no digest added, no header rewritten)
-    with open(out / path.name, "rb") as f:  # (and warcio's own check of the digests finds them right)
+    with open(output, "rb") as f:  # (and warcio's own check of the digests finds them right)
         read = [(r.rec_type, r.digest_checker.passed) for r in ArchiveIterator(f, check_digests=True)
                 if r.content_stream().read() is not None]
     assert read == [("request", None), ("response", True), ("metadata", None), ("response", True)]
