@@ -59,7 +59,7 @@ def unknown_file_type(path: str | os.PathLike) -> str:
             or f"not {KNOWN_TYPES}")
 
 
-_TEXT_HEAD = 4096  # (what is read of such a file that is no image or archive, to tell)
+_TEXT_HEAD = 4096  # (what is read of such a file to tell)
 _CONTROLS = {chr(c) for c in range(32)} - set("\t\n\r\f")
 
 
@@ -67,10 +67,8 @@ def misnamed_text(path: str | os.PathLike) -> str | None:
     """For a file of plain text whose name says no kind (``notes``, ``dump.out``, ``robots.txt.orig``), judged by its
     first bytes (UTF-8 text: no control character but white space, no binary format): the name that reads it; else
     None.  (It was "not one of the .txt, .text ... files", naming no way on.)"""
-    if binary_kind(_first_bytes(path, 64)) is not None:  # (an image, an archive: 64 bytes read, not 4 KB)
-        return None
     head = _first_bytes(path, _TEXT_HEAD)
-    if not head.strip() or head.lstrip()[:1] in (b"{", b"["):  # (JSON: a dataset, or a config)
+    if not head.strip() or binary_kind(head) is not None or head.lstrip()[:1] in (b"{", b"["):  # (JSON: a dataset?)
         return None
     try:
         text = head.decode("utf-8")
