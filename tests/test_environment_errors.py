@@ -103,16 +103,20 @@ def test_the_datatrove_step_stops_its_task_when_its_child_cannot_import_the_extr
     assert step.stats["total"].total == 0 and step.stats["broken_process"].total == 0
 
 
-def test_the_scrapy_pipeline_raises_instead_of_dropping_items(monkeypatch):
+def test_the_scrapy_pipeline_raises_instead_of_dropping_items():
     pipeline = _pipeline(PLEXITY_EXTRACTOR="tags")
     pipeline.open_spider()
 
     def broken(html):
         raise ModuleNotFoundError("No module named 'lxml.etree'", name="lxml.etree")
 
-    monkeypatch.setattr(pipeline, "extract", broken)
-    with pytest.raises(ModuleNotFoundError):  # propagates: not a DropItem
-        asyncio.run(pipeline.process_item({"url": "http://x", "html": "<p>The council met.</p>"}))
+    extract, pipeline.extract = pipeline.extract, broken
+    try:
+        with pytest.raises(ModuleNotFoundError):  # propagates: not a DropItem
+            asyncio.run(pipeline.process_item({"url": "http://x", "html": "<p>The council met.</p>"}))
+    finally:
+        pipeline.extract = extract
+        pipeline.close_spider()  # (its extraction child, started by open_spider: not left to the next test)
     stats = pipeline.stats.get_stats()
     assert "plexity/items_dropped" not in stats
     assert "lxml.etree" in stats["plexity/environment_error"]

@@ -20,7 +20,7 @@ from the four development benchmarks, and say how well it does on each when that
    reader's parts are `SHIPPED`; each left-out source is also read with each set of parts of
    `COMPARED`, and with its block forest alone at each threshold of `training.THRESHOLDS`, one for
    every page.  Writes each shipped left-out reader to --left-out (default
-   /tmp/plexity-reader-left-out) for bench/quality.py;
+   /tmp/plexity-reader-left-out) for bench/quality.py (not with --no-write);
 3. trains on WCXB's other half and the other three sources, scores each half of WCXB (pages split
    by site as bench/quality.py splits them), the parts after the forest learned from the pages of
    2 but the half scored;
@@ -250,7 +250,7 @@ def main() -> int:
     weigh_sources(examples, args.source_power)
     scorers = quality.Scorers(args.bench, list(SOURCES))
     filtered = PerplexityScorer(method=method_for_extractor("learned"))
-    if not experiment:
+    if not args.no_write:  # (an experiment's, or a --no-write run's, readers are not the shipped forest's)
         args.left_out.mkdir(parents=True, exist_ok=True)
 
     def fit(parts: list[training.Example], **more) -> dict:
@@ -309,7 +309,7 @@ def main() -> int:
     for held in SOURCES:
         reader, probabilities[held] = reader_without(held)
         spec = shipped(reader)
-        if not experiment:
+        if not args.no_write:
             (args.left_out / f"without-{held}.json").write_text(json.dumps(spec), encoding="utf-8")
         scores[held] = sweep(held, pages[held], examples[held], probabilities[held], scorers)
         texts = texts_by_page(examples[held], probabilities[held], spec)
