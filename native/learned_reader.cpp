@@ -2845,6 +2845,17 @@ struct ForestData {
   std::vector<double> category_value, category_weight;
   // log1p of 0 .. kSmallLogs - 1, by libm's log1p itself (the same numbers): most log terms read counts
   std::vector<double> small_logs;
+  // The network added after the linear model (forest.py's "network"; none where `has_network` is false): its
+  // inputs (each numeric feature as the linear model reads it, 0 where not finite; 1 where each `net_missing`
+  // feature is not finite; 1 where each `net_category` feature equals its value), `net_units` ReLU units over
+  // them (`net_weight`: input-major, `net_units` a row), their output and bias, the score held within `net_bound`.
+  bool has_network = false;
+  std::vector<int32_t> net_feature, net_missing, net_category;
+  std::vector<uint8_t> net_log;
+  std::vector<double> net_low, net_high, net_category_value;
+  size_t net_units = 0;
+  std::vector<double> net_weight, net_bias, net_output;
+  double net_output_bias = 0.0, net_bound = 0.0;
 };
 constexpr int kSmallLogs = 1024;
 
@@ -3126,7 +3137,7 @@ template <typename T>
 bool read_numbers(PyObject *dict, const char *key, Py_ssize_t count, std::vector<T> &out) {
   PyObject *list = PyDict_GetItemString(dict, key);
   if (list == nullptr || !PyList_Check(list) || (count >= 0 && PyList_GET_SIZE(list) != count)) {
-    PyErr_Format(PyExc_ValueError, "the linear model needs a list \"%s\" of one entry per term", key);
+    PyErr_Format(PyExc_ValueError, "the linear model or network needs a list \"%s\" of one number per term", key);
     return false;
   }
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
@@ -3135,6 +3146,15 @@ bool read_numbers(PyObject *dict, const char *key, Py_ssize_t count, std::vector
     out.push_back(static_cast<T>(value));
   }
   return true;
+}
+
+// f.small_logs, for log1p_of (the linear model's and the network's log terms).
+void fill_small_logs(ForestData &f) {
+  if (!f.small_logs.empty()) return;
+  for (int k = 0; k < kSmallLogs; ++k) {
+    volatile double whole = k;  // (libm's log1p at run time, as a row's value gets: never a compile-time constant)
+    f.small_logs.push_back(std::log1p(whole));
+  }
 }
 
 // forest.py's "linear" part of a spec into `f` (none where the spec has none).
@@ -3206,12 +3226,82 @@ bool read_linear(PyObject *spec, ForestData &f) {
   f.category_begin.push_back(static_cast<int32_t>(f.category_value.size()));
   for (const int32_t feature : f.linear_feature) f.max_feature = std::max(f.max_feature, feature);
   for (const int32_t feature : f.category_feature) f.max_feature = std::max(f.max_feature, feature);
-  f.small_logs.clear();
-  for (int k = 0; k < kSmallLogs; ++k) {
-    volatile double whole = k;  // (libm's log1p at run time, as a row's value gets: never a compile-time constant)
-    f.small_logs.push_back(std::log1p(whole));
-  }
+  fill_small_logs(f);
   f.has_linear = true;
+  return true;
+}
+
+// A number of `dict` (a Python float or int) into `out`.
+bool read_number(PyObject *dict, const char *key, double &out) {
+  PyObject *value = PyDict_GetItemString(dict, key);
+  out = value == nullptr ? -1.0 : PyFloat_AsDouble(value);
+  if (value == nullptr || (out == -1.0 && PyErr_Occurred())) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "the network needs a number \"%s\"", key);
+    return false;
+  }
+  return true;
+}
+
+// Feature indices (numbers read by read_numbers) as columns into `out`.
+bool as_columns(const std::vector<double> &from, std::vector<int32_t> &out, ForestData &f) {
+  for (const double feature : from) {
+    if (!(feature >= 0 && feature <= INT16_MAX && feature == std::floor(feature))) {
+      PyErr_SetString(PyExc_ValueError, "a network input's feature index is not a column");
+      return false;
+    }
+    out.push_back(static_cast<int32_t>(feature));
+    f.max_feature = std::max(f.max_feature, out.back());
+  }
+  return true;
+}
+
+// forest.py's "network" part of a spec into `f` (none where the spec has none).
+bool read_network(PyObject *spec, ForestData &f) {
+  PyObject *network = PyDict_GetItemString(spec, "network");
+  if (network == nullptr || network == Py_None) return true;
+  if (!PyDict_Check(network)) {
+    PyErr_SetString(PyExc_TypeError, "the forest's \"network\" must be a dict");
+    return false;
+  }
+  std::vector<double> features, logs, missing, categorical;
+  if (!read_numbers(network, "feature", -1, features)) return false;
+  const Py_ssize_t n = static_cast<Py_ssize_t>(features.size());
+  if (!read_numbers(network, "log", n, logs) || !read_numbers(network, "low", n, f.net_low) ||
+      !read_numbers(network, "high", n, f.net_high) || !read_numbers(network, "missing_feature", -1, missing) ||
+      !read_numbers(network, "category_feature", -1, categorical) ||
+      !read_numbers(network, "category_value", static_cast<Py_ssize_t>(categorical.size()), f.net_category_value) ||
+      !read_numbers(network, "bias", -1, f.net_bias) ||
+      !read_numbers(network, "output", static_cast<Py_ssize_t>(f.net_bias.size()), f.net_output) ||
+      !read_number(network, "output_bias", f.net_output_bias) || !read_number(network, "bound", f.net_bound)) {
+    return false;
+  }
+  if (!as_columns(features, f.net_feature, f) || !as_columns(missing, f.net_missing, f) ||
+      !as_columns(categorical, f.net_category, f)) {
+    return false;
+  }
+  for (const double log : logs) f.net_log.push_back(log != 0.0);
+  fill_small_logs(f);
+  f.net_units = f.net_bias.size();
+  const size_t inputs = features.size() + missing.size() + categorical.size();
+  PyObject *weight = PyDict_GetItemString(network, "weight");
+  if (weight == nullptr || !PyList_Check(weight) || static_cast<size_t>(PyList_GET_SIZE(weight)) != inputs) {
+    PyErr_SetString(PyExc_ValueError, "the network needs a list \"weight\" of one list per input");
+    return false;
+  }
+  for (size_t i = 0; i < inputs; ++i) {
+    PyObject *row = PyList_GET_ITEM(weight, static_cast<Py_ssize_t>(i));
+    if (!PyList_Check(row) || static_cast<size_t>(PyList_GET_SIZE(row)) != f.net_units) {
+      PyErr_SetString(PyExc_ValueError, "each of the network's \"weight\" lists needs one weight per unit");
+      return false;
+    }
+    for (size_t u = 0; u < f.net_units; ++u) {
+      const double value = PyFloat_AsDouble(PyList_GET_ITEM(row, static_cast<Py_ssize_t>(u)));
+      if (value == -1.0 && PyErr_Occurred()) return false;
+      f.net_weight.push_back(value);
+    }
+  }
+  f.has_network = true;
   return true;
 }
 
@@ -3266,6 +3356,45 @@ inline void add_linear_lanes(const ForestData &f, const double *const *rows, siz
   }
 }
 
+// The network's scores of `lanes` rows, added to `totals` (after the linear model's: forest.py's order).  Each row's
+// units add their inputs in order and its score its units in order, those that are 0 skipped (forest.py's rule: a 0
+// adds a signed 0, nothing once a unit is held at 0 or above), so the sums are forest.py's to the bit.
+inline void add_network_lanes(const ForestData &f, const double *const *rows, size_t lanes, double *totals) {
+  const size_t units = f.net_units;
+  std::vector<double> unit(units);
+  for (size_t k = 0; k < lanes; ++k) {
+    const double *row = rows[k];
+    std::copy(f.net_bias.begin(), f.net_bias.end(), unit.begin());
+    size_t input = 0;
+    auto add = [&](double x) {
+      if (x != 0.0) {
+        const double *w = f.net_weight.data() + input * units;
+        for (size_t u = 0; u < units; ++u) unit[u] += w[u] * x;
+      }
+      ++input;
+    };
+    for (size_t i = 0; i < f.net_feature.size(); ++i) {
+      const double raw = row[f.net_feature[i]];
+      if (raw - raw != 0.0) {  // (NaN or infinite: 0)
+        ++input;
+        continue;
+      }
+      const double value = std::min(std::max(raw, f.net_low[i]), f.net_high[i]);  // (forest.py's order)
+      add(f.net_log[i] ? std::copysign(log1p_of(f, std::fabs(value)), value) : value);
+    }
+    for (const int32_t feature : f.net_missing) {
+      const double raw = row[feature];
+      add(raw - raw != 0.0 ? 1.0 : 0.0);
+    }
+    for (size_t c = 0; c < f.net_category.size(); ++c) add(row[f.net_category[c]] == f.net_category_value[c] ? 1.0 : 0.0);
+    double total = f.net_output_bias;
+    for (size_t u = 0; u < units; ++u) {
+      if (unit[u] > 0.0) total += f.net_output[u] * unit[u];
+    }
+    totals[k] += std::min(std::max(total, -f.net_bound), f.net_bound);
+  }
+}
+
 int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
   PyObject *spec;
   if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &spec)) return -1;
@@ -3279,6 +3408,7 @@ int Forest_init(ForestObject *self, PyObject *args, PyObject *) {
     if (!read_tree(PyList_GET_ITEM(trees, t), *f)) return -1;
   }
   if (!read_linear(spec, *f)) return -1;
+  if (!read_network(spec, *f)) return -1;
   if (!flatten(*f)) return -1;
   std::vector<Node>().swap(f->nodes);  // (predict walks the flat copy)
   delete self->forest;
@@ -3424,6 +3554,7 @@ int predict(const ForestData &f, const double *rows, size_t n, size_t width, dou
       if (faulted[k]) first_infinite = std::min(first_infinite, r0 + k);
     }
     if (f.has_linear) add_linear_lanes(f, row, lanes, out + r0);  // (here, while the group's rows are in the cache)
+    if (f.has_network) add_network_lanes(f, row, lanes, out + r0);
   }
   if (!logistic) return first_infinite < n ? 1 : 0;
   for (size_t r = 0; r < n; ++r) {

@@ -400,12 +400,47 @@ def random_linear(rows: list[list[float]], seed: int) -> dict:
             "category_weights": [[rng.uniform(-1, 1) for _ in v] for v in values]}
 
 
+def random_network(rows: list[list[float]], seed: int, units: int = 12) -> dict:
+    """A network over every feature (`forest.py`'s "network"): numeric inputs (half on a log scale, held
+    within bounds drawn from the rows), missing-value and category inputs, weights at random (some 0, so that
+    units are held at 0), a bound some rows reach."""
+    rng = random.Random(seed)
+    columns = [sorted({v for v in column if math.isfinite(v)}) for column in zip(*rows)]
+    categorical = [FEATURES.index(name) for name in CATEGORICAL]
+    numeric = [i for i in range(WIDTH) if i not in categorical]
+    category_feature = [i for i in categorical for _ in range(4)]
+    category_value = [rng.choice(columns[i] or [0.0]) if rng.random() < 0.8 else rng.uniform(0, 70)
+                      for i in category_feature]
+    missing = rng.sample(numeric, 20)
+    logs = [rng.randint(0, 1) for _ in numeric]
+    largest = [max((abs(v) for v in columns[i]), default=0.0) for i in numeric]
+    largest = [math.log1p(top) if log else top for log, top in zip(logs, largest)] + [1.0] * (
+        len(missing) + len(category_feature))
+    return {"feature": numeric, "log": logs,
+            "low": [rng.choice(columns[i][:3] or [0.0]) for i in numeric],
+            "high": [rng.choice(columns[i][-3:] or [0.0]) for i in numeric],
+            "missing_feature": missing, "category_feature": category_feature, "category_value": category_value,
+            "weight": [[0.0 if rng.random() < 0.2 else rng.uniform(-1, 1) / (1.0 + top) for _ in range(units)]
+                       for top in largest],
+            "bias": [rng.uniform(-1, 1) for _ in range(units)], "output": [rng.uniform(-1, 1) for _ in range(units)],
+            "output_bias": rng.uniform(-0.5, 0.5), "bound": rng.uniform(0.5, 2.0)}
+
+
 @pytest.fixture(scope="module")
 def forests(trained):
     rows = []
     for html in learned_pages(range(10)) + list(CASES.values()):
         rows += block_features(segment.segment(html))
-    return [trained, random_forest(rows, 1), dict(random_forest(rows, 3, trees=10), linear=random_linear(rows, 3))]
+    return [trained, random_forest(rows, 1), dict(random_forest(rows, 3, trees=10), linear=random_linear(rows, 3)),
+            dict(random_forest(rows, 4, trees=5), linear=random_linear(rows, 4), network=random_network(rows, 4))]
+
+
+def test_the_trained_block_model_holds_a_network(trained):
+    """`training.fit_blocks` gives the forest, the linear model and the network (the parity tests read all three)."""
+    network = trained["network"]
+    assert len(network["bias"]) == training.NETWORK_UNITS
+    assert network["bound"] == training.NETWORK_BOUND * training.NETWORK_SHARE
+    assert any(any(w != 0.0 for w in row) for row in network["weight"])
 
 
 @pytest.fixture(scope="module")
@@ -777,6 +812,69 @@ def test_a_linear_model_naming_a_feature_the_rows_do_not_hold_is_refused():
     for broken in ({"feature": [-1]}, {"feature": [0.5]}, {"weight": []}, {"high": []}, {"category_values": [[1.0]]}):
         with pytest.raises(ValueError):
             _native.Forest(dict(spec, linear=dict(spec["linear"], **broken)))
+
+
+def test_a_network_reads_missing_infinite_huge_and_listed_values_alike_on_both_paths():
+    """The network after the linear model: a numeric input that is not finite reads 0 (and its missing input 1),
+    another is held within its [low, high] and read on a log scale where asked, a category input is 1 where its
+    feature equals its value; units are held at 0 or above, the score within [-bound, bound].  The compiled
+    path's sums are the reference's to the bit, with the features named by the spec's own list; by hand, the
+    same within rounding."""
+    rng = random.Random(13)
+    pool = [0.0, -0.0, 1.0, -3.5, 12.0, 1e300, -1e300, 5e-324, math.nan, math.inf, -math.inf, 7.0, 40.0]
+    rows = [[rng.choice(pool) for _ in range(WIDTH)] for _ in range(300)]
+    linear, network = random_linear(rows, 6), random_network(rows, 6)
+    tree = {"feature": [-1], "threshold": [0.0], "categories": [None], "missing": ["none"], "default_left": [False],
+            "left": [-1], "right": [-1], "value": [0.25]}
+    names = list(reversed(FEATURES))
+    to_spec = {name: i for i, name in enumerate(names)}
+    renamed = {key: [to_spec[FEATURES[i]] for i in network[key]]
+               for key in ("feature", "missing_feature", "category_feature")}
+    spec = {"features": names, "trees": [tree], "threshold": 0.5,
+            "linear": dict(linear, feature=[to_spec[FEATURES[i]] for i in linear["feature"]],
+                           category_feature=[to_spec[FEATURES[i]] for i in linear["category_feature"]]),
+            "network": dict(network, **renamed)}
+    ours = reading.Forest(copy.deepcopy(spec)).probabilities(array("d", [v for r in rows for v in r]).tobytes())
+    reordered = [[row[FEATURES.index(name)] for name in names] for row in rows]
+    assert array("d", ours).tobytes() == array("d", reference_forest.Forest(copy.deepcopy(spec)).probabilities(
+        reordered)).tobytes()
+    without = reading.Forest(dict(copy.deepcopy(spec), network=None)).probabilities(
+        array("d", [v for r in rows for v in r]).tobytes())
+    by_hand, held = [], 0
+    for row, p in zip(rows, without):
+        inputs = []
+        for i, log, low, high in zip(*(network[key] for key in ("feature", "log", "low", "high"))):
+            v = min(max(row[i], low), high) if math.isfinite(row[i]) else 0.0
+            inputs.append(math.copysign(math.log1p(abs(v)), v) if log else v)
+        inputs += [0.0 if math.isfinite(row[i]) else 1.0 for i in network["missing_feature"]]
+        inputs += [float(row[i] == v) for i, v in zip(network["category_feature"], network["category_value"])]
+        units = [max(0.0, b + sum(w[u] * x for w, x in zip(network["weight"], inputs)))
+                 for u, b in enumerate(network["bias"])]
+        score = network["output_bias"] + sum(o * h for o, h in zip(network["output"], units))
+        held += abs(score) > network["bound"]
+        score = min(max(score, -network["bound"]), network["bound"])
+        by_hand.append(1 / (1 + math.exp(-(math.log(p / (1 - p)) + score))))
+    assert ours == pytest.approx(by_hand, rel=1e-9, abs=1e-9)
+    assert 0 < held < len(rows)  # (the bound holds some rows' scores, not all)
+
+
+def test_a_malformed_network_is_refused():
+    from plexity_plugins.runtime.native import _native
+
+    network = {"feature": [0], "log": [0], "low": [0.0], "high": [1.0], "missing_feature": [], "category_feature": [],
+               "category_value": [], "weight": [[1.0, -1.0]], "bias": [0.0, 0.0], "output": [1.0, 1.0],
+               "output_bias": 0.0, "bound": 1.0}
+    spec = {"features": list(FEATURES), "trees": [], "threshold": 0.5}
+    _native.Forest(dict(spec, network=network))  # (well formed)
+    forest = _native.Forest(dict(spec, network=dict(network, feature=[WIDTH + 3])))
+    with pytest.raises(ValueError, match="reads feature"):
+        forest.probabilities(array("d", [0.0] * WIDTH).tobytes(), WIDTH)
+    for broken in ({"feature": [-1]}, {"feature": [0.5]}, {"log": []}, {"weight": [[1.0]]}, {"weight": []},
+                   {"output": [1.0]}, {"category_value": [1.0]}, {"bound": "wide"}, {"output_bias": None}):
+        with pytest.raises(ValueError):
+            _native.Forest(dict(spec, network=dict(network, **broken)))
+    with pytest.raises(TypeError):
+        _native.Forest(dict(spec, network=[1.0]))
 
 
 def test_categorical_splits_send_every_value_where_the_reference_does():

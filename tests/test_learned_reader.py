@@ -108,22 +108,49 @@ def test_training_is_deterministic(spec):
     assert json.dumps(again, sort_keys=True) == json.dumps(spec, sort_keys=True)
 
 
-def test_the_block_model_is_the_mean_of_the_forest_s_and_a_linear_model_s_log_odds(spec):
-    """The reader's block model (`training.fit_blocks`) is the forest and a logistic regression over the same
-    features, each with half of a block's log-odds: the forest's leaves halved, the linear model's weights too."""
+def test_the_block_model_weighs_the_forest_the_linear_model_and_the_network(spec):
+    """The reader's block model (`training.fit_blocks`) is the forest with half of a block's log-odds, a logistic
+    regression over the same features with a quarter, and a small network over the linear model's inputs with a
+    quarter, its own log-odds held within `NETWORK_BOUND`: the forest's leaves halved, the linear model's weights
+    and the network's output scaled."""
     train = examples(range(60))
     linear = training.fit_linear(train)
+    network = training.fit_network(train)
     assert json.dumps(linear) == json.dumps(training.fit_linear(train))  # (deterministic)
-    blended = json.loads(json.dumps(training.blend(spec, linear)))
+    assert json.dumps(network) == json.dumps(training.fit_network(train))
+    blended = json.loads(json.dumps(training.blend(spec, linear, network)))
     assert json.dumps(blended, sort_keys=True) == json.dumps(
         training.fit_blocks(train, params=SMALL, trees=20), sort_keys=True)
-    alone = reference.Forest({"features": spec["features"], "trees": [], "linear": linear})
+    assert training.LINEAR_SHARE == 0.5 and training.NETWORK_SHARE == 0.25
+    features = spec["features"]
+    alone = reference.Forest({"features": features, "trees": [], "linear": linear})
+    net = reference.Forest({"features": features, "trees": [], "network": network})
     forest, both = reference.Forest(spec), learned.Forest(blended)
     for seed in (200, 201, 202):
         _, rows, _ = learned.read_page(page(seed)[0])
         listed = reading.rows_as_lists(rows)
-        expected = [0.5 * forest.score(row) + 0.5 * alone.score(row) for row in listed]
+        expected = [0.5 * forest.score(row) + 0.25 * alone.score(row) + 0.25 * net.score(row) for row in listed]
+        assert all(abs(net.score(row)) <= training.NETWORK_BOUND for row in listed)
         assert [math.log(p / (1 - p)) for p in both.probabilities(rows)] == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_network_alone_tells_made_up_text_from_boilerplate():
+    """The network alone (its bound aside) learns what the forest learns on the made-up pages: the text's lines
+    above 0.5, the menus and boilerplate under it (its first layer reads the features as they are)."""
+    network = dict(training.fit_network(examples(range(60))), bound=1e9)
+    alone = learned.Forest({"features": list(FEATURES), "trees": [], "network": network})
+    seen = {"text": 0, "boilerplate": 0}
+    for seed in range(100, 106):
+        html, lines = page(seed)
+        texts, rows, _ = learned.read_page(html)
+        for text, p in zip(texts, alone.probabilities(rows)):
+            if text in lines:
+                assert p > 0.5, (seed, text, p)
+                seen["text"] += 1
+            elif text in BOILERPLATE or text in NAV:
+                assert p < 0.5, (seed, text, p)
+                seen["boilerplate"] += 1
+    assert min(seen.values()) >= 12, seen
 
 
 def test_the_linear_model_alone_tells_made_up_text_from_boilerplate():
@@ -452,7 +479,7 @@ def test_the_shipped_forest_reads_the_features_this_version_computes_and_its_car
 
 
 def test_no_page_can_push_the_shipped_block_model_past_what_its_logistic_takes():
-    """The shipped block model is the forest and a linear model (the card says so); each linear term is bounded by
+    """The shipped block model is the forest, a linear model and a network (the card says so); each linear term is bounded by
     the values it was trained on (held within [low, high], a value that is not finite its `missing`), so a block's
     log-odds stay far from where exp() overflows (about 709), whatever a hostile page's features hold."""
     spec = json.loads(learned.FOREST_PATH.read_text())
@@ -468,6 +495,9 @@ def test_no_page_can_push_the_shipped_block_model_past_what_its_logistic_takes()
                                           *(linear[key] for key in ("weight", "missing", "low", "high", "log"))))
     bound += sum(max(map(abs, weights), default=0.0) for weights in linear["category_weights"])
     bound += sum(max(abs(v) for v, f in zip(tree["value"], tree["feature"]) if f < 0) for tree in spec["trees"])
+    # (and the network's: its score held within its bound, NETWORK_BOUND of its own log-odds, scaled by its share)
+    assert spec["network"]["bound"] == training.NETWORK_BOUND * training.NETWORK_SHARE
+    bound += spec["network"]["bound"]
     assert bound < 200, bound
     forest = learned.load_forest()
     huge = [[1e300 if i % 2 else -1e300 for i in range(len(FEATURES))]] * 3

@@ -13,7 +13,7 @@ from the four development benchmarks, and say how well it does on each when that
 2. **leaves each source out in turn**: trains a reader on the other three and reads the left-out
    pages with it, scored with the source's own metric, the extractor alone and followed by the
    perplexity filter as the default pipeline runs it.  A reader is a block model (a LightGBM
-   forest and a logistic regression beside it: `training.fit_blocks`) and what decides after it
+   forest, a logistic regression and a small network beside it: `training.fit_blocks`) and what decides after it
    (`PARTS`): a page threshold forest (`page_threshold.py`) and a second look
    (`second_look.py`); the one that never saw source h learns both from each other source s as
    read by a block model trained without s and h (10 block models in all).  The shipped
@@ -254,7 +254,7 @@ def main() -> int:
         args.left_out.mkdir(parents=True, exist_ok=True)
 
     def fit(parts: list[training.Example], **more) -> dict:
-        """The block model (forest and linear model, `training.fit_blocks`) of these pages."""
+        """The block model (forest, linear model and network, `training.fit_blocks`) of these pages."""
         return training.fit_blocks(parts, params={**settings, **more})
 
     # Forests trained without some sources (a set of them), kept: the page threshold of a reader
@@ -461,8 +461,8 @@ def card_of(pages, examples, left_out, halves, blocks, seconds, by_threshold, se
     mean = statistics.mean(left_out[s]["filter"]["score"] for s in SOURCES)
     return {
         "name": "plexity-reader",
-        "description": "Learned reader: which blocks of a page are its text (a LightGBM forest and a logistic "
-                       "regression over block features).",
+        "description": "Learned reader: which blocks of a page are its text (a LightGBM forest, a logistic "
+                       "regression and a small network over block features).",
         "command": "python scripts/reader_model/build.py",
         "sources": {s: {"pages": len(pages[s]), "labelled_blocks": sum(sum(1 for l in e.labels if l in (0, 1))
                                                                         for e in examples[s])} for s in SOURCES},
@@ -470,12 +470,19 @@ def card_of(pages, examples, left_out, halves, blocks, seconds, by_threshold, se
                   f"text; snippets: blocks holding a `with` snippet are text, a `without` snippet not",
         "features": list(FEATURES),
         "trees": len(blocks["trees"]),
-        "linear": {"description": "a logistic regression over the same features beside the forest, each with "
-                                  f"{1 - training.LINEAR_SHARE:.0%} and {training.LINEAR_SHARE:.0%} of a block's "
-                                  "log-odds (training.fit_linear, blend)",
+        "linear": {"description": "a logistic regression over the same features beside the forest: the forest "
+                                  f"{1 - training.LINEAR_SHARE:.0%} of a block's log-odds, the linear model "
+                                  f"{training.LINEAR_SHARE - training.NETWORK_SHARE:.0%} (training.fit_linear, blend)",
                    "terms": len(blocks["linear"]["feature"]) + sum(map(len, blocks["linear"]["category_values"])),
                    "l2": training.LINEAR_L2, "log_from": training.LINEAR_LOG_FROM,
                    "categories": training.LINEAR_CATEGORIES},
+        "network": {"description": "one hidden layer of ReLU units over the linear model's inputs, "
+                                   f"{training.NETWORK_SHARE:.0%} of a block's log-odds, its own held within "
+                                   f"+-{training.NETWORK_BOUND:g} (training.fit_network, blend)",
+                    "units": len(blocks["network"]["bias"]), "inputs": len(blocks["network"]["weight"]),
+                    "epochs": training.NETWORK_EPOCHS, "batch": training.NETWORK_BATCH,
+                    "rate": training.NETWORK_RATE, "l2": training.NETWORK_L2, "share": training.NETWORK_SHARE,
+                    "bound": training.NETWORK_BOUND, "seed": "LightGBM's (params.seed)"},
         "params": training.PARAMS,
         "threshold": training.THRESHOLD,
         "after_the_forest": {

@@ -32,6 +32,21 @@ the bias first; then each numeric term: a value that is not finite (NaN, infinit
 nothing past them, and its sum stays bounded) and adds ``weight * value``, or ``weight *
 copysign(log1p(|value|), value)`` where ``log`` is 1; then each categorical term: the weight of the
 first of its values the feature equals (none, nothing).
+
+It may also hold a network of one hidden layer (``"network"``, written by `training.blend`), whose
+score is added after the linear model's::
+
+    "network": {"feature": [index...], "log": [0 or 1...], "low": [l...], "high": [h...],
+                "missing_feature": [index...], "category_feature": [index...], "category_value": [v...],
+                "weight": [[w per unit] per input], "bias": [b per unit], "output": [o per unit],
+                "output_bias": c, "bound": B}
+
+Its inputs, in this order: each numeric feature (0 where not finite, else held within ``[low, high]``
+and read on a log scale where ``log`` is 1, as the linear model reads it), 1 where each
+``missing_feature`` is not finite (else 0), 1 where each ``category_feature`` equals its
+``category_value`` (else 0).  Each unit is ``max(0, bias + sum of weight * input)`` (the inputs
+added in order, those that are 0 skipped), the network's score ``output_bias + sum of output *
+unit`` (the units in order, those that are 0 skipped), held within ``[-B, B]``.
 """
 
 from __future__ import annotations
@@ -54,6 +69,7 @@ class Forest:
         self.trees: list[dict] = spec["trees"]
         self.threshold: float = float(spec.get("threshold", 0.5))
         self.linear: dict | None = spec.get("linear")
+        self.network: dict | None = spec.get("network")
         self._score = None
 
     def score(self, row) -> float:
@@ -61,14 +77,58 @@ class Forest:
         value per feature, NaN where missing)."""
         if self._score is None:
             self._score = _compiled_score(self.trees, self.linear)
+        if self.network is not None:
+            return self._score(row) + network_totals(self.network, [row])[0]
         return self._score(row)
 
     def __getstate__(self) -> dict:  # (the compiled function does not pickle; it is made again)
         return dict(self.__dict__, _score=None)
 
     def probabilities(self, rows) -> list[float]:
-        score = self.score
-        return [1.0 / (1.0 + math.exp(-score(row))) for row in rows]
+        if self._score is None:
+            self._score = _compiled_score(self.trees, self.linear)
+        score = self._score
+        if self.network is None or not rows:
+            return [1.0 / (1.0 + math.exp(-score(row))) for row in rows]
+        # (the network's scores cannot fail; then each row in order, as without it: the first row that fails is
+        # the error, whichever way it fails)
+        return [1.0 / (1.0 + math.exp(-(score(row) + extra))) for row, extra in zip(rows, network_totals(self.network, rows))]
+
+
+def network_inputs(network: dict, row) -> list[float]:
+    """The network's inputs of a row (the module's docstring)."""
+    inputs = []
+    for feature, log, low, high in zip(network["feature"], network["log"], network["low"], network["high"]):
+        v = row[int(feature)]
+        if v - v != 0.0:  # (NaN or infinite)
+            inputs.append(0.0)
+            continue
+        v = min(max(v, float(low)), float(high))
+        inputs.append(math.copysign(math.log1p(math.fabs(v)), v) if log else v)
+    for feature in network["missing_feature"]:
+        v = row[int(feature)]
+        inputs.append(1.0 if v - v != 0.0 else 0.0)
+    for feature, value in zip(network["category_feature"], network["category_value"]):
+        inputs.append(1.0 if row[int(feature)] == value else 0.0)
+    return inputs
+
+
+def network_totals(network: dict, rows) -> list[float]:
+    """The network's score of each row (the module's docstring), the rows side by side (numpy) but each row's
+    terms added one by one in the documented order: the same sums, to the bit, as the compiled path's."""
+    import numpy as np
+
+    x = np.array([network_inputs(network, row) for row in rows], dtype=np.float64).reshape(len(rows), -1)
+    weight = np.asarray(network["weight"], dtype=np.float64).reshape(x.shape[1], -1)
+    units = np.tile(np.asarray(network["bias"], dtype=np.float64), (len(rows), 1))
+    for i in range(x.shape[1]):  # (a 0 input adds a signed 0: nothing, once the unit is held at 0 or above)
+        units += x[:, i:i + 1] * weight[i]
+    units = np.where(units > 0.0, units, 0.0)
+    totals = np.full(len(rows), float(network["output_bias"]))
+    for u, output in enumerate(network["output"]):
+        totals += units[:, u] * float(output)
+    bound = float(network["bound"])
+    return np.minimum(np.maximum(totals, -bound), bound).tolist()
 
 
 # Python's tokenizer refuses more than 100 levels of indentation: a subtree deeper than this

@@ -98,6 +98,10 @@ class Forest:
             linear = spec["linear"]
             spec["linear"] = dict(linear, feature=[to_column[int(f)] for f in linear["feature"]],
                                   category_feature=[to_column[int(f)] for f in linear["category_feature"]])
+        if spec.get("network") is not None:  # (and the network's inputs)
+            network = spec["network"]
+            spec["network"] = dict(network, **{key: [to_column[int(f)] for f in network[key]]
+                                               for key in ("feature", "missing_feature", "category_feature")})
         self.threshold: float = float(spec.get("threshold", 0.5))
         # (a reader's own threshold a page, where it has one: page_threshold.py)
         page = spec.get("page_threshold")
