@@ -95,22 +95,24 @@ class Forest:
         return [1.0 / (1.0 + math.exp(-(score(row) + extra))) for row, extra in zip(rows, network_totals(self.network, rows))]
 
 
-def network_inputs(network: dict, row) -> list[float]:
-    """The network's inputs of a row (the module's docstring)."""
-    inputs = []
+def network_inputs(network: dict, rows):
+    """The network's inputs of `rows` (a numpy matrix, a row a block; the module's docstring), one row each."""
+    import numpy as np
+
+    count = rows.shape[0]
+    columns = []
     for feature, log, low, high in zip(network["feature"], network["log"], network["low"], network["high"]):
-        v = row[int(feature)]
-        if v - v != 0.0:  # (NaN or infinite)
-            inputs.append(0.0)
-            continue
-        v = min(max(v, float(low)), float(high))
-        inputs.append(math.copysign(math.log1p(math.fabs(v)), v) if log else v)
+        v = rows[:, int(feature)]
+        finite = np.isfinite(v)
+        held = np.minimum(np.maximum(np.where(finite, v, 0.0), float(low)), float(high))
+        if log:  # (libm's log1p, as the compiled path's: numpy's may differ in the last bit)
+            held = np.array([math.copysign(math.log1p(math.fabs(a)), a) for a in held.tolist()], dtype=np.float64)
+        columns.append(np.where(finite, held, 0.0))
     for feature in network["missing_feature"]:
-        v = row[int(feature)]
-        inputs.append(1.0 if v - v != 0.0 else 0.0)
+        columns.append(np.where(np.isfinite(rows[:, int(feature)]), 0.0, 1.0))
     for feature, value in zip(network["category_feature"], network["category_value"]):
-        inputs.append(1.0 if row[int(feature)] == value else 0.0)
-    return inputs
+        columns.append(np.where(rows[:, int(feature)] == float(value), 1.0, 0.0))
+    return np.column_stack(columns) if columns else np.zeros((count, 0))
 
 
 def network_totals(network: dict, rows) -> list[float]:
@@ -118,7 +120,7 @@ def network_totals(network: dict, rows) -> list[float]:
     terms added one by one in the documented order: the same sums, to the bit, as the compiled path's."""
     import numpy as np
 
-    x = np.array([network_inputs(network, row) for row in rows], dtype=np.float64).reshape(len(rows), -1)
+    x = network_inputs(network, np.asarray(rows, dtype=np.float64).reshape(len(rows), -1))
     weight = np.asarray(network["weight"], dtype=np.float64).reshape(x.shape[1], -1)
     units = np.tile(np.asarray(network["bias"], dtype=np.float64), (len(rows), 1))
     for i in range(x.shape[1]):  # (a 0 input adds a signed 0: nothing, once the unit is held at 0 or above)
