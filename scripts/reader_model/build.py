@@ -50,20 +50,28 @@ other three sources' 647; at 0 each source weighs the same), printed and written
 other half and the other three sources: the pages unseen, their source not, as the shipped reader
 meets a benchmark's test split), printed after the left-out scores of 2; nothing written.
 
-Deterministic: LightGBM seeded, one thread; the same pages and package give the same forest.
+Deterministic: LightGBM seeded, one thread, and the network's training on one BLAS thread (set here); the same
+pages and package give the same forest on the same machine (numpy's BLAS picks its kernels by processor, and the
+network's float32 sums follow them).
 Needs ``pip install lightgbm`` (the package itself predicts without it).
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
-import pickle
-import statistics
-import sys
-import time
-from pathlib import Path
+import os
+
+# The network's training multiplies matrices with numpy's BLAS, whose sums depend on its number of threads:
+# one thread, set before numpy loads it, so that the same pages give the same forest (on the same BLAS kernels).
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+import argparse  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import pickle  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

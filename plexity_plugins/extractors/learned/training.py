@@ -270,8 +270,9 @@ NETWORK_L2 = 1e-5
 def fit_network(examples: list[Example], feature_names=FEATURES, seed: int = PARAMS["seed"]) -> dict:
     """A network of one hidden layer (`NETWORK_UNITS` ReLU units) over the inputs of `fit_linear`, trained on
     the labelled blocks of `examples` (weighed as `fit` weighs them) for the logistic loss, as forest.py's
-    ``"network"`` (standardizing folded into its first layer; `bound` `NETWORK_BOUND`).  Seeded by `seed`:
-    deterministic with one BLAS thread (numpy float32)."""
+    ``"network"`` (standardizing folded into its first layer; `bound` `NETWORK_BOUND`).  Seeded by `seed` and
+    deterministic for a given number of BLAS threads (numpy float32; its sums follow how BLAS splits a product:
+    scripts/reader_model/build.py sets one thread)."""
     import numpy as np
 
     inputs = _Inputs(examples, feature_names)
