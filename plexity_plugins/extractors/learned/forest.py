@@ -92,7 +92,8 @@ class Forest:
             return [1.0 / (1.0 + math.exp(-score(row))) for row in rows]
         # (the network's scores cannot fail; then each row in order, as without it: the first row that fails is
         # the error, whichever way it fails)
-        return [1.0 / (1.0 + math.exp(-(score(row) + extra))) for row, extra in zip(rows, network_totals(self.network, rows))]
+        extras = network_totals(self.network, rows)
+        return [1.0 / (1.0 + math.exp(-(score(row) + extra))) for row, extra in zip(rows, extras)]
 
 
 def network_inputs(network: dict, rows):

@@ -135,11 +135,11 @@ def fit(examples: list[Example], feature_names=FEATURES, trees: int = TREES, par
 
 # -- the linear model beside the forest (forest.py's "linear") --------------------------------------
 
-# The block model is the forest and a linear model over the same features, each with half of the say (the
-# mean of their log-odds: `blend`).  The trees fit what the training sources share and what they do not; a
-# linear model over the features cannot bend to one source's conventions, and the two err on different blocks:
-# left out, at LightGBM's seeds 7 and 8, every source read better with both than with the forest alone
-# (docs/training.md).
+# The forest has `1 - LINEAR_SHARE` of a block's log-odds, the linear model over the same features the rest (less
+# the network's `NETWORK_SHARE`, below: `blend`).  The trees fit what the training sources share and what they do
+# not; a linear model over the features cannot bend to one source's conventions, and the two err on different
+# blocks: left out, at LightGBM's seeds 7 and 8, every source read better with both, half each, than with the
+# forest alone (docs/training.md).
 LINEAR_SHARE = 0.5
 # A numeric feature whose values reach past this (either sign) is read on a log scale (counts, lengths).
 LINEAR_LOG_FROM = 10.0
