@@ -81,7 +81,9 @@ native = Extension(
     include_dirs=[str(KENLM)],
     define_macros=[("KENLM_MAX_ORDER", "6"), ("NDEBUG", None), ("HAVE_CLOCKGETTIME", None),
                    ("PLEXITY_NATIVE_SOURCES", f'"{sources_fingerprint()}"')],  # (`_native.SOURCES`)
-    extra_compile_args=["-std=c++17", "-O3", "-g0", "-w"],
+    # (-ffp-contract=off: no fused multiply-adds, so the compiled reader's sums round as forest.py's do on every
+    # processor; GCC 12 for aarch64 fused 16 in learned_reader.cpp without it; on x86-64 the module is the same bytes)
+    extra_compile_args=["-std=c++17", "-O3", "-g0", "-w", "-ffp-contract=off"],
     extra_link_args=["-g0"],
     libraries=["rt"],
     language="c++",
