@@ -519,6 +519,18 @@ def test_plexitys_ray_executor_refuses_a_task_reserving_nothing_before_it_asks_r
     assert not (tmp_path / "logs" / "completions").exists()
 
 
+def test_plexitys_ray_executor_takes_how_long_a_run_waits_for_a_node_and_refuses_a_negative_wait(tmp_path):
+    from plexity_plugins.datatrove import RayTaskExecutor
+    from plexity_plugins.datatrove.ray_executor import NO_NODE_GRACE
+
+    logs = str(tmp_path / "logs")
+    assert RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs).node_wait == NO_NODE_GRACE == 30
+    assert RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs, node_wait=600).node_wait == 600
+    for wait in (-1, float("nan")):
+        with pytest.raises(ValueError, match=r"node_wait is .*: give the seconds a run waits for a node that can"):
+            RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs, node_wait=wait)
+
+
 def test_datatroves_own_steps_are_compared_by_the_arguments_they_keep(tmp_path):
     # A datatrove reader of another folder, or its extractor with other options, is another run.
     from datatrove.executor import LocalPipelineExecutor

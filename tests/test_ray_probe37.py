@@ -129,10 +129,11 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 400)
     big = cluster.add_node("big", num_cpus=2)
     cluster.wait_for_nodes()
+    # (--node-wait 5: how long it waits for a node that could run the task to join; 30 s by default)
     run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(tmp_path / "out"), "--executor", "ray",
                                       "--ray-address", cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb",
-                                      "0.25"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                           env={**os.environ, "PYTHONPATH": str(REPO)})
+                                      "0.25", "--node-wait", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
         assert wait_until(lambda: run.poll() is not None or any(
             command_line(p)[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
@@ -145,7 +146,9 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     assert run.returncode == 1, err[-3000:]
     assert ("plexity run: 1 task(s) did not complete (ValueError: task(s) [0] cannot run: no node of the Ray cluster "
             "can run a task of 2 CPUs and 0.5 GB of memory (the nodes have: ") in err, err[-3000:]
+    assert "; none has for 5 s (a node that could run them left the cluster)" in err, err[-3000:]
     assert "wait: no node of the Ray cluster can run a task of 2 CPUs" in err  # (said as it began to wait)
+    assert "(a node that could run them left the cluster; the run stops unless one joins within 5 s)" in err
 
 
 def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_failed_run(cluster, tmp_path):

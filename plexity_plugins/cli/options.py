@@ -68,6 +68,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def wait_seconds(text: str) -> float:
+    """How long to wait, in seconds (0: not at all), as an argument type."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise argparse.ArgumentTypeError(f"not a time to wait: {text!r} (seconds, 0 or more)")
+    return seconds
+
+
 def parse_seconds(text: str) -> float:
     """A time limit in seconds, as an argument type: 0 (no limit) or more."""
     try:

@@ -50,7 +50,8 @@ from ..io.read_limits import DEFAULT_REMOTE_TIMEOUT, MAX_DOCUMENT_BYTES
 from ..io.folders import unlisted_folder_message
 from ..io.output_lock import own_output_folder
 from ..extractors.sandbox import DEFAULT_EXTRACT_TIMEOUT, EXTRACT_MEMORY_ENV, MEMORY_LIMIT
-from .options import add_model_args, check_language_options, parse_memory, parse_size, positive_float, positive_int
+from .options import (add_model_args, check_language_options, parse_memory, parse_size, positive_float, positive_int,
+                      wait_seconds)
 
 FORMATS = ("jsonl", "warc")
 EXECUTORS = ("local", "slurm", "ray")
@@ -58,7 +59,7 @@ EXECUTORS = ("local", "slurm", "ray")
 # another executor, it was ignored without a word (--partition without --executor slurm ran the job here).
 EXECUTOR_OPTIONS = {"cpus_per_task": ("--cpus-per-task", 1, ("slurm", "ray")),
                     "mem_per_cpu_gb": ("--mem-per-cpu-gb", 2, ("slurm", "ray")),
-                    "ray_address": ("--ray-address", None, ("ray",)),
+                    "ray_address": ("--ray-address", None, ("ray",)), "node_wait": ("--node-wait", None, ("ray",)),
                     "partition": ("--partition", None, ("slurm",)), "time": ("--time", "24:00:00", ("slurm",)),
                     "venv": ("--venv", None, ("slurm",)), "job_name": ("--job-name", "plexity", ("slurm",)),
                     "wait": ("--wait", False, ("slurm",))}
@@ -302,7 +303,8 @@ def workers_memory_note(tasks: int, workers: int | None) -> str | None:
 
 def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, workers: int | None = None,
                   partition: str | None = None, time_limit: str = "24:00:00", cpus_per_task: int = 1,
-                  mem_per_cpu_gb: float = 2, venv: str | None = None, job_name: str = "plexity"):
+                  mem_per_cpu_gb: float = 2, venv: str | None = None, job_name: str = "plexity",
+                  node_wait: float | None = None):
     if executor == "local":
         from ..datatrove.executor import LocalTaskExecutor
 
@@ -333,7 +335,7 @@ def make_executor(pipeline: list, executor: str, tasks: int, logging_dir: str, w
         from ..datatrove.ray_executor import RayTaskExecutor
 
         return RayTaskExecutor(pipeline=pipeline, tasks=tasks, workers=workers or -1, logging_dir=logging_dir,
-                               cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb)
+                               cpus_per_task=cpus_per_task, mem_per_cpu_gb=mem_per_cpu_gb, node_wait=node_wait)
     raise ValueError(f"unknown executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
 
 
@@ -1015,7 +1017,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                               wet_input=is_wet_input(inputs), remote_timeout=args.remote_timeout)
     executor = make_executor(pipeline, args.executor, tasks, str(logging_dir), workers=args.workers,
                              partition=args.partition, time_limit=args.time, cpus_per_task=args.cpus_per_task,
-                             mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name)
+                             mem_per_cpu_gb=args.mem_per_cpu_gb, venv=args.venv, job_name=args.job_name,
+                             node_wait=args.node_wait)
     in_this_process = args.executor == "local" and local_workers(tasks, args.workers) == 1
     check_extraction(args.extractor, args.extract_timeout, args.extract_memory,  # (before anything is written)
                      set_aside=in_this_process)
@@ -1297,6 +1300,10 @@ def add_parser(subparsers) -> None:
     ray_group.add_argument("--ray-address", default=None,
                            help="the Ray cluster to run on: auto (started with `ray start` on this machine), "
                                 "HOST:6379 or ray://HOST:10001 (default: $RAY_ADDRESS, else a local Ray for the run)")
+    ray_group.add_argument("--node-wait", type=wait_seconds, default=None, metavar="SECONDS",
+                           help="when every node that could run a task has left mid-run, how long the run waits for "
+                                "one to join before it stops, naming the tasks (default: 30; give the time your "
+                                "autoscaler takes to add a node)")
     slurm = p.add_argument_group("slurm")
     slurm.add_argument("--partition", help="Slurm partition (required with --executor slurm)")
     slurm.add_argument("--time", default=EXECUTOR_OPTIONS["time"][1], help="time limit per task (default: %(default)s)")

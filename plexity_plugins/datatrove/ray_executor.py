@@ -84,7 +84,8 @@ class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, MarkedOnceLogged, RayP
     - A task asks Ray for ``cpus_per_task`` CPUs and ``cpus_per_task * mem_per_cpu_gb`` GB of
       memory on one node; if no node of the cluster has that much, Ray waits for such a node
       forever.  Here the run stops at once with `ValueError`, saying what the nodes have; and when the
-      only such nodes leave mid-run, it says so and stops after ``NO_NODE_GRACE`` seconds without one.
+      only such nodes leave mid-run, it says so and stops after ``node_wait`` seconds without one (default
+      `NO_NODE_GRACE`, 30: long enough for a node restarted; give the minutes your autoscaler takes to add one).
     - ``nodes_per_task`` must be 1 (a task on several nodes is datatrove's executor's own).
     - A full disk of the logging folder stops a task as it stops a local one (`FullDiskStopsTask`): its stats
       written whole or not at all, the task not marked complete, `TasksFailed` saying "no space left on device".
@@ -105,9 +106,13 @@ class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, MarkedOnceLogged, RayP
     instead, and the run then failed reading their stats.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, node_wait: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.working_dir = os.getcwd()  # (travels with the executor to the tasks)
+        self.node_wait = NO_NODE_GRACE if node_wait is None else float(node_wait)
+        if not self.node_wait >= 0:  # (NaN too)
+            raise ValueError(f"node_wait is {node_wait!r}: give the seconds a run waits for a node that can run its "
+                             f"tasks, 0 or more")
 
     def run(self):
         import ray
@@ -226,25 +231,26 @@ def _run_on_ray(executor: RayTaskExecutor, jobs: list[list[int]]) -> tuple[int, 
     return completed, failures
 
 
-NO_NODE_GRACE = 30  # seconds a run waits for a node that can run its tasks to come back (restarted, autoscaled)
+NO_NODE_GRACE = 30  # seconds a run waits for a node that can run its tasks to come back (restarted): `node_wait`
 
 
 def _check_some_node_fits(executor: RayTaskExecutor, since: float | None, ranks: list[int]) -> float | None:
     """While tasks wait: None when a live node can run a task, else when none could first; ValueError once none
-    could for NO_NODE_GRACE seconds.  A run whose only node that could run its tasks died mid-run waited, silent,
-    for ever: the check before the run (`check_task_fits`) no longer held."""
+    could for ``executor.node_wait`` seconds.  A run whose only node that could run its tasks died mid-run waited,
+    silent, for ever: the check before the run (`check_task_fits`) no longer held."""
     try:
         check_task_fits(executor.cpus_per_task, executor.mem_per_cpu_gb * executor.cpus_per_task)
         return None
     except ValueError as exc:
         now = time.monotonic()
+        wait = getattr(executor, "node_wait", NO_NODE_GRACE)  # (an executor pickled before it had one)
         if since is None:
             logger.warning(f"task(s) {sorted(ranks)} wait: {exc} (a node that could run them left the cluster; the run "
-                           f"stops unless one joins within {NO_NODE_GRACE} s)")
+                           f"stops unless one joins within {wait:g} s)")
             return now
-        if now - since < NO_NODE_GRACE:
+        if now - since < wait:
             return since
-        raise ValueError(f"task(s) {sorted(ranks)} cannot run: {exc}; none has for {NO_NODE_GRACE} s (a node that "
+        raise ValueError(f"task(s) {sorted(ranks)} cannot run: {exc}; none has for {wait:g} s (a node that "
                          f"could run them left the cluster)") from None
 
 
