@@ -103,7 +103,7 @@ def own_parameters(cls) -> list[str]:
 @pytest.mark.parametrize("name, page_name", [
     ("PerplexitySentenceFilter", "datatrove.md"), ("WarcHtmlReader", "datatrove.md"),
     ("HtmlTagsExtractor", "datatrove.md"), ("LearnedExtractor", "datatrove.md"),
-    ("PerplexityDocumentFilter", "models.md")])
+    ("PerplexityDocumentFilter", "models.md"), ("RayTaskExecutor", "ray.md")])
 def test_every_argument_of_a_datatrove_step_is_documented(name, page_name):
     import plexity_plugins.datatrove as steps
 
