@@ -59,13 +59,14 @@ def pytest_configure(config):
 
 
 # -- running the suite on every core (pytest-xdist: ``-n auto --dist loadfile`` in pyproject.toml) -----------
-# Most tests wait on the processes they start (a `plexity` command, a crawl, a server): one test at a time kept
-# two cores half busy (0.9 of a core on average over five such files; 1.7 on two workers).  Each test file
-# runs whole on one worker, so a module's fixtures (a Ray cluster, a built environment) are made once; a worker
-# that runs a test using Slurm starts a private Slurm of its own (free ports, its own directory: two run side
-# by side).  `-n 0` runs everything in this process.
+# Most tests wait on the processes they start (a `plexity` command, a crawl, a server, a Ray node's grace): one test
+# at a time kept two cores half busy (0.9 of a core on average over five such files; 1.7 on two workers), so there
+# is one worker more than cores (2026-12-07, two cores, the same clone, the set-up done: 2,396 tests in 16 min 48 s
+# on three workers, 20 min 55 s on two).  Each test file runs whole on one worker, so a module's fixtures (a Ray
+# cluster, a built environment) are made once; a worker that runs a test using Slurm starts a private Slurm of its
+# own (free ports, its own directory: several run side by side).  `-n 0` runs everything in this process.
 
-MOST_WORKERS = 4  # (each test starts processes of its own, the Ray file a three-node cluster; measured on two only)
+MOST_WORKERS = 4  # (each test starts processes of its own, the Ray file a three-node cluster; measured on two cores)
 
 # The longest files start first (seconds each took in a run on two workers, 2026-12-03), so that no worker is
 # left with one of them at the end while the others have finished; the rest follow in their usual order.
@@ -80,7 +81,7 @@ LONGEST_FIRST = ("tests/test_environments.py",  # 261 s
 def pytest_xdist_auto_num_workers(config):
     from plexity_plugins.runtime.cores import usable_cores
 
-    return min(usable_cores(), MOST_WORKERS)  # (a container's CPU limit counted, as `plexity run` counts it)
+    return min(usable_cores() + 1, MOST_WORKERS)  # (a container's CPU limit counted, as `plexity run` counts it)
 
 
 def pytest_collection_modifyitems(config, items):
