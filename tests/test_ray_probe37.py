@@ -1,6 +1,8 @@
 """`plexity run --executor ray` and `RayTaskExecutor` when a task fails or the run is stopped, on the Ray cluster of
 tests/ray_cluster.py (one for the module): a failed task is named with why, as the local executor names it,
-SIGTERM stops the run as Ctrl-C does, and an address where another server answers is one line at once."""
+SIGTERM stops the run as Ctrl-C does, a run whose only node big enough is lost waits `--node-wait` for another (runs
+the task there when one joins, stops naming it when none does), and an address where another server answers is one
+line at once."""
 
 from __future__ import annotations
 
@@ -12,11 +14,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 
 import psutil
 import pytest
 
-from helpers import PLEXITY, REPO, SAMPLE, command_line, completions
+from helpers import PLEXITY, REPO, SAMPLE, command_line, completions, read_jsonl_dir
 from ray_cluster import RAY_GAVE_UP, cluster, cluster_processes, wait_until  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.ray
@@ -149,6 +152,43 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     assert "; none has for 5 s (a node that could run them left the cluster)" in err, err[-3000:]
     assert "wait: no node of the Ray cluster can run a task of 2 CPUs" in err  # (said as it began to wait)
     assert "(a node that could run them left the cluster; the run stops unless one joins within 5 s)" in err
+
+
+def test_a_node_that_joins_within_the_node_wait_runs_the_lost_task_and_the_run_completes(cluster, tmp_path):
+    # What --node-wait is for: the only node big enough for the task is lost mid-task, the run says it waits, and a
+    # node as big joins (the node restarted, or an autoscaler's new one): Ray runs the task again there, whole.
+    warcs = tmp_path / "warcs"
+    warcs.mkdir()
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 400)
+    big = cluster.add_node("big", num_cpus=2)
+    cluster.wait_for_nodes()
+    out, err_path = tmp_path / "out", tmp_path / "run.err"
+    with open(err_path, "w") as err_file:
+        run = subprocess.Popen(PLEXITY + ["run", str(warcs), "-o", str(out), "--executor", "ray", "--ray-address",
+                                          cluster.address, "--cpus-per-task", "2", "--mem-per-cpu-gb", "0.25",
+                                          "--node-wait", "120"], stdout=subprocess.PIPE, stderr=err_file, text=True,
+                               cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert wait_until(lambda: run.poll() is not None or any(
+            command_line(p)[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
+            timeout=120) and run.poll() is None
+        cluster.kill_node(big)
+        assert wait_until(lambda: run.poll() is not None or "the run stops unless one joins within 120 s)"
+                          in err_path.read_text(), timeout=60) and run.poll() is None, err_path.read_text()[-3000:]
+        again = cluster.add_node("big-again", num_cpus=2)
+        try:
+            output, _ = run.communicate(timeout=300)
+        finally:
+            cluster.kill_node(again)  # (the module's other tests count on no node of 2 CPUs but their own)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    err = err_path.read_text()
+    assert run.returncode == 0, err[-3000:]
+    assert "1/1 tasks completed" in output and "did not complete" not in err, err[-3000:]
+    # (the WARC is the sample 400 times: each document 400 times, the lost task's files written again, not appended)
+    times = Counter(d["id"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded"))
+    assert times and set(times.values()) == {400}, times
 
 
 def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_failed_run(cluster, tmp_path):
