@@ -526,7 +526,7 @@ def test_plexitys_ray_executor_takes_how_long_a_run_waits_for_a_node_and_refuses
     logs = str(tmp_path / "logs")
     assert RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs).node_wait == NO_NODE_GRACE == 30
     assert RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs, node_wait=600).node_wait == 600
-    for wait in (-1, float("nan")):
+    for wait in (-1, float("nan"), "a minute"):
         with pytest.raises(ValueError, match=r"node_wait is .*: give the seconds a run waits for a node that can"):
             RayTaskExecutor(pipeline(tmp_path), tasks=1, logging_dir=logs, node_wait=wait)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import shutil
@@ -109,7 +110,10 @@ class RayTaskExecutor(FullDiskStopsTask, SettingsChecked, MarkedOnceLogged, RayP
     def __init__(self, *args, node_wait: float | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.working_dir = os.getcwd()  # (travels with the executor to the tasks)
-        self.node_wait = NO_NODE_GRACE if node_wait is None else float(node_wait)
+        try:
+            self.node_wait = NO_NODE_GRACE if node_wait is None else float(node_wait)
+        except (TypeError, ValueError):
+            self.node_wait = math.nan
         if not self.node_wait >= 0:  # (NaN too)
             raise ValueError(f"node_wait is {node_wait!r}: give the seconds a run waits for a node that can run its "
                              f"tasks, 0 or more")
