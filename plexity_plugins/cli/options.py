@@ -68,26 +68,25 @@ def positive_float(text: str) -> float:
     return value
 
 
-def wait_seconds(text: str) -> float:
-    """How long to wait, in seconds (0: not at all), as an argument type."""
+def _seconds(text: str, refused: str) -> float:
+    """`text` as seconds, 0 or more; else an argument error saying `refused` and the text."""
     try:
         seconds = float(text)
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds >= 0):
-        raise argparse.ArgumentTypeError(f"not a time to wait: {text!r} (seconds, 0 or more)")
+        raise argparse.ArgumentTypeError(refused.format(text=text))
     return seconds
+
+
+def wait_seconds(text: str) -> float:
+    """How long to wait, in seconds (0: not at all), as an argument type."""
+    return _seconds(text, "not a time to wait: {text!r} (seconds, 0 or more)")
 
 
 def parse_seconds(text: str) -> float:
     """A time limit in seconds, as an argument type: 0 (no limit) or more."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds >= 0):
-        raise argparse.ArgumentTypeError(f"not a time limit: {text!r} (seconds, 0 or more; 0: no limit)")
-    return seconds
+    return _seconds(text, "not a time limit: {text!r} (seconds, 0 or more; 0: no limit)")
 
 
 # the options' names in the document policy's refusal (`plexity_plugins.cleaning.policy.check_other_languages`)
