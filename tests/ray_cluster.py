@@ -197,37 +197,41 @@ class RayCluster:
     def shutdown(self) -> None:
         """Every node ended as Ray's `Cluster.shutdown` ends them: SIGTERM to its raylet and the other processes its
         `ray start` started, then SIGKILL to what is left of those, its reaper and its `ray start` (SIGTERM to `ray
-        start` would drain the node for up to 30 s)."""
-        for node in list(reversed(self.nodes)):
-            self._end(node, graceful=True)
+        start` would drain the node for up to 30 s).  The nodes end together: one wait for all, not one each."""
+        self._end(*reversed(self.nodes), graceful=True)
         self.end_leftovers()
 
-    def _end(self, node: Node, graceful: bool) -> None:
-        try:
-            tree = psutil.Process(node.process.pid).children(recursive=True)
-        except psutil.NoSuchProcess:
-            tree = []
-        children = [p for p in tree if _parent(p) == node.process.pid]
-        reapers = [p for p in children if _is_reaper(p)]
-        others = [p for p in children if p not in reapers]
+    def _end(self, *nodes: Node, graceful: bool) -> None:
+        trees, reapers, others = [], [], []
+        for node in nodes:
+            try:
+                tree = psutil.Process(node.process.pid).children(recursive=True)
+            except psutil.NoSuchProcess:
+                tree = []
+            children = [p for p in tree if _parent(p) == node.process.pid]
+            reapers += [p for p in children if _is_reaper(p)]
+            others += [p for p in children if not _is_reaper(p)]
+            trees += tree
         if graceful:
             for process in others:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     process.terminate()
-            psutil.wait_procs(others, timeout=5)
+            psutil.wait_procs(others, timeout=1)  # (a raylet or GCS seldom ends of SIGTERM within 5 s: no use waiting)
         for process in [*reapers, *others]:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
-        node.process.kill()
-        node.process.wait(timeout=30)
-        self.nodes.remove(node)
+        for node in nodes:
+            node.process.kill()
+            node.process.wait(timeout=30)
+            self.nodes.remove(node)
         # The rest of the node (its workers, the raylet's agents) ends of itself; `shutdown` ends what is still
         # there then (Ray's agents, their environment overwritten by their process title, escape `cluster_processes`)
-        self.descendants.extend(tree)
+        self.descendants.extend(trees)
 
     def end_leftovers(self) -> None:
-        """SIGKILL to whatever of the nodes' process trees is still there, a few seconds after their end."""
-        _, alive = psutil.wait_procs(self.descendants, timeout=5)
+        """SIGKILL to whatever of the nodes' process trees is still there a second after their end (Ray's agents, which
+        outlive their raylet by more than 5 s)."""
+        _, alive = psutil.wait_procs(self.descendants, timeout=1)
         for process in alive:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()

@@ -45,6 +45,22 @@ RayTaskExecutor([WarcHtmlReader(warcs), HtmlTagsExtractor(), fail_in_task_1, Jso
 '''
 
 
+def hold_tasks(cluster, node: str) -> list[psutil.Process]:
+    """The processes of the task running on `node`, suspended: its task cannot end before the node is killed."""
+    held = [p for p in cluster_processes(cluster.token, node=node) if command_line(p)[:1] == ["ray::plexity_task"]]
+    for process in held:
+        with contextlib.suppress(psutil.NoSuchProcess):  # (one that has just ended: nothing to hold)
+            process.suspend()
+    return held
+
+
+def end(held: list[psutil.Process]) -> None:
+    """Held processes killed with their node: held, they cannot end by Ray's means, as a lost machine's go with it."""
+    for process in held:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+
+
 def test_a_task_that_fails_is_named_with_its_exception_and_the_same_run_redoes_only_it(cluster, tmp_path):
     # (the run logged Ray's error whole, its traceback in terminal colours, and `run` returned as if all was well:
     # `plexity run` said "1 task(s) did not complete", naming none; a full disk was "exited with status 1")
@@ -128,8 +144,8 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
     # (the lost task was run again by Ray on a node of 2 CPUs, which no node had any more: the run waited, silent)
     warcs = tmp_path / "warcs"
     warcs.mkdir()
-    # (60 copies: the task took 2 s on Python 3.13 and could end, completed, as its node was killed)
-    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 400)
+    # (40 copies: the task is held once it runs, below, so it cannot end, completed, before its node is killed)
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 40)
     big = cluster.add_node("big", num_cpus=2)
     cluster.wait_for_nodes()
     # (--node-wait 5: how long it waits for a node that could run the task to join; 30 s by default)
@@ -141,7 +157,9 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
         assert wait_until(lambda: run.poll() is not None or any(
             command_line(p)[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
             timeout=120) and run.poll() is None
+        held = hold_tasks(cluster, "big")
         cluster.kill_node(big)
+        end(held)
         _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
@@ -159,7 +177,9 @@ def test_a_node_that_joins_within_the_node_wait_runs_the_lost_task_and_the_run_c
     # node as big joins (the node restarted, or an autoscaler's new one): Ray runs the task again there, whole.
     warcs = tmp_path / "warcs"
     warcs.mkdir()
-    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 400)
+    # (40 copies: the task is held once it runs, below, so it cannot end before its node is killed; and read whole
+    # again where it runs next)
+    (warcs / "big.warc.gz").write_bytes(SAMPLE.read_bytes() * 40)
     big = cluster.add_node("big", num_cpus=2)
     cluster.wait_for_nodes()
     out, err_path = tmp_path / "out", tmp_path / "run.err"
@@ -172,7 +192,9 @@ def test_a_node_that_joins_within_the_node_wait_runs_the_lost_task_and_the_run_c
         assert wait_until(lambda: run.poll() is not None or any(
             command_line(p)[:1] == ["ray::plexity_task"] for p in cluster_processes(cluster.token, node="big")),
             timeout=120) and run.poll() is None
+        held = hold_tasks(cluster, "big")  # (held mid-task: what is lost with the node is a task not yet done)
         cluster.kill_node(big)
+        end(held)
         assert wait_until(lambda: run.poll() is not None or "the run stops unless one joins within 120 s)"
                           in err_path.read_text(), timeout=60) and run.poll() is None, err_path.read_text()[-3000:]
         again = cluster.add_node("big-again", num_cpus=2)
@@ -186,9 +208,9 @@ def test_a_node_that_joins_within_the_node_wait_runs_the_lost_task_and_the_run_c
     err = err_path.read_text()
     assert run.returncode == 0, err[-3000:]
     assert "1/1 tasks completed" in output and "did not complete" not in err, err[-3000:]
-    # (the WARC is the sample 400 times: each document 400 times, the lost task's files written again, not appended)
+    # (the WARC is the sample 40 times: each document 40 times, the lost task's files written again, not appended)
     times = Counter(d["id"] for d in read_jsonl_dir(out / "documents") + read_jsonl_dir(out / "excluded"))
-    assert times and set(times.values()) == {400}, times
+    assert times and set(times.values()) == {40}, times
 
 
 def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_failed_run(cluster, tmp_path):
@@ -206,13 +228,11 @@ def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_fa
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
         assert wait_until(lambda: run.poll() is not None or completions(out / "logs"), timeout=120, poll=0.001)
-        # The task's processes held where its rank is complete, before it returns: then its node dies.
-        for process in cluster_processes(cluster.token, node="big"):
-            if command_line(process)[:1] == ["ray::plexity_task"]:
-                with contextlib.suppress(psutil.NoSuchProcess):  # (one that has just ended: nothing to hold)
-                    process.suspend()
+        # The task's processes held where its rank is complete, before it returns: then its node dies, and they with it.
+        held = hold_tasks(cluster, "big")
         assert run.poll() is None, "the task's result came back before its node could be killed"
         cluster.kill_node(big)
+        end(held)
         output, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
