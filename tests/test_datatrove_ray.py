@@ -719,8 +719,10 @@ def test_a_task_reserving_little_memory_lowers_its_extraction_ceiling_and_a_huge
 
     def run(name: str, gb: str):
         out = tmp_path / name
+        # (--extract-timeout: the page's memory is what is tested, not its time; on four test processes sharing two
+        # cores its reading took over the default 30 s, and was a counted timeout)
         proc = plexity_run(str(warcs), "-o", str(out), "--executor", "ray", "--ray-address", cluster.address,
-                           "--tasks", "1", "--extractor", "dense", "--mem-per-cpu-gb", gb)
+                           "--tasks", "1", "--extractor", "dense", "--mem-per-cpu-gb", gb, "--extract-timeout", "300")
         assert proc.returncode == 0, proc.stderr[-3000:]
         extractor = next(stats for step, stats in merged_stats(out / "logs").items() if "EXTRAC" in step)
         written = sorted(d["metadata"]["url"] for folder in ("documents", "excluded")
@@ -740,7 +742,7 @@ def test_a_task_reserving_little_memory_lowers_its_extraction_ceiling_and_a_huge
     extractor, written, log, _ = run("large", "2")
     assert "the extraction memory ceiling" not in log and "memory_ceiling_lowered" not in extractor, log[-3000:]
     assert "memory_limit" not in extractor
-    assert written == ["http://t/big", "http://t/fine", "http://t/fine2"]
+    assert written == ["http://t/big", "http://t/fine", "http://t/fine2"], extractor
 
 
 # Two ranks in one Ray task (tasks_per_job=2) whose memory `ray_remote_kwargs` sets (1 GiB, not the 4 GB of
