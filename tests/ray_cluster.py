@@ -216,7 +216,7 @@ class RayCluster:
             for process in others:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     process.terminate()
-            psutil.wait_procs(others, timeout=1)  # (a raylet or GCS seldom ends of SIGTERM within 5 s: no use waiting)
+            psutil.wait_procs(others, timeout=1)  # (raylets and the GCS did not end of SIGTERM in 5 s here: no use)
         for process in [*reapers, *others]:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()

@@ -54,7 +54,7 @@ def hold_tasks(cluster, node: str) -> list[psutil.Process]:
     return held
 
 
-def end(held: list[psutil.Process]) -> None:
+def end_held(held: list[psutil.Process]) -> None:
     """Held processes killed with their node: held, they cannot end by Ray's means, as a lost machine's go with it."""
     for process in held:
         with contextlib.suppress(psutil.NoSuchProcess):
@@ -159,7 +159,7 @@ def test_a_run_whose_only_node_big_enough_dies_stops_saying_so_not_waits_for_eve
             timeout=120) and run.poll() is None
         held = hold_tasks(cluster, "big")
         cluster.kill_node(big)
-        end(held)
+        end_held(held)
         _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
@@ -194,7 +194,7 @@ def test_a_node_that_joins_within_the_node_wait_runs_the_lost_task_and_the_run_c
             timeout=120) and run.poll() is None
         held = hold_tasks(cluster, "big")  # (held mid-task: what is lost with the node is a task not yet done)
         cluster.kill_node(big)
-        end(held)
+        end_held(held)
         assert wait_until(lambda: run.poll() is not None or "the run stops unless one joins within 120 s)"
                           in err_path.read_text(), timeout=60) and run.poll() is None, err_path.read_text()[-3000:]
         again = cluster.add_node("big-again", num_cpus=2)
@@ -232,7 +232,7 @@ def test_a_task_whose_node_dies_after_it_completed_is_counted_completed_not_a_fa
         held = hold_tasks(cluster, "big")
         assert run.poll() is None, "the task's result came back before its node could be killed"
         cluster.kill_node(big)
-        end(held)
+        end_held(held)
         output, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
