@@ -62,10 +62,10 @@ def pytest_configure(config):
 # Most tests wait on the processes they start (a `plexity` command, a crawl, a server, a Ray node's grace): one test
 # at a time kept two cores half busy (0.9 of a core on average over five such files; 1.7 on two workers), so there is
 # one worker more than cores (2026-12-07, two cores, the same clone, the set-up done: 2,396 tests in 16 min 48 s on
-# three workers, 20 min 55 s on two; `.ci/run` then 19 min 30 s on three).  Each test file runs whole on one worker,
-# so a module's fixtures (a Ray cluster, a built environment) are made once; a worker that runs a test using Slurm
-# starts a private Slurm of its own (free ports, its own directory: several run side by side).  `-n 0` runs everything
-# in this process.
+# three workers, 20 min 55 s on two; `.ci/run` then 19 min 30 s on three; four workers took 20 min 19 s where three
+# took 19 min 05 s).  Each test file runs whole on one worker, so a module's fixtures (a Ray cluster, a built
+# environment) are made once; a worker that runs a test using Slurm starts a private Slurm of its own (free ports, its
+# own directory: several run side by side).  `-n 0` runs everything in this process.
 
 MOST_WORKERS = 4  # (each test starts processes of its own, the Ray file a three-node cluster; measured on two cores)
 
